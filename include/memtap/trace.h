@@ -1,0 +1,242 @@
+/*
+ * memtap/trace.h - the one event model and the .mtr trace file format,
+ * plus the reader API that the memtap command and the tests use.
+ *
+ * Why the format looks as it does
+ * -------------------------------
+ * Every capture engine (the preload library today, rewritten programs later)
+ * appends fixed-size records to a per-thread buffer and never formats text.
+ * When a buffer fills it is compressed into one independent zstd frame and
+ * appended to the file with a single write(2) on an O_APPEND descriptor, so
+ * threads never take a lock and a file is readable up to its last complete
+ * chunk after a crash or kill -9.
+ *
+ *   file   = file_header chunk*
+ *   chunk  = chunk_header payload(stored_size bytes, a zstd frame)
+ *
+ * Fields that rarely change live in the chunk header, not in each record:
+ * the thread id is written once per chunk (as drmemtrace does per run of
+ * records).  Records carry a global sequence number so that the reader can
+ * merge the threads' chunks back into one program order.
+ *
+ * Chunk types: EVENTS (memtap_record[]), MODULES (memtap_module_entry
+ * followed by its segments and path, repeated), MAPS (the text of
+ * /proc/PID/maps when the file was opened) and INFO ("key=value\n" lines:
+ * program, arguments, parent trace of a forked child).
+ *
+ * All integers are little-endian (the only byte order memtap runs on).
+ */
+#ifndef MEMTAP_TRACE_H
+#define MEMTAP_TRACE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- status codes: every library function returns one of these ---- */
+typedef enum memtap_status {
+    MEMTAP_OK = 0,
+    MEMTAP_E_IO = -1,        /* open/read/write failed: see errno */
+    MEMTAP_E_NOMEM = -2,     /* allocation failed */
+    MEMTAP_E_FORMAT = -3,    /* not a memtap trace (bad magic) */
+    MEMTAP_E_VERSION = -4,   /* a trace version this memtap cannot read */
+    MEMTAP_E_CORRUPT = -5,   /* a chunk failed validation */
+    MEMTAP_E_INVALID = -6,   /* bad argument */
+    MEMTAP_E_COMPRESS = -7,  /* zstd failed */
+} memtap_status;
+
+/* A short English description of a status code (static storage). */
+const char *memtap_status_string(int status);
+
+/* ---- event kinds: MadT Table I letters, plus internal kinds ---- */
+enum memtap_kind {
+    MEMTAP_EV_LOAD = 'L',          /* memory load */
+    MEMTAP_EV_STORE = 'S',         /* memory store */
+    MEMTAP_EV_COPY = 'Y',          /* block copy: addr=dst, addr2=src */
+    MEMTAP_EV_BLOCK_STORE = 'W',   /* memset-like */
+    MEMTAP_EV_BLOCK_FETCH = 'G',   /* write()-like */
+    MEMTAP_EV_MALLOC = 'M',        /* malloc, new, memalign family */
+    MEMTAP_EV_CALLOC = 'C',
+    MEMTAP_EV_MMAP = 'P',          /* mmap, and heap growth by brk/sbrk */
+    MEMTAP_EV_REALLOC = 'R',       /* addr=new, addr2=old */
+    MEMTAP_EV_MREMAP = 'E',        /* addr=new, addr2=old */
+    MEMTAP_EV_FREE = 'F',          /* free, delete */
+    MEMTAP_EV_MUNMAP = 'U',        /* munmap, and heap shrink by brk/sbrk */
+    /* internal kinds (not in MadT's Table I) */
+    MEMTAP_EV_MODULE_LOAD = 'o',   /* aux = module id */
+    MEMTAP_EV_MODULE_UNLOAD = 'u', /* aux = module id */
+    MEMTAP_EV_THREAD_START = 't',
+    MEMTAP_EV_THREAD_EXIT = 'x',
+    MEMTAP_EV_START = 'b',         /* memtap_start(): traced window begins */
+    MEMTAP_EV_STOP = 'e',          /* memtap_stop(): traced window ends */
+    MEMTAP_EV_FORK = 'k',          /* aux = child pid */
+    MEMTAP_EV_EXEC = 'v',          /* the process is about to exec */
+};
+
+/* Record flags: how an allocation was made, beyond its Table I kind. */
+enum memtap_record_flag {
+    MEMTAP_RF_NEW = 1u << 0,       /* C++ operator new / delete */
+    MEMTAP_RF_ARRAY = 1u << 1,     /* new[] / delete[] */
+    MEMTAP_RF_ALIGNED = 1u << 2,   /* memalign family, aligned new */
+    MEMTAP_RF_BRK = 1u << 3,       /* brk/sbrk heap growth or shrink */
+    MEMTAP_RF_FAILED = 1u << 4,    /* the call returned failure */
+};
+
+/*
+ * One event, 56 bytes on disk.  Meaning of the fields by kind:
+ *   L S        pc=instruction, addr, size, count=accesses it stands for
+ *   Y W G      pc=call site, addr (dst for Y), addr2 (src for Y), size
+ *   M C P      pc=call site, addr=block, size, aux=allocation number
+ *   R E        pc=call site, addr=new block, addr2=old block, size, aux
+ *   F U        pc=call site, addr=block (size for U)
+ *   o u        aux=module id;  k  aux=child pid
+ */
+typedef struct memtap_record {
+    uint64_t seq;      /* global order of events in the process */
+    uint64_t pc;
+    uint64_t addr;
+    uint64_t size;
+    uint64_t addr2;
+    uint64_t aux;
+    uint8_t kind;      /* enum memtap_kind */
+    uint8_t flags;     /* enum memtap_record_flag */
+    uint16_t reserved;
+    uint32_t count;
+} memtap_record;
+
+#define MEMTAP_TRACE_MAGIC "MEMTAPTR"
+#define MEMTAP_TRACE_VERSION 1u
+#define MEMTAP_CHUNK_MAGIC 0x4b43544du /* "MTCK" */
+
+enum memtap_chunk_type {
+    MEMTAP_CHUNK_EVENTS = 1,
+    MEMTAP_CHUNK_MODULES = 2,
+    MEMTAP_CHUNK_MAPS = 3,
+    MEMTAP_CHUNK_INFO = 4,
+};
+
+typedef struct memtap_file_header {
+    char magic[8];          /* MEMTAP_TRACE_MAGIC */
+    uint32_t version;       /* MEMTAP_TRACE_VERSION */
+    uint32_t header_size;   /* sizeof(memtap_file_header) */
+    uint32_t record_size;   /* sizeof(memtap_record) */
+    uint32_t pid;
+    uint32_t ppid;
+    uint32_t reserved;
+    uint64_t start_ns;      /* CLOCK_REALTIME when the file was opened */
+    uint64_t first_seq;     /* sequence number when the file was opened */
+} memtap_file_header;
+
+typedef struct memtap_chunk_header {
+    uint32_t magic;         /* MEMTAP_CHUNK_MAGIC */
+    uint16_t type;          /* enum memtap_chunk_type */
+    uint16_t reserved;
+    uint32_t stored_size;   /* bytes of zstd frame that follow */
+    uint32_t raw_size;      /* bytes after decompression */
+    uint32_t tid;           /* thread that wrote the chunk */
+    uint32_t count;         /* records or entries in the chunk */
+    uint32_t checksum;      /* memtap_chunk_header_checksum() of the above */
+    uint32_t reserved2;
+} memtap_chunk_header;
+
+/* Upper bound on a chunk's decompressed size; larger headers are corrupt. */
+#define MEMTAP_CHUNK_MAX_RAW (64u << 20)
+
+/* A module (executable, shared library, vdso) as loaded in the process. */
+typedef struct memtap_module_entry {
+    uint32_t entry_size;    /* whole entry: this struct, segments, path */
+    uint32_t id;
+    uint64_t seq;           /* sequence number when it was seen loaded */
+    uint64_t base;          /* load bias: runtime address - link address */
+    uint16_t nsegs;         /* memtap_segment entries that follow */
+    uint16_t path_len;      /* bytes of path that follow, no NUL */
+    uint8_t build_id_len;
+    uint8_t flags;          /* MEMTAP_MODF_* */
+    uint16_t reserved;
+    uint8_t build_id[32];
+} memtap_module_entry;
+
+enum memtap_module_flag {
+    MEMTAP_MODF_MAIN = 1u << 0,   /* the program itself */
+    MEMTAP_MODF_VDSO = 1u << 1,
+};
+
+typedef struct memtap_segment {
+    uint64_t vaddr;         /* link-time address (add base for runtime) */
+    uint64_t memsz;
+    uint32_t prot;          /* PF_R | PF_W | PF_X */
+    uint32_t reserved;
+} memtap_segment;
+
+/* Checksum of a chunk header's fields before `checksum` (FNV-1a). */
+uint32_t memtap_chunk_header_checksum(const memtap_chunk_header *h);
+
+/* ---- reader ---- */
+
+typedef struct memtap_trace memtap_trace;
+
+/* An event as the reader returns it: the record plus its chunk's thread. */
+typedef struct memtap_event {
+    memtap_record rec;
+    uint32_t tid;
+} memtap_event;
+
+/* A module as the reader returns it (strings owned by the trace). */
+typedef struct memtap_module {
+    uint32_t id;
+    uint32_t flags;
+    uint64_t seq;
+    uint64_t base;
+    const char *path;
+    const uint8_t *build_id;
+    size_t build_id_len;
+    const memtap_segment *segs;
+    size_t nsegs;
+} memtap_module;
+
+/* What the reader noticed about the file while opening it. */
+typedef struct memtap_trace_health {
+    uint64_t chunks;           /* valid chunks */
+    uint64_t events;           /* records in valid event chunks */
+    uint64_t corrupt_chunks;   /* chunks skipped as corrupt */
+    uint64_t skipped_bytes;    /* bytes skipped to resynchronize */
+    int truncated;             /* the file ends inside a chunk */
+} memtap_trace_health;
+
+/*
+ * Opens a trace file.  Scans the chunk headers (without decompressing event
+ * chunks), loads modules, maps and info, and prepares a merged walk over the
+ * threads' events in sequence order.  On success *out owns the file; free it
+ * with memtap_trace_close().  A truncated or partly corrupt file opens
+ * successfully: see memtap_trace_get_health().
+ */
+int memtap_trace_open(const char *path, memtap_trace **out);
+void memtap_trace_close(memtap_trace *t);
+
+const memtap_file_header *memtap_trace_header(const memtap_trace *t);
+const memtap_trace_health *memtap_trace_get_health(const memtap_trace *t);
+size_t memtap_trace_module_count(const memtap_trace *t);
+const memtap_module *memtap_trace_module_at(const memtap_trace *t, size_t i);
+/* The /proc/PID/maps snapshot ("" when absent). */
+const char *memtap_trace_maps(const memtap_trace *t);
+/* The value of an INFO key (its last occurrence; it runs to the next
+ * newline), or NULL. */
+const char *memtap_trace_info(const memtap_trace *t, const char *key);
+
+/*
+ * Next event in sequence order.  Returns 1 and fills *ev, 0 at the end, or a
+ * negative status (a chunk that validated by header but fails to decompress
+ * is counted as corrupt and skipped, not returned as an error).
+ */
+int memtap_trace_next(memtap_trace *t, memtap_event *ev);
+
+/* Restart the walk at the first event. */
+int memtap_trace_rewind(memtap_trace *t);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,288 @@
+/*
+ * cmd_run.c - "memtap run": checks the program, starts it with
+ * libmemtap.so preloaded and MEMTAP_* set, waits, passes its exit status
+ * through, and optionally renders the trace as text.
+ */
+#define _GNU_SOURCE
+#include "cli.h"
+
+#include "symbols/elfimage.h"
+
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <glob.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static const char usage[] =
+    "usage: memtap run [options] [--] PROGRAM [ARGS...]\n"
+    "\n"
+    "Runs PROGRAM with memtap's tracer preloaded and writes its trace.\n"
+    "The program's exit status is passed through (128+N after signal N).\n"
+    "A forked child, or an image started by exec, writes its own trace next\n"
+    "to the first one: OUT.PID.mtr (OUT.PID-N.mtr after further execs).\n"
+    "\n"
+    "  -o, --output FILE  the trace file (default: memtap.mtr)\n"
+    "  --text FILE        also write the trace as MadT text lines to FILE\n"
+    "  --symbolic         text lines are symbolic (default)\n"
+    "  --raw              text lines are raw (numeric addresses)\n"
+    "  --both             a raw and a symbolic line for each event\n"
+    "  -h, --help         show this help\n"
+    "\n"
+    "environment passed to the program:\n"
+    "  MEMTAP_OUTPUT          the trace file (absolute path)\n"
+    "  MEMTAP_BUFFER_RECORDS  records buffered per thread before a chunk is\n"
+    "                         written (default 16384; set it to inherit a\n"
+    "                         smaller value)\n"
+    "  LD_PRELOAD             libmemtap.so is put first\n";
+
+/* Finds libmemtap.so: $MEMTAP_PRELOAD, else next to this executable's
+ * bin/ directory (build tree and installed layout alike). */
+static int find_preload(char *out, size_t cap)
+{
+    const char *env = getenv("MEMTAP_PRELOAD");
+    if (env && *env) {
+        snprintf(out, cap, "%s", env);
+        return access(out, R_OK) == 0 ? 0 : -1;
+    }
+    char exe[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n <= 0)
+        return -1;
+    exe[n] = '\0';
+    char *slash = strrchr(exe, '/');
+    if (!slash)
+        return -1;
+    *slash = '\0';
+    static const char *const rel[] = { "../lib/libmemtap.so",
+                                       "../lib/memtap/libmemtap.so",
+                                       "libmemtap.so" };
+    for (size_t i = 0; i < sizeof rel / sizeof *rel; i++) {
+        if (snprintf(out, cap, "%s/%s", exe, rel[i]) >= (int)cap)
+            continue;
+        if (access(out, R_OK) == 0) {
+            char *real = realpath(out, NULL);
+            if (real) {
+                snprintf(out, cap, "%s", real);
+                free(real);
+            }
+            return 0;
+        }
+    }
+    return -1;
+}
+
+/* Resolves the program like execvp does. */
+static int find_program(const char *name, char *out, size_t cap)
+{
+    if (strchr(name, '/')) {
+        snprintf(out, cap, "%s", name);
+        return access(out, F_OK) == 0 ? 0 : -1;
+    }
+    const char *path = getenv("PATH");
+    if (!path)
+        path = "/usr/local/bin:/usr/bin:/bin";
+    while (*path) {
+        size_t len = strcspn(path, ":");
+        snprintf(out, cap, "%.*s/%s", (int)len, path, name);
+        if (access(out, X_OK) == 0)
+            return 0;
+        path += len + (path[len] == ':');
+    }
+    errno = ENOENT;
+    return -1;
+}
+
+/* Refuses what LD_PRELOAD cannot trace.  Scripts pass: their interpreter
+ * is traced. */
+static int check_program(const char *path)
+{
+    char head[2] = { 0, 0 };
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return cli_error(path, "%s", strerror(errno));
+    ssize_t n = read(fd, head, sizeof head);
+    close(fd);
+    if (n == 2 && head[0] == '#' && head[1] == '!')
+        return 0;
+    elf_image *img;
+    int rc = elf_image_open(path, &img);
+    if (rc != ELF_IMAGE_OK)
+        return cli_error(path, "%s", elf_image_strerror(rc));
+    int type = elf_image_type(img), interp = elf_image_has_interp(img);
+    elf_image_close(img);
+    if (type != ET_EXEC && type != ET_DYN)
+        return cli_error(path, "not an executable");
+    if (!interp)
+        return cli_error(path, "static executable: memtap traces through "
+                               "LD_PRELOAD, which a statically linked "
+                               "program never loads (link it dynamically)");
+    return 0;
+}
+
+/* Checks that the trace path can be written, then removes it so that the
+ * traced process creates it afresh. */
+static int prepare_output(const char *out, const char *prog, char *abs,
+                          size_t cap)
+{
+    struct stat so, sp;
+    if (stat(out, &so) == 0 && stat(prog, &sp) == 0 &&
+        so.st_dev == sp.st_dev && so.st_ino == sp.st_ino)
+        return cli_error(out, "the trace would overwrite the program");
+    int fd = open(out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0)
+        return cli_error(out, "cannot write the trace: %s", strerror(errno));
+    close(fd);
+    char *real = realpath(out, NULL);
+    if (!real)
+        return cli_error(out, "%s", strerror(errno));
+    snprintf(abs, cap, "%s", real);
+    free(real);
+    unlink(abs);
+    return 0;
+}
+
+static void set_env(const char *preload, const char *output)
+{
+    const char *old = getenv("LD_PRELOAD");
+    char *value = NULL;
+    if (old && *old && asprintf(&value, "%s:%s", preload, old) > 0) {
+        setenv("LD_PRELOAD", value, 1);
+        free(value);
+    } else {
+        setenv("LD_PRELOAD", preload, 1);
+    }
+    setenv("MEMTAP_OUTPUT", output, 1);
+}
+
+/* Runs argv and returns its wait status, or -1. */
+static int spawn_and_wait(char **argv, const char *path)
+{
+    struct sigaction ign, old_int, old_quit;
+    memset(&ign, 0, sizeof ign);
+    ign.sa_handler = SIG_IGN;
+    sigaction(SIGINT, &ign, &old_int);   /* ^C is for the program */
+    sigaction(SIGQUIT, &ign, &old_quit);
+    pid_t pid = fork();
+    if (pid == 0) {
+        sigaction(SIGINT, &old_int, NULL);
+        sigaction(SIGQUIT, &old_quit, NULL);
+        execv(path, argv);
+        cli_error(path, "%s", strerror(errno));
+        _exit(127);
+    }
+    int status = -1;
+    if (pid > 0)
+        while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+            ;
+    sigaction(SIGINT, &old_int, NULL);
+    sigaction(SIGQUIT, &old_quit, NULL);
+    return pid > 0 ? status : -1;
+}
+
+/* Lists trace files written by forked or exec'd processes of this run. */
+static void report_other_traces(const char *output, time_t since)
+{
+    char pattern[PATH_MAX + 16];
+    size_t len = strlen(output);
+    if (len > 4 && strcmp(output + len - 4, ".mtr") == 0)
+        len -= 4;
+    snprintf(pattern, sizeof pattern, "%.*s.*.mtr", (int)len, output);
+    glob_t g;
+    if (glob(pattern, 0, NULL, &g) != 0)
+        return;
+    for (size_t i = 0; i < g.gl_pathc; i++) {
+        struct stat st;
+        if (stat(g.gl_pathv[i], &st) == 0 && st.st_mtime >= since)
+            fprintf(stderr, "memtap: also wrote %s\n", g.gl_pathv[i]);
+    }
+    globfree(&g);
+}
+
+static int exit_status(const char *prog, int status)
+{
+    if (WIFEXITED(status))
+        return WEXITSTATUS(status);
+    if (WIFSIGNALED(status)) {
+        fprintf(stderr, "memtap: %s: killed by signal %d (%s)\n", prog,
+                WTERMSIG(status), strsignal(WTERMSIG(status)));
+        return 128 + WTERMSIG(status);
+    }
+    return 1;
+}
+
+int cmd_run(int argc, char **argv)
+{
+    static const struct option longopts[] = {
+        { "output", required_argument, NULL, 'o' },
+        { "text", required_argument, NULL, 't' },
+        { "symbolic", no_argument, NULL, 's' },
+        { "raw", no_argument, NULL, 'r' },
+        { "both", no_argument, NULL, 'b' },
+        { "help", no_argument, NULL, 'h' },
+        { NULL, 0, NULL, 0 },
+    };
+    const char *output = "memtap.mtr", *text = NULL;
+    render_options opt = { RENDER_MADT, RENDER_SYMBOLIC, 0 };
+    int c;
+    /* '+': options end at the program's name */
+    while ((c = getopt_long(argc, argv, "+o:h", longopts, NULL)) != -1) {
+        switch (c) {
+        case 'o': output = optarg; break;
+        case 't': text = optarg; break;
+        case 's': opt.addrs = RENDER_SYMBOLIC; break;
+        case 'r': opt.addrs = RENDER_RAW; break;
+        case 'b': opt.addrs = RENDER_BOTH; break;
+        case 'h': fputs(usage, stdout); return 0;
+        default: fputs(usage, stderr); return 2;
+        }
+    }
+    if (optind >= argc) {
+        fputs(usage, stderr);
+        return 2;
+    }
+    char **prog_argv = argv + optind;
+    char prog[PATH_MAX], preload[PATH_MAX], abs_out[PATH_MAX];
+    if (find_program(prog_argv[0], prog, sizeof prog) != 0)
+        return cli_error(prog_argv[0], "no such program");
+    if (check_program(prog))
+        return 1;
+    if (find_preload(preload, sizeof preload) != 0)
+        return cli_error("libmemtap.so", "not found next to the memtap "
+                                         "command (set MEMTAP_PRELOAD)");
+    if (prepare_output(output, prog, abs_out, sizeof abs_out))
+        return 1;
+    set_env(preload, abs_out);
+    time_t started = time(NULL);
+    int status = spawn_and_wait(prog_argv, prog);
+    if (status == -1)
+        return cli_error(prog, "cannot start: %s", strerror(errno));
+    int rc = exit_status(prog_argv[0], status);
+    if (access(abs_out, F_OK) != 0) {
+        cli_error(prog_argv[0], "no trace was written (the program did not "
+                                "load libmemtap.so)");
+        return rc ? rc : 1;
+    }
+    report_other_traces(abs_out, started);
+    if (text) {
+        FILE *out = fopen(text, "w");
+        if (!out) {
+            cli_error(text, "%s", strerror(errno));
+            return rc ? rc : 1;
+        }
+        int trc = cli_render_trace(abs_out, &opt, out);
+        if (fclose(out) != 0 && !trc)
+            trc = cli_error(text, "%s", strerror(errno));
+        if (trc && !rc)
+            rc = 1;
+    }
+    return rc;
+}

@@ -1,0 +1,183 @@
+/*
+ * cmd_show.c - "memtap show": prints a trace as MadT lines, Lackey lines or
+ * CSV, streaming it so that traces of any size show in constant memory.
+ */
+#include "cli.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char usage[] =
+    "usage: memtap show [options] TRACE.mtr\n"
+    "\n"
+    "Prints the events of a trace, in order, one per line.\n"
+    "\n"
+    "  --symbolic         MadT symbolic lines ('$'): names of variables,\n"
+    "                     heap blocks and functions (the default)\n"
+    "  --raw              MadT raw lines ('#'): numeric addresses\n"
+    "  --both             a raw line then a symbolic line for each event\n"
+    "  --lines            add file:line of each instruction (needs DWARF)\n"
+    "  --format FORMAT    madt (default), lackey (Valgrind Lackey's data\n"
+    "                     lines) or csv (a header line, then one event per\n"
+    "                     line)\n"
+    "  -o, --output FILE  write to FILE instead of standard output\n"
+    "  -h, --help         show this help\n";
+
+int cli_parse_format(const char *s)
+{
+    if (strcmp(s, "madt") == 0)
+        return RENDER_MADT;
+    if (strcmp(s, "lackey") == 0)
+        return RENDER_LACKEY;
+    if (strcmp(s, "csv") == 0)
+        return RENDER_CSV;
+    return -1;
+}
+
+/* A copy of an INFO value (up to its newline), or "" when absent. */
+static void info_value(const memtap_trace *t, const char *key, char *buf,
+                       size_t cap)
+{
+    const char *v = memtap_trace_info(t, key);
+    size_t n = v ? strcspn(v, "\n") : 0;
+    if (n >= cap)
+        n = cap - 1;
+    memcpy(buf, v ? v : "", n);
+    buf[n] = '\0';
+}
+
+static int open_trace(const char *path, memtap_trace **t)
+{
+    int rc = memtap_trace_open(path, t);
+    if (rc == MEMTAP_E_IO)
+        return cli_error(path, "%s", strerror(errno));
+    if (rc != MEMTAP_OK)
+        return cli_error(path, "%s", memtap_status_string(rc));
+    return 0;
+}
+
+/* A forked child's trace names blocks its parent allocated: replay the
+ * parent's heap events up to the fork. */
+static void learn_parent(const memtap_trace *t, renderer *r)
+{
+    char parent[4096], seq[32];
+    info_value(t, "parent_trace", parent, sizeof parent);
+    info_value(t, "fork_seq", seq, sizeof seq);
+    if (!parent[0])
+        return;
+    memtap_trace *p;
+    if (memtap_trace_open(parent, &p) != MEMTAP_OK) {
+        fprintf(stderr, "memtap: warning: %s: parent trace unreadable; "
+                        "blocks inherited at fork stay unnamed\n", parent);
+        return;
+    }
+    uint64_t fork_seq = strtoull(seq, NULL, 10);
+    memtap_event ev;
+    while (memtap_trace_next(p, &ev) > 0 && ev.rec.seq < fork_seq)
+        renderer_learn(r, &ev);
+    memtap_trace_close(p);
+}
+
+static void report_health(const char *path, const memtap_trace *t)
+{
+    const memtap_trace_health *h = memtap_trace_get_health(t);
+    if (h->truncated)
+        fprintf(stderr, "memtap: warning: %s: the file ends inside a chunk "
+                        "(the process was killed?); all %" PRIu64
+                        " complete chunks were read\n", path, h->chunks);
+    if (h->corrupt_chunks)
+        fprintf(stderr, "memtap: warning: %s: %" PRIu64 " corrupt chunk(s) "
+                        "skipped (%" PRIu64 " bytes)\n", path,
+                h->corrupt_chunks, h->skipped_bytes);
+    char end[64], code[32], dropped[32];
+    info_value(t, "end", end, sizeof end);
+    info_value(t, "end_code", code, sizeof code);
+    info_value(t, "dropped", dropped, sizeof dropped);
+    if (!end[0])
+        fprintf(stderr, "memtap: warning: %s: no end record: the process "
+                        "was killed or is still running\n", path);
+    else if (strcmp(end, "signal") == 0)
+        fprintf(stderr, "memtap: note: %s: the process ended by signal %s\n",
+                path, code);
+    if (dropped[0] && strcmp(dropped, "0") != 0)
+        fprintf(stderr, "memtap: warning: %s: %s events were lost while "
+                        "recording\n", path, dropped);
+}
+
+int cli_render_trace(const char *path, const render_options *opt, FILE *out)
+{
+    memtap_trace *t;
+    if (open_trace(path, &t))
+        return 1;
+    symbolizer *sym = NULL;
+    int rc = symbolizer_create(t, stderr, &sym);
+    renderer *r = rc == MEMTAP_OK ? renderer_create(sym, opt, out) : NULL;
+    if (!r) {
+        symbolizer_destroy(sym);
+        memtap_trace_close(t);
+        return cli_error(path, "out of memory");
+    }
+    learn_parent(t, r);
+    renderer_begin(r);
+    memtap_event ev;
+    while ((rc = memtap_trace_next(t, &ev)) > 0)
+        renderer_event(r, &ev);
+    int status = 0;
+    if (rc < 0)
+        status = cli_error(path, "%s", memtap_status_string(rc));
+    if (fflush(out) != 0 || ferror(out))
+        status = cli_error("output", "%s", strerror(errno));
+    report_health(path, t);
+    renderer_destroy(r);
+    symbolizer_destroy(sym);
+    memtap_trace_close(t);
+    return status;
+}
+
+int cmd_show(int argc, char **argv)
+{
+    static const struct option longopts[] = {
+        { "symbolic", no_argument, NULL, 's' },
+        { "raw", no_argument, NULL, 'r' },
+        { "both", no_argument, NULL, 'b' },
+        { "lines", no_argument, NULL, 'l' },
+        { "format", required_argument, NULL, 'f' },
+        { "output", required_argument, NULL, 'o' },
+        { "help", no_argument, NULL, 'h' },
+        { NULL, 0, NULL, 0 },
+    };
+    render_options opt = { RENDER_MADT, RENDER_SYMBOLIC, 0 };
+    const char *output = NULL;
+    int c;
+    while ((c = getopt_long(argc, argv, "o:h", longopts, NULL)) != -1) {
+        switch (c) {
+        case 's': opt.addrs = RENDER_SYMBOLIC; break;
+        case 'r': opt.addrs = RENDER_RAW; break;
+        case 'b': opt.addrs = RENDER_BOTH; break;
+        case 'l': opt.lines = 1; break;
+        case 'f':
+            if (cli_parse_format(optarg) < 0)
+                return cli_error("show", "unknown format '%s' (madt, lackey "
+                                         "or csv)", optarg);
+            opt.format = (render_format)cli_parse_format(optarg);
+            break;
+        case 'o': output = optarg; break;
+        case 'h': fputs(usage, stdout); return 0;
+        default: fputs(usage, stderr); return 2;
+        }
+    }
+    if (optind != argc - 1) {
+        fputs(usage, stderr);
+        return 2;
+    }
+    FILE *out = stdout;
+    if (output && !(out = fopen(output, "w")))
+        return cli_error(output, "%s", strerror(errno));
+    int rc = cli_render_trace(argv[optind], &opt, out);
+    if (out != stdout && fclose(out) != 0)
+        rc = cli_error(output, "%s", strerror(errno));
+    return rc;
+}

@@ -1,0 +1,54 @@
+/*
+ * main.c - the memtap command: dispatches to subcommands.
+ */
+#include "cli.h"
+
+#include <stdarg.h>
+#include <string.h>
+
+static const char usage[] =
+    "usage: memtap <command> [options]\n"
+    "\n"
+    "memtap traces the memory accesses and dynamic memory of Linux x86-64\n"
+    "programs and names them after the program's own source.\n"
+    "\n"
+    "commands:\n"
+    "  run    run a program under memtap and write its trace (.mtr)\n"
+    "  show   print a trace as MadT lines, Lackey lines or CSV\n"
+    "\n"
+    "'memtap <command> --help' describes a command's options.\n";
+
+int cli_error(const char *what, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "memtap: %s: ", what);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+    return 1;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        fputs(usage, stderr);
+        return 2;
+    }
+    const char *cmd = argv[1];
+    if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 ||
+        strcmp(cmd, "help") == 0) {
+        fputs(usage, stdout);
+        return 0;
+    }
+    if (strcmp(cmd, "--version") == 0) {
+        printf("memtap %s\n", MEMTAP_VERSION);
+        return 0;
+    }
+    if (strcmp(cmd, "run") == 0)
+        return cmd_run(argc - 1, argv + 1);
+    if (strcmp(cmd, "show") == 0)
+        return cmd_show(argc - 1, argv + 1);
+    cli_error(cmd, "unknown command (try 'memtap --help')");
+    return 2;
+}

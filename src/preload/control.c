@@ -1,0 +1,21 @@
+/*
+ * control.c - memtap_start() and memtap_stop(), the program's own marks of
+ * the window it wants traced (see memtap/memtap.h).
+ */
+#include "memtap/memtap.h"
+
+#include "tracer.h"
+
+#include <stdint.h>
+
+#define CALLER ((uint64_t)(uintptr_t)__builtin_return_address(0))
+
+MEMTAP_EXPORT void memtap_start(void)
+{
+    tracer_emit(MEMTAP_EV_START, 0, CALLER, 0, 0, 0, 0);
+}
+
+MEMTAP_EXPORT void memtap_stop(void)
+{
+    tracer_emit(MEMTAP_EV_STOP, 0, CALLER, 0, 0, 0, 0);
+}

@@ -1,0 +1,207 @@
+/*
+ * modules.c - tracks the modules loaded in the traced process with
+ * dl_iterate_phdr: path, load bias, PT_LOAD segments and GNU build-id.
+ * Entries are kept already encoded in an arena of our own memory so that
+ * a forked child can rewrite them to its file as they are.
+ */
+#define _GNU_SOURCE
+#include "modules.h"
+
+#include "trace/chunk.h"
+#include "tracer.h"
+
+#include <elf.h>
+#include <link.h>
+#include <stdatomic.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <unistd.h>
+
+#define MAX_MODULES 4096
+#define MAX_SEGS 16
+
+typedef struct module_slot {
+    uint64_t base;
+    uint64_t first_vaddr;  /* identifies the mapping with base */
+    uint32_t offset;       /* encoded entry in the arena */
+    uint32_t size;
+    uint8_t alive, seen;
+} module_slot;
+
+static struct {
+    atomic_int lock;
+    module_slot *slots;
+    uint32_t nslots;
+    char *arena;
+    uint32_t arena_len, arena_cap;
+    char exe[4096];
+} m;
+
+static void lock(void)
+{
+    int expected = 0;
+    while (!atomic_compare_exchange_weak(&m.lock, &expected, 1))
+        expected = 0;
+}
+
+static void unlock(void) { atomic_store(&m.lock, 0); }
+
+static int reserve(uint32_t need)
+{
+    if (!m.slots) {
+        m.slots = tracer_map(MAX_MODULES * sizeof *m.slots);
+        if (!m.slots)
+            return -1;
+    }
+    if (m.arena_len + need <= m.arena_cap)
+        return 0;
+    uint32_t cap = m.arena_cap ? m.arena_cap * 2 : 1u << 16;
+    while (cap < m.arena_len + need)
+        cap *= 2;
+    char *a = tracer_map(cap);
+    if (!a)
+        return -1;
+    if (m.arena) {
+        memcpy(a, m.arena, m.arena_len);
+        tracer_unmap(m.arena, m.arena_cap);
+    }
+    m.arena = a;
+    m.arena_cap = cap;
+    return 0;
+}
+
+static size_t find_build_id(const struct dl_phdr_info *info, uint8_t *out)
+{
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type != PT_NOTE)
+            continue;
+        const char *p = (const char *)(info->dlpi_addr + ph->p_vaddr);
+        const char *end = p + ph->p_memsz;
+        while (p + sizeof(ElfW(Nhdr)) <= end) {
+            const ElfW(Nhdr) *nh = (const ElfW(Nhdr) *)(const void *)p;
+            size_t name_sz = (nh->n_namesz + 3) & ~3u;
+            size_t desc_sz = (nh->n_descsz + 3) & ~3u;
+            const char *name = p + sizeof *nh;
+            const uint8_t *desc = (const uint8_t *)name + name_sz;
+            if (nh->n_type == NT_GNU_BUILD_ID && nh->n_namesz == 4 &&
+                memcmp(name, "GNU", 4) == 0 && nh->n_descsz <= 32 &&
+                (const char *)desc + nh->n_descsz <= end) {
+                memcpy(out, desc, nh->n_descsz);
+                return nh->n_descsz;
+            }
+            p = (const char *)desc + desc_sz;
+        }
+    }
+    return 0;
+}
+
+static int slot_find(uint64_t base, uint64_t first_vaddr)
+{
+    for (uint32_t i = 0; i < m.nslots; i++)
+        if (m.slots[i].alive && m.slots[i].base == base &&
+            m.slots[i].first_vaddr == first_vaddr)
+            return (int)i;
+    return -1;
+}
+
+typedef struct scan_state {
+    uint32_t first_new;
+    int is_first;
+} scan_state;
+
+static int on_module(struct dl_phdr_info *info, size_t size, void *data)
+{
+    (void)size;
+    scan_state *st = data;
+    memtap_segment segs[MAX_SEGS];
+    size_t nsegs = 0;
+    for (int i = 0; i < info->dlpi_phnum && nsegs < MAX_SEGS; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type != PT_LOAD)
+            continue;
+        segs[nsegs].vaddr = ph->p_vaddr;
+        segs[nsegs].memsz = ph->p_memsz;
+        segs[nsegs].prot = ph->p_flags;
+        segs[nsegs].reserved = 0;
+        nsegs++;
+    }
+    uint64_t first = nsegs ? segs[0].vaddr : 0;
+    int idx = slot_find(info->dlpi_addr, first);
+    if (idx >= 0) {
+        m.slots[idx].seen = 1;
+        st->is_first = 0;
+        return 0;
+    }
+    uint8_t flags = 0;
+    const char *path = info->dlpi_name;
+    if (st->is_first && (!path || !*path)) {
+        flags |= MEMTAP_MODF_MAIN;
+        path = m.exe;
+    } else if (info->dlpi_addr + first == getauxval(AT_SYSINFO_EHDR) ||
+               (path && strncmp(path, "linux-vdso", 10) == 0)) {
+        flags |= MEMTAP_MODF_VDSO;
+        path = "[vdso]";
+    }
+    st->is_first = 0;
+    if (!path || !*path || m.nslots == MAX_MODULES)
+        return 0;
+    uint8_t build_id[32];
+    size_t bid_len = find_build_id(info, build_id);
+    size_t plen = strlen(path);
+    uint32_t need = (uint32_t)(sizeof(memtap_module_entry) +
+                               nsegs * sizeof *segs + plen + 8);
+    if (reserve(need) != 0)
+        return 0;
+    size_t n = trace_module_entry_encode(
+        m.arena + m.arena_len, need, m.nslots, tracer_seq(), info->dlpi_addr,
+        flags, build_id, bid_len, segs, nsegs, path, plen);
+    if (!n)
+        return 0;
+    module_slot *s = &m.slots[m.nslots++];
+    s->base = info->dlpi_addr;
+    s->first_vaddr = first;
+    s->offset = m.arena_len;
+    s->size = (uint32_t)n;
+    s->alive = s->seen = 1;
+    m.arena_len += (uint32_t)n;
+    return 0;
+}
+
+void modules_rescan(void)
+{
+    if (!tracer_enabled())
+        return;
+    tracer_internal_enter();
+    lock();
+    if (!m.exe[0]) {
+        ssize_t n = readlink("/proc/self/exe", m.exe, sizeof m.exe - 1);
+        m.exe[n > 0 ? n : 0] = '\0';
+    }
+    for (uint32_t i = 0; i < m.nslots; i++)
+        m.slots[i].seen = 0;
+    scan_state st = { m.nslots, 1 };
+    dl_iterate_phdr(on_module, &st);
+    uint32_t first_new = st.first_new;
+    if (m.nslots > first_new)
+        tracer_write_modules(m.arena + m.slots[first_new].offset,
+                             m.arena_len - m.slots[first_new].offset,
+                             m.nslots - first_new);
+    for (uint32_t i = 0; i < m.nslots; i++) {
+        if (i >= first_new)
+            tracer_emit(MEMTAP_EV_MODULE_LOAD, 0, 0, m.slots[i].base, 0, 0, i);
+        else if (m.slots[i].alive && !m.slots[i].seen) {
+            m.slots[i].alive = 0;
+            tracer_emit(MEMTAP_EV_MODULE_UNLOAD, 0, 0, m.slots[i].base, 0, 0,
+                        i);
+        }
+    }
+    unlock();
+    tracer_internal_leave();
+}
+
+void modules_write_all(void)
+{
+    if (m.nslots)
+        tracer_write_modules(m.arena, m.arena_len, m.nslots);
+}

@@ -1,0 +1,533 @@
+/*
+ * tracer.c - the recording core of libmemtap.so.
+ *
+ * Each thread owns a buffer of fixed-size records in memory mapped straight
+ * from the kernel, with its own zstd workspace.  A full buffer becomes one
+ * chunk written with a single write(2) to the O_APPEND output, so threads
+ * never wait for each other.  A buffer is guarded by a try-lock that is
+ * never waited on: its owner drops a record rather than wait (only possible
+ * when a signal handler records while the owner is mid-flush), and a
+ * flush-all at exit or on a fatal signal skips a buffer that is busy.
+ * Buffers of exited threads are reused by new threads.
+ */
+#define _GNU_SOURCE
+#include "tracer.h"
+
+#include "fmt.h"
+#include "trace/chunk.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#define DEFAULT_RECORDS 16384u
+#define META_MAX (4u << 20)          /* largest metadata chunk (maps text) */
+#define TRACE_FD_MIN 700             /* keep our descriptor out of the way */
+
+typedef struct tracer_thread {
+    _Atomic uint32_t owner;          /* tid of the owning thread, 0 = free */
+    atomic_int lock;                 /* try-lock over recs/n */
+    uint32_t tid;
+    uint32_t n;
+    memtap_record *recs;
+    ZSTD_CCtx *cctx;
+    void *out;
+    size_t out_cap;
+    size_t map_size;
+    struct tracer_thread *next;      /* registry, append-only */
+} tracer_thread;
+
+static struct {
+    int enabled;
+    int fd;
+    uint32_t cap;
+    char base_path[4096];
+    char path[4096];
+    char parent_path[4096];
+    uint64_t fork_seq;
+    _Atomic uint64_t seq;
+    _Atomic uint64_t alloc;
+    _Atomic uint64_t dropped;
+    _Atomic(tracer_thread *) threads;
+    atomic_int finished;
+    atomic_int meta_lock;
+    pthread_key_t key;
+    int key_ok;
+    ZSTD_CCtx *meta_cctx;
+    void *meta_out;
+    size_t meta_out_cap;
+} g = { .fd = -1 };
+
+static __thread tracer_thread *tls_self __attribute__((tls_model("initial-exec")));
+static __thread int tls_internal __attribute__((tls_model("initial-exec")));
+static __thread int tls_exited __attribute__((tls_model("initial-exec")));
+
+void *tracer_map(uint64_t size)
+{
+    long p = syscall(SYS_mmap, NULL, size, PROT_READ | PROT_WRITE,
+                     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    return p == -1 ? NULL : (void *)p;
+}
+
+void tracer_unmap(void *p, uint64_t size)
+{
+    syscall(SYS_munmap, p, size);
+}
+
+int tracer_enabled(void) { return g.enabled; }
+int tracer_internal(void) { return tls_internal; }
+void tracer_internal_enter(void) { tls_internal++; }
+void tracer_internal_leave(void) { tls_internal--; }
+uint64_t tracer_seq(void) { return atomic_load(&g.seq); }
+
+uint64_t tracer_next_alloc_id(void)
+{
+    return atomic_fetch_add(&g.alloc, 1);
+}
+
+static uint32_t current_tid(void)
+{
+    return (uint32_t)syscall(SYS_gettid);
+}
+
+/* ---- metadata chunks (rare: start, fork, dlopen, end) ---- */
+
+static int meta_acquire(int may_wait)
+{
+    for (;;) {
+        int expected = 0;
+        if (atomic_compare_exchange_strong(&g.meta_lock, &expected, 1))
+            return 1;
+        if (!may_wait)
+            return 0;
+        sched_yield();
+    }
+}
+
+static void meta_release(void) { atomic_store(&g.meta_lock, 0); }
+
+static void write_meta_locked(uint16_t type, uint32_t count, const void *raw,
+                              size_t len)
+{
+    if (g.fd < 0 || !g.meta_cctx || len > META_MAX)
+        return;
+    size_t n = trace_chunk_encode(g.meta_cctx, type, current_tid(), count,
+                                  raw, len, g.meta_out, g.meta_out_cap);
+    if (n)
+        trace_write_all(g.fd, g.meta_out, n);
+}
+
+void tracer_write_modules(const void *entries, uint32_t len, uint32_t count)
+{
+    if (!g.enabled || count == 0)
+        return;
+    meta_acquire(1);
+    write_meta_locked(MEMTAP_CHUNK_MODULES, count, entries, len);
+    meta_release();
+}
+
+/* Reads a whole /proc file into memory of our own; returns its length. */
+static size_t read_proc_file(const char *path, char **out, size_t *map_size)
+{
+    size_t cap = 1u << 16, len = 0;
+    char *buf = tracer_map(cap);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    *out = buf;
+    *map_size = cap;
+    if (!buf || fd < 0) {
+        if (fd >= 0)
+            close(fd);
+        return 0;
+    }
+    for (;;) {
+        if (len == cap) {
+            if (cap >= META_MAX)
+                break;
+            char *bigger = tracer_map(cap * 2);
+            if (!bigger)
+                break;
+            memcpy(bigger, buf, len);
+            tracer_unmap(buf, cap);
+            buf = bigger;
+            cap *= 2;
+        }
+        ssize_t n = read(fd, buf + len, cap - len);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            break;
+        len += (size_t)n;
+    }
+    close(fd);
+    *out = buf;
+    *map_size = cap;
+    return len;
+}
+
+static void write_info_start(void)
+{
+    char *text = tracer_map(META_MAX);
+    if (!text)
+        return;
+    fmt_buf b = { text, 0, META_MAX };
+    fmt_str(&b, "pid=");
+    fmt_u64(&b, (uint64_t)getpid());
+    fmt_str(&b, "\nppid=");
+    fmt_u64(&b, (uint64_t)getppid());
+    char exe[4096];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n > 0) {
+        exe[n] = '\0';
+        fmt_str(&b, "\nexe=");
+        fmt_str(&b, exe);
+    }
+    char *cmd;
+    size_t cmd_map;
+    size_t len = read_proc_file("/proc/self/cmdline", &cmd, &cmd_map);
+    uint64_t argi = 0;
+    for (size_t i = 0; i < len; argi++) {
+        fmt_str(&b, "\narg");
+        fmt_u64(&b, argi);
+        fmt_char(&b, '=');
+        for (; i < len && cmd[i]; i++)
+            fmt_char(&b, cmd[i] == '\n' ? ' ' : cmd[i]);
+        i++;
+    }
+    if (cmd)
+        tracer_unmap(cmd, cmd_map);
+    fmt_str(&b, "\nargc=");
+    fmt_u64(&b, argi);
+    if (g.parent_path[0]) {
+        fmt_str(&b, "\nparent_trace=");
+        fmt_str(&b, g.parent_path);
+        fmt_str(&b, "\nfork_seq=");
+        fmt_u64(&b, g.fork_seq);
+    }
+    fmt_char(&b, '\n');
+    write_meta_locked(MEMTAP_CHUNK_INFO, 0, text, b.len);
+    tracer_unmap(text, META_MAX);
+}
+
+static void write_maps(void)
+{
+    char *maps;
+    size_t map_size;
+    size_t len = read_proc_file("/proc/self/maps", &maps, &map_size);
+    if (len)
+        write_meta_locked(MEMTAP_CHUNK_MAPS, 0, maps, len);
+    if (maps)
+        tracer_unmap(maps, map_size);
+}
+
+/* "<stem>.<pid>.mtr", or "<stem>.<pid>-<n>.mtr" for n > 0. */
+static void derived_path(char *out, size_t cap, uint64_t pid, uint64_t n)
+{
+    size_t len = strlen(g.base_path);
+    if (len > 4 && strcmp(g.base_path + len - 4, ".mtr") == 0)
+        len -= 4;
+    fmt_buf b = { out, 0, cap };
+    for (size_t i = 0; i < len; i++)
+        fmt_char(&b, g.base_path[i]);
+    fmt_char(&b, '.');
+    fmt_u64(&b, pid);
+    if (n) {
+        fmt_char(&b, '-');
+        fmt_u64(&b, n);
+    }
+    fmt_str(&b, ".mtr");
+}
+
+/* Creates a file that no other process of this run has: the base name for
+ * the first process, pid-derived names for forks and execs. */
+static int create_output(void)
+{
+    int flags = O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC;
+    int fd = g.parent_path[0] ? -1 : open(g.base_path, flags, 0644);
+    if (fd >= 0) {
+        strcpy(g.path, g.base_path);
+    } else {
+        for (uint64_t n = 0; fd < 0 && n < 1000; n++) {
+            derived_path(g.path, sizeof g.path, (uint64_t)getpid(), n);
+            fd = open(g.path, flags, 0644);
+            if (fd < 0 && errno != EEXIST)
+                break;
+        }
+    }
+    if (fd < 0)
+        return -1;
+    int high = fcntl(fd, F_DUPFD_CLOEXEC, TRACE_FD_MIN);
+    if (high >= 0) {
+        close(fd);
+        fd = high;
+    }
+    return fd;
+}
+
+static void open_output(void)
+{
+    g.fd = create_output();
+    if (g.fd < 0) {
+        static const char msg[] = "memtap: cannot create the trace file\n";
+        (void)!write(2, msg, sizeof msg - 1);
+        g.enabled = 0;
+        return;
+    }
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    memtap_file_header h;
+    trace_file_header_init(&h, (uint32_t)getpid(), (uint32_t)getppid(),
+                           (uint64_t)ts.tv_sec * 1000000000u +
+                               (uint64_t)ts.tv_nsec,
+                           atomic_load(&g.seq));
+    trace_write_all(g.fd, &h, sizeof h);
+    write_info_start();
+    write_maps();
+}
+
+/* ---- per-thread buffers ---- */
+
+static tracer_thread *thread_new(void)
+{
+    size_t raw = (size_t)g.cap * sizeof(memtap_record);
+    size_t ws = trace_chunk_workspace_size(raw);
+    size_t out = trace_chunk_bound(raw);
+    size_t total = sizeof(tracer_thread) + raw + ws + out + 64;
+    total = (total + 4095) & ~(size_t)4095;
+    char *m = tracer_map(total);
+    if (!m)
+        return NULL;
+    tracer_thread *t = (tracer_thread *)(void *)m;
+    t->map_size = total;
+    t->recs = (memtap_record *)(void *)(m + 64 * ((sizeof *t + 63) / 64));
+    char *ws_at = (char *)(t->recs + g.cap);
+    t->cctx = trace_chunk_context(ws_at, ws);
+    t->out = ws_at + ws;
+    t->out_cap = out;
+    if (!t->cctx) {
+        tracer_unmap(m, total);
+        return NULL;
+    }
+    tracer_thread *head = atomic_load(&g.threads);
+    do {
+        t->next = head;
+    } while (!atomic_compare_exchange_weak(&g.threads, &head, t));
+    return t;
+}
+
+static tracer_thread *thread_claim(uint32_t tid)
+{
+    for (tracer_thread *t = atomic_load(&g.threads); t; t = t->next) {
+        uint32_t free_owner = 0;
+        if (atomic_compare_exchange_strong(&t->owner, &free_owner, tid))
+            return t;
+    }
+    tracer_thread *t = thread_new();
+    if (t)
+        atomic_store(&t->owner, tid);
+    return t;
+}
+
+static void append(tracer_thread *t, uint8_t kind, uint8_t flags,
+                   uint64_t pc, uint64_t addr, uint64_t size, uint64_t addr2,
+                   uint64_t aux);
+
+static tracer_thread *self(void)
+{
+    tracer_thread *t = tls_self;
+    if (t)
+        return t;
+    uint32_t tid = current_tid();
+    t = thread_claim(tid);
+    if (!t)
+        return NULL;
+    t->tid = tid;
+    t->n = 0;
+    tls_self = t;
+    if (g.key_ok && !tls_exited)
+        pthread_setspecific(g.key, t);
+    if (!tls_exited)
+        append(t, MEMTAP_EV_THREAD_START, 0, 0,
+               (uint64_t)pthread_self(), 0, 0, 0);
+    return t;
+}
+
+/* Writes t's records as one chunk; the caller holds t->lock. */
+static void flush_locked(tracer_thread *t)
+{
+    if (t->n == 0)
+        return;
+    if (g.fd < 0) {
+        if (t->n < g.cap)
+            return; /* before the output exists: keep while there is room */
+        atomic_fetch_add(&g.dropped, t->n);
+        t->n = 0;
+        return;
+    }
+    size_t len = trace_chunk_encode(t->cctx, MEMTAP_CHUNK_EVENTS, t->tid,
+                                    t->n, t->recs,
+                                    t->n * sizeof(memtap_record), t->out,
+                                    t->out_cap);
+    if (len == 0 || trace_write_all(g.fd, t->out, len) != 0)
+        atomic_fetch_add(&g.dropped, t->n);
+    t->n = 0;
+}
+
+static int try_lock(tracer_thread *t)
+{
+    return atomic_exchange(&t->lock, 1) == 0;
+}
+
+static void unlock(tracer_thread *t) { atomic_store(&t->lock, 0); }
+
+static void append(tracer_thread *t, uint8_t kind, uint8_t flags,
+                   uint64_t pc, uint64_t addr, uint64_t size, uint64_t addr2,
+                   uint64_t aux)
+{
+    if (!try_lock(t)) {
+        atomic_fetch_add(&g.dropped, 1);
+        return;
+    }
+    if (t->n == g.cap)
+        flush_locked(t);
+    if (t->n < g.cap) {
+        memtap_record *r = &t->recs[t->n];
+        r->seq = atomic_fetch_add(&g.seq, 1);
+        r->pc = pc;
+        r->addr = addr;
+        r->size = size;
+        r->addr2 = addr2;
+        r->aux = aux;
+        r->kind = kind;
+        r->flags = flags;
+        r->reserved = 0;
+        r->count = 1;
+        t->n++;
+    } else {
+        atomic_fetch_add(&g.dropped, 1);
+    }
+    if (t->n == g.cap || atomic_load(&g.finished) || tls_exited)
+        flush_locked(t);
+    unlock(t);
+}
+
+void tracer_emit(uint8_t kind, uint8_t flags, uint64_t pc, uint64_t addr,
+                 uint64_t size, uint64_t addr2, uint64_t aux)
+{
+    if (!g.enabled)
+        return;
+    tracer_thread *t = self();
+    if (!t) {
+        atomic_fetch_add(&g.dropped, 1);
+        return;
+    }
+    append(t, kind, flags, pc, addr, size, addr2, aux);
+}
+
+void tracer_flush_all(void)
+{
+    for (tracer_thread *t = atomic_load(&g.threads); t; t = t->next) {
+        if (try_lock(t)) {
+            flush_locked(t);
+            unlock(t);
+        }
+    }
+}
+
+void tracer_thread_exit(void)
+{
+    tracer_thread *t = tls_self;
+    if (!t || !g.enabled)
+        return;
+    append(t, MEMTAP_EV_THREAD_EXIT, 0, 0, 0, 0, 0, 0);
+    if (try_lock(t)) {
+        flush_locked(t);
+        unlock(t);
+    }
+    tls_self = NULL;
+    tls_exited = 1;
+    atomic_store(&t->owner, 0);
+}
+
+static void key_destructor(void *p)
+{
+    (void)p;
+    tracer_thread_exit();
+}
+
+void tracer_finish(const char *how, int code)
+{
+    if (!g.enabled || atomic_exchange(&g.finished, 1))
+        return;
+    tracer_flush_all();
+    char text[256];
+    fmt_buf b = { text, 0, sizeof text };
+    fmt_str(&b, "end=");
+    fmt_str(&b, how);
+    fmt_str(&b, "\nend_code=");
+    fmt_u64(&b, (uint64_t)(uint32_t)code);
+    fmt_str(&b, "\nend_seq=");
+    fmt_u64(&b, atomic_load(&g.seq));
+    fmt_str(&b, "\ndropped=");
+    fmt_u64(&b, atomic_load(&g.dropped));
+    fmt_char(&b, '\n');
+    /* a signal may have interrupted a metadata write: then skip the note */
+    if (meta_acquire(0)) {
+        write_meta_locked(MEMTAP_CHUNK_INFO, 0, text, b.len);
+        meta_release();
+    }
+}
+
+void tracer_after_fork_child(void)
+{
+    if (!g.enabled)
+        return;
+    uint32_t tid = current_tid();
+    for (tracer_thread *t = atomic_load(&g.threads); t; t = t->next) {
+        atomic_store(&t->lock, 0);
+        t->n = 0; /* the parent's records are the parent's to write */
+        atomic_store(&t->owner, t == tls_self ? tid : 0);
+    }
+    if (tls_self)
+        tls_self->tid = tid;
+    atomic_store(&g.meta_lock, 0);
+    atomic_store(&g.finished, 0);
+    atomic_store(&g.dropped, 0);
+    if (g.fd >= 0)
+        close(g.fd);
+    strcpy(g.parent_path, g.path);
+    g.fork_seq = atomic_load(&g.seq);
+    open_output();
+    if (tls_self)
+        append(tls_self, MEMTAP_EV_THREAD_START, 0, 0,
+               (uint64_t)pthread_self(), 0, 0, 0);
+}
+
+void tracer_init(void)
+{
+    const char *out = getenv("MEMTAP_OUTPUT");
+    if (!out || !*out || strlen(out) >= sizeof g.base_path - 32)
+        return;
+    strcpy(g.base_path, out);
+    g.cap = DEFAULT_RECORDS;
+    const char *cap = getenv("MEMTAP_BUFFER_RECORDS");
+    if (cap && atoi(cap) >= 16 && atoi(cap) <= (1 << 20))
+        g.cap = (uint32_t)atoi(cap);
+    g.meta_out_cap = trace_chunk_bound(META_MAX);
+    size_t ws = trace_chunk_workspace_size(META_MAX);
+    void *mem = tracer_map(ws + g.meta_out_cap);
+    if (!mem)
+        return;
+    g.meta_cctx = trace_chunk_context(mem, ws);
+    g.meta_out = (char *)mem + ws;
+    g.key_ok = pthread_key_create(&g.key, key_destructor) == 0;
+    g.enabled = 1;
+    open_output();
+}

@@ -1,0 +1,60 @@
+/*
+ * tracer.h - the recording core of libmemtap.so: per-thread record buffers,
+ * the global sequence and allocation counters, the output file and its
+ * metadata chunks.  Everything here is safe to call from wrappers and from
+ * signal handlers: no malloc, no stdio, no locks on the recording path.
+ */
+#ifndef MEMTAP_PRELOAD_TRACER_H
+#define MEMTAP_PRELOAD_TRACER_H
+
+#include <stdint.h>
+
+#include "memtap/trace.h"
+
+#define MEMTAP_EXPORT __attribute__((visibility("default")))
+
+/* True once the library is configured to record (MEMTAP_OUTPUT set). */
+int tracer_enabled(void);
+
+/* Appends one record for the calling thread (seq is assigned here). */
+void tracer_emit(uint8_t kind, uint8_t flags, uint64_t pc, uint64_t addr,
+                 uint64_t size, uint64_t addr2, uint64_t aux);
+
+/* Next allocation number (MadT's dynamic memory counter). */
+uint64_t tracer_next_alloc_id(void);
+
+/* Reads the configuration, opens the output, writes the metadata. */
+void tracer_init(void);
+
+/* Writes every thread's buffered records (skipping a buffer that is being
+ * flushed by code this call interrupted). */
+void tracer_flush_all(void);
+
+/* Flushes the calling thread and releases its buffer (thread exit). */
+void tracer_thread_exit(void);
+
+/* Flushes everything and writes the closing INFO chunk; later records are
+ * written through immediately.  `how` names the ending ("exit", "signal"). */
+void tracer_finish(const char *how, int code);
+
+/* In the child after fork: drops the parent's buffers and opens the child's
+ * own trace file. */
+void tracer_after_fork_child(void);
+
+/* Writes a MODULES chunk (encoded entries). */
+void tracer_write_modules(const void *entries, uint32_t len, uint32_t count);
+
+/* Non-zero while the calling thread runs memtap's own code: allocations it
+ * makes then are memtap's and are not recorded. */
+int tracer_internal(void);
+void tracer_internal_enter(void);
+void tracer_internal_leave(void);
+
+/* Current sequence number (the next event will get it or a later one). */
+uint64_t tracer_seq(void);
+
+/* Memory for memtap's own use, straight from the kernel (never traced). */
+void *tracer_map(uint64_t size);
+void tracer_unmap(void *p, uint64_t size);
+
+#endif

@@ -1,0 +1,383 @@
+/*
+ * render.c - text renderers for trace events.
+ *
+ * MadT lines (paper Tables I and II, Listing 2):
+ *   L$12:<malloc0013@fMallocHandle+45>+8, [heap], findDisparity+73
+ *   L#12:0x55d0c0a012a8, [heap], 0x55d0c09ff1b7
+ *   M$7:<malloc0006@fMallocHandle+45>,528
+ *   M#7:0x55d0c0a01290,528, 0x55d0c09ff1d2
+ *   R$9:<realloc0008@grow+31>,4096,<freed:0003@main+30>
+ *   F$10:<freed:0008@grow+31>
+ *   Y$11:<malloc0001@main+20>+0,table+0,64, main+90
+ * Internal events print as comment lines starting with '#'.
+ */
+#include "render.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define NAME_MAX_LEN 1024
+
+struct renderer {
+    symbolizer *sym;
+    heap_map *heap;
+    render_options opt;
+    FILE *out;
+};
+
+renderer *renderer_create(symbolizer *sym, const render_options *opt,
+                          FILE *out)
+{
+    renderer *r = calloc(1, sizeof *r);
+    if (!r)
+        return NULL;
+    r->heap = heap_map_create();
+    if (!r->heap) {
+        free(r);
+        return NULL;
+    }
+    r->sym = sym;
+    r->opt = *opt;
+    r->out = out;
+    return r;
+}
+
+void renderer_destroy(renderer *r)
+{
+    if (!r)
+        return;
+    heap_map_destroy(r->heap);
+    free(r);
+}
+
+static int is_heap_kind(uint8_t kind)
+{
+    return strchr("MCPREFU", kind) != NULL && kind != 0;
+}
+
+/* MadT Table II: <mallocN@site>, <freed:N@site>, <memmapN@site>, ... */
+static void block_name(renderer *r, const heap_block *b, char *buf,
+                       size_t cap)
+{
+    int mapping = b->kind == MEMTAP_EV_MMAP || b->kind == MEMTAP_EV_MREMAP;
+    const char *prefix;
+    if (b->released)
+        prefix = mapping ? "unmap:" : "freed:";
+    else
+        switch (b->kind) {
+        case MEMTAP_EV_CALLOC: prefix = "calloc"; break;
+        case MEMTAP_EV_REALLOC: prefix = "realloc"; break;
+        case MEMTAP_EV_MMAP: prefix = "memmap"; break;
+        case MEMTAP_EV_MREMAP: prefix = "mremap"; break;
+        default: prefix = "malloc"; break;
+        }
+    char site[NAME_MAX_LEN / 2];
+    if (r->sym)
+        symbolizer_code(r->sym, b->site, site, sizeof site);
+    else
+        snprintf(site, sizeof site, "0x%" PRIx64, b->site);
+    snprintf(buf, cap, "<%s%04" PRIu64 "@%s>", prefix, b->id, site);
+}
+
+static const char *block_region(const heap_block *b)
+{
+    int mapping = (b->kind == MEMTAP_EV_MMAP && !(b->flags & MEMTAP_RF_BRK)) ||
+                  b->kind == MEMTAP_EV_MREMAP;
+    return mapping ? "[mmap]" : "[heap]";
+}
+
+const char *renderer_name_data(renderer *r, uint64_t addr, char *buf,
+                               size_t cap)
+{
+    const heap_block *b = heap_map_find(r->heap, addr);
+    if (b) {
+        char name[NAME_MAX_LEN];
+        block_name(r, b, name, sizeof name);
+        snprintf(buf, cap, "%s+%" PRIu64, name, addr - b->start);
+        return block_region(b);
+    }
+    if (!r->sym) {
+        snprintf(buf, cap, "0x%" PRIx64, addr);
+        return "[unknown]";
+    }
+    const char *region = symbolizer_region(r->sym, addr);
+    if (!symbolizer_data(r->sym, addr, buf, cap))
+        snprintf(buf, cap, "%s+%" PRIu64, region,
+                 addr - symbolizer_region_start(r->sym, addr));
+    return region;
+}
+
+static const char *raw_region(renderer *r, uint64_t addr)
+{
+    const heap_block *b = heap_map_find(r->heap, addr);
+    if (b)
+        return block_region(b);
+    return r->sym ? symbolizer_region(r->sym, addr) : "[unknown]";
+}
+
+static void code_name(renderer *r, uint64_t pc, char *buf, size_t cap)
+{
+    symbolizer_code(r->sym, pc, buf, cap);
+    if (r->opt.lines) {
+        size_t len = strlen(buf);
+        if (len + 2 < cap) {
+            buf[len] = ' ';
+            if (!symbolizer_line(r->sym, pc, buf + len + 1, cap - len - 1))
+                buf[len] = '\0';
+        }
+    }
+}
+
+static void print_internal(renderer *r, const memtap_event *ev)
+{
+    const memtap_record *x = &ev->rec;
+    FILE *o = r->out;
+    switch (x->kind) {
+    case MEMTAP_EV_THREAD_START:
+        fprintf(o, "# %" PRIu64 ": thread %u starts\n", x->seq, ev->tid);
+        break;
+    case MEMTAP_EV_THREAD_EXIT:
+        fprintf(o, "# %" PRIu64 ": thread %u exits\n", x->seq, ev->tid);
+        break;
+    case MEMTAP_EV_START:
+        fprintf(o, "# %" PRIu64 ": memtap_start\n", x->seq);
+        break;
+    case MEMTAP_EV_STOP:
+        fprintf(o, "# %" PRIu64 ": memtap_stop\n", x->seq);
+        break;
+    case MEMTAP_EV_FORK:
+        fprintf(o, "# %" PRIu64 ": fork: child %" PRIu64 "\n", x->seq,
+                x->aux);
+        break;
+    case MEMTAP_EV_EXEC:
+        fprintf(o, "# %" PRIu64 ": exec%s\n", x->seq,
+                (x->flags & MEMTAP_RF_FAILED) ? " failed" : "");
+        break;
+    case MEMTAP_EV_MODULE_LOAD:
+    case MEMTAP_EV_MODULE_UNLOAD:
+        fprintf(o, "# %" PRIu64 ": module %" PRIu64 " %s at 0x%" PRIx64 "\n",
+                x->seq, x->aux,
+                x->kind == MEMTAP_EV_MODULE_LOAD ? "loaded" : "unloaded",
+                x->addr);
+        break;
+    default:
+        fprintf(o, "# %" PRIu64 ": unknown event kind 0x%02x\n", x->seq,
+                x->kind);
+        break;
+    }
+}
+
+static void print_raw(renderer *r, const memtap_event *ev)
+{
+    const memtap_record *x = &ev->rec;
+    FILE *o = r->out;
+    fprintf(o, "%c#%" PRIu64 ":", x->kind, x->seq);
+    switch (x->kind) {
+    case MEMTAP_EV_LOAD:
+    case MEMTAP_EV_STORE:
+        fprintf(o, "0x%" PRIx64 ", %s, 0x%" PRIx64 "\n", x->addr,
+                raw_region(r, x->addr), x->pc);
+        break;
+    case MEMTAP_EV_COPY:
+        fprintf(o, "0x%" PRIx64 ",0x%" PRIx64 ",%" PRIu64 ", 0x%" PRIx64 "\n",
+                x->addr, x->addr2, x->size, x->pc);
+        break;
+    case MEMTAP_EV_REALLOC:
+    case MEMTAP_EV_MREMAP:
+        fprintf(o, "0x%" PRIx64 ",%" PRIu64 ",0x%" PRIx64 ", 0x%" PRIx64 "\n",
+                x->addr, x->size, x->addr2, x->pc);
+        break;
+    case MEMTAP_EV_FREE:
+        fprintf(o, "0x%" PRIx64 ", 0x%" PRIx64 "\n", x->addr, x->pc);
+        break;
+    default: /* W G M C P U: address, length, site */
+        fprintf(o, "0x%" PRIx64 ",%" PRIu64 ", 0x%" PRIx64 "\n", x->addr,
+                x->size, x->pc);
+        break;
+    }
+}
+
+static void print_symbolic(renderer *r, const memtap_event *ev,
+                           const heap_block *old, int had_old)
+{
+    const memtap_record *x = &ev->rec;
+    FILE *o = r->out;
+    char a[NAME_MAX_LEN], b[NAME_MAX_LEN], c[NAME_MAX_LEN];
+    fprintf(o, "%c$%" PRIu64 ":", x->kind, x->seq);
+    switch (x->kind) {
+    case MEMTAP_EV_LOAD:
+    case MEMTAP_EV_STORE: {
+        const char *region = renderer_name_data(r, x->addr, a, sizeof a);
+        code_name(r, x->pc, c, sizeof c);
+        fprintf(o, "%s, %s, %s\n", a, region, c);
+        break;
+    }
+    case MEMTAP_EV_COPY:
+        renderer_name_data(r, x->addr, a, sizeof a);
+        renderer_name_data(r, x->addr2, b, sizeof b);
+        code_name(r, x->pc, c, sizeof c);
+        fprintf(o, "%s,%s,%" PRIu64 ", %s\n", a, b, x->size, c);
+        break;
+    case MEMTAP_EV_BLOCK_STORE:
+    case MEMTAP_EV_BLOCK_FETCH:
+        renderer_name_data(r, x->addr, a, sizeof a);
+        code_name(r, x->pc, c, sizeof c);
+        fprintf(o, "%s,%" PRIu64 ", %s\n", a, x->size, c);
+        break;
+    case MEMTAP_EV_MALLOC:
+    case MEMTAP_EV_CALLOC:
+    case MEMTAP_EV_MMAP: {
+        const heap_block *blk = heap_map_find(r->heap, x->addr);
+        if (blk)
+            block_name(r, blk, a, sizeof a);
+        else
+            snprintf(a, sizeof a, "0x%" PRIx64, x->addr);
+        fprintf(o, "%s,%" PRIu64 "\n", a, x->size);
+        break;
+    }
+    case MEMTAP_EV_REALLOC:
+    case MEMTAP_EV_MREMAP: {
+        const heap_block *blk = x->addr ? heap_map_find(r->heap, x->addr)
+                                        : NULL;
+        if (blk)
+            block_name(r, blk, a, sizeof a);
+        else
+            snprintf(a, sizeof a, "0x%" PRIx64, x->addr);
+        if (had_old)
+            block_name(r, old, b, sizeof b);
+        else if (x->addr2)
+            renderer_name_data(r, x->addr2, b, sizeof b);
+        else
+            snprintf(b, sizeof b, "0x0");
+        fprintf(o, "%s,%" PRIu64 ",%s\n", a, x->size, b);
+        break;
+    }
+    default: /* F U */
+        if (had_old)
+            block_name(r, old, a, sizeof a);
+        else
+            renderer_name_data(r, x->addr, a, sizeof a);
+        if (x->kind == MEMTAP_EV_MUNMAP)
+            fprintf(o, "%s,%" PRIu64 "\n", a, x->size);
+        else
+            fprintf(o, "%s\n", a);
+        break;
+    }
+}
+
+/* Lackey: " L addr,size" / " S addr,size"; block events as one line per
+ * side with their whole length (Lackey would list each access). */
+static void print_lackey(renderer *r, const memtap_record *x)
+{
+    FILE *o = r->out;
+    switch (x->kind) {
+    case MEMTAP_EV_LOAD:
+    case MEMTAP_EV_STORE:
+        fprintf(o, " %c %08" PRIx64 ",%" PRIu64 "\n", x->kind, x->addr,
+                x->size);
+        break;
+    case MEMTAP_EV_COPY:
+        fprintf(o, " L %08" PRIx64 ",%" PRIu64 "\n", x->addr2, x->size);
+        fprintf(o, " S %08" PRIx64 ",%" PRIu64 "\n", x->addr, x->size);
+        break;
+    case MEMTAP_EV_BLOCK_STORE:
+        fprintf(o, " S %08" PRIx64 ",%" PRIu64 "\n", x->addr, x->size);
+        break;
+    case MEMTAP_EV_BLOCK_FETCH:
+        fprintf(o, " L %08" PRIx64 ",%" PRIu64 "\n", x->addr, x->size);
+        break;
+    default:
+        break;
+    }
+}
+
+/* RFC 4180: quote a field holding a comma, quote or newline. */
+static void csv_field(FILE *o, const char *s)
+{
+    if (!strpbrk(s, ",\"\n")) {
+        fputs(s, o);
+        return;
+    }
+    fputc('"', o);
+    for (; *s; s++) {
+        if (*s == '"')
+            fputc('"', o);
+        fputc(*s, o);
+    }
+    fputc('"', o);
+}
+
+static void print_csv(renderer *r, const memtap_event *ev)
+{
+    const memtap_record *x = &ev->rec;
+    FILE *o = r->out;
+    fprintf(o, "%" PRIu64 ",%u,%c,0x%" PRIx64 ",0x%" PRIx64 ",%" PRIu64
+               ",0x%" PRIx64 ",%" PRIu64 ",%u,%u",
+            x->seq, ev->tid, x->kind, x->pc, x->addr, x->size, x->addr2,
+            x->aux, x->count, x->flags);
+    if (r->opt.addrs & RENDER_SYMBOLIC) {
+        char a[NAME_MAX_LEN] = "", c[NAME_MAX_LEN] = "", l[NAME_MAX_LEN] = "";
+        const char *region = "";
+        if (x->addr && x->kind != MEMTAP_EV_MODULE_LOAD &&
+            x->kind != MEMTAP_EV_MODULE_UNLOAD &&
+            x->kind != MEMTAP_EV_THREAD_START)
+            region = renderer_name_data(r, x->addr, a, sizeof a);
+        if (x->pc) {
+            symbolizer_code(r->sym, x->pc, c, sizeof c);
+            symbolizer_line(r->sym, x->pc, l, sizeof l);
+        }
+        fputc(',', o);
+        csv_field(o, a);
+        fputc(',', o);
+        csv_field(o, region);
+        fputc(',', o);
+        csv_field(o, c);
+        fputc(',', o);
+        csv_field(o, l);
+    }
+    fputc('\n', o);
+}
+
+void renderer_begin(renderer *r)
+{
+    if (r->opt.format != RENDER_CSV)
+        return;
+    fputs("seq,tid,kind,pc,addr,size,addr2,aux,count,flags", r->out);
+    if (r->opt.addrs & RENDER_SYMBOLIC)
+        fputs(",data,region,code,line", r->out);
+    fputc('\n', r->out);
+}
+
+void renderer_learn(renderer *r, const memtap_event *ev)
+{
+    if (is_heap_kind(ev->rec.kind))
+        heap_map_apply(r->heap, &ev->rec, NULL);
+}
+
+void renderer_event(renderer *r, const memtap_event *ev)
+{
+    heap_block old;
+    int had_old = 0;
+    int is_heap = is_heap_kind(ev->rec.kind);
+    if (is_heap)
+        had_old = heap_map_apply(r->heap, &ev->rec, &old);
+    switch (r->opt.format) {
+    case RENDER_LACKEY:
+        print_lackey(r, &ev->rec);
+        return;
+    case RENDER_CSV:
+        print_csv(r, ev);
+        return;
+    case RENDER_MADT:
+        break;
+    }
+    if (!is_heap && !strchr("LSYWG", ev->rec.kind)) {
+        print_internal(r, ev);
+        return;
+    }
+    if (r->opt.addrs & RENDER_RAW)
+        print_raw(r, ev);
+    if ((r->opt.addrs & RENDER_SYMBOLIC) && r->sym)
+        print_symbolic(r, ev, &old, had_old);
+}

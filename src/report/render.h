@@ -1,0 +1,54 @@
+/*
+ * render.h - prints trace events as text: MadT lines (raw "#", symbolic
+ * "$", or both), Valgrind Lackey's line format, or CSV.  The renderer owns
+ * the heap map it keeps current while events stream through it.
+ */
+#ifndef MEMTAP_REPORT_RENDER_H
+#define MEMTAP_REPORT_RENDER_H
+
+#include <stdio.h>
+
+#include "memtap/trace.h"
+#include "symbols/heapmap.h"
+#include "symbols/symbolizer.h"
+
+typedef enum render_format {
+    RENDER_MADT,
+    RENDER_LACKEY,
+    RENDER_CSV,
+} render_format;
+
+enum render_addrs {
+    RENDER_SYMBOLIC = 1,
+    RENDER_RAW = 2,
+    RENDER_BOTH = 3,
+};
+
+typedef struct render_options {
+    render_format format;
+    int addrs;          /* enum render_addrs */
+    int lines;          /* append file:line of the instruction (MadT) */
+} render_options;
+
+typedef struct renderer renderer;
+
+/* sym may be NULL when only raw output is wanted. */
+renderer *renderer_create(symbolizer *sym, const render_options *opt,
+                          FILE *out);
+void renderer_destroy(renderer *r);
+
+/* Applies an event to the heap map without printing it (used to replay a
+ * parent's allocations for a forked child's trace). */
+void renderer_learn(renderer *r, const memtap_event *ev);
+
+/* Prints the header line of formats that have one. */
+void renderer_begin(renderer *r);
+/* Prints one event (and updates the heap map). */
+void renderer_event(renderer *r, const memtap_event *ev);
+
+/* Names addr as the renderer would in a symbolic line (heap block, variable,
+ * symbol or region plus offset) and returns its region. */
+const char *renderer_name_data(renderer *r, uint64_t addr, char *buf,
+                               size_t cap);
+
+#endif

@@ -1,0 +1,66 @@
+/*
+ * elfimage.h - one ELF file as the symbolizer needs it: its symbols sorted
+ * by address, its sections, its build-id, and (when present) its DWARF
+ * line table and global variables.  All addresses are link-time addresses.
+ */
+#ifndef MEMTAP_SYMBOLS_ELFIMAGE_H
+#define MEMTAP_SYMBOLS_ELFIMAGE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct elf_symbol {
+    uint64_t addr;
+    uint64_t size;
+    const char *name;     /* demangled when it was a C++ name */
+    uint8_t is_func;
+} elf_symbol;
+
+typedef struct elf_section {
+    uint64_t addr;
+    uint64_t size;
+    const char *name;
+} elf_section;
+
+typedef struct elf_image elf_image;
+
+typedef enum elf_image_status {
+    ELF_IMAGE_OK = 0,
+    ELF_IMAGE_ENOENT = -1,   /* cannot open the file (errno) */
+    ELF_IMAGE_NOT_ELF = -2,
+    ELF_IMAGE_NOT_X86_64 = -3,
+    ELF_IMAGE_CORRUPT = -4,
+    ELF_IMAGE_NOMEM = -5,
+} elf_image_status;
+
+/* Loads path.  On success *out owns everything it points to. */
+int elf_image_open(const char *path, elf_image **out);
+void elf_image_close(elf_image *img);
+const char *elf_image_strerror(int status);
+
+/* The GNU build-id (NULL when absent). */
+const uint8_t *elf_image_build_id(const elf_image *img, size_t *len);
+int elf_image_has_dwarf(const elf_image *img);
+/* ELF type (ET_EXEC, ET_DYN, ...) and whether it has a PT_INTERP. */
+int elf_image_type(const elf_image *img);
+int elf_image_has_interp(const elf_image *img);
+
+/* The symbol containing addr (functions when want_func, else any). */
+const elf_symbol *elf_image_symbol(const elf_image *img, uint64_t addr,
+                                   int want_func);
+/* The allocated section containing addr. */
+const elf_section *elf_image_section(const elf_image *img, uint64_t addr);
+
+/* Source file and line of a code address, from DWARF; 0 if unknown. */
+int elf_image_line(elf_image *img, uint64_t addr, const char **file,
+                   int *line);
+
+/* Names the data at addr from DWARF variables down to the field or element
+ * ("config.limits[3].hi", with "+N" for bytes inside a scalar).  Writes into
+ * buf and returns 1, or returns 0 when no variable holds addr. */
+int elf_image_variable(elf_image *img, uint64_t addr, char *buf, size_t cap);
+
+/* Demangles a C++ name into a string the caller frees (NULL if not C++). */
+char *symbols_demangle(const char *name);
+
+#endif

@@ -1,0 +1,40 @@
+/*
+ * heapmap.h - the dynamic memory blocks of a traced process over time, fed
+ * with the trace's allocation events in order.  Live blocks and released
+ * blocks (kept until their addresses are reused, so that a use after free
+ * is named as such) are two ordered trees searched in logarithmic time.
+ */
+#ifndef MEMTAP_SYMBOLS_HEAPMAP_H
+#define MEMTAP_SYMBOLS_HEAPMAP_H
+
+#include <stdint.h>
+
+#include "memtap/trace.h"
+
+typedef struct heap_block {
+    uint64_t start;
+    uint64_t size;
+    uint64_t id;      /* allocation number */
+    uint64_t site;    /* call site (return address) */
+    uint8_t kind;     /* M C R P E: how it was made */
+    uint8_t flags;
+    uint8_t released; /* freed or unmapped */
+} heap_block;
+
+typedef struct heap_map heap_map;
+
+heap_map *heap_map_create(void);
+void heap_map_destroy(heap_map *m);
+
+/* Applies an event (non-allocation kinds are ignored).  When old is not
+ * NULL it receives the block an F, U, R or E event released, if any
+ * (returns 1 then). */
+int heap_map_apply(heap_map *m, const memtap_record *r, heap_block *old);
+
+/* The block holding addr: a live one first, else a released one. */
+const heap_block *heap_map_find(const heap_map *m, uint64_t addr);
+
+/* Number of live blocks (for summaries and tests). */
+uint64_t heap_map_live(const heap_map *m);
+
+#endif

@@ -1,0 +1,286 @@
+/*
+ * symbolizer.c - address-to-name lookups over the modules and memory
+ * regions recorded in a trace.  Module ranges and regions are sorted arrays
+ * searched by bisection; each module's ELF file is loaded on first use.
+ */
+#define _GNU_SOURCE
+#include "symbolizer.h"
+
+#include "elfimage.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct sym_module {
+    const memtap_module *m;
+    const char *basename;
+    char *region;        /* "[basename]" */
+    elf_image *img;
+    int tried;
+} sym_module;
+
+typedef struct range {
+    uint64_t start, end;
+    size_t index;        /* module, or region */
+} range;
+
+struct symbolizer {
+    FILE *warn;
+    sym_module *mods;
+    size_t nmods;
+    range *mod_ranges;
+    size_t nmod_ranges;
+    range *regions;      /* from the maps snapshot */
+    char **region_names;
+    size_t nregions;
+};
+
+static int cmp_range(const void *a, const void *b)
+{
+    const range *x = a, *y = b;
+    return x->start < y->start ? -1 : x->start > y->start;
+}
+
+static const range *find_range(const range *r, size_t n, uint64_t addr)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (r[mid].start <= addr)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo && addr < r[lo - 1].end ? &r[lo - 1] : NULL;
+}
+
+static char *bracketed(const char *name)
+{
+    char *s = NULL;
+    if (asprintf(&s, "[%s]", name) < 0)
+        return NULL;
+    return s;
+}
+
+static int add_modules(symbolizer *s, const memtap_trace *t)
+{
+    size_t n = memtap_trace_module_count(t), nr = 0;
+    s->mods = calloc(n ? n : 1, sizeof *s->mods);
+    size_t total_segs = 0;
+    for (size_t i = 0; i < n; i++)
+        total_segs += memtap_trace_module_at(t, i)->nsegs;
+    s->mod_ranges = calloc(total_segs ? total_segs : 1, sizeof *s->mod_ranges);
+    if (!s->mods || !s->mod_ranges)
+        return MEMTAP_E_NOMEM;
+    for (size_t i = 0; i < n; i++) {
+        const memtap_module *m = memtap_trace_module_at(t, i);
+        sym_module *sm = &s->mods[s->nmods++];
+        sm->m = m;
+        const char *slash = strrchr(m->path, '/');
+        sm->basename = slash ? slash + 1 : m->path;
+        if (sm->basename[0] == '[') {
+            sm->region = strdup(sm->basename);
+            sm->tried = 1; /* [vdso] and the like have no file */
+        } else {
+            sm->region = bracketed(sm->basename);
+        }
+        if (!sm->region)
+            return MEMTAP_E_NOMEM;
+        for (size_t k = 0; k < m->nsegs; k++) {
+            range *r = &s->mod_ranges[nr++];
+            r->start = m->base + m->segs[k].vaddr;
+            r->end = r->start + m->segs[k].memsz;
+            r->index = i;
+        }
+    }
+    s->nmod_ranges = nr;
+    qsort(s->mod_ranges, nr, sizeof *s->mod_ranges, cmp_range);
+    return MEMTAP_OK;
+}
+
+/* Parses the maps snapshot: "start-end perms offset dev inode [path]". */
+static int add_regions(symbolizer *s, const char *maps)
+{
+    size_t cap = 0;
+    for (const char *p = maps; *p;) {
+        const char *eol = strchr(p, '\n');
+        size_t len = eol ? (size_t)(eol - p) : strlen(p);
+        unsigned long long a, b;
+        int name_at = 0;
+        char line[4096];
+        if (len < sizeof line) {
+            memcpy(line, p, len);
+            line[len] = '\0';
+            if (sscanf(line, "%llx-%llx %*s %*s %*s %*s %n", &a, &b,
+                       &name_at) >= 2 && name_at > 0) {
+                if (s->nregions == cap) {
+                    cap = cap ? cap * 2 : 64;
+                    range *r = realloc(s->regions, cap * sizeof *r);
+                    char **nm = realloc(s->region_names, cap * sizeof *nm);
+                    if (r)
+                        s->regions = r;
+                    if (nm)
+                        s->region_names = nm;
+                    if (!r || !nm)
+                        return MEMTAP_E_NOMEM;
+                }
+                const char *path = line + name_at;
+                const char *slash = strrchr(path, '/');
+                const char *base = slash ? slash + 1 : path;
+                char *name = *path == '[' ? strdup(path)
+                             : *path    ? bracketed(base)
+                                        : strdup("[anon]");
+                if (!name)
+                    return MEMTAP_E_NOMEM;
+                s->regions[s->nregions] = (range){ a, b, s->nregions };
+                s->region_names[s->nregions++] = name;
+            }
+        }
+        if (!eol)
+            break;
+        p = eol + 1;
+    }
+    qsort(s->regions, s->nregions, sizeof *s->regions, cmp_range);
+    return MEMTAP_OK;
+}
+
+int symbolizer_create(const memtap_trace *t, FILE *warn, symbolizer **out)
+{
+    *out = NULL;
+    symbolizer *s = calloc(1, sizeof *s);
+    if (!s)
+        return MEMTAP_E_NOMEM;
+    s->warn = warn;
+    int rc = add_modules(s, t);
+    if (rc == MEMTAP_OK)
+        rc = add_regions(s, memtap_trace_maps(t));
+    if (rc != MEMTAP_OK) {
+        symbolizer_destroy(s);
+        return rc;
+    }
+    *out = s;
+    return MEMTAP_OK;
+}
+
+void symbolizer_destroy(symbolizer *s)
+{
+    if (!s)
+        return;
+    for (size_t i = 0; i < s->nmods; i++) {
+        elf_image_close(s->mods[i].img);
+        free(s->mods[i].region);
+    }
+    for (size_t i = 0; i < s->nregions; i++)
+        free(s->region_names[i]);
+    free(s->region_names);
+    free(s->regions);
+    free(s->mod_ranges);
+    free(s->mods);
+    free(s);
+}
+
+static void warn(symbolizer *s, const char *path, const char *why)
+{
+    if (s->warn)
+        fprintf(s->warn, "memtap: warning: %s: %s; its addresses stay raw\n",
+                path, why);
+}
+
+/* The module's ELF image, loaded and checked on first use. */
+static elf_image *module_image(symbolizer *s, sym_module *sm)
+{
+    if (sm->tried)
+        return sm->img;
+    sm->tried = 1;
+    elf_image *img;
+    int rc = elf_image_open(sm->m->path, &img);
+    if (rc != ELF_IMAGE_OK) {
+        warn(s, sm->m->path, elf_image_strerror(rc));
+        return NULL;
+    }
+    size_t len;
+    const uint8_t *id = elf_image_build_id(img, &len);
+    if (sm->m->build_id_len &&
+        (!id || len != sm->m->build_id_len ||
+         memcmp(id, sm->m->build_id, len) != 0)) {
+        warn(s, sm->m->path,
+             "build-id differs from the traced binary (rebuilt since?)");
+        elf_image_close(img);
+        return NULL;
+    }
+    sm->img = img;
+    return img;
+}
+
+static sym_module *module_at(symbolizer *s, uint64_t addr)
+{
+    const range *r = find_range(s->mod_ranges, s->nmod_ranges, addr);
+    return r ? &s->mods[r->index] : NULL;
+}
+
+void symbolizer_code(symbolizer *s, uint64_t pc, char *buf, size_t cap)
+{
+    sym_module *sm = module_at(s, pc);
+    if (!sm) {
+        snprintf(buf, cap, "0x%" PRIx64, pc);
+        return;
+    }
+    uint64_t link = pc - sm->m->base;
+    elf_image *img = module_image(s, sm);
+    const elf_symbol *sym = img ? elf_image_symbol(img, link, 1) : NULL;
+    if (sym)
+        snprintf(buf, cap, "%s+%" PRIu64, sym->name, link - sym->addr);
+    else
+        snprintf(buf, cap, "%s+0x%" PRIx64, sm->basename, link);
+}
+
+int symbolizer_line(symbolizer *s, uint64_t pc, char *buf, size_t cap)
+{
+    sym_module *sm = module_at(s, pc);
+    elf_image *img = sm ? module_image(s, sm) : NULL;
+    const char *file;
+    int line;
+    /* a return address points after the call: look up the call itself */
+    if (!img || !elf_image_line(img, pc - sm->m->base, &file, &line))
+        return 0;
+    const char *slash = strrchr(file, '/');
+    snprintf(buf, cap, "%s:%d", slash ? slash + 1 : file, line);
+    return 1;
+}
+
+int symbolizer_data(symbolizer *s, uint64_t addr, char *buf, size_t cap)
+{
+    sym_module *sm = module_at(s, addr);
+    if (!sm)
+        return 0;
+    uint64_t link = addr - sm->m->base;
+    elf_image *img = module_image(s, sm);
+    if (img && elf_image_variable(img, link, buf, cap))
+        return 1;
+    const elf_symbol *sym = img ? elf_image_symbol(img, link, 0) : NULL;
+    const elf_section *sec = img ? elf_image_section(img, link) : NULL;
+    if (sym)
+        snprintf(buf, cap, "%s+%" PRIu64, sym->name, link - sym->addr);
+    else if (sec)
+        snprintf(buf, cap, "%s:%s+%" PRIu64, sm->basename, sec->name,
+                 link - sec->addr);
+    else
+        snprintf(buf, cap, "%s+0x%" PRIx64, sm->basename, link);
+    return 1;
+}
+
+const char *symbolizer_region(symbolizer *s, uint64_t addr)
+{
+    sym_module *sm = module_at(s, addr);
+    if (sm)
+        return sm->region;
+    const range *r = find_range(s->regions, s->nregions, addr);
+    return r ? s->region_names[r->index] : "[unknown]";
+}
+
+uint64_t symbolizer_region_start(symbolizer *s, uint64_t addr)
+{
+    const range *r = find_range(s->regions, s->nregions, addr);
+    return r ? r->start : 0;
+}

@@ -1,0 +1,136 @@
+/*
+ * chunk.c - chunk encoding and the header checksum shared by writers and
+ * the reader.  Safe inside traced processes: no allocation, no stdio.
+ */
+#include "chunk.h"
+
+#include <errno.h>
+#include <string.h>
+#include <unistd.h>
+
+uint32_t memtap_chunk_header_checksum(const memtap_chunk_header *h)
+{
+    const unsigned char *p = (const unsigned char *)h;
+    uint32_t x = 2166136261u;
+    for (size_t i = 0; i < offsetof(memtap_chunk_header, checksum); i++) {
+        x ^= p[i];
+        x *= 16777619u;
+    }
+    return x;
+}
+
+size_t trace_chunk_workspace_size(size_t raw_max)
+{
+    ZSTD_compressionParameters cp =
+        ZSTD_getCParams(TRACE_CHUNK_LEVEL, raw_max, 0);
+    return ZSTD_estimateCCtxSize_usingCParams(cp);
+}
+
+ZSTD_CCtx *trace_chunk_context(void *workspace, size_t size)
+{
+    ZSTD_CCtx *cctx = ZSTD_initStaticCCtx(workspace, size);
+    if (!cctx)
+        return NULL;
+    if (ZSTD_isError(ZSTD_CCtx_setParameter(cctx, ZSTD_c_compressionLevel,
+                                            TRACE_CHUNK_LEVEL)) ||
+        ZSTD_isError(ZSTD_CCtx_setParameter(cctx, ZSTD_c_checksumFlag, 1)))
+        return NULL;
+    return cctx;
+}
+
+size_t trace_chunk_bound(size_t raw_size)
+{
+    return sizeof(memtap_chunk_header) + ZSTD_compressBound(raw_size);
+}
+
+size_t trace_chunk_encode(ZSTD_CCtx *cctx, uint16_t type, uint32_t tid,
+                          uint32_t count, const void *raw, size_t raw_size,
+                          void *out, size_t out_cap)
+{
+    memtap_chunk_header h;
+    if (out_cap < sizeof h || raw_size > MEMTAP_CHUNK_MAX_RAW)
+        return 0;
+    size_t z = ZSTD_compress2(cctx, (char *)out + sizeof h,
+                              out_cap - sizeof h, raw, raw_size);
+    if (ZSTD_isError(z))
+        return 0;
+    memset(&h, 0, sizeof h);
+    h.magic = MEMTAP_CHUNK_MAGIC;
+    h.type = type;
+    h.stored_size = (uint32_t)z;
+    h.raw_size = (uint32_t)raw_size;
+    h.tid = tid;
+    h.count = count;
+    h.checksum = memtap_chunk_header_checksum(&h);
+    memcpy(out, &h, sizeof h);
+    return sizeof h + z;
+}
+
+int trace_write_all(int fd, const void *buf, size_t len)
+{
+    const char *p = buf;
+    while (len > 0) {
+        ssize_t n = write(fd, p, len);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            return -1;
+        }
+        p += n;
+        len -= (size_t)n;
+    }
+    return 0;
+}
+
+void trace_file_header_init(memtap_file_header *h, uint32_t pid,
+                            uint32_t ppid, uint64_t start_ns,
+                            uint64_t first_seq)
+{
+    memset(h, 0, sizeof *h);
+    memcpy(h->magic, MEMTAP_TRACE_MAGIC, sizeof h->magic);
+    h->version = MEMTAP_TRACE_VERSION;
+    h->header_size = sizeof *h;
+    h->record_size = sizeof(memtap_record);
+    h->pid = pid;
+    h->ppid = ppid;
+    h->start_ns = start_ns;
+    h->first_seq = first_seq;
+}
+
+size_t trace_module_entry_encode(void *out, size_t out_cap, uint32_t id,
+                                 uint64_t seq, uint64_t base, uint8_t flags,
+                                 const uint8_t *build_id, size_t build_id_len,
+                                 const memtap_segment *segs, size_t nsegs,
+                                 const char *path, size_t path_len)
+{
+    memtap_module_entry e;
+    if (build_id_len > sizeof e.build_id)
+        build_id_len = sizeof e.build_id;
+    if (nsegs > UINT16_MAX || path_len > UINT16_MAX)
+        return 0;
+    size_t total = sizeof e + nsegs * sizeof *segs + path_len;
+    total = (total + 7) & ~(size_t)7;
+    if (total > out_cap)
+        return 0;
+    memset(&e, 0, sizeof e);
+    e.entry_size = (uint32_t)total;
+    e.id = id;
+    e.seq = seq;
+    e.base = base;
+    e.nsegs = (uint16_t)nsegs;
+    e.path_len = (uint16_t)path_len;
+    e.build_id_len = (uint8_t)build_id_len;
+    e.flags = flags;
+    if (build_id_len)
+        memcpy(e.build_id, build_id, build_id_len);
+    char *p = out;
+    memcpy(p, &e, sizeof e);
+    p += sizeof e;
+    if (nsegs) {
+        memcpy(p, segs, nsegs * sizeof *segs);
+        p += nsegs * sizeof *segs;
+    }
+    memcpy(p, path, path_len);
+    memset(p + path_len, 0, total - (size_t)(p + path_len - (char *)out));
+    return total;
+}

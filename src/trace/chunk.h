@@ -1,0 +1,55 @@
+/*
+ * chunk.h - encoding one trace chunk (header + zstd frame) into a caller's
+ * buffer.  Used by the in-process tracer, so it never allocates: the zstd
+ * context lives in a workspace the caller provides.
+ */
+#ifndef MEMTAP_TRACE_CHUNK_H
+#define MEMTAP_TRACE_CHUNK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define ZSTD_STATIC_LINKING_ONLY
+#include <zstd.h>
+
+#include "memtap/trace.h"
+
+/* zstd level for trace chunks: fast, and records compress very well. */
+#define TRACE_CHUNK_LEVEL 1
+
+/* Bytes of workspace a compression context for chunks of raw_max needs. */
+size_t trace_chunk_workspace_size(size_t raw_max);
+
+/* Builds a compression context inside workspace; NULL if it is too small. */
+ZSTD_CCtx *trace_chunk_context(void *workspace, size_t size);
+
+/* Bytes of output buffer that encoding raw_size bytes may need. */
+size_t trace_chunk_bound(size_t raw_size);
+
+/*
+ * Encodes one chunk (header then compressed payload) into out.  Returns the
+ * number of bytes written to out, or 0 if compression failed.
+ */
+size_t trace_chunk_encode(ZSTD_CCtx *cctx, uint16_t type, uint32_t tid,
+                          uint32_t count, const void *raw, size_t raw_size,
+                          void *out, size_t out_cap);
+
+/* Writes all of buf to fd, retrying on EINTR; 0 on success, -1 on error. */
+int trace_write_all(int fd, const void *buf, size_t len);
+
+/* Fills a file header for the calling process. */
+void trace_file_header_init(memtap_file_header *h, uint32_t pid,
+                            uint32_t ppid, uint64_t start_ns,
+                            uint64_t first_seq);
+
+#endif
+
+/*
+ * Serializes one module entry (memtap_module_entry, segments, path) into
+ * out.  Returns its size, or 0 if it does not fit in out_cap.
+ */
+size_t trace_module_entry_encode(void *out, size_t out_cap, uint32_t id,
+                                 uint64_t seq, uint64_t base, uint8_t flags,
+                                 const uint8_t *build_id, size_t build_id_len,
+                                 const memtap_segment *segs, size_t nsegs,
+                                 const char *path, size_t path_len);

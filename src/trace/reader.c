@@ -1,0 +1,514 @@
+/*
+ * reader.c - reads .mtr trace files: validates the file header, indexes the
+ * chunks (resynchronizing past corrupt bytes, stopping cleanly at a
+ * truncated tail), loads modules, maps and info, and merges the threads'
+ * event chunks back into sequence order, one decompressed chunk per thread
+ * at a time so that traces of any size stream.
+ */
+#include "memtap/trace.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <zstd.h>
+
+typedef struct chunk_ref {
+    uint64_t payload;   /* file offset of the zstd frame */
+    uint32_t stored;
+    uint32_t raw;
+    uint32_t tid;
+} chunk_ref;
+
+typedef struct cursor {
+    uint32_t tid;
+    size_t *chunks;     /* indices into the trace's event chunk refs */
+    size_t nchunks, cap, next;
+    memtap_record *recs;
+    size_t nrecs, pos, recs_cap;
+} cursor;
+
+struct memtap_trace {
+    int fd;
+    uint64_t file_size;
+    memtap_file_header hdr;
+    memtap_trace_health health;
+    chunk_ref *refs;
+    size_t nrefs, refs_cap;
+    memtap_module *mods;
+    size_t nmods, mods_cap;
+    char *maps;
+    char *info;
+    cursor *cursors;
+    size_t ncursors;
+    size_t *heap;       /* min-heap of cursor indices by next seq */
+    size_t nheap;
+    ZSTD_DCtx *dctx;
+    void *zbuf;
+    size_t zbuf_cap;
+};
+
+const char *memtap_status_string(int status)
+{
+    switch (status) {
+    case MEMTAP_OK: return "success";
+    case MEMTAP_E_IO: return "input/output error";
+    case MEMTAP_E_NOMEM: return "out of memory";
+    case MEMTAP_E_FORMAT: return "not a memtap trace file";
+    case MEMTAP_E_VERSION: return "unsupported trace version";
+    case MEMTAP_E_CORRUPT: return "corrupt trace data";
+    case MEMTAP_E_INVALID: return "invalid argument";
+    case MEMTAP_E_COMPRESS: return "compression failed";
+    default: return "unknown error";
+    }
+}
+
+static int read_at(int fd, void *buf, size_t len, uint64_t off)
+{
+    char *p = buf;
+    while (len > 0) {
+        ssize_t n = pread(fd, p, len, (off_t)off);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            return MEMTAP_E_IO;
+        }
+        if (n == 0)
+            return MEMTAP_E_CORRUPT; /* short file */
+        p += n;
+        off += (uint64_t)n;
+        len -= (size_t)n;
+    }
+    return MEMTAP_OK;
+}
+
+static int grow(void **p, size_t *cap, size_t need, size_t elem)
+{
+    if (need <= *cap)
+        return MEMTAP_OK;
+    size_t n = *cap ? *cap : 16;
+    while (n < need)
+        n *= 2;
+    void *q = realloc(*p, n * elem);
+    if (!q)
+        return MEMTAP_E_NOMEM;
+    *p = q;
+    *cap = n;
+    return MEMTAP_OK;
+}
+
+static int header_valid(const memtap_chunk_header *h)
+{
+    if (h->magic != MEMTAP_CHUNK_MAGIC ||
+        h->checksum != memtap_chunk_header_checksum(h))
+        return 0;
+    if (h->type < MEMTAP_CHUNK_EVENTS || h->type > MEMTAP_CHUNK_INFO)
+        return 0;
+    if (h->raw_size > MEMTAP_CHUNK_MAX_RAW ||
+        h->stored_size > ZSTD_compressBound(h->raw_size) + 64)
+        return 0;
+    if (h->type == MEMTAP_CHUNK_EVENTS &&
+        (uint64_t)h->count * sizeof(memtap_record) != h->raw_size)
+        return 0;
+    return 1;
+}
+
+/* Reads and decompresses a chunk payload into dst (raw bytes). */
+static int load_payload(memtap_trace *t, uint64_t off, uint32_t stored,
+                        void *dst, uint32_t raw)
+{
+    int rc = grow(&t->zbuf, &t->zbuf_cap, stored ? stored : 1, 1);
+    if (rc)
+        return rc;
+    rc = read_at(t->fd, t->zbuf, stored, off);
+    if (rc)
+        return rc;
+    size_t n = ZSTD_decompressDCtx(t->dctx, dst, raw, t->zbuf, stored);
+    if (ZSTD_isError(n) || n != raw)
+        return MEMTAP_E_CORRUPT;
+    return MEMTAP_OK;
+}
+
+static int parse_modules(memtap_trace *t, const char *raw, size_t len,
+                         uint32_t count)
+{
+    size_t off = 0;
+    for (uint32_t i = 0; i < count; i++) {
+        memtap_module_entry e;
+        if (len - off < sizeof e)
+            return MEMTAP_E_CORRUPT;
+        memcpy(&e, raw + off, sizeof e);
+        size_t need = sizeof e + (size_t)e.nsegs * sizeof(memtap_segment) +
+                      e.path_len;
+        if (e.entry_size < need || e.entry_size > len - off ||
+            e.build_id_len > sizeof e.build_id)
+            return MEMTAP_E_CORRUPT;
+        int rc = grow((void **)&t->mods, &t->mods_cap, t->nmods + 1,
+                      sizeof *t->mods);
+        if (rc)
+            return rc;
+        /* one allocation per module: entry copy, segments, path, NUL */
+        char *blob = malloc(need + 1);
+        if (!blob)
+            return MEMTAP_E_NOMEM;
+        memcpy(blob, raw + off, need);
+        blob[need] = '\0';
+        memtap_module *m = &t->mods[t->nmods++];
+        memset(m, 0, sizeof *m);
+        m->id = e.id;
+        m->flags = e.flags;
+        m->seq = e.seq;
+        m->base = e.base;
+        m->build_id = ((memtap_module_entry *)(void *)blob)->build_id;
+        m->build_id_len = e.build_id_len;
+        m->segs = (const memtap_segment *)(void *)(blob + sizeof e);
+        m->nsegs = e.nsegs;
+        m->path = blob + sizeof e + (size_t)e.nsegs * sizeof(memtap_segment);
+        off += e.entry_size;
+    }
+    return MEMTAP_OK;
+}
+
+/* Appends text to a NUL-terminated string owned by the trace. */
+static int append_text(char **dst, const char *src, size_t len)
+{
+    size_t have = *dst ? strlen(*dst) : 0;
+    char *p = realloc(*dst, have + len + 1);
+    if (!p)
+        return MEMTAP_E_NOMEM;
+    memcpy(p + have, src, len);
+    p[have + len] = '\0';
+    /* a payload with an embedded NUL is cut there: strings stay strings */
+    *dst = p;
+    return MEMTAP_OK;
+}
+
+/* Decodes a small chunk (modules, maps, info) right away. */
+static int load_meta_chunk(memtap_trace *t, const memtap_chunk_header *h,
+                           uint64_t payload)
+{
+    char *raw = malloc(h->raw_size ? h->raw_size : 1);
+    if (!raw)
+        return MEMTAP_E_NOMEM;
+    int rc = load_payload(t, payload, h->stored_size, raw, h->raw_size);
+    if (rc == MEMTAP_OK) {
+        if (h->type == MEMTAP_CHUNK_MODULES)
+            rc = parse_modules(t, raw, h->raw_size, h->count);
+        else if (h->type == MEMTAP_CHUNK_MAPS)
+            rc = append_text(&t->maps, raw, h->raw_size);
+        else
+            rc = append_text(&t->info, raw, h->raw_size);
+    }
+    free(raw);
+    return rc;
+}
+
+static int add_event_chunk(memtap_trace *t, const memtap_chunk_header *h,
+                           uint64_t payload)
+{
+    int rc = grow((void **)&t->refs, &t->refs_cap, t->nrefs + 1,
+                  sizeof *t->refs);
+    if (rc)
+        return rc;
+    chunk_ref *r = &t->refs[t->nrefs];
+    r->payload = payload;
+    r->stored = h->stored_size;
+    r->raw = h->raw_size;
+    r->tid = h->tid;
+    size_t ci = 0;
+    while (ci < t->ncursors && t->cursors[ci].tid != h->tid)
+        ci++;
+    if (ci == t->ncursors) {
+        cursor *c = realloc(t->cursors, (t->ncursors + 1) * sizeof *c);
+        if (!c)
+            return MEMTAP_E_NOMEM;
+        t->cursors = c;
+        memset(&c[ci], 0, sizeof *c);
+        c[ci].tid = h->tid;
+        t->ncursors++;
+    }
+    cursor *c = &t->cursors[ci];
+    rc = grow((void **)&c->chunks, &c->cap, c->nchunks + 1, sizeof(size_t));
+    if (rc)
+        return rc;
+    c->chunks[c->nchunks++] = t->nrefs++;
+    t->health.events += h->count;
+    return MEMTAP_OK;
+}
+
+/* Finds the next offset after `from` holding a valid chunk header. */
+static uint64_t resync(memtap_trace *t, uint64_t from)
+{
+    unsigned char buf[65536];
+    uint64_t off = from;
+    while (off + sizeof(memtap_chunk_header) <= t->file_size) {
+        size_t want = sizeof buf;
+        if (t->file_size - off < want)
+            want = (size_t)(t->file_size - off);
+        if (read_at(t->fd, buf, want, off) != MEMTAP_OK)
+            break;
+        for (size_t i = 0; i + sizeof(memtap_chunk_header) <= want; i++) {
+            uint32_t magic;
+            memcpy(&magic, buf + i, sizeof magic);
+            if (magic != MEMTAP_CHUNK_MAGIC)
+                continue;
+            memtap_chunk_header h;
+            memcpy(&h, buf + i, sizeof h);
+            if (header_valid(&h))
+                return off + i;
+        }
+        if (want < sizeof buf)
+            break;
+        off += want - sizeof(memtap_chunk_header) + 1;
+    }
+    return t->file_size;
+}
+
+static int scan_chunks(memtap_trace *t)
+{
+    uint64_t off = t->hdr.header_size;
+    while (off < t->file_size) {
+        memtap_chunk_header h;
+        if (t->file_size - off < sizeof h) {
+            t->health.truncated = 1;
+            break;
+        }
+        int rc = read_at(t->fd, &h, sizeof h, off);
+        if (rc)
+            return rc;
+        if (!header_valid(&h)) {
+            uint64_t next = resync(t, off + 1);
+            t->health.corrupt_chunks++;
+            t->health.skipped_bytes += next - off;
+            off = next;
+            continue;
+        }
+        uint64_t payload = off + sizeof h;
+        if (t->file_size - payload < h.stored_size) {
+            t->health.truncated = 1;
+            break;
+        }
+        if (h.type == MEMTAP_CHUNK_EVENTS) {
+            rc = add_event_chunk(t, &h, payload);
+        } else {
+            rc = load_meta_chunk(t, &h, payload);
+            if (rc == MEMTAP_E_CORRUPT) {
+                t->health.corrupt_chunks++;
+                t->health.chunks--;
+                rc = MEMTAP_OK;
+            }
+        }
+        if (rc)
+            return rc;
+        t->health.chunks++;
+        off = payload + h.stored_size;
+    }
+    return MEMTAP_OK;
+}
+
+static int open_file(memtap_trace *t, const char *path)
+{
+    t->fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (t->fd < 0)
+        return MEMTAP_E_IO;
+    struct stat st;
+    if (fstat(t->fd, &st) != 0)
+        return MEMTAP_E_IO;
+    if (!S_ISREG(st.st_mode)) {
+        errno = EINVAL;
+        return MEMTAP_E_FORMAT;
+    }
+    t->file_size = (uint64_t)st.st_size;
+    if (t->file_size < sizeof t->hdr)
+        return MEMTAP_E_FORMAT;
+    int rc = read_at(t->fd, &t->hdr, sizeof t->hdr, 0);
+    if (rc)
+        return rc;
+    if (memcmp(t->hdr.magic, MEMTAP_TRACE_MAGIC, sizeof t->hdr.magic) != 0)
+        return MEMTAP_E_FORMAT;
+    if (t->hdr.version != MEMTAP_TRACE_VERSION ||
+        t->hdr.record_size != sizeof(memtap_record) ||
+        t->hdr.header_size < sizeof t->hdr ||
+        t->hdr.header_size > t->file_size)
+        return MEMTAP_E_VERSION;
+    return MEMTAP_OK;
+}
+
+int memtap_trace_open(const char *path, memtap_trace **out)
+{
+    if (!path || !out)
+        return MEMTAP_E_INVALID;
+    *out = NULL;
+    memtap_trace *t = calloc(1, sizeof *t);
+    if (!t)
+        return MEMTAP_E_NOMEM;
+    t->fd = -1;
+    t->dctx = ZSTD_createDCtx();
+    int rc = t->dctx ? open_file(t, path) : MEMTAP_E_NOMEM;
+    if (rc == MEMTAP_OK)
+        rc = scan_chunks(t);
+    if (rc == MEMTAP_OK)
+        rc = memtap_trace_rewind(t);
+    if (rc != MEMTAP_OK) {
+        int saved = errno;
+        memtap_trace_close(t);
+        errno = saved;
+        return rc;
+    }
+    *out = t;
+    return MEMTAP_OK;
+}
+
+void memtap_trace_close(memtap_trace *t)
+{
+    if (!t)
+        return;
+    if (t->fd >= 0)
+        close(t->fd);
+    for (size_t i = 0; i < t->nmods; i++)
+        free((void *)(t->mods[i].build_id -
+                      offsetof(memtap_module_entry, build_id)));
+    for (size_t i = 0; i < t->ncursors; i++) {
+        free(t->cursors[i].chunks);
+        free(t->cursors[i].recs);
+    }
+    free(t->cursors);
+    free(t->heap);
+    free(t->mods);
+    free(t->refs);
+    free(t->maps);
+    free(t->info);
+    free(t->zbuf);
+    ZSTD_freeDCtx(t->dctx);
+    free(t);
+}
+
+const memtap_file_header *memtap_trace_header(const memtap_trace *t)
+{
+    return &t->hdr;
+}
+
+const memtap_trace_health *memtap_trace_get_health(const memtap_trace *t)
+{
+    return &t->health;
+}
+
+size_t memtap_trace_module_count(const memtap_trace *t)
+{
+    return t->nmods;
+}
+
+const memtap_module *memtap_trace_module_at(const memtap_trace *t, size_t i)
+{
+    return i < t->nmods ? &t->mods[i] : NULL;
+}
+
+const char *memtap_trace_maps(const memtap_trace *t)
+{
+    return t->maps ? t->maps : "";
+}
+
+const char *memtap_trace_info(const memtap_trace *t, const char *key)
+{
+    size_t klen = strlen(key);
+    const char *found = NULL; /* later chunks (the end note) override */
+    for (const char *p = t->info; p && *p;) {
+        const char *eol = strchr(p, '\n');
+        if (strncmp(p, key, klen) == 0 && p[klen] == '=')
+            found = p + klen + 1; /* the value runs to the newline */
+        if (!eol)
+            break;
+        p = eol + 1;
+    }
+    return found;
+}
+
+/* Loads the cursor's next decodable chunk; 0 when it has none left. */
+static int cursor_fill(memtap_trace *t, cursor *c)
+{
+    while (c->next < c->nchunks) {
+        const chunk_ref *r = &t->refs[c->chunks[c->next++]];
+        int rc = grow((void **)&c->recs, &c->recs_cap,
+                      r->raw / sizeof(memtap_record) + 1, sizeof *c->recs);
+        if (rc)
+            return rc;
+        rc = load_payload(t, r->payload, r->stored, c->recs, r->raw);
+        if (rc == MEMTAP_E_CORRUPT) {
+            t->health.corrupt_chunks++;
+            continue;
+        }
+        if (rc)
+            return rc;
+        c->nrecs = r->raw / sizeof(memtap_record);
+        c->pos = 0;
+        if (c->nrecs)
+            return 1;
+    }
+    c->nrecs = c->pos = 0;
+    return 0;
+}
+
+static int cursor_less(const memtap_trace *t, size_t a, size_t b)
+{
+    const cursor *x = &t->cursors[a], *y = &t->cursors[b];
+    uint64_t sx = x->recs[x->pos].seq, sy = y->recs[y->pos].seq;
+    return sx < sy || (sx == sy && x->tid < y->tid);
+}
+
+static void heap_down(memtap_trace *t, size_t i)
+{
+    for (;;) {
+        size_t l = 2 * i + 1, r = l + 1, m = i;
+        if (l < t->nheap && cursor_less(t, t->heap[l], t->heap[m]))
+            m = l;
+        if (r < t->nheap && cursor_less(t, t->heap[r], t->heap[m]))
+            m = r;
+        if (m == i)
+            return;
+        size_t tmp = t->heap[i];
+        t->heap[i] = t->heap[m];
+        t->heap[m] = tmp;
+        i = m;
+    }
+}
+
+int memtap_trace_rewind(memtap_trace *t)
+{
+    free(t->heap);
+    t->heap = calloc(t->ncursors ? t->ncursors : 1, sizeof *t->heap);
+    if (!t->heap)
+        return MEMTAP_E_NOMEM;
+    t->nheap = 0;
+    for (size_t i = 0; i < t->ncursors; i++) {
+        t->cursors[i].next = 0;
+        int rc = cursor_fill(t, &t->cursors[i]);
+        if (rc < 0)
+            return rc;
+        if (rc > 0)
+            t->heap[t->nheap++] = i;
+    }
+    for (size_t i = t->nheap; i-- > 0;)
+        heap_down(t, i);
+    return MEMTAP_OK;
+}
+
+int memtap_trace_next(memtap_trace *t, memtap_event *ev)
+{
+    if (t->nheap == 0)
+        return 0;
+    cursor *c = &t->cursors[t->heap[0]];
+    ev->rec = c->recs[c->pos++];
+    ev->tid = c->tid;
+    if (c->pos == c->nrecs) {
+        int rc = cursor_fill(t, c);
+        if (rc < 0)
+            return rc;
+        if (rc == 0)
+            t->heap[0] = t->heap[--t->nheap];
+    }
+    heap_down(t, 0);
+    return 1;
+}
