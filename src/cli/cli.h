@@ -11,6 +11,7 @@
 
 int cmd_run(int argc, char **argv);
 int cmd_show(int argc, char **argv);
+int cmd_symbolize(int argc, char **argv);
 
 /* Prints "memtap: <what>: <why>" to stderr; returns 1 (exit status). */
 int cli_error(const char *what, const char *fmt, ...)
@@ -18,6 +19,9 @@ int cli_error(const char *what, const char *fmt, ...)
 
 /* Parses "madt", "lackey" or "csv"; returns -1 otherwise. */
 int cli_parse_format(const char *s);
+
+/* Opens a trace, printing the error; returns 0 or 1. */
+int cli_open_trace(const char *path, memtap_trace **t);
 
 /* Streams the trace at path to out in the given rendering.  Returns 0, or
  * 1 after printing an error. */

@@ -49,7 +49,7 @@ static void info_value(const memtap_trace *t, const char *key, char *buf,
     buf[n] = '\0';
 }
 
-static int open_trace(const char *path, memtap_trace **t)
+int cli_open_trace(const char *path, memtap_trace **t)
 {
     int rc = memtap_trace_open(path, t);
     if (rc == MEMTAP_E_IO)
@@ -110,7 +110,7 @@ static void report_health(const char *path, const memtap_trace *t)
 int cli_render_trace(const char *path, const render_options *opt, FILE *out)
 {
     memtap_trace *t;
-    if (open_trace(path, &t))
+    if (cli_open_trace(path, &t))
         return 1;
     symbolizer *sym = NULL;
     int rc = symbolizer_create(t, stderr, &sym);

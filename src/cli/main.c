@@ -13,8 +13,9 @@ static const char usage[] =
     "programs and names them after the program's own source.\n"
     "\n"
     "commands:\n"
-    "  run    run a program under memtap and write its trace (.mtr)\n"
-    "  show   print a trace as MadT lines, Lackey lines or CSV\n"
+    "  run        run a program under memtap and write its trace (.mtr)\n"
+    "  show       print a trace as MadT lines, Lackey lines or CSV\n"
+    "  symbolize  name addresses of a traced run (data or code)\n"
     "\n"
     "'memtap <command> --help' describes a command's options.\n";
 
@@ -47,6 +48,8 @@ int main(int argc, char **argv)
     }
     if (strcmp(cmd, "run") == 0)
         return cmd_run(argc - 1, argv + 1);
+    if (strcmp(cmd, "symbolize") == 0)
+        return cmd_symbolize(argc - 1, argv + 1);
     if (strcmp(cmd, "show") == 0)
         return cmd_show(argc - 1, argv + 1);
     cli_error(cmd, "unknown command (try 'memtap --help')");

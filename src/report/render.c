@@ -155,12 +155,14 @@ static void print_internal(renderer *r, const memtap_event *ev)
                 (x->flags & MEMTAP_RF_FAILED) ? " failed" : "");
         break;
     case MEMTAP_EV_MODULE_LOAD:
-    case MEMTAP_EV_MODULE_UNLOAD:
-        fprintf(o, "# %" PRIu64 ": module %" PRIu64 " %s at 0x%" PRIx64 "\n",
-                x->seq, x->aux,
-                x->kind == MEMTAP_EV_MODULE_LOAD ? "loaded" : "unloaded",
-                x->addr);
+    case MEMTAP_EV_MODULE_UNLOAD: {
+        const char *path = r->sym ? symbolizer_module_path(r->sym, x->aux)
+                                  : NULL;
+        fprintf(o, "# %" PRIu64 ": %s %s at 0x%" PRIx64 "\n", x->seq,
+                x->kind == MEMTAP_EV_MODULE_LOAD ? "load" : "unload",
+                path ? path : "?", x->addr);
         break;
+    }
     default:
         fprintf(o, "# %" PRIu64 ": unknown event kind 0x%02x\n", x->seq,
                 x->kind);

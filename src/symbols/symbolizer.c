@@ -284,3 +284,11 @@ uint64_t symbolizer_region_start(symbolizer *s, uint64_t addr)
     const range *r = find_range(s->regions, s->nregions, addr);
     return r ? r->start : 0;
 }
+
+const char *symbolizer_module_path(const symbolizer *s, uint64_t id)
+{
+    for (size_t i = 0; i < s->nmods; i++)
+        if (s->mods[i].m->id == id)
+            return s->mods[i].m->path;
+    return NULL;
+}

@@ -37,6 +37,9 @@ int symbolizer_data(symbolizer *s, uint64_t addr, char *buf, size_t cap);
  * Blocks of the heap map are the caller's to name first. */
 const char *symbolizer_region(symbolizer *s, uint64_t addr);
 
+/* Path of the module with the trace's module id, or NULL. */
+const char *symbolizer_module_path(const symbolizer *s, uint64_t id);
+
 /* Start of the region symbolizer_region() named, for "[region]+off". */
 uint64_t symbolizer_region_start(symbolizer *s, uint64_t addr);
 

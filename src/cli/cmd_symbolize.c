@@ -1,0 +1,99 @@
+/*
+ * cmd_symbolize.c - "memtap symbolize": names addresses of a traced run the
+ * way "memtap show" would, e.g. to look up a pointer the program printed.
+ */
+#include "cli.h"
+
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char usage[] =
+    "usage: memtap symbolize [options] TRACE.mtr ADDRESS...\n"
+    "\n"
+    "Names each ADDRESS (hexadecimal, as the program saw it) as data: a heap\n"
+    "block, variable and field, symbol, or region, plus offset.\n"
+    "\n"
+    "  --code        name the addresses as instructions: function+offset and\n"
+    "                file:line when the binary has DWARF\n"
+    "  --at SEQ      heap blocks as they were just before event SEQ\n"
+    "                (default: at the end of the trace)\n"
+    "  -h, --help    show this help\n";
+
+static int parse_address(const char *s, uint64_t *out)
+{
+    char *end;
+    *out = strtoull(s, &end, 16);
+    return *s && !*end ? 0 : -1;
+}
+
+static void name_one(renderer *r, symbolizer *sym, uint64_t addr, int code)
+{
+    char buf[1024], line[1024];
+    if (code) {
+        symbolizer_code(sym, addr, buf, sizeof buf);
+        if (symbolizer_line(sym, addr, line, sizeof line))
+            printf("0x%" PRIx64 ": %s %s\n", addr, buf, line);
+        else
+            printf("0x%" PRIx64 ": %s\n", addr, buf);
+        return;
+    }
+    const char *region = renderer_name_data(r, addr, buf, sizeof buf);
+    printf("0x%" PRIx64 ": %s, %s\n", addr, buf, region);
+}
+
+int cmd_symbolize(int argc, char **argv)
+{
+    static const struct option longopts[] = {
+        { "code", no_argument, NULL, 'c' },
+        { "at", required_argument, NULL, 'a' },
+        { "help", no_argument, NULL, 'h' },
+        { NULL, 0, NULL, 0 },
+    };
+    int code = 0;
+    uint64_t at = UINT64_MAX;
+    int c;
+    while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+        switch (c) {
+        case 'c': code = 1; break;
+        case 'a': at = strtoull(optarg, NULL, 10); break;
+        case 'h': fputs(usage, stdout); return 0;
+        default: fputs(usage, stderr); return 2;
+        }
+    }
+    if (argc - optind < 2) {
+        fputs(usage, stderr);
+        return 2;
+    }
+    for (int i = optind + 1; i < argc; i++) {
+        uint64_t a;
+        if (parse_address(argv[i], &a) != 0)
+            return cli_error(argv[i], "not a hexadecimal address");
+    }
+    const char *path = argv[optind];
+    memtap_trace *t;
+    symbolizer *sym = NULL;
+    renderer *r = NULL;
+    render_options opt = { RENDER_MADT, RENDER_SYMBOLIC, 0 };
+    if (cli_open_trace(path, &t))
+        return 1;
+    if (symbolizer_create(t, stderr, &sym) != MEMTAP_OK ||
+        !(r = renderer_create(sym, &opt, stdout))) {
+        symbolizer_destroy(sym);
+        memtap_trace_close(t);
+        return cli_error(path, "out of memory");
+    }
+    memtap_event ev;
+    while (memtap_trace_next(t, &ev) > 0 && ev.rec.seq < at)
+        renderer_learn(r, &ev);
+    for (int i = optind + 1; i < argc; i++) {
+        uint64_t a;
+        parse_address(argv[i], &a);
+        name_one(r, sym, a, code);
+    }
+    renderer_destroy(r);
+    symbolizer_destroy(sym);
+    memtap_trace_close(t);
+    return 0;
+}

@@ -1,0 +1,288 @@
+/*
+ * test_trace.c - the .mtr format: round trip through the writer and the
+ * reader (merge order, modules, info, maps), truncation at every length,
+ * corrupt chunks and headers, bad files.
+ */
+#include "check.h"
+#include "memtap/trace.h"
+#include "trace/writer.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+static char dir[] = "/tmp/memtap-test-trace-XXXXXX";
+
+static char *path_in_dir(const char *name)
+{
+    static char buf[4][256];
+    static int k;
+    char *p = buf[k++ % 4];
+    snprintf(p, 256, "%s/%s", dir, name);
+    return p;
+}
+
+static memtap_record rec(uint64_t seq, uint8_t kind)
+{
+    memtap_record r;
+    memset(&r, 0, sizeof r);
+    r.seq = seq;
+    r.kind = kind;
+    r.pc = 0x1000 + seq;
+    r.addr = 0x7f0000000000ull + seq * 16;
+    r.size = seq % 64;
+    r.addr2 = seq * 3;
+    r.aux = seq / 2;
+    r.count = 1;
+    return r;
+}
+
+static const memtap_segment segs[2] = { { 0, 0x2000, 5, 0 },
+                                        { 0x3000, 0x100, 6, 0 } };
+static const uint8_t bid[20] = { 1, 2, 3, 4, 5, 6, 7, 8, 9, 10,
+                                 11, 12, 13, 14, 15, 16, 17, 18, 19, 20 };
+
+/* Writes events 0..n-1 spread over three threads in runs of `run`, so the
+ * reader must merge chunks back into sequence order. */
+static void write_sample(const char *path, uint64_t n, uint64_t run)
+{
+    trace_writer *w;
+    CHECK(trace_writer_create(path, 1234, &w) == MEMTAP_OK);
+    CHECK(trace_writer_info(w, "pid=1234\nexe=/bin/sample\n") == MEMTAP_OK);
+    CHECK(trace_writer_maps(w, "00400000-00401000 r-xp 0 0:0 0 /bin/x\n") ==
+          MEMTAP_OK);
+    memtap_module m = { 0, MEMTAP_MODF_MAIN, 0, 0x400000, "/bin/sample",
+                        bid, sizeof bid, segs, 2 };
+    CHECK(trace_writer_module(w, &m) == MEMTAP_OK);
+    /* thread t gets seqs where (seq / run) % 3 == t; written thread by
+     * thread, so chunks of different threads interleave out of order */
+    for (uint32_t t = 0; t < 3; t++)
+        for (uint64_t s = 0; s < n; s++)
+            if ((s / run) % 3 == t) {
+                memtap_record r = rec(s, s % 2 ? 'L' : 'S');
+                CHECK(trace_writer_event(w, 100 + t, &r) == MEMTAP_OK);
+                if (s % run == run - 1)
+                    CHECK(trace_writer_flush(w) == MEMTAP_OK);
+            }
+    CHECK(trace_writer_close(w) == MEMTAP_OK);
+}
+
+/* Reads every event; checks order and content; returns the count. */
+static uint64_t read_all(const char *path, int expect_contiguous,
+                         uint64_t run)
+{
+    memtap_trace *t;
+    if (memtap_trace_open(path, &t) != MEMTAP_OK)
+        return UINT64_MAX;
+    memtap_event ev;
+    uint64_t n = 0, last = 0;
+    int rc;
+    while ((rc = memtap_trace_next(t, &ev)) > 0) {
+        if (n)
+            CHECK(ev.rec.seq > last);
+        if (expect_contiguous)
+            CHECK_EQ_U64(ev.rec.seq, n);
+        memtap_record want = rec(ev.rec.seq, ev.rec.seq % 2 ? 'L' : 'S');
+        CHECK(memcmp(&ev.rec, &want, sizeof want) == 0);
+        CHECK_EQ_U64(ev.tid, 100 + (ev.rec.seq / run) % 3);
+        last = ev.rec.seq;
+        n++;
+    }
+    CHECK(rc == 0);
+    memtap_trace_close(t);
+    return n;
+}
+
+static void test_round_trip(void)
+{
+    const char *p = path_in_dir("rt.mtr");
+    write_sample(p, 20000, 3000);
+    CHECK_EQ_U64(read_all(p, 1, 3000), 20000);
+
+    memtap_trace *t;
+    CHECK(memtap_trace_open(p, &t) == MEMTAP_OK);
+    const memtap_trace_health *h = memtap_trace_get_health(t);
+    CHECK_EQ_U64(h->events, 20000);
+    CHECK(!h->truncated && !h->corrupt_chunks);
+    CHECK_EQ_U64(memtap_trace_header(t)->pid, 1234);
+    CHECK_EQ_U64(memtap_trace_module_count(t), 1);
+    const memtap_module *m = memtap_trace_module_at(t, 0);
+    CHECK_STREQ(m->path, "/bin/sample");
+    CHECK_EQ_U64(m->base, 0x400000);
+    CHECK_EQ_U64(m->nsegs, 2);
+    CHECK_EQ_U64(m->segs[1].vaddr, 0x3000);
+    CHECK(m->build_id_len == 20 && memcmp(m->build_id, bid, 20) == 0);
+    CHECK(strncmp(memtap_trace_info(t, "exe"), "/bin/sample\n", 12) == 0);
+    CHECK(memtap_trace_info(t, "missing") == NULL);
+    CHECK(strstr(memtap_trace_maps(t), "/bin/x") != NULL);
+    /* rewinding replays the same events */
+    memtap_event ev;
+    CHECK(memtap_trace_next(t, &ev) == 1 && ev.rec.seq == 0);
+    CHECK(memtap_trace_rewind(t) == MEMTAP_OK);
+    CHECK(memtap_trace_next(t, &ev) == 1 && ev.rec.seq == 0);
+    memtap_trace_close(t);
+}
+
+static void *slurp(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    fseek(f, 0, SEEK_END);
+    *len = (size_t)ftell(f);
+    rewind(f);
+    void *buf = malloc(*len);
+    if (buf && fread(buf, 1, *len, f) != *len) {
+        free(buf);
+        buf = NULL;
+    }
+    fclose(f);
+    return buf;
+}
+
+static void spill(const char *path, const void *buf, size_t len)
+{
+    FILE *f = fopen(path, "wb");
+    CHECK(f != NULL);
+    if (f) {
+        CHECK(fwrite(buf, 1, len, f) == len);
+        fclose(f);
+    }
+}
+
+/* Offsets where chunks end, found by walking the headers independently. */
+static size_t chunk_ends(const char *buf, size_t len, size_t *ends,
+                         uint32_t *counts, size_t max)
+{
+    size_t off = sizeof(memtap_file_header), n = 0;
+    while (off + sizeof(memtap_chunk_header) <= len && n < max) {
+        memtap_chunk_header h;
+        memcpy(&h, buf + off, sizeof h);
+        off += sizeof h + h.stored_size;
+        counts[n] = h.type == MEMTAP_CHUNK_EVENTS ? h.count : 0;
+        ends[n++] = off;
+    }
+    return n;
+}
+
+static void test_truncation(void)
+{
+    const char *full = path_in_dir("full.mtr"), *cut = path_in_dir("cut.mtr");
+    write_sample(full, 600, 100);
+    size_t len;
+    char *buf = slurp(full, &len);
+    CHECK(buf != NULL);
+    if (!buf)
+        return;
+    size_t ends[64];
+    uint32_t counts[64];
+    size_t nchunks = chunk_ends(buf, len, ends, counts, 64);
+    CHECK(nchunks == 9 && ends[nchunks - 1] == len);
+    for (size_t l = 0; l <= len; l++) {
+        spill(cut, buf, l);
+        memtap_trace *t;
+        int rc = memtap_trace_open(cut, &t);
+        if (l < sizeof(memtap_file_header)) {
+            CHECK(rc == MEMTAP_E_FORMAT);
+            continue;
+        }
+        CHECK(rc == MEMTAP_OK);
+        if (rc != MEMTAP_OK)
+            continue;
+        /* expected: the events of the chunks that end within l */
+        uint64_t want = 0;
+        int boundary = l == sizeof(memtap_file_header);
+        for (size_t i = 0; i < nchunks; i++) {
+            if (ends[i] <= l)
+                want += counts[i];
+            if (ends[i] == l)
+                boundary = 1;
+        }
+        CHECK_EQ_U64(memtap_trace_get_health(t)->truncated, !boundary);
+        memtap_trace_close(t);
+        CHECK_EQ_U64(read_all(cut, 0, 100), want);
+    }
+    free(buf);
+}
+
+static void test_corruption(void)
+{
+    const char *full = path_in_dir("c.mtr"), *bad = path_in_dir("bad.mtr");
+    write_sample(full, 600, 100);
+    size_t len;
+    char *buf = slurp(full, &len);
+    if (!buf)
+        return;
+    size_t ends[64];
+    uint32_t counts[64];
+    size_t n = chunk_ends(buf, len, ends, counts, 64);
+    /* chunk 4 (an event chunk): damage its payload */
+    char *copy = malloc(len);
+    memcpy(copy, buf, len);
+    copy[ends[3] + sizeof(memtap_chunk_header) + 10] ^= 0x55;
+    spill(bad, copy, len);
+    CHECK_EQ_U64(read_all(bad, 0, 100), 600 - counts[4]);
+    /* damage chunk 5's header: the reader resynchronizes at chunk 6 */
+    memcpy(copy, buf, len);
+    copy[ends[4] + 9] ^= 0x01;
+    spill(bad, copy, len);
+    memtap_trace *t;
+    CHECK(memtap_trace_open(bad, &t) == MEMTAP_OK);
+    CHECK_EQ_U64(memtap_trace_get_health(t)->corrupt_chunks, 1);
+    CHECK_EQ_U64(memtap_trace_get_health(t)->skipped_bytes,
+                 ends[5] - ends[4]);
+    memtap_trace_close(t);
+    CHECK_EQ_U64(read_all(bad, 0, 100), 600 - counts[5]);
+    /* garbage inserted between chunks is skipped */
+    char *grown = malloc(len + 100);
+    memcpy(grown, buf, ends[2]);
+    memset(grown + ends[2], 'M', 100);
+    memcpy(grown + ends[2] + 100, buf + ends[2], len - ends[2]);
+    spill(bad, grown, len + 100);
+    CHECK_EQ_U64(read_all(bad, 0, 100), 600);
+    (void)n;
+    free(grown);
+    free(copy);
+    free(buf);
+}
+
+static void test_bad_files(void)
+{
+    memtap_trace *t = NULL;
+    const char *p = path_in_dir("junk.mtr");
+    spill(p, "this is not a memtap trace, just some text........", 50);
+    CHECK(memtap_trace_open(p, &t) == MEMTAP_E_FORMAT && t == NULL);
+    spill(p, "", 0);
+    CHECK(memtap_trace_open(p, &t) == MEMTAP_E_FORMAT);
+    CHECK(memtap_trace_open(path_in_dir("absent.mtr"), &t) == MEMTAP_E_IO &&
+          errno == ENOENT);
+    CHECK(memtap_trace_open(dir, &t) == MEMTAP_E_FORMAT);
+    /* a newer version is refused, not misread */
+    write_sample(p, 10, 10);
+    size_t len;
+    char *buf = slurp(p, &len);
+    memtap_file_header h;
+    memcpy(&h, buf, sizeof h);
+    h.version = 99;
+    memcpy(buf, &h, sizeof h);
+    spill(p, buf, len);
+    CHECK(memtap_trace_open(p, &t) == MEMTAP_E_VERSION);
+    free(buf);
+    CHECK_STREQ(memtap_status_string(MEMTAP_E_VERSION),
+                "unsupported trace version");
+}
+
+int main(void)
+{
+    if (!mkdtemp(dir))
+        return 1;
+    test_round_trip();
+    test_truncation();
+    test_corruption();
+    test_bad_files();
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    if (system(cmd) != 0)
+        return 1;
+    return CHECK_DONE();
+}
