@@ -55,6 +55,15 @@ static void take_operator(uint64_t *site, uint8_t *flags)
     tls_op.active = 0;
 }
 
+/* A failed allocation ends the operator's claim: what the C++ runtime
+ * allocates next (the bad_alloc exception) is its own. */
+static void *checked(void *p)
+{
+    if (!p)
+        tls_op.active = 0;
+    return p;
+}
+
 static void record_alloc(uint8_t kind, uint8_t flags, void *p, uint64_t size,
                          void *old, uint64_t site)
 {
@@ -78,7 +87,7 @@ static void record_release(uint8_t kind, uint8_t flags, void *p,
 
 MEMTAP_EXPORT void *malloc(size_t size)
 {
-    void *p = __libc_malloc(size);
+    void *p = checked(__libc_malloc(size));
     if (p && recording())
         record_alloc(MEMTAP_EV_MALLOC, 0, p, size, NULL, CALL_SITE);
     return p;
@@ -131,7 +140,7 @@ static int valid_alignment(size_t align)
 
 static void *aligned_at(size_t align, size_t size, uint64_t site)
 {
-    void *p = __libc_memalign(align, size);
+    void *p = checked(__libc_memalign(align, size));
     if (p && recording())
         record_alloc(MEMTAP_EV_MALLOC, MEMTAP_RF_ALIGNED, p, size, NULL, site);
     return p;
@@ -273,20 +282,22 @@ static void *next_symbol(void **slot, const char *name)
     return *slot;
 }
 
-static void operator_end(int *unused)
+static void operator_end(int *owner)
 {
-    (void)unused;
-    tls_op.active = 0;
+    if (*owner)
+        tls_op.active = 0;
 }
 
 /* Marks this thread inside a C++ operator until the enclosing scope ends,
- * by return or by exception. */
-#define OPERATOR_SCOPE(f, s)                                              \
-    int op_scope __attribute__((cleanup(operator_end))) = 0;                  \
-    (void)op_scope;                                                           \
-    tls_op.flags = (f);                                                       \
-    tls_op.site = (s);                                                        \
-    tls_op.active = 1
+ * by return or by exception.  An operator the C++ runtime calls from
+ * another (new[] calls new) keeps the outer one's site and flags. */
+#define OPERATOR_SCOPE(f, s)                                                 \
+    int op_owner __attribute__((cleanup(operator_end))) = !tls_op.active;     \
+    if (op_owner) {                                                           \
+        tls_op.flags = (f);                                                   \
+        tls_op.site = (s);                                                    \
+        tls_op.active = 1;                                                    \
+    }
 
 typedef struct { char unused; } nothrow_tag;
 

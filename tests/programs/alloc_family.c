@@ -3,15 +3,16 @@
 #include <stdlib.h>
 
 void *volatile sink;
+void *volatile none; /* NULL the compiler cannot see through */
 
 int main(void)
 {
     void *a = malloc(10);                 /* M 0 */
     void *b = calloc(4, 25);              /* C 1, 100 bytes */
     a = realloc(a, 100000);               /* R 2, old block a freed */
-    void *c = realloc(NULL, 7);           /* R 3 (from nothing) */
+    void *c = realloc(none, 7);           /* R 3 (from nothing) */
     c = realloc(c, 0);                    /* R 4 (to nothing: frees) */
-    void *d = reallocarray(NULL, 3, 8);   /* R 5, 24 bytes */
+    void *d = reallocarray(none, 3, 8);   /* R 5, 24 bytes */
     void *e;
     if (posix_memalign(&e, 64, 40) != 0)  /* M 6, aligned */
         return 1;
@@ -28,6 +29,6 @@ int main(void)
     free(g);
     free(h);
     free(i);
-    free(NULL);                           /* not an event */
+    free(none);                           /* not an event */
     return 0;
 }

@@ -1,0 +1,481 @@
+#!/usr/bin/env python3
+"""memtap integration tests: run programs written for the purpose under
+`memtap run` and check `memtap show` line by line.
+
+Expected call sites come from objdump's disassembly of the test program
+(the return address after each call), never from memtap's own output.
+
+Usage: memtap_tests.py TEST_NAME   (MEMTAP_BUILD names the build tree)
+"""
+import os
+import re
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+
+BUILD = os.environ.get("MEMTAP_BUILD", os.path.join(os.path.dirname(__file__), "../../build"))
+BIN = os.path.join(BUILD, "bin")
+LIB = os.path.join(BUILD, "lib")
+MEMTAP = os.path.join(BIN, "memtap")
+TMP = tempfile.mkdtemp(prefix="memtap-it-")
+
+EVENT = re.compile(r"^([LSYWGMCPREFU])([$#])(\d+):(.*)$")
+
+
+class Failure(Exception):
+    pass
+
+
+def check(cond, what):
+    if not cond:
+        raise Failure(what)
+
+
+def check_eq(got, want, what):
+    if got != want:
+        raise Failure("%s:\n  got:  %r\n  want: %r" % (what, got, want))
+
+
+def prog(name):
+    return os.path.join(BIN, name)
+
+
+def memtap(*args, env=None, check_rc=True):
+    e = dict(os.environ)
+    if env:
+        e.update(env)
+    p = subprocess.run([MEMTAP] + list(args), capture_output=True, text=True, env=e)
+    if check_rc and p.returncode != 0:
+        raise Failure("memtap %s: exit %d\n%s" % (" ".join(args), p.returncode, p.stderr))
+    return p
+
+
+def trace(name, *args, out="t.mtr", env=None, expect_rc=0):
+    path = os.path.join(TMP, out)
+    p = memtap("run", "-o", path, "--", prog(name) if "/" not in name else name,
+               *args, env=env, check_rc=False)
+    check_eq(p.returncode, expect_rc, "exit status of memtap run %s" % name)
+    return path, p
+
+
+def show(path, *opts):
+    return memtap("show", *opts, path).stdout.splitlines()
+
+
+def events(lines):
+    """Table I lines without their sequence numbers, in order; checks that
+    the sequence numbers increase."""
+    out, last = [], -1
+    for line in lines:
+        m = EVENT.match(line)
+        if not m:
+            continue
+        seq = int(m.group(3))
+        check(seq > last or (seq == last), "sequence numbers increase: %s" % line)
+        last = seq
+        out.append("%s%s:%s" % (m.group(1), m.group(2), m.group(4)))
+    return out
+
+
+def disassembly(binary):
+    """{function: [(address, text)]} from objdump -dC (demangled)."""
+    text = subprocess.run(["objdump", "-dC", "--no-show-raw-insn", binary],
+                          capture_output=True, text=True, check=True).stdout
+    funcs, cur = {}, None
+    for line in text.splitlines():
+        m = re.match(r"^([0-9a-f]+) <(.+)>:$", line)
+        if m:
+            cur = m.group(2)
+            funcs[cur] = [(int(m.group(1), 16), "")]
+            continue
+        m = re.match(r"^\s+([0-9a-f]+):\s+(.*)$", line)
+        if m and cur:
+            funcs[cur].append((int(m.group(1), 16), m.group(2)))
+    return funcs
+
+
+def call_sites(binary, func, callee=None):
+    """Return addresses of the calls in func (to callee when given), as
+    (callee, func+offset) in order: the call site memtap must report."""
+    insns = disassembly(binary)[func]
+    start = insns[0][0]
+    sites = []
+    for i, (addr, text) in enumerate(insns):
+        m = re.match(r"call\s+[0-9a-f]+ <(.+)@plt>", text)
+        if m and (callee is None or m.group(1) == callee):
+            sites.append((m.group(1), "%s+%d" % (func, insns[i + 1][0] - start)))
+    return sites
+
+
+def site(binary, func, callee, nth=0):
+    return call_sites(binary, func, callee)[nth][1]
+
+
+def heap_lines(lines):
+    return [e for e in events(lines) if e[0] in "MCPREFU"]
+
+
+# ---------------------------------------------------------------- heap tracker
+
+def test_three_mallocs():
+    for variant in ("three_mallocs", "three_mallocs_O2", "three_mallocs_nopie"):
+        binary = prog(variant)
+        path, _ = trace(variant)
+        a = site(binary, "alloc_a", "malloc")
+        b = site(binary, "alloc_b", "malloc")
+        c = site(binary, "alloc_c", "malloc")
+        check_eq(heap_lines(show(path)), [
+            "M$:<malloc0000@%s>,16" % a,
+            "M$:<malloc0001@%s>,32" % b,
+            "M$:<malloc0002@%s>,48" % c,
+            "F$:<freed:0001@%s>" % b,
+        ], variant + ": symbolic heap lines")
+        raw = heap_lines(show(path, "--raw"))
+        check_eq(len(raw), 4, variant + ": raw lines")
+        check(re.match(r"^M#:0x[0-9a-f]+,16, 0x[0-9a-f]+$", raw[0]), "raw M line: " + raw[0])
+        check(re.match(r"^F#:0x[0-9a-f]+, 0x[0-9a-f]+$", raw[3]), "raw F line: " + raw[3])
+        both = [l for l in show(path, "--both") if EVENT.match(l)]
+        check_eq(len(both), 8, variant + ": --both gives a raw and a symbolic line each")
+        check(both[0].startswith("M#") and both[1].startswith("M$"), "--both order")
+
+
+def test_stripped():
+    binary = prog("three_mallocs_stripped")
+    path, _ = trace("three_mallocs_stripped")
+    # no function symbols: sites are module+offset, offsets from objdump
+    insns = [i for f in disassembly(binary).values() for i in f]
+    insns.sort()
+    rets = [insns[k + 1][0] for k, (_, t) in enumerate(insns)
+            if re.match(r"call\s+[0-9a-f]+ <malloc@plt>", t)]
+    check_eq(len(rets), 3, "three calls to malloc in the stripped binary")
+    name = "three_mallocs_stripped"
+    lines = heap_lines(show(path))
+    check_eq(lines[:3], ["M$:<malloc%04d@%s+0x%x>,%d" % (i, name, r, 16 * (i + 1))
+                         for i, r in enumerate(rets)], "stripped binary sites")
+
+
+def test_alloc_family():
+    binary = prog("alloc_family")
+    calls = [s for c, s in call_sites(binary, "main")]
+    callees = [c for c, s in call_sites(binary, "main")]
+    check_eq(callees, ["malloc", "calloc", "realloc", "realloc", "realloc",
+                       "reallocarray", "posix_memalign", "aligned_alloc",
+                       "memalign", "valloc", "pvalloc"] + ["free"] * 9,
+             "calls in alloc_family's main")
+    s = calls
+    page = os.sysconf("SC_PAGESIZE")
+    want = [
+        "M$:<malloc0000@%s>,10" % s[0],
+        "C$:<calloc0001@%s>,100" % s[1],
+        "R$:<realloc0002@%s>,100000,<freed:0000@%s>" % (s[2], s[0]),
+        "R$:<realloc0003@%s>,7,0x0" % s[3],
+        "R$:0x0,0,<freed:0003@%s>" % s[3],
+        "R$:<realloc0005@%s>,24,0x0" % s[5],
+        "M$:<malloc0006@%s>,40" % s[6],
+        "M$:<malloc0007@%s>,256" % s[7],
+        "M$:<malloc0008@%s>,33" % s[8],
+        "M$:<malloc0009@%s>,5" % s[9],
+        "M$:<malloc0010@%s>,%d" % (s[10], page),
+    ] + ["F$:<freed:%04d@%s>" % (i, s[i]) for i in (2, 1, 5, 6, 7, 8, 9, 10)]
+    path, _ = trace("alloc_family")
+    check_eq(heap_lines(show(path)), want, "malloc family lines")
+    # flags: the memalign family is marked aligned in the CSV
+    rows = [l.split(",") for l in show(path, "--format", "csv")[1:]]
+    aligned = [r for r in rows if r[2] == "M" and int(r[9]) & 4]
+    check_eq(len(aligned), 5, "aligned allocations flagged")
+
+
+def test_mappings():
+    binary = prog("mappings")
+    s = dict()
+    for callee, where in call_sites(binary, "main"):
+        s.setdefault(callee, []).append(where)
+    page = os.sysconf("SC_PAGESIZE")
+    want = [
+        "P$:<memmap0000@%s>,%d" % (s["mmap"][0], 4 * page),
+        "E$:<mremap0001@%s>,%d,<unmap:0000@%s>" % (s["mremap"][0], 64 * page, s["mmap"][0]),
+        "U$:<unmap:0001@%s>,%d" % (s["mremap"][0], 4 * page),
+        "U$:<unmap:0001@%s>,%d" % (s["mremap"][0], 60 * page),
+        "P$:<memmap0002@%s>,%d" % (s["sbrk"][1], 2 * page),
+        "U$:<unmap:0002@%s>,%d" % (s["sbrk"][1], page),
+        "U$:<unmap:0002@%s>,%d" % (s["sbrk"][1], page),
+    ]
+    path, _ = trace("mappings")
+    check_eq(heap_lines(show(path)), want, "mapping lines")
+
+
+def test_cxx():
+    binary = prog("cxx_alloc")
+    news = [w for c, w in call_sites(binary, "main") if c.startswith("operator new")]
+    widget = [w for c, w in call_sites(binary, "make_widget(int)") if c.startswith("operator new")]
+    check_eq(len(news), 4, "operator new calls in main (3 + the throwing one)")
+    path, p = trace("cxx_alloc")
+    check("caught bad_alloc" in p.stdout, "the program caught bad_alloc")
+    mine = [l for l in heap_lines(show(path)) if "main+" in l or "make_widget" in l]
+    want = [
+        "M$:<malloc0000@%s>,16" % widget[0],
+        "M$:<malloc0001@%s>,40" % news[0],
+        "M$:<malloc0002@%s>,64" % news[1],
+        "M$:<malloc0003@%s>,4" % news[2],
+        "F$:<freed:0000@%s>" % widget[0],
+        "F$:<freed:0001@%s>" % news[0],
+        "F$:<freed:0002@%s>" % news[1],
+        "F$:<freed:0003@%s>" % news[2],
+    ]
+    check_eq(mine, want, "C++ allocations named with their operator's call site")
+    rows = [l.split(",") for l in show(path, "--format", "csv")[1:]]
+    flags = [int(r[9]) for r in rows if r[2] == "M"][:4]
+    check_eq(flags, [1, 3, 5, 1], "new / new[] / aligned new / nothrow new flags")
+
+
+def test_threads():
+    path, _ = trace("threads")
+    rows = [l.split(",") for l in show(path, "--format", "csv", "--raw")[1:]]
+    per = {}
+    live = {}
+    seqs = [int(r[0]) for r in rows]
+    check_eq(seqs, sorted(seqs), "events merged in sequence order")
+    ids = set()
+    for r in rows:
+        kind, tid, size = r[2], r[1], int(r[5])
+        if kind == "M" and 1000 <= size < 1004:
+            per.setdefault(tid, []).append(size)
+            ids.add(int(r[7]))
+            live[r[4]] = tid
+        if kind == "F" and r[4] in live:
+            check_eq(live.pop(r[4]), tid, "a block is freed by the thread that made it")
+    check_eq(len(per), 4, "four allocating threads")
+    for tid, sizes in per.items():
+        check_eq(len(sizes), 5000, "blocks of thread %s" % tid)
+        check_eq(len(set(sizes)), 1, "one size per thread")
+    check_eq(len(ids), 20000, "allocation numbers are unique")
+    starts = [r for r in rows if r[2] == "t"]
+    check_eq(len(starts), 5, "thread start events (main + 4)")
+
+
+def test_own_memory_invisible():
+    path, _ = trace("noalloc")
+    lines = show(path)
+    heap = heap_lines(lines)
+    check(not [l for l in heap if l[0] in "PU"], "no mappings recorded: %r" % heap)
+    check(not [l for l in heap if "libmemtap" in l or "ZSTD" in l or "tracer" in l],
+          "no allocation by memtap itself: %r" % heap)
+
+
+def test_fork():
+    binary = prog("forker")
+    pb = site(binary, "parent_block", "malloc")
+    cb = site(binary, "child_block", "malloc")
+    path, p = trace("forker")
+    parent = show(path)
+    check_eq(heap_lines(parent), ["M$:<malloc0000@%s>,111" % pb,
+                                  "F$:<freed:0000@%s>" % pb], "parent trace")
+    forks = [l for l in parent if ": fork: child " in l]
+    check_eq(len(forks), 1, "fork event in the parent trace")
+    child_pid = forks[0].split()[-1]
+    child_path = os.path.join(TMP, "t.%s.mtr" % child_pid)
+    check(os.path.exists(child_path), "child trace %s" % child_path)
+    check("also wrote " + child_path in p.stderr, "memtap run lists the child's trace")
+    check_eq(heap_lines(show(child_path)), [
+        "F$:<freed:0000@%s>" % pb,      # inherited block, named from the parent
+        "M$:<malloc0001@%s>,222" % cb,
+        "F$:<freed:0001@%s>" % cb,
+    ], "child trace")
+
+
+def test_exec():
+    for arg, failed in (("", 0), ("fail", 1)):
+        path, p = trace("execer", *([arg] if arg else []), out="e%d.mtr" % failed, expect_rc=3)
+        first = show(path)
+        check_eq([l for l in heap_lines(first) if l.endswith(",1234")].__len__(), 1, "before exec")
+        check_eq(len([l for l in first if l.endswith(": exec failed")]), failed, "failed exec")
+        others = [l.split("also wrote ")[1] for l in p.stderr.splitlines() if "also wrote" in l]
+        check_eq(len(others), 1, "one more trace, from the new image")
+        second = heap_lines(show(others[0]))
+        check_eq(len([l for l in second if l.endswith(",4321")]), 1, "after exec")
+
+
+def test_dlopen():
+    plugin = os.path.join(LIB, "libplugin.so")
+    path, _ = trace("dlopener", plugin)
+    lines = show(path)
+    ps = site(plugin, "plugin_make", "malloc")
+    check("M$:<malloc%s@%s>,77" % ("", ps) not in heap_lines(lines), "")
+    mine = [l for l in heap_lines(lines) if ps in l]
+    check_eq(len(mine), 2, "plugin's block allocated and freed: %r" % mine)
+    check(re.match(r"^M\$:<malloc\d{4}@%s>,77$" % re.escape(ps), mine[0]), mine[0])
+    check(any(re.search(r": load .*libplugin\.so at", l) for l in lines), "load event")
+    check(any(re.search(r": unload .*libplugin\.so at", l) for l in lines), "unload event")
+
+
+def test_exit_status():
+    for code in (0, 7, 200):
+        trace("exit_status", str(code), expect_rc=code)
+
+
+def test_crash_keeps_trace():
+    path, p = trace("crasher", expect_rc=128 + 11)
+    check("killed by signal 11" in p.stderr, "memtap reports the signal")
+    r = memtap("show", path)
+    check_eq([l.split(",")[-1] for l in heap_lines(r.stdout.splitlines())], ["64", "128"],
+             "blocks allocated before the crash")
+    check("ended by signal 11" in r.stderr, "show notes the signal")
+    path, p = trace("crasher", "abort", expect_rc=128 + 6)
+    check_eq(len(heap_lines(show(path))), 2, "trace kept after abort()")
+
+
+def test_kill9_keeps_flushed_chunks():
+    path, p = trace("crasher", "kill", "2000", env={"MEMTAP_BUFFER_RECORDS": "64"},
+                    expect_rc=128 + 9)
+    r = memtap("show", path)
+    n = len(heap_lines(r.stdout.splitlines()))
+    total = 2 + 2 * 2000
+    check(total - 64 <= n <= total, "%d of %d events survive kill -9" % (n, total))
+    check("no end record" in r.stderr, "show warns that the process was killed")
+
+
+# ---------------------------------------------------------------- symbolizer
+
+def test_symbolize_globals():
+    binary = prog("globals")
+    path, p = trace("globals")
+    places = dict(l.rsplit(" ", 1) for l in p.stdout.splitlines())
+    names = list(places)
+    r = memtap("symbolize", path, *[places[n][2:] for n in names if n != "main"])
+    got = dict(zip([n for n in names if n != "main"], r.stdout.splitlines()))
+    mb = site(binary, "make_buffer", "malloc")
+    for name in ("config.limits[3].hi", "config.name[2]", "config.grid[2][4]",
+                 "config.limits[1].lo+2", "counter", "table[5]"):
+        check_eq(got[name].split(": ", 1)[1], "%s, [globals]" % name, "data name")
+    check_eq(got["buffer+17"].split(": ", 1)[1], "<malloc0000@%s>+17, [heap]" % mb, "heap name")
+    check(re.match(r"^0x[0-9a-f]+: <freed:0001@main\+\d+>\+3, \[heap\]$", got["gone+3"]),
+          "use after free named: " + got["gone+3"])
+    r = memtap("symbolize", "--code", path, places["main"][2:])
+    check(re.match(r"^0x[0-9a-f]+: main\+0 globals\.c:\d+$", r.stdout.strip()),
+          "code name with line: " + r.stdout)
+
+
+def test_build_id_mismatch():
+    copy = os.path.join(TMP, "rebuilt")
+    shutil.copy(prog("three_mallocs"), copy)
+    path, _ = trace(copy)
+    shutil.copy(prog("alloc_family"), copy)   # "rebuilt" since the run
+    r = memtap("show", path)
+    check("build-id differs" in r.stderr, "warning about the changed binary")
+    first = heap_lines(r.stdout.splitlines())[0]
+    check(re.match(r"^M\$:<malloc0000@rebuilt\+0x[0-9a-f]+>,16$", first),
+          "raw fallback for the changed binary: " + first)
+
+
+# ---------------------------------------------------------------- bad input
+
+def expect_error(args, pattern, rc_nonzero=True):
+    p = memtap(*args, check_rc=False)
+    if rc_nonzero:
+        check(p.returncode != 0, "non-zero exit for memtap %s" % " ".join(args))
+    check(re.search(pattern, p.stderr), "message for memtap %s: %r" % (" ".join(args), p.stderr))
+    return p
+
+
+def test_bad_programs():
+    out = os.path.join(TMP, "x.mtr")
+    expect_error(["run", "-o", out, "--", "/nonexistent/prog"],
+                 r"^memtap: /nonexistent/prog: no such program")
+    expect_error(["run", "-o", out, "--", prog("static_prog")],
+                 r"static executable: .*LD_PRELOAD")
+    text = os.path.join(TMP, "notelf")
+    with open(text, "w") as f:
+        f.write("hello, not a program\n" * 10)
+    os.chmod(text, 0o755)
+    expect_error(["run", "-o", out, "--", text], r"notelf: not an ELF file")
+    arm = os.path.join(TMP, "arm")
+    data = bytearray(open(prog("three_mallocs"), "rb").read())
+    data[18:20] = (183).to_bytes(2, "little")       # e_machine = EM_AARCH64
+    open(arm, "wb").write(data)
+    os.chmod(arm, 0o755)
+    expect_error(["run", "-o", out, "--", arm], r"arm: not an x86-64 ELF file")
+    cut = os.path.join(TMP, "cut")
+    open(cut, "wb").write(bytes(data[:100]))
+    os.chmod(cut, 0o755)
+    expect_error(["run", "-o", out, "--", cut], r"^memtap: .*cut: ")
+    expect_error(["run", "-o", "/nonexistent-dir/x.mtr", "--", prog("three_mallocs")],
+                 r"cannot write the trace")
+    victim = os.path.join(TMP, "victim")
+    shutil.copy(prog("three_mallocs"), victim)
+    before = open(victim, "rb").read()
+    expect_error(["run", "-o", victim, "--", victim], r"would overwrite the program")
+    check(open(victim, "rb").read() == before, "the program is untouched")
+
+
+def test_bad_traces():
+    junk = os.path.join(TMP, "junk.mtr")
+    with open(junk, "w") as f:
+        f.write("not a trace at all, only text\n" * 5)
+    expect_error(["show", junk], r"junk\.mtr: not a memtap trace file")
+    expect_error(["show", os.path.join(TMP, "absent.mtr")], r"No such file or directory")
+    path, _ = trace("threads", out="big.mtr", env={"MEMTAP_BUFFER_RECORDS": "1024"})
+    full = len(heap_lines(show(path, "--raw")))
+    data = open(path, "rb").read()
+    cut = os.path.join(TMP, "half.mtr")
+    open(cut, "wb").write(data[: len(data) // 2])
+    r = memtap("show", "--raw", cut)
+    n = len(heap_lines(r.stdout.splitlines()))
+    check(0 < n < full, "half a trace shows part of the events (%d of %d)" % (n, full))
+    check("ends inside a chunk" in r.stderr, "truncation reported")
+
+
+def test_streaming_memory():
+    path = os.path.join(TMP, "huge.mtr")
+    subprocess.run([prog("gen_trace"), path, "4000000"], check=True)
+    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    p = subprocess.run([MEMTAP, "show", "--raw", "--format", "lackey", path],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    check_eq(p.returncode, 0, "show of a large trace")
+    lines = p.stdout.count(b"\n")
+    check_eq(lines, 4000000, "every access shown")
+    rss_kb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    raw_mb = 4000000 * 56 / 1e6
+    check(rss_kb / 1024 < raw_mb / 2,
+          "show streams: peak RSS %.0f MB for %.0f MB of records (before: %d KB)"
+          % (rss_kb / 1024, raw_mb, before))
+
+
+def test_help_lists_real_options():
+    for cmd in ([], ["run"], ["show"], ["symbolize"]):
+        p = memtap(*(cmd + ["--help"]))
+        check(p.stdout.startswith("usage: memtap"), "help of %s" % cmd)
+        for opt in set(re.findall(r"(?m)^\s+(?:-\w, )?(--[a-z-]+)", p.stdout)):
+            q = memtap(*(cmd + [opt, "x"] if cmd else [opt]), check_rc=False)
+            check("unrecognized option" not in q.stderr and "unknown command" not in q.stderr,
+                  "%s %s is accepted" % (cmd, opt))
+
+
+def test_demo_example():
+    binary = prog("disparity")
+    f = site(binary, "fMallocHandle", "malloc")
+    i = site(binary, "iMallocHandle", "malloc")
+    path, p = trace("disparity")
+    check("disparity checksum" in p.stdout, "the example ran")
+    heap = heap_lines(show(path))
+    check_eq(heap[:4], ["M$:<malloc0000@%s>,528" % f, "M$:<malloc0001@%s>,528" % f,
+                        "M$:<malloc0002@%s>,528" % f, "M$:<malloc0003@%s>,528" % i],
+             "the allocations of Listing 2's shape")
+
+
+def main():
+    name = sys.argv[1]
+    try:
+        globals()["test_" + name]()
+    except Failure as e:
+        print("FAIL %s: %s" % (name, e))
+        return 1
+    finally:
+        shutil.rmtree(TMP, ignore_errors=True)
+    print("ok %s" % name)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
