@@ -200,6 +200,15 @@ static void print_raw(renderer *r, const memtap_event *ev)
     }
 }
 
+/* " file:line" of the call before return address site, with --lines. */
+static void site_line(renderer *r, uint64_t site)
+{
+    char buf[NAME_MAX_LEN];
+    if (r->opt.lines && site && symbolizer_line(r->sym, site - 1, buf,
+                                                 sizeof buf))
+        fprintf(r->out, " %s", buf);
+}
+
 static void print_symbolic(renderer *r, const memtap_event *ev,
                            const heap_block *old, int had_old)
 {
@@ -235,7 +244,9 @@ static void print_symbolic(renderer *r, const memtap_event *ev,
             block_name(r, blk, a, sizeof a);
         else
             snprintf(a, sizeof a, "0x%" PRIx64, x->addr);
-        fprintf(o, "%s,%" PRIu64 "\n", a, x->size);
+        fprintf(o, "%s,%" PRIu64, a, x->size);
+        site_line(r, x->pc);
+        fputc('\n', o);
         break;
     }
     case MEMTAP_EV_REALLOC:
@@ -252,7 +263,9 @@ static void print_symbolic(renderer *r, const memtap_event *ev,
             renderer_name_data(r, x->addr2, b, sizeof b);
         else
             snprintf(b, sizeof b, "0x0");
-        fprintf(o, "%s,%" PRIu64 ",%s\n", a, x->size, b);
+        fprintf(o, "%s,%" PRIu64 ",%s", a, x->size, b);
+        site_line(r, x->pc);
+        fputc('\n', o);
         break;
     }
     default: /* F U */
@@ -261,9 +274,11 @@ static void print_symbolic(renderer *r, const memtap_event *ev,
         else
             renderer_name_data(r, x->addr, a, sizeof a);
         if (x->kind == MEMTAP_EV_MUNMAP)
-            fprintf(o, "%s,%" PRIu64 "\n", a, x->size);
+            fprintf(o, "%s,%" PRIu64, a, x->size);
         else
-            fprintf(o, "%s\n", a);
+            fputs(a, o);
+        site_line(r, x->pc);
+        fputc('\n', o);
         break;
     }
 }

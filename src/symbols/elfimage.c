@@ -170,6 +170,12 @@ static int load_symtab(elf_image *img, Elf *elf, Elf64_Word want)
     return ELF_IMAGE_OK;
 }
 
+static int cmp_section(const void *a, const void *b)
+{
+    const elf_section *x = a, *y = b;
+    return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
 static int load_sections(elf_image *img)
 {
     size_t shstrndx;
@@ -211,6 +217,8 @@ static int load_sections(elf_image *img)
         img->secs[img->nsecs].name = name ? name : "?";
         img->nsecs++;
     }
+    if (img->nsecs)
+        qsort(img->secs, img->nsecs, sizeof *img->secs, cmp_section);
     return ELF_IMAGE_OK;
 }
 
@@ -379,9 +387,17 @@ const elf_symbol *elf_image_symbol(const elf_image *img, uint64_t addr,
 
 const elf_section *elf_image_section(const elf_image *img, uint64_t addr)
 {
-    for (size_t i = 0; i < img->nsecs; i++)
-        if (addr >= img->secs[i].addr &&
-            addr - img->secs[i].addr < img->secs[i].size)
+    size_t lo = 0, hi = img->nsecs;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (img->secs[mid].addr <= addr)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    /* .tbss overlaps the sections after it: look one further back */
+    for (size_t i = lo, steps = 0; i-- > 0 && steps < 2; steps++)
+        if (addr - img->secs[i].addr < img->secs[i].size)
             return &img->secs[i];
     return NULL;
 }
@@ -483,7 +499,8 @@ static void load_vars(elf_image *img)
             walk_dies(img, &cu, 0);
         off = next;
     }
-    qsort(img->vars, img->nvars, sizeof *img->vars, cmp_var);
+    if (img->nvars)
+        qsort(img->vars, img->nvars, sizeof *img->vars, cmp_var);
 }
 
 static Dwarf_Die *strip_qualifiers(Dwarf_Die *type)

@@ -141,7 +141,8 @@ static int add_regions(symbolizer *s, const char *maps)
             break;
         p = eol + 1;
     }
-    qsort(s->regions, s->nregions, sizeof *s->regions, cmp_range);
+    if (s->nregions)
+        qsort(s->regions, s->nregions, sizeof *s->regions, cmp_range);
     return MEMTAP_OK;
 }
 
@@ -241,7 +242,6 @@ int symbolizer_line(symbolizer *s, uint64_t pc, char *buf, size_t cap)
     elf_image *img = sm ? module_image(s, sm) : NULL;
     const char *file;
     int line;
-    /* a return address points after the call: look up the call itself */
     if (!img || !elf_image_line(img, pc - sm->m->base, &file, &line))
         return 0;
     const char *slash = strrchr(file, '/');

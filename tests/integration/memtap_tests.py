@@ -141,6 +141,16 @@ def test_three_mallocs():
         check(both[0].startswith("M#") and both[1].startswith("M$"), "--both order")
 
 
+def test_source_lines():
+    src = os.path.join(os.path.dirname(__file__), "../programs/three_mallocs.c")
+    lines = open(src).read().splitlines()
+    want = [str(lines.index(l) + 1) for l in lines if "= malloc(" in l or "free(keep" in l]
+    path, _ = trace("three_mallocs")
+    got = [l.rsplit(":", 1)[1] for l in heap_lines(show(path, "--lines"))]
+    check_eq(got, want, "source lines of the allocation calls")
+    check(all(" three_mallocs.c:" in l for l in heap_lines(show(path, "--lines"))), "file names")
+
+
 def test_stripped():
     binary = prog("three_mallocs_stripped")
     path, _ = trace("three_mallocs_stripped")
