@@ -16,6 +16,7 @@ static const char usage[] =
     "  run        run a program under memtap and write its trace (.mtr)\n"
     "  show       print a trace as MadT lines, Lackey lines or CSV\n"
     "  symbolize  name addresses of a traced run (data or code)\n"
+    "  info       what a trace holds: process, ending, modules, file state\n"
     "\n"
     "'memtap <command> --help' describes a command's options.\n";
 
@@ -48,6 +49,8 @@ int main(int argc, char **argv)
     }
     if (strcmp(cmd, "run") == 0)
         return cmd_run(argc - 1, argv + 1);
+    if (strcmp(cmd, "info") == 0)
+        return cmd_info(argc - 1, argv + 1);
     if (strcmp(cmd, "symbolize") == 0)
         return cmd_symbolize(argc - 1, argv + 1);
     if (strcmp(cmd, "show") == 0)

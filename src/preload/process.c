@@ -105,6 +105,7 @@ static void before_exec(uint64_t site)
 static void exec_failed(void)
 {
     int saved = errno;
+    tracer_exec_failed();
     tracer_emit(MEMTAP_EV_EXEC, MEMTAP_RF_FAILED, 0, 0, 0, 0, 0);
     errno = saved;
 }

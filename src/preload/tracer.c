@@ -48,6 +48,7 @@ typedef struct tracer_thread {
 static struct {
     int enabled;
     int fd;
+    pid_t pid;                       /* the process that owns the output */
     uint32_t cap;
     char base_path[4096];
     char path[4096];
@@ -273,6 +274,7 @@ static int create_output(void)
 
 static void open_output(void)
 {
+    g.pid = getpid();
     g.fd = create_output();
     if (g.fd < 0) {
         static const char msg[] = "memtap: cannot create the trace file\n";
@@ -464,7 +466,11 @@ static void key_destructor(void *p)
 
 void tracer_finish(const char *how, int code)
 {
-    if (!g.enabled || atomic_exchange(&g.finished, 1))
+    /* a vfork child shares our memory until it execs or exits: the output
+     * and the buffers stay the parent's */
+    if (!g.enabled || getpid() != g.pid)
+        return;
+    if (atomic_exchange(&g.finished, 1))
         return;
     tracer_flush_all();
     char text[256];
@@ -483,6 +489,12 @@ void tracer_finish(const char *how, int code)
         write_meta_locked(MEMTAP_CHUNK_INFO, 0, text, b.len);
         meta_release();
     }
+}
+
+void tracer_exec_failed(void)
+{
+    if (g.enabled && getpid() == g.pid)
+        atomic_store(&g.finished, 0);
 }
 
 void tracer_after_fork_child(void)

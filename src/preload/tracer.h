@@ -37,6 +37,9 @@ void tracer_thread_exit(void);
  * written through immediately.  `how` names the ending ("exit", "signal"). */
 void tracer_finish(const char *how, int code);
 
+/* After an exec that failed: recording goes on as before the attempt. */
+void tracer_exec_failed(void);
+
 /* In the child after fork: drops the parent's buffers and opens the child's
  * own trace file. */
 void tracer_after_fork_child(void);

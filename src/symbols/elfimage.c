@@ -143,7 +143,8 @@ static int load_symtab(elf_image *img, Elf *elf, Elf64_Word want)
             const char *name = elf_strptr(elf, sh.sh_link, s.st_name);
             if (!name || !*name)
                 continue;
-            char *dem = symbols_demangle(name);
+            char *dem = strchr(name, '@') ? strndup(name, strcspn(name, "@"))
+                                          : symbols_demangle(name);
             if (dem && keep_name(img, dem) != 0) {
                 free(dem);
                 dem = NULL;

@@ -301,10 +301,22 @@ def test_exec():
         first = show(path)
         check_eq([l for l in heap_lines(first) if l.endswith(",1234")].__len__(), 1, "before exec")
         check_eq(len([l for l in first if l.endswith(": exec failed")]), failed, "failed exec")
+        check("end: exec" in memtap("info", path).stdout.splitlines(), "first image ended by exec")
         others = [l.split("also wrote ")[1] for l in p.stderr.splitlines() if "also wrote" in l]
         check_eq(len(others), 1, "one more trace, from the new image")
         second = heap_lines(show(others[0]))
         check_eq(len([l for l in second if l.endswith(",4321")]), 1, "after exec")
+
+
+def test_vfork():
+    path, _ = trace("vforker")
+    r = memtap("show", path)
+    sizes = [l.split(",")[-1] for l in heap_lines(r.stdout.splitlines()) if l[0] == "M"]
+    check_eq(sizes[:1] + sizes[-1:], ["500", "600"], "parent blocks around the vforks")
+    check_eq(len([l for l in heap_lines(r.stdout.splitlines()) if l[0] == "F"]) >= 2, True,
+             "frees after the vforks")
+    check("no end record" not in r.stderr, "the parent's trace ends normally")
+    check("end: exit" in memtap("info", path).stdout.splitlines(), "ended by exit, not exec")
 
 
 def test_dlopen():
@@ -359,6 +371,12 @@ def test_symbolize_globals():
     for name in ("config.limits[3].hi", "config.name[2]", "config.grid[2][4]",
                  "config.limits[1].lo+2", "counter", "table[5]"):
         check_eq(got[name].split(": ", 1)[1], "%s, [globals]" % name, "data name")
+    check_eq(got["stdout"].split(": ", 1)[1], "stdout+0, [globals]", "copy-relocated data")
+    # from libc's .dynsym, or down to the field when libc's debug file is
+    # installed (struct _IO_FILE: _IO_read_ptr is at offset 8)
+    check(got["_IO_2_1_stdin_+8"].split(": ", 1)[1] in
+          ("_IO_2_1_stdin_+8, [libc.so.6]", "_IO_2_1_stdin_.file._IO_read_ptr, [libc.so.6]"),
+          "a shared library's data: " + got["_IO_2_1_stdin_+8"])
     check_eq(got["buffer+17"].split(": ", 1)[1], "<malloc0000@%s>+17, [heap]" % mb, "heap name")
     check(re.match(r"^0x[0-9a-f]+: <freed:0001@main\+\d+>\+3, \[heap\]$", got["gone+3"]),
           "use after free named: " + got["gone+3"])
@@ -453,7 +471,7 @@ def test_streaming_memory():
 
 
 def test_help_lists_real_options():
-    for cmd in ([], ["run"], ["show"], ["symbolize"]):
+    for cmd in ([], ["run"], ["show"], ["symbolize"], ["info"]):
         p = memtap(*(cmd + ["--help"]))
         check(p.stdout.startswith("usage: memtap"), "help of %s" % cmd)
         for opt in set(re.findall(r"(?m)^\s+(?:-\w, )?(--[a-z-]+)", p.stdout)):

@@ -38,6 +38,8 @@ int main(void)
     printf("table[5] %p\n", (void *)&table[5]);
     printf("buffer+17 %p\n", (void *)(buf + 17));
     printf("gone+3 %p\n", (void *)gone_at);
+    printf("stdout %p\n", (void *)&stdout);     /* copied into .bss */
+    printf("_IO_2_1_stdin_+8 %p\n", (void *)((char *)stdin + 8)); /* libc */
     printf("main %p\n", (void *)main);
     fflush(stdout);
     /* buf stays allocated: its name is looked up at the end of the run */

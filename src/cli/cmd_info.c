@@ -1,0 +1,57 @@
+/*
+ * cmd_info.c - "memtap info": what a trace file holds: the process, how it
+ * ended, its modules, and the state of the file itself.
+ */
+#include "cli.h"
+
+#include <inttypes.h>
+#include <string.h>
+
+static const char usage[] =
+    "usage: memtap info TRACE.mtr\n"
+    "\n"
+    "Prints the trace's notes (process, arguments, how it ended, events\n"
+    "lost), its module table (load address, build-id, path) and the state\n"
+    "of the file (chunks, events, truncation, damage).\n"
+    "\n"
+    "  -h, --help    show this help\n";
+
+int cmd_info(int argc, char **argv)
+{
+    if (argc == 2 && (strcmp(argv[1], "--help") == 0 ||
+                      strcmp(argv[1], "-h") == 0)) {
+        fputs(usage, stdout);
+        return 0;
+    }
+    if (argc != 2 || argv[1][0] == '-') {
+        fputs(usage, stderr);
+        return 2;
+    }
+    memtap_trace *t;
+    if (cli_open_trace(argv[1], &t))
+        return 1;
+    const memtap_file_header *h = memtap_trace_header(t);
+    const memtap_trace_health *hl = memtap_trace_get_health(t);
+    printf("format: %u\npid: %u\nppid: %u\n", h->version, h->pid, h->ppid);
+    printf("chunks: %" PRIu64 "\nevents: %" PRIu64 "\n", hl->chunks,
+           hl->events);
+    printf("truncated: %s\ncorrupt_chunks: %" PRIu64 "\n",
+           hl->truncated ? "yes" : "no", hl->corrupt_chunks);
+    static const char *const keys[] = { "exe", "argc", "parent_trace",
+                                        "fork_seq", "end", "end_code",
+                                        "end_seq", "dropped" };
+    for (size_t i = 0; i < sizeof keys / sizeof *keys; i++) {
+        const char *v = memtap_trace_info(t, keys[i]);
+        if (v)
+            printf("%s: %.*s\n", keys[i], (int)strcspn(v, "\n"), v);
+    }
+    for (size_t i = 0; i < memtap_trace_module_count(t); i++) {
+        const memtap_module *m = memtap_trace_module_at(t, i);
+        printf("module %u: 0x%" PRIx64 " ", m->id, m->base);
+        for (size_t k = 0; k < m->build_id_len; k++)
+            printf("%02x", m->build_id[k]);
+        printf("%s%s\n", m->build_id_len ? " " : "- ", m->path);
+    }
+    memtap_trace_close(t);
+    return 0;
+}
