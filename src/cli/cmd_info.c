@@ -39,7 +39,9 @@ int cmd_info(int argc, char **argv)
            hl->truncated ? "yes" : "no", hl->corrupt_chunks);
     static const char *const keys[] = { "exe", "argc", "parent_trace",
                                         "fork_seq", "end", "end_code",
-                                        "end_seq", "dropped" };
+                                        "end_seq", "dropped", "faults",
+                                        "exposed_windows",
+                                        "syscalls_emulated" };
     for (size_t i = 0; i < sizeof keys / sizeof *keys; i++) {
         const char *v = memtap_trace_info(t, keys[i]);
         if (v)

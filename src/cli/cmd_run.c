@@ -30,7 +30,13 @@ static const char usage[] =
     "A forked child, or an image started by exec, writes its own trace next\n"
     "to the first one: OUT.PID.mtr (OUT.PID-N.mtr after further execs).\n"
     "\n"
+    "By default every load and store to heap, data and bss is recorded (the\n"
+    "fault engine), from the start of the program, or between its calls to\n"
+    "memtap_start() and memtap_stop() when it makes them.\n"
+    "\n"
     "  -o, --output FILE  the trace file (default: memtap.mtr)\n"
+    "  --from-main        record accesses from main() on (not the start-up)\n"
+    "  --heap-only        record dynamic memory events only, no accesses\n"
     "  --text FILE        also write the trace as MadT text lines to FILE\n"
     "  --symbolic         text lines are symbolic (default)\n"
     "  --raw              text lines are raw (numeric addresses)\n"
@@ -39,6 +45,9 @@ static const char usage[] =
     "\n"
     "environment passed to the program:\n"
     "  MEMTAP_OUTPUT          the trace file (absolute path)\n"
+    "  MEMTAP_ACCESSES        1 to record accesses (0 with --heap-only)\n"
+    "  MEMTAP_WINDOW          all, main (--from-main) or marks (the program\n"
+    "                         calls memtap_start)\n"
     "  MEMTAP_BUFFER_RECORDS  records buffered per thread before a chunk is\n"
     "                         written (default 16384; set it to inherit a\n"
     "                         smaller value)\n"
@@ -150,6 +159,17 @@ static int prepare_output(const char *out, const char *prog, char *abs,
     return 0;
 }
 
+/* Whether the program calls memtap_start() (its dynamic symbols name it). */
+static int uses_marks(const char *path)
+{
+    elf_image *img;
+    if (elf_image_open(path, &img) != ELF_IMAGE_OK)
+        return 0;
+    int found = elf_image_imports(img, "memtap_start");
+    elf_image_close(img);
+    return found;
+}
+
 static void set_env(const char *preload, const char *output)
 {
     const char *old = getenv("LD_PRELOAD");
@@ -227,10 +247,13 @@ int cmd_run(int argc, char **argv)
         { "symbolic", no_argument, NULL, 's' },
         { "raw", no_argument, NULL, 'r' },
         { "both", no_argument, NULL, 'b' },
+        { "from-main", no_argument, NULL, 'm' },
+        { "heap-only", no_argument, NULL, 'H' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
     const char *output = "memtap.mtr", *text = NULL;
+    int from_main = 0, heap_only = 0;
     render_options opt = { RENDER_MADT, RENDER_SYMBOLIC, 0 };
     int c;
     /* '+': options end at the program's name */
@@ -241,6 +264,8 @@ int cmd_run(int argc, char **argv)
         case 's': opt.addrs = RENDER_SYMBOLIC; break;
         case 'r': opt.addrs = RENDER_RAW; break;
         case 'b': opt.addrs = RENDER_BOTH; break;
+        case 'm': from_main = 1; break;
+        case 'H': heap_only = 1; break;
         case 'h': fputs(usage, stdout); return 0;
         default: fputs(usage, stderr); return 2;
         }
@@ -261,6 +286,11 @@ int cmd_run(int argc, char **argv)
     if (prepare_output(output, prog, abs_out, sizeof abs_out))
         return 1;
     set_env(preload, abs_out);
+    setenv("MEMTAP_ACCESSES", heap_only ? "0" : "1", 1);
+    setenv("MEMTAP_WINDOW", from_main        ? "main"
+                            : uses_marks(prog) ? "marks"
+                                               : "all",
+           1);
     time_t started = time(NULL);
     int status = spawn_and_wait(prog_argv, prog);
     if (status == -1)

@@ -4,6 +4,7 @@
  */
 #include "memtap/memtap.h"
 
+#include "fault.h"
 #include "tracer.h"
 
 #include <stdint.h>
@@ -13,9 +14,11 @@
 MEMTAP_EXPORT void memtap_start(void)
 {
     tracer_emit(MEMTAP_EV_START, 0, CALLER, 0, 0, 0, 0);
+    fault_set_active(1);
 }
 
 MEMTAP_EXPORT void memtap_stop(void)
 {
+    fault_set_active(0);
     tracer_emit(MEMTAP_EV_STOP, 0, CALLER, 0, 0, 0, 0);
 }

@@ -10,6 +10,8 @@
  * malloc/free they make is recorded once, with the operator's call site.
  */
 #define _GNU_SOURCE
+#include "fault.h"
+#include "rawsys.h"
 #include "tracer.h"
 
 #include <dlfcn.h>
@@ -68,6 +70,9 @@ static void record_alloc(uint8_t kind, uint8_t flags, void *p, uint64_t size,
                          void *old, uint64_t site)
 {
     int saved = errno;
+    if (p && kind != MEMTAP_EV_MMAP && kind != MEMTAP_EV_MREMAP)
+        fault_track((uintptr_t)p, (uintptr_t)p + (size ? size : 1),
+                    PROT_READ | PROT_WRITE);
     take_operator(&site, &flags);
     tracer_emit(kind, flags, site, (uint64_t)(uintptr_t)p, size,
                 (uint64_t)(uintptr_t)old, tracer_next_alloc_id());
@@ -200,9 +205,19 @@ MEMTAP_EXPORT void *pvalloc(size_t size)
 MEMTAP_EXPORT void *mmap(void *addr, size_t len, int prot, int flags, int fd,
                          off_t off)
 {
-    void *p = (void *)syscall(SYS_mmap, addr, len, prot, flags, fd, off);
-    if (p != MAP_FAILED && recording())
+    long r = raw_syscall6(SYS_mmap, (long)addr, (long)len, prot, flags, fd,
+                          (long)off);
+    if (r < 0 && r > -4096) {
+        errno = (int)-r;
+        return MAP_FAILED;
+    }
+    void *p = (void *)r;
+    if (flags & MAP_FIXED)
+        fault_untrack((uintptr_t)p, (uintptr_t)p + len);
+    if (recording()) {
+        fault_track((uintptr_t)p, (uintptr_t)p + len, prot);
         record_alloc(MEMTAP_EV_MMAP, 0, p, len, NULL, CALL_SITE);
+    }
     return p;
 }
 
@@ -212,10 +227,15 @@ MEMTAP_EXPORT void *mmap64(void *addr, size_t len, int prot, int flags,
 
 MEMTAP_EXPORT int munmap(void *addr, size_t len)
 {
-    int rc = (int)syscall(SYS_munmap, addr, len);
-    if (rc == 0 && recording())
+    long r = raw_syscall3(SYS_munmap, addr, len, 0);
+    if (r < 0) {
+        errno = (int)-r;
+        return -1;
+    }
+    fault_untrack((uintptr_t)addr, (uintptr_t)addr + len);
+    if (recording())
         record_release(MEMTAP_EV_MUNMAP, 0, addr, len, CALL_SITE);
-    return rc;
+    return 0;
 }
 
 MEMTAP_EXPORT void *mremap(void *old, size_t old_len, size_t new_len,
@@ -228,10 +248,16 @@ MEMTAP_EXPORT void *mremap(void *old, size_t old_len, size_t new_len,
         want = va_arg(ap, void *);
         va_end(ap);
     }
-    void *p = (void *)syscall(SYS_mremap, old, old_len, new_len, flags, want);
-    if (p != MAP_FAILED && recording())
+    long r = raw_syscall6(SYS_mremap, (long)old, (long)old_len,
+                          (long)new_len, flags, (long)want, 0);
+    if (r < 0 && r > -4096) {
+        errno = (int)-r;
+        return MAP_FAILED;
+    }
+    void *p = (void *)r;
+    fault_move((uintptr_t)old, old_len, (uintptr_t)p, new_len);
+    if (recording())
         record_alloc(MEMTAP_EV_MREMAP, 0, p, new_len, old, CALL_SITE);
-    (void)old_len;
     return p;
 }
 
@@ -239,6 +265,11 @@ MEMTAP_EXPORT void *mremap(void *old, size_t old_len, size_t new_len,
 
 static void record_break(char *old_end, char *new_end, uint64_t site)
 {
+    if (new_end > old_end)
+        fault_track((uintptr_t)old_end, (uintptr_t)new_end,
+                    PROT_READ | PROT_WRITE);
+    else
+        fault_untrack((uintptr_t)new_end, (uintptr_t)old_end);
     if (new_end > old_end)
         record_alloc(MEMTAP_EV_MMAP, MEMTAP_RF_BRK, old_end,
                      (uint64_t)(new_end - old_end), NULL, site);
@@ -255,16 +286,19 @@ MEMTAP_EXPORT void *sbrk(intptr_t incr)
     return old;
 }
 
+static int (*next_brk)(void *);
+
+void heap_resolve_next(void)
+{
+    next_brk = (int (*)(void *))dlsym(RTLD_NEXT, "brk");
+}
+
 MEMTAP_EXPORT int brk(void *end)
 {
-    static int (*real)(void *);
-    if (!real) {
-        tracer_internal_enter();
-        real = (int (*)(void *))dlsym(RTLD_NEXT, "brk");
-        tracer_internal_leave();
-    }
+    if (!next_brk)
+        heap_resolve_next();
     char *old = __sbrk(0);
-    int rc = real ? real(end) : -1;
+    int rc = next_brk ? next_brk(end) : -1;
     if (rc == 0 && recording())
         record_break(old, end, CALL_SITE);
     return rc;

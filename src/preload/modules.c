@@ -7,6 +7,7 @@
 #define _GNU_SOURCE
 #include "modules.h"
 
+#include "fault.h"
 #include "trace/chunk.h"
 #include "tracer.h"
 
@@ -15,6 +16,7 @@
 #include <stdatomic.h>
 #include <string.h>
 #include <sys/auxv.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #define MAX_MODULES 4096
@@ -26,6 +28,8 @@ typedef struct module_slot {
     uint32_t offset;       /* encoded entry in the arena */
     uint32_t size;
     uint8_t alive, seen;
+    uint8_t untraced;      /* memtap's own, the loader, the vdso */
+    uint8_t data_tracked;
 } module_slot;
 
 static struct {
@@ -105,6 +109,98 @@ static int slot_find(uint64_t base, uint64_t first_vaddr)
     return -1;
 }
 
+/* Modules whose memory is never protected: memtap's own and the ones its
+ * handlers use, the dynamic loader, the vdso. */
+static int is_untraced(const char *path, uint8_t flags)
+{
+    static const char *const own[] = { "libmemtap.so", "libzstd.so",
+                                       "libZydis.so", "libZycore.so",
+                                       "ld-linux" };
+    if (flags & MEMTAP_MODF_VDSO)
+        return 1;
+    const char *slash = strrchr(path, '/');
+    const char *base = slash ? slash + 1 : path;
+    for (size_t i = 0; i < sizeof own / sizeof *own; i++)
+        if (strncmp(base, own[i], strlen(own[i])) == 0)
+            return 1;
+    return 0;
+}
+
+static uint64_t parse_hex(const char **p)
+{
+    uint64_t v = 0;
+    for (;; (*p)++) {
+        char c = **p;
+        if (c >= '0' && c <= '9')
+            v = v * 16 + (uint64_t)(c - '0');
+        else if (c >= 'a' && c <= 'f')
+            v = v * 16 + (uint64_t)(c - 'a' + 10);
+        else
+            return v;
+    }
+}
+
+/* The writable segments of modules not yet traced, and the brk heap, join
+ * the traced set with the rights /proc/self/maps shows for them. */
+static void track_data(int with_heap)
+{
+    char *maps;
+    size_t map_size;
+    size_t len = tracer_read_proc("/proc/self/maps", &maps, &map_size);
+    for (size_t i = 0; i < len;) {
+        const char *p = maps + i;
+        uint64_t lo = parse_hex(&p);
+        p++;
+        uint64_t hi = parse_hex(&p);
+        p++;
+        int prot = (p[0] == 'r' ? PROT_READ : 0) |
+                   (p[1] == 'w' ? PROT_WRITE : 0) |
+                   (p[2] == 'x' ? PROT_EXEC : 0);
+        const char *eol = memchr(p, '\n', len - (size_t)(p - maps));
+        size_t next = eol ? (size_t)(eol - maps) + 1 : len;
+        int is_heap = eol && eol - p > 6 && memcmp(eol - 6, "[heap]", 6) == 0;
+        if (is_heap && with_heap)
+            fault_track(lo, hi, prot);
+        for (uint32_t k = 0; k < m.nslots && !is_heap; k++) {
+            module_slot *s = &m.slots[k];
+            if (!s->alive || s->untraced || s->data_tracked)
+                continue;
+            const memtap_module_entry *e =
+                (const memtap_module_entry *)(const void *)(m.arena + s->offset);
+            const memtap_segment *seg =
+                (const memtap_segment *)(const void *)(e + 1);
+            for (uint16_t j = 0; j < e->nsegs; j++) {
+                if (!(seg[j].prot & PF_W))
+                    continue;
+                uint64_t a = s->base + seg[j].vaddr;
+                uint64_t b = (a + seg[j].memsz + 4095) & ~4095ull;
+                a &= ~4095ull;
+                uint64_t x = lo > a ? lo : a, y = hi < b ? hi : b;
+                /* read-only after relocation (RELRO: the GOT and
+                 * .data.rel.ro) stays open: the C library itself reads
+                 * its GOT on the way into memtap's handlers */
+                if (x < y && (prot & PROT_WRITE))
+                    fault_track(x, y, prot);
+            }
+        }
+        i = next;
+    }
+    for (uint32_t k = 0; k < m.nslots; k++)
+        if (m.slots[k].alive)
+            m.slots[k].data_tracked = 1;
+    if (maps)
+        tracer_unmap(maps, map_size);
+}
+
+void modules_track_data(void)
+{
+    if (!fault_enabled())
+        return;
+    lock();
+    track_data(1);
+    unlock();
+}
+
 typedef struct scan_state {
     uint32_t first_new;
     int is_first;
@@ -164,6 +260,8 @@ static int on_module(struct dl_phdr_info *info, size_t size, void *data)
     s->offset = m.arena_len;
     s->size = (uint32_t)n;
     s->alive = s->seen = 1;
+    s->untraced = is_untraced(path, flags);
+    s->data_tracked = 0;
     m.arena_len += (uint32_t)n;
     return 0;
 }
@@ -187,6 +285,8 @@ void modules_rescan(void)
         tracer_write_modules(m.arena + m.slots[first_new].offset,
                              m.arena_len - m.slots[first_new].offset,
                              m.nslots - first_new);
+    if (fault_enabled() && m.nslots > first_new)
+        track_data(0);
     for (uint32_t i = 0; i < m.nslots; i++) {
         if (i >= first_new)
             tracer_emit(MEMTAP_EV_MODULE_LOAD, 0, 0, m.slots[i].base, 0, 0, i);
@@ -204,4 +304,30 @@ void modules_write_all(void)
 {
     if (m.nslots)
         tracer_write_modules(m.arena, m.arena_len, m.nslots);
+}
+
+size_t modules_text_ranges(uint64_t (*ranges)[2], size_t max)
+{
+    size_t n = 0;
+    lock();
+    for (uint32_t k = 0; k < m.nslots; k++) {
+        const module_slot *s = &m.slots[k];
+        const memtap_module_entry *e =
+            (const memtap_module_entry *)(const void *)(m.arena + s->offset);
+        const char *path = (const char *)(const void *)(e + 1) +
+                           e->nsegs * sizeof(memtap_segment);
+        /* the loader's system calls touch the program's heap too */
+        int loader = strstr(path, "/ld-linux") != NULL;
+        if (!s->alive || (s->untraced && !loader))
+            continue;
+        const memtap_segment *seg = (const memtap_segment *)(const void *)(e + 1);
+        for (uint16_t j = 0; j < e->nsegs && n < max; j++)
+            if (seg[j].prot & PF_X) {
+                ranges[n][0] = s->base + seg[j].vaddr;
+                ranges[n][1] = s->base + seg[j].vaddr + seg[j].memsz;
+                n++;
+            }
+    }
+    unlock();
+    return n;
 }

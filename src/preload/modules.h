@@ -5,9 +5,20 @@
 #ifndef MEMTAP_PRELOAD_MODULES_H
 #define MEMTAP_PRELOAD_MODULES_H
 
+#include <stddef.h>
+#include <stdint.h>
+
 /* Scans the loaded modules; new ones get MODULE_LOAD events and a MODULES
  * chunk, vanished ones MODULE_UNLOAD events.  Not for signal handlers. */
 void modules_rescan(void);
+
+/* Adds the data and bss of every traced module, and the brk heap, to the
+ * fault engine's traced set. */
+void modules_track_data(void);
+
+/* The executable segments of the traced modules and the loader (not
+ * memtap's own, not the vdso) as [start, end) pairs; returns how many. */
+size_t modules_text_ranges(uint64_t (*ranges)[2], size_t max);
 
 /* Writes every known module to the (new) output file, e.g. after fork. */
 void modules_write_all(void);

@@ -5,7 +5,12 @@
  * dlclose (the module table follows).
  */
 #define _GNU_SOURCE
+#include "fault.h"
+#include "fmt.h"
 #include "modules.h"
+#include "rawsys.h"
+#include "signals.h"
+#include "syscalls.h"
 #include "tracer.h"
 
 #include <dlfcn.h>
@@ -20,6 +25,7 @@
 #include <unistd.h>
 
 extern char **environ;
+extern int __sigaction(int, const struct sigaction *, struct sigaction *);
 
 /* ---- ending: every path out of the process flushes first ---- */
 
@@ -28,18 +34,27 @@ static const int fatal_signals[] = {
     SIGHUP, SIGQUIT, SIGPIPE, SIGALRM, SIGXCPU, SIGXFSZ, SIGUSR1, SIGUSR2,
 };
 
-static void on_fatal_signal(int sig, siginfo_t *si, void *uc)
+void process_die_by_signal(int sig, const siginfo_t *si)
 {
-    (void)uc;
     tracer_finish("signal", sig);
     struct sigaction dfl;
     memset(&dfl, 0, sizeof dfl);
     dfl.sa_handler = SIG_DFL;
-    sigaction(sig, &dfl, NULL);
+    __sigaction(sig, &dfl, NULL);
     /* a fault re-executes its instruction on return; a sent signal is sent
      * again and delivered when this handler returns */
-    if (si->si_code <= 0 || sig == SIGABRT)
-        syscall(SYS_tgkill, getpid(), syscall(SYS_gettid), sig);
+    if (si->si_code <= 0 || sig == SIGABRT || sig == SIGSYS ||
+        sig == SIGTRAP)
+        raw_syscall3(SYS_tgkill, raw_syscall3(SYS_getpid, 0, 0, 0),
+                     raw_syscall3(SYS_gettid, 0, 0, 0), sig);
+}
+
+static void on_fatal_signal(int sig, siginfo_t *si, void *uc)
+{
+    (void)uc;
+    fault_handler_enter();
+    process_die_by_signal(sig, si);
+    fault_handler_leave();
 }
 
 static void install_fatal_handlers(void)
@@ -50,14 +65,18 @@ static void install_fatal_handlers(void)
     for (size_t i = 0; i < sizeof fatal_signals / sizeof *fatal_signals;
          i++) {
         struct sigaction old, sa;
-        if (sigaction(fatal_signals[i], NULL, &old) != 0 ||
+        if (__sigaction(fatal_signals[i], NULL, &old) != 0 ||
             old.sa_handler != SIG_DFL || (old.sa_flags & SA_SIGINFO))
             continue; /* the program's own disposition stays */
         memset(&sa, 0, sizeof sa);
         sa.sa_sigaction = on_fatal_signal;
         sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
         sigfillset(&sa.sa_mask);
-        sigaction(fatal_signals[i], &sa, NULL);
+        /* flushing may touch traced memory: those faults must get in */
+        sigdelset(&sa.sa_mask, SIGSEGV);
+        sigdelset(&sa.sa_mask, SIGTRAP);
+        sigdelset(&sa.sa_mask, SIGSYS);
+        __sigaction(fatal_signals[i], &sa, NULL);
     }
 }
 
@@ -78,20 +97,83 @@ static void after_fork_child(void)
     modules_write_all();
 }
 
+/* The functions the wrappers forward to, resolved once at start-up (so
+ * that no dlsym runs while the program's memory is protected). */
+typedef int (*execvpe_fn)(const char *, char *const[], char *const[]);
+static struct {
+    pid_t (*fork)(void);
+    execvpe_fn execvpe;
+    void *(*dlopen)(const char *, int);
+    int (*dlclose)(void *);
+    int (*pthread_create)(pthread_t *, const pthread_attr_t *,
+                          void *(*)(void *), void *);
+    void (*pthread_exit)(void *);
+} next;
+
+static void resolve_next_symbols(void)
+{
+    next.fork = (pid_t(*)(void))dlsym(RTLD_NEXT, "fork");
+    next.execvpe = (execvpe_fn)dlsym(RTLD_NEXT, "execvpe");
+    next.dlopen = (void *(*)(const char *, int))dlsym(RTLD_NEXT, "dlopen");
+    next.dlclose = (int (*)(void *))dlsym(RTLD_NEXT, "dlclose");
+    next.pthread_create = (int (*)(pthread_t *, const pthread_attr_t *,
+                                   void *(*)(void *), void *))
+        dlsym(RTLD_NEXT, "pthread_create");
+    next.pthread_exit = (void (*)(void *))dlsym(RTLD_NEXT, "pthread_exit");
+    heap_resolve_next();
+}
+
 MEMTAP_EXPORT pid_t fork(void)
 {
-    static pid_t (*real)(void);
-    if (!real) {
-        tracer_internal_enter();
-        real = (pid_t(*)(void))dlsym(RTLD_NEXT, "fork");
-        tracer_internal_leave();
-    }
-    pid_t pid = real ? real() : (pid_t)syscall(SYS_fork);
+    if (!next.fork)
+        resolve_next_symbols();
+    pid_t pid = next.fork ? next.fork() : (pid_t)syscall(SYS_fork);
     if (pid > 0)
         tracer_emit(MEMTAP_EV_FORK, 0,
                     (uint64_t)(uintptr_t)__builtin_return_address(0), 0, 0,
                     0, (uint64_t)pid);
     return pid;
+}
+
+/* ---- threads: their buffers are flushed when they end ---- */
+
+typedef struct thread_start_arg {
+    void *(*fn)(void *);
+    void *arg;
+} thread_start_arg;
+
+static void *thread_start(void *p)
+{
+    thread_start_arg a = *(thread_start_arg *)p;
+    tracer_unmap(p, 4096);
+    void *ret = a.fn(a.arg);
+    tracer_thread_exit();
+    return ret;
+}
+
+MEMTAP_EXPORT int pthread_create(pthread_t *t, const pthread_attr_t *attr,
+                                 void *(*fn)(void *), void *arg)
+{
+    if (!next.pthread_create)
+        resolve_next_symbols();
+    thread_start_arg *a = tracer_enabled() ? tracer_map(4096) : NULL;
+    if (!a)
+        return next.pthread_create(t, attr, fn, arg);
+    a->fn = fn;
+    a->arg = arg;
+    int rc = next.pthread_create(t, attr, thread_start, a);
+    if (rc != 0)
+        tracer_unmap(a, 4096);
+    return rc;
+}
+
+MEMTAP_EXPORT void pthread_exit(void *ret)
+{
+    if (!next.pthread_exit)
+        resolve_next_symbols();
+    tracer_thread_exit();
+    next.pthread_exit(ret);
+    __builtin_unreachable();
 }
 
 /* ---- exec: the new image writes its own file; flush ours first ---- */
@@ -129,23 +211,17 @@ MEMTAP_EXPORT int execv(const char *path, char *const argv[])
     return (int)rc;
 }
 
-typedef int (*execvpe_fn)(const char *, char *const[], char *const[]);
-
 static int execvpe_at(const char *file, char *const argv[],
                       char *const envp[], uint64_t site)
 {
-    static execvpe_fn real;
-    if (!real) {
-        tracer_internal_enter();
-        real = (execvpe_fn)dlsym(RTLD_NEXT, "execvpe");
-        tracer_internal_leave();
-    }
-    if (!real) {
+    if (!next.execvpe)
+        resolve_next_symbols();
+    if (!next.execvpe) {
         errno = ENOSYS;
         return -1;
     }
     before_exec(site);
-    int rc = real(file, argv, envp);
+    int rc = next.execvpe(file, argv, envp);
     exec_failed();
     return rc;
 }
@@ -220,13 +296,9 @@ MEMTAP_EXPORT int execlp(const char *file, const char *arg, ...)
 
 MEMTAP_EXPORT void *dlopen(const char *file, int mode)
 {
-    static void *(*real)(const char *, int);
-    if (!real) {
-        tracer_internal_enter();
-        real = (void *(*)(const char *, int))dlsym(RTLD_NEXT, "dlopen");
-        tracer_internal_leave();
-    }
-    void *h = real(file, mode);
+    if (!next.dlopen)
+        resolve_next_symbols();
+    void *h = next.dlopen(file, mode);
     if (h)
         modules_rescan();
     return h;
@@ -234,16 +306,80 @@ MEMTAP_EXPORT void *dlopen(const char *file, int mode)
 
 MEMTAP_EXPORT int dlclose(void *handle)
 {
-    static int (*real)(void *);
-    if (!real) {
-        tracer_internal_enter();
-        real = (int (*)(void *))dlsym(RTLD_NEXT, "dlclose");
-        tracer_internal_leave();
-    }
-    int rc = real(handle);
+    if (!next.dlclose)
+        resolve_next_symbols();
+    int rc = next.dlclose(handle);
     if (rc == 0)
         modules_rescan();
     return rc;
+}
+
+/* ---- start and end ---- */
+
+/* ---- the traced window ---- */
+
+typedef int (*main_fn)(int, char **, char **);
+static main_fn program_main;
+
+static int main_hook(int argc, char **argv, char **envp)
+{
+    fault_set_active(1);
+    return program_main(argc, argv, envp);
+}
+
+/* With MEMTAP_WINDOW=main, tracing starts right before main(). */
+MEMTAP_EXPORT int __libc_start_main(main_fn main, int argc, char **argv,
+                                    void (*init)(void), void (*fini)(void),
+                                    void (*rtld_fini)(void), void *stack_end)
+{
+    typedef int (*start_fn)(main_fn, int, char **, void (*)(void),
+                            void (*)(void), void (*)(void), void *);
+    start_fn real = (start_fn)dlsym(RTLD_NEXT, "__libc_start_main");
+    const char *window = getenv("MEMTAP_WINDOW");
+    if (fault_enabled() && window && strcmp(window, "main") == 0) {
+        program_main = main;
+        main = main_hook;
+    }
+    return real(main, argc, argv, init, fini, rtld_fini, stack_end);
+}
+
+void process_end_stats(fmt_buf *b)
+{
+    if (!fault_enabled())
+        return;
+    fmt_str(b, "faults=");
+    fmt_u64(b, fault_count());
+    fmt_str(b, "\nexposed_windows=");
+    fmt_u64(b, fault_exposed_windows());
+    fmt_str(b, "\nsyscalls_emulated=");
+    fmt_u64(b, syscalls_emulated());
+    fmt_char(b, '\n');
+}
+
+/* Starts the fault engine when the run asks for accesses (MEMTAP_ACCESSES),
+ * with the window MEMTAP_WINDOW names: "all" (from here), "main" (from
+ * main()), or "marks" (from memtap_start()). */
+static void start_fault_engine(void)
+{
+    const char *acc = getenv("MEMTAP_ACCESSES");
+    if (!acc || strcmp(acc, "1") != 0)
+        return;
+    if (fault_init() != 0) {
+        static const char msg[] =
+            "memtap: the fault engine cannot start; recording heap events only\n";
+        raw_syscall3(SYS_write, 2, msg, sizeof msg - 1);
+        return;
+    }
+    if (syscalls_init() != 0) {
+        static const char msg[] =
+            "memtap: warning: no seccomp filter: system calls that touch "
+            "traced memory may fail with EFAULT\n";
+        raw_syscall3(SYS_write, 2, msg, sizeof msg - 1);
+    }
+    modules_track_data();
+    const char *window = getenv("MEMTAP_WINDOW");
+    if (!window || strcmp(window, "all") == 0)
+        fault_set_active(1);
 }
 
 /* ---- start and end ---- */
@@ -256,11 +392,14 @@ __attribute__((constructor(101))) static void memtap_preload_init(void)
         modules_rescan();
         pthread_atfork(NULL, NULL, after_fork_child);
         install_fatal_handlers();
+        resolve_next_symbols();
+        start_fault_engine();
     }
     tracer_internal_leave();
 }
 
 __attribute__((destructor(101))) static void memtap_preload_fini(void)
 {
+    fault_set_active(0);
     tracer_finish("exit", 0);
 }

@@ -13,7 +13,9 @@
 #define _GNU_SOURCE
 #include "tracer.h"
 
+#include "fault.h"
 #include "fmt.h"
+#include "rawsys.h"
 #include "trace/chunk.h"
 
 #include <errno.h>
@@ -57,11 +59,10 @@ static struct {
     _Atomic uint64_t seq;
     _Atomic uint64_t alloc;
     _Atomic uint64_t dropped;
+    atomic_int live;                 /* threads that have a buffer */
     _Atomic(tracer_thread *) threads;
     atomic_int finished;
     atomic_int meta_lock;
-    pthread_key_t key;
-    int key_ok;
     ZSTD_CCtx *meta_cctx;
     void *meta_out;
     size_t meta_out_cap;
@@ -73,21 +74,44 @@ static __thread int tls_exited __attribute__((tls_model("initial-exec")));
 
 void *tracer_map(uint64_t size)
 {
-    long p = syscall(SYS_mmap, NULL, size, PROT_READ | PROT_WRITE,
-                     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    return p == -1 ? NULL : (void *)p;
+    long p = raw_syscall6(SYS_mmap, 0, (long)size, PROT_READ | PROT_WRITE,
+                          MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    return p < 0 && p > -4096 ? NULL : (void *)p;
 }
 
 void tracer_unmap(void *p, uint64_t size)
 {
-    syscall(SYS_munmap, p, size);
+    raw_syscall3(SYS_munmap, p, size, 0);
+}
+
+/* write(2) from memtap's own code (not trapped by the syscall filter). */
+static int raw_write_all(int fd, const void *buf, size_t len)
+{
+    const char *p = buf;
+    while (len > 0) {
+        long n = raw_syscall3(SYS_write, fd, p, len);
+        if (n == -EINTR)
+            continue;
+        if (n <= 0)
+            return -1;
+        p += n;
+        len -= (size_t)n;
+    }
+    return 0;
 }
 
 int tracer_enabled(void) { return g.enabled; }
 int tracer_internal(void) { return tls_internal; }
 void tracer_internal_enter(void) { tls_internal++; }
-void tracer_internal_leave(void) { tls_internal--; }
+
+void tracer_internal_leave(void)
+{
+    if (--tls_internal == 0)
+        fault_internal_release();
+}
 uint64_t tracer_seq(void) { return atomic_load(&g.seq); }
+
+int tracer_live_threads(void) { return atomic_load(&g.live); }
 
 uint64_t tracer_next_alloc_id(void)
 {
@@ -123,7 +147,7 @@ static void write_meta_locked(uint16_t type, uint32_t count, const void *raw,
     size_t n = trace_chunk_encode(g.meta_cctx, type, current_tid(), count,
                                   raw, len, g.meta_out, g.meta_out_cap);
     if (n)
-        trace_write_all(g.fd, g.meta_out, n);
+        raw_write_all(g.fd, g.meta_out, n);
 }
 
 void tracer_write_modules(const void *entries, uint32_t len, uint32_t count)
@@ -136,7 +160,7 @@ void tracer_write_modules(const void *entries, uint32_t len, uint32_t count)
 }
 
 /* Reads a whole /proc file into memory of our own; returns its length. */
-static size_t read_proc_file(const char *path, char **out, size_t *map_size)
+size_t tracer_read_proc(const char *path, char **out, size_t *map_size)
 {
     size_t cap = 1u << 16, len = 0;
     char *buf = tracer_map(cap);
@@ -192,7 +216,7 @@ static void write_info_start(void)
     }
     char *cmd;
     size_t cmd_map;
-    size_t len = read_proc_file("/proc/self/cmdline", &cmd, &cmd_map);
+    size_t len = tracer_read_proc("/proc/self/cmdline", &cmd, &cmd_map);
     uint64_t argi = 0;
     for (size_t i = 0; i < len; argi++) {
         fmt_str(&b, "\narg");
@@ -221,7 +245,7 @@ static void write_maps(void)
 {
     char *maps;
     size_t map_size;
-    size_t len = read_proc_file("/proc/self/maps", &maps, &map_size);
+    size_t len = tracer_read_proc("/proc/self/maps", &maps, &map_size);
     if (len)
         write_meta_locked(MEMTAP_CHUNK_MAPS, 0, maps, len);
     if (maps)
@@ -289,7 +313,7 @@ static void open_output(void)
                            (uint64_t)ts.tv_sec * 1000000000u +
                                (uint64_t)ts.tv_nsec,
                            atomic_load(&g.seq));
-    trace_write_all(g.fd, &h, sizeof h);
+    raw_write_all(g.fd, &h, sizeof h);
     write_info_start();
     write_maps();
 }
@@ -353,11 +377,11 @@ static tracer_thread *self(void)
     t->tid = tid;
     t->n = 0;
     tls_self = t;
-    if (g.key_ok && !tls_exited)
-        pthread_setspecific(g.key, t);
-    if (!tls_exited)
+    if (!tls_exited) {
+        atomic_fetch_add(&g.live, 1);
         append(t, MEMTAP_EV_THREAD_START, 0, 0,
                (uint64_t)pthread_self(), 0, 0, 0);
+    }
     return t;
 }
 
@@ -377,7 +401,7 @@ static void flush_locked(tracer_thread *t)
                                     t->n, t->recs,
                                     t->n * sizeof(memtap_record), t->out,
                                     t->out_cap);
-    if (len == 0 || trace_write_all(g.fd, t->out, len) != 0)
+    if (len == 0 || raw_write_all(g.fd, t->out, len) != 0)
         atomic_fetch_add(&g.dropped, t->n);
     t->n = 0;
 }
@@ -425,12 +449,13 @@ void tracer_emit(uint8_t kind, uint8_t flags, uint64_t pc, uint64_t addr,
 {
     if (!g.enabled)
         return;
+    tls_internal++; /* what libc does for us here is not the program's */
     tracer_thread *t = self();
-    if (!t) {
+    if (t)
+        append(t, kind, flags, pc, addr, size, addr2, aux);
+    else
         atomic_fetch_add(&g.dropped, 1);
-        return;
-    }
-    append(t, kind, flags, pc, addr, size, addr2, aux);
+    tracer_internal_leave();
 }
 
 void tracer_flush_all(void)
@@ -455,13 +480,8 @@ void tracer_thread_exit(void)
     }
     tls_self = NULL;
     tls_exited = 1;
+    atomic_fetch_sub(&g.live, 1);
     atomic_store(&t->owner, 0);
-}
-
-static void key_destructor(void *p)
-{
-    (void)p;
-    tracer_thread_exit();
 }
 
 void tracer_finish(const char *how, int code)
@@ -473,7 +493,7 @@ void tracer_finish(const char *how, int code)
     if (atomic_exchange(&g.finished, 1))
         return;
     tracer_flush_all();
-    char text[256];
+    char text[512];
     fmt_buf b = { text, 0, sizeof text };
     fmt_str(&b, "end=");
     fmt_str(&b, how);
@@ -484,6 +504,7 @@ void tracer_finish(const char *how, int code)
     fmt_str(&b, "\ndropped=");
     fmt_u64(&b, atomic_load(&g.dropped));
     fmt_char(&b, '\n');
+    process_end_stats(&b);
     /* a signal may have interrupted a metadata write: then skip the note */
     if (meta_acquire(0)) {
         write_meta_locked(MEMTAP_CHUNK_INFO, 0, text, b.len);
@@ -509,6 +530,7 @@ void tracer_after_fork_child(void)
     }
     if (tls_self)
         tls_self->tid = tid;
+    atomic_store(&g.live, tls_self ? 1 : 0);
     atomic_store(&g.meta_lock, 0);
     atomic_store(&g.finished, 0);
     atomic_store(&g.dropped, 0);
@@ -539,7 +561,6 @@ void tracer_init(void)
         return;
     g.meta_cctx = trace_chunk_context(mem, ws);
     g.meta_out = (char *)mem + ws;
-    g.key_ok = pthread_key_create(&g.key, key_destructor) == 0;
     g.enabled = 1;
     open_output();
 }

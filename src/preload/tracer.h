@@ -47,11 +47,25 @@ void tracer_after_fork_child(void);
 /* Writes a MODULES chunk (encoded entries). */
 void tracer_write_modules(const void *entries, uint32_t len, uint32_t count);
 
+/* Resolves the functions heap.c forwards to (called at start-up). */
+void heap_resolve_next(void);
+
+struct fmt_buf;
+/* Appends the engines' counters to the closing note (process.c). */
+void process_end_stats(struct fmt_buf *b);
+
 /* Non-zero while the calling thread runs memtap's own code: allocations it
  * makes then are memtap's and are not recorded. */
 int tracer_internal(void);
 void tracer_internal_enter(void);
 void tracer_internal_leave(void);
+
+/* Threads currently holding a record buffer. */
+int tracer_live_threads(void);
+
+/* Reads a whole /proc file into memory of memtap's own (free it with
+ * tracer_unmap(*out, *map_size)); returns its length. */
+size_t tracer_read_proc(const char *path, char **out, size_t *map_size);
 
 /* Current sequence number (the next event will get it or a later one). */
 uint64_t tracer_seq(void);

@@ -352,6 +352,27 @@ int elf_image_has_dwarf(const elf_image *img) { return img->dwarf != NULL; }
 int elf_image_type(const elf_image *img) { return img->type; }
 int elf_image_has_interp(const elf_image *img) { return img->has_interp; }
 
+int elf_image_imports(const elf_image *img, const char *name)
+{
+    Elf_Scn *scn = NULL;
+    while ((scn = elf_nextscn(img->elf, scn))) {
+        GElf_Shdr sh;
+        if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNSYM ||
+            !sh.sh_entsize)
+            continue;
+        Elf_Data *data = elf_getdata(scn, NULL);
+        for (size_t i = 0; data && i < sh.sh_size / sh.sh_entsize; i++) {
+            GElf_Sym s;
+            const char *n;
+            if (gelf_getsym(data, (int)i, &s) && s.st_shndx == SHN_UNDEF &&
+                (n = elf_strptr(img->elf, sh.sh_link, s.st_name)) &&
+                strcmp(n, name) == 0)
+                return 1;
+        }
+    }
+    return 0;
+}
+
 static int contains(const elf_symbol *s, uint64_t addr)
 {
     return addr == s->addr || (addr > s->addr && addr - s->addr < s->size);

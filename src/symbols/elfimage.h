@@ -45,6 +45,9 @@ int elf_image_has_dwarf(const elf_image *img);
 int elf_image_type(const elf_image *img);
 int elf_image_has_interp(const elf_image *img);
 
+/* Whether the dynamic symbol table refers to (imports) name. */
+int elf_image_imports(const elf_image *img, const char *name);
+
 /* The symbol containing addr (functions when want_func, else any). */
 const elf_symbol *elf_image_symbol(const elf_image *img, uint64_t addr,
                                    int want_func);

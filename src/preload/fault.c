@@ -1,0 +1,661 @@
+/*
+ * fault.c - the fault engine.
+ *
+ * Traced pages are kept at PROT_NONE while the engine is active.  An access
+ * raises SIGSEGV (SEGV_ACCERR on a page the page map marks tracked); the
+ * handler decodes the instruction with Zydis, computes the effective address
+ * of each memory operand from the saved registers, records a load and/or a
+ * store for each operand that lands in traced memory, gives the pages the
+ * instruction needs their rights back, and sets the trap flag.  The
+ * instruction re-executes; the SIGTRAP that follows closes the pages and
+ * clears the flag.  While the window is open, asynchronous signals stay
+ * blocked so no handler runs with pages open.
+ *
+ * rep movs / rep stos are emulated in the handler (one block event, no
+ * per-iteration traps); other rep-prefixed string instructions are followed
+ * iteration by iteration.  Pages are opened with a count, so a system call
+ * or block operation of one thread and an instruction window of another can
+ * share a page.  Threads: mprotect is process-wide, so another thread may
+ * touch a page while it is open; such windows are counted
+ * (fault_exposed_windows) and reported.
+ */
+#define _GNU_SOURCE
+#include "fault.h"
+
+#include "pagemap.h"
+#include "rawsys.h"
+#include "tracer.h"
+
+#include <Zydis/Zydis.h>
+#include <asm/prctl.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <ucontext.h>
+
+#define TF_FLAG 0x100ull
+#define WINDOW_PAGES 16
+#define OPEN_SLOTS 4096
+
+typedef struct window {
+    int active;
+    int rep;                 /* following a rep-prefixed instruction */
+    uint64_t pc;
+    fault_open_set open;
+    sigset_t saved_mask;
+} window;
+
+static struct {
+    int enabled;
+    atomic_int active;
+    ZydisDecoder decoder;
+    atomic_int open_lock;
+    struct { uintptr_t page; uint32_t count; } open[OPEN_SLOTS];
+    _Atomic uint64_t faults;
+    _Atomic uint64_t exposed;
+} f;
+
+static __thread window tls_win __attribute__((tls_model("initial-exec")));
+/* Depth of memtap handlers on this thread, and the pages memtap's own code
+ * (or the C library working for it) touched there. */
+static __thread int tls_depth __attribute__((tls_model("initial-exec")));
+static __thread fault_open_set tls_own __attribute__((tls_model("initial-exec")));
+
+int fault_enabled(void) { return f.enabled; }
+int fault_active(void) { return atomic_load(&f.active); }
+uint64_t fault_count(void) { return atomic_load(&f.faults); }
+uint64_t fault_exposed_windows(void) { return atomic_load(&f.exposed); }
+
+static uintptr_t page_of(uintptr_t a) { return a & ~(PAGE_SIZE_BYTES - 1); }
+
+static void set_prot(uintptr_t page, size_t len, int prot)
+{
+    raw_syscall3(SYS_mprotect, page, len, prot);
+}
+
+/* ---- page open counts ---- */
+
+static void open_lock(void)
+{
+    int expected = 0;
+    while (!atomic_compare_exchange_weak(&f.open_lock, &expected, 1))
+        expected = 0;
+}
+
+static void open_unlock(void) { atomic_store(&f.open_lock, 0); }
+
+static size_t slot_of(uintptr_t page)
+{
+    size_t h = (size_t)((page >> PAGE_SHIFT) * 0x9E3779B97F4A7C15ull) %
+               OPEN_SLOTS;
+    while (f.open[h].page && f.open[h].page != page)
+        h = (h + 1) % OPEN_SLOTS;
+    return h;
+}
+
+/* Opens one tracked page for the calling context (lock held). */
+static void open_page_locked(uintptr_t page)
+{
+    size_t h = slot_of(page);
+    if (f.open[h].count++ == 0) {
+        f.open[h].page = page;
+        uint8_t st = pagemap_get(page);
+        set_prot(page, PAGE_SIZE_BYTES, st & PM_PROT_MASK);
+    }
+}
+
+static void close_page_locked(uintptr_t page)
+{
+    size_t h = slot_of(page);
+    if (f.open[h].page != page || f.open[h].count == 0)
+        return;
+    if (--f.open[h].count)
+        return;
+    if (atomic_load(&f.active) && (pagemap_get(page) & PM_TRACKED))
+        set_prot(page, PAGE_SIZE_BYTES, PROT_NONE);
+    /* backward-shift deletion keeps probe chains intact */
+    size_t i = h;
+    f.open[i].page = 0;
+    for (size_t j = (i + 1) % OPEN_SLOTS; f.open[j].page;
+         j = (j + 1) % OPEN_SLOTS) {
+        size_t home = (size_t)((f.open[j].page >> PAGE_SHIFT) *
+                               0x9E3779B97F4A7C15ull) % OPEN_SLOTS;
+        if ((j > i && (home <= i || home > j)) ||
+            (j < i && home <= i && home > j)) {
+            f.open[i] = f.open[j];
+            f.open[j].page = 0;
+            f.open[j].count = 0;
+            i = j;
+        }
+    }
+}
+
+static int page_is_open(uintptr_t page)
+{
+    size_t h = slot_of(page);
+    return f.open[h].page == page && f.open[h].count;
+}
+
+/* Blocks every signal around the lock when not in a handler of ours. */
+static void guard_signals(sigset_t *old)
+{
+    sigset_t all;
+    sigfillset(&all);
+    raw_syscall6(SYS_rt_sigprocmask, SIG_SETMASK, (long)&all, (long)old, 8,
+                 0, 0);
+}
+
+static void unguard_signals(const sigset_t *old)
+{
+    raw_syscall6(SYS_rt_sigprocmask, SIG_SETMASK, (long)old, 0, 8, 0, 0);
+}
+
+static void add_pages(fault_open_set *s, uintptr_t addr, size_t len)
+{
+    if (len == 0)
+        return;
+    for (uintptr_t p = page_of(addr); p < addr + len && !s->overflow;
+         p += PAGE_SIZE_BYTES) {
+        if (!(pagemap_get(p) & PM_TRACKED))
+            continue;
+        int seen = 0;
+        for (int i = 0; i < s->n && !seen; i++)
+            seen = s->pages[i] == p;
+        if (seen)
+            continue;
+        if (s->n == (int)(sizeof s->pages / sizeof *s->pages)) {
+            s->overflow = 1;
+            break;
+        }
+        s->pages[s->n++] = p;
+    }
+}
+
+static void open_pages(fault_open_set *s, int from)
+{
+    for (int i = from; i < s->n; i++)
+        open_page_locked(s->pages[i]);
+}
+
+/* Large ranges: open every tracked page of [addr, addr+len) as one run. */
+static void open_range_locked(uintptr_t addr, size_t len, int open)
+{
+    for (uintptr_t p = page_of(addr); p < addr + len; p += PAGE_SIZE_BYTES)
+        if (pagemap_get(p) & PM_TRACKED) {
+            if (open)
+                open_page_locked(p);
+            else
+                close_page_locked(p);
+        }
+}
+
+void fault_open(fault_open_set *s, uintptr_t addr, size_t len)
+{
+    s->n = 0;
+    s->overflow = 0;
+    if (!atomic_load(&f.active) || len == 0)
+        return;
+    add_pages(s, addr, len);
+    sigset_t old;
+    guard_signals(&old);
+    open_lock();
+    if (s->overflow) {
+        /* remember the range itself in the first two slots */
+        s->pages[0] = addr;
+        s->pages[1] = len;
+        open_range_locked(addr, len, 1);
+    } else {
+        open_pages(s, 0);
+    }
+    open_unlock();
+    unguard_signals(&old);
+}
+
+void fault_close(fault_open_set *s)
+{
+    if (s->n == 0 && !s->overflow)
+        return;
+    sigset_t old;
+    guard_signals(&old);
+    open_lock();
+    if (s->overflow)
+        open_range_locked(s->pages[0], s->pages[1], 0);
+    else
+        for (int i = 0; i < s->n; i++)
+            close_page_locked(s->pages[i]);
+    open_unlock();
+    unguard_signals(&old);
+    s->n = 0;
+    s->overflow = 0;
+}
+
+int fault_is_tracked(uintptr_t addr, size_t len)
+{
+    for (uintptr_t p = page_of(addr); p < addr + (len ? len : 1);
+         p += PAGE_SIZE_BYTES)
+        if (pagemap_get(p) & PM_TRACKED)
+            return 1;
+    return 0;
+}
+
+/* ---- the traced set ---- */
+
+void fault_track(uintptr_t start, uintptr_t end, int prot)
+{
+    if (!f.enabled || end <= start || (prot & 7) == PROT_NONE)
+        return;
+    uint8_t state = (uint8_t)(PM_TRACKED | (prot & 7));
+    int active = atomic_load(&f.active);
+    if (active)
+        open_lock();
+    for (uintptr_t p = page_of(start); p < end; p += PAGE_SIZE_BYTES) {
+        if (pagemap_get(p) == state)
+            continue; /* already traced: the common case for heap blocks */
+        pagemap_set_range(p, p + 1, state);
+        if (active && !page_is_open(p))
+            set_prot(p, PAGE_SIZE_BYTES, PROT_NONE);
+    }
+    if (active)
+        open_unlock();
+}
+
+void fault_move(uintptr_t old, size_t old_len, uintptr_t new_addr,
+                size_t new_len)
+{
+    uint8_t st = pagemap_get(old);
+    fault_untrack(old, old + old_len);
+    if (st & PM_TRACKED)
+        fault_track(new_addr, new_addr + new_len, st & PM_PROT_MASK);
+}
+
+void fault_untrack(uintptr_t start, uintptr_t end)
+{
+    if (f.enabled && end > start)
+        pagemap_set_range(page_of(start), end, 0);
+}
+
+void fault_reprotect(uintptr_t start, uintptr_t end, int prot)
+{
+    for (uintptr_t p = page_of(start); p < end; p += PAGE_SIZE_BYTES)
+        if (pagemap_get(p) & PM_TRACKED)
+            pagemap_set_range(p, p + 1, (uint8_t)(PM_TRACKED | (prot & 7)));
+}
+
+static void protect_run(uintptr_t start, uintptr_t end, uint8_t state,
+                        void *arg)
+{
+    int on = *(int *)arg;
+    set_prot(start, end - start, on ? PROT_NONE : (state & PM_PROT_MASK));
+}
+
+void fault_set_active(int on)
+{
+    if (!f.enabled || atomic_load(&f.active) == on)
+        return;
+    sigset_t old;
+    guard_signals(&old);
+    open_lock();
+    atomic_store(&f.active, on);
+    pagemap_for_each_tracked(protect_run, &on);
+    open_unlock();
+    unguard_signals(&old);
+}
+
+/* ---- decoding and recording ---- */
+
+static uint64_t greg(const ucontext_t *uc, ZydisRegister r)
+{
+    static const int map[] = {
+        [ZYDIS_REGISTER_RAX] = REG_RAX, [ZYDIS_REGISTER_RCX] = REG_RCX,
+        [ZYDIS_REGISTER_RDX] = REG_RDX, [ZYDIS_REGISTER_RBX] = REG_RBX,
+        [ZYDIS_REGISTER_RSP] = REG_RSP, [ZYDIS_REGISTER_RBP] = REG_RBP,
+        [ZYDIS_REGISTER_RSI] = REG_RSI, [ZYDIS_REGISTER_RDI] = REG_RDI,
+        [ZYDIS_REGISTER_R8] = REG_R8,   [ZYDIS_REGISTER_R9] = REG_R9,
+        [ZYDIS_REGISTER_R10] = REG_R10, [ZYDIS_REGISTER_R11] = REG_R11,
+        [ZYDIS_REGISTER_R12] = REG_R12, [ZYDIS_REGISTER_R13] = REG_R13,
+        [ZYDIS_REGISTER_R14] = REG_R14, [ZYDIS_REGISTER_R15] = REG_R15,
+    };
+    if (r == ZYDIS_REGISTER_NONE)
+        return 0;
+    ZydisRegister big =
+        ZydisRegisterGetLargestEnclosing(ZYDIS_MACHINE_MODE_LONG_64, r);
+    if (big < ZYDIS_REGISTER_RAX || big > ZYDIS_REGISTER_R15)
+        return 0;
+    uint64_t v = (uint64_t)uc->uc_mcontext.gregs[map[big]];
+    if (ZydisRegisterGetWidth(ZYDIS_MACHINE_MODE_LONG_64, r) == 32)
+        v &= 0xffffffffu;
+    return v;
+}
+
+static uint64_t segment_base(ZydisRegister seg)
+{
+    unsigned long base = 0;
+    if (seg == ZYDIS_REGISTER_FS)
+        raw_syscall3(SYS_arch_prctl, ARCH_GET_FS, &base, 0);
+    else if (seg == ZYDIS_REGISTER_GS)
+        raw_syscall3(SYS_arch_prctl, ARCH_GET_GS, &base, 0);
+    return base;
+}
+
+static uint64_t effective_address(const ucontext_t *uc,
+                                  const ZydisDecodedInstruction *insn,
+                                  const ZydisDecodedOperand *op)
+{
+    uint64_t pc = (uint64_t)uc->uc_mcontext.gregs[REG_RIP];
+    uint64_t a = (uint64_t)op->mem.disp.value;
+    if (op->mem.base == ZYDIS_REGISTER_RIP)
+        a += pc + insn->length;
+    else
+        a += greg(uc, op->mem.base);
+    if (op->mem.index != ZYDIS_REGISTER_NONE && op->mem.type != ZYDIS_MEMOP_TYPE_VSIB)
+        a += greg(uc, op->mem.index) * op->mem.scale;
+    if (insn->address_width == 32)
+        a &= 0xffffffffu;
+    return a + segment_base(op->mem.segment);
+}
+
+static int decode(const ucontext_t *uc, ZydisDecodedInstruction *insn,
+                  ZydisDecodedOperand *ops)
+{
+    const uint8_t *pc = (const uint8_t *)uc->uc_mcontext.gregs[REG_RIP];
+    size_t room = PAGE_SIZE_BYTES - ((uintptr_t)pc & (PAGE_SIZE_BYTES - 1));
+    if (room > ZYDIS_MAX_INSTRUCTION_LENGTH)
+        room = ZYDIS_MAX_INSTRUCTION_LENGTH;
+    if (ZYAN_SUCCESS(ZydisDecoderDecodeFull(&f.decoder, pc, room, insn, ops)))
+        return 0;
+    return ZYAN_SUCCESS(ZydisDecoderDecodeFull(
+               &f.decoder, pc, ZYDIS_MAX_INSTRUCTION_LENGTH, insn, ops))
+               ? 0
+               : -1;
+}
+
+static int is_access(const ZydisDecodedOperand *op)
+{
+    return op->type == ZYDIS_OPERAND_TYPE_MEMORY &&
+           (op->mem.type == ZYDIS_MEMOP_TYPE_MEM ||
+            op->mem.type == ZYDIS_MEMOP_TYPE_VSIB);
+}
+
+/* Records the accesses of one execution of insn to traced memory and adds
+ * the pages they touch to s. */
+static void record_accesses(const ucontext_t *uc,
+                            const ZydisDecodedInstruction *insn,
+                            const ZydisDecodedOperand *ops, uintptr_t fault,
+                            fault_open_set *s)
+{
+    uint64_t pc = (uint64_t)uc->uc_mcontext.gregs[REG_RIP];
+    int recorded = 0;
+    for (int i = 0; i < insn->operand_count; i++) {
+        const ZydisDecodedOperand *op = &ops[i];
+        if (!is_access(op))
+            continue;
+        uint64_t size = op->size / 8;
+        uint64_t a;
+        if (op->mem.type == ZYDIS_MEMOP_TYPE_VSIB) {
+            a = fault; /* gathers/scatters: the element that faulted */
+            size = op->element_size / 8;
+        } else {
+            a = effective_address(uc, insn, op);
+        }
+        if (!size)
+            size = 1;
+        if (!fault_is_tracked(a, size))
+            continue;
+        add_pages(s, a, size);
+        if (op->actions & ZYDIS_OPERAND_ACTION_MASK_READ)
+            tracer_emit(MEMTAP_EV_LOAD, 0, pc, a, size, 0, 0);
+        if (op->actions & ZYDIS_OPERAND_ACTION_MASK_WRITE)
+            tracer_emit(MEMTAP_EV_STORE, 0, pc, a, size, 0, 0);
+        recorded = 1;
+    }
+    if (!recorded) {
+        /* an access the decoder does not describe: name the fault itself */
+        add_pages(s, fault, 1);
+    }
+}
+
+/* rep movs / rep stos: performed here, as one block event. */
+static int emulate_rep_string(ucontext_t *uc,
+                              const ZydisDecodedInstruction *insn,
+                              const ZydisDecodedOperand *ops)
+{
+    int movs = insn->mnemonic == ZYDIS_MNEMONIC_MOVSB ||
+               insn->mnemonic == ZYDIS_MNEMONIC_MOVSW ||
+               insn->mnemonic == ZYDIS_MNEMONIC_MOVSD ||
+               insn->mnemonic == ZYDIS_MNEMONIC_MOVSQ;
+    int stos = insn->mnemonic == ZYDIS_MNEMONIC_STOSB ||
+               insn->mnemonic == ZYDIS_MNEMONIC_STOSW ||
+               insn->mnemonic == ZYDIS_MNEMONIC_STOSD ||
+               insn->mnemonic == ZYDIS_MNEMONIC_STOSQ;
+    if (!(insn->attributes & ZYDIS_ATTRIB_HAS_REP) || (!movs && !stos) ||
+        insn->address_width != 64 || ops[0].type != ZYDIS_OPERAND_TYPE_MEMORY)
+        return 0;
+    greg_t *g = uc->uc_mcontext.gregs;
+    uint64_t elem = ops[0].size / 8, n = (uint64_t)g[REG_RCX];
+    int down = (g[REG_EFL] & 0x400) != 0;
+    uint64_t dst = (uint64_t)g[REG_RDI], src = (uint64_t)g[REG_RSI];
+    uint64_t bytes = n * elem;
+    uint64_t dlo = down ? dst - bytes + elem : dst;
+    uint64_t slo = down ? src - bytes + elem : src;
+    fault_open_set d, s;
+    fault_open(&d, dlo, bytes);
+    if (movs)
+        fault_open(&s, slo, bytes);
+    uint64_t val = (uint64_t)g[REG_RAX];
+    for (uint64_t k = 0; k < n; k++) {
+        uint8_t *to = (uint8_t *)(uintptr_t)dst;
+        const uint8_t *from = movs ? (const uint8_t *)(uintptr_t)src
+                                   : (const uint8_t *)&val;
+        for (uint64_t b = 0; b < elem; b++)
+            ((volatile uint8_t *)to)[b] = from[b];
+        dst = down ? dst - elem : dst + elem;
+        src = down ? src - elem : src + elem;
+    }
+    if (movs)
+        fault_close(&s);
+    fault_close(&d);
+    uint64_t pc = (uint64_t)g[REG_RIP];
+    if (movs)
+        tracer_emit(MEMTAP_EV_COPY, 0, pc, dlo, bytes, slo, 0);
+    else
+        tracer_emit(MEMTAP_EV_BLOCK_STORE, 0, pc, dlo, bytes, 0, 0);
+    g[REG_RDI] = (greg_t)dst;
+    if (movs)
+        g[REG_RSI] = (greg_t)src;
+    g[REG_RCX] = 0;
+    g[REG_RIP] += insn->length;
+    return 1;
+}
+
+/* Signals that may stay deliverable while a window is open: the ones the
+ * single instruction itself can raise. */
+static void window_mask(sigset_t *m)
+{
+    sigfillset(m);
+    sigdelset(m, SIGSEGV);
+    sigdelset(m, SIGBUS);
+    sigdelset(m, SIGTRAP);
+    sigdelset(m, SIGSYS);
+    sigdelset(m, SIGFPE);
+    sigdelset(m, SIGILL);
+}
+
+#include "signals.h"
+
+extern int __sigaction(int, const struct sigaction *, struct sigaction *);
+
+void fault_internal_release(void)
+{
+    if (tls_own.n == 0)
+        return;
+    open_lock();
+    for (int i = 0; i < tls_own.n; i++)
+        close_page_locked(tls_own.pages[i]);
+    open_unlock();
+    tls_own.n = 0;
+}
+
+void fault_handler_enter(void) { tls_depth++; }
+
+void fault_handler_leave(void)
+{
+    if (--tls_depth == 0 && !tracer_internal())
+        fault_internal_release();
+}
+
+/* A fault in memtap's own code: opened silently until it leaves. */
+static int own_fault(uintptr_t addr)
+{
+    if (tls_depth <= 1 && !tracer_internal())
+        return 0;
+    int from = tls_own.n;
+    add_pages(&tls_own, addr, 1);
+    open_lock();
+    open_pages(&tls_own, from);
+    open_unlock();
+    return 1;
+}
+
+static void on_segv_body(int sig, siginfo_t *si, ucontext_t *uc);
+
+static void on_segv(int sig, siginfo_t *si, void *ucv)
+{
+    fault_handler_enter(); /* first: errno may live behind a traced page */
+    int saved = errno;
+    on_segv_body(sig, si, ucv);
+    fault_handler_leave();
+    errno = saved;
+}
+
+static void on_segv_body(int sig, siginfo_t *si, ucontext_t *uc)
+{
+    uintptr_t addr = (uintptr_t)si->si_addr;
+    int saved = errno;
+    if (si->si_code != SEGV_ACCERR ||
+        !(pagemap_get(addr) & PM_TRACKED)) {
+        errno = saved;
+        signals_chain(sig, si, uc);
+        return;
+    }
+    if (own_fault(addr))
+        return;
+    window *w = &tls_win;
+    if (w->active) {
+        /* the same instruction needs one more page */
+        int from = w->open.n;
+        add_pages(&w->open, addr, 1);
+        open_lock();
+        open_pages(&w->open, from);
+        open_unlock();
+        errno = saved;
+        return;
+    }
+    atomic_fetch_add(&f.faults, 1);
+    ZydisDecodedInstruction insn;
+    ZydisDecodedOperand ops[ZYDIS_MAX_OPERAND_COUNT];
+    w->open.n = 0;
+    w->open.overflow = 0;
+    if (decode(uc, &insn, ops) == 0) {
+        if (emulate_rep_string(uc, &insn, ops)) {
+            errno = saved;
+            return;
+        }
+        record_accesses(uc, &insn, ops, addr, &w->open);
+        w->rep = (insn.attributes & (ZYDIS_ATTRIB_HAS_REP |
+                                     ZYDIS_ATTRIB_HAS_REPE |
+                                     ZYDIS_ATTRIB_HAS_REPNE)) != 0;
+    } else {
+        add_pages(&w->open, addr, 1);
+        w->rep = 0;
+    }
+    if (w->open.n == 0)
+        add_pages(&w->open, addr, 1);
+    if (tracer_live_threads() > 1)
+        atomic_fetch_add(&f.exposed, 1);
+    open_lock();
+    open_pages(&w->open, 0);
+    open_unlock();
+    w->active = 1;
+    w->pc = (uint64_t)uc->uc_mcontext.gregs[REG_RIP];
+    w->saved_mask = uc->uc_sigmask;
+    window_mask(&uc->uc_sigmask);
+    uc->uc_mcontext.gregs[REG_EFL] |= (greg_t)TF_FLAG;
+    errno = saved;
+}
+
+static void on_trap_body(int sig, siginfo_t *si, ucontext_t *uc);
+
+static void on_trap(int sig, siginfo_t *si, void *ucv)
+{
+    fault_handler_enter(); /* first: errno may live behind a traced page */
+    int saved = errno;
+    on_trap_body(sig, si, ucv);
+    fault_handler_leave();
+    errno = saved;
+}
+
+static void on_trap_body(int sig, siginfo_t *si, ucontext_t *uc)
+{
+    window *w = &tls_win;
+    if (!w->active || si->si_code != TRAP_TRACE) {
+        signals_chain(sig, si, uc);
+        return;
+    }
+    int saved = errno;
+    uint64_t pc = (uint64_t)uc->uc_mcontext.gregs[REG_RIP];
+    if (w->rep && pc == w->pc && uc->uc_mcontext.gregs[REG_RCX] != 0) {
+        /* one more iteration of a rep-prefixed instruction */
+        ZydisDecodedInstruction insn;
+        ZydisDecodedOperand ops[ZYDIS_MAX_OPERAND_COUNT];
+        if (decode(uc, &insn, ops) == 0) {
+            int from = w->open.n;
+            record_accesses(uc, &insn, ops, 0, &w->open);
+            open_lock();
+            open_pages(&w->open, from);
+            open_unlock();
+        }
+        errno = saved;
+        return;
+    }
+    open_lock();
+    for (int i = 0; i < w->open.n; i++)
+        close_page_locked(w->open.pages[i]);
+    open_unlock();
+    w->open.n = 0;
+    w->active = 0;
+    uc->uc_mcontext.gregs[REG_EFL] &= ~(greg_t)TF_FLAG;
+    uc->uc_sigmask = w->saved_mask;
+    errno = saved;
+}
+
+int fault_owns_signal(int sig)
+{
+    return f.enabled && (sig == SIGSEGV || sig == SIGTRAP);
+}
+
+static int install(int sig, void (*fn)(int, siginfo_t *, void *))
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = fn;
+    /* SIGSEGV nests: memtap's own code may touch a protected page */
+    sa.sa_flags = SA_SIGINFO | SA_ONSTACK | (sig == SIGSEGV ? SA_NODEFER : 0);
+    window_mask(&sa.sa_mask);
+    /* while our handler runs, the program's asynchronous signals wait */
+    return __sigaction(sig, &sa, NULL);
+}
+
+int fault_init(void)
+{
+    if (pagemap_init() != 0 ||
+        !ZYAN_SUCCESS(ZydisDecoderInit(&f.decoder, ZYDIS_MACHINE_MODE_LONG_64,
+                                       ZYDIS_STACK_WIDTH_64)))
+        return -1;
+    if (install(SIGSEGV, on_segv) != 0 || install(SIGTRAP, on_trap) != 0)
+        return -1;
+    f.enabled = 1;
+    return 0;
+}

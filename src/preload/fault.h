@@ -1,0 +1,62 @@
+/*
+ * fault.h - the fault engine (MadT's profiler): the pages of the traced set
+ * (data and bss of the program and its libraries, heap blocks, mappings)
+ * lose their access rights; each access faults, is recorded, and completes
+ * under the trap flag before the page is closed again.
+ */
+#ifndef MEMTAP_PRELOAD_FAULT_H
+#define MEMTAP_PRELOAD_FAULT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Sets up the page map, the decoder and the SIGSEGV/SIGTRAP handlers.
+ * Returns 0, or -1 when the engine cannot run (it stays off). */
+int fault_init(void);
+int fault_enabled(void);
+
+/* Adds [start, end) to the traced set with its own rights `prot`. */
+void fault_track(uintptr_t start, uintptr_t end, int prot);
+/* Removes [start, end) from the traced set (it was unmapped). */
+void fault_untrack(uintptr_t start, uintptr_t end);
+/* A mapping moved (mremap): its traced state follows it. */
+void fault_move(uintptr_t old, size_t old_len, uintptr_t new_addr,
+                size_t new_len);
+/* The program changed the rights of [start, end): remember them. */
+void fault_reprotect(uintptr_t start, uintptr_t end, int prot);
+
+/* Starts or stops trapping accesses (memtap_start / memtap_stop). */
+void fault_set_active(int on);
+int fault_active(void);
+
+/* Gives [addr, addr+len) back its rights for memtap's own work on the
+ * program's behalf (block operations, system calls); fault_close undoes
+ * it.  Nests; a page closes when its last opener closes it. */
+typedef struct fault_open_set {
+    uintptr_t pages[64];
+    int n;
+    int overflow;       /* more pages than fit: everything was opened */
+} fault_open_set;
+void fault_open(fault_open_set *s, uintptr_t addr, size_t len);
+void fault_close(fault_open_set *s);
+
+/* Whether any page of [addr, addr+len) is traced. */
+int fault_is_tracked(uintptr_t addr, size_t len);
+
+/* Closes the pages memtap's own code (a handler, the recorder) had to
+ * open for itself; called when the calling thread leaves memtap's code. */
+void fault_internal_release(void);
+
+/* Brackets a memtap signal handler (faults inside are memtap's own). */
+void fault_handler_enter(void);
+void fault_handler_leave(void);
+
+/* Counters for the closing note. */
+uint64_t fault_count(void);
+uint64_t fault_exposed_windows(void);
+
+/* The program's own disposition for a signal memtap handles (sigaction
+ * interposition); returns 1 when memtap keeps the signal for itself. */
+int fault_owns_signal(int sig);
+
+#endif

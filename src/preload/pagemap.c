@@ -1,0 +1,91 @@
+/*
+ * pagemap.c - the page state table: 2^35 pages of a 47-bit address space
+ * as 2^20 leaves of 2^15 pages (32 KiB of state each, 128 MiB of address
+ * space).  The root (8 MiB, reserved without backing) fills in as leaves
+ * are installed with compare-and-swap.
+ */
+#include "pagemap.h"
+
+#include "tracer.h"
+
+#include <stdatomic.h>
+#include <stddef.h>
+
+#define LEAF_BITS 15
+#define ROOT_BITS 20
+#define LEAF_PAGES (1ul << LEAF_BITS)
+#define ROOT_SLOTS (1ul << ROOT_BITS)
+
+static _Atomic(uint8_t *) *root;
+
+int pagemap_init(void)
+{
+    if (root)
+        return 0;
+    root = tracer_map(ROOT_SLOTS * sizeof *root);
+    return root ? 0 : -1;
+}
+
+static uint8_t *leaf(uintptr_t page, int create)
+{
+    uintptr_t slot = page >> LEAF_BITS;
+    if (!root || slot >= ROOT_SLOTS)
+        return NULL;
+    uint8_t *l = atomic_load(&root[slot]);
+    if (l || !create)
+        return l;
+    uint8_t *fresh = tracer_map(LEAF_PAGES);
+    if (!fresh)
+        return NULL;
+    uint8_t *expected = NULL;
+    if (!atomic_compare_exchange_strong(&root[slot], &expected, fresh)) {
+        tracer_unmap(fresh, LEAF_PAGES);
+        return expected;
+    }
+    return fresh;
+}
+
+uint8_t pagemap_get(uintptr_t addr)
+{
+    uintptr_t page = addr >> PAGE_SHIFT;
+    uint8_t *l = leaf(page, 0);
+    return l ? l[page & (LEAF_PAGES - 1)] : 0;
+}
+
+void pagemap_set_range(uintptr_t start, uintptr_t end, uint8_t state)
+{
+    for (uintptr_t page = start >> PAGE_SHIFT;
+         page < (end + PAGE_SIZE_BYTES - 1) >> PAGE_SHIFT; page++) {
+        uint8_t *l = leaf(page, state != 0);
+        if (l)
+            l[page & (LEAF_PAGES - 1)] = state;
+    }
+}
+
+void pagemap_for_each_tracked(void (*fn)(uintptr_t, uintptr_t, uint8_t,
+                                         void *),
+                              void *arg)
+{
+    uintptr_t run_start = 0, run_end = 0;
+    uint8_t run_state = 0;
+    for (uintptr_t slot = 0; root && slot < ROOT_SLOTS; slot++) {
+        uint8_t *l = atomic_load(&root[slot]);
+        if (!l)
+            continue;
+        for (uintptr_t i = 0; i < LEAF_PAGES; i++) {
+            uint8_t s = l[i];
+            uintptr_t addr = ((slot << LEAF_BITS) | i) << PAGE_SHIFT;
+            if (s & PM_TRACKED && s == run_state && addr == run_end) {
+                run_end += PAGE_SIZE_BYTES;
+                continue;
+            }
+            if (run_state)
+                fn(run_start, run_end, run_state, arg);
+            run_state = (s & PM_TRACKED) ? s : 0;
+            run_start = addr;
+            run_end = addr + PAGE_SIZE_BYTES;
+        }
+    }
+    if (run_state)
+        fn(run_start, run_end, run_state, arg);
+}

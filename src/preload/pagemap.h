@@ -1,0 +1,29 @@
+/*
+ * pagemap.h - one byte of state per page of the address space, in a
+ * two-level table whose leaves are mapped on first write.  Lock-free and
+ * safe in signal handlers: the fault engine asks it, for every fault,
+ * whether the page is one memtap protected and what rights to give back.
+ */
+#ifndef MEMTAP_PRELOAD_PAGEMAP_H
+#define MEMTAP_PRELOAD_PAGEMAP_H
+
+#include <stdint.h>
+
+#define PAGE_SHIFT 12
+#define PAGE_SIZE_BYTES (1ul << PAGE_SHIFT)
+
+/* State byte: PM_TRACKED plus the page's own rights (PROT_* bits). */
+#define PM_TRACKED 0x80u
+#define PM_PROT_MASK 0x07u
+
+int pagemap_init(void);
+uint8_t pagemap_get(uintptr_t addr);
+/* Sets the state of every page overlapping [start, end). */
+void pagemap_set_range(uintptr_t start, uintptr_t end, uint8_t state);
+
+/* Calls fn for each maximal run of tracked pages with the same state. */
+void pagemap_for_each_tracked(void (*fn)(uintptr_t start, uintptr_t end,
+                                         uint8_t state, void *arg),
+                              void *arg);
+
+#endif

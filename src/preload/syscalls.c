@@ -1,0 +1,405 @@
+/*
+ * syscalls.c - seccomp-trapped system calls, emulated with their buffers
+ * open.
+ *
+ * The filter traps every system call made outside libmemtap.so except a
+ * few that take no user memory or must not be emulated (clone, fork,
+ * sigreturn, exit).  For a trapped call, the table below says which
+ * arguments point at user memory and how long that memory is; those pages
+ * are opened, the call is made from here (raw_syscall6 lives inside
+ * libmemtap.so, so the filter lets it through), and the pages are closed.
+ * A call the table does not know that still fails with EFAULT is retried
+ * with all traced memory opened.  read/write-like calls are recorded as
+ * block events (W: the kernel stored into the buffer, G: it fetched from
+ * it).
+ */
+#define _GNU_SOURCE
+#include "syscalls.h"
+
+#include "fault.h"
+#include "modules.h"
+#include "rawsys.h"
+#include "signals.h"
+#include "tracer.h"
+
+#include <errno.h>
+#include <stdatomic.h>
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <poll.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/personality.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <ucontext.h>
+
+extern int __sigaction(int, const struct sigaction *, struct sigaction *);
+
+/* How an argument points at memory. */
+enum {
+    A_NONE = 0,
+    A_LEN,      /* length in argument `n` */
+    A_RET,      /* length is the result (kernel stores up to arg n bytes) */
+    A_FIXED,    /* n bytes */
+    A_STR,      /* NUL-terminated string (opened: 2 pages) */
+    A_IOV,      /* iovec array, count in argument n */
+    A_MSG,      /* struct msghdr */
+    A_POLL,     /* pollfd array, count in argument n */
+};
+
+typedef struct arg_spec {
+    uint8_t how;
+    uint16_t n;
+} arg_spec;
+
+typedef struct sys_spec {
+    int nr;
+    char block;          /* 'W' kernel stores, 'G' kernel fetches, 0 none */
+    arg_spec args[6];
+} sys_spec;
+
+#define L(n) { A_LEN, n }
+#define R(n) { A_RET, n }
+#define F(n) { A_FIXED, n }
+#define S { A_STR, 0 }
+#define V(n) { A_IOV, n }
+#define M { A_MSG, 0 }
+#define N { A_NONE, 0 }
+
+static const sys_spec table[] = {
+    { SYS_read, 'W', { N, R(2), N, N, N, N } },
+    { SYS_pread64, 'W', { N, R(2), N, N, N, N } },
+    { SYS_write, 'G', { N, L(2), N, N, N, N } },
+    { SYS_pwrite64, 'G', { N, L(2), N, N, N, N } },
+    { SYS_readv, 'W', { N, V(2), N, N, N, N } },
+    { SYS_preadv, 'W', { N, V(2), N, N, N, N } },
+    { SYS_preadv2, 'W', { N, V(2), N, N, N, N } },
+    { SYS_writev, 'G', { N, V(2), N, N, N, N } },
+    { SYS_pwritev, 'G', { N, V(2), N, N, N, N } },
+    { SYS_pwritev2, 'G', { N, V(2), N, N, N, N } },
+    { SYS_recvfrom, 'W', { N, R(2), N, N, F(128), F(4) } },
+    { SYS_sendto, 'G', { N, L(2), N, N, F(128), N } },
+    { SYS_recvmsg, 'W', { N, M, N, N, N, N } },
+    { SYS_sendmsg, 'G', { N, M, N, N, N, N } },
+    { SYS_getrandom, 'W', { R(1), N, N, N, N, N } },
+    { SYS_getdents64, 0, { N, L(2), N, N, N, N } },
+    { SYS_readlink, 0, { S, L(2), N, N, N, N } },
+    { SYS_readlinkat, 0, { N, S, L(3), N, N, N } },
+    { SYS_getcwd, 0, { L(1), N, N, N, N, N } },
+    { SYS_open, 0, { S, N, N, N, N, N } },
+    { SYS_openat, 0, { N, S, N, N, N, N } },
+    { SYS_stat, 0, { S, F(144), N, N, N, N } },
+    { SYS_lstat, 0, { S, F(144), N, N, N, N } },
+    { SYS_fstat, 0, { N, F(144), N, N, N, N } },
+    { SYS_newfstatat, 0, { N, S, F(144), N, N, N } },
+    { SYS_statx, 0, { N, S, N, N, F(256), N } },
+    { SYS_access, 0, { S, N, N, N, N, N } },
+    { SYS_faccessat, 0, { N, S, N, N, N, N } },
+    { SYS_faccessat2, 0, { N, S, N, N, N, N } },
+    { SYS_unlink, 0, { S, N, N, N, N, N } },
+    { SYS_unlinkat, 0, { N, S, N, N, N, N } },
+    { SYS_mkdir, 0, { S, N, N, N, N, N } },
+    { SYS_rename, 0, { S, S, N, N, N, N } },
+    { SYS_chdir, 0, { S, N, N, N, N, N } },
+    { SYS_clock_gettime, 0, { N, F(16), N, N, N, N } },
+    { SYS_gettimeofday, 0, { F(16), F(8), N, N, N, N } },
+    { SYS_nanosleep, 0, { F(16), F(16), N, N, N, N } },
+    { SYS_clock_nanosleep, 0, { N, N, F(16), F(16), N, N } },
+    { SYS_uname, 0, { F(390), N, N, N, N, N } },
+    { SYS_sysinfo, 0, { F(112), N, N, N, N, N } },
+    { SYS_getrusage, 0, { N, F(144), N, N, N, N } },
+    { SYS_wait4, 0, { N, F(4), N, F(144), N, N } },
+    { SYS_pipe, 0, { F(8), N, N, N, N, N } },
+    { SYS_pipe2, 0, { F(8), N, N, N, N, N } },
+    { SYS_socketpair, 0, { N, N, N, F(8), N, N } },
+    { SYS_rt_sigaction, 0, { N, F(32), F(32), N, N, N } },
+    { SYS_rt_sigprocmask, 0, { N, F(8), F(8), N, N, N } },
+    { SYS_sigaltstack, 0, { F(24), F(24), N, N, N, N } },
+    { SYS_prlimit64, 0, { N, N, F(16), F(16), N, N } },
+    { SYS_getrlimit, 0, { N, F(16), N, N, N, N } },
+    { SYS_poll, 0, { { A_POLL, 1 }, N, N, N, N, N } },
+    { SYS_ppoll, 0, { { A_POLL, 1 }, N, F(16), F(8), N, N } },
+    { SYS_select, 0, { N, F(128), F(128), F(128), F(16), N } },
+    { SYS_pselect6, 0, { N, F(128), F(128), F(128), F(16), F(16) } },
+    { SYS_epoll_wait, 0, { N, F(4096), N, N, N, N } },
+    { SYS_epoll_pwait, 0, { N, F(4096), N, N, F(8), N } },
+    { SYS_epoll_ctl, 0, { N, N, N, F(12), N, N } },
+    { SYS_futex, 0, { F(4), N, N, F(16), F(4), N } },
+    { SYS_connect, 0, { N, L(2), N, N, N, N } },
+    { SYS_bind, 0, { N, L(2), N, N, N, N } },
+    { SYS_accept, 0, { N, F(128), F(4), N, N, N } },
+    { SYS_accept4, 0, { N, F(128), F(4), N, N, N } },
+    { SYS_getsockname, 0, { N, F(128), F(4), N, N, N } },
+    { SYS_getpeername, 0, { N, F(128), F(4), N, N, N } },
+    { SYS_getsockopt, 0, { N, N, N, F(256), F(4), N } },
+    { SYS_setsockopt, 0, { N, N, N, L(4), N, N } },
+    { SYS_sched_getaffinity, 0, { N, N, L(1), N, N, N } },
+    { SYS_ioctl, 0, { N, N, F(256), N, N, N } },
+    { SYS_fcntl, 0, { N, N, F(64), N, N, N } },
+    { SYS_time, 0, { F(8), N, N, N, N, N } },
+    { SYS_times, 0, { F(32), N, N, N, N, N } },
+};
+
+static struct {
+    int enabled;
+    _Atomic unsigned long emulated;
+} s;
+
+unsigned long syscalls_emulated(void) { return s.emulated; }
+
+int syscalls_own_signal(int sig)
+{
+    return s.enabled && sig == SIGSYS;
+}
+
+static const sys_spec *spec_of(long nr)
+{
+    for (size_t i = 0; i < sizeof table / sizeof *table; i++)
+        if (table[i].nr == nr)
+            return &table[i];
+    return NULL;
+}
+
+typedef struct opened {
+    fault_open_set sets[8];
+    int n;
+} opened;
+
+static void open_buf(opened *o, uint64_t addr, uint64_t len)
+{
+    if (!addr || !len || o->n == 8 || !fault_is_tracked(addr, len))
+        return;
+    fault_open(&o->sets[o->n++], addr, len);
+}
+
+static void open_iov(opened *o, const struct iovec *iov, long cnt)
+{
+    if (cnt < 0 || cnt > 1024)
+        return;
+    open_buf(o, (uint64_t)(uintptr_t)iov, (uint64_t)cnt * sizeof *iov);
+    for (long i = 0; i < cnt; i++)
+        open_buf(o, (uint64_t)(uintptr_t)iov[i].iov_base, iov[i].iov_len);
+}
+
+static void open_args(opened *o, const sys_spec *sp, const long *a)
+{
+    for (int i = 0; i < 6; i++) {
+        const arg_spec *x = &sp->args[i];
+        uint64_t p = (uint64_t)a[i];
+        switch (x->how) {
+        case A_LEN:
+        case A_RET: open_buf(o, p, (uint64_t)a[x->n]); break;
+        case A_FIXED: open_buf(o, p, x->n); break;
+        case A_STR: open_buf(o, p, 2 * 4096 - (p & 4095)); break;
+        case A_IOV: open_iov(o, (const struct iovec *)(uintptr_t)p, a[x->n]); break;
+        case A_POLL: open_buf(o, p, (uint64_t)a[x->n] * sizeof(struct pollfd)); break;
+        case A_MSG: {
+            const struct msghdr *m = (const struct msghdr *)(uintptr_t)p;
+            open_buf(o, p, sizeof *m);
+            if (!m)
+                break;
+            open_buf(o, (uint64_t)(uintptr_t)m->msg_name, m->msg_namelen);
+            open_buf(o, (uint64_t)(uintptr_t)m->msg_control, m->msg_controllen);
+            open_iov(o, m->msg_iov, (long)m->msg_iovlen);
+            break;
+        }
+        default: break;
+        }
+    }
+}
+
+static void close_all(opened *o)
+{
+    while (o->n > 0)
+        fault_close(&o->sets[--o->n]);
+}
+
+/* The block event of a read/write-like call that moved `done` bytes. */
+static void record_block(const sys_spec *sp, const long *a, long done,
+                         uint64_t pc)
+{
+    if (!sp || !sp->block || done <= 0 || !fault_active())
+        return;
+    uint8_t kind = sp->block == 'W' ? MEMTAP_EV_BLOCK_STORE
+                                    : MEMTAP_EV_BLOCK_FETCH;
+    int buf_arg = sp->args[0].how ? 0 : 1;
+    if (sp->args[buf_arg].how == A_IOV) {
+        const struct iovec *iov = (const struct iovec *)(uintptr_t)a[buf_arg];
+        for (long i = 0; i < a[2] && done > 0; i++) {
+            long n = (long)iov[i].iov_len < done ? (long)iov[i].iov_len : done;
+            tracer_emit(kind, 0, pc, (uint64_t)(uintptr_t)iov[i].iov_base,
+                        (uint64_t)n, 0, 0);
+            done -= n;
+        }
+    } else if (sp->args[buf_arg].how != A_NONE &&
+               sp->args[buf_arg].how != A_MSG) {
+        tracer_emit(kind, 0, pc, (uint64_t)a[buf_arg], (uint64_t)done, 0, 0);
+    }
+}
+
+/* Keeps the traced set current across the program's own memory calls. */
+static void after_memory_call(long nr, const long *a, long ret)
+{
+    if (ret < 0 && ret > -4096)
+        return;
+    switch (nr) {
+    case SYS_munmap:
+        fault_untrack((uintptr_t)a[0], (uintptr_t)a[0] + (uintptr_t)a[1]);
+        break;
+    case SYS_mmap:
+        if (a[3] & MAP_FIXED)
+            fault_untrack((uintptr_t)ret, (uintptr_t)ret + (uintptr_t)a[1]);
+        break;
+    case SYS_mremap:
+        fault_untrack((uintptr_t)a[0], (uintptr_t)a[0] + (uintptr_t)a[1]);
+        break;
+    case SYS_brk:
+        break;
+    default:
+        break;
+    }
+}
+
+static void on_sigsys_body(int sig, siginfo_t *si, ucontext_t *uc);
+
+static void on_sigsys(int sig, siginfo_t *si, void *ucv)
+{
+    fault_handler_enter(); /* first: errno may live behind a traced page */
+    int saved = errno;
+    on_sigsys_body(sig, si, ucv);
+    fault_handler_leave();
+    errno = saved;
+}
+
+static void on_sigsys_body(int sig, siginfo_t *si, ucontext_t *uc)
+{
+    if (si->si_code != 1 /* SYS_SECCOMP */) {
+        signals_chain(sig, si, uc);
+        return;
+    }
+    int saved = errno;
+    greg_t *g = uc->uc_mcontext.gregs;
+    long nr = si->si_syscall;
+    long a[6] = { g[REG_RDI], g[REG_RSI], g[REG_RDX],
+                  g[REG_R10], g[REG_R8],  g[REG_R9] };
+    atomic_fetch_add(&s.emulated, 1);
+    if (nr == SYS_execve || nr == SYS_execveat) {
+        /* the new image gets the program's signal mask, not this handler's,
+         * and a randomized layout (so that no text of it lies where this
+         * image's filter traps) */
+        long pers = raw_syscall3(SYS_personality, 0xffffffffl, 0, 0);
+        if (pers >= 0 && (pers & ADDR_NO_RANDOMIZE))
+            raw_syscall3(SYS_personality, pers & ~ADDR_NO_RANDOMIZE, 0, 0);
+        raw_syscall6(SYS_rt_sigprocmask, SIG_SETMASK, (long)&uc->uc_sigmask,
+                     0, 8, 0, 0);
+        fault_set_active(0);
+    }
+    long ret;
+    if (nr == SYS_mprotect && fault_is_tracked((uintptr_t)a[0],
+                                               (size_t)a[1])) {
+        /* the program changes rights memtap is holding: remember them */
+        fault_reprotect((uintptr_t)a[0], (uintptr_t)a[0] + (uintptr_t)a[1],
+                        (int)a[2]);
+        ret = fault_active() ? 0
+                             : raw_syscall6(nr, a[0], a[1], a[2], 0, 0, 0);
+    } else {
+        const sys_spec *sp = spec_of(nr);
+        opened o;
+        o.n = 0;
+        if (sp)
+            open_args(&o, sp, a);
+        ret = raw_syscall6(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
+        close_all(&o);
+        if (ret == -EFAULT && fault_active()) {
+            /* memory the table does not describe: open everything once */
+            fault_set_active(0);
+            ret = raw_syscall6(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
+            fault_set_active(1);
+        }
+        record_block(sp, a, ret, (uint64_t)g[REG_RIP] - 2);
+        after_memory_call(nr, a, ret);
+    }
+    g[REG_RAX] = ret;
+    errno = saved;
+}
+
+/* Calls that are never trapped: no user memory, or not emulable. */
+static const int passthrough[] = {
+    SYS_rt_sigreturn, SYS_exit, SYS_exit_group, SYS_clone, SYS_clone3,
+    SYS_fork, SYS_vfork, SYS_getpid, SYS_gettid, SYS_getppid, SYS_sched_yield,
+    SYS_close, SYS_dup, SYS_dup2, SYS_dup3, SYS_lseek, SYS_madvise,
+    SYS_kill, SYS_tgkill, SYS_tkill, SYS_getuid, SYS_geteuid, SYS_getgid,
+    SYS_getegid, SYS_set_tid_address, SYS_set_robust_list, SYS_rseq,
+    SYS_restart_syscall, SYS_alarm, SYS_pause, SYS_fsync, SYS_fdatasync,
+    SYS_ftruncate, SYS_socket, SYS_listen, SYS_shutdown, SYS_umask,
+    SYS_getpgrp, SYS_setsid, SYS_sched_getscheduler, SYS_membarrier,
+};
+
+/* The filter: system calls made from the text of the traced modules (the
+ * program, the C library, ...) are trapped, except the passthrough ones;
+ * everything else (memtap's own calls, the loader's, and any process image
+ * that replaces this one by exec, whose modules lie elsewhere) passes. */
+int syscalls_init(void)
+{
+    enum { MAX_RANGES = 48, NPASS = sizeof passthrough / sizeof *passthrough };
+    uint64_t ranges[MAX_RANGES][2];
+    size_t found = modules_text_ranges(ranges, MAX_RANGES), nr = 0;
+    for (size_t i = 0; i < found; i++) /* a text segment across 4 GiB: skip */
+        if ((ranges[i][0] >> 32) == ((ranges[i][1] - 1) >> 32))
+            memcpy(ranges[nr++], ranges[i], sizeof ranges[i]);
+    if (nr == 0)
+        return -1;
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = on_sigsys;
+    sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
+    sigfillset(&sa.sa_mask);
+    sigdelset(&sa.sa_mask, SIGSEGV);
+    sigdelset(&sa.sa_mask, SIGTRAP);
+    sigdelset(&sa.sa_mask, SIGBUS);
+    if (__sigaction(SIGSYS, &sa, NULL) != 0)
+        return -1;
+
+    struct sock_filter prog[8 + 6 * MAX_RANGES + NPASS];
+    size_t n = 0;
+#define STMT(c, k) prog[n++] = (struct sock_filter)BPF_STMT(c, k)
+#define JUMP(c, k, t, f) prog[n++] = (struct sock_filter)BPF_JUMP(c, k, t, f)
+    STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch));
+    JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 1, 0);
+    STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
+    /* each range: hi word equal, lo word in [lo, hi) -> "check" */
+    for (size_t i = 0; i < nr; i++) {
+        uint64_t lo = ranges[i][0], hi = ranges[i][1];
+        size_t left = (nr - i - 1) * 5; /* instructions after this range */
+        STMT(BPF_LD | BPF_W | BPF_ABS,
+             offsetof(struct seccomp_data, instruction_pointer) + 4);
+        JUMP(BPF_JMP | BPF_JEQ | BPF_K, (uint32_t)(lo >> 32), 0, 3);
+        STMT(BPF_LD | BPF_W | BPF_ABS,
+             offsetof(struct seccomp_data, instruction_pointer));
+        JUMP(BPF_JMP | BPF_JGE | BPF_K, (uint32_t)lo, 0, 1);
+        JUMP(BPF_JMP | BPF_JGE | BPF_K, (uint32_t)hi, 0, (uint8_t)(left + 1));
+    }
+    STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW); /* in no traced text */
+    /* check: */
+    STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr));
+    for (size_t i = 0; i < NPASS; i++)
+        JUMP(BPF_JMP | BPF_JEQ | BPF_K, (uint32_t)passthrough[i],
+             (uint8_t)(NPASS - i), 0);
+    STMT(BPF_RET | BPF_K, SECCOMP_RET_TRAP);
+    STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
+#undef STMT
+#undef JUMP
+    struct sock_fprog fp = { (unsigned short)n, prog };
+    if (raw_syscall6(SYS_prctl, PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0, 0) != 0 ||
+        raw_syscall6(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, (long)&fp, 0, 0,
+                     0) != 0)
+        return -1;
+    s.enabled = 1;
+    return 0;
+}
