@@ -63,6 +63,7 @@ static __thread window tls_win __attribute__((tls_model("initial-exec")));
  * (or the C library working for it) touched there. */
 static __thread int tls_depth __attribute__((tls_model("initial-exec")));
 static __thread fault_open_set tls_own __attribute__((tls_model("initial-exec")));
+static __thread int tls_own_mode __attribute__((tls_model("initial-exec")));
 
 int fault_enabled(void) { return f.enabled; }
 int fault_active(void) { return atomic_load(&f.active); }
@@ -199,6 +200,8 @@ void fault_open(fault_open_set *s, uintptr_t addr, size_t len)
     if (!atomic_load(&f.active) || len == 0)
         return;
     add_pages(s, addr, len);
+    if (s->n == 0 && !s->overflow)
+        return;
     sigset_t old;
     guard_signals(&old);
     open_lock();
@@ -502,14 +505,29 @@ void fault_handler_enter(void) { tls_depth++; }
 
 void fault_handler_leave(void)
 {
-    if (--tls_depth == 0 && !tracer_internal())
+    if (--tls_depth == 0 && !tracer_internal() && !tls_own_mode)
         fault_internal_release();
 }
 
-/* A fault in memtap's own code: opened silently until it leaves. */
+int fault_in_memtap(void)
+{
+    return tls_depth > 0 || tracer_internal() || tls_own_mode;
+}
+
+void fault_own_begin(void) { tls_own_mode++; }
+int fault_own_mode(void) { return tls_own_mode; }
+
+void fault_own_end(void)
+{
+    if (--tls_own_mode == 0 && tls_depth == 0 && !tracer_internal())
+        fault_internal_release();
+}
+
+/* A fault in memtap's own code, or in a block operation memtap records as
+ * one event: opened silently until that code is done. */
 static int own_fault(uintptr_t addr)
 {
-    if (tls_depth <= 1 && !tracer_internal())
+    if (tls_depth <= 1 && !tracer_internal() && !tls_own_mode)
         return 0;
     int from = tls_own.n;
     add_pages(&tls_own, addr, 1);

@@ -47,6 +47,15 @@ int fault_is_tracked(uintptr_t addr, size_t len);
  * open for itself; called when the calling thread leaves memtap's code. */
 void fault_internal_release(void);
 
+/* Whether the calling thread runs memtap's code (a handler, the recorder,
+ * or a block operation being recorded as one event). */
+int fault_in_memtap(void);
+/* Brackets a block operation: protected pages it touches are opened
+ * without being recorded, and closed at fault_own_end(). */
+void fault_own_begin(void);
+void fault_own_end(void);
+int fault_own_mode(void);
+
 /* Brackets a memtap signal handler (faults inside are memtap's own). */
 void fault_handler_enter(void);
 void fault_handler_leave(void);

@@ -121,6 +121,7 @@ static void resolve_next_symbols(void)
         dlsym(RTLD_NEXT, "pthread_create");
     next.pthread_exit = (void (*)(void *))dlsym(RTLD_NEXT, "pthread_exit");
     heap_resolve_next();
+    blockops_resolve();
 }
 
 MEMTAP_EXPORT pid_t fork(void)

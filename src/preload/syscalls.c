@@ -224,7 +224,8 @@ static void close_all(opened *o)
 static void record_block(const sys_spec *sp, const long *a, long done,
                          uint64_t pc)
 {
-    if (!sp || !sp->block || done <= 0 || !fault_active())
+    /* inside a block operation, the operation is the event */
+    if (!sp || !sp->block || done <= 0 || !fault_active() || fault_own_mode())
         return;
     uint8_t kind = sp->block == 'W' ? MEMTAP_EV_BLOCK_STORE
                                     : MEMTAP_EV_BLOCK_FETCH;

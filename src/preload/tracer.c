@@ -106,7 +106,7 @@ void tracer_internal_enter(void) { tls_internal++; }
 
 void tracer_internal_leave(void)
 {
-    if (--tls_internal == 0)
+    if (--tls_internal == 0 && !fault_in_memtap())
         fault_internal_release();
 }
 uint64_t tracer_seq(void) { return atomic_load(&g.seq); }

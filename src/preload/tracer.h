@@ -49,6 +49,8 @@ void tracer_write_modules(const void *entries, uint32_t len, uint32_t count);
 
 /* Resolves the functions heap.c forwards to (called at start-up). */
 void heap_resolve_next(void);
+/* Resolves the functions blockops.c forwards to. */
+void blockops_resolve(void);
 
 struct fmt_buf;
 /* Appends the engines' counters to the closing note (process.c). */

@@ -1,0 +1,307 @@
+/*
+ * blockops.c - block operations recorded as single events (MadT Table I):
+ * Y for copies (memcpy, strcpy, ...), W for block stores (memset, read,
+ * fread, ...), G for block fetches (write, fwrite, send, ...).  The real
+ * function runs with memtap's own-access mode on: the protected pages it
+ * touches are opened silently (and closed when it returns) instead of being
+ * recorded access by access.  The event's pc is the call site.
+ */
+#define _GNU_SOURCE
+#include "fault.h"
+#include "tracer.h"
+
+#include <dlfcn.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#define CALL_SITE ((uint64_t)(uintptr_t)__builtin_return_address(0))
+#define U(p) ((uint64_t)(uintptr_t)(p))
+
+static struct {
+    void *(*memcpy)(void *, const void *, size_t);
+    void *(*memmove)(void *, const void *, size_t);
+    void *(*mempcpy)(void *, const void *, size_t);
+    void *(*memset)(void *, int, size_t);
+    char *(*strcpy)(char *, const char *);
+    char *(*strncpy)(char *, const char *, size_t);
+    char *(*stpcpy)(char *, const char *);
+    char *(*strcat)(char *, const char *);
+    char *(*strncat)(char *, const char *, size_t);
+    ssize_t (*read)(int, void *, size_t);
+    ssize_t (*write)(int, const void *, size_t);
+    ssize_t (*pread)(int, void *, size_t, off_t);
+    ssize_t (*pwrite)(int, const void *, size_t, off_t);
+    ssize_t (*recv)(int, void *, size_t, int);
+    ssize_t (*send)(int, const void *, size_t, int);
+    size_t (*fread)(void *, size_t, size_t, FILE *);
+    size_t (*fwrite)(const void *, size_t, size_t, FILE *);
+} real;
+
+void blockops_resolve(void)
+{
+#define RESOLVE(name) *(void **)&real.name = dlsym(RTLD_NEXT, #name)
+    RESOLVE(memcpy);
+    RESOLVE(memmove);
+    RESOLVE(mempcpy);
+    RESOLVE(memset);
+    RESOLVE(strcpy);
+    RESOLVE(strncpy);
+    RESOLVE(stpcpy);
+    RESOLVE(strcat);
+    RESOLVE(strncat);
+    RESOLVE(read);
+    RESOLVE(write);
+    RESOLVE(pread);
+    RESOLVE(pwrite);
+    RESOLVE(recv);
+    RESOLVE(send);
+    RESOLVE(fread);
+    RESOLVE(fwrite);
+#undef RESOLVE
+}
+
+/* The real function, resolved on first use when a call comes before the
+ * start-up resolution (memtap's own start-up reads files, for one). */
+#define NEXT(name) (real.name ? real.name : (blockops_resolve(), real.name))
+
+/* Byte copies for calls that come before the real functions are known
+ * (the loader's early calls); volatile so no compiler turns them back
+ * into memcpy. */
+static void *bytes_move(void *d, const void *s, size_t n)
+{
+    volatile unsigned char *to = d;
+    const volatile unsigned char *from = s;
+    if (to < from)
+        for (size_t i = 0; i < n; i++)
+            to[i] = from[i];
+    else
+        for (size_t i = n; i-- > 0;)
+            to[i] = from[i];
+    return d;
+}
+
+static int recording(void)
+{
+    return tracer_enabled() && fault_active() && !fault_in_memtap();
+}
+
+MEMTAP_EXPORT void *memcpy(void *d, const void *s, size_t n)
+{
+    if (!real.memcpy)
+        return bytes_move(d, s, n);
+    if (!recording())
+        return real.memcpy(d, s, n);
+    fault_own_begin();
+    void *r = real.memcpy(d, s, n);
+    fault_own_end();
+    tracer_emit(MEMTAP_EV_COPY, 0, CALL_SITE, U(d), n, U(s), 0);
+    return r;
+}
+
+MEMTAP_EXPORT void *memmove(void *d, const void *s, size_t n)
+{
+    if (!real.memmove)
+        return bytes_move(d, s, n);
+    if (!recording())
+        return real.memmove(d, s, n);
+    fault_own_begin();
+    void *r = real.memmove(d, s, n);
+    fault_own_end();
+    tracer_emit(MEMTAP_EV_COPY, 0, CALL_SITE, U(d), n, U(s), 0);
+    return r;
+}
+
+MEMTAP_EXPORT void *mempcpy(void *d, const void *s, size_t n)
+{
+    if (!real.mempcpy)
+        return (char *)bytes_move(d, s, n) + n;
+    if (!recording())
+        return real.mempcpy(d, s, n);
+    fault_own_begin();
+    void *r = real.mempcpy(d, s, n);
+    fault_own_end();
+    tracer_emit(MEMTAP_EV_COPY, 0, CALL_SITE, U(d), n, U(s), 0);
+    return r;
+}
+
+MEMTAP_EXPORT void *memset(void *d, int c, size_t n)
+{
+    if (!real.memset) {
+        volatile unsigned char *to = d;
+        for (size_t i = 0; i < n; i++)
+            to[i] = (unsigned char)c;
+        return d;
+    }
+    if (!recording())
+        return real.memset(d, c, n);
+    fault_own_begin();
+    void *r = real.memset(d, c, n);
+    fault_own_end();
+    tracer_emit(MEMTAP_EV_BLOCK_STORE, 0, CALL_SITE, U(d), n, 0, 0);
+    return r;
+}
+
+MEMTAP_EXPORT char *strcpy(char *d, const char *s)
+{
+    if (!recording())
+        return NEXT(strcpy)(d, s);
+    fault_own_begin();
+    char *r = NEXT(strcpy)(d, s);
+    size_t n = strlen(d) + 1;
+    fault_own_end();
+    tracer_emit(MEMTAP_EV_COPY, 0, CALL_SITE, U(d), n, U(s), 0);
+    return r;
+}
+
+MEMTAP_EXPORT char *stpcpy(char *d, const char *s)
+{
+    if (!recording())
+        return NEXT(stpcpy)(d, s);
+    fault_own_begin();
+    char *r = NEXT(stpcpy)(d, s);
+    fault_own_end();
+    tracer_emit(MEMTAP_EV_COPY, 0, CALL_SITE, U(d), (uint64_t)(r - d) + 1,
+                U(s), 0);
+    return r;
+}
+
+MEMTAP_EXPORT char *strncpy(char *d, const char *s, size_t n)
+{
+    if (!recording())
+        return NEXT(strncpy)(d, s, n);
+    fault_own_begin();
+    char *r = NEXT(strncpy)(d, s, n);
+    size_t copied = strnlen(s, n);
+    fault_own_end();
+    /* strncpy stores n bytes (padding with NULs) and reads the string */
+    tracer_emit(MEMTAP_EV_COPY, 0, CALL_SITE, U(d), n,
+                U(s), copied < n ? copied + 1 : n);
+    return r;
+}
+
+MEMTAP_EXPORT char *strcat(char *d, const char *s)
+{
+    if (!recording())
+        return NEXT(strcat)(d, s);
+    fault_own_begin();
+    size_t at = strlen(d);
+    char *r = NEXT(strcat)(d, s);
+    size_t n = strlen(d + at) + 1;
+    fault_own_end();
+    tracer_emit(MEMTAP_EV_COPY, 0, CALL_SITE, U(d) + at, n, U(s), 0);
+    return r;
+}
+
+MEMTAP_EXPORT char *strncat(char *d, const char *s, size_t n)
+{
+    if (!recording())
+        return NEXT(strncat)(d, s, n);
+    fault_own_begin();
+    size_t at = strlen(d);
+    char *r = NEXT(strncat)(d, s, n);
+    size_t copied = strlen(d + at) + 1;
+    fault_own_end();
+    tracer_emit(MEMTAP_EV_COPY, 0, CALL_SITE, U(d) + at, copied, U(s), 0);
+    return r;
+}
+
+/* I/O: the kernel or the C library moves bytes between a user buffer and
+ * a file; one W (into the buffer) or G (out of it) for what was moved. */
+static void record_io(uint8_t kind, const void *buf, ssize_t n, uint64_t site)
+{
+    if (n > 0)
+        tracer_emit(kind, 0, site, U(buf), (uint64_t)n, 0, 0);
+}
+
+MEMTAP_EXPORT ssize_t read(int fd, void *buf, size_t n)
+{
+    if (!recording())
+        return NEXT(read)(fd, buf, n);
+    fault_own_begin();
+    ssize_t r = NEXT(read)(fd, buf, n);
+    fault_own_end();
+    record_io(MEMTAP_EV_BLOCK_STORE, buf, r, CALL_SITE);
+    return r;
+}
+
+MEMTAP_EXPORT ssize_t write(int fd, const void *buf, size_t n)
+{
+    if (!recording())
+        return NEXT(write)(fd, buf, n);
+    fault_own_begin();
+    ssize_t r = NEXT(write)(fd, buf, n);
+    fault_own_end();
+    record_io(MEMTAP_EV_BLOCK_FETCH, buf, r, CALL_SITE);
+    return r;
+}
+
+MEMTAP_EXPORT ssize_t pread(int fd, void *buf, size_t n, off_t off)
+{
+    if (!recording())
+        return NEXT(pread)(fd, buf, n, off);
+    fault_own_begin();
+    ssize_t r = NEXT(pread)(fd, buf, n, off);
+    fault_own_end();
+    record_io(MEMTAP_EV_BLOCK_STORE, buf, r, CALL_SITE);
+    return r;
+}
+
+MEMTAP_EXPORT ssize_t pwrite(int fd, const void *buf, size_t n, off_t off)
+{
+    if (!recording())
+        return NEXT(pwrite)(fd, buf, n, off);
+    fault_own_begin();
+    ssize_t r = NEXT(pwrite)(fd, buf, n, off);
+    fault_own_end();
+    record_io(MEMTAP_EV_BLOCK_FETCH, buf, r, CALL_SITE);
+    return r;
+}
+
+MEMTAP_EXPORT ssize_t recv(int fd, void *buf, size_t n, int flags)
+{
+    if (!recording())
+        return NEXT(recv)(fd, buf, n, flags);
+    fault_own_begin();
+    ssize_t r = NEXT(recv)(fd, buf, n, flags);
+    fault_own_end();
+    record_io(MEMTAP_EV_BLOCK_STORE, buf, r, CALL_SITE);
+    return r;
+}
+
+MEMTAP_EXPORT ssize_t send(int fd, const void *buf, size_t n, int flags)
+{
+    if (!recording())
+        return NEXT(send)(fd, buf, n, flags);
+    fault_own_begin();
+    ssize_t r = NEXT(send)(fd, buf, n, flags);
+    fault_own_end();
+    record_io(MEMTAP_EV_BLOCK_FETCH, buf, r, CALL_SITE);
+    return r;
+}
+
+MEMTAP_EXPORT size_t fread(void *buf, size_t size, size_t count, FILE *f)
+{
+    if (!recording())
+        return NEXT(fread)(buf, size, count, f);
+    fault_own_begin();
+    size_t r = NEXT(fread)(buf, size, count, f);
+    fault_own_end();
+    record_io(MEMTAP_EV_BLOCK_STORE, buf, (ssize_t)(r * size), CALL_SITE);
+    return r;
+}
+
+MEMTAP_EXPORT size_t fwrite(const void *buf, size_t size, size_t count,
+                            FILE *f)
+{
+    if (!recording())
+        return NEXT(fwrite)(buf, size, count, f);
+    fault_own_begin();
+    size_t r = NEXT(fwrite)(buf, size, count, f);
+    fault_own_end();
+    record_io(MEMTAP_EV_BLOCK_FETCH, buf, (ssize_t)(r * size), CALL_SITE);
+    return r;
+}
