@@ -492,6 +492,151 @@ def test_demo_example():
              "the allocations of Listing 2's shape")
 
 
+# ---------------------------------------------------------------- Lackey
+
+STACK_MNEMONICS = ("push", "pop", "call", "ret", "leave", "enter")
+
+
+def stack_or_implicit(text):
+    """Instructions whose memory access is the stack (or has no explicit
+    operand): Lackey sees them, memtap never traces the stack."""
+    mnem = text.split()[0] if text else ""
+    if mnem.startswith(STACK_MNEMONICS) or mnem in ("endbr64", "nop"):
+        return True
+    return bool(re.search(r"\(%r[sb]p[,)]", text))
+
+
+def text_range(binary):
+    out = subprocess.run(["readelf", "-lW", binary], capture_output=True, text=True,
+                         check=True).stdout
+    for line in out.splitlines():
+        f = line.split()
+        if f and f[0] == "LOAD" and "E" in f[-2]:
+            lo = int(f[2], 16)
+            return lo, lo + int(f[5], 16)
+    raise Failure("no text segment in " + binary)
+
+
+def read_only_ranges(binary):
+    """Static memory that is not data or bss: read-only segments and the
+    part made read-only after relocation (RELRO: the GOT)."""
+    out = subprocess.run(["readelf", "-lW", binary], capture_output=True, text=True,
+                         check=True).stdout
+    ranges = []
+    for line in out.splitlines():
+        f = line.split()
+        if f and (f[0] == "GNU_RELRO" or (f[0] == "LOAD" and "W" not in f[-2])):
+            lo = int(f[2], 16)
+            ranges.append((lo, (lo + int(f[5], 16) + 4095) & ~4095))
+    return ranges
+
+
+def lackey_counts(binary, args=()):
+    log = os.path.join(TMP, "lackey.log")
+    subprocess.run(["valgrind", "--tool=lackey", "--trace-mem=yes", "--log-file=" + log,
+                    binary] + list(args), check=True, capture_output=True)
+    counts, cur, lo_hi = {}, None, text_range(binary)
+    stores, ro = [], read_only_ranges(binary)
+    for line in open(log):
+        if line.startswith("I  "):
+            cur = int(line[3:].split(",")[0], 16)
+            continue
+        if len(line) < 4 or line[0] != " " or line[1] not in "LSM":
+            continue
+        addr, size = line[3:].strip().split(",")
+        if line[1] in "SM":
+            stores.append((cur, int(addr, 16), int(size)))
+        if not (lo_hi[0] <= cur < lo_hi[1]):
+            continue
+        if any(lo <= int(addr, 16) < hi for lo, hi in ro):
+            continue  # not heap, data or bss
+        c = counts.setdefault(cur, [0, 0])
+        if line[1] in "LM":
+            c[0] += 1
+        if line[1] in "SM":
+            c[1] += 1
+    return counts, stores
+
+
+def memtap_counts(binary, args=()):
+    path, _ = trace(binary, *args, out="lk.mtr")
+    rows = [l.split(",") for l in show(path, "--raw", "--format", "csv")[1:]]
+    lo, hi = text_range(prog(binary))
+    counts = {}
+    for r in rows:
+        if r[2] in "LS":
+            pc = int(r[3], 16)
+            if lo <= pc < hi:
+                c = counts.setdefault(pc, [0, 0])
+                c[0 if r[2] == "L" else 1] += 1
+    return counts, rows
+
+
+def compare_with_lackey(name, args=()):
+    binary = prog(name)
+    insns = {a: t for f in disassembly(binary).values() for a, t in f[1:]}
+    theirs, stores = lackey_counts(binary, args)
+    ours, rows = memtap_counts(name, args)
+    diffs = []
+    for pc in sorted(set(theirs) | set(ours)):
+        if stack_or_implicit(insns.get(pc, "")):
+            continue
+        t, o = theirs.get(pc, [0, 0]), ours.get(pc, [0, 0])
+        if t != o:
+            diffs.append("0x%x %s: lackey L%d S%d, memtap L%d S%d"
+                         % (pc, insns.get(pc, "?"), t[0], t[1], o[0], o[1]))
+    check(not diffs, "%s: per-instruction counts differ:\n    %s" % (name, "\n    ".join(diffs[:20])))
+    compared = sum(1 for pc in theirs if not stack_or_implicit(insns.get(pc, "")))
+    check(compared > 0, name + ": some instructions compared")
+    return stores, rows
+
+
+def test_lackey_globals():
+    compare_with_lackey("lk_globals")
+
+
+def test_lackey_heap():
+    compare_with_lackey("lk_heap")
+
+
+def test_lackey_structs():
+    compare_with_lackey("lk_structs")
+
+
+def test_lackey_realloc():
+    compare_with_lackey("lk_realloc")
+
+
+def test_lackey_mmap():
+    compare_with_lackey("lk_mmap")
+
+
+def test_lackey_threads():
+    compare_with_lackey("lk_threads")
+
+
+def covered(ranges, lo, hi):
+    s = set()
+    for a, n in ranges:
+        s.update(b for b in range(a, a + n) if lo <= b < hi)
+    return s
+
+
+def test_lackey_strings():
+    """Block operations: the bytes of gdst that Lackey sees stored (by the
+    C library) must be the bytes memtap's Y/W events cover."""
+    stores, rows = compare_with_lackey("lk_strings")
+    syms = subprocess.run(["nm", prog("lk_strings")], capture_output=True, text=True).stdout
+    addr = {l.split()[2]: int(l.split()[0], 16) for l in syms.splitlines() if len(l.split()) == 3}
+    for buf in ("gdst", "gsrc"):
+        lo, hi = addr[buf], addr[buf] + 4096
+        theirs = covered([(a, n) for _, a, n in stores], lo, hi)
+        ours = covered([(int(r[4], 16), int(r[5])) for r in rows if r[2] in "YW"], lo, hi)
+        ours |= covered([(int(r[4], 16), int(r[5])) for r in rows if r[2] in "S"], lo, hi)
+        check_eq(len(ours ^ theirs), 0, "%s: bytes stored (lackey %d, memtap %d)"
+                 % (buf, len(theirs), len(ours)))
+
+
 def main():
     name = sys.argv[1]
     try:
