@@ -103,6 +103,12 @@ static void report_health(const char *path, const memtap_trace *t)
     else if (strcmp(end, "signal") == 0)
         fprintf(stderr, "memtap: note: %s: the process ended by signal %s\n",
                 path, code);
+    char exposed[32];
+    info_value(t, "exposed_windows", exposed, sizeof exposed);
+    if (exposed[0] && strcmp(exposed, "0") != 0)
+        fprintf(stderr, "memtap: note: %s: %s access windows were open while "
+                        "other threads ran: their accesses to those pages "
+                        "may be missing\n", path, exposed);
     if (dropped[0] && strcmp(dropped, "0") != 0)
         fprintf(stderr, "memtap: warning: %s: %s events were lost while "
                         "recording\n", path, dropped);

@@ -248,7 +248,7 @@ int fault_is_tracked(uintptr_t addr, size_t len)
 
 void fault_track(uintptr_t start, uintptr_t end, int prot)
 {
-    if (!f.enabled || end <= start || (prot & 7) == PROT_NONE)
+    if (!f.enabled || end <= start || !(prot & PROT_READ))
         return;
     uint8_t state = (uint8_t)(PM_TRACKED | (prot & 7));
     int active = atomic_load(&f.active);
@@ -282,9 +282,17 @@ void fault_untrack(uintptr_t start, uintptr_t end)
 
 void fault_reprotect(uintptr_t start, uintptr_t end, int prot)
 {
-    for (uintptr_t p = page_of(start); p < end; p += PAGE_SIZE_BYTES)
-        if (pagemap_get(p) & PM_TRACKED)
-            pagemap_set_range(p, p + 1, (uint8_t)(PM_TRACKED | (prot & 7)));
+    for (uintptr_t p = page_of(start); p < end; p += PAGE_SIZE_BYTES) {
+        if (!(pagemap_get(p) & PM_TRACKED))
+            continue;
+        pagemap_set_range(p, p + 1, (uint8_t)(PM_TRACKED | (prot & 7)));
+        /* the kernel gave the page the program's rights: a traced page that
+         * is not open goes back to none */
+        open_lock();
+        if (atomic_load(&f.active) && !page_is_open(p))
+            set_prot(p, PAGE_SIZE_BYTES, PROT_NONE);
+        open_unlock();
+    }
 }
 
 static void protect_run(uintptr_t start, uintptr_t end, uint8_t state,
@@ -548,12 +556,21 @@ static void on_segv(int sig, siginfo_t *si, void *ucv)
     errno = saved;
 }
 
+/* Whether the page's own rights (the program's) allow this access: if not,
+ * the fault is the program's, not memtap's. */
+static int allowed(uint8_t state, const ucontext_t *uc)
+{
+    int write = (uc->uc_mcontext.gregs[REG_ERR] & 2) != 0;
+    return (state & PROT_READ) && (!write || (state & PROT_WRITE));
+}
+
 static void on_segv_body(int sig, siginfo_t *si, ucontext_t *uc)
 {
     uintptr_t addr = (uintptr_t)si->si_addr;
     int saved = errno;
-    if (si->si_code != SEGV_ACCERR ||
-        !(pagemap_get(addr) & PM_TRACKED)) {
+    uint8_t state = pagemap_get(addr);
+    if (si->si_code != SEGV_ACCERR || !(state & PM_TRACKED) ||
+        !allowed(state, uc)) {
         errno = saved;
         signals_chain(sig, si, uc);
         return;

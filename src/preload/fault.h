@@ -22,7 +22,8 @@ void fault_untrack(uintptr_t start, uintptr_t end);
 /* A mapping moved (mremap): its traced state follows it. */
 void fault_move(uintptr_t old, size_t old_len, uintptr_t new_addr,
                 size_t new_len);
-/* The program changed the rights of [start, end): remember them. */
+/* The program changed the rights of [start, end) (the kernel applied
+ * them): remember them, and keep traced pages closed. */
 void fault_reprotect(uintptr_t start, uintptr_t end, int prot);
 
 /* Starts or stops trapping accesses (memtap_start / memtap_stop). */

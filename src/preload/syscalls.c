@@ -305,10 +305,10 @@ static void on_sigsys_body(int sig, siginfo_t *si, ucontext_t *uc)
     if (nr == SYS_mprotect && fault_is_tracked((uintptr_t)a[0],
                                                (size_t)a[1])) {
         /* the program changes rights memtap is holding: remember them */
-        fault_reprotect((uintptr_t)a[0], (uintptr_t)a[0] + (uintptr_t)a[1],
-                        (int)a[2]);
-        ret = fault_active() ? 0
-                             : raw_syscall6(nr, a[0], a[1], a[2], 0, 0, 0);
+        ret = raw_syscall6(nr, a[0], a[1], a[2], 0, 0, 0);
+        if (ret == 0)
+            fault_reprotect((uintptr_t)a[0],
+                            (uintptr_t)a[0] + (uintptr_t)a[1], (int)a[2]);
     } else {
         const sys_spec *sp = spec_of(nr);
         opened o;

@@ -144,10 +144,12 @@ static void write_meta_locked(uint16_t type, uint32_t count, const void *raw,
 {
     if (g.fd < 0 || !g.meta_cctx || len > META_MAX)
         return;
+    tls_internal++;
     size_t n = trace_chunk_encode(g.meta_cctx, type, current_tid(), count,
                                   raw, len, g.meta_out, g.meta_out_cap);
     if (n)
         raw_write_all(g.fd, g.meta_out, n);
+    tracer_internal_leave();
 }
 
 void tracer_write_modules(const void *entries, uint32_t len, uint32_t count)
@@ -397,6 +399,7 @@ static void flush_locked(tracer_thread *t)
         t->n = 0;
         return;
     }
+    tls_internal++; /* zstd's memcpy calls are memtap's, not the program's */
     size_t len = trace_chunk_encode(t->cctx, MEMTAP_CHUNK_EVENTS, t->tid,
                                     t->n, t->recs,
                                     t->n * sizeof(memtap_record), t->out,
@@ -404,6 +407,7 @@ static void flush_locked(tracer_thread *t)
     if (len == 0 || raw_write_all(g.fd, t->out, len) != 0)
         atomic_fetch_add(&g.dropped, t->n);
     t->n = 0;
+    tracer_internal_leave();
 }
 
 static int try_lock(tracer_thread *t)

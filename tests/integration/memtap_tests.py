@@ -492,6 +492,63 @@ def test_demo_example():
              "the allocations of Listing 2's shape")
 
 
+# ---------------------------------------------------------------- fault engine
+
+def offset_of(binary, func, pattern):
+    insns = disassembly(binary)[func]
+    for addr, text in insns[1:]:
+        if re.search(pattern, text):
+            return "%s+%d" % (func, addr - insns[0][0])
+    raise Failure("no %r in %s" % (pattern, func))
+
+
+def test_signals():
+    native = subprocess.run([prog("signals")], capture_output=True, text=True)
+    path, p = trace("signals")
+    check_eq(p.stdout, native.stdout, "the program's own handlers behave as natively")
+    lines = show(path)
+    check(any(re.match(r"^S\$\d+:from_handler, \[signals\], on_usr1\+\d+$", l) for l in lines),
+          "a store from a signal handler is traced")
+    stores = [l for l in lines if re.match(r"^S\$\d+:<malloc\d+@main\+\d+>\+\d+, \[heap\]", l)]
+    check_eq(len(stores), 4096, "every heap store of the loop, signals or not")
+
+
+def test_edge_instructions():
+    binary = prog("edge_insns")
+    path, _ = trace("edge_insns")
+    lines = [re.sub(r"^(.)\$\d+:", r"\1:", l) for l in show(path)]
+    movs = offset_of(binary, "main", r"rep movsb")
+    stos = offset_of(binary, "main", r"rep stos")
+    xadd = offset_of(binary, "main", r"lock (xadd|add)")
+    cas = offset_of(binary, "main", r"lock cmpxchg")
+    check("Y:dst[0],src[0],300, %s" % movs in lines, "rep movsb as one copy")
+    check("W:pages[0],100, %s" % stos in lines, "rep stosb as one block store")
+    for site in (xadd, cas):
+        check("L:counter, [edge_insns], %s" % site in lines and
+              "S:counter, [edge_insns], %s" % site in lines, "atomic at " + site)
+    straddle = [l for l in lines if l.startswith("S:pages[4092]")]
+    check_eq(len(straddle), 1, "a store across two pages is one store")
+    push = offset_of(binary, "main", r"push\s+0x[0-9a-f]+\(%rip\)")
+    check("L:counter, [edge_insns], %s" % push in lines, "push of a memory operand")
+
+
+def test_threads_exposure_counted():
+    path, p = trace("hammer")
+    check_eq(p.stdout.strip(), "12000", "the program's result")
+    lines = show(path)
+    stores = len([l for l in lines if re.match(r"^S\$\d+:shared\[\d\]", l)])
+    info = dict(l.split(": ", 1) for l in memtap("info", path).stdout.splitlines()
+                if ": " in l)
+    exposed = int(info["exposed_windows"])
+    missing = 12000 - stores
+    check(missing >= 0, "never more stores than made")
+    check(missing == 0 or exposed > 0, "every possible miss lies in a counted window "
+          "(%d missing, %d exposed windows)" % (missing, exposed))
+    r = memtap("show", path)
+    if exposed:
+        check("while other threads ran" in r.stderr, "show reports exposed windows")
+
+
 # ---------------------------------------------------------------- Lackey
 
 STACK_MNEMONICS = ("push", "pop", "call", "ret", "leave", "enter")
