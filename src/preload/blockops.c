@@ -95,9 +95,9 @@ MEMTAP_EXPORT void *memcpy(void *d, const void *s, size_t n)
         return bytes_move(d, s, n);
     if (!recording())
         return real.memcpy(d, s, n);
-    fault_own_begin();
+    fault_exclusive_begin();
     void *r = real.memcpy(d, s, n);
-    fault_own_end();
+    fault_exclusive_end();
     tracer_emit(MEMTAP_EV_COPY, 0, CALL_SITE, U(d), n, U(s), 0);
     return r;
 }
@@ -108,9 +108,9 @@ MEMTAP_EXPORT void *memmove(void *d, const void *s, size_t n)
         return bytes_move(d, s, n);
     if (!recording())
         return real.memmove(d, s, n);
-    fault_own_begin();
+    fault_exclusive_begin();
     void *r = real.memmove(d, s, n);
-    fault_own_end();
+    fault_exclusive_end();
     tracer_emit(MEMTAP_EV_COPY, 0, CALL_SITE, U(d), n, U(s), 0);
     return r;
 }
@@ -121,9 +121,9 @@ MEMTAP_EXPORT void *mempcpy(void *d, const void *s, size_t n)
         return (char *)bytes_move(d, s, n) + n;
     if (!recording())
         return real.mempcpy(d, s, n);
-    fault_own_begin();
+    fault_exclusive_begin();
     void *r = real.mempcpy(d, s, n);
-    fault_own_end();
+    fault_exclusive_end();
     tracer_emit(MEMTAP_EV_COPY, 0, CALL_SITE, U(d), n, U(s), 0);
     return r;
 }
@@ -138,9 +138,9 @@ MEMTAP_EXPORT void *memset(void *d, int c, size_t n)
     }
     if (!recording())
         return real.memset(d, c, n);
-    fault_own_begin();
+    fault_exclusive_begin();
     void *r = real.memset(d, c, n);
-    fault_own_end();
+    fault_exclusive_end();
     tracer_emit(MEMTAP_EV_BLOCK_STORE, 0, CALL_SITE, U(d), n, 0, 0);
     return r;
 }
@@ -149,10 +149,10 @@ MEMTAP_EXPORT char *strcpy(char *d, const char *s)
 {
     if (!recording())
         return NEXT(strcpy)(d, s);
-    fault_own_begin();
+    fault_exclusive_begin();
     char *r = NEXT(strcpy)(d, s);
     size_t n = strlen(d) + 1;
-    fault_own_end();
+    fault_exclusive_end();
     tracer_emit(MEMTAP_EV_COPY, 0, CALL_SITE, U(d), n, U(s), 0);
     return r;
 }
@@ -161,9 +161,9 @@ MEMTAP_EXPORT char *stpcpy(char *d, const char *s)
 {
     if (!recording())
         return NEXT(stpcpy)(d, s);
-    fault_own_begin();
+    fault_exclusive_begin();
     char *r = NEXT(stpcpy)(d, s);
-    fault_own_end();
+    fault_exclusive_end();
     tracer_emit(MEMTAP_EV_COPY, 0, CALL_SITE, U(d), (uint64_t)(r - d) + 1,
                 U(s), 0);
     return r;
@@ -173,10 +173,10 @@ MEMTAP_EXPORT char *strncpy(char *d, const char *s, size_t n)
 {
     if (!recording())
         return NEXT(strncpy)(d, s, n);
-    fault_own_begin();
+    fault_exclusive_begin();
     char *r = NEXT(strncpy)(d, s, n);
     size_t copied = strnlen(s, n);
-    fault_own_end();
+    fault_exclusive_end();
     /* strncpy stores n bytes (padding with NULs) and reads the string */
     tracer_emit(MEMTAP_EV_COPY, 0, CALL_SITE, U(d), n,
                 U(s), copied < n ? copied + 1 : n);
@@ -187,11 +187,11 @@ MEMTAP_EXPORT char *strcat(char *d, const char *s)
 {
     if (!recording())
         return NEXT(strcat)(d, s);
-    fault_own_begin();
+    fault_exclusive_begin();
     size_t at = strlen(d);
     char *r = NEXT(strcat)(d, s);
     size_t n = strlen(d + at) + 1;
-    fault_own_end();
+    fault_exclusive_end();
     tracer_emit(MEMTAP_EV_COPY, 0, CALL_SITE, U(d) + at, n, U(s), 0);
     return r;
 }
@@ -200,11 +200,11 @@ MEMTAP_EXPORT char *strncat(char *d, const char *s, size_t n)
 {
     if (!recording())
         return NEXT(strncat)(d, s, n);
-    fault_own_begin();
+    fault_exclusive_begin();
     size_t at = strlen(d);
     char *r = NEXT(strncat)(d, s, n);
     size_t copied = strlen(d + at) + 1;
-    fault_own_end();
+    fault_exclusive_end();
     tracer_emit(MEMTAP_EV_COPY, 0, CALL_SITE, U(d) + at, copied, U(s), 0);
     return r;
 }
@@ -213,6 +213,9 @@ MEMTAP_EXPORT char *strncat(char *d, const char *s, size_t n)
  * a file; one W (into the buffer) or G (out of it) for what was moved. */
 static void record_io(uint8_t kind, const void *buf, ssize_t n, uint64_t site)
 {
+    /* I/O may block: the other threads ran meanwhile */
+    if (fault_is_tracked(U(buf), n > 0 ? (size_t)n : 1))
+        fault_note_exposed();
     if (n > 0)
         tracer_emit(kind, 0, site, U(buf), (uint64_t)n, 0, 0);
 }

@@ -25,6 +25,7 @@
 #include "pagemap.h"
 #include "rawsys.h"
 #include "tracer.h"
+#include "world.h"
 
 #include <Zydis/Zydis.h>
 #include <asm/prctl.h>
@@ -42,6 +43,7 @@
 
 typedef struct window {
     int active;
+    int stopped;             /* the other threads are parked */
     int rep;                 /* following a rep-prefixed instruction */
     uint64_t pc;
     fault_open_set open;
@@ -64,8 +66,18 @@ static __thread window tls_win __attribute__((tls_model("initial-exec")));
 static __thread int tls_depth __attribute__((tls_model("initial-exec")));
 static __thread fault_open_set tls_own __attribute__((tls_model("initial-exec")));
 static __thread int tls_own_mode __attribute__((tls_model("initial-exec")));
+/* Set while in a SIGSEGV/SIGTRAP handler, whose mask already holds off
+ * every asynchronous signal (the park signal included). */
+static __thread int tls_masked __attribute__((tls_model("initial-exec")));
+static __thread sigset_t tls_exclusive_mask __attribute__((tls_model("initial-exec")));
 
 int fault_enabled(void) { return f.enabled; }
+
+void fault_note_exposed(void)
+{
+    if (world_shared())
+        atomic_fetch_add(&f.exposed, 1);
+}
 int fault_active(void) { return atomic_load(&f.active); }
 uint64_t fault_count(void) { return atomic_load(&f.faults); }
 uint64_t fault_exposed_windows(void) { return atomic_load(&f.exposed); }
@@ -140,18 +152,39 @@ static int page_is_open(uintptr_t page)
     return f.open[h].page == page && f.open[h].count;
 }
 
-/* Blocks every signal around the lock when not in a handler of ours. */
+static void window_mask(sigset_t *m);
+
+/* Holds off every asynchronous signal (a program handler, the park signal)
+ * around the page lock; faults and traps stay deliverable. */
 static void guard_signals(sigset_t *old)
 {
-    sigset_t all;
-    sigfillset(&all);
-    raw_syscall6(SYS_rt_sigprocmask, SIG_SETMASK, (long)&all, (long)old, 8,
+    sigset_t async;
+    window_mask(&async);
+    raw_syscall6(SYS_rt_sigprocmask, SIG_BLOCK, (long)&async, (long)old, 8,
                  0, 0);
 }
 
 static void unguard_signals(const sigset_t *old)
 {
     raw_syscall6(SYS_rt_sigprocmask, SIG_SETMASK, (long)old, 0, 8, 0, 0);
+}
+
+/* The page lock is never held where a signal could park or re-enter the
+ * thread: outside the masked handlers, signals are blocked around it. */
+static int lock_guarded(sigset_t *old)
+{
+    int guard = !tls_masked;
+    if (guard)
+        guard_signals(old);
+    open_lock();
+    return guard;
+}
+
+static void unlock_guarded(int guard, const sigset_t *old)
+{
+    open_unlock();
+    if (guard)
+        unguard_signals(old);
 }
 
 static void add_pages(fault_open_set *s, uintptr_t addr, size_t len)
@@ -251,18 +284,22 @@ void fault_track(uintptr_t start, uintptr_t end, int prot)
     if (!f.enabled || end <= start || !(prot & PROT_READ))
         return;
     uint8_t state = (uint8_t)(PM_TRACKED | (prot & 7));
+    uintptr_t p = page_of(start);
+    while (p < end && pagemap_get(p) == state)
+        p += PAGE_SIZE_BYTES; /* already traced: the common case */
+    if (p >= end)
+        return;
+    sigset_t old;
+    int guard = lock_guarded(&old);
     int active = atomic_load(&f.active);
-    if (active)
-        open_lock();
-    for (uintptr_t p = page_of(start); p < end; p += PAGE_SIZE_BYTES) {
+    for (; p < end; p += PAGE_SIZE_BYTES) {
         if (pagemap_get(p) == state)
-            continue; /* already traced: the common case for heap blocks */
+            continue;
         pagemap_set_range(p, p + 1, state);
         if (active && !page_is_open(p))
             set_prot(p, PAGE_SIZE_BYTES, PROT_NONE);
     }
-    if (active)
-        open_unlock();
+    unlock_guarded(guard, &old);
 }
 
 void fault_move(uintptr_t old, size_t old_len, uintptr_t new_addr,
@@ -288,10 +325,11 @@ void fault_reprotect(uintptr_t start, uintptr_t end, int prot)
         pagemap_set_range(p, p + 1, (uint8_t)(PM_TRACKED | (prot & 7)));
         /* the kernel gave the page the program's rights: a traced page that
          * is not open goes back to none */
-        open_lock();
+        sigset_t old;
+        int guard = lock_guarded(&old);
         if (atomic_load(&f.active) && !page_is_open(p))
             set_prot(p, PAGE_SIZE_BYTES, PROT_NONE);
-        open_unlock();
+        unlock_guarded(guard, &old);
     }
 }
 
@@ -502,11 +540,12 @@ void fault_internal_release(void)
 {
     if (tls_own.n == 0)
         return;
-    open_lock();
+    sigset_t old;
+    int guard = lock_guarded(&old);
     for (int i = 0; i < tls_own.n; i++)
         close_page_locked(tls_own.pages[i]);
-    open_unlock();
     tls_own.n = 0;
+    unlock_guarded(guard, &old);
 }
 
 void fault_handler_enter(void) { tls_depth++; }
@@ -523,6 +562,23 @@ int fault_in_memtap(void)
 }
 
 void fault_own_begin(void) { tls_own_mode++; }
+
+int fault_exclusive_begin(void)
+{
+    guard_signals(&tls_exclusive_mask);
+    int exact = world_stop();
+    if (!exact)
+        fault_note_exposed();
+    fault_own_begin();
+    return exact;
+}
+
+void fault_exclusive_end(void)
+{
+    fault_own_end();
+    world_resume();
+    unguard_signals(&tls_exclusive_mask);
+}
 int fault_own_mode(void) { return tls_own_mode; }
 
 void fault_own_end(void)
@@ -539,9 +595,10 @@ static int own_fault(uintptr_t addr)
         return 0;
     int from = tls_own.n;
     add_pages(&tls_own, addr, 1);
-    open_lock();
+    sigset_t old;
+    int guard = lock_guarded(&old);
     open_pages(&tls_own, from);
-    open_unlock();
+    unlock_guarded(guard, &old);
     return 1;
 }
 
@@ -549,11 +606,13 @@ static void on_segv_body(int sig, siginfo_t *si, ucontext_t *uc);
 
 static void on_segv(int sig, siginfo_t *si, void *ucv)
 {
+    tls_masked++;
     fault_handler_enter(); /* first: errno may live behind a traced page */
     int saved = errno;
     on_segv_body(sig, si, ucv);
     fault_handler_leave();
     errno = saved;
+    tls_masked--;
 }
 
 /* Whether the page's own rights (the program's) allow this access: if not,
@@ -594,10 +653,15 @@ static void on_segv_body(int sig, siginfo_t *si, ucontext_t *uc)
     w->open.n = 0;
     w->open.overflow = 0;
     if (decode(uc, &insn, ops) == 0) {
+        int exact = world_stop();
         if (emulate_rep_string(uc, &insn, ops)) {
+            if (!exact)
+                fault_note_exposed();
+            world_resume();
             errno = saved;
             return;
         }
+        world_resume();
         record_accesses(uc, &insn, ops, addr, &w->open);
         w->rep = (insn.attributes & (ZYDIS_ATTRIB_HAS_REP |
                                      ZYDIS_ATTRIB_HAS_REPE |
@@ -608,8 +672,9 @@ static void on_segv_body(int sig, siginfo_t *si, ucontext_t *uc)
     }
     if (w->open.n == 0)
         add_pages(&w->open, addr, 1);
-    if (tracer_live_threads() > 1)
-        atomic_fetch_add(&f.exposed, 1);
+    w->stopped = world_stop();
+    if (!w->stopped)
+        fault_note_exposed();
     open_lock();
     open_pages(&w->open, 0);
     open_unlock();
@@ -625,11 +690,13 @@ static void on_trap_body(int sig, siginfo_t *si, ucontext_t *uc);
 
 static void on_trap(int sig, siginfo_t *si, void *ucv)
 {
+    tls_masked++;
     fault_handler_enter(); /* first: errno may live behind a traced page */
     int saved = errno;
     on_trap_body(sig, si, ucv);
     fault_handler_leave();
     errno = saved;
+    tls_masked--;
 }
 
 static void on_trap_body(int sig, siginfo_t *si, ucontext_t *uc)
@@ -661,6 +728,7 @@ static void on_trap_body(int sig, siginfo_t *si, ucontext_t *uc)
     open_unlock();
     w->open.n = 0;
     w->active = 0;
+    world_resume();
     uc->uc_mcontext.gregs[REG_EFL] &= ~(greg_t)TF_FLAG;
     uc->uc_sigmask = w->saved_mask;
     errno = saved;

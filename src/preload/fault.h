@@ -55,6 +55,12 @@ int fault_in_memtap(void);
  * without being recorded, and closed at fault_own_end(). */
 void fault_own_begin(void);
 void fault_own_end(void);
+/* Like fault_own_begin/end, with the other threads stopped meanwhile: for
+ * block operations that never block (memcpy, memset, strcpy, ...). */
+int fault_exclusive_begin(void);
+void fault_exclusive_end(void);
+/* A window that other threads could run into (counted for the note). */
+void fault_note_exposed(void);
 int fault_own_mode(void);
 
 /* Brackets a memtap signal handler (faults inside are memtap's own). */

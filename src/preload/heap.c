@@ -13,6 +13,7 @@
 #include "fault.h"
 #include "rawsys.h"
 #include "tracer.h"
+#include "world.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -34,6 +35,22 @@ extern void *__libc_pvalloc(size_t);
 extern void *__sbrk(intptr_t);
 
 #define CALL_SITE ((uint64_t)(uintptr_t)__builtin_return_address(0))
+
+/* The allocator's own work on its metadata and on the blocks it clears or
+ * moves is not the program's: as in MadT, it runs with tracing lifted -
+ * while the program has one thread.  With several, the allocator's locks
+ * rule out stopping the others for a whole call, so its accesses are
+ * traced one by one like any others. */
+#define OWN(call)                                                            \
+    ({                                                                        \
+        int own_ = !world_shared();                                           \
+        if (own_)                                                             \
+            fault_own_begin();                                                \
+        __typeof__(call) own_result_ = (call);                                \
+        if (own_)                                                             \
+            fault_own_end();                                                  \
+        own_result_;                                                          \
+    })
 
 /* A C++ operator in progress on this thread: its kind flags and site. */
 static __thread struct {
@@ -92,7 +109,7 @@ static void record_release(uint8_t kind, uint8_t flags, void *p,
 
 MEMTAP_EXPORT void *malloc(size_t size)
 {
-    void *p = checked(__libc_malloc(size));
+    void *p = checked(OWN(__libc_malloc(size)));
     if (p && recording())
         record_alloc(MEMTAP_EV_MALLOC, 0, p, size, NULL, CALL_SITE);
     return p;
@@ -100,7 +117,7 @@ MEMTAP_EXPORT void *malloc(size_t size)
 
 MEMTAP_EXPORT void *calloc(size_t n, size_t size)
 {
-    void *p = __libc_calloc(n, size);
+    void *p = OWN(__libc_calloc(n, size));
     if (p && recording())
         record_alloc(MEMTAP_EV_CALLOC, 0, p, (uint64_t)n * size, NULL,
                      CALL_SITE);
@@ -109,7 +126,7 @@ MEMTAP_EXPORT void *calloc(size_t n, size_t size)
 
 static void *realloc_at(void *old, size_t size, uint64_t site)
 {
-    void *p = __libc_realloc(old, size);
+    void *p = OWN(__libc_realloc(old, size));
     /* realloc(p, 0) frees p and returns NULL: a reallocation to nothing */
     if ((p || (old && size == 0)) && recording())
         record_alloc(MEMTAP_EV_REALLOC, 0, p, p ? size : 0, old, site);
@@ -135,7 +152,7 @@ MEMTAP_EXPORT void free(void *p)
 {
     if (p && recording())
         record_release(MEMTAP_EV_FREE, 0, p, 0, CALL_SITE);
-    __libc_free(p);
+    OWN((__libc_free(p), 0));
 }
 
 static int valid_alignment(size_t align)
@@ -145,7 +162,7 @@ static int valid_alignment(size_t align)
 
 static void *aligned_at(size_t align, size_t size, uint64_t site)
 {
-    void *p = checked(__libc_memalign(align, size));
+    void *p = checked(OWN(__libc_memalign(align, size)));
     if (p && recording())
         record_alloc(MEMTAP_EV_MALLOC, MEMTAP_RF_ALIGNED, p, size, NULL, site);
     return p;
@@ -180,7 +197,7 @@ MEMTAP_EXPORT void *memalign(size_t align, size_t size)
 
 MEMTAP_EXPORT void *valloc(size_t size)
 {
-    void *p = __libc_valloc(size);
+    void *p = OWN(__libc_valloc(size));
     if (p && recording())
         record_alloc(MEMTAP_EV_MALLOC, MEMTAP_RF_ALIGNED, p, size, NULL,
                      CALL_SITE);
@@ -189,7 +206,7 @@ MEMTAP_EXPORT void *valloc(size_t size)
 
 MEMTAP_EXPORT void *pvalloc(size_t size)
 {
-    void *p = __libc_pvalloc(size);
+    void *p = OWN(__libc_pvalloc(size));
     if (p && recording()) {
         long page = sysconf(_SC_PAGESIZE);
         uint64_t rounded = ((uint64_t)size + (uint64_t)page - 1) &

@@ -12,6 +12,7 @@
 #include "signals.h"
 #include "syscalls.h"
 #include "tracer.h"
+#include "world.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -93,6 +94,7 @@ MEMTAP_EXPORT void _Exit(int status) __attribute__((alias("_exit")));
 
 static void after_fork_child(void)
 {
+    world_after_fork();
     tracer_after_fork_child();
     modules_write_all();
 }
@@ -147,7 +149,9 @@ static void *thread_start(void *p)
 {
     thread_start_arg a = *(thread_start_arg *)p;
     tracer_unmap(p, 4096);
+    world_thread_begin();
     void *ret = a.fn(a.arg);
+    world_thread_end();
     tracer_thread_exit();
     return ret;
 }
@@ -172,6 +176,7 @@ MEMTAP_EXPORT void pthread_exit(void *ret)
 {
     if (!next.pthread_exit)
         resolve_next_symbols();
+    world_thread_end();
     tracer_thread_exit();
     next.pthread_exit(ret);
     __builtin_unreachable();
@@ -370,6 +375,12 @@ static void start_fault_engine(void)
             "memtap: the fault engine cannot start; recording heap events only\n";
         raw_syscall3(SYS_write, 2, msg, sizeof msg - 1);
         return;
+    }
+    if (world_init() != 0) {
+        static const char msg[] =
+            "memtap: warning: threads cannot be stopped: accesses of threads "
+            "to open pages are counted, not recorded\n";
+        raw_syscall3(SYS_write, 2, msg, sizeof msg - 1);
     }
     if (syscalls_init() != 0) {
         static const char msg[] =

@@ -8,6 +8,7 @@
 #include "fault.h"
 #include "syscalls.h"
 #include "tracer.h"
+#include "world.h"
 
 #include <errno.h>
 #include <string.h>
@@ -19,7 +20,8 @@ static struct sigaction program_action[_NSIG];
 static int owned(int sig)
 {
     return sig > 0 && sig < _NSIG &&
-           (fault_owns_signal(sig) || syscalls_own_signal(sig));
+           (fault_owns_signal(sig) || syscalls_own_signal(sig) ||
+            world_owns_signal(sig));
 }
 
 MEMTAP_EXPORT int sigaction(int sig, const struct sigaction *act,

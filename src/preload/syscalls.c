@@ -169,6 +169,7 @@ static const sys_spec *spec_of(long nr)
 typedef struct opened {
     fault_open_set sets[8];
     int n;
+    uint64_t mask;
 } opened;
 
 static void open_buf(opened *o, uint64_t addr, uint64_t len)
@@ -257,10 +258,9 @@ static void after_memory_call(long nr, const long *a, long ret)
         if (a[3] & MAP_FIXED)
             fault_untrack((uintptr_t)ret, (uintptr_t)ret + (uintptr_t)a[1]);
         break;
-    case SYS_mremap:
-        fault_untrack((uintptr_t)a[0], (uintptr_t)a[0] + (uintptr_t)a[1]);
-        break;
-    case SYS_brk:
+    case SYS_mremap: /* the pages keep their rights, and so their state */
+        fault_move((uintptr_t)a[0], (size_t)a[1], (uintptr_t)ret,
+                   (size_t)a[2]);
         break;
     default:
         break;
@@ -313,8 +313,21 @@ static void on_sigsys_body(int sig, siginfo_t *si, ucontext_t *uc)
         const sys_spec *sp = spec_of(nr);
         opened o;
         o.n = 0;
+        long old_break = nr == SYS_brk ? raw_syscall3(SYS_brk, 0, 0, 0) : 0;
         if (sp)
             open_args(&o, sp, a);
+        if (nr == SYS_rt_sigprocmask && a[1] && a[3] == 8 &&
+            (a[0] == SIG_BLOCK || a[0] == SIG_SETMASK)) {
+            /* the signals memtap runs on stay deliverable (the kernel's set
+             * is 8 bytes: bit n-1 for signal n) */
+            uint64_t set = *(const uint64_t *)(uintptr_t)a[1];
+            set &= ~((1ull << (SIGSEGV - 1)) | (1ull << (SIGTRAP - 1)) |
+                     (1ull << (SIGSYS - 1)) | (1ull << (__SIGRTMAX - 2)));
+            o.mask = set;
+            a[1] = (long)&o.mask;
+        }
+        if (o.n)
+            fault_note_exposed(); /* the call may block: others run */
         ret = raw_syscall6(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
         close_all(&o);
         if (ret == -EFAULT && fault_active()) {
@@ -325,6 +338,8 @@ static void on_sigsys_body(int sig, siginfo_t *si, ucontext_t *uc)
         }
         record_block(sp, a, ret, (uint64_t)g[REG_RIP] - 2);
         after_memory_call(nr, a, ret);
+        if (nr == SYS_brk && ret < old_break) /* the heap shrank */
+            fault_untrack((uintptr_t)ret, (uintptr_t)old_break);
     }
     g[REG_RAX] = ret;
     errno = saved;
@@ -364,6 +379,9 @@ int syscalls_init(void)
     sigdelset(&sa.sa_mask, SIGSEGV);
     sigdelset(&sa.sa_mask, SIGTRAP);
     sigdelset(&sa.sa_mask, SIGBUS);
+    /* a call that blocks here must not keep a stopper waiting */
+    sigdelset(&sa.sa_mask, __SIGRTMAX - 1);
+    sa.sa_flags |= SA_RESTART;
     if (__sigaction(SIGSYS, &sa, NULL) != 0)
         return -1;
 

@@ -1,0 +1,61 @@
+#!/usr/bin/env python3
+"""Run times of the synthetic workloads natively, under memtap (every
+access, the fault engine) and under Valgrind Lackey (--trace-mem=yes),
+side by side in one run, median of RUNS runs, normalized to native as in
+the MadT paper's Table IV.  Also the cost of one traced access.
+
+    bench/table4.py [RUNS]        (builds build/ first if needed)
+"""
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+BIN = os.path.join(ROOT, "build", "bin")
+WORKLOADS = ["calloc", "realloc", "read", "mmap", "fwrite", "mandelbrot", "kernel"]
+KERNEL_ACCESSES = 100000
+
+
+def wall(cmd):
+    t = time.perf_counter()
+    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return time.perf_counter() - t
+
+
+def main():
+    runs = int(sys.argv[1]) if len(sys.argv) > 1 else 3
+    if not os.path.exists(os.path.join(BIN, "synthetic")):
+        subprocess.run([os.path.join(ROOT, "scripts", "build.sh")], check=True)
+    tmp = tempfile.mkdtemp(prefix="memtap-bench-")
+    prog = os.path.join(BIN, "synthetic")
+    tools = {
+        "native": lambda w: [prog, w],
+        "memtap": lambda w: [os.path.join(BIN, "memtap"), "run", "-o",
+                             os.path.join(tmp, "t.mtr"), "--", prog, w],
+        "lackey": lambda w: ["valgrind", "--tool=lackey", "--trace-mem=yes",
+                             "--log-file=" + os.path.join(tmp, "lackey.out"), prog, w],
+    }
+    print("workload     native(s)   memtap   lackey   (normalized run time, median of %d)"
+          % runs)
+    medians = {}
+    for w in WORKLOADS:
+        t = {name: [] for name in tools}
+        for _ in range(runs):
+            for name, cmd in tools.items():   # side by side, interleaved
+                t[name].append(wall(cmd(w)))
+        m = {name: statistics.median(v) for name, v in t.items()}
+        medians[w] = m
+        print("%-11s %9.4f %8.0f %8.0f" % (w, m["native"], m["memtap"] / m["native"],
+                                           m["lackey"] / m["native"]))
+    empty = statistics.median(wall(tools["memtap"]("mandelbrot")) for _ in range(runs))
+    k = medians["kernel"]
+    per_access = (k["memtap"] - k["native"]) / KERNEL_ACCESSES * 1e6
+    print("\none traced access (kernel, %d loads): %.2f us under memtap; "
+          "memtap run of mandelbrot: %.3f s" % (KERNEL_ACCESSES, per_access, empty))
+
+
+if __name__ == "__main__":
+    main()
