@@ -21,7 +21,7 @@
 static int do_calloc(void)
 {
     long sum = 0;
-    for (int i = 0; i < 2000; i++) {
+    for (int i = 0; i < 20; i++) {
         char *p = calloc(1, 64 * 1024);
         if (!p)
             return 1;
@@ -35,7 +35,7 @@ static int do_realloc(void)
 {
     for (int r = 0; r < 20; r++) {
         char *p = NULL;
-        for (size_t n = 16; n <= (16u << 20); n *= 2) {
+        for (size_t n = 16; n <= (256u << 10); n *= 2) {
             char *q = realloc(p, n);
             if (!q)
                 return 1;
@@ -53,7 +53,7 @@ static int do_read(void)
     int fd = open("/dev/zero", O_RDONLY);
     if (!buf || fd < 0)
         return 1;
-    for (int i = 0; i < 256; i++)
+    for (int i = 0; i < 8; i++)
         if (read(fd, buf, chunk) != (ssize_t)chunk)
             return 1;
     close(fd);
@@ -63,7 +63,7 @@ static int do_read(void)
 
 static int do_mmap(void)
 {
-    for (int i = 0; i < 2000; i++) {
+    for (int i = 0; i < 200; i++) {
         char *m = mmap(NULL, 1 << 20, PROT_READ | PROT_WRITE,
                        MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
         if (m == MAP_FAILED)
@@ -82,7 +82,7 @@ static int do_fwrite(void)
     if (!buf || !f)
         return 1;
     memset(buf, 'z', chunk);
-    for (int i = 0; i < 256; i++)
+    for (int i = 0; i < 8; i++)
         if (fwrite(buf, 1, chunk, f) != chunk)
             return 1;
     fclose(f);
@@ -92,7 +92,7 @@ static int do_fwrite(void)
 
 static int do_mandelbrot(void)
 {
-    enum { W = 160, H = 160, ITER = 100 };
+    enum { W = 100, H = 100, ITER = 100 };
     unsigned char *img = malloc(W * H);
     if (!img)
         return 1;
