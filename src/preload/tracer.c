@@ -59,7 +59,6 @@ static struct {
     _Atomic uint64_t seq;
     _Atomic uint64_t alloc;
     _Atomic uint64_t dropped;
-    atomic_int live;                 /* threads that have a buffer */
     _Atomic(tracer_thread *) threads;
     atomic_int finished;
     atomic_int meta_lock;
@@ -110,8 +109,6 @@ void tracer_internal_leave(void)
         fault_internal_release();
 }
 uint64_t tracer_seq(void) { return atomic_load(&g.seq); }
-
-int tracer_live_threads(void) { return atomic_load(&g.live); }
 
 uint64_t tracer_next_alloc_id(void)
 {
@@ -379,11 +376,9 @@ static tracer_thread *self(void)
     t->tid = tid;
     t->n = 0;
     tls_self = t;
-    if (!tls_exited) {
-        atomic_fetch_add(&g.live, 1);
+    if (!tls_exited)
         append(t, MEMTAP_EV_THREAD_START, 0, 0,
                (uint64_t)pthread_self(), 0, 0, 0);
-    }
     return t;
 }
 
@@ -484,7 +479,6 @@ void tracer_thread_exit(void)
     }
     tls_self = NULL;
     tls_exited = 1;
-    atomic_fetch_sub(&g.live, 1);
     atomic_store(&t->owner, 0);
 }
 
@@ -534,7 +528,6 @@ void tracer_after_fork_child(void)
     }
     if (tls_self)
         tls_self->tid = tid;
-    atomic_store(&g.live, tls_self ? 1 : 0);
     atomic_store(&g.meta_lock, 0);
     atomic_store(&g.finished, 0);
     atomic_store(&g.dropped, 0);

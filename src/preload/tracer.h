@@ -62,9 +62,6 @@ int tracer_internal(void);
 void tracer_internal_enter(void);
 void tracer_internal_leave(void);
 
-/* Threads currently holding a record buffer. */
-int tracer_live_threads(void);
-
 /* Reads a whole /proc file into memory of memtap's own (free it with
  * tracer_unmap(*out, *map_size)); returns its length. */
 size_t tracer_read_proc(const char *path, char **out, size_t *map_size);

@@ -492,6 +492,12 @@ def test_demo_example():
     check_eq(heap[:4], ["M$:<malloc0000@%s>,528" % f, "M$:<malloc0001@%s>,528" % f,
                         "M$:<malloc0002@%s>,528" % f, "M$:<malloc0003@%s>,528" % i],
              "the allocations of Listing 2's shape")
+    # Listing 2: the loads of retSAD->width (+0) and retSAD->data[j] (+8...)
+    loop = [l for l in show(path) if "findDisparity+" in l]
+    check(any(re.match(r"^L\$\d+:<malloc\d{4}@%s>\+0, \[heap\], findDisparity\+\d+$"
+                       % re.escape(f), l) for l in loop), "loads of the structure's width")
+    check(any(re.match(r"^S\$\d+:<malloc0003@%s>\+8, \[heap\], findDisparity\+\d+$"
+                       % re.escape(i), l) for l in loop), "stores into retDisp->data[0]")
 
 
 # ---------------------------------------------------------------- fault engine
