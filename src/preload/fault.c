@@ -602,17 +602,16 @@ static int own_fault(uintptr_t addr)
     return 1;
 }
 
-static void on_segv_body(int sig, siginfo_t *si, ucontext_t *uc);
-
-static void on_segv(int sig, siginfo_t *si, void *ucv)
+void fault_run_handler(fault_handler_body body, int masked, int sig,
+                       siginfo_t *si, void *uc)
 {
-    tls_masked++;
+    tls_masked += masked;
     fault_handler_enter(); /* first: errno may live behind a traced page */
     int saved = errno;
-    on_segv_body(sig, si, ucv);
+    body(sig, si, uc);
     fault_handler_leave();
     errno = saved;
-    tls_masked--;
+    tls_masked -= masked;
 }
 
 /* Whether the page's own rights (the program's) allow this access: if not,
@@ -626,11 +625,9 @@ static int allowed(uint8_t state, const ucontext_t *uc)
 static void on_segv_body(int sig, siginfo_t *si, ucontext_t *uc)
 {
     uintptr_t addr = (uintptr_t)si->si_addr;
-    int saved = errno;
     uint8_t state = pagemap_get(addr);
     if (si->si_code != SEGV_ACCERR || !(state & PM_TRACKED) ||
         !allowed(state, uc)) {
-        errno = saved;
         signals_chain(sig, si, uc);
         return;
     }
@@ -644,7 +641,6 @@ static void on_segv_body(int sig, siginfo_t *si, ucontext_t *uc)
         open_lock();
         open_pages(&w->open, from);
         open_unlock();
-        errno = saved;
         return;
     }
     atomic_fetch_add(&f.faults, 1);
@@ -652,16 +648,15 @@ static void on_segv_body(int sig, siginfo_t *si, ucontext_t *uc)
     ZydisDecodedOperand ops[ZYDIS_MAX_OPERAND_COUNT];
     w->open.n = 0;
     w->open.overflow = 0;
+    /* one stop of the other threads serves the whole window */
+    w->stopped = world_stop();
+    if (!w->stopped)
+        fault_note_exposed();
     if (decode(uc, &insn, ops) == 0) {
-        int exact = world_stop();
         if (emulate_rep_string(uc, &insn, ops)) {
-            if (!exact)
-                fault_note_exposed();
             world_resume();
-            errno = saved;
             return;
         }
-        world_resume();
         record_accesses(uc, &insn, ops, addr, &w->open);
         w->rep = (insn.attributes & (ZYDIS_ATTRIB_HAS_REP |
                                      ZYDIS_ATTRIB_HAS_REPE |
@@ -672,9 +667,6 @@ static void on_segv_body(int sig, siginfo_t *si, ucontext_t *uc)
     }
     if (w->open.n == 0)
         add_pages(&w->open, addr, 1);
-    w->stopped = world_stop();
-    if (!w->stopped)
-        fault_note_exposed();
     open_lock();
     open_pages(&w->open, 0);
     open_unlock();
@@ -683,20 +675,6 @@ static void on_segv_body(int sig, siginfo_t *si, ucontext_t *uc)
     w->saved_mask = uc->uc_sigmask;
     window_mask(&uc->uc_sigmask);
     uc->uc_mcontext.gregs[REG_EFL] |= (greg_t)TF_FLAG;
-    errno = saved;
-}
-
-static void on_trap_body(int sig, siginfo_t *si, ucontext_t *uc);
-
-static void on_trap(int sig, siginfo_t *si, void *ucv)
-{
-    tls_masked++;
-    fault_handler_enter(); /* first: errno may live behind a traced page */
-    int saved = errno;
-    on_trap_body(sig, si, ucv);
-    fault_handler_leave();
-    errno = saved;
-    tls_masked--;
 }
 
 static void on_trap_body(int sig, siginfo_t *si, ucontext_t *uc)
@@ -706,7 +684,6 @@ static void on_trap_body(int sig, siginfo_t *si, ucontext_t *uc)
         signals_chain(sig, si, uc);
         return;
     }
-    int saved = errno;
     uint64_t pc = (uint64_t)uc->uc_mcontext.gregs[REG_RIP];
     if (w->rep && pc == w->pc && uc->uc_mcontext.gregs[REG_RCX] != 0) {
         /* one more iteration of a rep-prefixed instruction */
@@ -719,7 +696,6 @@ static void on_trap_body(int sig, siginfo_t *si, ucontext_t *uc)
             open_pages(&w->open, from);
             open_unlock();
         }
-        errno = saved;
         return;
     }
     open_lock();
@@ -731,7 +707,16 @@ static void on_trap_body(int sig, siginfo_t *si, ucontext_t *uc)
     world_resume();
     uc->uc_mcontext.gregs[REG_EFL] &= ~(greg_t)TF_FLAG;
     uc->uc_sigmask = w->saved_mask;
-    errno = saved;
+}
+
+static void on_segv(int sig, siginfo_t *si, void *uc)
+{
+    fault_run_handler(on_segv_body, 1, sig, si, uc);
+}
+
+static void on_trap(int sig, siginfo_t *si, void *uc)
+{
+    fault_run_handler(on_trap_body, 1, sig, si, uc);
 }
 
 int fault_owns_signal(int sig)

@@ -7,8 +7,10 @@
 #ifndef MEMTAP_PRELOAD_FAULT_H
 #define MEMTAP_PRELOAD_FAULT_H
 
+#include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <ucontext.h>
 
 /* Sets up the page map, the decoder and the SIGSEGV/SIGTRAP handlers.
  * Returns 0, or -1 when the engine cannot run (it stays off). */
@@ -66,6 +68,12 @@ int fault_own_mode(void);
 /* Brackets a memtap signal handler (faults inside are memtap's own). */
 void fault_handler_enter(void);
 void fault_handler_leave(void);
+
+/* Runs a handler's body in that bracket with errno preserved; `masked`
+ * says the handler's mask already holds off asynchronous signals. */
+typedef void (*fault_handler_body)(int sig, siginfo_t *si, ucontext_t *uc);
+void fault_run_handler(fault_handler_body body, int masked, int sig,
+                       siginfo_t *si, void *uc);
 
 /* Counters for the closing note. */
 uint64_t fault_count(void);

@@ -267,24 +267,12 @@ static void after_memory_call(long nr, const long *a, long ret)
     }
 }
 
-static void on_sigsys_body(int sig, siginfo_t *si, ucontext_t *uc);
-
-static void on_sigsys(int sig, siginfo_t *si, void *ucv)
-{
-    fault_handler_enter(); /* first: errno may live behind a traced page */
-    int saved = errno;
-    on_sigsys_body(sig, si, ucv);
-    fault_handler_leave();
-    errno = saved;
-}
-
 static void on_sigsys_body(int sig, siginfo_t *si, ucontext_t *uc)
 {
     if (si->si_code != 1 /* SYS_SECCOMP */) {
         signals_chain(sig, si, uc);
         return;
     }
-    int saved = errno;
     greg_t *g = uc->uc_mcontext.gregs;
     long nr = si->si_syscall;
     long a[6] = { g[REG_RDI], g[REG_RSI], g[REG_RDX],
@@ -342,7 +330,13 @@ static void on_sigsys_body(int sig, siginfo_t *si, ucontext_t *uc)
             fault_untrack((uintptr_t)ret, (uintptr_t)old_break);
     }
     g[REG_RAX] = ret;
-    errno = saved;
+}
+
+/* Its mask lets the park signal through: a call that blocks here must not
+ * keep a stopper waiting. */
+static void on_sigsys(int sig, siginfo_t *si, void *uc)
+{
+    fault_run_handler(on_sigsys_body, 0, sig, si, uc);
 }
 
 /* Calls that are never trapped: no user memory, or not emulable. */
