@@ -152,14 +152,13 @@ static int page_is_open(uintptr_t page)
     return f.open[h].page == page && f.open[h].count;
 }
 
-static void window_mask(sigset_t *m);
 
 /* Holds off every asynchronous signal (a program handler, the park signal)
  * around the page lock; faults and traps stay deliverable. */
 static void guard_signals(sigset_t *old)
 {
     sigset_t async;
-    window_mask(&async);
+    fault_async_mask(&async);
     raw_syscall6(SYS_rt_sigprocmask, SIG_BLOCK, (long)&async, (long)old, 8,
                  0, 0);
 }
@@ -519,9 +518,7 @@ static int emulate_rep_string(ucontext_t *uc,
     return 1;
 }
 
-/* Signals that may stay deliverable while a window is open: the ones the
- * single instruction itself can raise. */
-static void window_mask(sigset_t *m)
+void fault_async_mask(sigset_t *m)
 {
     sigfillset(m);
     sigdelset(m, SIGSEGV);
@@ -673,7 +670,7 @@ static void on_segv_body(int sig, siginfo_t *si, ucontext_t *uc)
     w->active = 1;
     w->pc = (uint64_t)uc->uc_mcontext.gregs[REG_RIP];
     w->saved_mask = uc->uc_sigmask;
-    window_mask(&uc->uc_sigmask);
+    fault_async_mask(&uc->uc_sigmask);
     uc->uc_mcontext.gregs[REG_EFL] |= (greg_t)TF_FLAG;
 }
 
@@ -731,7 +728,7 @@ static int install(int sig, void (*fn)(int, siginfo_t *, void *))
     sa.sa_sigaction = fn;
     /* SIGSEGV nests: memtap's own code may touch a protected page */
     sa.sa_flags = SA_SIGINFO | SA_ONSTACK | (sig == SIGSEGV ? SA_NODEFER : 0);
-    window_mask(&sa.sa_mask);
+    fault_async_mask(&sa.sa_mask);
     /* while our handler runs, the program's asynchronous signals wait */
     return __sigaction(sig, &sa, NULL);
 }

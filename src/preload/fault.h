@@ -65,6 +65,12 @@ void fault_exclusive_end(void);
 void fault_note_exposed(void);
 int fault_own_mode(void);
 
+/* Every signal but the synchronous ones (SIGSEGV, SIGBUS, SIGTRAP, SIGSYS,
+ * SIGFPE, SIGILL): what memtap's handlers, and an open window, hold off.
+ * The synchronous ones must stay deliverable: blocked, the kernel would
+ * kill the process on the next fault. */
+void fault_async_mask(sigset_t *m);
+
 /* Brackets a memtap signal handler (faults inside are memtap's own). */
 void fault_handler_enter(void);
 void fault_handler_leave(void);

@@ -72,11 +72,8 @@ static void install_fatal_handlers(void)
         memset(&sa, 0, sizeof sa);
         sa.sa_sigaction = on_fatal_signal;
         sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
-        sigfillset(&sa.sa_mask);
         /* flushing may touch traced memory: those faults must get in */
-        sigdelset(&sa.sa_mask, SIGSEGV);
-        sigdelset(&sa.sa_mask, SIGTRAP);
-        sigdelset(&sa.sa_mask, SIGSYS);
+        fault_async_mask(&sa.sa_mask);
         __sigaction(fatal_signals[i], &sa, NULL);
     }
 }

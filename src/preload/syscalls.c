@@ -369,10 +369,7 @@ int syscalls_init(void)
     memset(&sa, 0, sizeof sa);
     sa.sa_sigaction = on_sigsys;
     sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
-    sigfillset(&sa.sa_mask);
-    sigdelset(&sa.sa_mask, SIGSEGV);
-    sigdelset(&sa.sa_mask, SIGTRAP);
-    sigdelset(&sa.sa_mask, SIGBUS);
+    fault_async_mask(&sa.sa_mask);
     /* a call that blocks here must not keep a stopper waiting */
     sigdelset(&sa.sa_mask, __SIGRTMAX - 1);
     sa.sa_flags |= SA_RESTART;

@@ -13,6 +13,7 @@
 #define _GNU_SOURCE
 #include "world.h"
 
+#include "fault.h"
 #include "rawsys.h"
 #include "tracer.h"
 
@@ -89,11 +90,7 @@ int world_init(void)
     memset(&sa, 0, sizeof sa);
     sa.sa_sigaction = on_park;
     sa.sa_flags = SA_SIGINFO | SA_RESTART | SA_ONSTACK;
-    sigfillset(&sa.sa_mask);
-    sigdelset(&sa.sa_mask, SIGSEGV);
-    sigdelset(&sa.sa_mask, SIGTRAP);
-    sigdelset(&sa.sa_mask, SIGSYS);
-    sigdelset(&sa.sa_mask, SIGBUS);
+    fault_async_mask(&sa.sa_mask);
     if (__sigaction(PARK_SIGNAL, &sa, NULL) != 0)
         return -1;
     w.enabled = 1;
