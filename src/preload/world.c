@@ -109,6 +109,12 @@ void world_thread_begin(void)
             atomic_store(&w.slots[i].parked_gen, 0);
             tls_slot = &w.slots[i];
             atomic_fetch_add(&w.live, 1);
+            /* a stopper that looked at the slots before this one was taken
+             * neither signals nor waits for this thread: park before the
+             * program's code runs */
+            uint32_t gen = atomic_load(&w.gen);
+            if ((gen & 1) && w.stopper != tid)
+                park(gen);
             return;
         }
     }
