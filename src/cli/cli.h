@@ -13,6 +13,7 @@ int cmd_run(int argc, char **argv);
 int cmd_show(int argc, char **argv);
 int cmd_symbolize(int argc, char **argv);
 int cmd_info(int argc, char **argv);
+int cmd_analyze(int argc, char **argv);
 
 /* Prints "memtap: <what>: <why>" to stderr; returns 1 (exit status). */
 int cli_error(const char *what, const char *fmt, ...)

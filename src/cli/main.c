@@ -17,6 +17,8 @@ static const char usage[] =
     "  show       print a trace as MadT lines, Lackey lines or CSV\n"
     "  symbolize  name addresses of a traced run (data or code)\n"
     "  info       what a trace holds: process, ending, modules, file state\n"
+    "  analyze    which memory instructions selective instrumentation would\n"
+    "             instrument in an ELF file, and the accuracy that buys\n"
     "\n"
     "'memtap <command> --help' describes a command's options.\n";
 
@@ -53,6 +55,8 @@ int main(int argc, char **argv)
         return cmd_info(argc - 1, argv + 1);
     if (strcmp(cmd, "symbolize") == 0)
         return cmd_symbolize(argc - 1, argv + 1);
+    if (strcmp(cmd, "analyze") == 0)
+        return cmd_analyze(argc - 1, argv + 1);
     if (strcmp(cmd, "show") == 0)
         return cmd_show(argc - 1, argv + 1);
     cli_error(cmd, "unknown command (try 'memtap --help')");

@@ -1,0 +1,268 @@
+/*
+ * analysis.c - drives the static analysis over every block of a file:
+ * decoding, stability analysis (a new incarnation of a register at every
+ * write, explicit or implicit), BID expressions, classification of the
+ * accesses that have none, the per-block selection, and the totals.
+ */
+#include "select/analysis.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct expr_vec {
+    sel_expr *v;
+    size_t n, cap;
+} expr_vec;
+
+static sel_expr *expr_push(expr_vec *x)
+{
+    if (x->n == x->cap) {
+        size_t cap = x->cap ? x->cap * 2 : 4096;
+        sel_expr *v = realloc(x->v, cap * sizeof *v);
+        if (!v)
+            return NULL;
+        x->v = v;
+        x->cap = cap;
+    }
+    sel_expr *e = &x->v[x->n++];
+    memset(e, 0, sizeof *e);
+    return e;
+}
+
+int analysis_block_insns(const analysis *a, const cfg_block *b,
+                         void (*fn)(const x86_insn *insn, void *arg), void *arg)
+{
+    x86_decoder dec;
+    if (x86_decoder_init(&dec))
+        return -1;
+    x86_insn *x = malloc(sizeof *x);
+    if (!x)
+        return -1;
+    int rc = 0;
+    for (uint32_t k = 0; k < b->ninsn && !rc; k++) {
+        uint64_t addr = a->cfg->insn_addr[b->first_insn + k];
+        size_t avail;
+        const uint8_t *code = image_code(a->img, addr, &avail);
+        if (!code || x86_decode(&dec, code, avail, addr, x))
+            rc = -1;
+        else
+            fn(x, arg);
+    }
+    free(x);
+    return rc;
+}
+
+typedef struct block_walk {
+    const code_image *img;
+    expr_vec *exprs;
+    analysis_counts *c;
+    uint16_t inc[BID_NREGS];
+    int oom;
+} block_walk;
+
+static void count_other(analysis_counts *c, const x86_mem *m)
+{
+    if (m->kind == X86_MEM_HINT)
+        c->hints++;
+    else if (m->kind == X86_MEM_VSIB)
+        c->vsib++;
+    else if (m->kind == X86_MEM_OTHER)
+        c->unsupported++;
+    else if (m->implicit == X86_IMPL_STACK)
+        c->implicit_stack++;
+    else if (m->implicit == X86_IMPL_STRING)
+        c->implicit_string++;
+    else
+        c->implicit_other++;
+}
+
+/* One instruction: its explicit accesses become expressions with the
+ * incarnations current before it executes; then its writes take effect. */
+static void walk_insn(const x86_insn *x, void *arg)
+{
+    block_walk *w = arg;
+    analysis_counts *c = w->c;
+    int explicit_here = 0;
+    c->insns++;
+    c->avx512 += x->avx512;
+    for (unsigned i = 0; i < x->nmem; i++) {
+        const x86_mem *m = &x->mem[i];
+        bid_expr e;
+        if (m->kind != X86_MEM_ACCESS || m->implicit != X86_IMPL_NONE) {
+            count_other(c, m);
+            continue;
+        }
+        if (bid_from_mem(m, w->inc, w->img, &e)) {
+            c->unsupported++;
+            continue;
+        }
+        sel_expr *s = expr_push(w->exprs);
+        if (!s) {
+            w->oom = 1;
+            return;
+        }
+        s->addr = x->addr;
+        s->e = e;
+        s->size = m->size;
+        s->read = m->read;
+        s->write = m->write;
+        s->stack = m->stack;
+        c->explicit_reads += m->read;
+        c->explicit_writes += m->write;
+        c->explicit_stack += m->stack;
+        explicit_here = 1;
+    }
+    c->mem_insns += explicit_here;
+    for (int g = 0; g < BID_NREGS; g++)
+        if (x->writes & (1u << g))
+            w->inc[g]++;
+}
+
+#define COUNT_FIELDS(X)                                                     \
+    X(insns) X(blocks) X(mem_insns) X(n) X(m) X(W) X(selected) X(ma_num)    \
+    X(aia_num) X(blocks_with_mem) X(block_ma_sum) X(block_aia_sum)          \
+    X(explicit_reads) X(explicit_writes) X(explicit_stack)                  \
+    X(implicit_stack) X(implicit_string) X(implicit_other) X(vsib) X(hints) \
+    X(unsupported) X(avx512)
+
+static void add_counts(analysis_counts *to, const analysis_counts *from)
+{
+#define ADD(f) to->f += from->f;
+    COUNT_FIELDS(ADD)
+#undef ADD
+}
+
+static int analyse_block(analysis *a, size_t bi, expr_vec *exprs)
+{
+    const cfg_block *b = &a->cfg->blocks[bi];
+    analysis_block *ab = &a->blocks[bi];
+    analysis_counts c = {0};
+    block_walk w = {.img = a->img, .exprs = exprs, .c = &c};
+    ab->first_expr = (uint32_t)exprs->n;
+    if (analysis_block_insns(a, b, walk_insn, &w) || w.oom)
+        return -1;
+    uint32_t n = (uint32_t)(exprs->n - ab->first_expr);
+    if (select_block(exprs->v + ab->first_expr, n, &a->params, &ab->sel))
+        return -1;
+    c.blocks = 1;
+    c.n = n;
+    c.m = ab->sel.m;
+    c.W = ab->sel.W;
+    c.selected = ab->sel.selected;
+    c.ma_num = ab->sel.ma_num;
+    c.aia_num = ab->sel.aia_num;
+    if (n) {
+        c.blocks_with_mem = 1;
+        c.block_ma_sum = (double)ab->sel.ma_num / n;
+        c.block_aia_sum = (double)ab->sel.aia_num / n;
+    }
+    add_counts(&a->funcs[b->func], &c);
+    add_counts(&a->total, &c);
+    return 0;
+}
+
+int analysis_run(const char *path, const select_params *p, analysis **out)
+{
+    *out = NULL;
+    analysis *a = calloc(1, sizeof *a);
+    if (!a)
+        return IMAGE_NOMEM;
+    a->params = *p;
+    int rc = image_open(path, &a->img);
+    if (!rc)
+        rc = cfg_build(a->img, &a->cfg);
+    if (rc) {
+        analysis_free(a);
+        return rc;
+    }
+    a->blocks = calloc(a->cfg->nblocks + 1, sizeof *a->blocks);
+    a->funcs = calloc(a->img->nfuncs + 1, sizeof *a->funcs);
+    expr_vec exprs = {0};
+    rc = a->blocks && a->funcs ? 0 : IMAGE_NOMEM;
+    for (size_t i = 0; !rc && i < a->cfg->nblocks; i++)
+        if (analyse_block(a, i, &exprs))
+            rc = IMAGE_NOMEM;
+    a->exprs = exprs.v;
+    a->nexprs = exprs.n;
+    if (rc) {
+        analysis_free(a);
+        return rc;
+    }
+    *out = a;
+    return 0;
+}
+
+void analysis_free(analysis *a)
+{
+    if (!a)
+        return;
+    cfg_free(a->cfg);
+    image_close(a->img);
+    free(a->exprs);
+    free(a->blocks);
+    free(a->funcs);
+    free(a);
+}
+
+/* ---- profiles ------------------------------------------------------------ */
+
+static const cfg_block *block_starting_at(const analysis *a, uint64_t addr)
+{
+    const cfg_block *b = cfg_block_at(a->cfg, addr);
+    return b && b->start == addr ? b : NULL;
+}
+
+int analysis_weigh(const analysis *a, const char *profile,
+                   analysis_weighted *out, char *err, size_t errcap)
+{
+    memset(out, 0, sizeof *out);
+    FILE *f = fopen(profile, "r");
+    if (!f) {
+        snprintf(err, errcap, "%s", strerror(errno));
+        return -1;
+    }
+    char line[256];
+    unsigned lineno = 0;
+    double ma = 0, aia = 0, mae = 0, aiae = 0, accesses = 0;
+    while (fgets(line, sizeof line, f)) {
+        lineno++;
+        char *hash = strchr(line, '#');
+        if (hash)
+            *hash = 0;
+        uint64_t addr, count;
+        char extra;
+        int k = sscanf(line, "%" SCNx64 " %" SCNu64 " %c", &addr, &count, &extra);
+        if (k == EOF)
+            continue;
+        if (k != 2) {
+            snprintf(err, errcap, "line %u: expected 'ADDRESS COUNT'", lineno);
+            fclose(f);
+            return -1;
+        }
+        out->entries++;
+        const cfg_block *b = block_starting_at(a, addr);
+        if (!b)
+            continue;
+        out->matched++;
+        const sel_block *s = &a->blocks[b - a->cfg->blocks].sel;
+        if (!s->n || !count)
+            continue;
+        out->executions += count;
+        ma += (double)count * s->ma_num / s->n;
+        aia += (double)count * s->aia_num / s->n;
+        mae += (double)count * s->ma_num;
+        aiae += (double)count * s->aia_num;
+        accesses += (double)count * s->n;
+    }
+    fclose(f);
+    if (out->executions) {
+        out->ma = ma / (double)out->executions;
+        out->aia = aia / (double)out->executions;
+        out->ma_access = mae / accesses;
+        out->aia_access = aiae / accesses;
+    }
+    return 0;
+}

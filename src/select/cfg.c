@@ -1,0 +1,491 @@
+/*
+ * cfg.c - recursive disassembly of each function, jump-table recognition
+ * (the GCC/Clang patterns: `jmp *T(,%r,8)`, `mov T(,%r,8),%r; jmp *%r`, and
+ * `lea T(%rip),%b; movslq (%b,%r,4),%x; add %b,%x; jmp *%x`, bounded by a
+ * preceding `cmp $N; ja`), gap scanning, and block formation.
+ */
+#include "select/cfg.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "x86/insn.h"
+
+enum { M_NONE = 0, M_START, M_INSIDE, M_DATA, M_PAD };
+
+#define RING 16
+#define MAX_TABLE 4096
+
+typedef struct vec {
+    void *v;
+    size_t n, cap, elem;
+} vec;
+
+static void *vec_push(vec *x)
+{
+    if (x->n == x->cap) {
+        size_t cap = x->cap ? x->cap * 2 : 1024;
+        void *v = realloc(x->v, cap * x->elem);
+        if (!v)
+            return NULL;
+        x->v = v;
+        x->cap = cap;
+    }
+    return (char *)x->v + x->elem * x->n++;
+}
+
+/* Per-function state, reused across functions. */
+typedef struct walker {
+    const code_image *img;
+    x86_decoder dec;
+    uint64_t start, end;
+    uint8_t *mark, *len, *flow, *leader;
+    size_t cap;
+    uint64_t *work;
+    size_t nwork, workcap;
+    x86_insn ring[RING];     /* the current straight-line run (circular) */
+    unsigned head, nring;
+    cfg_stats *stats;
+    uint32_t tables;
+    int oom;
+} walker;
+
+static int in_func(const walker *w, uint64_t a)
+{
+    return a >= w->start && a < w->end;
+}
+
+static void push_work(walker *w, uint64_t a, uint8_t why)
+{
+    if (!in_func(w, a))
+        return;
+    w->leader[a - w->start] |= why;
+    if (w->nwork == w->workcap) {
+        size_t cap = w->workcap ? w->workcap * 2 : 256;
+        uint64_t *v = realloc(w->work, cap * sizeof *v);
+        if (!v) {
+            w->oom = 1;
+            return;
+        }
+        w->work = v;
+        w->workcap = cap;
+    }
+    w->work[w->nwork++] = a;
+}
+
+/* The i-th instruction of the run, oldest first. */
+static const x86_insn *run_at(const walker *w, unsigned i)
+{
+    return &w->ring[(w->head + i) % RING];
+}
+
+static unsigned run_pos(const walker *w, const x86_insn *x)
+{
+    return ((unsigned)(x - w->ring) + RING - w->head) % RING;
+}
+
+/* The latest instruction of the run before position `before` that writes
+ * gpr. */
+static const x86_insn *writer_of(const walker *w, unsigned before, int gpr)
+{
+    if (gpr < 0 || gpr >= 16)
+        return NULL;
+    for (unsigned i = before; i-- > 0;)
+        if (run_at(w, i)->writes & (1u << gpr))
+            return run_at(w, i);
+    return NULL;
+}
+
+static const ZydisDecodedOperand *visible(const x86_insn *x, unsigned i)
+{
+    return i < x->zi.operand_count_visible ? &x->zops[i] : NULL;
+}
+
+/* The table's entry count from `cmp $N, ...; ja` (N+1) or `jae` (N) in the
+ * run, or 0 when no bound is seen. */
+static uint32_t table_bound(const walker *w, unsigned before)
+{
+    for (unsigned i = before; i-- > 1;) {
+        const x86_insn *j = run_at(w, i), *c = run_at(w, i - 1);
+        if (j->mnemonic != ZYDIS_MNEMONIC_JNBE && j->mnemonic != ZYDIS_MNEMONIC_JNB)
+            continue;
+        const ZydisDecodedOperand *imm = visible(c, 1);
+        if (c->mnemonic != ZYDIS_MNEMONIC_CMP || !imm ||
+            imm->type != ZYDIS_OPERAND_TYPE_IMMEDIATE)
+            return 0;
+        uint64_t n = imm->imm.value.u + (j->mnemonic == ZYDIS_MNEMONIC_JNBE);
+        return n > 0 && n <= MAX_TABLE ? (uint32_t)n : 0;
+    }
+    return 0;
+}
+
+static int is_abs_table_mem(const ZydisDecodedOperand *op)
+{
+    return op && op->type == ZYDIS_OPERAND_TYPE_MEMORY &&
+           op->mem.base == ZYDIS_REGISTER_NONE &&
+           op->mem.index != ZYDIS_REGISTER_NONE && op->mem.scale == 8 &&
+           op->mem.disp.has_displacement;
+}
+
+/* For `add %b,%x` at ring[ai], the table T of `lea T(%rip),%b` and a
+ * `movslq (%b,%r,4),%x`. */
+static int rel_table(const walker *w, unsigned ai, uint64_t *table)
+{
+    const x86_insn *add = run_at(w, ai);
+    const ZydisDecodedOperand *o0 = visible(add, 0), *o1 = visible(add, 1);
+    if (!o0 || !o1 || o0->type != ZYDIS_OPERAND_TYPE_REGISTER ||
+        o1->type != ZYDIS_OPERAND_TYPE_REGISTER)
+        return 0;
+    for (int k = 0; k < 2; k++) {
+        ZydisRegister x = (k ? o1 : o0)->reg.value, b = (k ? o0 : o1)->reg.value;
+        const x86_insn *ld = writer_of(w, ai, x86_gpr_index(x));
+        const x86_insn *lea = writer_of(w, ai, x86_gpr_index(b));
+        if (!ld || !lea || ld->mnemonic != ZYDIS_MNEMONIC_MOVSXD ||
+            lea->mnemonic != ZYDIS_MNEMONIC_LEA)
+            continue;
+        const ZydisDecodedOperand *m = visible(ld, 1), *a = visible(lea, 1);
+        if (!m || m->type != ZYDIS_OPERAND_TYPE_MEMORY || m->mem.scale != 4 ||
+            x86_gpr_index(m->mem.base) != x86_gpr_index(b) || !a ||
+            a->type != ZYDIS_OPERAND_TYPE_MEMORY ||
+            a->mem.base != ZYDIS_REGISTER_RIP)
+            continue;
+        *table = lea->addr + lea->length + (uint64_t)a->mem.disp.value;
+        return 1;
+    }
+    return 0;
+}
+
+/* Pushes the targets of the jump table behind the indirect jump at the end
+ * of the run; returns whether one was recognised. */
+static int jump_table(walker *w)
+{
+    unsigned ji = w->nring - 1;
+    const x86_insn *j = run_at(w, ji);
+    const ZydisDecodedOperand *op = visible(j, 0);
+    uint64_t table = 0;
+    int rel = 0;
+    if (is_abs_table_mem(op)) {
+        table = (uint64_t)op->mem.disp.value;
+    } else if (op && op->type == ZYDIS_OPERAND_TYPE_REGISTER) {
+        const x86_insn *wr = writer_of(w, ji, x86_gpr_index(op->reg.value));
+        if (!wr)
+            return 0;
+        if (wr->mnemonic == ZYDIS_MNEMONIC_MOV && is_abs_table_mem(visible(wr, 1)))
+            table = (uint64_t)visible(wr, 1)->mem.disp.value;
+        else if (wr->mnemonic == ZYDIS_MNEMONIC_ADD &&
+                 rel_table(w, run_pos(w, wr), &table))
+            rel = 1;
+        else
+            return 0;
+    } else {
+        return 0;
+    }
+    uint32_t bound = table_bound(w, ji);
+    uint32_t limit = bound ? bound : MAX_TABLE, found = 0;
+    for (uint32_t k = 0; k < limit; k++) {
+        uint64_t target;
+        if (rel) {
+            int32_t e;
+            if (image_read(w->img, table + 4ull * k, &e, 4))
+                break;
+            target = table + (uint64_t)(int64_t)e;
+        } else if (image_read(w->img, table + 8ull * k, &target, 8)) {
+            break;
+        }
+        if (!in_func(w, target)) {
+            if (bound)
+                continue;
+            break;
+        }
+        push_work(w, target, CFG_BLOCK_TABLE_TARGET);
+        found++;
+    }
+    if (!found)
+        return 0;
+    w->stats->jump_tables++;
+    w->stats->table_targets += found;
+    w->tables++;
+    return 1;
+}
+
+static int ends_block(uint8_t flow)
+{
+    return flow != X86_FLOW_NEXT && flow != X86_FLOW_SYSCALL;
+}
+
+/* Whether [a, a+n) is free for a new instruction. */
+static int free_bytes(const walker *w, uint64_t a, size_t n)
+{
+    if (a + n > w->end)
+        return 0;
+    for (size_t i = 0; i < n; i++)
+        if (w->mark[a - w->start + i] == M_START ||
+            w->mark[a - w->start + i] == M_INSIDE)
+            return 0;
+    return 1;
+}
+
+static int decode_at(walker *w, uint64_t a, x86_insn *x)
+{
+    size_t avail;
+    const uint8_t *code = image_code(w->img, a, &avail);
+    if (!code)
+        return -1;
+    if (avail > w->end - a)
+        avail = w->end - a;
+    return x86_decode(&w->dec, code, avail, a, x);
+}
+
+/* Decodes straight-line code from a until it reaches decoded code, a
+ * terminator, or bytes that do not decode. */
+static void decode_run(walker *w, uint64_t a)
+{
+    w->head = w->nring = 0;
+    while (in_func(w, a)) {
+        uint8_t m = w->mark[a - w->start];
+        if (m == M_START)
+            return;
+        if (m == M_INSIDE) {
+            w->stats->overlaps++;
+            return;
+        }
+        if (w->nring == RING) {
+            w->head = (w->head + 1) % RING;
+            w->nring--;
+        }
+        x86_insn *x = &w->ring[(w->head + w->nring) % RING];
+        if (decode_at(w, a, x)) {
+            w->mark[a - w->start] = M_DATA;
+            w->stats->undecodable_bytes++;
+            return;
+        }
+        if (!free_bytes(w, a, x->length)) {
+            w->stats->overlaps++;
+            return;
+        }
+        w->nring++;
+        size_t off = a - w->start;
+        w->mark[off] = M_START;
+        memset(w->mark + off + 1, M_INSIDE, x->length - 1u);
+        w->len[off] = x->length;
+        w->flow[off] = x->flow;
+        uint64_t next = a + x->length;
+        switch (x->flow) {
+        case X86_FLOW_JCC:
+            push_work(w, x->target, CFG_BLOCK_BRANCH_TARGET);
+            break;
+        case X86_FLOW_JUMP:
+            push_work(w, x->target, CFG_BLOCK_BRANCH_TARGET);
+            return;
+        case X86_FLOW_IJUMP:
+            if (x->nmem && x->mem[0].base == ZYDIS_REGISTER_RIP)
+                w->stats->pointer_jumps++;
+            else if (!jump_table(w))
+                w->stats->unresolved_ijumps++;
+            return;
+        case X86_FLOW_RET:
+        case X86_FLOW_STOP:
+            return;
+        default:
+            break;
+        }
+        a = next;
+    }
+}
+
+static void drain(walker *w)
+{
+    while (w->nwork && !w->oom)
+        decode_run(w, w->work[--w->nwork]);
+}
+
+/* Whether straight-line decoding from a stays clean until a terminator,
+ * known code or the function's end. */
+static int plausible_code(walker *w, uint64_t a)
+{
+    x86_insn x;
+    for (int n = 0; n < 100000; n++) {
+        if (a == w->end || w->mark[a - w->start] == M_START)
+            return n > 0;
+        if (decode_at(w, a, &x) || !free_bytes(w, a, x.length))
+            return 0;
+        if (x.flow == X86_FLOW_JUMP || x.flow == X86_FLOW_IJUMP ||
+            x.flow == X86_FLOW_RET || (x.flow == X86_FLOW_STOP && !x.is_padding))
+            return 1;
+        a += x.length;
+    }
+    return 0;
+}
+
+/* Scans the bytes no path reached: padding is skipped, undecodable bytes
+ * are skipped one at a time, and clean runs become code. */
+static void scan_gaps(walker *w, const uint8_t *code)
+{
+    uint64_t a = w->start;
+    while (a < w->end && !w->oom) {
+        size_t off = a - w->start;
+        if (w->mark[off] != M_NONE) {
+            a++;
+            continue;
+        }
+        x86_insn x;
+        if (code[off] == 0x00) {
+            w->mark[off] = M_PAD;
+            w->stats->padding_bytes++;
+            a++;
+        } else if (decode_at(w, a, &x) || !free_bytes(w, a, x.length)) {
+            w->mark[off] = M_DATA;
+            w->stats->undecodable_bytes++;
+            a++;
+        } else if (x.is_padding) {
+            memset(w->mark + off, M_PAD, x.length);
+            w->stats->padding_bytes += x.length;
+            a += x.length;
+        } else if (plausible_code(w, a)) {
+            w->stats->gap_entries++;
+            push_work(w, a, CFG_BLOCK_GAP);
+            drain(w);
+        } else {
+            w->mark[off] = M_DATA;
+            w->stats->undecodable_bytes++;
+            a++;
+        }
+    }
+}
+
+typedef struct builder {
+    vec blocks, addr, len;
+} builder;
+
+static int emit_blocks(walker *w, builder *b, uint32_t fi, cfg_func *cf)
+{
+    cf->first_block = (uint32_t)b->blocks.n;
+    cfg_block *cur = NULL;
+    uint64_t prev_end = 0;
+    uint8_t prev_flow = 0;
+    for (uint64_t a = w->start; a < w->end; a++) {
+        size_t off = a - w->start;
+        if (w->mark[off] != M_START)
+            continue;
+        if (cur && (w->leader[off] || ends_block(prev_flow) || prev_end != a))
+            cur = NULL;
+        if (!cur) {
+            cur = vec_push(&b->blocks);
+            if (!cur)
+                return -1;
+            memset(cur, 0, sizeof *cur);
+            cur->start = a;
+            cur->first_insn = (uint32_t)b->addr.n;
+            cur->func = fi;
+            cur->flags = w->leader[off];
+            cf->nblocks++;
+        }
+        uint64_t *pa = vec_push(&b->addr);
+        uint8_t *pl = vec_push(&b->len);
+        if (!pa || !pl)
+            return -1;
+        *pa = a;
+        *pl = w->len[off];
+        cur->ninsn++;
+        cur->end = a + w->len[off];
+        cur->exit = w->flow[off];
+        prev_end = cur->end;
+        prev_flow = w->flow[off];
+    }
+    return 0;
+}
+
+static int walk_function(walker *w, builder *b, uint32_t fi, cfg_func *cf)
+{
+    const image_func *f = &w->img->funcs[fi];
+    size_t n = f->end - f->start, avail;
+    const uint8_t *code = image_code(w->img, f->start, &avail);
+    if (!code || n == 0)
+        return 0;
+    if (n > w->cap) {
+        free(w->mark);
+        w->mark = malloc(4 * n);
+        if (!w->mark)
+            return -1;
+        w->cap = n;
+    }
+    w->len = w->mark + n;
+    w->flow = w->mark + 2 * n;
+    w->leader = w->mark + 3 * n;
+    memset(w->mark, 0, 4 * n);
+    w->start = f->start;
+    w->end = f->end;
+    w->tables = 0;
+    if (f->source != FUNC_GAP)
+        push_work(w, f->start, CFG_BLOCK_ENTRY);
+    drain(w);
+    scan_gaps(w, code);
+    cf->jump_tables = w->tables;
+    if (w->oom)
+        return -1;
+    return emit_blocks(w, b, fi, cf);
+}
+
+int cfg_build(const code_image *img, cfg_program **out)
+{
+    *out = NULL;
+    cfg_program *p = calloc(1, sizeof *p);
+    walker *w = calloc(1, sizeof *w);
+    builder b = {{0, 0, 0, sizeof(cfg_block)}, {0, 0, 0, 8}, {0, 0, 0, 1}};
+    int rc = p && w && x86_decoder_init(&w->dec) == 0 ? 0 : -1;
+    if (!rc) {
+        p->img = img;
+        p->funcs = calloc(img->nfuncs ? img->nfuncs : 1, sizeof *p->funcs);
+        w->img = img;
+        w->stats = &p->stats;
+        rc = p->funcs ? 0 : -1;
+    }
+    for (size_t i = 0; !rc && i < img->nfuncs; i++)
+        rc = walk_function(w, &b, (uint32_t)i, &p->funcs[i]);
+    if (w) {
+        free(w->mark);
+        free(w->work);
+        free(w);
+    }
+    if (rc) {
+        free(b.blocks.v);
+        free(b.addr.v);
+        free(b.len.v);
+        cfg_free(p);
+        return IMAGE_NOMEM;
+    }
+    p->blocks = b.blocks.v;
+    p->nblocks = b.blocks.n;
+    p->insn_addr = b.addr.v;
+    p->insn_len = b.len.v;
+    p->ninsn = b.addr.n;
+    *out = p;
+    return 0;
+}
+
+void cfg_free(cfg_program *p)
+{
+    if (!p)
+        return;
+    free(p->blocks);
+    free(p->insn_addr);
+    free(p->insn_len);
+    free(p->funcs);
+    free(p);
+}
+
+const cfg_block *cfg_block_at(const cfg_program *p, uint64_t addr)
+{
+    size_t lo = 0, hi = p->nblocks;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        const cfg_block *b = &p->blocks[mid];
+        if (addr < b->start)
+            hi = mid;
+        else if (addr >= b->end)
+            lo = mid + 1;
+        else
+            return b;
+    }
+    return NULL;
+}

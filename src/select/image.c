@@ -1,0 +1,463 @@
+/*
+ * image.c - loads an ELF file for the static engine with libelf (sections,
+ * symbols) and libdw (the entries of .eh_frame, for FDE extents), and
+ * derives its list of functions.
+ */
+#define _GNU_SOURCE
+#include "select/image.h"
+
+#include <dwarf.h>
+#include <elfutils/libdw.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+typedef struct image_priv {
+    int fd;
+    Elf *elf;
+    uint64_t *sec_base;    /* per section index: its (laid-out) address */
+    size_t nsec_base;
+    Elf_Data *eh_frame;    /* .eh_frame, when present */
+    uint64_t eh_frame_addr;
+} image_priv;
+
+const char *image_strerror(int status)
+{
+    switch (status) {
+    case IMAGE_OK: return "success";
+    case IMAGE_EOPEN: return strerror(errno);
+    case IMAGE_NOT_ELF: return "not an ELF file";
+    case IMAGE_NOT_X86_64: return "not an x86-64 ELF file";
+    case IMAGE_CORRUPT: return "corrupt or truncated ELF file";
+    case IMAGE_NO_TEXT: return "no executable code (no executable section)";
+    case IMAGE_BAD_TYPE: return "not a program, library or object file";
+    case IMAGE_NOMEM: return "out of memory";
+    default: return "unknown error";
+    }
+}
+
+static int cmp_sec(const void *a, const void *b)
+{
+    const image_section *x = a, *y = b;
+    return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+/* Collects the allocated sections; object files get addresses assigned in
+ * section order, each aligned as it asks. */
+static int load_sections(code_image *img, image_priv *p)
+{
+    size_t shnum, shstrndx;
+    if (elf_getshdrnum(p->elf, &shnum) || elf_getshdrstrndx(p->elf, &shstrndx))
+        return IMAGE_CORRUPT;
+    img->secs = calloc(shnum ? shnum : 1, sizeof *img->secs);
+    p->sec_base = calloc(shnum ? shnum : 1, sizeof *p->sec_base);
+    if (!img->secs || !p->sec_base)
+        return IMAGE_NOMEM;
+    p->nsec_base = shnum;
+    uint64_t layout = 0x1000;
+    int has_text = 0;
+    Elf_Scn *scn = NULL;
+    while ((scn = elf_nextscn(p->elf, scn))) {
+        GElf_Shdr sh;
+        if (!gelf_getshdr(scn, &sh))
+            return IMAGE_CORRUPT;
+        if (!(sh.sh_flags & SHF_ALLOC) || sh.sh_size == 0)
+            continue;
+        image_section *s = &img->secs[img->nsecs++];
+        s->addr = sh.sh_addr;
+        if (img->type == ET_REL) {
+            uint64_t al = sh.sh_addralign > 1 ? sh.sh_addralign : 1;
+            layout = (layout + al - 1) / al * al;
+            s->addr = layout;
+            layout += sh.sh_size;
+        }
+        p->sec_base[elf_ndxscn(scn)] = s->addr;
+        s->size = sh.sh_size;
+        s->name = elf_strptr(p->elf, shstrndx, sh.sh_name);
+        if (!s->name)
+            s->name = "?";
+        s->exec = (sh.sh_flags & SHF_EXECINSTR) != 0;
+        s->write = (sh.sh_flags & SHF_WRITE) != 0;
+        if (sh.sh_type != SHT_NOBITS) {
+            Elf_Data *d = elf_getdata(scn, NULL);
+            if (!d || d->d_size != sh.sh_size || !d->d_buf)
+                return IMAGE_CORRUPT;
+            s->data = d->d_buf;
+            has_text |= s->exec;
+            if (strcmp(s->name, ".eh_frame") == 0) {
+                p->eh_frame = d;
+                p->eh_frame_addr = s->addr;
+            }
+        }
+    }
+    qsort(img->secs, img->nsecs, sizeof *img->secs, cmp_sec);
+    return has_text ? IMAGE_OK : IMAGE_NO_TEXT;
+}
+
+const image_section *image_section_at(const code_image *img, uint64_t addr)
+{
+    size_t lo = 0, hi = img->nsecs;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        const image_section *s = &img->secs[mid];
+        if (addr < s->addr)
+            hi = mid;
+        else if (addr - s->addr >= s->size)
+            lo = mid + 1;
+        else
+            return s;
+    }
+    return NULL;
+}
+
+const uint8_t *image_code(const code_image *img, uint64_t addr, size_t *avail)
+{
+    const image_section *s = image_section_at(img, addr);
+    if (!s || !s->exec || !s->data)
+        return NULL;
+    *avail = s->size - (addr - s->addr);
+    return s->data + (addr - s->addr);
+}
+
+int image_read(const code_image *img, uint64_t addr, void *buf, size_t n)
+{
+    const image_section *s = image_section_at(img, addr);
+    if (!s || !s->data || addr - s->addr + n > s->size)
+        return -1;
+    memcpy(buf, s->data + (addr - s->addr), n);
+    return 0;
+}
+
+int image_is_static_data(const code_image *img, uint64_t addr)
+{
+    const image_section *s = image_section_at(img, addr);
+    return s && !s->exec;
+}
+
+/* ---- functions ---------------------------------------------------------- */
+
+typedef struct func_cand {
+    image_func f;
+    int rank;      /* lower is a better name for the same start */
+} func_cand;
+
+typedef struct cand_list {
+    func_cand *v;
+    size_t n, cap;
+} cand_list;
+
+static int add_cand(cand_list *l, uint64_t start, uint64_t size,
+                    const char *name, func_source src, int rank)
+{
+    if (l->n == l->cap) {
+        size_t cap = l->cap ? l->cap * 2 : 256;
+        func_cand *v = realloc(l->v, cap * sizeof *v);
+        if (!v)
+            return IMAGE_NOMEM;
+        l->v = v;
+        l->cap = cap;
+    }
+    func_cand *c = &l->v[l->n++];
+    c->f.start = start;
+    c->f.end = size ? start + size : 0;
+    c->f.name = name;
+    c->f.source = (uint8_t)src;
+    c->rank = (int)src * 16 + rank;
+    return IMAGE_OK;
+}
+
+/* Global before weak before local; fewer leading underscores first. */
+static int name_rank(const GElf_Sym *s, const char *name)
+{
+    int bind = GELF_ST_BIND(s->st_info);
+    int r = bind == STB_GLOBAL ? 0 : bind == STB_WEAK ? 4 : 8;
+    for (; *name == '_' && r % 4 < 3; name++)
+        r++;
+    return r;
+}
+
+static int load_symbols(code_image *img, image_priv *p, Elf64_Word want,
+                        cand_list *l, int *found)
+{
+    Elf_Scn *scn = NULL;
+    while ((scn = elf_nextscn(p->elf, scn))) {
+        GElf_Shdr sh;
+        if (!gelf_getshdr(scn, &sh) || sh.sh_type != want || !sh.sh_entsize)
+            continue;
+        Elf_Data *data = elf_getdata(scn, NULL);
+        if (!data)
+            return IMAGE_CORRUPT;
+        *found = 1;
+        size_t n = sh.sh_size / sh.sh_entsize;
+        for (size_t i = 0; i < n; i++) {
+            GElf_Sym s;
+            if (!gelf_getsym(data, (int)i, &s))
+                continue;
+            int type = GELF_ST_TYPE(s.st_info);
+            if ((type != STT_FUNC && type != STT_GNU_IFUNC) ||
+                s.st_shndx == SHN_UNDEF || s.st_shndx >= p->nsec_base)
+                continue;
+            uint64_t a = s.st_value;
+            if (img->type == ET_REL)
+                a += p->sec_base[s.st_shndx];
+            const image_section *sec = image_section_at(img, a);
+            if (!sec || !sec->exec)
+                continue;
+            const char *name = elf_strptr(p->elf, sh.sh_link, s.st_name);
+            if (!name || !*name)
+                continue;
+            int rc = add_cand(l, a, s.st_size, name,
+                              want == SHT_SYMTAB ? FUNC_SYMTAB : FUNC_DYNSYM,
+                              name_rank(&s, name));
+            if (rc)
+                return rc;
+        }
+    }
+    return IMAGE_OK;
+}
+
+/* FDE pointer encoding of a CIE: the 'R' entry of its augmentation data
+ * (DW_EH_PE_absptr when absent); -1 when the augmentation is not
+ * understood. */
+static int cie_fde_encoding(const Dwarf_CIE *cie)
+{
+    const char *aug = cie->augmentation;
+    if (!aug || aug[0] != 'z')
+        return aug && aug[0] == 0 ? DW_EH_PE_absptr : -1;
+    const uint8_t *d = cie->augmentation_data;
+    size_t k = 0, n = cie->augmentation_data_size;
+    for (aug++; *aug && k < n; aug++) {
+        if (*aug == 'R')
+            return d[k];
+        if (*aug == 'L')
+            k++;
+        else if (*aug == 'P') {
+            uint8_t enc = d[k++];
+            k += (enc & 0x07) == 0x02 ? 2 : (enc & 0x07) == 0x03 ? 4 : 8;
+        } else if (*aug != 'S' && *aug != 'B') {
+            return -1;
+        }
+    }
+    return DW_EH_PE_absptr;
+}
+
+/* Decodes one pointer of an FDE (the common encodings: 4- or 8-byte, signed
+ * or not, absolute or pc-relative); returns its size, or 0. */
+static size_t read_encoded(int enc, const uint8_t *p, const uint8_t *end,
+                           uint64_t here, int apply_pcrel, uint64_t *out)
+{
+    size_t size = (enc & 0x07) == 0x03 ? 4 : (enc & 0x0f) == 0x00 ||
+                  (enc & 0x07) == 0x04 ? 8 : 0;
+    if (!size || (size_t)(end - p) < size || (enc & 0x70 & ~DW_EH_PE_pcrel))
+        return 0;
+    uint64_t v = 0;
+    if (size == 4) {
+        uint32_t u;
+        memcpy(&u, p, 4);
+        v = (enc & 0x08) ? (uint64_t)(int64_t)(int32_t)u : u;
+    } else {
+        memcpy(&v, p, 8);
+    }
+    if (apply_pcrel && (enc & 0x70) == DW_EH_PE_pcrel)
+        v += here;
+    *out = v;
+    return size;
+}
+
+typedef struct cie_enc {
+    Dwarf_Off off;
+    int enc;
+} cie_enc;
+
+/* Function extents from the FDEs of .eh_frame (what stripped files still
+ * have): libdw frames the entries and parses the CIEs. */
+static int load_eh_frame(code_image *img, image_priv *p, cand_list *l)
+{
+    if (!p->eh_frame || img->type == ET_REL)
+        return IMAGE_OK;
+    const unsigned char *ident = (const unsigned char *)elf_getident(p->elf, NULL);
+    if (!ident)
+        return IMAGE_OK;
+    Elf_Data *d = p->eh_frame;
+    cie_enc cies[64];
+    size_t ncies = 0;
+    Dwarf_Off off = 0, next;
+    Dwarf_CFI_Entry e;
+    while (dwarf_next_cfi(ident, d, true, off, &next, &e) == 0) {
+        Dwarf_Off at = off;
+        off = next;
+        if (dwarf_cfi_cie_p(&e)) {
+            if (ncies < 64)
+                cies[ncies++] = (cie_enc){at, cie_fde_encoding(&e.cie)};
+            continue;
+        }
+        int enc = -1;
+        for (size_t i = 0; i < ncies && enc < 0; i++)
+            if (cies[i].off == e.fde.CIE_pointer)
+                enc = cies[i].enc;
+        uint64_t start, size;
+        const uint8_t *q = e.fde.start, *end = e.fde.end;
+        uint64_t here = p->eh_frame_addr + (uint64_t)(q - (const uint8_t *)d->d_buf);
+        size_t k = enc < 0 ? 0 : read_encoded(enc, q, end, here, 1, &start);
+        if (!k || !read_encoded(enc, q + k, end, 0, 0, &size))
+            continue;
+        const image_section *sec = image_section_at(img, start);
+        if (!sec || !sec->exec || size == 0)
+            continue;
+        int rc = add_cand(l, start, size, NULL, FUNC_EH_FRAME, 0);
+        if (rc)
+            return rc;
+    }
+    return IMAGE_OK;
+}
+
+static int cmp_cand(const void *a, const void *b)
+{
+    const func_cand *x = a, *y = b;
+    if (x->f.start != y->f.start)
+        return x->f.start < y->f.start ? -1 : 1;
+    return x->rank - y->rank;
+}
+
+static int cmp_func(const void *a, const void *b)
+{
+    const image_func *x = a, *y = b;
+    return x->start < y->start ? -1 : x->start > y->start;
+}
+
+/* One function per distinct start, named by its best candidate, ending at
+ * the largest known extent but never past the next function or its
+ * section; uncovered stretches of executable sections become FUNC_GAP. */
+static int merge_funcs(code_image *img, cand_list *l)
+{
+    qsort(l->v, l->n, sizeof *l->v, cmp_cand);
+    size_t cap = l->n + 2 * img->nsecs + 1, n = 0;
+    image_func *out = calloc(cap, sizeof *out);
+    if (!out)
+        return IMAGE_NOMEM;
+    for (size_t i = 0; i < l->n;) {
+        size_t j = i;
+        image_func f = l->v[i].f;
+        for (; j < l->n && l->v[j].f.start == f.start; j++)
+            if (l->v[j].f.end > f.end)
+                f.end = l->v[j].f.end;
+        const image_section *sec = image_section_at(img, f.start);
+        uint64_t limit = sec->addr + sec->size;
+        if (j < l->n && l->v[j].f.start < limit)
+            limit = l->v[j].f.start;
+        if (f.end == 0 || f.end > limit)
+            f.end = limit;
+        out[n++] = f;
+        i = j;
+    }
+    /* gaps */
+    size_t nf = n;
+    for (size_t s = 0; s < img->nsecs; s++) {
+        const image_section *sec = &img->secs[s];
+        if (!sec->exec || !sec->data)
+            continue;
+        uint64_t at = sec->addr, end = sec->addr + sec->size;
+        for (size_t k = 0; k <= nf && at < end; k++) {
+            uint64_t next = k < nf ? out[k].start : end;
+            if (k < nf && (out[k].end <= at || out[k].start >= end))
+                continue;
+            if (next > at && n < cap) {
+                out[n].start = at;
+                out[n].end = next;
+                out[n].name = NULL;
+                out[n].source = FUNC_GAP;
+                n++;
+            }
+            if (k < nf)
+                at = out[k].end;
+        }
+    }
+    qsort(out, n, sizeof *out, cmp_func);
+    img->funcs = out;
+    img->nfuncs = n;
+    return IMAGE_OK;
+}
+
+static int load_funcs(code_image *img, image_priv *p)
+{
+    cand_list l = {0};
+    int has_symtab = 0, has_dynsym = 0;
+    int rc = load_symbols(img, p, SHT_SYMTAB, &l, &has_symtab);
+    if (!rc)
+        rc = load_symbols(img, p, SHT_DYNSYM, &l, &has_dynsym);
+    if (!rc)
+        rc = load_eh_frame(img, p, &l);
+    const image_section *es = image_section_at(img, img->entry);
+    if (!rc && img->type != ET_REL && es && es->exec)
+        rc = add_cand(&l, img->entry, 0, NULL, FUNC_ENTRY, 0);
+    if (!rc)
+        rc = merge_funcs(img, &l);
+    img->stripped = !has_symtab;
+    free(l.v);
+    return rc;
+}
+
+int image_open(const char *path, code_image **out)
+{
+    *out = NULL;
+    code_image *img = calloc(1, sizeof *img);
+    image_priv *p = calloc(1, sizeof *p);
+    if (!img || !p) {
+        free(img);
+        free(p);
+        return IMAGE_NOMEM;
+    }
+    img->priv = p;
+    img->path = path;
+    p->fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (p->fd < 0) {
+        int e = errno;
+        image_close(img);
+        errno = e;
+        return IMAGE_EOPEN;
+    }
+    elf_version(EV_CURRENT);
+    int rc = IMAGE_OK;
+    GElf_Ehdr eh;
+    p->elf = elf_begin(p->fd, ELF_C_READ_MMAP, NULL);
+    if (!p->elf || elf_kind(p->elf) != ELF_K_ELF || !gelf_getehdr(p->elf, &eh))
+        rc = IMAGE_NOT_ELF;
+    else if (gelf_getclass(p->elf) != ELFCLASS64 || eh.e_machine != EM_X86_64)
+        rc = IMAGE_NOT_X86_64;
+    else if (eh.e_type != ET_EXEC && eh.e_type != ET_DYN && eh.e_type != ET_REL)
+        rc = IMAGE_BAD_TYPE;
+    if (!rc) {
+        img->type = eh.e_type;
+        img->entry = eh.e_entry;
+        rc = load_sections(img, p);
+    }
+    if (!rc)
+        rc = load_funcs(img, p);
+    if (rc) {
+        image_close(img);
+        return rc;
+    }
+    *out = img;
+    return IMAGE_OK;
+}
+
+void image_close(code_image *img)
+{
+    if (!img)
+        return;
+    image_priv *p = img->priv;
+    if (p) {
+        if (p->elf)
+            elf_end(p->elf);
+        if (p->fd >= 0)
+            close(p->fd);
+        free(p->sec_base);
+        free(p);
+    }
+    free(img->secs);
+    free(img->funcs);
+    free(img);
+}

@@ -1,0 +1,75 @@
+/*
+ * image.h - one ELF file as the static engine sees it: its executable
+ * sections with their bytes, its allocated sections (to recognise static
+ * addresses), and its functions, found from .symtab, .dynsym, the
+ * .eh_frame FDE ranges (stripped files) and the entry point.  Object files
+ * (ET_REL) get their sections laid out one after the other, as a linker
+ * would, so that every address is unique.
+ */
+#ifndef MEMTAP_SELECT_IMAGE_H
+#define MEMTAP_SELECT_IMAGE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef enum image_status {
+    IMAGE_OK = 0,
+    IMAGE_EOPEN = -1,      /* cannot open or read the file (errno) */
+    IMAGE_NOT_ELF = -2,
+    IMAGE_NOT_X86_64 = -3,
+    IMAGE_CORRUPT = -4,    /* headers or sections point outside the file */
+    IMAGE_NO_TEXT = -5,    /* no executable section with bytes */
+    IMAGE_BAD_TYPE = -6,   /* core file or other non-program ELF */
+    IMAGE_NOMEM = -7,
+} image_status;
+
+/* Where a function's extent came from. */
+typedef enum func_source {
+    FUNC_SYMTAB = 0,
+    FUNC_DYNSYM,
+    FUNC_EH_FRAME,
+    FUNC_ENTRY,
+    FUNC_GAP,       /* code in an executable section outside any function */
+} func_source;
+
+typedef struct image_section {
+    uint64_t addr, size;
+    const uint8_t *data;   /* NULL for NOBITS */
+    const char *name;
+    uint8_t exec, write;
+} image_section;
+
+typedef struct image_func {
+    uint64_t start, end;   /* [start, end) */
+    const char *name;      /* symbol name, or NULL (stripped) */
+    uint8_t source;        /* func_source */
+} image_func;
+
+typedef struct code_image {
+    const char *path;
+    int type;              /* ET_EXEC, ET_DYN or ET_REL */
+    uint64_t entry;
+    image_section *secs;   /* allocated sections, by address */
+    size_t nsecs;
+    image_func *funcs;     /* sorted by start, non-overlapping */
+    size_t nfuncs;
+    int stripped;          /* no .symtab */
+    void *priv;
+} code_image;
+
+int image_open(const char *path, code_image **out);
+void image_close(code_image *img);
+const char *image_strerror(int status);
+
+/* The bytes at addr in an executable section, and how many follow. */
+const uint8_t *image_code(const code_image *img, uint64_t addr, size_t *avail);
+/* Reads n bytes of initialized data at addr (any allocated section);
+ * returns 0, or -1 when they are not all in the file. */
+int image_read(const code_image *img, uint64_t addr, void *buf, size_t n);
+/* The allocated section holding addr, or NULL. */
+const image_section *image_section_at(const code_image *img, uint64_t addr);
+/* Whether a displacement of a non-PIC executable is the address of its own
+ * static data (a section that is not executable). */
+int image_is_static_data(const code_image *img, uint64_t addr);
+
+#endif
