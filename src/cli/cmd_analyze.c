@@ -34,6 +34,8 @@ static const char usage[] =
     "  --profile FILE     block execution counts ('ADDRESS COUNT' lines):\n"
     "                     also report accuracy weighted by executions\n"
     "  --block ADDR       show the block holding ADDR in detail\n"
+    "  --blocks           list every block: start, end, instructions, n, m,\n"
+    "                     selected, MA_b, AIA_b, function\n"
     "  --top N            functions listed (default 20, 0 for all)\n"
     "  --json             machine-readable output\n"
     "  -h, --help         show this help\n";
@@ -41,7 +43,7 @@ static const char usage[] =
 typedef struct analyze_opts {
     select_params params;
     const char *profile;
-    int has_block, json;
+    int has_block, json, blocks;
     uint64_t block;
     long top;
 } analyze_opts;
@@ -278,6 +280,19 @@ static int print_block(const analysis *a, uint64_t addr)
     return 0;
 }
 
+static void print_blocks(const analysis *a)
+{
+    char name[512];
+    printf("# start end insns n m selected MA_b AIA_b function\n");
+    for (size_t i = 0; i < a->cfg->nblocks; i++) {
+        const cfg_block *b = &a->cfg->blocks[i];
+        const sel_block *s = &a->blocks[i].sel;
+        printf("%" PRIx64 " %" PRIx64 " %u %u %u %u %.4f %.4f %s\n", b->start,
+               b->end, b->ninsn, s->n, s->m, s->selected, ratio(s->ma_num, s->n),
+               ratio(s->aia_num, s->n), func_name(a, b->func, name, sizeof name));
+    }
+}
+
 /* ---- JSON ---------------------------------------------------------------- */
 
 static void json_string(const char *s)
@@ -384,6 +399,7 @@ static int parse_opts(int argc, char **argv, analyze_opts *o, const char **path)
         {"block", required_argument, 0, 'b'},
         {"top", required_argument, 0, 't'},
         {"json", no_argument, 0, 'j'},
+        {"blocks", no_argument, 0, 'B'},
         {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0}};
     select_params_default(&o->params);
@@ -427,6 +443,9 @@ static int parse_opts(int argc, char **argv, analyze_opts *o, const char **path)
         case 'j':
             o->json = 1;
             break;
+        case 'B':
+            o->blocks = 1;
+            break;
         case 'h':
             fputs(usage, stdout);
             return -1;
@@ -466,6 +485,8 @@ int cmd_analyze(int argc, char **argv)
     rc = 0;
     if (o.has_block)
         rc = print_block(a, o.block);
+    else if (o.blocks)
+        print_blocks(a);
     else if (o.json)
         print_json(a, o.profile ? &w : NULL);
     else {

@@ -1,8 +1,9 @@
 /*
  * cfg.c - recursive disassembly of each function, jump-table recognition
  * (the GCC/Clang patterns: `jmp *T(,%r,8)`, `mov T(,%r,8),%r; jmp *%r`, and
- * `lea T(%rip),%b; movslq (%b,%r,4),%x; add %b,%x; jmp *%x`, bounded by a
- * preceding `cmp $N; ja`), gap scanning, and block formation.
+ * `lea T(%rip),%b; movslq (%b,%r,4),%x; add %b,%x; jmp *%x`, also with
+ * `mov ...,%eax; cltq` at -O0, bounded by a preceding `cmp $N; ja`), gap
+ * scanning, and block formation.
  */
 #include "select/cfg.h"
 
@@ -127,9 +128,27 @@ static int is_abs_table_mem(const ZydisDecodedOperand *op)
            op->mem.disp.has_displacement;
 }
 
-/* For `add %b,%x` at ring[ai], the table T of `lea T(%rip),%b` and a
- * `movslq (%b,%r,4),%x`. */
-static int rel_table(const walker *w, unsigned ai, uint64_t *table)
+/* Whether `ld` loads a 32-bit table entry: `movslq (%b,%r,4),%x`, or
+ * (GCC -O0) `mov M,%eax; cltq`, which only counts with a bound. */
+static int loads_entry(const walker *w, const x86_insn *ld, ZydisRegister b,
+                       int bounded)
+{
+    if (ld->mnemonic == ZYDIS_MNEMONIC_CDQE) {
+        const x86_insn *mov = writer_of(w, run_pos(w, ld), 0);
+        const ZydisDecodedOperand *m = mov ? visible(mov, 1) : NULL;
+        return bounded && mov && mov->mnemonic == ZYDIS_MNEMONIC_MOV && m &&
+               m->type == ZYDIS_OPERAND_TYPE_MEMORY && m->size == 32;
+    }
+    const ZydisDecodedOperand *m = visible(ld, 1);
+    return ld->mnemonic == ZYDIS_MNEMONIC_MOVSXD && m &&
+           m->type == ZYDIS_OPERAND_TYPE_MEMORY && m->size == 32 &&
+           x86_gpr_index(m->mem.base) == x86_gpr_index(b);
+}
+
+/* For `add %b,%x` at position ai of the run: the table T of
+ * `lea T(%rip),%b`, when %x holds an entry loaded from it. */
+static int rel_table(const walker *w, unsigned ai, int bounded,
+                     uint64_t *table)
 {
     const x86_insn *add = run_at(w, ai);
     const ZydisDecodedOperand *o0 = visible(add, 0), *o1 = visible(add, 1);
@@ -140,14 +159,10 @@ static int rel_table(const walker *w, unsigned ai, uint64_t *table)
         ZydisRegister x = (k ? o1 : o0)->reg.value, b = (k ? o0 : o1)->reg.value;
         const x86_insn *ld = writer_of(w, ai, x86_gpr_index(x));
         const x86_insn *lea = writer_of(w, ai, x86_gpr_index(b));
-        if (!ld || !lea || ld->mnemonic != ZYDIS_MNEMONIC_MOVSXD ||
-            lea->mnemonic != ZYDIS_MNEMONIC_LEA)
-            continue;
-        const ZydisDecodedOperand *m = visible(ld, 1), *a = visible(lea, 1);
-        if (!m || m->type != ZYDIS_OPERAND_TYPE_MEMORY || m->mem.scale != 4 ||
-            x86_gpr_index(m->mem.base) != x86_gpr_index(b) || !a ||
+        const ZydisDecodedOperand *a = lea ? visible(lea, 1) : NULL;
+        if (!ld || !lea || lea->mnemonic != ZYDIS_MNEMONIC_LEA || !a ||
             a->type != ZYDIS_OPERAND_TYPE_MEMORY ||
-            a->mem.base != ZYDIS_REGISTER_RIP)
+            a->mem.base != ZYDIS_REGISTER_RIP || !loads_entry(w, ld, b, bounded))
             continue;
         *table = lea->addr + lea->length + (uint64_t)a->mem.disp.value;
         return 1;
@@ -164,6 +179,7 @@ static int jump_table(walker *w)
     const ZydisDecodedOperand *op = visible(j, 0);
     uint64_t table = 0;
     int rel = 0;
+    uint32_t bound = table_bound(w, ji);
     if (is_abs_table_mem(op)) {
         table = (uint64_t)op->mem.disp.value;
     } else if (op && op->type == ZYDIS_OPERAND_TYPE_REGISTER) {
@@ -173,14 +189,13 @@ static int jump_table(walker *w)
         if (wr->mnemonic == ZYDIS_MNEMONIC_MOV && is_abs_table_mem(visible(wr, 1)))
             table = (uint64_t)visible(wr, 1)->mem.disp.value;
         else if (wr->mnemonic == ZYDIS_MNEMONIC_ADD &&
-                 rel_table(w, run_pos(w, wr), &table))
+                 rel_table(w, run_pos(w, wr), bound > 0, &table))
             rel = 1;
         else
             return 0;
     } else {
         return 0;
     }
-    uint32_t bound = table_bound(w, ji);
     uint32_t limit = bound ? bound : MAX_TABLE, found = 0;
     for (uint32_t k = 0; k < limit; k++) {
         uint64_t target;
