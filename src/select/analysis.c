@@ -12,25 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-typedef struct expr_vec {
-    sel_expr *v;
-    size_t n, cap;
-} expr_vec;
-
-static sel_expr *expr_push(expr_vec *x)
-{
-    if (x->n == x->cap) {
-        size_t cap = x->cap ? x->cap * 2 : 4096;
-        sel_expr *v = realloc(x->v, cap * sizeof *v);
-        if (!v)
-            return NULL;
-        x->v = v;
-        x->cap = cap;
-    }
-    sel_expr *e = &x->v[x->n++];
-    memset(e, 0, sizeof *e);
-    return e;
-}
+#include "select/vec.h"
 
 int analysis_block_insns(const analysis *a, const cfg_block *b,
                          void (*fn)(const x86_insn *insn, void *arg), void *arg)
@@ -57,7 +39,7 @@ int analysis_block_insns(const analysis *a, const cfg_block *b,
 
 typedef struct block_walk {
     const code_image *img;
-    expr_vec *exprs;
+    vec *exprs;
     analysis_counts *c;
     uint16_t inc[BID_NREGS];
     int oom;
@@ -99,7 +81,7 @@ static void walk_insn(const x86_insn *x, void *arg)
             c->unsupported++;
             continue;
         }
-        sel_expr *s = expr_push(w->exprs);
+        sel_expr *s = vec_push(w->exprs);
         if (!s) {
             w->oom = 1;
             return;
@@ -135,7 +117,7 @@ static void add_counts(analysis_counts *to, const analysis_counts *from)
 #undef ADD
 }
 
-static int analyse_block(analysis *a, size_t bi, expr_vec *exprs)
+static int analyse_block(analysis *a, size_t bi, vec *exprs)
 {
     const cfg_block *b = &a->cfg->blocks[bi];
     analysis_block *ab = &a->blocks[bi];
@@ -145,7 +127,7 @@ static int analyse_block(analysis *a, size_t bi, expr_vec *exprs)
     if (analysis_block_insns(a, b, walk_insn, &w) || w.oom)
         return -1;
     uint32_t n = (uint32_t)(exprs->n - ab->first_expr);
-    if (select_block(exprs->v + ab->first_expr, n, &a->params, &ab->sel))
+    if (select_block((sel_expr *)exprs->v + ab->first_expr, n, &a->params, &ab->sel))
         return -1;
     c.blocks = 1;
     c.n = n;
@@ -180,7 +162,7 @@ int analysis_run(const char *path, const select_params *p, analysis **out)
     }
     a->blocks = calloc(a->cfg->nblocks + 1, sizeof *a->blocks);
     a->funcs = calloc(a->img->nfuncs + 1, sizeof *a->funcs);
-    expr_vec exprs = {0};
+    vec exprs = {0, 0, 0, sizeof(sel_expr)};
     rc = a->blocks && a->funcs ? 0 : IMAGE_NOMEM;
     for (size_t i = 0; !rc && i < a->cfg->nblocks; i++)
         if (analyse_block(a, i, &exprs))

@@ -10,30 +10,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "select/vec.h"
 #include "x86/insn.h"
 
 enum { M_NONE = 0, M_START, M_INSIDE, M_DATA, M_PAD };
 
 #define RING 16
 #define MAX_TABLE 4096
-
-typedef struct vec {
-    void *v;
-    size_t n, cap, elem;
-} vec;
-
-static void *vec_push(vec *x)
-{
-    if (x->n == x->cap) {
-        size_t cap = x->cap ? x->cap * 2 : 1024;
-        void *v = realloc(x->v, cap * x->elem);
-        if (!v)
-            return NULL;
-        x->v = v;
-        x->cap = cap;
-    }
-    return (char *)x->v + x->elem * x->n++;
-}
 
 /* Per-function state, reused across functions. */
 typedef struct walker {
@@ -388,7 +371,6 @@ static int emit_blocks(walker *w, builder *b, uint32_t fi, cfg_func *cf)
             cur = vec_push(&b->blocks);
             if (!cur)
                 return -1;
-            memset(cur, 0, sizeof *cur);
             cur->start = a;
             cur->first_insn = (uint32_t)b->addr.n;
             cur->func = fi;

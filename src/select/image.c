@@ -5,6 +5,7 @@
  */
 #define _GNU_SOURCE
 #include "select/image.h"
+#include "select/vec.h"
 
 #include <dwarf.h>
 #include <elfutils/libdw.h>
@@ -144,23 +145,12 @@ typedef struct func_cand {
     int rank;      /* lower is a better name for the same start */
 } func_cand;
 
-typedef struct cand_list {
-    func_cand *v;
-    size_t n, cap;
-} cand_list;
-
-static int add_cand(cand_list *l, uint64_t start, uint64_t size,
-                    const char *name, func_source src, int rank)
+static int add_cand(vec *l, uint64_t start, uint64_t size, const char *name,
+                    func_source src, int rank)
 {
-    if (l->n == l->cap) {
-        size_t cap = l->cap ? l->cap * 2 : 256;
-        func_cand *v = realloc(l->v, cap * sizeof *v);
-        if (!v)
-            return IMAGE_NOMEM;
-        l->v = v;
-        l->cap = cap;
-    }
-    func_cand *c = &l->v[l->n++];
+    func_cand *c = vec_push(l);
+    if (!c)
+        return IMAGE_NOMEM;
     c->f.start = start;
     c->f.end = size ? start + size : 0;
     c->f.name = name;
@@ -180,7 +170,7 @@ static int name_rank(const GElf_Sym *s, const char *name)
 }
 
 static int load_symbols(code_image *img, image_priv *p, Elf64_Word want,
-                        cand_list *l, int *found)
+                        vec *l, int *found)
 {
     Elf_Scn *scn = NULL;
     while ((scn = elf_nextscn(p->elf, scn))) {
@@ -274,7 +264,7 @@ typedef struct cie_enc {
 
 /* Function extents from the FDEs of .eh_frame (what stripped files still
  * have): libdw frames the entries and parses the CIEs. */
-static int load_eh_frame(code_image *img, image_priv *p, cand_list *l)
+static int load_eh_frame(code_image *img, image_priv *p, vec *l)
 {
     if (!p->eh_frame || img->type == ET_REL)
         return IMAGE_OK;
@@ -331,23 +321,25 @@ static int cmp_func(const void *a, const void *b)
 /* One function per distinct start, named by its best candidate, ending at
  * the largest known extent but never past the next function or its
  * section; uncovered stretches of executable sections become FUNC_GAP. */
-static int merge_funcs(code_image *img, cand_list *l)
+static int merge_funcs(code_image *img, vec *cands)
 {
-    qsort(l->v, l->n, sizeof *l->v, cmp_cand);
-    size_t cap = l->n + 2 * img->nsecs + 1, n = 0;
+    const func_cand *c = cands->v;
+    size_t nc = cands->n;
+    qsort(cands->v, nc, sizeof *c, cmp_cand);
+    size_t cap = nc + 2 * img->nsecs + 1, n = 0;
     image_func *out = calloc(cap, sizeof *out);
     if (!out)
         return IMAGE_NOMEM;
-    for (size_t i = 0; i < l->n;) {
+    for (size_t i = 0; i < nc;) {
         size_t j = i;
-        image_func f = l->v[i].f;
-        for (; j < l->n && l->v[j].f.start == f.start; j++)
-            if (l->v[j].f.end > f.end)
-                f.end = l->v[j].f.end;
+        image_func f = c[i].f;
+        for (; j < nc && c[j].f.start == f.start; j++)
+            if (c[j].f.end > f.end)
+                f.end = c[j].f.end;
         const image_section *sec = image_section_at(img, f.start);
         uint64_t limit = sec->addr + sec->size;
-        if (j < l->n && l->v[j].f.start < limit)
-            limit = l->v[j].f.start;
+        if (j < nc && c[j].f.start < limit)
+            limit = c[j].f.start;
         if (f.end == 0 || f.end > limit)
             f.end = limit;
         out[n++] = f;
@@ -383,7 +375,7 @@ static int merge_funcs(code_image *img, cand_list *l)
 
 static int load_funcs(code_image *img, image_priv *p)
 {
-    cand_list l = {0};
+    vec l = {0, 0, 0, sizeof(func_cand)};
     int has_symtab = 0, has_dynsym = 0;
     int rc = load_symbols(img, p, SHT_SYMTAB, &l, &has_symtab);
     if (!rc)

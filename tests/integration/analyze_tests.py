@@ -12,11 +12,10 @@ Usage: analyze_tests.py TEST_NAME   (MEMTAP_BUILD names the build tree)
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
 
-from memtap_tests import TMP, Failure, check, check_eq, expect_error, memtap, prog
+from memtap_tests import TMP, check, check_eq, expect_error, memtap, prog, run_named
 
 PADDING = re.compile(r"^(nop|xchg\s+%ax,%ax|int3|data16|cs nop|ds nop)")
 INSN = re.compile(r"^\s*([0-9a-f]+):\t(?:[0-9a-f]{2} )+\s*\t(.*)$")
@@ -189,18 +188,5 @@ def test_analyze_bad_input():
     check(t["instructions"] > 50000, "static executable analysed")
 
 
-def main():
-    name = sys.argv[1]
-    try:
-        globals()["test_" + name]()
-    except Failure as e:
-        print("FAIL %s: %s" % (name, e))
-        return 1
-    finally:
-        shutil.rmtree(TMP, ignore_errors=True)
-    print("ok %s" % name)
-    return 0
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_named(globals(), sys.argv[1]))

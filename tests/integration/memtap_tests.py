@@ -701,10 +701,11 @@ def test_lackey_strings():
                  % (buf, len(theirs), len(ours)))
 
 
-def main():
-    name = sys.argv[1]
+def run_named(tests, name):
+    """Runs tests["test_" + name], printing ok or FAIL; returns the exit
+    status."""
     try:
-        globals()["test_" + name]()
+        tests["test_" + name]()
     except Failure as e:
         print("FAIL %s: %s" % (name, e))
         return 1
@@ -715,4 +716,4 @@ def main():
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_named(globals(), sys.argv[1]))
