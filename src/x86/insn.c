@@ -146,9 +146,6 @@ static void summarize(x86_insn *out)
     out->flow = (uint8_t)classify_flow(zi);
     out->is_padding = nop || zi->mnemonic == ZYDIS_MNEMONIC_INT3;
     out->avx512 = zi->encoding == ZYDIS_INSTRUCTION_ENCODING_EVEX;
-    out->rep = zi->meta.category == ZYDIS_CATEGORY_STRINGOP &&
-               (zi->attributes & (ZYDIS_ATTRIB_HAS_REP | ZYDIS_ATTRIB_HAS_REPE |
-                                  ZYDIS_ATTRIB_HAS_REPNE)) != 0;
     for (unsigned i = 0; i < zi->operand_count; i++) {
         const ZydisDecodedOperand *op = &out->zops[i];
         if (op->type == ZYDIS_OPERAND_TYPE_REGISTER &&

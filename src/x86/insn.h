@@ -64,7 +64,6 @@ typedef struct x86_insn {
     uint8_t length;
     uint8_t flow;            /* x86_flow */
     uint8_t nmem;
-    uint8_t rep;             /* rep/repe/repne prefix on a string op */
     uint8_t is_padding;      /* nop, int3: fills between functions */
     uint8_t avx512;          /* EVEX-encoded */
     uint16_t mnemonic;       /* ZydisMnemonic */
