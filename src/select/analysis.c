@@ -18,23 +18,18 @@ int analysis_block_insns(const analysis *a, const cfg_block *b,
                          void (*fn)(const x86_insn *insn, void *arg), void *arg)
 {
     x86_decoder dec;
+    x86_insn x;
     if (x86_decoder_init(&dec))
         return -1;
-    x86_insn *x = malloc(sizeof *x);
-    if (!x)
-        return -1;
-    int rc = 0;
-    for (uint32_t k = 0; k < b->ninsn && !rc; k++) {
+    for (uint32_t k = 0; k < b->ninsn; k++) {
         uint64_t addr = a->cfg->insn_addr[b->first_insn + k];
         size_t avail;
         const uint8_t *code = image_code(a->img, addr, &avail);
-        if (!code || x86_decode(&dec, code, avail, addr, x))
-            rc = -1;
-        else
-            fn(x, arg);
+        if (!code || x86_decode(&dec, code, avail, addr, &x))
+            return -1;
+        fn(&x, arg);
     }
-    free(x);
-    return rc;
+    return 0;
 }
 
 typedef struct block_walk {

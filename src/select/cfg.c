@@ -30,7 +30,6 @@ typedef struct walker {
     x86_insn ring[RING];     /* the current straight-line run (circular) */
     unsigned head, nring;
     cfg_stats *stats;
-    uint32_t tables;
     int oom;
 } walker;
 
@@ -202,7 +201,6 @@ static int jump_table(walker *w)
         return 0;
     w->stats->jump_tables++;
     w->stats->table_targets += found;
-    w->tables++;
     return 1;
 }
 
@@ -412,12 +410,10 @@ static int walk_function(walker *w, builder *b, uint32_t fi, cfg_func *cf)
     memset(w->mark, 0, 4 * n);
     w->start = f->start;
     w->end = f->end;
-    w->tables = 0;
     if (f->source != FUNC_GAP)
         push_work(w, f->start, CFG_BLOCK_ENTRY);
     drain(w);
     scan_gaps(w, code);
-    cf->jump_tables = w->tables;
     if (w->oom)
         return -1;
     return emit_blocks(w, b, fi, cf);

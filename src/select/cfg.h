@@ -32,7 +32,6 @@ typedef struct cfg_block {
 
 typedef struct cfg_func {
     uint32_t first_block, nblocks;
-    uint32_t jump_tables;
 } cfg_func;
 
 typedef struct cfg_stats {

@@ -81,7 +81,6 @@ static int load_sections(code_image *img, image_priv *p)
         if (!s->name)
             s->name = "?";
         s->exec = (sh.sh_flags & SHF_EXECINSTR) != 0;
-        s->write = (sh.sh_flags & SHF_WRITE) != 0;
         if (sh.sh_type != SHT_NOBITS) {
             Elf_Data *d = elf_getdata(scn, NULL);
             if (!d || d->d_size != sh.sh_size || !d->d_buf)

@@ -36,7 +36,7 @@ typedef struct image_section {
     uint64_t addr, size;
     const uint8_t *data;   /* NULL for NOBITS */
     const char *name;
-    uint8_t exec, write;
+    uint8_t exec;
 } image_section;
 
 typedef struct image_func {
