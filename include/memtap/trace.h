@@ -74,6 +74,19 @@ enum memtap_kind {
     MEMTAP_EV_STOP = 'e',          /* memtap_stop(): traced window ends */
     MEMTAP_EV_FORK = 'k',          /* aux = child pid */
     MEMTAP_EV_EXEC = 'v',          /* the process is about to exec */
+    /* summaries written by shadow-memory tools (memtap heat|share|uninit) */
+    MEMTAP_EV_HEAT = 'h',          /* addr=chunk, size=chunk bytes,
+                                      aux=accesses */
+    MEMTAP_EV_SHARE = 'w',         /* addr=word, size=4, aux=bits of the
+                                      threads that accessed it, and of those
+                                      that wrote it << 32 */
+    MEMTAP_EV_SHADOW_THREAD = 'n', /* aux=the thread's index (bit aux%32 in
+                                      share records) */
+    MEMTAP_EV_UNINIT = 'i',        /* pc=instruction, addr=first
+                                      uninitialized byte, addr2=start of the
+                                      read, size=its length, aux=bytes */
+    MEMTAP_EV_UNINIT_TOTAL = 'j',  /* pc=instruction, aux=its uninitialized
+                                      reads in the whole run */
 };
 
 /* Record flags: how an allocation was made, beyond its Table I kind. */

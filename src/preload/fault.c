@@ -24,6 +24,7 @@
 
 #include "pagemap.h"
 #include "rawsys.h"
+#include "tools.h"
 #include "tracer.h"
 #include "world.h"
 
@@ -301,19 +302,26 @@ void fault_track(uintptr_t start, uintptr_t end, int prot)
     unlock_guarded(guard, &old);
 }
 
+static void untrack(uintptr_t start, uintptr_t end)
+{
+    if (f.enabled && end > start)
+        pagemap_set_range(page_of(start), end, 0);
+}
+
 void fault_move(uintptr_t old, size_t old_len, uintptr_t new_addr,
                 size_t new_len)
 {
     uint8_t st = pagemap_get(old);
-    fault_untrack(old, old + old_len);
+    tools_moved(old, old_len, new_addr, new_len);
+    untrack(old, old + old_len);
     if (st & PM_TRACKED)
         fault_track(new_addr, new_addr + new_len, st & PM_PROT_MASK);
 }
 
 void fault_untrack(uintptr_t start, uintptr_t end)
 {
-    if (f.enabled && end > start)
-        pagemap_set_range(page_of(start), end, 0);
+    tools_unmapped(start, end);
+    untrack(start, end);
 }
 
 void fault_reprotect(uintptr_t start, uintptr_t end, int prot)

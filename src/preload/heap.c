@@ -12,10 +12,12 @@
 #define _GNU_SOURCE
 #include "fault.h"
 #include "rawsys.h"
+#include "tools.h"
 #include "tracer.h"
 #include "world.h"
 
 #include <dlfcn.h>
+#include <malloc.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -124,8 +126,16 @@ MEMTAP_EXPORT void *calloc(size_t n, size_t size)
     return p;
 }
 
+/* A shadow-memory tool needs the size of a block being released. */
+static void note_block_size(void *p)
+{
+    if (p && tools_active() && recording())
+        tools_note_block_size(OWN(malloc_usable_size(p)));
+}
+
 static void *realloc_at(void *old, size_t size, uint64_t site)
 {
+    note_block_size(old);
     void *p = OWN(__libc_realloc(old, size));
     /* realloc(p, 0) frees p and returns NULL: a reallocation to nothing */
     if ((p || (old && size == 0)) && recording())
@@ -150,6 +160,7 @@ MEMTAP_EXPORT void *reallocarray(void *old, size_t n, size_t size)
 
 MEMTAP_EXPORT void free(void *p)
 {
+    note_block_size(p);
     if (p && recording())
         record_release(MEMTAP_EV_FREE, 0, p, 0, CALL_SITE);
     OWN((__libc_free(p), 0));
@@ -222,6 +233,8 @@ MEMTAP_EXPORT void *pvalloc(size_t size)
 MEMTAP_EXPORT void *mmap(void *addr, size_t len, int prot, int flags, int fd,
                          off_t off)
 {
+    if (flags & MAP_FIXED)
+        tools_before_fixed((uintptr_t)addr, len);
     long r = raw_syscall6(SYS_mmap, (long)addr, (long)len, prot, flags, fd,
                           (long)off);
     if (r < 0 && r > -4096) {

@@ -1,6 +1,6 @@
 /*
- * rawsys.c - the one syscall instruction of libmemtap.so, and where its
- * text lies (for the seccomp filter).
+ * rawsys.c - where the text of libmemtap.so lies (for the seccomp filter:
+ * the syscall instruction of sys/rawsys.c is inside it).
  */
 #define _GNU_SOURCE
 #include "rawsys.h"
@@ -8,20 +8,6 @@
 #include <link.h>
 #include <stdint.h>
 #include <string.h>
-
-long raw_syscall6(long nr, long a, long b, long c, long d, long e, long f)
-{
-    long ret;
-    register long r10 __asm__("r10") = d;
-    register long r8 __asm__("r8") = e;
-    register long r9 __asm__("r9") = f;
-    __asm__ volatile("syscall"
-                     : "=a"(ret)
-                     : "a"(nr), "D"(a), "S"(b), "d"(c), "r"(r10), "r"(r8),
-                       "r"(r9)
-                     : "rcx", "r11", "memory");
-    return ret;
-}
 
 typedef struct text_search {
     uintptr_t probe;

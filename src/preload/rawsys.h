@@ -7,10 +7,7 @@
 #ifndef MEMTAP_PRELOAD_RAWSYS_H
 #define MEMTAP_PRELOAD_RAWSYS_H
 
-/* Returns the kernel's result: -errno on failure. */
-long raw_syscall6(long nr, long a, long b, long c, long d, long e, long f);
-
-#define raw_syscall3(nr, a, b, c) raw_syscall6(nr, (long)(a), (long)(b), (long)(c), 0, 0, 0)
+#include "sys/rawsys.h"
 
 /* Bounds of libmemtap.so's text (where raw_syscall6 lives). */
 void rawsys_text_range(unsigned long *start, unsigned long *end);

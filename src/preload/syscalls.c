@@ -19,6 +19,7 @@
 #include "fault.h"
 #include "modules.h"
 #include "rawsys.h"
+#include "tools.h"
 #include "signals.h"
 #include "tracer.h"
 
@@ -314,6 +315,8 @@ static void on_sigsys_body(int sig, siginfo_t *si, ucontext_t *uc)
             o.mask = set;
             a[1] = (long)&o.mask;
         }
+        if (nr == SYS_mmap && (a[3] & MAP_FIXED))
+            tools_before_fixed((uintptr_t)a[0], (size_t)a[1]);
         if (o.n)
             fault_note_exposed(); /* the call may block: others run */
         ret = raw_syscall6(nr, a[0], a[1], a[2], a[3], a[4], a[5]);

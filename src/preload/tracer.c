@@ -16,6 +16,7 @@
 #include "fault.h"
 #include "fmt.h"
 #include "rawsys.h"
+#include "tools.h"
 #include "trace/chunk.h"
 
 #include <errno.h>
@@ -446,7 +447,7 @@ static void append(tracer_thread *t, uint8_t kind, uint8_t flags,
 void tracer_emit(uint8_t kind, uint8_t flags, uint64_t pc, uint64_t addr,
                  uint64_t size, uint64_t addr2, uint64_t aux)
 {
-    if (!g.enabled)
+    if (!g.enabled || tools_event(kind, pc, addr, size, addr2))
         return;
     tls_internal++; /* what libc does for us here is not the program's */
     tracer_thread *t = self();
@@ -472,6 +473,7 @@ void tracer_thread_exit(void)
     tracer_thread *t = tls_self;
     if (!t || !g.enabled)
         return;
+    tools_thread_exit();
     append(t, MEMTAP_EV_THREAD_EXIT, 0, 0, 0, 0, 0, 0);
     if (try_lock(t)) {
         flush_locked(t);
@@ -490,6 +492,7 @@ void tracer_finish(const char *how, int code)
         return;
     if (atomic_exchange(&g.finished, 1))
         return;
+    tools_finish();
     tracer_flush_all();
     char text[512];
     fmt_buf b = { text, 0, sizeof text };
@@ -533,6 +536,7 @@ void tracer_after_fork_child(void)
     atomic_store(&g.dropped, 0);
     if (g.fd >= 0)
         close(g.fd);
+    tools_after_fork();
     strcpy(g.parent_path, g.path);
     g.fork_seq = atomic_load(&g.seq);
     open_output();
@@ -560,4 +564,5 @@ void tracer_init(void)
     g.meta_out = (char *)mem + ws;
     g.enabled = 1;
     open_output();
+    tools_init();
 }

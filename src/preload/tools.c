@@ -1,0 +1,171 @@
+/*
+ * tools.c - hosting a shadow-memory tool in libmemtap.so: per-thread shadow
+ * state and reference caches (one per instruction, hashed by pc: Umbra's
+ * O4), the mapping kept current from the program's memory calls, and the
+ * translation of trace records into tool calls.
+ */
+#define _GNU_SOURCE
+#include "tools.h"
+
+#include "shadow/tool.h"
+#include "tracer.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define REFS 128u
+
+static struct {
+    const shadow_tool *tool;
+    memtap_shadow *space;
+} g;
+
+static __thread memtap_shadow_thread *tls_thread
+    __attribute__((tls_model("initial-exec")));
+static __thread memtap_shadow_ref tls_refs[REFS]
+    __attribute__((tls_model("initial-exec")));
+static __thread uint64_t tls_block_size
+    __attribute__((tls_model("initial-exec")));
+
+int tools_active(void) { return g.tool != NULL; }
+
+static void emit(uint8_t kind, uint64_t pc, uint64_t addr, uint64_t size,
+                 uint64_t addr2, uint64_t aux)
+{
+    tracer_emit(kind, 0, pc, addr, size, addr2, aux);
+}
+
+static void warn(const char *msg)
+{
+    (void)!write(2, msg, strlen(msg));
+}
+
+void tools_init(void)
+{
+    const char *name = getenv("MEMTAP_TOOL");
+    if (!name || !*name)
+        return;
+    const shadow_tool *tool = tool_by_name(name);
+    if (!tool) {
+        warn("memtap: MEMTAP_TOOL: no such tool (heat, share, uninit)\n");
+        return;
+    }
+    tool_options opt = { 64, 0, emit };
+    const char *chunk = getenv("MEMTAP_TOOL_CHUNK");
+    if (chunk && *chunk)
+        opt.chunk = (uint32_t)strtoul(chunk, NULL, 10);
+    const char *once = getenv("MEMTAP_TOOL_CHECK_ONCE");
+    opt.check_once = once && strcmp(once, "1") == 0;
+    if (opt.chunk < 8 || opt.chunk > 4096 || (opt.chunk & (opt.chunk - 1))) {
+        warn("memtap: MEMTAP_TOOL_CHUNK: a power of two from 8 to 4096\n");
+        return;
+    }
+    if (tool->init(&opt, &g.space) != 0) {
+        warn("memtap: the shadow memory cannot be set up\n");
+        return;
+    }
+    g.tool = tool;
+}
+
+static memtap_shadow_thread *thread_state(void)
+{
+    if (!tls_thread) {
+        for (unsigned i = 0; i < REFS; i++)
+            tls_refs[i] = (memtap_shadow_ref)MEMTAP_SHADOW_REF_INIT;
+        tls_thread = memtap_shadow_thread_begin(g.space);
+    }
+    return tls_thread;
+}
+
+static memtap_shadow_ref *ref_of(uint64_t pc)
+{
+    return &tls_refs[(pc * 0x9e3779b97f4a7c15ull) >> 57];
+}
+
+void tools_note_block_size(uint64_t size) { tls_block_size = size; }
+
+static uint64_t take_block_size(void)
+{
+    uint64_t n = tls_block_size;
+    tls_block_size = 0;
+    return n;
+}
+
+int tools_event(uint8_t kind, uint64_t pc, uint64_t addr, uint64_t size,
+                uint64_t addr2)
+{
+    if (!g.tool)
+        return 0;
+    memtap_shadow_thread *t = thread_state();
+    if (!t)
+        return kind == MEMTAP_EV_LOAD || kind == MEMTAP_EV_STORE;
+    const shadow_tool *tool = g.tool;
+    switch (kind) {
+    case MEMTAP_EV_LOAD:
+    case MEMTAP_EV_STORE:
+        tool->access(t, ref_of(pc), pc, addr, (uint32_t)size,
+                     kind == MEMTAP_EV_STORE);
+        return 1;
+    case MEMTAP_EV_COPY:
+    case MEMTAP_EV_BLOCK_STORE:
+    case MEMTAP_EV_BLOCK_FETCH:
+        tool->block(t, kind, pc, addr, addr2, size);
+        return 1;
+    case MEMTAP_EV_MALLOC:
+    case MEMTAP_EV_CALLOC:
+        if (tool->alloc)
+            tool->alloc(t, addr, size, kind == MEMTAP_EV_CALLOC);
+        return 0;
+    case MEMTAP_EV_REALLOC:
+        if (!addr) /* realloc(p, 0): p is freed */
+            tool->release(t, addr2, take_block_size());
+        else
+            tool->realloc(t, addr, size, addr2, take_block_size());
+        return 0;
+    case MEMTAP_EV_FREE:
+        tool->release(t, addr, take_block_size());
+        return 0;
+    default:
+        return 0;
+    }
+}
+
+void tools_unmapped(uintptr_t start, uintptr_t end)
+{
+    if (g.tool && end > start)
+        memtap_shadow_app_unmap(g.space, start, end - start);
+}
+
+void tools_moved(uintptr_t old, size_t old_len, uintptr_t new_addr,
+                 size_t new_len)
+{
+    if (g.tool)
+        memtap_shadow_app_move(g.space, old, old_len, new_addr, new_len);
+}
+
+void tools_before_fixed(uintptr_t addr, size_t len)
+{
+    if (g.tool && len)
+        memtap_shadow_make_room(g.space, addr, len);
+}
+
+void tools_thread_exit(void)
+{
+    if (g.tool && tls_thread) {
+        memtap_shadow_thread_end(tls_thread);
+        tls_thread = NULL;
+    }
+}
+
+void tools_after_fork(void)
+{
+    if (g.tool && g.tool->forked)
+        g.tool->forked();
+}
+
+void tools_finish(void)
+{
+    if (g.tool)
+        g.tool->finish();
+}

@@ -1,0 +1,39 @@
+/*
+ * tools.h - the shadow-memory tool libmemtap.so hosts when MEMTAP_TOOL
+ * names one (heat, share, uninit): it receives the records the engines
+ * produce, keeps accesses out of the trace, and writes its summary at the
+ * end.  See shadow/tool.h for the tools themselves.
+ */
+#ifndef MEMTAP_PRELOAD_TOOLS_H
+#define MEMTAP_PRELOAD_TOOLS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Reads MEMTAP_TOOL, MEMTAP_TOOL_CHUNK and MEMTAP_TOOL_CHECK_ONCE. */
+void tools_init(void);
+int tools_active(void);
+
+/* Gives a record to the tool; returns 1 when the record is the tool's
+ * (an access: not written to the trace). */
+int tools_event(uint8_t kind, uint64_t pc, uint64_t addr, uint64_t size,
+                uint64_t addr2);
+
+/* Usable size of the block a free or realloc is about to release (the
+ * wrappers measure it while the block is still the program's). */
+void tools_note_block_size(uint64_t size);
+
+/* The program's mappings change: [start, end) is gone; a mapping moved;
+ * a MAP_FIXED mapping of [addr, addr+len) is about to be made. */
+void tools_unmapped(uintptr_t start, uintptr_t end);
+void tools_moved(uintptr_t old, size_t old_len, uintptr_t new_addr,
+                 size_t new_len);
+void tools_before_fixed(uintptr_t addr, size_t len);
+
+void tools_thread_exit(void);
+/* In a forked child: its summary starts from nothing. */
+void tools_after_fork(void);
+/* Writes the tool's summary (once, at the end of the process). */
+void tools_finish(void);
+
+#endif

@@ -1,0 +1,133 @@
+/*
+ * shadow/heat.c - the heat tool: one 64-bit access counter per chunk of
+ * application memory (chunk bytes to 8 bytes of shadow).  An access adds
+ * one to each chunk it touches; a block operation adds one to each chunk of
+ * its ranges.  Counters are written out as MEMTAP_EV_HEAT records, and
+ * zeroed, when their memory is released (a heap block freed, a mapping
+ * removed) and at exit, so a chunk is named after what held it then.
+ */
+#include "shadow/tool.h"
+
+#include <string.h>
+
+static struct {
+    memtap_shadow *space;
+    uint64_t chunk;
+    tool_emit_fn emit;
+} h;
+
+static void count(uint64_t *c)
+{
+    __atomic_fetch_add(c, 1, __ATOMIC_RELAXED);
+}
+
+static void count_range(memtap_shadow_thread *t, memtap_shadow_ref *rc,
+                        uint64_t addr, uint64_t len)
+{
+    const struct memtap_shadow_fast *f = memtap_shadow_fast_of(h.space);
+    uint64_t last = (addr + (len ? len : 1) - 1) & ~(h.chunk - 1);
+    for (uint64_t c = addr & ~(h.chunk - 1); c <= last; c += h.chunk) {
+        uint64_t *ctr = memtap_shadow_ref_lookup(t, f, rc, c);
+        if (ctr)
+            count(ctr);
+        if (c + h.chunk < c)
+            break;
+    }
+}
+
+/* Writes and zeroes the counters of the chunks that start in [lo, hi);
+ * shadow is the counter of lo's chunk. */
+static void harvest(uint64_t lo, uint64_t hi, uint64_t *shadow)
+{
+    uint64_t first = (lo + h.chunk - 1) & ~(h.chunk - 1);
+    shadow += (first - (lo & ~(h.chunk - 1))) / h.chunk;
+    for (uint64_t c = first; c < hi && c >= first; c += h.chunk, shadow++) {
+        if (*shadow == 0)
+            continue;
+        uint64_t n = __atomic_exchange_n(shadow, 0, __ATOMIC_RELAXED);
+        if (n)
+            h.emit(MEMTAP_EV_HEAT, 0, c, h.chunk, 0, n);
+    }
+}
+
+static void on_remove(void *user, uintptr_t lo, uintptr_t hi, void *shadow)
+{
+    (void)user;
+    harvest(lo, hi, shadow);
+}
+
+static int heat_init(const tool_options *opt, memtap_shadow **space)
+{
+    h.chunk = opt->chunk;
+    h.emit = opt->emit;
+    memtap_shadow_client c;
+    memset(&c, 0, sizeof c);
+    c.app_bytes = opt->chunk;
+    c.shadow_bits = 64;
+    c.remove = on_remove;
+    int rc = memtap_shadow_create(&c, &h.space);
+    *space = h.space;
+    return rc;
+}
+
+static void heat_access(memtap_shadow_thread *t, memtap_shadow_ref *rc,
+                        uint64_t pc, uint64_t addr, uint32_t size, int store)
+{
+    (void)pc;
+    (void)store;
+    count_range(t, rc, addr, size);
+}
+
+static void heat_block(memtap_shadow_thread *t, uint8_t kind, uint64_t pc,
+                       uint64_t dst, uint64_t src, uint64_t len)
+{
+    (void)pc;
+    memtap_shadow_ref rc = MEMTAP_SHADOW_REF_INIT;
+    count_range(t, &rc, dst, len);
+    if (kind == MEMTAP_EV_COPY)
+        count_range(t, &rc, src, len);
+}
+
+static void heat_release(memtap_shadow_thread *t, uint64_t addr,
+                         uint64_t size)
+{
+    uint64_t first = (addr + h.chunk - 1) & ~(h.chunk - 1);
+    if (first < addr + size) {
+        uint64_t *ctr = memtap_shadow_lookup(t, first);
+        if (ctr && ((first ^ (addr + size - 1)) >> MEMTAP_SHADOW_UNIT_SHIFT) == 0)
+            harvest(first, addr + size, ctr);
+    }
+}
+
+static void heat_realloc(memtap_shadow_thread *t, uint64_t addr,
+                         uint64_t size, uint64_t old, uint64_t old_size)
+{
+    (void)size;
+    if (old && addr != old)
+        heat_release(t, old, old_size);
+}
+
+static int harvest_resident(void *arg, uintptr_t lo, uintptr_t hi, void *sh)
+{
+    (void)arg;
+    harvest(lo, hi, sh);
+    return 0;
+}
+
+static void heat_finish(void)
+{
+    memtap_shadow_each_resident(h.space, harvest_resident, NULL);
+}
+
+static void heat_forked(void) { memtap_shadow_clear(h.space); }
+
+const shadow_tool tool_heat = {
+    .name = "heat",
+    .init = heat_init,
+    .access = heat_access,
+    .block = heat_block,
+    .realloc = heat_realloc,
+    .release = heat_release,
+    .forked = heat_forked,
+    .finish = heat_finish,
+};

@@ -1,0 +1,20 @@
+/*
+ * sys/rawsys.h - system calls issued by memtap's code inside traced
+ * processes (the preload library, the shadow-memory library linked into
+ * it).  The preload library's seccomp filter lets syscall instructions in
+ * its own text through untouched, so such code never calls libc's wrappers:
+ * they would trap, and some take locks a signal handler could find held.
+ */
+#ifndef MEMTAP_SYS_RAWSYS_H
+#define MEMTAP_SYS_RAWSYS_H
+
+/* Returns the kernel's result: -errno on failure. */
+long raw_syscall6(long nr, long a, long b, long c, long d, long e, long f);
+
+#define raw_syscall3(nr, a, b, c) \
+    raw_syscall6(nr, (long)(a), (long)(b), (long)(c), 0, 0, 0)
+
+/* A result that is an error (-4095..-1) rather than an address or count. */
+#define RAW_FAILED(r) ((unsigned long)(r) > -4096ul)
+
+#endif
