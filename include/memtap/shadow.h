@@ -217,6 +217,9 @@ int memtap_shadow_each_resident(memtap_shadow *s,
                                           uintptr_t hi, void *shadow),
                                 void *arg);
 
+/* Bytes of shadow the kernel has supplied pages for (mincore). */
+uint64_t memtap_shadow_resident_bytes(memtap_shadow *s);
+
 /* Sums the thread counters into *out (racy but monotonic while threads
  * run) and fills the space-wide figures. */
 void memtap_shadow_get_stats(const memtap_shadow *s, memtap_shadow_stats *out);

@@ -14,6 +14,25 @@ int cmd_show(int argc, char **argv);
 int cmd_symbolize(int argc, char **argv);
 int cmd_info(int argc, char **argv);
 int cmd_analyze(int argc, char **argv);
+int cmd_tool(int argc, char **argv); /* heat, share, uninit */
+
+/* How cli_trace_program runs a program. */
+typedef struct trace_launch {
+    const char *output;   /* the trace file */
+    int from_main;        /* accesses from main() on */
+    int heap_only;        /* no accesses, heap events only */
+    const char *tool;     /* a shadow-memory tool (MEMTAP_TOOL), or NULL */
+    unsigned chunk;       /* the tool's chunk size */
+    int check_once;       /* the tool checks an instruction until it passes */
+} trace_launch;
+
+/* Runs prog_argv under libmemtap.so and waits.  Returns 0 with the
+ * absolute trace path in abs_out and the status memtap passes on (the
+ * program's exit status, 128+N after signal N) in *exit_code; or 1 after
+ * printing an error (*exit_code still holds the program's status if it
+ * ran). */
+int cli_trace_program(char **prog_argv, const trace_launch *l, char *abs_out,
+                      size_t cap, int *exit_code);
 
 /* Prints "memtap: <what>: <why>" to stderr; returns 1 (exit status). */
 int cli_error(const char *what, const char *fmt, ...)

@@ -239,6 +239,45 @@ static int exit_status(const char *prog, int status)
     return 1;
 }
 
+int cli_trace_program(char **prog_argv, const trace_launch *l, char *abs_out,
+                      size_t cap, int *exit_code)
+{
+    char prog[PATH_MAX], preload[PATH_MAX];
+    *exit_code = 0;
+    if (find_program(prog_argv[0], prog, sizeof prog) != 0)
+        return cli_error(prog_argv[0], "no such program");
+    if (check_program(prog))
+        return 1;
+    if (find_preload(preload, sizeof preload) != 0)
+        return cli_error("libmemtap.so", "not found next to the memtap "
+                                         "command (set MEMTAP_PRELOAD)");
+    if (prepare_output(l->output, prog, abs_out, cap))
+        return 1;
+    set_env(preload, abs_out);
+    setenv("MEMTAP_ACCESSES", l->heap_only ? "0" : "1", 1);
+    setenv("MEMTAP_WINDOW", l->from_main        ? "main"
+                            : uses_marks(prog) ? "marks"
+                                               : "all",
+           1);
+    if (l->tool) {
+        char chunk[32];
+        snprintf(chunk, sizeof chunk, "%u", l->chunk);
+        setenv("MEMTAP_TOOL", l->tool, 1);
+        setenv("MEMTAP_TOOL_CHUNK", chunk, 1);
+        setenv("MEMTAP_TOOL_CHECK_ONCE", l->check_once ? "1" : "0", 1);
+    }
+    time_t started = time(NULL);
+    int status = spawn_and_wait(prog_argv, prog);
+    if (status == -1)
+        return cli_error(prog, "cannot start: %s", strerror(errno));
+    *exit_code = exit_status(prog_argv[0], status);
+    if (access(abs_out, F_OK) != 0)
+        return cli_error(prog_argv[0], "no trace was written (the program "
+                                       "did not load libmemtap.so)");
+    report_other_traces(abs_out, started);
+    return 0;
+}
+
 int cmd_run(int argc, char **argv)
 {
     static const struct option longopts[] = {
@@ -274,34 +313,11 @@ int cmd_run(int argc, char **argv)
         fputs(usage, stderr);
         return 2;
     }
-    char **prog_argv = argv + optind;
-    char prog[PATH_MAX], preload[PATH_MAX], abs_out[PATH_MAX];
-    if (find_program(prog_argv[0], prog, sizeof prog) != 0)
-        return cli_error(prog_argv[0], "no such program");
-    if (check_program(prog))
-        return 1;
-    if (find_preload(preload, sizeof preload) != 0)
-        return cli_error("libmemtap.so", "not found next to the memtap "
-                                         "command (set MEMTAP_PRELOAD)");
-    if (prepare_output(output, prog, abs_out, sizeof abs_out))
-        return 1;
-    set_env(preload, abs_out);
-    setenv("MEMTAP_ACCESSES", heap_only ? "0" : "1", 1);
-    setenv("MEMTAP_WINDOW", from_main        ? "main"
-                            : uses_marks(prog) ? "marks"
-                                               : "all",
-           1);
-    time_t started = time(NULL);
-    int status = spawn_and_wait(prog_argv, prog);
-    if (status == -1)
-        return cli_error(prog, "cannot start: %s", strerror(errno));
-    int rc = exit_status(prog_argv[0], status);
-    if (access(abs_out, F_OK) != 0) {
-        cli_error(prog_argv[0], "no trace was written (the program did not "
-                                "load libmemtap.so)");
+    trace_launch l = { output, from_main, heap_only, NULL, 0, 0 };
+    char abs_out[PATH_MAX];
+    int rc;
+    if (cli_trace_program(argv + optind, &l, abs_out, sizeof abs_out, &rc))
         return rc ? rc : 1;
-    }
-    report_other_traces(abs_out, started);
     if (text) {
         FILE *out = fopen(text, "w");
         if (!out) {

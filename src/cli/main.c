@@ -19,6 +19,11 @@ static const char usage[] =
     "  info       what a trace holds: process, ending, modules, file state\n"
     "  analyze    which memory instructions selective instrumentation would\n"
     "             instrument in an ELF file, and the accuracy that buys\n"
+    "  heat       run a program and report its hottest data (shadow memory)\n"
+    "  share      run a program and report data shared, or falsely shared,\n"
+    "             between its threads\n"
+    "  uninit     run a program and report reads of heap memory never\n"
+    "             written\n"
     "\n"
     "'memtap <command> --help' describes a command's options.\n";
 
@@ -57,6 +62,9 @@ int main(int argc, char **argv)
         return cmd_symbolize(argc - 1, argv + 1);
     if (strcmp(cmd, "analyze") == 0)
         return cmd_analyze(argc - 1, argv + 1);
+    if (strcmp(cmd, "heat") == 0 || strcmp(cmd, "share") == 0 ||
+        strcmp(cmd, "uninit") == 0)
+        return cmd_tool(argc - 1, argv + 1);
     if (strcmp(cmd, "show") == 0)
         return cmd_show(argc - 1, argv + 1);
     cli_error(cmd, "unknown command (try 'memtap --help')");

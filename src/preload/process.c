@@ -9,6 +9,7 @@
 #include "fmt.h"
 #include "modules.h"
 #include "rawsys.h"
+#include "tools.h"
 #include "signals.h"
 #include "syscalls.h"
 #include "tracer.h"
@@ -348,6 +349,7 @@ MEMTAP_EXPORT int __libc_start_main(main_fn main, int argc, char **argv,
 
 void process_end_stats(fmt_buf *b)
 {
+    tools_end_stats(b);
     if (!fault_enabled())
         return;
     fmt_str(b, "faults=");

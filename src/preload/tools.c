@@ -7,6 +7,7 @@
 #define _GNU_SOURCE
 #include "tools.h"
 
+#include "fmt.h"
 #include "shadow/tool.h"
 #include "tracer.h"
 
@@ -95,7 +96,14 @@ static uint64_t take_block_size(void)
 int tools_event(uint8_t kind, uint64_t pc, uint64_t addr, uint64_t size,
                 uint64_t addr2)
 {
-    if (!g.tool)
+    static const char handled[] = { MEMTAP_EV_LOAD, MEMTAP_EV_STORE,
+                                    MEMTAP_EV_COPY, MEMTAP_EV_BLOCK_STORE,
+                                    MEMTAP_EV_BLOCK_FETCH, MEMTAP_EV_MALLOC,
+                                    MEMTAP_EV_CALLOC, MEMTAP_EV_REALLOC,
+                                    MEMTAP_EV_FREE, 0 };
+    /* the tool's own records (written while a thread's state is being
+     * made, too) pass straight through */
+    if (!g.tool || !memchr(handled, kind, sizeof handled - 1))
         return 0;
     memtap_shadow_thread *t = thread_state();
     if (!t)
@@ -168,4 +176,23 @@ void tools_finish(void)
 {
     if (g.tool)
         g.tool->finish();
+}
+
+void tools_end_stats(fmt_buf *b)
+{
+    if (!g.tool)
+        return;
+    memtap_shadow_stats st;
+    memtap_shadow_get_stats(g.space, &st);
+    fmt_str(b, "tool=");
+    fmt_str(b, g.tool->name);
+    fmt_str(b, "\nshadow_units=");
+    fmt_u64(b, st.units);
+    fmt_str(b, "\nshadow_relocations=");
+    fmt_u64(b, st.relocations);
+    fmt_str(b, "\nshadow_table_bytes=");
+    fmt_u64(b, st.table_bytes);
+    fmt_str(b, "\nshadow_resident_bytes=");
+    fmt_u64(b, memtap_shadow_resident_bytes(g.space));
+    fmt_char(b, '\n');
 }

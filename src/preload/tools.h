@@ -35,5 +35,9 @@ void tools_thread_exit(void);
 void tools_after_fork(void);
 /* Writes the tool's summary (once, at the end of the process). */
 void tools_finish(void);
+/* Appends "tool=NAME" and the shadow memory's figures to the closing
+ * note. */
+struct fmt_buf;
+void tools_end_stats(struct fmt_buf *b);
 
 #endif

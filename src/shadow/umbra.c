@@ -723,6 +723,23 @@ int memtap_shadow_each_resident(memtap_shadow *s,
     return 0;
 }
 
+static int add_run(void *arg, uintptr_t lo, uintptr_t hi, void *sh)
+{
+    (void)sh;
+    memtap_shadow *s = ((void **)arg)[0];
+    uint64_t *bytes = ((void **)arg)[1];
+    *bytes += scaled(s, hi) - scaled(s, lo);
+    return 0;
+}
+
+uint64_t memtap_shadow_resident_bytes(memtap_shadow *s)
+{
+    uint64_t bytes = 0;
+    void *arg[2] = { s, &bytes };
+    memtap_shadow_each_resident(s, add_run, arg);
+    return bytes;
+}
+
 void memtap_shadow_get_stats(const memtap_shadow *s, memtap_shadow_stats *out)
 {
     memset(out, 0, sizeof *out);

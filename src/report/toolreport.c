@@ -1,0 +1,468 @@
+/*
+ * toolreport.c - the reports of the shadow-memory tools: reads the summary
+ * records heat, share and uninit wrote into a trace, names their addresses
+ * as the heap and the symbols were when each record was written, and
+ * prints the hottest data, the shared and falsely shared cache lines, or
+ * the uninitialized reads.
+ */
+#define _GNU_SOURCE
+#include "report/toolreport.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define LINE 64u
+#define PAGE 4096u
+#define NAME_CAP 512
+
+typedef struct item {
+    uint64_t addr;
+    uint64_t count;     /* heat: accesses; uninit: bytes never written */
+    uint64_t aux;       /* share: thread bits; uninit: pc */
+    uint64_t size;
+    uint64_t start;     /* uninit: where the read starts */
+    char *name;
+    const char *region;
+} item;
+
+typedef struct items {
+    item *v;
+    size_t n, cap;
+} items;
+
+static int push(items *a, const item *it)
+{
+    if (a->n == a->cap) {
+        size_t cap = a->cap ? a->cap * 2 : 256;
+        item *v = realloc(a->v, cap * sizeof *v);
+        if (!v)
+            return -1;
+        a->v = v;
+        a->cap = cap;
+    }
+    a->v[a->n++] = *it;
+    return 0;
+}
+
+static void items_free(items *a)
+{
+    for (size_t i = 0; i < a->n; i++)
+        free(a->v[i].name);
+    free(a->v);
+}
+
+static int by_count_desc(const void *x, const void *y)
+{
+    const item *a = x, *b = y;
+    if (a->count != b->count)
+        return a->count < b->count ? 1 : -1;
+    return a->addr < b->addr ? -1 : a->addr > b->addr;
+}
+
+static int by_addr(const void *x, const void *y)
+{
+    const item *a = x, *b = y;
+    return a->addr < b->addr ? -1 : a->addr > b->addr;
+}
+
+static int by_addr_then_count(const void *x, const void *y)
+{
+    const item *a = x, *b = y;
+    if (a->addr != b->addr)
+        return a->addr < b->addr ? -1 : 1;
+    return a->count < b->count ? 1 : a->count > b->count ? -1 : 0;
+}
+
+static int by_name(const void *x, const void *y)
+{
+    return strcmp(((const item *)x)->name, ((const item *)y)->name);
+}
+
+static double share_of(uint64_t n, uint64_t total)
+{
+    return total ? 100.0 * (double)n / (double)total : 0.0;
+}
+
+/* The object a data name belongs to: a heap block "<malloc0001@main+26>"
+ * of "<malloc0001@main+26>+8", the variable "config" of
+ * "config.limits[3].hi+2", the section "libc.so.6:.got.plt" of
+ * "libc.so.6:.got.plt+24". */
+static void object_of(const char *name, char *out, size_t cap)
+{
+    size_t len;
+    if (name[0] == '<' && strchr(name, '>'))
+        len = (size_t)(strchr(name, '>') - name) + 1;
+    else if (strchr(name, ':') || name[0] == '[')
+        len = strrchr(name, '+') ? (size_t)(strrchr(name, '+') - name)
+                                 : strlen(name);
+    else
+        len = strcspn(name, ".[+");
+    snprintf(out, cap, "%.*s", (int)len, name);
+}
+
+/* Sums items that share a key (after sorting by it) into the first. */
+static size_t merge(item *v, size_t n, int (*same)(const item *, const item *))
+{
+    size_t out = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (out && same(&v[out - 1], &v[i])) {
+            v[out - 1].count += v[i].count;
+            free(v[i].name);
+        } else {
+            v[out++] = v[i];
+        }
+    }
+    return out;
+}
+
+static int same_name(const item *a, const item *b)
+{
+    return strcmp(a->name, b->name) == 0;
+}
+
+static int same_addr(const item *a, const item *b) { return a->addr == b->addr; }
+
+/* A copy of v whose addresses are rounded down to `grain`, summed. */
+static item *aggregate(const items *src, uint64_t grain, size_t *n)
+{
+    item *v = malloc((src->n ? src->n : 1) * sizeof *v);
+    if (!v)
+        return NULL;
+    for (size_t i = 0; i < src->n; i++) {
+        v[i] = src->v[i];
+        v[i].addr &= ~(grain - 1);
+        v[i].name = strdup(src->v[i].name);
+    }
+    qsort(v, src->n, sizeof *v, by_addr_then_count);
+    *n = merge(v, src->n, same_addr); /* each keeps its hottest part's name */
+    qsort(v, *n, sizeof *v, by_count_desc);
+    return v;
+}
+
+static void free_array(item *v, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        free(v[i].name);
+    free(v);
+}
+
+/* ---- reading the records ---- */
+
+typedef struct reading {
+    memtap_trace *t;
+    renderer *r;
+    symbolizer *sym;
+    items found;
+    items totals;           /* uninit: per-instruction counts */
+    uint32_t tids[32];      /* share: thread index -> tid */
+    uint32_t threads;
+    uint64_t chunk;
+} reading;
+
+static int take(reading *rd, const memtap_event *ev)
+{
+    const memtap_record *x = &ev->rec;
+    char name[NAME_CAP];
+    item it;
+    memset(&it, 0, sizeof it);
+    switch (x->kind) {
+    case MEMTAP_EV_SHADOW_THREAD:
+        if (x->aux < 32)
+            rd->tids[x->aux] = ev->tid;
+        if (x->aux + 1 > rd->threads)
+            rd->threads = (uint32_t)x->aux + 1;
+        return 0;
+    case MEMTAP_EV_UNINIT_TOTAL:
+        it.aux = x->pc;
+        it.count = x->aux;
+        it.name = strdup("");
+        return it.name ? push(&rd->totals, &it) : -1;
+    case MEMTAP_EV_HEAT:
+        rd->chunk = x->size;
+        /* fall through */
+    case MEMTAP_EV_SHARE:
+    case MEMTAP_EV_UNINIT:
+        break;
+    default:
+        renderer_learn(rd->r, ev);
+        return 0;
+    }
+    it.region = renderer_name_data(rd->r, x->addr, name, sizeof name);
+    it.addr = x->addr;
+    it.size = x->size;
+    it.start = x->addr2;
+    it.count = x->kind == MEMTAP_EV_SHARE ? 1 : x->aux;
+    it.aux = x->kind == MEMTAP_EV_SHARE ? x->aux : x->pc;
+    it.name = strdup(name);
+    return it.name ? push(&rd->found, &it) : -1;
+}
+
+/* ---- heat ---- */
+
+static void heat_table(FILE *o, const char *title, const item *v, size_t n,
+                       unsigned top, uint64_t total, int with_region)
+{
+    if (!n)
+        return;
+    fprintf(o, "\n%s\n  %12s  %6s  %-18s  %s\n", title, "accesses", "share",
+            "address", with_region ? "region  hottest part" : "name");
+    for (size_t i = 0; i < n && i < top; i++)
+        fprintf(o, "  %12" PRIu64 "  %5.1f%%  0x%016" PRIx64 "  %s%s%s\n",
+                v[i].count, share_of(v[i].count, total), v[i].addr,
+                with_region ? v[i].region : "", with_region ? "  " : "",
+                v[i].name);
+}
+
+static int report_heat(reading *rd, const tool_report_options *opt, FILE *o)
+{
+    items *f = &rd->found;
+    uint64_t total = 0;
+    for (size_t i = 0; i < f->n; i++)
+        total += f->v[i].count;
+    fprintf(o, "memtap heat: %" PRIu64 " accesses to %zu chunks of %" PRIu64
+               " bytes\n",
+            total, f->n, rd->chunk);
+    if (!f->n)
+        return 0;
+    /* by object: names without their offsets, summed */
+    items objs = { 0, 0, 0 };
+    for (size_t i = 0; i < f->n; i++) {
+        char obj[NAME_CAP];
+        object_of(f->v[i].name, obj, sizeof obj);
+        item it = f->v[i];
+        it.name = strdup(obj);
+        if (!it.name || push(&objs, &it))
+            return -1;
+    }
+    qsort(objs.v, objs.n, sizeof *objs.v, by_name);
+    objs.n = merge(objs.v, objs.n, same_name);
+    qsort(objs.v, objs.n, sizeof *objs.v, by_count_desc);
+    fprintf(o, "\nhottest objects\n  %12s  %6s  %s\n", "accesses", "share",
+            "object");
+    for (size_t i = 0; i < objs.n && i < opt->top; i++)
+        fprintf(o, "  %12" PRIu64 "  %5.1f%%  %s %s\n", objs.v[i].count,
+                share_of(objs.v[i].count, total), objs.v[i].name,
+                objs.v[i].region);
+    items_free(&objs);
+
+    /* chunks as recorded (one chunk may hold several objects over time) */
+    qsort(f->v, f->n, sizeof *f->v, by_count_desc);
+    heat_table(o, "hottest chunks", f->v, f->n, opt->top, total, 0);
+    size_t n;
+    if (rd->chunk <= LINE) {
+        item *lines = aggregate(f, LINE, &n);
+        if (!lines)
+            return -1;
+        heat_table(o, "hottest cache lines (64 bytes)", lines, n, opt->top,
+                   total, 0);
+        free_array(lines, n);
+    }
+    if (rd->chunk <= PAGE) {
+        item *pages = aggregate(f, PAGE, &n);
+        if (!pages)
+            return -1;
+        heat_table(o, "hottest pages (4096 bytes)", pages, n, opt->top, total,
+                   1);
+        free_array(pages, n);
+    }
+    return 0;
+}
+
+/* ---- share ---- */
+
+/* Thread bits name thread states; a thread whose state was remade (events
+ * after its exit) has two.  These merge bits of one thread. */
+typedef struct thread_set {
+    uint32_t tids[32];
+    uint32_t masks[32];     /* bits of each distinct thread */
+    unsigned n;
+} thread_set;
+
+static void threads_of(const reading *rd, thread_set *ts)
+{
+    memset(ts, 0, sizeof *ts);
+    for (unsigned b = 0; b < 32; b++) {
+        uint32_t tid = rd->tids[b] ? rd->tids[b] : 0x80000000u | b;
+        unsigned k = 0;
+        while (k < ts->n && ts->tids[k] != tid)
+            k++;
+        if (k == ts->n)
+            ts->tids[ts->n++] = tid;
+        ts->masks[k] |= 1u << b;
+    }
+}
+
+static unsigned thread_count(const thread_set *ts, uint32_t bits)
+{
+    unsigned n = 0;
+    for (unsigned k = 0; k < ts->n; k++)
+        n += (bits & ts->masks[k]) != 0;
+    return n;
+}
+
+static void thread_list(FILE *o, const thread_set *ts, uint32_t bits)
+{
+    const char *sep = "";
+    for (unsigned k = 0; k < ts->n; k++) {
+        if (!(bits & ts->masks[k]))
+            continue;
+        if (ts->tids[k] & 0x80000000u)
+            fprintf(o, "%s#%u", sep, ts->tids[k] & 31);
+        else
+            fprintf(o, "%s%u", sep, ts->tids[k]);
+        sep = ",";
+    }
+    if (!*sep)
+        fputc('-', o);
+}
+
+/* Falsely shared: two threads that each write a word of the line the
+ * other does not write. */
+static int falsely_shared(const thread_set *ts, const item *w, size_t n)
+{
+    for (unsigned a = 0; a < ts->n; a++) {
+        for (unsigned b = a + 1; b < ts->n; b++) {
+            int a_only = 0, b_only = 0;
+            for (size_t k = 0; k < n; k++) {
+                uint32_t wr = (uint32_t)(w[k].aux >> 32);
+                int wa = (wr & ts->masks[a]) != 0, wb = (wr & ts->masks[b]) != 0;
+                a_only |= wa && !wb;
+                b_only |= wb && !wa;
+            }
+            if (a_only && b_only)
+                return 1;
+        }
+    }
+    return 0;
+}
+
+static void print_word(FILE *o, const thread_set *ts, const item *w)
+{
+    fprintf(o, "    0x%016" PRIx64 "  %-36s  accessed by ", w->addr, w->name);
+    thread_list(o, ts, (uint32_t)w->aux);
+    fputs("; written by ", o);
+    thread_list(o, ts, (uint32_t)(w->aux >> 32));
+    fputc('\n', o);
+}
+
+static int report_share(reading *rd, const tool_report_options *opt, FILE *o)
+{
+    items *f = &rd->found;
+    thread_set ts;
+    threads_of(rd, &ts);
+    qsort(f->v, f->n, sizeof *f->v, by_addr);
+    size_t shared_words = 0, lines = 0, false_lines = 0;
+    for (size_t i = 0; i < f->n; i++)
+        shared_words += thread_count(&ts, (uint32_t)f->v[i].aux) > 1;
+    /* lines: runs of words with the same line address */
+    for (int pass = 0; pass < 2; pass++) {
+        if (pass == 1)
+            fprintf(o, "\nfalsely shared cache lines (written by several "
+                       "threads at different words)\n");
+        size_t shown = 0;
+        for (size_t i = 0; i < f->n;) {
+            size_t j = i;
+            while (j < f->n && (f->v[j].addr & ~(uint64_t)(LINE - 1)) ==
+                                   (f->v[i].addr & ~(uint64_t)(LINE - 1)))
+                j++;
+            int fs = falsely_shared(&ts, f->v + i, j - i);
+            if (pass == 0) {
+                lines++;
+                false_lines += fs;
+            } else if (fs && shown++ < opt->top) {
+                fprintf(o, "  line 0x%016" PRIx64 " %s\n",
+                        f->v[i].addr & ~(uint64_t)(LINE - 1), f->v[i].region);
+                for (size_t k = i; k < j; k++)
+                    print_word(o, &ts, &f->v[k]);
+            }
+            i = j;
+        }
+        if (pass == 0)
+            fprintf(o, "memtap share: %u threads; %zu cache lines touched by "
+                       "more than one thread; %zu words shared; %zu cache "
+                       "lines falsely shared\n",
+                    thread_count(&ts, rd->threads >= 32 ? ~0u
+                                                         : (1u << rd->threads) - 1),
+                    lines, shared_words, false_lines);
+        else if (!shown)
+            fprintf(o, "  none\n");
+    }
+    fprintf(o, "\nshared words (accessed by more than one thread)\n");
+    size_t shown = 0;
+    for (size_t i = 0; i < f->n; i++)
+        if (thread_count(&ts, (uint32_t)f->v[i].aux) > 1 && shown++ < opt->top)
+            print_word(o, &ts, &f->v[i]);
+    if (!shown)
+        fprintf(o, "  none\n");
+    return 0;
+}
+
+/* ---- uninit ---- */
+
+static uint64_t total_of(const reading *rd, uint64_t pc)
+{
+    uint64_t n = 0;
+    for (size_t i = 0; i < rd->totals.n; i++)
+        if (rd->totals.v[i].aux == pc && rd->totals.v[i].count > n)
+            n = rd->totals.v[i].count; /* the last write is the largest */
+    return n;
+}
+
+static int report_uninit(reading *rd, const tool_report_options *opt, FILE *o)
+{
+    items *f = &rd->found;
+    uint64_t reads = 0;
+    for (size_t i = 0; i < f->n; i++)
+        reads += total_of(rd, f->v[i].aux);
+    fprintf(o, "memtap uninit: %zu instructions read heap memory that was "
+               "never written (%" PRIu64 " reads)\n",
+            f->n, reads);
+    for (size_t i = 0; i < f->n && i < opt->top; i++) {
+        const item *u = &f->v[i];
+        char code[NAME_CAP], line[NAME_CAP];
+        symbolizer_code(rd->sym, u->aux, code, sizeof code);
+        int has_line = symbolizer_line(rd->sym, u->aux, line, sizeof line);
+        fprintf(o, "  %s%s%s%s reads %" PRIu64 " bytes at 0x%" PRIx64
+                   ": %" PRIu64 " never written, first at %s %s; %" PRIu64
+                   " time%s\n",
+                code, has_line ? " (" : "", has_line ? line : "",
+                has_line ? ")" : "", u->size, u->start, u->count, u->name,
+                u->region, total_of(rd, u->aux),
+                total_of(rd, u->aux) == 1 ? "" : "s");
+    }
+    return 0;
+}
+
+int tool_report(memtap_trace *t, symbolizer *sym,
+                const tool_report_options *opt, FILE *out)
+{
+    render_options ro = { RENDER_MADT, RENDER_SYMBOLIC, 0 };
+    reading rd;
+    memset(&rd, 0, sizeof rd);
+    rd.t = t;
+    rd.sym = sym;
+    rd.chunk = opt->chunk;
+    rd.r = renderer_create(sym, &ro, out);
+    if (!rd.r)
+        return -1;
+    memtap_event ev;
+    int rc;
+    while ((rc = memtap_trace_next(t, &ev)) > 0)
+        if (take(&rd, &ev) != 0)
+            break;
+    if (rc == 0) {
+        if (strcmp(opt->tool, "heat") == 0)
+            rc = report_heat(&rd, opt, out);
+        else if (strcmp(opt->tool, "share") == 0)
+            rc = report_share(&rd, opt, out);
+        else
+            rc = report_uninit(&rd, opt, out);
+    } else if (rc > 0) {
+        rc = -1; /* out of memory */
+    }
+    items_free(&rd.found);
+    items_free(&rd.totals);
+    renderer_destroy(rd.r);
+    return rc;
+}

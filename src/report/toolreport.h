@@ -1,0 +1,23 @@
+/*
+ * toolreport.h - the reports of the shadow-memory tools (memtap heat,
+ * share, uninit) from the summary records they wrote into a trace.
+ */
+#ifndef MEMTAP_REPORT_TOOLREPORT_H
+#define MEMTAP_REPORT_TOOLREPORT_H
+
+#include <stdio.h>
+
+#include "report/render.h"
+
+typedef struct tool_report_options {
+    const char *tool;    /* "heat", "share" or "uninit" */
+    unsigned top;        /* rows per table */
+    unsigned chunk;      /* heat: the chunk size, when no record says */
+} tool_report_options;
+
+/* Walks the trace from its start and prints the tool's report.  Returns 0,
+ * a negative trace status, or -1 when memory runs out. */
+int tool_report(memtap_trace *t, symbolizer *sym,
+                const tool_report_options *opt, FILE *out);
+
+#endif
