@@ -1,0 +1,189 @@
+#!/usr/bin/env python3
+"""memtap heat, share and uninit: programs written for the purpose, whose
+every access to their own data is known in advance (see the comments at
+the top of each program), checked against the reports.
+
+Usage: shadow_tests.py TEST_NAME   (MEMTAP_BUILD names the build tree)
+"""
+import os
+import re
+import subprocess
+import sys
+
+from memtap_tests import TMP, check, check_eq, memtap, prog, run_named
+
+SOURCES = os.path.join(os.path.dirname(__file__), "..", "programs")
+ROW = re.compile(r"^\s+(\d+)\s+[\d.]+%\s+(?:0x([0-9a-f]+)\s+)?(.*)$")
+
+
+def tool(name, program, *opts, expect_rc=0, args=()):
+    """Runs memtap NAME on a test program; returns (report text, result)."""
+    report = os.path.join(TMP, name + ".txt")
+    out = os.path.join(TMP, name + ".mtr")
+    p = memtap(name, "-o", out, "--report", report, *opts, "--", prog(program), *args,
+               check_rc=False)
+    check_eq(p.returncode, expect_rc, "exit status of memtap %s %s\n%s"
+             % (name, program, p.stderr))
+    with open(report) as f:
+        return f.read(), p
+
+
+def tables(text):
+    """{title: [(count, address or None, rest)]} of a heat report."""
+    out, title = {}, None
+    for line in text.splitlines():
+        if line and not line.startswith(" "):
+            title = line
+            out.setdefault(title, [])
+            continue
+        m = ROW.match(line)
+        if m and title:
+            out[title].append((int(m.group(1)), m.group(2) and int(m.group(2), 16),
+                               m.group(3).strip()))
+    return out
+
+
+def block_chunks(rows):
+    """{offset: count} of the chunks of the program's one heap block."""
+    got = {}
+    for count, _, name in rows:
+        m = re.match(r"^<\w+0000@main\+\d+>\+(\d+)$", name)
+        if m:
+            got[int(m.group(1))] = count
+    return got
+
+
+def test_heat_counts():
+    text, p = tool("heat", "heat_counts", "--top", "1000")
+    check_eq(p.stdout, "done\n", "the program's own output")
+    t = tables(text)
+    # 10 stores, 20 loads, 5 x (load + store); the fourth chunk untouched
+    check_eq(block_chunks(t["hottest chunks"]), {0: 10, 64: 20, 128: 10},
+             "accesses per 64-byte chunk of the block")
+    objects = {name.split(" ")[0]: count for count, _, name in t["hottest objects"]}
+    check_eq(objects.get("hot_global"), 7, "accesses to hot_global")
+    check_eq(sum(c for o, c in objects.items() if o.startswith("<")
+                 and "0000@main" in o), 40, "accesses to the block")
+    pages = t["hottest pages (4096 bytes)"]
+    check(all(a % 4096 == 0 for _, a, _ in pages), "pages are page-aligned")
+    total = int(re.match(r"memtap heat: (\d+) accesses", text).group(1))
+    check_eq(sum(c for c, _, _ in t["hottest chunks"]), total,
+             "the chunks add up to the total")
+    check_eq(sum(c for c, _, _ in pages), total, "the pages add up to the total")
+
+
+def test_heat_chunk_size():
+    text, _ = tool("heat", "heat_counts", "--top", "1000", "--chunk", "128")
+    check_eq(block_chunks(tables(text)["hottest chunks"]), {0: 30, 128: 10},
+             "accesses per 128-byte chunk")
+    check("of 128 bytes" in text, "the chunk size is stated")
+    check("hottest cache lines" not in text, "no line table above 64-byte chunks")
+
+
+def test_heat_mappings_move_and_unmap():
+    # one store to a mapping that mremap then moves and munmap removes:
+    # the count moves with the data and is written when the mapping goes
+    text, _ = tool("heat", "mappings", "--top", "1000")
+    rows = [r for r in tables(text)["hottest chunks"] if "mremap" in r[2]]
+    check_eq([(c, re.sub(r"<mremap(\d+)@main\+\d+>", r"<mremap\1>", n)) for c, _, n in rows],
+             [(1, "<mremap0001>+0")], "the moved mapping's one access")
+
+
+def test_heat_crash_keeps_summary():
+    text, p = tool("heat", "crasher", expect_rc=128 + 11)
+    check(re.match(r"memtap heat: [1-9]\d* accesses", text), "summary written at the crash")
+
+
+def share_words(text):
+    """{section: [(name, accessed-by tids, written-by tids)]}."""
+    out, section = {}, None
+    for line in text.splitlines():
+        if line and not line.startswith(" "):
+            section = line.split(" (")[0]
+            out.setdefault(section, [])
+        m = re.match(r"^\s+0x[0-9a-f]+\s+(\S+)\s+accessed by ([\d,#-]+); written by ([\d,#-]+)$",
+                     line)
+        if m and section:
+            tids = lambda s: [] if s == "-" else s.split(",")
+            out[section].append((m.group(1), tids(m.group(2)), tids(m.group(3))))
+    return out
+
+
+def test_share_false_sharing():
+    text, p = tool("share", "share_lines")
+    check_eq(p.stdout, "1000 1000 2\n", "the program's own output")
+    w = share_words(text)
+    false = {n: (a, wr) for n, a, wr in w["falsely shared cache lines"]}
+    check_eq(sorted(n for n in false if n.startswith("neighbours")),
+             ["neighbours.left", "neighbours.right"], "the falsely shared line's words")
+    left, right = false["neighbours.left"], false["neighbours.right"]
+    check(len(left[1]) == 1 and len(right[1]) == 1 and left[1] != right[1],
+          "one different writer each: %r %r" % (left, right))
+    shared = {n: (a, wr) for n, a, wr in w["shared words"]}
+    check_eq(len(shared["together"][0]), 3, "together: main and both threads")
+    check_eq(len(shared["together"][1]), 1, "together: written by main only")
+    check("only_main" not in shared, "a word one thread touched is not shared")
+    m = re.match(r"memtap share: (\d+) threads", text)
+    check(m and int(m.group(1)) == 3, "three threads: %s" % text.splitlines()[0])
+
+
+def uninit_expected(once):
+    """{source line: reads} from the program's REPORT markers."""
+    want = {}
+    with open(os.path.join(SOURCES, "uninit_reads.c")) as f:
+        for n, line in enumerate(f, 1):
+            m = re.search(r"REPORT( once-only)? (\d+)", line)
+            if m and line.lstrip()[0] != "*" and not (once and m.group(1)):
+                want[n] = int(m.group(2))
+    return want
+
+
+def uninit_reported(text):
+    got = {}
+    for line in text.splitlines()[1:]:
+        m = re.search(r"\(uninit_reads\.c:(\d+)\) reads .*; (\d+) times?$", line)
+        check(m, "report line: %r" % line)
+        got[int(m.group(1))] = int(m.group(2))
+    return got
+
+
+def test_uninit_reads():
+    text, p = tool("uninit", "uninit_reads")
+    check_eq(p.stdout, "1\n", "the program's own output")
+    check_eq(uninit_reported(text), uninit_expected(False), "instructions and reads")
+    check(re.search(r"first at <malloc0000@main\+\d+>\+4 \[heap\]", text),
+          "the block named by its allocation site")
+
+
+def test_uninit_check_once():
+    text, _ = tool("uninit", "uninit_reads", "--check-once")
+    check_eq(uninit_reported(text), uninit_expected(True),
+             "an instruction that once read initialized memory is not checked again")
+
+
+def test_shadow_bad_input():
+    p = memtap("heat", check_rc=False)
+    check_eq(p.returncode, 2, "no program: usage")
+    for args, what in ((["--chunk", "3"], "power of two"),
+                       (["--chunk", "8192"], "power of two"),
+                       (["--check-once"], "only uninit"),
+                       (["--top", "0"], "positive")):
+        p = memtap("heat", *args, "--", prog("noalloc"), check_rc=False)
+        check(p.returncode != 0 and what in p.stderr, "heat %s: %s" % (args, p.stderr))
+    p = memtap("heat", "--", prog("static_prog"), check_rc=False)
+    check(p.returncode != 0 and "static executable" in p.stderr, "static program refused")
+    run = os.path.join(TMP, "plain.mtr")
+    memtap("run", "-o", run, "--", prog("noalloc"))
+    p = memtap("heat", "-i", run, check_rc=False)
+    check(p.returncode == 1 and "not written by 'memtap heat'" in p.stderr,
+          "a plain trace is refused: %s" % p.stderr)
+    tool("heat", "noalloc")
+    p = memtap("share", "-i", os.path.join(TMP, "heat.mtr"), check_rc=False)
+    check(p.returncode == 1 and "not written by 'memtap share'" in p.stderr,
+          "a heat trace is not a share trace")
+    p = memtap("uninit", "-i", os.path.join(TMP, "missing.mtr"), check_rc=False)
+    check(p.returncode == 1 and "memtap: " in p.stderr, "missing trace: clear error")
+
+
+if __name__ == "__main__":
+    sys.exit(run_named(globals(), sys.argv[1]))
