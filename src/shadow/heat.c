@@ -37,8 +37,9 @@ static void count_range(memtap_shadow_thread *t, memtap_shadow_ref *rc,
 
 /* Writes and zeroes the counters of the chunks that start in [lo, hi);
  * shadow is the counter of lo's chunk. */
-static void harvest(uint64_t lo, uint64_t hi, uint64_t *shadow)
+static void harvest(uint64_t lo, uint64_t hi, void *sh)
 {
+    uint64_t *shadow = sh;
     uint64_t first = (lo + h.chunk - 1) & ~(h.chunk - 1);
     shadow += (first - (lo & ~(h.chunk - 1))) / h.chunk;
     for (uint64_t c = first; c < hi && c >= first; c += h.chunk, shadow++) {
@@ -91,12 +92,7 @@ static void heat_block(memtap_shadow_thread *t, uint8_t kind, uint64_t pc,
 static void heat_release(memtap_shadow_thread *t, uint64_t addr,
                          uint64_t size)
 {
-    uint64_t first = (addr + h.chunk - 1) & ~(h.chunk - 1);
-    if (first < addr + size) {
-        uint64_t *ctr = memtap_shadow_lookup(t, first);
-        if (ctr && ((first ^ (addr + size - 1)) >> MEMTAP_SHADOW_UNIT_SHIFT) == 0)
-            harvest(first, addr + size, ctr);
-    }
+    tool_harvest_block(t, addr, size, h.chunk, harvest);
 }
 
 static void heat_realloc(memtap_shadow_thread *t, uint64_t addr,
@@ -107,17 +103,7 @@ static void heat_realloc(memtap_shadow_thread *t, uint64_t addr,
         heat_release(t, old, old_size);
 }
 
-static int harvest_resident(void *arg, uintptr_t lo, uintptr_t hi, void *sh)
-{
-    (void)arg;
-    harvest(lo, hi, sh);
-    return 0;
-}
-
-static void heat_finish(void)
-{
-    memtap_shadow_each_resident(h.space, harvest_resident, NULL);
-}
+static void heat_finish(void) { tool_harvest_all(h.space, harvest); }
 
 static void heat_forked(void) { memtap_shadow_clear(h.space); }
 

@@ -57,8 +57,9 @@ static void mark_range(memtap_shadow_thread *t, memtap_shadow_ref *rc,
 
 /* Writes the lines of [lo, hi) that two or more threads touched, then
  * forgets the range; shadow is the metadata of lo's word. */
-static void harvest(uint64_t lo, uint64_t hi, word_meta *shadow)
+static void harvest(uint64_t lo, uint64_t hi, void *metadata)
 {
+    word_meta *shadow = metadata;
     uint64_t first = (lo + WORD - 1) & ~(uint64_t)(WORD - 1);
     word_meta *w = shadow + (first - (lo & ~(uint64_t)(WORD - 1))) / WORD;
     for (uint64_t a = first; a < hi;) {
@@ -128,13 +129,7 @@ static void share_block(memtap_shadow_thread *t, uint8_t kind, uint64_t pc,
 static void share_release(memtap_shadow_thread *t, uint64_t addr,
                           uint64_t size)
 {
-    uint64_t first = (addr + WORD - 1) & ~(uint64_t)(WORD - 1);
-    if (first >= addr + size ||
-        ((first ^ (addr + size - 1)) >> MEMTAP_SHADOW_UNIT_SHIFT) != 0)
-        return;
-    word_meta *w = memtap_shadow_lookup(t, first);
-    if (w)
-        harvest(first, addr + size, w);
+    tool_harvest_block(t, addr, size, WORD, harvest);
 }
 
 static void share_realloc(memtap_shadow_thread *t, uint64_t addr,
@@ -145,17 +140,7 @@ static void share_realloc(memtap_shadow_thread *t, uint64_t addr,
         share_release(t, old, old_size);
 }
 
-static int harvest_resident(void *arg, uintptr_t lo, uintptr_t hi, void *s)
-{
-    (void)arg;
-    harvest(lo, hi, s);
-    return 0;
-}
-
-static void share_finish(void)
-{
-    memtap_shadow_each_resident(sh.space, harvest_resident, NULL);
-}
+static void share_finish(void) { tool_harvest_all(sh.space, harvest); }
 
 static void share_forked(void) { memtap_shadow_clear(sh.space); }
 

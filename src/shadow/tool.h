@@ -65,4 +65,15 @@ typedef void (*tool_span_fn)(void *ctx, uint8_t *shadow, uint64_t lo,
 void tool_each_span(memtap_shadow_thread *t, uint64_t addr, uint64_t len,
                     tool_span_fn fn, void *ctx);
 
+/* Writes out and forgets the metadata of [lo, hi); shadow is that of lo's
+ * granule (heat and share: their summaries). */
+typedef void (*tool_harvest_fn)(uint64_t lo, uint64_t hi, void *shadow);
+
+/* Harvests the granules (grain bytes) that start inside a released heap
+ * block. */
+void tool_harvest_block(memtap_shadow_thread *t, uint64_t addr,
+                        uint64_t size, uint64_t grain, tool_harvest_fn fn);
+/* Harvests all metadata the kernel holds pages for (at exit). */
+void tool_harvest_all(memtap_shadow *s, tool_harvest_fn fn);
+
 #endif

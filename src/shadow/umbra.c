@@ -523,10 +523,10 @@ static void call_create(memtap_shadow *s, uintptr_t lo, uintptr_t hi, int i)
     s->client.create(s->client.user, lo, hi, shadow_in(s, i, lo));
 }
 
-int memtap_shadow_app_map(memtap_shadow *s, uintptr_t addr, size_t len)
+/* Moves shadow out of [addr, addr+len) and registers the units it spans.
+ * Returns a status. */
+static int claim_units(memtap_shadow *s, uintptr_t addr, size_t len)
 {
-    if (len == 0 || addr + len < addr)
-        return MEMTAP_SHADOW_E_INVALID;
     int rc = memtap_shadow_make_room(s, addr, len);
     if (rc != MEMTAP_SHADOW_OK)
         return rc;
@@ -539,6 +539,14 @@ int memtap_shadow_app_map(memtap_shadow *s, uintptr_t addr, size_t len)
             break;
     }
     unlock(s);
+    return rc < 0 ? rc : MEMTAP_SHADOW_OK;
+}
+
+int memtap_shadow_app_map(memtap_shadow *s, uintptr_t addr, size_t len)
+{
+    if (len == 0 || addr + len < addr)
+        return MEMTAP_SHADOW_E_INVALID;
+    int rc = claim_units(s, addr, len);
     if (rc < 0)
         return rc;
     if (s->client.create)
@@ -638,16 +646,7 @@ int memtap_shadow_app_move(memtap_shadow *s, uintptr_t old, size_t old_len,
                                          new_len - old_len);
         return MEMTAP_SHADOW_OK;
     }
-    int rc = memtap_shadow_make_room(s, new_addr, new_len);
-    if (rc == MEMTAP_SHADOW_OK && lock(s) == 0) {
-        uintptr_t last = unit_of(new_addr + new_len - 1);
-        for (uintptr_t u = unit_of(new_addr); rc >= 0; u += UNIT_SIZE) {
-            rc = add_unit(s, u);
-            if (u == last)
-                break;
-        }
-        unlock(s);
-    }
+    int rc = claim_units(s, new_addr, new_len);
     if (rc < 0)
         return rc;
     copy_metadata(s, old, new_addr, keep);
