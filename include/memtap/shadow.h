@@ -178,7 +178,6 @@ struct memtap_shadow_fast {
     uint64_t gen;
 };
 const struct memtap_shadow_fast *memtap_shadow_fast_of(const memtap_shadow *s);
-memtap_shadow *memtap_shadow_of(const memtap_shadow_thread *t);
 
 /* Lookup through a reference cache (O4; shared by a group of instructions
  * it is O6): one compare when the unit is the one the cache saw last. */

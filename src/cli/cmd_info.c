@@ -41,7 +41,11 @@ int cmd_info(int argc, char **argv)
                                         "fork_seq", "end", "end_code",
                                         "end_seq", "dropped", "faults",
                                         "exposed_windows",
-                                        "syscalls_emulated" };
+                                        "syscalls_emulated", "syscalls_reopened",
+                                        "tool", "shadow_units",
+                                        "shadow_relocations",
+                                        "shadow_table_bytes",
+                                        "shadow_resident_bytes" };
     for (size_t i = 0; i < sizeof keys / sizeof *keys; i++) {
         const char *v = memtap_trace_info(t, keys[i]);
         if (v)

@@ -76,7 +76,7 @@ int fault_enabled(void) { return f.enabled; }
 
 void fault_note_exposed(void)
 {
-    if (world_shared())
+    if (world_others_registered())
         atomic_fetch_add(&f.exposed, 1);
 }
 int fault_active(void) { return atomic_load(&f.active); }

@@ -147,6 +147,7 @@ static void *thread_start(void *p)
 {
     thread_start_arg a = *(thread_start_arg *)p;
     tracer_unmap(p, 4096);
+    world_thread_announced();
     world_thread_begin();
     void *ret = a.fn(a.arg);
     world_thread_end();
@@ -164,9 +165,12 @@ MEMTAP_EXPORT int pthread_create(pthread_t *t, const pthread_attr_t *attr,
         return next.pthread_create(t, attr, fn, arg);
     a->fn = fn;
     a->arg = arg;
+    world_thread_created(1);
     int rc = next.pthread_create(t, attr, thread_start, a);
-    if (rc != 0)
+    if (rc != 0) {
+        world_thread_created(-1);
         tracer_unmap(a, 4096);
+    }
     return rc;
 }
 
@@ -358,6 +362,8 @@ void process_end_stats(fmt_buf *b)
     fmt_u64(b, fault_exposed_windows());
     fmt_str(b, "\nsyscalls_emulated=");
     fmt_u64(b, syscalls_emulated());
+    fmt_str(b, "\nsyscalls_reopened=");
+    fmt_u64(b, syscalls_reopened());
     fmt_char(b, '\n');
 }
 

@@ -150,9 +150,11 @@ static const sys_spec table[] = {
 static struct {
     int enabled;
     _Atomic unsigned long emulated;
+    _Atomic unsigned long reopened;   /* calls retried with all pages open */
 } s;
 
 unsigned long syscalls_emulated(void) { return s.emulated; }
+unsigned long syscalls_reopened(void) { return s.reopened; }
 
 int syscalls_own_signal(int sig)
 {
@@ -323,6 +325,7 @@ static void on_sigsys_body(int sig, siginfo_t *si, ucontext_t *uc)
         close_all(&o);
         if (ret == -EFAULT && fault_active()) {
             /* memory the table does not describe: open everything once */
+            atomic_fetch_add(&s.reopened, 1);
             fault_set_active(0);
             ret = raw_syscall6(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
             fault_set_active(1);

@@ -12,5 +12,7 @@
 int syscalls_init(void);
 int syscalls_own_signal(int sig);
 unsigned long syscalls_emulated(void);
+/* Calls that failed with EFAULT and were retried with every page open. */
+unsigned long syscalls_reopened(void);
 
 #endif

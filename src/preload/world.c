@@ -39,6 +39,7 @@ static struct {
     int unreliable;
     slot *slots;
     atomic_int live;
+    atomic_int pending;        /* threads created, not yet registered */
     atomic_int lock;
     _Atomic uint32_t gen;      /* odd while stopped */
     int depth;                 /* nesting of the stopper */
@@ -46,6 +47,9 @@ static struct {
 } w;
 
 static __thread slot *tls_slot __attribute__((tls_model("initial-exec")));
+/* This thread was announced by world_thread_created() (it counts as
+ * pending until it registers). */
+static __thread int tls_created __attribute__((tls_model("initial-exec")));
 
 extern int __sigaction(int, const struct sigaction *, struct sigaction *);
 
@@ -109,6 +113,9 @@ void world_thread_begin(void)
             atomic_store(&w.slots[i].parked_gen, 0);
             tls_slot = &w.slots[i];
             atomic_fetch_add(&w.live, 1);
+            if (tls_created)
+                atomic_fetch_sub(&w.pending, 1);
+            tls_created = 0;
             /* a stopper that looked at the slots before this one was taken
              * neither signals nor waits for this thread: park before the
              * program's code runs */
@@ -120,6 +127,14 @@ void world_thread_begin(void)
     }
     w.unreliable = 1; /* more threads than slots: count instead */
 }
+
+void world_thread_created(int delta)
+{
+    if (w.enabled)
+        atomic_fetch_add(&w.pending, delta);
+}
+
+void world_thread_announced(void) { tls_created = 1; }
 
 void world_thread_end(void)
 {
@@ -138,6 +153,7 @@ void world_after_fork(void)
         if (&w.slots[i] != tls_slot)
             atomic_store(&w.slots[i].tid, 0);
     atomic_store(&w.live, tls_slot ? 1 : 0);
+    atomic_store(&w.pending, 0);
     atomic_store(&w.lock, 0);
     atomic_store(&w.gen, 0);
     w.depth = 0;
@@ -148,6 +164,11 @@ void world_after_fork(void)
 }
 
 int world_shared(void)
+{
+    return w.enabled && atomic_load(&w.live) + atomic_load(&w.pending) > 1;
+}
+
+int world_others_registered(void)
 {
     return w.enabled && atomic_load(&w.live) > 1;
 }

@@ -13,6 +13,14 @@ int world_init(void);
 /* Registers / releases the calling thread. */
 void world_thread_begin(void);
 void world_thread_end(void);
+/* The creator of a thread announces it (+1) before the thread exists and
+ * withdraws it (-1) if creation fails; the new thread, first thing, calls
+ * world_thread_announced() and then world_thread_begin(), which ends its
+ * pending state.  A pending thread makes the world shared: windows opened
+ * meanwhile stop the world, and the new thread, registering, parks until
+ * they close instead of running the program's code on an open page. */
+void world_thread_created(int delta);
+void world_thread_announced(void);
 /* In a forked child: only the calling thread remains. */
 void world_after_fork(void);
 
@@ -22,8 +30,14 @@ void world_after_fork(void);
 int world_stop(void);
 void world_resume(void);
 
-/* More than one registered thread: windows need the world stopped. */
+/* More than one thread, registered or being created: windows need the
+ * world stopped. */
 int world_shared(void);
+/* Another registered thread runs (a window that does not stop the world,
+ * such as a blocking system call, is exposed to it).  A thread still being
+ * created is not counted: it runs none of the program's code during such a
+ * window unless it registers in it, which is not detected. */
+int world_others_registered(void);
 int world_owns_signal(int sig);
 
 #endif

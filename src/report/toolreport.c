@@ -150,7 +150,6 @@ static void free_array(item *v, size_t n)
 /* ---- reading the records ---- */
 
 typedef struct reading {
-    memtap_trace *t;
     renderer *r;
     symbolizer *sym;
     items found;
@@ -440,7 +439,6 @@ int tool_report(memtap_trace *t, symbolizer *sym,
     render_options ro = { RENDER_MADT, RENDER_SYMBOLIC, 0 };
     reading rd;
     memset(&rd, 0, sizeof rd);
-    rd.t = t;
     rd.sym = sym;
     rd.chunk = opt->chunk;
     rd.r = renderer_create(sym, &ro, out);

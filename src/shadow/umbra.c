@@ -282,11 +282,6 @@ const struct memtap_shadow_fast *memtap_shadow_fast_of(const memtap_shadow *s)
     return &s->fast;
 }
 
-memtap_shadow *memtap_shadow_of(const memtap_shadow_thread *t)
-{
-    return ((const thread_state *)(const void *)t)->space;
-}
-
 /* ---- threads ---- */
 
 static void reset_caches(thread_state *t, uint64_t gen)
