@@ -15,6 +15,14 @@ int cmd_symbolize(int argc, char **argv);
 int cmd_info(int argc, char **argv);
 int cmd_analyze(int argc, char **argv);
 int cmd_tool(int argc, char **argv); /* heat, share, uninit */
+int cmd_instrument(int argc, char **argv);
+
+struct select_params;
+/* The selection options analyze and instrument share: 'w' --omega,
+ * 'c' --chunk, 's' --scores, 'n' --nonselective.  Returns 0, or 1 after
+ * printing an error. */
+int cli_select_option(int c, const char *arg, struct select_params *p,
+                      const char *cmd);
 
 /* How cli_trace_program runs a program. */
 typedef struct trace_launch {

@@ -388,6 +388,31 @@ static int parse_u64(const char *s, int base, uint64_t *out)
     return 0;
 }
 
+int cli_select_option(int c, const char *arg, select_params *p,
+                      const char *cmd)
+{
+    char *end;
+    switch (c) {
+    case 'w':
+        p->omega = strtod(arg, &end);
+        if (end == arg || *end)
+            return cli_error(cmd, "--omega: not a number: %s", arg);
+        return 0;
+    case 'c':
+        if (parse_u64(arg, 0, &p->chunk))
+            return cli_error(cmd, "--chunk: not a size: %s", arg);
+        return 0;
+    case 's':
+        if (sscanf(arg, "%u,%u,%u", &p->scores.s1, &p->scores.s2,
+                   &p->scores.s3) != 3)
+            return cli_error(cmd, "--scores: expected S1,S2,S3");
+        return 0;
+    default: /* 'n' */
+        p->nonselective = 1;
+        return 0;
+    }
+}
+
 static int parse_opts(int argc, char **argv, analyze_opts *o, const char **path)
 {
     static const struct option longs[] = {
@@ -407,25 +432,14 @@ static int parse_opts(int argc, char **argv, analyze_opts *o, const char **path)
     int c;
     optind = 1;
     while ((c = getopt_long(argc, argv, "h", longs, NULL)) != -1) {
-        char *end;
         uint64_t v;
         switch (c) {
         case 'w':
-            o->params.omega = strtod(optarg, &end);
-            if (end == optarg || *end)
-                return cli_error("analyze", "--omega: not a number: %s", optarg) + 1;
-            break;
         case 'c':
-            if (parse_u64(optarg, 0, &o->params.chunk))
-                return cli_error("analyze", "--chunk: not a size: %s", optarg) + 1;
-            break;
         case 's':
-            if (sscanf(optarg, "%u,%u,%u", &o->params.scores.s1,
-                       &o->params.scores.s2, &o->params.scores.s3) != 3)
-                return cli_error("analyze", "--scores: expected S1,S2,S3") + 1;
-            break;
         case 'n':
-            o->params.nonselective = 1;
+            if (cli_select_option(c, optarg, &o->params, "analyze"))
+                return 2;
             break;
         case 'p':
             o->profile = optarg;

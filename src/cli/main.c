@@ -19,6 +19,8 @@ static const char usage[] =
     "  info       what a trace holds: process, ending, modules, file state\n"
     "  analyze    which memory instructions selective instrumentation would\n"
     "             instrument in an ELF file, and the accuracy that buys\n"
+    "  instrument write a copy of a program whose selected memory\n"
+    "             instructions log their accesses (run it with 'memtap run')\n"
     "  heat       run a program and report its hottest data (shadow memory)\n"
     "  share      run a program and report data shared, or falsely shared,\n"
     "             between its threads\n"
@@ -65,6 +67,8 @@ int main(int argc, char **argv)
     if (strcmp(cmd, "heat") == 0 || strcmp(cmd, "share") == 0 ||
         strcmp(cmd, "uninit") == 0)
         return cmd_tool(argc - 1, argv + 1);
+    if (strcmp(cmd, "instrument") == 0)
+        return cmd_instrument(argc - 1, argv + 1);
     if (strcmp(cmd, "show") == 0)
         return cmd_show(argc - 1, argv + 1);
     cli_error(cmd, "unknown command (try 'memtap --help')");

@@ -6,6 +6,7 @@
  */
 #define _GNU_SOURCE
 #include "modules.h"
+#include "rewritten.h"
 
 #include "fault.h"
 #include "trace/chunk.h"
@@ -297,6 +298,7 @@ void modules_rescan(void)
         }
     }
     unlock();
+    rewritten_scan();
     tracer_internal_leave();
 }
 

@@ -16,6 +16,7 @@
 #include "fault.h"
 #include "fmt.h"
 #include "rawsys.h"
+#include "rewritten.h"
 #include "tools.h"
 #include "trace/chunk.h"
 
@@ -363,7 +364,7 @@ static tracer_thread *thread_claim(uint32_t tid)
 
 static void append(tracer_thread *t, uint8_t kind, uint8_t flags,
                    uint64_t pc, uint64_t addr, uint64_t size, uint64_t addr2,
-                   uint64_t aux);
+                   uint64_t aux, uint32_t count);
 
 static tracer_thread *self(void)
 {
@@ -379,7 +380,7 @@ static tracer_thread *self(void)
     tls_self = t;
     if (!tls_exited)
         append(t, MEMTAP_EV_THREAD_START, 0, 0,
-               (uint64_t)pthread_self(), 0, 0, 0);
+               (uint64_t)pthread_self(), 0, 0, 0, 1);
     return t;
 }
 
@@ -415,7 +416,7 @@ static void unlock(tracer_thread *t) { atomic_store(&t->lock, 0); }
 
 static void append(tracer_thread *t, uint8_t kind, uint8_t flags,
                    uint64_t pc, uint64_t addr, uint64_t size, uint64_t addr2,
-                   uint64_t aux)
+                   uint64_t aux, uint32_t count)
 {
     if (!try_lock(t)) {
         atomic_fetch_add(&g.dropped, 1);
@@ -434,7 +435,7 @@ static void append(tracer_thread *t, uint8_t kind, uint8_t flags,
         r->kind = kind;
         r->flags = flags;
         r->reserved = 0;
-        r->count = 1;
+        r->count = count;
         t->n++;
     } else {
         atomic_fetch_add(&g.dropped, 1);
@@ -444,18 +445,33 @@ static void append(tracer_thread *t, uint8_t kind, uint8_t flags,
     unlock(t);
 }
 
-void tracer_emit(uint8_t kind, uint8_t flags, uint64_t pc, uint64_t addr,
-                 uint64_t size, uint64_t addr2, uint64_t aux)
+static void emit(uint8_t kind, uint8_t flags, uint64_t pc, uint64_t addr,
+                 uint64_t size, uint64_t addr2, uint64_t aux, uint32_t count)
 {
     if (!g.enabled || tools_event(kind, pc, addr, size, addr2))
         return;
     tls_internal++; /* what libc does for us here is not the program's */
     tracer_thread *t = self();
     if (t)
-        append(t, kind, flags, pc, addr, size, addr2, aux);
+        append(t, kind, flags, pc, addr, size, addr2, aux, count);
     else
         atomic_fetch_add(&g.dropped, 1);
     tracer_internal_leave();
+}
+
+void tracer_emit(uint8_t kind, uint8_t flags, uint64_t pc, uint64_t addr,
+                 uint64_t size, uint64_t addr2, uint64_t aux)
+{
+    /* accesses a rewritten module logged come first */
+    if (kind != MEMTAP_EV_LOAD && kind != MEMTAP_EV_STORE)
+        rewritten_sync();
+    emit(kind, flags, pc, addr, size, addr2, aux, 1);
+}
+
+void tracer_emit_count(uint8_t kind, uint64_t pc, uint64_t addr,
+                       uint64_t size, uint32_t count)
+{
+    emit(kind, 0, pc, addr, size, 0, 0, count);
 }
 
 void tracer_flush_all(void)
@@ -473,8 +489,9 @@ void tracer_thread_exit(void)
     tracer_thread *t = tls_self;
     if (!t || !g.enabled)
         return;
+    rewritten_thread_exit();
     tools_thread_exit();
-    append(t, MEMTAP_EV_THREAD_EXIT, 0, 0, 0, 0, 0, 0);
+    append(t, MEMTAP_EV_THREAD_EXIT, 0, 0, 0, 0, 0, 0, 1);
     if (try_lock(t)) {
         flush_locked(t);
         unlock(t);
@@ -492,6 +509,7 @@ void tracer_finish(const char *how, int code)
         return;
     if (atomic_exchange(&g.finished, 1))
         return;
+    rewritten_sync();
     tools_finish();
     tracer_flush_all();
     char text[512];
@@ -542,7 +560,7 @@ void tracer_after_fork_child(void)
     open_output();
     if (tls_self)
         append(tls_self, MEMTAP_EV_THREAD_START, 0, 0,
-               (uint64_t)pthread_self(), 0, 0, 0);
+               (uint64_t)pthread_self(), 0, 0, 0, 1);
 }
 
 void tracer_init(void)

@@ -20,6 +20,11 @@ int tracer_enabled(void);
 void tracer_emit(uint8_t kind, uint8_t flags, uint64_t pc, uint64_t addr,
                  uint64_t size, uint64_t addr2, uint64_t aux);
 
+/* Appends an access record that stands for count accesses (rewritten
+ * programs in ma and aia modes). */
+void tracer_emit_count(uint8_t kind, uint64_t pc, uint64_t addr,
+                       uint64_t size, uint32_t count);
+
 /* Next allocation number (MadT's dynamic memory counter). */
 uint64_t tracer_next_alloc_id(void);
 

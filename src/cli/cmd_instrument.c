@@ -1,0 +1,131 @@
+/*
+ * cmd_instrument.c - "memtap instrument": writes a copy of a program or
+ * shared library whose selected memory instructions log their accesses
+ * (the static engine), and says what it did.
+ */
+#define _GNU_SOURCE
+#include "cli.h"
+
+#include "rewrite/abi.h"
+#include "rewrite/rewrite.h"
+
+#include <getopt.h>
+#include <inttypes.h>
+#include <string.h>
+
+static const char usage[] =
+    "usage: memtap instrument PROGRAM -o OUTPUT [options]\n"
+    "\n"
+    "Writes OUTPUT, a copy of PROGRAM (an x86-64 executable, PIE or not, or a\n"
+    "shared library) in which the memory instructions the static analysis\n"
+    "selects log their effective addresses.  The original code stays where\n"
+    "it is: each selected instruction jumps to a trampoline in a segment\n"
+    "added to the file, which logs and runs the instructions it displaced.\n"
+    "Run the result with 'memtap run OUTPUT ARGS' (it writes the same .mtr\n"
+    "traces); run without memtap it behaves as PROGRAM and logs nothing.\n"
+    "\n"
+    "  -o, --output FILE      the instrumented copy (never PROGRAM itself)\n"
+    "  --omega W              cost factor in [0, 1] (default 0.25)\n"
+    "  --chunk C              chunk size in bytes (default 64)\n"
+    "  --scores S1,S2,S3      distance scores (default 1,3,5)\n"
+    "  --nonselective         instrument every memory instruction\n"
+    "  --mode log|ma|aia      what a record counts: 1 access (log), the\n"
+    "                         accesses of its class (ma), or those of its\n"
+    "                         class and the classes it stands for (aia)\n"
+    "  -q, --quiet            no summary\n"
+    "  -h, --help             show this help\n";
+
+static int parse_mode(const char *s)
+{
+    if (strcmp(s, "log") == 0)
+        return MT_MODE_LOG;
+    if (strcmp(s, "ma") == 0)
+        return MT_MODE_MA;
+    if (strcmp(s, "aia") == 0)
+        return MT_MODE_AIA;
+    return -1;
+}
+
+static void summary(const char *in, const char *out, const rewrite_options *o,
+                    const rewrite_report *r)
+{
+    static const char *const modes[] = { "log", "ma", "aia" };
+    printf("memtap instrument: %s -> %s\n", in, out);
+    if (o->params.nonselective)
+        printf("  selection          non-selective, mode %s\n", modes[o->mode]);
+    else
+        printf("  selection          omega %.2f, chunk %" PRIu64 " B, mode %s\n",
+               o->params.omega, o->params.chunk, modes[o->mode]);
+    printf("  instructions       %" PRIu64 " (%" PRIu64 " with memory operands)\n",
+           r->insns, r->mem_insns);
+    printf("  memory operands    %" PRIu64 ", selected %" PRIu64
+           " (static MA %.3f, AIA %.3f)\n",
+           r->exprs, r->selected, r->ma, r->aia);
+    printf("  instrumented       %" PRIu64 " operands at %" PRIu64
+           " patched places (%" PRIu64 " more instructions moved)\n",
+           r->sites, r->windows, r->displaced);
+    uint64_t lost = r->no_room + r->indirect_call + r->gs_segment + r->gap_code;
+    printf("  not instrumented   %" PRIu64, lost);
+    if (lost)
+        printf(" (no room for a jump: %" PRIu64 ", call through memory or "
+               "register: %" PRIu64 ", %%gs: %" PRIu64 ", unreached code: %"
+               PRIu64 ")",
+               r->no_room, r->indirect_call, r->gs_segment, r->gap_code);
+    printf("\n  new segment        %" PRIu64 " bytes at 0x%" PRIx64 "\n",
+           r->segment_bytes, r->segment_vaddr);
+}
+
+int cmd_instrument(int argc, char **argv)
+{
+    static const struct option longs[] = {
+        { "output", required_argument, NULL, 'o' },
+        { "omega", required_argument, NULL, 'w' },
+        { "chunk", required_argument, NULL, 'c' },
+        { "scores", required_argument, NULL, 's' },
+        { "nonselective", no_argument, NULL, 'n' },
+        { "mode", required_argument, NULL, 'm' },
+        { "quiet", no_argument, NULL, 'q' },
+        { "help", no_argument, NULL, 'h' },
+        { NULL, 0, NULL, 0 },
+    };
+    rewrite_options o;
+    memset(&o, 0, sizeof o);
+    select_params_default(&o.params);
+    const char *out = NULL;
+    int quiet = 0, c;
+    while ((c = getopt_long(argc, argv, "o:qh", longs, NULL)) != -1) {
+        switch (c) {
+        case 'o': out = optarg; break;
+        case 'q': quiet = 1; break;
+        case 'm':
+            o.mode = parse_mode(optarg);
+            if (o.mode < 0)
+                return cli_error("--mode", "'%s': expected log, ma or aia", optarg);
+            break;
+        case 'w':
+        case 'c':
+        case 's':
+        case 'n':
+            if (cli_select_option(c, optarg, &o.params, "instrument"))
+                return 2;
+            break;
+        case 'h': fputs(usage, stdout); return 0;
+        default: fputs(usage, stderr); return 2;
+        }
+    }
+    if (optind != argc - 1 || !out) {
+        fputs(usage, stderr);
+        return 2;
+    }
+    const char *why = select_params_check(&o.params);
+    if (why)
+        return cli_error("instrument", "%s", why);
+    const char *in = argv[optind];
+    rewrite_report rep;
+    char err[512];
+    if (rewrite_file(in, out, &o, &rep, err, sizeof err) != 0)
+        return cli_error(in, "%s", err);
+    if (!quiet)
+        summary(in, out, &o, &rep);
+    return 0;
+}

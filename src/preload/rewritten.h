@@ -1,0 +1,18 @@
+/*
+ * rewritten.h - the runtime of files rewritten by `memtap instrument`,
+ * hosted by libmemtap.so (see rewritten.c).
+ */
+#ifndef MEMTAP_PRELOAD_REWRITTEN_H
+#define MEMTAP_PRELOAD_REWRITTEN_H
+
+/* Hooks the rewritten modules loaded now (start-up, after dlopen). */
+void rewritten_scan(void);
+/* Turns the calling thread's logged entries into records (before any
+ * other event of the thread, and at the end). */
+void rewritten_sync(void);
+/* The calling thread ends: its entries are written, later ones dropped. */
+void rewritten_thread_exit(void);
+/* How many rewritten modules are hooked. */
+int rewritten_modules(void);
+
+#endif

@@ -1,0 +1,65 @@
+/*
+ * rewrite/abi.h - what a rewritten ELF file and memtap's runtime agree on.
+ *
+ * `memtap instrument` turns a spare PT_NOTE program header into a PT_LOAD
+ * segment (read + execute) that it appends to the file.  The segment
+ * starts with this header, then the site table, then the log stub and the
+ * trampolines.  Each patched site jumps to its trampoline, which saves
+ * rax, rcx and rdx below the red zone, puts the site's index in eax and
+ * the effective address in rdx, and calls the stub; the stub appends
+ * {site | module tag << 24, address} to the calling thread's buffer and
+ * returns.  No instruction on this path changes the flags.
+ *
+ * The stub starts with `ret`: a rewritten program run without the runtime
+ * logs nothing and behaves as the original.  The runtime (in
+ * libmemtap.so), at start-up, makes the segment's first pages writable
+ * for a moment, fills in the TLS offsets of its buffer cursor, the module
+ * tag and the flush function, and turns that `ret` into a `nop`.
+ */
+#ifndef MEMTAP_REWRITE_ABI_H
+#define MEMTAP_REWRITE_ABI_H
+
+#include <stdint.h>
+
+#define MT_REWRITE_MAGIC "MTREWR01"
+#define MT_REWRITE_VERSION 1u
+#define MT_TLS_PATCHES 8
+#define MT_SITE_BITS 24          /* site index bits; the tag is above */
+
+enum mt_mode { MT_MODE_LOG = 0, MT_MODE_MA = 1, MT_MODE_AIA = 2 };
+enum mt_tls_field { MT_TLS_CURSOR = 0, MT_TLS_REMAINING = 1 };
+
+typedef struct mt_rewrite_header {
+    char magic[8];               /* MT_REWRITE_MAGIC */
+    uint32_t version;
+    uint32_t mode;               /* enum mt_mode */
+    uint32_t nsites;
+    uint32_t ntls;               /* used entries of tls_disp */
+    uint64_t segment_vaddr;      /* link-time address of this header */
+    uint64_t segment_size;
+    uint64_t sites;              /* offsets from the header: site table */
+    uint64_t stub;               /* the stub's first byte (ret -> nop) */
+    uint64_t tag_disp;           /* disp32 that adds the module tag */
+    uint64_t flush_slot;         /* 8 bytes: address of the flush function */
+    uint64_t tls_disp[MT_TLS_PATCHES]; /* disp32 fields of %fs: accesses */
+    uint8_t tls_field[MT_TLS_PATCHES]; /* enum mt_tls_field of each */
+    double omega;
+    uint64_t chunk;
+} mt_rewrite_header;
+
+/* One instrumented memory operand. */
+typedef struct mt_site {
+    uint64_t pc;                 /* link-time address of its instruction */
+    uint32_t count;              /* accesses one record stands for */
+    uint16_t size;               /* bytes accessed */
+    uint8_t read, write;
+} mt_site;
+
+/* What the stub appends to a thread's buffer. */
+typedef struct mt_entry {
+    uint32_t site;               /* index | module tag << MT_SITE_BITS */
+    uint32_t reserved;
+    uint64_t addr;
+} mt_entry;
+
+#endif

@@ -1,0 +1,53 @@
+/*
+ * rewrite/emit.h - machine code for the rewriter, encoded by Zydis: the log
+ * stub of a rewritten file, the trampolines of its patched sites, and the
+ * relocation of the instructions they displace.
+ */
+#ifndef MEMTAP_REWRITE_EMIT_H
+#define MEMTAP_REWRITE_EMIT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "rewrite/abi.h"
+#include "x86/insn.h"
+
+/* Code being laid out at a known link-time address. */
+typedef struct code_buf {
+    uint8_t *p;
+    size_t len, cap;
+    uint64_t base;       /* link-time address of p[0] */
+    int failed;          /* an instruction could not be encoded, or no room */
+} code_buf;
+
+static inline uint64_t code_here(const code_buf *b) { return b->base + b->len; }
+
+/* Emits the log stub at the buffer's end and records the offsets the
+ * runtime patches (relative to header_vaddr) in h.  flush_slot is the
+ * link-time address of the flush function's slot.  Returns 0 or -1. */
+int emit_stub(code_buf *b, uint64_t header_vaddr, uint64_t flush_slot,
+              mt_rewrite_header *h);
+
+/* Emits the logging of one memory operand of insn (site index `site`)
+ * through the stub at stub_addr.  Returns 0, or -1 when the operand's
+ * address cannot be computed here (gs segment). */
+int emit_log(code_buf *b, const x86_insn *insn, const x86_mem *m,
+             uint32_t site, uint64_t stub_addr);
+
+/* Emits insn (originally at insn->addr) at the buffer's end: its bytes as
+ * they are, re-encoded when it addresses memory relative to rip.  Returns
+ * 0 or -1. */
+int emit_relocated(code_buf *b, const x86_insn *insn, const uint8_t *bytes);
+
+/* Emits a jump to target. */
+int emit_jump(code_buf *b, uint64_t target);
+/* Emits the conditional jump insn with its original target. */
+int emit_jcc(code_buf *b, const x86_insn *insn);
+/* Emits a call of target that returns to ret (the original next
+ * instruction, so that returns and unwinding see the original code). */
+int emit_call(code_buf *b, uint64_t target, uint64_t ret);
+
+/* The 5-byte `jmp rel32` from `from` to `to` (|to - from| < 2 GiB). */
+void encode_patch_jump(uint8_t out[5], uint64_t from, uint64_t to);
+
+#endif

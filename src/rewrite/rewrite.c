@@ -1,0 +1,527 @@
+/*
+ * rewrite/rewrite.c - the ELF rewriter: checks the input, runs the static
+ * analysis, plans a patch window at each selected instruction (whole
+ * instructions of its basic block, at least the 5 bytes of a jmp rel32,
+ * never past the block's end), emits the trampolines into a new segment,
+ * and writes the copy: original bytes, the jumps over the windows, the
+ * spare PT_NOTE header turned into the segment's PT_LOAD, the segment at
+ * the end of the file.
+ */
+#define _GNU_SOURCE
+#include "rewrite/rewrite.h"
+
+#include "rewrite/emit.h"
+#include "select/analysis.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define PAGE 4096u
+#define JMP_LEN 5
+
+static int fail(char *err, size_t cap, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static int fail(char *err, size_t cap, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, cap, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+static uint64_t align_up(uint64_t v, uint64_t a) { return (v + a - 1) & ~(a - 1); }
+
+/* ---- the input file ---- */
+
+typedef struct input {
+    uint8_t *bytes;
+    size_t size;
+    GElf_Ehdr eh;
+    GElf_Phdr *ph;
+    size_t nph;
+    int note;                  /* index of the PT_NOTE to convert */
+    uint64_t load_end;         /* highest end of a PT_LOAD (vaddr) */
+} input;
+
+static int read_file(const char *path, input *in, char *err, size_t cap)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) != 0) {
+        if (fd >= 0)
+            close(fd);
+        return fail(err, cap, "%s", strerror(errno));
+    }
+    in->size = (size_t)st.st_size;
+    in->bytes = malloc(in->size ? in->size : 1);
+    size_t got = 0;
+    while (in->bytes && got < in->size) {
+        ssize_t n = read(fd, in->bytes + got, in->size - got);
+        if (n <= 0)
+            break;
+        got += (size_t)n;
+    }
+    close(fd);
+    if (!in->bytes || got != in->size)
+        return fail(err, cap, "cannot read the file");
+    return 0;
+}
+
+/* Checks what can be rewritten: a dynamically linked x86-64 executable or
+ * shared library with a PT_NOTE header to spare. */
+static int check_input(input *in, char *err, size_t cap)
+{
+    elf_version(EV_CURRENT);
+    Elf *e = elf_memory((char *)in->bytes, in->size);
+    int rc = 0;
+    if (!e || elf_kind(e) != ELF_K_ELF || !gelf_getehdr(e, &in->eh)) {
+        rc = fail(err, cap, "not an ELF file");
+    } else if (gelf_getclass(e) != ELFCLASS64 || in->eh.e_machine != EM_X86_64) {
+        rc = fail(err, cap, "not an x86-64 ELF file");
+    } else if (in->eh.e_type != ET_EXEC && in->eh.e_type != ET_DYN) {
+        rc = fail(err, cap, "not an executable or shared library");
+    } else if (elf_getphdrnum(e, &in->nph) != 0 || in->nph == 0) {
+        rc = fail(err, cap, "no program headers");
+    }
+    if (rc) {
+        if (e)
+            elf_end(e);
+        return rc;
+    }
+    in->ph = calloc(in->nph, sizeof *in->ph);
+    int dynamic = 0, loads = 0;
+    in->note = -1;
+    for (size_t i = 0; in->ph && i < in->nph; i++) {
+        if (!gelf_getphdr(e, (int)i, &in->ph[i])) {
+            rc = fail(err, cap, "corrupt program header %zu", i);
+            break;
+        }
+        const GElf_Phdr *p = &in->ph[i];
+        if (p->p_type == PT_LOAD) {
+            loads++;
+            if (p->p_offset + p->p_filesz > in->size ||
+                p->p_vaddr + p->p_memsz < p->p_vaddr) {
+                rc = fail(err, cap, "segment %zu lies outside the file", i);
+                break;
+            }
+            if (p->p_vaddr + p->p_memsz > in->load_end)
+                in->load_end = p->p_vaddr + p->p_memsz;
+        }
+        dynamic |= p->p_type == PT_DYNAMIC;
+        if (p->p_type == PT_NOTE && in->note < 0)
+            in->note = (int)i;
+    }
+    elf_end(e);
+    if (rc)
+        return rc;
+    if (!in->ph)
+        return fail(err, cap, "out of memory");
+    if (!loads)
+        return fail(err, cap, "no loadable segment");
+    if (!dynamic)
+        return fail(err, cap, "static executable: the runtime is loaded with "
+                              "LD_PRELOAD, which a statically linked program "
+                              "never does (link it dynamically)");
+    if (in->note < 0)
+        return fail(err, cap, "no PT_NOTE program header to turn into the "
+                              "trampolines' segment");
+    return 0;
+}
+
+/* File offset of the bytes at vaddr, or -1. */
+static int64_t offset_of(const input *in, uint64_t vaddr, uint64_t len)
+{
+    for (size_t i = 0; i < in->nph; i++) {
+        const GElf_Phdr *p = &in->ph[i];
+        if (p->p_type == PT_LOAD && vaddr >= p->p_vaddr &&
+            vaddr + len <= p->p_vaddr + p->p_filesz)
+            return (int64_t)(vaddr - p->p_vaddr + p->p_offset);
+    }
+    return -1;
+}
+
+/* ---- planning and emitting ---- */
+
+typedef struct insn_vec {
+    x86_insn *v;
+    size_t n, cap;
+} insn_vec;
+
+static void collect(const x86_insn *x, void *arg)
+{
+    insn_vec *iv = arg;
+    if (iv->n == iv->cap) {
+        size_t cap = iv->cap ? iv->cap * 2 : 32;
+        x86_insn *v = realloc(iv->v, cap * sizeof *v);
+        if (!v) {
+            iv->cap = SIZE_MAX; /* marks the failure */
+            return;
+        }
+        iv->v = v;
+        iv->cap = cap;
+    }
+    iv->v[iv->n++] = *x;
+}
+
+typedef struct rewriter {
+    const rewrite_options *opt;
+    analysis *a;
+    input *in;
+    uint8_t *text;            /* copy of the input being patched */
+    code_buf code;            /* the segment */
+    mt_site *sites;
+    uint32_t nsites, max_sites;
+    uint64_t header_vaddr, stub_addr;
+    rewrite_report *rep;
+} rewriter;
+
+static uint32_t site_count(const rewriter *r, const sel_expr *x)
+{
+    switch (r->opt->mode) {
+    case MT_MODE_MA: return x->class_size;
+    case MT_MODE_AIA: return x->aia_count;
+    default: return 1;
+    }
+}
+
+/* The explicit memory operand of insn that expression k of it stands for. */
+static const x86_mem *operand_of(const x86_insn *insn, unsigned k)
+{
+    for (unsigned i = 0; i < insn->nmem; i++) {
+        const x86_mem *m = &insn->mem[i];
+        if (m->kind == X86_MEM_ACCESS && m->implicit == X86_IMPL_NONE && k-- == 0)
+            return m;
+    }
+    return NULL;
+}
+
+/* Whether an instruction can move into a trampoline, and whether it ends
+ * the window (the trampoline then needs no jump back). */
+static int movable(const x86_insn *x, int *ends)
+{
+    *ends = 0;
+    switch (x->flow) {
+    case X86_FLOW_NEXT:
+    case X86_FLOW_SYSCALL:
+        return 1;
+    case X86_FLOW_JUMP:
+    case X86_FLOW_IJUMP:
+    case X86_FLOW_RET:
+    case X86_FLOW_CALL:
+        *ends = 1;
+        return 1;
+    case X86_FLOW_JCC:
+        return 1; /* the block's last: the window ends with it */
+    default:
+        return 0; /* calls through memory or registers */
+    }
+}
+
+/* Emits the logging of insn's selected operands; exprs are its block's. */
+static int emit_logs(rewriter *r, const x86_insn *insn, const sel_expr *x,
+                     uint32_t nx)
+{
+    unsigned k = 0;
+    for (uint32_t i = 0; i < nx; i++) {
+        if (x[i].addr != insn->addr)
+            continue;
+        const x86_mem *m = operand_of(insn, k++);
+        if (!x[i].selected)
+            continue;
+        if (!m || r->nsites == r->max_sites ||
+            emit_log(&r->code, insn, m, r->nsites, r->stub_addr) != 0) {
+            if (m && m->segment == ZYDIS_REGISTER_GS) {
+                r->rep->gs_segment++;
+                continue;
+            }
+            return -1;
+        }
+        mt_site *s = &r->sites[r->nsites++];
+        s->pc = insn->addr;
+        s->count = site_count(r, &x[i]);
+        s->size = (uint16_t)x[i].size;
+        s->read = x[i].read;
+        s->write = x[i].write;
+        r->rep->sites++;
+    }
+    return 0;
+}
+
+static uint32_t selected_in(const x86_insn *insn, const sel_expr *x, uint32_t nx)
+{
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < nx; i++)
+        n += x[i].addr == insn->addr && x[i].selected;
+    return n;
+}
+
+/* Patches the window of instructions [first, last] of a block. */
+static int patch_window(rewriter *r, const x86_insn *w, size_t count,
+                        const sel_expr *x, uint32_t nx)
+{
+    uint64_t start = w[0].addr;
+    uint64_t end = w[count - 1].addr + w[count - 1].length;
+    int64_t off = offset_of(r->in, start, end - start);
+    if (off < 0)
+        return -1;
+    uint64_t tramp = code_here(&r->code);
+    int ends = 0;
+    for (size_t k = 0; k < count; k++) {
+        const uint8_t *bytes = r->in->bytes + off + (w[k].addr - start);
+        if (emit_logs(r, &w[k], x, nx) != 0)
+            return -1;
+        movable(&w[k], &ends);
+        int bad;
+        switch (w[k].flow) {
+        case X86_FLOW_JUMP: bad = emit_jump(&r->code, w[k].target); break;
+        case X86_FLOW_JCC: bad = emit_jcc(&r->code, &w[k]); break;
+        case X86_FLOW_CALL:
+            bad = emit_call(&r->code, w[k].target, w[k].addr + w[k].length);
+            break;
+        default: bad = emit_relocated(&r->code, &w[k], bytes); break;
+        }
+        if (bad)
+            return -1;
+    }
+    if (!ends)
+        emit_jump(&r->code, end);
+    if (r->code.failed)
+        return -1;
+    encode_patch_jump(r->text + off, start, tramp);
+    memset(r->text + off + JMP_LEN, 0xcc, end - start - JMP_LEN);
+    r->rep->windows++;
+    r->rep->displaced += count - 1;
+    return 0;
+}
+
+static void count_unpatched(rewriter *r, uint32_t n, int indirect_call)
+{
+    if (indirect_call)
+        r->rep->indirect_call += n;
+    else
+        r->rep->no_room += n;
+}
+
+static int rewrite_block(rewriter *r, size_t bi, insn_vec *iv)
+{
+    const cfg_block *b = &r->a->cfg->blocks[bi];
+    const analysis_block *ab = &r->a->blocks[bi];
+    const sel_expr *x = r->a->exprs + ab->first_expr;
+    uint32_t nx = ab->sel.n;
+    if (!ab->sel.selected)
+        return 0;
+    if (b->flags & CFG_BLOCK_GAP) {
+        r->rep->gap_code += ab->sel.selected;
+        return 0;
+    }
+    iv->n = 0;
+    if (analysis_block_insns(r->a, b, collect, iv) != 0 || iv->cap == SIZE_MAX)
+        return -1;
+    for (size_t i = 0; i < iv->n;) {
+        uint32_t sel = selected_in(&iv->v[i], x, nx);
+        if (!sel) {
+            i++;
+            continue;
+        }
+        size_t j = i;
+        uint64_t len = 0;
+        int ends = 0, ok = 1;
+        while (len < JMP_LEN && j < iv->n && ok && !ends) {
+            ok = movable(&iv->v[j], &ends);
+            len += iv->v[j].length;
+            j++;
+        }
+        if (!ok || len < JMP_LEN) {
+            /* no later start in [i, j) gets further: all of them are lost */
+            uint32_t lost = 0;
+            for (size_t k = i; k < j; k++)
+                lost += selected_in(&iv->v[k], x, nx);
+            count_unpatched(r, lost, iv->v[i].flow == X86_FLOW_ICALL);
+            i = j;
+            continue;
+        }
+        if (patch_window(r, iv->v + i, j - i, x, nx) != 0)
+            return -1;
+        i = j;
+    }
+    return 0;
+}
+
+/* ---- writing ---- */
+
+static int write_output(const char *path, const char *in_path,
+                        const uint8_t *a, size_t alen, const uint8_t *b,
+                        size_t blen, size_t b_at, char *err, size_t cap)
+{
+    char tmp[4096];
+    if (snprintf(tmp, sizeof tmp, "%s.tmp-XXXXXX", path) >= (int)sizeof tmp)
+        return fail(err, cap, "output path too long");
+    int fd = mkstemp(tmp);
+    if (fd < 0)
+        return fail(err, cap, "%s: %s", path, strerror(errno));
+    struct stat st;
+    int ok = stat(in_path, &st) == 0 && fchmod(fd, st.st_mode & 07777) == 0;
+    static const uint8_t zeros[PAGE];
+    ok = ok && write(fd, a, alen) == (ssize_t)alen;
+    for (size_t at = alen; ok && at < b_at;) {
+        size_t n = b_at - at < PAGE ? b_at - at : PAGE;
+        ok = write(fd, zeros, n) == (ssize_t)n;
+        at += n;
+    }
+    ok = ok && write(fd, b, blen) == (ssize_t)blen;
+    ok = close(fd) == 0 && ok;
+    if (!ok || rename(tmp, path) != 0) {
+        int e = errno;
+        unlink(tmp);
+        return fail(err, cap, "%s: %s", path, strerror(e));
+    }
+    return 0;
+}
+
+/* Turns the PT_NOTE header into the segment's PT_LOAD, keeping the
+ * PT_LOADs in ascending order (the loader maps them assuming so). */
+static int place_segment(input *in, uint8_t *text, uint64_t off,
+                         uint64_t vaddr, uint64_t size)
+{
+    GElf_Phdr seg;
+    memset(&seg, 0, sizeof seg);
+    seg.p_type = PT_LOAD;
+    seg.p_flags = PF_R | PF_X;
+    seg.p_offset = off;
+    seg.p_vaddr = seg.p_paddr = vaddr;
+    seg.p_filesz = seg.p_memsz = size;
+    seg.p_align = PAGE;
+    size_t last_load = 0;
+    for (size_t i = 0; i < in->nph; i++)
+        if (in->ph[i].p_type == PT_LOAD)
+            last_load = i;
+    size_t from = (size_t)in->note;
+    if (from < last_load) { /* slide the headers between into its place */
+        memmove(&in->ph[from], &in->ph[from + 1],
+                (last_load - from) * sizeof *in->ph);
+        from = last_load;
+    }
+    in->ph[from] = seg;
+    if (in->eh.e_phentsize != sizeof(Elf64_Phdr) ||
+        in->eh.e_phoff + in->nph * sizeof(Elf64_Phdr) > in->size)
+        return -1;
+    for (size_t i = 0; i < in->nph; i++) {
+        Elf64_Phdr p = {
+            (Elf64_Word)in->ph[i].p_type,  (Elf64_Word)in->ph[i].p_flags,
+            in->ph[i].p_offset, in->ph[i].p_vaddr, in->ph[i].p_paddr,
+            in->ph[i].p_filesz, in->ph[i].p_memsz, in->ph[i].p_align,
+        };
+        memcpy(text + in->eh.e_phoff + i * sizeof p, &p, sizeof p);
+    }
+    return 0;
+}
+
+static int same_file(const char *a, const char *b)
+{
+    struct stat sa, sb;
+    return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev &&
+           sa.st_ino == sb.st_ino;
+}
+
+static int run(rewriter *r, const char *out, const char *in_path, char *err,
+               size_t cap)
+{
+    analysis *a = r->a;
+    rewrite_report *rep = r->rep;
+    rep->insns = a->total.insns;
+    rep->mem_insns = a->total.mem_insns;
+    rep->exprs = a->total.n;
+    rep->selected = a->total.selected;
+    rep->ma = a->total.n ? (double)a->total.ma_num / (double)a->total.n : 1.0;
+    rep->aia = a->total.n ? (double)a->total.aia_num / (double)a->total.n : 1.0;
+
+    uint64_t off = align_up(r->in->size, PAGE);
+    r->header_vaddr = align_up(r->in->load_end, PAGE) + PAGE;
+    r->max_sites = (uint32_t)a->total.selected;
+    if (r->max_sites >= (1u << MT_SITE_BITS))
+        return fail(err, cap, "%u operands selected: more than a module can "
+                              "log (%u)", r->max_sites, 1u << MT_SITE_BITS);
+    size_t sites_bytes = align_up((uint64_t)r->max_sites * sizeof(mt_site) + 8, 64);
+    r->code.cap = sizeof(mt_rewrite_header) + sites_bytes + 4096 +
+                  (size_t)a->total.selected * 160 + (size_t)a->total.insns / 4;
+    r->code.p = calloc(1, r->code.cap);
+    r->code.base = r->header_vaddr;
+    if (!r->code.p)
+        return fail(err, cap, "out of memory");
+    mt_rewrite_header h;
+    memset(&h, 0, sizeof h);
+    r->sites = (mt_site *)(void *)(r->code.p + sizeof h);
+    uint64_t flush_slot = r->header_vaddr + sizeof h + sites_bytes - 8;
+    r->code.len = sizeof h + sites_bytes;
+    if (emit_stub(&r->code, r->header_vaddr, flush_slot, &h) != 0)
+        return fail(err, cap, "cannot encode the log stub");
+    r->stub_addr = r->header_vaddr + h.stub;
+
+    insn_vec iv = { NULL, 0, 0 };
+    int rc = 0;
+    for (size_t bi = 0; bi < a->cfg->nblocks && !rc; bi++)
+        rc = rewrite_block(r, bi, &iv);
+    free(iv.v);
+    if (rc)
+        return fail(err, cap, "cannot encode a trampoline%s",
+                    r->code.failed ? " (out of room or unencodable)" : "");
+
+    memcpy(h.magic, MT_REWRITE_MAGIC, sizeof h.magic);
+    h.version = MT_REWRITE_VERSION;
+    h.mode = (uint32_t)r->opt->mode;
+    h.nsites = r->nsites;
+    h.segment_vaddr = r->header_vaddr;
+    h.segment_size = align_up(r->code.len, 16);
+    h.sites = sizeof h;
+    h.flush_slot = flush_slot - r->header_vaddr;
+    h.omega = r->opt->params.omega;
+    h.chunk = r->opt->params.chunk;
+    memcpy(r->code.p, &h, sizeof h);
+    rep->segment_vaddr = r->header_vaddr;
+    rep->segment_bytes = h.segment_size;
+    if (place_segment(r->in, r->text, off, r->header_vaddr, h.segment_size))
+        return fail(err, cap, "unusual program header table");
+    return write_output(out, in_path, r->text, r->in->size, r->code.p,
+                        h.segment_size, off, err, cap);
+}
+
+int rewrite_file(const char *in_path, const char *out, const rewrite_options *o,
+                 rewrite_report *rep, char *err, size_t cap)
+{
+    memset(rep, 0, sizeof *rep);
+    if (strcmp(in_path, out) == 0 || same_file(in_path, out))
+        return fail(err, cap, "the output would overwrite the input");
+    input in;
+    memset(&in, 0, sizeof in);
+    rewriter r;
+    memset(&r, 0, sizeof r);
+    int rc = read_file(in_path, &in, err, cap);
+    if (!rc)
+        rc = check_input(&in, err, cap);
+    if (!rc) {
+        int st = analysis_run(in_path, &o->params, &r.a);
+        if (st != 0)
+            rc = fail(err, cap, "%s", image_strerror(st));
+    }
+    if (!rc) {
+        r.opt = o;
+        r.in = &in;
+        r.rep = rep;
+        r.text = in.bytes; /* patched in place: the input file is untouched */
+        rc = run(&r, out, in_path, err, cap);
+    }
+    free(r.code.p);
+    analysis_free(r.a);
+    free(in.ph);
+    free(in.bytes);
+    return rc;
+}

@@ -1,0 +1,41 @@
+/*
+ * rewrite/rewrite.h - writes an instrumented copy of an x86-64 ELF program
+ * or shared library: the memory operands the static analysis selected log
+ * their effective address through trampolines in a segment added to the
+ * file (see rewrite/abi.h); the original code stays where it was.
+ */
+#ifndef MEMTAP_REWRITE_REWRITE_H
+#define MEMTAP_REWRITE_REWRITE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "select/select.h"
+
+typedef struct rewrite_options {
+    select_params params;     /* omega, chunk, scores, non-selective */
+    int mode;                 /* enum mt_mode */
+} rewrite_options;
+
+/* What was done, for the report; every selected operand is counted once
+ * as instrumented or under one reason it was not. */
+typedef struct rewrite_report {
+    uint64_t insns, mem_insns, exprs, selected;   /* from the analysis */
+    double ma, aia;                               /* static, whole file */
+    uint64_t sites;           /* operands that log */
+    uint64_t windows;         /* places patched with a jump */
+    uint64_t displaced;       /* instructions moved to trampolines */
+    uint64_t no_room;         /* under 5 bytes before the block ends or a
+                                 branch that cannot move */
+    uint64_t indirect_call;   /* call through memory: not moved */
+    uint64_t gs_segment;      /* %gs: operands */
+    uint64_t gap_code;        /* in code found only by scanning gaps */
+    uint64_t segment_vaddr, segment_bytes;
+} rewrite_report;
+
+/* Writes the instrumented copy of in to out (never in itself).  Returns 0,
+ * or -1 with the reason in err. */
+int rewrite_file(const char *in, const char *out, const rewrite_options *o,
+                 rewrite_report *rep, char *err, size_t errcap);
+
+#endif
