@@ -6,7 +6,6 @@
 #define _GNU_SOURCE
 #include "cli.h"
 
-#include "rewrite/abi.h"
 #include "symbols/elfimage.h"
 
 #include <elf.h>
@@ -138,18 +137,6 @@ static int check_program(const char *path)
     return 0;
 }
 
-/* Whether the program was rewritten by memtap instrument (a loadable
- * segment starting with the rewrite header): it logs its own accesses. */
-static int is_rewritten(const char *path)
-{
-    elf_image *img;
-    if (elf_image_open(path, &img) != ELF_IMAGE_OK)
-        return 0;
-    int found = elf_image_has_segment_magic(img, MT_REWRITE_MAGIC);
-    elf_image_close(img);
-    return found;
-}
-
 /* Checks that the trace path can be written, then removes it so that the
  * traced process creates it afresh. */
 static int prepare_output(const char *out, const char *prog, char *abs,
@@ -267,9 +254,7 @@ int cli_trace_program(char **prog_argv, const trace_launch *l, char *abs_out,
     if (prepare_output(l->output, prog, abs_out, cap))
         return 1;
     set_env(preload, abs_out);
-    /* a rewritten program logs its own accesses: no fault engine */
-    setenv("MEMTAP_ACCESSES", l->heap_only || is_rewritten(prog) ? "0" : "1",
-           1);
+    setenv("MEMTAP_ACCESSES", l->heap_only ? "0" : "1", 1);
     setenv("MEMTAP_WINDOW", l->from_main        ? "main"
                             : uses_marks(prog) ? "marks"
                                                : "all",

@@ -9,6 +9,7 @@
 #include "fmt.h"
 #include "modules.h"
 #include "rawsys.h"
+#include "rewritten.h"
 #include "tools.h"
 #include "signals.h"
 #include "syscalls.h"
@@ -374,6 +375,8 @@ static void start_fault_engine(void)
 {
     const char *acc = getenv("MEMTAP_ACCESSES");
     if (!acc || strcmp(acc, "1") != 0)
+        return;
+    if (rewritten_modules() > 0) /* rewritten code logs its own accesses */
         return;
     if (fault_init() != 0) {
         static const char msg[] =

@@ -352,22 +352,6 @@ int elf_image_has_dwarf(const elf_image *img) { return img->dwarf != NULL; }
 int elf_image_type(const elf_image *img) { return img->type; }
 int elf_image_has_interp(const elf_image *img) { return img->has_interp; }
 
-int elf_image_has_segment_magic(const elf_image *img, const char *magic)
-{
-    size_t nph = 0, len = strlen(magic), size = 0;
-    const char *file = elf_rawfile(img->elf, &size);
-    if (!file || elf_getphdrnum(img->elf, &nph) != 0)
-        return 0;
-    for (size_t i = 0; i < nph; i++) {
-        GElf_Phdr ph;
-        if (gelf_getphdr(img->elf, (int)i, &ph) && ph.p_type == PT_LOAD &&
-            ph.p_filesz >= len && ph.p_offset + len <= size &&
-            memcmp(file + ph.p_offset, magic, len) == 0)
-            return 1;
-    }
-    return 0;
-}
-
 int elf_image_imports(const elf_image *img, const char *name)
 {
     Elf_Scn *scn = NULL;

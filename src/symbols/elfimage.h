@@ -44,8 +44,6 @@ int elf_image_has_dwarf(const elf_image *img);
 /* ELF type (ET_EXEC, ET_DYN, ...) and whether it has a PT_INTERP. */
 int elf_image_type(const elf_image *img);
 int elf_image_has_interp(const elf_image *img);
-/* Whether a loadable segment's bytes start with magic. */
-int elf_image_has_segment_magic(const elf_image *img, const char *magic);
 
 /* Whether the dynamic symbol table refers to (imports) name. */
 int elf_image_imports(const elf_image *img, const char *name);
