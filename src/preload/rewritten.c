@@ -21,6 +21,7 @@
 #include "tracer.h"
 
 #include <link.h>
+#include <stdlib.h>
 #include <stdatomic.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -49,6 +50,8 @@ static struct {
     rt_module mods[MAX_MODULES];
     _Atomic uint32_t nmods;
     atomic_int lock;
+    int discard;                /* MEMTAP_REWRITE_DISCARD=1: measure the
+                                   logging path alone, record nothing */
 } rt;
 
 static __thread rt_tls tls_log __attribute__((tls_model("initial-exec")));
@@ -94,7 +97,7 @@ static void drain(void)
         tls_base = base;
         end = base;
     }
-    if (base && end >= base && end <= base + ENTRIES)
+    if (base && end >= base && end <= base + ENTRIES && !rt.discard)
         emit_entries(base, end);
     if (base) {
         tls_log.cursor = (uint64_t)(uintptr_t)base;
@@ -207,6 +210,8 @@ void rewritten_scan(void)
     int expected = 0;
     while (!atomic_compare_exchange_weak(&rt.lock, &expected, 1))
         expected = 0;
+    const char *discard = getenv("MEMTAP_REWRITE_DISCARD");
+    rt.discard = discard && discard[0] == '1';
     dl_iterate_phdr(find_rewritten, NULL);
     atomic_store(&rt.lock, 0);
 }

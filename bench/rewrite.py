@@ -1,0 +1,83 @@
+#!/usr/bin/env python3
+"""Run times of rewritten programs (memtap instrument) side by side with
+the original and with Valgrind Lackey, median of RUNS interleaved runs:
+
+  native          the original program
+  stub off        the non-selective copy run on its own: the runtime is
+                  not loaded, each site's trampoline runs and the stub
+                  returns at once (the cost of the jumps and saves)
+  log only        the non-selective copy under memtap run with
+                  MEMTAP_REWRITE_DISCARD=1: every access appended to the
+                  thread's buffer, nothing written (the logging path)
+  non-selective,  the copies under memtap run, writing the trace
+  omega 0.5, 0.25
+  lackey          valgrind --tool=lackey --trace-mem=yes (to /dev/null)
+
+    bench/rewrite.py [RUNS]          (builds build/ first if needed)
+"""
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+BIN = os.path.join(ROOT, "build", "bin")
+WORKLOADS = ["sweep", "mandel", "sort"]
+
+
+def wall(cmd, env=None):
+    e = dict(os.environ)
+    e.update(env or {})
+    t = time.perf_counter()
+    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=e)
+    return time.perf_counter() - t
+
+
+def main():
+    runs = int(sys.argv[1]) if len(sys.argv) > 1 else 3
+    if not os.path.exists(os.path.join(BIN, "rewrite_workloads")):
+        subprocess.run([os.path.join(ROOT, "scripts", "build.sh")], check=True)
+    tmp = tempfile.mkdtemp(prefix="memtap-bench-")
+    memtap = os.path.join(BIN, "memtap")
+    orig = os.path.join(BIN, "rewrite_workloads")
+    copies = {}
+    for name, opts in (("non-selective", ["--nonselective"]), ("omega 0.5", ["--omega", "0.5"]),
+                       ("omega 0.25", ["--omega", "0.25"])):
+        copies[name] = os.path.join(tmp, name.replace(" ", "_") + ".mt")
+        subprocess.run([memtap, "instrument", "-q", orig, "-o", copies[name]] + opts, check=True)
+    trace = os.path.join(tmp, "t.mtr")
+    under = lambda path, w: [memtap, "run", "-o", trace, "--", path, w]
+    tools = {
+        "native": (lambda w: [orig, w], None),
+        "stub off": (lambda w: [copies["non-selective"], w], None),
+        "log only": (lambda w: under(copies["non-selective"], w),
+                     {"MEMTAP_REWRITE_DISCARD": "1"}),
+    }
+    for name in copies:
+        tools[name] = ((lambda p: lambda w: under(p, w))(copies[name]), None)
+    tools["lackey"] = (lambda w: ["valgrind", "--tool=lackey", "--trace-mem=yes",
+                                  "--log-file=/dev/null", orig, w], None)
+    print("%-8s %9s " % ("workload", "native s") +
+          " ".join("%13s" % n for n in tools if n != "native") + "   records (non-sel.)")
+    for w in WORKLOADS:
+        t = {name: [] for name in tools}
+        for _ in range(runs):
+            for name, (cmd, env) in tools.items():
+                t[name].append(wall(cmd(w), env))
+        subprocess.run(under(copies["non-selective"], w), check=True, stdout=subprocess.DEVNULL)
+        info = subprocess.run([memtap, "info", trace], capture_output=True, text=True).stdout
+        events = int(re.search(r"^events: (\d+)", info, re.M).group(1))
+        m = {name: statistics.median(v) for name, v in t.items()}
+        print("%-8s %9.3f " % (w, m["native"]) +
+              " ".join("%12.1fx" % (m[n] / m["native"]) for n in tools if n != "native") +
+              "   %d" % events)
+        per = lambda n: (m[n] - m["native"]) / events * 1e9
+        print("%-8s per record: stub off %.1f ns, log only %.1f ns, traced %.1f ns"
+              % ("", per("stub off"), per("log only"), per("non-selective")))
+
+
+if __name__ == "__main__":
+    main()
