@@ -1,6 +1,6 @@
 /* rewrite_workloads.c - workloads for bench/rewrite.py: a memory-bound
  * sweep over a 16 MiB array, a CPU-bound Mandelbrot set, and qsort of a
- * million integers (calls through a function pointer).  Each prints a
+ * quarter million integers (calls through a function pointer).  Each prints a
  * checksum, so rewritten copies can be checked against the original. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,7 +8,7 @@
 
 static long sweep(void)
 {
-    enum { N = 4 << 20, PASSES = 64 };
+    enum { N = 4 << 20, PASSES = 16 };
     int *a = malloc(N * sizeof *a);
     for (int i = 0; i < N; i++)
         a[i] = i;
@@ -22,7 +22,7 @@ static long sweep(void)
 
 static long mandel(void)
 {
-    enum { W = 960, H = 640, ITER = 500 };
+    enum { W = 480, H = 320, ITER = 200 };
     unsigned char *img = malloc(W * H);
     for (int y = 0; y < H; y++)
         for (int x = 0; x < W; x++) {
@@ -52,7 +52,7 @@ static int cmp(const void *a, const void *b)
 
 static long sort(void)
 {
-    enum { N = 1 << 20 };
+    enum { N = 1 << 18 };
     int *a = malloc(N * sizeof *a);
     unsigned s = 12345;
     for (int i = 0; i < N; i++) {
