@@ -64,13 +64,13 @@ static void summary(const char *in, const char *out, const rewrite_options *o,
     printf("  instrumented       %" PRIu64 " operands at %" PRIu64
            " patched places (%" PRIu64 " more instructions moved)\n",
            r->sites, r->windows, r->displaced);
-    uint64_t lost = r->no_room + r->indirect_call + r->gs_segment + r->gap_code;
+    uint64_t lost = r->no_room + r->indirect_call + r->unaddressable + r->gap_code;
     printf("  not instrumented   %" PRIu64, lost);
     if (lost)
         printf(" (no room for a jump: %" PRIu64 ", call through memory or "
-               "register: %" PRIu64 ", %%gs: %" PRIu64 ", unreached code: %"
-               PRIu64 ")",
-               r->no_room, r->indirect_call, r->gs_segment, r->gap_code);
+               "register: %" PRIu64 ", %%gs or unnamed operand: %" PRIu64
+               ", unreached code: %" PRIu64 ")",
+               r->no_room, r->indirect_call, r->unaddressable, r->gap_code);
     printf("\n  new segment        %" PRIu64 " bytes at 0x%" PRIx64 "\n",
            r->segment_bytes, r->segment_vaddr);
 }

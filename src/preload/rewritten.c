@@ -136,6 +136,15 @@ void rewritten_thread_exit(void)
     tls_flushing = 1;
 }
 
+void rewritten_after_fork_child(void)
+{
+    /* the entries in the buffer are the parent's */
+    if (tls_base) {
+        tls_log.cursor = (uint64_t)(uintptr_t)tls_base;
+        tls_log.remaining = ENTRIES;
+    }
+}
+
 static int64_t tls_offset(const void *p)
 {
     return (int64_t)((uintptr_t)p - (uintptr_t)__builtin_thread_pointer());

@@ -12,6 +12,8 @@ void rewritten_scan(void);
 void rewritten_sync(void);
 /* The calling thread ends: its entries are written, later ones dropped. */
 void rewritten_thread_exit(void);
+/* In a forked child: the buffered entries are the parent's. */
+void rewritten_after_fork_child(void);
 /* How many rewritten modules are hooked. */
 int rewritten_modules(void);
 

@@ -555,6 +555,7 @@ void tracer_after_fork_child(void)
     if (g.fd >= 0)
         close(g.fd);
     tools_after_fork();
+    rewritten_after_fork_child();
     strcpy(g.parent_path, g.path);
     g.fork_seq = atomic_load(&g.seq);
     open_output();

@@ -276,7 +276,6 @@ int emit_stub(code_buf *b, uint64_t header_vaddr, uint64_t flush_slot,
 int emit_log(code_buf *b, const x86_insn *insn, const x86_mem *m,
              uint32_t site, uint64_t stub_addr)
 {
-    (void)insn;
     if (m->segment == ZYDIS_REGISTER_GS)
         return -1;
     lea(b, ZYDIS_REGISTER_RSP, ZYDIS_REGISTER_RSP, -RED_ZONE);

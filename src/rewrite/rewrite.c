@@ -193,13 +193,22 @@ static uint32_t site_count(const rewriter *r, const sel_expr *x)
     }
 }
 
-/* The explicit memory operand of insn that expression k of it stands for. */
-static const x86_mem *operand_of(const x86_insn *insn, unsigned k)
+/* The explicit memory operand of insn that an expression of it stands
+ * for: the first at or after position *k with its size and kind (the
+ * analysis makes no expression for an operand it cannot model). */
+static const x86_mem *operand_of(const x86_insn *insn, const sel_expr *x,
+                                 unsigned *k)
 {
+    unsigned seen = 0;
     for (unsigned i = 0; i < insn->nmem; i++) {
         const x86_mem *m = &insn->mem[i];
-        if (m->kind == X86_MEM_ACCESS && m->implicit == X86_IMPL_NONE && k-- == 0)
+        if (m->kind != X86_MEM_ACCESS || m->implicit != X86_IMPL_NONE)
+            continue;
+        if (seen++ >= *k && m->size == x->size && m->read == x->read &&
+            m->write == x->write) {
+            *k = seen;
             return m;
+        }
     }
     return NULL;
 }
@@ -234,17 +243,16 @@ static int emit_logs(rewriter *r, const x86_insn *insn, const sel_expr *x,
     for (uint32_t i = 0; i < nx; i++) {
         if (x[i].addr != insn->addr)
             continue;
-        const x86_mem *m = operand_of(insn, k++);
+        const x86_mem *m = operand_of(insn, &x[i], &k);
         if (!x[i].selected)
             continue;
-        if (!m || r->nsites == r->max_sites ||
-            emit_log(&r->code, insn, m, r->nsites, r->stub_addr) != 0) {
-            if (m && m->segment == ZYDIS_REGISTER_GS) {
-                r->rep->gs_segment++;
-                continue;
-            }
-            return -1;
+        if (!m || m->segment == ZYDIS_REGISTER_GS) {
+            r->rep->unaddressable++;
+            continue;
         }
+        if (r->nsites == r->max_sites ||
+            emit_log(&r->code, insn, m, r->nsites, r->stub_addr) != 0)
+            return -1;
         mt_site *s = &r->sites[r->nsites++];
         s->pc = insn->addr;
         s->count = site_count(r, &x[i]);

@@ -28,7 +28,8 @@ typedef struct rewrite_report {
     uint64_t no_room;         /* under 5 bytes before the block ends or a
                                  branch that cannot move */
     uint64_t indirect_call;   /* call through memory: not moved */
-    uint64_t gs_segment;      /* %gs: operands */
+    uint64_t unaddressable;   /* %gs: operands, or operands the
+                                 trampoline cannot name */
     uint64_t gap_code;        /* in code found only by scanning gaps */
     uint64_t segment_vaddr, segment_bytes;
 } rewrite_report;
