@@ -16,6 +16,7 @@ int cmd_info(int argc, char **argv);
 int cmd_analyze(int argc, char **argv);
 int cmd_tool(int argc, char **argv); /* heat, share, uninit */
 int cmd_instrument(int argc, char **argv);
+int cmd_accuracy(int argc, char **argv);
 
 struct select_params;
 /* The selection options analyze and instrument share: 'w' --omega,

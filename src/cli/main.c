@@ -21,6 +21,8 @@ static const char usage[] =
     "             instrument in an ELF file, and the accuracy that buys\n"
     "  instrument write a copy of a program whose selected memory\n"
     "             instructions log their accesses (run it with 'memtap run')\n"
+    "  accuracy   how much of a run's accesses a selectively instrumented\n"
+    "             copy recovers (against a non-selective copy)\n"
     "  heat       run a program and report its hottest data (shadow memory)\n"
     "  share      run a program and report data shared, or falsely shared,\n"
     "             between its threads\n"
@@ -67,6 +69,8 @@ int main(int argc, char **argv)
     if (strcmp(cmd, "heat") == 0 || strcmp(cmd, "share") == 0 ||
         strcmp(cmd, "uninit") == 0)
         return cmd_tool(argc - 1, argv + 1);
+    if (strcmp(cmd, "accuracy") == 0)
+        return cmd_accuracy(argc - 1, argv + 1);
     if (strcmp(cmd, "instrument") == 0)
         return cmd_instrument(argc - 1, argv + 1);
     if (strcmp(cmd, "show") == 0)

@@ -22,7 +22,7 @@
 #include <stdint.h>
 
 #define MT_REWRITE_MAGIC "MTREWR01"
-#define MT_REWRITE_VERSION 1u
+#define MT_REWRITE_VERSION 2u
 #define MT_TLS_PATCHES 8
 #define MT_SITE_BITS 24          /* site index bits; the tag is above */
 
@@ -45,6 +45,7 @@ typedef struct mt_rewrite_header {
     uint8_t tls_field[MT_TLS_PATCHES]; /* enum mt_tls_field of each */
     double omega;
     uint64_t chunk;
+    double static_ma, static_aia;  /* the analysis' estimates, whole file */
 } mt_rewrite_header;
 
 /* One instrumented memory operand. */

@@ -76,9 +76,10 @@ static int read_file(const char *path, input *in, char *err, size_t cap)
     return 0;
 }
 
-/* Checks what can be rewritten: a dynamically linked x86-64 executable or
- * shared library with a PT_NOTE header to spare. */
-static int check_input(input *in, char *err, size_t cap)
+/* Reads the program headers, and with `rewriting` checks what can be
+ * rewritten: a dynamically linked x86-64 executable or shared library with
+ * a PT_NOTE header to spare. */
+static int check_input(input *in, int rewriting, char *err, size_t cap)
 {
     elf_version(EV_CURRENT);
     Elf *e = elf_memory((char *)in->bytes, in->size);
@@ -125,6 +126,8 @@ static int check_input(input *in, char *err, size_t cap)
         return rc;
     if (!in->ph)
         return fail(err, cap, "out of memory");
+    if (!rewriting)
+        return 0;
     if (!loads)
         return fail(err, cap, "no loadable segment");
     if (!dynamic)
@@ -493,6 +496,8 @@ static int run(rewriter *r, const char *out, const char *in_path, char *err,
     h.flush_slot = flush_slot - r->header_vaddr;
     h.omega = r->opt->params.omega;
     h.chunk = r->opt->params.chunk;
+    h.static_ma = rep->ma;
+    h.static_aia = rep->aia;
     memcpy(r->code.p, &h, sizeof h);
     rep->segment_vaddr = r->header_vaddr;
     rep->segment_bytes = h.segment_size;
@@ -514,7 +519,7 @@ int rewrite_file(const char *in_path, const char *out, const rewrite_options *o,
     memset(&r, 0, sizeof r);
     int rc = read_file(in_path, &in, err, cap);
     if (!rc)
-        rc = check_input(&in, err, cap);
+        rc = check_input(&in, 1, err, cap);
     if (!rc) {
         int st = analysis_run(in_path, &o->params, &r.a);
         if (st != 0)
@@ -529,6 +534,29 @@ int rewrite_file(const char *in_path, const char *out, const rewrite_options *o,
     }
     free(r.code.p);
     analysis_free(r.a);
+    free(in.ph);
+    free(in.bytes);
+    return rc;
+}
+
+int rewrite_read_header(const char *path, mt_rewrite_header *h)
+{
+    input in;
+    memset(&in, 0, sizeof in);
+    char err[256];
+    int rc = -1;
+    if (read_file(path, &in, err, sizeof err) == 0 &&
+        check_input(&in, 0, err, sizeof err) == 0) {
+        for (size_t i = 0; i < in.nph && rc; i++) {
+            const GElf_Phdr *p = &in.ph[i];
+            if (p->p_type == PT_LOAD && p->p_filesz >= sizeof *h &&
+                p->p_offset + sizeof *h <= in.size &&
+                memcmp(in.bytes + p->p_offset, MT_REWRITE_MAGIC, 8) == 0) {
+                memcpy(h, in.bytes + p->p_offset, sizeof *h);
+                rc = h->version == MT_REWRITE_VERSION ? 0 : -1;
+            }
+        }
+    }
     free(in.ph);
     free(in.bytes);
     return rc;

@@ -39,4 +39,9 @@ typedef struct rewrite_report {
 int rewrite_file(const char *in, const char *out, const rewrite_options *o,
                  rewrite_report *rep, char *err, size_t errcap);
 
+/* Reads the rewrite header of a file memtap instrument wrote.  Returns 0,
+ * or -1 when the file is not one (of this version). */
+struct mt_rewrite_header;
+int rewrite_read_header(const char *path, struct mt_rewrite_header *h);
+
 #endif

@@ -200,6 +200,32 @@ def test_rewrite_modes():
         check(seen and max(seen) > 1, "%s: counts above 1 appear: %r" % (mode, sorted(seen)))
 
 
+def measured(selective, full):
+    out = memtap("accuracy", selective, "--full", full).stdout
+    m = re.search(r"recovered +([\d.]+) of the accesses", out)
+    check(m and re.search(r"static estimate +MA [\d.]+, AIA [\d.]+", out),
+          "accuracy report: %r" % out)
+    return float(m.group(1))
+
+
+def test_rewrite_accuracy():
+    """Measured accuracy: a non-selective trace recovers all of itself; at
+    omega 0.25 the log mode recovers part, ma (each record counts its
+    class) more, aia (and the classes it stands for) more still."""
+    traces = {}
+    for name, opts in (("full", ["--nonselective"]), ("log", ["--omega", "0.25"]),
+                       ("ma", ["--omega", "0.25", "--mode", "ma"]),
+                       ("aia", ["--omega", "0.25", "--mode", "aia"])):
+        out = instrument(prog("switcher_O0"), os.path.join(TMP, "acc-%s.mt" % name), *opts)
+        traces[name] = behaves_the_same("switcher_O0 (%s)" % name, prog("switcher_O0"), out)
+    check_eq(measured(traces["full"], traces["full"]), 1.0, "a full trace against itself")
+    log, ma, aia = (measured(traces[k], traces["full"]) for k in ("log", "ma", "aia"))
+    check(0 < log < ma <= aia <= 1.0, "log %.4f < ma %.4f <= aia %.4f" % (log, ma, aia))
+    p = memtap("accuracy", traces["full"], "--full", os.path.join(TMP, "none.mtr"),
+               check_rc=False)
+    check(p.returncode == 1 and p.stderr.startswith("memtap: "), "missing trace: clear error")
+
+
 def digest(path):
     return hashlib.sha256(open(path, "rb").read()).hexdigest()
 

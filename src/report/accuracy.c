@@ -1,0 +1,179 @@
+/*
+ * accuracy.c - measured accuracy of selective instrumentation: the
+ * accesses a selective trace recovers, chunk by chunk, against the
+ * non-selective trace of a run with the same input.
+ *
+ * The two runs are different processes of different files (address
+ * randomization, and a heap that starts after each file's own segment), so
+ * a chunk is named, not numbered: the object its address falls in (a
+ * variable, a heap block by allocation number and site, a region) and the
+ * chunk index of the offset within it.  The stack has no such names (its
+ * frames move with the environment and the randomized stack top): it counts
+ * as one chunk.
+ */
+#define _GNU_SOURCE
+#include "report/accuracy.h"
+
+#include "report/render.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define NAME_CAP 512
+#define CACHE 4096
+
+typedef struct slot {
+    char *key;
+    uint64_t n[2];          /* accesses: full trace, selective trace */
+} slot;
+
+typedef struct table {
+    slot *v;
+    size_t n, cap;
+} table;
+
+static uint64_t fnv(const char *s)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (; *s; s++)
+        h = (h ^ (uint8_t)*s) * 1099511628211ull;
+    return h;
+}
+
+static int grow(table *t)
+{
+    size_t cap = t->cap ? t->cap * 2 : 4096;
+    slot *v = calloc(cap, sizeof *v);
+    if (!v)
+        return -1;
+    for (size_t i = 0; i < t->cap; i++) {
+        if (!t->v[i].key)
+            continue;
+        size_t j = fnv(t->v[i].key) & (cap - 1);
+        while (v[j].key)
+            j = (j + 1) & (cap - 1);
+        v[j] = t->v[i];
+    }
+    free(t->v);
+    t->v = v;
+    t->cap = cap;
+    return 0;
+}
+
+static slot *find(table *t, const char *key)
+{
+    if ((t->n + 1) * 2 > t->cap && grow(t) != 0)
+        return NULL;
+    size_t j = fnv(key) & (t->cap - 1);
+    while (t->v[j].key && strcmp(t->v[j].key, key) != 0)
+        j = (j + 1) & (t->cap - 1);
+    if (!t->v[j].key) {
+        t->v[j].key = strdup(key);
+        if (!t->v[j].key)
+            return NULL;
+        t->n++;
+    }
+    return &t->v[j];
+}
+
+/* "object#chunk" for a data name "object+offset". */
+static void chunk_key(const char *name, uint64_t chunk, char *out, size_t cap)
+{
+    const char *plus = strrchr(name, '+');
+    char *end;
+    unsigned long long off = plus ? strtoull(plus + 1, &end, 0) : 0;
+    if (!plus || *end || strncmp(name, "[stack]", 7) == 0)
+        snprintf(out, cap, "%.*s#0", (int)(plus ? plus - name : (long)strlen(name)), name);
+    else
+        snprintf(out, cap, "%.*s#%llu", (int)(plus - name), name, off / chunk);
+}
+
+typedef struct cached {
+    uint64_t addr;
+    char key[NAME_CAP + 24];
+} cached;
+
+/* Adds the trace's accesses (with their counts) to column col. */
+static int add_trace(const char *path, int col, uint64_t chunk, table *t,
+                     char *err, size_t cap)
+{
+    memtap_trace *tr;
+    int rc = memtap_trace_open(path, &tr);
+    if (rc != MEMTAP_OK) {
+        snprintf(err, cap, "%s: %s", path, memtap_status_string(rc));
+        return -1;
+    }
+    symbolizer *sym = NULL;
+    render_options ro = { RENDER_MADT, RENDER_SYMBOLIC, 0 };
+    renderer *r = NULL;
+    cached *cache = calloc(CACHE, sizeof *cache);
+    if (symbolizer_create(tr, NULL, &sym) == MEMTAP_OK)
+        r = renderer_create(sym, &ro, stderr);
+    rc = r && cache ? 0 : -1;
+    if (rc)
+        snprintf(err, cap, "out of memory");
+    memtap_event ev;
+    int got;
+    while (!rc && (got = memtap_trace_next(tr, &ev)) > 0) {
+        const memtap_record *x = &ev.rec;
+        if (x->kind != MEMTAP_EV_LOAD && x->kind != MEMTAP_EV_STORE) {
+            if (strchr("MCPREFU", x->kind)) { /* names change: forget them */
+                renderer_learn(r, &ev);
+                for (size_t i = 0; i < CACHE; i++)
+                    cache[i].key[0] = '\0';
+            }
+            continue;
+        }
+        cached *c = &cache[(x->addr >> 3) & (CACHE - 1)];
+        if (!c->key[0] || c->addr != x->addr) {
+            char name[NAME_CAP];
+            renderer_name_data(r, x->addr, name, sizeof name);
+            chunk_key(name, chunk, c->key, sizeof c->key);
+            c->addr = x->addr;
+        }
+        slot *s = find(t, c->key);
+        if (!s) {
+            snprintf(err, cap, "out of memory");
+            rc = -1;
+        } else {
+            s->n[col] += x->count ? x->count : 1;
+        }
+    }
+    if (!rc && got < 0) {
+        snprintf(err, cap, "%s: %s", path, memtap_status_string(got));
+        rc = -1;
+    }
+    free(cache);
+    renderer_destroy(r);
+    symbolizer_destroy(sym);
+    memtap_trace_close(tr);
+    return rc;
+}
+
+int accuracy_compare(const char *selective, const char *full, uint64_t chunk,
+                     accuracy_result *out, char *err, size_t cap)
+{
+    memset(out, 0, sizeof *out);
+    table t = { NULL, 0, 0 };
+    int rc = add_trace(full, 0, chunk, &t, err, cap);
+    if (!rc)
+        rc = add_trace(selective, 1, chunk, &t, err, cap);
+    for (size_t i = 0; i < t.cap; i++) {
+        slot *s = &t.v[i];
+        if (!s->key)
+            continue;
+        if (s->n[0]) {
+            out->chunks++;
+            out->accesses += s->n[0];
+            out->recovered += s->n[1] < s->n[0] ? s->n[1] : s->n[0];
+            out->chunks_found += s->n[1] > 0;
+        } else {
+            out->unmatched += s->n[1];
+        }
+        out->selective += s->n[1];
+        free(s->key);
+    }
+    free(t.v);
+    return rc;
+}
