@@ -21,19 +21,12 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
+
+from table4 import wall
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BIN = os.path.join(ROOT, "build", "bin")
 WORKLOADS = ["sweep", "mandel", "sort"]
-
-
-def wall(cmd, env=None):
-    e = dict(os.environ)
-    e.update(env or {})
-    t = time.perf_counter()
-    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=e)
-    return time.perf_counter() - t
 
 
 def main():

@@ -19,9 +19,12 @@ WORKLOADS = ["calloc", "realloc", "read", "mmap", "fwrite", "mandelbrot", "kerne
 KERNEL_ACCESSES = 100000
 
 
-def wall(cmd):
+def wall(cmd, env=None):
+    """Seconds cmd takes, its output discarded; env adds to the environment."""
+    e = dict(os.environ)
+    e.update(env or {})
     t = time.perf_counter()
-    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=e)
     return time.perf_counter() - t
 
 

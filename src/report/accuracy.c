@@ -89,8 +89,10 @@ static void chunk_key(const char *name, uint64_t chunk, char *out, size_t cap)
         snprintf(out, cap, "%.*s#%llu", (int)(plus - name), name, off / chunk);
 }
 
+/* A name found for an address, valid while the heap stays as it was
+ * (gen: heap events seen when it was found). */
 typedef struct cached {
-    uint64_t addr;
+    uint64_t addr, gen;
     char key[NAME_CAP + 24];
 } cached;
 
@@ -115,18 +117,19 @@ static int add_trace(const char *path, int col, uint64_t chunk, table *t,
         snprintf(err, cap, "out of memory");
     memtap_event ev;
     int got;
+    uint64_t gen = 1; /* cache entries start at 0: stale */
     while (!rc && (got = memtap_trace_next(tr, &ev)) > 0) {
         const memtap_record *x = &ev.rec;
         if (x->kind != MEMTAP_EV_LOAD && x->kind != MEMTAP_EV_STORE) {
-            if (strchr("MCPREFU", x->kind)) { /* names change: forget them */
+            if (strchr("MCPREFU", x->kind)) { /* names change */
                 renderer_learn(r, &ev);
-                for (size_t i = 0; i < CACHE; i++)
-                    cache[i].key[0] = '\0';
+                gen++;
             }
             continue;
         }
         cached *c = &cache[(x->addr >> 3) & (CACHE - 1)];
-        if (!c->key[0] || c->addr != x->addr) {
+        if (c->gen != gen || c->addr != x->addr) {
+            c->gen = gen;
             char name[NAME_CAP];
             renderer_name_data(r, x->addr, name, sizeof name);
             chunk_key(name, chunk, c->key, sizeof c->key);
