@@ -87,6 +87,10 @@ enum memtap_kind {
                                       read, size=its length, aux=bytes */
     MEMTAP_EV_UNINIT_TOTAL = 'j',  /* pc=instruction, aux=its uninitialized
                                       reads in the whole run */
+    /* written at the end by files rewritten with `instrument --profile` */
+    MEMTAP_EV_BLOCK_COUNT = 'c',   /* pc=block start, addr=its link-time
+                                      address, addr2=the original file's
+                                      identity, aux=executions */
 };
 
 /* Record flags: how an allocation was made, beyond its Table I kind. */

@@ -33,6 +33,8 @@ typedef struct trace_launch {
     const char *tool;     /* a shadow-memory tool (MEMTAP_TOOL), or NULL */
     unsigned chunk;       /* the tool's chunk size */
     int check_once;       /* the tool checks an instruction until it passes */
+    const char *consumer; /* shared object whose memtap_consume gets the
+                             accesses of rewritten code, or NULL */
 } trace_launch;
 
 /* Runs prog_argv under libmemtap.so and waits.  Returns 0 with the

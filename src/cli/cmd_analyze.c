@@ -15,6 +15,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "memtap/trace.h"
+#include "rewrite/abi.h"
+#include "rewrite/rewrite.h"
 #include "select/analysis.h"
 #include "symbols/elfimage.h"
 
@@ -31,8 +34,10 @@ static const char usage[] =
     "  --chunk C          chunk size in bytes (default 64)\n"
     "  --scores S1,S2,S3  distance scores (default 1,3,5; S1<S2<S3, S1+S2<S3)\n"
     "  --nonselective     instrument every memory instruction (baseline)\n"
-    "  --profile FILE     block execution counts ('ADDRESS COUNT' lines):\n"
-    "                     also report accuracy weighted by executions\n"
+    "  --profile FILE     block execution counts: the trace of a run of the\n"
+    "                     file instrumented with --profile, or lines\n"
+    "                     'ADDRESS COUNT'; also report accuracy weighted by\n"
+    "                     executions\n"
     "  --block ADDR       show the block holding ADDR in detail\n"
     "  --blocks           list every block: start, end, instructions, n, m,\n"
     "                     selected, MA_b, AIA_b, function\n"
@@ -479,6 +484,54 @@ static int parse_opts(int argc, char **argv, analyze_opts *o, const char **path)
     return 0;
 }
 
+/* The block counts a trace holds for the file at path (its rewritten copy
+ * ran with --profile).  Returns 0, or -1 with the reason in err. */
+static int weigh_trace(const analysis *a, const char *path, const char *trace,
+                       analysis_weighted *w, char *err, size_t cap)
+{
+    memset(w, 0, sizeof *w);
+    mt_rewrite_header h;
+    uint64_t id;
+    if (rewrite_read_header(path, &h) == 0)
+        id = h.source_id; /* the rewritten copy names its original */
+    else if (rewrite_source_id(path, &id) != 0)
+        return snprintf(err, cap, "cannot read %s", path), -1;
+    memtap_trace *t;
+    int st = memtap_trace_open(trace, &t);
+    if (st != MEMTAP_OK)
+        return snprintf(err, cap, "%s", memtap_status_string(st)), -1;
+    memtap_event ev;
+    uint64_t others = 0;
+    while ((st = memtap_trace_next(t, &ev)) == 1) {
+        if (ev.rec.kind != MEMTAP_EV_BLOCK_COUNT)
+            continue;
+        if (ev.rec.addr2 == id)
+            analysis_weigh_add(a, w, ev.rec.addr, ev.rec.aux);
+        else
+            others++;
+    }
+    memtap_trace_close(t);
+    if (st < 0)
+        return snprintf(err, cap, "%s", memtap_status_string(st)), -1;
+    if (!w->entries)
+        return snprintf(err, cap, "no block counts of %s (%" PRIu64
+                        " of other files): run a copy made by 'memtap "
+                        "instrument --profile'", path, others), -1;
+    analysis_weigh_done(w);
+    return 0;
+}
+
+static int is_trace(const char *path)
+{
+    char magic[8] = { 0 };
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return 0;
+    size_t n = fread(magic, 1, sizeof magic, f);
+    fclose(f);
+    return n == sizeof magic && memcmp(magic, MEMTAP_TRACE_MAGIC, 8) == 0;
+}
+
 int cmd_analyze(int argc, char **argv)
 {
     analyze_opts o = {0};
@@ -492,7 +545,9 @@ int cmd_analyze(int argc, char **argv)
         return cli_error(path, "%s", image_strerror(rc));
     analysis_weighted w;
     char err[256];
-    if (o.profile && analysis_weigh(a, o.profile, &w, err, sizeof err)) {
+    if (o.profile && (is_trace(o.profile)
+                          ? weigh_trace(a, path, o.profile, &w, err, sizeof err)
+                          : analysis_weigh(a, o.profile, &w, err, sizeof err))) {
         analysis_free(a);
         return cli_error(o.profile, "%s", err);
     }

@@ -32,6 +32,9 @@ static const char usage[] =
     "  --mode log|ma|aia      what a record counts: 1 access (log), the\n"
     "                         accesses of its class (ma), or those of its\n"
     "                         class and the classes it stands for (aia)\n"
+    "  --profile              also count the executions of every block with\n"
+    "                         memory operands; the trace of a run is then a\n"
+    "                         profile for 'memtap analyze --profile TRACE'\n"
     "  -q, --quiet            no summary\n"
     "  -h, --help             show this help\n";
 
@@ -62,15 +65,21 @@ static void summary(const char *in, const char *out, const rewrite_options *o,
            " (static MA %.3f, AIA %.3f)\n",
            r->exprs, r->selected, r->ma, r->aia);
     printf("  instrumented       %" PRIu64 " operands at %" PRIu64
-           " patched places (%" PRIu64 " more instructions moved)\n",
-           r->sites, r->windows, r->displaced);
-    uint64_t lost = r->no_room + r->indirect_call + r->unaddressable + r->gap_code;
+           " jumps and %" PRIu64 " int3 traps (%" PRIu64 " operands; %" PRIu64
+           " more instructions moved)\n",
+           r->sites, r->windows, r->traps, r->trapped, r->displaced);
+    printf("  registers saved    %" PRIu64 " (%" PRIu64 " found dead, not saved)\n",
+           r->saves, r->saves_skipped);
+    if (o->profile)
+        printf("  blocks counted     %" PRIu64 " (%" PRIu64 " through int3, %" PRIu64
+               " not counted)\n", r->blocks - r->blocks_uncounted,
+               r->blocks_trapped, r->blocks_uncounted);
+    uint64_t lost = r->no_room + r->unaddressable + r->gap_code;
     printf("  not instrumented   %" PRIu64, lost);
     if (lost)
-        printf(" (no room for a jump: %" PRIu64 ", call through memory or "
-               "register: %" PRIu64 ", %%gs or unnamed operand: %" PRIu64
+        printf(" (cannot move: %" PRIu64 ", %%gs or unnamed operand: %" PRIu64
                ", unreached code: %" PRIu64 ")",
-               r->no_room, r->indirect_call, r->unaddressable, r->gap_code);
+               r->no_room, r->unaddressable, r->gap_code);
     printf("\n  new segment        %" PRIu64 " bytes at 0x%" PRIx64 "\n",
            r->segment_bytes, r->segment_vaddr);
 }
@@ -84,6 +93,7 @@ int cmd_instrument(int argc, char **argv)
         { "scores", required_argument, NULL, 's' },
         { "nonselective", no_argument, NULL, 'n' },
         { "mode", required_argument, NULL, 'm' },
+        { "profile", no_argument, NULL, 'p' },
         { "quiet", no_argument, NULL, 'q' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
@@ -97,6 +107,7 @@ int cmd_instrument(int argc, char **argv)
         switch (c) {
         case 'o': out = optarg; break;
         case 'q': quiet = 1; break;
+        case 'p': o.profile = 1; break;
         case 'm':
             o.mode = parse_mode(optarg);
             if (o.mode < 0)

@@ -41,6 +41,9 @@ static const char usage[] =
     "  --symbolic         text lines are symbolic (default)\n"
     "  --raw              text lines are raw (numeric addresses)\n"
     "  --both             a raw and a symbolic line for each event\n"
+    "  --consumer LIB.so  accesses that instrumented code (memtap instrument)\n"
+    "                     logs go to LIB's memtap_consume() instead of the\n"
+    "                     trace (see memtap/consumer.h)\n"
     "  -h, --help         show this help\n"
     "\n"
     "environment passed to the program:\n"
@@ -48,6 +51,7 @@ static const char usage[] =
     "  MEMTAP_ACCESSES        1 to record accesses (0 with --heap-only)\n"
     "  MEMTAP_WINDOW          all, main (--from-main) or marks (the program\n"
     "                         calls memtap_start)\n"
+    "  MEMTAP_CONSUMER        the --consumer library (absolute path)\n"
     "  MEMTAP_BUFFER_RECORDS  records buffered per thread before a chunk is\n"
     "                         written (default 16384; set it to inherit a\n"
     "                         smaller value)\n"
@@ -266,6 +270,12 @@ int cli_trace_program(char **prog_argv, const trace_launch *l, char *abs_out,
         setenv("MEMTAP_TOOL_CHUNK", chunk, 1);
         setenv("MEMTAP_TOOL_CHECK_ONCE", l->check_once ? "1" : "0", 1);
     }
+    if (l->consumer) {
+        char lib[PATH_MAX];
+        if (!realpath(l->consumer, lib) || access(lib, R_OK) != 0)
+            return cli_error(l->consumer, "%s", strerror(errno));
+        setenv("MEMTAP_CONSUMER", lib, 1);
+    }
     time_t started = time(NULL);
     int status = spawn_and_wait(prog_argv, prog);
     if (status == -1)
@@ -288,10 +298,11 @@ int cmd_run(int argc, char **argv)
         { "both", no_argument, NULL, 'b' },
         { "from-main", no_argument, NULL, 'm' },
         { "heap-only", no_argument, NULL, 'H' },
+        { "consumer", required_argument, NULL, 'C' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
-    const char *output = "memtap.mtr", *text = NULL;
+    const char *output = "memtap.mtr", *text = NULL, *consumer = NULL;
     int from_main = 0, heap_only = 0;
     render_options opt = { RENDER_MADT, RENDER_SYMBOLIC, 0 };
     int c;
@@ -305,6 +316,7 @@ int cmd_run(int argc, char **argv)
         case 'b': opt.addrs = RENDER_BOTH; break;
         case 'm': from_main = 1; break;
         case 'H': heap_only = 1; break;
+        case 'C': consumer = optarg; break;
         case 'h': fputs(usage, stdout); return 0;
         default: fputs(usage, stderr); return 2;
         }
@@ -313,7 +325,7 @@ int cmd_run(int argc, char **argv)
         fputs(usage, stderr);
         return 2;
     }
-    trace_launch l = { output, from_main, heap_only, NULL, 0, 0 };
+    trace_launch l = { output, from_main, heap_only, NULL, 0, 0, consumer };
     char abs_out[PATH_MAX];
     int rc;
     if (cli_trace_program(argv + optind, &l, abs_out, sizeof abs_out, &rc))

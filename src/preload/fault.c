@@ -21,6 +21,7 @@
  */
 #define _GNU_SOURCE
 #include "fault.h"
+#include "rewritten.h"
 
 #include "pagemap.h"
 #include "rawsys.h"
@@ -685,6 +686,8 @@ static void on_segv_body(int sig, siginfo_t *si, ucontext_t *uc)
 static void on_trap_body(int sig, siginfo_t *si, ucontext_t *uc)
 {
     window *w = &tls_win;
+    if (si->si_code == SI_KERNEL && rewritten_trap(uc))
+        return; /* an int3 site of a rewritten module */
     if (!w->active || si->si_code != TRAP_TRACE) {
         signals_chain(sig, si, uc);
         return;

@@ -11,16 +11,29 @@
  * the pc of the original instruction and the count of the file's mode)
  * through the tracer, and so into the trace or a shadow-memory tool.  A
  * thread's entries are also turned into records before any other event of
- * that thread (an allocation, a free), so the trace keeps its order.
+ * that thread (an allocation, a free), so the trace keeps its order.  With
+ * MEMTAP_CONSUMER set, the entries go to the user's memtap_consume()
+ * instead (memtap/consumer.h).
+ *
+ * It also writes the int3 of the sites that had no room for a jump (the
+ * SIGTRAP handler sends each to its trampoline), and for files rewritten
+ * with --profile gives the count stub its counters and writes them out as
+ * block-count records at the end.
  */
 #define _GNU_SOURCE
 #include "rewritten.h"
 
+#include "fault.h"
 #include "rawsys.h"
 #include "rewrite/abi.h"
+#include "signals.h"
 #include "tracer.h"
 
+#include "memtap/consumer.h"
+
+#include <dlfcn.h>
 #include <link.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <stdatomic.h>
 #include <string.h>
@@ -37,6 +50,12 @@ typedef struct rt_module {
     uint64_t header;            /* runtime address of the header */
     const mt_site *sites;
     uint32_t nsites;
+    uint32_t ntraps;
+    const mt_trap *traps;       /* sorted by pc (link-time) */
+    uint64_t *counters;         /* --profile: one per block */
+    const uint64_t *blocks;
+    uint32_t nblocks;
+    uint64_t source_id;
 } rt_module;
 
 /* The cursor and the room left: the stub reads and writes these two
@@ -52,6 +71,9 @@ static struct {
     atomic_int lock;
     int discard;                /* MEMTAP_REWRITE_DISCARD=1: measure the
                                    logging path alone, record nothing */
+    int trap_handler;           /* SIGTRAP is ours (the fault engine is off) */
+    void (*consume)(const memtap_access *, size_t);
+    void (*consume_end)(void);
 } rt;
 
 static __thread rt_tls tls_log __attribute__((tls_model("initial-exec")));
@@ -60,8 +82,44 @@ static __thread mt_entry tls_scratch[SCRATCH]
     __attribute__((tls_model("initial-exec")));
 static __thread int tls_flushing __attribute__((tls_model("initial-exec")));
 
+/* Hands the entries to the user's consumer in batches. */
+static void consume_entries(const mt_entry *e, const mt_entry *end)
+{
+    memtap_access batch[128];
+    size_t n = 0;
+    uint32_t nmods = atomic_load(&rt.nmods);
+    for (; e < end; e++) {
+        uint32_t m = e->site >> MT_SITE_BITS;
+        uint32_t i = e->site & ((1u << MT_SITE_BITS) - 1);
+        if (m >= nmods || i >= rt.mods[m].nsites)
+            continue;
+        const mt_site *s = &rt.mods[m].sites[i];
+        for (int w = 0; w < 2; w++) {
+            if (!(w ? s->write : s->read))
+                continue;
+            memtap_access *a = &batch[n++];
+            memset(a, 0, sizeof *a);
+            a->pc = rt.mods[m].bias + s->pc;
+            a->addr = e->addr;
+            a->size = s->size;
+            a->count = s->count;
+            a->kind = w ? MEMTAP_EV_STORE : MEMTAP_EV_LOAD;
+            if (n + 2 > sizeof batch / sizeof *batch) {
+                rt.consume(batch, n);
+                n = 0;
+            }
+        }
+    }
+    if (n)
+        rt.consume(batch, n);
+}
+
 static void emit_entries(const mt_entry *e, const mt_entry *end)
 {
+    if (rt.consume) {
+        consume_entries(e, end);
+        return;
+    }
     uint32_t nmods = atomic_load(&rt.nmods);
     for (; e < end; e++) {
         uint32_t m = e->site >> MT_SITE_BITS;
@@ -138,11 +196,92 @@ void rewritten_thread_exit(void)
 
 void rewritten_after_fork_child(void)
 {
-    /* the entries in the buffer are the parent's */
+    /* the entries in the buffer and the counts so far are the parent's */
     if (tls_base) {
         tls_log.cursor = (uint64_t)(uintptr_t)tls_base;
         tls_log.remaining = ENTRIES;
     }
+    uint32_t nmods = atomic_load(&rt.nmods);
+    for (uint32_t m = 0; m < nmods; m++)
+        if (rt.mods[m].counters)
+            memset(rt.mods[m].counters, 0, rt.mods[m].nblocks * sizeof(uint64_t));
+}
+
+void rewritten_finish(void)
+{
+    rewritten_sync();
+    uint32_t nmods = atomic_load(&rt.nmods);
+    for (uint32_t m = 0; m < nmods; m++) {
+        const rt_module *mod = &rt.mods[m];
+        for (uint32_t b = 0; mod->counters && b < mod->nblocks; b++)
+            if (mod->counters[b])
+                tracer_emit(MEMTAP_EV_BLOCK_COUNT, 0, mod->bias + mod->blocks[b],
+                            mod->blocks[b], 0, mod->source_id, mod->counters[b]);
+    }
+    if (rt.consume_end) {
+        void (*end)(void) = rt.consume_end;
+        rt.consume_end = NULL;
+        end();
+    }
+}
+
+/* ---- int3 sites ---- */
+
+static const mt_trap *find_trap(const rt_module *mod, uint64_t pc)
+{
+    size_t lo = 0, hi = mod->ntraps;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (mod->traps[mid].pc < pc)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < mod->ntraps && mod->traps[lo].pc == pc ? &mod->traps[lo] : NULL;
+}
+
+int rewritten_trap(ucontext_t *uc)
+{
+    uint64_t pc = (uint64_t)uc->uc_mcontext.gregs[REG_RIP] - 1; /* after int3 */
+    uint32_t nmods = atomic_load(&rt.nmods);
+    for (uint32_t m = 0; m < nmods; m++) {
+        const rt_module *mod = &rt.mods[m];
+        const mt_trap *t = mod->ntraps ? find_trap(mod, pc - mod->bias) : NULL;
+        if (t) {
+            uc->uc_mcontext.gregs[REG_RIP] = (greg_t)(mod->bias + t->tramp);
+            return 1;
+        }
+    }
+    return 0;
+}
+
+static void on_trap(int sig, siginfo_t *si, void *uc)
+{
+    if (si->si_code != SI_KERNEL || !rewritten_trap(uc))
+        signals_chain(sig, si, uc);
+}
+
+int rewritten_owns_signal(int sig)
+{
+    return sig == SIGTRAP && rt.trap_handler;
+}
+
+extern int __sigaction(int, const struct sigaction *, struct sigaction *);
+
+/* SIGTRAP goes to on_trap, unless the fault engine has it (its handler
+ * asks rewritten_trap first). */
+static int take_sigtrap(void)
+{
+    if (rt.trap_handler || fault_enabled())
+        return 0;
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = on_trap;
+    sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_NODEFER | SA_RESTART;
+    if (__sigaction(SIGTRAP, &sa, NULL) != 0)
+        return -1;
+    rt.trap_handler = 1;
+    return 0;
 }
 
 static int64_t tls_offset(const void *p)
@@ -163,6 +302,28 @@ static void put32(uint64_t at, int64_t v)
     memcpy((void *)(uintptr_t)at, &d, 4);
 }
 
+/* Writes the int3 of each trap site, a page at a time (the page stays
+ * executable meanwhile: other threads may be running it). */
+static void write_traps(const rt_module *mod)
+{
+    const int rwx = PROT_READ | PROT_WRITE | PROT_EXEC;
+    for (uint32_t i = 0; i < mod->ntraps;) {
+        uint64_t page = (mod->bias + mod->traps[i].pc) & ~(uint64_t)(PAGE - 1);
+        uint32_t j = i;
+        while (j < mod->ntraps &&
+               ((mod->bias + mod->traps[j].pc) & ~(uint64_t)(PAGE - 1)) == page)
+            j++;
+        /* an instruction may cross into the next page: open both */
+        if (set_prot(page, page + 2 * PAGE, rwx) == 0 ||
+            set_prot(page, page + PAGE, rwx) == 0) {
+            for (uint32_t k = i; k < j; k++)
+                *(volatile uint8_t *)(uintptr_t)(mod->bias + mod->traps[k].pc) = 0xcc;
+            set_prot(page, page + 2 * PAGE, PROT_READ | PROT_EXEC);
+        }
+        i = j;
+    }
+}
+
 /* Fills in and turns on the stub of one rewritten module. */
 static void hook(uint64_t bias, const mt_rewrite_header *h)
 {
@@ -180,6 +341,16 @@ static void hook(uint64_t bias, const mt_rewrite_header *h)
     mod->header = at;
     mod->sites = (const mt_site *)(uintptr_t)(at + h->sites);
     mod->nsites = h->nsites;
+    mod->source_id = h->source_id;
+    if (h->nblocks) {
+        mod->counters = tracer_map(h->nblocks * sizeof(uint64_t));
+        if (!mod->counters)
+            return;
+        mod->blocks = (const uint64_t *)(uintptr_t)(at + h->blocks);
+        mod->nblocks = h->nblocks;
+    }
+    if (h->ntraps && take_sigtrap() != 0)
+        return;
     if (set_prot(at, end, PROT_READ | PROT_WRITE) != 0)
         return;
     for (uint32_t i = 0; i < h->ntls; i++)
@@ -190,8 +361,17 @@ static void hook(uint64_t bias, const mt_rewrite_header *h)
     void (*flush)(void) = rewritten_flush;
     memcpy((void *)(uintptr_t)(at + h->flush_slot), &flush, sizeof flush);
     *(volatile uint8_t *)(uintptr_t)(at + h->stub) = 0x90; /* ret -> nop */
+    if (mod->counters) {
+        memcpy((void *)(uintptr_t)(at + h->counters_slot), &mod->counters,
+               sizeof mod->counters);
+        *(volatile uint8_t *)(uintptr_t)(at + h->count_stub) = 0x90;
+    }
     set_prot(at, end, PROT_READ | PROT_EXEC);
+    /* the module's site table is live before its first int3 is */
+    mod->traps = (const mt_trap *)(uintptr_t)(at + h->traps);
+    mod->ntraps = h->ntraps;
     atomic_store(&rt.nmods, m + 1);
+    write_traps(mod);
 }
 
 static int find_rewritten(struct dl_phdr_info *info, size_t size, void *arg)
@@ -212,6 +392,33 @@ static int find_rewritten(struct dl_phdr_info *info, size_t size, void *arg)
     return 0;
 }
 
+static void say(const char *a, const char *b, const char *c)
+{
+    raw_syscall3(SYS_write, 2, a, strlen(a));
+    raw_syscall3(SYS_write, 2, b, strlen(b));
+    raw_syscall3(SYS_write, 2, c, strlen(c));
+}
+
+/* MEMTAP_CONSUMER: the user's shared object, loaded once. */
+static void load_consumer(void)
+{
+    static int tried;
+    const char *path = getenv("MEMTAP_CONSUMER");
+    if (tried || !path || !*path)
+        return;
+    tried = 1;
+    void *lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    void *fn = lib ? dlsym(lib, "memtap_consume") : NULL;
+    if (!fn) {
+        const char *why = dlerror();
+        say("memtap: consumer ", path, ": ");
+        say(why ? why : "no memtap_consume", "", "; writing the trace instead\n");
+        return;
+    }
+    rt.consume_end = (void (*)(void))dlsym(lib, "memtap_consume_end");
+    rt.consume = (void (*)(const memtap_access *, size_t))fn;
+}
+
 void rewritten_scan(void)
 {
     if (!tracer_enabled())
@@ -221,6 +428,7 @@ void rewritten_scan(void)
         expected = 0;
     const char *discard = getenv("MEMTAP_REWRITE_DISCARD");
     rt.discard = discard && discard[0] == '1';
+    load_consumer();
     dl_iterate_phdr(find_rewritten, NULL);
     atomic_store(&rt.lock, 0);
 }

@@ -14,6 +14,15 @@ void rewritten_sync(void);
 void rewritten_thread_exit(void);
 /* In a forked child: the buffered entries are the parent's. */
 void rewritten_after_fork_child(void);
+/* The end of the run (exit, exec): the last entries, the block counts of
+ * --profile files, the consumer's end. */
+void rewritten_finish(void);
+/* A SIGTRAP at uc: 1 when it was an int3 site, now sent to its
+ * trampoline. */
+#include <ucontext.h>
+int rewritten_trap(ucontext_t *uc);
+/* Whether SIGTRAP's handler is the runtime's (int3 sites, no fault engine). */
+int rewritten_owns_signal(int sig);
 /* How many rewritten modules are hooked. */
 int rewritten_modules(void);
 

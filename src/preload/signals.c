@@ -6,6 +6,7 @@
 #include "signals.h"
 
 #include "fault.h"
+#include "rewritten.h"
 #include "syscalls.h"
 #include "tracer.h"
 #include "world.h"
@@ -21,14 +22,23 @@ static int owned(int sig)
 {
     return sig > 0 && sig < _NSIG &&
            (fault_owns_signal(sig) || syscalls_own_signal(sig) ||
-            world_owns_signal(sig));
+            world_owns_signal(sig) || rewritten_owns_signal(sig));
 }
 
 MEMTAP_EXPORT int sigaction(int sig, const struct sigaction *act,
                             struct sigaction *old)
 {
-    if (!owned(sig))
+    if (!owned(sig)) {
+        /* int3 sites must never run with SIGTRAP blocked: the kernel
+         * would kill the program instead of calling memtap */
+        if (act && rewritten_owns_signal(SIGTRAP) &&
+            sigismember(&act->sa_mask, SIGTRAP)) {
+            struct sigaction copy = *act;
+            sigdelset(&copy.sa_mask, SIGTRAP);
+            return __sigaction(sig, &copy, old);
+        }
         return __sigaction(sig, act, old);
+    }
     if (old)
         *old = program_action[sig];
     if (act)

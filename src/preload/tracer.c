@@ -509,7 +509,7 @@ void tracer_finish(const char *how, int code)
         return;
     if (atomic_exchange(&g.finished, 1))
         return;
-    rewritten_sync();
+    rewritten_finish();
     tools_finish();
     tracer_flush_all();
     char text[512];

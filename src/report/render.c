@@ -163,6 +163,11 @@ static void print_internal(renderer *r, const memtap_event *ev)
                 path ? path : "?", x->addr);
         break;
     }
+    case MEMTAP_EV_BLOCK_COUNT:
+        fprintf(o, "# %" PRIu64 ": block 0x%" PRIx64 " (0x%" PRIx64
+                " in its file) ran %" PRIu64 " times\n", x->seq, x->pc,
+                x->addr, x->aux);
+        break;
     default:
         fprintf(o, "# %" PRIu64 ": unknown event kind 0x%02x\n", x->seq,
                 x->kind);

@@ -15,6 +15,13 @@
  * libmemtap.so), at start-up, makes the segment's first pages writable
  * for a moment, fills in the TLS offsets of its buffer cursor, the module
  * tag and the flush function, and turns that `ret` into a `nop`.
+ *
+ * Sites with no room for a jump keep their bytes in the file; the header
+ * lists them as traps with a one-instruction trampoline each, and the
+ * runtime writes an `int3` over their first byte and sends the SIGTRAP to
+ * the trampoline.  With --profile, the first trampoline of each block with
+ * memory operands also counts the block's executions through a second
+ * stub (`ret` until turned on) into counters the runtime allocates.
  */
 #ifndef MEMTAP_REWRITE_ABI_H
 #define MEMTAP_REWRITE_ABI_H
@@ -22,7 +29,7 @@
 #include <stdint.h>
 
 #define MT_REWRITE_MAGIC "MTREWR01"
-#define MT_REWRITE_VERSION 2u
+#define MT_REWRITE_VERSION 3u
 #define MT_TLS_PATCHES 8
 #define MT_SITE_BITS 24          /* site index bits; the tag is above */
 
@@ -46,7 +53,20 @@ typedef struct mt_rewrite_header {
     double omega;
     uint64_t chunk;
     double static_ma, static_aia;  /* the analysis' estimates, whole file */
+    uint64_t source_id;          /* rewrite_source_id() of the original */
+    uint32_t nblocks;            /* blocks counted (0 without --profile) */
+    uint32_t ntraps;
+    uint64_t blocks;             /* offset: uint64_t link-time block starts */
+    uint64_t count_stub;         /* offset: in eax the block (ret -> nop) */
+    uint64_t counters_slot;      /* offset: 8 bytes: address of the counters */
+    uint64_t traps;              /* offset: mt_trap[ntraps], sorted by pc */
 } mt_rewrite_header;
+
+/* A site reached through int3: the trampoline runs it in its place. */
+typedef struct mt_trap {
+    uint64_t pc;                 /* link-time address of the instruction */
+    uint64_t tramp;              /* link-time address of its trampoline */
+} mt_trap;
 
 /* One instrumented memory operand. */
 typedef struct mt_site {

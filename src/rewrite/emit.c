@@ -9,7 +9,6 @@
 #include <string.h>
 
 #define RED_ZONE 128
-#define SAVED 3                    /* rax, rcx, rdx below the red zone */
 #define TAG_PLACEHOLDER 0x7f000000 /* forces a disp32 the runtime fills */
 #define TLS_PLACEHOLDER 0x7f000000
 #define XSAVE_AREA 4096
@@ -263,40 +262,73 @@ int emit_stub(code_buf *b, uint64_t header_vaddr, uint64_t flush_slot,
     return b->failed ? -1 : 0;
 }
 
+static const ZydisRegister scratch[] = {
+    ZYDIS_REGISTER_RAX, ZYDIS_REGISTER_RCX, ZYDIS_REGISTER_RDX,
+};
+
+/* Steps below the red zone and saves the live scratch registers; returns
+ * how many bytes rsp moved. */
+static int64_t frame_enter(code_buf *b, unsigned live)
+{
+    int64_t moved = RED_ZONE;
+    lea(b, ZYDIS_REGISTER_RSP, ZYDIS_REGISTER_RSP, -RED_ZONE);
+    for (unsigned i = 0; i < 3; i++)
+        if (live & (1u << i)) {
+            put1(b, ZYDIS_MNEMONIC_PUSH, scratch[i]);
+            moved += 8;
+        }
+    return moved;
+}
+
+static void frame_leave(code_buf *b, unsigned live)
+{
+    for (unsigned i = 3; i-- > 0;)
+        if (live & (1u << i))
+            put1(b, ZYDIS_MNEMONIC_POP, scratch[i]);
+    lea(b, ZYDIS_REGISTER_RSP, ZYDIS_REGISTER_RSP, RED_ZONE);
+}
+
+static ZydisRegister widen(ZydisRegister r)
+{
+    if (r >= ZYDIS_REGISTER_EAX && r <= ZYDIS_REGISTER_R15D)
+        return (ZydisRegister)(r - ZYDIS_REGISTER_EAX + ZYDIS_REGISTER_RAX);
+    return r;
+}
+
+/* The operand m of insn as an encoder operand once rsp has moved down by
+ * `moved` bytes (rip-relative: the absolute target; 32-bit addressing:
+ * 64-bit registers, the caller truncates). */
+static void op_original(ZydisEncoderOperand *o, const x86_mem *m,
+                        int64_t moved, uint16_t size)
+{
+    int64_t disp = m->disp;
+    if (m->base == ZYDIS_REGISTER_RSP)
+        disp += moved;
+    else if (m->base == ZYDIS_REGISTER_RIP)
+        disp = (int64_t)m->target; /* absolute: the encoder makes it rel */
+    op_mem(o, widen(m->base), widen(m->index), m->scale, disp, size);
+}
+
 /*
  *   lea  -128(%rsp), %rsp
- *   push %rax; push %rcx; push %rdx
- *   lea  EA, %rdx              (rsp-based: +152; rip-based: the target)
+ *   push the live ones of %rax, %rcx, %rdx
+ *   lea  EA, %rdx              (rsp-based: + what rsp moved)
+ *   [mov %edx, %edx]                              for 32-bit addressing
  *   [mov %fs:0, %rcx; lea (%rdx,%rcx), %rdx]     for %fs: operands
  *   mov  $site, %eax
  *   call stub
- *   pop  %rdx; pop %rcx; pop %rax
- *   lea  128(%rsp), %rsp
+ *   pop what was pushed; lea 128(%rsp), %rsp
  */
 int emit_log(code_buf *b, const x86_insn *insn, const x86_mem *m,
-             uint32_t site, uint64_t stub_addr)
+             uint32_t site, uint64_t stub_addr, unsigned live)
 {
     if (m->segment == ZYDIS_REGISTER_GS)
         return -1;
-    lea(b, ZYDIS_REGISTER_RSP, ZYDIS_REGISTER_RSP, -RED_ZONE);
-    put1(b, ZYDIS_MNEMONIC_PUSH, ZYDIS_REGISTER_RAX);
-    put1(b, ZYDIS_MNEMONIC_PUSH, ZYDIS_REGISTER_RCX);
-    put1(b, ZYDIS_MNEMONIC_PUSH, ZYDIS_REGISTER_RDX);
+    int64_t moved = frame_enter(b, live);
     ZydisEncoderRequest r;
     request(&r, ZYDIS_MNEMONIC_LEA, 2);
     op_reg(&r.operands[0], ZYDIS_REGISTER_RDX);
-    int64_t disp = m->disp;
-    if (m->base == ZYDIS_REGISTER_RSP)
-        disp += RED_ZONE + SAVED * 8;
-    else if (m->base == ZYDIS_REGISTER_RIP)
-        disp = (int64_t)m->target; /* absolute: the encoder makes it rel */
-    ZydisRegister base = m->base, index = m->index;
-    /* 32-bit addressing (0x67): compute in 64 bits, then truncate */
-    if (base >= ZYDIS_REGISTER_EAX && base <= ZYDIS_REGISTER_R15D)
-        base = (ZydisRegister)(base - ZYDIS_REGISTER_EAX + ZYDIS_REGISTER_RAX);
-    if (index >= ZYDIS_REGISTER_EAX && index <= ZYDIS_REGISTER_R15D)
-        index = (ZydisRegister)(index - ZYDIS_REGISTER_EAX + ZYDIS_REGISTER_RAX);
-    op_mem(&r.operands[1], base, index, m->scale, disp, 8);
+    op_original(&r.operands[1], m, moved, 8);
     put(b, &r);
     if (insn->zi.address_width == 32) {
         request(&r, ZYDIS_MNEMONIC_MOV, 2); /* mov %edx, %edx */
@@ -313,10 +345,88 @@ int emit_log(code_buf *b, const x86_insn *insn, const x86_mem *m,
     }
     mov_imm(b, ZYDIS_REGISTER_EAX, site);
     branch(b, ZYDIS_MNEMONIC_CALL, stub_addr);
-    put1(b, ZYDIS_MNEMONIC_POP, ZYDIS_REGISTER_RDX);
-    put1(b, ZYDIS_MNEMONIC_POP, ZYDIS_REGISTER_RCX);
+    frame_leave(b, live);
+    return b->failed ? -1 : 0;
+}
+
+int emit_count(code_buf *b, uint32_t block, uint64_t count_stub, unsigned live)
+{
+    frame_enter(b, live);
+    mov_imm(b, ZYDIS_REGISTER_EAX, block);
+    branch(b, ZYDIS_MNEMONIC_CALL, count_stub);
+    frame_leave(b, live);
+    return b->failed ? -1 : 0;
+}
+
+/* The count stub: in eax the block; clobbers rcx and rdx.
+ *
+ *   stub:  ret                          (the runtime makes it a nop)
+ *          mov  slot(%rip), %rcx
+ *          mov  (%rcx,%rax,8), %rdx
+ *          lea  1(%rdx), %rdx
+ *          mov  %rdx, (%rcx,%rax,8)
+ *          ret
+ * Counters are not atomic: threads running one block at the same moment
+ * may lose a count (as gcc's -fprofile-update=single). */
+int emit_count_stub(code_buf *b, uint64_t header_vaddr, uint64_t counters_slot,
+                    mt_rewrite_header *h)
+{
+    h->count_stub = code_here(b) - header_vaddr;
+    put1(b, ZYDIS_MNEMONIC_RET, ZYDIS_REGISTER_NONE);
+    ZydisEncoderRequest r;
+    request(&r, ZYDIS_MNEMONIC_MOV, 2);
+    op_reg(&r.operands[0], ZYDIS_REGISTER_RCX);
+    op_mem(&r.operands[1], ZYDIS_REGISTER_RIP, ZYDIS_REGISTER_NONE, 0,
+           (int64_t)counters_slot, 8);
+    put(b, &r);
+    request(&r, ZYDIS_MNEMONIC_MOV, 2);
+    op_reg(&r.operands[0], ZYDIS_REGISTER_RDX);
+    op_mem(&r.operands[1], ZYDIS_REGISTER_RCX, ZYDIS_REGISTER_RAX, 8, 0, 8);
+    put(b, &r);
+    lea(b, ZYDIS_REGISTER_RDX, ZYDIS_REGISTER_RDX, 1);
+    request(&r, ZYDIS_MNEMONIC_MOV, 2);
+    op_mem(&r.operands[0], ZYDIS_REGISTER_RCX, ZYDIS_REGISTER_RAX, 8, 0, 8);
+    op_reg(&r.operands[1], ZYDIS_REGISTER_RDX);
+    put(b, &r);
+    put1(b, ZYDIS_MNEMONIC_RET, ZYDIS_REGISTER_NONE);
+    return b->failed ? -1 : 0;
+}
+
+/* A call through a register or memory, made to return to the original
+ * next instruction (ret: insn's end):
+ *   lea  -8(%rsp), %rsp          the return address' slot
+ *   push %rax; lea ret(%rip), %rax; mov %rax, 8(%rsp); pop %rax
+ *   push TARGET                  (the operand, rsp-based: + 8)
+ *   ret                          jumps to it, the return address on top */
+int emit_icall(code_buf *b, const x86_insn *insn)
+{
+    const ZydisDecodedOperand *t = &insn->zops[0];
+    const x86_mem *m = NULL;
+    for (unsigned i = 0; i < insn->nmem && !m; i++)
+        if (insn->mem[i].implicit == X86_IMPL_NONE)
+            m = &insn->mem[i];
+    ZydisEncoderRequest r;
+    lea(b, ZYDIS_REGISTER_RSP, ZYDIS_REGISTER_RSP, -8);
+    put1(b, ZYDIS_MNEMONIC_PUSH, ZYDIS_REGISTER_RAX);
+    lea(b, ZYDIS_REGISTER_RAX, ZYDIS_REGISTER_RIP,
+        (int64_t)(insn->addr + insn->length));
+    mov_store(b, ZYDIS_REGISTER_RSP, 8, ZYDIS_REGISTER_RAX, 8);
     put1(b, ZYDIS_MNEMONIC_POP, ZYDIS_REGISTER_RAX);
-    lea(b, ZYDIS_REGISTER_RSP, ZYDIS_REGISTER_RSP, RED_ZONE);
+    request(&r, ZYDIS_MNEMONIC_PUSH, 1);
+    if (t->type == ZYDIS_OPERAND_TYPE_REGISTER && t->size == 64 &&
+        t->reg.value != ZYDIS_REGISTER_RSP) {
+        op_reg(&r.operands[0], t->reg.value);
+    } else if (t->type == ZYDIS_OPERAND_TYPE_MEMORY && m && m->size == 8 &&
+               insn->zi.address_width == 64 &&
+               m->segment != ZYDIS_REGISTER_GS) {
+        op_original(&r.operands[0], m, 8, 8);
+        if (m->segment == ZYDIS_REGISTER_FS)
+            r.prefixes = ZYDIS_ATTRIB_HAS_SEGMENT_FS;
+    } else {
+        return b->failed = 1, -1;
+    }
+    put(b, &r);
+    put1(b, ZYDIS_MNEMONIC_RET, ZYDIS_REGISTER_NONE);
     return b->failed ? -1 : 0;
 }
 

@@ -28,11 +28,26 @@ static inline uint64_t code_here(const code_buf *b) { return b->base + b->len; }
 int emit_stub(code_buf *b, uint64_t header_vaddr, uint64_t flush_slot,
               mt_rewrite_header *h);
 
+/* Live scratch registers at a site, bit per register: the trampolines
+ * save only these. */
+enum { LIVE_RAX = 1, LIVE_RCX = 2, LIVE_RDX = 4, LIVE_ALL = 7 };
+
 /* Emits the logging of one memory operand of insn (site index `site`)
  * through the stub at stub_addr.  Returns 0, or -1 when the operand's
  * address cannot be computed here (gs segment). */
 int emit_log(code_buf *b, const x86_insn *insn, const x86_mem *m,
-             uint32_t site, uint64_t stub_addr);
+             uint32_t site, uint64_t stub_addr, unsigned live);
+
+/* Emits the count stub (--profile) and records its offset and the
+ * counters slot's in h. */
+int emit_count_stub(code_buf *b, uint64_t header_vaddr, uint64_t counters_slot,
+                    mt_rewrite_header *h);
+/* Emits the counting of one execution of block `block`. */
+int emit_count(code_buf *b, uint32_t block, uint64_t count_stub, unsigned live);
+
+/* Emits the indirect call insn so that it returns to the original next
+ * instruction.  Returns 0, or -1 for an operand it cannot move. */
+int emit_icall(code_buf *b, const x86_insn *insn);
 
 /* Emits insn (originally at insn->addr) at the buffer's end: its bytes as
  * they are, re-encoded when it addresses memory relative to rip.  Returns

@@ -183,7 +183,13 @@ typedef struct rewriter {
     code_buf code;            /* the segment */
     mt_site *sites;
     uint32_t nsites, max_sites;
-    uint64_t header_vaddr, stub_addr;
+    uint64_t *blocks;         /* --profile: counted blocks' starts */
+    uint32_t nblocks, max_blocks;
+    mt_trap *traps;
+    size_t ntraps, trap_cap;
+    uint8_t *live;            /* per instruction of the current block */
+    size_t live_cap;
+    uint64_t header_vaddr, stub_addr, count_stub_addr;
     rewrite_report *rep;
 } rewriter;
 
@@ -229,18 +235,53 @@ static int movable(const x86_insn *x, int *ends)
     case X86_FLOW_IJUMP:
     case X86_FLOW_RET:
     case X86_FLOW_CALL:
+    case X86_FLOW_ICALL:
         *ends = 1;
         return 1;
     case X86_FLOW_JCC:
         return 1; /* the block's last: the window ends with it */
     default:
-        return 0; /* calls through memory or registers */
+        return 0; /* hlt, ud2: nothing after them to return to */
     }
 }
 
+/* Which of rax, rcx and rdx each instruction of the block may need before
+ * it runs: a backward pass from the block's end, where all are live, as
+ * they are at every branch, call and system call. */
+static int compute_liveness(rewriter *r, const insn_vec *iv)
+{
+    if (iv->n > r->live_cap) {
+        uint8_t *l = realloc(r->live, iv->n);
+        if (!l)
+            return -1;
+        r->live = l;
+        r->live_cap = iv->n;
+    }
+    unsigned live = LIVE_ALL;
+    for (size_t k = iv->n; k-- > 0;) {
+        const x86_insn *x = &iv->v[k];
+        if (x->flow != X86_FLOW_NEXT) {
+            live = LIVE_ALL;
+        } else {
+            uint32_t use, kill;
+            x86_gpr_use_kill(x, &use, &kill);
+            live = ((live & ~kill) | use) & LIVE_ALL;
+        }
+        r->live[k] = (uint8_t)live;
+    }
+    return 0;
+}
+
+static void count_saves(rewriter *r, unsigned live)
+{
+    unsigned saved = (unsigned)__builtin_popcount(live);
+    r->rep->saves += saved;
+    r->rep->saves_skipped += 3 - saved;
+}
+
 /* Emits the logging of insn's selected operands; exprs are its block's. */
-static int emit_logs(rewriter *r, const x86_insn *insn, const sel_expr *x,
-                     uint32_t nx)
+static int emit_logs(rewriter *r, const x86_insn *insn, unsigned live,
+                     const sel_expr *x, uint32_t nx)
 {
     unsigned k = 0;
     for (uint32_t i = 0; i < nx; i++) {
@@ -254,8 +295,9 @@ static int emit_logs(rewriter *r, const x86_insn *insn, const sel_expr *x,
             continue;
         }
         if (r->nsites == r->max_sites ||
-            emit_log(&r->code, insn, m, r->nsites, r->stub_addr) != 0)
+            emit_log(&r->code, insn, m, r->nsites, r->stub_addr, live) != 0)
             return -1;
+        count_saves(r, live);
         mt_site *s = &r->sites[r->nsites++];
         s->pc = insn->addr;
         s->count = site_count(r, &x[i]);
@@ -275,20 +317,55 @@ static uint32_t selected_in(const x86_insn *insn, const sel_expr *x, uint32_t nx
     return n;
 }
 
-/* Patches the window of instructions [first, last] of a block. */
-static int patch_window(rewriter *r, const x86_insn *w, size_t count,
-                        const sel_expr *x, uint32_t nx)
+static int add_trap(rewriter *r, uint64_t pc, uint64_t tramp)
 {
+    if (r->ntraps == r->trap_cap) {
+        size_t cap = r->trap_cap ? r->trap_cap * 2 : 64;
+        mt_trap *t = realloc(r->traps, cap * sizeof *t);
+        if (!t)
+            return -1;
+        r->traps = t;
+        r->trap_cap = cap;
+    }
+    r->traps[r->ntraps++] = (mt_trap){ pc, tramp };
+    return 0;
+}
+
+/* What one trampoline covers: `count` instructions of a block from w,
+ * with their liveness; entered by a jump over them, or by int3 (`trap`)
+ * when only the first is taken.  *block is the block's counter to bump,
+ * or -1 when it already was. */
+typedef struct window {
+    const x86_insn *w;
+    const uint8_t *live;
+    size_t count;
+    int trap;
+} window;
+
+static int emit_window(rewriter *r, const window *win, const sel_expr *x,
+                       uint32_t nx, int64_t *block)
+{
+    const x86_insn *w = win->w;
     uint64_t start = w[0].addr;
-    uint64_t end = w[count - 1].addr + w[count - 1].length;
+    uint64_t end = w[win->count - 1].addr + w[win->count - 1].length;
     int64_t off = offset_of(r->in, start, end - start);
     if (off < 0)
         return -1;
     uint64_t tramp = code_here(&r->code);
+    uint64_t sites_before = r->rep->sites;
+    if (*block >= 0) {
+        if (emit_count(&r->code, (uint32_t)*block, r->count_stub_addr,
+                       win->live[0]) != 0)
+            return -1;
+        count_saves(r, win->live[0]);
+        if (win->trap)
+            r->rep->blocks_trapped++;
+        *block = -1;
+    }
     int ends = 0;
-    for (size_t k = 0; k < count; k++) {
+    for (size_t k = 0; k < win->count; k++) {
         const uint8_t *bytes = r->in->bytes + off + (w[k].addr - start);
-        if (emit_logs(r, &w[k], x, nx) != 0)
+        if (emit_logs(r, &w[k], win->live[k], x, nx) != 0)
             return -1;
         movable(&w[k], &ends);
         int bad;
@@ -298,6 +375,7 @@ static int patch_window(rewriter *r, const x86_insn *w, size_t count,
         case X86_FLOW_CALL:
             bad = emit_call(&r->code, w[k].target, w[k].addr + w[k].length);
             break;
+        case X86_FLOW_ICALL: bad = emit_icall(&r->code, &w[k]); break;
         default: bad = emit_relocated(&r->code, &w[k], bytes); break;
         }
         if (bad)
@@ -307,19 +385,77 @@ static int patch_window(rewriter *r, const x86_insn *w, size_t count,
         emit_jump(&r->code, end);
     if (r->code.failed)
         return -1;
+    if (win->trap) {
+        r->rep->traps++;
+        r->rep->trapped += r->rep->sites - sites_before;
+        return add_trap(r, start, tramp);
+    }
     encode_patch_jump(r->text + off, start, tramp);
     memset(r->text + off + JMP_LEN, 0xcc, end - start - JMP_LEN);
     r->rep->windows++;
-    r->rep->displaced += count - 1;
+    r->rep->displaced += win->count - 1;
     return 0;
 }
 
-static void count_unpatched(rewriter *r, uint32_t n, int indirect_call)
+/* The window that starts at instruction i: whole movable instructions
+ * until 5 bytes or one that ends it.  Returns its end (exclusive) and
+ * whether it can take a jump. */
+static size_t plan_window(const insn_vec *iv, size_t i, int *fits)
 {
-    if (indirect_call)
-        r->rep->indirect_call += n;
-    else
-        r->rep->no_room += n;
+    size_t j = i;
+    uint64_t len = 0;
+    int ends = 0, ok = 1;
+    while (len < JMP_LEN && j < iv->n && ok && !ends) {
+        ok = movable(&iv->v[j], &ends);
+        len += iv->v[j].length;
+        j++;
+    }
+    *fits = ok && len >= JMP_LEN;
+    return j;
+}
+
+/* Sites in [i, j) that no jump can reach: each instruction with selected
+ * operands gets its own trampoline, entered through int3. */
+static int trap_each(rewriter *r, const insn_vec *iv, size_t i, size_t j,
+                     const sel_expr *x, uint32_t nx, int64_t *block)
+{
+    for (size_t k = i; k < j; k++) {
+        uint32_t sel = selected_in(&iv->v[k], x, nx);
+        int ends;
+        if (!sel)
+            continue;
+        if (!movable(&iv->v[k], &ends)) {
+            r->rep->no_room += sel;
+            continue;
+        }
+        window win = { iv->v + k, r->live + k, 1, 1 };
+        if (emit_window(r, &win, x, nx, block) != 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* --profile: a block none of whose operands was patched still needs its
+ * counter: the first place a jump fits, else int3 on a movable one. */
+static int count_alone(rewriter *r, const insn_vec *iv, int64_t *block)
+{
+    for (size_t i = 0; i < iv->n; i++) {
+        int fits;
+        size_t j = plan_window(iv, i, &fits);
+        if (fits) {
+            window win = { iv->v + i, r->live + i, j - i, 0 };
+            return emit_window(r, &win, NULL, 0, block);
+        }
+    }
+    for (size_t i = 0; i < iv->n; i++) {
+        int ends;
+        if (movable(&iv->v[i], &ends)) {
+            window win = { iv->v + i, r->live + i, 1, 1 };
+            return emit_window(r, &win, NULL, 0, block);
+        }
+    }
+    r->rep->blocks_uncounted++;
+    return 0;
 }
 
 static int rewrite_block(rewriter *r, size_t bi, insn_vec *iv)
@@ -328,43 +464,43 @@ static int rewrite_block(rewriter *r, size_t bi, insn_vec *iv)
     const analysis_block *ab = &r->a->blocks[bi];
     const sel_expr *x = r->a->exprs + ab->first_expr;
     uint32_t nx = ab->sel.n;
-    if (!ab->sel.selected)
+    int profiled = r->opt->profile && nx > 0;
+    if (!ab->sel.selected && !profiled)
         return 0;
     if (b->flags & CFG_BLOCK_GAP) {
         r->rep->gap_code += ab->sel.selected;
+        r->rep->blocks += (uint64_t)profiled;
+        r->rep->blocks_uncounted += (uint64_t)profiled;
         return 0;
     }
     iv->n = 0;
-    if (analysis_block_insns(r->a, b, collect, iv) != 0 || iv->cap == SIZE_MAX)
+    if (analysis_block_insns(r->a, b, collect, iv) != 0 ||
+        iv->cap == SIZE_MAX || compute_liveness(r, iv) != 0)
         return -1;
+    int64_t block = -1;
+    if (profiled) {
+        if (r->nblocks == r->max_blocks)
+            return -1;
+        block = r->nblocks;
+        r->blocks[r->nblocks++] = b->start;
+        r->rep->blocks++;
+    }
     for (size_t i = 0; i < iv->n;) {
-        uint32_t sel = selected_in(&iv->v[i], x, nx);
-        if (!sel) {
+        if (!selected_in(&iv->v[i], x, nx)) {
             i++;
             continue;
         }
-        size_t j = i;
-        uint64_t len = 0;
-        int ends = 0, ok = 1;
-        while (len < JMP_LEN && j < iv->n && ok && !ends) {
-            ok = movable(&iv->v[j], &ends);
-            len += iv->v[j].length;
-            j++;
-        }
-        if (!ok || len < JMP_LEN) {
-            /* no later start in [i, j) gets further: all of them are lost */
-            uint32_t lost = 0;
-            for (size_t k = i; k < j; k++)
-                lost += selected_in(&iv->v[k], x, nx);
-            count_unpatched(r, lost, iv->v[i].flow == X86_FLOW_ICALL);
-            i = j;
-            continue;
-        }
-        if (patch_window(r, iv->v + i, j - i, x, nx) != 0)
+        int fits;
+        size_t j = plan_window(iv, i, &fits);
+        /* when no jump fits from i, none fits from a later start in
+         * [i, j) either: each of them is trapped alone */
+        window win = { iv->v + i, r->live + i, j - i, 0 };
+        if ((fits ? emit_window(r, &win, x, nx, &block)
+                  : trap_each(r, iv, i, j, x, nx, &block)) != 0)
             return -1;
         i = j;
     }
-    return 0;
+    return block >= 0 ? count_alone(r, iv, &block) : 0;
 }
 
 /* ---- writing ---- */
@@ -443,8 +579,24 @@ static int same_file(const char *a, const char *b)
            sa.st_ino == sb.st_ino;
 }
 
-static int run(rewriter *r, const char *out, const char *in_path, char *err,
-               size_t cap)
+static int trap_order(const void *a, const void *b)
+{
+    uint64_t x = ((const mt_trap *)a)->pc, y = ((const mt_trap *)b)->pc;
+    return (x > y) - (x < y);
+}
+
+static uint64_t profiled_blocks(const analysis *a)
+{
+    uint64_t n = 0;
+    for (size_t i = 0; i < a->cfg->nblocks; i++)
+        n += a->blocks[i].sel.n > 0;
+    return n;
+}
+
+/* The segment: header, site table, block table, the flush and counters
+ * slots, the stubs, the trampolines, the trap table. */
+static int run(rewriter *r, const char *out, const char *in_path,
+               uint64_t source_id, char *err, size_t cap)
 {
     analysis *a = r->a;
     rewrite_report *rep = r->rep;
@@ -461,21 +613,33 @@ static int run(rewriter *r, const char *out, const char *in_path, char *err,
     if (r->max_sites >= (1u << MT_SITE_BITS))
         return fail(err, cap, "%u operands selected: more than a module can "
                               "log (%u)", r->max_sites, 1u << MT_SITE_BITS);
-    size_t sites_bytes = align_up((uint64_t)r->max_sites * sizeof(mt_site) + 8, 64);
-    r->code.cap = sizeof(mt_rewrite_header) + sites_bytes + 4096 +
-                  (size_t)a->total.selected * 160 + (size_t)a->total.insns / 4;
+    r->max_blocks = r->opt->profile ? (uint32_t)profiled_blocks(a) : 0;
+    mt_rewrite_header h;
+    memset(&h, 0, sizeof h);
+    size_t at = sizeof h;
+    h.sites = at;
+    at += (size_t)r->max_sites * sizeof(mt_site);
+    h.blocks = at;
+    at += (size_t)r->max_blocks * sizeof(uint64_t);
+    h.flush_slot = at;
+    h.counters_slot = at + 8;
+    at = align_up(at + 16, 64);
+    r->code.cap = at + 4096 + (size_t)a->total.selected * 200 +
+                  (size_t)r->max_blocks * 64 + (size_t)a->total.insns / 4;
     r->code.p = calloc(1, r->code.cap);
     r->code.base = r->header_vaddr;
     if (!r->code.p)
         return fail(err, cap, "out of memory");
-    mt_rewrite_header h;
-    memset(&h, 0, sizeof h);
-    r->sites = (mt_site *)(void *)(r->code.p + sizeof h);
-    uint64_t flush_slot = r->header_vaddr + sizeof h + sites_bytes - 8;
-    r->code.len = sizeof h + sites_bytes;
-    if (emit_stub(&r->code, r->header_vaddr, flush_slot, &h) != 0)
-        return fail(err, cap, "cannot encode the log stub");
+    r->sites = (mt_site *)(void *)(r->code.p + h.sites);
+    r->blocks = (uint64_t *)(void *)(r->code.p + h.blocks);
+    r->code.len = at;
+    if (emit_stub(&r->code, r->header_vaddr, r->header_vaddr + h.flush_slot,
+                  &h) != 0 ||
+        emit_count_stub(&r->code, r->header_vaddr,
+                        r->header_vaddr + h.counters_slot, &h) != 0)
+        return fail(err, cap, "cannot encode the stubs");
     r->stub_addr = r->header_vaddr + h.stub;
+    r->count_stub_addr = r->header_vaddr + h.count_stub;
 
     insn_vec iv = { NULL, 0, 0 };
     int rc = 0;
@@ -486,18 +650,29 @@ static int run(rewriter *r, const char *out, const char *in_path, char *err,
         return fail(err, cap, "cannot encode a trampoline%s",
                     r->code.failed ? " (out of room or unencodable)" : "");
 
+    qsort(r->traps, r->ntraps, sizeof *r->traps, trap_order);
+    r->code.len = align_up(r->code.len, 8);
+    size_t trap_bytes = r->ntraps * sizeof *r->traps;
+    if (r->code.cap - r->code.len < trap_bytes)
+        return fail(err, cap, "cannot encode a trampoline (out of room)");
+    h.traps = r->code.len;
+    if (trap_bytes)
+        memcpy(r->code.p + r->code.len, r->traps, trap_bytes);
+    r->code.len += trap_bytes;
+
     memcpy(h.magic, MT_REWRITE_MAGIC, sizeof h.magic);
     h.version = MT_REWRITE_VERSION;
     h.mode = (uint32_t)r->opt->mode;
     h.nsites = r->nsites;
+    h.nblocks = r->nblocks;
+    h.ntraps = (uint32_t)r->ntraps;
     h.segment_vaddr = r->header_vaddr;
     h.segment_size = align_up(r->code.len, 16);
-    h.sites = sizeof h;
-    h.flush_slot = flush_slot - r->header_vaddr;
     h.omega = r->opt->params.omega;
     h.chunk = r->opt->params.chunk;
     h.static_ma = rep->ma;
     h.static_aia = rep->aia;
+    h.source_id = source_id;
     memcpy(r->code.p, &h, sizeof h);
     rep->segment_vaddr = r->header_vaddr;
     rep->segment_bytes = h.segment_size;
@@ -505,6 +680,14 @@ static int run(rewriter *r, const char *out, const char *in_path, char *err,
         return fail(err, cap, "unusual program header table");
     return write_output(out, in_path, r->text, r->in->size, r->code.p,
                         h.segment_size, off, err, cap);
+}
+
+static uint64_t fnv1a(const uint8_t *p, size_t n)
+{
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ p[i]) * 0x100000001b3ull;
+    return h;
 }
 
 int rewrite_file(const char *in_path, const char *out, const rewrite_options *o,
@@ -530,11 +713,25 @@ int rewrite_file(const char *in_path, const char *out, const rewrite_options *o,
         r.in = &in;
         r.rep = rep;
         r.text = in.bytes; /* patched in place: the input file is untouched */
-        rc = run(&r, out, in_path, err, cap);
+        rc = run(&r, out, in_path, fnv1a(in.bytes, in.size), err, cap);
     }
     free(r.code.p);
+    free(r.traps);
+    free(r.live);
     analysis_free(r.a);
     free(in.ph);
+    free(in.bytes);
+    return rc;
+}
+
+int rewrite_source_id(const char *path, uint64_t *id)
+{
+    input in;
+    memset(&in, 0, sizeof in);
+    char err[256];
+    int rc = read_file(path, &in, err, sizeof err);
+    if (rc == 0)
+        *id = fnv1a(in.bytes, in.size);
     free(in.bytes);
     return rc;
 }

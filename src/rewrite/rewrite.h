@@ -15,6 +15,7 @@
 typedef struct rewrite_options {
     select_params params;     /* omega, chunk, scores, non-selective */
     int mode;                 /* enum mt_mode */
+    int profile;              /* count executions of blocks with operands */
 } rewrite_options;
 
 /* What was done, for the report; every selected operand is counted once
@@ -23,14 +24,17 @@ typedef struct rewrite_report {
     uint64_t insns, mem_insns, exprs, selected;   /* from the analysis */
     double ma, aia;                               /* static, whole file */
     uint64_t sites;           /* operands that log */
+    uint64_t trapped;         /* of those, reached through int3 */
     uint64_t windows;         /* places patched with a jump */
+    uint64_t traps;           /* places reached through int3 */
     uint64_t displaced;       /* instructions moved to trampolines */
-    uint64_t no_room;         /* under 5 bytes before the block ends or a
-                                 branch that cannot move */
-    uint64_t indirect_call;   /* call through memory: not moved */
+    uint64_t no_room;         /* an instruction that cannot move */
     uint64_t unaddressable;   /* %gs: operands, or operands the
                                  trampoline cannot name */
     uint64_t gap_code;        /* in code found only by scanning gaps */
+    uint64_t saves, saves_skipped;  /* scratch registers saved, and those
+                                       liveness found dead */
+    uint64_t blocks, blocks_trapped, blocks_uncounted; /* --profile */
     uint64_t segment_vaddr, segment_bytes;
 } rewrite_report;
 
@@ -38,6 +42,10 @@ typedef struct rewrite_report {
  * or -1 with the reason in err. */
 int rewrite_file(const char *in, const char *out, const rewrite_options *o,
                  rewrite_report *rep, char *err, size_t errcap);
+
+/* The identity of a file as the rewrite header keeps it (FNV-1a of its
+ * bytes): a profile names the file it counted.  Returns 0 or -1. */
+int rewrite_source_id(const char *path, uint64_t *id);
 
 /* Reads the rewrite header of a file memtap instrument wrote.  Returns 0,
  * or -1 when the file is not one (of this version). */

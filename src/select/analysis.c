@@ -192,6 +192,35 @@ static const cfg_block *block_starting_at(const analysis *a, uint64_t addr)
     return b && b->start == addr ? b : NULL;
 }
 
+void analysis_weigh_add(const analysis *a, analysis_weighted *w,
+                        uint64_t addr, uint64_t count)
+{
+    w->entries++;
+    const cfg_block *b = block_starting_at(a, addr);
+    if (!b)
+        return;
+    w->matched++;
+    const sel_block *s = &a->blocks[b - a->cfg->blocks].sel;
+    if (!s->n || !count)
+        return;
+    w->executions += count;
+    w->sum_ma += (double)count * s->ma_num / s->n;
+    w->sum_aia += (double)count * s->aia_num / s->n;
+    w->sum_mae += (double)count * s->ma_num;
+    w->sum_aiae += (double)count * s->aia_num;
+    w->sum_n += (double)count * s->n;
+}
+
+void analysis_weigh_done(analysis_weighted *w)
+{
+    if (!w->executions)
+        return;
+    w->ma = w->sum_ma / (double)w->executions;
+    w->aia = w->sum_aia / (double)w->executions;
+    w->ma_access = w->sum_mae / w->sum_n;
+    w->aia_access = w->sum_aiae / w->sum_n;
+}
+
 int analysis_weigh(const analysis *a, const char *profile,
                    analysis_weighted *out, char *err, size_t errcap)
 {
@@ -203,7 +232,6 @@ int analysis_weigh(const analysis *a, const char *profile,
     }
     char line[256];
     unsigned lineno = 0;
-    double ma = 0, aia = 0, mae = 0, aiae = 0, accesses = 0;
     while (fgets(line, sizeof line, f)) {
         lineno++;
         char *hash = strchr(line, '#');
@@ -219,27 +247,9 @@ int analysis_weigh(const analysis *a, const char *profile,
             fclose(f);
             return -1;
         }
-        out->entries++;
-        const cfg_block *b = block_starting_at(a, addr);
-        if (!b)
-            continue;
-        out->matched++;
-        const sel_block *s = &a->blocks[b - a->cfg->blocks].sel;
-        if (!s->n || !count)
-            continue;
-        out->executions += count;
-        ma += (double)count * s->ma_num / s->n;
-        aia += (double)count * s->aia_num / s->n;
-        mae += (double)count * s->ma_num;
-        aiae += (double)count * s->aia_num;
-        accesses += (double)count * s->n;
+        analysis_weigh_add(a, out, addr, count);
     }
     fclose(f);
-    if (out->executions) {
-        out->ma = ma / (double)out->executions;
-        out->aia = aia / (double)out->executions;
-        out->ma_access = mae / accesses;
-        out->aia_access = aiae / accesses;
-    }
+    analysis_weigh_done(out);
     return 0;
 }

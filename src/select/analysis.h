@@ -55,7 +55,14 @@ typedef struct analysis_weighted {
     uint64_t executions;         /* of matched blocks with accesses */
     double ma, aia;              /* sum(count*MA_b) / sum(count) */
     double ma_access, aia_access;/* sum(count*num) / sum(count*n) */
+    double sum_ma, sum_aia, sum_mae, sum_aiae, sum_n; /* while adding */
 } analysis_weighted;
+
+/* Adds one profile entry (a block start and its executions) to w, which
+ * starts zeroed; analysis_weigh_done computes the figures. */
+void analysis_weigh_add(const analysis *a, analysis_weighted *w,
+                        uint64_t addr, uint64_t count);
+void analysis_weigh_done(analysis_weighted *w);
 
 /* Reads a profile: lines "ADDRESS COUNT" (address of a block start in
  * hex, execution count in decimal; '#' starts a comment).  Returns 0, or

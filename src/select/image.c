@@ -259,6 +259,7 @@ static size_t read_encoded(int enc, const uint8_t *p, const uint8_t *end,
 typedef struct cie_enc {
     Dwarf_Off off;
     int enc;
+    int signal_frame;      /* 'S' in the augmentation */
 } cie_enc;
 
 /* Function extents from the FDEs of .eh_frame (what stripped files still
@@ -280,19 +281,29 @@ static int load_eh_frame(code_image *img, image_priv *p, vec *l)
         off = next;
         if (dwarf_cfi_cie_p(&e)) {
             if (ncies < 64)
-                cies[ncies++] = (cie_enc){at, cie_fde_encoding(&e.cie)};
+                cies[ncies++] = (cie_enc){at, cie_fde_encoding(&e.cie),
+                                          e.cie.augmentation &&
+                                          strchr(e.cie.augmentation, 'S')};
             continue;
         }
-        int enc = -1;
+        int enc = -1, signal_frame = 0;
         for (size_t i = 0; i < ncies && enc < 0; i++)
-            if (cies[i].off == e.fde.CIE_pointer)
+            if (cies[i].off == e.fde.CIE_pointer) {
                 enc = cies[i].enc;
+                signal_frame = cies[i].signal_frame;
+            }
         uint64_t start, size;
         const uint8_t *q = e.fde.start, *end = e.fde.end;
         uint64_t here = p->eh_frame_addr + (uint64_t)(q - (const uint8_t *)d->d_buf);
         size_t k = enc < 0 ? 0 : read_encoded(enc, q, end, here, 1, &start);
         if (!k || !read_encoded(enc, q + k, end, 0, 0, &size))
             continue;
+        if (signal_frame && size > 1) {
+            /* a signal return trampoline's FDE starts one byte before its
+             * code (glibc's __restore_rt): that byte is padding */
+            start++;
+            size--;
+        }
         const image_section *sec = image_section_at(img, start);
         if (!sec || !sec->exec || size == 0)
             continue;

@@ -191,6 +191,51 @@ int x86_decode(const x86_decoder *d, const uint8_t *buf, size_t len,
     return 0;
 }
 
+static uint32_t gpr_bit(ZydisRegister r)
+{
+    int g = x86_gpr_index(r);
+    return g >= 0 && g < 16 ? 1u << g : 0;
+}
+
+static int zeroing_idiom(const x86_insn *insn)
+{
+    const ZydisDecodedOperand *o = insn->zops;
+    return (insn->zi.mnemonic == ZYDIS_MNEMONIC_XOR ||
+            insn->zi.mnemonic == ZYDIS_MNEMONIC_SUB) &&
+           insn->zi.operand_count_visible == 2 &&
+           o[0].type == ZYDIS_OPERAND_TYPE_REGISTER &&
+           o[1].type == ZYDIS_OPERAND_TYPE_REGISTER &&
+           o[0].reg.value == o[1].reg.value &&
+           ZydisRegisterGetWidth(ZYDIS_MACHINE_MODE_LONG_64, o[0].reg.value) >= 32;
+}
+
+void x86_gpr_use_kill(const x86_insn *insn, uint32_t *use, uint32_t *kill)
+{
+    *use = *kill = 0;
+    for (uint8_t i = 0; i < insn->zi.operand_count; i++) {
+        const ZydisDecodedOperand *op = &insn->zops[i];
+        if (op->type == ZYDIS_OPERAND_TYPE_MEMORY) {
+            *use |= gpr_bit(op->mem.base) | gpr_bit(op->mem.index);
+            continue;
+        }
+        if (op->type != ZYDIS_OPERAND_TYPE_REGISTER)
+            continue;
+        uint32_t bit = gpr_bit(op->reg.value);
+        if (op->actions & ZYDIS_OPERAND_ACTION_MASK_READ)
+            *use |= bit;
+        if (op->actions == ZYDIS_OPERAND_ACTION_WRITE &&
+            ZydisRegisterGetWidth(ZYDIS_MACHINE_MODE_LONG_64, op->reg.value) >= 32)
+            *kill |= bit;
+        else if (op->actions & ZYDIS_OPERAND_ACTION_MASK_WRITE)
+            *use |= bit; /* partial or conditional: the rest lives on */
+    }
+    if (zeroing_idiom(insn)) {
+        *kill |= *use & gpr_bit(insn->zops[0].reg.value);
+        *use &= ~gpr_bit(insn->zops[0].reg.value);
+    }
+    *kill &= ~*use;
+}
+
 void x86_format(const x86_insn *insn, char *buf, size_t cap)
 {
     static ZydisFormatter fmt;

@@ -91,6 +91,12 @@ int x86_decode(const x86_decoder *d, const uint8_t *buf, size_t len,
  * 16 = rip), or -1 when r is not a general-purpose register. */
 int x86_gpr_index(ZydisRegister r);
 
+/* The general-purpose registers insn reads (bit per x86_gpr_index, 0..15,
+ * memory operands' base and index included) and those it overwrites
+ * whole (a 32- or 64-bit unconditional write, or a zeroing idiom), for
+ * liveness.  A partial write reads the rest of its register. */
+void x86_gpr_use_kill(const x86_insn *insn, uint32_t *use, uint32_t *kill);
+
 /* Formats insn in AT&T syntax into buf. */
 void x86_format(const x86_insn *insn, char *buf, size_t cap);
 
