@@ -60,7 +60,7 @@ static const char *func_name(const analysis *a, size_t fi, char *buf, size_t cap
         char *d = symbols_demangle(f->name);
         snprintf(buf, cap, "%s", d ? d : f->name);
         free(d);
-    } else if (f->source == FUNC_GAP) {
+    } else if (f->source == FUNC_GAP || f->source == FUNC_PLT) {
         const image_section *s = image_section_at(a->img, f->start);
         snprintf(buf, cap, "%s+0x%" PRIx64, s ? s->name : "?",
                  s ? f->start - s->addr : f->start);

@@ -423,12 +423,12 @@ void rewritten_scan(void)
 {
     if (!tracer_enabled())
         return;
+    load_consumer(); /* its dlopen comes back here: before the lock */
     int expected = 0;
     while (!atomic_compare_exchange_weak(&rt.lock, &expected, 1))
         expected = 0;
     const char *discard = getenv("MEMTAP_REWRITE_DISCARD");
     rt.discard = discard && discard[0] == '1';
-    load_consumer();
     dl_iterate_phdr(find_rewritten, NULL);
     atomic_store(&rt.lock, 0);
 }

@@ -650,7 +650,8 @@ static int run(rewriter *r, const char *out, const char *in_path,
         return fail(err, cap, "cannot encode a trampoline%s",
                     r->code.failed ? " (out of room or unencodable)" : "");
 
-    qsort(r->traps, r->ntraps, sizeof *r->traps, trap_order);
+    if (r->ntraps)
+        qsort(r->traps, r->ntraps, sizeof *r->traps, trap_order);
     r->code.len = align_up(r->code.len, 8);
     size_t trap_bytes = r->ntraps * sizeof *r->traps;
     if (r->code.cap - r->code.len < trap_bytes)

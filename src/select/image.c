@@ -383,6 +383,24 @@ static int merge_funcs(code_image *img, vec *cands)
     return IMAGE_OK;
 }
 
+/* The entries of the procedure linkage tables: 16 bytes each, known code
+ * that no symbol names. */
+static int load_plt(code_image *img, vec *l)
+{
+    for (size_t i = 0; i < img->nsecs; i++) {
+        const image_section *s = &img->secs[i];
+        if (!s->exec || !s->data || !s->name || strncmp(s->name, ".plt", 4) != 0 ||
+            (s->name[4] && strcmp(s->name + 4, ".sec") && strcmp(s->name + 4, ".got")))
+            continue;
+        for (uint64_t at = 0; at + 16 <= s->size; at += 16) {
+            int rc = add_cand(l, s->addr + at, 16, NULL, FUNC_PLT, 0);
+            if (rc)
+                return rc;
+        }
+    }
+    return IMAGE_OK;
+}
+
 static int load_funcs(code_image *img, image_priv *p)
 {
     vec l = {0, 0, 0, sizeof(func_cand)};
@@ -392,6 +410,8 @@ static int load_funcs(code_image *img, image_priv *p)
         rc = load_symbols(img, p, SHT_DYNSYM, &l, &has_dynsym);
     if (!rc)
         rc = load_eh_frame(img, p, &l);
+    if (!rc)
+        rc = load_plt(img, &l);
     const image_section *es = image_section_at(img, img->entry);
     if (!rc && img->type != ET_REL && es && es->exec)
         rc = add_cand(&l, img->entry, 0, NULL, FUNC_ENTRY, 0);

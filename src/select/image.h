@@ -29,6 +29,7 @@ typedef enum func_source {
     FUNC_DYNSYM,
     FUNC_EH_FRAME,
     FUNC_ENTRY,
+    FUNC_PLT,       /* a 16-byte entry of .plt, .plt.sec or .plt.got */
     FUNC_GAP,       /* code in an executable section outside any function */
 } func_source;
 
