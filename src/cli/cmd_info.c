@@ -45,7 +45,9 @@ int cmd_info(int argc, char **argv)
                                         "tool", "shadow_units",
                                         "shadow_relocations",
                                         "shadow_table_bytes",
-                                        "shadow_resident_bytes" };
+                                        "shadow_resident_bytes",
+                                        "rewritten_modules",
+                                        "rewritten_traps_hit" };
     for (size_t i = 0; i < sizeof keys / sizeof *keys; i++) {
         const char *v = memtap_trace_info(t, keys[i]);
         if (v)

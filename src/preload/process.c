@@ -355,6 +355,7 @@ MEMTAP_EXPORT int __libc_start_main(main_fn main, int argc, char **argv,
 void process_end_stats(fmt_buf *b)
 {
     tools_end_stats(b);
+    rewritten_end_stats(b);
     if (!fault_enabled())
         return;
     fmt_str(b, "faults=");

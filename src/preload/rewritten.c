@@ -24,6 +24,7 @@
 #include "rewritten.h"
 
 #include "fault.h"
+#include "fmt.h"
 #include "rawsys.h"
 #include "rewrite/abi.h"
 #include "signals.h"
@@ -74,6 +75,7 @@ static struct {
     int trap_handler;           /* SIGTRAP is ours (the fault engine is off) */
     void (*consume)(const memtap_access *, size_t);
     void (*consume_end)(void);
+    _Atomic uint64_t traps_hit;
 } rt;
 
 static __thread rt_tls tls_log __attribute__((tls_model("initial-exec")));
@@ -82,6 +84,19 @@ static __thread mt_entry tls_scratch[SCRATCH]
     __attribute__((tls_model("initial-exec")));
 static __thread int tls_flushing __attribute__((tls_model("initial-exec")));
 
+/* The site an entry names, with the runtime address of its instruction;
+ * NULL for an entry of no known site. */
+static const mt_site *entry_site(const mt_entry *e, uint32_t nmods, uint64_t *pc)
+{
+    uint32_t m = e->site >> MT_SITE_BITS;
+    uint32_t i = e->site & ((1u << MT_SITE_BITS) - 1);
+    if (m >= nmods || i >= rt.mods[m].nsites)
+        return NULL;
+    const mt_site *s = &rt.mods[m].sites[i];
+    *pc = rt.mods[m].bias + s->pc;
+    return s;
+}
+
 /* Hands the entries to the user's consumer in batches. */
 static void consume_entries(const mt_entry *e, const mt_entry *end)
 {
@@ -89,17 +104,14 @@ static void consume_entries(const mt_entry *e, const mt_entry *end)
     size_t n = 0;
     uint32_t nmods = atomic_load(&rt.nmods);
     for (; e < end; e++) {
-        uint32_t m = e->site >> MT_SITE_BITS;
-        uint32_t i = e->site & ((1u << MT_SITE_BITS) - 1);
-        if (m >= nmods || i >= rt.mods[m].nsites)
-            continue;
-        const mt_site *s = &rt.mods[m].sites[i];
-        for (int w = 0; w < 2; w++) {
+        uint64_t pc;
+        const mt_site *s = entry_site(e, nmods, &pc);
+        for (int w = 0; s && w < 2; w++) {
             if (!(w ? s->write : s->read))
                 continue;
             memtap_access *a = &batch[n++];
             memset(a, 0, sizeof *a);
-            a->pc = rt.mods[m].bias + s->pc;
+            a->pc = pc;
             a->addr = e->addr;
             a->size = s->size;
             a->count = s->count;
@@ -122,15 +134,11 @@ static void emit_entries(const mt_entry *e, const mt_entry *end)
     }
     uint32_t nmods = atomic_load(&rt.nmods);
     for (; e < end; e++) {
-        uint32_t m = e->site >> MT_SITE_BITS;
-        uint32_t i = e->site & ((1u << MT_SITE_BITS) - 1);
-        if (m >= nmods || i >= rt.mods[m].nsites)
-            continue;
-        const mt_site *s = &rt.mods[m].sites[i];
-        uint64_t pc = rt.mods[m].bias + s->pc;
-        if (s->read)
+        uint64_t pc;
+        const mt_site *s = entry_site(e, nmods, &pc);
+        if (s && s->read)
             tracer_emit_count(MEMTAP_EV_LOAD, pc, e->addr, s->size, s->count);
-        if (s->write)
+        if (s && s->write)
             tracer_emit_count(MEMTAP_EV_STORE, pc, e->addr, s->size, s->count);
     }
 }
@@ -248,6 +256,7 @@ int rewritten_trap(ucontext_t *uc)
         const rt_module *mod = &rt.mods[m];
         const mt_trap *t = mod->ntraps ? find_trap(mod, pc - mod->bias) : NULL;
         if (t) {
+            atomic_fetch_add_explicit(&rt.traps_hit, 1, memory_order_relaxed);
             uc->uc_mcontext.gregs[REG_RIP] = (greg_t)(mod->bias + t->tramp);
             return 1;
         }
@@ -274,12 +283,14 @@ static int take_sigtrap(void)
 {
     if (rt.trap_handler || fault_enabled())
         return 0;
-    struct sigaction sa;
+    struct sigaction sa, had;
     memset(&sa, 0, sizeof sa);
     sa.sa_sigaction = on_trap;
     sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_NODEFER | SA_RESTART;
-    if (__sigaction(SIGTRAP, &sa, NULL) != 0)
+    if (__sigaction(SIGTRAP, &sa, &had) != 0)
         return -1;
+    signals_adopt(SIGTRAP, &had); /* a library dlopened late: keep the
+                                     program's handler */
     rt.trap_handler = 1;
     return 0;
 }
@@ -431,6 +442,18 @@ void rewritten_scan(void)
     rt.discard = discard && discard[0] == '1';
     dl_iterate_phdr(find_rewritten, NULL);
     atomic_store(&rt.lock, 0);
+}
+
+void rewritten_end_stats(fmt_buf *b)
+{
+    uint32_t nmods = atomic_load(&rt.nmods);
+    if (!nmods)
+        return;
+    fmt_str(b, "rewritten_modules=");
+    fmt_u64(b, nmods);
+    fmt_str(b, "\nrewritten_traps_hit=");
+    fmt_u64(b, atomic_load(&rt.traps_hit));
+    fmt_char(b, '\n');
 }
 
 int rewritten_modules(void) { return (int)atomic_load(&rt.nmods); }

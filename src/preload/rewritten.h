@@ -23,6 +23,9 @@ void rewritten_finish(void);
 int rewritten_trap(ucontext_t *uc);
 /* Whether SIGTRAP's handler is the runtime's (int3 sites, no fault engine). */
 int rewritten_owns_signal(int sig);
+struct fmt_buf;
+/* Appends the modules hooked and the int3 sites hit to the closing note. */
+void rewritten_end_stats(struct fmt_buf *b);
 /* How many rewritten modules are hooked. */
 int rewritten_modules(void);
 

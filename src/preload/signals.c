@@ -73,6 +73,12 @@ MEMTAP_EXPORT sighandler_t sysv_signal(int sig, sighandler_t handler)
     return set_handler(sig, handler, SA_RESETHAND | SA_NODEFER);
 }
 
+void signals_adopt(int sig, const struct sigaction *had)
+{
+    if (sig > 0 && sig < _NSIG)
+        program_action[sig] = *had;
+}
+
 void signals_chain(int sig, siginfo_t *si, void *uc)
 {
     struct sigaction *a = &program_action[sig];

@@ -13,6 +13,10 @@
  * ends the process as the default action would (after flushing). */
 void signals_chain(int sig, siginfo_t *si, void *uc);
 
+/* memtap takes sig over now: the disposition the program had set becomes
+ * the one sigaction() reports and signals_chain() delivers to. */
+void signals_adopt(int sig, const struct sigaction *had);
+
 /* Ends the process by sig as its default action would, trace flushed. */
 void process_die_by_signal(int sig, const siginfo_t *si);
 

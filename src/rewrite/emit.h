@@ -1,7 +1,7 @@
 /*
  * rewrite/emit.h - machine code for the rewriter, encoded by Zydis: the log
- * stub of a rewritten file, the trampolines of its patched sites, and the
- * relocation of the instructions they displace.
+ * and count stubs of a rewritten file, the trampolines of its patched
+ * sites, and the relocation of the instructions they displace.
  */
 #ifndef MEMTAP_REWRITE_EMIT_H
 #define MEMTAP_REWRITE_EMIT_H

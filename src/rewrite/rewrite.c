@@ -2,8 +2,9 @@
  * rewrite/rewrite.c - the ELF rewriter: checks the input, runs the static
  * analysis, plans a patch window at each selected instruction (whole
  * instructions of its basic block, at least the 5 bytes of a jmp rel32,
- * never past the block's end), emits the trampolines into a new segment,
- * and writes the copy: original bytes, the jumps over the windows, the
+ * never past the block's end; an int3 trap where none fits), works out
+ * which scratch registers are live there, emits the trampolines (and with
+ * --profile the block counters) into a new segment, and writes the copy: original bytes, the jumps over the windows, the
  * spare PT_NOTE header turned into the segment's PT_LOAD, the segment at
  * the end of the file.
  */

@@ -166,7 +166,7 @@ def lackey_all(binary, env=None):
 def test_rewrite_lackey():
     """Non-selective: per instruction of the program, the loads and stores
     its rewritten copy logs equal Lackey's (the original, same input)."""
-    traps = 0
+    traps = hit = 0
     for name in ("lk_globals", "lk_heap", "lk_structs", "lk_threads"):
         binary = prog(name)
         out = instrument(binary, os.path.join(TMP, name + ".mt"), "--nonselective")
@@ -189,7 +189,11 @@ def test_rewrite_lackey():
                    if pc not in sites]
         check(not missing, "%s: not instrumented: %s" % (name, missing[:10]))
         traps += header(out)["ntraps"]
-    check(traps > 0, "some sites were reached through int3 (%d)" % traps)
+        m = re.search(r"^rewritten_traps_hit: (\d+)$", memtap("info", trace).stdout, re.M)
+        check(m, "%s: memtap info counts the int3 sites hit" % name)
+        hit += int(m.group(1))
+    check(traps > 0 and hit > 0, "some sites were reached through int3 (%d sites, %d hits)"
+          % (traps, hit))
 
 
 def block_counts(trace, bias=0):

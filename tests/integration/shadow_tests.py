@@ -53,8 +53,8 @@ def block_chunks(rows):
     return got
 
 
-def test_heat_counts():
-    text, p = tool("heat", "heat_counts", "--top", "1000")
+def heat_counts_objects(text, p):
+    """Checks heat_counts' block chunks and global; returns {object: count}."""
     check_eq(p.stdout, "done\n", "the program's own output")
     t = tables(text)
     # 10 stores, 20 loads, 5 x (load + store); the fourth chunk untouched
@@ -62,6 +62,13 @@ def test_heat_counts():
              "accesses per 64-byte chunk of the block")
     objects = {name.split(" ")[0]: count for count, _, name in t["hottest objects"]}
     check_eq(objects.get("hot_global"), 7, "accesses to hot_global")
+    return objects
+
+
+def test_heat_counts():
+    text, p = tool("heat", "heat_counts", "--top", "1000")
+    t = tables(text)
+    objects = heat_counts_objects(text, p)
     check_eq(sum(c for o, c in objects.items() if o.startswith("<")
                  and "0000@main" in o), 40, "accesses to the block")
     pages = t["hottest pages (4096 bytes)"]
@@ -70,6 +77,18 @@ def test_heat_counts():
     check_eq(sum(c for c, _, _ in t["hottest chunks"]), total,
              "the chunks add up to the total")
     check_eq(sum(c for c, _, _ in pages), total, "the pages add up to the total")
+
+
+def test_heat_rewritten():
+    """The shadow tools also consume what instrumented code logs: the
+    non-selective copy of heat_counts gives the counts the fault engine
+    gives (and the stack besides)."""
+    copy = os.path.join(TMP, "heat_counts.mt")
+    p = memtap("instrument", "-q", "--nonselective", prog("heat_counts"), "-o", copy)
+    check_eq(p.returncode, 0, "instrument: %s" % p.stderr)
+    text, p = tool("heat", copy, "--top", "1000")
+    objects = heat_counts_objects(text, p)
+    check(objects.get("[stack]", 0) > 0, "the stack is seen too")
 
 
 def test_heat_chunk_size():
