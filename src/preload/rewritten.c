@@ -324,12 +324,11 @@ static void write_traps(const rt_module *mod)
         while (j < mod->ntraps &&
                ((mod->bias + mod->traps[j].pc) & ~(uint64_t)(PAGE - 1)) == page)
             j++;
-        /* an instruction may cross into the next page: open both */
-        if (set_prot(page, page + 2 * PAGE, rwx) == 0 ||
-            set_prot(page, page + PAGE, rwx) == 0) {
+        /* only the first byte of each instruction changes: one page */
+        if (set_prot(page, page + PAGE, rwx) == 0) {
             for (uint32_t k = i; k < j; k++)
                 *(volatile uint8_t *)(uintptr_t)(mod->bias + mod->traps[k].pc) = 0xcc;
-            set_prot(page, page + 2 * PAGE, PROT_READ | PROT_EXEC);
+            set_prot(page, page + PAGE, PROT_READ | PROT_EXEC);
         }
         i = j;
     }
@@ -403,11 +402,11 @@ static int find_rewritten(struct dl_phdr_info *info, size_t size, void *arg)
     return 0;
 }
 
-static void say(const char *a, const char *b, const char *c)
+/* Writes the strings of a NULL-terminated list to stderr. */
+static void say(const char *const *parts)
 {
-    raw_syscall3(SYS_write, 2, a, strlen(a));
-    raw_syscall3(SYS_write, 2, b, strlen(b));
-    raw_syscall3(SYS_write, 2, c, strlen(c));
+    for (; *parts; parts++)
+        raw_syscall3(SYS_write, 2, *parts, strlen(*parts));
 }
 
 /* MEMTAP_CONSUMER: the user's shared object, loaded once. */
@@ -422,8 +421,10 @@ static void load_consumer(void)
     void *fn = lib ? dlsym(lib, "memtap_consume") : NULL;
     if (!fn) {
         const char *why = dlerror();
-        say("memtap: consumer ", path, ": ");
-        say(why ? why : "no memtap_consume", "", "; writing the trace instead\n");
+        const char *msg[] = { "memtap: consumer ", path, ": ",
+                              why ? why : "no memtap_consume",
+                              "; writing the trace instead\n", NULL };
+        say(msg);
         return;
     }
     rt.consume_end = (void (*)(void))dlsym(lib, "memtap_consume_end");

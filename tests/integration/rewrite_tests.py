@@ -271,6 +271,15 @@ def test_rewrite_consumer():
     p = memtap("run", "--consumer", "/nonexistent.so", "--", prog("lk_heap"), check_rc=False)
     check(p.returncode != 0 and p.stderr.startswith("memtap: /nonexistent.so"),
           "a missing consumer: clear error (%r)" % p.stderr)
+    # a library without memtap_consume: said, and the trace gets the accesses
+    ctrace = os.path.join(TMP, "no-consume.mtr")
+    p = memtap("run", "-o", ctrace, "--consumer",
+               os.path.join(os.path.dirname(prog("memtap")), "..", "lib", "libplugin.so"),
+               "--", out, check_rc=False)
+    check(p.returncode == 0 and "memtap_consume; writing the trace instead" in p.stderr,
+          "a library without memtap_consume: %r" % p.stderr)
+    check([l for l in show(ctrace) if re.match(r"^[LS][$#]", l)],
+          "without a usable consumer the trace holds the accesses")
 
 
 def load_bias(trace):
