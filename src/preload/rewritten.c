@@ -359,10 +359,13 @@ static void hook(uint64_t bias, const mt_rewrite_header *h)
         mod->blocks = (const uint64_t *)(uintptr_t)(at + h->blocks);
         mod->nblocks = h->nblocks;
     }
-    if (h->ntraps && take_sigtrap() != 0)
+    if ((h->ntraps && take_sigtrap() != 0) ||
+        set_prot(at, end, PROT_READ | PROT_WRITE) != 0) {
+        if (mod->counters)
+            tracer_unmap(mod->counters, h->nblocks * sizeof(uint64_t));
+        memset(mod, 0, sizeof *mod); /* not hooked: the slot stays free */
         return;
-    if (set_prot(at, end, PROT_READ | PROT_WRITE) != 0)
-        return;
+    }
     for (uint32_t i = 0; i < h->ntls; i++)
         put32(at + h->tls_disp[i],
               tls_offset(h->tls_field[i] == MT_TLS_CURSOR ? &tls_log.cursor
