@@ -16,7 +16,6 @@
 #include <string.h>
 
 #include "memtap/trace.h"
-#include "rewrite/abi.h"
 #include "rewrite/rewrite.h"
 #include "select/analysis.h"
 #include "symbols/elfimage.h"
@@ -490,11 +489,8 @@ static int weigh_trace(const analysis *a, const char *path, const char *trace,
                        analysis_weighted *w, char *err, size_t cap)
 {
     memset(w, 0, sizeof *w);
-    mt_rewrite_header h;
     uint64_t id;
-    if (rewrite_read_header(path, &h) == 0)
-        id = h.source_id; /* the rewritten copy names its original */
-    else if (rewrite_source_id(path, &id) != 0)
+    if (rewrite_source_id(path, &id) != 0)
         return snprintf(err, cap, "cannot read %s", path), -1;
     memtap_trace *t;
     int st = memtap_trace_open(trace, &t);

@@ -13,6 +13,7 @@
 
 #include "rewrite/emit.h"
 #include "select/analysis.h"
+#include "select/vec.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -155,25 +156,26 @@ static int64_t offset_of(const input *in, uint64_t vaddr, uint64_t len)
 
 /* ---- planning and emitting ---- */
 
+/* A block's instructions as collected (select/vec.h), and the typed view
+ * the planning reads. */
+typedef struct insn_list {
+    vec v;
+    int oom;
+} insn_list;
+
 typedef struct insn_vec {
-    x86_insn *v;
-    size_t n, cap;
+    const x86_insn *v;
+    size_t n;
 } insn_vec;
 
 static void collect(const x86_insn *x, void *arg)
 {
-    insn_vec *iv = arg;
-    if (iv->n == iv->cap) {
-        size_t cap = iv->cap ? iv->cap * 2 : 32;
-        x86_insn *v = realloc(iv->v, cap * sizeof *v);
-        if (!v) {
-            iv->cap = SIZE_MAX; /* marks the failure */
-            return;
-        }
-        iv->v = v;
-        iv->cap = cap;
-    }
-    iv->v[iv->n++] = *x;
+    insn_list *l = arg;
+    x86_insn *to = vec_push(&l->v);
+    if (to)
+        *to = *x;
+    else
+        l->oom = 1;
 }
 
 typedef struct rewriter {
@@ -186,8 +188,7 @@ typedef struct rewriter {
     uint32_t nsites, max_sites;
     uint64_t *blocks;         /* --profile: counted blocks' starts */
     uint32_t nblocks, max_blocks;
-    mt_trap *traps;
-    size_t ntraps, trap_cap;
+    vec traps;                /* mt_trap */
     uint8_t *live;            /* per instruction of the current block */
     size_t live_cap;
     uint64_t header_vaddr, stub_addr, count_stub_addr;
@@ -320,15 +321,10 @@ static uint32_t selected_in(const x86_insn *insn, const sel_expr *x, uint32_t nx
 
 static int add_trap(rewriter *r, uint64_t pc, uint64_t tramp)
 {
-    if (r->ntraps == r->trap_cap) {
-        size_t cap = r->trap_cap ? r->trap_cap * 2 : 64;
-        mt_trap *t = realloc(r->traps, cap * sizeof *t);
-        if (!t)
-            return -1;
-        r->traps = t;
-        r->trap_cap = cap;
-    }
-    r->traps[r->ntraps++] = (mt_trap){ pc, tramp };
+    mt_trap *t = vec_push(&r->traps);
+    if (!t)
+        return -1;
+    *t = (mt_trap){ pc, tramp };
     return 0;
 }
 
@@ -459,7 +455,7 @@ static int count_alone(rewriter *r, const insn_vec *iv, int64_t *block)
     return 0;
 }
 
-static int rewrite_block(rewriter *r, size_t bi, insn_vec *iv)
+static int rewrite_block(rewriter *r, size_t bi, insn_list *list)
 {
     const cfg_block *b = &r->a->cfg->blocks[bi];
     const analysis_block *ab = &r->a->blocks[bi];
@@ -474,9 +470,11 @@ static int rewrite_block(rewriter *r, size_t bi, insn_vec *iv)
         r->rep->blocks_uncounted += (uint64_t)profiled;
         return 0;
     }
-    iv->n = 0;
-    if (analysis_block_insns(r->a, b, collect, iv) != 0 ||
-        iv->cap == SIZE_MAX || compute_liveness(r, iv) != 0)
+    list->v.n = 0;
+    if (analysis_block_insns(r->a, b, collect, list) != 0 || list->oom)
+        return -1;
+    const insn_vec view = { list->v.v, list->v.n }, *iv = &view;
+    if (compute_liveness(r, iv) != 0)
         return -1;
     int64_t block = -1;
     if (profiled) {
@@ -586,14 +584,6 @@ static int trap_order(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-static uint64_t profiled_blocks(const analysis *a)
-{
-    uint64_t n = 0;
-    for (size_t i = 0; i < a->cfg->nblocks; i++)
-        n += a->blocks[i].sel.n > 0;
-    return n;
-}
-
 /* The segment: header, site table, block table, the flush and counters
  * slots, the stubs, the trampolines, the trap table. */
 static int run(rewriter *r, const char *out, const char *in_path,
@@ -614,7 +604,7 @@ static int run(rewriter *r, const char *out, const char *in_path,
     if (r->max_sites >= (1u << MT_SITE_BITS))
         return fail(err, cap, "%u operands selected: more than a module can "
                               "log (%u)", r->max_sites, 1u << MT_SITE_BITS);
-    r->max_blocks = r->opt->profile ? (uint32_t)profiled_blocks(a) : 0;
+    r->max_blocks = r->opt->profile ? (uint32_t)a->total.blocks_with_mem : 0;
     mt_rewrite_header h;
     memset(&h, 0, sizeof h);
     size_t at = sizeof h;
@@ -642,24 +632,24 @@ static int run(rewriter *r, const char *out, const char *in_path,
     r->stub_addr = r->header_vaddr + h.stub;
     r->count_stub_addr = r->header_vaddr + h.count_stub;
 
-    insn_vec iv = { NULL, 0, 0 };
+    insn_list list = { { NULL, 0, 0, sizeof(x86_insn) }, 0 };
     int rc = 0;
     for (size_t bi = 0; bi < a->cfg->nblocks && !rc; bi++)
-        rc = rewrite_block(r, bi, &iv);
-    free(iv.v);
+        rc = rewrite_block(r, bi, &list);
+    free(list.v.v);
     if (rc)
         return fail(err, cap, "cannot encode a trampoline%s",
                     r->code.failed ? " (out of room or unencodable)" : "");
 
-    if (r->ntraps)
-        qsort(r->traps, r->ntraps, sizeof *r->traps, trap_order);
+    if (r->traps.n)
+        qsort(r->traps.v, r->traps.n, sizeof(mt_trap), trap_order);
     r->code.len = align_up(r->code.len, 8);
-    size_t trap_bytes = r->ntraps * sizeof *r->traps;
+    size_t trap_bytes = r->traps.n * sizeof(mt_trap);
     if (r->code.cap - r->code.len < trap_bytes)
         return fail(err, cap, "cannot encode a trampoline (out of room)");
     h.traps = r->code.len;
     if (trap_bytes)
-        memcpy(r->code.p + r->code.len, r->traps, trap_bytes);
+        memcpy(r->code.p + r->code.len, r->traps.v, trap_bytes);
     r->code.len += trap_bytes;
 
     memcpy(h.magic, MT_REWRITE_MAGIC, sizeof h.magic);
@@ -667,7 +657,7 @@ static int run(rewriter *r, const char *out, const char *in_path,
     h.mode = (uint32_t)r->opt->mode;
     h.nsites = r->nsites;
     h.nblocks = r->nblocks;
-    h.ntraps = (uint32_t)r->ntraps;
+    h.ntraps = (uint32_t)r->traps.n;
     h.segment_vaddr = r->header_vaddr;
     h.segment_size = align_up(r->code.len, 16);
     h.omega = r->opt->params.omega;
@@ -702,6 +692,7 @@ int rewrite_file(const char *in_path, const char *out, const rewrite_options *o,
     memset(&in, 0, sizeof in);
     rewriter r;
     memset(&r, 0, sizeof r);
+    r.traps.elem = sizeof(mt_trap);
     int rc = read_file(in_path, &in, err, cap);
     if (!rc)
         rc = check_input(&in, 1, err, cap);
@@ -718,7 +709,7 @@ int rewrite_file(const char *in_path, const char *out, const rewrite_options *o,
         rc = run(&r, out, in_path, fnv1a(in.bytes, in.size), err, cap);
     }
     free(r.code.p);
-    free(r.traps);
+    free(r.traps.v);
     free(r.live);
     analysis_free(r.a);
     free(in.ph);
@@ -726,14 +717,35 @@ int rewrite_file(const char *in_path, const char *out, const rewrite_options *o,
     return rc;
 }
 
+/* The rewrite header of a file read into in, copied to h: 0, or -1 when
+ * it has none (of this version). */
+static int header_of(input *in, mt_rewrite_header *h)
+{
+    char err[256];
+    if (check_input(in, 0, err, sizeof err) != 0)
+        return -1;
+    for (size_t i = 0; i < in->nph; i++) {
+        const GElf_Phdr *p = &in->ph[i];
+        if (p->p_type == PT_LOAD && p->p_filesz >= sizeof *h &&
+            p->p_offset + sizeof *h <= in->size &&
+            memcmp(in->bytes + p->p_offset, MT_REWRITE_MAGIC, 8) == 0) {
+            memcpy(h, in->bytes + p->p_offset, sizeof *h);
+            return h->version == MT_REWRITE_VERSION ? 0 : -1;
+        }
+    }
+    return -1;
+}
+
 int rewrite_source_id(const char *path, uint64_t *id)
 {
     input in;
     memset(&in, 0, sizeof in);
     char err[256];
+    mt_rewrite_header h;
     int rc = read_file(path, &in, err, sizeof err);
     if (rc == 0)
-        *id = fnv1a(in.bytes, in.size);
+        *id = header_of(&in, &h) == 0 ? h.source_id : fnv1a(in.bytes, in.size);
+    free(in.ph);
     free(in.bytes);
     return rc;
 }
@@ -743,19 +755,9 @@ int rewrite_read_header(const char *path, mt_rewrite_header *h)
     input in;
     memset(&in, 0, sizeof in);
     char err[256];
-    int rc = -1;
-    if (read_file(path, &in, err, sizeof err) == 0 &&
-        check_input(&in, 0, err, sizeof err) == 0) {
-        for (size_t i = 0; i < in.nph && rc; i++) {
-            const GElf_Phdr *p = &in.ph[i];
-            if (p->p_type == PT_LOAD && p->p_filesz >= sizeof *h &&
-                p->p_offset + sizeof *h <= in.size &&
-                memcmp(in.bytes + p->p_offset, MT_REWRITE_MAGIC, 8) == 0) {
-                memcpy(h, in.bytes + p->p_offset, sizeof *h);
-                rc = h->version == MT_REWRITE_VERSION ? 0 : -1;
-            }
-        }
-    }
+    int rc = read_file(path, &in, err, sizeof err);
+    if (rc == 0)
+        rc = header_of(&in, h);
     free(in.ph);
     free(in.bytes);
     return rc;

@@ -43,8 +43,9 @@ typedef struct rewrite_report {
 int rewrite_file(const char *in, const char *out, const rewrite_options *o,
                  rewrite_report *rep, char *err, size_t errcap);
 
-/* The identity of a file as the rewrite header keeps it (FNV-1a of its
- * bytes): a profile names the file it counted.  Returns 0 or -1. */
+/* The identity a profile names a file by: FNV-1a of its bytes, or for a
+ * copy memtap instrument wrote, its original's (kept in the header).
+ * Returns 0 or -1. */
 int rewrite_source_id(const char *path, uint64_t *id);
 
 /* Reads the rewrite header of a file memtap instrument wrote.  Returns 0,
