@@ -6,6 +6,7 @@
 #define _GNU_SOURCE
 #include "cli.h"
 
+#include "memtap/trace.h"
 #include "symbols/elfimage.h"
 
 #include <elf.h>
@@ -34,7 +35,9 @@ static const char usage[] =
     "fault engine), from the start of the program, or between its calls to\n"
     "memtap_start() and memtap_stop() when it makes them.\n"
     "\n"
-    "  -o, --output FILE  the trace file (default: memtap.mtr)\n"
+    "  -o, --output FILE  the trace file (default: memtap.mtr); an older\n"
+    "                     trace there is kept as FILE.old, anything else\n"
+    "                     there (not a trace, a link, a device) is refused\n"
     "  --from-main        record accesses from main() on (not the start-up)\n"
     "  --heap-only        record dynamic memory events only, no accesses\n"
     "  --text FILE        also write the trace as MadT text lines to FILE\n"
@@ -141,25 +144,88 @@ static int check_program(const char *path)
     return 0;
 }
 
-/* Checks that the trace path can be written, then removes it so that the
- * traced process creates it afresh. */
-static int prepare_output(const char *out, const char *prog, char *abs,
-                          size_t cap)
+/* Whether the regular file at path starts with a trace file's magic. */
+static int is_trace_file(const char *path)
 {
-    struct stat so, sp;
-    if (stat(out, &so) == 0 && stat(prog, &sp) == 0 &&
-        so.st_dev == sp.st_dev && so.st_ino == sp.st_ino)
-        return cli_error(out, "the trace would overwrite the program");
-    int fd = open(out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    char magic[sizeof MEMTAP_TRACE_MAGIC - 1];
+    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY |
+                            O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    struct stat st;
+    int ok = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
+             read(fd, magic, sizeof magic) == (ssize_t)sizeof magic &&
+             memcmp(magic, MEMTAP_TRACE_MAGIC, sizeof magic) == 0;
+    close(fd);
+    return ok;
+}
+
+/* Splits out into its directory (resolved) and last component, giving the
+ * absolute trace path in abs.  The last component is never resolved. */
+static int absolute_output(const char *out, char *abs, size_t cap)
+{
+    char dir[PATH_MAX];
+    const char *slash = strrchr(out, '/');
+    const char *base = slash ? slash + 1 : out;
+    if (!*base || strcmp(base, ".") == 0 || strcmp(base, "..") == 0)
+        return cli_error(out, "not a file name");
+    if (!slash)
+        snprintf(dir, sizeof dir, ".");
+    else if (slash == out)
+        snprintf(dir, sizeof dir, "/");
+    else
+        snprintf(dir, sizeof dir, "%.*s", (int)(slash - out), out);
+    char *real = realpath(dir, NULL);
+    if (!real)
+        return cli_error(out, "cannot write the trace: %s", strerror(errno));
+    int n = snprintf(abs, cap, "%s/%s", strcmp(real, "/") ? real : "", base);
+    free(real);
+    if (n < 0 || (size_t)n >= cap)
+        return cli_error(out, "path too long");
+    return 0;
+}
+
+/* Makes room for a new trace at out.  A trace is only ever created under a
+ * new name (the traced process opens it with O_CREAT|O_EXCL, which never
+ * follows a symbolic link), so nothing that is there is ever written
+ * through: an older trace is kept as OUT.old (as perf does), anything else
+ * (a symbolic link, a device, a FIFO, a directory, a file that is not a
+ * trace) is refused.  The directory must take a new file: a probe file is
+ * created and removed, so that an unwritable place is an error before the
+ * program runs. */
+static int prepare_output(const char *out, char *abs, size_t cap)
+{
+    if (absolute_output(out, abs, cap))
+        return 1;
+    struct stat st;
+    if (lstat(abs, &st) == 0) {
+        if (S_ISLNK(st.st_mode))
+            return cli_error(out, "is a symbolic link; memtap writes a trace "
+                                  "only under a new name or over an older "
+                                  "trace");
+        if (!S_ISREG(st.st_mode))
+            return cli_error(out, "is not a regular file; memtap writes a "
+                                  "trace only under a new name or over an "
+                                  "older trace");
+        if (!is_trace_file(abs))
+            return cli_error(out, "exists and is not a memtap trace "
+                                  "(remove it or choose another name)");
+        char old[PATH_MAX + 8];
+        snprintf(old, sizeof old, "%s.old", abs);
+        if (rename(abs, old) != 0)
+            return cli_error(out, "cannot keep the older trace as %s: %s", old,
+                             strerror(errno));
+        fprintf(stderr, "memtap: kept the older trace as %s\n", old);
+    } else if (errno != ENOENT) {
+        return cli_error(out, "%s", strerror(errno));
+    }
+    char probe[PATH_MAX + 16];
+    snprintf(probe, sizeof probe, "%s.XXXXXX", abs);
+    int fd = mkostemp(probe, O_CLOEXEC);
     if (fd < 0)
         return cli_error(out, "cannot write the trace: %s", strerror(errno));
     close(fd);
-    char *real = realpath(out, NULL);
-    if (!real)
-        return cli_error(out, "%s", strerror(errno));
-    snprintf(abs, cap, "%s", real);
-    free(real);
-    unlink(abs);
+    unlink(probe);
     return 0;
 }
 
@@ -255,7 +321,7 @@ int cli_trace_program(char **prog_argv, const trace_launch *l, char *abs_out,
     if (find_preload(preload, sizeof preload) != 0)
         return cli_error("libmemtap.so", "not found next to the memtap "
                                          "command (set MEMTAP_PRELOAD)");
-    if (prepare_output(l->output, prog, abs_out, cap))
+    if (prepare_output(l->output, abs_out, cap))
         return 1;
     set_env(preload, abs_out);
     setenv("MEMTAP_ACCESSES", l->heap_only ? "0" : "1", 1);

@@ -562,6 +562,29 @@ void fault_handler_leave(void)
         fault_internal_release();
 }
 
+void fault_bracket_suspend(fault_bracket *b)
+{
+    b->depth = tls_depth;
+    b->masked = tls_masked;
+    tls_masked = 0;
+    if (tls_depth) {
+        tls_depth = 0;
+        if (!tracer_internal() && !tls_own_mode)
+            fault_internal_release();
+    }
+}
+
+void fault_bracket_resume(const fault_bracket *b)
+{
+    tls_depth = b->depth;
+    tls_masked = b->masked;
+}
+
+int fault_nested_in_memtap(void)
+{
+    return tls_depth > 1 || tracer_internal() || tls_own_mode;
+}
+
 int fault_in_memtap(void)
 {
     return tls_depth > 0 || tracer_internal() || tls_own_mode;

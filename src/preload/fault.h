@@ -53,6 +53,9 @@ void fault_internal_release(void);
 /* Whether the calling thread runs memtap's code (a handler, the recorder,
  * or a block operation being recorded as one event). */
 int fault_in_memtap(void);
+/* Inside a memtap handler: whether the handler interrupted memtap's own
+ * code (a system call memtap made through the C library). */
+int fault_nested_in_memtap(void);
 /* Brackets a block operation: protected pages it touches are opened
  * without being recorded, and closed at fault_own_end(). */
 void fault_own_begin(void);
@@ -74,6 +77,16 @@ void fault_async_mask(sigset_t *m);
 /* Brackets a memtap signal handler (faults inside are memtap's own). */
 void fault_handler_enter(void);
 void fault_handler_leave(void);
+
+/* Around a call from a memtap handler into a program's handler: the
+ * thread is the program's while it runs, so a handler that never returns
+ * (longjmp, siglongjmp, exit) leaves nothing of memtap's bracket behind. */
+typedef struct fault_bracket {
+    int depth;
+    int masked;
+} fault_bracket;
+void fault_bracket_suspend(fault_bracket *b);
+void fault_bracket_resume(const fault_bracket *b);
 
 /* Runs a handler's body in that bracket with errno preserved; `masked`
  * says the handler's mask already holds off asynchronous signals. */

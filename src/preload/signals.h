@@ -17,6 +17,16 @@ void signals_chain(int sig, siginfo_t *si, void *uc);
  * the one sigaction() reports and signals_chain() delivers to. */
 void signals_adopt(int sig, const struct sigaction *had);
 
+/* rt_sigaction made by trapped code (glibc's internal sigaction, a raw
+ * system call), act and old in the kernel's layout; returns its result.
+ * A signal memtap owns is handled like sigaction() does; for the others
+ * the call is made with memtap's synchronous signals taken out of the
+ * mask.  A child sharing the parent's memory (shared: vfork, posix_spawn)
+ * only reads memtap's table: it is the parent's, and the child's own
+ * handlers must stay memtap's until it execs (glibc's spawn child resets
+ * every handler). */
+long signals_raw_action(int sig, const void *act, void *old, int shared);
+
 /* Ends the process by sig as its default action would, trace flushed. */
 void process_die_by_signal(int sig, const siginfo_t *si);
 

@@ -16,6 +16,7 @@
 #define _GNU_SOURCE
 #include "syscalls.h"
 
+#include "execargs.h"
 #include "fault.h"
 #include "modules.h"
 #include "rawsys.h"
@@ -33,7 +34,6 @@
 #include <stdint.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/personality.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -119,7 +119,6 @@ static const sys_spec table[] = {
     { SYS_pipe, 0, { F(8), N, N, N, N, N } },
     { SYS_pipe2, 0, { F(8), N, N, N, N, N } },
     { SYS_socketpair, 0, { N, N, N, F(8), N, N } },
-    { SYS_rt_sigaction, 0, { N, F(32), F(32), N, N, N } },
     { SYS_rt_sigprocmask, 0, { N, F(8), F(8), N, N, N } },
     { SYS_sigaltstack, 0, { F(24), F(24), N, N, N, N } },
     { SYS_prlimit64, 0, { N, N, F(16), F(16), N, N } },
@@ -281,16 +280,16 @@ static void on_sigsys_body(int sig, siginfo_t *si, ucontext_t *uc)
     long a[6] = { g[REG_RDI], g[REG_RSI], g[REG_RDX],
                   g[REG_R10], g[REG_R8],  g[REG_R9] };
     atomic_fetch_add(&s.emulated, 1);
+    execargs_reclaim();
     if (nr == SYS_execve || nr == SYS_execveat) {
-        /* the new image gets the program's signal mask, not this handler's,
-         * and a randomized layout (so that no text of it lies where this
-         * image's filter traps) */
-        long pers = raw_syscall3(SYS_personality, 0xffffffffl, 0, 0);
-        if (pers >= 0 && (pers & ADDR_NO_RANDOMIZE))
-            raw_syscall3(SYS_personality, pers & ~ADDR_NO_RANDOMIZE, 0, 0);
-        raw_syscall6(SYS_rt_sigprocmask, SIG_SETMASK, (long)&uc->uc_sigmask,
-                     0, 8, 0, 0);
-        fault_set_active(0);
+        g[REG_RAX] = execargs_run(nr, a, &uc->uc_sigmask);
+        return;
+    }
+    if (nr == SYS_rt_sigaction && a[3] == 8 && a[0] > 0 && a[0] < _NSIG &&
+        !fault_nested_in_memtap()) { /* memtap's own calls are real */
+        g[REG_RAX] = signals_raw_action((int)a[0], (const void *)a[1],
+                                        (void *)a[2], !tracer_owns_process());
+        return;
     }
     long ret;
     if (nr == SYS_mprotect && fault_is_tracked((uintptr_t)a[0],

@@ -531,6 +531,11 @@ void tracer_finish(const char *how, int code)
     }
 }
 
+int tracer_owns_process(void)
+{
+    return raw_syscall3(SYS_getpid, 0, 0, 0) == g.pid;
+}
+
 void tracer_exec_failed(void)
 {
     if (g.enabled && getpid() == g.pid)

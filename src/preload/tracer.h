@@ -42,6 +42,10 @@ void tracer_thread_exit(void);
  * written through immediately.  `how` names the ending ("exit", "signal"). */
 void tracer_finish(const char *how, int code);
 
+/* Whether the calling process is the one this trace belongs to (not a
+ * vfork or posix_spawn child still sharing its memory). */
+int tracer_owns_process(void);
+
 /* After an exec that failed: recording goes on as before the attempt. */
 void tracer_exec_failed(void);
 

@@ -1,0 +1,106 @@
+#!/usr/bin/env python3
+"""Regression tests for defects found by trying memtap as a new user
+would (issue 13): each test reproduces the situation of one defect.
+
+Usage: hardening_tests.py TEST_NAME   (MEMTAP_BUILD names the build tree)
+"""
+import os
+import re
+import stat
+import sys
+
+from memtap_tests import (BIN, TMP, Failure, check, check_eq, heap_lines, memtap,
+                          prog, run_named, show)
+
+
+def run(*args, out="t.mtr", **kw):
+    return memtap("run", "-o", os.path.join(TMP, out), "--", *args, check_rc=False, **kw)
+
+
+def other_traces(p):
+    return [l.split("also wrote ")[1] for l in p.stderr.splitlines() if "also wrote " in l]
+
+
+# ------------------------------------------------- 1: -o never destroys a path
+
+def test_output_never_destroys():
+    victim = os.path.join(TMP, "victim.txt")
+    with open(victim, "w") as f:
+        f.write("precious\n")
+    os.symlink(victim, os.path.join(TMP, "link.mtr"))
+    fifo = os.path.join(TMP, "fifo.mtr")
+    os.mkfifo(fifo)
+    refused = ["link.mtr", "fifo.mtr", "victim.txt"]
+    if os.geteuid() == 0:  # a device node of our own, never a real one
+        os.mknod(os.path.join(TMP, "null.mtr"), stat.S_IFCHR | 0o666, os.makedev(1, 3))
+        refused.append("null.mtr")
+    marker = os.path.join(TMP, "ran")
+    for name in refused + ["/proc/version", os.path.join(TMP, "no/such/dir.mtr")]:
+        p = memtap("run", "-o", name if name.startswith("/") else os.path.join(TMP, name),
+                   "--", "/bin/sh", "-c", "touch " + marker, check_rc=False)
+        check(p.returncode != 0, "memtap run -o %s fails" % name)
+        check(re.search(r"^memtap: .*%s: " % re.escape(name), p.stderr, re.M),
+              "memtap run -o %s says why: %r" % (name, p.stderr))
+        check(not os.path.exists(marker), "the program did not run for -o %s" % name)
+    with open(victim) as f:
+        check_eq(f.read(), "precious\n", "the symlink's target is untouched")
+    check(os.path.islink(os.path.join(TMP, "link.mtr")), "the symlink is kept")
+    check(stat.S_ISFIFO(os.stat(fifo).st_mode), "the FIFO is kept")
+    if os.geteuid() == 0:
+        check(stat.S_ISCHR(os.stat(os.path.join(TMP, "null.mtr")).st_mode), "the device is kept")
+    # an older trace is kept as .old; the new one replaces nothing else
+    p = run(prog("three_mallocs"), out="t.mtr")
+    check_eq(p.returncode, 0, "first run")
+    first = os.stat(os.path.join(TMP, "t.mtr")).st_ino
+    p = run(prog("noalloc"), out="t.mtr")
+    check_eq(p.returncode, 0, "second run")
+    check("kept the older trace as" in p.stderr, "memtap says where the older trace went")
+    check_eq(os.stat(os.path.join(TMP, "t.mtr.old")).st_ino, first, "older trace moved to .old")
+    check_eq(len(heap_lines(show(os.path.join(TMP, "t.mtr.old")))), 4,
+             "the .old trace is the first run's (three_mallocs: 3 mallocs, 1 free)")
+
+
+# ------------------------------------- 2: posix_spawn, system, popen children
+
+def test_spawn_children():
+    p = run(prog("spawner"))
+    check_eq(p.returncode, 0, "spawner's exit status (0: every child ran and returned N)"
+             + p.stderr)
+    out = p.stdout.splitlines()
+    for way, n in (("system", 11), ("popen", 12), ("spawn", 13), ("spawnp", 14)):
+        check("%s: %d" % (way, n) in out, "%s child ran and exited with %d: %r" % (way, n, out))
+    check("popen read: child 12 tag" in out, "popen's pipe carried the child's output")
+    parent = show(os.path.join(TMP, "t.mtr"))
+    stores = [l for l in parent if re.match(r"^S\$\d+:after_child, ", l)]
+    check_eq(len(stores), 4, "the parent is still traced after each child (one store each)")
+    found = {}
+    for path in other_traces(p):
+        for line in heap_lines(show(path)):
+            m = re.match(r"^M\$:<malloc\d+@child\+\d+>,(10\d\d)$", line)
+            if m:
+                found[int(m.group(1)) - 1000] = path
+    check_eq(sorted(found), [11, 12, 13, 14], "each child wrote its own trace")
+    for path in found.values():
+        info = memtap("info", path).stdout.splitlines()
+        check("end: exit" in info, "the child's trace ends normally: %s" % path)
+
+
+# ---------------------------- 3: handlers that leave by longjmp, siglongjmp, exit
+
+def test_handler_exits():
+    for how, sig in (("siglongjmp", 11), ("longjmp", 11), ("trap", 5)):
+        p = run(prog("handler_exits"), how, out=how + ".mtr")
+        check_eq((p.returncode, p.stdout), (0, "%s: back from signal %d\n" % (how, sig)),
+                 "%s: the program runs as natively" % how)
+        stores = [l for l in show(os.path.join(TMP, how + ".mtr"))
+                  if re.match(r"^S\$\d+:after\[\d\], \[handler_exits\], main\+\d+$", l)]
+        check_eq(len(stores), 5, "%s: main's five stores after the handler are traced" % how)
+    p = run(prog("handler_exits"), "exit", out="exit.mtr")
+    check_eq(p.returncode, 3, "the handler's exit status")
+    lines = show(os.path.join(TMP, "exit.mtr"))
+    check_eq(len([l for l in lines if re.match(r"^S\$\d+:at_exit_value, ", l)]), 1,
+             "the atexit function's store, run from exit() in a handler, is traced")
+
+
+if __name__ == "__main__":
+    sys.exit(run_named(globals(), sys.argv[1]))
