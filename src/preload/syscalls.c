@@ -18,6 +18,7 @@
 
 #include "execargs.h"
 #include "fault.h"
+#include "fdguard.h"
 #include "modules.h"
 #include "rawsys.h"
 #include "tools.h"
@@ -281,6 +282,11 @@ static void on_sigsys_body(int sig, siginfo_t *si, ucontext_t *uc)
                   g[REG_R10], g[REG_R8],  g[REG_R9] };
     atomic_fetch_add(&s.emulated, 1);
     execargs_reclaim();
+    long ret;
+    if (fdguard_syscall(nr, a, &ret)) {
+        g[REG_RAX] = ret;
+        return;
+    }
     if (nr == SYS_execve || nr == SYS_execveat) {
         g[REG_RAX] = execargs_run(nr, a, &uc->uc_sigmask);
         return;
@@ -291,7 +297,6 @@ static void on_sigsys_body(int sig, siginfo_t *si, ucontext_t *uc)
                                         (void *)a[2], !tracer_owns_process());
         return;
     }
-    long ret;
     if (nr == SYS_mprotect && fault_is_tracked((uintptr_t)a[0],
                                                (size_t)a[1])) {
         /* the program changes rights memtap is holding: remember them */
@@ -348,7 +353,7 @@ static void on_sigsys(int sig, siginfo_t *si, void *uc)
 static const int passthrough[] = {
     SYS_rt_sigreturn, SYS_exit, SYS_exit_group, SYS_clone, SYS_clone3,
     SYS_fork, SYS_vfork, SYS_getpid, SYS_gettid, SYS_getppid, SYS_sched_yield,
-    SYS_close, SYS_dup, SYS_dup2, SYS_dup3, SYS_lseek, SYS_madvise,
+    SYS_dup, SYS_lseek, SYS_madvise,
     SYS_kill, SYS_tgkill, SYS_tkill, SYS_getuid, SYS_geteuid, SYS_getgid,
     SYS_getegid, SYS_set_tid_address, SYS_set_robust_list, SYS_rseq,
     SYS_restart_syscall, SYS_alarm, SYS_pause, SYS_fsync, SYS_fdatasync,
@@ -381,7 +386,7 @@ int syscalls_init(void)
     if (__sigaction(SIGSYS, &sa, NULL) != 0)
         return -1;
 
-    struct sock_filter prog[8 + 6 * MAX_RANGES + NPASS];
+    struct sock_filter prog[8 + 6 * MAX_RANGES + NPASS + 24];
     size_t n = 0;
 #define STMT(c, k) prog[n++] = (struct sock_filter)BPF_STMT(c, k)
 #define JUMP(c, k, t, f) prog[n++] = (struct sock_filter)BPF_JUMP(c, k, t, f)
@@ -401,7 +406,30 @@ int syscalls_init(void)
         JUMP(BPF_JMP | BPF_JGE | BPF_K, (uint32_t)hi, 0, (uint8_t)(left + 1));
     }
     STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW); /* in no traced text */
-    /* check: */
+    /* check: calls that name memtap's trace descriptor are trapped, the
+     * same calls naming others pass */
+    uint32_t fd = (uint32_t)tracer_fd();
+    static const struct { int nr, arg; } fd_calls[] = {
+        { SYS_close, 0 }, { SYS_dup2, 1 }, { SYS_dup3, 1 },
+    };
+    for (size_t i = 0; i < sizeof fd_calls / sizeof *fd_calls; i++) {
+        STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr));
+        JUMP(BPF_JMP | BPF_JEQ | BPF_K, (uint32_t)fd_calls[i].nr, 0, 4);
+        STMT(BPF_LD | BPF_W | BPF_ABS,
+             offsetof(struct seccomp_data, args[fd_calls[i].arg]));
+        JUMP(BPF_JMP | BPF_JEQ | BPF_K, fd, 0, 1);
+        STMT(BPF_RET | BPF_K, SECCOMP_RET_TRAP);
+        STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
+    }
+    /* close_range(first, last, flags): trapped when first <= fd <= last */
+    STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr));
+    JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_close_range, 0, 6);
+    STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[0]));
+    JUMP(BPF_JMP | BPF_JGT | BPF_K, fd, 3, 0);
+    STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[1]));
+    JUMP(BPF_JMP | BPF_JGE | BPF_K, fd, 0, 1);
+    STMT(BPF_RET | BPF_K, SECCOMP_RET_TRAP);
+    STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
     STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr));
     for (size_t i = 0; i < NPASS; i++)
         JUMP(BPF_JMP | BPF_JEQ | BPF_K, (uint32_t)passthrough[i],

@@ -289,13 +289,18 @@ static int create_output(void)
     }
     if (fd < 0)
         return -1;
-    int high = fcntl(fd, F_DUPFD_CLOEXEC, TRACE_FD_MIN);
+    /* a forked child's file takes the number the parent's had, which the
+     * seccomp filter it inherited guards */
+    int high = g.fd >= 0 ? (int)raw_syscall3(SYS_dup3, fd, g.fd, O_CLOEXEC)
+                         : fcntl(fd, F_DUPFD_CLOEXEC, TRACE_FD_MIN);
     if (high >= 0) {
         close(fd);
         fd = high;
     }
     return fd;
 }
+
+int tracer_fd(void) { return g.fd; }
 
 static void open_output(void)
 {
@@ -557,8 +562,6 @@ void tracer_after_fork_child(void)
     atomic_store(&g.meta_lock, 0);
     atomic_store(&g.finished, 0);
     atomic_store(&g.dropped, 0);
-    if (g.fd >= 0)
-        close(g.fd);
     tools_after_fork();
     rewritten_after_fork_child();
     strcpy(g.parent_path, g.path);

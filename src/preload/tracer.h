@@ -42,6 +42,9 @@ void tracer_thread_exit(void);
  * written through immediately.  `how` names the ending ("exit", "signal"). */
 void tracer_finish(const char *how, int code);
 
+/* The trace descriptor (-1 when there is none). */
+int tracer_fd(void);
+
 /* Whether the calling process is the one this trace belongs to (not a
  * vfork or posix_spawn child still sharing its memory). */
 int tracer_owns_process(void);

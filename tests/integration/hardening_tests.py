@@ -102,5 +102,25 @@ def test_handler_exits():
              "the atexit function's store, run from exit() in a handler, is traced")
 
 
+# ------------------------------------------- 4: the trace descriptor is memtap's
+
+def test_trace_fd_protected():
+    for opts, mode in (([], ""), ([], "raw"), (["--heap-only"], "")):
+        name = "fd%s%d.mtr" % (mode, len(opts))
+        path, out = os.path.join(TMP, name), os.path.join(TMP, "out.txt")
+        p = memtap("run", *opts, "-o", path, "--", prog("fd_closer"), out,
+                   *([mode] if mode else []), check_rc=False)
+        what = "fd_closer %s %s" % (" ".join(opts), mode)
+        check_eq(p.returncode, 0, what + ": exit status")
+        sizes = [l.split(",")[-1] for l in heap_lines(show(path)) if l[0] == "M"]
+        check_eq(sizes, ["101", "202", "303", "404", "505"],
+                 what + ": blocks before and after every dup2/close/close_range/closefrom")
+        check("end: exit" in memtap("info", path).stdout.splitlines(), what + ": end record")
+        with open(out, "rb") as f:
+            data = f.read()
+        # 200 copies asked for; memtap holds one descriptor (700) in 600..799
+        check_eq(data, b"x" * 199, what + ": the program's file holds only its own bytes")
+
+
 if __name__ == "__main__":
     sys.exit(run_named(globals(), sys.argv[1]))

@@ -1,0 +1,14 @@
+/*
+ * fdguard.h - the trace descriptor is memtap's, not the program's: close,
+ * dup2, dup3, close_range and closefrom never close it or replace it.
+ * libc's entry points are interposed; with the fault engine on, the
+ * seccomp filter also traps the raw system calls that name it.
+ */
+#ifndef MEMTAP_PRELOAD_FDGUARD_H
+#define MEMTAP_PRELOAD_FDGUARD_H
+
+/* For a trapped call: whether it is one fdguard handles (close, dup2,
+ * dup3, close_range); then *ret is its result (a negative errno). */
+int fdguard_syscall(long nr, const long *a, long *ret);
+
+#endif
