@@ -35,13 +35,25 @@ typedef struct trace_launch {
     int check_once;       /* the tool checks an instruction until it passes */
     const char *consumer; /* shared object whose memtap_consume gets the
                              accesses of rewritten code, or NULL */
+    int keep_going;       /* an incomplete trace does not change the exit
+                             status */
 } trace_launch;
 
-/* Runs prog_argv under libmemtap.so and waits.  Returns 0 with the
- * absolute trace path in abs_out and the status memtap passes on (the
- * program's exit status, 128+N after signal N) in *exit_code; or 1 after
- * printing an error (*exit_code still holds the program's status if it
- * ran). */
+/* memtap run's exit status when the program exited but its trace may be
+ * incomplete (write failures, dropped records, exposed windows, no end
+ * record), unless --keep-going. */
+#define MEMTAP_EXIT_INCOMPLETE 125
+
+/* The signal the traced program died of (0 if none): the command ends by
+ * the same signal once it has reported (main.c). */
+extern int cli_program_signal;
+
+/* Runs prog_argv under libmemtap.so and waits, then checks every trace
+ * file of the run and prints a summary line.  Returns 0 with the absolute
+ * trace path in abs_out and the status memtap passes on (the program's
+ * exit status, 128+N after signal N with cli_program_signal set, or
+ * MEMTAP_EXIT_INCOMPLETE) in *exit_code; or 1 after printing an error
+ * (*exit_code still holds the program's status if it ran). */
 int cli_trace_program(char **prog_argv, const trace_launch *l, char *abs_out,
                       size_t cap, int *exit_code);
 
@@ -54,6 +66,15 @@ int cli_parse_format(const char *s);
 
 /* Opens a trace, printing the error; returns 0 or 1. */
 int cli_open_trace(const char *path, memtap_trace **t);
+
+/* A copy of an INFO value (up to its newline), or "" when absent. */
+void cli_info_value(const memtap_trace *t, const char *key, char *buf,
+                    size_t cap);
+
+/* Prints a warning to stderr for each thing the trace at path may be
+ * missing (and a note for an ending by signal); returns how many.  Lost
+ * records are counted always, printed only when `dropped` is set. */
+int cli_report_health(const char *path, const memtap_trace *t, int dropped);
 
 /* Streams the trace at path to out in the given rendering.  Returns 0, or
  * 1 after printing an error. */

@@ -8,16 +8,20 @@
 
 #include "memtap/trace.h"
 #include "symbols/elfimage.h"
+#include "trace/runstatus.h"
 
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <glob.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -27,7 +31,16 @@ static const char usage[] =
     "usage: memtap run [options] [--] PROGRAM [ARGS...]\n"
     "\n"
     "Runs PROGRAM with memtap's tracer preloaded and writes its trace.\n"
-    "The program's exit status is passed through (128+N after signal N).\n"
+    "\n"
+    "Exit status: the program's.  When it dies of a signal, memtap reports\n"
+    "it and ends by the same signal (128+N if that signal does not end a\n"
+    "process).  When it exits but its trace may be incomplete (a failed\n"
+    "write, dropped records, windows other threads could run into, a\n"
+    "process without an end record), memtap warns, prints the program's\n"
+    "status and exits with 125, unless --keep-going.  Signals sent to memtap\n"
+    "(SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2) are passed on to\n"
+    "the program.\n"
+    "\n"
     "A forked child, or an image started by exec, writes its own trace next\n"
     "to the first one: OUT.PID.mtr (OUT.PID-N.mtr after further execs).\n"
     "\n"
@@ -40,6 +53,8 @@ static const char usage[] =
     "                     there (not a trace, a link, a device) is refused\n"
     "  --from-main        record accesses from main() on (not the start-up)\n"
     "  --heap-only        record dynamic memory events only, no accesses\n"
+    "  --keep-going       exit with the program's status even when the\n"
+    "                     trace is incomplete (the warnings stay)\n"
     "  --text FILE        also write the trace as MadT text lines to FILE\n"
     "  --symbolic         text lines are symbolic (default)\n"
     "  --raw              text lines are raw (numeric addresses)\n"
@@ -253,49 +268,180 @@ static void set_env(const char *preload, const char *output)
     setenv("MEMTAP_OUTPUT", output, 1);
 }
 
+/* Signals a process sends to memtap while the program runs are passed on
+ * to the program (the terminal's go to the whole foreground group, the
+ * program included, and are not passed twice). */
+static const int forwarded[] = { SIGINT, SIGQUIT, SIGTERM, SIGHUP,
+                                 SIGUSR1, SIGUSR2 };
+#define NFORWARDED (sizeof forwarded / sizeof *forwarded)
+static volatile sig_atomic_t program_pid;
+
+static void forward(int sig, siginfo_t *si, void *uc)
+{
+    (void)uc;
+    if (si->si_code != SI_KERNEL && program_pid > 0)
+        kill((pid_t)program_pid, sig);
+}
+
 /* Runs argv and returns its wait status, or -1. */
 static int spawn_and_wait(char **argv, const char *path)
 {
-    struct sigaction ign, old_int, old_quit;
-    memset(&ign, 0, sizeof ign);
-    ign.sa_handler = SIG_IGN;
-    sigaction(SIGINT, &ign, &old_int);   /* ^C is for the program */
-    sigaction(SIGQUIT, &ign, &old_quit);
+    struct sigaction fwd, old[NFORWARDED];
+    memset(&fwd, 0, sizeof fwd);
+    fwd.sa_sigaction = forward;
+    fwd.sa_flags = SA_SIGINFO | SA_RESTART;
+    sigset_t block, mask;
+    sigemptyset(&block);
+    for (size_t i = 0; i < NFORWARDED; i++)
+        sigaddset(&block, forwarded[i]);
+    sigprocmask(SIG_BLOCK, &block, &mask);
+    for (size_t i = 0; i < NFORWARDED; i++) {
+        sigaction(forwarded[i], NULL, &old[i]);
+        if (old[i].sa_handler != SIG_IGN) /* an ignored one stays so */
+            sigaction(forwarded[i], &fwd, NULL);
+    }
     pid_t pid = fork();
     if (pid == 0) {
-        sigaction(SIGINT, &old_int, NULL);
-        sigaction(SIGQUIT, &old_quit, NULL);
+        for (size_t i = 0; i < NFORWARDED; i++)
+            sigaction(forwarded[i], &old[i], NULL);
+        sigprocmask(SIG_SETMASK, &mask, NULL);
         execv(path, argv);
         cli_error(path, "%s", strerror(errno));
         _exit(127);
     }
+    program_pid = pid;
+    sigprocmask(SIG_SETMASK, &mask, NULL);
     int status = -1;
     if (pid > 0)
         while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
             ;
-    sigaction(SIGINT, &old_int, NULL);
-    sigaction(SIGQUIT, &old_quit, NULL);
+    program_pid = 0;
+    for (size_t i = 0; i < NFORWARDED; i++)
+        sigaction(forwarded[i], &old[i], NULL);
     return pid > 0 ? status : -1;
 }
 
-/* Lists trace files written by forked or exec'd processes of this run. */
-static void report_other_traces(const char *output, time_t since)
+/* ---- the status page shared with the traced processes ---- */
+
+typedef struct status_page {
+    int fd;
+    memtap_run_status *st;
+} status_page;
+
+/* Creates the page and names it in MEMTAP_STATUS_FD.  Its descriptor is
+ * inherited by the program and kept across its execs, beside the trace's
+ * (which the traced process opens at 700). */
+static int status_open(status_page *p)
+{
+    p->st = NULL;
+    int fd = memfd_create("memtap-status", 0);
+    p->fd = fd >= 0 ? fcntl(fd, F_DUPFD, 701) : -1;
+    if (fd >= 0)
+        close(fd);
+    if (p->fd < 0 || ftruncate(p->fd, MEMTAP_STATUS_SIZE) != 0)
+        return cli_error("status page", "%s", strerror(errno));
+    void *m = mmap(NULL, MEMTAP_STATUS_SIZE, PROT_READ | PROT_WRITE,
+                   MAP_SHARED, p->fd, 0);
+    if (m == MAP_FAILED)
+        return cli_error("status page", "%s", strerror(errno));
+    p->st = m;
+    p->st->magic = MEMTAP_STATUS_MAGIC;
+    p->st->version = MEMTAP_STATUS_VERSION;
+    char v[16];
+    snprintf(v, sizeof v, "%d", p->fd);
+    setenv("MEMTAP_STATUS_FD", v, 1);
+    return 0;
+}
+
+static void status_close(status_page *p)
+{
+    if (p->st)
+        munmap(p->st, MEMTAP_STATUS_SIZE);
+    if (p->fd >= 0)
+        close(p->fd);
+    unsetenv("MEMTAP_STATUS_FD");
+}
+
+/* The trace files written by forked or exec'd processes of this run, at
+ * the start of g->gl_pathv; returns how many. */
+static size_t other_traces(const char *output, time_t since, glob_t *g)
 {
     char pattern[PATH_MAX + 16];
-    size_t len = strlen(output);
+    size_t len = strlen(output), n = 0;
     if (len > 4 && strcmp(output + len - 4, ".mtr") == 0)
         len -= 4;
     snprintf(pattern, sizeof pattern, "%.*s.*.mtr", (int)len, output);
-    glob_t g;
-    if (glob(pattern, 0, NULL, &g) != 0)
-        return;
-    for (size_t i = 0; i < g.gl_pathc; i++) {
+    if (glob(pattern, 0, NULL, g) != 0)
+        return 0;
+    for (size_t i = 0; i < g->gl_pathc; i++) {
         struct stat st;
-        if (stat(g.gl_pathv[i], &st) == 0 && st.st_mtime >= since)
-            fprintf(stderr, "memtap: also wrote %s\n", g.gl_pathv[i]);
+        if (stat(g->gl_pathv[i], &st) == 0 && st.st_mtime >= since) {
+            char *keep = g->gl_pathv[n];
+            g->gl_pathv[n++] = g->gl_pathv[i];
+            g->gl_pathv[i] = keep;
+        }
+    }
+    return n;
+}
+
+/* Warns about what one trace file may be missing; returns how many things. */
+static int check_trace(const char *path, int dropped)
+{
+    memtap_trace *t;
+    int rc = memtap_trace_open(path, &t);
+    if (rc != MEMTAP_OK) {
+        fprintf(stderr, "memtap: warning: %s: unreadable: %s\n", path,
+                rc == MEMTAP_E_IO ? strerror(errno)
+                                  : memtap_status_string(rc));
+        return 1;
+    }
+    int problems = cli_report_health(path, t, dropped);
+    memtap_trace_close(t);
+    return problems;
+}
+
+static void print_size(FILE *f, uint64_t bytes)
+{
+    static const char *const unit[] = { "bytes", "KiB", "MiB", "GiB", "TiB" };
+    double v = (double)bytes;
+    size_t u = 0;
+    while (v >= 1024 && u + 1 < sizeof unit / sizeof *unit) {
+        v /= 1024;
+        u++;
+    }
+    fprintf(f, u ? "%.1f %s" : "%.0f %s", v, unit[u]);
+}
+
+/* The end of a run: every trace file checked, one summary line.  Returns
+ * how many things the traces may be missing. */
+static int summarize(const char *output, const memtap_run_status *st,
+                     time_t since)
+{
+    int err = atomic_load(&st->write_errno);
+    int problems = check_trace(output, !err);
+    glob_t g = { 0 };
+    size_t others = other_traces(output, since, &g);
+    for (size_t i = 0; i < others; i++) {
+        fprintf(stderr, "memtap: also wrote %s\n", g.gl_pathv[i]);
+        problems += check_trace(g.gl_pathv[i], !err);
     }
     globfree(&g);
+    if (err) {
+        fprintf(stderr, "memtap: warning: trace %s: %" PRIu64
+                        " events lost: %s\n", output,
+                (uint64_t)atomic_load(&st->lost), strerror(err));
+        problems++;
+    }
+    fprintf(stderr, "memtap: trace %s: %" PRIu64 " events, ", output,
+            (uint64_t)atomic_load(&st->events));
+    print_size(stderr, atomic_load(&st->bytes));
+    if (others)
+        fprintf(stderr, " in %zu files", others + 1);
+    fputs(problems ? " (incomplete)\n" : "\n", stderr);
+    return problems;
 }
+
+int cli_program_signal;
 
 static int exit_status(const char *prog, int status)
 {
@@ -304,9 +450,42 @@ static int exit_status(const char *prog, int status)
     if (WIFSIGNALED(status)) {
         fprintf(stderr, "memtap: %s: killed by signal %d (%s)\n", prog,
                 WTERMSIG(status), strsignal(WTERMSIG(status)));
+        cli_program_signal = WTERMSIG(status);
         return 128 + WTERMSIG(status);
     }
     return 1;
+}
+
+/* Runs the program with the status page set up; 0, or 1 after an error. */
+static int run_traced(char **prog_argv, const char *prog, const char *out,
+                      int keep_going, int *exit_code)
+{
+    status_page sp;
+    if (status_open(&sp)) {
+        status_close(&sp);
+        return 1;
+    }
+    time_t started = time(NULL);
+    int status = spawn_and_wait(prog_argv, prog);
+    int rc = 0;
+    if (status == -1) {
+        rc = cli_error(prog, "cannot start: %s", strerror(errno));
+    } else {
+        *exit_code = exit_status(prog_argv[0], status);
+        if (access(out, F_OK) != 0)
+            rc = cli_error(prog_argv[0], "no trace was written (the program "
+                                         "did not load libmemtap.so)");
+    }
+    int problems = rc ? 0 : summarize(out, sp.st, started);
+    status_close(&sp);
+    if (problems && WIFEXITED(status) && !keep_going) {
+        fprintf(stderr, "memtap: %s exited with status %d; the trace is "
+                        "incomplete, so memtap exits with status %d "
+                        "(--keep-going passes the program's status)\n",
+                prog_argv[0], *exit_code, MEMTAP_EXIT_INCOMPLETE);
+        *exit_code = MEMTAP_EXIT_INCOMPLETE;
+    }
+    return rc;
 }
 
 int cli_trace_program(char **prog_argv, const trace_launch *l, char *abs_out,
@@ -342,16 +521,7 @@ int cli_trace_program(char **prog_argv, const trace_launch *l, char *abs_out,
             return cli_error(l->consumer, "%s", strerror(errno));
         setenv("MEMTAP_CONSUMER", lib, 1);
     }
-    time_t started = time(NULL);
-    int status = spawn_and_wait(prog_argv, prog);
-    if (status == -1)
-        return cli_error(prog, "cannot start: %s", strerror(errno));
-    *exit_code = exit_status(prog_argv[0], status);
-    if (access(abs_out, F_OK) != 0)
-        return cli_error(prog_argv[0], "no trace was written (the program "
-                                       "did not load libmemtap.so)");
-    report_other_traces(abs_out, started);
-    return 0;
+    return run_traced(prog_argv, prog, abs_out, l->keep_going, exit_code);
 }
 
 int cmd_run(int argc, char **argv)
@@ -365,11 +535,12 @@ int cmd_run(int argc, char **argv)
         { "from-main", no_argument, NULL, 'm' },
         { "heap-only", no_argument, NULL, 'H' },
         { "consumer", required_argument, NULL, 'C' },
+        { "keep-going", no_argument, NULL, 'k' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
     const char *output = "memtap.mtr", *text = NULL, *consumer = NULL;
-    int from_main = 0, heap_only = 0;
+    int from_main = 0, heap_only = 0, keep_going = 0;
     render_options opt = { RENDER_MADT, RENDER_SYMBOLIC, 0 };
     int c;
     /* '+': options end at the program's name */
@@ -383,6 +554,7 @@ int cmd_run(int argc, char **argv)
         case 'm': from_main = 1; break;
         case 'H': heap_only = 1; break;
         case 'C': consumer = optarg; break;
+        case 'k': keep_going = 1; break;
         case 'h': fputs(usage, stdout); return 0;
         default: fputs(usage, stderr); return 2;
         }
@@ -391,7 +563,8 @@ int cmd_run(int argc, char **argv)
         fputs(usage, stderr);
         return 2;
     }
-    trace_launch l = { output, from_main, heap_only, NULL, 0, 0, consumer };
+    trace_launch l = { output, from_main, heap_only, NULL, 0, 0, consumer,
+                       keep_going };
     char abs_out[PATH_MAX];
     int rc;
     if (cli_trace_program(argv + optind, &l, abs_out, sizeof abs_out, &rc))

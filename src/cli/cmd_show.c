@@ -38,18 +38,6 @@ int cli_parse_format(const char *s)
     return -1;
 }
 
-/* A copy of an INFO value (up to its newline), or "" when absent. */
-static void info_value(const memtap_trace *t, const char *key, char *buf,
-                       size_t cap)
-{
-    const char *v = memtap_trace_info(t, key);
-    size_t n = v ? strcspn(v, "\n") : 0;
-    if (n >= cap)
-        n = cap - 1;
-    memcpy(buf, v ? v : "", n);
-    buf[n] = '\0';
-}
-
 int cli_open_trace(const char *path, memtap_trace **t)
 {
     int rc = memtap_trace_open(path, t);
@@ -65,8 +53,8 @@ int cli_open_trace(const char *path, memtap_trace **t)
 static void learn_parent(const memtap_trace *t, renderer *r)
 {
     char parent[4096], seq[32];
-    info_value(t, "parent_trace", parent, sizeof parent);
-    info_value(t, "fork_seq", seq, sizeof seq);
+    cli_info_value(t, "parent_trace", parent, sizeof parent);
+    cli_info_value(t, "fork_seq", seq, sizeof seq);
     if (!parent[0])
         return;
     memtap_trace *p;
@@ -80,38 +68,6 @@ static void learn_parent(const memtap_trace *t, renderer *r)
     while (memtap_trace_next(p, &ev) > 0 && ev.rec.seq < fork_seq)
         renderer_learn(r, &ev);
     memtap_trace_close(p);
-}
-
-static void report_health(const char *path, const memtap_trace *t)
-{
-    const memtap_trace_health *h = memtap_trace_get_health(t);
-    if (h->truncated)
-        fprintf(stderr, "memtap: warning: %s: the file ends inside a chunk "
-                        "(the process was killed?); all %" PRIu64
-                        " complete chunks were read\n", path, h->chunks);
-    if (h->corrupt_chunks)
-        fprintf(stderr, "memtap: warning: %s: %" PRIu64 " corrupt chunk(s) "
-                        "skipped (%" PRIu64 " bytes)\n", path,
-                h->corrupt_chunks, h->skipped_bytes);
-    char end[64], code[32], dropped[32];
-    info_value(t, "end", end, sizeof end);
-    info_value(t, "end_code", code, sizeof code);
-    info_value(t, "dropped", dropped, sizeof dropped);
-    if (!end[0])
-        fprintf(stderr, "memtap: warning: %s: no end record: the process "
-                        "was killed or is still running\n", path);
-    else if (strcmp(end, "signal") == 0)
-        fprintf(stderr, "memtap: note: %s: the process ended by signal %s\n",
-                path, code);
-    char exposed[32];
-    info_value(t, "exposed_windows", exposed, sizeof exposed);
-    if (exposed[0] && strcmp(exposed, "0") != 0)
-        fprintf(stderr, "memtap: note: %s: %s access windows were open while "
-                        "other threads ran: their accesses to those pages "
-                        "may be missing\n", path, exposed);
-    if (dropped[0] && strcmp(dropped, "0") != 0)
-        fprintf(stderr, "memtap: warning: %s: %s events were lost while "
-                        "recording\n", path, dropped);
 }
 
 int cli_render_trace(const char *path, const render_options *opt, FILE *out)
@@ -137,7 +93,7 @@ int cli_render_trace(const char *path, const render_options *opt, FILE *out)
         status = cli_error(path, "%s", memtap_status_string(rc));
     if (fflush(out) != 0 || ferror(out))
         status = cli_error("output", "%s", strerror(errno));
-    report_health(path, t);
+    cli_report_health(path, t, 1);
     renderer_destroy(r);
     symbolizer_destroy(sym);
     memtap_trace_close(t);

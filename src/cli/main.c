@@ -3,8 +3,10 @@
  */
 #include "cli.h"
 
+#include <signal.h>
 #include <stdarg.h>
 #include <string.h>
+#include <sys/resource.h>
 
 static const char usage[] =
     "usage: memtap <command> [options]\n"
@@ -42,7 +44,24 @@ int cli_error(const char *what, const char *fmt, ...)
     return 1;
 }
 
-int main(int argc, char **argv)
+/* Ends memtap by the signal the traced program died of, so that shells
+ * and CI see a signal death (as valgrind and perf do); 128+N if the signal
+ * does not end the process. */
+static int die_like_program(int sig, int rc)
+{
+    struct rlimit no_core = { 0, 0 };
+    setrlimit(RLIMIT_CORE, &no_core); /* the program's core is the one */
+    fflush(NULL);
+    signal(sig, SIG_DFL);
+    sigset_t m;
+    sigemptyset(&m);
+    sigaddset(&m, sig);
+    sigprocmask(SIG_UNBLOCK, &m, NULL);
+    raise(sig);
+    return rc;
+}
+
+static int dispatch(int argc, char **argv)
 {
     if (argc < 2) {
         fputs(usage, stderr);
@@ -77,4 +96,10 @@ int main(int argc, char **argv)
         return cmd_show(argc - 1, argv + 1);
     cli_error(cmd, "unknown command (try 'memtap --help')");
     return 2;
+}
+
+int main(int argc, char **argv)
+{
+    int rc = dispatch(argc, argv);
+    return cli_program_signal ? die_like_program(cli_program_signal, rc) : rc;
 }

@@ -17,21 +17,36 @@
 
 static int is_ours(long fd)
 {
-    int ours = tracer_fd();
-    return ours >= 0 && fd == ours;
+    int fds[2], n = tracer_guarded_fds(fds);
+    for (int i = 0; i < n; i++)
+        if (fd == fds[i])
+            return 1;
+    return 0;
 }
 
+/* close_range over [first, last] minus memtap's descriptors. */
 static long close_range_around(unsigned first, unsigned last, unsigned flags)
 {
-    int ours = tracer_fd();
-    if (ours < 0 || (unsigned)ours < first || (unsigned)ours > last)
-        return raw_syscall3(SYS_close_range, first, last, flags);
-    long rc = 0;
-    if ((unsigned)ours > first)
-        rc = raw_syscall3(SYS_close_range, first, (unsigned)ours - 1, flags);
-    if (rc == 0 && (unsigned)ours < last)
-        rc = raw_syscall3(SYS_close_range, (unsigned)ours + 1, last, flags);
-    return rc;
+    int fds[2], n = tracer_guarded_fds(fds);
+    if (n == 2 && fds[0] > fds[1]) {
+        int t = fds[0];
+        fds[0] = fds[1];
+        fds[1] = t;
+    }
+    for (int i = 0; i < n; i++) {
+        unsigned fd = (unsigned)fds[i];
+        if (fd < first || fd > last)
+            continue;
+        if (fd > first) {
+            long rc = raw_syscall3(SYS_close_range, first, fd - 1, flags);
+            if (rc)
+                return rc;
+        }
+        if (fd == last)
+            return 0;
+        first = fd + 1;
+    }
+    return raw_syscall3(SYS_close_range, first, last, flags);
 }
 
 int fdguard_syscall(long nr, const long *a, long *ret)

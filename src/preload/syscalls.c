@@ -386,7 +386,7 @@ int syscalls_init(void)
     if (__sigaction(SIGSYS, &sa, NULL) != 0)
         return -1;
 
-    struct sock_filter prog[8 + 6 * MAX_RANGES + NPASS + 24];
+    struct sock_filter prog[8 + 6 * MAX_RANGES + NPASS + 32];
     size_t n = 0;
 #define STMT(c, k) prog[n++] = (struct sock_filter)BPF_STMT(c, k)
 #define JUMP(c, k, t, f) prog[n++] = (struct sock_filter)BPF_JUMP(c, k, t, f)
@@ -406,28 +406,33 @@ int syscalls_init(void)
         JUMP(BPF_JMP | BPF_JGE | BPF_K, (uint32_t)hi, 0, (uint8_t)(left + 1));
     }
     STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW); /* in no traced text */
-    /* check: calls that name memtap's trace descriptor are trapped, the
-     * same calls naming others pass */
-    uint32_t fd = (uint32_t)tracer_fd();
+    /* check: calls that name memtap's descriptors are trapped, the same
+     * calls naming others pass */
+    int fds[2] = { -1, -1 };
+    if (tracer_guarded_fds(fds) == 1)
+        fds[1] = fds[0];
+    uint32_t lo = (uint32_t)(fds[0] < fds[1] ? fds[0] : fds[1]);
+    uint32_t hi = (uint32_t)(fds[0] < fds[1] ? fds[1] : fds[0]);
     static const struct { int nr, arg; } fd_calls[] = {
         { SYS_close, 0 }, { SYS_dup2, 1 }, { SYS_dup3, 1 },
     };
     for (size_t i = 0; i < sizeof fd_calls / sizeof *fd_calls; i++) {
         STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr));
-        JUMP(BPF_JMP | BPF_JEQ | BPF_K, (uint32_t)fd_calls[i].nr, 0, 4);
+        JUMP(BPF_JMP | BPF_JEQ | BPF_K, (uint32_t)fd_calls[i].nr, 0, 5);
         STMT(BPF_LD | BPF_W | BPF_ABS,
              offsetof(struct seccomp_data, args[fd_calls[i].arg]));
-        JUMP(BPF_JMP | BPF_JEQ | BPF_K, fd, 0, 1);
-        STMT(BPF_RET | BPF_K, SECCOMP_RET_TRAP);
+        JUMP(BPF_JMP | BPF_JEQ | BPF_K, lo, 2, 0);
+        JUMP(BPF_JMP | BPF_JEQ | BPF_K, hi, 1, 0);
         STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
+        STMT(BPF_RET | BPF_K, SECCOMP_RET_TRAP);
     }
-    /* close_range(first, last, flags): trapped when first <= fd <= last */
+    /* close_range(first, last, flags): trapped when it may cover one */
     STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr));
     JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_close_range, 0, 6);
     STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[0]));
-    JUMP(BPF_JMP | BPF_JGT | BPF_K, fd, 3, 0);
+    JUMP(BPF_JMP | BPF_JGT | BPF_K, hi, 3, 0);
     STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[1]));
-    JUMP(BPF_JMP | BPF_JGE | BPF_K, fd, 0, 1);
+    JUMP(BPF_JMP | BPF_JGE | BPF_K, lo, 0, 1);
     STMT(BPF_RET | BPF_K, SECCOMP_RET_TRAP);
     STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
     STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr));

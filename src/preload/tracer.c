@@ -19,6 +19,7 @@
 #include "rewritten.h"
 #include "tools.h"
 #include "trace/chunk.h"
+#include "trace/runstatus.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -60,14 +61,17 @@ static struct {
     uint64_t fork_seq;
     _Atomic uint64_t seq;
     _Atomic uint64_t alloc;
-    _Atomic uint64_t dropped;
+    _Atomic uint64_t dropped;        /* records lost, for any reason */
+    _Atomic int write_errno;         /* the first failed write's */
+    memtap_run_status *status;       /* shared with memtap run, or NULL */
+    int status_fd;
     _Atomic(tracer_thread *) threads;
     atomic_int finished;
     atomic_int meta_lock;
     ZSTD_CCtx *meta_cctx;
     void *meta_out;
     size_t meta_out_cap;
-} g = { .fd = -1 };
+} g = { .fd = -1, .status_fd = -1 };
 
 static __thread tracer_thread *tls_self __attribute__((tls_model("initial-exec")));
 static __thread int tls_internal __attribute__((tls_model("initial-exec")));
@@ -85,7 +89,8 @@ void tracer_unmap(void *p, uint64_t size)
     raw_syscall3(SYS_munmap, p, size, 0);
 }
 
-/* write(2) from memtap's own code (not trapped by the syscall filter). */
+/* write(2) from memtap's own code (not trapped by the syscall filter).
+ * Returns 0 or a negative errno. */
 static int raw_write_all(int fd, const void *buf, size_t len)
 {
     const char *p = buf;
@@ -94,11 +99,70 @@ static int raw_write_all(int fd, const void *buf, size_t len)
         if (n == -EINTR)
             continue;
         if (n <= 0)
-            return -1;
+            return n < 0 ? (int)n : -EIO;
         p += n;
         len -= (size_t)n;
     }
     return 0;
+}
+
+/* n records that will never reach the file; err is the failed write's
+ * errno, or 0 (dropped while recording). */
+static void lose(uint64_t n, int err)
+{
+    atomic_fetch_add(&g.dropped, n);
+    int none = 0;
+    if (err)
+        atomic_compare_exchange_strong(&g.write_errno, &none, err);
+    if (g.status) {
+        atomic_fetch_add(&g.status->lost, n);
+        int32_t zero = 0;
+        if (err)
+            atomic_compare_exchange_strong(&g.status->write_errno, &zero, err);
+    }
+}
+
+/* Writes one encoded chunk of n records (n = 0 for metadata). */
+static void write_chunk(const void *buf, size_t len, uint64_t n)
+{
+    int rc = raw_write_all(g.fd, buf, len);
+    if (rc < 0) {
+        lose(n, -rc);
+    } else if (g.status) {
+        atomic_fetch_add(&g.status->events, n);
+        atomic_fetch_add(&g.status->bytes, len);
+    }
+}
+
+/* Maps the status page memtap run shares (MEMTAP_STATUS_FD). */
+static void map_status(void)
+{
+    const char *v = getenv("MEMTAP_STATUS_FD");
+    if (!v || !*v)
+        return;
+    int fd = atoi(v);
+    long p = raw_syscall6(SYS_mmap, 0, MEMTAP_STATUS_SIZE,
+                          PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (p < 0 && p > -4096)
+        return;
+    memtap_run_status *st = (memtap_run_status *)p;
+    if (st->magic != MEMTAP_STATUS_MAGIC ||
+        st->version != MEMTAP_STATUS_VERSION) {
+        raw_syscall3(SYS_munmap, p, MEMTAP_STATUS_SIZE, 0);
+        return;
+    }
+    g.status = st;
+    g.status_fd = fd;
+}
+
+int tracer_guarded_fds(int fds[2])
+{
+    int n = 0;
+    if (g.fd >= 0)
+        fds[n++] = g.fd;
+    if (g.status_fd >= 0)
+        fds[n++] = g.status_fd;
+    return n;
 }
 
 int tracer_enabled(void) { return g.enabled; }
@@ -147,7 +211,7 @@ static void write_meta_locked(uint16_t type, uint32_t count, const void *raw,
     size_t n = trace_chunk_encode(g.meta_cctx, type, current_tid(), count,
                                   raw, len, g.meta_out, g.meta_out_cap);
     if (n)
-        raw_write_all(g.fd, g.meta_out, n);
+        write_chunk(g.meta_out, n, 0);
     tracer_internal_leave();
 }
 
@@ -300,8 +364,6 @@ static int create_output(void)
     return fd;
 }
 
-int tracer_fd(void) { return g.fd; }
-
 static void open_output(void)
 {
     g.pid = getpid();
@@ -319,7 +381,9 @@ static void open_output(void)
                            (uint64_t)ts.tv_sec * 1000000000u +
                                (uint64_t)ts.tv_nsec,
                            atomic_load(&g.seq));
-    raw_write_all(g.fd, &h, sizeof h);
+    write_chunk(&h, sizeof h, 0);
+    if (g.status)
+        atomic_fetch_add(&g.status->processes, 1);
     write_info_start();
     write_maps();
 }
@@ -397,7 +461,7 @@ static void flush_locked(tracer_thread *t)
     if (g.fd < 0) {
         if (t->n < g.cap)
             return; /* before the output exists: keep while there is room */
-        atomic_fetch_add(&g.dropped, t->n);
+        lose(t->n, 0);
         t->n = 0;
         return;
     }
@@ -406,8 +470,10 @@ static void flush_locked(tracer_thread *t)
                                     t->n, t->recs,
                                     t->n * sizeof(memtap_record), t->out,
                                     t->out_cap);
-    if (len == 0 || raw_write_all(g.fd, t->out, len) != 0)
-        atomic_fetch_add(&g.dropped, t->n);
+    if (len == 0)
+        lose(t->n, 0);
+    else
+        write_chunk(t->out, len, t->n);
     t->n = 0;
     tracer_internal_leave();
 }
@@ -424,7 +490,7 @@ static void append(tracer_thread *t, uint8_t kind, uint8_t flags,
                    uint64_t aux, uint32_t count)
 {
     if (!try_lock(t)) {
-        atomic_fetch_add(&g.dropped, 1);
+        lose(1, 0);
         return;
     }
     if (t->n == g.cap)
@@ -443,7 +509,7 @@ static void append(tracer_thread *t, uint8_t kind, uint8_t flags,
         r->count = count;
         t->n++;
     } else {
-        atomic_fetch_add(&g.dropped, 1);
+        lose(1, 0);
     }
     if (t->n == g.cap || atomic_load(&g.finished) || tls_exited)
         flush_locked(t);
@@ -460,7 +526,7 @@ static void emit(uint8_t kind, uint8_t flags, uint64_t pc, uint64_t addr,
     if (t)
         append(t, kind, flags, pc, addr, size, addr2, aux, count);
     else
-        atomic_fetch_add(&g.dropped, 1);
+        lose(1, 0);
     tracer_internal_leave();
 }
 
@@ -527,6 +593,10 @@ void tracer_finish(const char *how, int code)
     fmt_u64(&b, atomic_load(&g.seq));
     fmt_str(&b, "\ndropped=");
     fmt_u64(&b, atomic_load(&g.dropped));
+    if (atomic_load(&g.write_errno)) {
+        fmt_str(&b, "\nwrite_errno=");
+        fmt_u64(&b, (uint64_t)atomic_load(&g.write_errno));
+    }
     fmt_char(&b, '\n');
     process_end_stats(&b);
     /* a signal may have interrupted a metadata write: then skip the note */
@@ -562,6 +632,7 @@ void tracer_after_fork_child(void)
     atomic_store(&g.meta_lock, 0);
     atomic_store(&g.finished, 0);
     atomic_store(&g.dropped, 0);
+    atomic_store(&g.write_errno, 0);
     tools_after_fork();
     rewritten_after_fork_child();
     strcpy(g.parent_path, g.path);
@@ -578,6 +649,7 @@ void tracer_init(void)
     if (!out || !*out || strlen(out) >= sizeof g.base_path - 32)
         return;
     strcpy(g.base_path, out);
+    map_status();
     g.cap = DEFAULT_RECORDS;
     const char *cap = getenv("MEMTAP_BUFFER_RECORDS");
     if (cap && atoi(cap) >= 16 && atoi(cap) <= (1 << 20))

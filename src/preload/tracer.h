@@ -42,8 +42,9 @@ void tracer_thread_exit(void);
  * written through immediately.  `how` names the ending ("exit", "signal"). */
 void tracer_finish(const char *how, int code);
 
-/* The trace descriptor (-1 when there is none). */
-int tracer_fd(void);
+/* The descriptors memtap keeps open in the program (the trace, the status
+ * page memtap run shares): fills fds, returns how many (0 to 2). */
+int tracer_guarded_fds(int fds[2]);
 
 /* Whether the calling process is the one this trace belongs to (not a
  * vfork or posix_spawn child still sharing its memory). */

@@ -6,11 +6,15 @@ Usage: hardening_tests.py TEST_NAME   (MEMTAP_BUILD names the build tree)
 """
 import os
 import re
+import resource
+import signal
 import stat
+import subprocess
 import sys
+import time
 
-from memtap_tests import (BIN, TMP, Failure, check, check_eq, heap_lines, memtap,
-                          prog, run_named, show)
+from memtap_tests import (MEMTAP, TMP, Failure, check, check_eq, heap_lines, memtap, prog,
+                          run_named, show)
 
 
 def run(*args, out="t.mtr", **kw):
@@ -118,8 +122,96 @@ def test_trace_fd_protected():
         check("end: exit" in memtap("info", path).stdout.splitlines(), what + ": end record")
         with open(out, "rb") as f:
             data = f.read()
-        # 200 copies asked for; memtap holds one descriptor (700) in 600..799
-        check_eq(data, b"x" * 199, what + ": the program's file holds only its own bytes")
+        # 200 copies asked for; memtap holds two descriptors there: the
+        # trace (700) and the status page memtap run shares (701)
+        check_eq(data, b"x" * 198, what + ": the program's file holds only its own bytes")
+
+
+# ------------------------------- 5: a failed write is reported, never silent
+
+def small_files(limit):
+    def limit_size():
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # writes fail with EFBIG
+    return limit_size
+
+
+def run_limited(*args, limit):
+    return subprocess.run([MEMTAP, "run"] + list(args), capture_output=True, text=True,
+                          preexec_fn=small_files(limit))
+
+
+def test_write_failure_reported():
+    path = os.path.join(TMP, "full.mtr")
+    native = subprocess.run([prog("signals")], capture_output=True, text=True)
+    for keep in ([], ["--keep-going"]):
+        p = run_limited(*keep, "-o", path, "--", prog("signals"), limit=8 << 10)
+        check(re.search(r"^memtap: warning: trace %s: [1-9]\d* events lost: File too large$"
+                        % re.escape(path), p.stderr, re.M),
+              "the lost events and the reason are reported: %r" % p.stderr)
+        check(re.search(r"^memtap: trace %s: \d+ events, .*\(incomplete\)$" % re.escape(path),
+                        p.stderr, re.M), "the summary says the trace is incomplete")
+        check_eq(p.stdout, native.stdout, "the program ran as natively")
+        check_eq(p.returncode, native.returncode if keep else 125,
+                 "exit status %s" % (keep or "without --keep-going"))
+        if not keep:
+            check(re.search(r"exited with status 0; the trace is incomplete", p.stderr),
+                  "the program's own status is printed")
+        os.rename(path, path + ".%d" % len(keep))
+
+
+def test_missing_end_record_exit_status():
+    for opts in ([], ["--heap-only"], ["--keep-going"]):
+        p = memtap("run", *opts, "-o", os.path.join(TMP, "raw%d.mtr" % len(opts)), "--",
+                   prog("exit_status"), "7", "raw", check_rc=False)
+        check("no end record" in p.stderr, "%s: the missing end is a warning" % opts)
+        check_eq(p.returncode, 7 if "--keep-going" in opts else 125, "%s: exit status" % opts)
+    p = memtap("run", "-o", os.path.join(TMP, "ok.mtr"), "--", prog("exit_status"), "7",
+               check_rc=False)
+    check_eq((p.returncode, "warning" in p.stderr), (7, False),
+             "a complete trace passes the program's status through, no warning")
+
+
+# ------------------------------------ 18: a signal death stays a signal death
+
+def test_signal_death_reraised():
+    for args, sig in ((["crasher"], signal.SIGSEGV), (["crasher", "abort"], signal.SIGABRT),
+                      (["crasher", "kill", "10"], signal.SIGKILL)):
+        p = memtap("run", "-o", os.path.join(TMP, "sig%d.mtr" % sig), "--", prog(args[0]),
+                   *args[1:], check_rc=False)
+        check_eq(p.returncode, -sig, "memtap run %s ends by signal %d" % (" ".join(args), sig))
+        check("killed by signal %d" % sig in p.stderr, "and says so")
+
+
+# ------------------------- 8: signals sent to memtap run reach the program
+
+def children(pid):
+    with open("/proc/%d/task/%d/children" % (pid, pid)) as f:
+        return [int(x) for x in f.read().split()]
+
+
+def test_sigterm_reaches_program():
+    for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+        out = os.path.join(TMP, "sleep%d.mtr" % sig)
+        m = subprocess.Popen([MEMTAP, "run", "-o", out, "--", "/bin/sleep", "60"],
+                             stderr=subprocess.PIPE, text=True)
+        deadline = time.time() + 20
+        while not os.path.exists(out) and time.time() < deadline:
+            time.sleep(0.05)
+        kids = children(m.pid)
+        check_eq(len(kids), 1, "memtap run started the program")
+        m.send_signal(sig)
+        try:
+            rc = m.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            m.kill()
+            os.kill(kids[0], signal.SIGKILL)
+            raise Failure("memtap run did not end after signal %d" % sig)
+        check_eq(rc, -sig, "memtap run ends by the signal the program died of")
+        check(not os.path.exists("/proc/%d" % kids[0]) or
+              open("/proc/%d/stat" % kids[0]).read().split()[2] == "Z",
+              "the program is gone")
+        check("killed by signal %d" % sig in m.stderr.read(), "memtap reports the signal")
 
 
 if __name__ == "__main__":

@@ -1,0 +1,66 @@
+/*
+ * health.c - what the command says about a trace that may be incomplete:
+ * one warning per thing memtap knows is missing (a file cut short, damaged
+ * chunks, no end record, records dropped, windows other threads could run
+ * into).  `run` and `show` say the same.
+ */
+#include "cli.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+void cli_info_value(const memtap_trace *t, const char *key, char *buf,
+                    size_t cap)
+{
+    const char *v = memtap_trace_info(t, key);
+    size_t n = v ? strcspn(v, "\n") : 0;
+    if (n >= cap)
+        n = cap - 1;
+    memcpy(buf, v ? v : "", n);
+    buf[n] = '\0';
+}
+
+static uint64_t info_u64(const memtap_trace *t, const char *key)
+{
+    char v[32];
+    cli_info_value(t, key, v, sizeof v);
+    return strtoull(v, NULL, 10);
+}
+
+int cli_report_health(const char *path, const memtap_trace *t, int dropped)
+{
+    int problems = 0;
+    const memtap_trace_health *h = memtap_trace_get_health(t);
+    if (h->truncated && ++problems)
+        fprintf(stderr, "memtap: warning: %s: the file ends inside a chunk "
+                        "(the process was killed?); all %" PRIu64
+                        " complete chunks were read\n", path, h->chunks);
+    if (h->corrupt_chunks && ++problems)
+        fprintf(stderr, "memtap: warning: %s: %" PRIu64 " corrupt chunk(s) "
+                        "skipped (%" PRIu64 " bytes)\n", path,
+                h->corrupt_chunks, h->skipped_bytes);
+    char end[64], code[32];
+    cli_info_value(t, "end", end, sizeof end);
+    cli_info_value(t, "end_code", code, sizeof code);
+    if (!end[0] && ++problems)
+        fprintf(stderr, "memtap: warning: %s: no end record: the process "
+                        "was killed, is still running, or its trace could "
+                        "not be written to the end\n", path);
+    else if (strcmp(end, "signal") == 0)
+        fprintf(stderr, "memtap: note: %s: the process ended by signal %s\n",
+                path, code);
+    uint64_t exposed = info_u64(t, "exposed_windows");
+    if (exposed && ++problems)
+        fprintf(stderr, "memtap: warning: %s: %" PRIu64 " access windows "
+                        "were open while other threads ran: their accesses "
+                        "to those pages may be missing\n", path, exposed);
+    uint64_t lost = info_u64(t, "dropped");
+    if (lost && ++problems && dropped) {
+        int err = (int)info_u64(t, "write_errno");
+        fprintf(stderr, "memtap: warning: %s: %" PRIu64 " events lost%s%s\n",
+                path, lost, err ? ": " : " while recording",
+                err ? strerror(err) : "");
+    }
+    return problems;
+}

@@ -1,0 +1,28 @@
+/*
+ * runstatus.h - the page `memtap run` shares with every process it traces
+ * (a memfd whose descriptor MEMTAP_STATUS_FD names; forks and execs keep
+ * it): what they wrote and what they lost, kept current while they run, so
+ * that the command can report the state of the trace during the run and
+ * after it, even when the trace itself could no longer be written.
+ */
+#ifndef MEMTAP_TRACE_RUNSTATUS_H
+#define MEMTAP_TRACE_RUNSTATUS_H
+
+#include <stdatomic.h>
+#include <stdint.h>
+
+#define MEMTAP_STATUS_MAGIC 0x5453544du /* "MTST" */
+#define MEMTAP_STATUS_VERSION 1u
+#define MEMTAP_STATUS_SIZE 4096u
+
+typedef struct memtap_run_status {
+    uint32_t magic;                 /* MEMTAP_STATUS_MAGIC */
+    uint32_t version;               /* MEMTAP_STATUS_VERSION */
+    _Atomic uint64_t events;        /* records written to trace files */
+    _Atomic uint64_t bytes;         /* bytes written to trace files */
+    _Atomic uint64_t lost;          /* records that never reached a file */
+    _Atomic int32_t write_errno;    /* the first failed write's errno */
+    _Atomic uint32_t processes;     /* processes that opened a trace */
+} memtap_run_status;
+
+#endif
