@@ -221,6 +221,9 @@ typedef struct memtap_trace_health {
     uint64_t corrupt_chunks;   /* chunks skipped as corrupt */
     uint64_t skipped_bytes;    /* bytes skipped to resynchronize */
     int truncated;             /* the file ends inside a chunk */
+    uint64_t duplicates;       /* records read twice (a chunk written twice,
+                                  or out of its thread's order), dropped;
+                                  known once they have been walked past */
 } memtap_trace_health;
 
 /*

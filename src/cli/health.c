@@ -40,6 +40,10 @@ int cli_report_health(const char *path, const memtap_trace *t, int dropped)
         fprintf(stderr, "memtap: warning: %s: %" PRIu64 " corrupt chunk(s) "
                         "skipped (%" PRIu64 " bytes)\n", path,
                 h->corrupt_chunks, h->skipped_bytes);
+    if (h->duplicates && ++problems)
+        fprintf(stderr, "memtap: warning: %s: %" PRIu64 " events were in the "
+                        "file twice (a chunk written twice?); the copies "
+                        "were dropped\n", path, h->duplicates);
     char end[64], code[32];
     cli_info_value(t, "end", end, sizeof end);
     cli_info_value(t, "end_code", code, sizeof code);

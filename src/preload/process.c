@@ -60,11 +60,35 @@ static void on_fatal_signal(int sig, siginfo_t *si, void *uc)
     fault_handler_leave();
 }
 
+/* Every thread memtap sees start gets an alternate signal stack of its own
+ * (memory of memtap's, never the traced heap), so that a stack overflow on
+ * any thread still reaches memtap's handlers and the trace is flushed. */
+#define ALTSTACK_SIZE (64u * 1024)
+static __thread void *tls_altstack __attribute__((tls_model("initial-exec")));
+
+static void altstack_install(void)
+{
+    void *mem = tracer_map(ALTSTACK_SIZE);
+    stack_t ss = { .ss_sp = mem, .ss_size = ALTSTACK_SIZE };
+    if (mem && raw_syscall3(SYS_sigaltstack, (long)&ss, 0, 0) == 0)
+        tls_altstack = mem;
+    else if (mem)
+        tracer_unmap(mem, ALTSTACK_SIZE);
+}
+
+static void altstack_remove(void)
+{
+    stack_t off = { .ss_flags = SS_DISABLE };
+    /* not while a handler runs on it (pthread_exit from a handler) */
+    if (tls_altstack && raw_syscall3(SYS_sigaltstack, (long)&off, 0, 0) == 0) {
+        tracer_unmap(tls_altstack, ALTSTACK_SIZE);
+        tls_altstack = NULL;
+    }
+}
+
 static void install_fatal_handlers(void)
 {
-    static char altstack[64 * 1024];
-    stack_t ss = { .ss_sp = altstack, .ss_size = sizeof altstack };
-    sigaltstack(&ss, NULL);
+    altstack_install();
     for (size_t i = 0; i < sizeof fatal_signals / sizeof *fatal_signals;
          i++) {
         struct sigaction old, sa;
@@ -148,11 +172,13 @@ static void *thread_start(void *p)
 {
     thread_start_arg a = *(thread_start_arg *)p;
     tracer_unmap(p, 4096);
+    altstack_install();
     world_thread_announced();
     world_thread_begin();
     void *ret = a.fn(a.arg);
     world_thread_end();
     tracer_thread_exit();
+    altstack_remove();
     return ret;
 }
 
@@ -181,6 +207,7 @@ MEMTAP_EXPORT void pthread_exit(void *ret)
         resolve_next_symbols();
     world_thread_end();
     tracer_thread_exit();
+    altstack_remove();
     next.pthread_exit(ret);
     __builtin_unreachable();
 }

@@ -334,6 +334,15 @@ static void on_sigsys_body(int sig, siginfo_t *si, ucontext_t *uc)
             ret = raw_syscall6(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
             fault_set_active(1);
         }
+        if (nr == SYS_sigaltstack && a[0] && ret == 0) {
+            /* the kernel restores the stack of uc on return from this
+             * handler: the new one must be there */
+            stack_t now;
+            if (raw_syscall3(SYS_sigaltstack, 0, (long)&now, 0) == 0) {
+                now.ss_flags &= ~SS_ONSTACK;
+                uc->uc_stack = now;
+            }
+        }
         record_block(sp, a, ret, (uint64_t)g[REG_RIP] - 2);
         after_memory_call(nr, a, ret);
         if (nr == SYS_brk && ret < old_break) /* the heap shrank */

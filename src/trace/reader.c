@@ -29,6 +29,8 @@ typedef struct cursor {
     size_t nchunks, cap, next;
     memtap_record *recs;
     size_t nrecs, pos, recs_cap;
+    uint64_t last_seq;  /* of the record this cursor returned last */
+    int returned;       /* whether it returned one since the rewind */
 } cursor;
 
 struct memtap_trace {
@@ -484,6 +486,7 @@ int memtap_trace_rewind(memtap_trace *t)
     t->nheap = 0;
     for (size_t i = 0; i < t->ncursors; i++) {
         t->cursors[i].next = 0;
+        t->cursors[i].returned = 0;
         int rc = cursor_fill(t, &t->cursors[i]);
         if (rc < 0)
             return rc;
@@ -495,14 +498,11 @@ int memtap_trace_rewind(memtap_trace *t)
     return MEMTAP_OK;
 }
 
-int memtap_trace_next(memtap_trace *t, memtap_event *ev)
+/* Moves the cursor at the top of the heap past its current record. */
+static int advance_top(memtap_trace *t)
 {
-    if (t->nheap == 0)
-        return 0;
     cursor *c = &t->cursors[t->heap[0]];
-    ev->rec = c->recs[c->pos++];
-    ev->tid = c->tid;
-    if (c->pos == c->nrecs) {
+    if (++c->pos == c->nrecs) {
         int rc = cursor_fill(t, c);
         if (rc < 0)
             return rc;
@@ -510,5 +510,30 @@ int memtap_trace_next(memtap_trace *t, memtap_event *ev)
             t->heap[0] = t->heap[--t->nheap];
     }
     heap_down(t, 0);
-    return 1;
+    return MEMTAP_OK;
+}
+
+int memtap_trace_next(memtap_trace *t, memtap_event *ev)
+{
+    while (t->nheap > 0) {
+        cursor *c = &t->cursors[t->heap[0]];
+        const memtap_record *r = &c->recs[c->pos];
+        /* a thread's records come in increasing sequence: one that does
+         * not was read before (a chunk written twice) */
+        int dup = c->returned && r->seq <= c->last_seq;
+        if (dup) {
+            t->health.duplicates++;
+        } else {
+            ev->rec = *r;
+            ev->tid = c->tid;
+            c->last_seq = r->seq;
+            c->returned = 1;
+        }
+        int rc = advance_top(t);
+        if (rc < 0)
+            return rc;
+        if (!dup)
+            return 1;
+    }
+    return 0;
 }

@@ -183,6 +183,54 @@ def test_signal_death_reraised():
         check("killed by signal %d" % sig in p.stderr, "and says so")
 
 
+# ------------------------ 6: a stack overflow on any thread keeps the trace
+
+def test_thread_stack_overflow():
+    for opts in ([], ["--heap-only"]):
+        path = os.path.join(TMP, "overflow%d.mtr" % len(opts))
+        p = memtap("run", *opts, "-o", path, "--", prog("thread_overflow"), check_rc=False)
+        check_eq(p.returncode, -signal.SIGSEGV, "%s: the program dies of SIGSEGV" % opts)
+        sizes = [l.split(",")[-1] for l in heap_lines(show(path)) if l[0] == "M"]
+        check_eq(sizes, ["50"] + [str(100 + i) for i in range(10)],
+                 "%s: main's block and the thread's ten, buffered when it overflowed" % opts)
+        info = memtap("info", path).stdout.splitlines()
+        check("end: signal" in info and "end_code: 11" in info, "%s: end record" % opts)
+
+
+# ------------------------------------------ 11: a chunk written twice
+
+def chunks(data):
+    """(offset, length, type) of each chunk of a trace file's bytes."""
+    off, out = int.from_bytes(data[12:16], "little"), []
+    while off + 32 <= len(data):
+        ctype = int.from_bytes(data[off + 4:off + 6], "little")
+        stored = int.from_bytes(data[off + 8:off + 12], "little")
+        out.append((off, 32 + stored, ctype))
+        off += 32 + stored
+    return out
+
+
+def test_duplicate_chunks_dropped():
+    path = os.path.join(TMP, "dup.mtr")
+    p = memtap("run", "-o", path, "--", prog("signals"), env={"MEMTAP_BUFFER_RECORDS": "256"})
+    want = show(path)
+    data = open(path, "rb").read()
+    events = [(o, n) for o, n, t in chunks(data) if t == 1]
+    check(len(events) > 4, "several event chunks")
+    o1, n1 = events[1]
+    o3, n3 = events[3]
+    # chunk 1 again right after itself, chunk 3 again at the end
+    crafted = data[:o1 + n1] + data[o1:o1 + n1] + data[o1 + n1:] + data[o3:o3 + n3]
+    with open(path, "wb") as f:
+        f.write(crafted)
+    r = memtap("show", path)
+    check_eq(r.stdout.splitlines(), want, "every event once, in order")
+    dup = re.search(r"warning: .*: (\d+) events were in the file twice", r.stderr)
+    check(dup, "the duplicates are reported: %r" % r.stderr)
+    counts = [int.from_bytes(data[o + 20:o + 24], "little") for o in (o1, o3)]
+    check_eq(int(dup.group(1)), sum(counts), "as many as the two copied chunks hold")
+
+
 # ------------------------- 8: signals sent to memtap run reach the program
 
 def children(pid):
