@@ -46,6 +46,8 @@ typedef enum memtap_status {
     MEMTAP_E_CORRUPT = -5,   /* a chunk failed validation */
     MEMTAP_E_INVALID = -6,   /* bad argument */
     MEMTAP_E_COMPRESS = -7,  /* zstd failed */
+    MEMTAP_E_LIMIT = -8,     /* merging the threads' events would need more
+                                memory than MEMTAP_READER_MEMORY allows */
 } memtap_status;
 
 /* A short English description of a status code (static storage). */
@@ -229,7 +231,10 @@ typedef struct memtap_trace_health {
 /*
  * Opens a trace file.  Scans the chunk headers (without decompressing event
  * chunks), loads modules, maps and info, and prepares a merged walk over the
- * threads' events in sequence order.  On success *out owns the file; free it
+ * threads' events in sequence order (nothing is decompressed before the
+ * first memtap_trace_next).  The walk holds one decompressed chunk per
+ * thread; their total is bounded by MEMTAP_READER_MEMORY (MiB, default
+ * 4096), beyond which memtap_trace_next returns MEMTAP_E_LIMIT.  On success *out owns the file; free it
  * with memtap_trace_close().  A truncated or partly corrupt file opens
  * successfully: see memtap_trace_get_health().
  */

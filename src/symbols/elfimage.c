@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 typedef struct dwarf_var {
@@ -48,7 +49,8 @@ const char *elf_image_strerror(int status)
 {
     switch (status) {
     case ELF_IMAGE_OK: return "success";
-    case ELF_IMAGE_ENOENT: return strerror(errno);
+    case ELF_IMAGE_ENOENT:
+        return errno == EINVAL ? "not a regular file" : strerror(errno);
     case ELF_IMAGE_NOT_ELF: return "not an ELF file";
     case ELF_IMAGE_NOT_X86_64: return "not an x86-64 ELF file";
     case ELF_IMAGE_CORRUPT: return "corrupt ELF file";
@@ -234,6 +236,21 @@ static int has_symtab(Elf *elf)
     return 0;
 }
 
+/* Opens path for reading if it is a regular file: a path named in a trace
+ * may be anything (a FIFO would block, a terminal become ours, a device
+ * be read forever).  EINVAL for what is not a regular file. */
+static int open_regular(const char *path)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+    struct stat st;
+    if (fd >= 0 && (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))) {
+        close(fd);
+        errno = EINVAL;
+        return -1;
+    }
+    return fd;
+}
+
 /* Opens /usr/lib/debug/.build-id/xx/yyyy.debug when it exists. */
 static void open_debug_file(elf_image *img)
 {
@@ -246,7 +263,7 @@ static void open_debug_file(elf_image *img)
         n += snprintf(path + n, sizeof path - (size_t)n, "%02x",
                       img->build_id[i]);
     snprintf(path + n, sizeof path - (size_t)n, ".debug");
-    img->debug_fd = open(path, O_RDONLY | O_CLOEXEC);
+    img->debug_fd = open_regular(path);
     if (img->debug_fd < 0)
         return;
     img->debug_elf = elf_begin(img->debug_fd, ELF_C_READ_MMAP, NULL);
@@ -283,7 +300,7 @@ int elf_image_open(const char *path, elf_image **out)
     if (!img)
         return ELF_IMAGE_NOMEM;
     img->debug_fd = -1;
-    img->fd = open(path, O_RDONLY | O_CLOEXEC);
+    img->fd = open_regular(path);
     int rc = ELF_IMAGE_OK;
     if (img->fd < 0)
         rc = ELF_IMAGE_ENOENT;

@@ -18,6 +18,8 @@ typedef struct sym_module {
     char *region;        /* "[basename]" */
     elf_image *img;
     int tried;
+    size_t same_as;      /* the first module of the same file (itself if
+                            none before it): its image is shared */
 } sym_module;
 
 typedef struct range {
@@ -63,6 +65,44 @@ static char *bracketed(const char *name)
     return s;
 }
 
+/* Orders modules by file (path, then build-id). */
+static int cmp_file(const sym_module *x, const sym_module *y)
+{
+    int c = strcmp(x->m->path, y->m->path);
+    if (!c)
+        c = x->m->build_id_len < y->m->build_id_len ? -1
+            : x->m->build_id_len > y->m->build_id_len;
+    if (!c && x->m->build_id_len)
+        c = memcmp(x->m->build_id, y->m->build_id, x->m->build_id_len);
+    return c;
+}
+
+/* By file, then by position: the first of a file comes first. */
+static int cmp_file_then_position(const void *a, const void *b)
+{
+    const sym_module *x = *(sym_module *const *)a, *y = *(sym_module *const *)b;
+    int c = cmp_file(x, y);
+    return c ? c : (x < y ? -1 : x > y);
+}
+
+/* Modules naming one file (loaded twice, or a crafted trace naming it a
+ * thousand times) share one image: each file is read once. */
+static int share_files(symbolizer *s)
+{
+    sym_module **order = malloc((s->nmods ? s->nmods : 1) * sizeof *order);
+    if (!order)
+        return MEMTAP_E_NOMEM;
+    for (size_t i = 0; i < s->nmods; i++)
+        order[i] = &s->mods[i];
+    qsort(order, s->nmods, sizeof *order, cmp_file_then_position);
+    for (size_t i = 0; i < s->nmods; i++)
+        order[i]->same_as = i > 0 && cmp_file(order[i - 1], order[i]) == 0
+                                ? order[i - 1]->same_as
+                                : (size_t)(order[i] - s->mods);
+    free(order);
+    return MEMTAP_OK;
+}
+
 static int add_modules(symbolizer *s, const memtap_trace *t)
 {
     size_t n = memtap_trace_module_count(t), nr = 0;
@@ -96,7 +136,7 @@ static int add_modules(symbolizer *s, const memtap_trace *t)
     }
     s->nmod_ranges = nr;
     qsort(s->mod_ranges, nr, sizeof *s->mod_ranges, cmp_range);
-    return MEMTAP_OK;
+    return share_files(s);
 }
 
 /* Parses the maps snapshot: "start-end perms offset dev inode [path]". */
@@ -169,7 +209,8 @@ void symbolizer_destroy(symbolizer *s)
     if (!s)
         return;
     for (size_t i = 0; i < s->nmods; i++) {
-        elf_image_close(s->mods[i].img);
+        if (s->mods[i].same_as == i)
+            elf_image_close(s->mods[i].img);
         free(s->mods[i].region);
     }
     for (size_t i = 0; i < s->nregions; i++)
@@ -194,6 +235,11 @@ static elf_image *module_image(symbolizer *s, sym_module *sm)
     if (sm->tried)
         return sm->img;
     sm->tried = 1;
+    sym_module *first = &s->mods[sm->same_as];
+    if (first != sm) {
+        sm->img = module_image(s, first);
+        return sm->img;
+    }
     elf_image *img;
     int rc = elf_image_open(sm->m->path, &img);
     if (rc != ELF_IMAGE_OK) {

@@ -45,7 +45,12 @@ struct memtap_trace {
     char *maps;
     char *info;
     cursor *cursors;
-    size_t ncursors;
+    size_t ncursors, cursors_cap;
+    size_t *tid_slots;  /* open addressing: tid -> cursor index + 1 */
+    size_t tid_cap;     /* a power of two, at least twice ncursors */
+    uint64_t buffered;  /* bytes of decompressed records held by cursors */
+    uint64_t budget;    /* the most they may hold */
+    int started;        /* the walk has begun (rewind done) */
     size_t *heap;       /* min-heap of cursor indices by next seq */
     size_t nheap;
     ZSTD_DCtx *dctx;
@@ -64,6 +69,9 @@ const char *memtap_status_string(int status)
     case MEMTAP_E_CORRUPT: return "corrupt trace data";
     case MEMTAP_E_INVALID: return "invalid argument";
     case MEMTAP_E_COMPRESS: return "compression failed";
+    case MEMTAP_E_LIMIT: return "its threads' events need more memory to "
+                                "merge than MEMTAP_READER_MEMORY (MiB) "
+                                "allows";
     default: return "unknown error";
     }
 }
@@ -208,6 +216,56 @@ static int load_meta_chunk(memtap_trace *t, const memtap_chunk_header *h,
     return rc;
 }
 
+static size_t tid_hash(uint32_t tid, size_t cap)
+{
+    return (size_t)((tid * 0x9E3779B97F4A7C15ull) >> 20) & (cap - 1);
+}
+
+/* Rebuilds the tid table at twice the size. */
+static int tid_table_grow(memtap_trace *t)
+{
+    size_t cap = t->tid_cap ? t->tid_cap * 2 : 64;
+    size_t *slots = calloc(cap, sizeof *slots);
+    if (!slots)
+        return MEMTAP_E_NOMEM;
+    for (size_t i = 0; i < t->ncursors; i++) {
+        size_t h = tid_hash(t->cursors[i].tid, cap);
+        while (slots[h])
+            h = (h + 1) & (cap - 1);
+        slots[h] = i + 1;
+    }
+    free(t->tid_slots);
+    t->tid_slots = slots;
+    t->tid_cap = cap;
+    return MEMTAP_OK;
+}
+
+/* The cursor of thread tid, created on first sight. */
+static int cursor_of(memtap_trace *t, uint32_t tid, size_t *out)
+{
+    if (2 * (t->ncursors + 1) > t->tid_cap) {
+        int rc = tid_table_grow(t);
+        if (rc)
+            return rc;
+    }
+    size_t h = tid_hash(tid, t->tid_cap);
+    for (; t->tid_slots[h]; h = (h + 1) & (t->tid_cap - 1))
+        if (t->cursors[t->tid_slots[h] - 1].tid == tid) {
+            *out = t->tid_slots[h] - 1;
+            return MEMTAP_OK;
+        }
+    int rc = grow((void **)&t->cursors, &t->cursors_cap, t->ncursors + 1,
+                  sizeof *t->cursors);
+    if (rc)
+        return rc;
+    cursor *c = &t->cursors[t->ncursors];
+    memset(c, 0, sizeof *c);
+    c->tid = tid;
+    t->tid_slots[h] = ++t->ncursors;
+    *out = t->ncursors - 1;
+    return MEMTAP_OK;
+}
+
 static int add_event_chunk(memtap_trace *t, const memtap_chunk_header *h,
                            uint64_t payload)
 {
@@ -220,18 +278,10 @@ static int add_event_chunk(memtap_trace *t, const memtap_chunk_header *h,
     r->stored = h->stored_size;
     r->raw = h->raw_size;
     r->tid = h->tid;
-    size_t ci = 0;
-    while (ci < t->ncursors && t->cursors[ci].tid != h->tid)
-        ci++;
-    if (ci == t->ncursors) {
-        cursor *c = realloc(t->cursors, (t->ncursors + 1) * sizeof *c);
-        if (!c)
-            return MEMTAP_E_NOMEM;
-        t->cursors = c;
-        memset(&c[ci], 0, sizeof *c);
-        c[ci].tid = h->tid;
-        t->ncursors++;
-    }
+    size_t ci;
+    rc = cursor_of(t, h->tid, &ci);
+    if (rc)
+        return rc;
     cursor *c = &t->cursors[ci];
     rc = grow((void **)&c->chunks, &c->cap, c->nchunks + 1, sizeof(size_t));
     if (rc)
@@ -313,7 +363,9 @@ static int scan_chunks(memtap_trace *t)
 
 static int open_file(memtap_trace *t, const char *path)
 {
-    t->fd = open(path, O_RDONLY | O_CLOEXEC);
+    /* a path may name anything: a FIFO must not block, a terminal must
+     * not become ours */
+    t->fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
     if (t->fd < 0)
         return MEMTAP_E_IO;
     struct stat st;
@@ -348,12 +400,12 @@ int memtap_trace_open(const char *path, memtap_trace **out)
     if (!t)
         return MEMTAP_E_NOMEM;
     t->fd = -1;
+    const char *mib = getenv("MEMTAP_READER_MEMORY");
+    t->budget = (mib && atoll(mib) > 0 ? (uint64_t)atoll(mib) : 4096) << 20;
     t->dctx = ZSTD_createDCtx();
     int rc = t->dctx ? open_file(t, path) : MEMTAP_E_NOMEM;
     if (rc == MEMTAP_OK)
         rc = scan_chunks(t);
-    if (rc == MEMTAP_OK)
-        rc = memtap_trace_rewind(t);
     if (rc != MEMTAP_OK) {
         int saved = errno;
         memtap_trace_close(t);
@@ -378,6 +430,7 @@ void memtap_trace_close(memtap_trace *t)
         free(t->cursors[i].recs);
     }
     free(t->cursors);
+    free(t->tid_slots);
     free(t->heap);
     free(t->mods);
     free(t->refs);
@@ -428,13 +481,39 @@ const char *memtap_trace_info(const memtap_trace *t, const char *key)
     return found;
 }
 
+/* Makes room for n records in c's buffer, within the trace's budget. */
+static int cursor_reserve(memtap_trace *t, cursor *c, size_t n)
+{
+    if (n <= c->recs_cap)
+        return MEMTAP_OK;
+    uint64_t have = (uint64_t)c->recs_cap * sizeof *c->recs;
+    uint64_t need = (uint64_t)n * sizeof *c->recs;
+    if (t->buffered - have + need > t->budget)
+        return MEMTAP_E_LIMIT;
+    memtap_record *r = realloc(c->recs, (size_t)need);
+    if (!r)
+        return MEMTAP_E_NOMEM;
+    c->recs = r;
+    c->recs_cap = n;
+    t->buffered = t->buffered - have + need;
+    return MEMTAP_OK;
+}
+
+/* Gives back the buffer of a cursor that has nothing left. */
+static void cursor_release(memtap_trace *t, cursor *c)
+{
+    t->buffered -= (uint64_t)c->recs_cap * sizeof *c->recs;
+    free(c->recs);
+    c->recs = NULL;
+    c->recs_cap = c->nrecs = c->pos = 0;
+}
+
 /* Loads the cursor's next decodable chunk; 0 when it has none left. */
 static int cursor_fill(memtap_trace *t, cursor *c)
 {
     while (c->next < c->nchunks) {
         const chunk_ref *r = &t->refs[c->chunks[c->next++]];
-        int rc = grow((void **)&c->recs, &c->recs_cap,
-                      r->raw / sizeof(memtap_record) + 1, sizeof *c->recs);
+        int rc = cursor_reserve(t, c, r->raw / sizeof(memtap_record) + 1);
         if (rc)
             return rc;
         rc = load_payload(t, r->payload, r->stored, c->recs, r->raw);
@@ -449,7 +528,7 @@ static int cursor_fill(memtap_trace *t, cursor *c)
         if (c->nrecs)
             return 1;
     }
-    c->nrecs = c->pos = 0;
+    cursor_release(t, c);
     return 0;
 }
 
@@ -479,6 +558,7 @@ static void heap_down(memtap_trace *t, size_t i)
 
 int memtap_trace_rewind(memtap_trace *t)
 {
+    t->started = 1;
     free(t->heap);
     t->heap = calloc(t->ncursors ? t->ncursors : 1, sizeof *t->heap);
     if (!t->heap)
@@ -515,6 +595,11 @@ static int advance_top(memtap_trace *t)
 
 int memtap_trace_next(memtap_trace *t, memtap_event *ev)
 {
+    if (!t->started) {
+        int rc = memtap_trace_rewind(t);
+        if (rc)
+            return rc;
+    }
     while (t->nheap > 0) {
         cursor *c = &t->cursors[t->heap[0]];
         const memtap_record *r = &c->recs[c->pos];

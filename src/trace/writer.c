@@ -105,6 +105,16 @@ int trace_writer_flush(trace_writer *w)
     return rc;
 }
 
+int trace_writer_chunk(trace_writer *w, uint32_t tid,
+                       const memtap_record *recs, size_t n)
+{
+    int rc = trace_writer_flush(w);
+    if (rc == MEMTAP_OK && n > 0)
+        rc = write_chunk(w, MEMTAP_CHUNK_EVENTS, tid, (uint32_t)n, recs,
+                         n * sizeof *recs);
+    return rc;
+}
+
 int trace_writer_event(trace_writer *w, uint32_t tid, const memtap_record *r)
 {
     if (w->n > 0 && (w->tid != tid || w->n == WRITER_RECORDS)) {

@@ -20,6 +20,10 @@ int trace_writer_module(trace_writer *w, const memtap_module *m);
 /* Buffers one record of thread tid; a chunk is written when the buffer is
  * full or the thread changes. */
 int trace_writer_event(trace_writer *w, uint32_t tid, const memtap_record *r);
+/* Writes n records of thread tid as one chunk of their own (the buffered
+ * ones first). */
+int trace_writer_chunk(trace_writer *w, uint32_t tid,
+                       const memtap_record *recs, size_t n);
 /* Writes the buffered records as one chunk. */
 int trace_writer_flush(trace_writer *w);
 /* Flushes, closes and frees the writer (also on error paths). */

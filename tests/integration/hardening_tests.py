@@ -231,6 +231,64 @@ def test_duplicate_chunks_dropped():
     check_eq(int(dup.group(1)), sum(counts), "as many as the two copied chunks hold")
 
 
+# --------------------------------------------------- 10: crafted traces
+
+def gen_trace(*args):
+    path = os.path.join(TMP, "crafted.mtr")
+    subprocess.run([prog("gen_trace"), path] + [str(a) for a in args], check=True)
+    return path
+
+
+def peak_rss_mib():
+    """Largest resident size of any child this test has waited for."""
+    return resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss // 1024
+
+
+def test_crafted_trace_paths():
+    fifo = os.path.join(TMP, "fifo")
+    os.mkfifo(fifo)
+    path = gen_trace("paths", fifo)  # a module and the parent trace named so
+    try:
+        p = subprocess.run([MEMTAP, "show", path], capture_output=True, text=True, timeout=30)
+    except subprocess.TimeoutExpired:
+        raise Failure("memtap show blocked on a FIFO a trace names")
+    check_eq(p.returncode, 0, "show reads the trace")
+    check(re.search(r"warning: %s: not a regular file" % re.escape(fifo), p.stderr),
+          "the module path is refused: %r" % p.stderr)
+    check(re.search(r"warning: %s: parent trace unreadable" % re.escape(fifo), p.stderr),
+          "the parent trace is refused")
+
+
+def test_crafted_trace_modules():
+    libc = "/lib/x86_64-linux-gnu/libc.so.6"
+    path = gen_trace("modules", 200, libc)
+    p = memtap("show", path)
+    check_eq(len(p.stdout.splitlines()), 200, "one line per event")
+    # each entry loading its own image of libc took 1.4 GB for 100 entries
+    check(peak_rss_mib() < 500, "200 entries naming one file share its image (%d MiB)"
+          % peak_rss_mib())
+
+
+def test_crafted_trace_threads():
+    path = gen_trace("threads", 500000)
+    try:
+        p = subprocess.run([MEMTAP, "show", path], capture_output=True, text=True, timeout=60)
+    except subprocess.TimeoutExpired:
+        raise Failure("500,000 threads: show is not linear in the number of threads")
+    check_eq(len(p.stdout.splitlines()), 500000, "one line per thread's event")
+
+
+def test_crafted_trace_bomb():
+    path = gen_trace("bomb", 80)  # 80 threads x 64 MiB of records, 170 KB
+    info = memtap("info", path).stdout
+    check("events: %d" % (80 * ((64 << 20) // 56)) in info, "info counts the events")
+    check(peak_rss_mib() < 500, "info decompresses nothing (%d MiB)" % peak_rss_mib())
+    p = memtap("show", path, env={"MEMTAP_READER_MEMORY": "256"}, check_rc=False)
+    check(p.returncode != 0 and "need more memory to merge than MEMTAP_READER_MEMORY" in p.stderr,
+          "show refuses beyond its memory bound, saying so: %r" % p.stderr[-300:])
+    check(peak_rss_mib() < 500, "show stays within its bound (%d MiB)" % peak_rss_mib())
+
+
 # ------------------------- 8: signals sent to memtap run reach the program
 
 def children(pid):
