@@ -6,6 +6,7 @@
 #include "execargs.h"
 
 #include "fault.h"
+#include "fmt.h"
 #include "pagemap.h"
 #include "rawsys.h"
 
@@ -15,6 +16,8 @@
 #include <stdint.h>
 #include <sys/mman.h>
 #include <sys/personality.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 
@@ -141,6 +144,31 @@ static long copy_all(copier *c, uintptr_t path, uintptr_t argv,
     return rc;
 }
 
+/* Under no_new_privs (set for the seccomp filter when memtap runs without
+ * CAP_SYS_ADMIN) a set-user-ID or set-group-ID program runs without its
+ * privileges: say so, it would otherwise fail or answer wrongly unseen. */
+static void warn_if_setid(long nr, const long *a, const char *path)
+{
+    if (raw_syscall6(SYS_prctl, PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0, 0) != 1)
+        return;
+    struct stat st;
+    long rc = nr == SYS_execveat
+                  ? raw_syscall6(SYS_newfstatat, a[0], (long)path, (long)&st,
+                                 a[4] & AT_EMPTY_PATH, 0, 0)
+                  : raw_syscall6(SYS_newfstatat, AT_FDCWD, (long)path,
+                                 (long)&st, 0, 0, 0);
+    if (rc != 0 || !(st.st_mode & (S_ISUID | S_ISGID)))
+        return;
+    char msg[512];
+    fmt_buf b = { msg, 0, sizeof msg };
+    fmt_str(&b, "memtap: warning: ");
+    fmt_str(&b, path);
+    fmt_str(&b, " is set-user-ID or set-group-ID: under memtap's system call "
+                "filter (no_new_privs) it runs without those privileges; run "
+                "memtap as root to keep them\n");
+    raw_syscall3(SYS_write, 2, (long)msg, (long)b.len);
+}
+
 void execargs_reclaim(void)
 {
     if (tls_left.base) {
@@ -162,6 +190,8 @@ long execargs_run(long nr, const long *a, const sigset_t *program_mask)
     char *path, **argv, **envp;
     long rc = copy_all(&c, (uintptr_t)a[at], (uintptr_t)a[at + 1],
                        (uintptr_t)a[at + 2], &path, &argv, &envp);
+    if (rc == 0)
+        warn_if_setid(nr, a, path);
     if (rc == 0) {
         /* the new image gets a randomized layout (so that no text of it
          * lies where this image's filter traps) and the program's mask */

@@ -453,9 +453,13 @@ int syscalls_init(void)
 #undef STMT
 #undef JUMP
     struct sock_fprog fp = { (unsigned short)n, prog };
-    if (raw_syscall6(SYS_prctl, PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0, 0) != 0 ||
-        raw_syscall6(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, (long)&fp, 0, 0,
-                     0) != 0)
+    /* with CAP_SYS_ADMIN (root) the filter needs no no_new_privs, which
+     * would take set-user-ID programs' privileges away from the children */
+    if (raw_syscall6(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, (long)&fp, 0, 0,
+                     0) != 0 &&
+        (raw_syscall6(SYS_prctl, PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0, 0) != 0 ||
+         raw_syscall6(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, (long)&fp, 0,
+                      0, 0) != 0))
         return -1;
     s.enabled = 1;
     return 0;

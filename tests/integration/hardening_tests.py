@@ -289,6 +289,30 @@ def test_crafted_trace_bomb():
     check(peak_rss_mib() < 500, "show stays within its bound (%d MiB)" % peak_rss_mib())
 
 
+# ------------------------------------------- 9: set-user-ID children
+
+def test_setid_children():
+    root = os.geteuid() == 0
+    p = memtap("run", "-o", os.path.join(TMP, "nnp.mtr"), "--", "/bin/grep", "NoNewPrivs",
+               "/proc/self/status")
+    # as root the filter needs no no_new_privs, which would strip set-ID programs
+    check_eq(p.stdout.split(), ["NoNewPrivs:", "0" if root else "1"], "no_new_privs")
+    os.chmod(TMP, 0o777)
+    setid = os.path.join(TMP, "id")
+    with open("/usr/bin/id", "rb") as src, open(setid, "wb") as dst:
+        dst.write(src.read())
+    os.chmod(setid, 0o4755)
+    # without the capability (not root), the set-ID exec is reported
+    drop = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"] if root else []
+    p = subprocess.run(drop + [MEMTAP, "run", "-o", os.path.join(TMP, "setid.mtr"), "--",
+                               "/bin/sh", "-c", setid + " -u"],
+                       capture_output=True, text=True)
+    check_eq(p.returncode, 0, "memtap run " + p.stderr)
+    check(re.search(r"^memtap: warning: %s is set-user-ID or set-group-ID: .*no_new_privs"
+                    % re.escape(setid), p.stderr, re.M),
+          "the set-ID exec is reported: %r" % p.stderr)
+
+
 # ------------------------- 8: signals sent to memtap run reach the program
 
 def children(pid):
