@@ -46,8 +46,34 @@ static int cmp_sec(const void *a, const void *b)
     return x->addr < y->addr ? -1 : x->addr > y->addr;
 }
 
-/* Collects the allocated sections; object files get addresses assigned in
- * section order, each aligned as it asks. */
+/* Whether a section of a program or library is where its program headers
+ * (what the loader maps) put it: inside one PT_LOAD, its file bytes at the
+ * same place in the segment as its address.  A section header that
+ * disagrees would make memtap decode or patch bytes the program never runs
+ * there. */
+static int section_in_segment(Elf *elf, const GElf_Shdr *sh)
+{
+    size_t nph = 0;
+    if (sh->sh_addr + sh->sh_size < sh->sh_addr || elf_getphdrnum(elf, &nph))
+        return 0;
+    for (size_t i = 0; i < nph; i++) {
+        GElf_Phdr ph;
+        if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD ||
+            sh->sh_addr < ph.p_vaddr ||
+            sh->sh_addr + sh->sh_size > ph.p_vaddr + ph.p_memsz)
+            continue;
+        if (sh->sh_type == SHT_NOBITS)
+            return 1;
+        return sh->sh_offset - ph.p_offset == sh->sh_addr - ph.p_vaddr &&
+               sh->sh_offset + sh->sh_size <= ph.p_offset + ph.p_filesz;
+    }
+    return 0;
+}
+
+/* Collects the allocated sections (for programs and libraries, those the
+ * program headers agree with); object files get addresses assigned in
+ * section order, each aligned as it asks.  Overlapping sections are not
+ * kept: the first by address stays. */
 static int load_sections(code_image *img, image_priv *p)
 {
     size_t shnum, shstrndx;
@@ -59,7 +85,6 @@ static int load_sections(code_image *img, image_priv *p)
         return IMAGE_NOMEM;
     p->nsec_base = shnum;
     uint64_t layout = 0x1000;
-    int has_text = 0;
     Elf_Scn *scn = NULL;
     while ((scn = elf_nextscn(p->elf, scn))) {
         GElf_Shdr sh;
@@ -67,6 +92,8 @@ static int load_sections(code_image *img, image_priv *p)
             return IMAGE_CORRUPT;
         if (!(sh.sh_flags & SHF_ALLOC) || sh.sh_size == 0)
             continue;
+        if (img->type != ET_REL && !section_in_segment(p->elf, &sh))
+            continue; /* section headers are advisory: this one lies */
         image_section *s = &img->secs[img->nsecs++];
         s->addr = sh.sh_addr;
         if (img->type == ET_REL) {
@@ -86,7 +113,6 @@ static int load_sections(code_image *img, image_priv *p)
             if (!d || d->d_size != sh.sh_size || !d->d_buf)
                 return IMAGE_CORRUPT;
             s->data = d->d_buf;
-            has_text |= s->exec;
             if (strcmp(s->name, ".eh_frame") == 0) {
                 p->eh_frame = d;
                 p->eh_frame_addr = s->addr;
@@ -94,6 +120,15 @@ static int load_sections(code_image *img, image_priv *p)
         }
     }
     qsort(img->secs, img->nsecs, sizeof *img->secs, cmp_sec);
+    size_t kept = 0;
+    for (size_t i = 0; i < img->nsecs; i++)
+        if (!kept || img->secs[i].addr >= img->secs[kept - 1].addr +
+                                               img->secs[kept - 1].size)
+            img->secs[kept++] = img->secs[i];
+    img->nsecs = kept;
+    int has_text = 0;
+    for (size_t i = 0; i < kept; i++)
+        has_text |= img->secs[i].exec && img->secs[i].data != NULL;
     return has_text ? IMAGE_OK : IMAGE_NO_TEXT;
 }
 
@@ -347,6 +382,10 @@ static int merge_funcs(code_image *img, vec *cands)
             if (c[j].f.end > f.end)
                 f.end = c[j].f.end;
         const image_section *sec = image_section_at(img, f.start);
+        if (!sec) { /* every candidate was checked; never trust it blindly */
+            i = j;
+            continue;
+        }
         uint64_t limit = sec->addr + sec->size;
         if (j < nc && c[j].f.start < limit)
             limit = c[j].f.start;

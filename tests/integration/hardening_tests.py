@@ -313,6 +313,43 @@ def test_setid_children():
           "the set-ID exec is reported: %r" % p.stderr)
 
 
+# ---------------------------------- 12: section headers that lie
+
+def with_section_addr(binary, section, addr, out):
+    """A copy of binary whose section header puts section at addr."""
+    data = bytearray(open(binary, "rb").read())
+    shoff = int.from_bytes(data[0x28:0x30], "little")
+    shentsize = int.from_bytes(data[0x3a:0x3c], "little")
+    shnum = int.from_bytes(data[0x3c:0x3e], "little")
+    shstrndx = int.from_bytes(data[0x3e:0x40], "little")
+    strtab = int.from_bytes(data[shoff + shstrndx * shentsize + 0x18:][:8], "little")
+    for i in range(shnum):
+        h = shoff + i * shentsize
+        name_at = strtab + int.from_bytes(data[h:h + 4], "little")
+        if data[name_at:data.index(0, name_at)].decode() == section:
+            data[h + 0x10:h + 0x18] = addr.to_bytes(8, "little")
+    with open(out, "wb") as f:
+        f.write(data)
+    os.chmod(out, 0o755)
+    return out
+
+
+def test_lying_section_headers():
+    binary = prog("three_mallocs")
+    native = subprocess.run([binary], capture_output=True)
+    for addr in (0xfffffffffffffff0, 0x1000, 0x7fffffff0000):
+        bad = with_section_addr(binary, ".plt", addr, os.path.join(TMP, "bad%x" % addr))
+        check_eq(subprocess.run([bad], capture_output=True).returncode, native.returncode,
+                 "the file itself runs")
+        a = memtap("analyze", bad, check_rc=False)
+        check_eq(a.returncode, 0, ".plt at %#x: analyze %s" % (addr, a.stderr))
+        check(not re.search(r"^\s*7ff", a.stdout, re.M), "no block at the lying address")
+        memtap("instrument", bad, "-o", bad + ".mt", "--nonselective")
+        r = subprocess.run([bad + ".mt"], capture_output=True)
+        check_eq((r.returncode, r.stdout), (native.returncode, native.stdout),
+                 ".plt at %#x: the rewritten copy runs as the original" % addr)
+
+
 # ------------------------- 8: signals sent to memtap run reach the program
 
 def children(pid):
