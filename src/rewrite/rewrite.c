@@ -4,9 +4,11 @@
  * instructions of its basic block, at least the 5 bytes of a jmp rel32,
  * never past the block's end; an int3 trap where none fits), works out
  * which scratch registers are live there, emits the trampolines (and with
- * --profile the block counters) into a new segment, and writes the copy: original bytes, the jumps over the windows, the
- * spare PT_NOTE header turned into the segment's PT_LOAD, the segment at
- * the end of the file.
+ * --profile the block counters) into a new segment, and writes the copy:
+ * original bytes (the input is mapped, not read, and unpatched pages are
+ * copied file to file), the jumps over the windows, the spare PT_NOTE
+ * header turned into the segment's PT_LOAD, the segment at the end of the
+ * file.
  */
 #define _GNU_SOURCE
 #include "rewrite/rewrite.h"
@@ -22,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -45,8 +48,10 @@ static uint64_t align_up(uint64_t v, uint64_t a) { return (v + a - 1) & ~(a - 1)
 /* ---- the input file ---- */
 
 typedef struct input {
-    uint8_t *bytes;
+    int fd;
+    uint8_t *bytes;            /* the file, mapped copy-on-write */
     size_t size;
+    uint8_t *dirty;            /* a bit per page of bytes that was patched */
     GElf_Ehdr eh;
     GElf_Phdr *ph;
     size_t nph;
@@ -54,27 +59,66 @@ typedef struct input {
     uint64_t load_end;         /* highest end of a PT_LOAD (vaddr) */
 } input;
 
-static int read_file(const char *path, input *in, char *err, size_t cap)
+/* Maps the input privately: patches change memtap's copy of a page only,
+ * and pages nothing reads (most of a large file) are never loaded. */
+static int map_file(const char *path, input *in, char *err, size_t cap)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    in->fd = open(path, O_RDONLY | O_CLOEXEC);
     struct stat st;
-    if (fd < 0 || fstat(fd, &st) != 0) {
-        if (fd >= 0)
-            close(fd);
+    if (in->fd < 0 || fstat(in->fd, &st) != 0)
         return fail(err, cap, "%s", strerror(errno));
-    }
+    if (!S_ISREG(st.st_mode) || st.st_size == 0)
+        return fail(err, cap, "not a regular, non-empty file");
     in->size = (size_t)st.st_size;
-    in->bytes = malloc(in->size ? in->size : 1);
-    size_t got = 0;
-    while (in->bytes && got < in->size) {
-        ssize_t n = read(fd, in->bytes + got, in->size - got);
-        if (n <= 0)
-            break;
-        got += (size_t)n;
+    void *m = mmap(NULL, in->size, PROT_READ | PROT_WRITE, MAP_PRIVATE,
+                   in->fd, 0);
+    in->dirty = calloc(in->size / PAGE / 8 + 1, 1);
+    if (m == MAP_FAILED || !in->dirty) {
+        if (m != MAP_FAILED)
+            munmap(m, in->size);
+        return fail(err, cap, "cannot map the file: %s", strerror(errno));
     }
-    close(fd);
-    if (!in->bytes || got != in->size)
-        return fail(err, cap, "cannot read the file");
+    in->bytes = m;
+    return 0;
+}
+
+static void unmap_file(input *in)
+{
+    if (in->bytes)
+        munmap(in->bytes, in->size);
+    if (in->fd >= 0)
+        close(in->fd);
+    free(in->dirty);
+    free(in->ph);
+}
+
+/* Bytes [off, off+len) of the copy are about to change. */
+static uint8_t *patch_at(input *in, size_t off, size_t len)
+{
+    for (size_t p = off / PAGE; p <= (off + len - 1) / PAGE; p++)
+        in->dirty[p / 8] |= (uint8_t)(1u << (p % 8));
+    return in->bytes + off;
+}
+
+static int is_dirty(const input *in, size_t page)
+{
+    return (in->dirty[page / 8] >> (page % 8)) & 1;
+}
+
+/* FNV-1a of the file, read from the descriptor (not through the map). */
+static int file_id(const input *in, uint64_t *id)
+{
+    static uint8_t buf[1 << 16];
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (size_t at = 0; at < in->size;) {
+        ssize_t n = pread(in->fd, buf, sizeof buf, (off_t)at);
+        if (n <= 0)
+            return -1;
+        for (ssize_t i = 0; i < n; i++)
+            h = (h ^ buf[i]) * 0x100000001b3ull;
+        at += (size_t)n;
+    }
+    *id = h;
     return 0;
 }
 
@@ -182,7 +226,6 @@ typedef struct rewriter {
     const rewrite_options *opt;
     analysis *a;
     input *in;
-    uint8_t *text;            /* copy of the input being patched */
     code_buf code;            /* the segment */
     mt_site *sites;
     uint32_t nsites, max_sites;
@@ -387,8 +430,9 @@ static int emit_window(rewriter *r, const window *win, const sel_expr *x,
         r->rep->trapped += r->rep->sites - sites_before;
         return add_trap(r, start, tramp);
     }
-    encode_patch_jump(r->text + off, start, tramp);
-    memset(r->text + off + JMP_LEN, 0xcc, end - start - JMP_LEN);
+    uint8_t *at = patch_at(r->in, off, end - start);
+    encode_patch_jump(at, start, tramp);
+    memset(at + JMP_LEN, 0xcc, end - start - JMP_LEN);
     r->rep->windows++;
     r->rep->displaced += win->count - 1;
     return 0;
@@ -504,9 +548,54 @@ static int rewrite_block(rewriter *r, size_t bi, insn_list *list)
 
 /* ---- writing ---- */
 
+/* Copies [at, at+len) of the input file to out's current position. */
+static int copy_span(const input *in, int out, size_t at, size_t len)
+{
+    static uint8_t buf[1 << 16];
+    while (len > 0) {
+        off_t from = (off_t)at;
+        ssize_t n = copy_file_range(in->fd, &from, out, NULL, len, 0);
+        if (n <= 0) { /* not between these file systems: read and write */
+            n = pread(in->fd, buf, len < sizeof buf ? len : sizeof buf,
+                      (off_t)at);
+            if (n <= 0 || write(out, buf, (size_t)n) != n)
+                return -1;
+        }
+        at += (size_t)n;
+        len -= (size_t)n;
+    }
+    return 0;
+}
+
+/* The input with its patched pages, then zeros up to b_at, then b. */
+static int write_copy(int fd, const input *in, const uint8_t *b, size_t blen,
+                      size_t b_at)
+{
+    static const uint8_t zeros[PAGE];
+    size_t npages = (in->size + PAGE - 1) / PAGE;
+    for (size_t p = 0; p < npages;) {
+        size_t q = p;
+        int dirty = is_dirty(in, p);
+        while (q < npages && is_dirty(in, q) == dirty)
+            q++;
+        size_t at = p * PAGE, end = q * PAGE < in->size ? q * PAGE : in->size;
+        if (dirty ? write(fd, in->bytes + at, end - at) != (ssize_t)(end - at)
+                  : copy_span(in, fd, at, end - at) != 0)
+            return -1;
+        p = q;
+    }
+    for (size_t at = in->size; at < b_at;) {
+        size_t n = b_at - at < PAGE ? b_at - at : PAGE;
+        if (write(fd, zeros, n) != (ssize_t)n)
+            return -1;
+        at += n;
+    }
+    return write(fd, b, blen) == (ssize_t)blen ? 0 : -1;
+}
+
 static int write_output(const char *path, const char *in_path,
-                        const uint8_t *a, size_t alen, const uint8_t *b,
-                        size_t blen, size_t b_at, char *err, size_t cap)
+                        const input *in, const uint8_t *b, size_t blen,
+                        size_t b_at, char *err, size_t cap)
 {
     char tmp[4096];
     if (snprintf(tmp, sizeof tmp, "%s.tmp-XXXXXX", path) >= (int)sizeof tmp)
@@ -516,14 +605,7 @@ static int write_output(const char *path, const char *in_path,
         return fail(err, cap, "%s: %s", path, strerror(errno));
     struct stat st;
     int ok = stat(in_path, &st) == 0 && fchmod(fd, st.st_mode & 07777) == 0;
-    static const uint8_t zeros[PAGE];
-    ok = ok && write(fd, a, alen) == (ssize_t)alen;
-    for (size_t at = alen; ok && at < b_at;) {
-        size_t n = b_at - at < PAGE ? b_at - at : PAGE;
-        ok = write(fd, zeros, n) == (ssize_t)n;
-        at += n;
-    }
-    ok = ok && write(fd, b, blen) == (ssize_t)blen;
+    ok = ok && write_copy(fd, in, b, blen, b_at) == 0;
     ok = close(fd) == 0 && ok;
     if (!ok || rename(tmp, path) != 0) {
         int e = errno;
@@ -535,8 +617,8 @@ static int write_output(const char *path, const char *in_path,
 
 /* Turns the PT_NOTE header into the segment's PT_LOAD, keeping the
  * PT_LOADs in ascending order (the loader maps them assuming so). */
-static int place_segment(input *in, uint8_t *text, uint64_t off,
-                         uint64_t vaddr, uint64_t size)
+static int place_segment(input *in, uint64_t off, uint64_t vaddr,
+                         uint64_t size)
 {
     GElf_Phdr seg;
     memset(&seg, 0, sizeof seg);
@@ -566,7 +648,8 @@ static int place_segment(input *in, uint8_t *text, uint64_t off,
             in->ph[i].p_offset, in->ph[i].p_vaddr, in->ph[i].p_paddr,
             in->ph[i].p_filesz, in->ph[i].p_memsz, in->ph[i].p_align,
         };
-        memcpy(text + in->eh.e_phoff + i * sizeof p, &p, sizeof p);
+        memcpy(patch_at(in, in->eh.e_phoff + i * sizeof p, sizeof p), &p,
+               sizeof p);
     }
     return 0;
 }
@@ -668,18 +751,10 @@ static int run(rewriter *r, const char *out, const char *in_path,
     memcpy(r->code.p, &h, sizeof h);
     rep->segment_vaddr = r->header_vaddr;
     rep->segment_bytes = h.segment_size;
-    if (place_segment(r->in, r->text, off, r->header_vaddr, h.segment_size))
+    if (place_segment(r->in, off, r->header_vaddr, h.segment_size))
         return fail(err, cap, "unusual program header table");
-    return write_output(out, in_path, r->text, r->in->size, r->code.p,
-                        h.segment_size, off, err, cap);
-}
-
-static uint64_t fnv1a(const uint8_t *p, size_t n)
-{
-    uint64_t h = 0xcbf29ce484222325ull;
-    for (size_t i = 0; i < n; i++)
-        h = (h ^ p[i]) * 0x100000001b3ull;
-    return h;
+    return write_output(out, in_path, r->in, r->code.p, h.segment_size, off,
+                        err, cap);
 }
 
 int rewrite_file(const char *in_path, const char *out, const rewrite_options *o,
@@ -688,14 +763,16 @@ int rewrite_file(const char *in_path, const char *out, const rewrite_options *o,
     memset(rep, 0, sizeof *rep);
     if (strcmp(in_path, out) == 0 || same_file(in_path, out))
         return fail(err, cap, "the output would overwrite the input");
-    input in;
-    memset(&in, 0, sizeof in);
+    input in = { .fd = -1 };
     rewriter r;
     memset(&r, 0, sizeof r);
     r.traps.elem = sizeof(mt_trap);
-    int rc = read_file(in_path, &in, err, cap);
+    uint64_t id = 0;
+    int rc = map_file(in_path, &in, err, cap);
     if (!rc)
         rc = check_input(&in, 1, err, cap);
+    if (!rc && file_id(&in, &id) != 0)
+        rc = fail(err, cap, "cannot read the file: %s", strerror(errno));
     if (!rc) {
         int st = analysis_run(in_path, &o->params, &r.a);
         if (st != 0)
@@ -705,20 +782,18 @@ int rewrite_file(const char *in_path, const char *out, const rewrite_options *o,
         r.opt = o;
         r.in = &in;
         r.rep = rep;
-        r.text = in.bytes; /* patched in place: the input file is untouched */
-        rc = run(&r, out, in_path, fnv1a(in.bytes, in.size), err, cap);
+        rc = run(&r, out, in_path, id, err, cap);
     }
     free(r.code.p);
     free(r.traps.v);
     free(r.live);
     analysis_free(r.a);
-    free(in.ph);
-    free(in.bytes);
+    unmap_file(&in);
     return rc;
 }
 
-/* The rewrite header of a file read into in, copied to h: 0, or -1 when
- * it has none (of this version). */
+/* The rewrite header of a mapped file, copied to h: 0, or -1 when it has
+ * none (of this version). */
 static int header_of(input *in, mt_rewrite_header *h)
 {
     char err[256];
@@ -738,27 +813,27 @@ static int header_of(input *in, mt_rewrite_header *h)
 
 int rewrite_source_id(const char *path, uint64_t *id)
 {
-    input in;
-    memset(&in, 0, sizeof in);
+    input in = { .fd = -1 };
     char err[256];
     mt_rewrite_header h;
-    int rc = read_file(path, &in, err, sizeof err);
-    if (rc == 0)
-        *id = header_of(&in, &h) == 0 ? h.source_id : fnv1a(in.bytes, in.size);
-    free(in.ph);
-    free(in.bytes);
+    int rc = map_file(path, &in, err, sizeof err);
+    if (rc == 0) {
+        if (header_of(&in, &h) == 0)
+            *id = h.source_id;
+        else
+            rc = file_id(&in, id);
+    }
+    unmap_file(&in);
     return rc;
 }
 
 int rewrite_read_header(const char *path, mt_rewrite_header *h)
 {
-    input in;
-    memset(&in, 0, sizeof in);
+    input in = { .fd = -1 };
     char err[256];
-    int rc = read_file(path, &in, err, sizeof err);
+    int rc = map_file(path, &in, err, sizeof err);
     if (rc == 0)
         rc = header_of(&in, h);
-    free(in.ph);
-    free(in.bytes);
+    unmap_file(&in);
     return rc;
 }

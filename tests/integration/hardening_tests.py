@@ -350,6 +350,24 @@ def test_lying_section_headers():
                  ".plt at %#x: the rewritten copy runs as the original" % addr)
 
 
+# ------------------------------------- 14: instrument maps its input
+
+def test_instrument_large_input():
+    big = os.path.join(TMP, "big")
+    with open(prog("three_mallocs"), "rb") as src, open(big, "wb") as dst:
+        dst.write(src.read())
+        dst.truncate(400 << 20)  # 400 MiB: a sparse tail after the ELF file
+    os.chmod(big, 0o755)
+    native = subprocess.run([big], capture_output=True)
+    memtap("instrument", big, "-o", big + ".mt")
+    check(peak_rss_mib() < 250, "instrument reads what it needs, not the whole file (%d MiB)"
+          % peak_rss_mib())
+    r = subprocess.run([big + ".mt"], capture_output=True)
+    check_eq((r.returncode, r.stdout), (native.returncode, native.stdout), "the copy runs")
+    check_eq(os.path.getsize(big + ".mt") >= 400 << 20, True, "the copy keeps the whole file")
+    os.unlink(big + ".mt")
+
+
 # ------------------------- 8: signals sent to memtap run reach the program
 
 def children(pid):
