@@ -239,6 +239,9 @@ typedef struct memtap_trace_health {
  * successfully: see memtap_trace_get_health().
  */
 int memtap_trace_open(const char *path, memtap_trace **out);
+/* The same for an open descriptor (a memfd, a pipe's spool): the trace
+ * reads through its own duplicate, the caller keeps fd. */
+int memtap_trace_open_fd(int fd, memtap_trace **out);
 void memtap_trace_close(memtap_trace *t);
 
 const memtap_file_header *memtap_trace_header(const memtap_trace *t);

@@ -361,13 +361,9 @@ static int scan_chunks(memtap_trace *t)
     return MEMTAP_OK;
 }
 
-static int open_file(memtap_trace *t, const char *path)
+/* Reads and checks the file header of the descriptor the trace owns. */
+static int read_header(memtap_trace *t)
 {
-    /* a path may name anything: a FIFO must not block, a terminal must
-     * not become ours */
-    t->fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
-    if (t->fd < 0)
-        return MEMTAP_E_IO;
     struct stat st;
     if (fstat(t->fd, &st) != 0)
         return MEMTAP_E_IO;
@@ -391,19 +387,20 @@ static int open_file(memtap_trace *t, const char *path)
     return MEMTAP_OK;
 }
 
-int memtap_trace_open(const char *path, memtap_trace **out)
+/* Opens the trace on fd, which it then owns. */
+static int open_owned_fd(int fd, memtap_trace **out)
 {
-    if (!path || !out)
-        return MEMTAP_E_INVALID;
     *out = NULL;
     memtap_trace *t = calloc(1, sizeof *t);
-    if (!t)
+    if (!t) {
+        close(fd);
         return MEMTAP_E_NOMEM;
-    t->fd = -1;
+    }
+    t->fd = fd;
     const char *mib = getenv("MEMTAP_READER_MEMORY");
     t->budget = (mib && atoll(mib) > 0 ? (uint64_t)atoll(mib) : 4096) << 20;
     t->dctx = ZSTD_createDCtx();
-    int rc = t->dctx ? open_file(t, path) : MEMTAP_E_NOMEM;
+    int rc = t->dctx ? read_header(t) : MEMTAP_E_NOMEM;
     if (rc == MEMTAP_OK)
         rc = scan_chunks(t);
     if (rc != MEMTAP_OK) {
@@ -414,6 +411,30 @@ int memtap_trace_open(const char *path, memtap_trace **out)
     }
     *out = t;
     return MEMTAP_OK;
+}
+
+int memtap_trace_open(const char *path, memtap_trace **out)
+{
+    if (!path || !out)
+        return MEMTAP_E_INVALID;
+    *out = NULL;
+    /* a path may name anything: a FIFO must not block, a terminal must
+     * not become ours */
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+    if (fd < 0)
+        return MEMTAP_E_IO;
+    return open_owned_fd(fd, out);
+}
+
+int memtap_trace_open_fd(int fd, memtap_trace **out)
+{
+    if (fd < 0 || !out)
+        return MEMTAP_E_INVALID;
+    *out = NULL;
+    int own = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+    if (own < 0)
+        return MEMTAP_E_IO;
+    return open_owned_fd(own, out);
 }
 
 void memtap_trace_close(memtap_trace *t)
