@@ -42,6 +42,7 @@ int cmd_info(int argc, char **argv)
                                         "end_seq", "dropped", "faults",
                                         "exposed_windows",
                                         "syscalls_emulated", "syscalls_reopened",
+                                        "signals_merged", "write_errno",
                                         "tool", "shadow_units",
                                         "shadow_relocations",
                                         "shadow_table_bytes",

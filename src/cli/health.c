@@ -59,6 +59,12 @@ int cli_report_health(const char *path, const memtap_trace *t, int dropped)
         fprintf(stderr, "memtap: warning: %s: %" PRIu64 " access windows "
                         "were open while other threads ran: their accesses "
                         "to those pages may be missing\n", path, exposed);
+    uint64_t merged = info_u64(t, "signals_merged");
+    if (merged)
+        fprintf(stderr, "memtap: note: %s: %" PRIu64 " deliveries of "
+                        "asynchronous signals were merged into the next: "
+                        "their handlers' traced accesses took longer than "
+                        "the signals' period\n", path, merged);
     uint64_t lost = info_u64(t, "dropped");
     if (lost && ++problems && dropped) {
         int err = (int)info_u64(t, "write_errno");

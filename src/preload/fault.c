@@ -72,8 +72,12 @@ static __thread int tls_own_mode __attribute__((tls_model("initial-exec")));
  * every asynchronous signal (the park signal included). */
 static __thread int tls_masked __attribute__((tls_model("initial-exec")));
 static __thread sigset_t tls_exclusive_mask __attribute__((tls_model("initial-exec")));
+/* Faults and emulated system calls of this thread: what its code paid. */
+static __thread uint64_t tls_traps __attribute__((tls_model("initial-exec")));
 
 int fault_enabled(void) { return f.enabled; }
+uint64_t fault_thread_traps(void) { return tls_traps; }
+void fault_thread_trapped(void) { tls_traps++; }
 
 void fault_note_exposed(void)
 {
@@ -673,6 +677,7 @@ static void on_segv_body(int sig, siginfo_t *si, ucontext_t *uc)
         return;
     }
     atomic_fetch_add(&f.faults, 1);
+    tls_traps++;
     ZydisDecodedInstruction insn;
     ZydisDecodedOperand ops[ZYDIS_MAX_OPERAND_COUNT];
     w->open.n = 0;

@@ -94,6 +94,11 @@ typedef void (*fault_handler_body)(int sig, siginfo_t *si, ucontext_t *uc);
 void fault_run_handler(fault_handler_body body, int masked, int sig,
                        siginfo_t *si, void *uc);
 
+/* Faults and emulated system calls the calling thread has taken (the
+ * second counts one of the latter). */
+uint64_t fault_thread_traps(void);
+void fault_thread_trapped(void);
+
 /* Counters for the closing note. */
 uint64_t fault_count(void);
 uint64_t fault_exposed_windows(void);

@@ -393,6 +393,8 @@ void process_end_stats(fmt_buf *b)
     fmt_u64(b, syscalls_emulated());
     fmt_str(b, "\nsyscalls_reopened=");
     fmt_u64(b, syscalls_reopened());
+    fmt_str(b, "\nsignals_merged=");
+    fmt_u64(b, signals_merged());
     fmt_char(b, '\n');
 }
 
@@ -424,6 +426,7 @@ static void start_fault_engine(void)
             "traced memory may fail with EFAULT\n";
         raw_syscall3(SYS_write, 2, msg, sizeof msg - 1);
     }
+    signals_wrap_existing();
     modules_track_data();
     const char *window = getenv("MEMTAP_WINDOW");
     if (!window || strcmp(window, "all") == 0)

@@ -13,6 +13,7 @@
 #include "world.h"
 
 #include <errno.h>
+#include <stdatomic.h>
 #include <string.h>
 #include <ucontext.h>
 #include <sys/syscall.h>
@@ -48,9 +49,172 @@ static int strip_owned(sigset_t *m)
     return changed;
 }
 
+#define KERNEL_SA_RESTORER 0x04000000 /* the kernel's SA_RESTORER */
+
+/* rt_sigaction's own argument. */
+typedef struct kernel_action {
+    void *handler;
+    unsigned long flags;
+    void *restorer;
+    unsigned long mask;
+} kernel_action;
+
+static struct sigaction from_kernel(const kernel_action *k)
+{
+    struct sigaction a;
+    memset(&a, 0, sizeof a);
+    a.sa_handler = (sighandler_t)k->handler;
+    a.sa_flags = (int)k->flags;
+    a.sa_restorer = (void (*)(void))k->restorer;
+    a.sa_mask.__val[0] = k->mask;
+    return a;
+}
+
+static kernel_action to_kernel(const struct sigaction *a)
+{
+    return (kernel_action){ (void *)a->sa_handler, (unsigned long)a->sa_flags,
+                            (void *)a->sa_restorer, a->sa_mask.__val[0] };
+}
+
+/* sigaction made by memtap itself, never trapped by its own filter (which
+ * lets libmemtap.so's system calls through): with memtap's restorer, the
+ * instruction sequence unwinders and debuggers recognize as a signal
+ * return. */
+void memtap_restore_rt(void);
+__asm__(".text\n"
+        ".align 16\n"
+        ".type memtap_restore_rt, @function\n"
+        "memtap_restore_rt:\n"
+        "\tmovq $15, %rax\n" /* rt_sigreturn */
+        "\tsyscall\n"
+        ".size memtap_restore_rt, .-memtap_restore_rt\n");
+
+static int kernel_sigaction(int sig, const struct sigaction *act,
+                            struct sigaction *old)
+{
+    kernel_action k, had;
+    if (act) {
+        k = to_kernel(act);
+        k.flags |= KERNEL_SA_RESTORER;
+        k.restorer = (void *)memtap_restore_rt;
+    }
+    long rc = raw_syscall6(SYS_rt_sigaction, sig, act ? (long)&k : 0,
+                           old ? (long)&had : 0, 8, 0, 0);
+    if (rc == 0 && old)
+        *old = from_kernel(&had);
+    return rc == 0 ? 0 : -1;
+}
+
+/* ---- asynchronous signals: the program's handlers, called by memtap ----
+ *
+ * With the fault engine on, a handler's traced accesses cost a fault each:
+ * a timer signal whose handler takes longer than its period would leave the
+ * code it interrupts no time at all.  So memtap calls the program's handlers
+ * of standard asynchronous signals itself, and when a handler that paid for
+ * traced accesses is due again before the interrupted code has run a single
+ * instruction, that delivery is merged into the next one (as the kernel
+ * merges a standard signal that is already pending), at most twice in a
+ * row.  Merged deliveries are counted (signals_merged in the trace). */
+
+static unsigned char wrapped_now[_NSIG]; /* on_async is the kernel's handler */
+static _Atomic uint64_t merged;
+
+typedef struct async_state {
+    uint64_t rip, rsp;   /* where the last handler run interrupted */
+    uint64_t traps;      /* the thread's traps when that run ended */
+    int paid;            /* the run took faults or system calls */
+    int skips;           /* deliveries merged since it ran */
+} async_state;
+#define STANDARD_SIGNALS 32 /* 1..31; real-time signals queue, never merge */
+static __thread async_state tls_async[STANDARD_SIGNALS]
+    __attribute__((tls_model("initial-exec")));
+
+static int wrappable(int sig)
+{
+    return fault_enabled() && sig > 0 && sig < STANDARD_SIGNALS && !owned(sig) &&
+           sig != SIGKILL && sig != SIGSTOP && sig != SIGSEGV &&
+           sig != SIGBUS && sig != SIGILL && sig != SIGFPE &&
+           sig != SIGTRAP && sig != SIGSYS;
+}
+
+static int has_handler(const struct sigaction *a)
+{
+    return (a->sa_flags & SA_SIGINFO) ||
+           (a->sa_handler != SIG_DFL && a->sa_handler != SIG_IGN);
+}
+
+/* No progress: the interrupted code is where the last run of a paying
+ * handler left it, and has not trapped since. */
+static int starved(const async_state *st, const ucontext_t *uc)
+{
+    return st->paid && st->skips < 2 &&
+           st->rip == (uint64_t)uc->uc_mcontext.gregs[REG_RIP] &&
+           st->rsp == (uint64_t)uc->uc_mcontext.gregs[REG_RSP] &&
+           st->traps == fault_thread_traps();
+}
+
+static void on_async(int sig, siginfo_t *si, void *ucv)
+{
+    ucontext_t *uc = ucv;
+    async_state *st = &tls_async[sig];
+    if (starved(st, uc)) {
+        st->skips++;
+        atomic_fetch_add(&merged, 1);
+        return;
+    }
+    st->skips = 0;
+    st->rip = (uint64_t)uc->uc_mcontext.gregs[REG_RIP];
+    st->rsp = (uint64_t)uc->uc_mcontext.gregs[REG_RSP];
+    uint64_t before = fault_thread_traps();
+    signals_chain(sig, si, uc);
+    st->traps = fault_thread_traps();
+    st->paid = st->traps != before;
+}
+
+/* Sets the program's action for a wrappable signal: recorded, and the
+ * kernel's action is on_async when it has a handler. */
+static int set_wrapped(int sig, const struct sigaction *act,
+                       struct sigaction *old)
+{
+    struct sigaction had;
+    if (!wrapped_now[sig] && kernel_sigaction(sig, NULL, &had) != 0)
+        return -1;
+    if (wrapped_now[sig])
+        had = program_action[sig];
+    if (act) {
+        struct sigaction k = *act;
+        strip_owned(&k.sa_mask);
+        if (has_handler(act)) {
+            k.sa_sigaction = on_async;
+            k.sa_flags |= SA_SIGINFO;
+        }
+        if (kernel_sigaction(sig, &k, NULL) != 0)
+            return -1;
+        program_action[sig] = *act;
+        wrapped_now[sig] = (unsigned char)has_handler(act);
+    }
+    if (old)
+        *old = had;
+    return 0;
+}
+
+void signals_wrap_existing(void)
+{
+    for (int sig = 1; sig < STANDARD_SIGNALS; sig++) {
+        struct sigaction a;
+        if (wrappable(sig) && kernel_sigaction(sig, NULL, &a) == 0 &&
+            has_handler(&a))
+            set_wrapped(sig, &a, NULL);
+    }
+}
+
+uint64_t signals_merged(void) { return atomic_load(&merged); }
+
 MEMTAP_EXPORT int sigaction(int sig, const struct sigaction *act,
                             struct sigaction *old)
 {
+    if (wrappable(sig))
+        return set_wrapped(sig, act, old);
     if (!owned(sig)) {
         struct sigaction copy;
         if (act) {
@@ -94,20 +258,12 @@ MEMTAP_EXPORT sighandler_t sysv_signal(int sig, sighandler_t handler)
     return set_handler(sig, handler, SA_RESETHAND | SA_NODEFER);
 }
 
-/* rt_sigaction's own argument. */
-typedef struct kernel_action {
-    void *handler;
-    unsigned long flags;
-    void *restorer;
-    unsigned long mask;
-} kernel_action;
-
 long signals_raw_action(int sig, const void *act, void *old, int shared)
 {
     kernel_action now, had;
     if (act)
         now = *(const kernel_action *)act;
-    if (!owned(sig)) {
+    if (!owned(sig) && !(wrappable(sig) && !shared)) {
         if (act) {
             sigset_t m;
             sigemptyset(&m);
@@ -121,18 +277,18 @@ long signals_raw_action(int sig, const void *act, void *old, int shared)
             *(kernel_action *)old = had;
         return rc;
     }
-    const struct sigaction *a = &program_action[sig];
-    had = (kernel_action){ (void *)a->sa_handler, (unsigned long)a->sa_flags,
-                           (void *)a->sa_restorer, a->sa_mask.__val[0] };
-    if (act && !shared) {
-        struct sigaction n;
-        memset(&n, 0, sizeof n);
-        n.sa_handler = (sighandler_t)now.handler;
-        n.sa_flags = (int)now.flags;
-        n.sa_restorer = (void (*)(void))now.restorer;
-        n.sa_mask.__val[0] = now.mask;
-        program_action[sig] = n;
+    if (!owned(sig)) { /* a wrappable signal, in the process that owns it */
+        struct sigaction a = act ? from_kernel(&now) : (struct sigaction){ 0 };
+        struct sigaction b;
+        if (set_wrapped(sig, act ? &a : NULL, &b) != 0)
+            return -EINVAL;
+        if (old)
+            *(kernel_action *)old = to_kernel(&b);
+        return 0;
     }
+    had = to_kernel(&program_action[sig]);
+    if (act && !shared)
+        program_action[sig] = from_kernel(&now);
     if (old)
         *(kernel_action *)old = had;
     return 0;

@@ -8,6 +8,7 @@
 #define MEMTAP_PRELOAD_SIGNALS_H
 
 #include <signal.h>
+#include <stdint.h>
 
 /* Delivers a signal memtap does not consume to the program's handler, or
  * ends the process as the default action would (after flushing). */
@@ -26,6 +27,12 @@ void signals_adopt(int sig, const struct sigaction *had);
  * handlers must stay memtap's until it execs (glibc's spawn child resets
  * every handler). */
 long signals_raw_action(int sig, const void *act, void *old, int shared);
+
+/* With the fault engine started: the program's handlers of asynchronous
+ * signals installed so far are called through memtap from now on. */
+void signals_wrap_existing(void);
+/* Deliveries merged because a handler left the interrupted code no time. */
+uint64_t signals_merged(void);
 
 /* Ends the process by sig as its default action would, trace flushed. */
 void process_die_by_signal(int sig, const siginfo_t *si);

@@ -281,6 +281,7 @@ static void on_sigsys_body(int sig, siginfo_t *si, ucontext_t *uc)
     long a[6] = { g[REG_RDI], g[REG_RSI], g[REG_RDX],
                   g[REG_R10], g[REG_R8],  g[REG_R9] };
     atomic_fetch_add(&s.emulated, 1);
+    fault_thread_trapped();
     execargs_reclaim();
     long ret;
     if (fdguard_syscall(nr, a, &ret)) {

@@ -368,6 +368,22 @@ def test_instrument_large_input():
     os.unlink(big + ".mt")
 
 
+# ---------------------------------------------------- 7: signal storms
+
+def test_signal_storm_progresses():
+    path = os.path.join(TMP, "storm.mtr")
+    try:
+        p = subprocess.run([MEMTAP, "run", "-o", path, "--", prog("signal_storm"), "5000"],
+                           capture_output=True, text=True, timeout=120)
+    except subprocess.TimeoutExpired:
+        raise Failure("a 100 us timer whose handler touches globals starves the program")
+    check_eq((p.returncode, p.stdout), (0, "stored 5000\n"), "the program finishes")
+    stores = [l for l in show(path) if re.match(r"^S\$\d+:<malloc\d+@main\+\d+>\+\d+, \[heap\]", l)]
+    check_eq(len(stores), 5000, "every heap store of main is traced")
+    handler = [l for l in show(path) if re.match(r"^S\$\d+:ticks, \[signal_storm\], on_alarm\+", l)]
+    check(len(handler) > 0, "the handler's accesses are traced too")
+
+
 # ------------------------- 8: signals sent to memtap run reach the program
 
 def children(pid):
