@@ -72,6 +72,7 @@ static __thread int tls_own_mode __attribute__((tls_model("initial-exec")));
  * every asynchronous signal (the park signal included). */
 static __thread int tls_masked __attribute__((tls_model("initial-exec")));
 static __thread sigset_t tls_exclusive_mask __attribute__((tls_model("initial-exec")));
+static __thread int tls_exclusive __attribute__((tls_model("initial-exec")));
 /* Faults and emulated system calls of this thread: what its code paid. */
 static __thread uint64_t tls_traps __attribute__((tls_model("initial-exec")));
 
@@ -566,22 +567,49 @@ void fault_handler_leave(void)
         fault_internal_release();
 }
 
-void fault_bracket_suspend(fault_bracket *b)
+/* Closes this thread's instruction window: its pages, its stop of the
+ * other threads, its trap flag and mask in uc. */
+static void window_abandon(ucontext_t *uc)
+{
+    window *w = &tls_win;
+    if (!w->active)
+        return;
+    open_lock();
+    for (int i = 0; i < w->open.n; i++)
+        close_page_locked(w->open.pages[i]);
+    open_unlock();
+    w->open.n = 0;
+    w->active = 0;
+    world_resume();
+    uc->uc_mcontext.gregs[REG_EFL] &= ~(greg_t)TF_FLAG;
+    uc->uc_sigmask = w->saved_mask;
+}
+
+void fault_bracket_suspend(fault_bracket *b, ucontext_t *uc)
 {
     b->depth = tls_depth;
     b->masked = tls_masked;
+    b->own_mode = tls_own_mode;
+    b->exclusive = tls_exclusive;
+    window_abandon(uc);
+    if (tls_exclusive) /* the program's own mask, not the guard's */
+        uc->uc_sigmask = tls_exclusive_mask;
+    b->world = world_release();
     tls_masked = 0;
-    if (tls_depth) {
-        tls_depth = 0;
-        if (!tracer_internal() && !tls_own_mode)
-            fault_internal_release();
-    }
+    tls_depth = 0;
+    tls_own_mode = 0;
+    tls_exclusive = 0;
+    if (!tracer_internal())
+        fault_internal_release();
 }
 
 void fault_bracket_resume(const fault_bracket *b)
 {
     tls_depth = b->depth;
     tls_masked = b->masked;
+    tls_own_mode = b->own_mode;
+    tls_exclusive = b->exclusive;
+    world_reacquire(b->world);
 }
 
 int fault_nested_in_memtap(void)
@@ -599,6 +627,7 @@ void fault_own_begin(void) { tls_own_mode++; }
 int fault_exclusive_begin(void)
 {
     guard_signals(&tls_exclusive_mask);
+    tls_exclusive++;
     int exact = world_stop();
     if (!exact)
         fault_note_exposed();
@@ -608,6 +637,7 @@ int fault_exclusive_begin(void)
 
 void fault_exclusive_end(void)
 {
+    tls_exclusive--;
     fault_own_end();
     world_resume();
     unguard_signals(&tls_exclusive_mask);

@@ -78,14 +78,22 @@ void fault_async_mask(sigset_t *m);
 void fault_handler_enter(void);
 void fault_handler_leave(void);
 
-/* Around a call from a memtap handler into a program's handler: the
- * thread is the program's while it runs, so a handler that never returns
- * (longjmp, siglongjmp, exit) leaves nothing of memtap's bracket behind. */
+/* Around a call from a memtap handler into a program's handler (whose
+ * signal arrived in uc): the thread is the program's while it runs, so a
+ * handler that never returns (longjmp, siglongjmp, exit) leaves nothing of
+ * memtap's behind: no handler depth, no open instruction window (its pages
+ * are closed, its trap flag cleared, the program's mask put back in uc), no
+ * block operation in progress, no other thread kept stopped, no signal
+ * kept blocked.  A handler that returns finds it all as it was (an
+ * abandoned window is opened again when the instruction re-executes). */
 typedef struct fault_bracket {
     int depth;
     int masked;
+    int own_mode;
+    int exclusive;
+    int world;          /* this thread's stop of the others, released */
 } fault_bracket;
-void fault_bracket_suspend(fault_bracket *b);
+void fault_bracket_suspend(fault_bracket *b, ucontext_t *uc);
 void fault_bracket_resume(const fault_bracket *b);
 
 /* Runs a handler's body in that bracket with errno preserved; `masked`

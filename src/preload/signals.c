@@ -308,6 +308,8 @@ void signals_adopt(int sig, const struct sigaction *had)
 static void call_program_handler(const struct sigaction *a, int sig,
                                  siginfo_t *si, void *uc)
 {
+    fault_bracket b;
+    fault_bracket_suspend(&b, uc); /* may give uc the program's mask back */
     sigset_t mask = ((ucontext_t *)uc)->uc_sigmask, ours;
     sigorset(&mask, &mask, &a->sa_mask);
     if (!(a->sa_flags & SA_NODEFER))
@@ -315,14 +317,12 @@ static void call_program_handler(const struct sigaction *a, int sig,
     strip_owned(&mask);
     raw_syscall6(SYS_rt_sigprocmask, SIG_SETMASK, (long)&mask, (long)&ours,
                  8, 0, 0);
-    fault_bracket b;
-    fault_bracket_suspend(&b);
     if (a->sa_flags & SA_SIGINFO)
         a->sa_sigaction(sig, si, uc);
     else
         a->sa_handler(sig);
-    fault_bracket_resume(&b);
     raw_syscall6(SYS_rt_sigprocmask, SIG_SETMASK, (long)&ours, 0, 8, 0, 0);
+    fault_bracket_resume(&b);
 }
 
 void signals_chain(int sig, siginfo_t *si, void *uc)

@@ -120,7 +120,6 @@ static const sys_spec table[] = {
     { SYS_pipe, 0, { F(8), N, N, N, N, N } },
     { SYS_pipe2, 0, { F(8), N, N, N, N, N } },
     { SYS_socketpair, 0, { N, N, N, F(8), N, N } },
-    { SYS_rt_sigprocmask, 0, { N, F(8), F(8), N, N, N } },
     { SYS_sigaltstack, 0, { F(24), F(24), N, N, N, N } },
     { SYS_prlimit64, 0, { N, N, F(16), F(16), N, N } },
     { SYS_getrlimit, 0, { N, F(16), N, N, N, N } },
@@ -172,7 +171,6 @@ static const sys_spec *spec_of(long nr)
 typedef struct opened {
     fault_open_set sets[8];
     int n;
-    uint64_t mask;
 } opened;
 
 static void open_buf(opened *o, uint64_t addr, uint64_t len)
@@ -270,6 +268,36 @@ static void after_memory_call(long nr, const long *a, long ret)
     }
 }
 
+/* rt_sigprocmask on the mask of the interrupted code (uc), which the
+ * kernel puts back when this handler returns: a change made to the thread's
+ * mask here would be undone, and a query would see this handler's.  The
+ * signals memtap runs on stay deliverable (the kernel's set is 8 bytes: bit
+ * n-1 for signal n). */
+static long sigprocmask_on(ucontext_t *uc, long how, const uint64_t *set,
+                           uint64_t *old, long size)
+{
+    static const uint64_t keep =
+        (1ull << (SIGSEGV - 1)) | (1ull << (SIGTRAP - 1)) |
+        (1ull << (SIGSYS - 1)) | (1ull << (SIGKILL - 1)) |
+        (1ull << (SIGSTOP - 1)) | (1ull << (__SIGRTMAX - 2));
+    if (size != 8)
+        return -EINVAL;
+    uint64_t cur = uc->uc_sigmask.__val[0], was = cur;
+    if (set) {
+        uint64_t v = *set; /* a traced page is opened as memtap's own */
+        switch (how) {
+        case SIG_BLOCK: cur |= v; break;
+        case SIG_UNBLOCK: cur &= ~v; break;
+        case SIG_SETMASK: cur = v; break;
+        default: return -EINVAL;
+        }
+    }
+    if (old)
+        *old = was;
+    uc->uc_sigmask.__val[0] = cur & ~keep;
+    return 0;
+}
+
 static void on_sigsys_body(int sig, siginfo_t *si, ucontext_t *uc)
 {
     if (si->si_code != 1 /* SYS_SECCOMP */) {
@@ -292,6 +320,11 @@ static void on_sigsys_body(int sig, siginfo_t *si, ucontext_t *uc)
         g[REG_RAX] = execargs_run(nr, a, &uc->uc_sigmask);
         return;
     }
+    if (nr == SYS_rt_sigprocmask) {
+        g[REG_RAX] = sigprocmask_on(uc, a[0], (const uint64_t *)a[1],
+                                    (uint64_t *)a[2], a[3]);
+        return;
+    }
     if (nr == SYS_rt_sigaction && a[3] == 8 && a[0] > 0 && a[0] < _NSIG &&
         !fault_nested_in_memtap()) { /* memtap's own calls are real */
         g[REG_RAX] = signals_raw_action((int)a[0], (const void *)a[1],
@@ -312,16 +345,6 @@ static void on_sigsys_body(int sig, siginfo_t *si, ucontext_t *uc)
         long old_break = nr == SYS_brk ? raw_syscall3(SYS_brk, 0, 0, 0) : 0;
         if (sp)
             open_args(&o, sp, a);
-        if (nr == SYS_rt_sigprocmask && a[1] && a[3] == 8 &&
-            (a[0] == SIG_BLOCK || a[0] == SIG_SETMASK)) {
-            /* the signals memtap runs on stay deliverable (the kernel's set
-             * is 8 bytes: bit n-1 for signal n) */
-            uint64_t set = *(const uint64_t *)(uintptr_t)a[1];
-            set &= ~((1ull << (SIGSEGV - 1)) | (1ull << (SIGTRAP - 1)) |
-                     (1ull << (SIGSYS - 1)) | (1ull << (__SIGRTMAX - 2)));
-            o.mask = set;
-            a[1] = (long)&o.mask;
-        }
         if (nr == SYS_mmap && (a[3] & MAP_FIXED))
             tools_before_fixed((uintptr_t)a[0], (size_t)a[1]);
         if (o.n)

@@ -228,6 +228,25 @@ int world_stop(void)
     return 1;
 }
 
+int world_release(void)
+{
+    if (!w.enabled || w.stopper != my_tid())
+        return 0;
+    int depth = w.depth;
+    w.depth = 1;
+    world_resume();
+    return depth;
+}
+
+void world_reacquire(int depth)
+{
+    if (depth <= 0)
+        return;
+    world_stop();
+    if (w.stopper == my_tid())
+        w.depth = depth;
+}
+
 void world_resume(void)
 {
     if (!w.enabled || w.stopper != my_tid())

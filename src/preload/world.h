@@ -29,6 +29,11 @@ void world_after_fork(void);
  * Must be called with asynchronous signals blocked; nests. */
 int world_stop(void);
 void world_resume(void);
+/* Lets the others run whatever this thread's stop depth (returned: 0 when
+ * it had none); world_reacquire stops them again to that depth.  Both with
+ * asynchronous signals blocked. */
+int world_release(void);
+void world_reacquire(int depth);
 
 /* More than one thread, registered or being created: windows need the
  * world stopped. */

@@ -99,6 +99,20 @@ def test_handler_exits():
         stores = [l for l in show(os.path.join(TMP, how + ".mtr"))
                   if re.match(r"^S\$\d+:after\[\d\], \[handler_exits\], main\+\d+$", l)]
         check_eq(len(stores), 5, "%s: main's five stores after the handler are traced" % how)
+    # a fault inside memcpy (recorded as one block event, with the other
+    # thread stopped) left by longjmp: nothing of that stays behind
+    native = subprocess.run([prog("handler_exits"), "memcpy"], capture_output=True, text=True)
+    try:
+        p = subprocess.run([MEMTAP, "run", "-o", os.path.join(TMP, "memcpy.mtr"), "--",
+                            prog("handler_exits"), "memcpy"], capture_output=True, text=True,
+                           timeout=60)
+    except subprocess.TimeoutExpired:
+        raise Failure("memcpy: the other thread stays stopped after the longjmp")
+    check_eq((p.returncode, p.stdout), (0, native.stdout),
+             "memcpy: the program runs as natively (signals deliverable, the thread ran)")
+    stores = [l for l in show(os.path.join(TMP, "memcpy.mtr"))
+              if re.match(r"^S\$\d+:after\[\d\], ", l)]
+    check_eq(len(stores), 5, "memcpy: main's stores after the handler are traced")
     p = run(prog("handler_exits"), "exit", out="exit.mtr")
     check_eq(p.returncode, 3, "the handler's exit status")
     lines = show(os.path.join(TMP, "exit.mtr"))
@@ -382,6 +396,15 @@ def test_signal_storm_progresses():
     check_eq(len(stores), 5000, "every heap store of main is traced")
     handler = [l for l in show(path) if re.match(r"^S\$\d+:ticks, \[signal_storm\], on_alarm\+", l)]
     check(len(handler) > 0, "the handler's accesses are traced too")
+
+
+def test_signal_mask_kept():
+    native = subprocess.run([prog("signal_mask")], capture_output=True, text=True)
+    check_eq(native.stdout, "while blocked: 0 handler runs; SIGUSR1 blocked, SIGTERM open\n"
+             "after: 1\n", "natively")
+    p = run(prog("signal_mask"), out="mask.mtr")
+    check_eq((p.returncode, p.stdout), (0, native.stdout),
+             "sigprocmask blocks and reports as natively")
 
 
 # ------------------------- 8: signals sent to memtap run reach the program
