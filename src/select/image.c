@@ -6,6 +6,7 @@
 #define _GNU_SOURCE
 #include "select/image.h"
 #include "select/vec.h"
+#include "x86/insn.h"
 
 #include <dwarf.h>
 #include <elfutils/libdw.h>
@@ -363,9 +364,69 @@ static int cmp_func(const void *a, const void *b)
     return x->start < y->start ? -1 : x->start > y->start;
 }
 
+/* Instruction starts of the executable sections as a linear sweep finds
+ * them (compilers put no data in code on x86-64), resynchronized at every
+ * trusted start (symbols, the entry point, PLT entries): a bit per byte. */
+typedef struct sweep {
+    uint8_t *bits;
+    size_t *first;     /* per section: index of its first bit */
+} sweep;
+
+static int sweep_code(const code_image *img, const func_cand *c, size_t nc,
+                      sweep *sw)
+{
+    size_t total = 0;
+    sw->first = calloc(img->nsecs ? img->nsecs : 1, sizeof *sw->first);
+    for (size_t i = 0; i < img->nsecs; i++) {
+        sw->first[i] = total;
+        if (img->secs[i].exec && img->secs[i].data)
+            total += img->secs[i].size;
+    }
+    sw->bits = calloc(total / 8 + 1, 1);
+    if (!sw->first || !sw->bits)
+        return IMAGE_NOMEM;
+    x86_decoder dec;
+    x86_decoder_init(&dec);
+    size_t k = 0; /* next trusted start (c is sorted by start) */
+    for (size_t i = 0; i < img->nsecs; i++) {
+        const image_section *sec = &img->secs[i];
+        if (!sec->exec || !sec->data)
+            continue;
+        for (uint64_t at = sec->addr; at < sec->addr + sec->size;) {
+            while (k < nc && (c[k].f.source == FUNC_EH_FRAME ||
+                              c[k].f.start < at))
+                k++;
+            size_t bit = sw->first[i] + (at - sec->addr);
+            sw->bits[bit / 8] |= (uint8_t)(1u << (bit % 8));
+            x86_insn insn;
+            size_t avail = sec->size - (at - sec->addr);
+            uint64_t next = at + 1;
+            if (x86_decode(&dec, sec->data + (at - sec->addr), avail, at,
+                           &insn) == 0)
+                next = at + insn.length;
+            if (k < nc && c[k].f.start > at && c[k].f.start < next)
+                next = c[k].f.start; /* a trusted start inside: resync */
+            at = next;
+        }
+    }
+    return IMAGE_OK;
+}
+
+static int swept(const code_image *img, const sweep *sw, uint64_t addr)
+{
+    const image_section *sec = image_section_at(img, addr);
+    if (!sec || !sec->exec || !sec->data)
+        return 0;
+    size_t bit = sw->first[sec - img->secs] + (addr - sec->addr);
+    return (sw->bits[bit / 8] >> (bit % 8)) & 1;
+}
+
 /* One function per distinct start, named by its best candidate, ending at
  * the largest known extent but never past the next function or its
- * section; uncovered stretches of executable sections become FUNC_GAP. */
+ * section; uncovered stretches of executable sections become FUNC_GAP.
+ * Unwind entries are not trusted blindly (hand-written code has wrong CFI,
+ * files get damaged): one that starts where the linear sweep of the code
+ * finds no instruction is dropped. */
 static int merge_funcs(code_image *img, vec *cands)
 {
     const func_cand *c = cands->v;
@@ -375,6 +436,13 @@ static int merge_funcs(code_image *img, vec *cands)
     image_func *out = calloc(cap, sizeof *out);
     if (!out)
         return IMAGE_NOMEM;
+    sweep sw = { NULL, NULL };
+    if (sweep_code(img, c, nc, &sw) != IMAGE_OK) {
+        free(sw.bits);
+        free(sw.first);
+        free(out);
+        return IMAGE_NOMEM;
+    }
     for (size_t i = 0; i < nc;) {
         size_t j = i;
         image_func f = c[i].f;
@@ -382,8 +450,9 @@ static int merge_funcs(code_image *img, vec *cands)
             if (c[j].f.end > f.end)
                 f.end = c[j].f.end;
         const image_section *sec = image_section_at(img, f.start);
-        if (!sec) { /* every candidate was checked; never trust it blindly */
-            i = j;
+        if (!sec || (c[i].f.source == FUNC_EH_FRAME &&
+                     !swept(img, &sw, f.start))) {
+            i = j; /* an unwind entry that starts inside an instruction */
             continue;
         }
         uint64_t limit = sec->addr + sec->size;
@@ -416,6 +485,8 @@ static int merge_funcs(code_image *img, vec *cands)
                 at = out[k].end;
         }
     }
+    free(sw.bits);
+    free(sw.first);
     qsort(out, n, sizeof *out, cmp_func);
     img->funcs = out;
     img->nfuncs = n;

@@ -364,6 +364,64 @@ def test_lying_section_headers():
                  ".plt at %#x: the rewritten copy runs as the original" % addr)
 
 
+# --------------------------------------------- 13: unwind entries that lie
+
+def section_headers(data):
+    """{name: (addr, offset, size)} of an ELF file's sections."""
+    shoff = int.from_bytes(data[0x28:0x30], "little")
+    shentsize = int.from_bytes(data[0x3a:0x3c], "little")
+    shnum = int.from_bytes(data[0x3c:0x3e], "little")
+    shstrndx = int.from_bytes(data[0x3e:0x40], "little")
+    strtab = int.from_bytes(data[shoff + shstrndx * shentsize + 0x18:][:8], "little")
+    out = {}
+    for i in range(shnum):
+        h = shoff + i * shentsize
+        at = strtab + int.from_bytes(data[h:h + 4], "little")
+        fields = [int.from_bytes(data[h + 0x10 + 8 * k:h + 0x18 + 8 * k], "little")
+                  for k in range(3)]
+        out[data[at:data.index(0, at)].decode()] = tuple(fields)
+    return out
+
+
+def shift_fdes_into_instructions(binary, out):
+    """A copy of binary whose every FDE starts 1-3 bytes into its function
+    (inside an instruction, by objdump's disassembly); returns how many."""
+    data = bytearray(open(binary, "rb").read())
+    dis = subprocess.run(["objdump", "-d", "--no-show-raw-insn", binary], capture_output=True,
+                         text=True, check=True).stdout
+    starts = {int(m.group(1), 16) for m in re.finditer(r"^\s+([0-9a-f]+):", dis, re.M)}
+    addr, off, size = section_headers(data)[".eh_frame"]
+    p, moved = off, 0
+    while p < off + size:
+        length = int.from_bytes(data[p:p + 4], "little")
+        if length == 0:
+            break
+        if int.from_bytes(data[p + 4:p + 8], "little") != 0:  # an FDE (pc-relative sdata4)
+            field = p + 8
+            rel = int.from_bytes(data[field:field + 4], "little", signed=True)
+            start = addr + (field - off) + rel
+            d = next((d for d in (1, 2, 3) if start + d not in starts), 0)
+            if d:
+                data[field:field + 4] = (rel + d).to_bytes(4, "little", signed=True)
+                moved += 1
+        p += 4 + length
+    with open(out, "wb") as f:
+        f.write(data)
+    os.chmod(out, 0o755)
+    return moved
+
+
+def test_lying_unwind_entries():
+    bad = os.path.join(TMP, "ls")
+    check(shift_fdes_into_instructions("/usr/bin/ls", bad) > 100, "FDEs moved")
+    native = subprocess.run([bad, "-la", "/etc"], capture_output=True)
+    check_eq(native.returncode, 0, "the damaged file itself runs")
+    memtap("instrument", bad, "-o", bad + ".mt", "--nonselective")
+    r = subprocess.run([bad + ".mt", "-la", "/etc"], capture_output=True)
+    check_eq((r.returncode, r.stdout), (0, native.stdout),
+             "no patch lands inside an instruction: the copy runs as the file")
+
+
 # ------------------------------------- 14: instrument maps its input
 
 def test_instrument_large_input():
