@@ -85,6 +85,9 @@ int cmd_accuracy(int argc, char **argv)
     mt_rewrite_header hs, hf;
     if (header_of(sel, &hs) || header_of(full, &hf))
         return 1;
+    if (hs.source_id != hf.source_id)
+        return cli_error("accuracy", "%s and %s were written by copies of "
+                                     "different programs", sel, full);
     if (!chunk)
         chunk = hs.chunk;
     accuracy_result r;

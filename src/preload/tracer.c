@@ -295,6 +295,13 @@ static void write_info_start(void)
         tracer_unmap(cmd, cmd_map);
     fmt_str(&b, "\nargc=");
     fmt_u64(&b, argi);
+    /* how far the main thread's stack may grow below the mapping seen now */
+    struct { uint64_t cur, max; } rl;
+    if (raw_syscall6(SYS_prlimit64, 0, 3 /* RLIMIT_STACK */, 0, (long)&rl, 0,
+                     0) == 0) {
+        fmt_str(&b, "\nstack_limit=");
+        fmt_u64(&b, rl.cur == ~0ull ? 0 : rl.cur);
+    }
     if (g.parent_path[0]) {
         fmt_str(&b, "\nparent_trace=");
         fmt_str(&b, g.parent_path);

@@ -89,6 +89,41 @@ static void chunk_key(const char *name, uint64_t chunk, char *out, size_t cap)
         snprintf(out, cap, "%.*s#%llu", (int)(plus - name), name, off / chunk);
 }
 
+/* The program's file name as names show it: its own copies (p.sel,
+ * p.full) are one program. */
+static const char *program_name(const memtap_trace *t)
+{
+    for (size_t i = 0; i < memtap_trace_module_count(t); i++) {
+        const memtap_module *m = memtap_trace_module_at(t, i);
+        if (m->flags & MEMTAP_MODF_MAIN) {
+            const char *slash = strrchr(m->path, '/');
+            return slash ? slash + 1 : m->path;
+        }
+    }
+    return NULL;
+}
+
+/* name with the program's file name, where it names the file ("[p.sel]",
+ * "p.sel:.data", "@p.sel+0x..."), replaced by "<program>". */
+static void canonical(const char *name, const char *prog, char *out,
+                      size_t cap)
+{
+    size_t plen = prog ? strlen(prog) : 0, n = 0;
+    for (const char *p = name; *p && n + 1 < cap;) {
+        char before = p == name ? '\0' : p[-1];
+        char after = plen ? p[plen] : '\0';
+        if (plen && strncmp(p, prog, plen) == 0 &&
+            (before == '\0' || before == '[' || before == '@') &&
+            (after == ']' || after == ':' || after == '+')) {
+            n += (size_t)snprintf(out + n, cap - n, "<program>");
+            p += plen;
+            continue;
+        }
+        out[n++] = *p++;
+    }
+    out[n < cap ? n : cap - 1] = '\0';
+}
+
 /* A name found for an address, valid while the heap stays as it was
  * (gen: heap events seen when it was found). */
 typedef struct cached {
@@ -115,6 +150,7 @@ static int add_trace(const char *path, int col, uint64_t chunk, table *t,
     rc = r && cache ? 0 : -1;
     if (rc)
         snprintf(err, cap, "out of memory");
+    const char *prog = program_name(tr);
     memtap_event ev;
     int got;
     uint64_t gen = 1; /* cache entries start at 0: stale */
@@ -130,9 +166,10 @@ static int add_trace(const char *path, int col, uint64_t chunk, table *t,
         cached *c = &cache[(x->addr >> 3) & (CACHE - 1)];
         if (c->gen != gen || c->addr != x->addr) {
             c->gen = gen;
-            char name[NAME_CAP];
+            char name[NAME_CAP], same[NAME_CAP];
             renderer_name_data(r, x->addr, name, sizeof name);
-            chunk_key(name, chunk, c->key, sizeof c->key);
+            canonical(name, prog, same, sizeof same);
+            chunk_key(same, chunk, c->key, sizeof c->key);
             c->addr = x->addr;
         }
         slot *s = find(t, c->key);

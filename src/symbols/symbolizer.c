@@ -186,6 +186,25 @@ static int add_regions(symbolizer *s, const char *maps)
     return MEMTAP_OK;
 }
 
+/* The main thread's stack grows below the [stack] mapping the snapshot
+ * saw, up to its limit (stack_limit in the trace; 0 or absent: as far as
+ * the next mapping below): the region covers that whole range, so that a
+ * deep frame is named [stack], not an absolute address. */
+static void grow_stack(symbolizer *s, const memtap_trace *t)
+{
+    const char *v = memtap_trace_info(t, "stack_limit");
+    uint64_t limit = v ? strtoull(v, NULL, 10) : 0;
+    for (size_t i = 0; i < s->nregions; i++) {
+        range *r = &s->regions[i];
+        if (strcmp(s->region_names[r->index], "[stack]") != 0)
+            continue;
+        uint64_t floor = i ? s->regions[i - 1].end : 0;
+        uint64_t low = limit && r->end - floor > limit ? r->end - limit : floor;
+        if (low < r->start)
+            r->start = low;
+    }
+}
+
 int symbolizer_create(const memtap_trace *t, FILE *warn, symbolizer **out)
 {
     *out = NULL;
@@ -196,6 +215,8 @@ int symbolizer_create(const memtap_trace *t, FILE *warn, symbolizer **out)
     int rc = add_modules(s, t);
     if (rc == MEMTAP_OK)
         rc = add_regions(s, memtap_trace_maps(t));
+    if (rc == MEMTAP_OK)
+        grow_stack(s, t);
     if (rc != MEMTAP_OK) {
         symbolizer_destroy(s);
         return rc;

@@ -422,6 +422,38 @@ def test_lying_unwind_entries():
              "no patch lands inside an instruction: the copy runs as the file")
 
 
+# --------------------------------- 16: accuracy of differently named copies
+
+def recovered(selective, full):
+    out = memtap("accuracy", selective, "--full", full).stdout
+    m = re.search(r"recovered +([\d.]+) of the accesses", out)
+    check(m, "accuracy report: %r" % out)
+    return float(m.group(1)), out
+
+
+def test_accuracy_by_identity():
+    copies = {}
+    for name, opts in (("p.full", ["--nonselective"]), ("p.sel", ["--omega", "0.25"])):
+        out = os.path.join(TMP, name)
+        memtap("instrument", prog("three_mallocs_stripped"), "-o", out, *opts)
+        copies[name] = run(out, out=name + ".mtr")
+        check_eq(copies[name].returncode, 0, name + " runs")
+    sel, full = os.path.join(TMP, "p.sel.mtr"), os.path.join(TMP, "p.full.mtr")
+    ratio, out = recovered(sel, full)
+    check("the runs differ" not in out, "the copies' objects match by identity: %r" % out)
+    check(ratio > 0.5, "a stripped program's selective copy recovers most accesses (%.4f)" % ratio)
+    # a 300 KiB frame: the stack below the start-up mapping is still [stack]
+    deep = os.path.join(TMP, "deep.mt")
+    memtap("instrument", prog("deep_stack"), "-o", deep, "--nonselective")
+    for i in (1, 2):
+        check_eq(run(deep, out="deep%d.mtr" % i).returncode, 0, "deep_stack runs")
+    ratio, out = recovered(os.path.join(TMP, "deep1.mtr"), os.path.join(TMP, "deep2.mtr"))
+    check_eq(ratio, 1.0, "two runs of one copy recover each other whatever the layout")
+    p = memtap("accuracy", sel, "--full", os.path.join(TMP, "deep1.mtr"), check_rc=False)
+    check(p.returncode == 1 and "copies of different programs" in p.stderr,
+          "traces of different programs are refused: %r" % p.stderr)
+
+
 # ------------------------------------- 14: instrument maps its input
 
 def test_instrument_large_input():
