@@ -219,12 +219,16 @@ static int report_heat(reading *rd, const tool_report_options *opt, FILE *o)
     uint64_t total = 0;
     for (size_t i = 0; i < f->n; i++)
         total += f->v[i].count;
+    size_t nchunks = 0;
+    item *chunks = f->n ? aggregate(f, rd->chunk, &nchunks) : NULL;
+    if (f->n && !chunks)
+        return -1;
     fprintf(o, "memtap heat: %" PRIu64 " accesses to %zu chunks of %" PRIu64
                " bytes\n",
-            total, f->n, rd->chunk);
+            total, nchunks, rd->chunk);
     if (!f->n)
         return 0;
-    /* by object: names without their offsets, summed */
+    /* by object: each word's accesses to the object it lies in */
     items objs = { 0, 0, 0 };
     for (size_t i = 0; i < f->n; i++) {
         char obj[NAME_CAP];
@@ -245,9 +249,10 @@ static int report_heat(reading *rd, const tool_report_options *opt, FILE *o)
                 objs.v[i].region);
     items_free(&objs);
 
-    /* chunks as recorded (one chunk may hold several objects over time) */
-    qsort(f->v, f->n, sizeof *f->v, by_count_desc);
-    heat_table(o, "hottest chunks", f->v, f->n, opt->top, total, 0);
+    /* chunks (one may hold several objects, at once or over time): each
+     * named after its hottest word */
+    heat_table(o, "hottest chunks", chunks, nchunks, opt->top, total, 0);
+    free_array(chunks, nchunks);
     size_t n;
     if (rd->chunk <= LINE) {
         item *lines = aggregate(f, LINE, &n);

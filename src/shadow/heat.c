@@ -1,14 +1,20 @@
 /*
- * shadow/heat.c - the heat tool: one 64-bit access counter per chunk of
- * application memory (chunk bytes to 8 bytes of shadow).  An access adds
- * one to each chunk it touches; a block operation adds one to each chunk of
- * its ranges.  Counters are written out as MEMTAP_EV_HEAT records, and
- * zeroed, when their memory is released (a heap block freed, a mapping
- * removed) and at exit, so a chunk is named after what held it then.
+ * shadow/heat.c - the heat tool: one 64-bit access counter per 8-byte word
+ * of application memory (a byte of shadow per byte), reported in chunks.
+ * An access adds one for each chunk it touches, at the first word it
+ * touches there, so a chunk's words sum to the accesses that touched the
+ * chunk and each access is credited to the object it touched (two objects
+ * sharing a chunk are told apart).  A block operation counts alike for
+ * each of its ranges.  Counters are written out as MEMTAP_EV_HEAT records
+ * (the word's address, the chunk size, the count), and zeroed, when their
+ * memory is released (a heap block freed, a mapping removed) and at exit,
+ * so a word is named after what held it then.
  */
 #include "shadow/tool.h"
 
 #include <string.h>
+
+#define WORD 8u
 
 static struct {
     memtap_shadow *space;
@@ -27,7 +33,8 @@ static void count_range(memtap_shadow_thread *t, memtap_shadow_ref *rc,
     const struct memtap_shadow_fast *f = memtap_shadow_fast_of(h.space);
     uint64_t last = (addr + (len ? len : 1) - 1) & ~(h.chunk - 1);
     for (uint64_t c = addr & ~(h.chunk - 1); c <= last; c += h.chunk) {
-        uint64_t *ctr = memtap_shadow_ref_lookup(t, f, rc, c);
+        uint64_t word = (c > addr ? c : addr) & ~(uint64_t)(WORD - 1);
+        uint64_t *ctr = memtap_shadow_ref_lookup(t, f, rc, word);
         if (ctr)
             count(ctr);
         if (c + h.chunk < c)
@@ -35,19 +42,19 @@ static void count_range(memtap_shadow_thread *t, memtap_shadow_ref *rc,
     }
 }
 
-/* Writes and zeroes the counters of the chunks that start in [lo, hi);
- * shadow is the counter of lo's chunk. */
+/* Writes and zeroes the counters of the words that start in [lo, hi);
+ * shadow is the counter of lo's word. */
 static void harvest(uint64_t lo, uint64_t hi, void *sh)
 {
     uint64_t *shadow = sh;
-    uint64_t first = (lo + h.chunk - 1) & ~(h.chunk - 1);
-    shadow += (first - (lo & ~(h.chunk - 1))) / h.chunk;
-    for (uint64_t c = first; c < hi && c >= first; c += h.chunk, shadow++) {
+    uint64_t first = (lo + WORD - 1) & ~(uint64_t)(WORD - 1);
+    shadow += (first - (lo & ~(uint64_t)(WORD - 1))) / WORD;
+    for (uint64_t w = first; w < hi && w >= first; w += WORD, shadow++) {
         if (*shadow == 0)
             continue;
         uint64_t n = __atomic_exchange_n(shadow, 0, __ATOMIC_RELAXED);
         if (n)
-            h.emit(MEMTAP_EV_HEAT, 0, c, h.chunk, 0, n);
+            h.emit(MEMTAP_EV_HEAT, 0, w, h.chunk, 0, n);
     }
 }
 
@@ -63,7 +70,7 @@ static int heat_init(const tool_options *opt, memtap_shadow **space)
     h.emit = opt->emit;
     memtap_shadow_client c;
     memset(&c, 0, sizeof c);
-    c.app_bytes = opt->chunk;
+    c.app_bytes = WORD;
     c.shadow_bits = 64;
     c.remove = on_remove;
     int rc = memtap_shadow_create(&c, &h.space);
@@ -92,7 +99,7 @@ static void heat_block(memtap_shadow_thread *t, uint8_t kind, uint64_t pc,
 static void heat_release(memtap_shadow_thread *t, uint64_t addr,
                          uint64_t size)
 {
-    tool_harvest_block(t, addr, size, h.chunk, harvest);
+    tool_harvest_block(t, addr, size, WORD, harvest);
 }
 
 static void heat_realloc(memtap_shadow_thread *t, uint64_t addr,

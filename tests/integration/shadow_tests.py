@@ -43,13 +43,14 @@ def tables(text):
     return out
 
 
-def block_chunks(rows):
-    """{offset: count} of the chunks of the program's one heap block."""
+def block_chunks(rows, chunk=64):
+    """{offset: count} of the chunks of the program's one heap block (a
+    chunk is named after its hottest word; the block is chunk-aligned)."""
     got = {}
     for count, _, name in rows:
         m = re.match(r"^<\w+0000@main\+\d+>\+(\d+)$", name)
         if m:
-            got[int(m.group(1))] = count
+            got[int(m.group(1)) // chunk * chunk] = count
     return got
 
 
@@ -91,9 +92,22 @@ def test_heat_rewritten():
     check(objects.get("[stack]", 0) > 0, "the stack is seen too")
 
 
+def test_heat_attributes_objects():
+    """Accesses go to the object they touch, not to what holds the first
+    byte of their chunk (two globals in one chunk; a heap block whose first
+    chunk starts before it)."""
+    text, _ = tool("heat", "heat_neighbours", "--top", "1000")
+    objs = {name.split()[0]: count for count, _, name in tables(text)["hottest objects"]}
+    # at -O0: a load and a store per iteration; one store; one store a byte
+    check_eq((objs.get("hot_counter"), objs.get("cold_flag")), (2000, 1), "the two globals")
+    heap = [c for n, c in objs.items() if n.startswith("<malloc0000@main+")]
+    check_eq(heap, [40], "the heap block's byte stores")
+    check(not any(n.startswith("[unknown]") for n in objs), "nothing unnamed: %r" % objs)
+
+
 def test_heat_chunk_size():
     text, _ = tool("heat", "heat_counts", "--top", "1000", "--chunk", "128")
-    check_eq(block_chunks(tables(text)["hottest chunks"]), {0: 30, 128: 10},
+    check_eq(block_chunks(tables(text)["hottest chunks"], 128), {0: 30, 128: 10},
              "accesses per 128-byte chunk")
     check("of 128 bytes" in text, "the chunk size is stated")
     check("hottest cache lines" not in text, "no line table above 64-byte chunks")
