@@ -286,13 +286,45 @@ MEMTAP_EXPORT ssize_t send(int fd, const void *buf, size_t n, int flags)
     return r;
 }
 
+/* libc's own copies between a FILE's buffer and the kernel or the caller
+ * happen inside fread/fwrite, untraced: what they leave in the buffer is
+ * recorded as a block store, so that the buffer is known written when it
+ * is read later (fgets after fread) or handed to write(2) (fclose). */
+typedef struct stdio_span {
+    char *base, *end;
+} stdio_span;
+
+static stdio_span stdio_read_span(FILE *f)
+{
+    return (stdio_span){ f->_IO_read_base, f->_IO_read_end };
+}
+
+static stdio_span stdio_write_span(FILE *f)
+{
+    return (stdio_span){ f->_IO_write_base, f->_IO_write_ptr };
+}
+
+/* Records the part of `now` that was not in `was` (same buffer: what was
+ * appended; a new buffer or a refill: all of it). */
+static void stdio_stored(stdio_span was, stdio_span now, uint64_t site)
+{
+    char *from = now.base == was.base && now.end >= was.end ? was.end
+                                                             : now.base;
+    if (now.end && now.end > from)
+        tracer_emit(MEMTAP_EV_BLOCK_STORE, 0, site, U(from),
+                    (uint64_t)(now.end - from), 0, 0);
+}
+
 MEMTAP_EXPORT size_t fread(void *buf, size_t size, size_t count, FILE *f)
 {
     if (!recording())
         return NEXT(fread)(buf, size, count, f);
-    fault_own_begin();
+    fault_own_begin(); /* FILE is the program's: reading it is memtap's */
+    stdio_span was = stdio_read_span(f);
     size_t r = NEXT(fread)(buf, size, count, f);
+    stdio_span now = stdio_read_span(f);
     fault_own_end();
+    stdio_stored(was, now, CALL_SITE);
     record_io(MEMTAP_EV_BLOCK_STORE, buf, (ssize_t)(r * size), CALL_SITE);
     return r;
 }
@@ -303,8 +335,11 @@ MEMTAP_EXPORT size_t fwrite(const void *buf, size_t size, size_t count,
     if (!recording())
         return NEXT(fwrite)(buf, size, count, f);
     fault_own_begin();
+    stdio_span was = stdio_write_span(f);
     size_t r = NEXT(fwrite)(buf, size, count, f);
+    stdio_span now = stdio_write_span(f);
     fault_own_end();
     record_io(MEMTAP_EV_BLOCK_FETCH, buf, (ssize_t)(r * size), CALL_SITE);
+    stdio_stored(was, now, CALL_SITE);
     return r;
 }

@@ -74,8 +74,11 @@ static void report(uint64_t pc, uint64_t addr, uint64_t size, uint64_t first,
 }
 
 /* Checks a read of [addr, addr+len) by pc. */
+/* Reports a read of [addr, addr+len) that touches never-written bytes;
+ * with partial_ok only when it reads nothing written (vector loads of
+ * string functions read whole vectors past the end of their data). */
 static void check(memtap_shadow_thread *t, memtap_shadow_ref *rc, uint64_t pc,
-                  uint64_t addr, uint64_t len)
+                  uint64_t addr, uint64_t len, int partial_ok)
 {
     site *s = u.check_once ? site_of(pc) : NULL;
     if (s && (__atomic_load_n(&s->state, __ATOMIC_RELAXED) & SITE_PASSED))
@@ -91,7 +94,7 @@ static void check(memtap_shadow_thread *t, memtap_shadow_ref *rc, uint64_t pc,
         }
         off += n;
     }
-    if (undefined)
+    if (undefined && (!partial_ok || undefined == len))
         report(pc, addr, len, first, undefined);
     else if (s)
         __atomic_fetch_or(&s->state, SITE_PASSED, __ATOMIC_RELAXED);
@@ -164,7 +167,7 @@ static void uninit_access(memtap_shadow_thread *t, memtap_shadow_ref *rc,
     if (store)
         tool_each_span(t, addr, size, define_span, NULL);
     else
-        check(t, rc, pc, addr, size);
+        check(t, rc, pc, addr, size, size > 8);
 }
 
 static void uninit_block(memtap_shadow_thread *t, uint8_t kind, uint64_t pc,
@@ -176,7 +179,7 @@ static void uninit_block(memtap_shadow_thread *t, uint8_t kind, uint64_t pc,
     else if (kind == MEMTAP_EV_BLOCK_STORE)
         tool_each_span(t, dst, len, define_span, NULL);
     else
-        check(t, &rc, pc, dst, len);
+        check(t, &rc, pc, dst, len, 0);
 }
 
 static void uninit_alloc(memtap_shadow_thread *t, uint64_t addr,
