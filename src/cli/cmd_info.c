@@ -5,6 +5,7 @@
 #include "cli.h"
 
 #include <inttypes.h>
+#include <stdlib.h>
 #include <string.h>
 
 static const char usage[] =
@@ -51,7 +52,9 @@ int cmd_info(int argc, char **argv)
                                         "rewritten_traps_hit" };
     for (size_t i = 0; i < sizeof keys / sizeof *keys; i++) {
         const char *v = memtap_trace_info(t, keys[i]);
-        if (v)
+        if (v && strcmp(keys[i], "write_errno") == 0)
+            printf("write_error: %s\n", strerror(atoi(v)));
+        else if (v)
             printf("%s: %.*s\n", keys[i], (int)strcspn(v, "\n"), v);
     }
     for (size_t i = 0; i < memtap_trace_module_count(t); i++) {

@@ -338,7 +338,8 @@ static int status_open(status_page *p)
     p->fd = fd >= 0 ? fcntl(fd, F_DUPFD, 701) : -1;
     if (fd >= 0)
         close(fd);
-    if (p->fd < 0 || ftruncate(p->fd, MEMTAP_STATUS_SIZE) != 0)
+    /* the file holds the struct only (a small RLIMIT_FSIZE still fits) */
+    if (p->fd < 0 || ftruncate(p->fd, sizeof *p->st) != 0)
         return cli_error("status page", "%s", strerror(errno));
     void *m = mmap(NULL, MEMTAP_STATUS_SIZE, PROT_READ | PROT_WRITE,
                    MAP_SHARED, p->fd, 0);

@@ -46,6 +46,7 @@ typedef struct tracer_thread {
     ZSTD_CCtx *cctx;
     void *out;
     size_t out_cap;
+    uint8_t *packed;                 /* the records packed, for zstd */
     size_t map_size;
     struct tracer_thread *next;      /* registry, append-only */
 } tracer_thread;
@@ -400,9 +401,10 @@ static void open_output(void)
 static tracer_thread *thread_new(void)
 {
     size_t raw = (size_t)g.cap * sizeof(memtap_record);
-    size_t ws = trace_chunk_workspace_size(raw);
-    size_t out = trace_chunk_bound(raw);
-    size_t total = sizeof(tracer_thread) + raw + ws + out + 64;
+    size_t packed = (size_t)g.cap * TRACE_PACKED_MAX;
+    size_t ws = trace_chunk_workspace_size(packed);
+    size_t out = trace_chunk_bound(packed);
+    size_t total = sizeof(tracer_thread) + raw + ws + out + packed + 64;
     total = (total + 4095) & ~(size_t)4095;
     char *m = tracer_map(total);
     if (!m)
@@ -414,6 +416,7 @@ static tracer_thread *thread_new(void)
     t->cctx = trace_chunk_context(ws_at, ws);
     t->out = ws_at + ws;
     t->out_cap = out;
+    t->packed = (uint8_t *)t->out + out; /* touched only as far as used */
     if (!t->cctx) {
         tracer_unmap(m, total);
         return NULL;
@@ -473,10 +476,8 @@ static void flush_locked(tracer_thread *t)
         return;
     }
     tls_internal++; /* zstd's memcpy calls are memtap's, not the program's */
-    size_t len = trace_chunk_encode(t->cctx, MEMTAP_CHUNK_EVENTS, t->tid,
-                                    t->n, t->recs,
-                                    t->n * sizeof(memtap_record), t->out,
-                                    t->out_cap);
+    size_t len = trace_chunk_encode_events(t->cctx, t->tid, t->recs, t->n,
+                                           t->packed, t->out, t->out_cap);
     if (len == 0)
         lose(t->n, 0);
     else

@@ -66,6 +66,140 @@ size_t trace_chunk_encode(ZSTD_CCtx *cctx, uint16_t type, uint32_t tid,
     return sizeof h + z;
 }
 
+/* ---- packed events ---- */
+
+enum {
+    HAS_FLAGS = 1u << 0,
+    HAS_ADDR2 = 1u << 1,
+    HAS_AUX = 1u << 2,
+    HAS_COUNT = 1u << 3,
+    HAS_RESERVED = 1u << 4,
+};
+
+static uint8_t *put(uint8_t *p, uint64_t v)
+{
+    while (v >= 0x80) {
+        *p++ = (uint8_t)(v | 0x80);
+        v >>= 7;
+    }
+    *p++ = (uint8_t)v;
+    return p;
+}
+
+static uint64_t zigzag(uint64_t delta)
+{
+    return (delta << 1) ^ (uint64_t)((int64_t)delta >> 63);
+}
+
+static uint64_t unzigzag(uint64_t z)
+{
+    return (z >> 1) ^ (uint64_t)-(int64_t)(z & 1);
+}
+
+size_t trace_events_pack(const memtap_record *r, size_t n, uint8_t *out)
+{
+    uint8_t *p = out;
+    memtap_record prev;
+    memset(&prev, 0, sizeof prev);
+    for (size_t i = 0; i < n; i++) {
+        const memtap_record *x = &r[i];
+        uint8_t has = (uint8_t)((x->flags ? HAS_FLAGS : 0) |
+                                (x->addr2 ? HAS_ADDR2 : 0) |
+                                (x->aux ? HAS_AUX : 0) |
+                                (x->count != 1 ? HAS_COUNT : 0) |
+                                (x->reserved ? HAS_RESERVED : 0));
+        *p++ = x->kind;
+        *p++ = has;
+        p = put(p, zigzag(x->seq - prev.seq));
+        p = put(p, zigzag(x->pc - prev.pc));
+        p = put(p, zigzag(x->addr - prev.addr));
+        p = put(p, x->size);
+        if (has & HAS_FLAGS)
+            *p++ = x->flags;
+        if (has & HAS_ADDR2)
+            p = put(p, zigzag(x->addr2 - x->addr));
+        if (has & HAS_AUX)
+            p = put(p, zigzag(x->aux - prev.aux));
+        if (has & HAS_COUNT)
+            p = put(p, x->count);
+        if (has & HAS_RESERVED)
+            p = put(p, x->reserved);
+        prev = *x;
+    }
+    return (size_t)(p - out);
+}
+
+/* Reads a varint of at most 10 bytes; NULL past the end or when longer. */
+static const uint8_t *get(const uint8_t *p, const uint8_t *end, uint64_t *v)
+{
+    uint64_t x = 0;
+    for (unsigned shift = 0; p < end && shift < 70; shift += 7) {
+        uint8_t b = *p++;
+        x |= (uint64_t)(b & 0x7f) << shift;
+        if (!(b & 0x80)) {
+            *v = x;
+            return p;
+        }
+    }
+    return NULL;
+}
+
+int trace_events_unpack(const uint8_t *in, size_t len, memtap_record *out,
+                        size_t n)
+{
+    const uint8_t *p = in, *end = in + len;
+    memtap_record prev;
+    memset(&prev, 0, sizeof prev);
+    for (size_t i = 0; i < n; i++) {
+        memtap_record x;
+        memset(&x, 0, sizeof x);
+        uint64_t v[4];
+        if (end - p < 2)
+            return -1;
+        x.kind = *p++;
+        uint8_t has = *p++;
+        for (int k = 0; k < 4 && p; k++)
+            p = get(p, end, &v[k]);
+        if (!p || (has & ~0x1fu))
+            return -1;
+        x.seq = prev.seq + unzigzag(v[0]);
+        x.pc = prev.pc + unzigzag(v[1]);
+        x.addr = prev.addr + unzigzag(v[2]);
+        x.size = v[3];
+        x.count = 1;
+        uint64_t w = 0;
+        if (has & HAS_FLAGS) {
+            if (p == end)
+                return -1;
+            x.flags = *p++;
+        }
+        if ((has & HAS_ADDR2) && (p = get(p, end, &w)) != NULL)
+            x.addr2 = x.addr + unzigzag(w);
+        if (p && (has & HAS_AUX) && (p = get(p, end, &w)) != NULL)
+            x.aux = prev.aux + unzigzag(w);
+        if (p && (has & HAS_COUNT) && (p = get(p, end, &w)) != NULL)
+            x.count = (uint32_t)w;
+        if (p && (has & HAS_RESERVED) && (p = get(p, end, &w)) != NULL)
+            x.reserved = (uint16_t)w;
+        if (!p)
+            return -1;
+        out[i] = x;
+        prev = x;
+    }
+    return p == end ? 0 : -1;
+}
+
+size_t trace_chunk_encode_events(ZSTD_CCtx *cctx, uint32_t tid,
+                                 const memtap_record *r, size_t n,
+                                 uint8_t *scratch, void *out, size_t out_cap)
+{
+    if (n > MEMTAP_CHUNK_MAX_RAW / sizeof *r)
+        return 0;
+    size_t len = trace_events_pack(r, n, scratch);
+    return trace_chunk_encode(cctx, MEMTAP_CHUNK_PACKED, tid, (uint32_t)n,
+                              scratch, len, out, out_cap);
+}
+
 int trace_write_all(int fd, const void *buf, size_t len)
 {
     const char *p = buf;

@@ -34,6 +34,25 @@ size_t trace_chunk_encode(ZSTD_CCtx *cctx, uint16_t type, uint32_t tid,
                           uint32_t count, const void *raw, size_t raw_size,
                           void *out, size_t out_cap);
 
+/* The most bytes one packed record takes (MEMTAP_CHUNK_PACKED). */
+#define TRACE_PACKED_MAX 96u
+
+/* Packs n records into out (at least n * TRACE_PACKED_MAX bytes); returns
+ * the packed length. */
+size_t trace_events_pack(const memtap_record *r, size_t n, uint8_t *out);
+
+/* Unpacks exactly n records from in[0..len); 0, or -1 when the bytes are
+ * not n well-formed packed records. */
+int trace_events_unpack(const uint8_t *in, size_t len, memtap_record *out,
+                        size_t n);
+
+/* Packs n records and encodes them as one MEMTAP_CHUNK_PACKED chunk of
+ * thread tid into out, with scratch (n * TRACE_PACKED_MAX bytes) for the
+ * packed bytes.  Returns the chunk's length, or 0. */
+size_t trace_chunk_encode_events(ZSTD_CCtx *cctx, uint32_t tid,
+                                 const memtap_record *r, size_t n,
+                                 uint8_t *scratch, void *out, size_t out_cap);
+
 /* Writes all of buf to fd, retrying on EINTR; 0 on success, -1 on error. */
 int trace_write_all(int fd, const void *buf, size_t len);
 

@@ -6,6 +6,7 @@
  * at a time so that traces of any size stream.
  */
 #include "memtap/trace.h"
+#include "trace/chunk.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -21,6 +22,8 @@ typedef struct chunk_ref {
     uint32_t stored;
     uint32_t raw;
     uint32_t tid;
+    uint32_t count;     /* records */
+    uint16_t type;      /* MEMTAP_CHUNK_EVENTS or MEMTAP_CHUNK_PACKED */
 } chunk_ref;
 
 typedef struct cursor {
@@ -56,6 +59,8 @@ struct memtap_trace {
     ZSTD_DCtx *dctx;
     void *zbuf;
     size_t zbuf_cap;
+    uint8_t *packed;    /* a packed chunk's bytes, decompressed */
+    size_t packed_cap;
 };
 
 const char *memtap_status_string(int status)
@@ -115,13 +120,18 @@ static int header_valid(const memtap_chunk_header *h)
     if (h->magic != MEMTAP_CHUNK_MAGIC ||
         h->checksum != memtap_chunk_header_checksum(h))
         return 0;
-    if (h->type < MEMTAP_CHUNK_EVENTS || h->type > MEMTAP_CHUNK_INFO)
+    if (h->type < MEMTAP_CHUNK_EVENTS || h->type > MEMTAP_CHUNK_PACKED)
         return 0;
     if (h->raw_size > MEMTAP_CHUNK_MAX_RAW ||
         h->stored_size > ZSTD_compressBound(h->raw_size) + 64)
         return 0;
     if (h->type == MEMTAP_CHUNK_EVENTS &&
         (uint64_t)h->count * sizeof(memtap_record) != h->raw_size)
+        return 0;
+    if (h->type == MEMTAP_CHUNK_PACKED &&
+        ((uint64_t)h->count * sizeof(memtap_record) > MEMTAP_CHUNK_MAX_RAW ||
+         h->raw_size > (uint64_t)h->count * TRACE_PACKED_MAX ||
+         h->raw_size < 6ull * h->count))
         return 0;
     return 1;
 }
@@ -278,6 +288,8 @@ static int add_event_chunk(memtap_trace *t, const memtap_chunk_header *h,
     r->stored = h->stored_size;
     r->raw = h->raw_size;
     r->tid = h->tid;
+    r->count = h->count;
+    r->type = h->type;
     size_t ci;
     rc = cursor_of(t, h->tid, &ci);
     if (rc)
@@ -343,7 +355,7 @@ static int scan_chunks(memtap_trace *t)
             t->health.truncated = 1;
             break;
         }
-        if (h.type == MEMTAP_CHUNK_EVENTS) {
+        if (h.type == MEMTAP_CHUNK_EVENTS || h.type == MEMTAP_CHUNK_PACKED) {
             rc = add_event_chunk(t, &h, payload);
         } else {
             rc = load_meta_chunk(t, &h, payload);
@@ -379,7 +391,8 @@ static int read_header(memtap_trace *t)
         return rc;
     if (memcmp(t->hdr.magic, MEMTAP_TRACE_MAGIC, sizeof t->hdr.magic) != 0)
         return MEMTAP_E_FORMAT;
-    if (t->hdr.version != MEMTAP_TRACE_VERSION ||
+    if (t->hdr.version < MEMTAP_TRACE_VERSION_MIN ||
+        t->hdr.version > MEMTAP_TRACE_VERSION ||
         t->hdr.record_size != sizeof(memtap_record) ||
         t->hdr.header_size < sizeof t->hdr ||
         t->hdr.header_size > t->file_size)
@@ -458,6 +471,7 @@ void memtap_trace_close(memtap_trace *t)
     free(t->maps);
     free(t->info);
     free(t->zbuf);
+    free(t->packed);
     ZSTD_freeDCtx(t->dctx);
     free(t);
 }
@@ -502,6 +516,20 @@ const char *memtap_trace_info(const memtap_trace *t, const char *key)
     return found;
 }
 
+/* Decodes an event chunk's records into out (room for r->count). */
+static int load_records(memtap_trace *t, const chunk_ref *r,
+                        memtap_record *out)
+{
+    if (r->type == MEMTAP_CHUNK_EVENTS)
+        return load_payload(t, r->payload, r->stored, out, r->raw);
+    int rc = grow((void **)&t->packed, &t->packed_cap, r->raw ? r->raw : 1, 1);
+    if (!rc)
+        rc = load_payload(t, r->payload, r->stored, t->packed, r->raw);
+    if (!rc && trace_events_unpack(t->packed, r->raw, out, r->count) != 0)
+        rc = MEMTAP_E_CORRUPT;
+    return rc;
+}
+
 /* Makes room for n records in c's buffer, within the trace's budget. */
 static int cursor_reserve(memtap_trace *t, cursor *c, size_t n)
 {
@@ -534,17 +562,17 @@ static int cursor_fill(memtap_trace *t, cursor *c)
 {
     while (c->next < c->nchunks) {
         const chunk_ref *r = &t->refs[c->chunks[c->next++]];
-        int rc = cursor_reserve(t, c, r->raw / sizeof(memtap_record) + 1);
+        int rc = cursor_reserve(t, c, (size_t)r->count + 1);
         if (rc)
             return rc;
-        rc = load_payload(t, r->payload, r->stored, c->recs, r->raw);
+        rc = load_records(t, r, c->recs);
         if (rc == MEMTAP_E_CORRUPT) {
             t->health.corrupt_chunks++;
             continue;
         }
         if (rc)
             return rc;
-        c->nrecs = r->raw / sizeof(memtap_record);
+        c->nrecs = r->count;
         c->pos = 0;
         if (c->nrecs)
             return 1;

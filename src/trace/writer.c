@@ -21,6 +21,7 @@ struct trace_writer {
     ZSTD_CCtx *cctx;
     void *out;
     size_t out_cap;
+    uint8_t *packed;           /* WRITER_RECORDS * TRACE_PACKED_MAX */
 };
 
 int trace_writer_create(const char *path, uint32_t pid, trace_writer **out)
@@ -32,9 +33,10 @@ int trace_writer_create(const char *path, uint32_t pid, trace_writer **out)
     w->cctx = ZSTD_createCCtx();
     w->out_cap = trace_chunk_bound(MEMTAP_CHUNK_MAX_RAW);
     w->out = malloc(w->out_cap);
+    w->packed = malloc((size_t)WRITER_RECORDS * TRACE_PACKED_MAX);
     w->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     int rc = MEMTAP_OK;
-    if (!w->cctx || !w->out)
+    if (!w->cctx || !w->out || !w->packed)
         rc = MEMTAP_E_NOMEM;
     else if (w->fd < 0)
         rc = MEMTAP_E_IO;
@@ -95,12 +97,29 @@ int trace_writer_module(trace_writer *w, const memtap_module *m)
     return rc;
 }
 
+/* Writes n records of thread tid as packed chunks of at most
+ * WRITER_RECORDS. */
+static int write_events(trace_writer *w, uint32_t tid,
+                        const memtap_record *recs, size_t n)
+{
+    for (size_t at = 0; at < n;) {
+        size_t k = n - at < WRITER_RECORDS ? n - at : WRITER_RECORDS;
+        size_t len = trace_chunk_encode_events(w->cctx, tid, recs + at, k,
+                                               w->packed, w->out, w->out_cap);
+        if (len == 0)
+            return MEMTAP_E_COMPRESS;
+        if (trace_write_all(w->fd, w->out, len) != 0)
+            return MEMTAP_E_IO;
+        at += k;
+    }
+    return MEMTAP_OK;
+}
+
 int trace_writer_flush(trace_writer *w)
 {
     if (w->n == 0)
         return MEMTAP_OK;
-    int rc = write_chunk(w, MEMTAP_CHUNK_EVENTS, w->tid, (uint32_t)w->n,
-                         w->recs, w->n * sizeof(memtap_record));
+    int rc = write_events(w, w->tid, w->recs, w->n);
     w->n = 0;
     return rc;
 }
@@ -139,6 +158,7 @@ int trace_writer_close(trace_writer *w)
     }
     ZSTD_freeCCtx(w->cctx);
     free(w->out);
+    free(w->packed);
     free(w);
     return rc;
 }

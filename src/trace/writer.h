@@ -17,11 +17,11 @@ int trace_writer_info(trace_writer *w, const char *text);
 int trace_writer_maps(trace_writer *w, const char *text);
 /* Writes a MODULES chunk holding one module. */
 int trace_writer_module(trace_writer *w, const memtap_module *m);
-/* Buffers one record of thread tid; a chunk is written when the buffer is
- * full or the thread changes. */
+/* Buffers one record of thread tid; a packed chunk is written when the
+ * buffer is full or the thread changes. */
 int trace_writer_event(trace_writer *w, uint32_t tid, const memtap_record *r);
-/* Writes n records of thread tid as one chunk of their own (the buffered
- * ones first). */
+/* Writes n records of thread tid as one chunk of their own, plain (the
+ * first trace format's MEMTAP_CHUNK_EVENTS; the buffered ones first). */
 int trace_writer_chunk(trace_writer *w, uint32_t tid,
                        const memtap_record *recs, size_t n);
 /* Writes the buffered records as one chunk. */

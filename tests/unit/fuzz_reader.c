@@ -127,7 +127,8 @@ static piece *add(doc *d, uint16_t type, uint32_t tid, uint32_t count,
     return p;
 }
 
-/* A valid trace: info, maps, two modules, events of three threads. */
+/* A valid trace: info, maps, two modules, events of three threads (plain
+ * and packed chunks). */
 static void seed_doc(doc *d)
 {
     static const char info[] = "pid=1\nexe=/bin/x\nend=exit\nend_seq=300\n";
@@ -157,7 +158,13 @@ static void seed_doc(doc *d)
             r[i].size = 8;
             r[i].count = 1;
         }
-        add(d, MEMTAP_CHUNK_EVENTS, c % 3, 50, r, sizeof r);
+        if (c % 2) { /* the packed form, as memtap writes it */
+            uint8_t packed[50 * TRACE_PACKED_MAX];
+            size_t n = trace_events_pack(r, 50, packed);
+            add(d, MEMTAP_CHUNK_PACKED, c % 3, 50, packed, n);
+        } else { /* the plain form of the first format */
+            add(d, MEMTAP_CHUNK_EVENTS, c % 3, 50, r, sizeof r);
+        }
     }
 }
 
@@ -181,6 +188,8 @@ static void mutate_doc(doc *d)
             p->len = rng() % (p->len + 1);
             if (p->type == MEMTAP_CHUNK_EVENTS && rng() % 2)
                 p->count = (uint32_t)(p->len / sizeof(memtap_record));
+            if (p->type == MEMTAP_CHUNK_PACKED && rng() % 2)
+                p->count = (uint32_t)(p->len / 8);
             break;
         case 3: p->count = rng() % 2 ? p->count + 1 : (uint32_t)rng(); break;
         case 4: p->tid = (uint32_t)(rng() % 5); break;

@@ -5,6 +5,7 @@
  */
 #include "check.h"
 #include "memtap/trace.h"
+#include "trace/chunk.h"
 #include "trace/writer.h"
 
 #include <errno.h>
@@ -159,7 +160,9 @@ static size_t chunk_ends(const char *buf, size_t len, size_t *ends,
         memtap_chunk_header h;
         memcpy(&h, buf + off, sizeof h);
         off += sizeof h + h.stored_size;
-        counts[n] = h.type == MEMTAP_CHUNK_EVENTS ? h.count : 0;
+        counts[n] = h.type == MEMTAP_CHUNK_EVENTS || h.type == MEMTAP_CHUNK_PACKED
+                        ? h.count
+                        : 0;
         ends[n++] = off;
     }
     return n;
@@ -272,6 +275,61 @@ static void test_bad_files(void)
                 "unsupported trace version");
 }
 
+/* Packed records: every field survives, extremes included; damaged or
+ * short packings are refused. */
+static void test_packing(void)
+{
+    memtap_record r[6];
+    memset(r, 0, sizeof r);
+    for (int i = 0; i < 6; i++)
+        r[i] = rec((uint64_t)i * 7, (uint8_t)"LSMYRk"[i]);
+    r[1].pc = 0;                      /* deltas both ways, full width */
+    r[2].addr = UINT64_MAX;
+    r[2].addr2 = 1;
+    r[3].seq = UINT64_MAX;
+    r[3].size = UINT64_MAX;
+    r[3].count = UINT32_MAX;
+    r[4].flags = 0xff;
+    r[4].reserved = 0xffff;
+    r[4].aux = UINT64_MAX;
+    r[5].count = 0;
+    uint8_t packed[6 * TRACE_PACKED_MAX];
+    size_t len = trace_events_pack(r, 6, packed);
+    CHECK(len > 0 && len <= sizeof packed);
+    memtap_record back[6];
+    CHECK(trace_events_unpack(packed, len, back, 6) == 0);
+    CHECK(memcmp(back, r, sizeof r) == 0);
+    CHECK(trace_events_unpack(packed, len - 1, back, 6) != 0); /* short */
+    CHECK(trace_events_unpack(packed, len, back, 5) != 0);     /* extra */
+    CHECK(trace_events_unpack(packed, len, back, 7) != 0);     /* missing */
+    uint8_t bad[3] = { 'L', 0x80, 0xff };                      /* bad flags */
+    CHECK(trace_events_unpack(bad, sizeof bad, back, 1) != 0);
+}
+
+/* A trace of the first format (version 1, plain event chunks) still
+ * reads. */
+static void test_first_format(void)
+{
+    const char *path = path_in_dir("v1.mtr");
+    trace_writer *w;
+    CHECK(trace_writer_create(path, 1, &w) == MEMTAP_OK);
+    memtap_record r[50];
+    for (uint64_t i = 0; i < 50; i++)
+        r[i] = rec(i, i % 2 ? 'L' : 'S');
+    CHECK(trace_writer_chunk(w, 100, r, 50) == MEMTAP_OK);
+    CHECK(trace_writer_close(w) == MEMTAP_OK);
+    size_t len;
+    char *buf = slurp(path, &len);
+    CHECK(buf != NULL);
+    if (!buf)
+        return;
+    uint32_t v1 = 1;
+    memcpy(buf + offsetof(memtap_file_header, version), &v1, sizeof v1);
+    spill(path, buf, len);
+    free(buf);
+    CHECK_EQ_U64(read_all(path, 1, 1000), 50);
+}
+
 int main(void)
 {
     if (!mkdtemp(dir))
@@ -280,6 +338,8 @@ int main(void)
     test_truncation();
     test_corruption();
     test_bad_files();
+    test_packing();
+    test_first_format();
     char cmd[300];
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     if (system(cmd) != 0)
