@@ -133,14 +133,26 @@ static void emit_entries(const mt_entry *e, const mt_entry *end)
         return;
     }
     uint32_t nmods = atomic_load(&rt.nmods);
+    enum { BATCH = 256 };
+    memtap_record batch[BATCH];
+    size_t n = 0;
     for (; e < end; e++) {
         uint64_t pc;
         const mt_site *s = entry_site(e, nmods, &pc);
-        if (s && s->read)
-            tracer_emit_count(MEMTAP_EV_LOAD, pc, e->addr, s->size, s->count);
-        if (s && s->write)
-            tracer_emit_count(MEMTAP_EV_STORE, pc, e->addr, s->size, s->count);
+        for (int store = 0; s && store < 2; store++) {
+            if (!(store ? s->write : s->read))
+                continue;
+            if (n == BATCH) {
+                tracer_emit_accesses(batch, n);
+                n = 0;
+            }
+            batch[n++] = (memtap_record){
+                .kind = store ? MEMTAP_EV_STORE : MEMTAP_EV_LOAD,
+                .pc = pc, .addr = e->addr, .size = s->size,
+                .count = s->count };
+        }
     }
+    tracer_emit_accesses(batch, n);
 }
 
 /* Turns the calling thread's entries into records and empties its buffer.

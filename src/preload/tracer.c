@@ -547,10 +547,50 @@ void tracer_emit(uint8_t kind, uint8_t flags, uint64_t pc, uint64_t addr,
     emit(kind, flags, pc, addr, size, addr2, aux, 1);
 }
 
-void tracer_emit_count(uint8_t kind, uint64_t pc, uint64_t addr,
-                       uint64_t size, uint32_t count)
+/* Copies n records into t's buffer (lock held): one reservation of
+ * sequence numbers for each run that fits, chunks written as it fills. */
+static void append_run(tracer_thread *t, memtap_record *r, size_t n)
 {
-    emit(kind, 0, pc, addr, size, 0, 0, count);
+    while (n > 0) {
+        if (t->n == g.cap)
+            flush_locked(t);
+        if (t->n == g.cap) { /* no output yet: nowhere to go */
+            lose(n, 0);
+            return;
+        }
+        size_t k = g.cap - t->n < n ? g.cap - t->n : n;
+        uint64_t seq = atomic_fetch_add(&g.seq, k);
+        for (size_t i = 0; i < k; i++) {
+            r[i].seq = seq + i;
+            t->recs[t->n + i] = r[i];
+        }
+        t->n += (uint32_t)k;
+        r += k;
+        n -= k;
+    }
+}
+
+void tracer_emit_accesses(memtap_record *r, size_t n)
+{
+    if (!g.enabled || n == 0)
+        return;
+    if (tools_active()) { /* a shadow tool takes accesses one by one */
+        for (size_t i = 0; i < n; i++)
+            emit(r[i].kind, 0, r[i].pc, r[i].addr, r[i].size, 0, 0,
+                 r[i].count);
+        return;
+    }
+    tls_internal++;
+    tracer_thread *t = self();
+    if (!t || !try_lock(t)) {
+        lose(n, 0);
+    } else {
+        append_run(t, r, n);
+        if (t->n == g.cap || atomic_load(&g.finished) || tls_exited)
+            flush_locked(t);
+        unlock(t);
+    }
+    tracer_internal_leave();
 }
 
 void tracer_flush_all(void)

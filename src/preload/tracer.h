@@ -20,10 +20,10 @@ int tracer_enabled(void);
 void tracer_emit(uint8_t kind, uint8_t flags, uint64_t pc, uint64_t addr,
                  uint64_t size, uint64_t addr2, uint64_t aux);
 
-/* Appends an access record that stands for count accesses (rewritten
- * programs in ma and aia modes). */
-void tracer_emit_count(uint8_t kind, uint64_t pc, uint64_t addr,
-                       uint64_t size, uint32_t count);
+/* Accesses logged by rewritten code (kind, pc, addr, size, count set;
+ * seq is assigned here), appended in one go: one lock and one reservation
+ * of sequence numbers per run that fits the thread's buffer. */
+void tracer_emit_accesses(memtap_record *r, size_t n);
 
 /* Next allocation number (MadT's dynamic memory counter). */
 uint64_t tracer_next_alloc_id(void);
