@@ -1,6 +1,7 @@
 #!/bin/sh
-# Cost of the heap tracker: alloc_churn natively and under `memtap run`,
-# side by side in one run, median wall time of RUNS runs each.
+# Cost of the heap tracker: alloc_churn natively and under
+# `memtap run --heap-only`, side by side in one run, median wall time of
+# RUNS runs each.
 #   bench/heap_tracker.sh [N_PER_THREAD] [THREADS] [RUNS]
 set -eu
 cd "$(dirname "$0")/.."
@@ -25,7 +26,8 @@ median() { sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 : >"$tmp/memtap"
 for i in $(seq "$RUNS"); do
     seconds $B/alloc_churn "$N" "$T" >>"$tmp/native"
-    seconds $B/memtap run -o "$tmp/t.mtr" -- $B/alloc_churn "$N" "$T" >>"$tmp/memtap"
+    rm -f "$tmp/t.mtr" # a new trace each run (no .old kept)
+    seconds $B/memtap run --heap-only --keep-going -o "$tmp/t.mtr" -- $B/alloc_churn "$N" "$T" >>"$tmp/memtap"
 done
 native=$(median <"$tmp/native")
 traced=$(median <"$tmp/memtap")

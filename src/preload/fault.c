@@ -568,8 +568,9 @@ void fault_handler_leave(void)
 }
 
 /* Closes this thread's instruction window: its pages, its stop of the
- * other threads, its trap flag and mask in uc. */
-static void window_abandon(ucontext_t *uc)
+ * other threads, its trap flag and mask in uc (after its instruction, or
+ * when a program handler may never let it finish). */
+static void window_close(ucontext_t *uc)
 {
     window *w = &tls_win;
     if (!w->active)
@@ -591,7 +592,7 @@ void fault_bracket_suspend(fault_bracket *b, ucontext_t *uc)
     b->masked = tls_masked;
     b->own_mode = tls_own_mode;
     b->exclusive = tls_exclusive;
-    window_abandon(uc);
+    window_close(uc);
     if (tls_exclusive) /* the program's own mask, not the guard's */
         uc->uc_sigmask = tls_exclusive_mask;
     b->world = world_release();
@@ -764,15 +765,7 @@ static void on_trap_body(int sig, siginfo_t *si, ucontext_t *uc)
         }
         return;
     }
-    open_lock();
-    for (int i = 0; i < w->open.n; i++)
-        close_page_locked(w->open.pages[i]);
-    open_unlock();
-    w->open.n = 0;
-    w->active = 0;
-    world_resume();
-    uc->uc_mcontext.gregs[REG_EFL] &= ~(greg_t)TF_FLAG;
-    uc->uc_sigmask = w->saved_mask;
+    window_close(uc);
 }
 
 static void on_segv(int sig, siginfo_t *si, void *uc)
