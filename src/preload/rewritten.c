@@ -135,24 +135,29 @@ static void emit_entries(const mt_entry *e, const mt_entry *end)
     uint32_t nmods = atomic_load(&rt.nmods);
     enum { BATCH = 256 };
     memtap_record batch[BATCH];
-    size_t n = 0;
-    for (; e < end; e++) {
-        uint64_t pc;
-        const mt_site *s = entry_site(e, nmods, &pc);
-        for (int store = 0; s && store < 2; store++) {
-            if (!(store ? s->write : s->read))
-                continue;
-            if (n == BATCH) {
-                tracer_emit_accesses(batch, n);
-                n = 0;
-            }
-            batch[n++] = (memtap_record){
-                .kind = store ? MEMTAP_EV_STORE : MEMTAP_EV_LOAD,
-                .pc = pc, .addr = e->addr, .size = s->size,
-                .count = s->count };
+    while (e < end) {
+        size_t room = 0, n = 0;
+        memtap_record *out = tracer_access_begin(&room);
+        int direct = out != NULL;
+        if (!direct) { /* a tool, or a busy buffer: through a batch */
+            out = batch;
+            room = BATCH;
         }
+        for (; e < end && n + 2 <= room; e++) { /* an entry: up to two */
+            uint64_t pc;
+            const mt_site *s = entry_site(e, nmods, &pc);
+            for (int store = 0; s && store < 2; store++)
+                if (store ? s->write : s->read)
+                    out[n++] = (memtap_record){
+                        .kind = store ? MEMTAP_EV_STORE : MEMTAP_EV_LOAD,
+                        .pc = pc, .addr = e->addr, .size = s->size,
+                        .count = s->count };
+        }
+        if (direct)
+            tracer_access_end(n);
+        else
+            tracer_emit_accesses(batch, n);
     }
-    tracer_emit_accesses(batch, n);
 }
 
 /* Turns the calling thread's entries into records and empties its buffer.

@@ -593,6 +593,40 @@ void tracer_emit_accesses(memtap_record *r, size_t n)
     tracer_internal_leave();
 }
 
+memtap_record *tracer_access_begin(size_t *room)
+{
+    if (!g.enabled || tools_active())
+        return NULL;
+    tls_internal++;
+    tracer_thread *t = self();
+    if (!t || !try_lock(t)) {
+        tracer_internal_leave();
+        return NULL;
+    }
+    if (g.cap - t->n < 2) /* an entry may take two records */
+        flush_locked(t);
+    if (g.cap - t->n < 2) { /* no output yet: nowhere to go */
+        unlock(t);
+        tracer_internal_leave();
+        return NULL;
+    }
+    *room = g.cap - t->n;
+    return &t->recs[t->n];
+}
+
+void tracer_access_end(size_t n)
+{
+    tracer_thread *t = tls_self;
+    uint64_t seq = atomic_fetch_add(&g.seq, n);
+    for (size_t i = 0; i < n; i++)
+        t->recs[t->n + i].seq = seq + i;
+    t->n += (uint32_t)n;
+    if (t->n == g.cap || atomic_load(&g.finished) || tls_exited)
+        flush_locked(t);
+    unlock(t);
+    tracer_internal_leave();
+}
+
 void tracer_flush_all(void)
 {
     for (tracer_thread *t = atomic_load(&g.threads); t; t = t->next) {

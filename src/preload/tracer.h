@@ -25,6 +25,14 @@ void tracer_emit(uint8_t kind, uint8_t flags, uint64_t pc, uint64_t addr,
  * of sequence numbers per run that fits the thread's buffer. */
 void tracer_emit_accesses(memtap_record *r, size_t n);
 
+/* The same, written in place: tracer_access_begin locks the calling
+ * thread's buffer and returns where up to *room (at least 2) records may
+ * be written (NULL when a shadow tool takes the accesses, or the buffer is
+ * busy or has nowhere to go); tracer_access_end(n) stamps the n records
+ * written there with sequence numbers and unlocks. */
+memtap_record *tracer_access_begin(size_t *room);
+void tracer_access_end(size_t n);
+
 /* Next allocation number (MadT's dynamic memory counter). */
 uint64_t tracer_next_alloc_id(void);
 

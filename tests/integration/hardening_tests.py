@@ -311,15 +311,14 @@ def test_setid_children():
                "/proc/self/status")
     # as root the filter needs no no_new_privs, which would strip set-ID programs
     check_eq(p.stdout.split(), ["NoNewPrivs:", "0" if root else "1"], "no_new_privs")
-    os.chmod(TMP, 0o777)
     setid = os.path.join(TMP, "id")
     with open("/usr/bin/id", "rb") as src, open(setid, "wb") as dst:
         dst.write(src.read())
     os.chmod(setid, 0o4755)
-    # without the capability (not root), the set-ID exec is reported
-    drop = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"] if root else []
-    p = subprocess.run(drop + [MEMTAP, "run", "-o", os.path.join(TMP, "setid.mtr"), "--",
-                               "/bin/sh", "-c", setid + " -u"],
+    # under no_new_privs (set here for the whole run, as memtap itself must
+    # without the capability) the set-ID exec is reported
+    p = subprocess.run(["setpriv", "--no-new-privs", MEMTAP, "run", "-o",
+                        os.path.join(TMP, "setid.mtr"), "--", "/bin/sh", "-c", setid + " -u"],
                        capture_output=True, text=True)
     check_eq(p.returncode, 0, "memtap run " + p.stderr)
     check(re.search(r"^memtap: warning: %s is set-user-ID or set-group-ID: .*no_new_privs"
@@ -460,15 +459,15 @@ def test_instrument_large_input():
     big = os.path.join(TMP, "big")
     with open(prog("three_mallocs"), "rb") as src, open(big, "wb") as dst:
         dst.write(src.read())
-        dst.truncate(400 << 20)  # 400 MiB: a sparse tail after the ELF file
+        dst.truncate(256 << 20)  # 256 MiB: a sparse tail after the ELF file
     os.chmod(big, 0o755)
     native = subprocess.run([big], capture_output=True)
     memtap("instrument", big, "-o", big + ".mt")
-    check(peak_rss_mib() < 250, "instrument reads what it needs, not the whole file (%d MiB)"
+    check(peak_rss_mib() < 160, "instrument reads what it needs, not the whole file (%d MiB)"
           % peak_rss_mib())
     r = subprocess.run([big + ".mt"], capture_output=True)
     check_eq((r.returncode, r.stdout), (native.returncode, native.stdout), "the copy runs")
-    check_eq(os.path.getsize(big + ".mt") >= 400 << 20, True, "the copy keeps the whole file")
+    check_eq(os.path.getsize(big + ".mt") >= 256 << 20, True, "the copy keeps the whole file")
     os.unlink(big + ".mt")
 
 
