@@ -175,17 +175,74 @@ static void print_internal(renderer *r, const memtap_event *ev)
     }
 }
 
+/* A line built by hand: the access lines are most of any trace, and
+ * printf's format parsing was most of show's time. */
+typedef struct line {
+    char b[512];
+    size_t n;
+} line;
+
+static void put_c(line *l, char c)
+{
+    if (l->n < sizeof l->b)
+        l->b[l->n++] = c;
+}
+
+static void put_s(line *l, const char *s)
+{
+    while (*s && l->n < sizeof l->b)
+        l->b[l->n++] = *s++;
+}
+
+static void put_u(line *l, uint64_t v)
+{
+    char t[20];
+    int k = 0;
+    do
+        t[k++] = (char)('0' + v % 10);
+    while (v /= 10);
+    while (k && l->n < sizeof l->b)
+        l->b[l->n++] = t[--k];
+}
+
+/* v in lowercase hex, at least `digits` digits. */
+static void put_x(line *l, uint64_t v, int digits)
+{
+    char t[16];
+    int k = 0;
+    do
+        t[k++] = "0123456789abcdef"[v & 15];
+    while ((v >>= 4) || k < digits);
+    while (k && l->n < sizeof l->b)
+        l->b[l->n++] = t[--k];
+}
+
+static void put_line(FILE *o, const line *l)
+{
+    fwrite_unlocked(l->b, 1, l->n, o);
+}
+
 static void print_raw(renderer *r, const memtap_event *ev)
 {
     const memtap_record *x = &ev->rec;
     FILE *o = r->out;
+    if (x->kind == MEMTAP_EV_LOAD || x->kind == MEMTAP_EV_STORE) {
+        line l = { .n = 0 }; /* "L#12:0x55d0c0a012a8, [heap], 0x55d0c09ff1b7" */
+        put_c(&l, (char)x->kind);
+        put_c(&l, '#');
+        put_u(&l, x->seq);
+        put_s(&l, ":0x");
+        put_x(&l, x->addr, 1);
+        put_s(&l, ", ");
+        put_s(&l, raw_region(r, x->addr));
+        put_s(&l, ", 0x");
+        put_x(&l, x->pc, 1);
+        put_c(&l, '\n');
+        put_line(o, &l);
+        return;
+    }
     fprintf(o, "%c#%" PRIu64 ":", x->kind, x->seq);
     switch (x->kind) {
-    case MEMTAP_EV_LOAD:
-    case MEMTAP_EV_STORE:
-        fprintf(o, "0x%" PRIx64 ", %s, 0x%" PRIx64 "\n", x->addr,
-                raw_region(r, x->addr), x->pc);
-        break;
     case MEMTAP_EV_COPY:
         fprintf(o, "0x%" PRIx64 ",0x%" PRIx64 ",%" PRIu64 ", 0x%" PRIx64 "\n",
                 x->addr, x->addr2, x->size, x->pc);
@@ -295,10 +352,18 @@ static void print_lackey(renderer *r, const memtap_record *x)
     FILE *o = r->out;
     switch (x->kind) {
     case MEMTAP_EV_LOAD:
-    case MEMTAP_EV_STORE:
-        fprintf(o, " %c %08" PRIx64 ",%" PRIu64 "\n", x->kind, x->addr,
-                x->size);
+    case MEMTAP_EV_STORE: {
+        line l = { .n = 0 }; /* " L 0804a010,4" */
+        put_c(&l, ' ');
+        put_c(&l, (char)x->kind);
+        put_c(&l, ' ');
+        put_x(&l, x->addr, 8);
+        put_c(&l, ',');
+        put_u(&l, x->size);
+        put_c(&l, '\n');
+        put_line(o, &l);
         break;
+    }
     case MEMTAP_EV_COPY:
         fprintf(o, " L %08" PRIx64 ",%" PRIu64 "\n", x->addr2, x->size);
         fprintf(o, " S %08" PRIx64 ",%" PRIu64 "\n", x->addr, x->size);
