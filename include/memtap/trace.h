@@ -36,6 +36,11 @@
 extern "C" {
 #endif
 
+/* What the trace library exports (libmemtap-trace.so). */
+#ifndef MEMTAP_API
+#define MEMTAP_API __attribute__((visibility("default")))
+#endif
+
 /* ---- status codes: every library function returns one of these ---- */
 typedef enum memtap_status {
     MEMTAP_OK = 0,
@@ -51,7 +56,7 @@ typedef enum memtap_status {
 } memtap_status;
 
 /* A short English description of a status code (static storage). */
-const char *memtap_status_string(int status);
+MEMTAP_API const char *memtap_status_string(int status);
 
 /* ---- event kinds: MadT Table I letters, plus internal kinds ---- */
 enum memtap_kind {
@@ -198,7 +203,7 @@ typedef struct memtap_segment {
 } memtap_segment;
 
 /* Checksum of a chunk header's fields before `checksum` (FNV-1a). */
-uint32_t memtap_chunk_header_checksum(const memtap_chunk_header *h);
+MEMTAP_API uint32_t memtap_chunk_header_checksum(const memtap_chunk_header *h);
 
 /* ---- reader ---- */
 
@@ -245,31 +250,31 @@ typedef struct memtap_trace_health {
  * with memtap_trace_close().  A truncated or partly corrupt file opens
  * successfully: see memtap_trace_get_health().
  */
-int memtap_trace_open(const char *path, memtap_trace **out);
+MEMTAP_API int memtap_trace_open(const char *path, memtap_trace **out);
 /* The same for an open descriptor (a memfd, a pipe's spool): the trace
  * reads through its own duplicate, the caller keeps fd. */
-int memtap_trace_open_fd(int fd, memtap_trace **out);
-void memtap_trace_close(memtap_trace *t);
+MEMTAP_API int memtap_trace_open_fd(int fd, memtap_trace **out);
+MEMTAP_API void memtap_trace_close(memtap_trace *t);
 
-const memtap_file_header *memtap_trace_header(const memtap_trace *t);
-const memtap_trace_health *memtap_trace_get_health(const memtap_trace *t);
-size_t memtap_trace_module_count(const memtap_trace *t);
-const memtap_module *memtap_trace_module_at(const memtap_trace *t, size_t i);
+MEMTAP_API const memtap_file_header *memtap_trace_header(const memtap_trace *t);
+MEMTAP_API const memtap_trace_health *memtap_trace_get_health(const memtap_trace *t);
+MEMTAP_API size_t memtap_trace_module_count(const memtap_trace *t);
+MEMTAP_API const memtap_module *memtap_trace_module_at(const memtap_trace *t, size_t i);
 /* The /proc/PID/maps snapshot ("" when absent). */
-const char *memtap_trace_maps(const memtap_trace *t);
+MEMTAP_API const char *memtap_trace_maps(const memtap_trace *t);
 /* The value of an INFO key (its last occurrence; it runs to the next
  * newline), or NULL. */
-const char *memtap_trace_info(const memtap_trace *t, const char *key);
+MEMTAP_API const char *memtap_trace_info(const memtap_trace *t, const char *key);
 
 /*
  * Next event in sequence order.  Returns 1 and fills *ev, 0 at the end, or a
  * negative status (a chunk that validated by header but fails to decompress
  * is counted as corrupt and skipped, not returned as an error).
  */
-int memtap_trace_next(memtap_trace *t, memtap_event *ev);
+MEMTAP_API int memtap_trace_next(memtap_trace *t, memtap_event *ev);
 
 /* Restart the walk at the first event. */
-int memtap_trace_rewind(memtap_trace *t);
+MEMTAP_API int memtap_trace_rewind(memtap_trace *t);
 
 #ifdef __cplusplus
 }
