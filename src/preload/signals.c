@@ -1,6 +1,8 @@
 /*
- * signals.c - sigaction()/signal() interposition for the signals memtap
- * owns, and delivery of the ones that are not memtap's to the program.
+ * signals.c - sigaction()/signal() interposition (libc's and the raw
+ * system call's) for the signals memtap owns, the program's handlers of
+ * asynchronous signals called through memtap under the fault engine, and
+ * delivery of the signals that are not memtap's to the program.
  */
 #define _GNU_SOURCE
 #include "signals.h"
@@ -36,16 +38,12 @@ static int strip_owned(sigset_t *m)
 {
     static const int sync[] = { SIGSEGV, SIGTRAP, SIGSYS };
     int changed = 0;
+    /* (owned() covers SIGTRAP of rewritten code's int3 sites too) */
     for (size_t i = 0; i < sizeof sync / sizeof *sync; i++)
         if (owned(sync[i]) && sigismember(m, sync[i])) {
             sigdelset(m, sync[i]);
             changed = 1;
         }
-    /* int3 sites of rewritten code rely on SIGTRAP alike */
-    if (rewritten_owns_signal(SIGTRAP) && sigismember(m, SIGTRAP)) {
-        sigdelset(m, SIGTRAP);
-        changed = 1;
-    }
     return changed;
 }
 
