@@ -37,6 +37,7 @@ typedef struct trace_launch {
                              accesses of rewritten code, or NULL */
     int keep_going;       /* an incomplete trace does not change the exit
                              status */
+    int quiet;            /* no status line on a terminal */
 } trace_launch;
 
 /* memtap run's exit status when the program exited but its trace may be

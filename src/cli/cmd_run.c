@@ -55,6 +55,9 @@ static const char usage[] =
     "  --heap-only        record dynamic memory events only, no accesses\n"
     "  --keep-going       exit with the program's status even when the\n"
     "                     trace is incomplete (the warnings stay)\n"
+    "  -q, --quiet        no status line while the program runs (shown on a\n"
+    "                     terminal from the first second: events, trace\n"
+    "                     size, rate, time)\n"
     "  --text FILE        also write the trace as MadT text lines to FILE\n"
     "  --symbolic         text lines are symbolic (default)\n"
     "  --raw              text lines are raw (numeric addresses)\n"
@@ -283,8 +286,71 @@ static void forward(int sig, siginfo_t *si, void *uc)
         kill((pid_t)program_pid, sig);
 }
 
-/* Runs argv and returns its wait status, or -1. */
-static int spawn_and_wait(char **argv, const char *path)
+static void print_size(FILE *f, uint64_t bytes)
+{
+    static const char *const unit[] = { "bytes", "KiB", "MiB", "GiB", "TiB" };
+    double v = (double)bytes;
+    size_t u = 0;
+    while (v >= 1024 && u + 1 < sizeof unit / sizeof *unit) {
+        v /= 1024;
+        u++;
+    }
+    fprintf(f, u ? "%.1f %s" : "%.0f %s", v, unit[u]);
+}
+
+static double seconds_since(const struct timespec *t0)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)(t.tv_sec - t0->tv_sec) +
+           (double)(t.tv_nsec - t0->tv_nsec) / 1e9;
+}
+
+/* One status line, rewritten in place: events, trace size, rate, time. */
+static void show_progress(const memtap_run_status *st, double secs)
+{
+    uint64_t events = atomic_load(&st->events);
+    fprintf(stderr, "\rmemtap: %" PRIu64 " events, ", events);
+    print_size(stderr, atomic_load(&st->bytes));
+    fprintf(stderr, ", %.0f events/s, %.0f s\033[K", (double)events / secs,
+            secs);
+    fflush(stderr);
+}
+
+/* Waits for pid; with st, shows a status line from the first second on
+ * and clears it at the end. */
+static int wait_for(pid_t pid, const memtap_run_status *st)
+{
+    int status = -1;
+    if (!st) {
+        while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+            ;
+        return status;
+    }
+    struct timespec t0;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    int shown = 0;
+    for (;;) {
+        pid_t r = waitpid(pid, &status, WNOHANG);
+        if (r == pid || (r < 0 && errno != EINTR))
+            break;
+        struct timespec nap = { 0, 100 * 1000 * 1000 };
+        nanosleep(&nap, NULL);
+        double secs = seconds_since(&t0);
+        if (secs >= 1.0) {
+            show_progress(st, secs);
+            shown = 1;
+        }
+    }
+    if (shown)
+        fputs("\r\033[K", stderr);
+    return status;
+}
+
+/* Runs argv and returns its wait status, or -1; with st, shows progress
+ * on stderr meanwhile. */
+static int spawn_and_wait(char **argv, const char *path,
+                          const memtap_run_status *st)
 {
     struct sigaction fwd, old[NFORWARDED];
     memset(&fwd, 0, sizeof fwd);
@@ -311,10 +377,7 @@ static int spawn_and_wait(char **argv, const char *path)
     }
     program_pid = pid;
     sigprocmask(SIG_SETMASK, &mask, NULL);
-    int status = -1;
-    if (pid > 0)
-        while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-            ;
+    int status = pid > 0 ? wait_for(pid, st) : -1;
     program_pid = 0;
     for (size_t i = 0; i < NFORWARDED; i++)
         sigaction(forwarded[i], &old[i], NULL);
@@ -401,18 +464,6 @@ static int check_trace(const char *path, int dropped)
     return problems;
 }
 
-static void print_size(FILE *f, uint64_t bytes)
-{
-    static const char *const unit[] = { "bytes", "KiB", "MiB", "GiB", "TiB" };
-    double v = (double)bytes;
-    size_t u = 0;
-    while (v >= 1024 && u + 1 < sizeof unit / sizeof *unit) {
-        v /= 1024;
-        u++;
-    }
-    fprintf(f, u ? "%.1f %s" : "%.0f %s", v, unit[u]);
-}
-
 /* The end of a run: every trace file checked, one summary line.  Returns
  * how many things the traces may be missing. */
 static int summarize(const char *output, const memtap_run_status *st,
@@ -459,7 +510,7 @@ static int exit_status(const char *prog, int status)
 
 /* Runs the program with the status page set up; 0, or 1 after an error. */
 static int run_traced(char **prog_argv, const char *prog, const char *out,
-                      int keep_going, int *exit_code)
+                      const trace_launch *l, int *exit_code)
 {
     status_page sp;
     if (status_open(&sp)) {
@@ -467,7 +518,8 @@ static int run_traced(char **prog_argv, const char *prog, const char *out,
         return 1;
     }
     time_t started = time(NULL);
-    int status = spawn_and_wait(prog_argv, prog);
+    int progress = !l->quiet && isatty(STDERR_FILENO);
+    int status = spawn_and_wait(prog_argv, prog, progress ? sp.st : NULL);
     int rc = 0;
     if (status == -1) {
         rc = cli_error(prog, "cannot start: %s", strerror(errno));
@@ -479,7 +531,7 @@ static int run_traced(char **prog_argv, const char *prog, const char *out,
     }
     int problems = rc ? 0 : summarize(out, sp.st, started);
     status_close(&sp);
-    if (problems && WIFEXITED(status) && !keep_going) {
+    if (problems && WIFEXITED(status) && !l->keep_going) {
         fprintf(stderr, "memtap: %s exited with status %d; the trace is "
                         "incomplete, so memtap exits with status %d "
                         "(--keep-going passes the program's status)\n",
@@ -522,7 +574,7 @@ int cli_trace_program(char **prog_argv, const trace_launch *l, char *abs_out,
             return cli_error(l->consumer, "%s", strerror(errno));
         setenv("MEMTAP_CONSUMER", lib, 1);
     }
-    return run_traced(prog_argv, prog, abs_out, l->keep_going, exit_code);
+    return run_traced(prog_argv, prog, abs_out, l, exit_code);
 }
 
 int cmd_run(int argc, char **argv)
@@ -537,15 +589,16 @@ int cmd_run(int argc, char **argv)
         { "heap-only", no_argument, NULL, 'H' },
         { "consumer", required_argument, NULL, 'C' },
         { "keep-going", no_argument, NULL, 'k' },
+        { "quiet", no_argument, NULL, 'q' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
     const char *output = "memtap.mtr", *text = NULL, *consumer = NULL;
-    int from_main = 0, heap_only = 0, keep_going = 0;
+    int from_main = 0, heap_only = 0, keep_going = 0, quiet = 0;
     render_options opt = { RENDER_MADT, RENDER_SYMBOLIC, 0 };
     int c;
     /* '+': options end at the program's name */
-    while ((c = getopt_long(argc, argv, "+o:h", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "+o:qh", longopts, NULL)) != -1) {
         switch (c) {
         case 'o': output = optarg; break;
         case 't': text = optarg; break;
@@ -556,6 +609,7 @@ int cmd_run(int argc, char **argv)
         case 'H': heap_only = 1; break;
         case 'C': consumer = optarg; break;
         case 'k': keep_going = 1; break;
+        case 'q': quiet = 1; break;
         case 'h': fputs(usage, stdout); return 0;
         default: fputs(usage, stderr); return 2;
         }
@@ -565,7 +619,7 @@ int cmd_run(int argc, char **argv)
         return 2;
     }
     trace_launch l = { output, from_main, heap_only, NULL, 0, 0, consumer,
-                       keep_going };
+                       keep_going, quiet };
     char abs_out[PATH_MAX];
     int rc;
     if (cli_trace_program(argv + optind, &l, abs_out, sizeof abs_out, &rc))

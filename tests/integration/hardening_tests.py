@@ -496,6 +496,44 @@ def test_signal_mask_kept():
              "sigprocmask blocks and reports as natively")
 
 
+# ------------------------- issue 16: a status line on a terminal, not in pipes
+
+def on_terminal(argv):
+    """Runs argv with a pseudo-terminal as stdout and stderr; returns what
+    it printed and its wait status."""
+    import pty
+    pid, fd = pty.fork()
+    if pid == 0:
+        os.execv(argv[0], argv)
+    out = b""
+    while True:
+        try:
+            chunk = os.read(fd, 4096)
+        except OSError:
+            break
+        if not chunk:
+            break
+        out += chunk
+    _, status = os.waitpid(pid, 0)
+    return out.decode(errors="replace"), status
+
+
+def test_progress_on_terminal():
+    # `synthetic kernel`: 100,000 traced loads, a few seconds under memtap
+    argv = [MEMTAP, "run", "-o", os.path.join(TMP, "p.mtr"), "--", prog("synthetic"), "kernel"]
+    out, status = on_terminal(argv)
+    check_eq(status, 0, "memtap run on a terminal")
+    check(re.search(r"\rmemtap: \d+ events, [\d.]+ \w+, \d+ events/s, \d+ s\x1b\[K", out),
+          "a status line on the terminal: %r" % out[-400:])
+    check(re.search(r"\r\x1b\[Kmemtap: trace .*p\.mtr: \d+ events", out),
+          "cleared before the summary line")
+    quiet, _ = on_terminal(argv[:2] + ["--quiet"] + argv[2:])
+    check("events/s" not in quiet, "--quiet: no status line")
+    piped = subprocess.run(argv, capture_output=True, text=True)
+    check("events/s" not in piped.stderr and "memtap: trace" in piped.stderr,
+          "in a pipe: the summary only")
+
+
 # ------------------------- 8: signals sent to memtap run reach the program
 
 def children(pid):
