@@ -68,8 +68,22 @@ def test_install_relocatable():
     shutil.move(staged, prefix)  # relocatable: nothing points at `staged`
     for f in ("bin/memtap", "lib/memtap/libmemtap.so", "lib/libmemtap-trace.so",
               "include/memtap/trace.h", "include/memtap/consumer.h",
-              "lib/pkgconfig/memtap.pc", "lib/cmake/memtap/memtapConfig.cmake"):
+              "lib/pkgconfig/memtap.pc", "lib/cmake/memtap/memtapConfig.cmake",
+              "share/man/man1/memtap.1", "share/bash-completion/completions/memtap"):
         check(os.path.exists(os.path.join(prefix, f)), "installed " + f)
+    # a page per command, from its --help
+    with open(os.path.join(prefix, "share/man/man1/memtap-run.1")) as f:
+        page = f.read()
+    check(page.startswith(".\\\"") or ".TH" in page, "a man page")
+    check("keep\\-going" in page and ".TH MEMTAP-RUN" in page,
+          "memtap-run(1) has run's options")
+    # completion: the commands, and a command's options from its --help
+    comp = os.path.join(prefix, "share/bash-completion/completions/memtap")
+    words = run(["bash", "-c", 'PATH="%s/bin:$PATH"; source "%s"; '
+                 'COMP_WORDS=(memtap r); COMP_CWORD=1; _memtap; echo "${COMPREPLY[@]}"; '
+                 'COMP_WORDS=(memtap run --keep); COMP_CWORD=2; _memtap; echo "${COMPREPLY[@]}"'
+                 % (prefix, comp)]).stdout.splitlines()
+    check_eq(words, ["run", "--keep-going"], "completion")
     elsewhere = os.path.join(TMP, "elsewhere")
     os.mkdir(elsewhere)
     env = {k: v for k, v in os.environ.items() if k != "MEMTAP_PRELOAD"}
