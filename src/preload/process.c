@@ -133,6 +133,7 @@ static struct {
     int (*pthread_create)(pthread_t *, const pthread_attr_t *,
                           void *(*)(void *), void *);
     void (*pthread_exit)(void *);
+    void (*exit)(int);
 } next;
 
 static void resolve_next_symbols(void)
@@ -145,6 +146,7 @@ static void resolve_next_symbols(void)
                                    void *(*)(void *), void *))
         dlsym(RTLD_NEXT, "pthread_create");
     next.pthread_exit = (void (*)(void *))dlsym(RTLD_NEXT, "pthread_exit");
+    next.exit = (void (*)(int))dlsym(RTLD_NEXT, "exit");
     heap_resolve_next();
     blockops_resolve();
 }
@@ -356,14 +358,21 @@ MEMTAP_EXPORT int dlclose(void *handle)
 
 typedef int (*main_fn)(int, char **, char **);
 static main_fn program_main;
+static int start_at_main;
+/* The status the process exits with, for its end record: main's return
+ * value or exit's argument (what the destructor cannot see). */
+static int exit_code;
 
 static int main_hook(int argc, char **argv, char **envp)
 {
-    fault_set_active(1);
-    return program_main(argc, argv, envp);
+    if (start_at_main)
+        fault_set_active(1);
+    exit_code = program_main(argc, argv, envp);
+    return exit_code;
 }
 
-/* With MEMTAP_WINDOW=main, tracing starts right before main(). */
+/* main() runs through main_hook: its return value is the exit status, and
+ * with MEMTAP_WINDOW=main tracing starts right before it. */
 MEMTAP_EXPORT int __libc_start_main(main_fn main, int argc, char **argv,
                                     void (*init)(void), void (*fini)(void),
                                     void (*rtld_fini)(void), void *stack_end)
@@ -372,11 +381,18 @@ MEMTAP_EXPORT int __libc_start_main(main_fn main, int argc, char **argv,
                             void (*)(void), void (*)(void), void *);
     start_fn real = (start_fn)dlsym(RTLD_NEXT, "__libc_start_main");
     const char *window = getenv("MEMTAP_WINDOW");
-    if (fault_enabled() && window && strcmp(window, "main") == 0) {
-        program_main = main;
-        main = main_hook;
-    }
-    return real(main, argc, argv, init, fini, rtld_fini, stack_end);
+    start_at_main = fault_enabled() && window && strcmp(window, "main") == 0;
+    program_main = main;
+    return real(main_hook, argc, argv, init, fini, rtld_fini, stack_end);
+}
+
+MEMTAP_EXPORT void exit(int status)
+{
+    if (!next.exit)
+        resolve_next_symbols();
+    exit_code = status;
+    next.exit(status);
+    __builtin_unreachable();
 }
 
 void process_end_stats(fmt_buf *b)
@@ -452,5 +468,5 @@ __attribute__((constructor(101))) static void memtap_preload_init(void)
 __attribute__((destructor(101))) static void memtap_preload_fini(void)
 {
     fault_set_active(0);
-    tracer_finish("exit", 0);
+    tracer_finish("exit", exit_code);
 }

@@ -336,7 +336,12 @@ def test_dlopen():
 
 def test_exit_status():
     for code in (0, 7, 200):
-        trace("exit_status", str(code), expect_rc=code)
+        path, _ = trace("exit_status", str(code), expect_rc=code)
+        info = memtap("info", path).stdout.splitlines()
+        check("end_code: %d" % code in info, "the end record holds main's return value")
+        path, _ = trace("exit_status", str(code), "exit", expect_rc=code)
+        info = memtap("info", path).stdout.splitlines()
+        check("end_code: %d" % code in info, "the end record holds exit's argument")
 
 
 def test_crash_keeps_trace():
