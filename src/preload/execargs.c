@@ -186,20 +186,21 @@ long execargs_run(long nr, const long *a, const sigset_t *program_mask)
     if (mem < 0 && mem > -4096)
         return mem;
     copier c = { (char *)mem, 0, raw_syscall3(SYS_getpid, 0, 0, 0) };
+    /* freed below, or by the parent's thread after a vfork-like child's
+     * successful exec */
+    tls_left.base = c.base;
+    tls_left.len = SCRATCH_MAX;
     int at = nr == SYS_execveat; /* execveat(dirfd, path, argv, envp, flags) */
     char *path, **argv, **envp;
     long rc = copy_all(&c, (uintptr_t)a[at], (uintptr_t)a[at + 1],
                        (uintptr_t)a[at + 2], &path, &argv, &envp);
-    if (rc == 0)
-        warn_if_setid(nr, a, path);
     if (rc == 0) {
+        warn_if_setid(nr, a, path);
         /* the new image gets a randomized layout (so that no text of it
          * lies where this image's filter traps) and the program's mask */
         long pers = raw_syscall3(SYS_personality, 0xffffffffl, 0, 0);
         if (pers >= 0 && (pers & ADDR_NO_RANDOMIZE))
             raw_syscall3(SYS_personality, pers & ~ADDR_NO_RANDOMIZE, 0, 0);
-        tls_left.base = c.base;
-        tls_left.len = SCRATCH_MAX;
         raw_syscall6(SYS_rt_sigprocmask, SIG_SETMASK, (long)program_mask, 0,
                      8, 0, 0);
         /* a vfork-like child never comes back to leave the handler: leave
@@ -213,8 +214,6 @@ long execargs_run(long nr, const long *a, const sigset_t *program_mask)
                               0);
         fault_handler_enter();
     }
-    tls_left.base = c.base;
-    tls_left.len = SCRATCH_MAX;
     execargs_reclaim();
     return rc;
 }

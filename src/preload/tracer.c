@@ -547,50 +547,16 @@ void tracer_emit(uint8_t kind, uint8_t flags, uint64_t pc, uint64_t addr,
     emit(kind, flags, pc, addr, size, addr2, aux, 1);
 }
 
-/* Copies n records into t's buffer (lock held): one reservation of
- * sequence numbers for each run that fits, chunks written as it fills. */
-static void append_run(tracer_thread *t, memtap_record *r, size_t n)
+void tracer_emit_accesses(const memtap_record *r, size_t n)
 {
-    while (n > 0) {
-        if (t->n == g.cap)
-            flush_locked(t);
-        if (t->n == g.cap) { /* no output yet: nowhere to go */
-            lose(n, 0);
-            return;
-        }
-        size_t k = g.cap - t->n < n ? g.cap - t->n : n;
-        uint64_t seq = atomic_fetch_add(&g.seq, k);
-        for (size_t i = 0; i < k; i++) {
-            r[i].seq = seq + i;
-            t->recs[t->n + i] = r[i];
-        }
-        t->n += (uint32_t)k;
-        r += k;
-        n -= k;
-    }
-}
-
-void tracer_emit_accesses(memtap_record *r, size_t n)
-{
-    if (!g.enabled || n == 0)
+    if (!g.enabled)
         return;
-    if (tools_active()) { /* a shadow tool takes accesses one by one */
-        for (size_t i = 0; i < n; i++)
-            emit(r[i].kind, 0, r[i].pc, r[i].addr, r[i].size, 0, 0,
-                 r[i].count);
-        return;
-    }
-    tls_internal++;
-    tracer_thread *t = self();
-    if (!t || !try_lock(t)) {
+    if (!tools_active()) { /* tracer_access_begin had no room for them */
         lose(n, 0);
-    } else {
-        append_run(t, r, n);
-        if (t->n == g.cap || atomic_load(&g.finished) || tls_exited)
-            flush_locked(t);
-        unlock(t);
+        return;
     }
-    tracer_internal_leave();
+    for (size_t i = 0; i < n; i++) /* a shadow tool takes them one by one */
+        emit(r[i].kind, 0, r[i].pc, r[i].addr, r[i].size, 0, 0, r[i].count);
 }
 
 memtap_record *tracer_access_begin(size_t *room)
@@ -658,7 +624,7 @@ void tracer_finish(const char *how, int code)
 {
     /* a vfork child shares our memory until it execs or exits: the output
      * and the buffers stay the parent's */
-    if (!g.enabled || getpid() != g.pid)
+    if (!g.enabled || !tracer_owns_process())
         return;
     if (atomic_exchange(&g.finished, 1))
         return;
@@ -695,7 +661,7 @@ int tracer_owns_process(void)
 
 void tracer_exec_failed(void)
 {
-    if (g.enabled && getpid() == g.pid)
+    if (g.enabled && tracer_owns_process())
         atomic_store(&g.finished, 0);
 }
 

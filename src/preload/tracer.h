@@ -20,18 +20,17 @@ int tracer_enabled(void);
 void tracer_emit(uint8_t kind, uint8_t flags, uint64_t pc, uint64_t addr,
                  uint64_t size, uint64_t addr2, uint64_t aux);
 
-/* Accesses logged by rewritten code (kind, pc, addr, size, count set;
- * seq is assigned here), appended in one go: one lock and one reservation
- * of sequence numbers per run that fits the thread's buffer. */
-void tracer_emit_accesses(memtap_record *r, size_t n);
-
-/* The same, written in place: tracer_access_begin locks the calling
- * thread's buffer and returns where up to *room (at least 2) records may
- * be written (NULL when a shadow tool takes the accesses, or the buffer is
- * busy or has nowhere to go); tracer_access_end(n) stamps the n records
- * written there with sequence numbers and unlocks. */
+/* Accesses logged by rewritten code are written in place:
+ * tracer_access_begin locks the calling thread's buffer and returns where
+ * up to *room (at least 2) records may be written (kind, pc, addr, size,
+ * count), or NULL when a shadow tool takes the accesses or the buffer is
+ * busy or has nowhere to go; tracer_access_end(n) stamps the n records
+ * written there with sequence numbers (one reservation for all) and
+ * unlocks.  What begin did not take goes to tracer_emit_accesses: a shadow
+ * tool gets it one by one, otherwise it is counted lost. */
 memtap_record *tracer_access_begin(size_t *room);
 void tracer_access_end(size_t n);
+void tracer_emit_accesses(const memtap_record *r, size_t n);
 
 /* Next allocation number (MadT's dynamic memory counter). */
 uint64_t tracer_next_alloc_id(void);
