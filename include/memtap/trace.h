@@ -4,8 +4,9 @@
  *
  * Why the format looks as it does
  * -------------------------------
- * Every capture engine (the preload library today, rewritten programs later)
- * appends fixed-size records to a per-thread buffer and never formats text.
+ * Every capture engine (the fault engine, rewritten programs) appends
+ * events to a per-thread buffer, packed as they come, and never formats
+ * text.
  * When a buffer fills it is compressed into one independent zstd frame and
  * appended to the file with a single write(2) on an O_APPEND descriptor, so
  * threads never take a lock and a file is readable up to its last complete
@@ -19,7 +20,10 @@
  * records).  Records carry a global sequence number so that the reader can
  * merge the threads' chunks back into one program order.
  *
- * Chunk types: EVENTS (memtap_record[]), MODULES (memtap_module_entry
+ * Chunk types: PACKED (records as deltas, and runs of the {site, address}
+ * pairs rewritten code logs), EVENTS (memtap_record[], format 1), SITES
+ * (the per-site facts of a rewritten module, which turn a run's pairs
+ * back into records when the trace is read), MODULES (memtap_module_entry
  * followed by its segments and path, repeated), MAPS (the text of
  * /proc/PID/maps when the file was opened) and INFO ("key=value\n" lines:
  * program, arguments, parent trace of a forked child).
@@ -132,7 +136,8 @@ typedef struct memtap_record {
 } memtap_record;
 
 #define MEMTAP_TRACE_MAGIC "MEMTAPTR"
-#define MEMTAP_TRACE_VERSION 2u   /* 2: events as MEMTAP_CHUNK_PACKED */
+#define MEMTAP_TRACE_VERSION 3u   /* 2: events as MEMTAP_CHUNK_PACKED;
+                                     3: with access runs and SITES */
 #define MEMTAP_TRACE_VERSION_MIN 1u /* the oldest this reader reads */
 #define MEMTAP_CHUNK_MAGIC 0x4b43544du /* "MTCK" */
 
@@ -147,7 +152,51 @@ enum memtap_chunk_type {
      * 1) follow.  count = records, raw_size = packed bytes.  Small
      * deltas make small input for zstd: several times faster to write. */
     MEMTAP_CHUNK_PACKED = 5,
+    /* the sites of a rewritten module (memtap_sites_header, then
+     * memtap_site[n]): what the access runs of packed chunks refer to */
+    MEMTAP_CHUNK_SITES = 6,
 };
+
+/*
+ * Access runs (format 3).  Rewritten code logs {site, address} pairs; they
+ * stay that small in the file.  Inside a packed chunk, where a record's
+ * kind byte would be, MEMTAP_RUN_MARK starts a run:
+ *
+ *   run   = MEMTAP_RUN_MARK  u32 entries  entry*  varint seq
+ *   entry = varint zigzag(site - previous site)
+ *           varint zigzag(addr - last address of the site's slot)
+ *
+ * where site = index | tag << 24 names a memtap_site of a SITES chunk, the
+ * slot is (site * 0x9E3779B1) >> 22 (32-bit arithmetic; addresses of a
+ * site predict that site's next one, collisions only cost bytes), and
+ * "previous" and the slots start at 0 in every chunk.  Each entry stands
+ * for the site's load record and then its store record (one or both), all
+ * with pc = bias + site pc, the site's size and count; the run's records
+ * take consecutive sequence numbers from zigzag(first - previous record's
+ * seq).  Records and runs of a chunk share the previous seq; the record
+ * fields pc/addr/aux continue from the last *record*.
+ *
+ * Sequence numbers: one global counter, reserved once per record, or once
+ * per run for all its records; order inside a thread is the chunk order.
+ */
+#define MEMTAP_RUN_MARK 0x01u
+#define MEMTAP_SITE_BITS 24
+
+typedef struct memtap_sites_header {
+    uint32_t tag;           /* the module's tag (site >> MEMTAP_SITE_BITS) */
+    uint32_t nsites;        /* sites of the module */
+    uint32_t first;         /* index of the first site in this chunk */
+    uint32_t n;             /* memtap_site entries that follow */
+    uint64_t bias;          /* runtime address - link-time address */
+    uint64_t reserved;
+} memtap_sites_header;
+
+typedef struct memtap_site {
+    uint64_t pc;            /* link-time address of the instruction */
+    uint32_t count;         /* accesses one record stands for */
+    uint16_t size;          /* bytes accessed */
+    uint8_t read, write;    /* a load record, a store record, or both */
+} memtap_site;
 
 typedef struct memtap_file_header {
     char magic[8];          /* MEMTAP_TRACE_MAGIC */

@@ -7,11 +7,12 @@
  * library's log cursor, the module's tag, the flush function) and turns
  * the stub on.  The stub appends 16-byte entries to the calling thread's
  * buffer without locks or system calls; when the buffer is full it calls
- * rewritten_flush(), which turns the entries into L and S records (with
- * the pc of the original instruction and the count of the file's mode)
- * through the tracer, and so into the trace or a shadow-memory tool.  A
- * thread's entries are also turned into records before any other event of
- * that thread (an allocation, a free), so the trace keeps its order.  With
+ * rewritten_flush(), which hands the entries to the tracer as they are
+ * (access runs, expanded when the trace is read through the module's site
+ * table, which hook() gives the tracer first), or turns them into L and S
+ * records for a shadow-memory tool.  A thread's entries are also handed
+ * over before any other event of that thread (an allocation, a free), so
+ * the trace keeps its order.  With
  * MEMTAP_CONSUMER set, the entries go to the user's memtap_consume()
  * instead (memtap/consumer.h).
  *
@@ -35,6 +36,7 @@
 #include <dlfcn.h>
 #include <link.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <stdatomic.h>
 #include <string.h>
@@ -45,6 +47,19 @@
 #define ENTRIES 16384u          /* per thread buffer */
 #define SCRATCH 256u            /* entries of memtap's own work, dropped */
 #define PAGE 4096u
+
+/* The stub's entries and the site table are what the trace format's
+ * access runs and SITES chunks hold. */
+_Static_assert(sizeof(mt_entry) == sizeof(trace_entry) &&
+               offsetof(mt_entry, addr) == offsetof(trace_entry, addr),
+               "entry layout");
+_Static_assert(sizeof(mt_site) == sizeof(memtap_site) &&
+               offsetof(mt_site, count) == offsetof(memtap_site, count) &&
+               offsetof(mt_site, size) == offsetof(memtap_site, size) &&
+               offsetof(mt_site, read) == offsetof(memtap_site, read) &&
+               offsetof(mt_site, write) == offsetof(memtap_site, write) &&
+               MT_SITE_BITS == MEMTAP_SITE_BITS,
+               "site layout");
 
 typedef struct rt_module {
     uint64_t bias;
@@ -132,35 +147,31 @@ static void emit_entries(const mt_entry *e, const mt_entry *end)
         consume_entries(e, end);
         return;
     }
+    if (tracer_append_entries((const trace_entry *)e, (const trace_entry *)end))
+        return;
+    /* a shadow tool takes records */
     uint32_t nmods = atomic_load(&rt.nmods);
     enum { BATCH = 256 };
     memtap_record batch[BATCH];
-    while (e < end) {
-        size_t room = 0, n = 0;
-        memtap_record *out = tracer_access_begin(&room);
-        int direct = out != NULL;
-        if (!direct) { /* a tool, or a busy buffer: through a batch */
-            out = batch;
-            room = BATCH;
-        }
-        for (; e < end && n + 2 <= room; e++) { /* an entry: up to two */
-            uint64_t pc;
-            const mt_site *s = entry_site(e, nmods, &pc);
-            for (int store = 0; s && store < 2; store++)
-                if (store ? s->write : s->read)
-                    out[n++] = (memtap_record){
-                        .kind = store ? MEMTAP_EV_STORE : MEMTAP_EV_LOAD,
-                        .pc = pc, .addr = e->addr, .size = s->size,
-                        .count = s->count };
-        }
-        if (direct)
-            tracer_access_end(n);
-        else
+    size_t n = 0;
+    for (; e < end; e++) {
+        uint64_t pc;
+        const mt_site *s = entry_site(e, nmods, &pc);
+        for (int store = 0; s && store < 2; store++)
+            if (store ? s->write : s->read)
+                batch[n++] = (memtap_record){
+                    .kind = store ? MEMTAP_EV_STORE : MEMTAP_EV_LOAD,
+                    .pc = pc, .addr = e->addr, .size = s->size,
+                    .count = s->count };
+        if (n + 2 > BATCH) {
             tracer_emit_accesses(batch, n);
+            n = 0;
+        }
     }
+    tracer_emit_accesses(batch, n);
 }
 
-/* Turns the calling thread's entries into records and empties its buffer.
+/* Hands the calling thread's entries over and empties its buffer.
  * What memtap's own work logs meanwhile (when libc itself is rewritten)
  * goes to a scratch buffer and is dropped. */
 static void drain(void)
@@ -376,11 +387,21 @@ static void hook(uint64_t bias, const mt_rewrite_header *h)
         mod->blocks = (const uint64_t *)(uintptr_t)(at + h->blocks);
         mod->nblocks = h->nblocks;
     }
-    if ((h->ntraps && take_sigtrap() != 0) ||
-        set_prot(at, end, PROT_READ | PROT_WRITE) != 0) {
+    if (h->ntraps && take_sigtrap() != 0) {
         if (mod->counters)
             tracer_unmap(mod->counters, h->nblocks * sizeof(uint64_t));
         memset(mod, 0, sizeof *mod); /* not hooked: the slot stays free */
+        return;
+    }
+    /* the trace knows the tag from here on (while the segment is writable
+     * below, nothing may call into it: no libc) */
+    tracer_add_sites(m, bias, (const memtap_site *)mod->sites, mod->nsites);
+    if (set_prot(at, end, PROT_READ | PROT_WRITE) != 0) {
+        if (mod->counters)
+            tracer_unmap(mod->counters, h->nblocks * sizeof(uint64_t));
+        memset(mod, 0, sizeof *mod); /* described but never on: the slot */
+        mod->header = at;            /* stays taken, and is not retried */
+        atomic_store(&rt.nmods, m + 1);
         return;
     }
     for (uint32_t i = 0; i < h->ntls; i++)

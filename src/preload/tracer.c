@@ -1,10 +1,13 @@
 /*
  * tracer.c - the recording core of libmemtap.so.
  *
- * Each thread owns a buffer of fixed-size records in memory mapped straight
- * from the kernel, with its own zstd workspace.  A full buffer becomes one
- * chunk written with a single write(2) to the O_APPEND output, so threads
- * never wait for each other.  A buffer is guarded by a try-lock that is
+ * Each thread owns a buffer in memory mapped straight from the kernel,
+ * with its own zstd workspace, into which its events are packed as they
+ * come (trace/chunk.h): records one by one, and what rewritten code logs
+ * as access runs of {site, address} pairs, which the reader expands
+ * through the site tables written here once per module.  A full buffer
+ * becomes one chunk written with a single write(2) to the O_APPEND
+ * output, so threads never wait for each other.  A buffer is guarded by a try-lock that is
  * never waited on: its owner drops a record rather than wait (only possible
  * when a signal handler records while the owner is mid-flush), and a
  * flush-all at exit or on a fatal signal skips a buffer that is busy.
@@ -34,19 +37,22 @@
 #include <unistd.h>
 
 #define DEFAULT_RECORDS 16384u
+#define BYTES_PER_RECORD 32u         /* buffer bytes per record of the cap */
+#define MAX_SITE_TABS (1u << (32 - MEMTAP_SITE_BITS))
 #define META_MAX (4u << 20)          /* largest metadata chunk (maps text) */
 #define TRACE_FD_MIN 700             /* keep our descriptor out of the way */
 
 typedef struct tracer_thread {
     _Atomic uint32_t owner;          /* tid of the owning thread, 0 = free */
-    atomic_int lock;                 /* try-lock over recs/n */
+    atomic_int lock;                 /* try-lock over the buffer */
     uint32_t tid;
-    uint32_t n;
-    memtap_record *recs;
+    uint32_t n;                      /* records in the buffer */
+    uint8_t *buf;                    /* packed records and access runs */
+    size_t len, buf_cap;
+    trace_packer packer;             /* the state of buf's packing */
     ZSTD_CCtx *cctx;
     void *out;
     size_t out_cap;
-    uint8_t *packed;                 /* the records packed, for zstd */
     size_t map_size;
     struct tracer_thread *next;      /* registry, append-only */
 } tracer_thread;
@@ -72,6 +78,8 @@ static struct {
     ZSTD_CCtx *meta_cctx;
     void *meta_out;
     size_t meta_out_cap;
+    trace_site_table site_tabs[MAX_SITE_TABS];
+    _Atomic uint32_t nsite_tabs;     /* tags below are filled in */
 } g = { .fd = -1, .status_fd = -1 };
 
 static __thread tracer_thread *tls_self __attribute__((tls_model("initial-exec")));
@@ -325,6 +333,39 @@ static void write_maps(void)
         tracer_unmap(maps, map_size);
 }
 
+/* Writes the site table of one tag as SITES chunks of up to META_MAX. */
+static void write_sites_locked(uint32_t tag)
+{
+    const trace_site_table *tab = &g.site_tabs[tag];
+    char *buf = tracer_map(META_MAX);
+    if (!buf)
+        return;
+    const uint32_t per = (META_MAX - sizeof(memtap_sites_header)) /
+                         sizeof(memtap_site);
+    uint32_t first = 0;
+    do {
+        uint32_t n = tab->nsites - first < per ? tab->nsites - first : per;
+        memtap_sites_header h = { .tag = tag, .nsites = tab->nsites,
+                                  .first = first, .n = n, .bias = tab->bias };
+        memcpy(buf, &h, sizeof h);
+        memcpy(buf + sizeof h, tab->sites + first, n * sizeof(memtap_site));
+        write_meta_locked(MEMTAP_CHUNK_SITES, n, buf,
+                          sizeof h + n * sizeof(memtap_site));
+        first += n;
+    } while (first < tab->nsites);
+    tracer_unmap(buf, META_MAX);
+}
+
+/* A forked child's trace describes the sites its parent's did. */
+static void write_all_sites(void)
+{
+    uint32_t n = atomic_load(&g.nsite_tabs);
+    meta_acquire(1);
+    for (uint32_t tag = 0; tag < n; tag++)
+        write_sites_locked(tag);
+    meta_release();
+}
+
 /* "<stem>.<pid>.mtr", or "<stem>.<pid>-<n>.mtr" for n > 0. */
 static void derived_path(char *out, size_t cap, uint64_t pid, uint64_t n)
 {
@@ -400,31 +441,30 @@ static void open_output(void)
 
 static tracer_thread *thread_new(void)
 {
-    size_t raw = (size_t)g.cap * sizeof(memtap_record);
-    size_t packed = (size_t)g.cap * TRACE_PACKED_MAX;
-    size_t ws = trace_chunk_workspace_size(packed);
-    size_t out = trace_chunk_bound(packed);
-    size_t total = sizeof(tracer_thread) + raw + ws + out + packed + 64;
+    size_t bytes = (size_t)g.cap * BYTES_PER_RECORD;
+    size_t ws = trace_chunk_workspace_size(bytes);
+    size_t out = trace_chunk_bound(bytes);
+    size_t head = 64 * ((sizeof(tracer_thread) + 63) / 64);
+    size_t total = head + ws + out + bytes;
     total = (total + 4095) & ~(size_t)4095;
     char *m = tracer_map(total);
     if (!m)
         return NULL;
     tracer_thread *t = (tracer_thread *)(void *)m;
     t->map_size = total;
-    t->recs = (memtap_record *)(void *)(m + 64 * ((sizeof *t + 63) / 64));
-    char *ws_at = (char *)(t->recs + g.cap);
-    t->cctx = trace_chunk_context(ws_at, ws);
-    t->out = ws_at + ws;
+    t->cctx = trace_chunk_context(m + head, ws);
+    t->out = m + head + ws;
     t->out_cap = out;
-    t->packed = (uint8_t *)t->out + out; /* touched only as far as used */
+    t->buf = (uint8_t *)t->out + out; /* touched only as far as used */
+    t->buf_cap = bytes;
     if (!t->cctx) {
         tracer_unmap(m, total);
         return NULL;
     }
-    tracer_thread *head = atomic_load(&g.threads);
+    tracer_thread *first = atomic_load(&g.threads);
     do {
-        t->next = head;
-    } while (!atomic_compare_exchange_weak(&g.threads, &head, t));
+        t->next = first;
+    } while (!atomic_compare_exchange_weak(&g.threads, &first, t));
     return t;
 }
 
@@ -456,6 +496,8 @@ static tracer_thread *self(void)
         return NULL;
     t->tid = tid;
     t->n = 0;
+    t->len = 0;
+    trace_packer_reset(&t->packer);
     tls_self = t;
     if (!tls_exited)
         append(t, MEMTAP_EV_THREAD_START, 0, 0,
@@ -463,27 +505,42 @@ static tracer_thread *self(void)
     return t;
 }
 
-/* Writes t's records as one chunk; the caller holds t->lock. */
+/* Writes t's buffer as one chunk; the caller holds t->lock. */
 static void flush_locked(tracer_thread *t)
 {
     if (t->n == 0)
         return;
-    if (g.fd < 0) {
-        if (t->n < g.cap)
-            return; /* before the output exists: keep while there is room */
-        lose(t->n, 0);
-        t->n = 0;
-        return;
-    }
+    if (g.fd < 0 && t->n < g.cap && t->buf_cap - t->len >= TRACE_PACKED_MAX)
+        return; /* before the output exists: keep while there is room */
     tls_internal++; /* zstd's memcpy calls are memtap's, not the program's */
-    size_t len = trace_chunk_encode_events(t->cctx, t->tid, t->recs, t->n,
-                                           t->packed, t->out, t->out_cap);
-    if (len == 0)
+    if (g.fd < 0) {
         lose(t->n, 0);
-    else
-        write_chunk(t->out, len, t->n);
+    } else {
+        size_t len = trace_chunk_encode(t->cctx, MEMTAP_CHUNK_PACKED, t->tid,
+                                        t->n, t->buf, t->len, t->out,
+                                        t->out_cap);
+        if (len == 0)
+            lose(t->n, 0);
+        else
+            write_chunk(t->out, len, t->n);
+    }
     t->n = 0;
+    t->len = 0;
+    trace_packer_reset(&t->packer);
     tracer_internal_leave();
+}
+
+/* Whether t's buffer has room for `records` more records in `bytes`. */
+static int has_room(const tracer_thread *t, uint32_t records, size_t bytes)
+{
+    return g.cap - t->n >= records && t->buf_cap - t->len >= bytes;
+}
+
+/* Whether t's buffer is to be written now: full, or the process ending. */
+static void flush_if_due(tracer_thread *t)
+{
+    if (t->n == g.cap || atomic_load(&g.finished) || tls_exited)
+        flush_locked(t);
 }
 
 static int try_lock(tracer_thread *t)
@@ -501,26 +558,20 @@ static void append(tracer_thread *t, uint8_t kind, uint8_t flags,
         lose(1, 0);
         return;
     }
-    if (t->n == g.cap)
+    if (!has_room(t, 1, TRACE_PACKED_MAX))
         flush_locked(t);
-    if (t->n < g.cap) {
-        memtap_record *r = &t->recs[t->n];
-        r->seq = atomic_fetch_add(&g.seq, 1);
-        r->pc = pc;
-        r->addr = addr;
-        r->size = size;
-        r->addr2 = addr2;
-        r->aux = aux;
-        r->kind = kind;
-        r->flags = flags;
-        r->reserved = 0;
-        r->count = count;
+    if (has_room(t, 1, TRACE_PACKED_MAX)) {
+        memtap_record r = {
+            .seq = atomic_fetch_add(&g.seq, 1), .pc = pc, .addr = addr,
+            .size = size, .addr2 = addr2, .aux = aux, .kind = kind,
+            .flags = flags, .count = count };
+        t->len = (size_t)(trace_pack_record(&t->packer, &r, t->buf + t->len) -
+                          t->buf);
         t->n++;
     } else {
         lose(1, 0);
     }
-    if (t->n == g.cap || atomic_load(&g.finished) || tls_exited)
-        flush_locked(t);
+    flush_if_due(t);
     unlock(t);
 }
 
@@ -549,48 +600,72 @@ void tracer_emit(uint8_t kind, uint8_t flags, uint64_t pc, uint64_t addr,
 
 void tracer_emit_accesses(const memtap_record *r, size_t n)
 {
-    if (!g.enabled)
-        return;
-    if (!tools_active()) { /* tracer_access_begin had no room for them */
-        lose(n, 0);
-        return;
-    }
     for (size_t i = 0; i < n; i++) /* a shadow tool takes them one by one */
         emit(r[i].kind, 0, r[i].pc, r[i].addr, r[i].size, 0, 0, r[i].count);
 }
 
-memtap_record *tracer_access_begin(size_t *room)
+void tracer_add_sites(uint32_t tag, uint64_t bias, const memtap_site *sites,
+                      uint32_t nsites)
 {
-    if (!g.enabled || tools_active())
-        return NULL;
+    if (tag >= MAX_SITE_TABS || tag != atomic_load(&g.nsite_tabs))
+        return;
+    g.site_tabs[tag] = (trace_site_table){ bias, sites, nsites };
+    meta_acquire(1);
+    write_sites_locked(tag);
+    atomic_store(&g.nsite_tabs, tag + 1);
+    meta_release();
+}
+
+/* The records entries stand for (what is lost when they are). */
+static uint64_t entry_records(const trace_sites *sites, const trace_entry *e,
+                              const trace_entry *end)
+{
+    uint64_t n = 0, bias;
+    for (; e < end; e++) {
+        const memtap_site *s = trace_site_of(sites, e->site, &bias);
+        n += s ? (uint64_t)s->read + (s->write ? 1 : 0) : 0;
+    }
+    return n;
+}
+
+int tracer_append_entries(const trace_entry *e, const trace_entry *end)
+{
+    if (!g.enabled)
+        return 1;
+    if (tools_active())
+        return 0;
+    trace_sites sites = { g.site_tabs, atomic_load(&g.nsite_tabs) };
+    const size_t run_min = TRACE_RUN_FRAME + TRACE_ENTRY_MAX;
     tls_internal++;
     tracer_thread *t = self();
     if (!t || !try_lock(t)) {
+        lose(entry_records(&sites, e, end), 0);
         tracer_internal_leave();
-        return NULL;
+        return 1;
     }
-    if (g.cap - t->n < 2) /* an entry may take two records */
-        flush_locked(t);
-    if (g.cap - t->n < 2) { /* no output yet: nowhere to go */
-        unlock(t);
-        tracer_internal_leave();
-        return NULL;
+    while (e < end) {
+        if (!has_room(t, 2, run_min)) /* an entry may stand for two */
+            flush_locked(t);
+        if (!has_room(t, 2, run_min)) { /* no output yet: nowhere to go */
+            lose(entry_records(&sites, e, end), 0);
+            break;
+        }
+        uint32_t records = 0;
+        uint8_t *at = t->buf + t->len;
+        uint8_t *o = trace_run_pack(&t->packer, &sites, &e, end, at,
+                                    t->buf + t->buf_cap, g.cap - t->n,
+                                    &records);
+        if (o == at)
+            continue; /* nothing left that names a site */
+        o = trace_run_seal(&t->packer, o, atomic_fetch_add(&g.seq, records),
+                           records);
+        t->len = (size_t)(o - t->buf);
+        t->n += records;
     }
-    *room = g.cap - t->n;
-    return &t->recs[t->n];
-}
-
-void tracer_access_end(size_t n)
-{
-    tracer_thread *t = tls_self;
-    uint64_t seq = atomic_fetch_add(&g.seq, n);
-    for (size_t i = 0; i < n; i++)
-        t->recs[t->n + i].seq = seq + i;
-    t->n += (uint32_t)n;
-    if (t->n == g.cap || atomic_load(&g.finished) || tls_exited)
-        flush_locked(t);
+    flush_if_due(t);
     unlock(t);
     tracer_internal_leave();
+    return 1;
 }
 
 void tracer_flush_all(void)
@@ -669,10 +744,13 @@ void tracer_after_fork_child(void)
 {
     if (!g.enabled)
         return;
+    tls_internal++; /* what libc does for memtap here is not the program's */
     uint32_t tid = current_tid();
     for (tracer_thread *t = atomic_load(&g.threads); t; t = t->next) {
         atomic_store(&t->lock, 0);
         t->n = 0; /* the parent's records are the parent's to write */
+        t->len = 0;
+        trace_packer_reset(&t->packer);
         atomic_store(&t->owner, t == tls_self ? tid : 0);
     }
     if (tls_self)
@@ -686,9 +764,11 @@ void tracer_after_fork_child(void)
     strcpy(g.parent_path, g.path);
     g.fork_seq = atomic_load(&g.seq);
     open_output();
+    write_all_sites();
     if (tls_self)
         append(tls_self, MEMTAP_EV_THREAD_START, 0, 0,
                (uint64_t)pthread_self(), 0, 0, 0, 1);
+    tracer_internal_leave();
 }
 
 void tracer_init(void)

@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "memtap/trace.h"
+#include "trace/pack.h"
 
 #define MEMTAP_EXPORT __attribute__((visibility("default")))
 
@@ -20,16 +21,17 @@ int tracer_enabled(void);
 void tracer_emit(uint8_t kind, uint8_t flags, uint64_t pc, uint64_t addr,
                  uint64_t size, uint64_t addr2, uint64_t aux);
 
-/* Accesses logged by rewritten code are written in place:
- * tracer_access_begin locks the calling thread's buffer and returns where
- * up to *room (at least 2) records may be written (kind, pc, addr, size,
- * count), or NULL when a shadow tool takes the accesses or the buffer is
- * busy or has nowhere to go; tracer_access_end(n) stamps the n records
- * written there with sequence numbers (one reservation for all) and
- * unlocks.  What begin did not take goes to tracer_emit_accesses: a shadow
- * tool gets it one by one, otherwise it is counted lost. */
-memtap_record *tracer_access_begin(size_t *room);
-void tracer_access_end(size_t n);
+/* The site table of a rewritten module, tag by tag from 0 (the memory
+ * stays the module's): written to the trace (and to every forked child's)
+ * before the module may log. */
+void tracer_add_sites(uint32_t tag, uint64_t bias, const memtap_site *sites,
+                      uint32_t nsites);
+
+/* Appends the calling thread's entries logged by rewritten code as access
+ * runs (one sequence reservation per run); what cannot be written is
+ * counted lost.  Returns 0, taking nothing, when a shadow tool runs: it
+ * gets the accesses as records through tracer_emit_accesses, one by one. */
+int tracer_append_entries(const trace_entry *e, const trace_entry *end);
 void tracer_emit_accesses(const memtap_record *r, size_t n);
 
 /* Next allocation number (MadT's dynamic memory counter). */

@@ -21,9 +21,19 @@ uint32_t memtap_chunk_header_checksum(const memtap_chunk_header *h)
 
 size_t trace_chunk_workspace_size(size_t raw_max)
 {
-    ZSTD_compressionParameters cp =
-        ZSTD_getCParams(TRACE_CHUNK_LEVEL, raw_max, 0);
-    return ZSTD_estimateCCtxSize_usingCParams(cp);
+    /* zstd picks its tables by the size of each input, from tiers that
+     * end at 16 KiB, 128 KiB and 256 KiB; a smaller input may need more
+     * than a larger one, so take the most any size up to raw_max needs */
+    static const size_t tier_ends[] = { 16u << 10, 128u << 10, 256u << 10 };
+    size_t most = 0;
+    for (size_t i = 0; i <= sizeof tier_ends / sizeof *tier_ends; i++) {
+        size_t src = i < 3 && tier_ends[i] < raw_max ? tier_ends[i] : raw_max;
+        ZSTD_compressionParameters cp =
+            ZSTD_getCParams(TRACE_CHUNK_LEVEL, src, 0);
+        size_t need = ZSTD_estimateCCtxSize_usingCParams(cp);
+        most = need > most ? need : most;
+    }
+    return most;
 }
 
 ZSTD_CCtx *trace_chunk_context(void *workspace, size_t size)
@@ -64,129 +74,6 @@ size_t trace_chunk_encode(ZSTD_CCtx *cctx, uint16_t type, uint32_t tid,
     h.checksum = memtap_chunk_header_checksum(&h);
     memcpy(out, &h, sizeof h);
     return sizeof h + z;
-}
-
-/* ---- packed events ---- */
-
-enum {
-    HAS_FLAGS = 1u << 0,
-    HAS_ADDR2 = 1u << 1,
-    HAS_AUX = 1u << 2,
-    HAS_COUNT = 1u << 3,
-    HAS_RESERVED = 1u << 4,
-};
-
-static uint8_t *put(uint8_t *p, uint64_t v)
-{
-    while (v >= 0x80) {
-        *p++ = (uint8_t)(v | 0x80);
-        v >>= 7;
-    }
-    *p++ = (uint8_t)v;
-    return p;
-}
-
-static uint64_t zigzag(uint64_t delta)
-{
-    return (delta << 1) ^ (uint64_t)((int64_t)delta >> 63);
-}
-
-static uint64_t unzigzag(uint64_t z)
-{
-    return (z >> 1) ^ (uint64_t)-(int64_t)(z & 1);
-}
-
-size_t trace_events_pack(const memtap_record *r, size_t n, uint8_t *out)
-{
-    uint8_t *p = out;
-    memtap_record prev;
-    memset(&prev, 0, sizeof prev);
-    for (size_t i = 0; i < n; i++) {
-        const memtap_record *x = &r[i];
-        uint8_t has = (uint8_t)((x->flags ? HAS_FLAGS : 0) |
-                                (x->addr2 ? HAS_ADDR2 : 0) |
-                                (x->aux ? HAS_AUX : 0) |
-                                (x->count != 1 ? HAS_COUNT : 0) |
-                                (x->reserved ? HAS_RESERVED : 0));
-        *p++ = x->kind;
-        *p++ = has;
-        p = put(p, zigzag(x->seq - prev.seq));
-        p = put(p, zigzag(x->pc - prev.pc));
-        p = put(p, zigzag(x->addr - prev.addr));
-        p = put(p, x->size);
-        if (has & HAS_FLAGS)
-            *p++ = x->flags;
-        if (has & HAS_ADDR2)
-            p = put(p, zigzag(x->addr2 - x->addr));
-        if (has & HAS_AUX)
-            p = put(p, zigzag(x->aux - prev.aux));
-        if (has & HAS_COUNT)
-            p = put(p, x->count);
-        if (has & HAS_RESERVED)
-            p = put(p, x->reserved);
-        prev = *x;
-    }
-    return (size_t)(p - out);
-}
-
-/* Reads a varint of at most 10 bytes; NULL past the end or when longer. */
-static const uint8_t *get(const uint8_t *p, const uint8_t *end, uint64_t *v)
-{
-    uint64_t x = 0;
-    for (unsigned shift = 0; p < end && shift < 70; shift += 7) {
-        uint8_t b = *p++;
-        x |= (uint64_t)(b & 0x7f) << shift;
-        if (!(b & 0x80)) {
-            *v = x;
-            return p;
-        }
-    }
-    return NULL;
-}
-
-int trace_events_unpack(const uint8_t *in, size_t len, memtap_record *out,
-                        size_t n)
-{
-    const uint8_t *p = in, *end = in + len;
-    memtap_record prev;
-    memset(&prev, 0, sizeof prev);
-    for (size_t i = 0; i < n; i++) {
-        memtap_record x;
-        memset(&x, 0, sizeof x);
-        uint64_t v[4];
-        if (end - p < 2)
-            return -1;
-        x.kind = *p++;
-        uint8_t has = *p++;
-        for (int k = 0; k < 4 && p; k++)
-            p = get(p, end, &v[k]);
-        if (!p || (has & ~0x1fu))
-            return -1;
-        x.seq = prev.seq + unzigzag(v[0]);
-        x.pc = prev.pc + unzigzag(v[1]);
-        x.addr = prev.addr + unzigzag(v[2]);
-        x.size = v[3];
-        x.count = 1;
-        uint64_t w = 0;
-        if (has & HAS_FLAGS) {
-            if (p == end)
-                return -1;
-            x.flags = *p++;
-        }
-        if ((has & HAS_ADDR2) && (p = get(p, end, &w)) != NULL)
-            x.addr2 = x.addr + unzigzag(w);
-        if (p && (has & HAS_AUX) && (p = get(p, end, &w)) != NULL)
-            x.aux = prev.aux + unzigzag(w);
-        if (p && (has & HAS_COUNT) && (p = get(p, end, &w)) != NULL)
-            x.count = (uint32_t)w;
-        if (p && (has & HAS_RESERVED) && (p = get(p, end, &w)) != NULL)
-            x.reserved = (uint16_t)w;
-        if (!p)
-            return -1;
-        out[i] = x;
-        prev = x;
-    }
-    return p == end ? 0 : -1;
 }
 
 size_t trace_chunk_encode_events(ZSTD_CCtx *cctx, uint32_t tid,

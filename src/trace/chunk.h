@@ -13,6 +13,7 @@
 #include <zstd.h>
 
 #include "memtap/trace.h"
+#include "trace/pack.h"
 
 /* zstd level for trace chunks: fast, and records compress very well. */
 #define TRACE_CHUNK_LEVEL 1
@@ -33,18 +34,6 @@ size_t trace_chunk_bound(size_t raw_size);
 size_t trace_chunk_encode(ZSTD_CCtx *cctx, uint16_t type, uint32_t tid,
                           uint32_t count, const void *raw, size_t raw_size,
                           void *out, size_t out_cap);
-
-/* The most bytes one packed record takes (MEMTAP_CHUNK_PACKED). */
-#define TRACE_PACKED_MAX 96u
-
-/* Packs n records into out (at least n * TRACE_PACKED_MAX bytes); returns
- * the packed length. */
-size_t trace_events_pack(const memtap_record *r, size_t n, uint8_t *out);
-
-/* Unpacks exactly n records from in[0..len); 0, or -1 when the bytes are
- * not n well-formed packed records. */
-int trace_events_unpack(const uint8_t *in, size_t len, memtap_record *out,
-                        size_t n);
 
 /* Packs n records and encodes them as one MEMTAP_CHUNK_PACKED chunk of
  * thread tid into out, with scratch (n * TRACE_PACKED_MAX bytes) for the

@@ -61,6 +61,8 @@ struct memtap_trace {
     size_t zbuf_cap;
     uint8_t *packed;    /* a packed chunk's bytes, decompressed */
     size_t packed_cap;
+    trace_site_table site_tabs[1u << (32 - MEMTAP_SITE_BITS)];
+    trace_sites sites;  /* site_tabs: what access runs refer to */
 };
 
 const char *memtap_status_string(int status)
@@ -120,7 +122,7 @@ static int header_valid(const memtap_chunk_header *h)
     if (h->magic != MEMTAP_CHUNK_MAGIC ||
         h->checksum != memtap_chunk_header_checksum(h))
         return 0;
-    if (h->type < MEMTAP_CHUNK_EVENTS || h->type > MEMTAP_CHUNK_PACKED)
+    if (h->type < MEMTAP_CHUNK_EVENTS || h->type > MEMTAP_CHUNK_SITES)
         return 0;
     if (h->raw_size > MEMTAP_CHUNK_MAX_RAW ||
         h->stored_size > ZSTD_compressBound(h->raw_size) + 64)
@@ -131,7 +133,7 @@ static int header_valid(const memtap_chunk_header *h)
     if (h->type == MEMTAP_CHUNK_PACKED &&
         ((uint64_t)h->count * sizeof(memtap_record) > MEMTAP_CHUNK_MAX_RAW ||
          h->raw_size > (uint64_t)h->count * TRACE_PACKED_MAX ||
-         h->raw_size < 6ull * h->count))
+         h->raw_size < h->count))
         return 0;
     return 1;
 }
@@ -192,6 +194,35 @@ static int parse_modules(memtap_trace *t, const char *raw, size_t len,
     return MEMTAP_OK;
 }
 
+/* Takes the sites of one SITES chunk into the module's table (created by
+ * the first chunk of its tag; every chunk must agree on the size). */
+static int parse_sites(memtap_trace *t, const char *raw, size_t len)
+{
+    memtap_sites_header h;
+    if (len < sizeof h)
+        return MEMTAP_E_CORRUPT;
+    memcpy(&h, raw, sizeof h);
+    if (h.tag >= t->sites.ntabs || h.nsites > (1u << MEMTAP_SITE_BITS) ||
+        h.first > h.nsites || h.n > h.nsites - h.first ||
+        (len - sizeof h) / sizeof(memtap_site) != h.n ||
+        (len - sizeof h) % sizeof(memtap_site))
+        return MEMTAP_E_CORRUPT;
+    trace_site_table *tab = &t->site_tabs[h.tag];
+    if (tab->sites && (tab->nsites != h.nsites || tab->bias != h.bias))
+        return MEMTAP_E_CORRUPT;
+    if (!tab->sites) {
+        memtap_site *all = calloc(h.nsites ? h.nsites : 1, sizeof *all);
+        if (!all)
+            return MEMTAP_E_NOMEM;
+        tab->sites = all;
+        tab->nsites = h.nsites;
+        tab->bias = h.bias;
+    }
+    memcpy((memtap_site *)(uintptr_t)tab->sites + h.first, raw + sizeof h,
+           (size_t)h.n * sizeof(memtap_site));
+    return MEMTAP_OK;
+}
+
 /* Appends text to a NUL-terminated string owned by the trace. */
 static int append_text(char **dst, const char *src, size_t len)
 {
@@ -217,6 +248,8 @@ static int load_meta_chunk(memtap_trace *t, const memtap_chunk_header *h,
     if (rc == MEMTAP_OK) {
         if (h->type == MEMTAP_CHUNK_MODULES)
             rc = parse_modules(t, raw, h->raw_size, h->count);
+        else if (h->type == MEMTAP_CHUNK_SITES)
+            rc = parse_sites(t, raw, h->raw_size);
         else if (h->type == MEMTAP_CHUNK_MAPS)
             rc = append_text(&t->maps, raw, h->raw_size);
         else
@@ -410,6 +443,8 @@ static int open_owned_fd(int fd, memtap_trace **out)
         return MEMTAP_E_NOMEM;
     }
     t->fd = fd;
+    t->sites.tabs = t->site_tabs;
+    t->sites.ntabs = sizeof t->site_tabs / sizeof *t->site_tabs;
     const char *mib = getenv("MEMTAP_READER_MEMORY");
     t->budget = (mib && atoll(mib) > 0 ? (uint64_t)atoll(mib) : 4096) << 20;
     t->dctx = ZSTD_createDCtx();
@@ -472,6 +507,8 @@ void memtap_trace_close(memtap_trace *t)
     free(t->info);
     free(t->zbuf);
     free(t->packed);
+    for (size_t i = 0; i < t->sites.ntabs; i++)
+        free((void *)(uintptr_t)t->site_tabs[i].sites);
     ZSTD_freeDCtx(t->dctx);
     free(t);
 }
@@ -525,7 +562,8 @@ static int load_records(memtap_trace *t, const chunk_ref *r,
     int rc = grow((void **)&t->packed, &t->packed_cap, r->raw ? r->raw : 1, 1);
     if (!rc)
         rc = load_payload(t, r->payload, r->stored, t->packed, r->raw);
-    if (!rc && trace_events_unpack(t->packed, r->raw, out, r->count) != 0)
+    if (!rc && trace_events_unpack(t->packed, r->raw, out, r->count,
+                                   &t->sites) != 0)
         rc = MEMTAP_E_CORRUPT;
     return rc;
 }

@@ -127,8 +127,38 @@ static piece *add(doc *d, uint16_t type, uint32_t tid, uint32_t count,
     return p;
 }
 
+/* A module's site table and a chunk of records and access runs on it. */
+static void seed_runs(doc *d)
+{
+    struct {
+        memtap_sites_header h;
+        memtap_site s[3];
+    } st = { { 0, 3, 0, 3, 0x400000, 0 },
+             { { 0x100, 1, 8, 1, 0 }, { 0x104, 1, 4, 0, 1 },
+               { 0x108, 1, 8, 1, 1 } } };
+    add(d, MEMTAP_CHUNK_SITES, 0, 3, &st, sizeof st);
+    trace_site_table tab = { st.h.bias, st.s, 3 };
+    trace_sites sites = { &tab, 1 };
+    trace_entry e[60];
+    for (uint32_t i = 0; i < 60; i++)
+        e[i] = (trace_entry){ i % 3, 0, 0x601000 + i * 8 };
+    uint8_t packed[2048];
+    trace_packer pk;
+    trace_packer_reset(&pk);
+    memtap_record m = { .seq = 300, .kind = 'M', .addr = 0x5000, .size = 8,
+                        .count = 1 };
+    uint8_t *o = trace_pack_record(&pk, &m, packed);
+    const trace_entry *at = e;
+    uint32_t records = 0;
+    o = trace_run_pack(&pk, &sites, &at, e + 60, o, packed + sizeof packed,
+                       1000, &records);
+    o = trace_run_seal(&pk, o, 301, records);
+    add(d, MEMTAP_CHUNK_PACKED, 3, records + 1, packed,
+        (size_t)(o - packed));
+}
+
 /* A valid trace: info, maps, two modules, events of three threads (plain
- * and packed chunks). */
+ * and packed chunks), a thread's access runs. */
 static void seed_doc(doc *d)
 {
     static const char info[] = "pid=1\nexe=/bin/x\nend=exit\nend_seq=300\n";
@@ -147,6 +177,7 @@ static void seed_doc(doc *d)
                                              strlen(path));
         add(d, MEMTAP_CHUNK_MODULES, 0, 1, entry, n);
     }
+    seed_runs(d);
     for (uint32_t c = 0; c < 6; c++) {
         memtap_record r[50];
         memset(r, 0, sizeof r);

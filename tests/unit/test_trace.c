@@ -297,13 +297,134 @@ static void test_packing(void)
     size_t len = trace_events_pack(r, 6, packed);
     CHECK(len > 0 && len <= sizeof packed);
     memtap_record back[6];
-    CHECK(trace_events_unpack(packed, len, back, 6) == 0);
+    CHECK(trace_events_unpack(packed, len, back, 6, NULL) == 0);
     CHECK(memcmp(back, r, sizeof r) == 0);
-    CHECK(trace_events_unpack(packed, len - 1, back, 6) != 0); /* short */
-    CHECK(trace_events_unpack(packed, len, back, 5) != 0);     /* extra */
-    CHECK(trace_events_unpack(packed, len, back, 7) != 0);     /* missing */
+    CHECK(trace_events_unpack(packed, len - 1, back, 6, NULL) != 0); /* short */
+    CHECK(trace_events_unpack(packed, len, back, 5, NULL) != 0);     /* extra */
+    CHECK(trace_events_unpack(packed, len, back, 7, NULL) != 0); /* missing */
     uint8_t bad[3] = { 'L', 0x80, 0xff };                      /* bad flags */
-    CHECK(trace_events_unpack(bad, sizeof bad, back, 1) != 0);
+    CHECK(trace_events_unpack(bad, sizeof bad, back, 1, NULL) != 0);
+}
+
+/* Two modules' sites: tag 0 a load, a store standing for 2 accesses, a
+ * read-modify-write, a site of no access; tag 1 a byte load. */
+static const memtap_site sites0[4] = { { 0x100, 1, 8, 1, 0 },
+                                       { 0x104, 2, 4, 0, 1 },
+                                       { 0x108, 1, 8, 1, 1 },
+                                       { 0x10c, 1, 8, 0, 0 } };
+static const memtap_site sites1[1] = { { 0x20, 1, 1, 1, 0 } };
+static const trace_site_table tabs[2] = { { 0x400000, sites0, 4 },
+                                          { 0x7f0000, sites1, 1 } };
+
+/* What an entry stands for, by the format's rules; returns the records. */
+static size_t expand(const trace_entry *e, uint64_t *seq, memtap_record *out)
+{
+    uint32_t tag = e->site >> MEMTAP_SITE_BITS, i = e->site & 0xffffff;
+    if (tag > 1 || i >= tabs[tag].nsites)
+        return 0;
+    const memtap_site *s = &tabs[tag].sites[i];
+    size_t n = 0;
+    for (int w = 0; w < 2; w++) {
+        if (!(w ? s->write : s->read))
+            continue;
+        memtap_record *r = &out[n++];
+        memset(r, 0, sizeof *r);
+        r->seq = (*seq)++;
+        r->kind = w ? 'S' : 'L';
+        r->pc = tabs[tag].bias + s->pc;
+        r->addr = e->addr;
+        r->size = s->size;
+        r->count = s->count;
+    }
+    return n;
+}
+
+/* Access runs between records: every entry of a known site comes back as
+ * its records in order, through several runs when room or the record cap
+ * cuts them; strided sites take two bytes an entry; runs need the
+ * tables. */
+static void test_access_runs(void)
+{
+    enum { N = 3000 };
+    static trace_entry e[N];
+    static memtap_record want[2 * N + 2], back[2 * N + 2];
+    static uint8_t packed[16 * N + 4 * TRACE_PACKED_MAX];
+    uint64_t x = 12345;
+    for (size_t i = 0; i < N; i++) {
+        static const uint32_t site[6] = { 0, 1, 2, 1u << 24, 3, 9 };
+        x = x * 6364136223846793005ull + 1442695040888963407ull;
+        e[i].site = site[i % 6];
+        e[i].addr = i % 6 == 2 ? x : 0x601000 + (i / 6) * 8 + (i % 6) * 4096;
+    }
+    trace_sites ts = { tabs, 2 };
+    trace_packer pk;
+    trace_packer_reset(&pk);
+    uint64_t seq = 7;
+    size_t nwant = 0;
+    want[nwant] = rec(seq++, 'M');
+    uint8_t *o = trace_pack_record(&pk, &want[nwant++], packed);
+    const trace_entry *at = e, *end = e + N;
+    int runs = 0;
+    while (at < end) { /* small limits: several runs */
+        uint32_t records = 0;
+        const trace_entry *from = at;
+        uint8_t *r = trace_run_pack(&pk, &ts, &at, end, o, o + 4000, 1500,
+                                    &records);
+        CHECK(r != o && records <= 1500);
+        uint64_t first = seq + 3; /* another thread took three */
+        seq = first;
+        for (; from < at; from++)
+            nwant += expand(from, &seq, &want[nwant]);
+        CHECK_EQ_U64(seq - first, records);
+        o = trace_run_seal(&pk, r, first, records);
+        runs++;
+    }
+    CHECK(runs >= 3);
+    want[nwant] = rec(seq++, 'F');
+    o = trace_pack_record(&pk, &want[nwant++], o);
+    size_t len = (size_t)(o - packed);
+    CHECK(trace_events_unpack(packed, len, back, nwant, &ts) == 0);
+    CHECK(memcmp(back, want, nwant * sizeof *want) == 0);
+    CHECK(trace_events_unpack(packed, len, back, nwant, NULL) != 0);
+    trace_sites one = { tabs, 1 };                          /* no tag 1 */
+    CHECK(trace_events_unpack(packed, len, back, nwant, &one) != 0);
+    CHECK(trace_events_unpack(packed, len - 1, back, nwant, &ts) != 0);
+    CHECK(trace_events_unpack(packed, len, back, nwant - 1, &ts) != 0);
+
+    /* two sites striding by 8: about two bytes an entry */
+    for (size_t i = 0; i < 1000; i++) {
+        e[i].site = (uint32_t)(i % 2);
+        e[i].addr = 0x601000 + (i / 2) * 8 + (i % 2) * 65536;
+    }
+    trace_packer_reset(&pk);
+    at = e;
+    uint32_t records = 0;
+    o = trace_run_pack(&pk, &ts, &at, e + 1000, packed, packed + sizeof packed,
+                       UINT32_MAX, &records);
+    CHECK(at == e + 1000 && records == 1000);
+    CHECK((size_t)(o - packed) <= 2 * 1000 + 5 + 2 * 4);
+}
+
+/* A chunk context sized for raw_max compresses every smaller input too
+ * (zstd's tables for a small input can be larger than for a big one). */
+static void test_workspace(void)
+{
+    static uint8_t in[1u << 20], out[(1u << 20) + (1u << 14)];
+    uint64_t x = 1;
+    for (size_t i = 0; i < sizeof in; i++) {
+        x = x * 6364136223846793005ull + 1;
+        in[i] = (uint8_t)((x >> 60) % 7);
+    }
+    for (size_t raw_max = 1024; raw_max <= sizeof in; raw_max *= 4) {
+        size_t ws = trace_chunk_workspace_size(raw_max);
+        void *w = malloc(ws);
+        ZSTD_CCtx *c = w ? trace_chunk_context(w, ws) : NULL;
+        CHECK(c != NULL && trace_chunk_bound(raw_max) <= sizeof out);
+        for (size_t n = 1; c && n <= raw_max; n = n * 5 / 4 + 1)
+            CHECK(trace_chunk_encode(c, MEMTAP_CHUNK_PACKED, 1, 1, in, n,
+                                     out, trace_chunk_bound(raw_max)) > 0);
+        free(w);
+    }
 }
 
 /* A trace of the first format (version 1, plain event chunks) still
@@ -339,6 +460,8 @@ int main(void)
     test_corruption();
     test_bad_files();
     test_packing();
+    test_access_runs();
+    test_workspace();
     test_first_format();
     char cmd[300];
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);

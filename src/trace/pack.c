@@ -1,0 +1,247 @@
+/*
+ * pack.c - packing and unpacking the records and access runs of event
+ * chunks (pack.h).  Safe inside traced processes: no allocation, no stdio.
+ */
+#include "pack.h"
+
+#include <string.h>
+
+enum {
+    HAS_FLAGS = 1u << 0,
+    HAS_ADDR2 = 1u << 1,
+    HAS_AUX = 1u << 2,
+    HAS_COUNT = 1u << 3,
+    HAS_RESERVED = 1u << 4,
+};
+
+static uint8_t *put(uint8_t *p, uint64_t v)
+{
+    while (v >= 0x80) {
+        *p++ = (uint8_t)(v | 0x80);
+        v >>= 7;
+    }
+    *p++ = (uint8_t)v;
+    return p;
+}
+
+static uint64_t zigzag(uint64_t delta)
+{
+    return (delta << 1) ^ (uint64_t)((int64_t)delta >> 63);
+}
+
+static uint64_t unzigzag(uint64_t z)
+{
+    return (z >> 1) ^ (uint64_t)-(int64_t)(z & 1);
+}
+
+void trace_packer_reset(trace_packer *p)
+{
+    memset(p, 0, sizeof *p);
+}
+
+uint8_t *trace_pack_record(trace_packer *p, const memtap_record *x,
+                           uint8_t *out)
+{
+    uint8_t *o = out;
+    uint8_t has = (uint8_t)((x->flags ? HAS_FLAGS : 0) |
+                            (x->addr2 ? HAS_ADDR2 : 0) |
+                            (x->aux ? HAS_AUX : 0) |
+                            (x->count != 1 ? HAS_COUNT : 0) |
+                            (x->reserved ? HAS_RESERVED : 0));
+    *o++ = x->kind;
+    *o++ = has;
+    o = put(o, zigzag(x->seq - p->prev.seq));
+    o = put(o, zigzag(x->pc - p->prev.pc));
+    o = put(o, zigzag(x->addr - p->prev.addr));
+    o = put(o, x->size);
+    if (has & HAS_FLAGS)
+        *o++ = x->flags;
+    if (has & HAS_ADDR2)
+        o = put(o, zigzag(x->addr2 - x->addr));
+    if (has & HAS_AUX)
+        o = put(o, zigzag(x->aux - p->prev.aux));
+    if (has & HAS_COUNT)
+        o = put(o, x->count);
+    if (has & HAS_RESERVED)
+        o = put(o, x->reserved);
+    p->prev = *x;
+    return o;
+}
+
+static uint32_t site_slot(uint32_t site)
+{
+    return (site * 0x9E3779B1u) >> (32 - 10);
+}
+_Static_assert(TRACE_SITE_SLOTS == 1u << 10, "site_slot takes 10 bits");
+
+uint8_t *trace_run_pack(trace_packer *p, const trace_sites *sites,
+                        const trace_entry **e, const trace_entry *end,
+                        uint8_t *out, const uint8_t *limit,
+                        uint32_t max_records, uint32_t *records)
+{
+    const trace_entry *x = *e;
+    uint8_t *o = out + 5; /* mark, u32 entries */
+    uint32_t entries = 0, recs = 0;
+    for (; x < end && o + TRACE_ENTRY_MAX + 10 <= limit; x++) {
+        uint64_t bias;
+        const memtap_site *s = trace_site_of(sites, x->site, &bias);
+        if (!s)
+            continue;
+        uint32_t k = (uint32_t)s->read + (s->write ? 1 : 0);
+        if (recs + k > max_records)
+            break;
+        recs += k;
+        entries++;
+        o = put(o, zigzag((uint64_t)(int64_t)(int32_t)(x->site -
+                                                        p->prev_site)));
+        p->prev_site = x->site;
+        uint64_t *slot = &p->slots[site_slot(x->site)];
+        o = put(o, zigzag(x->addr - *slot));
+        *slot = x->addr;
+    }
+    *e = x;
+    if (!entries)
+        return out;
+    out[0] = MEMTAP_RUN_MARK;
+    memcpy(out + 1, &entries, 4);
+    *records += recs;
+    return o;
+}
+
+uint8_t *trace_run_seal(trace_packer *p, uint8_t *at, uint64_t first_seq,
+                        uint32_t records)
+{
+    at = put(at, zigzag(first_seq - p->prev.seq));
+    p->prev.seq = first_seq + records - 1;
+    return at;
+}
+
+size_t trace_events_pack(const memtap_record *r, size_t n, uint8_t *out)
+{
+    trace_packer p;
+    trace_packer_reset(&p);
+    uint8_t *o = out;
+    for (size_t i = 0; i < n; i++)
+        o = trace_pack_record(&p, &r[i], o);
+    return (size_t)(o - out);
+}
+
+/* Reads a varint of at most 10 bytes; NULL past the end or when longer. */
+static const uint8_t *get(const uint8_t *p, const uint8_t *end, uint64_t *v)
+{
+    uint64_t x = 0;
+    for (unsigned shift = 0; p < end && shift < 70; shift += 7) {
+        uint8_t b = *p++;
+        x |= (uint64_t)(b & 0x7f) << shift;
+        if (!(b & 0x80)) {
+            *v = x;
+            return p;
+        }
+    }
+    return NULL;
+}
+
+/* Unpacks one record after its kind byte; NULL when malformed. */
+static const uint8_t *unpack_record(trace_packer *pk, uint8_t kind,
+                                    const uint8_t *p, const uint8_t *end,
+                                    memtap_record *out)
+{
+    memtap_record x;
+    memset(&x, 0, sizeof x);
+    uint64_t v[4];
+    if (p == end)
+        return NULL;
+    x.kind = kind;
+    uint8_t has = *p++;
+    for (int k = 0; k < 4 && p; k++)
+        p = get(p, end, &v[k]);
+    if (!p || (has & ~0x1fu))
+        return NULL;
+    x.seq = pk->prev.seq + unzigzag(v[0]);
+    x.pc = pk->prev.pc + unzigzag(v[1]);
+    x.addr = pk->prev.addr + unzigzag(v[2]);
+    x.size = v[3];
+    x.count = 1;
+    uint64_t w = 0;
+    if (has & HAS_FLAGS) {
+        if (p == end)
+            return NULL;
+        x.flags = *p++;
+    }
+    if ((has & HAS_ADDR2) && (p = get(p, end, &w)) != NULL)
+        x.addr2 = x.addr + unzigzag(w);
+    if (p && (has & HAS_AUX) && (p = get(p, end, &w)) != NULL)
+        x.aux = pk->prev.aux + unzigzag(w);
+    if (p && (has & HAS_COUNT) && (p = get(p, end, &w)) != NULL)
+        x.count = (uint32_t)w;
+    if (p && (has & HAS_RESERVED) && (p = get(p, end, &w)) != NULL)
+        x.reserved = (uint16_t)w;
+    if (p) {
+        *out = x;
+        pk->prev = x;
+    }
+    return p;
+}
+
+/* Expands one access run (after its mark) into out[*i..n); NULL when
+ * malformed. */
+static const uint8_t *unpack_run(trace_packer *pk, const trace_sites *sites,
+                                 const uint8_t *p, const uint8_t *end,
+                                 memtap_record *out, size_t *i, size_t n)
+{
+    uint32_t entries;
+    if (end - p < 4)
+        return NULL;
+    memcpy(&entries, p, 4);
+    p += 4;
+    size_t first = *i;
+    for (uint32_t k = 0; k < entries; k++) {
+        uint64_t dsite, daddr, bias;
+        if (!(p = get(p, end, &dsite)) || !(p = get(p, end, &daddr)))
+            return NULL;
+        uint32_t site = pk->prev_site + (uint32_t)unzigzag(dsite);
+        const memtap_site *s = trace_site_of(sites, site, &bias);
+        if (!s || n - *i < (size_t)s->read + (s->write ? 1 : 0))
+            return NULL;
+        pk->prev_site = site;
+        uint64_t *slot = &pk->slots[site_slot(site)];
+        *slot += unzigzag(daddr);
+        for (int store = 0; store < 2; store++) {
+            if (!(store ? s->write : s->read))
+                continue;
+            memtap_record *r = &out[(*i)++];
+            memset(r, 0, sizeof *r);
+            r->kind = store ? MEMTAP_EV_STORE : MEMTAP_EV_LOAD;
+            r->pc = bias + s->pc;
+            r->addr = *slot;
+            r->size = s->size;
+            r->count = s->count;
+        }
+    }
+    uint64_t dseq;
+    if (!entries || !(p = get(p, end, &dseq)))
+        return NULL;
+    uint64_t seq = pk->prev.seq + unzigzag(dseq);
+    for (size_t k = first; k < *i; k++)
+        out[k].seq = seq++;
+    pk->prev.seq = seq - 1;
+    return p;
+}
+
+int trace_events_unpack(const uint8_t *in, size_t len, memtap_record *out,
+                        size_t n, const trace_sites *sites)
+{
+    const uint8_t *p = in, *end = in + len;
+    trace_packer pk;
+    trace_packer_reset(&pk);
+    size_t i = 0;
+    while (i < n && p && p < end) {
+        uint8_t kind = *p++;
+        if (kind == MEMTAP_RUN_MARK)
+            p = unpack_run(&pk, sites, p, end, out, &i, n);
+        else
+            p = unpack_record(&pk, kind, p, end, &out[i++]);
+    }
+    return p == end && i == n ? 0 : -1;
+}
+

@@ -1,0 +1,106 @@
+/*
+ * pack.h - the bytes of a packed event chunk (MEMTAP_CHUNK_PACKED, see
+ * memtap/trace.h): records as deltas from the record before, and access
+ * runs of {site, address} pairs with a per-site address predictor.  The
+ * writer (in traced processes: no allocation, no stdio) and the reader
+ * share it, so both keep the same state from item to item.
+ */
+#ifndef MEMTAP_TRACE_PACK_H
+#define MEMTAP_TRACE_PACK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "memtap/trace.h"
+
+/* The most bytes one packed record takes (MEMTAP_CHUNK_PACKED). */
+#define TRACE_PACKED_MAX 96u
+/* Slots of the address predictor of access runs (trace.h). */
+#define TRACE_SITE_SLOTS 1024u
+/* The most bytes one entry of an access run takes, and a run's framing
+ * (mark, entry count, sequence varint). */
+#define TRACE_ENTRY_MAX 15u
+#define TRACE_RUN_FRAME 15u
+
+/* What packing carries from item to item inside one chunk; writer and
+ * reader keep the same. */
+typedef struct trace_packer {
+    memtap_record prev;            /* the last record (seq: of a run too) */
+    uint32_t prev_site;
+    uint64_t slots[TRACE_SITE_SLOTS];
+} trace_packer;
+
+/* The sites of the modules, indexed by tag, as the writer and the reader
+ * know them (a table with no sites: an unknown tag). */
+typedef struct trace_site_table {
+    uint64_t bias;
+    const memtap_site *sites;
+    uint32_t nsites;
+} trace_site_table;
+
+typedef struct trace_sites {
+    const trace_site_table *tabs;
+    uint32_t ntabs;
+} trace_sites;
+
+/* One logged access as rewritten code appends it (rewrite/abi.h). */
+typedef struct trace_entry {
+    uint32_t site;                 /* index | tag << MEMTAP_SITE_BITS */
+    uint32_t reserved;
+    uint64_t addr;
+} trace_entry;
+
+/* The site an entry names, or NULL when the tables do not know it or it
+ * stands for no record. */
+static inline const memtap_site *trace_site_of(const trace_sites *s,
+                                               uint32_t site,
+                                               uint64_t *bias)
+{
+    uint32_t tag = site >> MEMTAP_SITE_BITS;
+    uint32_t i = site & ((1u << MEMTAP_SITE_BITS) - 1);
+    if (!s || tag >= s->ntabs || i >= s->tabs[tag].nsites)
+        return NULL;
+    const memtap_site *x = &s->tabs[tag].sites[i];
+    if (!x->read && !x->write)
+        return NULL;
+    *bias = s->tabs[tag].bias;
+    return x;
+}
+
+/* Starts a chunk: nothing before. */
+void trace_packer_reset(trace_packer *p);
+
+/* Packs one record at out (room for TRACE_PACKED_MAX); returns the end.
+ * Its kind must not be MEMTAP_RUN_MARK. */
+uint8_t *trace_pack_record(trace_packer *p, const memtap_record *r,
+                           uint8_t *out);
+
+/*
+ * Packs entries from *e on as the body of one access run at out, while the
+ * run's bytes stay below limit (framing included) and its records at most
+ * max_records; entries of sites the tables do not know are left out.
+ * Moves *e past the entries taken, adds their records to *records and
+ * returns the end of what it wrote, or out when it wrote no run; seal a
+ * run with trace_run_seal().
+ */
+uint8_t *trace_run_pack(trace_packer *p, const trace_sites *sites,
+                        const trace_entry **e, const trace_entry *end,
+                        uint8_t *out, const uint8_t *limit,
+                        uint32_t max_records, uint32_t *records);
+
+/* Ends the run packed before at: its records take sequence numbers from
+ * first_seq on.  Returns the end of the run. */
+uint8_t *trace_run_seal(trace_packer *p, uint8_t *at, uint64_t first_seq,
+                        uint32_t records);
+
+/* Packs n records into out (at least n * TRACE_PACKED_MAX bytes) as a
+ * chunk of their own; returns the packed length. */
+size_t trace_events_pack(const memtap_record *r, size_t n, uint8_t *out);
+
+/* Unpacks exactly n records from in[0..len), access runs expanded through
+ * sites (NULL: a run is an error); 0, or -1 when the bytes are not n
+ * well-formed records. */
+int trace_events_unpack(const uint8_t *in, size_t len, memtap_record *out,
+                        size_t n, const trace_sites *sites);
+
+#endif
