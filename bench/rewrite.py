@@ -26,7 +26,7 @@ from table4 import wall
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BIN = os.path.join(ROOT, "build", "bin")
-WORKLOADS = ["sweep", "mandel", "sort"]
+WORKLOADS = ["sweep", "mandel", "sort", "walk", "threads"]
 
 
 def main():
@@ -60,16 +60,19 @@ def main():
         for _ in range(runs):
             for name, (cmd, env) in tools.items():
                 t[name].append(wall(cmd(w), env))
-        subprocess.run(under(copies["non-selective"], w), check=True, stdout=subprocess.DEVNULL)
+        subprocess.run(under(copies["non-selective"], w), check=True, stdout=subprocess.DEVNULL,
+                       stderr=subprocess.DEVNULL)
         info = subprocess.run([memtap, "info", trace], capture_output=True, text=True).stdout
         events = int(re.search(r"^events: (\d+)", info, re.M).group(1))
+        size = os.path.getsize(trace)
         m = {name: statistics.median(v) for name, v in t.items()}
         print("%-8s %9.3f " % (w, m["native"]) +
               " ".join("%12.1fx" % (m[n] / m["native"]) for n in tools if n != "native") +
               "   %d" % events)
         per = lambda n: (m[n] - m["native"]) / events * 1e9
-        print("%-8s per record: stub off %.1f ns, log only %.1f ns, traced %.1f ns"
-              % ("", per("stub off"), per("log only"), per("non-selective")))
+        print("%-8s per record: stub off %.1f ns, log only %.1f ns, traced %.1f ns, "
+              "%.2f bytes" % ("", per("stub off"), per("log only"), per("non-selective"),
+                              size / events))
 
 
 if __name__ == "__main__":

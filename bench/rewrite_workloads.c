@@ -1,7 +1,11 @@
 /* rewrite_workloads.c - workloads for bench/rewrite.py: a memory-bound
- * sweep over a 16 MiB array, a CPU-bound Mandelbrot set, and qsort of a
- * quarter million integers (calls through a function pointer).  Each prints a
- * checksum, so rewritten copies can be checked against the original. */
+ * sweep over a 16 MiB array, a CPU-bound Mandelbrot set, qsort of a
+ * quarter million integers (calls through a function pointer), a walk
+ * over a linked structure in random order (every access a dependent load
+ * to a new line), and four threads updating private and shared arrays.
+ * Each prints a checksum, so rewritten copies can be checked against the
+ * original. */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -67,16 +71,89 @@ static long sort(void)
     return sum;
 }
 
+typedef struct node {
+    struct node *next;
+    long value;
+} node;
+
+static long walk(void)
+{
+    enum { N = 1 << 20, STEPS = 8 << 20 };
+    node *nodes = malloc(N * sizeof *nodes);
+    unsigned *order = malloc(N * sizeof *order);
+    for (unsigned i = 0; i < N; i++)
+        order[i] = i;
+    unsigned s = 777;
+    for (unsigned i = N - 1; i > 0; i--) { /* one cycle through all */
+        s = s * 1103515245u + 12345u;
+        unsigned j = (s >> 8) % (i + 1), t = order[i];
+        order[i] = order[j];
+        order[j] = t;
+    }
+    for (unsigned i = 0; i < N; i++) {
+        nodes[order[i]].next = &nodes[order[(i + 1) % N]];
+        nodes[order[i]].value = i;
+    }
+    long sum = 0;
+    const node *p = &nodes[order[0]];
+    for (long k = 0; k < STEPS; k++) {
+        sum += p->value;
+        p = p->next;
+    }
+    free(order);
+    free(nodes);
+    return sum;
+}
+
+enum { THREADS = 4, CELLS = 1 << 16, ROUNDS = 48 };
+static long shared_cells[CELLS];
+static volatile long shared_seen; /* racy reads: kept, never printed */
+
+static void *worker(void *arg)
+{
+    long id = (long)arg, sum = 0, seen = 0;
+    long *mine = calloc(CELLS, sizeof *mine);
+    for (int r = 0; r < ROUNDS; r++)
+        for (int i = 0; i < CELLS; i++) {
+            mine[i] += i ^ r;
+            sum += mine[i];
+            seen += shared_cells[(i * 7 + id) % CELLS];
+            if (i % 64 == id)
+                __atomic_fetch_add(&shared_cells[i], 1, __ATOMIC_RELAXED);
+        }
+    shared_seen += seen;
+    free(mine);
+    return (void *)sum;
+}
+
+static long threads(void)
+{
+    pthread_t t[THREADS];
+    for (long i = 0; i < THREADS; i++)
+        pthread_create(&t[i], NULL, worker, (void *)i);
+    long sum = 0;
+    for (int i = 0; i < THREADS; i++) {
+        void *r;
+        pthread_join(t[i], &r);
+        sum += (long)r;
+    }
+    for (int i = 0; i < CELLS; i++)
+        sum += shared_cells[i];
+    return sum;
+}
+
 int main(int argc, char **argv)
 {
     static const struct { const char *name; long (*fn)(void); } w[] = {
         { "sweep", sweep }, { "mandel", mandel }, { "sort", sort },
+        { "walk", walk }, { "threads", threads },
     };
     for (size_t i = 0; argc > 1 && i < sizeof w / sizeof *w; i++)
         if (strcmp(argv[1], w[i].name) == 0) {
             printf("%s %ld\n", w[i].name, w[i].fn());
             return 0;
         }
-    fprintf(stderr, "usage: rewrite_workloads sweep|mandel|sort\n");
+    fprintf(stderr,
+            "usage: rewrite_workloads sweep|mandel|sort|walk|threads\n");
     return 2;
 }

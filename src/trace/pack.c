@@ -79,12 +79,17 @@ uint8_t *trace_run_pack(trace_packer *p, const trace_sites *sites,
                         uint8_t *out, const uint8_t *limit,
                         uint32_t max_records, uint32_t *records)
 {
+    /* the state in locals: the bytes written may alias anything */
     const trace_entry *x = *e;
+    const trace_sites tabs = *sites;
+    uint64_t *slots = p->slots;
+    uint32_t prev_site = p->prev_site, entries = 0, recs = 0;
     uint8_t *o = out + 5; /* mark, u32 entries */
-    uint32_t entries = 0, recs = 0;
-    for (; x < end && o + TRACE_ENTRY_MAX + 10 <= limit; x++) {
-        uint64_t bias;
-        const memtap_site *s = trace_site_of(sites, x->site, &bias);
+    const uint8_t *stop = limit - TRACE_ENTRY_MAX - 10; /* room for seal */
+    for (; x < end && o <= stop; x++) {
+        uint32_t site = x->site;
+        uint64_t addr = x->addr, bias;
+        const memtap_site *s = trace_site_of(&tabs, site, &bias);
         if (!s)
             continue;
         uint32_t k = (uint32_t)s->read + (s->write ? 1 : 0);
@@ -92,14 +97,21 @@ uint8_t *trace_run_pack(trace_packer *p, const trace_sites *sites,
             break;
         recs += k;
         entries++;
-        o = put(o, zigzag((uint64_t)(int64_t)(int32_t)(x->site -
-                                                        p->prev_site)));
-        p->prev_site = x->site;
-        uint64_t *slot = &p->slots[site_slot(x->site)];
-        o = put(o, zigzag(x->addr - *slot));
-        *slot = x->addr;
+        uint64_t dsite = zigzag((uint64_t)(int64_t)(int32_t)(site - prev_site));
+        prev_site = site;
+        uint64_t *slot = &slots[site_slot(site)];
+        uint64_t daddr = zigzag(addr - *slot);
+        *slot = addr;
+        if (dsite < 0x80 && daddr < 0x80) { /* the usual: a byte each */
+            o[0] = (uint8_t)dsite;
+            o[1] = (uint8_t)daddr;
+            o += 2;
+        } else {
+            o = put(put(o, dsite), daddr);
+        }
     }
     *e = x;
+    p->prev_site = prev_site;
     if (!entries)
         return out;
     out[0] = MEMTAP_RUN_MARK;
