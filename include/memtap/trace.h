@@ -171,7 +171,8 @@ enum memtap_chunk_type {
  * site predict that site's next one, collisions only cost bytes), and
  * "previous" and the slots start at 0 in every chunk.  Each entry stands
  * for the site's load record and then its store record (one or both), all
- * with pc = bias + site pc, the site's size and count; the run's records
+ * with pc = bias + site pc, the site's size and count, and then for its
+ * followers' records (see memtap_site); the run's records
  * take consecutive sequence numbers from zigzag(first - previous record's
  * seq).  Records and runs of a chunk share the previous seq; the record
  * fields pc/addr/aux continue from the last *record*.
@@ -196,7 +197,20 @@ typedef struct memtap_site {
     uint32_t count;         /* accesses one record stands for */
     uint16_t size;          /* bytes accessed */
     uint8_t read, write;    /* a load record, a store record, or both */
+    int32_t delta;          /* elided: its address minus its leader's */
+    uint16_t followers;     /* the elided sites right after this one in
+                               the table (at most MEMTAP_FOLLOWERS_MAX) */
+    uint8_t elided;         /* never logged itself: its leader is */
+    uint8_t reserved;
 } memtap_site;
+
+/* Lossless elision: an access whose address is another's of the same
+ * block execution plus a constant (same base and index registers, not
+ * written in between, nothing but straight-line code between them) is not
+ * logged; its leader's entry stands for it too.  An entry expands to the
+ * leader's records, then each follower's, at the leader's address plus
+ * the follower's delta. */
+#define MEMTAP_FOLLOWERS_MAX 15u
 
 typedef struct memtap_file_header {
     char magic[8];          /* MEMTAP_TRACE_MAGIC */

@@ -35,6 +35,10 @@ static const char usage[] =
     "  --profile              also count the executions of every block with\n"
     "                         memory operands; the trace of a run is then a\n"
     "                         profile for 'memtap analyze --profile TRACE'\n"
+    "  --no-elision           log every selected operand itself (by default\n"
+    "                         an operand at a constant distance from the one\n"
+    "                         logged before it, same registers, is rebuilt\n"
+    "                         from that one's address when the trace is read)\n"
     "  -q, --quiet            no summary\n"
     "  -h, --help             show this help\n";
 
@@ -68,6 +72,8 @@ static void summary(const char *in, const char *out, const rewrite_options *o,
            " jumps and %" PRIu64 " int3 traps (%" PRIu64 " operands; %" PRIu64
            " more instructions moved)\n",
            r->sites, r->windows, r->traps, r->trapped, r->displaced);
+    printf("  elided             %" PRIu64 " operands (rebuilt from a neighbour's"
+           " address when read)\n", r->elided);
     printf("  registers saved    %" PRIu64 " (%" PRIu64 " found dead, not saved)\n",
            r->saves, r->saves_skipped);
     if (o->profile)
@@ -94,6 +100,7 @@ int cmd_instrument(int argc, char **argv)
         { "nonselective", no_argument, NULL, 'n' },
         { "mode", required_argument, NULL, 'm' },
         { "profile", no_argument, NULL, 'p' },
+        { "no-elision", no_argument, NULL, 'E' },
         { "quiet", no_argument, NULL, 'q' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
@@ -108,6 +115,7 @@ int cmd_instrument(int argc, char **argv)
         case 'o': out = optarg; break;
         case 'q': quiet = 1; break;
         case 'p': o.profile = 1; break;
+        case 'E': o.no_elision = 1; break;
         case 'm':
             o.mode = parse_mode(optarg);
             if (o.mode < 0)

@@ -48,18 +48,11 @@
 #define SCRATCH 256u            /* entries of memtap's own work, dropped */
 #define PAGE 4096u
 
-/* The stub's entries and the site table are what the trace format's
- * access runs and SITES chunks hold. */
+/* The stub's entries are what the trace format's access runs hold. */
 _Static_assert(sizeof(mt_entry) == sizeof(trace_entry) &&
-               offsetof(mt_entry, addr) == offsetof(trace_entry, addr),
-               "entry layout");
-_Static_assert(sizeof(mt_site) == sizeof(memtap_site) &&
-               offsetof(mt_site, count) == offsetof(memtap_site, count) &&
-               offsetof(mt_site, size) == offsetof(memtap_site, size) &&
-               offsetof(mt_site, read) == offsetof(memtap_site, read) &&
-               offsetof(mt_site, write) == offsetof(memtap_site, write) &&
+               offsetof(mt_entry, addr) == offsetof(trace_entry, addr) &&
                MT_SITE_BITS == MEMTAP_SITE_BITS,
-               "site layout");
+               "entry layout");
 
 typedef struct rt_module {
     uint64_t bias;
@@ -83,6 +76,7 @@ typedef struct rt_tls {
 
 static struct {
     rt_module mods[MAX_MODULES];
+    trace_site_table tabs[MAX_MODULES]; /* the modules' sites, by tag */
     _Atomic uint32_t nmods;
     atomic_int lock;
     int discard;                /* MEMTAP_REWRITE_DISCARD=1: measure the
@@ -99,42 +93,34 @@ static __thread mt_entry tls_scratch[SCRATCH]
     __attribute__((tls_model("initial-exec")));
 static __thread int tls_flushing __attribute__((tls_model("initial-exec")));
 
-/* The site an entry names, with the runtime address of its instruction;
- * NULL for an entry of no known site. */
-static const mt_site *entry_site(const mt_entry *e, uint32_t nmods, uint64_t *pc)
+/* The records an entry stands for (followers included); 0 for an
+ * entry of no known site. */
+static size_t entry_records(const mt_entry *e, memtap_record *out)
 {
-    uint32_t m = e->site >> MT_SITE_BITS;
-    uint32_t i = e->site & ((1u << MT_SITE_BITS) - 1);
-    if (m >= nmods || i >= rt.mods[m].nsites)
-        return NULL;
-    const mt_site *s = &rt.mods[m].sites[i];
-    *pc = rt.mods[m].bias + s->pc;
-    return s;
+    trace_sites sites = { rt.tabs, atomic_load(&rt.nmods) };
+    return trace_entry_expand(&sites, (const trace_entry *)e, out);
 }
 
 /* Hands the entries to the user's consumer in batches. */
 static void consume_entries(const mt_entry *e, const mt_entry *end)
 {
     memtap_access batch[128];
+    memtap_record r[TRACE_ENTRY_RECORDS_MAX];
     size_t n = 0;
-    uint32_t nmods = atomic_load(&rt.nmods);
     for (; e < end; e++) {
-        uint64_t pc;
-        const mt_site *s = entry_site(e, nmods, &pc);
-        for (int w = 0; s && w < 2; w++) {
-            if (!(w ? s->write : s->read))
-                continue;
+        size_t k = entry_records(e, r);
+        if (n + k > sizeof batch / sizeof *batch) {
+            rt.consume(batch, n);
+            n = 0;
+        }
+        for (size_t i = 0; i < k; i++) {
             memtap_access *a = &batch[n++];
             memset(a, 0, sizeof *a);
-            a->pc = pc;
-            a->addr = e->addr;
-            a->size = s->size;
-            a->count = s->count;
-            a->kind = w ? MEMTAP_EV_STORE : MEMTAP_EV_LOAD;
-            if (n + 2 > sizeof batch / sizeof *batch) {
-                rt.consume(batch, n);
-                n = 0;
-            }
+            a->pc = r[i].pc;
+            a->addr = r[i].addr;
+            a->size = r[i].size;
+            a->count = r[i].count;
+            a->kind = r[i].kind;
         }
     }
     if (n)
@@ -150,23 +136,15 @@ static void emit_entries(const mt_entry *e, const mt_entry *end)
     if (tracer_append_entries((const trace_entry *)e, (const trace_entry *)end))
         return;
     /* a shadow tool takes records */
-    uint32_t nmods = atomic_load(&rt.nmods);
     enum { BATCH = 256 };
     memtap_record batch[BATCH];
     size_t n = 0;
     for (; e < end; e++) {
-        uint64_t pc;
-        const mt_site *s = entry_site(e, nmods, &pc);
-        for (int store = 0; s && store < 2; store++)
-            if (store ? s->write : s->read)
-                batch[n++] = (memtap_record){
-                    .kind = store ? MEMTAP_EV_STORE : MEMTAP_EV_LOAD,
-                    .pc = pc, .addr = e->addr, .size = s->size,
-                    .count = s->count };
-        if (n + 2 > BATCH) {
+        if (n + TRACE_ENTRY_RECORDS_MAX > BATCH) {
             tracer_emit_accesses(batch, n);
             n = 0;
         }
+        n += entry_records(e, &batch[n]);
     }
     tracer_emit_accesses(batch, n);
 }
@@ -362,15 +340,37 @@ static void write_traps(const rt_module *mod)
     }
 }
 
+static void say(const char *const *parts);
+
+/* A file rewritten for another runtime logs nothing: say so, once. */
+static void refuse(const char *name, const mt_rewrite_header *h)
+{
+    static uint64_t told[16];
+    static unsigned ntold;
+    for (unsigned i = 0; i < ntold; i++)
+        if (told[i] == (uint64_t)(uintptr_t)h)
+            return;
+    if (ntold < sizeof told / sizeof *told)
+        told[ntold++] = (uint64_t)(uintptr_t)h;
+    const char *msg[] = { "memtap: ", name && *name ? name : "the program",
+                          ": rewritten by another version of memtap "
+                          "instrument; its accesses are not traced "
+                          "(instrument it again)\n", NULL };
+    say(msg);
+}
+
 /* Fills in and turns on the stub of one rewritten module. */
-static void hook(uint64_t bias, const mt_rewrite_header *h)
+static void hook(uint64_t bias, const mt_rewrite_header *h, const char *name)
 {
     uint32_t m = atomic_load(&rt.nmods);
     for (uint32_t i = 0; i < m; i++)
         if (rt.mods[i].header == (uint64_t)(uintptr_t)h)
             return; /* already on */
-    if (m == MAX_MODULES || h->version != MT_REWRITE_VERSION ||
-        h->ntls > MT_TLS_PATCHES)
+    if (h->version != MT_REWRITE_VERSION) {
+        refuse(name, h);
+        return;
+    }
+    if (m == MAX_MODULES || h->ntls > MT_TLS_PATCHES)
         return;
     uint64_t at = (uint64_t)(uintptr_t)h;
     uint64_t end = at + h->segment_size;
@@ -395,11 +395,13 @@ static void hook(uint64_t bias, const mt_rewrite_header *h)
     }
     /* the trace knows the tag from here on (while the segment is writable
      * below, nothing may call into it: no libc) */
-    tracer_add_sites(m, bias, (const memtap_site *)mod->sites, mod->nsites);
+    rt.tabs[m] = (trace_site_table){ bias, mod->sites, mod->nsites };
+    tracer_add_sites(m, bias, mod->sites, mod->nsites);
     if (set_prot(at, end, PROT_READ | PROT_WRITE) != 0) {
         if (mod->counters)
             tracer_unmap(mod->counters, h->nblocks * sizeof(uint64_t));
         memset(mod, 0, sizeof *mod); /* described but never on: the slot */
+        rt.tabs[m].nsites = 0;
         mod->header = at;            /* stays taken, and is not retried */
         atomic_store(&rt.nmods, m + 1);
         return;
@@ -438,7 +440,7 @@ static int find_rewritten(struct dl_phdr_info *info, size_t size, void *arg)
             (const mt_rewrite_header *)(uintptr_t)(info->dlpi_addr + ph->p_vaddr);
         if (memcmp(h->magic, MT_REWRITE_MAGIC, sizeof h->magic) == 0 &&
             h->segment_vaddr == ph->p_vaddr && h->segment_size <= ph->p_memsz)
-            hook(info->dlpi_addr, h);
+            hook(info->dlpi_addr, h, info->dlpi_name);
     }
     return 0;
 }

@@ -620,10 +620,11 @@ void tracer_add_sites(uint32_t tag, uint64_t bias, const memtap_site *sites,
 static uint64_t entry_records(const trace_sites *sites, const trace_entry *e,
                               const trace_entry *end)
 {
-    uint64_t n = 0, bias;
+    uint64_t n = 0;
     for (; e < end; e++) {
-        const memtap_site *s = trace_site_of(sites, e->site, &bias);
-        n += s ? (uint64_t)s->read + (s->write ? 1 : 0) : 0;
+        const trace_site_table *tab;
+        uint32_t index;
+        n += trace_site_records(sites, e->site, &tab, &index);
     }
     return n;
 }
@@ -644,9 +645,10 @@ int tracer_append_entries(const trace_entry *e, const trace_entry *end)
         return 1;
     }
     while (e < end) {
-        if (!has_room(t, 2, run_min)) /* an entry may stand for two */
+        if (!has_room(t, TRACE_ENTRY_RECORDS_MAX, run_min))
             flush_locked(t);
-        if (!has_room(t, 2, run_min)) { /* no output yet: nowhere to go */
+        if (!has_room(t, TRACE_ENTRY_RECORDS_MAX, run_min)) {
+            /* no output yet: nowhere to go */
             lose(entry_records(&sites, e, end), 0);
             break;
         }
@@ -780,7 +782,7 @@ void tracer_init(void)
     map_status();
     g.cap = DEFAULT_RECORDS;
     const char *cap = getenv("MEMTAP_BUFFER_RECORDS");
-    if (cap && atoi(cap) >= 16 && atoi(cap) <= (1 << 20))
+    if (cap && atoi(cap) >= 64 && atoi(cap) <= (1 << 20))
         g.cap = (uint32_t)atoi(cap);
     g.meta_out_cap = trace_chunk_bound(META_MAX);
     size_t ws = trace_chunk_workspace_size(META_MAX);

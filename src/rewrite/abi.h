@@ -28,8 +28,10 @@
 
 #include <stdint.h>
 
+#include "memtap/trace.h"
+
 #define MT_REWRITE_MAGIC "MTREWR01"
-#define MT_REWRITE_VERSION 3u
+#define MT_REWRITE_VERSION 4u   /* 4: 24-byte sites, elision */
 #define MT_TLS_PATCHES 8
 #define MT_SITE_BITS 24          /* site index bits; the tag is above */
 
@@ -68,13 +70,9 @@ typedef struct mt_trap {
     uint64_t tramp;              /* link-time address of its trampoline */
 } mt_trap;
 
-/* One instrumented memory operand. */
-typedef struct mt_site {
-    uint64_t pc;                 /* link-time address of its instruction */
-    uint32_t count;              /* accesses one record stands for */
-    uint16_t size;               /* bytes accessed */
-    uint8_t read, write;
-} mt_site;
+/* One instrumented memory operand, as the trace's SITES chunks hold it:
+ * an elided one (memtap_site.elided) is logged through its leader. */
+typedef memtap_site mt_site;
 
 /* What the stub appends to a thread's buffer. */
 typedef struct mt_entry {

@@ -234,6 +234,10 @@ typedef struct rewriter {
     vec traps;                /* mt_trap */
     uint8_t *live;            /* per instruction of the current block */
     size_t live_cap;
+    uint32_t *lead;           /* per operand of the current block: the
+                                 operand whose entry stands for it too
+                                 (elided), or SEL_NONE */
+    size_t lead_cap;
     uint64_t header_vaddr, stub_addr, count_stub_addr;
     rewrite_report *rep;
 } rewriter;
@@ -317,6 +321,70 @@ static int compute_liveness(rewriter *r, const insn_vec *iv)
     return 0;
 }
 
+/* Whether an expression is base + index * scale + displacement of
+ * general registers (no segment, 64-bit): its address and another's of
+ * the same registers differ by the displacements. */
+static int plain_rri(const bid_expr *e)
+{
+    return e->tmpl == BID_RRI && e->r1.id >= 1 && e->r1.id <= BID_NREGS &&
+           e->r2.id <= BID_NREGS;
+}
+
+static int same_registers(const bid_expr *a, const bid_expr *b)
+{
+    return a->r1.id == b->r1.id && a->r1.inc == b->r1.inc &&
+           a->r2.id == b->r2.id && a->r2.inc == b->r2.inc &&
+           a->r2.scale == b->r2.scale;
+}
+
+/* Lossless elision (memtap/trace.h): a selected operand joins the group
+ * of the selected operand logged before it in the block when both are
+ * plain RRI expressions of the same register incarnations, only
+ * straight-line instructions lie between (nothing that jumps, calls or
+ * makes a system call), the displacements differ by an int32, and the
+ * group has room; its leader's entry then stands for it. */
+static int plan_elision(rewriter *r, const insn_vec *iv, const sel_expr *x,
+                        uint32_t nx)
+{
+    if (nx > r->lead_cap) {
+        uint32_t *l = realloc(r->lead, nx * sizeof *l);
+        if (!l)
+            return -1;
+        r->lead = l;
+        r->lead_cap = nx;
+    }
+    uint32_t lead = SEL_NONE, members = 0;
+    size_t k = 0; /* instruction of the operand before */
+    for (uint32_t i = 0; i < nx; i++) {
+        r->lead[i] = SEL_NONE;
+        if (!x[i].selected)
+            continue;
+        for (; k < iv->n && iv->v[k].addr < x[i].addr; k++)
+            if (iv->v[k].flow != X86_FLOW_NEXT)
+                lead = SEL_NONE;
+        int64_t delta = lead == SEL_NONE ? 0 : x[i].e.imm - x[lead].e.imm;
+        if (!r->opt->no_elision && lead != SEL_NONE &&
+            members < MEMTAP_FOLLOWERS_MAX && plain_rri(&x[i].e) &&
+            same_registers(&x[lead].e, &x[i].e) && delta == (int32_t)delta) {
+            r->lead[i] = lead;
+            members++;
+            r->rep->elided++;
+        } else {
+            int ends;
+            lead = plain_rri(&x[i].e) && k < iv->n &&
+                           movable(&iv->v[k], &ends) ? i : SEL_NONE;
+            members = 0;
+        }
+    }
+    return 0;
+}
+
+/* Whether operand i of the block logs an entry. */
+static int logs(const rewriter *r, const sel_expr *x, uint32_t i)
+{
+    return x[i].selected && r->lead[i] == SEL_NONE;
+}
+
 static void count_saves(rewriter *r, unsigned live)
 {
     unsigned saved = (unsigned)__builtin_popcount(live);
@@ -324,7 +392,8 @@ static void count_saves(rewriter *r, unsigned live)
     r->rep->saves_skipped += 3 - saved;
 }
 
-/* Emits the logging of insn's selected operands; exprs are its block's. */
+/* Emits the logging of insn's selected operands; exprs are its block's.
+ * A leader's elided followers take the site indices after its own. */
 static int emit_logs(rewriter *r, const x86_insn *insn, unsigned live,
                      const sel_expr *x, uint32_t nx)
 {
@@ -333,32 +402,53 @@ static int emit_logs(rewriter *r, const x86_insn *insn, unsigned live,
         if (x[i].addr != insn->addr)
             continue;
         const x86_mem *m = operand_of(insn, &x[i], &k);
-        if (!x[i].selected)
+        if (!logs(r, x, i))
             continue;
-        if (!m || m->segment == ZYDIS_REGISTER_GS) {
-            r->rep->unaddressable++;
+        uint32_t followers = 0;
+        for (uint32_t j = i + 1; j < nx; j++)
+            followers += r->lead[j] == i;
+        if (!m || m->segment == ZYDIS_REGISTER_GS) { /* and its group */
+            r->rep->unaddressable += 1 + followers;
+            r->rep->elided -= followers;
             continue;
         }
-        if (r->nsites == r->max_sites ||
+        if (r->max_sites - r->nsites < 1 + followers ||
             emit_log(&r->code, insn, m, r->nsites, r->stub_addr, live) != 0)
             return -1;
         count_saves(r, live);
         mt_site *s = &r->sites[r->nsites++];
+        memset(s, 0, sizeof *s);
         s->pc = insn->addr;
         s->count = site_count(r, &x[i]);
         s->size = (uint16_t)x[i].size;
         s->read = x[i].read;
         s->write = x[i].write;
+        s->followers = (uint16_t)followers;
         r->rep->sites++;
+        for (uint32_t j = i + 1; followers && j < nx; j++) {
+            if (r->lead[j] != i)
+                continue;
+            mt_site *f = &r->sites[r->nsites++];
+            memset(f, 0, sizeof *f);
+            f->pc = x[j].addr;
+            f->count = site_count(r, &x[j]);
+            f->size = (uint16_t)x[j].size;
+            f->read = x[j].read;
+            f->write = x[j].write;
+            f->delta = (int32_t)(x[j].e.imm - x[i].e.imm);
+            f->elided = 1;
+            r->rep->sites++;
+        }
     }
     return 0;
 }
 
-static uint32_t selected_in(const x86_insn *insn, const sel_expr *x, uint32_t nx)
+static uint32_t selected_in(const rewriter *r, const x86_insn *insn,
+                            const sel_expr *x, uint32_t nx)
 {
     uint32_t n = 0;
     for (uint32_t i = 0; i < nx; i++)
-        n += x[i].addr == insn->addr && x[i].selected;
+        n += x[i].addr == insn->addr && logs(r, x, i);
     return n;
 }
 
@@ -461,7 +551,7 @@ static int trap_each(rewriter *r, const insn_vec *iv, size_t i, size_t j,
                      const sel_expr *x, uint32_t nx, int64_t *block)
 {
     for (size_t k = i; k < j; k++) {
-        uint32_t sel = selected_in(&iv->v[k], x, nx);
+        uint32_t sel = selected_in(r, &iv->v[k], x, nx);
         int ends;
         if (!sel)
             continue;
@@ -518,7 +608,7 @@ static int rewrite_block(rewriter *r, size_t bi, insn_list *list)
     if (analysis_block_insns(r->a, b, collect, list) != 0 || list->oom)
         return -1;
     const insn_vec view = { list->v.v, list->v.n }, *iv = &view;
-    if (compute_liveness(r, iv) != 0)
+    if (compute_liveness(r, iv) != 0 || plan_elision(r, iv, x, nx) != 0)
         return -1;
     int64_t block = -1;
     if (profiled) {
@@ -529,7 +619,7 @@ static int rewrite_block(rewriter *r, size_t bi, insn_list *list)
         r->rep->blocks++;
     }
     for (size_t i = 0; i < iv->n;) {
-        if (!selected_in(&iv->v[i], x, nx)) {
+        if (!selected_in(r, &iv->v[i], x, nx)) {
             i++;
             continue;
         }
@@ -787,6 +877,7 @@ int rewrite_file(const char *in_path, const char *out, const rewrite_options *o,
     free(r.code.p);
     free(r.traps.v);
     free(r.live);
+    free(r.lead);
     analysis_free(r.a);
     unmap_file(&in);
     return rc;

@@ -16,6 +16,7 @@ typedef struct rewrite_options {
     select_params params;     /* omega, chunk, scores, non-selective */
     int mode;                 /* enum mt_mode */
     int profile;              /* count executions of blocks with operands */
+    int no_elision;           /* every selected operand logs itself */
 } rewrite_options;
 
 /* What was done, for the report; every selected operand is counted once
@@ -25,6 +26,7 @@ typedef struct rewrite_report {
     double ma, aia;                               /* static, whole file */
     uint64_t sites;           /* operands that log */
     uint64_t trapped;         /* of those, reached through int3 */
+    uint64_t elided;          /* of those, logged by a leader's entry */
     uint64_t windows;         /* places patched with a jump */
     uint64_t traps;           /* places reached through int3 */
     uint64_t displaced;       /* instructions moved to trampolines */

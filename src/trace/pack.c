@@ -87,12 +87,12 @@ uint8_t *trace_run_pack(trace_packer *p, const trace_sites *sites,
     uint8_t *o = out + 5; /* mark, u32 entries */
     const uint8_t *stop = limit - TRACE_ENTRY_MAX - 10; /* room for seal */
     for (; x < end && o <= stop; x++) {
-        uint32_t site = x->site;
-        uint64_t addr = x->addr, bias;
-        const memtap_site *s = trace_site_of(&tabs, site, &bias);
-        if (!s)
+        uint32_t site = x->site, index;
+        uint64_t addr = x->addr;
+        const trace_site_table *tab;
+        uint32_t k = trace_site_records(&tabs, site, &tab, &index);
+        if (!k)
             continue;
-        uint32_t k = (uint32_t)s->read + (s->write ? 1 : 0);
         if (recs + k > max_records)
             break;
         recs += k;
@@ -195,6 +195,40 @@ static const uint8_t *unpack_record(trace_packer *pk, uint8_t kind,
     return p;
 }
 
+/* The records of the site at index of tab (known valid) at addr. */
+static size_t expand_site(const trace_site_table *tab, uint32_t index,
+                          uint64_t addr0, memtap_record *out)
+{
+    const memtap_site *x = &tab->sites[index];
+    size_t n = 0;
+    for (uint32_t f = 0; f <= x->followers; f++) {
+        const memtap_site *y = &x[f];
+        uint64_t addr = addr0 + (uint64_t)(int64_t)(f ? y->delta : 0);
+        for (int store = 0; store < 2; store++) {
+            if (!(store ? y->write : y->read))
+                continue;
+            memtap_record *r = &out[n++];
+            memset(r, 0, sizeof *r);
+            r->kind = store ? MEMTAP_EV_STORE : MEMTAP_EV_LOAD;
+            r->pc = tab->bias + y->pc;
+            r->addr = addr;
+            r->size = y->size;
+            r->count = y->count;
+        }
+    }
+    return n;
+}
+
+size_t trace_entry_expand(const trace_sites *s, const trace_entry *e,
+                          memtap_record *out)
+{
+    const trace_site_table *tab;
+    uint32_t index;
+    if (!trace_site_records(s, e->site, &tab, &index))
+        return 0;
+    return expand_site(tab, index, e->addr, out);
+}
+
 /* Expands one access run (after its mark) into out[*i..n); NULL when
  * malformed. */
 static const uint8_t *unpack_run(trace_packer *pk, const trace_sites *sites,
@@ -208,27 +242,18 @@ static const uint8_t *unpack_run(trace_packer *pk, const trace_sites *sites,
     p += 4;
     size_t first = *i;
     for (uint32_t k = 0; k < entries; k++) {
-        uint64_t dsite, daddr, bias;
+        uint64_t dsite, daddr;
         if (!(p = get(p, end, &dsite)) || !(p = get(p, end, &daddr)))
             return NULL;
-        uint32_t site = pk->prev_site + (uint32_t)unzigzag(dsite);
-        const memtap_site *s = trace_site_of(sites, site, &bias);
-        if (!s || n - *i < (size_t)s->read + (s->write ? 1 : 0))
+        uint32_t site = pk->prev_site + (uint32_t)unzigzag(dsite), index;
+        const trace_site_table *tab;
+        uint32_t records = trace_site_records(sites, site, &tab, &index);
+        if (!records || n - *i < records)
             return NULL;
         pk->prev_site = site;
         uint64_t *slot = &pk->slots[site_slot(site)];
         *slot += unzigzag(daddr);
-        for (int store = 0; store < 2; store++) {
-            if (!(store ? s->write : s->read))
-                continue;
-            memtap_record *r = &out[(*i)++];
-            memset(r, 0, sizeof *r);
-            r->kind = store ? MEMTAP_EV_STORE : MEMTAP_EV_LOAD;
-            r->pc = bias + s->pc;
-            r->addr = *slot;
-            r->size = s->size;
-            r->count = s->count;
-        }
+        *i += expand_site(tab, index, *slot, &out[*i]);
     }
     uint64_t dseq;
     if (!entries || !(p = get(p, end, &dseq)))

@@ -50,22 +50,47 @@ typedef struct trace_entry {
     uint64_t addr;
 } trace_entry;
 
-/* The site an entry names, or NULL when the tables do not know it or it
- * stands for no record. */
-static inline const memtap_site *trace_site_of(const trace_sites *s,
-                                               uint32_t site,
-                                               uint64_t *bias)
+/* The most records one entry stands for (a leader and its followers,
+ * each a load and a store). */
+#define TRACE_ENTRY_RECORDS_MAX (2u * (1u + MEMTAP_FOLLOWERS_MAX))
+
+/* The records an entry naming `site` stands for, followers included
+ * (*tab and *index say where the site is); 0 when the tables do not know
+ * the site, it is elided, stands for nothing, or its followers are not
+ * elided sites of the table. */
+static inline uint32_t trace_site_records(const trace_sites *s, uint32_t site,
+                                          const trace_site_table **tab,
+                                          uint32_t *index)
 {
     uint32_t tag = site >> MEMTAP_SITE_BITS;
     uint32_t i = site & ((1u << MEMTAP_SITE_BITS) - 1);
     if (!s || tag >= s->ntabs || i >= s->tabs[tag].nsites)
-        return NULL;
-    const memtap_site *x = &s->tabs[tag].sites[i];
-    if (!x->read && !x->write)
-        return NULL;
-    *bias = s->tabs[tag].bias;
-    return x;
+        return 0;
+    const trace_site_table *t = &s->tabs[tag];
+    const memtap_site *x = &t->sites[i];
+    uint32_t k = (uint32_t)(x->read != 0) + (x->write != 0);
+    if (x->elided || !k)
+        return 0;
+    if (x->followers) {
+        if (x->followers > MEMTAP_FOLLOWERS_MAX ||
+            x->followers >= t->nsites - i)
+            return 0;
+        for (uint32_t f = 1; f <= x->followers; f++) {
+            uint32_t kf = (uint32_t)(x[f].read != 0) + (x[f].write != 0);
+            if (!x[f].elided || !kf)
+                return 0;
+            k += kf;
+        }
+    }
+    *tab = t;
+    *index = i;
+    return k;
 }
+
+/* Writes the records of one entry (seq 0) into out (room for
+ * TRACE_ENTRY_RECORDS_MAX); returns how many, 0 for an unknown site. */
+size_t trace_entry_expand(const trace_sites *s, const trace_entry *e,
+                          memtap_record *out);
 
 /* Starts a chunk: nothing before. */
 void trace_packer_reset(trace_packer *p);

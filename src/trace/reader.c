@@ -133,7 +133,7 @@ static int header_valid(const memtap_chunk_header *h)
     if (h->type == MEMTAP_CHUNK_PACKED &&
         ((uint64_t)h->count * sizeof(memtap_record) > MEMTAP_CHUNK_MAX_RAW ||
          h->raw_size > (uint64_t)h->count * TRACE_PACKED_MAX ||
-         h->raw_size < h->count))
+         (uint64_t)h->raw_size * 16 < h->count)) /* 2 bytes: 32 records */
         return 0;
     return 1;
 }

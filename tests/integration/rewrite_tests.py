@@ -14,8 +14,9 @@ import shutil
 import struct
 import subprocess
 import sys
+import time
 
-from memtap_tests import (TMP, Failure, check, check_eq, disassembly, memtap, prog,
+from memtap_tests import (MEMTAP as MEMTAP_BIN, TMP, Failure, check, check_eq, disassembly, memtap, prog,
                           run_named, show, text_range)
 
 # programs written for the purpose: jump tables, function pointers, loops
@@ -104,7 +105,7 @@ def test_rewrite_libc():
 # ---- the site table of a rewritten file (rewrite/abi.h) ----
 
 HEADER = struct.Struct("<8sIIIIQQQQQQ8Q8BdQddQIIQQQQ")
-SITE = struct.Struct("<QIHBB")
+SITE = struct.Struct("<QIHBBiHBB")  # memtap_site
 
 
 def site_table(path):
@@ -121,7 +122,7 @@ def site_table(path):
                 nsites, sites = h[3], h[7]
                 table = {}
                 for i in range(nsites):
-                    pc, count, size, rd, wr = SITE.unpack_from(data, off + sites + i * SITE.size)
+                    pc, count, size, rd, wr = SITE.unpack_from(data, off + sites + i * SITE.size)[:5]
                     table.setdefault(pc, []).append((count, size, rd, wr))
                 return table
     raise Failure("%s: no rewritten segment" % path)
@@ -199,6 +200,74 @@ def test_rewrite_lackey():
         hit += int(m.group(1))
     check(traps > 0 and hit > 0, "some sites were reached through int3 (%d sites, %d hits)"
           % (traps, hit))
+
+
+def test_rewrite_elision():
+    """Elided operands are rebuilt exactly: with and without --no-elision,
+    one program (at one place, address randomization off) gives the same
+    records in the same order, sequence numbers included."""
+    elided = 0
+    for name in ("lk_structs", "lk_heap", "switcher_O2", "heat_counts"):
+        lines = []
+        for opts in ((), ("--no-elision",)):
+            # paths of one length: the stack holds them
+            d = os.path.join(TMP, "elision-" + ("no" if opts else "on"), name)
+            os.makedirs(d, exist_ok=True)
+            copy = instrument(prog(name), os.path.join(d, name), "--nonselective", *opts)
+            if not opts:
+                elided += elided_sites(copy)
+            trace = os.path.join(d, "t.mtr")
+            subprocess.run(["setarch", "-R", MEMTAP_BIN, "run", "-q", "-o", trace, "--", copy],
+                           check=True, capture_output=True, cwd=d)
+            lines.append([l for l in show(trace, "--raw") if not l.startswith("#")])
+        check(lines[0] and lines[0] == lines[1],
+              "%s: elided and non-elided copies give the same records (%d and %d)"
+              % (name, len(lines[0]), len(lines[1])))
+    check(elided > 0, "some operands were elided (%d)" % elided)
+
+
+def elided_sites(path):
+    """How many sites of a rewritten file are elided (memtap_site.elided)."""
+    data = open(path, "rb").read()
+    out = subprocess.run(["readelf", "-lW", path], capture_output=True, text=True,
+                         check=True).stdout
+    for line in out.splitlines():
+        f = line.split()
+        if f and f[0] == "LOAD" and data[int(f[1], 16):int(f[1], 16) + 8] == b"MTREWR01":
+            off = int(f[1], 16)
+            h = HEADER.unpack_from(data, off)
+            return sum(SITE.unpack_from(data, off + h[7] + i * SITE.size)[7]
+                       for i in range(h[3]))
+    raise Failure("%s: no rewritten segment" % path)
+
+
+def test_rewrite_killed():
+    """A rewritten program killed by SIGKILL mid-run: every chunk written
+    reads back (only the tail may be cut), accesses included."""
+    copy = instrument(prog("rewrite_workloads"), os.path.join(TMP, "killed.mt"), "--nonselective")
+    trace = os.path.join(TMP, "killed.mtr")
+    env = dict(os.environ, MEMTAP_BUFFER_RECORDS="4096")
+    p = subprocess.Popen([MEMTAP_BIN, "run", "-o", trace, "--", copy, "walk"],
+                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
+    child, deadline = None, time.time() + 20
+    while time.time() < deadline and child is None:
+        time.sleep(0.05)
+        kids = open("/proc/%d/task/%d/children" % (p.pid, p.pid)).read().split()
+        if kids and os.path.exists(trace) and os.path.getsize(trace) > (1 << 20):
+            child = int(kids[0])
+    check(child, "the rewritten program wrote a trace to kill it in the middle of")
+    os.kill(child, 9)
+    err = p.communicate(timeout=60)[1].decode()
+    check("killed by signal 9" in err, "memtap run reports the kill: " + err)
+    info = memtap("info", trace).stdout
+    chunks = int(re.search(r"^chunks: (\d+)", info, re.M).group(1))
+    written = int(re.search(r"^events: (\d+)", info, re.M).group(1))
+    check(re.search(r"^corrupt_chunks: 0$", info, re.M), "no chunk damaged:\n" + info)
+    r = memtap("show", "--raw", trace, check_rc=False)
+    accesses = sum(1 for l in r.stdout.splitlines() if l[:1] in "LS")
+    check(chunks > 10 and accesses > 100000, "%d chunks, %d accesses read back" % (chunks, accesses))
+    check_eq(sum(1 for l in r.stdout.splitlines() if l[:1] in "LSMCPREFUYWG" or
+                 l.startswith("#")), written, "every event written reads back")
 
 
 def block_counts(trace, bias=0):

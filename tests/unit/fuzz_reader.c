@@ -134,14 +134,15 @@ static void seed_runs(doc *d)
         memtap_sites_header h;
         memtap_site s[3];
     } st = { { 0, 3, 0, 3, 0x400000, 0 },
-             { { 0x100, 1, 8, 1, 0 }, { 0x104, 1, 4, 0, 1 },
-               { 0x108, 1, 8, 1, 1 } } };
+             { { 0x100, 1, 8, 1, 0, 0, 1, 0, 0 },  /* leads the next */
+               { 0x104, 1, 4, 0, 1, 8, 0, 1, 0 },
+               { 0x108, 1, 8, 1, 1, 0, 0, 0, 0 } } };
     add(d, MEMTAP_CHUNK_SITES, 0, 3, &st, sizeof st);
     trace_site_table tab = { st.h.bias, st.s, 3 };
     trace_sites sites = { &tab, 1 };
     trace_entry e[60];
     for (uint32_t i = 0; i < 60; i++)
-        e[i] = (trace_entry){ i % 3, 0, 0x601000 + i * 8 };
+        e[i] = (trace_entry){ i % 2 ? 2 : 0, 0, 0x601000 + i * 8 };
     uint8_t packed[2048];
     trace_packer pk;
     trace_packer_reset(&pk);
