@@ -53,7 +53,26 @@ void renderer_destroy(renderer *r)
 
 static int is_heap_kind(uint8_t kind)
 {
-    return strchr("MCPREFU", kind) != NULL && kind != 0;
+    switch (kind) {
+    case MEMTAP_EV_MALLOC: case MEMTAP_EV_CALLOC: case MEMTAP_EV_MMAP:
+    case MEMTAP_EV_REALLOC: case MEMTAP_EV_MREMAP: case MEMTAP_EV_FREE:
+    case MEMTAP_EV_MUNMAP:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+/* The kinds Table I lines show (besides the heap's). */
+static int is_access_kind(uint8_t kind)
+{
+    switch (kind) {
+    case MEMTAP_EV_LOAD: case MEMTAP_EV_STORE: case MEMTAP_EV_COPY:
+    case MEMTAP_EV_BLOCK_STORE: case MEMTAP_EV_BLOCK_FETCH:
+        return 1;
+    default:
+        return 0;
+    }
 }
 
 /* MadT Table II: <mallocN@site>, <freed:N@site>, <memmapN@site>, ... */
@@ -196,25 +215,43 @@ static void put_s(line *l, const char *s)
 
 static void put_u(line *l, uint64_t v)
 {
-    char t[20];
-    int k = 0;
-    do
-        t[k++] = (char)('0' + v % 10);
-    while (v /= 10);
-    while (k && l->n < sizeof l->b)
-        l->b[l->n++] = t[--k];
+    static const char pairs[] =
+        "00010203040506070809101112131415161718192021222324252627282930313233"
+        "34353637383940414243444546474849505152535455565758596061626364656667"
+        "6869707172737475767778798081828384858687888990919293949596979899";
+    int n = 1;
+    for (uint64_t x = v; x >= 10; x /= 10)
+        n++;
+    if (l->n + (size_t)n > sizeof l->b)
+        return;
+    char *p = l->b + l->n + n;
+    l->n += (size_t)n;
+    for (; v >= 100; v /= 100) {
+        p -= 2;
+        memcpy(p, pairs + 2 * (v % 100), 2);
+    }
+    if (v >= 10) {
+        p -= 2;
+        memcpy(p, pairs + 2 * v, 2);
+    } else {
+        *--p = (char)('0' + v);
+    }
 }
 
 /* v in lowercase hex, at least `digits` digits. */
 static void put_x(line *l, uint64_t v, int digits)
 {
-    char t[16];
-    int k = 0;
-    do
-        t[k++] = "0123456789abcdef"[v & 15];
-    while ((v >>= 4) || k < digits);
-    while (k && l->n < sizeof l->b)
-        l->b[l->n++] = t[--k];
+    int n = v ? (67 - __builtin_clzll(v)) / 4 : 1;
+    if (n < digits)
+        n = digits;
+    if (l->n + (size_t)n > sizeof l->b)
+        return;
+    char *p = l->b + l->n + n;
+    l->n += (size_t)n;
+    do {
+        *--p = "0123456789abcdef"[v & 15];
+        v >>= 4;
+    } while (--n);
 }
 
 static void put_line(FILE *o, const line *l)
@@ -459,7 +496,7 @@ void renderer_event(renderer *r, const memtap_event *ev)
     case RENDER_MADT:
         break;
     }
-    if (!is_heap && !strchr("LSYWG", ev->rec.kind)) {
+    if (!is_heap && !is_access_kind(ev->rec.kind)) {
         print_internal(r, ev);
         return;
     }
