@@ -395,7 +395,7 @@ static void hook(uint64_t bias, const mt_rewrite_header *h, const char *name)
     }
     /* the trace knows the tag from here on (while the segment is writable
      * below, nothing may call into it: no libc) */
-    rt.tabs[m] = (trace_site_table){ bias, mod->sites, mod->nsites };
+    rt.tabs[m] = (trace_site_table){ bias, mod->sites, mod->nsites, NULL };
     tracer_add_sites(m, bias, mod->sites, mod->nsites);
     if (set_prot(at, end, PROT_READ | PROT_WRITE) != 0) {
         if (mod->counters)

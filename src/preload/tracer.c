@@ -609,7 +609,13 @@ void tracer_add_sites(uint32_t tag, uint64_t bias, const memtap_site *sites,
 {
     if (tag >= MAX_SITE_TABS || tag != atomic_load(&g.nsite_tabs))
         return;
-    g.site_tabs[tag] = (trace_site_table){ bias, sites, nsites };
+    g.site_tabs[tag] = (trace_site_table){ bias, sites, nsites, NULL };
+    uint8_t *records = nsites ? tracer_map(nsites) : NULL;
+    if (records) { /* a byte a site: what packing an entry looks up */
+        trace_sites all = { g.site_tabs, tag + 1 };
+        trace_site_records_fill(&all, tag, records);
+        g.site_tabs[tag].records = records;
+    }
     meta_acquire(1);
     write_sites_locked(tag);
     atomic_store(&g.nsite_tabs, tag + 1);

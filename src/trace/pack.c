@@ -68,6 +68,16 @@ uint8_t *trace_pack_record(trace_packer *p, const memtap_record *x,
     return o;
 }
 
+void trace_site_records_fill(const trace_sites *s, uint32_t tag,
+                             uint8_t *records)
+{
+    const trace_site_table *tab;
+    uint32_t index;
+    for (uint32_t i = 0; i < s->tabs[tag].nsites; i++)
+        records[i] = (uint8_t)trace_site_records(
+            s, tag << MEMTAP_SITE_BITS | i, &tab, &index);
+}
+
 static uint32_t site_slot(uint32_t site)
 {
     return (site * 0x9E3779B1u) >> (32 - 10);
@@ -90,7 +100,13 @@ uint8_t *trace_run_pack(trace_packer *p, const trace_sites *sites,
         uint32_t site = x->site, index;
         uint64_t addr = x->addr;
         const trace_site_table *tab;
-        uint32_t k = trace_site_records(&tabs, site, &tab, &index);
+        uint32_t k, tag = site >> MEMTAP_SITE_BITS;
+        if (tag < tabs.ntabs && tabs.tabs[tag].records) /* the fast way */
+            k = (site & ((1u << MEMTAP_SITE_BITS) - 1)) < tabs.tabs[tag].nsites
+                    ? tabs.tabs[tag].records[site & ((1u << MEMTAP_SITE_BITS) - 1)]
+                    : 0;
+        else
+            k = trace_site_records(&tabs, site, &tab, &index);
         if (!k)
             continue;
         if (recs + k > max_records)

@@ -36,12 +36,19 @@ typedef struct trace_site_table {
     uint64_t bias;
     const memtap_site *sites;
     uint32_t nsites;
+    const uint8_t *records;        /* optional: trace_site_records() of
+                                      each site, for the writer's speed */
 } trace_site_table;
+
 
 typedef struct trace_sites {
     const trace_site_table *tabs;
     uint32_t ntabs;
 } trace_sites;
+
+/* Fills records[0..nsites) of a table (see trace_site_table). */
+void trace_site_records_fill(const trace_sites *s, uint32_t tag,
+                             uint8_t *records);
 
 /* One logged access as rewritten code appends it (rewrite/abi.h). */
 typedef struct trace_entry {

@@ -138,7 +138,7 @@ static void seed_runs(doc *d)
                { 0x104, 1, 4, 0, 1, 8, 0, 1, 0 },
                { 0x108, 1, 8, 1, 1, 0, 0, 0, 0 } } };
     add(d, MEMTAP_CHUNK_SITES, 0, 3, &st, sizeof st);
-    trace_site_table tab = { st.h.bias, st.s, 3 };
+    trace_site_table tab = { st.h.bias, st.s, 3, NULL };
     trace_sites sites = { &tab, 1 };
     trace_entry e[60];
     for (uint32_t i = 0; i < 60; i++)

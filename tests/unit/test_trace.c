@@ -319,8 +319,8 @@ static const memtap_site sites0[6] = { SITE(0x100, 1, 8, 1, 0, 0, 2, 0),
                                        SITE(0x110, 1, 8, 0, 0, 0, 0, 0),
                                        SITE(0x114, 1, 8, 1, 0, 4, 0, 1) };
 static const memtap_site sites1[1] = { SITE(0x20, 1, 1, 1, 0, 0, 0, 0) };
-static const trace_site_table tabs[2] = { { 0x400000, sites0, 6 },
-                                          { 0x7f0000, sites1, 1 } };
+static const trace_site_table tabs[2] = { { 0x400000, sites0, 6, NULL },
+                                          { 0x7f0000, sites1, 1, NULL } };
 
 static size_t expand_one(const memtap_site *s, uint64_t bias, uint64_t addr,
                          uint64_t *seq, memtap_record *out)
@@ -410,6 +410,29 @@ static void test_access_runs(void)
     CHECK(trace_events_unpack(packed, len, back, nwant, &one) != 0);
     CHECK(trace_events_unpack(packed, len - 1, back, nwant, &ts) != 0);
     CHECK(trace_events_unpack(packed, len, back, nwant - 1, &ts) != 0);
+
+    /* the writer's per-site record counts pack the same bytes */
+    uint8_t rec0[6], rec1[1];
+    trace_site_records_fill(&ts, 0, rec0);
+    trace_site_records_fill(&ts, 1, rec1);
+    static const uint8_t want0[6] = { 4, 0, 0, 2, 0, 0 };
+    CHECK(memcmp(rec0, want0, 6) == 0 && rec1[0] == 1);
+    trace_site_table fast[2] = { tabs[0], tabs[1] };
+    fast[0].records = rec0;
+    fast[1].records = rec1;
+    trace_sites fs = { fast, 2 };
+    static uint8_t again[sizeof packed];
+    trace_packer a, b;
+    trace_packer_reset(&a);
+    trace_packer_reset(&b);
+    const trace_entry *ea = e, *eb = e;
+    uint32_t ra = 0, rb = 0;
+    uint8_t *oa = trace_run_pack(&a, &ts, &ea, e + N, packed, packed + sizeof packed,
+                                 UINT32_MAX, &ra);
+    uint8_t *ob = trace_run_pack(&b, &fs, &eb, e + N, again, again + sizeof again,
+                                 UINT32_MAX, &rb);
+    CHECK(ra == rb && oa - packed == ob - again &&
+          memcmp(packed, again, (size_t)(oa - packed)) == 0);
 
     /* two sites striding by 8: about two bytes an entry */
     for (size_t i = 0; i < 1000; i++) {
