@@ -7,7 +7,7 @@
 #include "cli.h"
 
 #include "report/accuracy.h"
-#include "rewrite/abi.h"
+#include "rt/abi.h"
 #include "rewrite/rewrite.h"
 
 #include <getopt.h>

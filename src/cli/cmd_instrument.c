@@ -6,7 +6,7 @@
 #define _GNU_SOURCE
 #include "cli.h"
 
-#include "rewrite/abi.h"
+#include "rt/abi.h"
 #include "rewrite/rewrite.h"
 
 #include <getopt.h>

@@ -21,7 +21,7 @@
  */
 #define _GNU_SOURCE
 #include "fault.h"
-#include "rewritten.h"
+#include "rt/rewritten.h"
 
 #include "pagemap.h"
 #include "rawsys.h"

@@ -6,7 +6,7 @@
  */
 #define _GNU_SOURCE
 #include "modules.h"
-#include "rewritten.h"
+#include "rt/rewritten.h"
 
 #include "fault.h"
 #include "trace/chunk.h"

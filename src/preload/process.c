@@ -9,7 +9,7 @@
 #include "fmt.h"
 #include "modules.h"
 #include "rawsys.h"
-#include "rewritten.h"
+#include "rt/rewritten.h"
 #include "tools.h"
 #include "signals.h"
 #include "syscalls.h"
@@ -395,7 +395,8 @@ MEMTAP_EXPORT void exit(int status)
     __builtin_unreachable();
 }
 
-void process_end_stats(fmt_buf *b)
+/* The engines' counters for the closing note. */
+static void process_end_stats(fmt_buf *b)
 {
     tools_end_stats(b);
     rewritten_end_stats(b);
@@ -413,6 +414,18 @@ void process_end_stats(fmt_buf *b)
     fmt_u64(b, signals_merged());
     fmt_char(b, '\n');
 }
+
+/* Pages the fault engine opened for memtap's own work close again. */
+static void internal_done(void)
+{
+    if (!fault_in_memtap())
+        fault_internal_release();
+}
+
+static const tracer_client process_client = {
+    .end_stats = process_end_stats,
+    .internal_done = internal_done,
+};
 
 /* Starts the fault engine when the run asks for accesses (MEMTAP_ACCESSES),
  * with the window MEMTAP_WINDOW names: "all" (from here), "main" (from
@@ -454,8 +467,12 @@ static void start_fault_engine(void)
 __attribute__((constructor(101))) static void memtap_preload_init(void)
 {
     tracer_internal_enter();
+    tracer_add_client(&rewritten_client);
+    tracer_add_client(&tools_client);
+    tracer_add_client(&process_client);
     tracer_init();
     if (tracer_enabled()) {
+        tools_init();
         modules_rescan();
         pthread_atfork(NULL, NULL, after_fork_child);
         install_fatal_handlers();

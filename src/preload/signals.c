@@ -9,7 +9,7 @@
 
 #include "fault.h"
 #include "rawsys.h"
-#include "rewritten.h"
+#include "rt/rewritten.h"
 #include "syscalls.h"
 #include "tracer.h"
 #include "world.h"

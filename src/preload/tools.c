@@ -93,7 +93,7 @@ static uint64_t take_block_size(void)
     return n;
 }
 
-int tools_event(uint8_t kind, uint64_t pc, uint64_t addr, uint64_t size,
+static int tools_event(uint8_t kind, uint64_t pc, uint64_t addr, uint64_t size,
                 uint64_t addr2)
 {
     static const char handled[] = { MEMTAP_EV_LOAD, MEMTAP_EV_STORE,
@@ -158,7 +158,7 @@ void tools_before_fixed(uintptr_t addr, size_t len)
         memtap_shadow_make_room(g.space, addr, len);
 }
 
-void tools_thread_exit(void)
+static void tools_thread_exit(void)
 {
     if (g.tool && tls_thread) {
         memtap_shadow_thread_end(tls_thread);
@@ -166,13 +166,13 @@ void tools_thread_exit(void)
     }
 }
 
-void tools_after_fork(void)
+static void tools_after_fork(void)
 {
     if (g.tool && g.tool->forked)
         g.tool->forked();
 }
 
-void tools_finish(void)
+static void tools_finish(void)
 {
     if (g.tool)
         g.tool->finish();
@@ -196,3 +196,11 @@ void tools_end_stats(fmt_buf *b)
     fmt_u64(b, memtap_shadow_resident_bytes(g.space));
     fmt_char(b, '\n');
 }
+
+const tracer_client tools_client = {
+    .active = tools_active,
+    .take = tools_event,
+    .thread_exit = tools_thread_exit,
+    .after_fork_child = tools_after_fork,
+    .finish = tools_finish,
+};

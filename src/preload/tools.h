@@ -10,14 +10,19 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Reads MEMTAP_TOOL, MEMTAP_TOOL_CHUNK and MEMTAP_TOOL_CHECK_ONCE. */
+#include "tracer.h"
+
+/* Reads MEMTAP_TOOL, MEMTAP_TOOL_CHUNK and MEMTAP_TOOL_CHECK_ONCE (after
+ * the recorder's start). */
 void tools_init(void);
+/* Whether a tool runs. */
 int tools_active(void);
 
-/* Gives a record to the tool; returns 1 when the record is the tool's
- * (an access: not written to the trace). */
-int tools_event(uint8_t kind, uint64_t pc, uint64_t addr, uint64_t size,
-                uint64_t addr2);
+/* What the recorder calls: whether a tool runs (accesses then go to it,
+ * not the trace), each record (an access is the tool's), the ends of
+ * threads and of the run (the tool's summary), a forked child (its
+ * summary starts from nothing). */
+extern const tracer_client tools_client;
 
 /* Usable size of the block a free or realloc is about to release (the
  * wrappers measure it while the block is still the program's). */
@@ -30,11 +35,6 @@ void tools_moved(uintptr_t old, size_t old_len, uintptr_t new_addr,
                  size_t new_len);
 void tools_before_fixed(uintptr_t addr, size_t len);
 
-void tools_thread_exit(void);
-/* In a forked child: its summary starts from nothing. */
-void tools_after_fork(void);
-/* Writes the tool's summary (once, at the end of the process). */
-void tools_finish(void);
 /* Appends "tool=NAME" and the shadow memory's figures to the closing
  * note. */
 struct fmt_buf;

@@ -16,11 +16,8 @@
 #define _GNU_SOURCE
 #include "tracer.h"
 
-#include "fault.h"
 #include "fmt.h"
 #include "rawsys.h"
-#include "rewritten.h"
-#include "tools.h"
 #include "trace/chunk.h"
 #include "trace/runstatus.h"
 
@@ -39,6 +36,7 @@
 #define DEFAULT_RECORDS 16384u
 #define BYTES_PER_RECORD 32u         /* buffer bytes per record of the cap */
 #define MAX_SITE_TABS (1u << (32 - MEMTAP_SITE_BITS))
+#define MAX_CLIENTS 4
 #define META_MAX (4u << 20)          /* largest metadata chunk (maps text) */
 #define TRACE_FD_MIN 700             /* keep our descriptor out of the way */
 
@@ -80,7 +78,45 @@ static struct {
     size_t meta_out_cap;
     trace_site_table site_tabs[MAX_SITE_TABS];
     _Atomic uint32_t nsite_tabs;     /* tags below are filled in */
+    const tracer_client *clients[MAX_CLIENTS];
+    unsigned nclients;
 } g = { .fd = -1, .status_fd = -1 };
+
+int tracer_add_client(const tracer_client *c)
+{
+    if (g.nclients == MAX_CLIENTS)
+        return -1;
+    g.clients[g.nclients++] = c;
+    return 0;
+}
+
+/* Calls member `fn` of every client that has it. */
+#define EACH_CLIENT(fn, ...)                                               \
+    do {                                                                   \
+        for (unsigned ci_ = 0; ci_ < g.nclients; ci_++)                    \
+            if (g.clients[ci_]->fn)                                        \
+                g.clients[ci_]->fn(__VA_ARGS__);                           \
+    } while (0)
+
+/* Whether a client takes accesses instead of the trace. */
+static int clients_active(void)
+{
+    for (unsigned i = 0; i < g.nclients; i++)
+        if (g.clients[i]->active && g.clients[i]->active())
+            return 1;
+    return 0;
+}
+
+/* Whether a client keeps the event out of the trace. */
+static int clients_take(uint8_t kind, uint64_t pc, uint64_t addr,
+                        uint64_t size, uint64_t addr2)
+{
+    for (unsigned i = 0; i < g.nclients; i++)
+        if (g.clients[i]->take &&
+            g.clients[i]->take(kind, pc, addr, size, addr2))
+            return 1;
+    return 0;
+}
 
 static __thread tracer_thread *tls_self __attribute__((tls_model("initial-exec")));
 static __thread int tls_internal __attribute__((tls_model("initial-exec")));
@@ -180,8 +216,8 @@ void tracer_internal_enter(void) { tls_internal++; }
 
 void tracer_internal_leave(void)
 {
-    if (--tls_internal == 0 && !fault_in_memtap())
-        fault_internal_release();
+    if (--tls_internal == 0)
+        EACH_CLIENT(internal_done);
 }
 uint64_t tracer_seq(void) { return atomic_load(&g.seq); }
 
@@ -578,7 +614,7 @@ static void append(tracer_thread *t, uint8_t kind, uint8_t flags,
 static void emit(uint8_t kind, uint8_t flags, uint64_t pc, uint64_t addr,
                  uint64_t size, uint64_t addr2, uint64_t aux, uint32_t count)
 {
-    if (!g.enabled || tools_event(kind, pc, addr, size, addr2))
+    if (!g.enabled || clients_take(kind, pc, addr, size, addr2))
         return;
     tls_internal++; /* what libc does for us here is not the program's */
     tracer_thread *t = self();
@@ -594,7 +630,7 @@ void tracer_emit(uint8_t kind, uint8_t flags, uint64_t pc, uint64_t addr,
 {
     /* accesses a rewritten module logged come first */
     if (kind != MEMTAP_EV_LOAD && kind != MEMTAP_EV_STORE)
-        rewritten_sync();
+        EACH_CLIENT(sync);
     emit(kind, flags, pc, addr, size, addr2, aux, 1);
 }
 
@@ -639,7 +675,7 @@ int tracer_append_entries(const trace_entry *e, const trace_entry *end)
 {
     if (!g.enabled)
         return 1;
-    if (tools_active())
+    if (clients_active())
         return 0;
     trace_sites sites = { g.site_tabs, atomic_load(&g.nsite_tabs) };
     const size_t run_min = TRACE_RUN_FRAME + TRACE_ENTRY_MAX;
@@ -691,8 +727,7 @@ void tracer_thread_exit(void)
     tracer_thread *t = tls_self;
     if (!t || !g.enabled)
         return;
-    rewritten_thread_exit();
-    tools_thread_exit();
+    EACH_CLIENT(thread_exit);
     append(t, MEMTAP_EV_THREAD_EXIT, 0, 0, 0, 0, 0, 0, 1);
     if (try_lock(t)) {
         flush_locked(t);
@@ -711,8 +746,7 @@ void tracer_finish(const char *how, int code)
         return;
     if (atomic_exchange(&g.finished, 1))
         return;
-    rewritten_finish();
-    tools_finish();
+    EACH_CLIENT(finish);
     tracer_flush_all();
     char text[512];
     fmt_buf b = { text, 0, sizeof text };
@@ -729,7 +763,7 @@ void tracer_finish(const char *how, int code)
         fmt_u64(&b, (uint64_t)atomic_load(&g.write_errno));
     }
     fmt_char(&b, '\n');
-    process_end_stats(&b);
+    EACH_CLIENT(end_stats, &b);
     /* a signal may have interrupted a metadata write: then skip the note */
     if (meta_acquire(0)) {
         write_meta_locked(MEMTAP_CHUNK_INFO, 0, text, b.len);
@@ -767,8 +801,7 @@ void tracer_after_fork_child(void)
     atomic_store(&g.finished, 0);
     atomic_store(&g.dropped, 0);
     atomic_store(&g.write_errno, 0);
-    tools_after_fork();
-    rewritten_after_fork_child();
+    EACH_CLIENT(after_fork_child);
     strcpy(g.parent_path, g.path);
     g.fork_seq = atomic_load(&g.seq);
     open_output();
@@ -799,5 +832,4 @@ void tracer_init(void)
     g.meta_out = (char *)mem + ws;
     g.enabled = 1;
     open_output();
-    tools_init();
 }

@@ -3,6 +3,7 @@
  * the global sequence and allocation counters, the output file and its
  * metadata chunks.  Everything here is safe to call from wrappers and from
  * signal handlers: no malloc, no stdio, no locks on the recording path.
+ * It knows no engine and no host by name: they register as clients.
  */
 #ifndef MEMTAP_PRELOAD_TRACER_H
 #define MEMTAP_PRELOAD_TRACER_H
@@ -13,6 +14,30 @@
 #include "trace/pack.h"
 
 #define MEMTAP_EXPORT __attribute__((visibility("default")))
+
+struct fmt_buf;
+
+/* An engine or a host the recorder serves (the runtime of rewritten
+ * programs, the shadow-tool host, the process lifecycle).  Any member may
+ * be NULL; clients are called in the order they were added. */
+typedef struct tracer_client {
+    /* before the calling thread records anything but an access: hand
+     * over the accesses it logged and has not handed over */
+    void (*sync)(void);
+    /* whether accesses go to take() instead of the trace */
+    int (*active)(void);
+    /* an event the client may keep out of the trace (returns 1) */
+    int (*take)(uint8_t kind, uint64_t pc, uint64_t addr, uint64_t size,
+                uint64_t addr2);
+    void (*thread_exit)(void);        /* the calling thread ends */
+    void (*after_fork_child)(void);   /* before the child's trace opens */
+    void (*finish)(void);             /* before the last flush */
+    void (*end_stats)(struct fmt_buf *b); /* lines of the closing note */
+    void (*internal_done)(void);      /* the thread left memtap's code */
+} tracer_client;
+
+/* Adds a client (at start-up, before tracer_init); 0, or -1 when full. */
+int tracer_add_client(const tracer_client *c);
 
 /* True once the library is configured to record (MEMTAP_OUTPUT set). */
 int tracer_enabled(void);
@@ -73,10 +98,6 @@ void tracer_write_modules(const void *entries, uint32_t len, uint32_t count);
 void heap_resolve_next(void);
 /* Resolves the functions blockops.c forwards to. */
 void blockops_resolve(void);
-
-struct fmt_buf;
-/* Appends the engines' counters to the closing note (process.c). */
-void process_end_stats(struct fmt_buf *b);
 
 /* Non-zero while the calling thread runs memtap's own code: allocations it
  * makes then are memtap's and are not recorded. */

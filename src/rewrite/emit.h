@@ -9,7 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "rewrite/abi.h"
+#include "rt/abi.h"
 #include "x86/insn.h"
 
 /* Code being laid out at a known link-time address. */

@@ -2,7 +2,7 @@
  * rewrite/rewrite.h - writes an instrumented copy of an x86-64 ELF program
  * or shared library: the memory operands the static analysis selected log
  * their effective address through trampolines in a segment added to the
- * file (see rewrite/abi.h); the original code stays where it was.
+ * file (see rt/abi.h); the original code stays where it was.
  */
 #ifndef MEMTAP_REWRITE_REWRITE_H
 #define MEMTAP_REWRITE_REWRITE_H

@@ -50,7 +50,7 @@ typedef struct trace_sites {
 void trace_site_records_fill(const trace_sites *s, uint32_t tag,
                              uint8_t *records);
 
-/* One logged access as rewritten code appends it (rewrite/abi.h). */
+/* One logged access as rewritten code appends it (rt/abi.h). */
 typedef struct trace_entry {
     uint32_t site;                 /* index | tag << MEMTAP_SITE_BITS */
     uint32_t reserved;

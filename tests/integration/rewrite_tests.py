@@ -226,6 +226,20 @@ def test_rewrite_elision():
     check(elided > 0, "some operands were elided (%d)" % elided)
 
 
+def test_rewrite_one_core():
+    """A trace written with one core holds what one written with two holds
+    (record for record, address randomization off)."""
+    copy = instrument(prog("lk_structs"), os.path.join(TMP, "cores.mt"), "--nonselective")
+    lines = []
+    for pin in (["taskset", "-c", "0"], []):
+        trace = os.path.join(TMP, "cores.mtr")
+        subprocess.run(pin + ["setarch", "-R", MEMTAP_BIN, "run", "-q", "-o", trace, "--", copy],
+                       check=True, capture_output=True)
+        lines.append([l for l in show(trace, "--raw") if not l.startswith("#")])
+    check(lines[0] and lines[0] == lines[1],
+          "one core and two give the same records (%d and %d)" % (len(lines[0]), len(lines[1])))
+
+
 def elided_sites(path):
     """How many sites of a rewritten file are elided (memtap_site.elided)."""
     data = open(path, "rb").read()

@@ -472,7 +472,23 @@ static void test_workspace(void)
 
 /* A trace of the first format (version 1, plain event chunks) still
  * reads. */
-static void test_first_format(void)
+/* Sets the version field of the trace file at path. */
+static void set_version(const char *path, uint32_t version)
+{
+    size_t len;
+    char *buf = slurp(path, &len);
+    CHECK(buf != NULL);
+    if (!buf)
+        return;
+    memcpy(buf + offsetof(memtap_file_header, version), &version,
+           sizeof version);
+    spill(path, buf, len);
+    free(buf);
+}
+
+/* Traces of the earlier formats still read: format 1 (plain event
+ * chunks) and format 2 (packed records, no access runs, no SITES). */
+static void test_earlier_formats(void)
 {
     const char *path = path_in_dir("v1.mtr");
     trace_writer *w;
@@ -482,16 +498,16 @@ static void test_first_format(void)
         r[i] = rec(i, i % 2 ? 'L' : 'S');
     CHECK(trace_writer_chunk(w, 100, r, 50) == MEMTAP_OK);
     CHECK(trace_writer_close(w) == MEMTAP_OK);
-    size_t len;
-    char *buf = slurp(path, &len);
-    CHECK(buf != NULL);
-    if (!buf)
-        return;
-    uint32_t v1 = 1;
-    memcpy(buf + offsetof(memtap_file_header, version), &v1, sizeof v1);
-    spill(path, buf, len);
-    free(buf);
+    set_version(path, 1);
     CHECK_EQ_U64(read_all(path, 1, 1000), 50);
+
+    path = path_in_dir("v2.mtr");
+    write_sample(path, 3000, 100);
+    set_version(path, 2);
+    CHECK_EQ_U64(read_all(path, 1, 100), 3000);
+    set_version(path, MEMTAP_TRACE_VERSION + 1);
+    memtap_trace *t;
+    CHECK(memtap_trace_open(path, &t) == MEMTAP_E_VERSION);
 }
 
 int main(void)
@@ -505,7 +521,7 @@ int main(void)
     test_packing();
     test_access_runs();
     test_workspace();
-    test_first_format();
+    test_earlier_formats();
     char cmd[300];
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     if (system(cmd) != 0)

@@ -1,6 +1,6 @@
 /*
  * rewritten.c - the runtime of programs and libraries rewritten by
- * `memtap instrument` (see rewrite/abi.h), inside libmemtap.so.
+ * `memtap instrument` (see rt/abi.h), inside libmemtap.so.
  *
  * At start-up and after each dlopen it finds the modules that carry a
  * rewritten segment, fills in their stub (the TLS offsets of this
@@ -24,12 +24,12 @@
 #define _GNU_SOURCE
 #include "rewritten.h"
 
-#include "fault.h"
-#include "fmt.h"
-#include "rawsys.h"
-#include "rewrite/abi.h"
-#include "signals.h"
-#include "tracer.h"
+#include "preload/fault.h"
+#include "preload/fmt.h"
+#include "preload/rawsys.h"
+#include "preload/signals.h"
+#include "preload/tracer.h"
+#include "rt/abi.h"
 
 #include "memtap/consumer.h"
 
@@ -188,14 +188,14 @@ static void rewritten_flush(void)
     tracer_internal_leave();
 }
 
-void rewritten_sync(void)
+static void rewritten_sync(void)
 {
     if (tls_base && !tls_flushing &&
         tls_log.cursor != (uint64_t)(uintptr_t)tls_base)
         drain();
 }
 
-void rewritten_thread_exit(void)
+static void rewritten_thread_exit(void)
 {
     rewritten_sync();
     if (tls_base) {
@@ -208,7 +208,7 @@ void rewritten_thread_exit(void)
     tls_flushing = 1;
 }
 
-void rewritten_after_fork_child(void)
+static void rewritten_after_fork_child(void)
 {
     /* the entries in the buffer and the counts so far are the parent's */
     if (tls_base) {
@@ -221,7 +221,7 @@ void rewritten_after_fork_child(void)
             memset(rt.mods[m].counters, 0, rt.mods[m].nblocks * sizeof(uint64_t));
 }
 
-void rewritten_finish(void)
+static void rewritten_finish(void)
 {
     rewritten_sync();
     uint32_t nmods = atomic_load(&rt.nmods);
@@ -501,3 +501,10 @@ void rewritten_end_stats(fmt_buf *b)
 }
 
 int rewritten_modules(void) { return (int)atomic_load(&rt.nmods); }
+
+const tracer_client rewritten_client = {
+    .sync = rewritten_sync,
+    .thread_exit = rewritten_thread_exit,
+    .after_fork_child = rewritten_after_fork_child,
+    .finish = rewritten_finish,
+};

@@ -1,5 +1,5 @@
 /*
- * rewrite/abi.h - what a rewritten ELF file and memtap's runtime agree on.
+ * rt/abi.h - what a rewritten ELF file and memtap's runtime agree on.
  *
  * `memtap instrument` turns a spare PT_NOTE program header into a PT_LOAD
  * segment (read + execute) that it appends to the file.  The segment
