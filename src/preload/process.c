@@ -468,11 +468,12 @@ __attribute__((constructor(101))) static void memtap_preload_init(void)
 {
     tracer_internal_enter();
     tracer_add_client(&rewritten_client);
-    tracer_add_client(&tools_client);
     tracer_add_client(&process_client);
     tracer_init();
     if (tracer_enabled()) {
         tools_init();
+        if (tools_active())
+            tracer_add_client(&tools_client);
         modules_rescan();
         pthread_atfork(NULL, NULL, after_fork_child);
         install_fatal_handlers();

@@ -78,31 +78,42 @@ static struct {
     size_t meta_out_cap;
     trace_site_table site_tabs[MAX_SITE_TABS];
     _Atomic uint32_t nsite_tabs;     /* tags below are filled in */
-    const tracer_client *clients[MAX_CLIENTS];
     unsigned nclients;
 } g = { .fd = -1, .status_fd = -1 };
+
+/* The clients' hooks, one array each, so that a hook no client has costs
+ * one compare on the recording path. */
+#define TRACER_HOOKS(X) X(sync) X(active) X(take) X(thread_exit) \
+    X(after_fork_child) X(finish) X(end_stats) X(internal_done)
+#define HOOK_ARRAY(name) \
+    __typeof__(((tracer_client *)0)->name) name[MAX_CLIENTS]; unsigned n_##name;
+static struct { TRACER_HOOKS(HOOK_ARRAY) } hooks;
 
 int tracer_add_client(const tracer_client *c)
 {
     if (g.nclients == MAX_CLIENTS)
         return -1;
-    g.clients[g.nclients++] = c;
+    g.nclients++;
+#define HOOK_ADD(name) \
+    if (c->name)       \
+        hooks.name[hooks.n_##name++] = c->name;
+    TRACER_HOOKS(HOOK_ADD)
+#undef HOOK_ADD
     return 0;
 }
 
-/* Calls member `fn` of every client that has it. */
+/* Calls hook `fn` of every client that has it. */
 #define EACH_CLIENT(fn, ...)                                               \
     do {                                                                   \
-        for (unsigned ci_ = 0; ci_ < g.nclients; ci_++)                    \
-            if (g.clients[ci_]->fn)                                        \
-                g.clients[ci_]->fn(__VA_ARGS__);                           \
+        for (unsigned ci_ = 0; ci_ < hooks.n_##fn; ci_++)                  \
+            hooks.fn[ci_](__VA_ARGS__);                                    \
     } while (0)
 
 /* Whether a client takes accesses instead of the trace. */
 static int clients_active(void)
 {
-    for (unsigned i = 0; i < g.nclients; i++)
-        if (g.clients[i]->active && g.clients[i]->active())
+    for (unsigned i = 0; i < hooks.n_active; i++)
+        if (hooks.active[i]())
             return 1;
     return 0;
 }
@@ -111,9 +122,8 @@ static int clients_active(void)
 static int clients_take(uint8_t kind, uint64_t pc, uint64_t addr,
                         uint64_t size, uint64_t addr2)
 {
-    for (unsigned i = 0; i < g.nclients; i++)
-        if (g.clients[i]->take &&
-            g.clients[i]->take(kind, pc, addr, size, addr2))
+    for (unsigned i = 0; i < hooks.n_take; i++)
+        if (hooks.take[i](kind, pc, addr, size, addr2))
             return 1;
     return 0;
 }

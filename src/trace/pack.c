@@ -64,7 +64,10 @@ uint8_t *trace_pack_record(trace_packer *p, const memtap_record *x,
         o = put(o, x->count);
     if (has & HAS_RESERVED)
         o = put(o, x->reserved);
-    p->prev = *x;
+    p->prev.seq = x->seq;
+    p->prev.pc = x->pc;
+    p->prev.addr = x->addr;
+    p->prev.aux = x->aux;
     return o;
 }
 
@@ -206,7 +209,10 @@ static const uint8_t *unpack_record(trace_packer *pk, uint8_t kind,
         x.reserved = (uint16_t)w;
     if (p) {
         *out = x;
-        pk->prev = x;
+        pk->prev.seq = x.seq;
+        pk->prev.pc = x.pc;
+        pk->prev.addr = x.addr;
+        pk->prev.aux = x.aux;
     }
     return p;
 }

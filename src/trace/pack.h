@@ -25,7 +25,9 @@
 /* What packing carries from item to item inside one chunk; writer and
  * reader keep the same. */
 typedef struct trace_packer {
-    memtap_record prev;            /* the last record (seq: of a run too) */
+    struct {                       /* of the last record (seq: of the  */
+        uint64_t seq, pc, addr, aux; /* last run's last record too)   */
+    } prev;
     uint32_t prev_site;
     uint64_t slots[TRACE_SITE_SLOTS];
 } trace_packer;

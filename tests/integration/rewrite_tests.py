@@ -102,14 +102,14 @@ def test_rewrite_libc():
             check(in_libc, "%s: the rewritten libc logged accesses" % name)
 
 
-# ---- the site table of a rewritten file (rewrite/abi.h) ----
+# ---- the site table of a rewritten file (rt/abi.h) ----
 
 HEADER = struct.Struct("<8sIIIIQQQQQQ8Q8BdQddQIIQQQQ")
 SITE = struct.Struct("<QIHBBiHBB")  # memtap_site
 
 
-def site_table(path):
-    """{pc: (count, size, read, write)} of the file's instrumented operands."""
+def sites_of(path):
+    """The memtap_site tuples of a rewritten file, in table order."""
     data = open(path, "rb").read()
     out = subprocess.run(["readelf", "-lW", path], capture_output=True, text=True,
                          check=True).stdout
@@ -120,12 +120,17 @@ def site_table(path):
             if data[off:off + 8] == b"MTREWR01":
                 h = HEADER.unpack_from(data, off)
                 nsites, sites = h[3], h[7]
-                table = {}
-                for i in range(nsites):
-                    pc, count, size, rd, wr = SITE.unpack_from(data, off + sites + i * SITE.size)[:5]
-                    table.setdefault(pc, []).append((count, size, rd, wr))
-                return table
+                return [SITE.unpack_from(data, off + sites + i * SITE.size)
+                        for i in range(nsites)]
     raise Failure("%s: no rewritten segment" % path)
+
+
+def site_table(path):
+    """{pc: (count, size, read, write)} of the file's instrumented operands."""
+    table = {}
+    for pc, count, size, rd, wr in (s[:5] for s in sites_of(path)):
+        table.setdefault(pc, []).append((count, size, rd, wr))
+    return table
 
 
 def header(path):
@@ -242,17 +247,7 @@ def test_rewrite_one_core():
 
 def elided_sites(path):
     """How many sites of a rewritten file are elided (memtap_site.elided)."""
-    data = open(path, "rb").read()
-    out = subprocess.run(["readelf", "-lW", path], capture_output=True, text=True,
-                         check=True).stdout
-    for line in out.splitlines():
-        f = line.split()
-        if f and f[0] == "LOAD" and data[int(f[1], 16):int(f[1], 16) + 8] == b"MTREWR01":
-            off = int(f[1], 16)
-            h = HEADER.unpack_from(data, off)
-            return sum(SITE.unpack_from(data, off + h[7] + i * SITE.size)[7]
-                       for i in range(h[3]))
-    raise Failure("%s: no rewritten segment" % path)
+    return sum(site[7] for site in sites_of(path))
 
 
 def test_rewrite_killed():
