@@ -18,12 +18,31 @@
 #include <string.h>
 
 #define NAME_MAX_LEN 1024
+#define CODE_CACHE 4096u         /* instruction names kept, by pc */
+#define CODE_NAME_MAX 120u       /* longer names are not kept */
+#define BLOCK_CACHE 1024u        /* heap block names kept, by number */
+
+/* An instruction's name as code_name() made it. */
+typedef struct code_slot {
+    uint64_t pc;
+    int valid;
+    char name[CODE_NAME_MAX];
+} code_slot;
+
+/* A heap block's name as block_name() made it. */
+typedef struct block_slot {
+    heap_block block;            /* the block it names, as it was */
+    int valid;
+    char name[CODE_NAME_MAX];
+} block_slot;
 
 struct renderer {
     symbolizer *sym;
     heap_map *heap;
     render_options opt;
     FILE *out;
+    code_slot *codes;            /* CODE_CACHE slots, direct-mapped */
+    block_slot *blocks;          /* BLOCK_CACHE slots, direct-mapped */
 };
 
 renderer *renderer_create(symbolizer *sym, const render_options *opt,
@@ -33,7 +52,12 @@ renderer *renderer_create(symbolizer *sym, const render_options *opt,
     if (!r)
         return NULL;
     r->heap = heap_map_create();
-    if (!r->heap) {
+    r->codes = calloc(CODE_CACHE, sizeof *r->codes);
+    r->blocks = calloc(BLOCK_CACHE, sizeof *r->blocks);
+    if (!r->heap || !r->codes || !r->blocks) {
+        heap_map_destroy(r->heap);
+        free(r->codes);
+        free(r->blocks);
         free(r);
         return NULL;
     }
@@ -48,6 +72,8 @@ void renderer_destroy(renderer *r)
     if (!r)
         return;
     heap_map_destroy(r->heap);
+    free(r->codes);
+    free(r->blocks);
     free(r);
 }
 
@@ -106,14 +132,51 @@ static const char *block_region(const heap_block *b)
     return mapping ? "[mmap]" : "[heap]";
 }
 
+/* Whether two blocks get the same name (block_name). */
+static int same_name(const heap_block *a, const heap_block *b)
+{
+    return a->id == b->id && a->site == b->site && a->kind == b->kind &&
+           a->released == b->released;
+}
+
+/* block_name() of b, kept for the next access to it. */
+static const char *block_name_kept(renderer *r, const heap_block *b,
+                                   char *buf, size_t cap)
+{
+    block_slot *slot = &r->blocks[b->id % BLOCK_CACHE];
+    if (slot->valid && same_name(&slot->block, b))
+        return slot->name;
+    block_name(r, b, buf, cap);
+    size_t len = strlen(buf);
+    if (len < CODE_NAME_MAX) {
+        memcpy(slot->name, buf, len + 1);
+        slot->block = *b;
+        slot->valid = 1;
+    }
+    return buf;
+}
+
 const char *renderer_name_data(renderer *r, uint64_t addr, char *buf,
                                size_t cap)
 {
     const heap_block *b = heap_map_find(r->heap, addr);
     if (b) {
-        char name[NAME_MAX_LEN];
-        block_name(r, b, name, sizeof name);
-        snprintf(buf, cap, "%s+%" PRIu64, name, addr - b->start);
+        char name[NAME_MAX_LEN], digits[24];
+        const char *n = block_name_kept(r, b, name, sizeof name);
+        uint64_t off = addr - b->start;
+        size_t k = sizeof digits; /* "NAME+OFFSET" by hand: the most */
+        digits[--k] = '\0';       /* common name of all */
+        do
+            digits[--k] = (char)('0' + off % 10);
+        while (off /= 10);
+        size_t len = strlen(n), dlen = sizeof digits - 1 - k;
+        if (len + 1 + dlen < cap) {
+            memcpy(buf, n, len);
+            buf[len] = '+';
+            memcpy(buf + len + 1, digits + k, dlen + 1);
+        } else {
+            snprintf(buf, cap, "%s+%s", n, digits + k);
+        }
         return block_region(b);
     }
     if (!r->sym) {
@@ -147,6 +210,25 @@ static void code_name(renderer *r, uint64_t pc, char *buf, size_t cap)
         }
     }
 }
+
+/* code_name() of pc, kept for the next time (buf when too long to keep;
+ * names depend only on the pc and the trace's modules). */
+static const char *code_name_kept(renderer *r, uint64_t pc, char *buf,
+                                  size_t cap)
+{
+    code_slot *slot = &r->codes[(pc * 0x9E3779B97F4A7C15ull) >> 52];
+    if (slot->valid && slot->pc == pc)
+        return slot->name;
+    code_name(r, pc, buf, cap);
+    size_t len = strlen(buf);
+    if (len < CODE_NAME_MAX) {
+        memcpy(slot->name, buf, len + 1);
+        slot->pc = pc;
+        slot->valid = 1;
+    }
+    return buf;
+}
+_Static_assert(CODE_CACHE == 1u << 12, "code_name_kept takes 12 bits");
 
 static void print_internal(renderer *r, const memtap_event *ev)
 {
@@ -197,7 +279,7 @@ static void print_internal(renderer *r, const memtap_event *ev)
 /* A line built by hand: the access lines are most of any trace, and
  * printf's format parsing was most of show's time. */
 typedef struct line {
-    char b[512];
+    char b[3 * NAME_MAX_LEN + 64]; /* three names and the rest: never cut */
     size_t n;
 } line;
 
@@ -264,7 +346,8 @@ static void print_raw(renderer *r, const memtap_event *ev)
     const memtap_record *x = &ev->rec;
     FILE *o = r->out;
     if (x->kind == MEMTAP_EV_LOAD || x->kind == MEMTAP_EV_STORE) {
-        line l = { .n = 0 }; /* "L#12:0x55d0c0a012a8, [heap], 0x55d0c09ff1b7" */
+        line l; /* "L#12:0x55d0c0a012a8, [heap], 0x55d0c09ff1b7" */
+        l.n = 0;
         put_c(&l, (char)x->kind);
         put_c(&l, '#');
         put_u(&l, x->seq);
@@ -314,15 +397,25 @@ static void print_symbolic(renderer *r, const memtap_event *ev,
     const memtap_record *x = &ev->rec;
     FILE *o = r->out;
     char a[NAME_MAX_LEN], b[NAME_MAX_LEN], c[NAME_MAX_LEN];
+    if (x->kind == MEMTAP_EV_LOAD || x->kind == MEMTAP_EV_STORE) {
+        const char *region = renderer_name_data(r, x->addr, a, sizeof a);
+        line l; /* "L$12:<malloc0013@f+45>+8, [heap], g+73" */
+        l.n = 0;
+        put_c(&l, (char)x->kind);
+        put_c(&l, '$');
+        put_u(&l, x->seq);
+        put_c(&l, ':');
+        put_s(&l, a);
+        put_s(&l, ", ");
+        put_s(&l, region);
+        put_s(&l, ", ");
+        put_s(&l, code_name_kept(r, x->pc, c, sizeof c));
+        put_c(&l, '\n');
+        put_line(o, &l);
+        return;
+    }
     fprintf(o, "%c$%" PRIu64 ":", x->kind, x->seq);
     switch (x->kind) {
-    case MEMTAP_EV_LOAD:
-    case MEMTAP_EV_STORE: {
-        const char *region = renderer_name_data(r, x->addr, a, sizeof a);
-        code_name(r, x->pc, c, sizeof c);
-        fprintf(o, "%s, %s, %s\n", a, region, c);
-        break;
-    }
     case MEMTAP_EV_COPY:
         renderer_name_data(r, x->addr, a, sizeof a);
         renderer_name_data(r, x->addr2, b, sizeof b);
@@ -390,7 +483,8 @@ static void print_lackey(renderer *r, const memtap_record *x)
     switch (x->kind) {
     case MEMTAP_EV_LOAD:
     case MEMTAP_EV_STORE: {
-        line l = { .n = 0 }; /* " L 0804a010,4" */
+        line l; /* " L 0804a010,4" */
+        l.n = 0;
         put_c(&l, ' ');
         put_c(&l, (char)x->kind);
         put_c(&l, ' ');
