@@ -291,8 +291,11 @@ static void put_c(line *l, char c)
 
 static void put_s(line *l, const char *s)
 {
-    while (*s && l->n < sizeof l->b)
-        l->b[l->n++] = *s++;
+    size_t len = strlen(s);
+    if (len > sizeof l->b - l->n)
+        len = sizeof l->b - l->n;
+    memcpy(l->b + l->n, s, len);
+    l->n += len;
 }
 
 static void put_u(line *l, uint64_t v)
@@ -302,7 +305,7 @@ static void put_u(line *l, uint64_t v)
         "34353637383940414243444546474849505152535455565758596061626364656667"
         "6869707172737475767778798081828384858687888990919293949596979899";
     int n = 1;
-    for (uint64_t x = v; x >= 10; x /= 10)
+    for (uint64_t p = 10; n < 20 && v >= p; p *= 10)
         n++;
     if (l->n + (size_t)n > sizeof l->b)
         return;
@@ -323,6 +326,7 @@ static void put_u(line *l, uint64_t v)
 /* v in lowercase hex, at least `digits` digits. */
 static void put_x(line *l, uint64_t v, int digits)
 {
+    static const char hex[] = "0123456789abcdef";
     int n = v ? (67 - __builtin_clzll(v)) / 4 : 1;
     if (n < digits)
         n = digits;
@@ -330,10 +334,13 @@ static void put_x(line *l, uint64_t v, int digits)
         return;
     char *p = l->b + l->n + n;
     l->n += (size_t)n;
-    do {
-        *--p = "0123456789abcdef"[v & 15];
-        v >>= 4;
-    } while (--n);
+    for (; n >= 2; n -= 2, v >>= 8) { /* a byte a step */
+        p -= 2;
+        p[0] = hex[(v >> 4) & 15];
+        p[1] = hex[v & 15];
+    }
+    if (n)
+        *--p = hex[v & 15];
 }
 
 static void put_line(FILE *o, const line *l)
