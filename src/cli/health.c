@@ -2,7 +2,8 @@
  * health.c - what the command says about a trace that may be incomplete:
  * one warning per thing memtap knows is missing (a file cut short, damaged
  * chunks, no end record, records dropped, windows other threads could run
- * into).  `run` and `show` say the same.
+ * into), and notes on what took slow paths.  `run` and `show` say the
+ * same.
  */
 #include "cli.h"
 
@@ -65,6 +66,12 @@ int cli_report_health(const char *path, const memtap_trace *t, int dropped)
                         "asynchronous signals were merged into the next: "
                         "their handlers' traced accesses took longer than "
                         "the signals' period\n", path, merged);
+    uint64_t traps = info_u64(t, "rewritten_traps_hit");
+    if (traps && traps * 1000 > h->events) /* more than 0.1 % */
+        fprintf(stderr, "memtap: note: %s: %" PRIu64 " executions of "
+                        "rewritten code went through int3 (no room for a "
+                        "jump at those sites: microseconds each)\n", path,
+                traps);
     uint64_t lost = info_u64(t, "dropped");
     if (lost && ++problems && dropped) {
         int err = (int)info_u64(t, "write_errno");

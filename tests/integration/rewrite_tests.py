@@ -200,9 +200,14 @@ def test_rewrite_lackey():
                    if pc not in sites]
         check(not missing, "%s: not instrumented: %s" % (name, missing[:10]))
         traps += header(out)["ntraps"]
-        m = re.search(r"^rewritten_traps_hit: (\d+)$", memtap("info", trace).stdout, re.M)
+        info = memtap("info", trace).stdout
+        m = re.search(r"^rewritten_traps_hit: (\d+)$", info, re.M)
         check(m, "%s: memtap info counts the int3 sites hit" % name)
         hit += int(m.group(1))
+        # more than 0.1 % of the records through int3: show says so
+        slow = int(m.group(1)) * 1000 > int(re.search(r"^events: (\d+)", info, re.M).group(1))
+        said = "went through int3" in memtap("show", trace).stderr
+        check_eq(said, slow, "%s: a note on int3 executions when they are many" % name)
     check(traps > 0 and hit > 0, "some sites were reached through int3 (%d sites, %d hits)"
           % (traps, hit))
 
