@@ -74,6 +74,9 @@ static void summary(const char *in, const char *out, const rewrite_options *o,
            r->sites, r->windows, r->traps, r->trapped, r->displaced);
     printf("  elided             %" PRIu64 " operands (rebuilt from a neighbour's"
            " address when read)\n", r->elided);
+    printf("  int3 avoided       %" PRIu64 " jumps moved back before their"
+           " site, %" PRIu64 " windows taking in a site with no room\n",
+           r->moved_back, r->extended);
     printf("  registers saved    %" PRIu64 " (%" PRIu64 " found dead, not saved)\n",
            r->saves, r->saves_skipped);
     if (o->profile)

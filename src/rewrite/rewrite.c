@@ -545,6 +545,59 @@ static size_t plan_window(const insn_vec *iv, size_t i, int *fits)
     return j;
 }
 
+/* When no jump fits from instruction i: a window that starts at an
+ * earlier instruction of the block (not before `from`, the end of the
+ * window before) and takes i in, from the latest start that reaches 5
+ * bytes at or after i (fewest instructions moved).  Returns the start and
+ * its end in *end, or i when there is none. */
+static size_t plan_earlier(const insn_vec *iv, size_t from, size_t i,
+                           size_t *end)
+{
+    for (size_t s = i; s-- > from;) {
+        size_t j = s;
+        uint64_t len = 0;
+        int ends = 0, ok = 1;
+        while ((len < JMP_LEN || j <= i) && j < iv->n && ok && !ends) {
+            ok = movable(&iv->v[j], &ends);
+            len += iv->v[j].length;
+            j++;
+        }
+        if (!ok || j <= i)
+            break; /* what stops it stops every earlier start too */
+        if (len >= JMP_LEN) {
+            *end = j;
+            return s;
+        }
+    }
+    return i;
+}
+
+/* A window that fits, ending at j, takes in the next selected
+ * instruction of the block when that one could have no window of its
+ * own (no room after it, none between j and it) and everything up to it
+ * can move: then it needs no int3.  Repeats; returns the new end. */
+static size_t extend_window(const rewriter *r, const insn_vec *iv,
+                            const sel_expr *x, uint32_t nx, size_t j)
+{
+    for (;;) {
+        size_t k = j, end;
+        while (k < iv->n && !selected_in(r, &iv->v[k], x, nx))
+            k++;
+        int fits;
+        if (k == iv->n)
+            return j;
+        plan_window(iv, k, &fits);
+        if (fits || plan_earlier(iv, j, k, &end) < k)
+            return j; /* it gets a window of its own */
+        for (size_t m = j; m <= k; m++) {
+            int ends;
+            if (!movable(&iv->v[m], &ends) || (ends && m < k))
+                return j;
+        }
+        j = k + 1;
+    }
+}
+
 /* Sites in [i, j) that no jump can reach: each instruction with selected
  * operands gets its own trampoline, entered through int3. */
 static int trap_each(rewriter *r, const insn_vec *iv, size_t i, size_t j,
@@ -618,20 +671,34 @@ static int rewrite_block(rewriter *r, size_t bi, insn_list *list)
         r->blocks[r->nblocks++] = b->start;
         r->rep->blocks++;
     }
-    for (size_t i = 0; i < iv->n;) {
+    for (size_t i = 0, from = 0; i < iv->n;) {
         if (!selected_in(r, &iv->v[i], x, nx)) {
             i++;
             continue;
         }
         int fits;
-        size_t j = plan_window(iv, i, &fits);
-        /* when no jump fits from i, none fits from a later start in
-         * [i, j) either: each of them is trapped alone */
-        window win = { iv->v + i, r->live + i, j - i, 0 };
+        size_t j = plan_window(iv, i, &fits), start = i;
+        if (!fits) { /* the room of the instructions before it */
+            size_t end;
+            start = plan_earlier(iv, from, i, &end);
+            if (start < i) {
+                j = end;
+                fits = 1;
+                r->rep->moved_back++;
+            }
+        }
+        if (fits) {
+            size_t longer = extend_window(r, iv, x, nx, j);
+            r->rep->extended += longer > j;
+            j = longer;
+        }
+        /* when no jump fits from i or before, none fits from a later
+         * start in [i, j) either: each of them is trapped alone */
+        window win = { iv->v + start, r->live + start, j - start, 0 };
         if ((fits ? emit_window(r, &win, x, nx, &block)
                   : trap_each(r, iv, i, j, x, nx, &block)) != 0)
             return -1;
-        i = j;
+        i = from = j;
     }
     return block >= 0 ? count_alone(r, iv, &block) : 0;
 }

@@ -28,6 +28,10 @@ typedef struct rewrite_report {
     uint64_t trapped;         /* of those, reached through int3 */
     uint64_t elided;          /* of those, logged by a leader's entry */
     uint64_t windows;         /* places patched with a jump */
+    uint64_t moved_back;      /* of those, starting before their first
+                                 site (no room after it) */
+    uint64_t extended;        /* of those, taking in a later site that
+                                 had no room of its own */
     uint64_t traps;           /* places reached through int3 */
     uint64_t displaced;       /* instructions moved to trampolines */
     uint64_t no_room;         /* an instruction that cannot move */
