@@ -177,8 +177,15 @@ enum memtap_chunk_type {
  * seq).  Records and runs of a chunk share the previous seq; the record
  * fields pc/addr/aux continue from the last *record*.
  *
- * Sequence numbers: one global counter, reserved once per record, or once
- * per run for all its records; order inside a thread is the chunk order.
+ * Order.  Sequence numbers come from one counter in the process, taken
+ * once per record, or once per run for all its records (never once per
+ * access).  Inside a thread, events are in program order: chunk order,
+ * and a thread's logged accesses are handed over (and numbered) before its
+ * next heap, module or thread event.  Between threads, the numbers order
+ * records as they were handed over: a heap event, and every run, against
+ * everything numbered before it; the accesses inside a run (up to 16384
+ * entries, or those since the thread's previous other event) are not
+ * ordered access by access against another thread's.
  */
 #define MEMTAP_RUN_MARK 0x01u
 #define MEMTAP_SITE_BITS 24
