@@ -39,6 +39,9 @@ static const char usage[] =
     "                         an operand at a constant distance from the one\n"
     "                         logged before it, same registers, is rebuilt\n"
     "                         from that one's address when the trace is read)\n"
+    "  --trap-all             reach every site through int3, none through a\n"
+    "                         jump (slow: microseconds a site; tests that\n"
+    "                         path)\n"
     "  -q, --quiet            no summary\n"
     "  -h, --help             show this help\n";
 
@@ -104,6 +107,7 @@ int cmd_instrument(int argc, char **argv)
         { "mode", required_argument, NULL, 'm' },
         { "profile", no_argument, NULL, 'p' },
         { "no-elision", no_argument, NULL, 'E' },
+        { "trap-all", no_argument, NULL, 'T' },
         { "quiet", no_argument, NULL, 'q' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
@@ -119,6 +123,7 @@ int cmd_instrument(int argc, char **argv)
         case 'q': quiet = 1; break;
         case 'p': o.profile = 1; break;
         case 'E': o.no_elision = 1; break;
+        case 'T': o.trap_all = 1; break;
         case 'm':
             o.mode = parse_mode(optarg);
             if (o.mode < 0)

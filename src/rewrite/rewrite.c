@@ -678,7 +678,10 @@ static int rewrite_block(rewriter *r, size_t bi, insn_list *list)
         }
         int fits;
         size_t j = plan_window(iv, i, &fits), start = i;
-        if (!fits) { /* the room of the instructions before it */
+        if (r->opt->trap_all) {
+            fits = 0;
+            j = i + 1;
+        } else if (!fits) { /* the room of the instructions before it */
             size_t end;
             start = plan_earlier(iv, from, i, &end);
             if (start < i) {

@@ -17,6 +17,7 @@ typedef struct rewrite_options {
     int mode;                 /* enum mt_mode */
     int profile;              /* count executions of blocks with operands */
     int no_elision;           /* every selected operand logs itself */
+    int trap_all;             /* every site through int3 (tests it) */
 } rewrite_options;
 
 /* What was done, for the report; every selected operand is counted once
