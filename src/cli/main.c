@@ -17,6 +17,8 @@ static const char usage[] =
     "commands:\n"
     "  run        run a program under memtap and write its trace (.mtr)\n"
     "  show       print a trace as MadT lines, Lackey lines or CSV\n"
+    "  export     write a trace's accesses for other tools (Lackey lines,\n"
+    "             Dinero IV's input), block operations split at cache lines\n"
     "  symbolize  name addresses of a traced run (data or code)\n"
     "  info       what a trace holds: process, ending, modules, file state\n"
     "  analyze    which memory instructions selective instrumentation would\n"
@@ -94,6 +96,8 @@ static int dispatch(int argc, char **argv)
         return cmd_instrument(argc - 1, argv + 1);
     if (strcmp(cmd, "show") == 0)
         return cmd_show(argc - 1, argv + 1);
+    if (strcmp(cmd, "export") == 0)
+        return cmd_export(argc - 1, argv + 1);
     cli_error(cmd, "unknown command (try 'memtap --help')");
     return 2;
 }

@@ -1,0 +1,117 @@
+/*
+ * cmd_export.c - "memtap export": a trace as the input of other tools
+ * (Lackey's lines, Dinero IV's), streaming, any trace size.
+ */
+#include "cli.h"
+
+#include "report/export.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char usage[] =
+    "usage: memtap export [options] TRACE.mtr\n"
+    "\n"
+    "Writes the data accesses of a trace, in order, for other tools.\n"
+    "\n"
+    "  --format lackey    Valgrind Lackey's data lines (the default):\n"
+    "                     ' L addr,size', ' S addr,size', and ' M addr,size'\n"
+    "                     for a load and a store of one instruction at one\n"
+    "                     address.  Unlike Valgrind's output: no 'I' lines\n"
+    "                     (memtap traces data, not instruction fetches), only\n"
+    "                     the accesses memtap recorded (the fault engine:\n"
+    "                     heap and static data, not the stack), and a block\n"
+    "                     operation (memcpy, memset, read, write...) is one\n"
+    "                     line per cache line it touches, not the loads and\n"
+    "                     stores of the function's own instructions\n"
+    "  --format dinero    Dinero IV's extended din input ('r addr size',\n"
+    "                     'w addr size', both in hex; a read-modify-write is\n"
+    "                     both lines; -informat D, Dinero IV's default): every\n"
+    "                     access and block operation split into pieces that\n"
+    "                     stay inside one cache line\n"
+    "  --line N           cache line size for the pieces (default 64; a\n"
+    "                     power of two from 4 to 4096)\n"
+    "  --whole-blocks     lackey: a block operation as one line of its size\n"
+    "  -o, --output FILE  write to FILE instead of standard output\n"
+    "  -h, --help         show this help\n";
+
+static int export_trace(const char *path, const export_options *opt,
+                        FILE *out)
+{
+    memtap_trace *t;
+    if (cli_open_trace(path, &t))
+        return 1;
+    exporter *x = exporter_create(opt, out);
+    if (!x) {
+        memtap_trace_close(t);
+        return cli_error(path, "out of memory");
+    }
+    memtap_event ev;
+    int rc, status = 0;
+    while ((rc = memtap_trace_next(t, &ev)) > 0)
+        exporter_event(x, &ev);
+    exporter_finish(x);
+    if (rc < 0)
+        status = cli_error(path, "%s", memtap_status_string(rc));
+    if (fflush(out) != 0 || ferror(out))
+        status = cli_error("output", "%s", strerror(errno));
+    cli_report_health(path, t, 1);
+    memtap_trace_close(t);
+    return status;
+}
+
+int cmd_export(int argc, char **argv)
+{
+    static const struct option longopts[] = {
+        { "format", required_argument, NULL, 'f' },
+        { "line", required_argument, NULL, 'l' },
+        { "whole-blocks", no_argument, NULL, 'w' },
+        { "output", required_argument, NULL, 'o' },
+        { "help", no_argument, NULL, 'h' },
+        { NULL, 0, NULL, 0 },
+    };
+    export_options opt = { EXPORT_LACKEY, 64, 0 };
+    const char *output = NULL;
+    char *end;
+    unsigned long line;
+    int c;
+    while ((c = getopt_long(argc, argv, "o:h", longopts, NULL)) != -1) {
+        switch (c) {
+        case 'f':
+            if (strcmp(optarg, "lackey") == 0)
+                opt.format = EXPORT_LACKEY;
+            else if (strcmp(optarg, "dinero") == 0)
+                opt.format = EXPORT_DINERO;
+            else
+                return cli_error("--format", "'%s': expected lackey or "
+                                             "dinero", optarg);
+            break;
+        case 'l':
+            errno = 0;
+            line = strtoul(optarg, &end, 10);
+            if (errno || *end || line < 4 || line > 4096 ||
+                (line & (line - 1)))
+                return cli_error("--line", "'%s': a power of two from 4 to "
+                                           "4096", optarg);
+            opt.line = (uint32_t)line;
+            break;
+        case 'w': opt.whole_blocks = 1; break;
+        case 'o': output = optarg; break;
+        case 'h': fputs(usage, stdout); return 0;
+        default: fputs(usage, stderr); return 2;
+        }
+    }
+    if (optind != argc - 1) {
+        fputs(usage, stderr);
+        return 2;
+    }
+    FILE *out = stdout;
+    if (output && !(out = fopen(output, "w")))
+        return cli_error(output, "%s", strerror(errno));
+    int rc = export_trace(argv[optind], &opt, out);
+    if (out != stdout && fclose(out) != 0)
+        rc = cli_error(output, "%s", strerror(errno));
+    return rc;
+}

@@ -1,0 +1,122 @@
+/*
+ * export.c - Lackey and Dinero IV lines from trace events (export.h).
+ *
+ * Lackey: " L addr,size", " S addr,size", " M addr,size" (a load and a
+ * store of one instruction at one address and size, which memtap records
+ * as an L record followed by an S record of the same thread and pc).
+ * Dinero IV extended din: "r addr size" / "w addr size", both in hex (as
+ * Dinero IV's reader takes them).
+ * A block operation (Y, W, G) becomes one piece per cache line it touches,
+ * in address order (for Y the source's pieces, then the destination's);
+ * for Dinero, so does an instruction's access that crosses a line.
+ */
+#include "export.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+
+struct exporter {
+    export_options opt;
+    FILE *out;
+    memtap_event held;           /* an L that an S may turn into an M */
+    int holding;
+};
+
+exporter *exporter_create(const export_options *opt, FILE *out)
+{
+    exporter *x = calloc(1, sizeof *x);
+    if (!x)
+        return NULL;
+    x->opt = *opt;
+    x->out = out;
+    return x;
+}
+
+/* One piece, in the chosen format; kind is 'L', 'S' or 'M'. */
+static void piece(exporter *x, char kind, uint64_t addr, uint64_t size)
+{
+    if (x->opt.format == EXPORT_LACKEY) {
+        fprintf(x->out, " %c %08" PRIx64 ",%" PRIu64 "\n", kind, addr, size);
+    } else {
+        if (kind != 'S') /* Dinero IV reads address and size in hex */
+            fprintf(x->out, "r %" PRIx64 " %" PRIx64 "\n", addr, size);
+        if (kind != 'L')
+            fprintf(x->out, "w %" PRIx64 " %" PRIx64 "\n", addr, size);
+    }
+}
+
+/* [addr, addr+size) as pieces that each stay inside one cache line (one
+ * piece when `whole`). */
+static void pieces(exporter *x, char kind, uint64_t addr, uint64_t size,
+                   int whole)
+{
+    if (whole || size == 0) {
+        piece(x, kind, addr, size);
+        return;
+    }
+    uint64_t line = x->opt.line;
+    while (size > 0) {
+        uint64_t room = line - (addr & (line - 1));
+        uint64_t n = size < room ? size : room;
+        piece(x, kind, addr, n);
+        addr += n;
+        size -= n;
+    }
+}
+
+/* An instruction's access: as it is for Lackey (its lines are per
+ * instruction), split at cache lines for Dinero. */
+static void access(exporter *x, const memtap_record *r, char kind)
+{
+    pieces(x, kind, r->addr, r->size, x->opt.format == EXPORT_LACKEY);
+}
+
+static void release(exporter *x)
+{
+    if (x->holding)
+        access(x, &x->held.rec, 'L');
+    x->holding = 0;
+}
+
+void exporter_event(exporter *x, const memtap_event *ev)
+{
+    const memtap_record *r = &ev->rec;
+    if (x->holding && r->kind == MEMTAP_EV_STORE && ev->tid == x->held.tid &&
+        r->pc == x->held.rec.pc && r->addr == x->held.rec.addr &&
+        r->size == x->held.rec.size) {
+        x->holding = 0;
+        access(x, r, 'M');
+        return;
+    }
+    release(x);
+    int whole = x->opt.format == EXPORT_LACKEY && x->opt.whole_blocks;
+    switch (r->kind) {
+    case MEMTAP_EV_LOAD:
+        x->held = *ev;
+        x->holding = 1;
+        break;
+    case MEMTAP_EV_STORE:
+        access(x, r, 'S');
+        break;
+    case MEMTAP_EV_COPY:
+        pieces(x, 'L', r->addr2, r->size, whole);
+        pieces(x, 'S', r->addr, r->size, whole);
+        break;
+    case MEMTAP_EV_BLOCK_STORE:
+        pieces(x, 'S', r->addr, r->size, whole);
+        break;
+    case MEMTAP_EV_BLOCK_FETCH:
+        pieces(x, 'L', r->addr, r->size, whole);
+        break;
+    default:
+        break; /* heap, module and thread events have no line */
+    }
+}
+
+void exporter_finish(exporter *x)
+{
+    if (!x)
+        return;
+    release(x);
+    free(x);
+}

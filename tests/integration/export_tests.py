@@ -1,0 +1,118 @@
+#!/usr/bin/env python3
+"""memtap export: Lackey lines (M for a read-modify-write, block
+operations split at cache lines) and Dinero IV's extended din input,
+checked against the trace's own records (`show --format csv`) and, for
+the read-modify-writes, against the rewritten file's site table.
+
+Usage: export_tests.py TEST_NAME   (MEMTAP_BUILD names the build tree)
+"""
+import os
+import sys
+
+from memtap_tests import TMP, check, check_eq, memtap, prog, run_named, trace
+from rewrite_tests import instrument, sites_of
+
+
+def records(path):
+    """The trace's records as (kind, pc, addr, size, addr2) tuples."""
+    rows = [l.split(",") for l in memtap("show", "--raw", "--format", "csv",
+                                         path).stdout.splitlines()[1:]]
+    return [(r[2], int(r[3], 16), int(r[4], 16), int(r[5]), int(r[6], 16)) for r in rows]
+
+
+def bytes_moved(recs):
+    """(bytes loaded, bytes stored) by the accesses and block operations."""
+    loads = sum(r[3] for r in recs if r[0] in "LYG")
+    stores = sum(r[3] for r in recs if r[0] in "SYW")
+    return loads, stores
+
+
+def lackey_lines(path, *opts):
+    out = memtap("export", *opts, path).stdout.splitlines()
+    lines = []
+    for l in out:
+        check(l[:1] == " " and l[1] in "LSM" and l[2] == " ", "a Lackey data line: %r" % l)
+        addr, size = l[3:].split(",")
+        lines.append((l[1], int(addr, 16), int(size)))
+    return lines
+
+
+def test_export_lackey_modify():
+    """A read-modify-write instruction is one M line: as many as the
+    executions of the sites the site table says both load and store."""
+    copy = instrument(prog("lk_structs"), os.path.join(TMP, "x_structs"), "--nonselective")
+    path = os.path.join(TMP, "x_structs.mtr")
+    memtap("run", "-q", "-o", path, "--", copy)
+    both = {s[0] for s in sites_of(copy) if s[3] and s[4]}
+    recs = records(path)
+    bias = min(r[2] for r in recs if r[0] == "o")  # the program is loaded first
+    rmw = sum(1 for r in recs if r[0] == "S" and r[1] - bias in both)
+    check(rmw > 0, "the program has read-modify-writes")
+    lines = lackey_lines(path)
+    count = {k: sum(1 for l in lines if l[0] == k) for k in "LSM"}
+    check_eq(count["M"], rmw, "M lines")
+    check_eq(count["L"], sum(1 for r in recs if r[0] == "L") - rmw, "L lines")
+    check_eq(count["S"], sum(1 for r in recs if r[0] == "S") - rmw, "S lines")
+
+
+def test_export_lackey_blocks():
+    """Block operations: by default one line per 64-byte line touched,
+    with --whole-blocks one line per block (two for a copy); the bytes
+    loaded and stored are the trace's either way."""
+    path, _ = trace("blockops", out="x_blockops.mtr")
+    recs = records(path)
+    blocks = [r for r in recs if r[0] in "YWG"]
+    check(any(r[3] > 64 for r in blocks), "blocks longer than a cache line")
+    loads, stores = bytes_moved(recs)
+    for opts in ((), ("--whole-blocks",)):
+        lines = lackey_lines(path, *opts)
+        got = (sum(l[2] for l in lines if l[0] in "LM"), sum(l[2] for l in lines if l[0] in "SM"))
+        check_eq(got, (loads, stores), "bytes loaded and stored %s" % (opts,))
+        merged = sum(1 for l in lines if l[0] == "M")
+        accesses = sum(1 for r in recs if r[0] in "LS") - merged
+        if opts:
+            want = accesses + sum(2 if r[0] == "Y" else 1 for r in blocks)
+        else:
+            pieces = 0
+            for r in blocks:
+                spans = [(r[4], r[3]), (r[2], r[3])] if r[0] == "Y" else [(r[2], r[3])]
+                for a, n in spans:
+                    pieces += (a + n - 1) // 64 - a // 64 + 1 if n else 1
+            want = accesses + pieces
+        check_eq(len(lines), want, "lines %s" % (opts,))
+
+
+def test_export_dinero():
+    """Dinero IV's extended din: 'r|w hexaddr hexsize' (Dinero IV reads
+    both fields in hex), no piece crossing a line (64 and 32 bytes), the
+    trace's bytes loaded and stored."""
+    path, _ = trace("blockops", out="x_dinero.mtr")
+    loads, stores = bytes_moved(records(path))
+    for line in (64, 32):
+        out = memtap("export", "--format", "dinero", "--line", str(line), path).stdout
+        got = {"r": 0, "w": 0}
+        for l in out.splitlines():
+            label, addr, size = l.split()
+            a, n = int(addr, 16), int(size, 16)
+            check(label in got and n >= 1, "a din line: %r" % l)
+            check(a % line + n <= line, "%r stays inside a %d-byte line" % (l, line))
+            got[label] += n
+        check_eq((got["r"], got["w"]), (loads, stores), "bytes read and written (%d)" % line)
+
+
+def test_export_bad_input():
+    """Bad options and files get a clear message and a non-zero exit."""
+    path, _ = trace("blockops", out="x_bad.mtr")
+    for args, want in ((["--format", "pin"], "expected lackey or dinero"),
+                       (["--line", "48"], "a power of two"),
+                       (["--line", "8192"], "a power of two")):
+        p = memtap("export", *args, path, check_rc=False)
+        check(p.returncode != 0 and want in p.stderr, "%s: %s" % (args, p.stderr))
+    junk = os.path.join(TMP, "junk.txt")
+    open(junk, "w").write("not a trace\n")
+    p = memtap("export", junk, check_rc=False)
+    check(p.returncode != 0 and "not a memtap trace" in p.stderr, p.stderr)
+
+
+if __name__ == "__main__":
+    sys.exit(run_named(globals(), sys.argv[1]))
