@@ -68,6 +68,11 @@ int cli_parse_format(const char *s);
 
 /* Opens a trace, printing the error; returns 0 or 1. */
 int cli_open_trace(const char *path, memtap_trace **t);
+/* -o FILE: standard output when path is NULL; NULL after saying why it
+ * cannot be opened.  cli_output_close returns rc, or 1 when closing fails
+ * (a full disk shows there). */
+FILE *cli_output_open(const char *path);
+int cli_output_close(FILE *out, const char *path, int rc);
 
 /* A copy of an INFO value (up to its newline), or "" when absent. */
 void cli_info_value(const memtap_trace *t, const char *key, char *buf,

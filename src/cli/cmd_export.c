@@ -107,11 +107,8 @@ int cmd_export(int argc, char **argv)
         fputs(usage, stderr);
         return 2;
     }
-    FILE *out = stdout;
-    if (output && !(out = fopen(output, "w")))
-        return cli_error(output, "%s", strerror(errno));
-    int rc = export_trace(argv[optind], &opt, out);
-    if (out != stdout && fclose(out) != 0)
-        rc = cli_error(output, "%s", strerror(errno));
-    return rc;
+    FILE *out = cli_output_open(output);
+    if (!out)
+        return 1;
+    return cli_output_close(out, output, export_trace(argv[optind], &opt, out));
 }

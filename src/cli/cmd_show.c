@@ -38,6 +38,21 @@ int cli_parse_format(const char *s)
     return -1;
 }
 
+FILE *cli_output_open(const char *path)
+{
+    FILE *out = path ? fopen(path, "w") : stdout;
+    if (!out)
+        cli_error(path, "%s", strerror(errno));
+    return out;
+}
+
+int cli_output_close(FILE *out, const char *path, int rc)
+{
+    if (out != stdout && fclose(out) != 0)
+        rc = cli_error(path, "%s", strerror(errno));
+    return rc;
+}
+
 int cli_open_trace(const char *path, memtap_trace **t)
 {
     int rc = memtap_trace_open(path, t);
@@ -136,11 +151,9 @@ int cmd_show(int argc, char **argv)
         fputs(usage, stderr);
         return 2;
     }
-    FILE *out = stdout;
-    if (output && !(out = fopen(output, "w")))
-        return cli_error(output, "%s", strerror(errno));
-    int rc = cli_render_trace(argv[optind], &opt, out);
-    if (out != stdout && fclose(out) != 0)
-        rc = cli_error(output, "%s", strerror(errno));
-    return rc;
+    FILE *out = cli_output_open(output);
+    if (!out)
+        return 1;
+    return cli_output_close(out, output,
+                            cli_render_trace(argv[optind], &opt, out));
 }
