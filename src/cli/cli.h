@@ -72,6 +72,10 @@ int cli_open_trace(const char *path, memtap_trace **t);
  * cannot be opened.  cli_output_close returns rc, or 1 when closing fails
  * (a full disk shows there). */
 FILE *cli_output_open(const char *path);
+/* The end of a walk over a trace written to out: the walk's error (rc <
+ * 0), the output's, and warnings for what the trace may miss; 0 or 1. */
+int cli_walk_done(const char *path, const memtap_trace *t, int rc,
+                  FILE *out);
 int cli_output_close(FILE *out, const char *path, int rc);
 
 /* A copy of an INFO value (up to its newline), or "" when absent. */

@@ -49,15 +49,11 @@ static int export_trace(const char *path, const export_options *opt,
         return cli_error(path, "out of memory");
     }
     memtap_event ev;
-    int rc, status = 0;
+    int rc;
     while ((rc = memtap_trace_next(t, &ev)) > 0)
         exporter_event(x, &ev);
     exporter_finish(x);
-    if (rc < 0)
-        status = cli_error(path, "%s", memtap_status_string(rc));
-    if (fflush(out) != 0 || ferror(out))
-        status = cli_error("output", "%s", strerror(errno));
-    cli_report_health(path, t, 1);
+    int status = cli_walk_done(path, t, rc, out);
     memtap_trace_close(t);
     return status;
 }

@@ -38,6 +38,18 @@ int cli_parse_format(const char *s)
     return -1;
 }
 
+int cli_walk_done(const char *path, const memtap_trace *t, int rc,
+                  FILE *out)
+{
+    int status = 0;
+    if (rc < 0)
+        status = cli_error(path, "%s", memtap_status_string(rc));
+    if (fflush(out) != 0 || ferror(out))
+        status = cli_error("output", "%s", strerror(errno));
+    cli_report_health(path, t, 1);
+    return status;
+}
+
 FILE *cli_output_open(const char *path)
 {
     FILE *out = path ? fopen(path, "w") : stdout;
@@ -103,12 +115,7 @@ int cli_render_trace(const char *path, const render_options *opt, FILE *out)
     memtap_event ev;
     while ((rc = memtap_trace_next(t, &ev)) > 0)
         renderer_event(r, &ev);
-    int status = 0;
-    if (rc < 0)
-        status = cli_error(path, "%s", memtap_status_string(rc));
-    if (fflush(out) != 0 || ferror(out))
-        status = cli_error("output", "%s", strerror(errno));
-    cli_report_health(path, t, 1);
+    int status = cli_walk_done(path, t, rc, out);
     renderer_destroy(r);
     symbolizer_destroy(sym);
     memtap_trace_close(t);
