@@ -57,8 +57,6 @@ _Static_assert(sizeof(mt_entry) == sizeof(trace_entry) &&
 typedef struct rt_module {
     uint64_t bias;
     uint64_t header;            /* runtime address of the header */
-    const mt_site *sites;
-    uint32_t nsites;
     uint32_t ntraps;
     const mt_trap *traps;       /* sorted by pc (link-time) */
     uint64_t *counters;         /* --profile: one per block */
@@ -370,15 +368,15 @@ static void hook(uint64_t bias, const mt_rewrite_header *h, const char *name)
         refuse(name, h);
         return;
     }
-    if (m == MAX_MODULES || h->ntls > MT_TLS_PATCHES)
-        return;
+    if (m == MAX_MODULES || h->ntls > MT_TLS_PATCHES ||
+        h->sites > h->segment_size ||
+        h->nsites > (h->segment_size - h->sites) / sizeof(mt_site))
+        return; /* the site table must lie inside the segment */
     uint64_t at = (uint64_t)(uintptr_t)h;
     uint64_t end = at + h->segment_size;
     rt_module *mod = &rt.mods[m];
     mod->bias = bias;
     mod->header = at;
-    mod->sites = (const mt_site *)(uintptr_t)(at + h->sites);
-    mod->nsites = h->nsites;
     mod->source_id = h->source_id;
     if (h->nblocks) {
         mod->counters = tracer_map(h->nblocks * sizeof(uint64_t));
@@ -395,8 +393,9 @@ static void hook(uint64_t bias, const mt_rewrite_header *h, const char *name)
     }
     /* the trace knows the tag from here on (while the segment is writable
      * below, nothing may call into it: no libc) */
-    rt.tabs[m] = (trace_site_table){ bias, mod->sites, mod->nsites, NULL };
-    tracer_add_sites(m, bias, mod->sites, mod->nsites);
+    const mt_site *sites = (const mt_site *)(uintptr_t)(at + h->sites);
+    rt.tabs[m] = (trace_site_table){ bias, sites, h->nsites, NULL };
+    tracer_add_sites(m, bias, sites, h->nsites);
     if (set_prot(at, end, PROT_READ | PROT_WRITE) != 0) {
         if (mod->counters)
             tracer_unmap(mod->counters, h->nblocks * sizeof(uint64_t));
