@@ -25,8 +25,9 @@
 /* What packing carries from item to item inside one chunk; writer and
  * reader keep the same. */
 typedef struct trace_packer {
-    struct {                       /* of the last record (seq: of the  */
-        uint64_t seq, pc, addr, aux; /* last run's last record too)   */
+    /* of the last record (seq: of the last run's last record too) */
+    struct {
+        uint64_t seq, pc, addr, aux;
     } prev;
     uint32_t prev_site;
     uint64_t slots[TRACE_SITE_SLOTS];
@@ -41,7 +42,6 @@ typedef struct trace_site_table {
     const uint8_t *records;        /* optional: trace_site_records() of
                                       each site, for the writer's speed */
 } trace_site_table;
-
 
 typedef struct trace_sites {
     const trace_site_table *tabs;
