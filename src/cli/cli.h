@@ -72,6 +72,25 @@ int cli_open_trace(const char *path, memtap_trace **t);
  * cannot be opened.  cli_output_close returns rc, or 1 when closing fails
  * (a full disk shows there). */
 FILE *cli_output_open(const char *path);
+
+/* The progress line of a walk over a trace's `total` events written to
+ * out: on when stderr is a terminal, out is not, and not quiet. */
+typedef struct cli_progress {
+    const char *what;
+    uint64_t total, done;
+    int on, shown;
+    double start, last;
+} cli_progress;
+void cli_progress_start(cli_progress *p, const char *what, uint64_t total,
+                        FILE *out, int quiet);
+void cli_progress_tick(cli_progress *p);
+void cli_progress_end(cli_progress *p);
+/* One event walked past (the clock is read every 65536). */
+static inline void cli_progress_step(cli_progress *p)
+{
+    if (p->on && (++p->done & 0xffff) == 0)
+        cli_progress_tick(p);
+}
 /* The end of a walk over a trace written to out: the walk's error (rc <
  * 0), the output's, and warnings for what the trace may miss; 0 or 1. */
 int cli_walk_done(const char *path, const memtap_trace *t, int rc,
@@ -87,8 +106,9 @@ void cli_info_value(const memtap_trace *t, const char *key, char *buf,
  * records are counted always, printed only when `dropped` is set. */
 int cli_report_health(const char *path, const memtap_trace *t, int dropped);
 
-/* Streams the trace at path to out in the given rendering.  Returns 0, or
- * 1 after printing an error. */
-int cli_render_trace(const char *path, const render_options *opt, FILE *out);
+/* Streams the trace at path to out in the given rendering (with a
+ * progress line unless quiet).  Returns 0, or 1 after printing an error. */
+int cli_render_trace(const char *path, const render_options *opt, FILE *out,
+                     int quiet);
 
 #endif

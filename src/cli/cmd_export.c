@@ -35,10 +35,12 @@ static const char usage[] =
     "                     power of two from 4 to 4096)\n"
     "  --whole-blocks     lackey: a block operation as one line of its size\n"
     "  -o, --output FILE  write to FILE instead of standard output\n"
+    "  -q, --quiet        no progress line (shown on a terminal when the\n"
+    "                     lines go to a file or a pipe)\n"
     "  -h, --help         show this help\n";
 
 static int export_trace(const char *path, const export_options *opt,
-                        FILE *out)
+                        FILE *out, int quiet)
 {
     memtap_trace *t;
     if (cli_open_trace(path, &t))
@@ -48,10 +50,16 @@ static int export_trace(const char *path, const export_options *opt,
         memtap_trace_close(t);
         return cli_error(path, "out of memory");
     }
+    cli_progress p;
+    cli_progress_start(&p, "export", memtap_trace_get_health(t)->events, out,
+                       quiet);
     memtap_event ev;
     int rc;
-    while ((rc = memtap_trace_next(t, &ev)) > 0)
+    while ((rc = memtap_trace_next(t, &ev)) > 0) {
         exporter_event(x, &ev);
+        cli_progress_step(&p);
+    }
+    cli_progress_end(&p);
     exporter_finish(x);
     int status = cli_walk_done(path, t, rc, out);
     memtap_trace_close(t);
@@ -65,6 +73,7 @@ int cmd_export(int argc, char **argv)
         { "line", required_argument, NULL, 'l' },
         { "whole-blocks", no_argument, NULL, 'w' },
         { "output", required_argument, NULL, 'o' },
+        { "quiet", no_argument, NULL, 'q' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
@@ -72,8 +81,8 @@ int cmd_export(int argc, char **argv)
     const char *output = NULL;
     char *end;
     unsigned long line;
-    int c;
-    while ((c = getopt_long(argc, argv, "o:h", longopts, NULL)) != -1) {
+    int c, quiet = 0;
+    while ((c = getopt_long(argc, argv, "o:qh", longopts, NULL)) != -1) {
         switch (c) {
         case 'f':
             if (strcmp(optarg, "lackey") == 0)
@@ -95,6 +104,7 @@ int cmd_export(int argc, char **argv)
             break;
         case 'w': opt.whole_blocks = 1; break;
         case 'o': output = optarg; break;
+        case 'q': quiet = 1; break;
         case 'h': fputs(usage, stdout); return 0;
         default: fputs(usage, stderr); return 2;
         }
@@ -106,5 +116,6 @@ int cmd_export(int argc, char **argv)
     FILE *out = cli_output_open(output);
     if (!out)
         return 1;
-    return cli_output_close(out, output, export_trace(argv[optind], &opt, out));
+    return cli_output_close(out, output,
+                            export_trace(argv[optind], &opt, out, quiet));
 }

@@ -630,7 +630,7 @@ int cmd_run(int argc, char **argv)
             cli_error(text, "%s", strerror(errno));
             return rc ? rc : 1;
         }
-        int trc = cli_render_trace(abs_out, &opt, out);
+        int trc = cli_render_trace(abs_out, &opt, out, quiet);
         if (fclose(out) != 0 && !trc)
             trc = cli_error(text, "%s", strerror(errno));
         if (trc && !rc)

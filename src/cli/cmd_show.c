@@ -25,6 +25,8 @@ static const char usage[] =
     "                     lines) or csv (a header line, then one event per\n"
     "                     line)\n"
     "  -o, --output FILE  write to FILE instead of standard output\n"
+    "  -q, --quiet        no progress line (shown on a terminal when the\n"
+    "                     lines go to a file or a pipe)\n"
     "  -h, --help         show this help\n";
 
 int cli_parse_format(const char *s)
@@ -97,7 +99,8 @@ static void learn_parent(const memtap_trace *t, renderer *r)
     memtap_trace_close(p);
 }
 
-int cli_render_trace(const char *path, const render_options *opt, FILE *out)
+int cli_render_trace(const char *path, const render_options *opt, FILE *out,
+                     int quiet)
 {
     memtap_trace *t;
     if (cli_open_trace(path, &t))
@@ -112,9 +115,15 @@ int cli_render_trace(const char *path, const render_options *opt, FILE *out)
     }
     learn_parent(t, r);
     renderer_begin(r);
+    cli_progress p;
+    cli_progress_start(&p, "show", memtap_trace_get_health(t)->events, out,
+                       quiet);
     memtap_event ev;
-    while ((rc = memtap_trace_next(t, &ev)) > 0)
+    while ((rc = memtap_trace_next(t, &ev)) > 0) {
         renderer_event(r, &ev);
+        cli_progress_step(&p);
+    }
+    cli_progress_end(&p);
     int status = cli_walk_done(path, t, rc, out);
     renderer_destroy(r);
     symbolizer_destroy(sym);
@@ -131,13 +140,14 @@ int cmd_show(int argc, char **argv)
         { "lines", no_argument, NULL, 'l' },
         { "format", required_argument, NULL, 'f' },
         { "output", required_argument, NULL, 'o' },
+        { "quiet", no_argument, NULL, 'q' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
     render_options opt = { RENDER_MADT, RENDER_SYMBOLIC, 0 };
     const char *output = NULL;
-    int c;
-    while ((c = getopt_long(argc, argv, "o:h", longopts, NULL)) != -1) {
+    int c, quiet = 0;
+    while ((c = getopt_long(argc, argv, "o:qh", longopts, NULL)) != -1) {
         switch (c) {
         case 's': opt.addrs = RENDER_SYMBOLIC; break;
         case 'r': opt.addrs = RENDER_RAW; break;
@@ -150,6 +160,7 @@ int cmd_show(int argc, char **argv)
             opt.format = (render_format)cli_parse_format(optarg);
             break;
         case 'o': output = optarg; break;
+        case 'q': quiet = 1; break;
         case 'h': fputs(usage, stdout); return 0;
         default: fputs(usage, stderr); return 2;
         }
@@ -162,5 +173,5 @@ int cmd_show(int argc, char **argv)
     if (!out)
         return 1;
     return cli_output_close(out, output,
-                            cli_render_trace(argv[optind], &opt, out));
+                            cli_render_trace(argv[optind], &opt, out, quiet));
 }

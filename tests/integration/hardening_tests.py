@@ -534,6 +534,23 @@ def test_progress_on_terminal():
           "in a pipe: the summary only")
 
 
+def test_walk_progress_on_terminal():
+    """show and export of a long trace, their lines not on the terminal: a
+    progress line there (percent, events, seconds), cleared at the end;
+    none with --quiet."""
+    path = os.path.join(TMP, "long.mtr")
+    subprocess.run([prog("gen_trace"), path, "12000000"], check=True,
+                   stdout=subprocess.DEVNULL)
+    for cmd, opts in (("show", []), ("show", ["--quiet"]), ("export", [])):
+        out, status = on_terminal([MEMTAP, cmd] + opts + ["-o", "/dev/null", path])
+        check_eq(status, 0, "memtap %s %s on a terminal" % (cmd, opts))
+        line = re.search(r"\rmemtap: %s: +\d+%% \(\d+ of 12000000 events\), \d+ s\x1b\[K"
+                         % cmd, out)
+        check(bool(line) != bool(opts), "%s %s: a progress line only without --quiet: %r"
+              % (cmd, opts, out[-300:]))
+        check(not line or out.endswith("\r\x1b[K"), "the progress line is cleared")
+
+
 # ------------------------- 8: signals sent to memtap run reach the program
 
 def children(pid):
