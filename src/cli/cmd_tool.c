@@ -29,6 +29,8 @@ static const char usage_fmt[] =
     "  -i, --input FILE   report a trace an earlier run wrote; run nothing\n"
     "  --report FILE      write the report to FILE (default: stderr)\n"
     "  --top N            rows per table (default 10)\n"
+    "  --json             the report as one JSON object (addresses as\n"
+    "                     \"0x...\" strings, threads by id)\n"
     "  --from-main        count accesses from main() on\n"
     "%s"
     "  -h, --help         show this help\n";
@@ -106,6 +108,7 @@ int cmd_tool(int argc, char **argv)
         { "chunk", required_argument, NULL, 'c' },
         { "check-once", no_argument, NULL, 'C' },
         { "from-main", no_argument, NULL, 'm' },
+        { "json", no_argument, NULL, 'J' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
@@ -113,7 +116,7 @@ int cmd_tool(int argc, char **argv)
     char default_out[64];
     snprintf(default_out, sizeof default_out, "memtap-%s.mtr", tool);
     trace_launch l = { default_out, 0, 0, tool, 64, 0, NULL, 0, 0 };
-    tool_report_options opt = { tool, 10, 64 };
+    tool_report_options opt = { tool, 10, 64, 0 };
     int c;
     while ((c = getopt_long(argc, argv, "+o:i:h", longopts, NULL)) != -1) {
         char *end;
@@ -122,6 +125,7 @@ int cmd_tool(int argc, char **argv)
         case 'i': input = optarg; break;
         case 'R': report_path = optarg; break;
         case 'm': l.from_main = 1; break;
+        case 'J': opt.json = 1; break;
         case 'T':
             opt.top = (unsigned)strtoul(optarg, &end, 10);
             if (*end || !opt.top)

@@ -84,6 +84,30 @@ static double share_of(uint64_t n, uint64_t total)
     return total ? 100.0 * (double)n / (double)total : 0.0;
 }
 
+/* A JSON string (RFC 8259: quotes, backslashes and control characters
+ * escaped). */
+static void json_str(FILE *o, const char *s)
+{
+    fputc('"', o);
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\')
+            fprintf(o, "\\%c", c);
+        else if (c < 0x20)
+            fprintf(o, "\\u%04x", c);
+        else
+            fputc(c, o);
+    }
+    fputc('"', o);
+}
+
+/* "key": "0x..." (addresses as hex strings: JSON numbers lose bits past
+ * 2^53 in most readers). */
+static void json_addr(FILE *o, const char *key, uint64_t addr)
+{
+    fprintf(o, "\"%s\": \"0x%" PRIx64 "\"", key, addr);
+}
+
 /* The object a data name belongs to: a heap block "<malloc0001@main+26>"
  * of "<malloc0001@main+26>+8", the variable "config" of
  * "config.limits[3].hi+2", the section "libc.so.6:.got.plt" of
@@ -200,8 +224,26 @@ static int take(reading *rd, const memtap_event *ev)
 /* ---- heat ---- */
 
 static void heat_table(FILE *o, const char *title, const item *v, size_t n,
-                       unsigned top, uint64_t total, int with_region)
+                       unsigned top, uint64_t total, int with_region, int json)
 {
+    if (json) { /* title is the key */
+        fprintf(o, ",\n  \"%s\": [", title);
+        for (size_t i = 0; i < n && i < top; i++) {
+            fprintf(o, "%s\n    {", i ? "," : "");
+            json_addr(o, "address", v[i].addr);
+            fprintf(o, ", \"accesses\": %" PRIu64 ", \"share\": %.2f, "
+                       "\"name\": ",
+                    v[i].count, share_of(v[i].count, total));
+            json_str(o, v[i].name);
+            if (with_region) {
+                fputs(", \"region\": ", o);
+                json_str(o, v[i].region);
+            }
+            fputc('}', o);
+        }
+        fputs(n ? "\n  ]" : "]", o);
+        return;
+    }
     if (!n)
         return;
     fprintf(o, "\n%s\n  %12s  %6s  %-18s  %s\n", title, "accesses", "share",
@@ -223,11 +265,20 @@ static int report_heat(reading *rd, const tool_report_options *opt, FILE *o)
     item *chunks = f->n ? aggregate(f, rd->chunk, &nchunks) : NULL;
     if (f->n && !chunks)
         return -1;
-    fprintf(o, "memtap heat: %" PRIu64 " accesses to %zu chunks of %" PRIu64
-               " bytes\n",
-            total, nchunks, rd->chunk);
-    if (!f->n)
+    int json = opt->json;
+    if (json)
+        fprintf(o, "{\n  \"tool\": \"heat\", \"accesses\": %" PRIu64
+                   ", \"chunks\": %zu, \"chunk_bytes\": %" PRIu64,
+                total, nchunks, rd->chunk);
+    else
+        fprintf(o, "memtap heat: %" PRIu64 " accesses to %zu chunks of %"
+                   PRIu64 " bytes\n",
+                total, nchunks, rd->chunk);
+    if (!f->n) {
+        if (json)
+            fputs("\n}\n", o);
         return 0;
+    }
     /* by object: each word's accesses to the object it lies in */
     items objs = { 0, 0, 0 };
     for (size_t i = 0; i < f->n; i++) {
@@ -241,35 +292,53 @@ static int report_heat(reading *rd, const tool_report_options *opt, FILE *o)
     qsort(objs.v, objs.n, sizeof *objs.v, by_name);
     objs.n = merge(objs.v, objs.n, same_name);
     qsort(objs.v, objs.n, sizeof *objs.v, by_count_desc);
-    fprintf(o, "\nhottest objects\n  %12s  %6s  %s\n", "accesses", "share",
-            "object");
-    for (size_t i = 0; i < objs.n && i < opt->top; i++)
-        fprintf(o, "  %12" PRIu64 "  %5.1f%%  %s %s\n", objs.v[i].count,
-                share_of(objs.v[i].count, total), objs.v[i].name,
-                objs.v[i].region);
+    if (json)
+        fputs(",\n  \"objects\": [", o);
+    else
+        fprintf(o, "\nhottest objects\n  %12s  %6s  %s\n", "accesses",
+                "share", "object");
+    for (size_t i = 0; i < objs.n && i < opt->top; i++) {
+        if (!json) {
+            fprintf(o, "  %12" PRIu64 "  %5.1f%%  %s %s\n", objs.v[i].count,
+                    share_of(objs.v[i].count, total), objs.v[i].name,
+                    objs.v[i].region);
+            continue;
+        }
+        fprintf(o, "%s\n    {\"object\": ", i ? "," : "");
+        json_str(o, objs.v[i].name);
+        fputs(", \"region\": ", o);
+        json_str(o, objs.v[i].region);
+        fprintf(o, ", \"accesses\": %" PRIu64 ", \"share\": %.2f}",
+                objs.v[i].count, share_of(objs.v[i].count, total));
+    }
+    if (json)
+        fputs("\n  ]", o);
     items_free(&objs);
 
     /* chunks (one may hold several objects, at once or over time): each
      * named after its hottest word */
-    heat_table(o, "hottest chunks", chunks, nchunks, opt->top, total, 0);
+    heat_table(o, json ? "hottest_chunks" : "hottest chunks", chunks, nchunks,
+               opt->top, total, 0, json);
     free_array(chunks, nchunks);
     size_t n;
     if (rd->chunk <= LINE) {
         item *lines = aggregate(f, LINE, &n);
         if (!lines)
             return -1;
-        heat_table(o, "hottest cache lines (64 bytes)", lines, n, opt->top,
-                   total, 0);
+        heat_table(o, json ? "hottest_lines" : "hottest cache lines (64 bytes)",
+                   lines, n, opt->top, total, 0, json);
         free_array(lines, n);
     }
     if (rd->chunk <= PAGE) {
         item *pages = aggregate(f, PAGE, &n);
         if (!pages)
             return -1;
-        heat_table(o, "hottest pages (4096 bytes)", pages, n, opt->top, total,
-                   1);
+        heat_table(o, json ? "hottest_pages" : "hottest pages (4096 bytes)",
+                   pages, n, opt->top, total, 1, json);
         free_array(pages, n);
     }
+    if (json)
+        fputs("\n}\n", o);
     return 0;
 }
 
@@ -305,19 +374,26 @@ static unsigned thread_count(const thread_set *ts, uint32_t bits)
     return n;
 }
 
-static void thread_list(FILE *o, const thread_set *ts, uint32_t bits)
+/* The threads of bits: "12,13" (text) or [12, 13] (JSON); a thread
+ * whose id no record gave is "#INDEX". */
+static void thread_list(FILE *o, const thread_set *ts, uint32_t bits,
+                        int json)
 {
     const char *sep = "";
+    if (json)
+        fputc('[', o);
     for (unsigned k = 0; k < ts->n; k++) {
         if (!(bits & ts->masks[k]))
             continue;
         if (ts->tids[k] & 0x80000000u)
-            fprintf(o, "%s#%u", sep, ts->tids[k] & 31);
+            fprintf(o, json ? "%s\"#%u\"" : "%s#%u", sep, ts->tids[k] & 31);
         else
             fprintf(o, "%s%u", sep, ts->tids[k]);
-        sep = ",";
+        sep = json ? ", " : ",";
     }
-    if (!*sep)
+    if (json)
+        fputc(']', o);
+    else if (!*sep)
         fputc('-', o);
 }
 
@@ -341,18 +417,54 @@ static int falsely_shared(const thread_set *ts, const item *w, size_t n)
     return 0;
 }
 
-static void print_word(FILE *o, const thread_set *ts, const item *w)
+static void print_word(FILE *o, const thread_set *ts, const item *w,
+                       int json)
 {
+    if (json) {
+        fputc('{', o);
+        json_addr(o, "address", w->addr);
+        fputs(", \"name\": ", o);
+        json_str(o, w->name);
+        fputs(", \"accessed_by\": ", o);
+        thread_list(o, ts, (uint32_t)w->aux, 1);
+        fputs(", \"written_by\": ", o);
+        thread_list(o, ts, (uint32_t)(w->aux >> 32), 1);
+        fputc('}', o);
+        return;
+    }
     fprintf(o, "    0x%016" PRIx64 "  %-36s  accessed by ", w->addr, w->name);
-    thread_list(o, ts, (uint32_t)w->aux);
+    thread_list(o, ts, (uint32_t)w->aux, 0);
     fputs("; written by ", o);
-    thread_list(o, ts, (uint32_t)(w->aux >> 32));
+    thread_list(o, ts, (uint32_t)(w->aux >> 32), 0);
     fputc('\n', o);
+}
+
+/* A falsely shared line and its words; `more`: not the first (JSON). */
+static void print_line(FILE *o, const thread_set *ts, const item *w,
+                       size_t n, uint64_t line, int json, int more)
+{
+    if (!json) {
+        fprintf(o, "  line 0x%016" PRIx64 " %s\n", line, w->region);
+        for (size_t k = 0; k < n; k++)
+            print_word(o, ts, &w[k], 0);
+        return;
+    }
+    fprintf(o, "%s\n    {", more ? "," : "");
+    json_addr(o, "line", line);
+    fputs(", \"region\": ", o);
+    json_str(o, w->region);
+    fputs(", \"words\": [", o);
+    for (size_t k = 0; k < n; k++) {
+        fputs(k ? ", " : "", o);
+        print_word(o, ts, &w[k], 1);
+    }
+    fputs("]}", o);
 }
 
 static int report_share(reading *rd, const tool_report_options *opt, FILE *o)
 {
     items *f = &rd->found;
+    int json = opt->json;
     thread_set ts;
     threads_of(rd, &ts);
     qsort(f->v, f->n, sizeof *f->v, by_addr);
@@ -362,8 +474,9 @@ static int report_share(reading *rd, const tool_report_options *opt, FILE *o)
     /* lines: runs of words with the same line address */
     for (int pass = 0; pass < 2; pass++) {
         if (pass == 1)
-            fprintf(o, "\nfalsely shared cache lines (written by several "
-                       "threads at different words)\n");
+            fputs(json ? ",\n  \"falsely_shared\": ["
+                       : "\nfalsely shared cache lines (written by several "
+                         "threads at different words)\n", o);
         size_t shown = 0;
         for (size_t i = 0; i < f->n;) {
             size_t j = i;
@@ -371,33 +484,45 @@ static int report_share(reading *rd, const tool_report_options *opt, FILE *o)
                                    (f->v[i].addr & ~(uint64_t)(LINE - 1)))
                 j++;
             int fs = falsely_shared(&ts, f->v + i, j - i);
+            uint64_t line = f->v[i].addr & ~(uint64_t)(LINE - 1);
             if (pass == 0) {
                 lines++;
                 false_lines += fs;
             } else if (fs && shown++ < opt->top) {
-                fprintf(o, "  line 0x%016" PRIx64 " %s\n",
-                        f->v[i].addr & ~(uint64_t)(LINE - 1), f->v[i].region);
-                for (size_t k = i; k < j; k++)
-                    print_word(o, &ts, &f->v[k]);
+                print_line(o, &ts, f->v + i, j - i, line, json, shown > 1);
             }
             i = j;
         }
-        if (pass == 0)
+        unsigned threads = thread_count(&ts, rd->threads >= 32
+                                                 ? ~0u
+                                                 : (1u << rd->threads) - 1);
+        if (pass == 0 && json)
+            fprintf(o, "{\n  \"tool\": \"share\", \"threads\": %u, "
+                       "\"lines_shared\": %zu, \"words_shared\": %zu, "
+                       "\"lines_falsely_shared\": %zu",
+                    threads, lines, shared_words, false_lines);
+        else if (pass == 0)
             fprintf(o, "memtap share: %u threads; %zu cache lines touched by "
                        "more than one thread; %zu words shared; %zu cache "
                        "lines falsely shared\n",
-                    thread_count(&ts, rd->threads >= 32 ? ~0u
-                                                         : (1u << rd->threads) - 1),
-                    lines, shared_words, false_lines);
+                    threads, lines, shared_words, false_lines);
+        else if (json)
+            fputs(shown ? "\n  ]" : "]", o);
         else if (!shown)
             fprintf(o, "  none\n");
     }
-    fprintf(o, "\nshared words (accessed by more than one thread)\n");
+    fputs(json ? ",\n  \"shared_words\": ["
+               : "\nshared words (accessed by more than one thread)\n", o);
     size_t shown = 0;
-    for (size_t i = 0; i < f->n; i++)
-        if (thread_count(&ts, (uint32_t)f->v[i].aux) > 1 && shown++ < opt->top)
-            print_word(o, &ts, &f->v[i]);
-    if (!shown)
+    for (size_t i = 0; i < f->n; i++) {
+        if (thread_count(&ts, (uint32_t)f->v[i].aux) < 2 || shown++ >= opt->top)
+            continue;
+        fputs(json ? (shown > 1 ? ",\n    " : "\n    ") : "", o);
+        print_word(o, &ts, &f->v[i], json);
+    }
+    if (json)
+        fputs(shown ? "\n  ]\n}\n" : "]\n}\n", o);
+    else if (!shown)
         fprintf(o, "  none\n");
     return 0;
 }
@@ -419,22 +544,51 @@ static int report_uninit(reading *rd, const tool_report_options *opt, FILE *o)
     uint64_t reads = 0;
     for (size_t i = 0; i < f->n; i++)
         reads += total_of(rd, f->v[i].aux);
-    fprintf(o, "memtap uninit: %zu instructions read heap memory that was "
-               "never written (%" PRIu64 " reads)\n",
-            f->n, reads);
+    int json = opt->json;
+    if (json)
+        fprintf(o, "{\n  \"tool\": \"uninit\", \"instructions\": %zu, "
+                   "\"reads\": %" PRIu64 ",\n  \"sites\": [",
+                f->n, reads);
+    else
+        fprintf(o, "memtap uninit: %zu instructions read heap memory that "
+                   "was never written (%" PRIu64 " reads)\n",
+                f->n, reads);
     for (size_t i = 0; i < f->n && i < opt->top; i++) {
         const item *u = &f->v[i];
         char code[NAME_CAP], line[NAME_CAP];
         symbolizer_code(rd->sym, u->aux, code, sizeof code);
         int has_line = symbolizer_line(rd->sym, u->aux, line, sizeof line);
-        fprintf(o, "  %s%s%s%s reads %" PRIu64 " bytes at 0x%" PRIx64
-                   ": %" PRIu64 " never written, first at %s %s; %" PRIu64
-                   " time%s\n",
-                code, has_line ? " (" : "", has_line ? line : "",
-                has_line ? ")" : "", u->size, u->start, u->count, u->name,
-                u->region, total_of(rd, u->aux),
-                total_of(rd, u->aux) == 1 ? "" : "s");
+        uint64_t times = total_of(rd, u->aux);
+        if (!json) {
+            fprintf(o, "  %s%s%s%s reads %" PRIu64 " bytes at 0x%" PRIx64
+                       ": %" PRIu64 " never written, first at %s %s; %"
+                       PRIu64 " time%s\n",
+                    code, has_line ? " (" : "", has_line ? line : "",
+                    has_line ? ")" : "", u->size, u->start, u->count,
+                    u->name, u->region, times, times == 1 ? "" : "s");
+            continue;
+        }
+        fprintf(o, "%s\n    {\"instruction\": ", i ? "," : "");
+        json_str(o, code);
+        fputs(", \"line\": ", o);
+        if (has_line)
+            json_str(o, line);
+        else
+            fputs("null", o);
+        fputs(", ", o);
+        json_addr(o, "pc", u->aux);
+        fprintf(o, ", \"size\": %" PRIu64 ", ", u->size);
+        json_addr(o, "address", u->start);
+        fprintf(o, ", \"never_written\": %" PRIu64 ", ", u->count);
+        json_addr(o, "first", u->addr);
+        fputs(", \"first_name\": ", o);
+        json_str(o, u->name);
+        fputs(", \"region\": ", o);
+        json_str(o, u->region);
+        fprintf(o, ", \"times\": %" PRIu64 "}", times);
     }
+    if (json)
+        fputs(f->n ? "\n  ]\n}\n" : "]\n}\n", o);
     return 0;
 }
 

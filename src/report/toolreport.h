@@ -13,6 +13,7 @@ typedef struct tool_report_options {
     const char *tool;    /* "heat", "share" or "uninit" */
     unsigned top;        /* rows per table */
     unsigned chunk;      /* heat: the chunk size, when no record says */
+    int json;            /* one JSON object instead of text */
 } tool_report_options;
 
 /* Walks the trace from its start and prints the tool's report.  Returns 0,

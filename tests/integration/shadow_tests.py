@@ -206,6 +206,44 @@ def test_uninit_check_once():
              "an instruction that once read initialized memory is not checked again")
 
 
+def test_tool_json():
+    """--json: one JSON object per report holding what the text report
+    holds (the hand-counted accesses of heat_counts, the falsely shared
+    line of share_lines, the REPORT lines of uninit_reads)."""
+    import json
+    for name, program in (("heat", "heat_counts"), ("share", "share_lines"),
+                          ("uninit", "uninit_reads")):
+        trace = os.path.join(TMP, "j-%s.mtr" % name)
+        memtap(name, "-o", trace, "--report", os.path.join(TMP, "j.txt"), "--",
+               prog(program))
+        out = os.path.join(TMP, "j-%s.json" % name)
+        memtap(name, "-i", trace, "--json", "--top", "1000", "--report", out)
+        d = json.load(open(out))
+        check_eq(d["tool"], name, "the report names its tool")
+        if name == "heat":
+            objects = {o["object"]: o["accesses"] for o in d["objects"]}
+            check_eq(objects.get("hot_global"), 7, "heat: accesses to hot_global")
+            block = [c for c in d["hottest_chunks"] if "0000@main" in c["name"]]
+            check_eq(sorted(c["accesses"] for c in block), [10, 10, 20],
+                     "heat: accesses per 64-byte chunk of the block")
+            check_eq(sum(c["accesses"] for c in d["hottest_pages"]), d["accesses"],
+                     "heat: the pages add up to the total")
+        elif name == "share":
+            check_eq(d["threads"], 3, "share: three threads")
+            words = [w["name"] for l in d["falsely_shared"] for w in l["words"]]
+            check_eq(sorted(w for w in words if w.startswith("neighbours")),
+                     ["neighbours.left", "neighbours.right"], "share: the falsely shared words")
+            shared = {w["name"]: w for w in d["shared_words"]}
+            check_eq(len(shared["together"]["accessed_by"]), 3, "share: together")
+            check(all(isinstance(t, int) for t in shared["together"]["accessed_by"]),
+                  "share: threads by id")
+        else:
+            got = {int(u["line"].split(":")[1]): u["times"] for u in d["sites"]}
+            check_eq(got, uninit_expected(False), "uninit: instructions and reads")
+            check_eq(d["reads"], sum(got.values()), "uninit: reads in all")
+            check(all(u["pc"].startswith("0x") for u in d["sites"]), "addresses as hex strings")
+
+
 def test_shadow_bad_input():
     p = memtap("heat", check_rc=False)
     check_eq(p.returncode, 2, "no program: usage")
