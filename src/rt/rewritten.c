@@ -340,7 +340,8 @@ static void write_traps(const rt_module *mod)
 
 static void say(const char *const *parts);
 
-/* A file rewritten for another runtime logs nothing: say so, once. */
+/* A file rewritten for another runtime logs nothing itself: say so,
+ * once (the fault engine may still trace it). */
 static void refuse(const char *name, const mt_rewrite_header *h)
 {
     static uint64_t told[16];
@@ -352,7 +353,7 @@ static void refuse(const char *name, const mt_rewrite_header *h)
         told[ntold++] = (uint64_t)(uintptr_t)h;
     const char *msg[] = { "memtap: ", name && *name ? name : "the program",
                           ": rewritten by another version of memtap "
-                          "instrument; its accesses are not traced "
+                          "instrument; its instrumentation is not used "
                           "(instrument it again)\n", NULL };
     say(msg);
 }

@@ -444,6 +444,23 @@ def expect_refusal(args, what):
           "instrument %s: want %r, got %r" % (" ".join(args), what, p.stderr))
 
 
+def test_rewrite_other_abi():
+    """A file rewritten for another runtime ABI still runs as the original,
+    and memtap says its instrumentation is not used instead of staying
+    silent."""
+    copy = instrument(prog("lk_globals"), os.path.join(TMP, "old_abi.mt"), "--nonselective")
+    data = bytearray(open(copy, "rb").read())
+    at = data.find(b"MTREWR01")
+    check(at >= 0, "a rewrite header")
+    struct.pack_into("<I", data, at + 8, 3)  # the version before sites grew
+    open(copy, "wb").write(data)
+    trace = os.path.join(TMP, "old_abi.mtr")
+    p = subprocess.run([MEMTAP_BIN, "run", "-o", trace, "--", copy], capture_output=True)
+    check_eq((p.stdout, p.returncode), run([prog("lk_globals")]), "runs as the original")
+    check(b"rewritten by another version of memtap instrument" in p.stderr,
+          "says so: %r" % p.stderr)
+
+
 def test_rewrite_bad_input():
     out = os.path.join(TMP, "out.mt")
     expect_refusal([prog("static_prog"), "-o", out], "static executable")
