@@ -190,6 +190,20 @@ const char *renderer_name_data(renderer *r, uint64_t addr, char *buf,
     return region;
 }
 
+/* See render.h. */
+void renderer_object_of(const char *name, char *out, size_t cap)
+{
+    size_t len;
+    if (name[0] == '<' && strchr(name, '>'))
+        len = (size_t)(strchr(name, '>') - name) + 1;
+    else if (strchr(name, ':') || name[0] == '[')
+        len = strrchr(name, '+') ? (size_t)(strrchr(name, '+') - name)
+                                 : strlen(name);
+    else
+        len = strcspn(name, ".[+");
+    snprintf(out, cap, "%.*s", (int)len, name);
+}
+
 static const char *raw_region(renderer *r, uint64_t addr)
 {
     const heap_block *b = heap_map_find(r->heap, addr);
@@ -213,8 +227,8 @@ static void code_name(renderer *r, uint64_t pc, char *buf, size_t cap)
 
 /* code_name() of pc, kept for the next time (buf when too long to keep;
  * names depend only on the pc and the trace's modules). */
-static const char *code_name_kept(renderer *r, uint64_t pc, char *buf,
-                                  size_t cap)
+const char *renderer_name_code(renderer *r, uint64_t pc, char *buf,
+                               size_t cap)
 {
     code_slot *slot = &r->codes[(pc * 0x9E3779B97F4A7C15ull) >> 52];
     if (slot->valid && slot->pc == pc)
@@ -228,7 +242,7 @@ static const char *code_name_kept(renderer *r, uint64_t pc, char *buf,
     }
     return buf;
 }
-_Static_assert(CODE_CACHE == 1u << 12, "code_name_kept takes 12 bits");
+_Static_assert(CODE_CACHE == 1u << 12, "renderer_name_code takes 12 bits");
 
 static void print_internal(renderer *r, const memtap_event *ev)
 {
@@ -416,7 +430,7 @@ static void print_symbolic(renderer *r, const memtap_event *ev,
         put_s(&l, ", ");
         put_s(&l, region);
         put_s(&l, ", ");
-        put_s(&l, code_name_kept(r, x->pc, c, sizeof c));
+        put_s(&l, renderer_name_code(r, x->pc, c, sizeof c));
         put_c(&l, '\n');
         put_line(o, &l);
         return;

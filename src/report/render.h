@@ -51,4 +51,15 @@ void renderer_event(renderer *r, const memtap_event *ev);
 const char *renderer_name_data(renderer *r, uint64_t addr, char *buf,
                                size_t cap);
 
+/* Names the instruction at pc as a symbolic line does ("main+56"); the
+ * result is buf or a name the renderer keeps. */
+const char *renderer_name_code(renderer *r, uint64_t pc, char *buf,
+                               size_t cap);
+
+/* The object a data name belongs to: the heap block "<malloc0001@main+26>"
+ * of "<malloc0001@main+26>+8", the variable "config" of
+ * "config.limits[3].hi+2", the section "libc.so.6:.got.plt" of
+ * "libc.so.6:.got.plt+24". */
+void renderer_object_of(const char *name, char *out, size_t cap);
+
 #endif

@@ -108,23 +108,6 @@ static void json_addr(FILE *o, const char *key, uint64_t addr)
     fprintf(o, "\"%s\": \"0x%" PRIx64 "\"", key, addr);
 }
 
-/* The object a data name belongs to: a heap block "<malloc0001@main+26>"
- * of "<malloc0001@main+26>+8", the variable "config" of
- * "config.limits[3].hi+2", the section "libc.so.6:.got.plt" of
- * "libc.so.6:.got.plt+24". */
-static void object_of(const char *name, char *out, size_t cap)
-{
-    size_t len;
-    if (name[0] == '<' && strchr(name, '>'))
-        len = (size_t)(strchr(name, '>') - name) + 1;
-    else if (strchr(name, ':') || name[0] == '[')
-        len = strrchr(name, '+') ? (size_t)(strrchr(name, '+') - name)
-                                 : strlen(name);
-    else
-        len = strcspn(name, ".[+");
-    snprintf(out, cap, "%.*s", (int)len, name);
-}
-
 /* Sums items that share a key (after sorting by it) into the first. */
 static size_t merge(item *v, size_t n, int (*same)(const item *, const item *))
 {
@@ -283,7 +266,7 @@ static int report_heat(reading *rd, const tool_report_options *opt, FILE *o)
     items objs = { 0, 0, 0 };
     for (size_t i = 0; i < f->n; i++) {
         char obj[NAME_CAP];
-        object_of(f->v[i].name, obj, sizeof obj);
+        renderer_object_of(f->v[i].name, obj, sizeof obj);
         item it = f->v[i];
         it.name = strdup(obj);
         if (!it.name || push(&objs, &it))
