@@ -2,7 +2,8 @@
 # Installs the Debian packages memtap builds and tests with, when missing.
 set -eu
 PACKAGES="cmake make gcc g++ libc6-dev binutils pkg-config python3 \
-libelf-dev libdw-dev libzstd-dev libzydis-dev valgrind clang help2man"
+libelf-dev libdw-dev libzstd-dev libzydis-dev libsqlite3-dev valgrind clang \
+help2man"
 missing=""
 for p in $PACKAGES; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" ||

@@ -74,7 +74,8 @@ int cli_open_trace(const char *path, memtap_trace **t);
 FILE *cli_output_open(const char *path);
 
 /* The progress line of a walk over a trace's `total` events written to
- * out: on when stderr is a terminal, out is not, and not quiet. */
+ * out (NULL: not a stream): on when stderr is a terminal, out is not, and
+ * not quiet. */
 typedef struct cli_progress {
     const char *what;
     uint64_t total, done;

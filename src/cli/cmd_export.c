@@ -1,10 +1,12 @@
 /*
  * cmd_export.c - "memtap export": a trace as the input of other tools
- * (Lackey's lines, Dinero IV's), streaming, any trace size.
+ * (Lackey's lines, Dinero IV's, an SQLite database), streaming, any trace
+ * size.
  */
 #include "cli.h"
 
 #include "report/export.h"
+#include "report/export_sqlite.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -31,6 +33,10 @@ static const char usage[] =
     "                     both lines; -informat D, Dinero IV's default): every\n"
     "                     access and block operation split into pieces that\n"
     "                     stay inside one cache line\n"
+    "  --format sqlite    an SQLite database (-o FILE, a new file): tables\n"
+    "                     accesses, blocks, modules, threads and names (the\n"
+    "                     objects and functions 'memtap show' names),\n"
+    "                     indexed by object, instruction and thread\n"
     "  --line N           cache line size for the pieces (default 64; a\n"
     "                     power of two from 4 to 4096)\n"
     "  --whole-blocks     lackey: a block operation as one line of its size\n"
@@ -66,6 +72,33 @@ static int export_trace(const char *path, const export_options *opt,
     return status;
 }
 
+static void step_progress(void *p) { cli_progress_step(p); }
+
+/* --format sqlite: the database at db. */
+static int export_database(const char *path, const char *db, int quiet)
+{
+    memtap_trace *t;
+    if (cli_open_trace(path, &t))
+        return 1;
+    symbolizer *sym = NULL;
+    int status = 0;
+    if (symbolizer_create(t, stderr, &sym) != MEMTAP_OK) {
+        status = cli_error(path, "out of memory");
+    } else {
+        cli_progress p;
+        cli_progress_start(&p, "export", memtap_trace_get_health(t)->events,
+                           NULL, quiet);
+        char err[512];
+        if (export_sqlite(t, sym, db, step_progress, &p, err, sizeof err))
+            status = cli_error(db, "%s", err);
+        cli_progress_end(&p);
+        cli_report_health(path, t, 1);
+    }
+    symbolizer_destroy(sym);
+    memtap_trace_close(t);
+    return status;
+}
+
 int cmd_export(int argc, char **argv)
 {
     static const struct option longopts[] = {
@@ -81,7 +114,7 @@ int cmd_export(int argc, char **argv)
     const char *output = NULL;
     char *end;
     unsigned long line;
-    int c, quiet = 0;
+    int c, quiet = 0, sqlite = 0;
     while ((c = getopt_long(argc, argv, "o:qh", longopts, NULL)) != -1) {
         switch (c) {
         case 'f':
@@ -89,9 +122,11 @@ int cmd_export(int argc, char **argv)
                 opt.format = EXPORT_LACKEY;
             else if (strcmp(optarg, "dinero") == 0)
                 opt.format = EXPORT_DINERO;
+            else if (strcmp(optarg, "sqlite") == 0)
+                sqlite = 1;
             else
-                return cli_error("--format", "'%s': expected lackey or "
-                                             "dinero", optarg);
+                return cli_error("--format", "'%s': expected lackey, dinero "
+                                             "or sqlite", optarg);
             break;
         case 'l':
             errno = 0;
@@ -113,6 +148,9 @@ int cmd_export(int argc, char **argv)
         fputs(usage, stderr);
         return 2;
     }
+    if (sqlite)
+        return output ? export_database(argv[optind], output, quiet)
+                      : cli_error("--format sqlite", "needs -o FILE");
     FILE *out = cli_output_open(output);
     if (!out)
         return 1;

@@ -25,7 +25,7 @@ void cli_progress_start(cli_progress *p, const char *what, uint64_t total,
     p->shown = 0;
     /* stderr a terminal, and the lines themselves not on it */
     p->on = !quiet && total > 0 && isatty(STDERR_FILENO) &&
-            !isatty(fileno(out));
+            !(out && isatty(fileno(out)));
     p->start = p->last = now();
 }
 

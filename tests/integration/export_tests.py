@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """memtap export: Lackey lines (M for a read-modify-write, block
-operations split at cache lines) and Dinero IV's extended din input,
-checked against the trace's own records (`show --format csv`) and, for
-the read-modify-writes, against the rewritten file's site table.
+operations split at cache lines), Dinero IV's extended din input and an
+SQLite database, checked against the trace's own records (`show --format
+csv`, `show`) and, for the read-modify-writes, against the rewritten
+file's site table.
 
 Usage: export_tests.py TEST_NAME   (MEMTAP_BUILD names the build tree)
 """
@@ -100,10 +101,57 @@ def test_export_dinero():
         check_eq((got["r"], got["w"]), (loads, stores), "bytes read and written (%d)" % line)
 
 
+def test_export_sqlite():
+    """--format sqlite: every access, block, module and thread of the trace
+    in its table; accesses per heap block equal the symbolic lines that
+    name the block; the indexes for the obvious queries exist."""
+    import re
+    import sqlite3
+    path, _ = trace("blockops", out="x_sqlite.mtr")
+    db = os.path.join(TMP, "x.db")
+    if os.path.exists(db):
+        os.unlink(db)
+    memtap("export", "--format", "sqlite", "-o", db, path)
+    recs = records(path)
+    c = sqlite3.connect(db)
+    kinds = dict(c.execute("select kind, count(*) from accesses group by kind"))
+    want = {}
+    for r in recs:
+        if r[0] in "LSYWG":
+            want[r[0]] = want.get(r[0], 0) + 1
+    check_eq(kinds, want, "accesses by kind")
+    allocs = [r for r in recs if r[0] in "MCPRE" and r[2]]
+    check_eq(c.execute("select count(*) from blocks").fetchone()[0], len(allocs), "blocks")
+    frees = {r[2] for r in recs if r[0] == "F"}
+    freed = {a for (a,) in c.execute("select address from blocks where free_seq is not null")}
+    check(frees and frees <= freed | {0}, "freed blocks have their free_seq")
+    per_block = {}
+    for l in memtap("show", path).stdout.splitlines():
+        m = re.match(r"^[LSYWG]\$\d+:(<[^>]+>)", l)
+        if m:
+            per_block[m.group(1)] = per_block.get(m.group(1), 0) + 1
+    got = dict(c.execute("select n.name, count(*) from accesses a join names n"
+                         " on n.id = a.object where n.name like '<%' group by n.name"))
+    check(per_block and got == per_block, "accesses per heap block: %r vs %r" % (got, per_block))
+    check_eq(c.execute("select sum(events) from threads").fetchone()[0], len(recs),
+             "the threads' events add up to the trace's")
+    modules = memtap("info", path).stdout.count("\nmodule ")
+    check_eq(c.execute("select count(*) from modules").fetchone()[0], modules, "modules")
+    idx = {n for (n,) in c.execute("select name from sqlite_master where type = 'index'")}
+    check({"accesses_object", "accesses_pc", "accesses_thread"} <= idx, "indexes: %r" % idx)
+    c.close()
+    before = os.path.getmtime(db)
+    p = memtap("export", "--format", "sqlite", "-o", db, path, check_rc=False)
+    check(p.returncode != 0 and "exists already" in p.stderr and
+          os.path.getmtime(db) == before, "an existing file is refused, untouched")
+    p = memtap("export", "--format", "sqlite", path, check_rc=False)
+    check(p.returncode != 0 and "needs -o" in p.stderr, "no database without -o")
+
+
 def test_export_bad_input():
     """Bad options and files get a clear message and a non-zero exit."""
     path, _ = trace("blockops", out="x_bad.mtr")
-    for args, want in ((["--format", "pin"], "expected lackey or dinero"),
+    for args, want in ((["--format", "pin"], "expected lackey, dinero or sqlite"),
                        (["--line", "48"], "a power of two"),
                        (["--line", "8192"], "a power of two")):
         p = memtap("export", *args, path, check_rc=False)
