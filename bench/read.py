@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
-"""Reading speed of `memtap show`: traces of the walk and sort workloads
-of rewrite_workloads (its non-selective copy), shown as MadT symbolic
-lines, MadT raw lines and Lackey lines to /dev/null; median wall time of
-RUNS runs each, records per second, and the largest peak RSS of a run.
+"""Reading speed of `memtap show` and `memtap export --format sqlite`:
+traces of the walk and sort workloads of rewrite_workloads (its
+non-selective copy), shown as MadT symbolic lines, MadT raw lines and
+Lackey lines to /dev/null, and written as an SQLite database; median wall
+time of RUNS runs each, records per second, and the largest peak RSS of a
+run.
 
     bench/read.py [RUNS]          (builds build/ first if needed)
 """
@@ -16,7 +18,9 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BIN = os.path.join(ROOT, "build", "bin")
-FORMS = {"symbolic": [], "raw": ["--raw"], "lackey": ["--raw", "--format", "lackey"]}
+FORMS = {"symbolic": ["show"], "raw": ["show", "--raw"],
+         "lackey": ["show", "--raw", "--format", "lackey"],
+         "sqlite": ["export", "--format", "sqlite", "-o"]}
 
 
 def timed(cmd):
@@ -48,7 +52,13 @@ def main():
         n = int(re.search(r"^events: (\d+)", info, re.M).group(1))
         print("%s: %d records, %d bytes" % (w, n, os.path.getsize(trace)))
         for form, opts in FORMS.items():
-            times = [timed([memtap, "show"] + opts + [trace]) for _ in range(runs)]
+            times = []
+            for _ in range(runs):
+                db = os.path.join(tmp, "t.db")
+                if os.path.exists(db):
+                    os.unlink(db)
+                out = [db] if form == "sqlite" else []
+                times.append(timed([memtap] + opts + out + [trace]))
             s = statistics.median(t for t, _ in times)
             print("  %-8s %6.2f s  %5.1f M records/s  peak RSS %d KB"
                   % (form, s, n / s / 1e6, max(r for _, r in times)))
