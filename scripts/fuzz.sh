@@ -11,7 +11,8 @@ mkdir -p build-fuzz/corpus
 cp -n tests/fuzz/corpus/* build-fuzz/corpus/ 2>/dev/null || true
 clang -fsanitize=fuzzer,address,undefined -DMEMTAP_LIBFUZZER -O1 -g \
     -Iinclude -Isrc tests/unit/fuzz_reader.c src/trace/reader.c \
-    src/trace/writer.c src/trace/chunk.c -lzstd -o build-fuzz/fuzz_reader
+    src/trace/writer.c src/trace/chunk.c src/trace/pack.c -lzstd \
+    -o build-fuzz/fuzz_reader
 cd build-fuzz
 ./fuzz_reader -max_total_time="$seconds" -jobs="$jobs" -workers="$jobs" \
     -artifact_prefix=./ corpus
