@@ -39,6 +39,8 @@ typedef struct trace_launch {
     int keep_going;       /* an incomplete trace does not change the exit
                              status */
     int quiet;            /* no status line on a terminal */
+    const char *compress; /* MEMTAP_COMPRESS: balanced, fast, small, or
+                             NULL (the environment's, if any) */
 } trace_launch;
 
 /* memtap run's exit status when the program exited but its trace may be

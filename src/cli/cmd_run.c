@@ -62,6 +62,10 @@ static const char usage[] =
     "  --symbolic         text lines are symbolic (default)\n"
     "  --raw              text lines are raw (numeric addresses)\n"
     "  --both             a raw and a symbolic line for each event\n"
+    "  --compress HOW     balanced (default: zstd level 1), fast (level 1,\n"
+    "                     literals stored as they are: less time per event\n"
+    "                     on irregular addresses, a bigger file) or small\n"
+    "                     (level 3)\n"
     "  --consumer LIB.so  accesses that instrumented code (memtap instrument)\n"
     "                     logs go to LIB's memtap_consume() instead of the\n"
     "                     trace (see memtap/consumer.h)\n"
@@ -73,6 +77,7 @@ static const char usage[] =
     "  MEMTAP_WINDOW          all, main (--from-main) or marks (the program\n"
     "                         calls memtap_start)\n"
     "  MEMTAP_CONSUMER        the --consumer library (absolute path)\n"
+    "  MEMTAP_COMPRESS        fast or small (--compress)\n"
     "  MEMTAP_BUFFER_RECORDS  records buffered per thread before a chunk is\n"
     "                         written (default 16384; set it to inherit a\n"
     "                         smaller value)\n"
@@ -574,6 +579,8 @@ int cli_trace_program(char **prog_argv, const trace_launch *l, char *abs_out,
             return cli_error(l->consumer, "%s", strerror(errno));
         setenv("MEMTAP_CONSUMER", lib, 1);
     }
+    if (l->compress)
+        setenv("MEMTAP_COMPRESS", l->compress, 1);
     return run_traced(prog_argv, prog, abs_out, l, exit_code);
 }
 
@@ -590,10 +597,12 @@ int cmd_run(int argc, char **argv)
         { "consumer", required_argument, NULL, 'C' },
         { "keep-going", no_argument, NULL, 'k' },
         { "quiet", no_argument, NULL, 'q' },
+        { "compress", required_argument, NULL, 'Z' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
     const char *output = "memtap.mtr", *text = NULL, *consumer = NULL;
+    const char *compress = NULL;
     int from_main = 0, heap_only = 0, keep_going = 0, quiet = 0;
     render_options opt = { RENDER_MADT, RENDER_SYMBOLIC, 0 };
     int c;
@@ -610,6 +619,13 @@ int cmd_run(int argc, char **argv)
         case 'C': consumer = optarg; break;
         case 'k': keep_going = 1; break;
         case 'q': quiet = 1; break;
+        case 'Z':
+            if (strcmp(optarg, "fast") && strcmp(optarg, "small") &&
+                strcmp(optarg, "balanced"))
+                return cli_error("--compress", "'%s': expected balanced, "
+                                               "fast or small", optarg);
+            compress = optarg;
+            break;
         case 'h': fputs(usage, stdout); return 0;
         default: fputs(usage, stderr); return 2;
         }
@@ -619,7 +635,7 @@ int cmd_run(int argc, char **argv)
         return 2;
     }
     trace_launch l = { output, from_main, heap_only, NULL, 0, 0, consumer,
-                       keep_going, quiet };
+                       keep_going, quiet, compress };
     char abs_out[PATH_MAX];
     int rc;
     if (cli_trace_program(argv + optind, &l, abs_out, sizeof abs_out, &rc))

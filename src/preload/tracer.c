@@ -79,6 +79,7 @@ static struct {
     trace_site_table site_tabs[MAX_SITE_TABS];
     _Atomic uint32_t nsite_tabs;     /* tags below are filled in */
     unsigned nclients;
+    trace_compression compression;   /* MEMTAP_COMPRESS */
 } g = { .fd = -1, .status_fd = -1 };
 
 /* The clients' hooks, one array each, so that a hook no client has costs
@@ -357,6 +358,10 @@ static void write_info_start(void)
         fmt_str(&b, "\nstack_limit=");
         fmt_u64(&b, rl.cur == ~0ull ? 0 : rl.cur);
     }
+    if (g.compression != TRACE_BALANCED) {
+        fmt_str(&b, "\ncompress=");
+        fmt_str(&b, g.compression == TRACE_FAST ? "fast" : "small");
+    }
     if (g.parent_path[0]) {
         fmt_str(&b, "\nparent_trace=");
         fmt_str(&b, g.parent_path);
@@ -488,7 +493,7 @@ static void open_output(void)
 static tracer_thread *thread_new(void)
 {
     size_t bytes = (size_t)g.cap * BYTES_PER_RECORD;
-    size_t ws = trace_chunk_workspace_size(bytes);
+    size_t ws = trace_chunk_workspace_size(bytes, g.compression);
     size_t out = trace_chunk_bound(bytes);
     size_t head = 64 * ((sizeof(tracer_thread) + 63) / 64);
     size_t total = head + ws + out + bytes;
@@ -498,7 +503,7 @@ static tracer_thread *thread_new(void)
         return NULL;
     tracer_thread *t = (tracer_thread *)(void *)m;
     t->map_size = total;
-    t->cctx = trace_chunk_context(m + head, ws);
+    t->cctx = trace_chunk_context(m + head, ws, g.compression);
     t->out = m + head + ws;
     t->out_cap = out;
     t->buf = (uint8_t *)t->out + out; /* touched only as far as used */
@@ -834,11 +839,16 @@ void tracer_init(void)
     if (cap && atoi(cap) >= 64 && atoi(cap) <= (1 << 20))
         g.cap = (uint32_t)atoi(cap);
     g.meta_out_cap = trace_chunk_bound(META_MAX);
-    size_t ws = trace_chunk_workspace_size(META_MAX);
+    const char *comp = getenv("MEMTAP_COMPRESS");
+    if (comp && strcmp(comp, "fast") == 0)
+        g.compression = TRACE_FAST;
+    else if (comp && strcmp(comp, "small") == 0)
+        g.compression = TRACE_SMALL;
+    size_t ws = trace_chunk_workspace_size(META_MAX, g.compression);
     void *mem = tracer_map(ws + g.meta_out_cap);
     if (!mem)
         return;
-    g.meta_cctx = trace_chunk_context(mem, ws);
+    g.meta_cctx = trace_chunk_context(mem, ws, g.compression);
     g.meta_out = (char *)mem + ws;
     g.enabled = 1;
     open_output();

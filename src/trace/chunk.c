@@ -19,7 +19,12 @@ uint32_t memtap_chunk_header_checksum(const memtap_chunk_header *h)
     return x;
 }
 
-size_t trace_chunk_workspace_size(size_t raw_max)
+static int level_of(trace_compression c)
+{
+    return c == TRACE_SMALL ? 3 : 1;
+}
+
+size_t trace_chunk_workspace_size(size_t raw_max, trace_compression c)
 {
     /* zstd picks its tables by the size of each input, from tiers that
      * end at 16 KiB, 128 KiB and 256 KiB; a smaller input may need more
@@ -29,21 +34,25 @@ size_t trace_chunk_workspace_size(size_t raw_max)
     for (size_t i = 0; i <= sizeof tier_ends / sizeof *tier_ends; i++) {
         size_t src = i < 3 && tier_ends[i] < raw_max ? tier_ends[i] : raw_max;
         ZSTD_compressionParameters cp =
-            ZSTD_getCParams(TRACE_CHUNK_LEVEL, src, 0);
+            ZSTD_getCParams(level_of(c), src, 0);
         size_t need = ZSTD_estimateCCtxSize_usingCParams(cp);
         most = need > most ? need : most;
     }
     return most;
 }
 
-ZSTD_CCtx *trace_chunk_context(void *workspace, size_t size)
+ZSTD_CCtx *trace_chunk_context(void *workspace, size_t size,
+                               trace_compression c)
 {
     ZSTD_CCtx *cctx = ZSTD_initStaticCCtx(workspace, size);
     if (!cctx)
         return NULL;
     if (ZSTD_isError(ZSTD_CCtx_setParameter(cctx, ZSTD_c_compressionLevel,
-                                            TRACE_CHUNK_LEVEL)) ||
-        ZSTD_isError(ZSTD_CCtx_setParameter(cctx, ZSTD_c_checksumFlag, 1)))
+                                            level_of(c))) ||
+        ZSTD_isError(ZSTD_CCtx_setParameter(cctx, ZSTD_c_checksumFlag, 1)) ||
+        (c == TRACE_FAST &&
+         ZSTD_isError(ZSTD_CCtx_setParameter(
+             cctx, ZSTD_c_literalCompressionMode, ZSTD_ps_disable))))
         return NULL;
     return cctx;
 }

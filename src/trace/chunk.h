@@ -15,14 +15,22 @@
 #include "memtap/trace.h"
 #include "trace/pack.h"
 
-/* zstd level for trace chunks: fast, and records compress very well. */
-#define TRACE_CHUNK_LEVEL 1
+/* How chunks are compressed (memtap run --compress): zstd level 1
+ * (balanced, the default: fast, and regular accesses compress very well);
+ * level 1 with literals stored as they are (fast: cheaper on random
+ * addresses, a bigger file); level 3 (small). */
+typedef enum trace_compression {
+    TRACE_BALANCED = 0,
+    TRACE_FAST = 1,
+    TRACE_SMALL = 2,
+} trace_compression;
 
 /* Bytes of workspace a compression context for chunks of raw_max needs. */
-size_t trace_chunk_workspace_size(size_t raw_max);
+size_t trace_chunk_workspace_size(size_t raw_max, trace_compression c);
 
 /* Builds a compression context inside workspace; NULL if it is too small. */
-ZSTD_CCtx *trace_chunk_context(void *workspace, size_t size);
+ZSTD_CCtx *trace_chunk_context(void *workspace, size_t size,
+                               trace_compression c);
 
 /* Bytes of output buffer that encoding raw_size bytes may need. */
 size_t trace_chunk_bound(size_t raw_size);

@@ -263,6 +263,23 @@ def test_rewrite_one_core():
           "one core and two give the same records (%d and %d)" % (len(lines[0]), len(lines[1])))
 
 
+def test_rewrite_compress():
+    """--compress balanced, fast and small write traces that read back the
+    same records; anything else is refused before the program runs."""
+    copy = instrument(prog("lk_structs"), os.path.join(TMP, "comp.mt"), "--nonselective")
+    lines = []
+    for how in ("balanced", "fast", "small"):
+        trace = os.path.join(TMP, "comp-%s.mtr" % how[0])  # paths of one length
+        subprocess.run(["setarch", "-R", MEMTAP_BIN, "run", "-q", "--compress", how, "-o",
+                        trace, "--", copy], check=True, capture_output=True)
+        lines.append([l for l in show(trace, "--raw") if not l.startswith("#")])
+    check(lines[0] and lines[0] == lines[1] == lines[2],
+          "the same records at every setting (%s)" % [len(l) for l in lines])
+    p = memtap("run", "--compress", "zip", "--", copy, check_rc=False)
+    check(p.returncode != 0 and "expected balanced, fast or small" in p.stderr
+          and not p.stdout, "a bad setting is refused: %s" % p.stderr)
+
+
 def elided_sites(path):
     """How many sites of a rewritten file are elided (memtap_site.elided)."""
     return sum(site[7] for site in sites_of(path))

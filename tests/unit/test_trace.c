@@ -449,7 +449,8 @@ static void test_access_runs(void)
 }
 
 /* A chunk context sized for raw_max compresses every smaller input too
- * (zstd's tables for a small input can be larger than for a big one). */
+ * (zstd's tables for a small input can be larger than for a big one), at
+ * every compression setting. */
 static void test_workspace(void)
 {
     static uint8_t in[1u << 20], out[(1u << 20) + (1u << 14)];
@@ -458,10 +459,12 @@ static void test_workspace(void)
         x = x * 6364136223846793005ull + 1;
         in[i] = (uint8_t)((x >> 60) % 7);
     }
-    for (size_t raw_max = 1024; raw_max <= sizeof in; raw_max *= 4) {
-        size_t ws = trace_chunk_workspace_size(raw_max);
+    for (size_t k = 0, raw_max = 1024; raw_max <= sizeof in;
+         k++, raw_max *= 4) {
+        trace_compression comp = (trace_compression)(k % 3); /* all three */
+        size_t ws = trace_chunk_workspace_size(raw_max, comp);
         void *w = malloc(ws);
-        ZSTD_CCtx *c = w ? trace_chunk_context(w, ws) : NULL;
+        ZSTD_CCtx *c = w ? trace_chunk_context(w, ws, comp) : NULL;
         CHECK(c != NULL && trace_chunk_bound(raw_max) <= sizeof out);
         for (size_t n = 1; c && n <= raw_max; n = n * 5 / 4 + 1)
             CHECK(trace_chunk_encode(c, MEMTAP_CHUNK_PACKED, 1, 1, in, n,
@@ -470,8 +473,6 @@ static void test_workspace(void)
     }
 }
 
-/* A trace of the first format (version 1, plain event chunks) still
- * reads. */
 /* Sets the version field of the trace file at path. */
 static void set_version(const char *path, uint32_t version)
 {
