@@ -324,7 +324,8 @@ int export_sqlite(memtap_trace *t, symbolizer *sym, const char *path,
     if (!w.r || !w.names) {
         rc = fail(&w, "memory");
     } else if (sqlite3_open_v2(path, &w.db,
-                               SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE,
+                               SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
+                                   SQLITE_OPEN_NOMUTEX, /* one thread */
                                NULL) != SQLITE_OK ||
                sqlite3_exec(w.db, schema, NULL, NULL, NULL) != SQLITE_OK) {
         rc = fail(&w, "create");
