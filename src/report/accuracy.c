@@ -157,7 +157,7 @@ static int add_trace(const char *path, int col, uint64_t chunk, table *t,
     while (!rc && (got = memtap_trace_next(tr, &ev)) > 0) {
         const memtap_record *x = &ev.rec;
         if (x->kind != MEMTAP_EV_LOAD && x->kind != MEMTAP_EV_STORE) {
-            if (strchr("MCPREFU", x->kind)) { /* names change */
+            if (render_is_heap_kind(x->kind)) { /* names change */
                 renderer_learn(r, &ev);
                 gen++;
             }

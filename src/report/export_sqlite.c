@@ -213,22 +213,12 @@ static int add_event(writer *w, const memtap_event *ev)
 {
     if (count_thread(w, ev->tid, ev->rec.seq))
         return -1;
-    switch (ev->rec.kind) {
-    case MEMTAP_EV_LOAD: case MEMTAP_EV_STORE: case MEMTAP_EV_COPY:
-    case MEMTAP_EV_BLOCK_STORE: case MEMTAP_EV_BLOCK_FETCH:
+    if (render_is_access_kind(ev->rec.kind))
         return add_access(w, ev);
-    case MEMTAP_EV_MALLOC: case MEMTAP_EV_CALLOC: case MEMTAP_EV_MMAP:
-    case MEMTAP_EV_REALLOC: case MEMTAP_EV_MREMAP: case MEMTAP_EV_FREE:
-    case MEMTAP_EV_MUNMAP: {
-        /* names use the heap as it was before the event; blocks after */
-        int rc = add_block(w, ev);
-        renderer_learn(w->r, ev);
-        return rc;
-    }
-    default:
-        renderer_learn(w->r, ev);
-        return 0;
-    }
+    /* a block's row names the heap as it was before the event */
+    int rc = render_is_heap_kind(ev->rec.kind) ? add_block(w, ev) : 0;
+    renderer_learn(w->r, ev);
+    return rc;
 }
 
 static int add_modules(writer *w, const memtap_trace *t)

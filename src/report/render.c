@@ -77,7 +77,7 @@ void renderer_destroy(renderer *r)
     free(r);
 }
 
-static int is_heap_kind(uint8_t kind)
+int render_is_heap_kind(uint8_t kind)
 {
     switch (kind) {
     case MEMTAP_EV_MALLOC: case MEMTAP_EV_CALLOC: case MEMTAP_EV_MMAP:
@@ -89,8 +89,7 @@ static int is_heap_kind(uint8_t kind)
     }
 }
 
-/* The kinds Table I lines show (besides the heap's). */
-static int is_access_kind(uint8_t kind)
+int render_is_access_kind(uint8_t kind)
 {
     switch (kind) {
     case MEMTAP_EV_LOAD: case MEMTAP_EV_STORE: case MEMTAP_EV_COPY:
@@ -357,6 +356,16 @@ static void put_x(line *l, uint64_t v, int digits)
         *--p = hex[v & 15];
 }
 
+/* Starts an access line: "L#12:" (mark '#') or "L$12:" (mark '$'). */
+static void line_begin(line *l, uint8_t kind, char mark, uint64_t seq)
+{
+    l->n = 0;
+    put_c(l, (char)kind);
+    put_c(l, mark);
+    put_u(l, seq);
+    put_c(l, ':');
+}
+
 static void put_line(FILE *o, const line *l)
 {
     fwrite_unlocked(l->b, 1, l->n, o);
@@ -368,11 +377,8 @@ static void print_raw(renderer *r, const memtap_event *ev)
     FILE *o = r->out;
     if (x->kind == MEMTAP_EV_LOAD || x->kind == MEMTAP_EV_STORE) {
         line l; /* "L#12:0x55d0c0a012a8, [heap], 0x55d0c09ff1b7" */
-        l.n = 0;
-        put_c(&l, (char)x->kind);
-        put_c(&l, '#');
-        put_u(&l, x->seq);
-        put_s(&l, ":0x");
+        line_begin(&l, x->kind, '#', x->seq);
+        put_s(&l, "0x");
         put_x(&l, x->addr, 1);
         put_s(&l, ", ");
         put_s(&l, raw_region(r, x->addr));
@@ -421,11 +427,7 @@ static void print_symbolic(renderer *r, const memtap_event *ev,
     if (x->kind == MEMTAP_EV_LOAD || x->kind == MEMTAP_EV_STORE) {
         const char *region = renderer_name_data(r, x->addr, a, sizeof a);
         line l; /* "L$12:<malloc0013@f+45>+8, [heap], g+73" */
-        l.n = 0;
-        put_c(&l, (char)x->kind);
-        put_c(&l, '$');
-        put_u(&l, x->seq);
-        put_c(&l, ':');
+        line_begin(&l, x->kind, '$', x->seq);
         put_s(&l, a);
         put_s(&l, ", ");
         put_s(&l, region);
@@ -590,7 +592,7 @@ void renderer_begin(renderer *r)
 
 void renderer_learn(renderer *r, const memtap_event *ev)
 {
-    if (is_heap_kind(ev->rec.kind))
+    if (render_is_heap_kind(ev->rec.kind))
         heap_map_apply(r->heap, &ev->rec, NULL);
 }
 
@@ -598,7 +600,7 @@ void renderer_event(renderer *r, const memtap_event *ev)
 {
     heap_block old;
     int had_old = 0;
-    int is_heap = is_heap_kind(ev->rec.kind);
+    int is_heap = render_is_heap_kind(ev->rec.kind);
     if (is_heap)
         had_old = heap_map_apply(r->heap, &ev->rec, &old);
     switch (r->opt.format) {
@@ -611,7 +613,7 @@ void renderer_event(renderer *r, const memtap_event *ev)
     case RENDER_MADT:
         break;
     }
-    if (!is_heap && !is_access_kind(ev->rec.kind)) {
+    if (!is_heap && !render_is_access_kind(ev->rec.kind)) {
         print_internal(r, ev);
         return;
     }

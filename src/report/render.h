@@ -46,6 +46,11 @@ void renderer_begin(renderer *r);
 /* Prints one event (and updates the heap map). */
 void renderer_event(renderer *r, const memtap_event *ev);
 
+/* Whether a record kind is a heap event (MadT's M C P R E F U), or a
+ * data access Table I lines show (L S Y W G). */
+int render_is_heap_kind(uint8_t kind);
+int render_is_access_kind(uint8_t kind);
+
 /* Names addr as the renderer would in a symbolic line (heap block, variable,
  * symbol or region plus offset) and returns its region. */
 const char *renderer_name_data(renderer *r, uint64_t addr, char *buf,
