@@ -384,13 +384,14 @@ static void write_maps(void)
         tracer_unmap(maps, map_size);
 }
 
-/* Writes the site table of one tag as SITES chunks of up to META_MAX. */
-static void write_sites_locked(uint32_t tag)
+/* Writes the site table of one tag as SITES chunks of up to META_MAX;
+ * -1 when memtap has no memory to build them in. */
+static int write_sites_locked(uint32_t tag)
 {
     const trace_site_table *tab = &g.site_tabs[tag];
     char *buf = tracer_map(META_MAX);
     if (!buf)
-        return;
+        return -1;
     const uint32_t per = (META_MAX - sizeof(memtap_sites_header)) /
                          sizeof(memtap_site);
     uint32_t first = 0;
@@ -405,9 +406,12 @@ static void write_sites_locked(uint32_t tag)
         first += n;
     } while (first < tab->nsites);
     tracer_unmap(buf, META_MAX);
+    return 0;
 }
 
-/* A forked child's trace describes the sites its parent's did. */
+/* A forked child's trace describes the sites its parent's did (a table
+ * missing there leaves that module's runs unreadable: the reader counts
+ * those chunks as corrupt, and show warns). */
 static void write_all_sites(void)
 {
     uint32_t n = atomic_load(&g.nsite_tabs);
@@ -655,11 +659,11 @@ void tracer_emit_accesses(const memtap_record *r, size_t n)
         emit(r[i].kind, 0, r[i].pc, r[i].addr, r[i].size, 0, 0, r[i].count);
 }
 
-void tracer_add_sites(uint32_t tag, uint64_t bias, const memtap_site *sites,
-                      uint32_t nsites)
+int tracer_add_sites(uint32_t tag, uint64_t bias, const memtap_site *sites,
+                     uint32_t nsites)
 {
     if (tag >= MAX_SITE_TABS || tag != atomic_load(&g.nsite_tabs))
-        return;
+        return -1;
     g.site_tabs[tag] = (trace_site_table){ bias, sites, nsites, NULL };
     uint8_t *records = nsites ? tracer_map(nsites) : NULL;
     if (records) { /* a byte a site: what packing an entry looks up */
@@ -668,9 +672,13 @@ void tracer_add_sites(uint32_t tag, uint64_t bias, const memtap_site *sites,
         g.site_tabs[tag].records = records;
     }
     meta_acquire(1);
-    write_sites_locked(tag);
-    atomic_store(&g.nsite_tabs, tag + 1);
+    int rc = write_sites_locked(tag);
+    if (rc == 0)
+        atomic_store(&g.nsite_tabs, tag + 1);
     meta_release();
+    if (rc && records)
+        tracer_unmap(records, nsites);
+    return rc;
 }
 
 /* The records entries stand for (what is lost when they are). */

@@ -48,9 +48,10 @@ void tracer_emit(uint8_t kind, uint8_t flags, uint64_t pc, uint64_t addr,
 
 /* The site table of a rewritten module, tag by tag from 0 (the memory
  * stays the module's): written to the trace (and to every forked child's)
- * before the module may log. */
-void tracer_add_sites(uint32_t tag, uint64_t bias, const memtap_site *sites,
-                      uint32_t nsites);
+ * before the module may log.  -1 when it could not be: the module must
+ * not log then (its entries would name no site). */
+int tracer_add_sites(uint32_t tag, uint64_t bias, const memtap_site *sites,
+                     uint32_t nsites);
 
 /* Appends the calling thread's entries logged by rewritten code as access
  * runs (one sequence reservation per run); what cannot be written is

@@ -358,6 +358,14 @@ static void refuse(const char *name, const mt_rewrite_header *h)
     say(msg);
 }
 
+/* Gives back what hook() took for a module it does not turn on. */
+static void release_slot(rt_module *mod, const mt_rewrite_header *h)
+{
+    if (mod->counters)
+        tracer_unmap(mod->counters, h->nblocks * sizeof(uint64_t));
+    memset(mod, 0, sizeof *mod);
+}
+
 /* Fills in and turns on the stub of one rewritten module. */
 static void hook(uint64_t bias, const mt_rewrite_header *h, const char *name)
 {
@@ -387,20 +395,23 @@ static void hook(uint64_t bias, const mt_rewrite_header *h, const char *name)
         mod->nblocks = h->nblocks;
     }
     if (h->ntraps && take_sigtrap() != 0) {
-        if (mod->counters)
-            tracer_unmap(mod->counters, h->nblocks * sizeof(uint64_t));
-        memset(mod, 0, sizeof *mod); /* not hooked: the slot stays free */
+        release_slot(mod, h); /* not hooked: the slot stays free */
         return;
     }
     /* the trace knows the tag from here on (while the segment is writable
      * below, nothing may call into it: no libc) */
     const mt_site *sites = (const mt_site *)(uintptr_t)(at + h->sites);
+    if (tracer_add_sites(m, bias, sites, h->nsites) != 0) {
+        release_slot(mod, h); /* not hooked: the slot stays free */
+        const char *msg[] = { "memtap: ", name && *name ? name : "the program",
+                              ": its sites cannot be described in the trace; "
+                              "its instrumentation is not used\n", NULL };
+        say(msg);
+        return;
+    }
     rt.tabs[m] = (trace_site_table){ bias, sites, h->nsites, NULL };
-    tracer_add_sites(m, bias, sites, h->nsites);
     if (set_prot(at, end, PROT_READ | PROT_WRITE) != 0) {
-        if (mod->counters)
-            tracer_unmap(mod->counters, h->nblocks * sizeof(uint64_t));
-        memset(mod, 0, sizeof *mod); /* described but never on: the slot */
+        release_slot(mod, h); /* described but never on: the slot */
         rt.tabs[m].nsites = 0;
         mod->header = at;            /* stays taken, and is not retried */
         atomic_store(&rt.nmods, m + 1);

@@ -51,7 +51,8 @@ struct memtap_trace {
     size_t ncursors, cursors_cap;
     size_t *tid_slots;  /* open addressing: tid -> cursor index + 1 */
     size_t tid_cap;     /* a power of two, at least twice ncursors */
-    uint64_t buffered;  /* bytes of decompressed records held by cursors */
+    uint64_t buffered;  /* bytes of decompressed records held by cursors,
+                           and of site tables */
     uint64_t budget;    /* the most they may hold */
     int started;        /* the walk has begun (rewind done) */
     size_t *heap;       /* min-heap of cursor indices by next seq */
@@ -195,7 +196,9 @@ static int parse_modules(memtap_trace *t, const char *raw, size_t len,
 }
 
 /* Takes the sites of one SITES chunk into the module's table (created by
- * the first chunk of its tag; every chunk must agree on the size). */
+ * the first chunk of its tag; every chunk must agree on the size).  A
+ * table that would pass the reader's memory budget is refused as corrupt:
+ * a few bytes of header may claim 2^24 sites. */
 static int parse_sites(memtap_trace *t, const char *raw, size_t len)
 {
     memtap_sites_header h;
@@ -211,9 +214,14 @@ static int parse_sites(memtap_trace *t, const char *raw, size_t len)
     if (tab->sites && (tab->nsites != h.nsites || tab->bias != h.bias))
         return MEMTAP_E_CORRUPT;
     if (!tab->sites) {
+        uint64_t bytes = (uint64_t)(h.nsites ? h.nsites : 1) *
+                         sizeof(memtap_site);
+        if (t->buffered + bytes > t->budget)
+            return MEMTAP_E_CORRUPT;
         memtap_site *all = calloc(h.nsites ? h.nsites : 1, sizeof *all);
         if (!all)
             return MEMTAP_E_NOMEM;
+        t->buffered += bytes;
         tab->sites = all;
         tab->nsites = h.nsites;
         tab->bias = h.bias;

@@ -473,6 +473,38 @@ static void test_workspace(void)
     }
 }
 
+/* SITES chunks that each claim 2^24 sites: the tables are charged to the
+ * reader's memory budget, and those past it are skipped as corrupt
+ * instead of making the reader allocate without bound. */
+static void test_site_table_bomb(void)
+{
+    const char *path = path_in_dir("sites.mtr");
+    trace_writer *w;
+    CHECK(trace_writer_create(path, 1, &w) == MEMTAP_OK);
+    CHECK(trace_writer_close(w) == MEMTAP_OK);
+    FILE *f = fopen(path, "ab");
+    CHECK(f != NULL);
+    ZSTD_CCtx *cctx = ZSTD_createCCtx();
+    static uint8_t out[4096];
+    for (uint32_t tag = 0; f && cctx && tag < 64; tag++) {
+        memtap_sites_header h = { tag, 1u << MEMTAP_SITE_BITS, 0, 0, 0, 0 };
+        size_t n = trace_chunk_encode(cctx, MEMTAP_CHUNK_SITES, 0, 0, &h,
+                                      sizeof h, out, sizeof out);
+        CHECK(n > 0 && fwrite(out, 1, n, f) == n);
+    }
+    ZSTD_freeCCtx(cctx);
+    if (f)
+        fclose(f);
+    setenv("MEMTAP_READER_MEMORY", "1024", 1); /* MiB: two tables of 384 */
+    memtap_trace *t;
+    CHECK(memtap_trace_open(path, &t) == MEMTAP_OK);
+    if (t) {
+        CHECK_EQ_U64(memtap_trace_get_health(t)->corrupt_chunks, 62);
+        memtap_trace_close(t);
+    }
+    unsetenv("MEMTAP_READER_MEMORY");
+}
+
 /* Sets the version field of the trace file at path. */
 static void set_version(const char *path, uint32_t version)
 {
@@ -523,6 +555,7 @@ int main(void)
     test_access_runs();
     test_workspace();
     test_earlier_formats();
+    test_site_table_bomb();
     char cmd[300];
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     if (system(cmd) != 0)
