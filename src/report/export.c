@@ -66,7 +66,7 @@ static void pieces(exporter *x, char kind, uint64_t addr, uint64_t size,
 
 /* An instruction's access: as it is for Lackey (its lines are per
  * instruction), split at cache lines for Dinero. */
-static void access(exporter *x, const memtap_record *r, char kind)
+static void insn_access(exporter *x, const memtap_record *r, char kind)
 {
     pieces(x, kind, r->addr, r->size, x->opt.format == EXPORT_LACKEY);
 }
@@ -74,7 +74,7 @@ static void access(exporter *x, const memtap_record *r, char kind)
 static void release(exporter *x)
 {
     if (x->holding)
-        access(x, &x->held.rec, 'L');
+        insn_access(x, &x->held.rec, 'L');
     x->holding = 0;
 }
 
@@ -85,7 +85,7 @@ void exporter_event(exporter *x, const memtap_event *ev)
         r->pc == x->held.rec.pc && r->addr == x->held.rec.addr &&
         r->size == x->held.rec.size) {
         x->holding = 0;
-        access(x, r, 'M');
+        insn_access(x, r, 'M');
         return;
     }
     release(x);
@@ -96,7 +96,7 @@ void exporter_event(exporter *x, const memtap_event *ev)
         x->holding = 1;
         break;
     case MEMTAP_EV_STORE:
-        access(x, r, 'S');
+        insn_access(x, r, 'S');
         break;
     case MEMTAP_EV_COPY:
         pieces(x, 'L', r->addr2, r->size, whole);
