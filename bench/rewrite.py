@@ -11,6 +11,9 @@ the original and with Valgrind Lackey, median of RUNS interleaved runs:
                   thread's buffer, nothing written (the logging path)
   non-selective,  the copies under memtap run, writing the trace
   omega 0.5, 0.25
+  no writer       the non-selective copy with MEMTAP_WRITER=off: each thread
+                  compresses and writes its own full buffers (what one CPU
+                  gets)
   lackey          valgrind --tool=lackey --trace-mem=yes (to /dev/null)
 
     bench/rewrite.py [RUNS]          (builds build/ first if needed)
@@ -51,6 +54,7 @@ def main():
     }
     for name in copies:
         tools[name] = ((lambda p: lambda w: under(p, w))(copies[name]), None)
+    tools["no writer"] = (lambda w: under(copies["non-selective"], w), {"MEMTAP_WRITER": "off"})
     tools["lackey"] = (lambda w: ["valgrind", "--tool=lackey", "--trace-mem=yes",
                                   "--log-file=/dev/null", orig, w], None)
     print("%-8s %9s " % ("workload", "native s") +
@@ -70,9 +74,10 @@ def main():
               " ".join("%12.1fx" % (m[n] / m["native"]) for n in tools if n != "native") +
               "   %d" % events)
         per = lambda n: (m[n] - m["native"]) / events * 1e9
-        print("%-8s per record: stub off %.1f ns, log only %.1f ns, traced %.1f ns, "
-              "%.2f bytes" % ("", per("stub off"), per("log only"), per("non-selective"),
-                              size / events))
+        print("%-8s per record: stub off %.1f ns, log only %.1f ns, traced %.1f ns "
+              "(no writer %.1f ns), %.2f bytes" % ("", per("stub off"), per("log only"),
+                                                  per("non-selective"), per("no writer"),
+                                                  size / events))
 
 
 if __name__ == "__main__":

@@ -49,7 +49,8 @@ int cmd_info(int argc, char **argv)
                                         "shadow_table_bytes",
                                         "shadow_resident_bytes",
                                         "rewritten_modules",
-                                        "rewritten_traps_hit" };
+                                        "rewritten_traps_hit",
+                                        "writer_chunks" };
     for (size_t i = 0; i < sizeof keys / sizeof *keys; i++) {
         const char *v = memtap_trace_info(t, keys[i]);
         if (v && strcmp(keys[i], "write_errno") == 0)

@@ -80,7 +80,12 @@ static const char usage[] =
     "  MEMTAP_COMPRESS        fast or small (--compress)\n"
     "  MEMTAP_BUFFER_RECORDS  records buffered per thread before a chunk is\n"
     "                         written (default 16384; set it to inherit a\n"
-    "                         smaller value)\n"
+    "                         smaller value)\n"    "  MEMTAP_WRITER          who compresses and writes full buffers: mix (the\n"
+    "                         default with two CPUs or more: a hidden thread\n"
+    "                         of memtap's, as far as it keeps up, the\n"
+    "                         program's threads the rest), off (the program's\n"
+    "                         threads; the default on one CPU) or all (the\n"
+    "                         hidden thread only)\n"
     "  LD_PRELOAD             libmemtap.so is put first\n";
 
 /* Finds libmemtap.so: $MEMTAP_PRELOAD, else next to this executable's

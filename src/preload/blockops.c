@@ -8,6 +8,7 @@
  */
 #define _GNU_SOURCE
 #include "fault.h"
+#include "hidden_thread.h"
 #include "tracer.h"
 
 #include <dlfcn.h>
@@ -68,20 +69,35 @@ void blockops_resolve(void)
  * start-up resolution (memtap's own start-up reads files, for one). */
 #define NEXT(name) (real.name ? real.name : (blockops_resolve(), real.name))
 
-/* Byte copies for calls that come before the real functions are known
- * (the loader's early calls); volatile so no compiler turns them back
- * into memcpy. */
+/* Copies and fills with the string instructions, for calls that come
+ * before the real functions are known (the loader's early calls) and from
+ * memtap's hidden threads (libc's versions read tunables in libc's data,
+ * which the fault engine may have protected). */
 static void *bytes_move(void *d, const void *s, size_t n)
 {
-    volatile unsigned char *to = d;
-    const volatile unsigned char *from = s;
-    if (to < from)
-        for (size_t i = 0; i < n; i++)
-            to[i] = from[i];
-    else
-        for (size_t i = n; i-- > 0;)
-            to[i] = from[i];
+    void *to = d;
+    if ((uintptr_t)d <= (uintptr_t)s || (uintptr_t)d - (uintptr_t)s >= n) {
+        __asm__ volatile("rep movsb" : "+D"(to), "+S"(s), "+c"(n) : : "memory");
+    } else if (n) { /* overlapping, destination above: copy backwards */
+        to = (char *)d + n - 1;
+        s = (const char *)s + n - 1;
+        __asm__ volatile("std\n\trep movsb\n\tcld"
+                         : "+D"(to), "+S"(s), "+c"(n) : : "memory");
+    }
     return d;
+}
+
+static void *bytes_fill(void *d, int c, size_t n)
+{
+    void *to = d;
+    __asm__ volatile("rep stosb" : "+D"(to), "+c"(n) : "a"(c) : "memory");
+    return d;
+}
+
+/* Whether the calls go to the functions above. */
+static int own_copies(void)
+{
+    return !real.memcpy || hidden_thread_current();
 }
 
 static int recording(void)
@@ -91,7 +107,7 @@ static int recording(void)
 
 MEMTAP_EXPORT void *memcpy(void *d, const void *s, size_t n)
 {
-    if (!real.memcpy)
+    if (own_copies())
         return bytes_move(d, s, n);
     if (!recording())
         return real.memcpy(d, s, n);
@@ -104,7 +120,7 @@ MEMTAP_EXPORT void *memcpy(void *d, const void *s, size_t n)
 
 MEMTAP_EXPORT void *memmove(void *d, const void *s, size_t n)
 {
-    if (!real.memmove)
+    if (!real.memmove || own_copies())
         return bytes_move(d, s, n);
     if (!recording())
         return real.memmove(d, s, n);
@@ -117,7 +133,7 @@ MEMTAP_EXPORT void *memmove(void *d, const void *s, size_t n)
 
 MEMTAP_EXPORT void *mempcpy(void *d, const void *s, size_t n)
 {
-    if (!real.mempcpy)
+    if (!real.mempcpy || own_copies())
         return (char *)bytes_move(d, s, n) + n;
     if (!recording())
         return real.mempcpy(d, s, n);
@@ -130,12 +146,8 @@ MEMTAP_EXPORT void *mempcpy(void *d, const void *s, size_t n)
 
 MEMTAP_EXPORT void *memset(void *d, int c, size_t n)
 {
-    if (!real.memset) {
-        volatile unsigned char *to = d;
-        for (size_t i = 0; i < n; i++)
-            to[i] = (unsigned char)c;
-        return d;
-    }
+    if (!real.memset || own_copies())
+        return bytes_fill(d, c, n);
     if (!recording())
         return real.memset(d, c, n);
     fault_exclusive_begin();

@@ -7,7 +7,12 @@
  * as access runs of {site, address} pairs, which the reader expands
  * through the site tables written here once per module.  A full buffer
  * becomes one chunk written with a single write(2) to the O_APPEND
- * output, so threads never wait for each other.  A buffer is guarded by a try-lock that is
+ * output, so threads never wait for each other.  With a CPU to spare, a
+ * hidden thread of memtap's own (the writer) compresses and writes full
+ * buffers: a thread hands its full buffer over and packs into its second
+ * one; when its previous buffer is still queued, it takes that back and
+ * writes it itself, so a thread's chunks stay in order and the writer never
+ * holds the program back.  A buffer is guarded by a try-lock that is
  * never waited on: its owner drops a record rather than wait (only possible
  * when a signal handler records while the owner is mid-flush), and a
  * flush-all at exit or on a fatal signal skips a buffer that is busy.
@@ -17,12 +22,14 @@
 #include "tracer.h"
 
 #include "fmt.h"
+#include "hidden_thread.h"
 #include "rawsys.h"
 #include "trace/chunk.h"
 #include "trace/runstatus.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/futex.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
@@ -40,6 +47,14 @@
 #define META_MAX (4u << 20)          /* largest metadata chunk (maps text) */
 #define TRACE_FD_MIN 700             /* keep our descriptor out of the way */
 
+/* Who writes full buffers (MEMTAP_WRITER): each thread (off), the writer
+ * as far as it keeps up (mix: the default with a CPU to spare), or the
+ * writer alone, threads waiting for it (all: for tests). */
+enum { WRITER_NONE, WRITER_SHARED, WRITER_ALL };
+
+/* The state of a thread's second buffer (spare). */
+enum { HAND_FREE, HAND_QUEUED, HAND_WRITING };
+
 typedef struct tracer_thread {
     _Atomic uint32_t owner;          /* tid of the owning thread, 0 = free */
     atomic_int lock;                 /* try-lock over the buffer */
@@ -48,6 +63,11 @@ typedef struct tracer_thread {
     uint8_t *buf;                    /* packed records and access runs */
     size_t len, buf_cap;
     trace_packer packer;             /* the state of buf's packing */
+    uint8_t *spare;                  /* the second buffer */
+    _Atomic uint32_t hand;           /* HAND_*: spare is the writer's to
+                                        write while not HAND_FREE */
+    uint32_t hand_tid, hand_n;       /* the chunk spare holds */
+    size_t hand_len;
     ZSTD_CCtx *cctx;
     void *out;
     size_t out_cap;
@@ -80,6 +100,15 @@ static struct {
     _Atomic uint32_t nsite_tabs;     /* tags below are filled in */
     unsigned nclients;
     trace_compression compression;   /* MEMTAP_COMPRESS */
+    struct {
+        int wanted;                  /* WRITER_*: MEMTAP_WRITER, CPUs */
+        atomic_int started;          /* in this process */
+        _Atomic uint32_t work;       /* bumped for every buffer handed over */
+        ZSTD_CCtx *cctx;
+        void *out;
+        size_t out_cap;
+        _Atomic uint64_t chunks;     /* chunks the writer wrote */
+    } writer;
 } g = { .fd = -1, .status_fd = -1 };
 
 /* The clients' hooks, one array each, so that a hook no client has costs
@@ -500,7 +529,7 @@ static tracer_thread *thread_new(void)
     size_t ws = trace_chunk_workspace_size(bytes, g.compression);
     size_t out = trace_chunk_bound(bytes);
     size_t head = 64 * ((sizeof(tracer_thread) + 63) / 64);
-    size_t total = head + ws + out + bytes;
+    size_t total = head + ws + out + 2 * bytes;
     total = (total + 4095) & ~(size_t)4095;
     char *m = tracer_map(total);
     if (!m)
@@ -511,6 +540,7 @@ static tracer_thread *thread_new(void)
     t->out = m + head + ws;
     t->out_cap = out;
     t->buf = (uint8_t *)t->out + out; /* touched only as far as used */
+    t->spare = t->buf + bytes;
     t->buf_cap = bytes;
     if (!t->cctx) {
         tracer_unmap(m, total);
@@ -560,7 +590,104 @@ static tracer_thread *self(void)
     return t;
 }
 
-/* Writes t's buffer as one chunk; the caller holds t->lock. */
+/* Compresses and writes n records packed in buf as one event chunk. */
+static void write_events(ZSTD_CCtx *cctx, void *out, size_t out_cap,
+                         uint32_t tid, uint32_t n, const uint8_t *buf,
+                         size_t len)
+{
+    size_t clen = trace_chunk_encode(cctx, MEMTAP_CHUNK_PACKED, tid, n, buf,
+                                     len, out, out_cap);
+    if (clen == 0)
+        lose(n, 0);
+    else
+        write_chunk(out, clen, n);
+}
+
+static void futex_wake_all(_Atomic uint32_t *word)
+{
+    raw_syscall6(SYS_futex, (long)word, FUTEX_WAKE_PRIVATE, 0x7fffffff, 0, 0,
+                 0);
+}
+
+/* Sleeps while *word is `value`, at most ns nanoseconds (0: no limit). */
+static void futex_wait_for(_Atomic uint32_t *word, uint32_t value, long ns)
+{
+    struct timespec ts = { 0, ns };
+    raw_syscall6(SYS_futex, (long)word, FUTEX_WAIT_PRIVATE, value,
+                 ns ? (long)&ts : 0, 0, 0);
+}
+
+/* The writer: writes every handed-over buffer, sleeps when there is none.
+ * It never returns (exit_group ends it with the process). */
+static void writer_main(void *unused)
+{
+    (void)unused;
+    tls_internal = 1; /* the compressor's memcpy calls are memtap's */
+    for (;;) {
+        uint32_t work = atomic_load(&g.writer.work);
+        int wrote = 0;
+        for (tracer_thread *t = atomic_load(&g.threads); t; t = t->next) {
+            uint32_t queued = HAND_QUEUED;
+            if (!atomic_compare_exchange_strong(&t->hand, &queued,
+                                                HAND_WRITING))
+                continue;
+            write_events(g.writer.cctx, g.writer.out, g.writer.out_cap,
+                         t->hand_tid, t->hand_n, t->spare, t->hand_len);
+            atomic_fetch_add(&g.writer.chunks, 1);
+            atomic_store(&t->hand, HAND_FREE);
+            futex_wake_all(&t->hand);
+            wrote = 1;
+        }
+        if (!wrote)
+            futex_wait_for(&g.writer.work, work, 0);
+    }
+}
+
+/* Whether full buffers go to the writer now; starts it on first use. */
+static int writer_ready(void)
+{
+    if (!g.writer.wanted || atomic_load(&g.finished))
+        return 0;
+    int state = atomic_load(&g.writer.started); /* 1 runs, -1 failed */
+    if (state != 0)
+        return state == 1;
+    if (!atomic_compare_exchange_strong(&g.writer.started, &state, 2))
+        return 0; /* another thread is starting it */
+    if (!g.writer.cctx) {
+        size_t bytes = (size_t)g.cap * BYTES_PER_RECORD;
+        size_t ws = trace_chunk_workspace_size(bytes, g.compression);
+        size_t out = trace_chunk_bound(bytes);
+        char *m = tracer_map(ws + out);
+        g.writer.cctx = m ? trace_chunk_context(m, ws, g.compression) : NULL;
+        g.writer.out = m + ws;
+        g.writer.out_cap = out;
+    }
+    long tid = g.writer.cctx ? hidden_thread_start(writer_main, NULL) : -1;
+    atomic_store(&g.writer.started, tid > 0 ? 1 : -1);
+    return tid > 0;
+}
+
+/* Makes t's spare buffer free: waits while the writer writes it, takes
+ * back (and writes here) a chunk the writer has not begun. */
+static void settle_spare(tracer_thread *t)
+{
+    for (;;) {
+        uint32_t state = atomic_load(&t->hand);
+        if (state == HAND_FREE)
+            return;
+        if (state == HAND_QUEUED && g.writer.wanted != WRITER_ALL &&
+            atomic_compare_exchange_strong(&t->hand, &state, HAND_WRITING)) {
+            write_events(t->cctx, t->out, t->out_cap, t->hand_tid,
+                         t->hand_n, t->spare, t->hand_len);
+            atomic_store(&t->hand, HAND_FREE);
+            return;
+        }
+        futex_wait_for(&t->hand, state, 1000000);
+    }
+}
+
+/* Writes t's buffer as one chunk, or hands it to the writer; the caller
+ * holds t->lock. */
 static void flush_locked(tracer_thread *t)
 {
     if (t->n == 0)
@@ -571,13 +698,21 @@ static void flush_locked(tracer_thread *t)
     if (g.fd < 0) {
         lose(t->n, 0);
     } else {
-        size_t len = trace_chunk_encode(t->cctx, MEMTAP_CHUNK_PACKED, t->tid,
-                                        t->n, t->buf, t->len, t->out,
-                                        t->out_cap);
-        if (len == 0)
-            lose(t->n, 0);
-        else
-            write_chunk(t->out, len, t->n);
+        settle_spare(t);
+        if (writer_ready()) {
+            uint8_t *full = t->buf;
+            t->buf = t->spare;
+            t->spare = full;
+            t->hand_tid = t->tid;
+            t->hand_n = t->n;
+            t->hand_len = t->len;
+            atomic_store(&t->hand, HAND_QUEUED);
+            atomic_fetch_add(&g.writer.work, 1);
+            futex_wake_all(&g.writer.work);
+        } else {
+            write_events(t->cctx, t->out, t->out_cap, t->tid, t->n, t->buf,
+                         t->len);
+        }
     }
     t->n = 0;
     t->len = 0;
@@ -735,12 +870,25 @@ int tracer_append_entries(const trace_entry *e, const trace_entry *end)
     return 1;
 }
 
+/* Waits up to a second for the writer to finish t's spare buffer (whose
+ * owner is busy: it may be the code this call interrupted). */
+static void await_spare(tracer_thread *t)
+{
+    for (int ms = 0; ms < 1000 && atomic_load(&t->hand) != HAND_FREE; ms++)
+        futex_wait_for(&t->hand, atomic_load(&t->hand), 1000000);
+}
+
 void tracer_flush_all(void)
 {
     for (tracer_thread *t = atomic_load(&g.threads); t; t = t->next) {
         if (try_lock(t)) {
+            tls_internal++;
+            settle_spare(t);
+            tracer_internal_leave();
             flush_locked(t);
             unlock(t);
+        } else {
+            await_spare(t);
         }
     }
 }
@@ -781,6 +929,10 @@ void tracer_finish(const char *how, int code)
     fmt_u64(&b, atomic_load(&g.seq));
     fmt_str(&b, "\ndropped=");
     fmt_u64(&b, atomic_load(&g.dropped));
+    if (atomic_load(&g.writer.chunks)) {
+        fmt_str(&b, "\nwriter_chunks=");
+        fmt_u64(&b, atomic_load(&g.writer.chunks));
+    }
     if (atomic_load(&g.write_errno)) {
         fmt_str(&b, "\nwrite_errno=");
         fmt_u64(&b, (uint64_t)atomic_load(&g.write_errno));
@@ -813,6 +965,7 @@ void tracer_after_fork_child(void)
     uint32_t tid = current_tid();
     for (tracer_thread *t = atomic_load(&g.threads); t; t = t->next) {
         atomic_store(&t->lock, 0);
+        atomic_store(&t->hand, HAND_FREE);
         t->n = 0; /* the parent's records are the parent's to write */
         t->len = 0;
         trace_packer_reset(&t->packer);
@@ -823,6 +976,8 @@ void tracer_after_fork_child(void)
     atomic_store(&g.meta_lock, 0);
     atomic_store(&g.finished, 0);
     atomic_store(&g.dropped, 0);
+    atomic_store(&g.writer.started, 0); /* the writer stayed in the parent */
+    atomic_store(&g.writer.chunks, 0);
     atomic_store(&g.write_errno, 0);
     EACH_CLIENT(after_fork_child);
     strcpy(g.parent_path, g.path);
@@ -852,6 +1007,18 @@ void tracer_init(void)
         g.compression = TRACE_FAST;
     else if (comp && strcmp(comp, "small") == 0)
         g.compression = TRACE_SMALL;
+    const char *writer = getenv("MEMTAP_WRITER");
+    if (writer && strcmp(writer, "all") == 0)
+        g.writer.wanted = WRITER_ALL;
+    else if (writer && strcmp(writer, "mix") == 0)
+        g.writer.wanted = WRITER_SHARED;
+    else if (writer && strcmp(writer, "off") == 0)
+        g.writer.wanted = WRITER_NONE;
+    else
+        g.writer.wanted = hidden_thread_cpus() > 1 ? WRITER_SHARED
+                                                   : WRITER_NONE;
+    if (g.writer.wanted && hidden_thread_prepare() != 0)
+        g.writer.wanted = 0;
     size_t ws = trace_chunk_workspace_size(META_MAX, g.compression);
     void *mem = tracer_map(ws + g.meta_out_cap);
     if (!mem)

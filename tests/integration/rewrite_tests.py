@@ -263,6 +263,60 @@ def test_rewrite_one_core():
           "one core and two give the same records (%d and %d)" % (len(lines[0]), len(lines[1])))
 
 
+def info_of(trace):
+    return dict(l.split(": ", 1) for l in memtap("info", trace).stdout.splitlines() if ": " in l)
+
+
+def test_background_writer():
+    """The hidden writer thread changes nothing in what a trace holds: with
+    64-record buffers (handed over many times) written by the threads
+    alone, by the writer alone and by both as they come, one program gives
+    the same records, sequence numbers included; the closing note counts
+    the chunks the writer wrote.  Threads hammering a shared array keep
+    every access, under both engines; a forked child starts a writer of
+    its own."""
+    copy = instrument(prog("lk_structs"), os.path.join(TMP, "writer.mt"), "--nonselective")
+    lines, written = [], []
+    for writer in ("off", "all", "mix"):  # one length: the stack holds them
+        trace = os.path.join(TMP, "writer.mtr")
+        subprocess.run(["setarch", "-R", MEMTAP_BIN, "run", "-q", "-o", trace, "--", copy],
+                       check=True, capture_output=True,
+                       env=dict(os.environ, MEMTAP_WRITER=writer, MEMTAP_BUFFER_RECORDS="64"))
+        lines.append([l for l in show(trace, "--raw") if not l.startswith("#")])
+        written.append(int(info_of(trace).get("writer_chunks", "0")))
+    check(lines[0] and lines[0] == lines[1] == lines[2],
+          "threads, writer, both: the same records (%s)" % [len(l) for l in lines])
+    check(written[0] == 0 and written[1] > 100, "chunks the writer wrote (off, all): %s" % written[:2])
+
+    shared = re.compile(r"^([LS])\$\d+:shared\[\d\], \[hammer\], hammer\+\d+$")
+    os.makedirs(os.path.join(TMP, "writer-static"), exist_ok=True)
+    hammer = instrument(prog("hammer"), os.path.join(TMP, "writer-static", "hammer"), "--nonselective")
+    for engine, binary in (("fault", prog("hammer")), ("static", hammer)):
+        trace = os.path.join(TMP, "hammer-writer.mtr")
+        p = memtap("run", "-q", "-o", trace, "--", binary,
+                   env={"MEMTAP_WRITER": "all", "MEMTAP_BUFFER_RECORDS": "64"})
+        check_eq(p.stdout.strip(), "12000", "%s: the program's result" % engine)
+        kinds = [m.group(1) for m in map(shared.match, show(trace)) if m]
+        info = info_of(trace)
+        check_eq((kinds.count("S"), kinds.count("L"), info["dropped"], info["corrupt_chunks"]),
+                 (12000, 12000, "0", "0"), "%s: stores and loads of shared[], dropped, corrupt" % engine)
+        check(int(info.get("writer_chunks", "0")) > 0, "%s: the writer wrote chunks" % engine)
+
+    trace = os.path.join(TMP, "fork-writer.mtr")
+    p = memtap("run", "-q", "-o", trace, "--", prog("fork_work"),
+               env={"MEMTAP_WRITER": "all", "MEMTAP_BUFFER_RECORDS": "64"})
+    children = [l.split("also wrote ")[1] for l in p.stderr.splitlines() if "also wrote" in l]
+    check_eq(len(children), 1, "the forked child's trace")
+    for path, who in ((trace, "parent"), (children[0], "child")):
+        block = re.compile(r"^([LS])\$\d+:<malloc\d+@block_%s\+\d+>\+\d+, \[heap\], fill_and_sum\+\d+$"
+                           % who)
+        kinds = [m.group(1) for m in map(block.match, show(path)) if m]
+        info = info_of(path)
+        check_eq((kinds.count("S"), kinds.count("L"), info.get("end"), info["dropped"]),
+                 (1000, 1000, "exit", "0"), "%s: stores and loads of its block, end, dropped" % who)
+        check(int(info.get("writer_chunks", "0")) > 0, "%s: its writer wrote chunks" % who)
+
+
 def test_rewrite_compress():
     """--compress balanced, fast and small write traces that read back the
     same records; anything else is refused before the program runs."""
