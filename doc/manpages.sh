@@ -10,7 +10,7 @@ mkdir -p "$out/wrap"
 help2man -N --no-discard-stderr --version-string="$version" \
     -n "trace and profile the memory accesses of Linux x86-64 programs" \
     -o "$out/memtap.1" "$memtap"
-for cmd in run show export symbolize info analyze instrument accuracy heat share uninit; do
+for cmd in run show export symbolize info analyze instrument accuracy cache heat share uninit; do
     # help2man names a page after the program it runs: memtap-COMMAND
     printf '#!/bin/sh\nexec "%s" %s "$@"\n' "$memtap" "$cmd" >"$out/wrap/memtap-$cmd"
     chmod +x "$out/wrap/memtap-$cmd"

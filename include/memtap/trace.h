@@ -263,6 +263,8 @@ typedef struct memtap_module_entry {
 enum memtap_module_flag {
     MEMTAP_MODF_MAIN = 1u << 0,   /* the program itself */
     MEMTAP_MODF_VDSO = 1u << 1,
+    MEMTAP_MODF_REWRITTEN = 1u << 2, /* a copy memtap rewrote: its code
+                                        logs its own accesses */
 };
 
 typedef struct memtap_segment {

@@ -18,6 +18,11 @@ int cmd_analyze(int argc, char **argv);
 int cmd_tool(int argc, char **argv); /* heat, share, uninit */
 int cmd_instrument(int argc, char **argv);
 int cmd_accuracy(int argc, char **argv);
+int cmd_cache(int argc, char **argv);
+
+/* Resolves a program name as execvp does (PATH for a bare name) into out;
+ * 0, or -1 with errno set. */
+int cli_find_program(const char *name, char *out, size_t cap);
 
 struct select_params;
 /* The selection options analyze and instrument share: 'w' --omega,
@@ -41,6 +46,9 @@ typedef struct trace_launch {
     int quiet;            /* no status line on a terminal */
     const char *compress; /* MEMTAP_COMPRESS: balanced, fast, small, or
                              NULL (the environment's, if any) */
+    int engine;           /* enum engine_kind (engine.h); 0: fault */
+    const char *only;     /* MEMTAP_ONLY for the static engine (heap,
+                             static, stack), or NULL: heap,static */
 } trace_launch;
 
 /* memtap run's exit status when the program exited but its trace may be

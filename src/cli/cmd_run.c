@@ -5,6 +5,7 @@
  */
 #define _GNU_SOURCE
 #include "cli.h"
+#include "engine.h"
 
 #include "memtap/trace.h"
 #include "symbols/elfimage.h"
@@ -69,6 +70,23 @@ static const char usage[] =
     "  --consumer LIB.so  accesses that instrumented code (memtap instrument)\n"
     "                     logs go to LIB's memtap_consume() instead of the\n"
     "                     trace (see memtap/consumer.h)\n"
+    "  --engine E         which engine records the accesses: fault (the\n"
+    "                     default, above), static (rewritten copies of the\n"
+    "                     program and of every library it loads, dlopen\n"
+    "                     included, made on first use in memtap's cache:\n"
+    "                     see memtap cache; every explicit memory operand\n"
+    "                     logs its access, at a small part of the fault\n"
+    "                     engine's cost; allocator internals and block\n"
+    "                     operations as with the fault engine) or auto\n"
+    "                     (static, and fault for a program the rewriter\n"
+    "                     refuses)\n"
+    "  --only LIST        the memory whose accesses the static engine\n"
+    "                     records, comma-separated: heap (blocks and\n"
+    "                     mappings the program made), static (data and\n"
+    "                     bss of its modules), stack (everything else: the\n"
+    "                     stacks, thread-local storage, the loader's\n"
+    "                     memory); default heap,static, what the fault\n"
+    "                     engine records\n"
     "  -h, --help         show this help\n"
     "\n"
     "environment passed to the program:\n"
@@ -78,6 +96,7 @@ static const char usage[] =
     "                         calls memtap_start)\n"
     "  MEMTAP_CONSUMER        the --consumer library (absolute path)\n"
     "  MEMTAP_COMPRESS        fast or small (--compress)\n"
+    "  MEMTAP_ONLY            the static engine's --only\n"
     "  MEMTAP_BUFFER_RECORDS  records buffered per thread before a chunk is\n"
     "                         written (default 16384; set it to inherit a\n"
     "                         smaller value)\n"    "  MEMTAP_WRITER          who compresses and writes full buffers: mix (the\n"
@@ -124,8 +143,7 @@ static int find_preload(char *out, size_t cap)
     return -1;
 }
 
-/* Resolves the program like execvp does. */
-static int find_program(const char *name, char *out, size_t cap)
+int cli_find_program(const char *name, char *out, size_t cap)
 {
     if (strchr(name, '/')) {
         snprintf(out, cap, "%s", name);
@@ -166,9 +184,10 @@ static int check_program(const char *path)
     if (type != ET_EXEC && type != ET_DYN)
         return cli_error(path, "not an executable");
     if (!interp)
-        return cli_error(path, "static executable: memtap traces through "
-                               "LD_PRELOAD, which a statically linked "
-                               "program never loads (link it dynamically)");
+        return cli_error(path, "static executable: neither engine can trace "
+                               "it (both need the dynamic loader: "
+                               "LD_PRELOAD, LD_AUDIT); link it "
+                               "dynamically");
     return 0;
 }
 
@@ -519,9 +538,11 @@ static int exit_status(const char *prog, int status)
 }
 
 /* Runs the program with the status page set up; 0, or 1 after an error. */
-static int run_traced(char **prog_argv, const char *prog, const char *out,
+static int run_traced(const engine_plan *plan, const char *out,
                       const trace_launch *l, int *exit_code)
 {
+    char **prog_argv = plan->argv;
+    const char *prog = plan->exec_path;
     status_page sp;
     if (status_open(&sp)) {
         status_close(&sp);
@@ -539,6 +560,8 @@ static int run_traced(char **prog_argv, const char *prog, const char *out,
             rc = cli_error(prog_argv[0], "no trace was written (the program "
                                          "did not load libmemtap.so)");
     }
+    if (!rc)
+        engine_report(plan, out, l->quiet);
     int problems = rc ? 0 : summarize(out, sp.st, started);
     status_close(&sp);
     if (problems && WIFEXITED(status) && !l->keep_going) {
@@ -556,7 +579,7 @@ int cli_trace_program(char **prog_argv, const trace_launch *l, char *abs_out,
 {
     char prog[PATH_MAX], preload[PATH_MAX];
     *exit_code = 0;
-    if (find_program(prog_argv[0], prog, sizeof prog) != 0)
+    if (cli_find_program(prog_argv[0], prog, sizeof prog) != 0)
         return cli_error(prog_argv[0], "no such program");
     if (check_program(prog))
         return 1;
@@ -586,7 +609,35 @@ int cli_trace_program(char **prog_argv, const trace_launch *l, char *abs_out,
     }
     if (l->compress)
         setenv("MEMTAP_COMPRESS", l->compress, 1);
-    return run_traced(prog_argv, prog, abs_out, l, exit_code);
+    engine_plan plan;
+    if (engine_prepare(l->engine, prog, prog_argv, preload, l->quiet, &plan))
+        return 1;
+    if (plan.engine == ENGINE_STATIC) {
+        setenv("MEMTAP_ONLY", l->only ? l->only : "heap,static", 1);
+    } else if (l->only && strcmp(l->only, "heap,static") &&
+               strcmp(l->only, "static,heap")) {
+        engine_done(&plan);
+        return cli_error("--only", "the fault engine records heap and "
+                                   "static data, nothing else (--engine "
+                                   "static records any choice)");
+    }
+    int rc = run_traced(&plan, abs_out, l, exit_code);
+    engine_done(&plan);
+    return rc;
+}
+
+/* Whether s is a comma-separated list of heap, static and stack. */
+static int valid_only(const char *s)
+{
+    while (*s) {
+        size_t len = strcspn(s, ",");
+        if (!((len == 4 && strncmp(s, "heap", 4) == 0) ||
+              (len == 6 && strncmp(s, "static", 6) == 0) ||
+              (len == 5 && strncmp(s, "stack", 5) == 0)))
+            return 0;
+        s += len + (s[len] == ',');
+    }
+    return 1;
 }
 
 int cmd_run(int argc, char **argv)
@@ -603,12 +654,16 @@ int cmd_run(int argc, char **argv)
         { "keep-going", no_argument, NULL, 'k' },
         { "quiet", no_argument, NULL, 'q' },
         { "compress", required_argument, NULL, 'Z' },
+        { "engine", required_argument, NULL, 'e' },
+        { "only", required_argument, NULL, 'O' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
     const char *output = "memtap.mtr", *text = NULL, *consumer = NULL;
     const char *compress = NULL;
     int from_main = 0, heap_only = 0, keep_going = 0, quiet = 0;
+    int engine = ENGINE_FAULT;
+    const char *only = NULL;
     render_options opt = { RENDER_MADT, RENDER_SYMBOLIC, 0 };
     int c;
     /* '+': options end at the program's name */
@@ -631,6 +686,19 @@ int cmd_run(int argc, char **argv)
                                                "fast or small", optarg);
             compress = optarg;
             break;
+        case 'e':
+            engine = engine_parse(optarg);
+            if (engine < 0)
+                return cli_error("--engine", "'%s': expected auto, static "
+                                             "or fault", optarg);
+            break;
+        case 'O':
+            if (!valid_only(optarg))
+                return cli_error("--only", "'%s': expected a comma-separated "
+                                           "list of heap, static and stack",
+                                 optarg);
+            only = optarg;
+            break;
         case 'h': fputs(usage, stdout); return 0;
         default: fputs(usage, stderr); return 2;
         }
@@ -640,7 +708,7 @@ int cmd_run(int argc, char **argv)
         return 2;
     }
     trace_launch l = { output, from_main, heap_only, NULL, 0, 0, consumer,
-                       keep_going, quiet, compress };
+                       keep_going, quiet, compress, engine, only };
     char abs_out[PATH_MAX];
     int rc;
     if (cli_trace_program(argv + optind, &l, abs_out, sizeof abs_out, &rc))

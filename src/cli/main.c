@@ -27,6 +27,7 @@ static const char usage[] =
     "             instructions log their accesses (run it with 'memtap run')\n"
     "  accuracy   how much of a run's accesses a selectively instrumented\n"
     "             copy recovers (against a non-selective copy)\n"
+    "  cache      the rewritten copies the static engine runs (ls, clear)\n"
     "  heat       run a program and report its hottest data (shadow memory)\n"
     "  share      run a program and report data shared, or falsely shared,\n"
     "             between its threads\n"
@@ -94,6 +95,8 @@ static int dispatch(int argc, char **argv)
         return cmd_accuracy(argc - 1, argv + 1);
     if (strcmp(cmd, "instrument") == 0)
         return cmd_instrument(argc - 1, argv + 1);
+    if (strcmp(cmd, "cache") == 0)
+        return cmd_cache(argc - 1, argv + 1);
     if (strcmp(cmd, "show") == 0)
         return cmd_show(argc - 1, argv + 1);
     if (strcmp(cmd, "export") == 0)

@@ -9,6 +9,7 @@
 #define _GNU_SOURCE
 #include "fault.h"
 #include "hidden_thread.h"
+#include "rt/rewritten.h"
 #include "tracer.h"
 
 #include <dlfcn.h>
@@ -102,7 +103,35 @@ static int own_copies(void)
 
 static int recording(void)
 {
-    return tracer_enabled() && fault_active() && !fault_in_memtap();
+    return tracer_enabled() && (fault_active() || rewritten_recording()) &&
+           !fault_in_memtap();
+}
+
+/* Around the real function: its accesses are the block event's, not the
+ * program's (the fault engine opens pages silently, the static engine
+ * drops what rewritten code logs). */
+static void exclusive_begin(void)
+{
+    fault_exclusive_begin();
+    rewritten_own_begin();
+}
+
+static void exclusive_end(void)
+{
+    rewritten_own_end();
+    fault_exclusive_end();
+}
+
+static void own_begin(void)
+{
+    fault_own_begin();
+    rewritten_own_begin();
+}
+
+static void own_end(void)
+{
+    rewritten_own_end();
+    fault_own_end();
 }
 
 MEMTAP_EXPORT void *memcpy(void *d, const void *s, size_t n)
@@ -111,9 +140,9 @@ MEMTAP_EXPORT void *memcpy(void *d, const void *s, size_t n)
         return bytes_move(d, s, n);
     if (!recording())
         return real.memcpy(d, s, n);
-    fault_exclusive_begin();
+    exclusive_begin();
     void *r = real.memcpy(d, s, n);
-    fault_exclusive_end();
+    exclusive_end();
     tracer_emit(MEMTAP_EV_COPY, 0, CALL_SITE, U(d), n, U(s), 0);
     return r;
 }
@@ -124,9 +153,9 @@ MEMTAP_EXPORT void *memmove(void *d, const void *s, size_t n)
         return bytes_move(d, s, n);
     if (!recording())
         return real.memmove(d, s, n);
-    fault_exclusive_begin();
+    exclusive_begin();
     void *r = real.memmove(d, s, n);
-    fault_exclusive_end();
+    exclusive_end();
     tracer_emit(MEMTAP_EV_COPY, 0, CALL_SITE, U(d), n, U(s), 0);
     return r;
 }
@@ -137,9 +166,9 @@ MEMTAP_EXPORT void *mempcpy(void *d, const void *s, size_t n)
         return (char *)bytes_move(d, s, n) + n;
     if (!recording())
         return real.mempcpy(d, s, n);
-    fault_exclusive_begin();
+    exclusive_begin();
     void *r = real.mempcpy(d, s, n);
-    fault_exclusive_end();
+    exclusive_end();
     tracer_emit(MEMTAP_EV_COPY, 0, CALL_SITE, U(d), n, U(s), 0);
     return r;
 }
@@ -150,9 +179,9 @@ MEMTAP_EXPORT void *memset(void *d, int c, size_t n)
         return bytes_fill(d, c, n);
     if (!recording())
         return real.memset(d, c, n);
-    fault_exclusive_begin();
+    exclusive_begin();
     void *r = real.memset(d, c, n);
-    fault_exclusive_end();
+    exclusive_end();
     tracer_emit(MEMTAP_EV_BLOCK_STORE, 0, CALL_SITE, U(d), n, 0, 0);
     return r;
 }
@@ -161,10 +190,10 @@ MEMTAP_EXPORT char *strcpy(char *d, const char *s)
 {
     if (!recording())
         return NEXT(strcpy)(d, s);
-    fault_exclusive_begin();
+    exclusive_begin();
     char *r = NEXT(strcpy)(d, s);
     size_t n = strlen(d) + 1;
-    fault_exclusive_end();
+    exclusive_end();
     tracer_emit(MEMTAP_EV_COPY, 0, CALL_SITE, U(d), n, U(s), 0);
     return r;
 }
@@ -173,9 +202,9 @@ MEMTAP_EXPORT char *stpcpy(char *d, const char *s)
 {
     if (!recording())
         return NEXT(stpcpy)(d, s);
-    fault_exclusive_begin();
+    exclusive_begin();
     char *r = NEXT(stpcpy)(d, s);
-    fault_exclusive_end();
+    exclusive_end();
     tracer_emit(MEMTAP_EV_COPY, 0, CALL_SITE, U(d), (uint64_t)(r - d) + 1,
                 U(s), 0);
     return r;
@@ -185,10 +214,10 @@ MEMTAP_EXPORT char *strncpy(char *d, const char *s, size_t n)
 {
     if (!recording())
         return NEXT(strncpy)(d, s, n);
-    fault_exclusive_begin();
+    exclusive_begin();
     char *r = NEXT(strncpy)(d, s, n);
     size_t copied = strnlen(s, n);
-    fault_exclusive_end();
+    exclusive_end();
     /* strncpy stores n bytes (padding with NULs) and reads the string */
     tracer_emit(MEMTAP_EV_COPY, 0, CALL_SITE, U(d), n,
                 U(s), copied < n ? copied + 1 : n);
@@ -199,11 +228,11 @@ MEMTAP_EXPORT char *strcat(char *d, const char *s)
 {
     if (!recording())
         return NEXT(strcat)(d, s);
-    fault_exclusive_begin();
+    exclusive_begin();
     size_t at = strlen(d);
     char *r = NEXT(strcat)(d, s);
     size_t n = strlen(d + at) + 1;
-    fault_exclusive_end();
+    exclusive_end();
     tracer_emit(MEMTAP_EV_COPY, 0, CALL_SITE, U(d) + at, n, U(s), 0);
     return r;
 }
@@ -212,11 +241,11 @@ MEMTAP_EXPORT char *strncat(char *d, const char *s, size_t n)
 {
     if (!recording())
         return NEXT(strncat)(d, s, n);
-    fault_exclusive_begin();
+    exclusive_begin();
     size_t at = strlen(d);
     char *r = NEXT(strncat)(d, s, n);
     size_t copied = strlen(d + at) + 1;
-    fault_exclusive_end();
+    exclusive_end();
     tracer_emit(MEMTAP_EV_COPY, 0, CALL_SITE, U(d) + at, copied, U(s), 0);
     return r;
 }
@@ -236,9 +265,9 @@ MEMTAP_EXPORT ssize_t read(int fd, void *buf, size_t n)
 {
     if (!recording())
         return NEXT(read)(fd, buf, n);
-    fault_own_begin();
+    own_begin();
     ssize_t r = NEXT(read)(fd, buf, n);
-    fault_own_end();
+    own_end();
     record_io(MEMTAP_EV_BLOCK_STORE, buf, r, CALL_SITE);
     return r;
 }
@@ -247,9 +276,9 @@ MEMTAP_EXPORT ssize_t write(int fd, const void *buf, size_t n)
 {
     if (!recording())
         return NEXT(write)(fd, buf, n);
-    fault_own_begin();
+    own_begin();
     ssize_t r = NEXT(write)(fd, buf, n);
-    fault_own_end();
+    own_end();
     record_io(MEMTAP_EV_BLOCK_FETCH, buf, r, CALL_SITE);
     return r;
 }
@@ -258,9 +287,9 @@ MEMTAP_EXPORT ssize_t pread(int fd, void *buf, size_t n, off_t off)
 {
     if (!recording())
         return NEXT(pread)(fd, buf, n, off);
-    fault_own_begin();
+    own_begin();
     ssize_t r = NEXT(pread)(fd, buf, n, off);
-    fault_own_end();
+    own_end();
     record_io(MEMTAP_EV_BLOCK_STORE, buf, r, CALL_SITE);
     return r;
 }
@@ -269,9 +298,9 @@ MEMTAP_EXPORT ssize_t pwrite(int fd, const void *buf, size_t n, off_t off)
 {
     if (!recording())
         return NEXT(pwrite)(fd, buf, n, off);
-    fault_own_begin();
+    own_begin();
     ssize_t r = NEXT(pwrite)(fd, buf, n, off);
-    fault_own_end();
+    own_end();
     record_io(MEMTAP_EV_BLOCK_FETCH, buf, r, CALL_SITE);
     return r;
 }
@@ -280,9 +309,9 @@ MEMTAP_EXPORT ssize_t recv(int fd, void *buf, size_t n, int flags)
 {
     if (!recording())
         return NEXT(recv)(fd, buf, n, flags);
-    fault_own_begin();
+    own_begin();
     ssize_t r = NEXT(recv)(fd, buf, n, flags);
-    fault_own_end();
+    own_end();
     record_io(MEMTAP_EV_BLOCK_STORE, buf, r, CALL_SITE);
     return r;
 }
@@ -291,9 +320,9 @@ MEMTAP_EXPORT ssize_t send(int fd, const void *buf, size_t n, int flags)
 {
     if (!recording())
         return NEXT(send)(fd, buf, n, flags);
-    fault_own_begin();
+    own_begin();
     ssize_t r = NEXT(send)(fd, buf, n, flags);
-    fault_own_end();
+    own_end();
     record_io(MEMTAP_EV_BLOCK_FETCH, buf, r, CALL_SITE);
     return r;
 }
@@ -335,7 +364,7 @@ MEMTAP_EXPORT size_t fread(void *buf, size_t size, size_t count, FILE *f)
     stdio_span was = stdio_read_span(f);
     size_t r = NEXT(fread)(buf, size, count, f);
     stdio_span now = stdio_read_span(f);
-    fault_own_end();
+    own_end();
     stdio_stored(was, now, CALL_SITE);
     record_io(MEMTAP_EV_BLOCK_STORE, buf, (ssize_t)(r * size), CALL_SITE);
     return r;
@@ -346,11 +375,11 @@ MEMTAP_EXPORT size_t fwrite(const void *buf, size_t size, size_t count,
 {
     if (!recording())
         return NEXT(fwrite)(buf, size, count, f);
-    fault_own_begin();
+    own_begin();
     stdio_span was = stdio_write_span(f);
     size_t r = NEXT(fwrite)(buf, size, count, f);
     stdio_span now = stdio_write_span(f);
-    fault_own_end();
+    own_end();
     record_io(MEMTAP_EV_BLOCK_FETCH, buf, (ssize_t)(r * size), CALL_SITE);
     stdio_stored(was, now, CALL_SITE);
     return r;

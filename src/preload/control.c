@@ -5,6 +5,7 @@
 #include "memtap/memtap.h"
 
 #include "fault.h"
+#include "rt/rewritten.h"
 #include "tracer.h"
 
 #include <stdint.h>
@@ -15,10 +16,12 @@ MEMTAP_EXPORT void memtap_start(void)
 {
     tracer_emit(MEMTAP_EV_START, 0, CALLER, 0, 0, 0, 0);
     fault_set_active(1);
+    rewritten_set_active(1);
 }
 
 MEMTAP_EXPORT void memtap_stop(void)
 {
     fault_set_active(0);
+    rewritten_set_active(0);
     tracer_emit(MEMTAP_EV_STOP, 0, CALLER, 0, 0, 0, 0);
 }

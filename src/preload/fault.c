@@ -54,6 +54,8 @@ typedef struct window {
 
 static struct {
     int enabled;
+    int tracking;        /* the traced set is kept, nothing protected (the
+                            static engine filters with it) */
     atomic_int active;
     ZydisDecoder decoder;
     atomic_int open_lock;
@@ -285,11 +287,27 @@ int fault_is_tracked(uintptr_t addr, size_t len)
 
 /* ---- the traced set ---- */
 
-void fault_track(uintptr_t start, uintptr_t end, int prot)
+int fault_tracking(void) { return f.enabled || f.tracking; }
+
+int fault_init_tracking(void)
 {
-    if (!f.enabled || end <= start || !(prot & PROT_READ))
+    if (pagemap_init() != 0)
+        return -1;
+    f.tracking = 1;
+    return 0;
+}
+
+uint8_t fault_region(uintptr_t addr)
+{
+    return (uint8_t)(pagemap_get(addr) & PM_REGION_MASK);
+}
+
+void fault_track(uintptr_t start, uintptr_t end, int prot, int region)
+{
+    if (!fault_tracking() || end <= start || !(prot & PROT_READ))
         return;
-    uint8_t state = (uint8_t)(PM_TRACKED | (prot & 7));
+    uint8_t state = (uint8_t)(PM_TRACKED | (region & PM_REGION_MASK) |
+                              (prot & 7));
     uintptr_t p = page_of(start);
     while (p < end && pagemap_get(p) == state)
         p += PAGE_SIZE_BYTES; /* already traced: the common case */
@@ -310,7 +328,10 @@ void fault_track(uintptr_t start, uintptr_t end, int prot)
 
 static void untrack(uintptr_t start, uintptr_t end)
 {
-    if (f.enabled && end > start)
+    /* accesses logged before (rewritten code) are judged by the set as it
+     * was when they were made */
+    tracer_sync();
+    if (fault_tracking() && end > start)
         pagemap_set_range(page_of(start), end, 0);
 }
 
@@ -321,7 +342,8 @@ void fault_move(uintptr_t old, size_t old_len, uintptr_t new_addr,
     tools_moved(old, old_len, new_addr, new_len);
     untrack(old, old + old_len);
     if (st & PM_TRACKED)
-        fault_track(new_addr, new_addr + new_len, st & PM_PROT_MASK);
+        fault_track(new_addr, new_addr + new_len, st & PM_PROT_MASK,
+                    st & PM_REGION_MASK);
 }
 
 void fault_untrack(uintptr_t start, uintptr_t end)
@@ -333,9 +355,11 @@ void fault_untrack(uintptr_t start, uintptr_t end)
 void fault_reprotect(uintptr_t start, uintptr_t end, int prot)
 {
     for (uintptr_t p = page_of(start); p < end; p += PAGE_SIZE_BYTES) {
-        if (!(pagemap_get(p) & PM_TRACKED))
+        uint8_t st = pagemap_get(p);
+        if (!(st & PM_TRACKED))
             continue;
-        pagemap_set_range(p, p + 1, (uint8_t)(PM_TRACKED | (prot & 7)));
+        pagemap_set_range(p, p + 1, (uint8_t)((st & ~PM_PROT_MASK) |
+                                              (prot & 7)));
         /* the kernel gave the page the program's rights: a traced page that
          * is not open goes back to none */
         sigset_t old;

@@ -12,13 +12,24 @@
 #include <stdint.h>
 #include <ucontext.h>
 
+#include "pagemap.h"
+
 /* Sets up the page map, the decoder and the SIGSEGV/SIGTRAP handlers.
  * Returns 0, or -1 when the engine cannot run (it stays off). */
 int fault_init(void);
 int fault_enabled(void);
 
-/* Adds [start, end) to the traced set with its own rights `prot`. */
-void fault_track(uintptr_t start, uintptr_t end, int prot);
+/* Keeps the traced set without the engine (nothing is protected): the
+ * static engine asks it which accesses MadT records.  0, or -1. */
+int fault_init_tracking(void);
+/* Whether the traced set is kept (the engine, or tracking alone). */
+int fault_tracking(void);
+/* The kind of traced memory addr lies in: PM_HEAP, PM_STATIC or 0. */
+uint8_t fault_region(uintptr_t addr);
+
+/* Adds [start, end) to the traced set with its own rights `prot`, as
+ * memory of kind `region` (PM_HEAP or PM_STATIC). */
+void fault_track(uintptr_t start, uintptr_t end, int prot, int region);
 /* Removes [start, end) from the traced set (it was unmapped). */
 void fault_untrack(uintptr_t start, uintptr_t end);
 /* A mapping moved (mremap): its traced state follows it. */

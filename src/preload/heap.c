@@ -11,6 +11,7 @@
  */
 #define _GNU_SOURCE
 #include "fault.h"
+#include "rt/rewritten.h"
 #include "rawsys.h"
 #include "tools.h"
 #include "tracer.h"
@@ -41,14 +42,17 @@ extern void *__sbrk(intptr_t);
 /* The allocator's own work on its metadata and on the blocks it clears or
  * moves is not the program's: as in MadT, it runs with tracing lifted -
  * while the program has one thread.  With several, the allocator's locks
- * rule out stopping the others for a whole call, so its accesses are
- * traced one by one like any others. */
+ * rule out stopping the others for a whole call, so under the fault engine
+ * its accesses are traced one by one like any others; what a rewritten
+ * allocator logs is the calling thread's alone, always dropped. */
 #define OWN(call)                                                            \
     ({                                                                        \
         int own_ = !world_shared();                                           \
         if (own_)                                                             \
             fault_own_begin();                                                \
+        rewritten_own_begin();                                                \
         __typeof__(call) own_result_ = (call);                                \
+        rewritten_own_end();                                                  \
         if (own_)                                                             \
             fault_own_end();                                                  \
         own_result_;                                                          \
@@ -91,7 +95,7 @@ static void record_alloc(uint8_t kind, uint8_t flags, void *p, uint64_t size,
     int saved = errno;
     if (p && kind != MEMTAP_EV_MMAP && kind != MEMTAP_EV_MREMAP)
         fault_track((uintptr_t)p, (uintptr_t)p + (size ? size : 1),
-                    PROT_READ | PROT_WRITE);
+                    PROT_READ | PROT_WRITE, PM_HEAP);
     take_operator(&site, &flags);
     tracer_emit(kind, flags, site, (uint64_t)(uintptr_t)p, size,
                 (uint64_t)(uintptr_t)old, tracer_next_alloc_id());
@@ -245,7 +249,7 @@ MEMTAP_EXPORT void *mmap(void *addr, size_t len, int prot, int flags, int fd,
     if (flags & MAP_FIXED)
         fault_untrack((uintptr_t)p, (uintptr_t)p + len);
     if (recording()) {
-        fault_track((uintptr_t)p, (uintptr_t)p + len, prot);
+        fault_track((uintptr_t)p, (uintptr_t)p + len, prot, PM_HEAP);
         record_alloc(MEMTAP_EV_MMAP, 0, p, len, NULL, CALL_SITE);
     }
     return p;
@@ -297,7 +301,7 @@ static void record_break(char *old_end, char *new_end, uint64_t site)
 {
     if (new_end > old_end)
         fault_track((uintptr_t)old_end, (uintptr_t)new_end,
-                    PROT_READ | PROT_WRITE);
+                    PROT_READ | PROT_WRITE, PM_HEAP);
     else
         fault_untrack((uintptr_t)new_end, (uintptr_t)old_end);
     if (new_end > old_end)

@@ -11,8 +11,10 @@
 #include "fault.h"
 #include "trace/chunk.h"
 #include "tracer.h"
+#include "sys/own_modules.h"
 
 #include <elf.h>
+#include <fcntl.h>
 #include <link.h>
 #include <stdatomic.h>
 #include <string.h>
@@ -114,17 +116,41 @@ static int slot_find(uint64_t base, uint64_t first_vaddr)
  * handlers use, the dynamic loader, the vdso. */
 static int is_untraced(const char *path, uint8_t flags)
 {
-    static const char *const own[] = { "libmemtap.so", "libzstd.so",
-                                       "libZydis.so", "libZycore.so",
-                                       "ld-linux" };
     if (flags & MEMTAP_MODF_VDSO)
         return 1;
     const char *slash = strrchr(path, '/');
+    return own_module(slash ? slash + 1 : path);
+}
+
+/* The original of a copy in memtap's cache ("<16 hex digits>-NAME", with
+ * the original's path in "<copy>.src" beside it: cache/cache.c), so that
+ * the trace names the program's own files.  Returns 1 when found. */
+static int cached_original(const char *path, char *out, size_t cap)
+{
+    const char *slash = strrchr(path, '/');
     const char *base = slash ? slash + 1 : path;
-    for (size_t i = 0; i < sizeof own / sizeof *own; i++)
-        if (strncmp(base, own[i], strlen(own[i])) == 0)
-            return 1;
-    return 0;
+    if (strlen(base) <= 17 || base[16] != '-')
+        return 0;
+    for (int i = 0; i < 16; i++)
+        if (!((base[i] >= '0' && base[i] <= '9') ||
+              (base[i] >= 'a' && base[i] <= 'f')))
+            return 0;
+    char side[4096 + 8];
+    size_t len = strlen(path);
+    if (len + 5 > sizeof side)
+        return 0;
+    memcpy(side, path, len);
+    memcpy(side + len, ".src", 5);
+    int fd = open(side, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    ssize_t n = read(fd, out, cap - 1);
+    close(fd);
+    if (n <= 1 || out[0] != '/')
+        return 0;
+    out[n] = '\0';
+    out[strcspn(out, "\n")] = '\0';
+    return 1;
 }
 
 static uint64_t parse_hex(const char **p)
@@ -161,7 +187,7 @@ static void track_data(int with_heap)
         size_t next = eol ? (size_t)(eol - maps) + 1 : len;
         int is_heap = eol && eol - p > 6 && memcmp(eol - 6, "[heap]", 6) == 0;
         if (is_heap && with_heap)
-            fault_track(lo, hi, prot);
+            fault_track(lo, hi, prot, PM_HEAP);
         for (uint32_t k = 0; k < m.nslots && !is_heap; k++) {
             module_slot *s = &m.slots[k];
             if (!s->alive || s->untraced || s->data_tracked)
@@ -181,7 +207,7 @@ static void track_data(int with_heap)
                  * .data.rel.ro) stays open: the C library itself reads
                  * its GOT on the way into memtap's handlers */
                 if (x < y && (prot & PROT_WRITE))
-                    fault_track(x, y, prot);
+                    fault_track(x, y, prot, PM_STATIC);
             }
         }
         i = next;
@@ -195,7 +221,7 @@ static void track_data(int with_heap)
 
 void modules_track_data(void)
 {
-    if (!fault_enabled())
+    if (!fault_tracking())
         return;
     lock();
     track_data(1);
@@ -243,6 +269,12 @@ static int on_module(struct dl_phdr_info *info, size_t size, void *data)
     st->is_first = 0;
     if (!path || !*path || m.nslots == MAX_MODULES)
         return 0;
+    char original[4096];
+    if (rewritten_header(info)) {
+        flags |= MEMTAP_MODF_REWRITTEN;
+        if (cached_original(path, original, sizeof original))
+            path = original;
+    }
     uint8_t build_id[32];
     size_t bid_len = find_build_id(info, build_id);
     size_t plen = strlen(path);
@@ -286,7 +318,7 @@ void modules_rescan(void)
         tracer_write_modules(m.arena + m.slots[first_new].offset,
                              m.arena_len - m.slots[first_new].offset,
                              m.nslots - first_new);
-    if (fault_enabled() && m.nslots > first_new)
+    if (fault_tracking() && m.nslots > first_new)
         track_data(0);
     for (uint32_t i = 0; i < m.nslots; i++) {
         if (i >= first_new)

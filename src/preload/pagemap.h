@@ -12,8 +12,14 @@
 #define PAGE_SHIFT 12
 #define PAGE_SIZE_BYTES (1ul << PAGE_SHIFT)
 
-/* State byte: PM_TRACKED plus the page's own rights (PROT_* bits). */
+/* State byte: PM_TRACKED, the kind of memory (PM_HEAP: blocks and
+ * mappings the program made through the allocator and mmap family;
+ * PM_STATIC: data and bss of its modules) and the page's own rights
+ * (PROT_* bits). */
 #define PM_TRACKED 0x80u
+#define PM_HEAP 0x10u
+#define PM_STATIC 0x20u
+#define PM_REGION_MASK 0x30u
 #define PM_PROT_MASK 0x07u
 
 int pagemap_init(void);

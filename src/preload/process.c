@@ -365,8 +365,10 @@ static int exit_code;
 
 static int main_hook(int argc, char **argv, char **envp)
 {
-    if (start_at_main)
+    if (start_at_main) {
         fault_set_active(1);
+        rewritten_set_active(1);
+    }
     exit_code = program_main(argc, argv, envp);
     return exit_code;
 }
@@ -381,7 +383,8 @@ MEMTAP_EXPORT int __libc_start_main(main_fn main, int argc, char **argv,
                             void (*)(void), void (*)(void), void *);
     start_fn real = (start_fn)dlsym(RTLD_NEXT, "__libc_start_main");
     const char *window = getenv("MEMTAP_WINDOW");
-    start_at_main = fault_enabled() && window && strcmp(window, "main") == 0;
+    start_at_main = (fault_enabled() || rewritten_modules() > 0) && window &&
+                    strcmp(window, "main") == 0;
     program_main = main;
     return real(main_hook, argc, argv, init, fini, rtld_fini, stack_end);
 }
@@ -427,16 +430,61 @@ static const tracer_client process_client = {
     .internal_done = internal_done,
 };
 
-/* Starts the fault engine when the run asks for accesses (MEMTAP_ACCESSES),
- * with the window MEMTAP_WINDOW names: "all" (from here), "main" (from
- * main()), or "marks" (from memtap_start()). */
-static void start_fault_engine(void)
+/* MEMTAP_ONLY: "heap", "static", "stack", comma-separated; all when
+ * unset or empty. */
+static unsigned kept_memory(void)
+{
+    const char *only = getenv("MEMTAP_ONLY");
+    if (!only || !*only)
+        return RT_KEEP_ALL;
+    unsigned keep = 0;
+    while (*only) {
+        size_t len = strcspn(only, ",");
+        if (len == 4 && strncmp(only, "heap", 4) == 0)
+            keep |= RT_KEEP_HEAP;
+        else if (len == 6 && strncmp(only, "static", 6) == 0)
+            keep |= RT_KEEP_STATIC;
+        else if (len == 5 && strncmp(only, "stack", 5) == 0)
+            keep |= RT_KEEP_STACK;
+        only += len + (only[len] == ',');
+    }
+    return keep ? keep : RT_KEEP_ALL;
+}
+
+/* The static engine: rewritten code logs its accesses; those to memory
+ * MEMTAP_ONLY leaves out are dropped, by the traced set the fault engine
+ * would protect (kept here without protecting anything). */
+static void start_static_engine(int open)
+{
+    unsigned keep = kept_memory();
+    if (keep != RT_KEEP_ALL) {
+        if (fault_init_tracking() == 0) {
+            modules_track_data();
+        } else {
+            static const char msg[] =
+                "memtap: warning: no page map: every access is recorded\n";
+            raw_syscall3(SYS_write, 2, msg, sizeof msg - 1);
+            keep = RT_KEEP_ALL;
+        }
+    }
+    rewritten_start(keep, open);
+}
+
+/* Starts an engine when the run asks for accesses (MEMTAP_ACCESSES), with
+ * the window MEMTAP_WINDOW names: "all" (from here), "main" (from
+ * main()), or "marks" (from memtap_start()): the static engine when
+ * rewritten code is loaded, else the fault engine. */
+static void start_engines(void)
 {
     const char *acc = getenv("MEMTAP_ACCESSES");
     if (!acc || strcmp(acc, "1") != 0)
         return;
-    if (rewritten_modules() > 0) /* rewritten code logs its own accesses */
+    const char *window = getenv("MEMTAP_WINDOW");
+    int open = !window || strcmp(window, "all") == 0;
+    if (rewritten_modules() > 0) {
+        start_static_engine(open);
         return;
+    }
     if (fault_init() != 0) {
         static const char msg[] =
             "memtap: the fault engine cannot start; recording heap events only\n";
@@ -457,8 +505,7 @@ static void start_fault_engine(void)
     }
     signals_wrap_existing();
     modules_track_data();
-    const char *window = getenv("MEMTAP_WINDOW");
-    if (!window || strcmp(window, "all") == 0)
+    if (open)
         fault_set_active(1);
 }
 
@@ -466,9 +513,9 @@ static void start_fault_engine(void)
 
 __attribute__((constructor(101))) static void memtap_preload_init(void)
 {
-    tracer_internal_enter();
     tracer_add_client(&rewritten_client);
     tracer_add_client(&process_client);
+    tracer_internal_enter(); /* after the clients: they hear of it */
     tracer_init();
     if (tracer_enabled()) {
         tools_init();
@@ -478,7 +525,7 @@ __attribute__((constructor(101))) static void memtap_preload_init(void)
         pthread_atfork(NULL, NULL, after_fork_child);
         install_fatal_handlers();
         resolve_next_symbols();
-        start_fault_engine();
+        start_engines();
     }
     tracer_internal_leave();
 }
@@ -486,5 +533,6 @@ __attribute__((constructor(101))) static void memtap_preload_init(void)
 __attribute__((destructor(101))) static void memtap_preload_fini(void)
 {
     fault_set_active(0);
+    rewritten_set_active(0);
     tracer_finish("exit", exit_code);
 }

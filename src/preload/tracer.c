@@ -114,7 +114,8 @@ static struct {
 /* The clients' hooks, one array each, so that a hook no client has costs
  * one compare on the recording path. */
 #define TRACER_HOOKS(X) X(sync) X(active) X(take) X(thread_exit) \
-    X(after_fork_child) X(finish) X(end_stats) X(internal_done)
+    X(after_fork_child) X(finish) X(end_stats) X(internal_begin) \
+    X(internal_done)
 #define HOOK_ARRAY(name) \
     __typeof__(((tracer_client *)0)->name) name[MAX_CLIENTS]; unsigned n_##name;
 static struct { TRACER_HOOKS(HOOK_ARRAY) } hooks;
@@ -252,7 +253,11 @@ int tracer_guarded_fds(int fds[2])
 
 int tracer_enabled(void) { return g.enabled; }
 int tracer_internal(void) { return tls_internal; }
-void tracer_internal_enter(void) { tls_internal++; }
+void tracer_internal_enter(void)
+{
+    if (tls_internal++ == 0)
+        EACH_CLIENT(internal_begin);
+}
 
 void tracer_internal_leave(void)
 {
@@ -292,7 +297,7 @@ static void write_meta_locked(uint16_t type, uint32_t count, const void *raw,
 {
     if (g.fd < 0 || !g.meta_cctx || len > META_MAX)
         return;
-    tls_internal++;
+    tracer_internal_enter();
     size_t n = trace_chunk_encode(g.meta_cctx, type, current_tid(), count,
                                   raw, len, g.meta_out, g.meta_out_cap);
     if (n)
@@ -694,7 +699,7 @@ static void flush_locked(tracer_thread *t)
         return;
     if (g.fd < 0 && t->n < g.cap && t->buf_cap - t->len >= TRACE_PACKED_MAX)
         return; /* before the output exists: keep while there is room */
-    tls_internal++; /* zstd's memcpy calls are memtap's, not the program's */
+    tracer_internal_enter(); /* zstd's memcpy calls are memtap's */
     if (g.fd < 0) {
         lose(t->n, 0);
     } else {
@@ -770,13 +775,19 @@ static void emit(uint8_t kind, uint8_t flags, uint64_t pc, uint64_t addr,
 {
     if (!g.enabled || clients_take(kind, pc, addr, size, addr2))
         return;
-    tls_internal++; /* what libc does for us here is not the program's */
+    tracer_internal_enter(); /* what libc does for us here is not the program's */
     tracer_thread *t = self();
     if (t)
         append(t, kind, flags, pc, addr, size, addr2, aux, count);
     else
         lose(1, 0);
     tracer_internal_leave();
+}
+
+void tracer_sync(void)
+{
+    if (g.enabled)
+        EACH_CLIENT(sync);
 }
 
 void tracer_emit(uint8_t kind, uint8_t flags, uint64_t pc, uint64_t addr,
@@ -837,7 +848,7 @@ int tracer_append_entries(const trace_entry *e, const trace_entry *end)
         return 0;
     trace_sites sites = { g.site_tabs, atomic_load(&g.nsite_tabs) };
     const size_t run_min = TRACE_RUN_FRAME + TRACE_ENTRY_MAX;
-    tls_internal++;
+    tracer_internal_enter();
     tracer_thread *t = self();
     if (!t || !try_lock(t)) {
         lose(entry_records(&sites, e, end), 0);
@@ -882,7 +893,7 @@ void tracer_flush_all(void)
 {
     for (tracer_thread *t = atomic_load(&g.threads); t; t = t->next) {
         if (try_lock(t)) {
-            tls_internal++;
+            tracer_internal_enter();
             settle_spare(t);
             tracer_internal_leave();
             flush_locked(t);
@@ -961,7 +972,7 @@ void tracer_after_fork_child(void)
 {
     if (!g.enabled)
         return;
-    tls_internal++; /* what libc does for memtap here is not the program's */
+    tracer_internal_enter(); /* what libc does for memtap is its own */
     uint32_t tid = current_tid();
     for (tracer_thread *t = atomic_load(&g.threads); t; t = t->next) {
         atomic_store(&t->lock, 0);

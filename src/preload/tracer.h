@@ -33,6 +33,7 @@ typedef struct tracer_client {
     void (*after_fork_child)(void);   /* before the child's trace opens */
     void (*finish)(void);             /* before the last flush */
     void (*end_stats)(struct fmt_buf *b); /* lines of the closing note */
+    void (*internal_begin)(void);     /* the thread entered memtap's code */
     void (*internal_done)(void);      /* the thread left memtap's code */
 } tracer_client;
 
@@ -41,6 +42,10 @@ int tracer_add_client(const tracer_client *c);
 
 /* True once the library is configured to record (MEMTAP_OUTPUT set). */
 int tracer_enabled(void);
+
+/* Hands over the accesses the calling thread logged and has not handed
+ * over (the clients' sync), as before any other event. */
+void tracer_sync(void);
 
 /* Appends one record for the calling thread (seq is assigned here). */
 void tracer_emit(uint8_t kind, uint8_t flags, uint64_t pc, uint64_t addr,

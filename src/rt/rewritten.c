@@ -80,6 +80,9 @@ static struct {
     int discard;                /* MEMTAP_REWRITE_DISCARD=1: measure the
                                    logging path alone, record nothing */
     int trap_handler;           /* SIGTRAP is ours (the fault engine is off) */
+    unsigned drop;              /* RT_KEEP_*: the memory whose accesses are
+                                   dropped (what MEMTAP_ONLY leaves out) */
+    atomic_int closed;          /* the window is closed: entries dropped */
     void (*consume)(const memtap_access *, size_t);
     void (*consume_end)(void);
     _Atomic uint64_t traps_hit;
@@ -90,6 +93,10 @@ static __thread mt_entry *tls_base __attribute__((tls_model("initial-exec")));
 static __thread mt_entry tls_scratch[SCRATCH]
     __attribute__((tls_model("initial-exec")));
 static __thread int tls_flushing __attribute__((tls_model("initial-exec")));
+/* Depth of memtap's own work on the program's behalf (an allocator call,
+ * a block operation): what rewritten code logs meanwhile is dropped. */
+static __thread int tls_own __attribute__((tls_model("initial-exec")));
+static __thread rt_tls tls_saved __attribute__((tls_model("initial-exec")));
 
 /* The records an entry stands for (followers included); 0 for an
  * entry of no known site. */
@@ -125,8 +132,29 @@ static void consume_entries(const mt_entry *e, const mt_entry *end)
         rt.consume(batch, n);
 }
 
-static void emit_entries(const mt_entry *e, const mt_entry *end)
+/* Moves the entries whose address lies in memory that is kept to the
+ * front; returns their end.  An entry stands for its followers too: they
+ * share its base register, so its memory. */
+static mt_entry *keep_entries(mt_entry *e, mt_entry *end)
 {
+    mt_entry *out = e;
+    for (; e < end; e++) {
+        uint8_t region = fault_region((uintptr_t)e->addr);
+        unsigned kind = region == PM_HEAP     ? RT_KEEP_HEAP
+                        : region == PM_STATIC ? RT_KEEP_STATIC
+                                              : RT_KEEP_STACK;
+        if (!(rt.drop & kind))
+            *out++ = *e;
+    }
+    return out;
+}
+
+static void emit_entries(mt_entry *e, mt_entry *end)
+{
+    if (atomic_load(&rt.closed))
+        return;
+    if (rt.drop)
+        end = keep_entries(e, end);
     if (rt.consume) {
         consume_entries(e, end);
         return;
@@ -147,21 +175,33 @@ static void emit_entries(const mt_entry *e, const mt_entry *end)
     tracer_emit_accesses(batch, n);
 }
 
+/* The calling thread's log: its own state, or the one its own-work mode
+ * set aside (meanwhile the stub logs into the scratch buffer). */
+static rt_tls *real_log(void)
+{
+    return tls_own ? &tls_saved : &tls_log;
+}
+
+static void to_scratch(void)
+{
+    tls_log.cursor = (uint64_t)(uintptr_t)tls_scratch;
+    tls_log.remaining = SCRATCH;
+}
+
 /* Hands the calling thread's entries over and empties its buffer.
  * What memtap's own work logs meanwhile (when libc itself is rewritten)
- * goes to a scratch buffer and is dropped. */
+ * goes to the scratch buffer and is dropped. */
 static void drain(void)
 {
-    if (tls_flushing) { /* called from inside a drain: drop memtap's own */
-        tls_log.cursor = (uint64_t)(uintptr_t)tls_scratch;
-        tls_log.remaining = SCRATCH;
+    if (tls_flushing) { /* called from inside a drain: memtap's own */
+        to_scratch();
         return;
     }
     tls_flushing = 1;
+    rt_tls *real = real_log();
     mt_entry *base = tls_base;
-    mt_entry *end = base ? (mt_entry *)(uintptr_t)tls_log.cursor : NULL;
-    tls_log.cursor = (uint64_t)(uintptr_t)tls_scratch;
-    tls_log.remaining = SCRATCH;
+    mt_entry *end = base ? (mt_entry *)(uintptr_t)real->cursor : NULL;
+    to_scratch();
     if (!base) {
         base = tracer_map(ENTRIES * sizeof *base);
         tls_base = base;
@@ -170,15 +210,18 @@ static void drain(void)
     if (base && end >= base && end <= base + ENTRIES && !rt.discard)
         emit_entries(base, end);
     if (base) {
-        tls_log.cursor = (uint64_t)(uintptr_t)base;
-        tls_log.remaining = ENTRIES;
+        real->cursor = (uint64_t)(uintptr_t)base;
+        real->remaining = ENTRIES;
     } else {
-        tls_log.remaining = 0; /* no memory: every entry calls us, dropped */
+        real->remaining = 0; /* no memory: every entry calls us, dropped */
     }
+    if (tls_own)
+        to_scratch();
     tls_flushing = 0;
 }
 
-/* The flush function the stubs call (with everything saved). */
+/* The flush function the stubs call (with everything saved); memtap's
+ * own mode (tracer_internal_enter) sets the full buffer aside first. */
 static void rewritten_flush(void)
 {
     tracer_internal_enter();
@@ -186,10 +229,46 @@ static void rewritten_flush(void)
     tracer_internal_leave();
 }
 
+void rewritten_own_begin(void)
+{
+    if (tls_own++ == 0) {
+        tls_saved = tls_log;
+        to_scratch();
+    }
+}
+
+void rewritten_own_end(void)
+{
+    if (tls_own > 0 && --tls_own == 0)
+        tls_log = tls_saved;
+}
+
+void rewritten_start(unsigned keep, int open)
+{
+    rt.drop = RT_KEEP_ALL & ~keep;
+    atomic_store(&rt.closed, !open);
+}
+
+static void rewritten_sync(void);
+
+void rewritten_set_active(int on)
+{
+    if (atomic_load(&rt.closed) == !on)
+        return;
+    rewritten_sync(); /* the calling thread's accesses before the mark */
+    atomic_store(&rt.closed, !on);
+}
+
+int rewritten_recording(void)
+{
+    return atomic_load(&rt.nmods) > 0 && !atomic_load(&rt.closed) &&
+           !tls_own;
+}
+
 static void rewritten_sync(void)
 {
     if (tls_base && !tls_flushing &&
-        tls_log.cursor != (uint64_t)(uintptr_t)tls_base)
+        real_log()->cursor != (uint64_t)(uintptr_t)tls_base)
         drain();
 }
 
@@ -201,8 +280,8 @@ static void rewritten_thread_exit(void)
         tls_base = NULL;
     }
     /* later entries of this thread (its exit path) go nowhere */
-    tls_log.cursor = (uint64_t)(uintptr_t)tls_scratch;
-    tls_log.remaining = SCRATCH;
+    to_scratch();
+    tls_saved = tls_log;
     tls_flushing = 1;
 }
 
@@ -210,8 +289,8 @@ static void rewritten_after_fork_child(void)
 {
     /* the entries in the buffer and the counts so far are the parent's */
     if (tls_base) {
-        tls_log.cursor = (uint64_t)(uintptr_t)tls_base;
-        tls_log.remaining = ENTRIES;
+        real_log()->cursor = (uint64_t)(uintptr_t)tls_base;
+        real_log()->remaining = ENTRIES;
     }
     uint32_t nmods = atomic_load(&rt.nmods);
     for (uint32_t m = 0; m < nmods; m++)
@@ -438,10 +517,8 @@ static void hook(uint64_t bias, const mt_rewrite_header *h, const char *name)
     write_traps(mod);
 }
 
-static int find_rewritten(struct dl_phdr_info *info, size_t size, void *arg)
+const mt_rewrite_header *rewritten_header(const struct dl_phdr_info *info)
 {
-    (void)size;
-    (void)arg;
     for (int i = 0; i < info->dlpi_phnum; i++) {
         const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
         if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X) ||
@@ -451,8 +528,18 @@ static int find_rewritten(struct dl_phdr_info *info, size_t size, void *arg)
             (const mt_rewrite_header *)(uintptr_t)(info->dlpi_addr + ph->p_vaddr);
         if (memcmp(h->magic, MT_REWRITE_MAGIC, sizeof h->magic) == 0 &&
             h->segment_vaddr == ph->p_vaddr && h->segment_size <= ph->p_memsz)
-            hook(info->dlpi_addr, h, info->dlpi_name);
+            return h;
     }
+    return NULL;
+}
+
+static int find_rewritten(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    (void)size;
+    (void)arg;
+    const mt_rewrite_header *h = rewritten_header(info);
+    if (h)
+        hook(info->dlpi_addr, h, info->dlpi_name);
     return 0;
 }
 
@@ -518,4 +605,6 @@ const tracer_client rewritten_client = {
     .thread_exit = rewritten_thread_exit,
     .after_fork_child = rewritten_after_fork_child,
     .finish = rewritten_finish,
+    .internal_begin = rewritten_own_begin, /* memtap's work is not logged */
+    .internal_done = rewritten_own_end,
 };

@@ -29,4 +29,27 @@ void rewritten_end_stats(struct fmt_buf *b);
 /* How many rewritten modules are hooked. */
 int rewritten_modules(void);
 
+/* The kinds of memory whose accesses are kept (MEMTAP_ONLY): heap blocks
+ * and mappings, the modules' data and bss (both need the traced set:
+ * fault_init_tracking), and everything else (stacks first of all). */
+enum { RT_KEEP_HEAP = 1, RT_KEEP_STATIC = 2, RT_KEEP_STACK = 4,
+       RT_KEEP_ALL = 7 };
+/* Sets what is kept, and whether the window is open from the start. */
+void rewritten_start(unsigned keep, int open);
+/* Opens or closes the window (memtap_start/stop, main with --from-main);
+ * the calling thread's entries logged before are handed over first. */
+void rewritten_set_active(int on);
+/* Whether the calling thread's program accesses are being recorded (for
+ * block operations, which are recorded as single events). */
+int rewritten_recording(void);
+/* Around memtap's own work on the program's behalf (allocator calls,
+ * block operations): what rewritten code logs meanwhile is dropped.
+ * Nests. */
+void rewritten_own_begin(void);
+void rewritten_own_end(void);
+/* The rewrite header of a loaded module, or NULL when it has none. */
+struct dl_phdr_info;
+struct mt_rewrite_header;
+const struct mt_rewrite_header *rewritten_header(const struct dl_phdr_info *info);
+
 #endif

@@ -32,6 +32,7 @@ struct elf_image {
     Elf *elf, *debug_elf;
     Dwarf *dwarf;
     int type, has_interp;
+    char interp[256];      /* PT_INTERP's path ("" when absent or long) */
     uint8_t build_id[64];
     size_t build_id_len;
     elf_symbol *syms;
@@ -286,8 +287,16 @@ static int check_header(elf_image *img)
         GElf_Phdr ph;
         if (!gelf_getphdr(img->elf, (int)i, &ph))
             return ELF_IMAGE_CORRUPT;
-        if (ph.p_type == PT_INTERP)
+        if (ph.p_type == PT_INTERP) {
             img->has_interp = 1;
+            size_t size = 0;
+            const char *raw = elf_rawfile(img->elf, &size);
+            if (raw && ph.p_offset < size && ph.p_filesz > 0 &&
+                ph.p_filesz <= sizeof img->interp &&
+                ph.p_filesz <= size - ph.p_offset &&
+                raw[ph.p_offset + ph.p_filesz - 1] == '\0')
+                memcpy(img->interp, raw + ph.p_offset, ph.p_filesz);
+        }
     }
     return ELF_IMAGE_OK;
 }
@@ -368,6 +377,7 @@ const uint8_t *elf_image_build_id(const elf_image *img, size_t *len)
 int elf_image_has_dwarf(const elf_image *img) { return img->dwarf != NULL; }
 int elf_image_type(const elf_image *img) { return img->type; }
 int elf_image_has_interp(const elf_image *img) { return img->has_interp; }
+const char *elf_image_interp(const elf_image *img) { return img->interp; }
 
 int elf_image_imports(const elf_image *img, const char *name)
 {

@@ -44,6 +44,8 @@ int elf_image_has_dwarf(const elf_image *img);
 /* ELF type (ET_EXEC, ET_DYN, ...) and whether it has a PT_INTERP. */
 int elf_image_type(const elf_image *img);
 int elf_image_has_interp(const elf_image *img);
+/* The program interpreter's path ("" when there is none or it is odd). */
+const char *elf_image_interp(const elf_image *img);
 
 /* Whether the dynamic symbol table refers to (imports) name. */
 int elf_image_imports(const elf_image *img, const char *name);

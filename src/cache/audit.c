@@ -1,0 +1,93 @@
+/*
+ * audit.c - libmemtap-audit.so, the static engine's loader audit module
+ * (LD_AUDIT, set by memtap run): every library the program loads, at
+ * start-up or by dlopen, by name or by path, comes from its rewritten copy
+ * in memtap's cache.  A library that has no copy yet is rewritten on the
+ * spot by `memtap cache add`, waited for; one the rewriter refuses (or
+ * that could not be rewritten) loads as it is, and memtap run names it
+ * after the run from the trace's module table.  memtap's own libraries
+ * and the loader are never redirected.
+ *
+ * It runs in the loader's audit namespace with a libc of its own: no
+ * memory of the program's is touched, nothing is allocated.
+ */
+#define _GNU_SOURCE
+#include "cache/key.h"
+#include "sys/own_modules.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <link.h>
+#include <spawn.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define EXPORT __attribute__((visibility("default")))
+
+static struct {
+    int on;
+    const char *dir;      /* MEMTAP_CACHE: the copies */
+    const char *salt;     /* MEMTAP_CACHE_SALT: the settings' part of a key */
+    const char *command;  /* MEMTAP_COMMAND: the memtap that fills it */
+} cfg;
+
+static char chosen[PATH_MAX]; /* the loader copies it before asking again */
+
+EXPORT unsigned int la_version(unsigned int version)
+{
+    (void)version;
+    cfg.dir = getenv("MEMTAP_CACHE");
+    cfg.salt = getenv("MEMTAP_CACHE_SALT");
+    cfg.command = getenv("MEMTAP_COMMAND");
+    cfg.on = cfg.dir && *cfg.dir && cfg.salt && cfg.command;
+    return LAV_CURRENT;
+}
+
+/* The copy's path for the original at path into chosen; 0, or -1. */
+static int copy_path(const char *path, const struct stat *st)
+{
+    char name[NAME_MAX + 1];
+    if (cache_entry_name(path, st, cfg.salt, name, sizeof name) < 0)
+        return -1;
+    int n = snprintf(chosen, sizeof chosen, "%s/%s", cfg.dir, name);
+    return n < 0 || (size_t)n >= sizeof chosen ? -1 : 0;
+}
+
+/* Runs `memtap cache add --dir DIR -q PATH` and waits for it. */
+static void rewrite_now(const char *path)
+{
+    char *argv[] = { (char *)cfg.command, "cache", "add", "--dir",
+                     (char *)cfg.dir, "-q", (char *)path, NULL };
+    char *envp[] = { "PATH=/usr/bin:/bin", NULL };
+    pid_t pid;
+    if (posix_spawn(&pid, cfg.command, NULL, NULL, argv, envp) != 0)
+        return;
+    int status;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+        ;
+}
+
+EXPORT char *la_objsearch(const char *name, uintptr_t *cookie,
+                          unsigned int flag)
+{
+    (void)cookie;
+    (void)flag;
+    const char *base = strrchr(name, '/');
+    char real[PATH_MAX];
+    struct stat st;
+    if (!cfg.on || !base || own_module(base + 1) || !realpath(name, real) ||
+        stat(real, &st) != 0 || !S_ISREG(st.st_mode))
+        return (char *)name; /* a bare name (candidates follow), or not ours */
+    if (copy_path(real, &st) != 0)
+        return (char *)name;
+    if (access(chosen, R_OK) == 0)
+        return chosen;
+    char refused[PATH_MAX + 16];
+    snprintf(refused, sizeof refused, "%s.refused", chosen);
+    if (access(refused, F_OK) == 0)
+        return (char *)name;
+    rewrite_now(real);
+    return access(chosen, R_OK) == 0 ? chosen : (char *)name;
+}

@@ -1,0 +1,273 @@
+/*
+ * cache.c - the cache of rewritten copies.  A copy's name is its key
+ * (cache/key.h: the original's identity and the salt) followed by the
+ * original's base name; beside it, KEY-NAME.src names the original, and
+ * KEY-NAME.refused holds the reason when the rewriter refused the file, so
+ * that it is not tried at every run.  A copy is written under a temporary
+ * name and renamed into place while its lock file (KEY-NAME.lock, flock)
+ * is held, so concurrent runs build it once and never see half a file.
+ * The salt holds memtap's build-id: a new memtap never uses an older
+ * one's copies.
+ */
+#define _GNU_SOURCE
+#include "cache/cache.h"
+
+#include "cache/key.h"
+#include "rewrite/rewrite.h"
+#include "rt/abi.h"
+
+#include <dirent.h>
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <link.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* The settings every copy is rewritten with: non-selective (every memory
+ * operand), elision on. */
+static void copy_options(rewrite_options *o)
+{
+    memset(o, 0, sizeof *o);
+    select_params_default(&o->params);
+    o->params.nonselective = 1;
+}
+
+static int mkdirs(char *path)
+{
+    for (char *p = path + 1; *p; p++) {
+        if (*p != '/')
+            continue;
+        *p = '\0';
+        int rc = mkdir(path, 0755);
+        *p = '/';
+        if (rc != 0 && errno != EEXIST)
+            return -1;
+    }
+    return mkdir(path, 0755) != 0 && errno != EEXIST ? -1 : 0;
+}
+
+/* The GNU build-id of the running memtap, in hex ("" when it has none). */
+static int own_build_id(struct dl_phdr_info *info, size_t size, void *data)
+{
+    (void)size;
+    char *out = data;
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type != PT_NOTE)
+            continue;
+        const char *p = (const char *)(info->dlpi_addr + ph->p_vaddr);
+        const char *end = p + ph->p_memsz;
+        while (p + sizeof(ElfW(Nhdr)) <= end) {
+            const ElfW(Nhdr) *n = (const void *)p;
+            const unsigned char *desc =
+                (const unsigned char *)p + sizeof *n + ((n->n_namesz + 3) & ~3u);
+            if (n->n_type == NT_GNU_BUILD_ID && n->n_descsz <= 32) {
+                for (unsigned k = 0; k < n->n_descsz; k++)
+                    sprintf(out + 2 * k, "%02x", desc[k]);
+                return 1;
+            }
+            p = (const char *)desc + ((n->n_descsz + 3) & ~3u);
+        }
+    }
+    return 1; /* the first object is the executable */
+}
+
+int cache_open(cache *c, const char *dir, char *err, size_t errcap)
+{
+    const char *env = getenv("MEMTAP_CACHE_DIR");
+    const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+    int n;
+    if (dir && *dir)
+        n = snprintf(c->dir, sizeof c->dir, "%s", dir);
+    else if (env && *env)
+        n = snprintf(c->dir, sizeof c->dir, "%s", env);
+    else if (xdg && *xdg == '/')
+        n = snprintf(c->dir, sizeof c->dir, "%s/memtap", xdg);
+    else if (home && *home)
+        n = snprintf(c->dir, sizeof c->dir, "%s/.cache/memtap", home);
+    else
+        return snprintf(err, errcap, "no cache directory (set "
+                                     "MEMTAP_CACHE_DIR or HOME)"), -1;
+    if (n < 0 || (size_t)n >= sizeof c->dir)
+        return snprintf(err, errcap, "cache directory path too long"), -1;
+    if (mkdirs(c->dir) != 0)
+        return snprintf(err, errcap, "%s: %s", c->dir, strerror(errno)), -1;
+    char id[65] = "";
+    dl_iterate_phdr(own_build_id, id);
+    snprintf(c->salt, sizeof c->salt, "abi%u-%s-nonselective",
+             MT_REWRITE_VERSION, id);
+    return 0;
+}
+
+/* dir/name + suffix into out; 0, or -1 when it does not fit. */
+static int entry_path(const cache *c, const char *name, const char *suffix,
+                      char *out, size_t cap)
+{
+    int n = snprintf(out, cap, "%s/%s%s", c->dir, name, suffix);
+    return n < 0 || (size_t)n >= cap ? -1 : 0;
+}
+
+/* Reads a small text file into buf (trailing newline dropped). */
+static void read_text(const char *path, char *buf, size_t cap)
+{
+    buf[0] = '\0';
+    FILE *f = fopen(path, "re");
+    if (!f)
+        return;
+    if (fgets(buf, (int)cap, f))
+        buf[strcspn(buf, "\n")] = '\0';
+    fclose(f);
+}
+
+static void write_text(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "we");
+    if (f) {
+        fprintf(f, "%s\n", text);
+        fclose(f);
+    }
+}
+
+/* Rewrites real into the entry; the caller holds its lock. */
+static cache_result build(const cache *c, const char *real, const char *copy,
+                          const char *name, char *why, size_t whycap)
+{
+    char tmp[PATH_MAX + 32], side[PATH_MAX + 16];
+    snprintf(tmp, sizeof tmp, "%s.tmp%ld", copy, (long)getpid());
+    rewrite_options o;
+    copy_options(&o);
+    rewrite_report rep;
+    if (rewrite_file(real, tmp, &o, &rep, why, whycap) != 0) {
+        unlink(tmp);
+        if (entry_path(c, name, ".refused", side, sizeof side) == 0)
+            write_text(side, why);
+        return CACHE_REFUSED;
+    }
+    /* the original's name first: whoever finds the copy finds it too */
+    if (entry_path(c, name, ".src", side, sizeof side) == 0)
+        write_text(side, real);
+    if (rename(tmp, copy) != 0) {
+        snprintf(why, whycap, "%s: %s", copy, strerror(errno));
+        unlink(tmp);
+        return CACHE_ERROR;
+    }
+    return CACHE_BUILT;
+}
+
+/* Under the entry's lock: the copy as it is, or built. */
+static cache_result get_locked(const cache *c, const char *real,
+                               const char *name, char *copy, char *why,
+                               size_t whycap)
+{
+    char side[PATH_MAX + 16];
+    if (entry_path(c, name, ".refused", side, sizeof side) == 0 &&
+        access(side, F_OK) == 0) {
+        read_text(side, why, whycap);
+        return CACHE_REFUSED;
+    }
+    struct mt_rewrite_header h;
+    if (access(copy, F_OK) == 0) {
+        if (rewrite_read_header(copy, &h) == 0)
+            return CACHE_HIT;
+        unlink(copy); /* damaged: not one memtap wrote whole */
+        cache_result r = build(c, real, copy, name, why, whycap);
+        return r == CACHE_BUILT ? CACHE_REBUILT : r;
+    }
+    return build(c, real, copy, name, why, whycap);
+}
+
+cache_result cache_get(const cache *c, const char *path, char *copy,
+                       size_t copycap, char *why, size_t whycap)
+{
+    char real[PATH_MAX], name[NAME_MAX + 1], lock[PATH_MAX + 16];
+    struct stat st;
+    if (!realpath(path, real) || stat(real, &st) != 0)
+        return snprintf(why, whycap, "%s", strerror(errno)), CACHE_REFUSED;
+    if (cache_entry_name(real, &st, c->salt, name, sizeof name) < 0 ||
+        entry_path(c, name, "", copy, copycap) != 0 ||
+        entry_path(c, name, ".lock", lock, sizeof lock) != 0)
+        return snprintf(why, whycap, "path too long"), CACHE_ERROR;
+    int fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0 || flock(fd, LOCK_EX) != 0) {
+        snprintf(why, whycap, "%s: %s", lock, strerror(errno));
+        if (fd >= 0)
+            close(fd);
+        return CACHE_ERROR;
+    }
+    cache_result r = get_locked(c, real, name, copy, why, whycap);
+    close(fd);
+    return r;
+}
+
+/* Whether a directory entry is a copy (not a side file or a temporary). */
+static int is_copy(const char *name)
+{
+    if (strlen(name) <= CACHE_KEY_CHARS || name[CACHE_KEY_CHARS - 1] != '-')
+        return 0;
+    for (int i = 0; i < CACHE_KEY_CHARS - 1; i++)
+        if (!strchr("0123456789abcdef", name[i]))
+            return 0;
+    static const char *const sides[] = { ".src", ".refused", ".lock" };
+    size_t len = strlen(name);
+    for (size_t i = 0; i < sizeof sides / sizeof *sides; i++) {
+        size_t n = strlen(sides[i]);
+        if (len > n && strcmp(name + len - n, sides[i]) == 0)
+            return 0;
+    }
+    return strstr(name, ".tmp") == NULL;
+}
+
+size_t cache_list(const cache *c, FILE *out)
+{
+    DIR *d = opendir(c->dir);
+    if (!d)
+        return 0;
+    size_t n = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        int copy = is_copy(e->d_name);
+        size_t len = strlen(e->d_name);
+        int refused = len > 8 && strcmp(e->d_name + len - 8, ".refused") == 0;
+        if (!copy && !refused)
+            continue;
+        char path[PATH_MAX + NAME_MAX + 2], src[PATH_MAX], why[512];
+        snprintf(path, sizeof path, "%s/%s", c->dir, e->d_name);
+        if (refused) {
+            read_text(path, why, sizeof why);
+            fprintf(out, "refused  %s: %s\n", e->d_name, why);
+            continue;
+        }
+        struct stat st;
+        char side[PATH_MAX + NAME_MAX + 8];
+        snprintf(side, sizeof side, "%s.src", path);
+        read_text(side, src, sizeof src);
+        if (stat(path, &st) == 0)
+            fprintf(out, "%9lld  %s  <- %s\n", (long long)st.st_size, path,
+                    *src ? src : "?");
+        n++;
+    }
+    closedir(d);
+    return n;
+}
+
+long cache_clear(const cache *c)
+{
+    DIR *d = opendir(c->dir);
+    if (!d)
+        return errno == ENOENT ? 0 : -1;
+    long n = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        if (strlen(e->d_name) <= CACHE_KEY_CHARS ||
+            e->d_name[CACHE_KEY_CHARS - 1] != '-')
+            continue; /* only what memtap put there */
+        if (unlinkat(dirfd(d), e->d_name, 0) == 0)
+            n++;
+    }
+    closedir(d);
+    return n;
+}

@@ -1,0 +1,44 @@
+/*
+ * cache/cache.h - memtap's cache of rewritten copies (the static engine's
+ * programs and libraries): where it is, getting a file's copy (rewriting
+ * it on first use, once even when several runs ask at the same time),
+ * listing and clearing it.
+ */
+#ifndef MEMTAP_CACHE_CACHE_H
+#define MEMTAP_CACHE_CACHE_H
+
+#include <limits.h>
+#include <stddef.h>
+#include <stdio.h>
+
+typedef struct cache {
+    char dir[PATH_MAX];   /* the copies */
+    char salt[96];        /* what the keys take from memtap and its settings */
+} cache;
+
+/* Opens the cache: dir if given, else $MEMTAP_CACHE_DIR, else
+ * $XDG_CACHE_HOME/memtap, else ~/.cache/memtap (created as needed).
+ * Returns 0, or -1 with the reason in err. */
+int cache_open(cache *c, const char *dir, char *err, size_t errcap);
+
+typedef enum cache_result {
+    CACHE_HIT,       /* the copy was there */
+    CACHE_BUILT,     /* rewritten now */
+    CACHE_REBUILT,   /* the copy there was damaged: rewritten now */
+    CACHE_REFUSED,   /* the rewriter refuses the file (now or before): why */
+    CACHE_ERROR      /* the cache cannot be used: why */
+} cache_result;
+
+/* The rewritten copy of the file at path, in copy.  why gets the reason
+ * for CACHE_REFUSED and CACHE_ERROR. */
+cache_result cache_get(const cache *c, const char *path, char *copy,
+                       size_t copycap, char *why, size_t whycap);
+
+/* Prints one line per copy (size, original) to out; returns how many. */
+size_t cache_list(const cache *c, FILE *out);
+
+/* Removes every copy and what belongs to it; returns how many files, or
+ * -1 with errno set. */
+long cache_clear(const cache *c);
+
+#endif

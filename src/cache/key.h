@@ -1,0 +1,47 @@
+/*
+ * cache/key.h - the name of a rewritten copy in memtap's cache: a hash of
+ * the original file's identity (device, inode, size, modification time)
+ * and of the settings it was rewritten with (the salt), then its base
+ * name.  Shared by the memtap command, which fills the cache, and the
+ * loader audit module, which finds copies in it while a program runs;
+ * header-only so that the audit module links nothing of memtap's.
+ */
+#ifndef MEMTAP_CACHE_KEY_H
+#define MEMTAP_CACHE_KEY_H
+
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+/* "<16 hex digits>-" before the base name */
+#define CACHE_KEY_CHARS 17
+
+static inline uint64_t cache_key_mix(uint64_t h, const void *p, size_t n)
+{
+    const unsigned char *b = p;
+    for (size_t i = 0; i < n; i++) {
+        h ^= b[i];
+        h *= 0x100000001b3ull; /* FNV-1a */
+    }
+    return h;
+}
+
+/* Writes the copy's file name for the original at path (whose stat is st)
+ * into out: "<key>-<base name>".  Returns the length, or -1 when it does
+ * not fit. */
+static inline int cache_entry_name(const char *path, const struct stat *st,
+                                   const char *salt, char *out, size_t cap)
+{
+    uint64_t id[5] = { (uint64_t)st->st_dev, (uint64_t)st->st_ino,
+                       (uint64_t)st->st_size, (uint64_t)st->st_mtim.tv_sec,
+                       (uint64_t)st->st_mtim.tv_nsec };
+    uint64_t h = cache_key_mix(0xcbf29ce484222325ull, id, sizeof id);
+    h = cache_key_mix(h, salt, strlen(salt));
+    const char *base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    int n = snprintf(out, cap, "%016llx-%s", (unsigned long long)h, base);
+    return n < 0 || (size_t)n >= cap ? -1 : n;
+}
+
+#endif

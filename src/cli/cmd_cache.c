@@ -1,0 +1,100 @@
+/*
+ * cmd_cache.c - "memtap cache": the rewritten copies the static engine
+ * runs (listing, clearing, adding).
+ */
+#define _GNU_SOURCE
+#include "cli.h"
+
+#include "cache/cache.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <string.h>
+
+static const char usage[] =
+    "usage: memtap cache ls|clear|dir\n"
+    "       memtap cache add [-q] FILE...\n"
+    "\n"
+    "The static engine (memtap run --engine static or auto) runs rewritten\n"
+    "copies of a program and of the libraries it loads, made on first use\n"
+    "and kept in memtap's cache: $MEMTAP_CACHE_DIR, else\n"
+    "$XDG_CACHE_HOME/memtap, else ~/.cache/memtap.  A copy is named by its\n"
+    "original's identity (device, inode, size, modification time) and by\n"
+    "memtap's build: a changed file, or another memtap, gets a new copy.\n"
+    "\n"
+    "  ls                 the copies (size, copy <- original) and the files\n"
+    "                     the rewriter refused, with the reason\n"
+    "  clear              removes them all\n"
+    "  dir                prints the cache directory\n"
+    "  add FILE...        rewrites FILEs into the cache now (what a run\n"
+    "                     does on first use)\n"
+    "  --dir DIR          another cache directory\n"
+    "  -q, --quiet        add: say nothing when it works\n"
+    "  -h, --help         show this help\n";
+
+static int add(const cache *c, char **files, int n, int quiet)
+{
+    int rc = 0;
+    for (int i = 0; i < n; i++) {
+        char copy[PATH_MAX], why[512];
+        cache_result r = cache_get(c, files[i], copy, sizeof copy, why,
+                                   sizeof why);
+        if (r == CACHE_REFUSED || r == CACHE_ERROR)
+            rc = cli_error(files[i], "not rewritten: %s", why);
+        else if (!quiet)
+            printf("%s %s\n", r == CACHE_HIT ? "cached" : "rewrote", copy);
+    }
+    return rc;
+}
+
+int cmd_cache(int argc, char **argv)
+{
+    static const struct option longs[] = {
+        { "dir", required_argument, NULL, 'd' },
+        { "quiet", no_argument, NULL, 'q' },
+        { "help", no_argument, NULL, 'h' },
+        { NULL, 0, NULL, 0 },
+    };
+    const char *dir = NULL;
+    int quiet = 0, c;
+    while ((c = getopt_long(argc, argv, "qh", longs, NULL)) != -1) {
+        switch (c) {
+        case 'd': dir = optarg; break;
+        case 'q': quiet = 1; break;
+        case 'h': fputs(usage, stdout); return 0;
+        default: fputs(usage, stderr); return 2;
+        }
+    }
+    if (optind >= argc) {
+        fputs(usage, stderr);
+        return 2;
+    }
+    const char *what = argv[optind++];
+    cache ch;
+    char err[512];
+    if (cache_open(&ch, dir, err, sizeof err) != 0)
+        return cli_error("cache", "%s", err);
+    if (strcmp(what, "add") == 0 && optind < argc)
+        return add(&ch, argv + optind, argc - optind, quiet);
+    if (optind != argc) {
+        fputs(usage, stderr);
+        return 2;
+    }
+    if (strcmp(what, "dir") == 0) {
+        printf("%s\n", ch.dir);
+    } else if (strcmp(what, "ls") == 0) {
+        size_t n = cache_list(&ch, stdout);
+        if (!quiet)
+            fprintf(stderr, "memtap: %zu copies in %s\n", n, ch.dir);
+    } else if (strcmp(what, "clear") == 0) {
+        long n = cache_clear(&ch);
+        if (n < 0)
+            return cli_error(ch.dir, "%s", strerror(errno));
+        if (!quiet)
+            printf("removed %ld files from %s\n", n, ch.dir);
+    } else {
+        fputs(usage, stderr);
+        return 2;
+    }
+    return 0;
+}

@@ -1,0 +1,344 @@
+/*
+ * engine.c - chooses the engine of a run and prepares the static one.
+ * The program (or a script's interpreter) and every library the loader
+ * lists for it are rewritten into memtap's cache on first use (cache/),
+ * the program runs from its copy, and libmemtap-audit.so, beside
+ * libmemtap.so, makes the loader take every library from its copy,
+ * dlopen included (rewriting on the spot what the cache lacks).  A file
+ * the rewriter refuses runs as it is: with `auto`, a refused program is
+ * traced by the fault engine instead; a refused library is named after
+ * the run as not traced.
+ */
+#define _GNU_SOURCE
+#include "engine.h"
+
+#include "cli.h"
+#include "symbols/elfimage.h"
+#include "sys/own_modules.h"
+
+#include "memtap/trace.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+int engine_parse(const char *name)
+{
+    static const char *const names[] = { "fault", "static", "auto" };
+    for (int i = 0; i < 3; i++)
+        if (strcmp(name, names[i]) == 0)
+            return i;
+    return -1;
+}
+
+/* For a script ("#!INTERP [ARG]"), the interpreter's path in interp and
+ * the arguments the kernel would give it in plan->argv.  Returns 1 for a
+ * script, 0 for anything else, -1 after an error. */
+static int script_interpreter(const char *path, char **argv, char *interp,
+                              size_t cap, engine_plan *plan)
+{
+    char line[512];
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    ssize_t n = fd >= 0 ? read(fd, line, sizeof line - 1) : -1;
+    if (fd >= 0)
+        close(fd);
+    if (n < 2 || line[0] != '#' || line[1] != '!')
+        return 0;
+    line[n] = '\0';
+    line[strcspn(line, "\n")] = '\0';
+    char *p = line + 2 + strspn(line + 2, " \t");
+    char *name = p;
+    p += strcspn(p, " \t");
+    char *arg = NULL;
+    if (*p) {
+        *p++ = '\0';
+        p += strspn(p, " \t");
+        if (*p) {
+            arg = p; /* the rest of the line, as the kernel passes it */
+            size_t len = strlen(arg);
+            while (len && (arg[len - 1] == ' ' || arg[len - 1] == '\t'))
+                arg[--len] = '\0';
+        }
+    }
+    const char *base = strrchr(name, '/');
+    int via_env = base && strcmp(base + 1, "env") == 0 && arg &&
+                  arg[0] != '-' && !strchr(arg, ' ');
+    if (cli_find_program(via_env ? arg : name, interp, cap) != 0)
+        return cli_error(path, "its interpreter %s: not found",
+                         via_env ? arg : name), -1;
+    size_t argc = 0;
+    while (argv[argc])
+        argc++;
+    char **v = calloc(argc + 3, sizeof *v);
+    if (!v)
+        return cli_error(path, "out of memory"), -1;
+    size_t k = 0;
+    v[k++] = strdup(via_env ? arg : name);
+    if (arg && !via_env)
+        v[k++] = strdup(arg);
+    v[k++] = strdup(path);
+    for (size_t i = 1; i < argc; i++)
+        v[k++] = strdup(argv[i]);
+    for (size_t i = 0; i < k; i++)
+        if (!v[i])
+            return cli_error(path, "out of memory"), -1;
+    plan->argv = plan->owned_argv = v;
+    return 1;
+}
+
+typedef struct path_list {
+    char **v;
+    size_t n;
+} path_list;
+
+static void path_list_free(path_list *l)
+{
+    for (size_t i = 0; i < l->n; i++)
+        free(l->v[i]);
+    free(l->v);
+}
+
+/* The shared libraries the loader finds for exe (`INTERP --list EXE`, the
+ * loader's own answer: its search order, its cache). */
+static int list_libraries(const char *interp, const char *exe, path_list *out)
+{
+    int fds[2];
+    if (pipe2(fds, O_CLOEXEC) != 0)
+        return -1;
+    pid_t pid = fork();
+    if (pid == 0) {
+        unsetenv("LD_PRELOAD");
+        unsetenv("LD_AUDIT");
+        int null = open("/dev/null", O_WRONLY);
+        dup2(fds[1], STDOUT_FILENO);
+        if (null >= 0)
+            dup2(null, STDERR_FILENO);
+        execl(interp, interp, "--list", exe, (char *)NULL);
+        _exit(127);
+    }
+    close(fds[1]);
+    FILE *f = pid > 0 ? fdopen(fds[0], "r") : NULL;
+    if (!f) {
+        close(fds[0]);
+        return -1;
+    }
+    char line[PATH_MAX + 128];
+    while (fgets(line, sizeof line, f)) {
+        char *arrow = strstr(line, " => /");
+        if (!arrow)
+            continue; /* the loader itself, the vdso, "not found" */
+        char *path = arrow + 4;
+        char *end = strstr(path, " (");
+        if (!end)
+            continue;
+        *end = '\0';
+        char **v = realloc(out->v, (out->n + 1) * sizeof *v);
+        if (!v || !(v[out->n] = strdup(path))) {
+            out->v = v ? v : out->v;
+            break;
+        }
+        out->v = v;
+        out->n++;
+    }
+    fclose(f);
+    int status;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+        ;
+    return 0;
+}
+
+static double seconds(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+/* The copy of path in copy; says what it did.  Returns the cache's
+ * answer. */
+static cache_result get_copy(engine_plan *p, const char *path, char *copy,
+                             char *why, size_t whycap, int quiet)
+{
+    double t0 = seconds();
+    cache_result r = cache_get(&p->cache, path, copy, PATH_MAX, why, whycap);
+    if ((r == CACHE_BUILT || r == CACHE_REBUILT) && !quiet)
+        fprintf(stderr, "memtap: %s %s for the static engine (%.1f s, "
+                        "cached)\n",
+                r == CACHE_REBUILT ? "the cached copy was damaged; rewrote"
+                                   : "rewrote",
+                path, seconds() - t0);
+    return r;
+}
+
+static void prepend_env(const char *name, const char *value)
+{
+    const char *old = getenv(name);
+    char *both = NULL;
+    if (old && *old && asprintf(&both, "%s:%s", value, old) > 0) {
+        setenv(name, both, 1);
+        free(both);
+    } else {
+        setenv(name, value, 1);
+    }
+}
+
+/* The environment libmemtap-audit.so reads (cache/audit.c). */
+static int set_audit_env(engine_plan *p, const char *preload)
+{
+    char audit[PATH_MAX], self[PATH_MAX];
+    snprintf(audit, sizeof audit, "%s", preload);
+    char *slash = strrchr(audit, '/');
+    if (!slash || (size_t)(slash - audit) + 24 > sizeof audit)
+        return cli_error(preload, "no directory");
+    strcpy(slash + 1, "libmemtap-audit.so");
+    if (access(audit, R_OK) != 0)
+        return cli_error(audit, "not found beside libmemtap.so");
+    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (n <= 0)
+        return cli_error("/proc/self/exe", "%s", strerror(errno));
+    self[n] = '\0';
+    prepend_env("LD_AUDIT", audit);
+    /* with an audit module, the loader gives preloaded libraries' TLS only
+     * the surplus of the static TLS block, which libmemtap.so's exceeds */
+    prepend_env("GLIBC_TUNABLES", "glibc.rtld.optional_static_tls=32768");
+    setenv("MEMTAP_CACHE", p->cache.dir, 1);
+    setenv("MEMTAP_CACHE_SALT", p->cache.salt, 1);
+    setenv("MEMTAP_COMMAND", self, 1);
+    return 0;
+}
+
+/* Whether the file at path can be run from a rewritten copy: a dynamic
+ * ELF executable; the interpreter's path in interp. */
+static int rewritable_program(const char *path, char *interp, size_t cap,
+                              char *why, size_t whycap)
+{
+    elf_image *img;
+    int rc = elf_image_open(path, &img);
+    if (rc != ELF_IMAGE_OK)
+        return snprintf(why, whycap, "%s", elf_image_strerror(rc)), 0;
+    snprintf(interp, cap, "%s", elf_image_interp(img));
+    elf_image_close(img);
+    if (!*interp)
+        return snprintf(why, whycap, "no program interpreter"), 0;
+    return 1;
+}
+
+/* Static engine: copies of the program and its libraries.  Returns 0 when
+ * it will run, 1 after an error, 2 when the program cannot be rewritten
+ * (the reason printed as a note when auto falls back). */
+static int prepare_static(engine_kind want, const char *path, char **argv,
+                          const char *preload, int quiet, engine_plan *p)
+{
+    char exe[PATH_MAX], interp[PATH_MAX], why[512], copy[PATH_MAX];
+    int script = script_interpreter(path, argv, exe, sizeof exe, p);
+    if (script < 0)
+        return 1;
+    if (!script)
+        snprintf(exe, sizeof exe, "%s", path);
+    char err[512];
+    if (cache_open(&p->cache, NULL, err, sizeof err) != 0)
+        return cli_error("cache", "%s", err);
+    cache_result r = CACHE_REFUSED;
+    if (rewritable_program(exe, interp, sizeof interp, why, sizeof why))
+        r = get_copy(p, exe, copy, why, sizeof why, quiet);
+    if (r == CACHE_ERROR)
+        return cli_error("cache", "%s", why);
+    if (r == CACHE_REFUSED) {
+        if (want == ENGINE_STATIC)
+            return cli_error(exe, "the static engine cannot run it: %s", why);
+        if (!quiet)
+            fprintf(stderr, "memtap: %s: not rewritten (%s): the fault "
+                            "engine traces it\n", exe, why);
+        return 2;
+    }
+    path_list libs = { NULL, 0 };
+    list_libraries(interp, exe, &libs);
+    for (size_t i = 0; i < libs.n; i++) {
+        const char *base = strrchr(libs.v[i], '/');
+        char lib_copy[PATH_MAX];
+        if (own_module(base ? base + 1 : libs.v[i]))
+            continue;
+        if (get_copy(p, libs.v[i], lib_copy, why, sizeof why, quiet) ==
+            CACHE_ERROR) {
+            path_list_free(&libs);
+            return cli_error("cache", "%s", why);
+        }
+    }
+    path_list_free(&libs);
+    if (set_audit_env(p, preload))
+        return 1;
+    snprintf(p->exec_path, sizeof p->exec_path, "%s", copy);
+    p->engine = ENGINE_STATIC;
+    return 0;
+}
+
+int engine_prepare(engine_kind want, const char *path, char **argv,
+                   const char *preload, int quiet, engine_plan *p)
+{
+    memset(p, 0, sizeof *p);
+    p->engine = ENGINE_FAULT;
+    p->argv = argv;
+    snprintf(p->exec_path, sizeof p->exec_path, "%s", path);
+    if (want == ENGINE_FAULT)
+        return 0;
+    int rc = prepare_static(want, path, argv, preload, quiet, p);
+    if (rc == 2) { /* auto: the fault engine runs the program as it is */
+        engine_done(p);
+        p->argv = argv;
+        snprintf(p->exec_path, sizeof p->exec_path, "%s", path);
+        return 0;
+    }
+    return rc;
+}
+
+int engine_report(const engine_plan *p, const char *trace_path, int quiet)
+{
+    if (p->engine != ENGINE_STATIC)
+        return 0;
+    memtap_trace *t;
+    if (memtap_trace_open(trace_path, &t) != MEMTAP_OK)
+        return 0; /* the run's summary says why */
+    char *rewritten = NULL;
+    size_t len = 0;
+    FILE *names = open_memstream(&rewritten, &len);
+    int missing = 0, copies = 0;
+    for (size_t i = 0; i < memtap_trace_module_count(t); i++) {
+        const memtap_module *m = memtap_trace_module_at(t, i);
+        const char *base = strrchr(m->path, '/');
+        base = base ? base + 1 : m->path;
+        if ((m->flags & MEMTAP_MODF_VDSO) || m->path[0] != '/' ||
+            own_module(base))
+            continue;
+        if (m->flags & MEMTAP_MODF_REWRITTEN) {
+            if (names)
+                fprintf(names, "%s%s", copies++ ? ", " : "", base);
+            continue;
+        }
+        fprintf(stderr, "memtap: warning: %s was not rewritten (see `memtap "
+                        "cache ls`): its accesses are not in the trace\n",
+                m->path);
+        missing++;
+    }
+    memtap_trace_close(t);
+    if (names)
+        fclose(names);
+    if (!quiet && rewritten)
+        fprintf(stderr, "memtap: static engine: %s\n", rewritten);
+    free(rewritten);
+    return missing;
+}
+
+void engine_done(engine_plan *p)
+{
+    if (p->owned_argv) {
+        for (char **a = p->owned_argv; *a; a++)
+            free(*a);
+        free(p->owned_argv);
+    }
+    p->owned_argv = NULL;
+}

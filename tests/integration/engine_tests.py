@@ -1,0 +1,165 @@
+#!/usr/bin/env python3
+"""memtap run --engine static|auto: rewritten copies of the program and of
+its libraries from memtap's cache, loaded through the audit module.
+
+Usage: engine_tests.py TEST_NAME   (MEMTAP_BUILD names the build tree)
+"""
+import os
+import re
+import shutil
+import struct
+import subprocess
+import sys
+import threading
+
+from memtap_tests import TMP, check, check_eq, memtap, prog, run_named, show
+
+CACHE = os.path.join(TMP, "cache")
+
+
+def run(*args, engine="static", out="t.mtr", env=None, expect_rc=0):
+    """memtap run with a cache of the test's own."""
+    e = {"MEMTAP_CACHE_DIR": CACHE}
+    e.update(env or {})
+    path = os.path.join(TMP, out)
+    p = memtap("run", "--engine", engine, "-o", path, "--", *args, env=e, check_rc=False)
+    check_eq(p.returncode, expect_rc, "memtap run --engine %s %s: %s" % (engine, args[0], p.stderr))
+    return path, p
+
+
+def info_of(trace):
+    return dict(l.split(": ", 1) for l in memtap("info", trace).stdout.splitlines() if ": " in l)
+
+
+def rewrote(stderr):
+    """The files a run rewrote into the cache, by path."""
+    return re.findall(r"^memtap: (?:rewrote|the cached copy was damaged; rewrote) (\S+) for the "
+                      r"static engine", stderr, re.M)
+
+
+def test_engine_static_runs_programs():
+    """Programs run from their rewritten copies behave as they do natively
+    (output, exit status); the run names what the static engine traced,
+    the program and libc included, and the trace is whole."""
+    for name in ("three_mallocs", "blockops", "switcher_O2", "heat_counts", "threads"):
+        native = subprocess.run([prog(name)], capture_output=True)
+        trace, p = run(prog(name), expect_rc=native.returncode)
+        check_eq(p.stdout.encode(), native.stdout, "%s: its output" % name)
+        engines = re.search(r"^memtap: static engine: (.*)$", p.stderr, re.M)
+        check(engines and name in engines.group(1).split(", ") and
+              "libc.so.6" in engines.group(1).split(", "),
+              "%s: the program and libc rewritten: %s" % (name, p.stderr))
+        check("warning" not in p.stderr, "%s: no warning: %s" % (name, p.stderr))
+        info = info_of(trace)
+        check_eq((info["dropped"], info["corrupt_chunks"]), ("0", "0"), "%s: dropped, corrupt" % name)
+        check(int(info["rewritten_modules"]) >= 2, "%s: rewritten modules hooked" % name)
+
+
+def test_engine_static_fork_accesses():
+    """Known accesses, fork included: parent and child each store and load
+    the 1000 ints of their own heap block, all of them in their traces."""
+    trace, p = run(prog("fork_work"))
+    check_eq(p.stdout.strip(), "499500", "the program's result")
+    children = [l.split("also wrote ")[1] for l in p.stderr.splitlines() if "also wrote" in l]
+    check_eq(len(children), 1, "the child's trace")
+    for path, who in ((trace, "parent"), (children[0], "child")):
+        block = re.compile(r"^([LS])\$\d+:<malloc\d+@block_%s\+\d+>\+\d+, \[heap\], "
+                           r"fill_and_sum\+\d+$" % who)
+        kinds = [m.group(1) for m in map(block.match, show(path)) if m]
+        check_eq((kinds.count("S"), kinds.count("L")), (1000, 1000),
+                 "%s: stores and loads of its block" % who)
+
+
+def test_engine_cache_built_once():
+    """Two runs at once build each copy once, and both succeed; a later run
+    rewrites nothing and says nothing about rewriting."""
+    results = []
+
+    def one(i):
+        results.append(run(prog("three_mallocs"), out="c%d.mtr" % i)[1])
+    threads = [threading.Thread(target=one, args=(i,)) for i in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    built = rewrote(results[0].stderr) + rewrote(results[1].stderr)
+    check(len(built) >= 2, "the program and its libraries were rewritten: %s" % built)
+    check_eq(sorted(set(built)), sorted(built), "each file rewritten once")
+    _, p = run(prog("three_mallocs"))
+    check_eq(rewrote(p.stderr), [], "a cache hit rewrites nothing")
+    ls = memtap("cache", "ls", env={"MEMTAP_CACHE_DIR": CACHE}).stdout
+    check_eq(len([l for l in ls.splitlines() if l.endswith("<- " + os.path.realpath(prog("three_mallocs")))]),
+             1, "one copy of the program: %s" % ls)
+
+
+def test_engine_cache_changed_and_damaged():
+    """A changed program gets a new copy; a damaged copy is rebuilt with a
+    message; `cache clear` empties the cache."""
+    exe = os.path.join(TMP, "three_mallocs")
+    shutil.copy(prog("three_mallocs"), exe)
+    run(exe)
+    with open(exe, "ab") as f:
+        f.write(b"\0")  # a new size: a new identity
+    _, p = run(exe)
+    check_eq(rewrote(p.stderr), [exe], "the changed program is rewritten")
+    copies = [l.split()[1] for l in memtap("cache", "ls", env={"MEMTAP_CACHE_DIR": CACHE}).stdout.splitlines()
+              if l.endswith("<- " + exe)]
+    check_eq(len(copies), 2, "a copy of each version")
+    for c in copies:
+        with open(c, "r+b") as f:
+            f.truncate(4096)
+    _, p = run(exe)
+    check("the cached copy was damaged; rewrote %s" % exe in p.stderr, "damaged copy rebuilt: %s" % p.stderr)
+    out = memtap("cache", "clear", env={"MEMTAP_CACHE_DIR": CACHE}).stdout
+    check(re.match(r"removed \d+ files", out), "cache clear: %s" % out)
+    check_eq(memtap("cache", "ls", env={"MEMTAP_CACHE_DIR": CACHE}).stdout, "", "empty after clear")
+
+
+def test_engine_dlopen():
+    """A library loaded by dlopen is rewritten when it is loaded (the audit
+    module runs memtap cache add) and traced by the static engine."""
+    plugin = os.path.join(os.path.dirname(prog("dlopener")), "..", "lib", "libplugin.so")
+    if not os.path.exists(plugin):
+        plugin = os.path.join(os.path.dirname(prog("dlopener")), "libplugin.so")
+    trace, p = run(prog("dlopener"), os.path.realpath(plugin))
+    engines = re.search(r"^memtap: static engine: (.*)$", p.stderr, re.M)
+    check(engines and "libplugin.so" in engines.group(1).split(", "),
+          "the plugin was rewritten and traced: %s" % p.stderr)
+    heap = [l for l in show(trace) if l.startswith("M$")]
+    check(any(l.endswith(",77") and "plugin_make" in l for l in heap), "the plugin's malloc: %s" % heap)
+
+
+def without_notes(name):
+    """A copy of a test program with no PT_NOTE header: the rewriter has
+    nowhere to put its segment's header and refuses it."""
+    data = bytearray(open(prog(name), "rb").read())
+    phoff, = struct.unpack_from("<Q", data, 32)
+    phentsize, phnum = struct.unpack_from("<HH", data, 54)
+    for i in range(phnum):
+        if struct.unpack_from("<I", data, phoff + i * phentsize)[0] == 4:
+            struct.pack_into("<I", data, phoff + i * phentsize, 0)
+    path = os.path.join(TMP, name + "_nonotes")
+    open(path, "wb").write(data)
+    os.chmod(path, 0o755)
+    return path
+
+
+def test_engine_fallback():
+    """A program the rewriter refuses: --engine static says why and runs
+    nothing; auto traces it with the fault engine and says so; a static
+    executable is refused by both."""
+    exe = without_notes("three_mallocs")
+    _, p = run(exe, expect_rc=1)
+    check("the static engine cannot run it" in p.stderr and "PT_NOTE" in p.stderr,
+          "--engine static refuses: %s" % p.stderr)
+    trace, p = run(exe, engine="auto")
+    check("not rewritten" in p.stderr and "the fault engine traces it" in p.stderr,
+          "auto falls back: %s" % p.stderr)
+    check("faults" in info_of(trace), "the fault engine traced it")
+    check_eq(len([l for l in show(trace) if l.startswith("M$")]), 3, "its three mallocs")
+    for engine in ("static", "fault", "auto"):
+        _, p = run(prog("static_prog"), engine=engine, expect_rc=1)
+        check("neither engine can trace it" in p.stderr, "%s: static executable: %s" % (engine, p.stderr))
+
+if __name__ == "__main__":
+    sys.exit(run_named(globals(), sys.argv[1]))
