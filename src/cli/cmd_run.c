@@ -45,9 +45,13 @@ static const char usage[] =
     "A forked child, or an image started by exec, writes its own trace next\n"
     "to the first one: OUT.PID.mtr (OUT.PID-N.mtr after further execs).\n"
     "\n"
-    "By default every load and store to heap, data and bss is recorded (the\n"
-    "fault engine), from the start of the program, or between its calls to\n"
-    "memtap_start() and memtap_stop() when it makes them.\n"
+    "By default every load and store to heap, data and bss is recorded, from\n"
+    "the start of the program, or between its calls to memtap_start() and\n"
+    "memtap_stop() when it makes them; block operations (memcpy, read, ...)\n"
+    "as single events.  The fault engine (MadT: page protection and the trap\n"
+    "flag) records them by default; the static engine (--engine static or\n"
+    "auto) records the same from rewritten copies of the program and its\n"
+    "libraries (made once, kept in memtap's cache), many times faster.\n"
     "\n"
     "  -o, --output FILE  the trace file (default: memtap.mtr); an older\n"
     "                     trace there is kept as FILE.old, anything else\n"
@@ -71,16 +75,13 @@ static const char usage[] =
     "                     logs go to LIB's memtap_consume() instead of the\n"
     "                     trace (see memtap/consumer.h)\n"
     "  --engine E         which engine records the accesses: fault (the\n"
-    "                     default, above), static (rewritten copies of the\n"
-    "                     program and of every library it loads, dlopen\n"
-    "                     included, made on first use in memtap's cache:\n"
-    "                     see memtap cache; every explicit memory operand\n"
-    "                     logs its access, at a small part of the fault\n"
-    "                     engine's cost; allocator internals and block\n"
-    "                     operations as with the fault engine) or auto\n"
-    "                     (static, and fault for a program the rewriter\n"
-    "                     refuses)\n"
-    "  --only LIST        the memory whose accesses the static engine\n"
+    "                     default), static (rewritten copies of the program\n"
+    "                     and of every library it loads, dlopen included,\n"
+    "                     made on first use in memtap's cache, see memtap\n"
+    "                     cache: every explicit memory operand logs its\n"
+    "                     access) or auto (static, and fault for a program\n"
+    "                     the rewriter refuses).  A program memtap\n"
+    "                     instrument wrote runs as it is with any engine\n"    "  --only LIST        the memory whose accesses the static engine\n"
     "                     records, comma-separated: heap (blocks and\n"
     "                     mappings the program made), static (data and\n"
     "                     bss of its modules), stack (everything else: the\n"
@@ -614,6 +615,9 @@ int cli_trace_program(char **prog_argv, const trace_launch *l, char *abs_out,
         return 1;
     if (plan.engine == ENGINE_STATIC) {
         setenv("MEMTAP_ONLY", l->only ? l->only : "heap,static", 1);
+    } else if (plan.prewritten) {
+        if (l->only) /* else all its instrumentation logs */
+            setenv("MEMTAP_ONLY", l->only, 1);
     } else if (l->only && strcmp(l->only, "heap,static") &&
                strcmp(l->only, "static,heap")) {
         engine_done(&plan);

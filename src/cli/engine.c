@@ -13,6 +13,8 @@
 #include "engine.h"
 
 #include "cli.h"
+#include "rewrite/rewrite.h"
+#include "rt/abi.h"
 #include "symbols/elfimage.h"
 #include "sys/own_modules.h"
 
@@ -240,6 +242,11 @@ static int prepare_static(engine_kind want, const char *path, char **argv,
         return 1;
     if (!script)
         snprintf(exe, sizeof exe, "%s", path);
+    struct mt_rewrite_header h;
+    if (rewrite_read_header(exe, &h) == 0) {
+        p->prewritten = 1; /* memtap instrument's copy: it runs as it is */
+        return 2;
+    }
     char err[512];
     if (cache_open(&p->cache, NULL, err, sizeof err) != 0)
         return cli_error("cache", "%s", err);
@@ -287,7 +294,8 @@ int engine_prepare(engine_kind want, const char *path, char **argv,
     if (want == ENGINE_FAULT)
         return 0;
     int rc = prepare_static(want, path, argv, preload, quiet, p);
-    if (rc == 2) { /* auto: the fault engine runs the program as it is */
+    if (rc == 2) { /* the program runs as it is: the runtime of a copy
+                      memtap instrument wrote, or the fault engine */
         engine_done(p);
         p->argv = argv;
         snprintf(p->exec_path, sizeof p->exec_path, "%s", path);

@@ -18,6 +18,8 @@ int engine_parse(const char *name);
 
 typedef struct engine_plan {
     engine_kind engine;        /* ENGINE_STATIC or ENGINE_FAULT */
+    int prewritten;            /* the program is a copy memtap instrument
+                                  wrote: run as it is, its own runtime */
     char exec_path[PATH_MAX];  /* what to execute */
     char **argv;               /* with what arguments (a script's are
                                   rebuilt for its interpreter's copy) */

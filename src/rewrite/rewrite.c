@@ -917,6 +917,19 @@ static int run(rewriter *r, const char *out, const char *in_path,
                         err, cap);
 }
 
+/* Whether a mapped file carries a segment memtap added (any version). */
+static int rewritten_segment(const input *in)
+{
+    for (size_t i = 0; i < in->nph; i++) {
+        const GElf_Phdr *p = &in->ph[i];
+        if (p->p_type == PT_LOAD && p->p_filesz >= 8 &&
+            p->p_offset + 8 <= in->size &&
+            memcmp(in->bytes + p->p_offset, MT_REWRITE_MAGIC, 8) == 0)
+            return 1;
+    }
+    return 0;
+}
+
 int rewrite_file(const char *in_path, const char *out, const rewrite_options *o,
                  rewrite_report *rep, char *err, size_t cap)
 {
@@ -931,6 +944,9 @@ int rewrite_file(const char *in_path, const char *out, const rewrite_options *o,
     int rc = map_file(in_path, &in, err, cap);
     if (!rc)
         rc = check_input(&in, 1, err, cap);
+    if (!rc && rewritten_segment(&in))
+        rc = fail(err, cap, "already rewritten by memtap (rewrite the "
+                            "original instead)");
     if (!rc && file_id(&in, &id) != 0)
         rc = fail(err, cap, "cannot read the file: %s", strerror(errno));
     if (!rc) {

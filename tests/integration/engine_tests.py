@@ -17,12 +17,12 @@ from memtap_tests import TMP, check, check_eq, memtap, prog, run_named, show
 CACHE = os.path.join(TMP, "cache")
 
 
-def run(*args, engine="static", out="t.mtr", env=None, expect_rc=0):
+def run(*args, engine="static", out="t.mtr", env=None, expect_rc=0, opts=()):
     """memtap run with a cache of the test's own."""
     e = {"MEMTAP_CACHE_DIR": CACHE}
     e.update(env or {})
     path = os.path.join(TMP, out)
-    p = memtap("run", "--engine", engine, "-o", path, "--", *args, env=e, check_rc=False)
+    p = memtap("run", "--engine", engine, *opts, "-o", path, "--", *args, env=e, check_rc=False)
     check_eq(p.returncode, expect_rc, "memtap run --engine %s %s: %s" % (engine, args[0], p.stderr))
     return path, p
 
@@ -127,6 +127,88 @@ def test_engine_dlopen():
           "the plugin was rewritten and traced: %s" % p.stderr)
     heap = [l for l in show(trace) if l.startswith("M$")]
     check(any(l.endswith(",77") and "plugin_make" in l for l in heap), "the plugin's malloc: %s" % heap)
+
+
+def program_functions(binary):
+    """The names of the functions a program defines (nm)."""
+    out = subprocess.run(["nm", "--defined-only", binary], capture_output=True, text=True).stdout
+    return {l.split()[2] for l in out.splitlines() if len(l.split()) == 3 and l.split()[1] in "tT"}
+
+
+def events_without_seq(trace):
+    return [re.sub(r"^([A-Z])\$\d+:", r"\1:", l) for l in show(trace) if not l.startswith("#")]
+
+
+def pc_function(line):
+    m = re.search(r", ([A-Za-z_][\w.]*)\+\d+$", line)
+    return m.group(1) if m else None
+
+
+def test_engine_same_trace():
+    """The static engine records what the fault engine records (MadT's
+    semantics): for each program with a Lackey test, from main on, the
+    same events, access by access and heap event by heap event, order and
+    sequence numbers aside.  Known, stated differences:
+      - the loader's own code (lazy binding's stores into the GOT) is never
+        rewritten: accesses made by ld.so are left out on both sides;
+      - kernel-side copies of system calls that the C library makes for
+        itself (stdio's write) are seen only by the fault engine's seccomp
+        filter: W/G events at a pc outside the program;
+      - with the audit module the loader has one more namespace, whose lock
+        it takes once more at exit: at most two more loads of
+        __libc_single_threaded in pthread_mutex_lock/unlock.
+    For the threads program, where allocation numbers follow the threads'
+    interleaving, the accesses of each of the program's own instructions
+    are counted instead."""
+    for name in ("lk_globals", "lk_heap", "lk_structs", "lk_strings", "lk_realloc", "lk_mmap",
+                 "three_mallocs", "alloc_family", "blockops", "heat_counts", "lk_threads"):
+        own = program_functions(prog(name))
+        lists = {}
+        for engine in ("fault", "static"):
+            trace, _ = run(prog(name), engine=engine, out="%s-%s.mtr" % (name, engine),
+                           opts=("--from-main",))
+            lists[engine] = [l for l in events_without_seq(trace)
+                             if not re.search(r"_dl_|ld-linux", l.split(", ")[-1])]
+        if name == "lk_threads":
+            def per_insn(lines):
+                counts = {}
+                for l in lines:
+                    if l[0] in "LS" and pc_function(l) in own:
+                        key = (l[0], l.split(", ")[-1])
+                        counts[key] = counts.get(key, 0) + 1
+                return counts
+            check_eq(per_insn(lists["static"]), per_insn(lists["fault"]),
+                     "%s: accesses of each of its instructions" % name)
+            continue
+        fault_only = list(lists["fault"])
+        static_only = []
+        for l in lists["static"]:
+            if l in fault_only:
+                fault_only.remove(l)
+            else:
+                static_only.append(l)
+        fault_only = [l for l in fault_only if not (l[0] in "WG" and pc_function(l) not in own)]
+        lock = [l for l in static_only if l.startswith("L:__libc_single_threaded, [libc.so.6], ") and
+                re.search(r"pthread_mutex_(lock|unlock_usercnt)\+\d+$", l)]
+        static_only = [l for l in static_only if l not in lock]
+        check_eq((fault_only, static_only), ([], []), "%s: events only one engine recorded" % name)
+        check(len(lock) <= 2, "%s: loader-lock loads: %s" % (name, lock))
+        check(len(lists["static"]) > 20, "%s: events recorded (%d)" % (name, len(lists["static"])))
+
+
+def test_engine_prewritten():
+    """A copy memtap instrument wrote runs as it is under every engine (its
+    own instrumentation logs, nothing is rewritten again), and rewriting a
+    copy again is refused."""
+    copy = os.path.join(TMP, "three_mallocs.mt")
+    memtap("instrument", "-q", prog("three_mallocs"), "-o", copy, "--nonselective")
+    p = memtap("instrument", "-q", copy, "-o", copy + "2", check_rc=False)
+    check(p.returncode != 0 and "already rewritten by memtap" in p.stderr,
+          "instrument refuses a copy: %s" % p.stderr)
+    for engine in ("auto", "static"):
+        trace, p = run(copy, engine=engine, out="pre-%s.mtr" % engine)
+        check_eq(rewrote(p.stderr), [], "%s: nothing rewritten" % engine)
+        check_eq(info_of(trace).get("rewritten_modules"), "1", "%s: the copy's runtime ran" % engine)
 
 
 def without_notes(name):
