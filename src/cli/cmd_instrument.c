@@ -77,6 +77,8 @@ static void summary(const char *in, const char *out, const rewrite_options *o,
            r->sites, r->windows, r->traps, r->trapped, r->displaced);
     printf("  elided             %" PRIu64 " operands (rebuilt from a neighbour's"
            " address when read)\n", r->elided);
+    printf("  string operations  %" PRIu64 " movs/stos/lods, each one block event"
+           " (through int3)\n", r->strings);
     printf("  int3 avoided       %" PRIu64 " jumps moved back before their"
            " site, %" PRIu64 " windows taking in a site with no room\n",
            r->moved_back, r->extended);

@@ -611,7 +611,9 @@ int cli_trace_program(char **prog_argv, const trace_launch *l, char *abs_out,
     if (l->compress)
         setenv("MEMTAP_COMPRESS", l->compress, 1);
     engine_plan plan;
-    if (engine_prepare(l->engine, prog, prog_argv, preload, l->quiet, &plan))
+    /* heap events alone need no rewriting */
+    if (engine_prepare(l->heap_only ? ENGINE_FAULT : l->engine, prog,
+                       prog_argv, preload, l->quiet, &plan))
         return 1;
     if (plan.engine == ENGINE_STATIC) {
         setenv("MEMTAP_ONLY", l->only ? l->only : "heap,static", 1);
@@ -666,7 +668,7 @@ int cmd_run(int argc, char **argv)
     const char *output = "memtap.mtr", *text = NULL, *consumer = NULL;
     const char *compress = NULL;
     int from_main = 0, heap_only = 0, keep_going = 0, quiet = 0;
-    int engine = ENGINE_FAULT;
+    int engine = ENGINE_AUTO;
     const char *only = NULL;
     render_options opt = { RENDER_MADT, RENDER_SYMBOLIC, 0 };
     int c;

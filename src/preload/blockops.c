@@ -112,14 +112,20 @@ static int recording(void)
  * drops what rewritten code logs). */
 static void exclusive_begin(void)
 {
-    fault_exclusive_begin();
+    if (fault_enabled())
+        fault_exclusive_begin();
+    else
+        fault_own_begin(); /* nothing is protected: nothing to stop */
     rewritten_own_begin();
 }
 
 static void exclusive_end(void)
 {
     rewritten_own_end();
-    fault_exclusive_end();
+    if (fault_enabled())
+        fault_exclusive_end();
+    else
+        fault_own_end();
 }
 
 static void own_begin(void)

@@ -668,10 +668,12 @@ void fault_exclusive_end(void)
     unguard_signals(&tls_exclusive_mask);
 }
 int fault_own_mode(void) { return tls_own_mode; }
+void fault_own_reset(void) { tls_own_mode = 0; }
 
 void fault_own_end(void)
 {
-    if (--tls_own_mode == 0 && tls_depth == 0 && !tracer_internal())
+    if (tls_own_mode > 0 && --tls_own_mode == 0 && tls_depth == 0 &&
+        !tracer_internal())
         fault_internal_release();
 }
 

@@ -78,6 +78,9 @@ void fault_exclusive_end(void);
 /* A window that other threads could run into (counted for the note). */
 void fault_note_exposed(void);
 int fault_own_mode(void);
+/* Ends the thread's own mode whatever its depth (without page protection:
+ * a fault during it may leave by longjmp). */
+void fault_own_reset(void);
 
 /* Every signal but the synchronous ones (SIGSEGV, SIGBUS, SIGTRAP, SIGSYS,
  * SIGFPE, SIGILL): what memtap's handlers, and an open window, hold off.

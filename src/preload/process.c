@@ -451,6 +451,21 @@ static unsigned kept_memory(void)
     return keep ? keep : RT_KEEP_ALL;
 }
 
+/* The seccomp filter: system calls of the traced modules are emulated, so
+ * that the kernel's copies are recorded as block events, memtap's
+ * descriptors stay open, execs are followed, and a posix_spawn child
+ * keeps memtap's signal handlers. */
+static void start_syscall_layer(int all)
+{
+    if (syscalls_init(all) != 0) {
+        static const char msg[] =
+            "memtap: warning: no seccomp filter: system calls that touch "
+            "traced memory may fail with EFAULT, and their copies are not "
+            "recorded\n";
+        raw_syscall3(SYS_write, 2, msg, sizeof msg - 1);
+    }
+}
+
 /* The static engine: rewritten code logs its accesses; those to memory
  * MEMTAP_ONLY leaves out are dropped, by the traced set the fault engine
  * would protect (kept here without protecting anything). */
@@ -467,6 +482,9 @@ static void start_static_engine(int open)
             keep = RT_KEEP_ALL;
         }
     }
+    /* also keeps SIGTRAP (int3 sites) deliverable in threads that start
+     * with every signal blocked, and in posix_spawn children */
+    start_syscall_layer(0);
     rewritten_start(keep, open);
 }
 
@@ -497,12 +515,7 @@ static void start_engines(void)
             "to open pages are counted, not recorded\n";
         raw_syscall3(SYS_write, 2, msg, sizeof msg - 1);
     }
-    if (syscalls_init() != 0) {
-        static const char msg[] =
-            "memtap: warning: no seccomp filter: system calls that touch "
-            "traced memory may fail with EFAULT\n";
-        raw_syscall3(SYS_write, 2, msg, sizeof msg - 1);
-    }
+    start_syscall_layer(1);
     signals_wrap_existing();
     modules_track_data();
     if (open)

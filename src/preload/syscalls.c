@@ -21,6 +21,7 @@
 #include "fdguard.h"
 #include "modules.h"
 #include "rawsys.h"
+#include "rt/rewritten.h"
 #include "tools.h"
 #include "signals.h"
 #include "tracer.h"
@@ -227,7 +228,8 @@ static void record_block(const sys_spec *sp, const long *a, long done,
                          uint64_t pc)
 {
     /* inside a block operation, the operation is the event */
-    if (!sp || !sp->block || done <= 0 || !fault_active() || fault_own_mode())
+    if (!sp || !sp->block || done <= 0 || fault_own_mode() ||
+        !(fault_active() || rewritten_recording()))
         return;
     uint8_t kind = sp->block == 'W' ? MEMTAP_EV_BLOCK_STORE
                                     : MEMTAP_EV_BLOCK_FETCH;
@@ -298,6 +300,24 @@ static long sigprocmask_on(ucontext_t *uc, long how, const uint64_t *set,
     return 0;
 }
 
+/* Makes the call.  Without page protection (the static engine) it runs
+ * under the program's own signal mask, as the real call would: a signal
+ * that comes while it blocks (a pipe, a socket) is delivered at once (its
+ * handler nested in this one) and interrupts or restarts the call as the
+ * handler's SA_RESTART says, instead of waiting for the call to end. */
+static long call_as_program(ucontext_t *uc, int unmasked, long nr,
+                            const long *a)
+{
+    uint64_t saved;
+    if (!unmasked || fault_nested_in_memtap())
+        return raw_syscall6(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
+    raw_syscall6(SYS_rt_sigprocmask, SIG_SETMASK, (long)&uc->uc_sigmask,
+                 (long)&saved, 8, 0, 0);
+    long ret = raw_syscall6(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
+    raw_syscall6(SYS_rt_sigprocmask, SIG_SETMASK, (long)&saved, 0, 8, 0, 0);
+    return ret;
+}
+
 static void on_sigsys_body(int sig, siginfo_t *si, ucontext_t *uc)
 {
     if (si->si_code != 1 /* SYS_SECCOMP */) {
@@ -343,13 +363,13 @@ static void on_sigsys_body(int sig, siginfo_t *si, ucontext_t *uc)
         opened o;
         o.n = 0;
         long old_break = nr == SYS_brk ? raw_syscall3(SYS_brk, 0, 0, 0) : 0;
-        if (sp)
+        if (sp && fault_enabled()) /* with nothing protected, none to open */
             open_args(&o, sp, a);
         if (nr == SYS_mmap && (a[3] & MAP_FIXED))
             tools_before_fixed((uintptr_t)a[0], (size_t)a[1]);
         if (o.n)
             fault_note_exposed(); /* the call may block: others run */
-        ret = raw_syscall6(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
+        ret = call_as_program(uc, !fault_enabled(), nr, a);
         close_all(&o);
         if (ret == -EFAULT && fault_active()) {
             /* memory the table does not describe: open everything once */
@@ -394,13 +414,21 @@ static const int passthrough[] = {
     SYS_getpgrp, SYS_setsid, SYS_sched_getscheduler, SYS_membarrier,
 };
 
+/* Without page protection (the static engine), the calls trapped besides
+ * those naming memtap's descriptors, and the block calls of the table. */
+static const int static_traps[] = {
+    SYS_execve, SYS_execveat, SYS_rt_sigaction, SYS_rt_sigprocmask,
+};
+
 /* The filter: system calls made from the text of the traced modules (the
  * program, the C library, ...) are trapped, except the passthrough ones;
  * everything else (memtap's own calls, the loader's, and any process image
  * that replaces this one by exec, whose modules lie elsewhere) passes. */
-int syscalls_init(void)
+int syscalls_init(int all)
 {
-    enum { MAX_RANGES = 48, NPASS = sizeof passthrough / sizeof *passthrough };
+    enum { MAX_RANGES = 48, NPASS = sizeof passthrough / sizeof *passthrough,
+           NTABLE = sizeof table / sizeof *table,
+           NSTATIC = sizeof static_traps / sizeof *static_traps };
     uint64_t ranges[MAX_RANGES][2];
     size_t found = modules_text_ranges(ranges, MAX_RANGES), nr = 0;
     for (size_t i = 0; i < found; i++) /* a text segment across 4 GiB: skip */
@@ -419,7 +447,8 @@ int syscalls_init(void)
     if (__sigaction(SIGSYS, &sa, NULL) != 0)
         return -1;
 
-    struct sock_filter prog[8 + 6 * MAX_RANGES + NPASS + 32];
+    struct sock_filter prog[8 + 6 * MAX_RANGES + NPASS + NTABLE + NSTATIC +
+                            32];
     size_t n = 0;
 #define STMT(c, k) prog[n++] = (struct sock_filter)BPF_STMT(c, k)
 #define JUMP(c, k, t, f) prog[n++] = (struct sock_filter)BPF_JUMP(c, k, t, f)
@@ -469,11 +498,25 @@ int syscalls_init(void)
     STMT(BPF_RET | BPF_K, SECCOMP_RET_TRAP);
     STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
     STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr));
-    for (size_t i = 0; i < NPASS; i++)
-        JUMP(BPF_JMP | BPF_JEQ | BPF_K, (uint32_t)passthrough[i],
-             (uint8_t)(NPASS - i), 0);
-    STMT(BPF_RET | BPF_K, SECCOMP_RET_TRAP);
-    STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
+    if (all) { /* everything but the passthrough calls */
+        for (size_t i = 0; i < NPASS; i++)
+            JUMP(BPF_JMP | BPF_JEQ | BPF_K, (uint32_t)passthrough[i],
+                 (uint8_t)(NPASS - i), 0);
+        STMT(BPF_RET | BPF_K, SECCOMP_RET_TRAP);
+        STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
+    } else { /* the block calls and static_traps only */
+        uint32_t traps[NTABLE + NSTATIC];
+        size_t nt = 0;
+        for (size_t i = 0; i < NTABLE; i++)
+            if (table[i].block)
+                traps[nt++] = (uint32_t)table[i].nr;
+        for (size_t i = 0; i < NSTATIC; i++)
+            traps[nt++] = (uint32_t)static_traps[i];
+        for (size_t i = 0; i < nt; i++)
+            JUMP(BPF_JMP | BPF_JEQ | BPF_K, traps[i], (uint8_t)(nt - i), 0);
+        STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
+        STMT(BPF_RET | BPF_K, SECCOMP_RET_TRAP);
+    }
 #undef STMT
 #undef JUMP
     struct sock_fprog fp = { (unsigned short)n, prog };

@@ -8,8 +8,13 @@
 #ifndef MEMTAP_PRELOAD_SYSCALLS_H
 #define MEMTAP_PRELOAD_SYSCALLS_H
 
-/* Installs the SIGSYS handler and the filter; 0 on success. */
-int syscalls_init(void);
+/* Installs the SIGSYS handler and the filter; 0 on success.  With all,
+ * every call of the traced modules is trapped (the fault engine: any
+ * buffer may be protected); without, only what the static engine needs:
+ * calls the kernel copies user memory for (recorded as block events),
+ * exec, signal actions and masks, and calls naming memtap's
+ * descriptors. */
+int syscalls_init(int all);
 int syscalls_own_signal(int sig);
 unsigned long syscalls_emulated(void);
 /* Calls that failed with EFAULT and were retried with every page open. */

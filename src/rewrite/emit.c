@@ -121,6 +121,14 @@ static void branch(code_buf *b, ZydisMnemonic m, uint64_t target)
     put(b, &r);
 }
 
+int emit_nop(code_buf *b)
+{
+    ZydisEncoderRequest r;
+    request(&r, ZYDIS_MNEMONIC_NOP, 0);
+    put(b, &r);
+    return b->failed ? -1 : 0;
+}
+
 int emit_jump(code_buf *b, uint64_t target)
 {
     branch(b, ZYDIS_MNEMONIC_JMP, target);

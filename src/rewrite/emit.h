@@ -54,6 +54,8 @@ int emit_icall(code_buf *b, const x86_insn *insn);
  * 0 or -1. */
 int emit_relocated(code_buf *b, const x86_insn *insn, const uint8_t *bytes);
 
+/* Emits a one-byte nop (where the runtime writes a trap's int3). */
+int emit_nop(code_buf *b);
 /* Emits a jump to target. */
 int emit_jump(code_buf *b, uint64_t target);
 /* Emits the conditional jump insn with its original target. */

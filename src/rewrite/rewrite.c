@@ -452,13 +452,72 @@ static uint32_t selected_in(const rewriter *r, const x86_insn *insn,
     return n;
 }
 
-static int add_trap(rewriter *r, uint64_t pc, uint64_t tramp)
+/* A string operation whose accesses are one block event (movs, stos,
+ * lods, with rep or without), described in t; 0 for anything else
+ * (cmps and scas stop where the data says: not known beforehand). */
+static int string_op(const x86_insn *in, mt_trap *t)
+{
+    uint8_t kind;
+    switch (in->mnemonic) {
+    case ZYDIS_MNEMONIC_MOVSB: case ZYDIS_MNEMONIC_MOVSW:
+    case ZYDIS_MNEMONIC_MOVSD: case ZYDIS_MNEMONIC_MOVSQ:
+        kind = MT_STRING_MOVS;
+        break;
+    case ZYDIS_MNEMONIC_STOSB: case ZYDIS_MNEMONIC_STOSW:
+    case ZYDIS_MNEMONIC_STOSD: case ZYDIS_MNEMONIC_STOSQ:
+        kind = MT_STRING_STOS;
+        break;
+    case ZYDIS_MNEMONIC_LODSB: case ZYDIS_MNEMONIC_LODSW:
+    case ZYDIS_MNEMONIC_LODSD: case ZYDIS_MNEMONIC_LODSQ:
+        kind = MT_STRING_LODS;
+        break;
+    default:
+        return 0;
+    }
+    if (in->zi.meta.category != ZYDIS_CATEGORY_STRINGOP || in->nmem == 0 ||
+        in->zi.address_width != 64)
+        return 0; /* movsd the SSE move, or 32-bit addressing */
+    memset(t, 0, sizeof *t);
+    t->insn = in->addr;
+    t->string = kind;
+    t->size = (uint8_t)in->mem[0].size;
+    t->rep = (in->zi.attributes & ZYDIS_ATTRIB_HAS_REP) != 0;
+    return 1;
+}
+
+/* An int3 at pc: execution goes on at tramp; what str says (a string
+ * operation) or nothing (a site's trap). */
+static int add_trap(rewriter *r, uint64_t pc, uint64_t tramp,
+                    const mt_trap *str)
 {
     mt_trap *t = vec_push(&r->traps);
     if (!t)
         return -1;
-    *t = (mt_trap){ pc, tramp };
+    if (str)
+        *t = *str;
+    else
+        memset(t, 0, sizeof *t);
+    t->pc = pc;
+    t->tramp = tramp;
     return 0;
+}
+
+static int any_string(const insn_vec *iv)
+{
+    mt_trap t;
+    for (size_t i = 0; i < iv->n; i++)
+        if (string_op(&iv->v[i], &t))
+            return 1;
+    return 0;
+}
+
+/* Whether the instruction gets a trampoline: selected operands, or a
+ * string operation. */
+static int wanted(const rewriter *r, const x86_insn *insn, const sel_expr *x,
+                  uint32_t nx)
+{
+    mt_trap t;
+    return selected_in(r, insn, x, nx) > 0 || string_op(insn, &t);
 }
 
 /* What one trampoline covers: `count` instructions of a block from w,
@@ -493,10 +552,21 @@ static int emit_window(rewriter *r, const window *win, const sel_expr *x,
         *block = -1;
     }
     int ends = 0;
+    mt_trap str, first_str;
+    int first_is_string = win->trap && string_op(&w[0], &first_str);
     for (size_t k = 0; k < win->count; k++) {
         const uint8_t *bytes = r->in->bytes + off + (w[k].addr - start);
         if (emit_logs(r, &w[k], win->live[k], x, nx) != 0)
             return -1;
+        if (!(k == 0 && first_is_string) && string_op(&w[k], &str)) {
+            /* moved into the trampoline: its own trap there (a nop
+             * until the runtime writes the int3) */
+            uint64_t at = code_here(&r->code);
+            if (emit_nop(&r->code) != 0 ||
+                add_trap(r, at, code_here(&r->code), &str) != 0)
+                return -1;
+            r->rep->strings++;
+        }
         movable(&w[k], &ends);
         int bad;
         switch (w[k].flow) {
@@ -518,7 +588,8 @@ static int emit_window(rewriter *r, const window *win, const sel_expr *x,
     if (win->trap) {
         r->rep->traps++;
         r->rep->trapped += r->rep->sites - sites_before;
-        return add_trap(r, start, tramp);
+        r->rep->strings += (uint64_t)first_is_string;
+        return add_trap(r, start, tramp, first_is_string ? &first_str : NULL);
     }
     uint8_t *at = patch_at(r->in, off, end - start);
     encode_patch_jump(at, start, tramp);
@@ -581,7 +652,7 @@ static size_t extend_window(const rewriter *r, const insn_vec *iv,
 {
     for (;;) {
         size_t k = j, end;
-        while (k < iv->n && !selected_in(r, &iv->v[k], x, nx))
+        while (k < iv->n && !wanted(r, &iv->v[k], x, nx))
             k++;
         int fits;
         if (k == iv->n)
@@ -606,7 +677,7 @@ static int trap_each(rewriter *r, const insn_vec *iv, size_t i, size_t j,
     for (size_t k = i; k < j; k++) {
         uint32_t sel = selected_in(r, &iv->v[k], x, nx);
         int ends;
-        if (!sel)
+        if (!wanted(r, &iv->v[k], x, nx))
             continue;
         if (!movable(&iv->v[k], &ends)) {
             r->rep->no_room += sel;
@@ -649,8 +720,6 @@ static int rewrite_block(rewriter *r, size_t bi, insn_list *list)
     const sel_expr *x = r->a->exprs + ab->first_expr;
     uint32_t nx = ab->sel.n;
     int profiled = r->opt->profile && nx > 0;
-    if (!ab->sel.selected && !profiled)
-        return 0;
     if (b->flags & CFG_BLOCK_GAP) {
         r->rep->gap_code += ab->sel.selected;
         r->rep->blocks += (uint64_t)profiled;
@@ -661,6 +730,8 @@ static int rewrite_block(rewriter *r, size_t bi, insn_list *list)
     if (analysis_block_insns(r->a, b, collect, list) != 0 || list->oom)
         return -1;
     const insn_vec view = { list->v.v, list->v.n }, *iv = &view;
+    if (!ab->sel.selected && !profiled && !any_string(iv))
+        return 0;
     if (compute_liveness(r, iv) != 0 || plan_elision(r, iv, x, nx) != 0)
         return -1;
     int64_t block = -1;
@@ -672,7 +743,7 @@ static int rewrite_block(rewriter *r, size_t bi, insn_list *list)
         r->rep->blocks++;
     }
     for (size_t i = 0, from = 0; i < iv->n;) {
-        if (!selected_in(r, &iv->v[i], x, nx)) {
+        if (!wanted(r, &iv->v[i], x, nx)) {
             i++;
             continue;
         }

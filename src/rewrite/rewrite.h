@@ -34,6 +34,8 @@ typedef struct rewrite_report {
     uint64_t extended;        /* of those, taking in a later site that
                                  had no room of its own */
     uint64_t traps;           /* places reached through int3 */
+    uint64_t strings;         /* string operations (movs, stos, lods)
+                                 recorded as block events through int3 */
     uint64_t displaced;       /* instructions moved to trampolines */
     uint64_t no_room;         /* an instruction that cannot move */
     uint64_t unaddressable;   /* %gs: operands, or operands the

@@ -31,7 +31,7 @@
 #include "memtap/trace.h"
 
 #define MT_REWRITE_MAGIC "MTREWR01"
-#define MT_REWRITE_VERSION 4u   /* 4: 24-byte sites, elision */
+#define MT_REWRITE_VERSION 5u   /* 5: string operations through traps */
 #define MT_TLS_PATCHES 8
 #define MT_SITE_BITS 24          /* site index bits; the tag is above */
 
@@ -64,10 +64,21 @@ typedef struct mt_rewrite_header {
     uint64_t traps;              /* offset: mt_trap[ntraps], sorted by pc */
 } mt_rewrite_header;
 
-/* A site reached through int3: the trampoline runs it in its place. */
+/* The string operations whose accesses are one block event each. */
+enum mt_string { MT_STRING_NONE = 0, MT_STRING_MOVS, MT_STRING_STOS,
+                 MT_STRING_LODS };
+
+/* An int3: a site reached through it (the trampoline runs it in its
+ * place), or a string operation, whose block event the runtime records
+ * from the registers before execution goes on at tramp. */
 typedef struct mt_trap {
-    uint64_t pc;                 /* link-time address of the instruction */
-    uint64_t tramp;              /* link-time address of its trampoline */
+    uint64_t pc;                 /* link-time address of the int3 */
+    uint64_t tramp;              /* where execution goes on */
+    uint64_t insn;               /* a string operation's address, else 0 */
+    uint8_t string;              /* enum mt_string */
+    uint8_t size;                /* bytes per element */
+    uint8_t rep;                 /* repeated rcx times */
+    uint8_t reserved[5];
 } mt_trap;
 
 /* One instrumented memory operand, as the trace's SITES chunks hold it:

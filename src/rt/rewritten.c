@@ -80,6 +80,7 @@ static struct {
     int discard;                /* MEMTAP_REWRITE_DISCARD=1: measure the
                                    logging path alone, record nothing */
     int trap_handler;           /* SIGTRAP is ours (the fault engine is off) */
+    int fault_handlers;         /* SIGSEGV, SIGBUS, SIGFPE, SIGILL too */
     unsigned drop;              /* RT_KEEP_*: the memory whose accesses are
                                    dropped (what MEMTAP_ONLY leaves out) */
     atomic_int closed;          /* the window is closed: entries dropped */
@@ -132,20 +133,25 @@ static void consume_entries(const mt_entry *e, const mt_entry *end)
         rt.consume(batch, n);
 }
 
+/* Whether accesses to addr are kept (MEMTAP_ONLY). */
+static int kept(uint64_t addr)
+{
+    uint8_t region = fault_region((uintptr_t)addr);
+    unsigned kind = region == PM_HEAP     ? RT_KEEP_HEAP
+                    : region == PM_STATIC ? RT_KEEP_STATIC
+                                          : RT_KEEP_STACK;
+    return !(rt.drop & kind);
+}
+
 /* Moves the entries whose address lies in memory that is kept to the
  * front; returns their end.  An entry stands for its followers too: they
  * share its base register, so its memory. */
 static mt_entry *keep_entries(mt_entry *e, mt_entry *end)
 {
     mt_entry *out = e;
-    for (; e < end; e++) {
-        uint8_t region = fault_region((uintptr_t)e->addr);
-        unsigned kind = region == PM_HEAP     ? RT_KEEP_HEAP
-                        : region == PM_STATIC ? RT_KEEP_STATIC
-                                              : RT_KEEP_STACK;
-        if (!(rt.drop & kind))
+    for (; e < end; e++)
+        if (kept(e->addr))
             *out++ = *e;
-    }
     return out;
 }
 
@@ -243,8 +249,12 @@ void rewritten_own_end(void)
         tls_log = tls_saved;
 }
 
+static void take_fault_signals(void);
+
 void rewritten_start(unsigned keep, int open)
 {
+    if (!fault_enabled())
+        take_fault_signals();
     rt.drop = RT_KEEP_ALL & ~keep;
     atomic_store(&rt.closed, !open);
 }
@@ -331,6 +341,40 @@ static const mt_trap *find_trap(const rt_module *mod, uint64_t pc)
     return lo < mod->ntraps && mod->traps[lo].pc == pc ? &mod->traps[lo] : NULL;
 }
 
+/* The block event of a string operation about to run, from its
+ * registers: rcx elements (one without rep) of `size` bytes from rdi
+ * (stores) and rsi (loads), downwards when the direction flag is set. */
+static void string_event(const rt_module *mod, const mt_trap *t,
+                         const ucontext_t *uc)
+{
+    if (tls_own || tls_flushing || tracer_internal() ||
+        atomic_load(&rt.closed))
+        return;
+    const greg_t *g = uc->uc_mcontext.gregs;
+    uint64_t n = t->rep ? (uint64_t)g[REG_RCX] : 1;
+    if (n == 0 || n > (UINT64_MAX >> 4) / t->size)
+        return;
+    uint64_t len = n * t->size, back = (g[REG_EFL] & 0x400) ? len - t->size : 0;
+    uint64_t dst = (uint64_t)g[REG_RDI] - back, src = (uint64_t)g[REG_RSI] - back;
+    uint64_t pc = mod->bias + t->insn;
+    switch (t->string) {
+    case MT_STRING_MOVS:
+        if (kept(dst) || kept(src))
+            tracer_emit(MEMTAP_EV_COPY, 0, pc, dst, len, src, 0);
+        break;
+    case MT_STRING_STOS:
+        if (kept(dst))
+            tracer_emit(MEMTAP_EV_BLOCK_STORE, 0, pc, dst, len, 0, 0);
+        break;
+    case MT_STRING_LODS:
+        if (kept(src))
+            tracer_emit(MEMTAP_EV_BLOCK_FETCH, 0, pc, src, len, 0, 0);
+        break;
+    default:
+        break;
+    }
+}
+
 int rewritten_trap(ucontext_t *uc)
 {
     uint64_t pc = (uint64_t)uc->uc_mcontext.gregs[REG_RIP] - 1; /* after int3 */
@@ -339,7 +383,11 @@ int rewritten_trap(ucontext_t *uc)
         const rt_module *mod = &rt.mods[m];
         const mt_trap *t = mod->ntraps ? find_trap(mod, pc - mod->bias) : NULL;
         if (t) {
-            atomic_fetch_add_explicit(&rt.traps_hit, 1, memory_order_relaxed);
+            if (t->string)
+                string_event(mod, t, uc);
+            else
+                atomic_fetch_add_explicit(&rt.traps_hit, 1,
+                                          memory_order_relaxed);
             uc->uc_mcontext.gregs[REG_RIP] = (greg_t)(mod->bias + t->tramp);
             return 1;
         }
@@ -353,9 +401,36 @@ static void on_trap(int sig, siginfo_t *si, void *uc)
         signals_chain(sig, si, uc);
 }
 
+/* The synchronous fault signals the static engine watches (a block
+ * operation's own work may fault into a program handler that never
+ * returns to it). */
+static const int fault_signals[] = { SIGSEGV, SIGBUS, SIGFPE, SIGILL };
+
+static int watched(int sig)
+{
+    for (size_t i = 0; i < sizeof fault_signals / sizeof *fault_signals; i++)
+        if (sig == fault_signals[i])
+            return 1;
+    return 0;
+}
+
 int rewritten_owns_signal(int sig)
 {
-    return sig == SIGTRAP && rt.trap_handler;
+    return (sig == SIGTRAP && rt.trap_handler) ||
+           (rt.fault_handlers && watched(sig));
+}
+
+/* A fault during memtap's own work on the program's behalf (memcpy on a
+ * bad pointer): the program's handler may longjmp out of it, so the
+ * thread's own mode ends here, before the handler runs. */
+static void on_fault(int sig, siginfo_t *si, void *uc)
+{
+    if (tls_own > 0) {
+        tls_own = 0;
+        tls_log = tls_saved;
+    }
+    fault_own_reset();
+    signals_chain(sig, si, uc);
 }
 
 extern int __sigaction(int, const struct sigaction *, struct sigaction *);
@@ -376,6 +451,21 @@ static int take_sigtrap(void)
                                      program's handler */
     rt.trap_handler = 1;
     return 0;
+}
+
+/* The static engine takes the synchronous fault signals (on_fault), and
+ * chains them to the program's or memtap's own dispositions. */
+static void take_fault_signals(void)
+{
+    for (size_t i = 0; i < sizeof fault_signals / sizeof *fault_signals; i++) {
+        struct sigaction sa, had;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_sigaction = on_fault;
+        sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_NODEFER;
+        if (__sigaction(fault_signals[i], &sa, &had) == 0)
+            signals_adopt(fault_signals[i], &had);
+    }
+    rt.fault_handlers = 1;
 }
 
 static int64_t tls_offset(const void *p)

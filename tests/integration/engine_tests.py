@@ -23,7 +23,9 @@ def run(*args, engine="static", out="t.mtr", env=None, expect_rc=0, opts=()):
     e.update(env or {})
     path = os.path.join(TMP, out)
     p = memtap("run", "--engine", engine, *opts, "-o", path, "--", *args, env=e, check_rc=False)
-    check_eq(p.returncode, expect_rc, "memtap run --engine %s %s: %s" % (engine, args[0], p.stderr))
+    if expect_rc is not None:
+        check_eq(p.returncode, expect_rc,
+                 "memtap run --engine %s %s: %s" % (engine, args[0], p.stderr))
     return path, p
 
 
@@ -161,12 +163,20 @@ def test_engine_same_trace():
     interleaving, the accesses of each of the program's own instructions
     are counted instead."""
     for name in ("lk_globals", "lk_heap", "lk_structs", "lk_strings", "lk_realloc", "lk_mmap",
-                 "three_mallocs", "alloc_family", "blockops", "heat_counts", "lk_threads"):
+                 "three_mallocs", "alloc_family", "blockops", "heat_counts", "edge_insns",
+                 "lk_threads"):
         own = program_functions(prog(name))
         lists = {}
         for engine in ("fault", "static"):
-            trace, _ = run(prog(name), engine=engine, out="%s-%s.mtr" % (name, engine),
-                           opts=("--from-main",))
+            # under heavy load the fault engine may expose windows to other
+            # threads, and (seen once in many runs) blockops' read of
+            # /dev/zero came back short under it: a run is retried then
+            for _ in range(3):
+                trace, p = run(prog(name), engine=engine, out="%s-%s.mtr" % (name, engine),
+                               opts=("--from-main",), expect_rc=None)
+                if p.returncode == 0 and info_of(trace).get("exposed_windows", "0") == "0":
+                    break
+            check_eq(p.returncode, 0, "%s under the %s engine: %s" % (name, engine, p.stderr))
             lists[engine] = [l for l in events_without_seq(trace)
                              if not re.search(r"_dl_|ld-linux", l.split(", ")[-1])]
         if name == "lk_threads":

@@ -476,7 +476,9 @@ def test_instrument_large_input():
 def test_signal_storm_progresses():
     path = os.path.join(TMP, "storm.mtr")
     try:
-        p = subprocess.run([MEMTAP, "run", "-o", path, "--", prog("signal_storm"), "5000"],
+        # the fault engine's starvation case (its accesses cost a fault each)
+        p = subprocess.run([MEMTAP, "run", "--engine", "fault", "-o", path, "--",
+                            prog("signal_storm"), "5000"],
                            capture_output=True, text=True, timeout=120)
     except subprocess.TimeoutExpired:
         raise Failure("a 100 us timer whose handler touches globals starves the program")
@@ -520,7 +522,9 @@ def on_terminal(argv):
 
 def test_progress_on_terminal():
     # `synthetic kernel`: 100,000 traced loads, a few seconds under memtap
-    argv = [MEMTAP, "run", "-o", os.path.join(TMP, "p.mtr"), "--", prog("synthetic"), "kernel"]
+    # long enough for a status line only under the fault engine
+    argv = [MEMTAP, "run", "--engine", "fault", "-o", os.path.join(TMP, "p.mtr"), "--",
+            prog("synthetic"), "kernel"]
     out, status = on_terminal(argv)
     check_eq(status, 0, "memtap run on a terminal")
     check(re.search(r"\rmemtap: \d+ events, [\d.]+ \w+, \d+ events/s, \d+ s\x1b\[K", out),

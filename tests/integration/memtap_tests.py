@@ -56,7 +56,10 @@ def trace(name, *args, out="t.mtr", env=None, expect_rc=0, heap_only=False,
           keep_going=False):
     path = os.path.join(TMP, out)
     opts = (["--heap-only"] if heap_only else []) + (["--keep-going"] if keep_going else [])
-    p = memtap("run", "-o", path, *opts, "--", prog(name) if "/" not in name else name,
+    # these tests are the fault engine's (engine_tests.py has the static
+    # engine's, against this one)
+    p = memtap("run", "--engine", "fault", "-o", path, *opts, "--",
+               prog(name) if "/" not in name else name,
                *args, env=env, check_rc=False)
     check_eq(p.returncode, expect_rc, "exit status of memtap run %s" % name)
     return path, p
