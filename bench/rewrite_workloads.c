@@ -4,7 +4,8 @@
  * over a linked structure in random order (every access a dependent load
  * to a new line), and four threads updating private and shared arrays.
  * Each prints a checksum, so rewritten copies can be checked against the
- * original. */
+ * original.  An optional second argument divides the walk's size and
+ * steps (bench/engines.py runs the fault engine on a smaller walk). */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -76,9 +77,11 @@ typedef struct node {
     long value;
 } node;
 
+static unsigned scale = 1;
+
 static long walk(void)
 {
-    enum { N = 1 << 20, STEPS = 8 << 20 };
+    const unsigned N = (1u << 20) / scale, STEPS = (8u << 20) / scale;
     node *nodes = malloc(N * sizeof *nodes);
     unsigned *order = malloc(N * sizeof *order);
     for (unsigned i = 0; i < N; i++)
@@ -148,6 +151,8 @@ int main(int argc, char **argv)
         { "sweep", sweep }, { "mandel", mandel }, { "sort", sort },
         { "walk", walk }, { "threads", threads },
     };
+    if (argc > 2 && atoi(argv[2]) > 0 && atoi(argv[2]) <= 1024)
+        scale = (unsigned)atoi(argv[2]);
     for (size_t i = 0; argc > 1 && i < sizeof w / sizeof *w; i++)
         if (strcmp(argv[1], w[i].name) == 0) {
             printf("%s %ld\n", w[i].name, w[i].fn());

@@ -497,7 +497,7 @@ static int check_trace(const char *path, int dropped)
 /* The end of a run: every trace file checked, one summary line.  Returns
  * how many things the traces may be missing. */
 static int summarize(const char *output, const memtap_run_status *st,
-                     time_t since)
+                     time_t since, const engine_plan *plan)
 {
     int err = atomic_load(&st->write_errno);
     int problems = check_trace(output, !err);
@@ -506,6 +506,7 @@ static int summarize(const char *output, const memtap_run_status *st,
     for (size_t i = 0; i < others; i++) {
         fprintf(stderr, "memtap: also wrote %s\n", g.gl_pathv[i]);
         problems += check_trace(g.gl_pathv[i], !err);
+        engine_report(plan, g.gl_pathv[i], 1);
     }
     globfree(&g);
     if (err) {
@@ -563,7 +564,7 @@ static int run_traced(const engine_plan *plan, const char *out,
     }
     if (!rc)
         engine_report(plan, out, l->quiet);
-    int problems = rc ? 0 : summarize(out, sp.st, started);
+    int problems = rc ? 0 : summarize(out, sp.st, started, plan);
     status_close(&sp);
     if (problems && WIFEXITED(status) && !l->keep_going) {
         fprintf(stderr, "memtap: %s exited with status %d; the trace is "

@@ -327,9 +327,16 @@ int engine_report(const engine_plan *p, const char *trace_path, int quiet)
                 fprintf(names, "%s%s", copies++ ? ", " : "", base);
             continue;
         }
-        fprintf(stderr, "memtap: warning: %s was not rewritten (see `memtap "
-                        "cache ls`): its accesses are not in the trace\n",
-                m->path);
+        if (m->flags & MEMTAP_MODF_MAIN)
+            fprintf(stderr, "memtap: warning: %s: %s ran as it is (started "
+                            "by exec; the static engine rewrites the program "
+                            "memtap run starts): its own code's accesses are "
+                            "not in this trace (--engine fault traces it)\n",
+                    trace_path, m->path);
+        else
+            fprintf(stderr, "memtap: warning: %s: %s was not rewritten (see "
+                            "`memtap cache ls`): its accesses are not in this "
+                            "trace\n", trace_path, m->path);
         missing++;
     }
     memtap_trace_close(t);
