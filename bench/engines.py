@@ -9,9 +9,10 @@
     lackey   valgrind --tool=lackey --trace-mem=yes
   ns per access = (time - native time of the same walk) / accesses traced
 
-  whole programs of the distribution, seconds:
-    native, first run (empty cache: everything rewritten), later runs
-    (cache warm), and --engine fault
+  whole programs of the distribution, seconds: native, the first run
+  (empty cache: the program and its libraries rewritten) and later runs
+  (cache warm) of memtap run; the trace's events, and the time per
+  event of later runs
 
     bench/engines.py [RUNS]          (builds build/ first if needed)
 """
@@ -85,16 +86,17 @@ def main():
                 ("sort (1 MB)", ["sort", data]),
                 ("python3 -c (sum of squares)",
                  ["python3", "-c", "print(sum(i * i for i in range(20000)))"])]
-    print("%-28s %9s %11s %11s %11s" % ("program", "native s", "first run", "later runs",
-                                        "fault"))
+    print("%-28s %9s %10s %10s %11s %9s" % ("program", "native s", "first run", "later runs",
+                                          "events", "ns/event"))
     for name, argv in programs:
         if not shutil.which(argv[0]):
             continue
         nat = median(argv, runs)
         first = median(run() + argv, runs, warm, before=lambda: shutil.rmtree(cache, True))
         later = median(run() + argv, runs, warm)
-        fault = median(run("--engine", "fault") + argv, 1)
-        print("%-28s %9.3f %10.2fs %10.2fs %10.2fs" % (name, nat, first, later, fault))
+        n = events(trace)
+        print("%-28s %9.3f %9.2fs %9.2fs %11d %9.1f" % (name, nat, first, later, n,
+                                                       (later - nat) / n * 1e9))
     shutil.rmtree(tmp, True)
 
 

@@ -15,6 +15,7 @@
 #include "cache/key.h"
 #include "rewrite/rewrite.h"
 #include "rt/abi.h"
+#include "sys/build_id.h"
 
 #include <dirent.h>
 #include <elf.h>
@@ -50,30 +51,17 @@ static int mkdirs(char *path)
     return mkdir(path, 0755) != 0 && errno != EEXIST ? -1 : 0;
 }
 
-/* The GNU build-id of the running memtap, in hex ("" when it has none). */
+/* The GNU build-id of the running memtap, in hex ("" when it has none):
+ * the first object dl_iterate_phdr names is the executable. */
 static int own_build_id(struct dl_phdr_info *info, size_t size, void *data)
 {
     (void)size;
+    uint8_t id[32];
+    size_t n = loaded_build_id(info, id);
     char *out = data;
-    for (int i = 0; i < info->dlpi_phnum; i++) {
-        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-        if (ph->p_type != PT_NOTE)
-            continue;
-        const char *p = (const char *)(info->dlpi_addr + ph->p_vaddr);
-        const char *end = p + ph->p_memsz;
-        while (p + sizeof(ElfW(Nhdr)) <= end) {
-            const ElfW(Nhdr) *n = (const void *)p;
-            const unsigned char *desc =
-                (const unsigned char *)p + sizeof *n + ((n->n_namesz + 3) & ~3u);
-            if (n->n_type == NT_GNU_BUILD_ID && n->n_descsz <= 32) {
-                for (unsigned k = 0; k < n->n_descsz; k++)
-                    sprintf(out + 2 * k, "%02x", desc[k]);
-                return 1;
-            }
-            p = (const char *)desc + ((n->n_descsz + 3) & ~3u);
-        }
-    }
-    return 1; /* the first object is the executable */
+    for (size_t k = 0; k < n; k++)
+        sprintf(out + 2 * k, "%02x", id[k]);
+    return 1;
 }
 
 int cache_open(cache *c, const char *dir, char *err, size_t errcap)

@@ -11,6 +11,7 @@
 #include "fault.h"
 #include "trace/chunk.h"
 #include "tracer.h"
+#include "sys/build_id.h"
 #include "sys/own_modules.h"
 
 #include <elf.h>
@@ -74,32 +75,6 @@ static int reserve(uint32_t need)
     }
     m.arena = a;
     m.arena_cap = cap;
-    return 0;
-}
-
-static size_t find_build_id(const struct dl_phdr_info *info, uint8_t *out)
-{
-    for (int i = 0; i < info->dlpi_phnum; i++) {
-        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-        if (ph->p_type != PT_NOTE)
-            continue;
-        const char *p = (const char *)(info->dlpi_addr + ph->p_vaddr);
-        const char *end = p + ph->p_memsz;
-        while (p + sizeof(ElfW(Nhdr)) <= end) {
-            const ElfW(Nhdr) *nh = (const ElfW(Nhdr) *)(const void *)p;
-            size_t name_sz = (nh->n_namesz + 3) & ~3u;
-            size_t desc_sz = (nh->n_descsz + 3) & ~3u;
-            const char *name = p + sizeof *nh;
-            const uint8_t *desc = (const uint8_t *)name + name_sz;
-            if (nh->n_type == NT_GNU_BUILD_ID && nh->n_namesz == 4 &&
-                memcmp(name, "GNU", 4) == 0 && nh->n_descsz <= 32 &&
-                (const char *)desc + nh->n_descsz <= end) {
-                memcpy(out, desc, nh->n_descsz);
-                return nh->n_descsz;
-            }
-            p = (const char *)desc + desc_sz;
-        }
-    }
     return 0;
 }
 
@@ -276,7 +251,7 @@ static int on_module(struct dl_phdr_info *info, size_t size, void *data)
             path = original;
     }
     uint8_t build_id[32];
-    size_t bid_len = find_build_id(info, build_id);
+    size_t bid_len = loaded_build_id(info, build_id);
     size_t plen = strlen(path);
     uint32_t need = (uint32_t)(sizeof(memtap_module_entry) +
                                nsegs * sizeof *segs + plen + 8);

@@ -72,6 +72,29 @@ def test_engine_static_fork_accesses():
                  "%s: stores and loads of its block" % who)
 
 
+def test_engine_only():
+    """--only chooses the memory whose accesses are kept: the parent of
+    fork_work stores and loads its 1000-int block (heap), keeps its loop
+    counters on the stack (-O0), and libc touches its own data (static)."""
+    regions = {}
+    for only in ("heap", "static", "stack", "heap,static,stack"):
+        trace, p = run(prog("fork_work"), out="only.mtr", opts=("--only", only))
+        lines = [l for l in show(trace) if re.match(r"^[LS]\$", l)]
+        regions[only] = {r for l in lines for r in re.findall(r", \[([^]]+)\], ", l)}
+        block = [l for l in lines if "@block_parent" in l and "fill_and_sum" in l]
+        check_eq(len(block), 2000 if "heap" in only else 0, "--only %s: the block's accesses" % only)
+    check_eq(regions["heap"], {"heap"}, "--only heap: heap only")
+    check("heap" not in regions["static"] and "stack" not in regions["static"] and
+          regions["static"], "--only static: modules' data only: %s" % regions["static"])
+    check("stack" in regions["stack"] and "heap" not in regions["stack"],
+          "--only stack: the stack, no heap: %s" % regions["stack"])
+    check(regions["heap,static,stack"] >= regions["heap"] | regions["stack"],
+          "all three: everything")
+    _, p = run(prog("fork_work"), engine="fault", opts=("--only", "stack"), expect_rc=1)
+    check("the fault engine records heap and static data" in p.stderr,
+          "the fault engine has no stack: %s" % p.stderr)
+
+
 def test_engine_cache_built_once():
     """Two runs at once build each copy once, and both succeed; a later run
     rewrites nothing and says nothing about rewriting."""
