@@ -397,8 +397,17 @@ int rewritten_trap(ucontext_t *uc)
 
 static void on_trap(int sig, siginfo_t *si, void *uc)
 {
-    if (si->si_code != SI_KERNEL || !rewritten_trap(uc))
+    if (si->si_code != SI_KERNEL || !rewritten_trap(uc)) {
+        if (getenv("MEMTAP_DEBUG_TRAPS")) {
+            char b[64];
+            fmt_buf f = { b, 0, sizeof b };
+            fmt_str(&f, "memtap: SIGTRAP at ");
+            fmt_u64(&f, (uint64_t)((ucontext_t *)uc)->uc_mcontext.gregs[REG_RIP]);
+            fmt_char(&f, '\n');
+            raw_syscall3(SYS_write, 2, b, f.len);
+        }
         signals_chain(sig, si, uc);
+    }
 }
 
 /* The synchronous fault signals the static engine watches (a block

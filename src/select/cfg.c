@@ -30,6 +30,11 @@ typedef struct walker {
     x86_insn ring[RING];     /* the current straight-line run (circular) */
     unsigned head, nring;
     cfg_stats *stats;
+    uint64_t *ptrs;          /* code addresses the data holds and branch
+                                targets across functions, sorted */
+    size_t nptrs, ptrcap;
+    int collect;             /* first pass: branches into other functions
+                                are gathered into ptrs */
     int oom;
 } walker;
 
@@ -38,10 +43,28 @@ static int in_func(const walker *w, uint64_t a)
     return a >= w->start && a < w->end;
 }
 
+static void add_ptr(walker *w, uint64_t a)
+{
+    if (w->nptrs == w->ptrcap) {
+        size_t cap = w->ptrcap ? 2 * w->ptrcap : 1024;
+        uint64_t *p = realloc(w->ptrs, cap * sizeof *p);
+        if (!p) {
+            w->oom = 1;
+            return;
+        }
+        w->ptrs = p;
+        w->ptrcap = cap;
+    }
+    w->ptrs[w->nptrs++] = a;
+}
+
 static void push_work(walker *w, uint64_t a, uint8_t why)
 {
-    if (!in_func(w, a))
+    if (!in_func(w, a)) { /* a cold part jumping back into its function */
+        if (w->collect && why == CFG_BLOCK_BRANCH_TARGET)
+            add_ptr(w, a);
         return;
+    }
     w->leader[a - w->start] |= why;
     if (w->nwork == w->workcap) {
         size_t cap = w->workcap ? w->workcap * 2 : 256;
@@ -390,6 +413,66 @@ static int emit_blocks(walker *w, builder *b, uint32_t fi, cfg_func *cf)
     return 0;
 }
 
+static int exec_addr(const code_image *img, uint64_t v)
+{
+    const image_section *s = image_section_at(img, v);
+    return s && s->exec && s->data;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Adds the code addresses the image's data holds: aligned 8-byte words of its
+ * other sections (absolute pointers) and the addends of R_X86_64_RELATIVE
+ * relocations (position-independent ones).  Label tables of computed
+ * gotos (an interpreter's dispatch), function pointers: code may be
+ * entered there without any branch the walk sees, so no patch window may
+ * span such an address. */
+static void code_pointers(walker *w)
+{
+    const code_image *img = w->img;
+    for (size_t i = 0; i < img->nsecs; i++) {
+        const image_section *s = &img->secs[i];
+        if (s->exec || !s->data)
+            continue;
+        int rela = s->name && strncmp(s->name, ".rela", 5) == 0;
+        size_t step = rela ? 24 : 8, first = rela ? 0 : (8 - s->addr % 8) % 8;
+        for (size_t off = first; off + step <= s->size; off += step) {
+            uint64_t v;
+            if (rela) {
+                uint64_t info;
+                memcpy(&info, s->data + off + 8, 8);
+                if ((uint32_t)info != 8 /* R_X86_64_RELATIVE */)
+                    continue;
+                memcpy(&v, s->data + off + 16, 8);
+            } else {
+                memcpy(&v, s->data + off, 8);
+            }
+            if (exec_addr(img, v))
+                add_ptr(w, v);
+        }
+    }
+}
+
+/* Instructions at code addresses the data holds start blocks. */
+static void mark_pointed(walker *w)
+{
+    size_t lo = 0, hi = w->nptrs;
+    while (lo < hi) { /* the first pointer at or after the start */
+        size_t mid = (lo + hi) / 2;
+        if (w->ptrs[mid] < w->start)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    for (size_t i = lo; i < w->nptrs && w->ptrs[i] < w->end; i++)
+        if (w->mark[w->ptrs[i] - w->start] == M_START)
+            w->leader[w->ptrs[i] - w->start] |= CFG_BLOCK_TABLE_TARGET;
+}
+
 static int walk_function(walker *w, builder *b, uint32_t fi, cfg_func *cf)
 {
     const image_func *f = &w->img->funcs[fi];
@@ -413,7 +496,10 @@ static int walk_function(walker *w, builder *b, uint32_t fi, cfg_func *cf)
     if (f->source != FUNC_GAP)
         push_work(w, f->start, CFG_BLOCK_ENTRY);
     drain(w);
+    if (w->collect)
+        return w->oom ? -1 : 0;
     scan_gaps(w, code);
+    mark_pointed(w);
     if (w->oom)
         return -1;
     return emit_blocks(w, b, fi, cf);
@@ -433,11 +519,27 @@ int cfg_build(const code_image *img, cfg_program **out)
         w->stats = &p->stats;
         rc = p->funcs ? 0 : -1;
     }
+    /* a first walk gathers the branches between functions, which start
+     * blocks in the second as the code pointers of the data do */
+    if (!rc) {
+        code_pointers(w);
+        w->collect = 1;
+    }
     for (size_t i = 0; !rc && i < img->nfuncs; i++)
         rc = walk_function(w, &b, (uint32_t)i, &p->funcs[i]);
+    if (!rc && !w->oom) {
+        w->collect = 0;
+        memset(&p->stats, 0, sizeof p->stats); /* counted by the second */
+        if (w->nptrs)
+            qsort(w->ptrs, w->nptrs, sizeof *w->ptrs, cmp_u64);
+    }
+    for (size_t i = 0; !rc && i < img->nfuncs; i++)
+        rc = walk_function(w, &b, (uint32_t)i, &p->funcs[i]);
+    rc = rc || w->oom ? -1 : 0;
     if (w) {
         free(w->mark);
         free(w->work);
+        free(w->ptrs);
         free(w);
     }
     if (rc) {
