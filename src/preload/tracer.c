@@ -881,12 +881,29 @@ int tracer_append_entries(const trace_entry *e, const trace_entry *end)
     return 1;
 }
 
-/* Waits up to a second for the writer to finish t's spare buffer (whose
- * owner is busy: it may be the code this call interrupted). */
+/* The spare buffer of t, whose owner is busy (it may be the code this
+ * call interrupted): a chunk the writer has not begun is written here
+ * (with the metadata context), one it is writing is waited for, up to ten
+ * seconds; what does not make it is counted lost. */
 static void await_spare(tracer_thread *t)
 {
-    for (int ms = 0; ms < 1000 && atomic_load(&t->hand) != HAND_FREE; ms++)
-        futex_wait_for(&t->hand, atomic_load(&t->hand), 1000000);
+    for (int ms = 0; ms < 10000; ms++) {
+        uint32_t state = atomic_load(&t->hand);
+        if (state == HAND_FREE)
+            return;
+        if (state == HAND_QUEUED && meta_acquire(0)) {
+            if (atomic_compare_exchange_strong(&t->hand, &state,
+                                               HAND_WRITING)) {
+                write_events(g.meta_cctx, g.meta_out, g.meta_out_cap,
+                             t->hand_tid, t->hand_n, t->spare, t->hand_len);
+                atomic_store(&t->hand, HAND_FREE);
+            }
+            meta_release();
+            continue;
+        }
+        futex_wait_for(&t->hand, state, 1000000);
+    }
+    lose(t->hand_n, 0);
 }
 
 void tracer_flush_all(void)
