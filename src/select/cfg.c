@@ -35,6 +35,11 @@ typedef struct walker {
     size_t nptrs, ptrcap;
     int collect;             /* first pass: branches into other functions
                                 are gathered into ptrs */
+    struct deferred_table {  /* a table whose bound its run did not show */
+        uint64_t run, table; /* the run's first instruction, the table */
+        int rel;
+    } *deferred;
+    size_t ndeferred, defcap;
     int oom;
 } walker;
 
@@ -175,8 +180,12 @@ static int rel_table(const walker *w, unsigned ai, int bounded,
     return 0;
 }
 
+static int decode_at(walker *w, uint64_t a, x86_insn *x);
+static int push_table(walker *w, uint64_t table, int rel, uint32_t bound);
+
 /* Pushes the targets of the jump table behind the indirect jump at the end
- * of the run; returns whether one was recognised. */
+ * of the run (or defers them until the bound before the run is known);
+ * returns whether one was recognised. */
 static int jump_table(walker *w)
 {
     unsigned ji = w->nring - 1;
@@ -201,6 +210,73 @@ static int jump_table(walker *w)
     } else {
         return 0;
     }
+    if (!bound) { /* the bound may lie before the run: see once it is known */
+        if (w->ndeferred == w->defcap) {
+            size_t cap = w->defcap ? 2 * w->defcap : 16;
+            struct deferred_table *d = realloc(w->deferred, cap * sizeof *d);
+            if (!d) {
+                w->oom = 1;
+                return 0;
+            }
+            w->deferred = d;
+            w->defcap = cap;
+        }
+        w->deferred[w->ndeferred++] =
+            (struct deferred_table){ run_at(w, 0)->addr, table, rel };
+        return 1;
+    }
+    return push_table(w, table, rel, bound);
+}
+
+/* The bound of `cmp $N, ...; ja` (or jae) right before the instruction at
+ * a, from the instructions decoded since; 0 when there is none. */
+static uint32_t bound_before(walker *w, uint64_t a)
+{
+    uint64_t at[2] = { 0, 0 };
+    for (int k = 0; k < 2; k++) { /* the two instructions before a */
+        uint64_t p = a;
+        for (uint64_t back = 1; back <= 15 && p - back >= w->start; back++) {
+            size_t off = p - back - w->start;
+            if (w->mark[off] == M_START && w->len[off] == back) {
+                at[k] = p - back;
+                break;
+            }
+        }
+        if (!at[k])
+            return 0;
+        a = at[k];
+    }
+    x86_insn j, c;
+    if (decode_at(w, at[0], &j) || decode_at(w, at[1], &c))
+        return 0;
+    if (j.mnemonic != ZYDIS_MNEMONIC_JNBE && j.mnemonic != ZYDIS_MNEMONIC_JNB)
+        return 0;
+    const ZydisDecodedOperand *imm = visible(&c, 1);
+    if (c.mnemonic != ZYDIS_MNEMONIC_CMP || !imm ||
+        imm->type != ZYDIS_OPERAND_TYPE_IMMEDIATE)
+        return 0;
+    uint64_t n = imm->imm.value.u + (j.mnemonic == ZYDIS_MNEMONIC_JNBE);
+    return n > 0 && n <= MAX_TABLE ? (uint32_t)n : 0;
+}
+
+/* Pushes the targets of the tables whose bound was not in their run, with
+ * the bound found before the run now, or unbounded; whether any were. */
+static int resolve_deferred(walker *w)
+{
+    size_t n = w->ndeferred;
+    w->ndeferred = 0;
+    for (size_t i = 0; i < n; i++) {
+        const struct deferred_table *d = &w->deferred[i];
+        if (!push_table(w, d->table, d->rel, bound_before(w, d->run)))
+            w->stats->unresolved_ijumps++;
+    }
+    return n > 0;
+}
+
+/* Pushes the targets of a table of `bound` entries (0: until one leaves
+ * the function); returns how many. */
+static int push_table(walker *w, uint64_t table, int rel, uint32_t bound)
+{
     uint32_t limit = bound ? bound : MAX_TABLE, found = 0;
     for (uint32_t k = 0; k < limit; k++) {
         uint64_t target;
@@ -220,11 +296,11 @@ static int jump_table(walker *w)
         push_work(w, target, CFG_BLOCK_TABLE_TARGET);
         found++;
     }
-    if (!found)
-        return 0;
-    w->stats->jump_tables++;
-    w->stats->table_targets += found;
-    return 1;
+    if (found) {
+        w->stats->jump_tables++;
+        w->stats->table_targets += found;
+    }
+    return found > 0;
 }
 
 static int ends_block(uint8_t flow)
@@ -314,8 +390,10 @@ static void decode_run(walker *w, uint64_t a)
 
 static void drain(walker *w)
 {
-    while (w->nwork && !w->oom)
-        decode_run(w, w->work[--w->nwork]);
+    do {
+        while (w->nwork && !w->oom)
+            decode_run(w, w->work[--w->nwork]);
+    } while (!w->oom && resolve_deferred(w));
 }
 
 /* Whether straight-line decoding from a stays clean until a terminator,
@@ -540,6 +618,7 @@ int cfg_build(const code_image *img, cfg_program **out)
         free(w->mark);
         free(w->work);
         free(w->ptrs);
+        free(w->deferred);
         free(w);
     }
     if (rc) {

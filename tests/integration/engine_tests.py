@@ -244,6 +244,27 @@ def test_engine_prewritten():
         check_eq(info_of(trace).get("rewritten_modules"), "1", "%s: the copy's runtime ran" % engine)
 
 
+def test_engine_real_programs():
+    """Programs of the distribution (an interpreter with GCC's cold parts
+    and jump tables reached before their bounds, cksum, sort) under the
+    default engine
+    give their native output, and their traces hold accesses."""
+    data = os.path.join(TMP, "data.txt")
+    with open(data, "w") as f:
+        f.write("".join("line %d of memtap's test data\n" % (i * 7919 % 1000) for i in range(3000)))
+    for argv in (["python3", "-c", "print(sum(i * i for i in range(2000)))"],
+                 ["cksum", data], ["sort", data]):
+        exe = shutil.which(argv[0])
+        native = subprocess.run([exe] + argv[1:], capture_output=True)
+        trace, p = run(exe, *argv[1:], engine="auto", out=argv[0] + ".mtr")
+        check_eq(p.stdout, native.stdout.decode(), "%s: its output" % argv[0])
+        check("static engine: " in p.stderr and "warning" not in p.stderr,
+              "%s: traced by the static engine, nothing left out: %s" % (argv[0], p.stderr))
+        info = info_of(trace)
+        check(int(info["events"]) > 1000 and info["dropped"] == "0",
+              "%s: events recorded: %s" % (argv[0], info["events"]))
+
+
 def without_notes(name):
     """A copy of a test program with no PT_NOTE header: the rewriter has
     nowhere to put its segment's header and refuses it."""
