@@ -84,8 +84,8 @@ def main():
         f.write((b"memtap traces memory accesses of Linux programs. " * 20000))
     programs = [("gzip -c (1 MB)", ["gzip", "-c", data]),
                 ("sort (1 MB)", ["sort", data]),
-                ("python3 -c (sum of squares)",
-                 ["python3", "-c", "print(sum(i * i for i in range(20000)))"])]
+                ("python3 -c (sum of squares)",  # the distribution's, not a shim
+                 ["/usr/bin/python3", "-c", "print(sum(i * i for i in range(20000)))"])]
     print("%-28s %9s %10s %10s %11s %9s" % ("program", "native s", "first run", "later runs",
                                           "events", "ns/event"))
     for name, argv in programs:

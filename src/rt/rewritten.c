@@ -81,6 +81,7 @@ static struct {
                                    logging path alone, record nothing */
     int trap_handler;           /* SIGTRAP is ours (the fault engine is off) */
     int fault_handlers;         /* SIGSEGV, SIGBUS, SIGFPE, SIGILL too */
+    int debug_traps;            /* MEMTAP_DEBUG_TRAPS: name unknown traps */
     unsigned drop;              /* RT_KEEP_*: the memory whose accesses are
                                    dropped (what MEMTAP_ONLY leaves out) */
     atomic_int closed;          /* the window is closed: entries dropped */
@@ -398,7 +399,7 @@ int rewritten_trap(ucontext_t *uc)
 static void on_trap(int sig, siginfo_t *si, void *uc)
 {
     if (si->si_code != SI_KERNEL || !rewritten_trap(uc)) {
-        if (getenv("MEMTAP_DEBUG_TRAPS")) {
+        if (rt.debug_traps) {
             char b[64];
             fmt_buf f = { b, 0, sizeof b };
             fmt_str(&f, "memtap: SIGTRAP at ");
@@ -681,6 +682,7 @@ void rewritten_scan(void)
         expected = 0;
     const char *discard = getenv("MEMTAP_REWRITE_DISCARD");
     rt.discard = discard && discard[0] == '1';
+    rt.debug_traps = getenv("MEMTAP_DEBUG_TRAPS") != NULL;
     dl_iterate_phdr(find_rewritten, NULL);
     atomic_store(&rt.lock, 0);
 }
