@@ -20,6 +20,10 @@ int cmd_instrument(int argc, char **argv);
 int cmd_accuracy(int argc, char **argv);
 int cmd_cache(int argc, char **argv);
 
+/* Sets the environment variable name to value, before its old value and
+ * a ':' when it has one (LD_PRELOAD, LD_AUDIT, GLIBC_TUNABLES). */
+void cli_prepend_env(const char *name, const char *value);
+
 /* Resolves a program name as execvp does (PATH for a bare name) into out;
  * 0, or -1 with errno set. */
 int cli_find_program(const char *name, char *out, size_t cap);

@@ -293,14 +293,7 @@ static int uses_marks(const char *path)
 
 static void set_env(const char *preload, const char *output)
 {
-    const char *old = getenv("LD_PRELOAD");
-    char *value = NULL;
-    if (old && *old && asprintf(&value, "%s:%s", preload, old) > 0) {
-        setenv("LD_PRELOAD", value, 1);
-        free(value);
-    } else {
-        setenv("LD_PRELOAD", preload, 1);
-    }
+    cli_prepend_env("LD_PRELOAD", preload);
     setenv("MEMTAP_OUTPUT", output, 1);
 }
 

@@ -177,7 +177,7 @@ static cache_result get_copy(engine_plan *p, const char *path, char *copy,
     return r;
 }
 
-static void prepend_env(const char *name, const char *value)
+void cli_prepend_env(const char *name, const char *value)
 {
     const char *old = getenv(name);
     char *both = NULL;
@@ -204,10 +204,10 @@ static int set_audit_env(engine_plan *p, const char *preload)
     if (n <= 0)
         return cli_error("/proc/self/exe", "%s", strerror(errno));
     self[n] = '\0';
-    prepend_env("LD_AUDIT", audit);
+    cli_prepend_env("LD_AUDIT", audit);
     /* with an audit module, the loader gives preloaded libraries' TLS only
      * the surplus of the static TLS block, which libmemtap.so's exceeds */
-    prepend_env("GLIBC_TUNABLES", "glibc.rtld.optional_static_tls=32768");
+    cli_prepend_env("GLIBC_TUNABLES", "glibc.rtld.optional_static_tls=32768");
     setenv("MEMTAP_CACHE", p->cache.dir, 1);
     setenv("MEMTAP_CACHE_SALT", p->cache.salt, 1);
     setenv("MEMTAP_COMMAND", self, 1);

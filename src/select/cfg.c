@@ -18,6 +18,12 @@ enum { M_NONE = 0, M_START, M_INSIDE, M_DATA, M_PAD };
 #define RING 16
 #define MAX_TABLE 4096
 
+/* A jump table whose bound its run did not show. */
+typedef struct deferred_table {
+    uint64_t run, table;     /* the run's first instruction, the table */
+    int rel;
+} deferred_table;
+
 /* Per-function state, reused across functions. */
 typedef struct walker {
     const code_image *img;
@@ -30,16 +36,11 @@ typedef struct walker {
     x86_insn ring[RING];     /* the current straight-line run (circular) */
     unsigned head, nring;
     cfg_stats *stats;
-    uint64_t *ptrs;          /* code addresses the data holds and branch
-                                targets across functions, sorted */
-    size_t nptrs, ptrcap;
+    vec ptrs;                /* uint64_t: code addresses the data holds and
+                                branch targets across functions, sorted */
     int collect;             /* first pass: branches into other functions
                                 are gathered into ptrs */
-    struct deferred_table {  /* a table whose bound its run did not show */
-        uint64_t run, table; /* the run's first instruction, the table */
-        int rel;
-    } *deferred;
-    size_t ndeferred, defcap;
+    vec deferred;            /* deferred_table */
     int oom;
 } walker;
 
@@ -50,17 +51,11 @@ static int in_func(const walker *w, uint64_t a)
 
 static void add_ptr(walker *w, uint64_t a)
 {
-    if (w->nptrs == w->ptrcap) {
-        size_t cap = w->ptrcap ? 2 * w->ptrcap : 1024;
-        uint64_t *p = realloc(w->ptrs, cap * sizeof *p);
-        if (!p) {
-            w->oom = 1;
-            return;
-        }
-        w->ptrs = p;
-        w->ptrcap = cap;
-    }
-    w->ptrs[w->nptrs++] = a;
+    uint64_t *p = vec_push(&w->ptrs);
+    if (p)
+        *p = a;
+    else
+        w->oom = 1;
 }
 
 static void push_work(walker *w, uint64_t a, uint8_t why)
@@ -112,20 +107,27 @@ static const ZydisDecodedOperand *visible(const x86_insn *x, unsigned i)
     return i < x->zi.operand_count_visible ? &x->zops[i] : NULL;
 }
 
+/* The entry count `cmp $N, ...` then j says (ja: N+1, jae: N), or 0. */
+static uint32_t bound_of(const x86_insn *c, const x86_insn *j)
+{
+    if (j->mnemonic != ZYDIS_MNEMONIC_JNBE && j->mnemonic != ZYDIS_MNEMONIC_JNB)
+        return 0;
+    const ZydisDecodedOperand *imm = visible(c, 1);
+    if (c->mnemonic != ZYDIS_MNEMONIC_CMP || !imm ||
+        imm->type != ZYDIS_OPERAND_TYPE_IMMEDIATE)
+        return 0;
+    uint64_t n = imm->imm.value.u + (j->mnemonic == ZYDIS_MNEMONIC_JNBE);
+    return n > 0 && n <= MAX_TABLE ? (uint32_t)n : 0;
+}
+
 /* The table's entry count from `cmp $N, ...; ja` (N+1) or `jae` (N) in the
  * run, or 0 when no bound is seen. */
 static uint32_t table_bound(const walker *w, unsigned before)
 {
     for (unsigned i = before; i-- > 1;) {
-        const x86_insn *j = run_at(w, i), *c = run_at(w, i - 1);
-        if (j->mnemonic != ZYDIS_MNEMONIC_JNBE && j->mnemonic != ZYDIS_MNEMONIC_JNB)
-            continue;
-        const ZydisDecodedOperand *imm = visible(c, 1);
-        if (c->mnemonic != ZYDIS_MNEMONIC_CMP || !imm ||
-            imm->type != ZYDIS_OPERAND_TYPE_IMMEDIATE)
-            return 0;
-        uint64_t n = imm->imm.value.u + (j->mnemonic == ZYDIS_MNEMONIC_JNBE);
-        return n > 0 && n <= MAX_TABLE ? (uint32_t)n : 0;
+        const x86_insn *j = run_at(w, i);
+        if (j->mnemonic == ZYDIS_MNEMONIC_JNBE || j->mnemonic == ZYDIS_MNEMONIC_JNB)
+            return bound_of(run_at(w, i - 1), j);
     }
     return 0;
 }
@@ -211,18 +213,12 @@ static int jump_table(walker *w)
         return 0;
     }
     if (!bound) { /* the bound may lie before the run: see once it is known */
-        if (w->ndeferred == w->defcap) {
-            size_t cap = w->defcap ? 2 * w->defcap : 16;
-            struct deferred_table *d = realloc(w->deferred, cap * sizeof *d);
-            if (!d) {
-                w->oom = 1;
-                return 0;
-            }
-            w->deferred = d;
-            w->defcap = cap;
+        deferred_table *d = vec_push(&w->deferred);
+        if (!d) {
+            w->oom = 1;
+            return 0;
         }
-        w->deferred[w->ndeferred++] =
-            (struct deferred_table){ run_at(w, 0)->addr, table, rel };
+        *d = (deferred_table){ run_at(w, 0)->addr, table, rel };
         return 1;
     }
     return push_table(w, table, rel, bound);
@@ -249,27 +245,20 @@ static uint32_t bound_before(walker *w, uint64_t a)
     x86_insn j, c;
     if (decode_at(w, at[0], &j) || decode_at(w, at[1], &c))
         return 0;
-    if (j.mnemonic != ZYDIS_MNEMONIC_JNBE && j.mnemonic != ZYDIS_MNEMONIC_JNB)
-        return 0;
-    const ZydisDecodedOperand *imm = visible(&c, 1);
-    if (c.mnemonic != ZYDIS_MNEMONIC_CMP || !imm ||
-        imm->type != ZYDIS_OPERAND_TYPE_IMMEDIATE)
-        return 0;
-    uint64_t n = imm->imm.value.u + (j.mnemonic == ZYDIS_MNEMONIC_JNBE);
-    return n > 0 && n <= MAX_TABLE ? (uint32_t)n : 0;
+    return bound_of(&c, &j);
 }
 
 /* Pushes the targets of the tables whose bound was not in their run, with
  * the bound found before the run now, or unbounded; whether any were. */
 static int resolve_deferred(walker *w)
 {
-    size_t n = w->ndeferred;
-    w->ndeferred = 0;
-    for (size_t i = 0; i < n; i++) {
-        const struct deferred_table *d = &w->deferred[i];
-        if (!push_table(w, d->table, d->rel, bound_before(w, d->run)))
+    size_t n = w->deferred.n;
+    w->deferred.n = 0; /* push_table only pushes work: the entries stay */
+    const deferred_table *all = w->deferred.v;
+    for (size_t i = 0; i < n; i++)
+        if (!push_table(w, all[i].table, all[i].rel,
+                        bound_before(w, all[i].run)))
             w->stats->unresolved_ijumps++;
-    }
     return n > 0;
 }
 
@@ -538,17 +527,18 @@ static void code_pointers(walker *w)
 /* Instructions at code addresses the data holds start blocks. */
 static void mark_pointed(walker *w)
 {
-    size_t lo = 0, hi = w->nptrs;
+    const uint64_t *ptrs = w->ptrs.v;
+    size_t lo = 0, hi = w->ptrs.n;
     while (lo < hi) { /* the first pointer at or after the start */
         size_t mid = (lo + hi) / 2;
-        if (w->ptrs[mid] < w->start)
+        if (ptrs[mid] < w->start)
             lo = mid + 1;
         else
             hi = mid;
     }
-    for (size_t i = lo; i < w->nptrs && w->ptrs[i] < w->end; i++)
-        if (w->mark[w->ptrs[i] - w->start] == M_START)
-            w->leader[w->ptrs[i] - w->start] |= CFG_BLOCK_TABLE_TARGET;
+    for (size_t i = lo; i < w->ptrs.n && ptrs[i] < w->end; i++)
+        if (w->mark[ptrs[i] - w->start] == M_START)
+            w->leader[ptrs[i] - w->start] |= CFG_BLOCK_TABLE_TARGET;
 }
 
 static int walk_function(walker *w, builder *b, uint32_t fi, cfg_func *cf)
@@ -588,6 +578,10 @@ int cfg_build(const code_image *img, cfg_program **out)
     *out = NULL;
     cfg_program *p = calloc(1, sizeof *p);
     walker *w = calloc(1, sizeof *w);
+    if (w) {
+        w->ptrs.elem = sizeof(uint64_t);
+        w->deferred.elem = sizeof(deferred_table);
+    }
     builder b = {{0, 0, 0, sizeof(cfg_block)}, {0, 0, 0, 8}, {0, 0, 0, 1}};
     int rc = p && w && x86_decoder_init(&w->dec) == 0 ? 0 : -1;
     if (!rc) {
@@ -608,8 +602,8 @@ int cfg_build(const code_image *img, cfg_program **out)
     if (!rc && !w->oom) {
         w->collect = 0;
         memset(&p->stats, 0, sizeof p->stats); /* counted by the second */
-        if (w->nptrs)
-            qsort(w->ptrs, w->nptrs, sizeof *w->ptrs, cmp_u64);
+        if (w->ptrs.n)
+            qsort(w->ptrs.v, w->ptrs.n, sizeof(uint64_t), cmp_u64);
     }
     for (size_t i = 0; !rc && i < img->nfuncs; i++)
         rc = walk_function(w, &b, (uint32_t)i, &p->funcs[i]);
@@ -617,8 +611,8 @@ int cfg_build(const code_image *img, cfg_program **out)
     if (w) {
         free(w->mark);
         free(w->work);
-        free(w->ptrs);
-        free(w->deferred);
+        free(w->ptrs.v);
+        free(w->deferred.v);
         free(w);
     }
     if (rc) {
