@@ -12,6 +12,7 @@
 int cmd_run(int argc, char **argv);
 int cmd_show(int argc, char **argv);
 int cmd_export(int argc, char **argv);
+int cmd_report(int argc, char **argv);
 int cmd_symbolize(int argc, char **argv);
 int cmd_info(int argc, char **argv);
 int cmd_analyze(int argc, char **argv);
@@ -23,6 +24,12 @@ int cmd_cache(int argc, char **argv);
 /* Sets the environment variable name to value, before its old value and
  * a ':' when it has one (LD_PRELOAD, LD_AUDIT, GLIBC_TUNABLES). */
 void cli_prepend_env(const char *name, const char *value);
+
+/* Finds the shared object name: $env when set (and env not NULL), else
+ * beside the memtap executable (../lib, ../lib/memtap, its own
+ * directory).  0 with the absolute path in out, or -1. */
+int cli_find_library(const char *env, const char *name, char *out,
+                     size_t cap);
 
 /* Resolves a program name as execvp does (PATH for a bare name) into out;
  * 0, or -1 with errno set. */

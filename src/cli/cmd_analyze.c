@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "memtap/trace.h"
+#include "report/json.h"
 #include "rewrite/rewrite.h"
 #include "select/analysis.h"
 #include "symbols/elfimage.h"
@@ -299,21 +300,6 @@ static void print_blocks(const analysis *a)
 
 /* ---- JSON ---------------------------------------------------------------- */
 
-static void json_string(const char *s)
-{
-    putchar('"');
-    for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\')
-            printf("\\%c", c);
-        else if (c < 0x20)
-            printf("\\u%04x", c);
-        else
-            putchar(c);
-    }
-    putchar('"');
-}
-
 static void json_counts(const analysis_counts *c)
 {
     printf("\"instructions\": %" PRIu64 ", \"blocks\": %" PRIu64
@@ -330,9 +316,9 @@ static void print_json(const analysis *a, const analysis_weighted *w)
     const select_params *p = &a->params;
     const cfg_stats *s = &a->cfg->stats;
     printf("{\"file\": ");
-    json_string(a->img->path);
+    json_str(stdout, a->img->path);
     printf(", \"kind\": ");
-    json_string(kind_name(a->img));
+    json_str(stdout, kind_name(a->img));
     printf(", \"stripped\": %s,\n \"parameters\": {\"omega\": %.6g, \"chunk\": %"
            PRIu64 ", \"s1\": %u, \"s2\": %u, \"s3\": %u, \"nonselective\": %s},\n",
            a->img->stripped ? "true" : "false", p->omega, p->chunk, p->scores.s1,
@@ -369,7 +355,7 @@ static void print_json(const analysis *a, const analysis_weighted *w)
     for (size_t r = 0; r < k; r++) {
         size_t i = order[r];
         printf("%s\n  {\"name\": ", r ? "," : "");
-        json_string(func_name(a, i, name, sizeof name));
+        json_str(stdout, func_name(a, i, name, sizeof name));
         printf(", \"start\": %" PRIu64 ", \"end\": %" PRIu64 ", ",
                a->img->funcs[i].start, a->img->funcs[i].end);
         json_counts(&a->funcs[i]);

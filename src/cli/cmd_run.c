@@ -111,42 +111,6 @@ static const char usage[] =
     "                         hidden thread only)\n"
     "  LD_PRELOAD             libmemtap.so is put first\n";
 
-/* Finds libmemtap.so: $MEMTAP_PRELOAD, else next to this executable's
- * bin/ directory (build tree and installed layout alike). */
-static int find_preload(char *out, size_t cap)
-{
-    const char *env = getenv("MEMTAP_PRELOAD");
-    if (env && *env) {
-        snprintf(out, cap, "%s", env);
-        return access(out, R_OK) == 0 ? 0 : -1;
-    }
-    char exe[PATH_MAX];
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    if (n <= 0)
-        return -1;
-    exe[n] = '\0';
-    char *slash = strrchr(exe, '/');
-    if (!slash)
-        return -1;
-    *slash = '\0';
-    static const char *const rel[] = { "../lib/libmemtap.so",
-                                       "../lib/memtap/libmemtap.so",
-                                       "libmemtap.so" };
-    for (size_t i = 0; i < sizeof rel / sizeof *rel; i++) {
-        if (snprintf(out, cap, "%s/%s", exe, rel[i]) >= (int)cap)
-            continue;
-        if (access(out, R_OK) == 0) {
-            char *real = realpath(out, NULL);
-            if (real) {
-                snprintf(out, cap, "%s", real);
-                free(real);
-            }
-            return 0;
-        }
-    }
-    return -1;
-}
-
 int cli_find_program(const char *name, char *out, size_t cap)
 {
     if (strchr(name, '/')) {
@@ -581,7 +545,8 @@ int cli_trace_program(char **prog_argv, const trace_launch *l, char *abs_out,
         return cli_error(prog_argv[0], "no such program");
     if (check_program(prog))
         return 1;
-    if (find_preload(preload, sizeof preload) != 0)
+    if (cli_find_library("MEMTAP_PRELOAD", "libmemtap.so", preload,
+                         sizeof preload) != 0)
         return cli_error("libmemtap.so", "not found next to the memtap "
                                          "command (set MEMTAP_PRELOAD)");
     if (prepare_output(l->output, abs_out, cap))

@@ -19,6 +19,9 @@ static const char usage[] =
     "  show       print a trace as MadT lines, Lackey lines or CSV\n"
     "  export     write a trace's accesses for other tools (Lackey lines,\n"
     "             Dinero IV's input), block operations split at cache lines\n"
+    "  report     what a trace says first: hottest objects and instructions,\n"
+    "             access patterns, uses after free, the heap, thread sharing\n"
+    "             (text, JSON, or an HTML page with interactive charts)\n"
     "  symbolize  name addresses of a traced run (data or code)\n"
     "  info       what a trace holds: process, ending, modules, file state\n"
     "  analyze    which memory instructions selective instrumentation would\n"
@@ -82,6 +85,8 @@ static int dispatch(int argc, char **argv)
     }
     if (strcmp(cmd, "run") == 0)
         return cmd_run(argc - 1, argv + 1);
+    if (strcmp(cmd, "report") == 0)
+        return cmd_report(argc - 1, argv + 1);
     if (strcmp(cmd, "info") == 0)
         return cmd_info(argc - 1, argv + 1);
     if (strcmp(cmd, "symbolize") == 0)

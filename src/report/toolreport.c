@@ -8,6 +8,8 @@
 #define _GNU_SOURCE
 #include "report/toolreport.h"
 
+#include "report/json.h"
+
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -82,30 +84,6 @@ static int by_name(const void *x, const void *y)
 static double share_of(uint64_t n, uint64_t total)
 {
     return total ? 100.0 * (double)n / (double)total : 0.0;
-}
-
-/* A JSON string (RFC 8259: quotes, backslashes and control characters
- * escaped). */
-static void json_str(FILE *o, const char *s)
-{
-    fputc('"', o);
-    for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\')
-            fprintf(o, "\\%c", c);
-        else if (c < 0x20)
-            fprintf(o, "\\u%04x", c);
-        else
-            fputc(c, o);
-    }
-    fputc('"', o);
-}
-
-/* "key": "0x..." (addresses as hex strings: JSON numbers lose bits past
- * 2^53 in most readers). */
-static void json_addr(FILE *o, const char *key, uint64_t addr)
-{
-    fprintf(o, "\"%s\": \"0x%" PRIx64 "\"", key, addr);
 }
 
 /* Sums items that share a key (after sorting by it) into the first. */

@@ -1,0 +1,17 @@
+/*
+ * json.h - the pieces of JSON memtap's reports write: strings escaped per
+ * RFC 8259 (and '<' as \u003c, so that the text can sit inside an HTML
+ * <script> element), addresses as "0x..." strings (JSON numbers lose
+ * bits past 2^53 in most readers).
+ */
+#ifndef MEMTAP_REPORT_JSON_H
+#define MEMTAP_REPORT_JSON_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+void json_str(FILE *o, const char *s);
+/* "key": "0x..." */
+void json_addr(FILE *o, const char *key, uint64_t addr);
+
+#endif

@@ -1,0 +1,246 @@
+/*
+ * report.js - draws a `memtap report --html` page from the JSON island
+ * #memtap-data with ECharts (inlined before this script): summary tables,
+ * accesses over time, the heap over time, and address x time heatmaps of
+ * the whole heap and of the hottest objects.  When done it sets
+ * document.body.dataset.ready; errors are listed on the page and in
+ * window.memtapErrors.
+ */
+(function () {
+  "use strict";
+  var errors = (window.memtapErrors = []);
+  function fail(message) {
+    errors.push(String(message));
+    var box = document.getElementById("errors");
+    box.hidden = false;
+    box.textContent = errors.join("\n");
+  }
+  window.addEventListener("error", function (e) { fail(e.message); });
+
+  var KINDS = [["L", "loads"], ["S", "stores"], ["Y", "copies"],
+               ["W", "block stores"], ["G", "block fetches"]];
+
+  function el(tag, attrs, text) {
+    var e = document.createElement(tag);
+    for (var k in attrs || {}) e.setAttribute(k, attrs[k]);
+    if (text !== undefined) e.textContent = text;
+    return e;
+  }
+
+  function table(parent, columns, rows) {
+    var wrap = el("div", { "class": "scroll" });
+    var t = el("table");
+    var head = el("tr");
+    columns.forEach(function (c) {
+      head.appendChild(el("th", c.name ? { "class": "name" } : {}, c.title));
+    });
+    t.appendChild(head);
+    rows.forEach(function (r) {
+      var tr = el("tr");
+      columns.forEach(function (c) {
+        var v = c.value(r);
+        tr.appendChild(el("td", c.name ? { "class": "name" } : {},
+                          v === null || v === undefined ? "-" : String(v)));
+      });
+      t.appendChild(tr);
+    });
+    wrap.appendChild(t);
+    parent.appendChild(wrap);
+    return t;
+  }
+
+  function section(title, id) {
+    var s = el("section", { id: id });
+    s.appendChild(el("h2", {}, title));
+    document.getElementById("main").appendChild(s);
+    return s;
+  }
+
+  function chart(parent, id, tall) {
+    var div = el("div", { id: id, "class": tall ? "chart tall" : "chart" });
+    parent.appendChild(div);
+    return echarts.init(div);
+  }
+
+  function pct(part, all) {
+    return all ? (100 * part / all).toFixed(1) + "%" : "-";
+  }
+
+  function pattern(o) {
+    return o.pattern === "strided" ? "strided " + (o.stride > 0 ? "+" : "") + o.stride
+                                   : o.pattern;
+  }
+
+  function binLabels(d) {
+    var labels = [];
+    var per = d.events / d.timeline.bins;
+    for (var i = 0; i < d.timeline.bins; i++)
+      labels.push(String(Math.floor(i * per)));
+    return labels;
+  }
+
+  function summary(d) {
+    document.title = "memtap report: " + d.program;
+    document.getElementById("title").textContent = "memtap report: " + d.program;
+    var kinds = KINDS.map(function (k) { return k[1] + " " + d.kinds[k[0]]; });
+    document.getElementById("meta").textContent =
+      "pid " + d.pid + ", " + d.events + " events, " + d.accesses +
+      " accesses (" + kinds.join(", ") + "); trace " + d.trace;
+    document.getElementById("incomplete").hidden = d.complete;
+  }
+
+  function objects(d) {
+    var s = section("Hottest objects (heap blocks by allocation site)", "objects");
+    table(s, [
+      { title: "accesses", value: function (o) { return o.accesses; } },
+      { title: "%", value: function (o) { return pct(o.accesses, d.accesses); } },
+      { title: "loads", value: function (o) { return o.L; } },
+      { title: "stores", value: function (o) { return o.S; } },
+      { title: "blocks", value: function (o) { return o.Y + o.W + o.G; } },
+      { title: "bytes read", value: function (o) { return o.bytes_read; } },
+      { title: "written", value: function (o) { return o.bytes_written; } },
+      { title: "pattern", value: pattern },
+      { title: "threads", value: function (o) { return o.threads; } },
+      { title: "after free", value: function (o) { return o.after_free; } },
+      { title: "object", name: true, value: function (o) { return o.name + " " + o.region; } }
+    ], d.objects.filter(function (o) { return o.accesses > 0; }).slice(0, 50));
+  }
+
+  function instructions(d) {
+    var s = section("Hottest instructions", "instructions");
+    table(s, [
+      { title: "accesses", value: function (x) { return x.accesses; } },
+      { title: "%", value: function (x) { return pct(x.accesses, d.accesses); } },
+      { title: "kinds", value: function (x) {
+          return KINDS.filter(function (k) { return x[k[0]] > 0; })
+                      .map(function (k) { return k[0]; }).join(""); } },
+      { title: "instruction", name: true, value: function (x) { return x.name; } },
+      { title: "line", name: true, value: function (x) { return x.line; } },
+      { title: "object (last)", name: true, value: function (x) { return x.object; } }
+    ], d.instructions.slice(0, 50));
+    var uaf = d.instructions.filter(function (x) { return x.after_free > 0; });
+    if (uaf.length) {
+      var u = section("Uses after free: " + d.after_free + " accesses", "uaf");
+      table(u, [
+        { title: "accesses", value: function (x) { return x.after_free; } },
+        { title: "instruction", name: true, value: function (x) { return x.name; } },
+        { title: "line", name: true, value: function (x) { return x.line; } },
+        { title: "object", name: true, value: function (x) { return x.object; } }
+      ], uaf);
+    }
+  }
+
+  function timeline(d, labels) {
+    var s = section("Accesses over time (events in trace order)", "time");
+    var c = chart(s, "chart-accesses");
+    c.setOption({
+      tooltip: { trigger: "axis" },
+      legend: {},
+      xAxis: { type: "category", data: labels, name: "event" },
+      yAxis: { type: "value", name: "accesses" },
+      series: KINDS.map(function (k) {
+        return { name: k[1], type: "bar", stack: "all", data: d.timeline[k[0]] };
+      })
+    });
+  }
+
+  function heapSection(d, labels) {
+    var h = d.heap;
+    var s = section("Heap", "heap");
+    s.appendChild(el("p", {},
+      h.allocs + " allocations (" + h.alloc_bytes + " bytes), " + h.frees +
+      " frees, " + h.temporary + " temporary; peak " + h.peak_bytes +
+      " bytes live (event " + h.peak_event + "); not freed at the end: " +
+      h.not_freed + " blocks, " + h.not_freed_bytes + " bytes" +
+      (h.mappings ? "; " + h.mappings + " mappings (" + h.mapped_bytes + " bytes)" : "")));
+    var c = chart(s, "chart-allocations");
+    c.setOption({
+      tooltip: { trigger: "axis" },
+      legend: {},
+      xAxis: { type: "category", data: labels, name: "event" },
+      yAxis: [{ type: "value", name: "bytes live" }, { type: "value", name: "calls" }],
+      series: [
+        { name: "bytes live", type: "line", step: "end", data: d.timeline.live_bytes },
+        { name: "allocations", type: "bar", yAxisIndex: 1, data: d.timeline.allocs },
+        { name: "frees", type: "bar", yAxisIndex: 1, data: d.timeline.frees }
+      ]
+    });
+    table(s, [
+      { title: "allocs", value: function (o) { return o.allocs; } },
+      { title: "bytes", value: function (o) { return o.alloc_bytes; } },
+      { title: "peak bytes", value: function (o) { return o.peak_bytes; } },
+      { title: "temporary", value: function (o) { return o.temporary; } },
+      { title: "not freed", value: function (o) { return o.not_freed; } },
+      { title: "bytes", value: function (o) { return o.not_freed_bytes; } },
+      { title: "accesses", value: function (o) { return o.accesses; } },
+      { title: "site", name: true, value: function (o) { return o.name; } }
+    ], d.objects.filter(function (o) { return o.heap && o.allocs > 0; }).slice(0, 50));
+  }
+
+  function heatmap(parent, id, title, m, labels, offsets) {
+    var rows = m.rows.map(function (r) {
+      return (offsets ? "+" : "") + (offsets ? parseInt(r[0], 16) : r[0]);
+    });
+    var max = 1;
+    m.cells.forEach(function (c) { if (c[2] > max) max = c[2]; });
+    var c = chart(parent, id, true);
+    c.setOption({
+      title: { text: title, textStyle: { fontSize: 13 } },
+      tooltip: { formatter: function (p) {
+        return rows[p.value[1]] + " at event " + labels[p.value[0]] + ": " + p.value[2] + " accesses";
+      } },
+      grid: { left: 140, right: 90 },
+      xAxis: { type: "category", data: labels, name: "event" },
+      yAxis: { type: "category", data: rows, name: offsets ? "offset" : "address" },
+      visualMap: { min: 0, max: max, calculable: true, orient: "vertical",
+                   right: 0, top: "middle" },
+      series: [{ type: "heatmap", data: m.cells.map(function (x) { return [x[1], x[0], x[2]]; }) }]
+    });
+  }
+
+  function heatmaps(d, labels) {
+    var s = section("Where and when: address x time", "heatmaps");
+    d.heatmaps.forEach(function (m, i) {
+      if (m.object === null)
+        heatmap(s, "chart-heap", "the whole heap (touched pages in address order)",
+                m, labels, false);
+      else {
+        var o = d.objects.filter(function (x) { return x.name === m.object; })[0];
+        heatmap(s, "chart-object-" + i, m.object + (o ? " (" + pattern(o) + ")" : ""),
+                m, labels, o && o.heap);
+      }
+    });
+  }
+
+  function threads(d) {
+    if (d.threads.length < 2) return;
+    var s = section("Threads", "threads");
+    table(s, [
+      { title: "tid", value: function (t) { return t.tid; } },
+      { title: "events", value: function (t) { return t.events; } },
+      { title: "accesses", value: function (t) { return t.accesses; } }
+    ], d.threads);
+    s.appendChild(el("h3", {}, "Objects several threads touch"));
+    table(s, [
+      { title: "accesses", value: function (o) { return o.accesses; } },
+      { title: "threads", value: function (o) { return o.threads; } },
+      { title: "writers", value: function (o) { return o.writers; } },
+      { title: "object", name: true, value: function (o) { return o.name; } }
+    ], d.objects.filter(function (o) { return o.threads > 1; }).slice(0, 50));
+  }
+
+  try {
+    var d = JSON.parse(document.getElementById("memtap-data").textContent);
+    var labels = binLabels(d);
+    summary(d);
+    objects(d);
+    instructions(d);
+    timeline(d, labels);
+    heapSection(d, labels);
+    heatmaps(d, labels);
+    threads(d);
+  } catch (e) {
+    fail(e && e.stack ? e.stack : e);
+  }
+  document.body.dataset.ready = "1";
+})();

@@ -1,0 +1,616 @@
+/*
+ * profile.c - builds a report's profile (profile.h) in one walk over a
+ * trace, and its heatmaps in a second: the heap as it was at each event
+ * (heapmap.h) names heap addresses by allocation site, the symbolizer the
+ * others (cached per address).
+ */
+#include "report/profile.h"
+
+#include "report/index.h"
+#include "report/render.h"
+#include "symbols/heapmap.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define NAME_CAP 512
+#define ADDR_CACHE 4096u
+#define PAGE 4096u
+
+typedef struct addr_slot {
+    uint64_t addr;
+    uint32_t object_plus1;  /* 0: empty */
+} addr_slot;
+
+typedef struct builder {
+    symbolizer *sym;
+    heap_map *heap;
+    index_map by_name, by_site, by_pc, by_tid, pages;
+    addr_slot *cache;
+    size_t objects_cap, insns_cap, threads_cap;
+    uint64_t last_alloc;    /* block number of the latest allocation + 1 */
+    uint64_t total, ordinal;
+    uint32_t *rank;         /* an object's place once sorted */
+    uint64_t *page_list;    /* touched heap pages, sorted (heatmap rows) */
+    size_t npages;
+} builder;
+
+const char *profile_pattern_name(profile_pattern pattern)
+{
+    static const char *const names[] = { "-", "same address", "sequential",
+                                         "strided", "random" };
+    return names[pattern];
+}
+
+/* A new zeroed element of a growing array, or NULL. */
+static void *grow_one(void **v, size_t *n, size_t *cap, size_t elem)
+{
+    if (*n == *cap) {
+        size_t c = *cap ? 2 * *cap : 64;
+        void *p = realloc(*v, c * elem);
+        if (!p)
+            return NULL;
+        *v = p;
+        *cap = c;
+    }
+    void *e = (char *)*v + elem * (*n)++;
+    memset(e, 0, elem);
+    return e;
+}
+
+static int64_t new_object(profile *p, builder *b, const char *name,
+                          const char *region)
+{
+    profile_object *o = grow_one((void **)&p->objects, &p->nobjects,
+                                 &b->objects_cap, sizeof *o);
+    if (!o)
+        return -1;
+    o->name = strdup(name);
+    o->region = region;
+    o->lo = UINT64_MAX;
+    o->hot = -1;
+    return o->name ? (int64_t)(p->nobjects - 1) : -1;
+}
+
+static int mapping_block(const heap_block *blk)
+{
+    return blk->kind == MEMTAP_EV_MMAP || blk->kind == MEMTAP_EV_MREMAP;
+}
+
+/* The object of a heap block: its allocation site. */
+static int64_t site_object(profile *p, builder *b, const heap_block *blk)
+{
+    int mapping = mapping_block(blk);
+    uint64_t key = blk->site ^ ((uint64_t)mapping << 63);
+    int64_t i = index_get(&b->by_site, key);
+    if (i >= 0)
+        return i;
+    char code[NAME_CAP / 2], name[NAME_CAP];
+    symbolizer_code(b->sym, blk->site, code, sizeof code);
+    const char *what = mapping ? "mmap" : "malloc";
+    if (blk->kind == MEMTAP_EV_CALLOC)
+        what = "calloc";
+    else if (blk->kind == MEMTAP_EV_REALLOC)
+        what = "realloc";
+    snprintf(name, sizeof name, "%s@%s", what, code);
+    i = new_object(p, b, name, mapping ? "[mmap]" : "[heap]");
+    if (i < 0 || index_put(&b->by_site, key, (uint32_t)i) != 0)
+        return -1;
+    p->objects[i].heap = 1;
+    p->objects[i].site = blk->site;
+    return i;
+}
+
+/* The object of a data address outside the heap blocks: the variable or
+ * section `memtap show` names it after, else its region. */
+static int64_t data_object(profile *p, builder *b, uint64_t addr)
+{
+    addr_slot *slot = &b->cache[(addr ^ (addr >> 12)) % ADDR_CACHE];
+    if (slot->object_plus1 && slot->addr == addr)
+        return slot->object_plus1 - 1;
+    char name[NAME_CAP], object[NAME_CAP];
+    const char *region = symbolizer_region(b->sym, addr);
+    if (symbolizer_data(b->sym, addr, name, sizeof name))
+        renderer_object_of(name, object, sizeof object);
+    else
+        snprintf(object, sizeof object, "%s", region);
+    int64_t i = index_get_str(&b->by_name, object);
+    if (i < 0) {
+        i = new_object(p, b, object, region);
+        if (i < 0 || index_put_str(&b->by_name, object, (uint32_t)i) != 0)
+            return -1;
+    }
+    slot->addr = addr;
+    slot->object_plus1 = (uint32_t)i + 1;
+    return i;
+}
+
+/* Which object addr is in, with the heap block holding it (NULL
+ * outside the heap); -1 when out of memory. */
+static int64_t object_at(profile *p, builder *b, uint64_t addr,
+                         const heap_block **blk)
+{
+    *blk = heap_map_find(b->heap, addr);
+    if (*blk && ((*blk)->flags & MEMTAP_RF_BRK))
+        *blk = NULL; /* the allocator's own growth, not a block */
+    return *blk ? site_object(p, b, *blk) : data_object(p, b, addr);
+}
+
+static void walk_step(profile_walk *w, uint64_t addr, uint64_t size,
+                      uint64_t block)
+{
+    if (w->valid && w->last_block == block) {
+        int64_t d = (int64_t)(addr - w->last_addr);
+        if (d == 0) {
+            w->same++;
+        } else {
+            w->moves++;
+            if ((uint64_t)(d < 0 ? -d : d) == w->last_size)
+                w->sequential++;
+            else if (d == w->last_delta)
+                w->strided++;
+            w->last_delta = d;
+            int k, empty = -1;
+            for (k = 0; k < 4 && w->cand[k] != d; k++)
+                if (!w->cand_n[k] && empty < 0)
+                    empty = k;
+            if (k < 4 && w->cand_n[k])
+                w->cand_n[k]++;
+            else if (empty >= 0)
+                w->cand[empty] = d, w->cand_n[empty] = 1;
+            else
+                for (k = 0; k < 4; k++)
+                    w->cand_n[k]--;
+        }
+    }
+    w->valid = 1;
+    w->last_addr = addr;
+    w->last_size = size;
+    w->last_block = block;
+}
+
+static void classify(profile_object *o)
+{
+    const profile_walk *w = &o->walk;
+    uint64_t all = w->moves + w->same;
+    if (all == 0)
+        o->pattern = PATTERN_NONE;
+    else if (w->same * 10 >= all * 9)
+        o->pattern = PATTERN_SAME;
+    else if (w->sequential * 10 >= w->moves * 6)
+        o->pattern = PATTERN_SEQUENTIAL;
+    else if ((w->sequential + w->strided) * 10 >= w->moves * 6) {
+        o->pattern = PATTERN_STRIDED;
+        int best = 0;
+        for (int k = 1; k < 4; k++)
+            if (w->cand_n[k] > w->cand_n[best])
+                best = k;
+        o->stride = w->cand[best];
+    } else
+        o->pattern = PATTERN_RANDOM;
+}
+
+static int64_t thread_index(profile *p, builder *b, uint32_t tid)
+{
+    int64_t i = index_get(&b->by_tid, tid);
+    if (i >= 0)
+        return i;
+    profile_thread *th = grow_one((void **)&p->threads, &p->nthreads,
+                                  &b->threads_cap, sizeof *th);
+    if (!th)
+        return -1;
+    th->tid = tid;
+    i = (int64_t)p->nthreads - 1;
+    return index_put(&b->by_tid, tid, (uint32_t)i) == 0 ? i : -1;
+}
+
+static profile_insn *insn_at(profile *p, builder *b, uint64_t pc)
+{
+    int64_t i = index_get(&b->by_pc, pc);
+    if (i >= 0)
+        return &p->insns[i];
+    profile_insn *x = grow_one((void **)&p->insns, &p->ninsns, &b->insns_cap,
+                               sizeof *x);
+    if (!x || index_put(&b->by_pc, pc, (uint32_t)(p->ninsns - 1)) != 0)
+        return NULL;
+    x->pc = pc;
+    return x;
+}
+
+/* One access of `kind` to [addr, addr+size) by thread th. */
+static int touch(profile *p, builder *b, int kind, int write, uint64_t addr,
+                 uint64_t size, int64_t th, profile_insn *x)
+{
+    const heap_block *blk;
+    int64_t i = object_at(p, b, addr, &blk);
+    if (i < 0)
+        return -1;
+    profile_object *o = &p->objects[i];
+    o->n[kind]++;
+    o->accesses++;
+    *(write ? &o->bytes_written : &o->bytes_read) += size;
+    uint64_t bit = th < 64 ? 1ull << th : 0;
+    o->threads |= bit;
+    if (write)
+        o->writers |= bit;
+    uint64_t at = blk ? addr - blk->start : addr;
+    if (at < o->lo)
+        o->lo = at;
+    if (at + size > o->hi)
+        o->hi = at + size;
+    walk_step(&o->walk, at, size, blk ? blk->id : 0);
+    if (blk && blk->released) {
+        o->uaf++;
+        x->uaf++;
+        p->uaf++;
+    }
+    x->object = (uint32_t)i;
+    if (blk && index_put(&b->pages, addr / PAGE, 0) != 0)
+        return -1;
+    return 0;
+}
+
+static int kind_of(uint8_t k)
+{
+    switch (k) {
+    case MEMTAP_EV_LOAD: return PROF_L;
+    case MEMTAP_EV_STORE: return PROF_S;
+    case MEMTAP_EV_COPY: return PROF_Y;
+    case MEMTAP_EV_BLOCK_STORE: return PROF_W;
+    case MEMTAP_EV_BLOCK_FETCH: return PROF_G;
+    default: return -1;
+    }
+}
+
+static int add_access(profile *p, builder *b, const memtap_event *ev, int k,
+                      profile_bin *bin)
+{
+    const memtap_record *r = &ev->rec;
+    int64_t th = thread_index(p, b, ev->tid);
+    profile_insn *x = insn_at(p, b, r->pc);
+    if (th < 0 || !x)
+        return -1;
+    p->threads[th].accesses++;
+    x->n[k]++;
+    x->accesses++;
+    p->n[k]++;
+    p->accesses++;
+    bin->n[k]++;
+    if (k == PROF_Y)
+        return touch(p, b, k, 1, r->addr, r->size, th, x) ||
+               touch(p, b, k, 0, r->addr2, r->size, th, x);
+    return touch(p, b, k, k == PROF_S || k == PROF_W, r->addr, r->size, th,
+                 x);
+}
+
+/* The statistics of a heap block coming (sign 1) or going (-1). */
+static int account(profile *p, builder *b, const heap_block *blk, int sign)
+{
+    if (blk->flags & MEMTAP_RF_BRK)
+        return 0;
+    int64_t i = site_object(p, b, blk);
+    if (i < 0)
+        return -1;
+    profile_object *o = &p->objects[i];
+    profile_heap *h = &p->heap;
+    int mapping = mapping_block(blk);
+    if (sign > 0) {
+        o->allocs++;
+        o->alloc_bytes += blk->size;
+        o->live++;
+        o->live_bytes += blk->size;
+        if (o->live_bytes > o->peak_bytes)
+            o->peak_bytes = o->live_bytes;
+        b->last_alloc = blk->id + 1;
+        if (mapping) {
+            h->mappings++;
+            h->mapped_bytes += blk->size;
+            return 0;
+        }
+        h->allocs++;
+        h->alloc_bytes += blk->size;
+        h->live++;
+        h->live_bytes += blk->size;
+        if (h->live_bytes > h->peak_bytes) {
+            h->peak_bytes = h->live_bytes;
+            h->peak_event = b->ordinal;
+        }
+        return 0;
+    }
+    o->frees++;
+    o->live--;
+    o->live_bytes -= blk->size;
+    if (mapping)
+        return 0;
+    h->frees++;
+    h->live--;
+    h->live_bytes -= blk->size;
+    if (b->last_alloc == blk->id + 1) { /* no allocation in between */
+        o->temporary++;
+        h->temporary++;
+    }
+    return 0;
+}
+
+static int add_heap_event(profile *p, builder *b, const memtap_record *r,
+                          profile_bin *bin)
+{
+    heap_block old;
+    if (heap_map_apply(b->heap, r, &old) == 1) {
+        if (account(p, b, &old, -1))
+            return -1;
+        if (!(old.flags & MEMTAP_RF_BRK))
+            bin->frees++;
+    }
+    if (r->kind == MEMTAP_EV_FREE || r->kind == MEMTAP_EV_MUNMAP ||
+        (r->flags & MEMTAP_RF_FAILED) || !r->addr)
+        return 0;
+    const heap_block *blk = heap_map_find(b->heap, r->addr);
+    if (!blk || blk->released || blk->start != r->addr)
+        return 0;
+    if (!(blk->flags & MEMTAP_RF_BRK))
+        bin->allocs++;
+    return account(p, b, blk, 1);
+}
+
+static profile_bin *bin_of(profile *p, const builder *b)
+{
+    uint64_t i = b->ordinal * PROFILE_BINS / b->total;
+    return &p->bins[i < PROFILE_BINS ? i : PROFILE_BINS - 1];
+}
+
+static int add_event(profile *p, builder *b, const memtap_event *ev)
+{
+    profile_bin *bin = bin_of(p, b);
+    int rc = 0;
+    int k = kind_of(ev->rec.kind);
+    if (k >= 0)
+        rc = add_access(p, b, ev, k, bin);
+    else if (render_is_heap_kind(ev->rec.kind))
+        rc = add_heap_event(p, b, &ev->rec, bin);
+    int64_t th = thread_index(p, b, ev->tid);
+    if (th < 0)
+        return -1;
+    p->threads[th].events++;
+    bin->live_bytes = p->heap.live_bytes;
+    p->events++;
+    b->ordinal++;
+    return rc;
+}
+
+static int by_accesses(const void *a, const void *b)
+{
+    const profile_object *x = a, *y = b;
+    if (x->accesses != y->accesses)
+        return x->accesses < y->accesses ? 1 : -1;
+    return strcmp(x->name, y->name);
+}
+
+static int insn_by_accesses(const void *a, const void *b)
+{
+    const profile_insn *x = a, *y = b;
+    if (x->accesses != y->accesses)
+        return x->accesses < y->accesses ? 1 : -1;
+    return x->pc < y->pc ? -1 : x->pc > y->pc;
+}
+
+static int by_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Sorts objects and instructions; b->rank maps an object's first index
+ * (the builder's indexes hold those) to its sorted one. */
+static int finish(profile *p, builder *b)
+{
+    for (size_t i = 0; i < p->nobjects; i++) {
+        classify(&p->objects[i]);
+        p->objects[i].hot = (int)i; /* the first index, for the rank */
+        if (p->objects[i].lo == UINT64_MAX)
+            p->objects[i].lo = 0;
+    }
+    qsort(p->objects, p->nobjects, sizeof *p->objects, by_accesses);
+    b->rank = malloc((p->nobjects + 1) * sizeof *b->rank);
+    if (!b->rank)
+        return -1;
+    for (size_t i = 0; i < p->nobjects; i++) {
+        b->rank[p->objects[i].hot] = (uint32_t)i;
+        p->objects[i].hot = -1;
+    }
+    for (size_t i = 0; i < p->ninsns; i++) {
+        profile_insn *x = &p->insns[i];
+        x->object = b->rank[x->object];
+        char buf[NAME_CAP];
+        symbolizer_code(b->sym, x->pc, buf, sizeof buf);
+        x->name = strdup(buf);
+        if (symbolizer_line(b->sym, x->pc, buf, sizeof buf))
+            x->line = strdup(buf);
+        if (!x->name)
+            return -1;
+    }
+    qsort(p->insns, p->ninsns, sizeof *p->insns, insn_by_accesses);
+    /* bins without events hold the heap as the bin before left it */
+    for (size_t i = 1; i < PROFILE_BINS; i++) {
+        const profile_bin *c = &p->bins[i];
+        int empty = !c->allocs && !c->frees;
+        for (int k = 0; empty && k < PROF_KINDS; k++)
+            empty = !c->n[k];
+        if (empty && (uint64_t)i * b->total / PROFILE_BINS >= p->events)
+            p->bins[i].live_bytes = p->bins[i - 1].live_bytes;
+    }
+    return 0;
+}
+
+static void builder_free(builder *b)
+{
+    if (!b)
+        return;
+    heap_map_destroy(b->heap);
+    index_free(&b->by_name);
+    index_free(&b->by_site);
+    index_free(&b->by_pc);
+    index_free(&b->by_tid);
+    index_free(&b->pages);
+    free(b->cache);
+    free(b->rank);
+    free(b->page_list);
+    free(b);
+}
+
+static int builder_reset(builder *b, const memtap_trace *t)
+{
+    heap_map_destroy(b->heap);
+    b->heap = heap_map_create();
+    b->total = memtap_trace_get_health(t)->events;
+    if (!b->total)
+        b->total = 1;
+    b->ordinal = 0;
+    b->last_alloc = 0;
+    return b->heap ? 0 : -1;
+}
+
+int profile_build(profile *p, memtap_trace *t, symbolizer *sym,
+                  void (*progress)(void *), void *arg)
+{
+    memset(p, 0, sizeof *p);
+    builder *b = calloc(1, sizeof *b);
+    p->state = b;
+    if (!b || !(b->cache = calloc(ADDR_CACHE, sizeof *b->cache)) ||
+        builder_reset(b, t) != 0) {
+        profile_free(p);
+        return MEMTAP_E_NOMEM;
+    }
+    b->sym = sym;
+    memtap_event ev;
+    int rc;
+    while ((rc = memtap_trace_next(t, &ev)) > 0) {
+        if (add_event(p, b, &ev) != 0) {
+            rc = MEMTAP_E_NOMEM;
+            break;
+        }
+        if (progress)
+            progress(arg);
+    }
+    if (rc == 0 && finish(p, b) != 0)
+        rc = MEMTAP_E_NOMEM;
+    if (rc != 0)
+        profile_free(p);
+    return rc < 0 ? rc : MEMTAP_OK;
+}
+
+/* Rows of an object's heatmap: its touched span cut in equal parts. */
+static void object_rows(profile_heatmap *m, const profile_object *o)
+{
+    uint64_t span = o->hi > o->lo ? o->hi - o->lo : 1;
+    m->rows = span < PROFILE_ROWS ? (uint32_t)span : PROFILE_ROWS;
+    uint64_t step = (span + m->rows - 1) / m->rows;
+    m->rows = (uint32_t)((span + step - 1) / step);
+    for (uint32_t r = 0; r < m->rows; r++) {
+        m->row_lo[r] = o->lo + r * step;
+        m->row_hi[r] = o->lo + (r + 1) * step;
+    }
+}
+
+/* Rows of the heap's heatmap: its touched pages in address order, as many
+ * to a row as make PROFILE_ROWS rows (unused address space left out). */
+static int heap_rows(profile_heatmap *m, builder *b)
+{
+    b->page_list = malloc((b->pages.n + 1) * sizeof *b->page_list);
+    if (!b->page_list)
+        return -1;
+    b->npages = 0;
+    for (size_t i = 0; i < b->pages.cap; i++)
+        if (b->pages.v[i].used)
+            b->page_list[b->npages++] = b->pages.v[i].key;
+    qsort(b->page_list, b->npages, sizeof *b->page_list, by_u64);
+    size_t n = b->npages;
+    m->rows = n < PROFILE_ROWS ? (uint32_t)n : PROFILE_ROWS;
+    for (uint32_t r = 0; r < m->rows; r++) {
+        m->row_lo[r] = b->page_list[r * n / m->rows] * PAGE;
+        m->row_hi[r] = (b->page_list[(r + 1) * n / m->rows - 1] + 1) * PAGE;
+    }
+    return 0;
+}
+
+static void count_cell(profile_heatmap *m, uint64_t at, size_t bin)
+{
+    uint32_t lo = 0, hi = m->rows; /* the last row starting at or below */
+    while (hi - lo > 1) {
+        uint32_t mid = (lo + hi) / 2;
+        if (m->row_lo[mid] <= at)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    if (m->rows && at >= m->row_lo[lo] && at < m->row_hi[lo])
+        m->cells[lo][bin]++;
+}
+
+static int heat_touch(profile *p, builder *b, uint64_t addr, size_t bin)
+{
+    const heap_block *blk;
+    int64_t i = object_at(p, b, addr, &blk);
+    if (i < 0)
+        return -1;
+    if (blk)
+        count_cell(&p->maps[0], addr, bin);
+    const profile_object *o = &p->objects[b->rank[i]];
+    if (o->hot >= 0)
+        count_cell(&p->maps[o->hot], blk ? addr - blk->start : addr, bin);
+    return 0;
+}
+
+int profile_heatmaps(profile *p, memtap_trace *t,
+                     void (*progress)(void *), void *arg)
+{
+    builder *b = p->state;
+    size_t hot = 0;
+    while (hot < PROFILE_HOT && hot < p->nobjects &&
+           p->objects[hot].accesses)
+        hot++;
+    p->maps = calloc(hot + 1, sizeof *p->maps);
+    if (!p->maps || builder_reset(b, t) != 0 || heap_rows(&p->maps[0], b))
+        return MEMTAP_E_NOMEM;
+    p->nmaps = hot + 1;
+    p->maps[0].object = -1;
+    for (size_t i = 0; i < hot; i++) {
+        p->objects[i].hot = (int)i + 1;
+        p->maps[i + 1].object = (int)i;
+        object_rows(&p->maps[i + 1], &p->objects[i]);
+    }
+    memtap_event ev;
+    int rc;
+    while ((rc = memtap_trace_next(t, &ev)) > 0) {
+        const memtap_record *r = &ev.rec;
+        size_t bin = (size_t)(bin_of(p, b) - p->bins);
+        int k = kind_of(r->kind);
+        if (k >= 0) {
+            if (heat_touch(p, b, r->addr, bin) ||
+                (k == PROF_Y && heat_touch(p, b, r->addr2, bin)))
+                return MEMTAP_E_NOMEM;
+        } else if (render_is_heap_kind(r->kind)) {
+            heap_map_apply(b->heap, r, NULL);
+        }
+        b->ordinal++;
+        if (progress)
+            progress(arg);
+    }
+    return rc < 0 ? rc : MEMTAP_OK;
+}
+
+void profile_free(profile *p)
+{
+    for (size_t i = 0; i < p->nobjects; i++)
+        free(p->objects[i].name);
+    for (size_t i = 0; i < p->ninsns; i++) {
+        free(p->insns[i].name);
+        free(p->insns[i].line);
+    }
+    free(p->objects);
+    free(p->insns);
+    free(p->threads);
+    free(p->maps);
+    builder_free(p->state);
+    memset(p, 0, sizeof *p);
+}

@@ -1,0 +1,130 @@
+/*
+ * profile.h - what `memtap report` tells about a trace: its objects
+ * (variables and sections by name, heap blocks grouped by allocation site)
+ * with access counts by kind and access pattern, its hottest instructions,
+ * uses after free, the allocation summary, thread sharing, and, for
+ * pictures, access counts over time and address x time heatmaps.
+ *
+ * Counts are records as `memtap show` prints them: a block operation (Y W
+ * G) counts once for each object it touches (a copy: its source and its
+ * destination).  Time is the trace's event order, cut into PROFILE_BINS
+ * equal spans of events.
+ */
+#ifndef MEMTAP_REPORT_PROFILE_H
+#define MEMTAP_REPORT_PROFILE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "memtap/trace.h"
+#include "symbols/symbolizer.h"
+
+#define PROFILE_BINS 200  /* time columns */
+#define PROFILE_ROWS 64   /* address rows of a heatmap */
+#define PROFILE_HOT 8     /* hottest objects with a heatmap of their own */
+
+enum profile_kind { PROF_L, PROF_S, PROF_Y, PROF_W, PROF_G, PROF_KINDS };
+
+typedef enum profile_pattern {
+    PATTERN_NONE,       /* fewer than two accesses */
+    PATTERN_SAME,       /* the same address again and again */
+    PATTERN_SEQUENTIAL, /* each access right after the one before */
+    PATTERN_STRIDED,    /* a constant distance apart (stride) */
+    PATTERN_RANDOM,
+} profile_pattern;
+
+/* How an object's consecutive accesses moved (within one heap block). */
+typedef struct profile_walk {
+    uint64_t last_addr, last_size, last_block;
+    int64_t last_delta;
+    int valid;
+    uint64_t moves, same, sequential, strided;
+    int64_t cand[4];           /* most frequent distances (Misra-Gries) */
+    uint64_t cand_n[4];
+} profile_walk;
+
+typedef struct profile_object {
+    char *name;          /* "config", "libc.so.6:.bss", "malloc@main+26" */
+    const char *region;  /* "[heap]", "[mmap]", "[prog]", "[stack]"... */
+    int heap;            /* the blocks of one allocation site */
+    uint64_t site;       /* heap: the allocation call site */
+    uint64_t n[PROF_KINDS];
+    uint64_t accesses, bytes_read, bytes_written;
+    uint64_t uaf;        /* accesses to its blocks after they were freed */
+    uint64_t threads, writers; /* bit i: thread i (profile order, < 64) */
+    uint64_t lo, hi;     /* addresses touched (heap: offsets in blocks) */
+    profile_walk walk;
+    profile_pattern pattern;
+    int64_t stride;      /* PATTERN_STRIDED: the distance */
+    /* heap sites */
+    uint64_t allocs, alloc_bytes, frees, temporary;
+    uint64_t live, live_bytes, peak_bytes;
+    int hot;             /* index of its heatmap, or -1 */
+} profile_object;
+
+typedef struct profile_insn {
+    uint64_t pc;
+    uint64_t n[PROF_KINDS];
+    uint64_t accesses, uaf;
+    uint32_t object;     /* the object it touched last */
+    char *name, *line;   /* "main+26", "prog.c:12" (or NULL) */
+} profile_insn;
+
+typedef struct profile_thread {
+    uint32_t tid;
+    uint64_t events, accesses;
+} profile_thread;
+
+typedef struct profile_bin {
+    uint64_t n[PROF_KINDS];
+    uint64_t allocs, frees;
+    uint64_t live_bytes; /* heap bytes allocated at the bin's end */
+} profile_bin;
+
+/* A heatmap: rows of addresses (an object's offsets, or the heap's
+ * touched pages in address order) x PROFILE_BINS columns of time. */
+typedef struct profile_heatmap {
+    int object;          /* the object's index, or -1: the whole heap */
+    uint64_t row_lo[PROFILE_ROWS], row_hi[PROFILE_ROWS];
+    uint32_t rows;
+    uint64_t cells[PROFILE_ROWS][PROFILE_BINS];
+} profile_heatmap;
+
+typedef struct profile_heap {
+    uint64_t allocs, frees, alloc_bytes, temporary;
+    uint64_t live, live_bytes, peak_bytes, peak_event;
+    uint64_t mappings, mapped_bytes;
+} profile_heap;
+
+typedef struct profile {
+    profile_object *objects;  /* by accesses, most first (after build) */
+    size_t nobjects;
+    profile_insn *insns;      /* by accesses, most first */
+    size_t ninsns;
+    profile_thread *threads;  /* in order of first event */
+    size_t nthreads;
+    profile_bin bins[PROFILE_BINS];
+    profile_heap heap;
+    uint64_t events, accesses, uaf;
+    uint64_t n[PROF_KINDS];
+    profile_heatmap *maps;    /* [0] the heap, then the hot objects */
+    size_t nmaps;
+    void *state;              /* the builder's (profile.c) */
+} profile;
+
+/* Walks the trace (opened, at its start) and fills p.  progress, when not
+ * NULL, is called once per event.  Returns MEMTAP_OK or the walk's error
+ * (p is then freed). */
+int profile_build(profile *p, memtap_trace *t, symbolizer *sym,
+                  void (*progress)(void *), void *arg);
+
+/* Walks the trace again (reopened at its start) to fill the heatmaps of
+ * the heap and of the PROFILE_HOT hottest objects. */
+int profile_heatmaps(profile *p, memtap_trace *t,
+                     void (*progress)(void *), void *arg);
+
+void profile_free(profile *p);
+
+const char *profile_pattern_name(profile_pattern pattern);
+
+#endif

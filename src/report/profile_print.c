@@ -1,0 +1,312 @@
+/*
+ * profile_print.c - a report's profile as text for a terminal and as one
+ * JSON object for programs and the HTML page (profile_print.h).
+ */
+#include "report/profile_print.h"
+
+#include "report/json.h"
+
+#include <inttypes.h>
+#include <stddef.h>
+#include <string.h>
+
+static const char kind_letters[PROF_KINDS] = { 'L', 'S', 'Y', 'W', 'G' };
+
+static double share(uint64_t part, uint64_t all)
+{
+    return all ? 100.0 * (double)part / (double)all : 0.0;
+}
+
+static unsigned popcount(uint64_t x) { return (unsigned)__builtin_popcountll(x); }
+
+static void pattern_text(const profile_object *o, char *buf, size_t cap)
+{
+    if (o->pattern == PATTERN_STRIDED)
+        snprintf(buf, cap, "strided %+" PRId64, o->stride);
+    else
+        snprintf(buf, cap, "%s", profile_pattern_name(o->pattern));
+}
+
+static void text_objects(const profile *p, FILE *o, size_t top)
+{
+    fprintf(o, "\nHottest objects (heap blocks by allocation site)\n"
+               "%10s %6s %9s %9s %9s %11s %11s  %-14s %s\n",
+            "accesses", "%", "loads", "stores", "blocks", "bytes read",
+            "written", "pattern", "object");
+    for (size_t i = 0; i < p->nobjects && i < top; i++) {
+        const profile_object *x = &p->objects[i];
+        if (!x->accesses)
+            break;
+        char pattern[32];
+        pattern_text(x, pattern, sizeof pattern);
+        fprintf(o, "%10" PRIu64 " %5.1f%% %9" PRIu64 " %9" PRIu64 " %9" PRIu64
+                   " %11" PRIu64 " %11" PRIu64 "  %-14s %s %s",
+                x->accesses, share(x->accesses, p->accesses), x->n[PROF_L],
+                x->n[PROF_S], x->n[PROF_Y] + x->n[PROF_W] + x->n[PROF_G],
+                x->bytes_read, x->bytes_written, pattern, x->name, x->region);
+        if (x->uaf)
+            fprintf(o, " (%" PRIu64 " after free)", x->uaf);
+        fputc('\n', o);
+    }
+}
+
+static void text_insns(const profile *p, FILE *o, size_t top)
+{
+    fprintf(o, "\nHottest instructions\n%10s %6s  %-5s %-28s %-28s %s\n",
+            "accesses", "%", "kinds", "instruction", "line", "object (last)");
+    for (size_t i = 0; i < p->ninsns && i < top; i++) {
+        const profile_insn *x = &p->insns[i];
+        char kinds[PROF_KINDS + 1];
+        size_t n = 0;
+        for (int k = 0; k < PROF_KINDS; k++)
+            if (x->n[k])
+                kinds[n++] = kind_letters[k];
+        kinds[n] = '\0';
+        fprintf(o, "%10" PRIu64 " %5.1f%%  %-5s %-28s %-28s %s\n",
+                x->accesses, share(x->accesses, p->accesses), kinds, x->name,
+                x->line ? x->line : "-", p->objects[x->object].name);
+    }
+}
+
+static void text_uaf(const profile *p, FILE *o, size_t top)
+{
+    if (!p->uaf)
+        return;
+    fprintf(o, "\nUses after free: %" PRIu64 " accesses to freed blocks\n",
+            p->uaf);
+    size_t shown = 0;
+    for (size_t i = 0; i < p->ninsns && shown < top; i++) {
+        const profile_insn *x = &p->insns[i];
+        if (!x->uaf)
+            continue;
+        shown++;
+        fprintf(o, "%10" PRIu64 "  %-28s %-28s %s\n", x->uaf, x->name,
+                x->line ? x->line : "-", p->objects[x->object].name);
+    }
+}
+
+static void text_heap(const profile *p, FILE *o, size_t top)
+{
+    const profile_heap *h = &p->heap;
+    fprintf(o, "\nHeap: %" PRIu64 " allocations (%" PRIu64 " bytes), %" PRIu64
+               " frees, %" PRIu64 " temporary (freed before the next "
+               "allocation)\n      peak %" PRIu64 " bytes live (event %"
+               PRIu64 "); not freed at the end: %" PRIu64 " blocks, %" PRIu64
+               " bytes\n",
+            h->allocs, h->alloc_bytes, h->frees, h->temporary, h->peak_bytes,
+            h->peak_event, h->live, h->live_bytes);
+    if (h->mappings)
+        fprintf(o, "      mappings: %" PRIu64 " (%" PRIu64 " bytes)\n",
+                h->mappings, h->mapped_bytes);
+    fprintf(o, "\nAllocation sites\n%8s %12s %12s %9s %9s %12s  %s\n",
+            "allocs", "bytes", "peak bytes", "temporary", "not freed",
+            "bytes", "site");
+    size_t shown = 0;
+    for (size_t i = 0; i < p->nobjects && shown < top; i++) {
+        const profile_object *x = &p->objects[i];
+        if (!x->heap || !x->allocs)
+            continue;
+        shown++;
+        fprintf(o, "%8" PRIu64 " %12" PRIu64 " %12" PRIu64 " %9" PRIu64
+                   " %9" PRIu64 " %12" PRIu64 "  %s\n",
+                x->allocs, x->alloc_bytes, x->peak_bytes, x->temporary,
+                x->live, x->live_bytes, x->name);
+    }
+}
+
+static void text_threads(const profile *p, FILE *o, size_t top)
+{
+    if (p->nthreads < 2)
+        return;
+    fprintf(o, "\nThreads\n%10s %12s %12s\n", "tid", "events", "accesses");
+    for (size_t i = 0; i < p->nthreads; i++)
+        fprintf(o, "%10" PRIu32 " %12" PRIu64 " %12" PRIu64 "\n",
+                p->threads[i].tid, p->threads[i].events,
+                p->threads[i].accesses);
+    fprintf(o, "\nObjects several threads touch\n%10s %8s %8s  %s\n",
+            "accesses", "threads", "writers", "object");
+    size_t shown = 0;
+    for (size_t i = 0; i < p->nobjects && shown < top; i++) {
+        const profile_object *x = &p->objects[i];
+        if (popcount(x->threads) < 2)
+            continue;
+        shown++;
+        fprintf(o, "%10" PRIu64 " %8u %8u  %s\n", x->accesses,
+                popcount(x->threads), popcount(x->writers), x->name);
+    }
+    if (!shown)
+        fputs("  (none)\n", o);
+}
+
+void profile_print_text(const profile *p, const profile_meta *m, FILE *o,
+                        size_t top)
+{
+    fprintf(o, "memtap report: %s (pid %" PRIu32 "): %" PRIu64 " events, %"
+               PRIu64 " accesses (",
+            m->program, m->pid, p->events, p->accesses);
+    for (int k = 0; k < PROF_KINDS; k++)
+        fprintf(o, "%s%c %" PRIu64, k ? ", " : "", kind_letters[k], p->n[k]);
+    fputs(")\n", o);
+    if (!m->complete)
+        fputs("warning: the trace may be incomplete (see the warnings "
+              "above): these counts are a lower bound\n", o);
+    text_objects(p, o, top);
+    text_insns(p, o, top);
+    text_uaf(p, o, top);
+    text_heap(p, o, top);
+    text_threads(p, o, top);
+}
+
+static void json_counts(FILE *o, const uint64_t *n)
+{
+    for (int k = 0; k < PROF_KINDS; k++)
+        fprintf(o, ", \"%c\": %" PRIu64, kind_letters[k], n[k]);
+}
+
+static void json_object(FILE *o, const profile_object *x)
+{
+    fputs("{\"name\": ", o);
+    json_str(o, x->name);
+    fputs(", \"region\": ", o);
+    json_str(o, x->region);
+    fprintf(o, ", \"heap\": %s, \"accesses\": %" PRIu64, x->heap ? "true" : "false",
+            x->accesses);
+    json_counts(o, x->n);
+    fprintf(o, ", \"bytes_read\": %" PRIu64 ", \"bytes_written\": %" PRIu64
+               ", \"pattern\": \"%s\", \"stride\": %" PRId64
+               ", \"threads\": %u, \"writers\": %u, \"after_free\": %" PRIu64 ", ",
+            x->bytes_read, x->bytes_written, profile_pattern_name(x->pattern),
+            x->pattern == PATTERN_STRIDED ? x->stride : 0, popcount(x->threads),
+            popcount(x->writers), x->uaf);
+    json_addr(o, x->heap ? "offset_lo" : "lo", x->lo);
+    fputs(", ", o);
+    json_addr(o, x->heap ? "offset_hi" : "hi", x->hi);
+    if (x->heap) {
+        fputs(", ", o);
+        json_addr(o, "site", x->site);
+        fprintf(o, ", \"allocs\": %" PRIu64 ", \"alloc_bytes\": %" PRIu64
+                   ", \"frees\": %" PRIu64 ", \"temporary\": %" PRIu64
+                   ", \"peak_bytes\": %" PRIu64 ", \"not_freed\": %" PRIu64
+                   ", \"not_freed_bytes\": %" PRIu64,
+                x->allocs, x->alloc_bytes, x->frees, x->temporary,
+                x->peak_bytes, x->live, x->live_bytes);
+    }
+    fputc('}', o);
+}
+
+static void json_insn(FILE *o, const profile *p, const profile_insn *x)
+{
+    fputc('{', o);
+    json_addr(o, "pc", x->pc);
+    fputs(", \"name\": ", o);
+    json_str(o, x->name);
+    fputs(", \"line\": ", o);
+    if (x->line)
+        json_str(o, x->line);
+    else
+        fputs("null", o);
+    fprintf(o, ", \"accesses\": %" PRIu64, x->accesses);
+    json_counts(o, x->n);
+    fprintf(o, ", \"after_free\": %" PRIu64 ", \"object\": ", x->uaf);
+    json_str(o, p->objects[x->object].name);
+    fputc('}', o);
+}
+
+static void json_series(FILE *o, const char *key, const profile *p,
+                        size_t field_offset)
+{
+    fprintf(o, "\"%s\": [", key);
+    for (size_t i = 0; i < PROFILE_BINS; i++)
+        fprintf(o, "%s%" PRIu64, i ? ", " : "",
+                *(const uint64_t *)((const char *)&p->bins[i] + field_offset));
+    fputc(']', o);
+}
+
+static void json_timeline(FILE *o, const profile *p)
+{
+    fprintf(o, "\"timeline\": {\"bins\": %d, ", PROFILE_BINS);
+    for (int k = 0; k < PROF_KINDS; k++) {
+        char key[2] = { kind_letters[k], 0 };
+        json_series(o, key, p, offsetof(profile_bin, n) + k * sizeof(uint64_t));
+        fputs(", ", o);
+    }
+    json_series(o, "allocs", p, offsetof(profile_bin, allocs));
+    fputs(", ", o);
+    json_series(o, "frees", p, offsetof(profile_bin, frees));
+    fputs(", ", o);
+    json_series(o, "live_bytes", p, offsetof(profile_bin, live_bytes));
+    fputc('}', o);
+}
+
+static void json_heatmap(FILE *o, const profile *p, const profile_heatmap *m)
+{
+    fputs("{\"object\": ", o);
+    if (m->object >= 0)
+        json_str(o, p->objects[m->object].name);
+    else
+        fputs("null", o);
+    fputs(", \"rows\": [", o);
+    for (uint32_t r = 0; r < m->rows; r++) {
+        fputs(r ? ", [" : "[", o);
+        fprintf(o, "\"0x%" PRIx64 "\", \"0x%" PRIx64 "\"]", m->row_lo[r],
+                m->row_hi[r]);
+    }
+    fputs("], \"cells\": [", o); /* [row, bin, count], non-zero ones */
+    int first = 1;
+    for (uint32_t r = 0; r < m->rows; r++)
+        for (size_t c = 0; c < PROFILE_BINS; c++)
+            if (m->cells[r][c]) {
+                fprintf(o, "%s[%" PRIu32 ", %zu, %" PRIu64 "]",
+                        first ? "" : ", ", r, c, m->cells[r][c]);
+                first = 0;
+            }
+    fputs("]}", o);
+}
+
+void profile_print_json(const profile *p, const profile_meta *m, FILE *o)
+{
+    fputs("{\"trace\": ", o);
+    json_str(o, m->path);
+    fputs(", \"program\": ", o);
+    json_str(o, m->program);
+    fprintf(o, ", \"pid\": %" PRIu32 ", \"complete\": %s, \"events\": %" PRIu64
+               ", \"accesses\": %" PRIu64 ", \"after_free\": %" PRIu64
+               ", \"kinds\": {",
+            m->pid, m->complete ? "true" : "false", p->events, p->accesses,
+            p->uaf);
+    for (int k = 0; k < PROF_KINDS; k++)
+        fprintf(o, "%s\"%c\": %" PRIu64, k ? ", " : "", kind_letters[k], p->n[k]);
+    const profile_heap *h = &p->heap;
+    fprintf(o, "},\n\"heap\": {\"allocs\": %" PRIu64 ", \"alloc_bytes\": %" PRIu64
+               ", \"frees\": %" PRIu64 ", \"temporary\": %" PRIu64
+               ", \"peak_bytes\": %" PRIu64 ", \"peak_event\": %" PRIu64
+               ", \"not_freed\": %" PRIu64 ", \"not_freed_bytes\": %" PRIu64
+               ", \"mappings\": %" PRIu64 ", \"mapped_bytes\": %" PRIu64 "},\n",
+            h->allocs, h->alloc_bytes, h->frees, h->temporary, h->peak_bytes,
+            h->peak_event, h->live, h->live_bytes, h->mappings,
+            h->mapped_bytes);
+    fputs("\"objects\": [", o);
+    for (size_t i = 0; i < p->nobjects; i++) {
+        fputs(i ? ",\n " : "\n ", o);
+        json_object(o, &p->objects[i]);
+    }
+    fputs("],\n\"instructions\": [", o);
+    for (size_t i = 0; i < p->ninsns; i++) {
+        fputs(i ? ",\n " : "\n ", o);
+        json_insn(o, p, &p->insns[i]);
+    }
+    fputs("],\n\"threads\": [", o);
+    for (size_t i = 0; i < p->nthreads; i++)
+        fprintf(o, "%s{\"tid\": %" PRIu32 ", \"events\": %" PRIu64
+                   ", \"accesses\": %" PRIu64 "}",
+                i ? ", " : "", p->threads[i].tid, p->threads[i].events,
+                p->threads[i].accesses);
+    fputs("],\n", o);
+    json_timeline(o, p);
+    fputs(",\n\"heatmaps\": [", o);
+    for (size_t i = 0; i < p->nmaps; i++) {
+        fputs(i ? ",\n " : "\n ", o);
+        json_heatmap(o, p, &p->maps[i]);
+    }
+    fputs("]}\n", o);
+}
