@@ -499,16 +499,20 @@ int profile_build(profile *p, memtap_trace *t, symbolizer *sym,
     return rc < 0 ? rc : MEMTAP_OK;
 }
 
-/* Rows of an object's heatmap: its touched span cut in equal parts. */
+/* Rows of an object's heatmap: its touched span cut in as many equal
+ * parts, a power of two bytes each (cache lines stay whole), as make at
+ * most PROFILE_ROWS. */
 static void object_rows(profile_heatmap *m, const profile_object *o)
 {
-    uint64_t span = o->hi > o->lo ? o->hi - o->lo : 1;
-    m->rows = span < PROFILE_ROWS ? (uint32_t)span : PROFILE_ROWS;
-    uint64_t step = (span + m->rows - 1) / m->rows;
-    m->rows = (uint32_t)((span + step - 1) / step);
+    uint64_t step = 1;
+    while ((o->hi - (o->lo & ~(step - 1)) + step - 1) / step > PROFILE_ROWS)
+        step *= 2;
+    uint64_t lo = o->lo & ~(step - 1);
+    uint64_t rows = o->hi > lo ? (o->hi - lo + step - 1) / step : 1;
+    m->rows = (uint32_t)rows;
     for (uint32_t r = 0; r < m->rows; r++) {
-        m->row_lo[r] = o->lo + r * step;
-        m->row_hi[r] = o->lo + (r + 1) * step;
+        m->row_lo[r] = lo + r * step;
+        m->row_hi[r] = lo + (r + 1) * step;
     }
 }
 

@@ -1,0 +1,210 @@
+#!/usr/bin/env python3
+"""memtap report: counts and patterns hand-computed from small programs
+(report_walks.c, heat_counts.c, share_lines.c), per-instruction counts
+equal to the trace's own records (`memtap show --raw --format csv`), and
+the HTML page opened in headless Chromium: no console or page errors, no
+network request, and charts that hold the report's numbers.
+
+Usage: report_tests.py TEST_NAME   (MEMTAP_BUILD names the build tree)
+"""
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+from memtap_tests import TMP, check, check_eq, memtap, prog, run_named, show
+
+PAGE_TEST = os.path.join(os.path.dirname(__file__), "../browser/report_page.mjs")
+
+
+def traced(name, engine="fault", *args):
+    path = os.path.join(TMP, "%s-%s.mtr" % (name, engine))
+    memtap("run", "-q", "--engine", engine, "-o", path, "--", prog(name), *args)
+    return path
+
+
+def report_json(path, *opts):
+    return json.loads(memtap("report", "-q", "--json", "-", *opts, path).stdout)
+
+
+def objects(rep):
+    return {o["name"]: o for o in rep["objects"]}
+
+
+def site_object(rep, line):
+    """The heap object whose allocation site is at source line `line` of
+    report_walks.c (the allocation sites' own instructions name it)."""
+    names = {x["object"] for x in rep["instructions"] if x["line"] == "report_walks.c:%d" % line}
+    check_eq(len(names), 1, "one object accessed at line %d" % line)
+    return objects(rep)[names.pop()]
+
+
+def test_report_walks():
+    """Every object of report_walks.c has the counts, pattern and heap
+    facts its source says, under both engines."""
+    for engine in ("fault", "static"):
+        rep = report_json(traced("report_walks", engine))
+        obj = objects(rep)
+        seq = obj["seq_arr"]
+        check_eq((seq["S"], seq["L"], seq["pattern"], seq["bytes_written"]),
+                 (256, 0, "sequential", 1024), "seq_arr (%s)" % engine)
+        table = obj["table"]
+        check_eq((table["L"], table["S"], table["pattern"]), (100, 0, "random"),
+                 "table (%s)" % engine)
+        records = site_object(rep, 30)
+        check_eq((records["L"], records["pattern"], records["stride"], records["allocs"],
+                  records["alloc_bytes"], records["not_freed"]),
+                 (64, "strided", 16, 1, 1024, 0), "records (%s)" % engine)
+        gone = site_object(rep, 42)
+        check_eq((gone["S"], gone["L"], gone["after_free"], gone["temporary"]),
+                 (1, 3, 3, 1), "gone (%s)" % engine)
+        check_eq(rep["after_free"], 3, "uses after free (%s)" % engine)
+        uaf = [x for x in rep["instructions"] if x["after_free"]]
+        check_eq([(x["line"], x["after_free"]) for x in uaf], [("report_walks.c:42", 3)],
+                 "the instruction that reads after free (%s)" % engine)
+        sites = [o for o in rep["objects"] if o["heap"]]
+        churn = [o for o in sites if o["allocs"] == 10]
+        check(len(churn) == 1 and churn[0]["temporary"] == 10 and churn[0]["alloc_bytes"] == 320,
+              "ten temporary 32-byte blocks at one site (%s): %r" % (engine, churn))
+        kept = [o for o in sites if o["alloc_bytes"] == 1000]
+        check(len(kept) == 1 and kept[0]["not_freed"] == 1 and kept[0]["not_freed_bytes"] == 1000,
+              "the kept block is not freed (%s): %r" % (engine, kept))
+        heap = rep["heap"]
+        check_eq(heap["allocs"], sum(o["allocs"] for o in sites if o["region"] == "[heap]"),
+                 "allocations: the sites' sum (%s)" % engine)
+        check(heap["temporary"] >= 11 and heap["not_freed_bytes"] >= 1000, "heap summary %r" % heap)
+        check(rep["complete"], "a complete trace")
+
+
+def csv_counts(path):
+    """(pc, kind) -> records, from the trace's own CSV lines."""
+    rows = [l.split(",") for l in show(path, "--raw", "--format", "csv")[1:]]
+    counts = {}
+    for r in rows:
+        if r[2] in "LSYWG":
+            key = (int(r[3], 16), r[2])
+            counts[key] = counts.get(key, 0) + 1
+    return counts
+
+
+def test_report_equals_show():
+    """Per instruction and kind, the report counts what `memtap show`
+    prints; the object totals add up to the accesses (a copy twice)."""
+    for name in ("report_walks", "blockops", "share_lines"):
+        path = traced(name)
+        rep = report_json(path)
+        got = {}
+        for x in rep["instructions"]:
+            for k in "LSYWG":
+                if x[k]:
+                    got[(int(x["pc"], 16), k)] = x[k]
+        check_eq(got, csv_counts(path), "%s: counts per instruction" % name)
+        kinds = rep["kinds"]
+        check_eq(sum(kinds.values()), rep["accesses"], "%s: kinds" % name)
+        check_eq(sum(o["accesses"] for o in rep["objects"]), rep["accesses"] + kinds["Y"],
+                 "%s: objects" % name)
+        text = memtap("report", path).stdout
+        check("%d accesses" % rep["accesses"] in text.splitlines()[0], "text header: " + text[:200])
+
+
+def test_report_threads():
+    """share_lines: the pair two threads write (and main prints) and the
+    word all read are shared; main's own word is not."""
+    rep = report_json(traced("share_lines"))
+    obj = objects(rep)
+    check(len(rep["threads"]) == 3, "three threads: %r" % rep["threads"])
+    check_eq((obj["neighbours"]["threads"], obj["neighbours"]["writers"]), (3, 2), "neighbours")
+    check(obj["together"]["threads"] >= 2, "together: %r" % obj["together"])
+    check_eq(obj["only_main"]["threads"], 1, "only_main")
+    text = memtap("report", os.path.join(TMP, "share_lines-fault.mtr")).stdout
+    check("Objects several threads touch" in text and "neighbours" in text.split("several threads")[1],
+          "the text lists the shared objects")
+
+
+def open_page(html):
+    p = subprocess.run(["node", PAGE_TEST, html], capture_output=True, text=True, timeout=120)
+    check(p.returncode == 0, "the page test could not run: %s" % p.stderr[-2000:])
+    return json.loads(p.stdout)
+
+
+def heat_sum(chart):
+    return sum(c[2] for c in chart["series"][0]["data"])
+
+
+def test_report_html():
+    """heat_counts in headless Chromium: no errors, no network; the
+    accesses chart holds the counts per kind, the allocation chart the
+    allocations, every heatmap its object's accesses, and the heap block's
+    heatmap the hand-computed counts per offset (10 stores at 0, 20 loads
+    at 64, 5 loads and 5 stores at 128)."""
+    path = traced("heat_counts")
+    html = os.path.join(TMP, "heat_counts.html")
+    memtap("report", "-q", "--html", html, path)
+    page = open_page(html)
+    check_eq(page["errors"], [], "errors in the page")
+    check(not page["incompleteShown"], "no incomplete-trace warning")
+    d, charts = page["data"], page["charts"]
+    check_eq(d, report_json(path), "the page's data is the report's JSON")
+    by_name = {s["name"]: sum(s["data"]) for s in charts["chart-accesses"]["series"]}
+    check_eq([by_name[n] for n in ("loads", "stores", "copies", "block stores", "block fetches")],
+             [d["kinds"][k] for k in "LSYWG"], "accesses chart")
+    alloc = {s["name"]: s["data"] for s in charts["chart-allocations"]["series"]}
+    check_eq(sum(alloc["allocations"]), d["heap"]["allocs"] + d["heap"]["mappings"], "allocations")
+    check_eq(max(alloc["bytes live"]), d["heap"]["peak_bytes"], "peak")
+    obj = objects(d)
+    heap_accesses = sum(o["accesses"] for o in d["objects"] if o["heap"])
+    check_eq(heat_sum(charts["chart-heap"]), heap_accesses, "the heap's heatmap")
+    block = None
+    for i, m in enumerate(d["heatmaps"]):
+        if m["object"] is None:
+            continue
+        chart = charts["chart-object-%d" % i]
+        check_eq(heat_sum(chart), obj[m["object"]]["accesses"], "heatmap of " + m["object"])
+        if obj[m["object"]]["heap"] and obj[m["object"]]["alloc_bytes"] == 256:
+            block = (m, chart)
+    check(block is not None, "the 256-byte block has a heatmap")
+    m, chart = block
+    per_offset = {}
+    for col, row, n in chart["series"][0]["data"]:
+        off = int(m["rows"][row][0], 16)
+        per_offset[off] = per_offset.get(off, 0) + n
+    check_eq(per_offset, {0: 10, 64: 20, 128: 10}, "accesses per offset of the block")
+
+
+def test_report_incomplete():
+    """A trace cut short: the report warns in text, JSON and the page."""
+    path = traced("report_walks")
+    data = open(path, "rb").read()
+    cut = os.path.join(TMP, "cut.mtr")
+    open(cut, "wb").write(data[: len(data) * 2 // 3])
+    p = memtap("report", cut, check_rc=False)
+    check("warning" in p.stderr and "incomplete" in p.stdout, "text warns: %s" % p.stdout[:300])
+    check(not report_json(cut)["complete"], "JSON says incomplete")
+    html = os.path.join(TMP, "cut.html")
+    memtap("report", "-q", "--html", html, cut)
+    page = open_page(html)
+    check_eq(page["errors"], [], "errors in the page")
+    check(page["incompleteShown"], "the page shows the warning")
+
+
+def test_report_bad_input():
+    """Bad options and files: a clear message and a non-zero exit, and no
+    page left behind."""
+    path = traced("heat_counts")
+    for args, want in ((["--top", "0"], "positive number"), (["--top", "x"], "positive number")):
+        p = memtap("report", *args, path, check_rc=False)
+        check(p.returncode != 0 and want in p.stderr, "%s: %s" % (args, p.stderr))
+    junk = os.path.join(TMP, "junk.mtr")
+    open(junk, "w").write("not a trace\n")
+    p = memtap("report", junk, check_rc=False)
+    check(p.returncode != 0 and "not a memtap trace" in p.stderr, p.stderr)
+    p = memtap("report", "--html", "/nonexistent/dir/r.html", path, check_rc=False)
+    check(p.returncode != 0 and "r.html" in p.stderr, p.stderr)
+
+
+if __name__ == "__main__":
+    if not shutil.which("node"):
+        print("node is missing: run scripts/deps.sh")
+        sys.exit(1)
+    sys.exit(run_named(globals(), sys.argv[1]))
