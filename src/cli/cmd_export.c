@@ -6,6 +6,7 @@
 #include "cli.h"
 
 #include "report/export.h"
+#include "report/export_parquet.h"
 #include "report/export_sqlite.h"
 
 #include <errno.h>
@@ -37,6 +38,13 @@ static const char usage[] =
     "                     accesses, blocks, modules, threads and names (the\n"
     "                     objects and functions 'memtap show' names),\n"
     "                     indexed by object, instruction and thread\n"
+    "  --format parquet   Parquet files (-o DIR) for DuckDB, Polars, Spark:\n"
+    "                     DIR/accesses/pid=P/tid=T/, DIR/blocks/pid=P/,\n"
+    "                     DIR/modules/pid=P/, DIR/threads/pid=P/ (hive\n"
+    "                     partitions; the traces of a parent and its\n"
+    "                     children export into one DIR), written by DuckDB's\n"
+    "                     library (lib/memtap/libduckdb.so beside memtap, or\n"
+    "                     $MEMTAP_DUCKDB)\n"
     "  --line N           cache line size for the pieces (default 64; a\n"
     "                     power of two from 4 to 4096)\n"
     "  --whole-blocks     lackey: a block operation as one line of its size\n"
@@ -74,9 +82,19 @@ static int export_trace(const char *path, const export_options *opt,
 
 static void step_progress(void *p) { cli_progress_step(p); }
 
-/* --format sqlite: the database at db. */
-static int export_database(const char *path, const char *db, int quiet)
+typedef enum database_format { DB_NONE, DB_SQLITE, DB_PARQUET } database_format;
+
+/* --format sqlite or parquet: the database or directory at out. */
+static int export_database(const char *path, database_format format,
+                           const char *out, int quiet)
 {
+    char lib[4096];
+    if (format == DB_PARQUET &&
+        cli_find_library("MEMTAP_DUCKDB", "libduckdb.so", lib, sizeof lib))
+        return cli_error("--format parquet", "DuckDB's library "
+                         "(libduckdb.so) is not beside memtap: run "
+                         "scripts/deps.sh and build again, or set "
+                         "MEMTAP_DUCKDB");
     memtap_trace *t;
     if (cli_open_trace(path, &t))
         return 1;
@@ -89,9 +107,14 @@ static int export_database(const char *path, const char *db, int quiet)
         cli_progress_start(&p, "export", memtap_trace_get_health(t)->events,
                            NULL, quiet);
         char err[512];
-        if (export_sqlite(t, sym, db, step_progress, &p, err, sizeof err))
-            status = cli_error(db, "%s", err);
+        int rc = format == DB_SQLITE
+                     ? export_sqlite(t, sym, out, step_progress, &p, err,
+                                     sizeof err)
+                     : export_parquet(t, sym, lib, out, step_progress, &p,
+                                      err, sizeof err);
         cli_progress_end(&p);
+        if (rc)
+            status = cli_error(out, "%s", err);
         cli_report_health(path, t, 1);
     }
     symbolizer_destroy(sym);
@@ -114,7 +137,8 @@ int cmd_export(int argc, char **argv)
     const char *output = NULL;
     char *end;
     unsigned long line;
-    int c, quiet = 0, sqlite = 0;
+    int c, quiet = 0;
+    database_format database = DB_NONE;
     while ((c = getopt_long(argc, argv, "o:qh", longopts, NULL)) != -1) {
         switch (c) {
         case 'f':
@@ -123,10 +147,12 @@ int cmd_export(int argc, char **argv)
             else if (strcmp(optarg, "dinero") == 0)
                 opt.format = EXPORT_DINERO;
             else if (strcmp(optarg, "sqlite") == 0)
-                sqlite = 1;
+                database = DB_SQLITE;
+            else if (strcmp(optarg, "parquet") == 0)
+                database = DB_PARQUET;
             else
-                return cli_error("--format", "'%s': expected lackey, dinero "
-                                             "or sqlite", optarg);
+                return cli_error("--format", "'%s': expected lackey, dinero, "
+                                             "sqlite or parquet", optarg);
             break;
         case 'l':
             errno = 0;
@@ -148,9 +174,12 @@ int cmd_export(int argc, char **argv)
         fputs(usage, stderr);
         return 2;
     }
-    if (sqlite)
-        return output ? export_database(argv[optind], output, quiet)
-                      : cli_error("--format sqlite", "needs -o FILE");
+    if (database != DB_NONE)
+        return output ? export_database(argv[optind], database, output, quiet)
+                      : cli_error(database == DB_SQLITE ? "--format sqlite"
+                                                        : "--format parquet",
+                                  "needs -o %s",
+                                  database == DB_SQLITE ? "FILE" : "DIR");
     FILE *out = cli_output_open(output);
     if (!out)
         return 1;

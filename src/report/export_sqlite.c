@@ -9,14 +9,14 @@
  *   threads(tid, first_seq, last_seq, events)
  *   names(id, name)                      objects and functions
  *
- * Names are the ones `memtap show` prints: a function is the symbol of an
- * instruction, an object the heap block, variable or section an address
- * lies in.  One transaction, no journal: a failed export leaves no
- * database behind.
+ * Names are the ones `memtap show` prints (export_rows.h): a function is
+ * the symbol of an instruction, an object the heap block, variable or
+ * section an address lies in.  One transaction, no journal: a failed
+ * export leaves no database behind.
  */
 #include "report/export_sqlite.h"
 
-#include "report/render.h"
+#include "report/export_rows.h"
 
 #include <inttypes.h>
 #include <sqlite3.h>
@@ -58,14 +58,10 @@ typedef struct name_slot {
 
 typedef struct writer {
     sqlite3 *db;
-    sqlite3_stmt *access, *block, *freed, *unmapped, *name_add, *name_id,
-        *thread;
-    renderer *r;
+    sqlite3_stmt *access, *block, *module, *name_add, *name_id, *thread;
     name_slot *names;
     char *err;
     size_t errcap;
-    struct { uint32_t tid; uint64_t first, last, events; } *threads;
-    size_t nthreads, threads_cap;
 } writer;
 
 static int fail(writer *w, const char *what)
@@ -114,147 +110,70 @@ static int step(writer *w, sqlite3_stmt *s, const char *what)
     return rc == SQLITE_DONE ? 0 : fail(w, what);
 }
 
-static int count_thread(writer *w, uint32_t tid, uint64_t seq)
+static int put_access(void *arg, const export_access *a)
 {
-    for (size_t i = w->nthreads; i-- > 0;) /* few threads, recent last */
-        if (w->threads[i].tid == tid) {
-            w->threads[i].last = seq;
-            w->threads[i].events++;
-            return 0;
-        }
-    if (w->nthreads == w->threads_cap) {
-        size_t cap = w->threads_cap ? 2 * w->threads_cap : 16;
-        void *p = realloc(w->threads, cap * sizeof *w->threads);
-        if (!p)
-            return fail(w, "threads");
-        w->threads = p;
-        w->threads_cap = cap;
-    }
-    w->threads[w->nthreads].tid = tid;
-    w->threads[w->nthreads].first = w->threads[w->nthreads].last = seq;
-    w->threads[w->nthreads++].events = 1;
-    return 0;
-}
-
-static int add_access(writer *w, const memtap_event *ev)
-{
-    const memtap_record *x = &ev->rec;
-    char data[NAME_CAP], object[NAME_CAP], code[NAME_CAP];
-    const char *region = renderer_name_data(w->r, x->addr, data, sizeof data);
-    renderer_object_of(data, object, sizeof object);
-    const char *fn = renderer_name_code(w->r, x->pc, code, sizeof code);
-    size_t flen = strcspn(fn, "+ "); /* the symbol, without "+offset" */
-    char function[NAME_CAP];
-    snprintf(function, sizeof function, "%.*s", (int)flen, fn);
-    int64_t fid = name_id(w, function), oid = name_id(w, object);
+    writer *w = arg;
+    int64_t fid = name_id(w, a->function), oid = name_id(w, a->object);
     if (fid < 0 || oid < 0)
         return fail(w, "names");
-    char kind[2] = { (char)x->kind, 0 };
     sqlite3_stmt *s = w->access;
-    sqlite3_bind_int64(s, 1, (int64_t)x->seq);
-    sqlite3_bind_int64(s, 2, ev->tid);
-    sqlite3_bind_text(s, 3, kind, 1, SQLITE_TRANSIENT);
-    sqlite3_bind_int64(s, 4, (int64_t)x->pc);
-    sqlite3_bind_int64(s, 5, (int64_t)x->addr);
-    sqlite3_bind_int64(s, 6, (int64_t)x->size);
-    if (x->kind == MEMTAP_EV_COPY)
-        sqlite3_bind_int64(s, 7, (int64_t)x->addr2);
+    sqlite3_bind_int64(s, 1, (int64_t)a->seq);
+    sqlite3_bind_int64(s, 2, a->tid);
+    sqlite3_bind_text(s, 3, a->kind, 1, SQLITE_STATIC);
+    sqlite3_bind_int64(s, 4, (int64_t)a->pc);
+    sqlite3_bind_int64(s, 5, (int64_t)a->address);
+    sqlite3_bind_int64(s, 6, (int64_t)a->size);
+    if (a->has_source)
+        sqlite3_bind_int64(s, 7, (int64_t)a->source);
     else
         sqlite3_bind_null(s, 7);
-    sqlite3_bind_int64(s, 8, x->count);
+    sqlite3_bind_int64(s, 8, a->count);
     sqlite3_bind_int64(s, 9, fid);
     sqlite3_bind_int64(s, 10, oid);
-    sqlite3_bind_text(s, 11, region, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(s, 11, a->region, -1, SQLITE_STATIC);
     return step(w, s, "accesses");
 }
 
-/* Marks the live blocks at addr (or, for U, inside [addr, addr+size))
- * freed at seq. */
-static int release(writer *w, const memtap_record *x, uint64_t addr)
+static int put_block(void *arg, const export_block *b)
 {
-    int range = x->kind == MEMTAP_EV_MUNMAP;
-    sqlite3_stmt *s = range ? w->unmapped : w->freed;
-    sqlite3_bind_int64(s, 1, (int64_t)x->seq);
-    sqlite3_bind_int64(s, 2, (int64_t)addr);
-    if (range)
-        sqlite3_bind_int64(s, 3, (int64_t)(addr + x->size));
-    return step(w, s, "blocks");
-}
-
-static int add_block(writer *w, const memtap_event *ev)
-{
-    const memtap_record *x = &ev->rec;
-    if ((x->kind == MEMTAP_EV_REALLOC || x->kind == MEMTAP_EV_MREMAP) &&
-        x->addr2 && release(w, x, x->addr2))
-        return -1;
-    if (x->kind == MEMTAP_EV_FREE || x->kind == MEMTAP_EV_MUNMAP)
-        return release(w, x, x->addr);
-    if ((x->flags & MEMTAP_RF_FAILED) || !x->addr)
-        return 0;
-    char code[NAME_CAP];
-    int64_t site = name_id(w, renderer_name_code(w->r, x->pc, code,
-                                                 sizeof code));
+    writer *w = arg;
+    int64_t site = name_id(w, b->site_name);
     if (site < 0)
         return fail(w, "names");
-    char kind[2] = { (char)x->kind, 0 };
     sqlite3_stmt *s = w->block;
-    sqlite3_bind_int64(s, 1, (int64_t)x->aux);
-    sqlite3_bind_text(s, 2, kind, 1, SQLITE_TRANSIENT);
-    sqlite3_bind_int64(s, 3, (int64_t)x->addr);
-    sqlite3_bind_int64(s, 4, (int64_t)x->size);
-    sqlite3_bind_int64(s, 5, (int64_t)x->pc);
+    sqlite3_bind_int64(s, 1, (int64_t)b->number);
+    sqlite3_bind_text(s, 2, b->kind, 1, SQLITE_STATIC);
+    sqlite3_bind_int64(s, 3, (int64_t)b->address);
+    sqlite3_bind_int64(s, 4, (int64_t)b->size);
+    sqlite3_bind_int64(s, 5, (int64_t)b->site);
     sqlite3_bind_int64(s, 6, site);
-    sqlite3_bind_int64(s, 7, ev->tid);
-    sqlite3_bind_int64(s, 8, (int64_t)x->seq);
+    sqlite3_bind_int64(s, 7, b->tid);
+    sqlite3_bind_int64(s, 8, (int64_t)b->alloc_seq);
+    if (b->freed)
+        sqlite3_bind_int64(s, 9, (int64_t)b->free_seq);
+    else
+        sqlite3_bind_null(s, 9);
     return step(w, s, "blocks");
 }
 
-static int add_event(writer *w, const memtap_event *ev)
+static int put_module(void *arg, const memtap_module *m, const char *build_id)
 {
-    if (count_thread(w, ev->tid, ev->rec.seq))
-        return -1;
-    if (render_is_access_kind(ev->rec.kind))
-        return add_access(w, ev);
-    /* a block's row names the heap as it was before the event */
-    int rc = render_is_heap_kind(ev->rec.kind) ? add_block(w, ev) : 0;
-    renderer_learn(w->r, ev);
-    return rc;
+    writer *w = arg;
+    sqlite3_bind_int64(w->module, 1, m->id);
+    sqlite3_bind_text(w->module, 2, m->path, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(w->module, 3, (int64_t)m->base);
+    sqlite3_bind_text(w->module, 4, build_id, -1, SQLITE_STATIC);
+    return step(w, w->module, "modules");
 }
 
-static int add_modules(writer *w, const memtap_trace *t)
+static int put_thread(void *arg, const export_thread *t)
 {
-    sqlite3_stmt *s;
-    if (sqlite3_prepare_v2(w->db, "INSERT INTO modules VALUES(?,?,?,?)", -1,
-                           &s, NULL) != SQLITE_OK)
-        return fail(w, "modules");
-    int rc = 0;
-    for (size_t i = 0; rc == 0 && i < memtap_trace_module_count(t); i++) {
-        const memtap_module *m = memtap_trace_module_at(t, i);
-        char id[2 * 32 + 1];
-        for (size_t k = 0; k < m->build_id_len; k++)
-            snprintf(id + 2 * k, 3, "%02x", m->build_id[k]);
-        id[2 * m->build_id_len] = '\0';
-        sqlite3_bind_int64(s, 1, m->id);
-        sqlite3_bind_text(s, 2, m->path, -1, SQLITE_STATIC);
-        sqlite3_bind_int64(s, 3, (int64_t)m->base);
-        sqlite3_bind_text(s, 4, id, -1, SQLITE_STATIC);
-        rc = step(w, s, "modules");
-    }
-    sqlite3_finalize(s);
-    return rc;
-}
-
-static int add_threads(writer *w)
-{
-    int rc = 0;
-    for (size_t i = 0; rc == 0 && i < w->nthreads; i++) {
-        sqlite3_bind_int64(w->thread, 1, w->threads[i].tid);
-        sqlite3_bind_int64(w->thread, 2, (int64_t)w->threads[i].first);
-        sqlite3_bind_int64(w->thread, 3, (int64_t)w->threads[i].last);
-        sqlite3_bind_int64(w->thread, 4, (int64_t)w->threads[i].events);
-        rc = step(w, w->thread, "threads");
-    }
-    return rc;
+    writer *w = arg;
+    sqlite3_bind_int64(w->thread, 1, t->tid);
+    sqlite3_bind_int64(w->thread, 2, (int64_t)t->first_seq);
+    sqlite3_bind_int64(w->thread, 3, (int64_t)t->last_seq);
+    sqlite3_bind_int64(w->thread, 4, (int64_t)t->events);
+    return step(w, w->thread, "threads");
 }
 
 static int prepare(writer *w)
@@ -263,12 +182,8 @@ static int prepare(writer *w)
         { offsetof(writer, access),
           "INSERT INTO accesses VALUES(?,?,?,?,?,?,?,?,?,?,?)" },
         { offsetof(writer, block),
-          "INSERT INTO blocks VALUES(?,?,?,?,?,?,?,?,NULL)" },
-        { offsetof(writer, freed),
-          "UPDATE blocks SET free_seq=?1 WHERE address=?2 AND free_seq IS NULL" },
-        { offsetof(writer, unmapped),
-          "UPDATE blocks SET free_seq=?1 WHERE address>=?2 AND address<?3"
-          " AND free_seq IS NULL AND kind IN ('P','E')" },
+          "INSERT INTO blocks VALUES(?,?,?,?,?,?,?,?,?)" },
+        { offsetof(writer, module), "INSERT INTO modules VALUES(?,?,?,?)" },
         { offsetof(writer, name_add), "INSERT OR IGNORE INTO names(name) VALUES(?)" },
         { offsetof(writer, name_id), "SELECT id FROM names WHERE name=?" },
         { offsetof(writer, thread), "INSERT INTO threads VALUES(?,?,?,?)" },
@@ -283,15 +198,13 @@ static int prepare(writer *w)
 
 static void writer_close(writer *w)
 {
-    sqlite3_stmt *all[] = { w->access, w->block, w->freed, w->unmapped,
-                            w->name_add, w->name_id, w->thread };
+    sqlite3_stmt *all[] = { w->access, w->block, w->module, w->name_add,
+                            w->name_id, w->thread };
     for (size_t i = 0; i < sizeof all / sizeof *all; i++)
         sqlite3_finalize(all[i]);
     for (size_t i = 0; w->names && i < NAME_SLOTS; i++)
         free(w->names[i].name);
     free(w->names);
-    free(w->threads);
-    renderer_destroy(w->r);
     sqlite3_close(w->db);
 }
 
@@ -307,11 +220,9 @@ int export_sqlite(memtap_trace *t, symbolizer *sym, const char *path,
         snprintf(err, errcap, "exists already (remove it first)");
         return -1;
     }
-    render_options ro = { RENDER_MADT, RENDER_SYMBOLIC, 0 };
-    w.r = renderer_create(sym, &ro, NULL);
     w.names = calloc(NAME_SLOTS, sizeof *w.names);
     int rc = 0;
-    if (!w.r || !w.names) {
+    if (!w.names) {
         rc = fail(&w, "memory");
     } else if (sqlite3_open_v2(path, &w.db,
                                SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
@@ -322,25 +233,13 @@ int export_sqlite(memtap_trace *t, symbolizer *sym, const char *path,
     } else {
         rc = prepare(&w);
     }
+    export_sink sink = { put_module, put_access, put_block, put_thread, &w };
     if (rc == 0)
-        rc = add_modules(&w, t);
-    memtap_event ev;
-    int walk = 0;
-    while (rc == 0 && (walk = memtap_trace_next(t, &ev)) > 0) {
-        rc = add_event(&w, &ev);
-        if (progress)
-            progress(arg);
-    }
-    if (rc == 0 && walk < 0) {
-        snprintf(err, errcap, "%s", memtap_status_string(walk));
-        rc = -1;
-    }
-    if (rc == 0)
-        rc = add_threads(&w);
+        rc = export_rows(t, sym, &sink, progress, arg, err, errcap);
     if (rc == 0 && sqlite3_exec(w.db, indexes, NULL, NULL, NULL) != SQLITE_OK)
         rc = fail(&w, "index");
     writer_close(&w);
     if (rc != 0)
         unlink(path); /* nothing half written */
-    return rc;
+    return rc ? -1 : 0;
 }

@@ -8,6 +8,7 @@ file's site table.
 Usage: export_tests.py TEST_NAME   (MEMTAP_BUILD names the build tree)
 """
 import os
+import re
 import sys
 
 from memtap_tests import TMP, check, check_eq, memtap, prog, run_named, trace
@@ -148,10 +149,87 @@ def test_export_sqlite():
     check(p.returncode != 0 and "needs -o" in p.stderr, "no database without -o")
 
 
+def duckdb_query(sql):
+    """The rows of a query run by DuckDB itself (its C library, the one
+    `memtap export --format parquet` loads), every value as a string."""
+    import ctypes
+    lib = ctypes.CDLL(os.path.join(os.environ.get("MEMTAP_BUILD", ""), "lib/memtap/libduckdb.so"))
+    db, con = ctypes.c_void_p(), ctypes.c_void_p()
+    result = ctypes.create_string_buffer(48)  # duckdb_result
+    lib.duckdb_value_varchar.restype = ctypes.c_void_p
+    lib.duckdb_result_error.restype = ctypes.c_char_p
+    lib.duckdb_row_count.restype = ctypes.c_uint64
+    lib.duckdb_column_count.restype = ctypes.c_uint64
+    check(lib.duckdb_open(None, ctypes.byref(db)) == 0 and
+          lib.duckdb_connect(db, ctypes.byref(con)) == 0, "DuckDB opens")
+    try:
+        ok = lib.duckdb_query(con, sql.encode(), result) == 0
+        check(ok, "DuckDB: %s: %s" % (sql, lib.duckdb_result_error(result)))
+        rows = []
+        for r in range(lib.duckdb_row_count(result)):
+            row = []
+            for c in range(lib.duckdb_column_count(result)):
+                v = lib.duckdb_value_varchar(result, ctypes.c_uint64(c), ctypes.c_uint64(r))
+                row.append(ctypes.string_at(v).decode() if v else None)
+                lib.duckdb_free(ctypes.c_void_p(v))
+            rows.append(tuple(row))
+        lib.duckdb_destroy_result(result)
+        return rows
+    finally:
+        lib.duckdb_disconnect(ctypes.byref(con))
+        lib.duckdb_close(ctypes.byref(db))
+
+
+def test_export_parquet():
+    """--format parquet: DuckDB reads back every access (by kind and by
+    thread, one partition per thread), block, module and thread of the
+    trace; the traces of a parent and its child export into one directory
+    side by side; an export is never written over."""
+    import shutil
+    out = os.path.join(TMP, "pq")
+    shutil.rmtree(out, ignore_errors=True)
+    for name in ("share_lines", "blockops"):
+        path, _ = trace(name, out="pq_%s.mtr" % name)
+        memtap("export", "--format", "parquet", "-o", out, path)
+        rows = [l.split(",") for l in memtap("show", "--raw", "--format", "csv", path).stdout.splitlines()[1:]]
+        pid = re.search(r"^pid: (\d+)$", memtap("info", path).stdout, re.M).group(1)
+        part = os.path.join(out, "accesses", "pid=" + pid)
+        files = "read_parquet('%s/**/*.parquet', hive_partitioning = true)" % part
+        want = {}
+        for r in rows:
+            if r[2] in "LSYWG":
+                want[(r[1], r[2])] = want.get((r[1], r[2]), 0) + 1
+        got = {(t, k): int(n) for t, k, n in duckdb_query(
+            "select tid, kind, count(*) from %s group by tid, kind" % files)}
+        check_eq(got, want, "%s: accesses per thread and kind" % name)
+        tids = sorted(d for d in os.listdir(part))
+        check_eq(tids, sorted({"tid=" + t for t, _ in want}), "%s: a partition per thread" % name)
+        allocs = sum(1 for r in rows if r[2] in "MCPRE" and int(r[4], 16))
+        blocks = duckdb_query("select count(*), count(free_seq) from read_parquet('%s/blocks/pid=%s/*.parquet')"
+                              % (out, pid))[0]
+        check_eq(int(blocks[0]), allocs, "%s: blocks" % name)
+        frees = sum(1 for r in rows if r[2] == "F" and int(r[4], 16))
+        check_eq(int(blocks[1]), frees, "%s: freed blocks have their free_seq" % name)
+        modules = memtap("info", path).stdout.count("\nmodule ")
+        check_eq(duckdb_query("select count(*) from read_parquet('%s/modules/pid=%s/*.parquet')"
+                              % (out, pid)), [(str(modules),)], "%s: modules" % name)
+        events = duckdb_query("select sum(events) from read_parquet('%s/threads/pid=%s/*.parquet')"
+                              % (out, pid))
+        check_eq(events, [(str(len(rows)),)], "%s: the threads' events" % name)
+        p = memtap("export", "--format", "parquet", "-o", out, path, check_rc=False)
+        check(p.returncode != 0 and "already" in p.stderr, "a second export of one process is refused")
+    pids = duckdb_query("select count(distinct pid) from read_parquet('%s/accesses/**/*.parquet', "
+                        "hive_partitioning = true)" % out)
+    check_eq(pids, [("2",)], "two processes side by side")
+    p = memtap("export", "--format", "parquet", "-o", os.path.join(TMP, "pq_none"),
+               path, env={"MEMTAP_DUCKDB": "/nonexistent/libduckdb.so"}, check_rc=False)
+    check(p.returncode != 0 and "MEMTAP_DUCKDB" in p.stderr, "no DuckDB: %s" % p.stderr)
+
+
 def test_export_bad_input():
     """Bad options and files get a clear message and a non-zero exit."""
     path, _ = trace("blockops", out="x_bad.mtr")
-    for args, want in ((["--format", "pin"], "expected lackey, dinero or sqlite"),
+    for args, want in ((["--format", "pin"], "expected lackey, dinero, sqlite or parquet"),
                        (["--line", "48"], "a power of two"),
                        (["--line", "8192"], "a power of two")):
         p = memtap("export", *args, path, check_rc=False)

@@ -1,0 +1,31 @@
+/*
+ * export_parquet.h - a trace as Parquet files for dataframe and cluster
+ * engines (DuckDB, Polars, Spark), written by DuckDB's library (loaded at
+ * run time from the path given):
+ *
+ *   DIR/accesses/pid=P/tid=T/data_N.parquet   one partition per thread
+ *   DIR/blocks/pid=P/data_N.parquet           heap blocks and mappings
+ *   DIR/modules/pid=P/data_N.parquet
+ *   DIR/threads/pid=P/data_N.parquet
+ *
+ * The columns are those of the SQLite export (export_sqlite.h) with names
+ * as strings and a pid column; the traces of one run's processes (a
+ * parent and its forked children) export into one DIR side by side.
+ */
+#ifndef MEMTAP_REPORT_EXPORT_PARQUET_H
+#define MEMTAP_REPORT_EXPORT_PARQUET_H
+
+#include <stddef.h>
+
+#include "memtap/trace.h"
+#include "symbols/symbolizer.h"
+
+/* Writes the trace's events, walked from the start, into dir (created if
+ * needed; refused when it holds this process's files already).  progress,
+ * when not NULL, is called once per event.  Returns 0, or -1 with the
+ * reason in err. */
+int export_parquet(memtap_trace *t, symbolizer *sym, const char *duckdb_lib,
+                   const char *dir, void (*progress)(void *), void *arg,
+                   char *err, size_t errcap);
+
+#endif

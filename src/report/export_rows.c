@@ -1,0 +1,256 @@
+/*
+ * export_rows.c - the rows of the database exports (export_rows.h).  Live
+ * blocks wait in a table keyed by address until their release (free,
+ * realloc, munmap of a range of mappings) completes their row.
+ */
+#include "report/export_rows.h"
+
+#include "report/index.h"
+#include "report/render.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define NAME_CAP 1024
+
+typedef struct live_block {
+    export_block row;
+    char *site_name;
+    int used;
+} live_block;
+
+typedef struct walk {
+    const export_sink *sink;
+    renderer *r;
+    live_block *blocks;       /* slots; unused ones are on the free list */
+    size_t nblocks, blocks_cap;
+    uint32_t *free_slots;
+    size_t nfree;
+    index_map by_address;     /* live block address -> slot */
+    export_thread *threads;
+    size_t nthreads, threads_cap;
+    index_map by_tid;
+    char *err;
+    size_t errcap;
+} walk;
+
+static int oom(walk *w)
+{
+    snprintf(w->err, w->errcap, "out of memory");
+    return -1;
+}
+
+static int grow(void **v, size_t *cap, size_t n, size_t elem)
+{
+    if (n < *cap)
+        return 0;
+    size_t c = *cap ? 2 * *cap : 64;
+    void *p = realloc(*v, c * elem);
+    if (!p)
+        return -1;
+    *v = p;
+    *cap = c;
+    return 0;
+}
+
+static int count_thread(walk *w, uint32_t tid, uint64_t seq)
+{
+    int64_t i = index_get(&w->by_tid, tid);
+    if (i < 0) {
+        if (grow((void **)&w->threads, &w->threads_cap, w->nthreads,
+                 sizeof *w->threads) ||
+            index_put(&w->by_tid, tid, (uint32_t)w->nthreads))
+            return oom(w);
+        i = (int64_t)w->nthreads++;
+        w->threads[i] = (export_thread){ tid, seq, seq, 0 };
+    }
+    w->threads[i].last_seq = seq;
+    w->threads[i].events++;
+    return 0;
+}
+
+static int add_access(walk *w, const memtap_event *ev)
+{
+    const memtap_record *x = &ev->rec;
+    char data[NAME_CAP], object[NAME_CAP], code[NAME_CAP], function[NAME_CAP];
+    export_access a = { ev->tid, x->seq, { (char)x->kind, 0 }, x->pc, x->addr,
+                        x->size, x->kind == MEMTAP_EV_COPY, x->addr2,
+                        x->count, function, object, NULL };
+    a.region = renderer_name_data(w->r, x->addr, data, sizeof data);
+    renderer_object_of(data, object, sizeof object);
+    const char *fn = renderer_name_code(w->r, x->pc, code, sizeof code);
+    snprintf(function, sizeof function, "%.*s", (int)strcspn(fn, "+ "), fn);
+    return w->sink->access(w->sink->arg, &a) ? 1 : 0;
+}
+
+/* Completes the row of the block in slot i, released at seq. */
+static int release_slot(walk *w, uint32_t i, uint64_t seq)
+{
+    live_block *b = &w->blocks[i];
+    b->row.freed = 1;
+    b->row.free_seq = seq;
+    b->row.site_name = b->site_name;
+    int rc = w->sink->block(w->sink->arg, &b->row) ? 1 : 0;
+    free(b->site_name);
+    b->site_name = NULL;
+    b->used = 0;
+    w->free_slots[w->nfree++] = i;
+    return rc;
+}
+
+static int release(walk *w, uint64_t addr, uint64_t seq)
+{
+    int64_t i = index_get(&w->by_address, addr);
+    if (i < 0 || (size_t)i >= w->nblocks || !w->blocks[i].used ||
+        w->blocks[i].row.address != addr)
+        return 0;
+    index_put(&w->by_address, addr, UINT32_MAX); /* gone */
+    return release_slot(w, (uint32_t)i, seq);
+}
+
+/* munmap: every live mapping inside [addr, end). */
+static int release_range(walk *w, uint64_t addr, uint64_t end, uint64_t seq)
+{
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < w->nblocks; i++) {
+        live_block *b = &w->blocks[i];
+        if (b->used && b->row.address >= addr && b->row.address < end &&
+            (b->row.kind[0] == MEMTAP_EV_MMAP ||
+             b->row.kind[0] == MEMTAP_EV_MREMAP)) {
+            if (index_get(&w->by_address, b->row.address) == (int64_t)i)
+                index_put(&w->by_address, b->row.address, UINT32_MAX);
+            rc = release_slot(w, (uint32_t)i, seq);
+        }
+    }
+    return rc;
+}
+
+static int add_block(walk *w, const memtap_event *ev)
+{
+    const memtap_record *x = &ev->rec;
+    char code[NAME_CAP];
+    const char *site = renderer_name_code(w->r, x->pc, code, sizeof code);
+    uint32_t i;
+    if (w->nfree) {
+        i = w->free_slots[--w->nfree];
+    } else {
+        if (grow((void **)&w->blocks, &w->blocks_cap, w->nblocks,
+                 sizeof *w->blocks))
+            return oom(w);
+        uint32_t *slots = realloc(w->free_slots,
+                                  w->blocks_cap * sizeof *slots);
+        if (!slots)
+            return oom(w);
+        w->free_slots = slots;
+        i = (uint32_t)w->nblocks++;
+    }
+    live_block *b = &w->blocks[i];
+    memset(b, 0, sizeof *b);
+    b->row = (export_block){ x->aux, { (char)x->kind, 0 }, x->addr, x->size,
+                             x->pc, NULL, ev->tid, x->seq, 0, 0 };
+    b->site_name = strdup(site);
+    b->used = 1;
+    if (!b->site_name || index_put(&w->by_address, x->addr, i))
+        return oom(w);
+    return 0;
+}
+
+static int heap_event(walk *w, const memtap_event *ev)
+{
+    const memtap_record *x = &ev->rec;
+    int rc = 0;
+    if ((x->kind == MEMTAP_EV_REALLOC || x->kind == MEMTAP_EV_MREMAP) &&
+        x->addr2)
+        rc = release(w, x->addr2, x->seq);
+    else if (x->kind == MEMTAP_EV_FREE)
+        rc = release(w, x->addr, x->seq);
+    else if (x->kind == MEMTAP_EV_MUNMAP)
+        rc = release_range(w, x->addr, x->addr + x->size, x->seq);
+    if (rc || x->kind == MEMTAP_EV_FREE || x->kind == MEMTAP_EV_MUNMAP ||
+        (x->flags & MEMTAP_RF_FAILED) || !x->addr)
+        return rc;
+    return add_block(w, ev);
+}
+
+static int add_event(walk *w, const memtap_event *ev)
+{
+    if (count_thread(w, ev->tid, ev->rec.seq))
+        return -1;
+    if (render_is_access_kind(ev->rec.kind))
+        return add_access(w, ev);
+    /* a block's row names the heap as it was before the event */
+    int rc = render_is_heap_kind(ev->rec.kind) ? heap_event(w, ev) : 0;
+    renderer_learn(w->r, ev);
+    return rc;
+}
+
+static int add_modules(walk *w, const memtap_trace *t)
+{
+    for (size_t i = 0; i < memtap_trace_module_count(t); i++) {
+        const memtap_module *m = memtap_trace_module_at(t, i);
+        char id[2 * 32 + 1] = "";
+        for (size_t k = 0; k < m->build_id_len && k < 32; k++)
+            snprintf(id + 2 * k, 3, "%02x", m->build_id[k]);
+        if (w->sink->module(w->sink->arg, m, id))
+            return 1;
+    }
+    return 0;
+}
+
+/* The blocks still live and the threads, at the end. */
+static int finish(walk *w)
+{
+    for (size_t i = 0; i < w->nblocks; i++) {
+        live_block *b = &w->blocks[i];
+        if (!b->used)
+            continue;
+        b->row.site_name = b->site_name;
+        if (w->sink->block(w->sink->arg, &b->row))
+            return 1;
+    }
+    for (size_t i = 0; i < w->nthreads; i++)
+        if (w->sink->thread(w->sink->arg, &w->threads[i]))
+            return 1;
+    return 0;
+}
+
+static void walk_free(walk *w)
+{
+    for (size_t i = 0; i < w->nblocks; i++)
+        free(w->blocks[i].site_name);
+    free(w->blocks);
+    free(w->free_slots);
+    free(w->threads);
+    index_free(&w->by_address);
+    index_free(&w->by_tid);
+    renderer_destroy(w->r);
+}
+
+int export_rows(memtap_trace *t, symbolizer *sym, const export_sink *sink,
+                void (*progress)(void *), void *parg, char *err,
+                size_t errcap)
+{
+    walk w;
+    memset(&w, 0, sizeof w);
+    w.sink = sink;
+    w.err = err;
+    w.errcap = errcap;
+    render_options ro = { RENDER_MADT, RENDER_SYMBOLIC, 0 };
+    w.r = renderer_create(sym, &ro, NULL);
+    int rc = w.r ? add_modules(&w, t) : oom(&w);
+    memtap_event ev;
+    int got = 0;
+    while (rc == 0 && (got = memtap_trace_next(t, &ev)) > 0) {
+        rc = add_event(&w, &ev);
+        if (progress)
+            progress(parg);
+    }
+    if (rc == 0 && got < 0) {
+        snprintf(err, errcap, "%s", memtap_status_string(got));
+        rc = -1;
+    }
+    if (rc == 0)
+        rc = finish(&w);
+    walk_free(&w);
+    return rc;
+}

@@ -1,0 +1,64 @@
+/*
+ * export_rows.h - a trace as the rows of the tables the database exports
+ * write (SQLite, Parquet through DuckDB): accesses named as `memtap show`
+ * names them, heap blocks and mappings with their allocation and release,
+ * modules and threads.  The walk owns naming and the heap; a sink only
+ * stores rows.
+ */
+#ifndef MEMTAP_REPORT_EXPORT_ROWS_H
+#define MEMTAP_REPORT_EXPORT_ROWS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "memtap/trace.h"
+#include "symbols/symbolizer.h"
+
+typedef struct export_access {
+    uint32_t tid;
+    uint64_t seq;
+    char kind[2];            /* "L", "S", "Y", "W", "G" */
+    uint64_t pc, address, size;
+    int has_source;          /* a copy (Y): source holds where from */
+    uint64_t source;
+    uint32_t count;          /* accesses the record stands for */
+    const char *function;    /* "main" (the symbol, without +offset) */
+    const char *object;      /* "<malloc0001@main+26>", "config", ... */
+    const char *region;      /* "[heap]", "[prog]", ... */
+} export_access;
+
+typedef struct export_block {
+    uint64_t number;         /* the allocation number */
+    char kind[2];            /* "M", "C", "R", "P", "E" */
+    uint64_t address, size, site;
+    const char *site_name;   /* "main+26" */
+    uint32_t tid;
+    uint64_t alloc_seq;
+    int freed;               /* free_seq is set (else live at the end) */
+    uint64_t free_seq;
+} export_block;
+
+typedef struct export_thread {
+    uint32_t tid;
+    uint64_t first_seq, last_seq, events;
+} export_thread;
+
+/* Where rows go: each returns 0, or non-zero after saying why (in the
+ * sink's own error buffer), which stops the walk. */
+typedef struct export_sink {
+    int (*module)(void *arg, const memtap_module *m, const char *build_id);
+    int (*access)(void *arg, const export_access *a);
+    int (*block)(void *arg, const export_block *b);  /* once released, or
+                                                         at the end */
+    int (*thread)(void *arg, const export_thread *t); /* at the end */
+    void *arg;
+} export_sink;
+
+/* Walks the trace from its start into the sink; progress, when not NULL,
+ * is called once per event.  Returns 0; 1 when a sink failed; -1 with the
+ * reason in err for the walk's own errors (out of memory, the trace). */
+int export_rows(memtap_trace *t, symbolizer *sym, const export_sink *sink,
+                void (*progress)(void *), void *parg, char *err,
+                size_t errcap);
+
+#endif
