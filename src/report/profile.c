@@ -410,7 +410,8 @@ static int finish(profile *p, builder *b)
         if (p->objects[i].lo == UINT64_MAX)
             p->objects[i].lo = 0;
     }
-    qsort(p->objects, p->nobjects, sizeof *p->objects, by_accesses);
+    if (p->nobjects)
+        qsort(p->objects, p->nobjects, sizeof *p->objects, by_accesses);
     b->rank = malloc((p->nobjects + 1) * sizeof *b->rank);
     if (!b->rank)
         return -1;
@@ -429,7 +430,8 @@ static int finish(profile *p, builder *b)
         if (!x->name)
             return -1;
     }
-    qsort(p->insns, p->ninsns, sizeof *p->insns, insn_by_accesses);
+    if (p->ninsns)
+        qsort(p->insns, p->ninsns, sizeof *p->insns, insn_by_accesses);
     /* bins without events hold the heap as the bin before left it */
     for (size_t i = 1; i < PROFILE_BINS; i++) {
         const profile_bin *c = &p->bins[i];
@@ -527,7 +529,8 @@ static int heap_rows(profile_heatmap *m, builder *b)
     for (size_t i = 0; i < b->pages.cap; i++)
         if (b->pages.v[i].used)
             b->page_list[b->npages++] = b->pages.v[i].key;
-    qsort(b->page_list, b->npages, sizeof *b->page_list, by_u64);
+    if (b->npages)
+        qsort(b->page_list, b->npages, sizeof *b->page_list, by_u64);
     size_t n = b->npages;
     m->rows = n < PROFILE_ROWS ? (uint32_t)n : PROFILE_ROWS;
     for (uint32_t r = 0; r < m->rows; r++) {
