@@ -1,12 +1,16 @@
 #!/usr/bin/env python3
-"""Reading speed of `memtap show` and `memtap export --format sqlite`:
-traces of the walk and sort workloads of rewrite_workloads (its
-non-selective copy), shown as MadT symbolic lines, MadT raw lines and
-Lackey lines to /dev/null, and written as an SQLite database; median wall
-time of RUNS runs each, records per second, and the largest peak RSS of a
-run.
+"""Reading speed and memory of the commands that walk a trace: traces of
+workloads of rewrite_workloads (its non-selective copy) shown as MadT
+symbolic lines, MadT raw lines and Lackey lines to /dev/null, exported as
+Dinero IV lines, an SQLite database and Parquet files, and reported
+(`memtap report`, text and HTML); median wall time of RUNS runs each,
+records per second, and the largest peak RSS of a run (flat memory: the
+same RSS whatever the trace's size).
 
-    bench/read.py [RUNS]          (builds build/ first if needed)
+    bench/read.py [RUNS] [WORKLOADS] [FORMS]     (builds build/ first if needed)
+
+WORKLOADS is a comma-separated list (default walk,sort; threads makes a
+101 M-record trace), FORMS too (default all of them).
 """
 import os
 import re
@@ -20,7 +24,12 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BIN = os.path.join(ROOT, "build", "bin")
 FORMS = {"symbolic": ["show"], "raw": ["show", "--raw"],
          "lackey": ["show", "--raw", "--format", "lackey"],
-         "sqlite": ["export", "--format", "sqlite", "-o"]}
+         "dinero": ["export", "--format", "dinero", "-o", "/dev/null"],
+         "sqlite": ["export", "--format", "sqlite", "-o"],
+         "parquet": ["export", "--format", "parquet", "-o"],
+         "report": ["report", "-q"],
+         "html": ["report", "-q", "--html"]}
+OUTPUT = {"sqlite": "t.db", "parquet": "t.parquet", "html": "t.html"}
 
 
 def timed(cmd):
@@ -37,6 +46,8 @@ def timed(cmd):
 
 def main():
     runs = int(sys.argv[1]) if len(sys.argv) > 1 else 3
+    workloads = sys.argv[2].split(",") if len(sys.argv) > 2 else ["walk", "sort"]
+    forms = sys.argv[3].split(",") if len(sys.argv) > 3 else list(FORMS)
     if not os.path.exists(os.path.join(BIN, "rewrite_workloads")):
         subprocess.run([os.path.join(ROOT, "scripts", "build.sh")], check=True)
     memtap = os.path.join(BIN, "memtap")
@@ -44,23 +55,22 @@ def main():
     copy = os.path.join(tmp, "rw")
     subprocess.run([memtap, "instrument", "-q", "--nonselective",
                     os.path.join(BIN, "rewrite_workloads"), "-o", copy], check=True)
-    for w in ("walk", "sort"):
+    for w in workloads:
         trace = os.path.join(tmp, w + ".mtr")
         subprocess.run([memtap, "run", "-q", "-o", trace, "--", copy, w], check=True,
                        stdout=subprocess.DEVNULL)
         info = subprocess.run([memtap, "info", trace], capture_output=True, text=True).stdout
         n = int(re.search(r"^events: (\d+)", info, re.M).group(1))
         print("%s: %d records, %d bytes" % (w, n, os.path.getsize(trace)))
-        for form, opts in FORMS.items():
+        for form in forms:
             times = []
             for _ in range(runs):
-                db = os.path.join(tmp, "t.db")
-                if os.path.exists(db):
-                    os.unlink(db)
-                out = [db] if form == "sqlite" else []
-                times.append(timed([memtap] + opts + out + [trace]))
+                out = [os.path.join(tmp, OUTPUT[form])] if form in OUTPUT else []
+                if out:
+                    subprocess.run(["rm", "-rf", out[0]], check=True)
+                times.append(timed([memtap] + FORMS[form] + out + [trace]))
             s = statistics.median(t for t, _ in times)
-            print("  %-8s %6.2f s  %5.1f M records/s  peak RSS %d KB"
+            print("  %-8s %7.2f s  %5.1f M records/s  peak RSS %d KB"
                   % (form, s, n / s / 1e6, max(r for _, r in times)))
 
 

@@ -31,6 +31,9 @@ static struct {
     const char *dir;      /* MEMTAP_CACHE: the copies */
     const char *salt;     /* MEMTAP_CACHE_SALT: the settings' part of a key */
     const char *command;  /* MEMTAP_COMMAND: the memtap that fills it */
+    char bypass[64];      /* "MEMTAP_BYPASS=..." and "MEMTAP_TESTED=...":
+                             the bypass rules copies are made with */
+    char tested[1100];
 } cfg;
 
 static char chosen[PATH_MAX]; /* the loader copies it before asking again */
@@ -42,6 +45,9 @@ EXPORT unsigned int la_version(unsigned int version)
     cfg.salt = getenv("MEMTAP_CACHE_SALT");
     cfg.command = getenv("MEMTAP_COMMAND");
     cfg.on = cfg.dir && *cfg.dir && cfg.salt && cfg.command;
+    const char *bypass = getenv("MEMTAP_BYPASS"), *tested = getenv("MEMTAP_TESTED");
+    snprintf(cfg.bypass, sizeof cfg.bypass, "MEMTAP_BYPASS=%s", bypass ? bypass : "");
+    snprintf(cfg.tested, sizeof cfg.tested, "MEMTAP_TESTED=%s", tested ? tested : "");
     return LAV_CURRENT;
 }
 
@@ -60,7 +66,7 @@ static void rewrite_now(const char *path)
 {
     char *argv[] = { (char *)cfg.command, "cache", "add", "--dir",
                      (char *)cfg.dir, "-q", (char *)path, NULL };
-    char *envp[] = { "PATH=/usr/bin:/bin", NULL };
+    char *envp[] = { "PATH=/usr/bin:/bin", cfg.bypass, cfg.tested, NULL };
     pid_t pid;
     if (posix_spawn(&pid, cfg.command, NULL, NULL, argv, envp) != 0)
         return;

@@ -28,13 +28,32 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* The settings every copy is rewritten with: non-selective (every memory
- * operand), elision on. */
-static void copy_options(rewrite_options *o)
+/* Whether the file at path is one the --tested list names: its base name,
+ * or its base name up to a '.' after the listed name (libfoo: libfoo.so.1). */
+static int is_tested(const char *list, const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    const char *base = slash ? slash + 1 : path;
+    while (*list) {
+        size_t len = strcspn(list, ",");
+        if (len && strncmp(base, list, len) == 0 &&
+            (base[len] == '\0' || base[len] == '.'))
+            return 1;
+        list += len + (list[len] == ',');
+    }
+    return 0;
+}
+
+/* The settings a copy of the file at path is rewritten with:
+ * non-selective (every memory operand), elision on, the bypass rules. */
+static void copy_options(const cache *c, const char *path, rewrite_options *o)
 {
     memset(o, 0, sizeof *o);
     select_params_default(&o->params);
     o->params.nonselective = 1;
+    o->params.bypass = c->bypass;
+    if (is_tested(c->tested, path))
+        o->params.bypass |= BYPASS_LOADS;
 }
 
 static int mkdirs(char *path)
@@ -86,8 +105,13 @@ int cache_open(cache *c, const char *dir, char *err, size_t errcap)
         return snprintf(err, errcap, "%s: %s", c->dir, strerror(errno)), -1;
     char id[65] = "";
     dl_iterate_phdr(own_build_id, id);
-    snprintf(c->salt, sizeof c->salt, "abi%u-%s-nonselective",
-             MT_REWRITE_VERSION, id);
+    const char *bypass = getenv("MEMTAP_BYPASS"), *tested = getenv("MEMTAP_TESTED");
+    c->bypass = bypass ? (unsigned)strtoul(bypass, NULL, 0) : 0;
+    snprintf(c->tested, sizeof c->tested, "%s", tested ? tested : "");
+    snprintf(c->salt, sizeof c->salt, "abi%u-%s-nonselective-b%x-t%016llx",
+             MT_REWRITE_VERSION, id, c->bypass,
+             (unsigned long long)cache_key_mix(0xcbf29ce484222325ull,
+                                               c->tested, strlen(c->tested)));
     return 0;
 }
 
@@ -127,7 +151,7 @@ static cache_result build(const cache *c, const char *real, const char *copy,
     char tmp[PATH_MAX + 32], side[PATH_MAX + 16];
     snprintf(tmp, sizeof tmp, "%s.tmp%ld", copy, (long)getpid());
     rewrite_options o;
-    copy_options(&o);
+    copy_options(c, real, &o);
     rewrite_report rep;
     if (rewrite_file(real, tmp, &o, &rep, why, whycap) != 0) {
         unlink(tmp);

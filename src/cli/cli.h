@@ -37,10 +37,28 @@ int cli_find_program(const char *name, char *out, size_t cap);
 
 struct select_params;
 /* The selection options analyze and instrument share: 'w' --omega,
- * 'c' --chunk, 's' --scores, 'n' --nonselective.  Returns 0, or 1 after
+ * 'c' --chunk, 's' --scores, 'n' --nonselective, and the bypass rules 'O'
+ * --only, 'R' --ignore-read-only, 'L' --tested.  Returns 0, or 1 after
  * printing an error. */
 int cli_select_option(int c, const char *arg, struct select_params *p,
                       const char *cmd);
+
+/* --only LIST (heap, static, stack, comma-separated): the bypass rules
+ * (select.h) of the memory it leaves out; 0, or -1 when not such a
+ * list. */
+int cli_parse_only(const char *list, unsigned *bypass);
+
+/* The --help lines of the bypass options of analyze and instrument. */
+#define BYPASS_HELP                                                         \
+    "  --only LIST        heap, static, stack (comma-separated): operands\n" \
+    "                     statically known to address only memory left out\n"\
+    "                     are not instrumented: from rsp (stack), RIP-\n"     \
+    "                     relative into writable data (static), into\n"       \
+    "                     read-only memory (left out with stack)\n"           \
+    "  --ignore-read-only operands into the file's read-only memory are not\n"\
+    "                     instrumented\n"                                     \
+    "  --tested           the file's code is known correct: its loads are\n" \
+    "                     not instrumented (its stores are)\n"
 
 /* How cli_trace_program runs a program. */
 typedef struct trace_launch {
@@ -60,6 +78,10 @@ typedef struct trace_launch {
     int engine;           /* enum engine_kind (engine.h); 0: fault */
     const char *only;     /* MEMTAP_ONLY for the static engine (heap,
                              static, stack), or NULL: heap,static */
+    int ignore_read_only; /* rewritten code skips operands into read-only
+                             memory */
+    const char *tested;   /* modules whose loads rewritten code skips
+                             (base names, comma-separated), or NULL */
 } trace_launch;
 
 /* memtap run's exit status when the program exited but its trace may be

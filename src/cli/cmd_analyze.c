@@ -34,6 +34,7 @@ static const char usage[] =
     "  --chunk C          chunk size in bytes (default 64)\n"
     "  --scores S1,S2,S3  distance scores (default 1,3,5; S1<S2<S3, S1+S2<S3)\n"
     "  --nonselective     instrument every memory instruction (baseline)\n"
+    BYPASS_HELP
     "  --profile FILE     block execution counts: the trace of a run of the\n"
     "                     file instrumented with --profile, or lines\n"
     "                     'ADDRESS COUNT'; also report accuracy weighted by\n"
@@ -44,6 +45,27 @@ static const char usage[] =
     "  --top N            functions listed (default 20, 0 for all)\n"
     "  --json             machine-readable output\n"
     "  -h, --help         show this help\n";
+
+/* The bypass rules, in the order of analysis_counts.bypass. */
+static const char *const bypass_names[BYPASS_RULES] = {
+    "stack", "static", "read_only", "tested_loads"
+};
+
+/* "N (stack A, read-only B)": the operands the bypass rules left out. */
+static void print_bypass(const analysis_counts *c)
+{
+    uint64_t all = 0;
+    for (int i = 0; i < BYPASS_RULES; i++)
+        all += c->bypass[i];
+    printf("bypassed             %" PRIu64, all);
+    const char *sep = " (";
+    for (int i = 0; i < BYPASS_RULES; i++)
+        if (c->bypass[i]) {
+            printf("%s%s %" PRIu64, sep, bypass_names[i], c->bypass[i]);
+            sep = ", ";
+        }
+    printf("%s\n", all ? ")" : " (no bypass rule asked for)");
+}
 
 typedef struct analyze_opts {
     select_params params;
@@ -138,6 +160,7 @@ static void print_summary(const analysis *a, const analyze_opts *o,
     printf("representatives      m = %" PRIu64 "\n", t->m);
     printf("selected             %" PRIu64 " (knapsacks W = %" PRIu64 ")\n",
            t->selected, t->W);
+    print_bypass(t);
     printf("static MA            %.4f (%" PRIu64 "/%" PRIu64 " accesses)\n",
            ratio(t->ma_num, t->n), t->ma_num, t->n);
     printf("static AIA           %.4f (%" PRIu64 "/%" PRIu64 " accesses)\n",
@@ -308,6 +331,11 @@ static void json_counts(const analysis_counts *c)
            ", \"ma\": %.6f, \"aia\": %.6f",
            c->insns, c->blocks, c->mem_insns, c->n, c->m, c->W, c->selected,
            ratio(c->ma_num, c->n), ratio(c->aia_num, c->n));
+    printf(", \"bypass\": {");
+    for (int i = 0; i < BYPASS_RULES; i++)
+        printf("%s\"%s\": %" PRIu64, i ? ", " : "", bypass_names[i],
+               c->bypass[i]);
+    putchar('}');
 }
 
 static void print_json(const analysis *a, const analysis_weighted *w)
@@ -378,11 +406,47 @@ static int parse_u64(const char *s, int base, uint64_t *out)
     return 0;
 }
 
+int cli_parse_only(const char *s, unsigned *bypass)
+{
+    unsigned keep = 0;
+    while (*s) {
+        size_t len = strcspn(s, ",");
+        if (len == 4 && strncmp(s, "heap", 4) == 0)
+            keep |= 1;
+        else if (len == 6 && strncmp(s, "static", 6) == 0)
+            keep |= 2;
+        else if (len == 5 && strncmp(s, "stack", 5) == 0)
+            keep |= 4;
+        else
+            return -1;
+        s += len + (s[len] == ',');
+    }
+    if (!keep)
+        return -1;
+    *bypass = (keep & 2 ? 0 : BYPASS_STATIC) |
+              (keep & 4 ? 0 : BYPASS_STACK | BYPASS_READ_ONLY);
+    return 0;
+}
+
 int cli_select_option(int c, const char *arg, select_params *p,
                       const char *cmd)
 {
     char *end;
+    unsigned only;
     switch (c) {
+    case 'O':
+        if (cli_parse_only(arg, &only))
+            return cli_error(cmd, "--only: '%s': expected a comma-separated "
+                                  "list of heap, static and stack", arg);
+        p->bypass = (p->bypass & ~(unsigned)(BYPASS_STACK | BYPASS_STATIC)) |
+                    only;
+        return 0;
+    case 'R':
+        p->bypass |= BYPASS_READ_ONLY;
+        return 0;
+    case 'L':
+        p->bypass |= BYPASS_LOADS;
+        return 0;
     case 'w':
         p->omega = strtod(arg, &end);
         if (end == arg || *end)
@@ -410,6 +474,9 @@ static int parse_opts(int argc, char **argv, analyze_opts *o, const char **path)
         {"chunk", required_argument, 0, 'c'},
         {"scores", required_argument, 0, 's'},
         {"nonselective", no_argument, 0, 'n'},
+        {"only", required_argument, 0, 'O'},
+        {"ignore-read-only", no_argument, 0, 'R'},
+        {"tested", no_argument, 0, 'L'},
         {"profile", required_argument, 0, 'p'},
         {"block", required_argument, 0, 'b'},
         {"top", required_argument, 0, 't'},
@@ -428,6 +495,9 @@ static int parse_opts(int argc, char **argv, analyze_opts *o, const char **path)
         case 'c':
         case 's':
         case 'n':
+        case 'O':
+        case 'R':
+        case 'L':
             if (cli_select_option(c, optarg, &o->params, "analyze"))
                 return 2;
             break;

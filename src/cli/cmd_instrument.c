@@ -24,26 +24,27 @@ static const char usage[] =
     "Run the result with 'memtap run OUTPUT ARGS' (it writes the same .mtr\n"
     "traces); run without memtap it behaves as PROGRAM and logs nothing.\n"
     "\n"
-    "  -o, --output FILE      the instrumented copy (never PROGRAM itself)\n"
-    "  --omega W              cost factor in [0, 1] (default 0.25)\n"
-    "  --chunk C              chunk size in bytes (default 64)\n"
-    "  --scores S1,S2,S3      distance scores (default 1,3,5)\n"
-    "  --nonselective         instrument every memory instruction\n"
-    "  --mode log|ma|aia      what a record counts: 1 access (log), the\n"
-    "                         accesses of its class (ma), or those of its\n"
-    "                         class and the classes it stands for (aia)\n"
-    "  --profile              also count the executions of every block with\n"
-    "                         memory operands; the trace of a run is then a\n"
-    "                         profile for 'memtap analyze --profile TRACE'\n"
-    "  --no-elision           log every selected operand itself (by default\n"
-    "                         an operand at a constant distance from the one\n"
-    "                         logged before it, same registers, is rebuilt\n"
-    "                         from that one's address when the trace is read)\n"
-    "  --trap-all             reach every site through int3, none through a\n"
-    "                         jump (slow: microseconds a site; tests that\n"
-    "                         path)\n"
-    "  -q, --quiet            no summary\n"
-    "  -h, --help             show this help\n";
+    "  -o, --output FILE  the instrumented copy (never PROGRAM itself)\n"
+    "  --omega W          cost factor in [0, 1] (default 0.25)\n"
+    "  --chunk C          chunk size in bytes (default 64)\n"
+    "  --scores S1,S2,S3  distance scores (default 1,3,5)\n"
+    "  --nonselective     instrument every memory instruction\n"
+    BYPASS_HELP
+    "  --mode log|ma|aia  what a record counts: 1 access (log), the\n"
+    "                     accesses of its class (ma), or those of its\n"
+    "                     class and the classes it stands for (aia)\n"
+    "  --profile          also count the executions of every block with\n"
+    "                     memory operands; the trace of a run is then a\n"
+    "                     profile for 'memtap analyze --profile TRACE'\n"
+    "  --no-elision       log every selected operand itself (by default\n"
+    "                     an operand at a constant distance from the one\n"
+    "                     logged before it, same registers, is rebuilt\n"
+    "                     from that one's address when the trace is read)\n"
+    "  --trap-all         reach every site through int3, none through a\n"
+    "                     jump (slow: microseconds a site; tests that\n"
+    "                     path)\n"
+    "  -q, --quiet        no summary\n"
+    "  -h, --help         show this help\n";
 
 static int parse_mode(const char *s)
 {
@@ -88,6 +89,14 @@ static void summary(const char *in, const char *out, const rewrite_options *o,
         printf("  blocks counted     %" PRIu64 " (%" PRIu64 " through int3, %" PRIu64
                " not counted)\n", r->blocks - r->blocks_uncounted,
                r->blocks_trapped, r->blocks_uncounted);
+    uint64_t bypassed = 0;
+    for (int i = 0; i < BYPASS_RULES; i++)
+        bypassed += r->bypass[i];
+    if (bypassed)
+        printf("  bypassed           %" PRIu64 " (stack %" PRIu64 ", static %"
+               PRIu64 ", read-only %" PRIu64 ", tested loads %" PRIu64 ")\n",
+               bypassed, r->bypass[0], r->bypass[1], r->bypass[2],
+               r->bypass[3]);
     uint64_t lost = r->no_room + r->unaddressable + r->gap_code;
     printf("  not instrumented   %" PRIu64, lost);
     if (lost)
@@ -106,6 +115,9 @@ int cmd_instrument(int argc, char **argv)
         { "chunk", required_argument, NULL, 'c' },
         { "scores", required_argument, NULL, 's' },
         { "nonselective", no_argument, NULL, 'n' },
+        { "only", required_argument, NULL, 'O' },
+        { "ignore-read-only", no_argument, NULL, 'R' },
+        { "tested", no_argument, NULL, 'L' },
         { "mode", required_argument, NULL, 'm' },
         { "profile", no_argument, NULL, 'p' },
         { "no-elision", no_argument, NULL, 'E' },
@@ -135,6 +147,9 @@ int cmd_instrument(int argc, char **argv)
         case 'c':
         case 's':
         case 'n':
+        case 'O':
+        case 'R':
+        case 'L':
             if (cli_select_option(c, optarg, &o.params, "instrument"))
                 return 2;
             break;

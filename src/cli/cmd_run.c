@@ -8,6 +8,7 @@
 #include "engine.h"
 
 #include "memtap/trace.h"
+#include "select/select.h"
 #include "symbols/elfimage.h"
 #include "trace/runstatus.h"
 
@@ -87,7 +88,16 @@ static const char usage[] =
     "                     bss of its modules), stack (everything else: the\n"
     "                     stacks, thread-local storage, the loader's\n"
     "                     memory); default heap,static, what the fault\n"
-    "                     engine records\n"
+    "                     engine records; what it leaves out is not\n"
+    "                     instrumented where that is known statically\n"
+    "                     (operands from rsp: stack, RIP-relative into\n"
+    "                     writable data: static, into read-only memory:\n"
+    "                     left out with stack), dropped at run time else\n"
+    "  --ignore-read-only the static engine: operands into read-only\n"
+    "                     memory of their module are not instrumented\n"
+    "  --tested LIB[,LIB] code known correct: the loads of these modules\n"
+    "                     (base names; libfoo names libfoo.so.1) are not\n"
+    "                     instrumented, their stores are (static engine)\n"
     "  -h, --help         show this help\n"
     "\n"
     "environment passed to the program:\n"
@@ -98,6 +108,9 @@ static const char usage[] =
     "  MEMTAP_CONSUMER        the --consumer library (absolute path)\n"
     "  MEMTAP_COMPRESS        fast or small (--compress)\n"
     "  MEMTAP_ONLY            the static engine's --only\n"
+    "  MEMTAP_BYPASS, MEMTAP_TESTED  the bypass rules copies in the cache\n"
+    "                         are rewritten with (--only, --ignore-read-only,\n"
+    "                         --tested)\n"
     "  MEMTAP_CACHE_DIR       the cache of rewritten copies (read by memtap)\n"
     "  MEMTAP_DEBUG_TRAPS     set: name every SIGTRAP no rewritten module's\n"
     "                         trap table knows (debugging the rewriter)\n"
@@ -536,6 +549,24 @@ static int run_traced(const engine_plan *plan, const char *out,
     return rc;
 }
 
+/* The bypass rules the static engine's copies are rewritten with, for
+ * cache.c (here and in `memtap cache add`, which the loader audit module
+ * runs): what --only leaves out, --ignore-read-only, --tested. */
+static void set_bypass_env(const trace_launch *l)
+{
+    unsigned bypass = 0;
+    cli_parse_only(l->only ? l->only : "heap,static", &bypass);
+    if (l->ignore_read_only)
+        bypass |= BYPASS_READ_ONLY;
+    char hex[16];
+    snprintf(hex, sizeof hex, "0x%x", bypass);
+    setenv("MEMTAP_BYPASS", hex, 1);
+    if (l->tested)
+        setenv("MEMTAP_TESTED", l->tested, 1);
+    else
+        unsetenv("MEMTAP_TESTED");
+}
+
 int cli_trace_program(char **prog_argv, const trace_launch *l, char *abs_out,
                       size_t cap, int *exit_code)
 {
@@ -572,6 +603,7 @@ int cli_trace_program(char **prog_argv, const trace_launch *l, char *abs_out,
     }
     if (l->compress)
         setenv("MEMTAP_COMPRESS", l->compress, 1);
+    set_bypass_env(l);
     engine_plan plan;
     /* heap events alone need no rewriting */
     if (engine_prepare(l->heap_only ? ENGINE_FAULT : l->engine, prog,
@@ -588,24 +620,19 @@ int cli_trace_program(char **prog_argv, const trace_launch *l, char *abs_out,
         return cli_error("--only", "the fault engine records heap and "
                                    "static data, nothing else (--engine "
                                    "static records any choice)");
+    } else if ((l->tested || l->ignore_read_only) && !l->heap_only) {
+        if (l->engine == ENGINE_FAULT) {
+            engine_done(&plan);
+            return cli_error(l->tested ? "--tested" : "--ignore-read-only",
+                             "a bypass rule of rewritten code: not with "
+                             "--engine fault");
+        }
+        fprintf(stderr, "memtap: warning: %s: the fault engine traces the "
+                        "program: the bypass rules do not apply\n", prog);
     }
     int rc = run_traced(&plan, abs_out, l, exit_code);
     engine_done(&plan);
     return rc;
-}
-
-/* Whether s is a comma-separated list of heap, static and stack. */
-static int valid_only(const char *s)
-{
-    while (*s) {
-        size_t len = strcspn(s, ",");
-        if (!((len == 4 && strncmp(s, "heap", 4) == 0) ||
-              (len == 6 && strncmp(s, "static", 6) == 0) ||
-              (len == 5 && strncmp(s, "stack", 5) == 0)))
-            return 0;
-        s += len + (s[len] == ',');
-    }
-    return 1;
 }
 
 int cmd_run(int argc, char **argv)
@@ -624,6 +651,8 @@ int cmd_run(int argc, char **argv)
         { "compress", required_argument, NULL, 'Z' },
         { "engine", required_argument, NULL, 'e' },
         { "only", required_argument, NULL, 'O' },
+        { "ignore-read-only", no_argument, NULL, 'R' },
+        { "tested", required_argument, NULL, 'L' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
@@ -631,7 +660,9 @@ int cmd_run(int argc, char **argv)
     const char *compress = NULL;
     int from_main = 0, heap_only = 0, keep_going = 0, quiet = 0;
     int engine = ENGINE_AUTO;
-    const char *only = NULL;
+    const char *only = NULL, *tested = NULL;
+    unsigned bypass;
+    int ignore_read_only = 0;
     render_options opt = { RENDER_MADT, RENDER_SYMBOLIC, 0 };
     int c;
     /* '+': options end at the program's name */
@@ -661,12 +692,14 @@ int cmd_run(int argc, char **argv)
                                              "or fault", optarg);
             break;
         case 'O':
-            if (!valid_only(optarg))
+            if (cli_parse_only(optarg, &bypass))
                 return cli_error("--only", "'%s': expected a comma-separated "
                                            "list of heap, static and stack",
                                  optarg);
             only = optarg;
             break;
+        case 'R': ignore_read_only = 1; break;
+        case 'L': tested = optarg; break;
         case 'h': fputs(usage, stdout); return 0;
         default: fputs(usage, stderr); return 2;
         }
@@ -676,7 +709,8 @@ int cmd_run(int argc, char **argv)
         return 2;
     }
     trace_launch l = { output, from_main, heap_only, NULL, 0, 0, consumer,
-                       keep_going, quiet, compress, engine, only };
+                       keep_going, quiet, compress, engine, only,
+                       ignore_read_only, tested };
     char abs_out[PATH_MAX];
     int rc;
     if (cli_trace_program(argv + optind, &l, abs_out, sizeof abs_out, &rc))

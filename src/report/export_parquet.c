@@ -75,7 +75,7 @@ static const char *const table_names[TABLES] = { "accesses", "blocks",
                                                  "modules", "threads" };
 
 static const char schema[] =
-    "SET memory_limit='1GB'; SET preserve_insertion_order=false;"
+    "SET memory_limit='256MB'; SET preserve_insertion_order=false;"
     "CREATE TABLE accesses(pid UINTEGER, tid UINTEGER, seq UBIGINT,"
     " kind VARCHAR, pc UBIGINT, address UBIGINT, size UBIGINT,"
     " source UBIGINT, count UINTEGER, function VARCHAR, object VARCHAR,"

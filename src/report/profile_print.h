@@ -21,7 +21,7 @@ typedef struct profile_meta {
 void profile_print_text(const profile *p, const profile_meta *m, FILE *o,
                         size_t top);
 
-/* Everything, as one JSON object (the schema is in doc/report.md). */
+/* Everything, as one JSON object (its schema: doc/report.md). */
 void profile_print_json(const profile *p, const profile_meta *m, FILE *o);
 
 #endif

@@ -909,6 +909,7 @@ static int run(rewriter *r, const char *out, const char *in_path,
     rep->mem_insns = a->total.mem_insns;
     rep->exprs = a->total.n;
     rep->selected = a->total.selected;
+    memcpy(rep->bypass, a->total.bypass, sizeof rep->bypass);
     rep->ma = a->total.n ? (double)a->total.ma_num / (double)a->total.n : 1.0;
     rep->aia = a->total.n ? (double)a->total.aia_num / (double)a->total.n : 1.0;
 

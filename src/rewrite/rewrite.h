@@ -24,6 +24,8 @@ typedef struct rewrite_options {
  * as instrumented or under one reason it was not. */
 typedef struct rewrite_report {
     uint64_t insns, mem_insns, exprs, selected;   /* from the analysis */
+    uint64_t bypass[BYPASS_RULES];  /* selected operands the bypass rules
+                                       left out (analysis_counts) */
     double ma, aia;                               /* static, whole file */
     uint64_t sites;           /* operands that log */
     uint64_t trapped;         /* of those, reached through int3 */

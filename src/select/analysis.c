@@ -6,6 +6,7 @@
  */
 #include "select/analysis.h"
 
+#include <elf.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -87,6 +88,15 @@ static void walk_insn(const x86_insn *x, void *arg)
         s->read = m->read;
         s->write = m->write;
         s->stack = m->stack;
+        if (m->segment == ZYDIS_REGISTER_NONE && m->base == ZYDIS_REGISTER_RIP) {
+            s->fixed = 1;
+            s->target = m->target;
+        } else if (m->segment == ZYDIS_REGISTER_NONE &&
+                   m->base == ZYDIS_REGISTER_NONE &&
+                   m->index == ZYDIS_REGISTER_NONE && w->img->type == ET_EXEC) {
+            s->fixed = 1;
+            s->target = (uint64_t)m->disp;
+        }
         c->explicit_reads += m->read;
         c->explicit_writes += m->write;
         c->explicit_stack += m->stack;
@@ -103,13 +113,47 @@ static void walk_insn(const x86_insn *x, void *arg)
     X(aia_num) X(blocks_with_mem) X(block_ma_sum) X(block_aia_sum)          \
     X(explicit_reads) X(explicit_writes) X(explicit_stack)                  \
     X(implicit_stack) X(implicit_string) X(implicit_other) X(vsib) X(hints) \
-    X(unsupported) X(avx512)
+    X(unsupported) X(avx512) X(bypass[0]) X(bypass[1]) X(bypass[2])         \
+    X(bypass[3])
 
 static void add_counts(analysis_counts *to, const analysis_counts *from)
 {
 #define ADD(f) to->f += from->f;
     COUNT_FIELDS(ADD)
 #undef ADD
+}
+
+/* The bypass rule that leaves the operand uninstrumented (its index in
+ * analysis_counts.bypass), or -1. */
+static int bypass_rule(const analysis *a, const sel_expr *x)
+{
+    unsigned rules = a->params.bypass;
+    if ((rules & BYPASS_LOADS) && x->read && !x->write)
+        return 3;
+    if ((rules & BYPASS_STACK) && x->stack)
+        return 0;
+    if (!x->fixed)
+        return -1;
+    image_memory mem = image_memory_at(a->img, x->target);
+    if ((rules & BYPASS_STATIC) && mem == IMAGE_MEM_WRITABLE)
+        return 1;
+    if ((rules & BYPASS_READ_ONLY) && mem == IMAGE_MEM_READ_ONLY)
+        return 2;
+    return -1;
+}
+
+/* Unselects the operands a bypass rule covers, counting them per rule. */
+static void apply_bypass(const analysis *a, sel_expr *x, uint32_t n,
+                         sel_block *sel, analysis_counts *c)
+{
+    for (uint32_t i = 0; i < n && a->params.bypass; i++) {
+        int rule = x[i].selected ? bypass_rule(a, &x[i]) : -1;
+        if (rule < 0)
+            continue;
+        x[i].selected = 0;
+        sel->selected--;
+        c->bypass[rule]++;
+    }
 }
 
 static int analyse_block(analysis *a, size_t bi, vec *exprs)
@@ -122,8 +166,10 @@ static int analyse_block(analysis *a, size_t bi, vec *exprs)
     if (analysis_block_insns(a, b, walk_insn, &w) || w.oom)
         return -1;
     uint32_t n = (uint32_t)(exprs->n - ab->first_expr);
-    if (select_block((sel_expr *)exprs->v + ab->first_expr, n, &a->params, &ab->sel))
+    sel_expr *x = (sel_expr *)exprs->v + ab->first_expr;
+    if (select_block(x, n, &a->params, &ab->sel))
         return -1;
+    apply_bypass(a, x, n, &ab->sel, &c);
     c.blocks = 1;
     c.n = n;
     c.m = ab->sel.m;

@@ -23,6 +23,8 @@ typedef struct analysis_counts {
     uint64_t explicit_reads, explicit_writes, explicit_stack;
     uint64_t implicit_stack, implicit_string, implicit_other;
     uint64_t vsib, hints, unsupported, avx512;
+    uint64_t bypass[BYPASS_RULES]; /* selected operands left out: stack,
+                                      static, read-only, tested loads */
 } analysis_counts;
 
 typedef struct analysis_block {

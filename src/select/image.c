@@ -532,6 +532,44 @@ static int load_funcs(code_image *img, image_priv *p)
     return rc;
 }
 
+/* The PT_LOAD segments and the pages PT_GNU_RELRO makes read-only (the
+ * loader rounds its end down to a page). */
+static int load_segments(code_image *img, image_priv *p)
+{
+    size_t nph = 0;
+    if (elf_getphdrnum(p->elf, &nph))
+        return IMAGE_CORRUPT;
+    img->segs = calloc(nph ? nph : 1, sizeof *img->segs);
+    if (!img->segs)
+        return IMAGE_NOMEM;
+    for (size_t i = 0; i < nph; i++) {
+        GElf_Phdr ph;
+        if (!gelf_getphdr(p->elf, (int)i, &ph))
+            return IMAGE_CORRUPT;
+        if (ph.p_type == PT_LOAD && ph.p_vaddr + ph.p_memsz >= ph.p_vaddr)
+            img->segs[img->nsegs++] = (image_segment){ ph.p_vaddr, ph.p_memsz,
+                                                       ph.p_flags };
+        if (ph.p_type == PT_GNU_RELRO) {
+            img->relro_lo = ph.p_vaddr & ~4095ull;
+            img->relro_hi = (ph.p_vaddr + ph.p_memsz) & ~4095ull;
+        }
+    }
+    return IMAGE_OK;
+}
+
+image_memory image_memory_at(const code_image *img, uint64_t addr)
+{
+    for (size_t i = 0; i < img->nsegs; i++) {
+        const image_segment *s = &img->segs[i];
+        if (addr < s->vaddr || addr - s->vaddr >= s->memsz)
+            continue;
+        if (!(s->flags & PF_W) || (addr >= img->relro_lo && addr < img->relro_hi))
+            return IMAGE_MEM_READ_ONLY;
+        return IMAGE_MEM_WRITABLE;
+    }
+    return IMAGE_MEM_NONE;
+}
+
 int image_open(const char *path, code_image **out)
 {
     *out = NULL;
@@ -567,6 +605,8 @@ int image_open(const char *path, code_image **out)
         rc = load_sections(img, p);
     }
     if (!rc)
+        rc = load_segments(img, p);
+    if (!rc)
         rc = load_funcs(img, p);
     if (rc) {
         image_close(img);
@@ -590,6 +630,7 @@ void image_close(code_image *img)
         free(p);
     }
     free(img->secs);
+    free(img->segs);
     free(img->funcs);
     free(img);
 }

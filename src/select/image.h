@@ -46,6 +46,20 @@ typedef struct image_func {
     uint8_t source;        /* func_source */
 } image_func;
 
+/* What memory at a link-time address is while the program runs, from the
+ * program headers: writable data (PF_W, outside the PT_GNU_RELRO pages
+ * the loader makes read-only), read-only, or none of the image's. */
+typedef enum image_memory {
+    IMAGE_MEM_NONE = 0,
+    IMAGE_MEM_WRITABLE,
+    IMAGE_MEM_READ_ONLY,
+} image_memory;
+
+typedef struct image_segment {
+    uint64_t vaddr, memsz;
+    uint32_t flags;        /* PF_R | PF_W | PF_X */
+} image_segment;
+
 typedef struct code_image {
     const char *path;
     int type;              /* ET_EXEC, ET_DYN or ET_REL */
@@ -55,6 +69,9 @@ typedef struct code_image {
     image_func *funcs;     /* sorted by start, non-overlapping */
     size_t nfuncs;
     int stripped;          /* no .symtab */
+    image_segment *segs;   /* PT_LOAD, as in the file */
+    size_t nsegs;
+    uint64_t relro_lo, relro_hi; /* read-only after relocation (pages) */
     void *priv;
 } code_image;
 
@@ -72,5 +89,7 @@ const image_section *image_section_at(const code_image *img, uint64_t addr);
 /* Whether a displacement of a non-PIC executable is the address of its own
  * static data (a section that is not executable). */
 int image_is_static_data(const code_image *img, uint64_t addr);
+/* What the memory at a link-time address is at run time. */
+image_memory image_memory_at(const code_image *img, uint64_t addr);
 
 #endif

@@ -23,6 +23,7 @@ void select_params_default(select_params *p)
     p->scores.s2 = 3;
     p->scores.s3 = 5;
     p->nonselective = 0;
+    p->bypass = 0;
 }
 
 const char *select_params_check(const select_params *p)

@@ -12,11 +12,30 @@
 
 #include "select/bid.h"
 
+/* The bypass rules: operands left uninstrumented whatever the selection
+ * says, because their accesses are statically known to be ones the user
+ * does not want recorded. */
+enum select_bypass {
+    BYPASS_STACK = 1u << 0,     /* addressed from rsp (--only without
+                                   stack) */
+    BYPASS_STATIC = 1u << 1,    /* RIP-relative or absolute into the
+                                   image's writable data (--only without
+                                   static) */
+    BYPASS_READ_ONLY = 1u << 2, /* RIP-relative or absolute into memory of
+                                   the image that is read-only at run time
+                                   (--ignore-read-only; --only without
+                                   stack, whose filter drops it too) */
+    BYPASS_LOADS = 1u << 3,     /* loads that do not also store: the code
+                                   is tested (--tested) */
+};
+#define BYPASS_RULES 4
+
 typedef struct select_params {
     double omega;          /* cost factor in [0, 1] */
     uint64_t chunk;        /* C, bytes (> 0) */
     bid_scores scores;     /* s1 < s2 < s3, s1 + s2 < s3 */
     int nonselective;      /* instrument every memory instruction */
+    unsigned bypass;       /* enum select_bypass */
 } select_params;
 
 /* omega 0.25, C 64, scores 1, 3, 5. */
@@ -33,6 +52,9 @@ typedef struct sel_expr {
     bid_expr e;
     uint32_t size;         /* bytes accessed */
     uint8_t read, write, stack;
+    uint8_t fixed;         /* target is its address (RIP-relative, or
+                              absolute in a non-PIC file) */
+    uint64_t target;
     /* filled by select_block */
     uint8_t rep;           /* first of its class: the representative */
     uint8_t selected;      /* instrumented */

@@ -198,12 +198,13 @@ def test_export_parquet():
         want = {}
         for r in rows:
             if r[2] in "LSYWG":
-                want[(r[1], r[2])] = want.get((r[1], r[2]), 0) + 1
-        got = {(t, k): int(n) for t, k, n in duckdb_query(
-            "select tid, kind, count(*) from %s group by tid, kind" % files)}
-        check_eq(got, want, "%s: accesses per thread and kind" % name)
+                key = (r[1], int(r[3], 16), r[2])
+                want[key] = want.get(key, 0) + 1
+        got = {(t, int(pc), k): int(n) for t, pc, k, n in duckdb_query(
+            "select tid, pc, kind, count(*) from %s group by tid, pc, kind" % files)}
+        check_eq(got, want, "%s: accesses per thread, instruction and kind" % name)
         tids = sorted(d for d in os.listdir(part))
-        check_eq(tids, sorted({"tid=" + t for t, _ in want}), "%s: a partition per thread" % name)
+        check_eq(tids, sorted({"tid=" + t for t, _, _ in want}), "%s: a partition per thread" % name)
         allocs = sum(1 for r in rows if r[2] in "MCPRE" and int(r[4], 16))
         blocks = duckdb_query("select count(*), count(free_seq) from read_parquet('%s/blocks/pid=%s/*.parquet')"
                               % (out, pid))[0]

@@ -69,7 +69,8 @@ def test_install_relocatable():
     for f in ("bin/memtap", "lib/memtap/libmemtap.so", "lib/libmemtap-trace.so",
               "include/memtap/trace.h", "include/memtap/consumer.h",
               "lib/pkgconfig/memtap.pc", "lib/cmake/memtap/memtapConfig.cmake",
-              "share/man/man1/memtap.1", "share/bash-completion/completions/memtap"):
+              "share/man/man1/memtap.1", "share/man/man1/memtap-report.1",
+              "share/bash-completion/completions/memtap", "lib/memtap/libduckdb.so"):
         check(os.path.exists(os.path.join(prefix, f)), "installed " + f)
     # a page per command, from its --help
     with open(os.path.join(prefix, "share/man/man1/memtap-run.1")) as f:
@@ -80,7 +81,7 @@ def test_install_relocatable():
     # completion: the commands, and a command's options from its --help
     comp = os.path.join(prefix, "share/bash-completion/completions/memtap")
     words = run(["bash", "-c", 'PATH="%s/bin:$PATH"; source "%s"; '
-                 'COMP_WORDS=(memtap r); COMP_CWORD=1; _memtap; echo "${COMPREPLY[@]}"; '
+                 'COMP_WORDS=(memtap ru); COMP_CWORD=1; _memtap; echo "${COMPREPLY[@]}"; '
                  'COMP_WORDS=(memtap run --keep); COMP_CWORD=2; _memtap; echo "${COMPREPLY[@]}"'
                  % (prefix, comp)]).stdout.splitlines()
     check_eq(words, ["run", "--keep-going"], "completion")
@@ -94,6 +95,13 @@ def test_install_relocatable():
         os.path.join(prefix, "lib", "memtap", "libmemtap.so")), info, re.M),
           "the run used the installed libmemtap.so: %r" % info)
     events = int(re.search(r"^events: (\d+)$", info, re.M).group(1))
+    # the page and the Parquet files need nothing outside the prefix
+    run([os.path.join(prefix, "bin", "memtap"), "report", "-q", "--html", "t.html", "t.mtr"],
+        cwd=elsewhere, env=env)
+    check(os.path.getsize(os.path.join(elsewhere, "t.html")) > 100000, "a page with ECharts inlined")
+    run([os.path.join(prefix, "bin", "memtap"), "export", "-q", "--format", "parquet", "-o", "pq",
+         "t.mtr"], cwd=elsewhere, env=env)
+    check(os.path.isdir(os.path.join(elsewhere, "pq", "accesses")), "Parquet files written")
 
     # a trace reader built with pkg-config
     write(os.path.join(elsewhere, "reader.c"), READER)
