@@ -5,6 +5,7 @@
 #ifndef MEMTAP_CLI_H
 #define MEMTAP_CLI_H
 
+#include <stdint.h>
 #include <stdio.h>
 
 #include "report/render.h"
@@ -38,10 +39,20 @@ int cli_find_program(const char *name, char *out, size_t cap);
 struct select_params;
 /* The selection options analyze and instrument share: 'w' --omega,
  * 'c' --chunk, 's' --scores, 'n' --nonselective, and the bypass rules 'O'
- * --only, 'R' --ignore-read-only, 'L' --tested.  Returns 0, or 1 after
+ * --only, 'R' --ignore-read-only, 'L' --tested, 'I' --ignore (kept until
+ * cli_select_ignores resolves them in the file).  Returns 0, or 1 after
  * printing an error. */
 int cli_select_option(int c, const char *arg, struct select_params *p,
                       const char *cmd);
+int cli_select_ignores(struct select_params *p, const char *file);
+
+/* --ignore A-B (hexadecimal addresses) or --ignore SYMBOL (a symbol of
+ * file with a size): the range [lo, hi).  0, or 1 after printing an
+ * error. */
+int cli_parse_ignore(const char *arg, const char *file, uint64_t *lo,
+                     uint64_t *hi);
+/* Whether an --ignore argument is a range A-B (else a symbol). */
+int cli_ignore_is_range(const char *arg);
 
 /* --only LIST (heap, static, stack, comma-separated): the bypass rules
  * (select.h) of the memory it leaves out; 0, or -1 when not such a
@@ -58,7 +69,9 @@ int cli_parse_only(const char *list, unsigned *bypass);
     "  --ignore-read-only operands into the file's read-only memory are not\n"\
     "                     instrumented\n"                                     \
     "  --tested           the file's code is known correct: its loads are\n" \
-    "                     not instrumented (its stores are)\n"
+    "                     not instrumented (its stores are)\n"               \
+    "  --ignore A-B|SYM   operands into [A, B) (hexadecimal, link-time) or\n"\
+    "                     into the symbol SYM are not instrumented\n"
 
 /* How cli_trace_program runs a program. */
 typedef struct trace_launch {
@@ -82,6 +95,8 @@ typedef struct trace_launch {
                              memory */
     const char *tested;   /* modules whose loads rewritten code skips
                              (base names, comma-separated), or NULL */
+    const char *const *ignore; /* --ignore arguments: ranges, symbols */
+    unsigned nignore;
 } trace_launch;
 
 /* memtap run's exit status when the program exited but its trace may be

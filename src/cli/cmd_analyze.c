@@ -48,7 +48,7 @@ static const char usage[] =
 
 /* The bypass rules, in the order of analysis_counts.bypass. */
 static const char *const bypass_names[BYPASS_RULES] = {
-    "stack", "static", "read_only", "tested_loads"
+    "stack", "static", "read_only", "tested_loads", "ignored"
 };
 
 /* "N (stack A, read-only B)": the operands the bypass rules left out. */
@@ -406,25 +406,17 @@ static int parse_u64(const char *s, int base, uint64_t *out)
     return 0;
 }
 
-int cli_parse_only(const char *s, unsigned *bypass)
+/* The --ignore arguments, until the file they name ranges of is known. */
+static const char *ignore_args[SELECT_IGNORE_MAX];
+
+int cli_select_ignores(select_params *p, const char *file)
 {
-    unsigned keep = 0;
-    while (*s) {
-        size_t len = strcspn(s, ",");
-        if (len == 4 && strncmp(s, "heap", 4) == 0)
-            keep |= 1;
-        else if (len == 6 && strncmp(s, "static", 6) == 0)
-            keep |= 2;
-        else if (len == 5 && strncmp(s, "stack", 5) == 0)
-            keep |= 4;
-        else
-            return -1;
-        s += len + (s[len] == ',');
-    }
-    if (!keep)
-        return -1;
-    *bypass = (keep & 2 ? 0 : BYPASS_STATIC) |
-              (keep & 4 ? 0 : BYPASS_STACK | BYPASS_READ_ONLY);
+    for (unsigned i = 0; i < p->nignore; i++)
+        if (cli_parse_ignore(ignore_args[i], file, &p->ignore[i].lo,
+                             &p->ignore[i].hi))
+            return 1;
+    if (p->nignore)
+        p->bypass |= BYPASS_IGNORED;
     return 0;
 }
 
@@ -446,6 +438,12 @@ int cli_select_option(int c, const char *arg, select_params *p,
         return 0;
     case 'L':
         p->bypass |= BYPASS_LOADS;
+        return 0;
+    case 'I': /* resolved once the file is known (cli_select_ignores) */
+        if (p->nignore == SELECT_IGNORE_MAX)
+            return cli_error(cmd, "--ignore: at most %d ranges",
+                             SELECT_IGNORE_MAX);
+        ignore_args[p->nignore++] = arg;
         return 0;
     case 'w':
         p->omega = strtod(arg, &end);
@@ -477,6 +475,7 @@ static int parse_opts(int argc, char **argv, analyze_opts *o, const char **path)
         {"only", required_argument, 0, 'O'},
         {"ignore-read-only", no_argument, 0, 'R'},
         {"tested", no_argument, 0, 'L'},
+        {"ignore", required_argument, 0, 'I'},
         {"profile", required_argument, 0, 'p'},
         {"block", required_argument, 0, 'b'},
         {"top", required_argument, 0, 't'},
@@ -498,6 +497,7 @@ static int parse_opts(int argc, char **argv, analyze_opts *o, const char **path)
         case 'O':
         case 'R':
         case 'L':
+        case 'I':
             if (cli_select_option(c, optarg, &o->params, "analyze"))
                 return 2;
             break;
@@ -533,6 +533,8 @@ static int parse_opts(int argc, char **argv, analyze_opts *o, const char **path)
         return 2;
     }
     *path = argv[optind];
+    if (cli_select_ignores(&o->params, *path))
+        return 2;
     const char *why = select_params_check(&o->params);
     if (why)
         return cli_error("analyze", "%s", why) + 1;

@@ -94,9 +94,10 @@ static void summary(const char *in, const char *out, const rewrite_options *o,
         bypassed += r->bypass[i];
     if (bypassed)
         printf("  bypassed           %" PRIu64 " (stack %" PRIu64 ", static %"
-               PRIu64 ", read-only %" PRIu64 ", tested loads %" PRIu64 ")\n",
+               PRIu64 ", read-only %" PRIu64 ", tested loads %" PRIu64
+               ", ignored %" PRIu64 ")\n",
                bypassed, r->bypass[0], r->bypass[1], r->bypass[2],
-               r->bypass[3]);
+               r->bypass[3], r->bypass[4]);
     uint64_t lost = r->no_room + r->unaddressable + r->gap_code;
     printf("  not instrumented   %" PRIu64, lost);
     if (lost)
@@ -118,6 +119,7 @@ int cmd_instrument(int argc, char **argv)
         { "only", required_argument, NULL, 'O' },
         { "ignore-read-only", no_argument, NULL, 'R' },
         { "tested", no_argument, NULL, 'L' },
+        { "ignore", required_argument, NULL, 'I' },
         { "mode", required_argument, NULL, 'm' },
         { "profile", no_argument, NULL, 'p' },
         { "no-elision", no_argument, NULL, 'E' },
@@ -150,6 +152,7 @@ int cmd_instrument(int argc, char **argv)
         case 'O':
         case 'R':
         case 'L':
+        case 'I':
             if (cli_select_option(c, optarg, &o.params, "instrument"))
                 return 2;
             break;
@@ -161,10 +164,12 @@ int cmd_instrument(int argc, char **argv)
         fputs(usage, stderr);
         return 2;
     }
+    const char *in = argv[optind];
+    if (cli_select_ignores(&o.params, in))
+        return 2;
     const char *why = select_params_check(&o.params);
     if (why)
         return cli_error("instrument", "%s", why);
-    const char *in = argv[optind];
     rewrite_report rep;
     char err[512];
     if (rewrite_file(in, out, &o, &rep, err, sizeof err) != 0)

@@ -95,6 +95,9 @@ static const char usage[] =
     "                     left out with stack), dropped at run time else\n"
     "  --ignore-read-only the static engine: operands into read-only\n"
     "                     memory of their module are not instrumented\n"
+    "  --ignore A-B|SYM   accesses inside [A, B) (hexadecimal addresses)\n"
+    "                     or inside the program's symbol SYM are not\n"
+    "                     recorded, by either engine (repeatable)\n"
     "  --tested LIB[,LIB] code known correct: the loads of these modules\n"
     "                     (base names; libfoo names libfoo.so.1) are not\n"
     "                     instrumented, their stores are (static engine)\n"
@@ -567,6 +570,34 @@ static void set_bypass_env(const trace_launch *l)
         unsetenv("MEMTAP_TESTED");
 }
 
+/* MEMTAP_IGNORE for the --ignore arguments: ranges as they are, symbols
+ * as "PROGRAM@LO-HI" in the program's link-time addresses.  0, or 1 after
+ * printing an error. */
+static int set_ignore_env(const trace_launch *l, const char *prog)
+{
+    char list[4096] = "", real[PATH_MAX];
+    size_t used = 0;
+    if (!realpath(prog, real))
+        snprintf(real, sizeof real, "%s", prog);
+    for (unsigned i = 0; i < l->nignore; i++) {
+        uint64_t lo, hi;
+        if (cli_parse_ignore(l->ignore[i], prog, &lo, &hi))
+            return 1;
+        int n = snprintf(list + used, sizeof list - used,
+                         "%s%s%s0x%" PRIx64 "-0x%" PRIx64, used ? "," : "",
+                         cli_ignore_is_range(l->ignore[i]) ? "" : real,
+                         cli_ignore_is_range(l->ignore[i]) ? "" : "@", lo, hi);
+        if (n < 0 || (size_t)n >= sizeof list - used)
+            return cli_error("--ignore", "too many ranges");
+        used += (size_t)n;
+    }
+    if (used)
+        setenv("MEMTAP_IGNORE", list, 1);
+    else
+        unsetenv("MEMTAP_IGNORE");
+    return 0;
+}
+
 int cli_trace_program(char **prog_argv, const trace_launch *l, char *abs_out,
                       size_t cap, int *exit_code)
 {
@@ -604,6 +635,8 @@ int cli_trace_program(char **prog_argv, const trace_launch *l, char *abs_out,
     if (l->compress)
         setenv("MEMTAP_COMPRESS", l->compress, 1);
     set_bypass_env(l);
+    if (set_ignore_env(l, prog))
+        return 1;
     engine_plan plan;
     /* heap events alone need no rewriting */
     if (engine_prepare(l->heap_only ? ENGINE_FAULT : l->engine, prog,
@@ -635,6 +668,8 @@ int cli_trace_program(char **prog_argv, const trace_launch *l, char *abs_out,
     return rc;
 }
 
+#define MAX_IGNORE 32
+
 int cmd_run(int argc, char **argv)
 {
     static const struct option longopts[] = {
@@ -653,6 +688,7 @@ int cmd_run(int argc, char **argv)
         { "only", required_argument, NULL, 'O' },
         { "ignore-read-only", no_argument, NULL, 'R' },
         { "tested", required_argument, NULL, 'L' },
+        { "ignore", required_argument, NULL, 'I' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
@@ -661,7 +697,8 @@ int cmd_run(int argc, char **argv)
     int from_main = 0, heap_only = 0, keep_going = 0, quiet = 0;
     int engine = ENGINE_AUTO;
     const char *only = NULL, *tested = NULL;
-    unsigned bypass;
+    unsigned bypass, nignore = 0;
+    const char *ignore[MAX_IGNORE];
     int ignore_read_only = 0;
     render_options opt = { RENDER_MADT, RENDER_SYMBOLIC, 0 };
     int c;
@@ -700,6 +737,11 @@ int cmd_run(int argc, char **argv)
             break;
         case 'R': ignore_read_only = 1; break;
         case 'L': tested = optarg; break;
+        case 'I':
+            if (nignore == MAX_IGNORE)
+                return cli_error("--ignore", "at most %d", MAX_IGNORE);
+            ignore[nignore++] = optarg;
+            break;
         case 'h': fputs(usage, stdout); return 0;
         default: fputs(usage, stderr); return 2;
         }
@@ -710,7 +752,7 @@ int cmd_run(int argc, char **argv)
     }
     trace_launch l = { output, from_main, heap_only, NULL, 0, 0, consumer,
                        keep_going, quiet, compress, engine, only,
-                       ignore_read_only, tested };
+                       ignore_read_only, tested, ignore, nignore };
     char abs_out[PATH_MAX];
     int rc;
     if (cli_trace_program(argv + optind, &l, abs_out, sizeof abs_out, &rc))

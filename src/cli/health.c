@@ -66,6 +66,11 @@ int cli_report_health(const char *path, const memtap_trace *t, int dropped)
                         "asynchronous signals were merged into the next: "
                         "their handlers' traced accesses took longer than "
                         "the signals' period\n", path, merged);
+    uint64_t ignored = info_u64(t, "ignored");
+    if (ignored)
+        fprintf(stderr, "memtap: note: %s: %" PRIu64 " accesses inside the "
+                        "--ignore ranges were not recorded, as asked\n", path,
+                ignored);
     uint64_t traps = info_u64(t, "rewritten_traps_hit");
     if (traps && traps * 1000 > h->events) /* more than 0.1 % */
         fprintf(stderr, "memtap: note: %s: %" PRIu64 " executions of "

@@ -9,6 +9,7 @@
 #include "rt/rewritten.h"
 
 #include "fault.h"
+#include "ignore.h"
 #include "trace/chunk.h"
 #include "tracer.h"
 #include "sys/build_id.h"
@@ -250,6 +251,7 @@ static int on_module(struct dl_phdr_info *info, size_t size, void *data)
         if (cached_original(path, original, sizeof original))
             path = original;
     }
+    ignore_module_loaded(path, info->dlpi_addr);
     uint8_t build_id[32];
     size_t bid_len = loaded_build_id(info, build_id);
     size_t plen = strlen(path);

@@ -7,6 +7,7 @@
 #define _GNU_SOURCE
 #include "fault.h"
 #include "fmt.h"
+#include "ignore.h"
 #include "modules.h"
 #include "rawsys.h"
 #include "rt/rewritten.h"
@@ -402,6 +403,7 @@ MEMTAP_EXPORT void exit(int status)
 static void process_end_stats(fmt_buf *b)
 {
     tools_end_stats(b);
+    ignore_end_stats(b);
     rewritten_end_stats(b);
     if (!fault_enabled())
         return;
@@ -534,6 +536,7 @@ __attribute__((constructor(101))) static void memtap_preload_init(void)
         tools_init();
         if (tools_active())
             tracer_add_client(&tools_client);
+        ignore_init(); /* before the program's module is seen */
         modules_rescan();
         pthread_atfork(NULL, NULL, after_fork_child);
         install_fatal_handlers();

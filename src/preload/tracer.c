@@ -23,6 +23,7 @@
 
 #include "fmt.h"
 #include "hidden_thread.h"
+#include "ignore.h"
 #include "rawsys.h"
 #include "trace/chunk.h"
 #include "trace/runstatus.h"
@@ -793,6 +794,8 @@ void tracer_sync(void)
 void tracer_emit(uint8_t kind, uint8_t flags, uint64_t pc, uint64_t addr,
                  uint64_t size, uint64_t addr2, uint64_t aux)
 {
+    if (ignore_any() && ignore_drops(kind, addr, size, addr2))
+        return;
     /* accesses a rewritten module logged come first */
     if (kind != MEMTAP_EV_LOAD && kind != MEMTAP_EV_STORE)
         EACH_CLIENT(sync);

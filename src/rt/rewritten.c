@@ -26,6 +26,7 @@
 
 #include "preload/fault.h"
 #include "preload/fmt.h"
+#include "preload/ignore.h"
 #include "preload/rawsys.h"
 #include "preload/signals.h"
 #include "preload/tracer.h"
@@ -150,8 +151,10 @@ static int kept(uint64_t addr)
 static mt_entry *keep_entries(mt_entry *e, mt_entry *end)
 {
     mt_entry *out = e;
+    int ranges = ignore_any();
     for (; e < end; e++)
-        if (kept(e->addr))
+        if ((!rt.drop || kept(e->addr)) &&
+            !(ranges && ignore_drops(MEMTAP_EV_LOAD, e->addr, 1, 0)))
             *out++ = *e;
     return out;
 }
@@ -160,7 +163,7 @@ static void emit_entries(mt_entry *e, mt_entry *end)
 {
     if (atomic_load(&rt.closed))
         return;
-    if (rt.drop)
+    if (rt.drop || ignore_any())
         end = keep_entries(e, end);
     if (rt.consume) {
         consume_entries(e, end);

@@ -114,7 +114,7 @@ static void walk_insn(const x86_insn *x, void *arg)
     X(explicit_reads) X(explicit_writes) X(explicit_stack)                  \
     X(implicit_stack) X(implicit_string) X(implicit_other) X(vsib) X(hints) \
     X(unsupported) X(avx512) X(bypass[0]) X(bypass[1]) X(bypass[2])         \
-    X(bypass[3])
+    X(bypass[3]) X(bypass[4])
 
 static void add_counts(analysis_counts *to, const analysis_counts *from)
 {
@@ -124,7 +124,8 @@ static void add_counts(analysis_counts *to, const analysis_counts *from)
 }
 
 /* The bypass rule that leaves the operand uninstrumented (its index in
- * analysis_counts.bypass), or -1. */
+ * analysis_counts.bypass: stack, static, read-only, tested loads,
+ * ignored), or -1. */
 static int bypass_rule(const analysis *a, const sel_expr *x)
 {
     unsigned rules = a->params.bypass;
@@ -134,6 +135,9 @@ static int bypass_rule(const analysis *a, const sel_expr *x)
         return 0;
     if (!x->fixed)
         return -1;
+    for (unsigned i = 0; (rules & BYPASS_IGNORED) && i < a->params.nignore; i++)
+        if (x->target >= a->params.ignore[i].lo && x->target < a->params.ignore[i].hi)
+            return 4;
     image_memory mem = image_memory_at(a->img, x->target);
     if ((rules & BYPASS_STATIC) && mem == IMAGE_MEM_WRITABLE)
         return 1;

@@ -24,7 +24,8 @@ typedef struct analysis_counts {
     uint64_t implicit_stack, implicit_string, implicit_other;
     uint64_t vsib, hints, unsupported, avx512;
     uint64_t bypass[BYPASS_RULES]; /* selected operands left out: stack,
-                                      static, read-only, tested loads */
+                                      static, read-only, tested loads,
+                                      ignored */
 } analysis_counts;
 
 typedef struct analysis_block {

@@ -24,6 +24,7 @@ void select_params_default(select_params *p)
     p->scores.s3 = 5;
     p->nonselective = 0;
     p->bypass = 0;
+    p->nignore = 0;
 }
 
 const char *select_params_check(const select_params *p)

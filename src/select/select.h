@@ -27,8 +27,11 @@ enum select_bypass {
                                    stack, whose filter drops it too) */
     BYPASS_LOADS = 1u << 3,     /* loads that do not also store: the code
                                    is tested (--tested) */
+    BYPASS_IGNORED = 1u << 4,   /* RIP-relative or absolute into a range
+                                   of select_params.ignore (--ignore) */
 };
-#define BYPASS_RULES 4
+#define BYPASS_RULES 5
+#define SELECT_IGNORE_MAX 16
 
 typedef struct select_params {
     double omega;          /* cost factor in [0, 1] */
@@ -36,6 +39,8 @@ typedef struct select_params {
     bid_scores scores;     /* s1 < s2 < s3, s1 + s2 < s3 */
     int nonselective;      /* instrument every memory instruction */
     unsigned bypass;       /* enum select_bypass */
+    struct { uint64_t lo, hi; } ignore[SELECT_IGNORE_MAX]; /* link-time */
+    unsigned nignore;
 } select_params;
 
 /* omega 0.25, C 64, scores 1, 3, 5. */

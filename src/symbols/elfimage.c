@@ -405,6 +405,15 @@ static int contains(const elf_symbol *s, uint64_t addr)
     return addr == s->addr || (addr > s->addr && addr - s->addr < s->size);
 }
 
+const elf_symbol *elf_image_symbol_named(const elf_image *img,
+                                         const char *name)
+{
+    for (size_t i = 0; i < img->nsyms; i++)
+        if (strcmp(img->syms[i].name, name) == 0)
+            return &img->syms[i];
+    return NULL;
+}
+
 const elf_symbol *elf_image_symbol(const elf_image *img, uint64_t addr,
                                    int want_func)
 {

@@ -51,6 +51,9 @@ const char *elf_image_interp(const elf_image *img);
 int elf_image_imports(const elf_image *img, const char *name);
 
 /* The symbol containing addr (functions when want_func, else any). */
+/* The symbol called name (demangled for C++), or NULL. */
+const elf_symbol *elf_image_symbol_named(const elf_image *img,
+                                         const char *name);
 const elf_symbol *elf_image_symbol(const elf_image *img, uint64_t addr,
                                    int want_func);
 /* The allocated section containing addr. */

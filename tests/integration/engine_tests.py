@@ -4,6 +4,7 @@ its libraries from memtap's cache, loaded through the audit module.
 
 Usage: engine_tests.py TEST_NAME   (MEMTAP_BUILD names the build tree)
 """
+import json
 import os
 import re
 import shutil
@@ -93,6 +94,102 @@ def test_engine_only():
     _, p = run(prog("fork_work"), engine="fault", opts=("--only", "stack"), expect_rc=1)
     check("the fault engine records heap and static data" in p.stderr,
           "the fault engine has no stack: %s" % p.stderr)
+
+
+def marked_lines():
+    """regions.c's marked source lines: {"stack": 22, ...}."""
+    src = os.path.join(os.path.dirname(__file__), "../programs/regions.c")
+    marks = {}
+    for n, l in enumerate(open(src), 1):
+        m = re.search(r"/\* mark: (\S+) \*/", l)
+        if m:
+            marks[m.group(1)] = n
+    return marks
+
+
+def per_mark(trace):
+    """Records per marked line of regions.c, from the report's counts per
+    instruction."""
+    rep = json.loads(memtap("report", "-q", "--json", "-", trace).stdout)
+    by_line = {}
+    for x in rep["instructions"]:
+        by_line[x["line"]] = by_line.get(x["line"], 0) + x["accesses"]
+    return {k: by_line.get("regions.c:%d" % n, 0) for k, n in marked_lines().items()}
+
+
+def test_engine_bypass():
+    """regions.c makes 100 stores to the stack, 50 loads of read-only data,
+    30 stores to static data and 20 to the heap; each bypass rule leaves
+    out exactly its share: by not instrumenting the operands (analyze
+    counts them per rule) where the runtime filter would drop them
+    anyway, so the default trace equals the fault engine's."""
+    all_ = {"stack": 100, "read-only": 50, "static": 30, "heap": 20}
+    cases = (
+        (("--only", "heap,static,stack"), all_),
+        ((), dict(all_, stack=0, **{"read-only": 0})),
+        (("--only", "heap"), dict(all_, stack=0, static=0, **{"read-only": 0})),
+        (("--only", "heap,static,stack", "--ignore-read-only"), dict(all_, **{"read-only": 0})),
+        (("--only", "heap,static,stack", "--tested", "regions"), dict(all_, **{"read-only": 0})),
+    )
+    for opts, want in cases:
+        trace, p = run(prog("regions"), out="bypass.mtr", opts=opts)
+        check_eq(per_mark(trace), want, "records per marked line with %s" % (opts,))
+    fault, _ = run(prog("regions"), out="bypass_fault.mtr", engine="fault")
+    check_eq(per_mark(fault), dict(all_, stack=0, **{"read-only": 0}),
+             "the fault engine: heap and static data")
+    # analyze: the operands each rule leaves out, by rule
+    def bypass(*opts):
+        out = json.loads(memtap("analyze", "--json", "--nonselective", *opts,
+                                prog("regions")).stdout)
+        return out["total"]["bypass"], out["total"]["selected"]
+    none, selected = bypass()
+    check_eq(none, {"stack": 0, "static": 0, "read_only": 0, "tested_loads": 0, "ignored": 0},
+             "no rule")
+    by, fewer = bypass("--only", "heap,static")
+    check(by["stack"] >= 2 and by["read_only"] >= 1 and by["static"] == 0 and
+          fewer == selected - sum(by.values()), "--only heap,static: %r" % by)
+    by, _ = bypass("--only", "heap")
+    check(by["static"] >= 1, "--only heap leaves out static data: %r" % by)
+    by, _ = bypass("--tested")
+    check(by["tested_loads"] >= 1 and by["stack"] == 0, "--tested: loads: %r" % by)
+    text = memtap("analyze", "--only", "heap,static", prog("regions")).stdout
+    check(re.search(r"^bypassed +\d+ \(stack \d+, read_only \d+\)$", text, re.M),
+          "analyze says what it left out: %s" % text)
+    _, p = run(prog("regions"), engine="fault", opts=("--tested", "regions"), expect_rc=1)
+    check("not with --engine fault" in p.stderr, p.stderr)
+
+
+def test_engine_ignore():
+    """--ignore SYMBOL and --ignore A-B: the accesses inside are not
+    recorded, by either engine, and the run says how many; analyze and
+    instrument leave out the operands they can tell statically."""
+    want = {"stack": 0, "read-only": 0, "static": 0, "heap": 20}
+    for engine in ("static", "fault"):
+        trace, p = run(prog("regions"), out="ignore.mtr", engine=engine,
+                       opts=("--ignore", "counters"))
+        check_eq(per_mark(trace), want, "--ignore counters (%s)" % engine)
+        check(re.search(r"note: .*: 30 accesses inside the --ignore ranges", p.stderr),
+              "the run says what it left out (%s): %s" % (engine, p.stderr))
+    # an absolute range: where the program's data is, without address
+    # randomization (setarch -R), from a first run
+    def norandom(out, *opts):
+        path = os.path.join(TMP, out)
+        subprocess.run(["setarch", "x86_64", "-R", os.path.join(os.environ["MEMTAP_BUILD"], "bin", "memtap"),
+                        "run", "-q", "--engine", "fault", *opts, "-o", path, "--", prog("regions")],
+                       check=True, capture_output=True)
+        return path
+    info = memtap("info", norandom("ignore_where.mtr")).stdout
+    base = int(re.search(r"^module \d+: 0x([0-9a-f]+) .*regions$", info, re.M).group(1), 16)
+    syms = subprocess.run(["nm", prog("regions")], capture_output=True, text=True).stdout
+    counters = base + int(re.search(r"^([0-9a-f]+) B counters$", syms, re.M).group(1), 16)
+    got = per_mark(norandom("ignore_range.mtr", "--ignore", "%x-%x" % (counters, counters + 32)))
+    check_eq(got, want, "--ignore of counters' addresses")
+    out = json.loads(memtap("analyze", "--json", "--nonselective", "--ignore", "counters",
+                            prog("regions")).stdout)
+    check_eq(out["total"]["bypass"]["ignored"], 1, "analyze: the store into counters")
+    for bad, why in (("no_such_symbol", "neither a range"), ("20-10", "empty range")):
+        _, p = run(prog("regions"), out="ignore_bad.mtr", opts=("--ignore", bad), expect_rc=1)
+        check(why in p.stderr, "--ignore %s: %s" % (bad, p.stderr))
 
 
 def test_engine_cache_built_once():

@@ -1,0 +1,86 @@
+/*
+ * bypass.c - the arguments of the bypass rules the memtap command takes:
+ * --only lists and --ignore ranges or symbols.
+ */
+#include "cli.h"
+
+#include "select/select.h"
+#include "symbols/elfimage.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+int cli_parse_only(const char *s, unsigned *bypass)
+{
+    unsigned keep = 0;
+    while (*s) {
+        size_t len = strcspn(s, ",");
+        if (len == 4 && strncmp(s, "heap", 4) == 0)
+            keep |= 1;
+        else if (len == 6 && strncmp(s, "static", 6) == 0)
+            keep |= 2;
+        else if (len == 5 && strncmp(s, "stack", 5) == 0)
+            keep |= 4;
+        else
+            return -1;
+        s += len + (s[len] == ',');
+    }
+    if (!keep)
+        return -1;
+    *bypass = (keep & 2 ? 0 : BYPASS_STATIC) |
+              (keep & 4 ? 0 : BYPASS_STACK | BYPASS_READ_ONLY);
+    return 0;
+}
+
+/* A hexadecimal number ("0x" optional) ending at *end. */
+static int parse_hex(const char *s, uint64_t *v, const char **end)
+{
+    char *e;
+    errno = 0;
+    if (!((*s >= '0' && *s <= '9') || (*s >= 'a' && *s <= 'f') ||
+          (*s >= 'A' && *s <= 'F')))
+        return -1;
+    *v = strtoull(s, &e, 16);
+    *end = e;
+    return errno || e == s ? -1 : 0;
+}
+
+int cli_ignore_is_range(const char *arg)
+{
+    uint64_t lo, hi;
+    const char *end;
+    return parse_hex(arg, &lo, &end) == 0 && *end == '-' &&
+           parse_hex(end + 1, &hi, &end) == 0 && *end == '\0';
+}
+
+int cli_parse_ignore(const char *arg, const char *file, uint64_t *lo,
+                     uint64_t *hi)
+{
+    const char *end;
+    if (cli_ignore_is_range(arg)) {
+        parse_hex(arg, lo, &end);
+        parse_hex(end + 1, hi, &end);
+        if (*hi <= *lo)
+            return cli_error("--ignore", "'%s': an empty range", arg);
+        return 0;
+    }
+    elf_image *img;
+    int rc = elf_image_open(file, &img);
+    if (rc != ELF_IMAGE_OK)
+        return cli_error(file, "%s", elf_image_strerror(rc));
+    const elf_symbol *sym = elf_image_symbol_named(img, arg);
+    int status = 0;
+    if (!sym)
+        status = cli_error("--ignore", "'%s': neither a range A-B nor a "
+                                       "symbol of %s", arg, file);
+    else if (!sym->size)
+        status = cli_error("--ignore", "'%s': the symbol has no size", arg);
+    else {
+        *lo = sym->addr;
+        *hi = sym->addr + sym->size;
+    }
+    elf_image_close(img);
+    return status;
+}
