@@ -20,6 +20,7 @@
 #include <limits.h>
 #include <link.h>
 #include <spawn.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <sys/wait.h>
 #include <unistd.h>

@@ -9,9 +9,8 @@
 #ifndef MEMTAP_CACHE_KEY_H
 #define MEMTAP_CACHE_KEY_H
 
+#include <stddef.h>
 #include <stdint.h>
-#include <stdio.h>
-#include <string.h>
 #include <sys/stat.h>
 
 /* "<16 hex digits>-" before the base name */
@@ -29,7 +28,8 @@ static inline uint64_t cache_key_mix(uint64_t h, const void *p, size_t n)
 
 /* Writes the copy's file name for the original at path (whose stat is st)
  * into out: "<key>-<base name>".  Returns the length, or -1 when it does
- * not fit. */
+ * not fit.  Calls nothing (not even libc's string functions): a traced
+ * process's signal handler runs it. */
 static inline int cache_entry_name(const char *path, const struct stat *st,
                                    const char *salt, char *out, size_t cap)
 {
@@ -37,11 +37,25 @@ static inline int cache_entry_name(const char *path, const struct stat *st,
                        (uint64_t)st->st_size, (uint64_t)st->st_mtim.tv_sec,
                        (uint64_t)st->st_mtim.tv_nsec };
     uint64_t h = cache_key_mix(0xcbf29ce484222325ull, id, sizeof id);
-    h = cache_key_mix(h, salt, strlen(salt));
-    const char *base = strrchr(path, '/');
-    base = base ? base + 1 : path;
-    int n = snprintf(out, cap, "%016llx-%s", (unsigned long long)h, base);
-    return n < 0 || (size_t)n >= cap ? -1 : n;
+    size_t salt_len = 0;
+    while (salt[salt_len])
+        salt_len++;
+    h = cache_key_mix(h, salt, salt_len);
+    const char *base = path;
+    for (const char *p = path; *p; p++)
+        if (*p == '/')
+            base = p + 1;
+    size_t n = 0;
+    for (int i = 0; i < 16; i++)
+        out[n++] = "0123456789abcdef"[(h >> (60 - 4 * i)) & 15];
+    out[n++] = '-';
+    for (; *base; base++) {
+        if (n + 1 >= cap)
+            return -1;
+        out[n++] = *base;
+    }
+    out[n] = '\0';
+    return (int)n;
 }
 
 #endif

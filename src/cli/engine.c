@@ -329,9 +329,10 @@ int engine_report(const engine_plan *p, const char *trace_path, int quiet)
         }
         if (m->flags & MEMTAP_MODF_MAIN)
             fprintf(stderr, "memtap: warning: %s: %s ran as it is (started "
-                            "by exec; the static engine rewrites the program "
-                            "memtap run starts): its own code's accesses are "
-                            "not in this trace (--engine fault traces it)\n",
+                            "by exec, and not rewritten: a script's "
+                            "interpreter, or see `memtap cache ls`): its own "
+                            "code's accesses are not in this trace (--engine "
+                            "fault traces it)\n",
                     trace_path, m->path);
         else
             fprintf(stderr, "memtap: warning: %s: %s was not rewritten (see "

@@ -4,6 +4,7 @@
  */
 #define _GNU_SOURCE
 #include "execargs.h"
+#include "execcopy.h"
 
 #include "fault.h"
 #include "fmt.h"
@@ -11,6 +12,7 @@
 #include "rawsys.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -194,6 +196,12 @@ long execargs_run(long nr, const long *a, const sigset_t *program_mask)
     char *path, **argv, **envp;
     long rc = copy_all(&c, (uintptr_t)a[at], (uintptr_t)a[at + 1],
                        (uintptr_t)a[at + 2], &path, &argv, &envp);
+    /* the static engine runs an exec'd program from its rewritten copy */
+    int plain = !at || (a[0] == AT_FDCWD && !(a[4] & AT_EMPTY_PATH));
+    if (rc == 0 && plain && c.used + PATH_MAX <= SCRATCH_MAX) {
+        path = (char *)execcopy_path(path, c.base + c.used, PATH_MAX);
+        c.used += PATH_MAX;
+    }
     if (rc == 0) {
         warn_if_setid(nr, a, path);
         /* the new image gets a randomized layout (so that no text of it

@@ -6,6 +6,7 @@
  */
 #define _GNU_SOURCE
 #include "fault.h"
+#include "execcopy.h"
 #include "fmt.h"
 #include "ignore.h"
 #include "modules.h"
@@ -484,6 +485,7 @@ static void start_static_engine(int open)
             keep = RT_KEEP_ALL;
         }
     }
+    execcopy_init();
     /* also keeps SIGTRAP (int3 sites) deliverable in threads that start
      * with every signal blocked, and in posix_spawn children */
     start_syscall_layer(0);

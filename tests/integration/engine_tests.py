@@ -192,6 +192,26 @@ def test_engine_ignore():
         check(why in p.stderr, "--ignore %s: %s" % (bad, p.stderr))
 
 
+def test_engine_exec_copy():
+    """Programs a traced shell starts by exec run from their rewritten
+    copies, made on the spot: each trace's program is rewritten, nothing
+    is warned about, and regions' own accesses are there."""
+    trace, p = run("/bin/sh", "-c", "%s; %s" % (prog("three_mallocs"), prog("regions")),
+                   out="exec_copy.mtr")
+    check("warning" not in p.stderr, "no module ran as it is: %s" % p.stderr)
+    children = re.findall(r"^memtap: also wrote (\S+)$", p.stderr, re.M)
+    check_eq(len(children), 2, "a trace per exec'd program: %s" % p.stderr)
+    for child in children:
+        info = memtap("info", child).stdout
+        main = re.search(r"^module 0: \S+ \S+ (\S+)$", info, re.M).group(1)
+        check(main.endswith(("three_mallocs", "regions")), "the exec'd program: %s" % main)
+        check(int(info_of(child)["rewritten_modules"]) >= 2, "%s rewritten" % main)
+        if main.endswith("regions"):
+            check_eq(per_mark(child)["heap"], 20, "regions' own stores to its block")
+    copies = memtap("cache", "ls", env={"MEMTAP_CACHE_DIR": CACHE}).stdout
+    check("three_mallocs" in copies and "regions" in copies, "copies made on exec: %s" % copies)
+
+
 def test_engine_cache_built_once():
     """Two runs at once build each copy once, and both succeed; a later run
     rewrites nothing and says nothing about rewriting."""

@@ -1,0 +1,23 @@
+/*
+ * execcopy.h - under the static engine, a program started by exec runs
+ * from its rewritten copy in memtap's cache, as the program `memtap run`
+ * starts does.
+ */
+#ifndef MEMTAP_PRELOAD_EXECCOPY_H
+#define MEMTAP_PRELOAD_EXECCOPY_H
+
+#include <stddef.h>
+
+/* Reads where the cache is (MEMTAP_CACHE, MEMTAP_CACHE_SALT,
+ * MEMTAP_COMMAND, set by memtap run for the static engine) at start-up. */
+void execcopy_init(void);
+
+/* The file to exec for the program at path: its rewritten copy (made now
+ * by `memtap cache add` when missing), written into out; or path itself
+ * when there is no cache, the file is not a dynamically linked ELF
+ * program, or it cannot be rewritten.  Async-signal-safe (raw system
+ * calls, no allocation): the exec emulation calls it from its SIGSYS
+ * handler. */
+const char *execcopy_path(const char *path, char *out, size_t cap);
+
+#endif
