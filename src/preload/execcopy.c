@@ -4,8 +4,8 @@
  * `memtap cache add` use (cache/key.h, from the file's identity and the
  * run's settings); a missing copy is made by running `memtap cache add`
  * and waiting for it.  A file the rewriter refused (its .refused note),
- * a script, a static program, a copy itself: the program runs as it is
- * and `memtap run` warns as before.
+ * a script, a static or set-ID program, a copy itself: the program runs
+ * as it is and `memtap run` warns.
  */
 #include "preload/execcopy.h"
 
@@ -124,8 +124,10 @@ const char *execcopy_path(const char *path, char *out, size_t cap)
         digits[--nd] = (char)('0' + v % 10);
     put(link, sizeof link, "/proc/self/fd/", digits + nd);
     long len = raw_syscall3(SYS_readlink, link, real, sizeof real - 1);
+    /* a set-ID program runs as it is: a copy would lose its privileges */
     int ok = len > 0 && raw_syscall3(SYS_fstat, fd, &st, 0) == 0 &&
-             S_ISREG(st.st_mode) && dynamic_program((int)fd);
+             S_ISREG(st.st_mode) && !(st.st_mode & (S_ISUID | S_ISGID)) &&
+             dynamic_program((int)fd);
     raw_syscall3(SYS_close, fd, 0, 0);
     if (!ok)
         return path;

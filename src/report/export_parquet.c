@@ -3,8 +3,9 @@
  * (export_parquet.h).  DuckDB's library is loaded at run time (dlopen: it
  * comes from the npm registry, not from Debian, and only this export needs
  * it); the few C API calls used are declared here as DuckDB documents
- * them.  Rows go through appenders into a DuckDB database file beside the
- * output (so that memory stays flat whatever the trace's size), then
+ * them.  Rows go through appenders (the accesses a chunk of columns at a
+ * time) into a DuckDB database file beside the output (so that memory
+ * stays flat whatever the trace's size), then
  * COPY ... (FORMAT parquet, PARTITION_BY ...) writes the files and the
  * database file is removed.
  */
@@ -50,6 +51,21 @@ typedef struct duckdb_api {
     int (*append_varchar)(duckdb_handle app, const char *v);
     int (*append_null)(duckdb_handle app);
     int (*end_row)(duckdb_handle app);
+    /* whole columns at a time (the accesses) */
+    duckdb_handle (*create_logical_type)(int type);
+    void (*destroy_logical_type)(duckdb_handle *type);
+    duckdb_handle (*create_data_chunk)(duckdb_handle *types, uint64_t n);
+    void (*destroy_data_chunk)(duckdb_handle *chunk);
+    void (*data_chunk_reset)(duckdb_handle chunk);
+    duckdb_handle (*data_chunk_get_vector)(duckdb_handle chunk, uint64_t col);
+    void (*data_chunk_set_size)(duckdb_handle chunk, uint64_t n);
+    void *(*vector_get_data)(duckdb_handle vector);
+    void (*vector_ensure_validity_writable)(duckdb_handle vector);
+    uint64_t *(*vector_get_validity)(duckdb_handle vector);
+    void (*vector_assign_string_element)(duckdb_handle vector, uint64_t row,
+                                         const char *s);
+    int (*append_data_chunk)(duckdb_handle app, duckdb_handle chunk);
+    uint64_t (*vector_size)(void);
 } duckdb_api;
 
 static const struct { const char *name; size_t at; } api_names[] = {
@@ -68,6 +84,33 @@ static const struct { const char *name; size_t at; } api_names[] = {
     { "duckdb_append_varchar", offsetof(duckdb_api, append_varchar) },
     { "duckdb_append_null", offsetof(duckdb_api, append_null) },
     { "duckdb_appender_end_row", offsetof(duckdb_api, end_row) },
+    { "duckdb_create_logical_type", offsetof(duckdb_api, create_logical_type) },
+    { "duckdb_destroy_logical_type", offsetof(duckdb_api, destroy_logical_type) },
+    { "duckdb_create_data_chunk", offsetof(duckdb_api, create_data_chunk) },
+    { "duckdb_destroy_data_chunk", offsetof(duckdb_api, destroy_data_chunk) },
+    { "duckdb_data_chunk_reset", offsetof(duckdb_api, data_chunk_reset) },
+    { "duckdb_data_chunk_get_vector", offsetof(duckdb_api, data_chunk_get_vector) },
+    { "duckdb_data_chunk_set_size", offsetof(duckdb_api, data_chunk_set_size) },
+    { "duckdb_vector_get_data", offsetof(duckdb_api, vector_get_data) },
+    { "duckdb_vector_ensure_validity_writable",
+      offsetof(duckdb_api, vector_ensure_validity_writable) },
+    { "duckdb_vector_get_validity", offsetof(duckdb_api, vector_get_validity) },
+    { "duckdb_vector_assign_string_element",
+      offsetof(duckdb_api, vector_assign_string_element) },
+    { "duckdb_append_data_chunk", offsetof(duckdb_api, append_data_chunk) },
+    { "duckdb_vector_size", offsetof(duckdb_api, vector_size) },
+};
+
+/* DuckDB's type numbers (duckdb_type) of the accesses' columns. */
+enum { DUCKDB_TYPE_UINTEGER = 8, DUCKDB_TYPE_UBIGINT = 9,
+       DUCKDB_TYPE_VARCHAR = 17 };
+enum { A_PID, A_TID, A_SEQ, A_KIND, A_PC, A_ADDRESS, A_SIZE, A_SOURCE,
+       A_COUNT, A_FUNCTION, A_OBJECT, A_REGION, A_COLUMNS };
+static const int access_types[A_COLUMNS] = {
+    DUCKDB_TYPE_UINTEGER, DUCKDB_TYPE_UINTEGER, DUCKDB_TYPE_UBIGINT,
+    DUCKDB_TYPE_VARCHAR, DUCKDB_TYPE_UBIGINT, DUCKDB_TYPE_UBIGINT,
+    DUCKDB_TYPE_UBIGINT, DUCKDB_TYPE_UBIGINT, DUCKDB_TYPE_UINTEGER,
+    DUCKDB_TYPE_VARCHAR, DUCKDB_TYPE_VARCHAR, DUCKDB_TYPE_VARCHAR,
 };
 
 enum { T_ACCESSES, T_BLOCKS, T_MODULES, T_THREADS, TABLES };
@@ -94,6 +137,10 @@ typedef struct sink_state {
     uint32_t pid;
     char *err;
     size_t errcap;
+    /* the accesses go a chunk of rows at a time */
+    duckdb_handle chunk, vec[A_COLUMNS];
+    void *col[A_COLUMNS];
+    uint64_t rows, capacity;
 } sink_state;
 
 static int load_api(duckdb_api *api, const char *lib, char *err,
@@ -141,27 +188,73 @@ static int end_row(sink_state *s, int table)
     return -1;
 }
 
+/* Makes the chunk the accesses fill; 0, or -1. */
+static int chunk_open(sink_state *s)
+{
+    duckdb_api *d = s->api;
+    duckdb_handle types[A_COLUMNS];
+    for (int i = 0; i < A_COLUMNS; i++)
+        types[i] = d->create_logical_type(access_types[i]);
+    s->chunk = d->create_data_chunk(types, A_COLUMNS);
+    for (int i = 0; i < A_COLUMNS; i++)
+        d->destroy_logical_type(&types[i]);
+    if (!s->chunk) {
+        snprintf(s->err, s->errcap, "DuckDB: no data chunk");
+        return -1;
+    }
+    s->capacity = d->vector_size();
+    for (int i = 0; i < A_COLUMNS; i++) {
+        s->vec[i] = d->data_chunk_get_vector(s->chunk, i);
+        s->col[i] = d->vector_get_data(s->vec[i]);
+    }
+    d->vector_ensure_validity_writable(s->vec[A_SOURCE]);
+    return 0;
+}
+
+/* Appends the rows the chunk holds and empties it. */
+static int chunk_flush(sink_state *s)
+{
+    duckdb_api *d = s->api;
+    if (!s->rows)
+        return 0;
+    d->data_chunk_set_size(s->chunk, s->rows);
+    int rc = d->append_data_chunk(s->app[T_ACCESSES], s->chunk);
+    s->rows = 0;
+    d->data_chunk_reset(s->chunk);
+    for (int i = 0; i < A_COLUMNS; i++) /* a reset may move the data */
+        s->col[i] = d->vector_get_data(s->vec[i]);
+    d->vector_ensure_validity_writable(s->vec[A_SOURCE]);
+    if (rc == DUCKDB_SUCCESS)
+        return 0;
+    const char *why = d->appender_error(s->app[T_ACCESSES]);
+    snprintf(s->err, s->errcap, "DuckDB: accesses: %s",
+             why ? why : "append failed");
+    return -1;
+}
+
 static int put_access(void *arg, const export_access *a)
 {
     sink_state *s = arg;
     duckdb_api *d = s->api;
-    duckdb_handle app = s->app[T_ACCESSES];
-    d->append_uint32(app, s->pid);
-    d->append_uint32(app, a->tid);
-    d->append_uint64(app, a->seq);
-    d->append_varchar(app, a->kind);
-    d->append_uint64(app, a->pc);
-    d->append_uint64(app, a->address);
-    d->append_uint64(app, a->size);
+    uint64_t r = s->rows;
+    ((uint32_t *)s->col[A_PID])[r] = s->pid;
+    ((uint32_t *)s->col[A_TID])[r] = a->tid;
+    ((uint64_t *)s->col[A_SEQ])[r] = a->seq;
+    ((uint64_t *)s->col[A_PC])[r] = a->pc;
+    ((uint64_t *)s->col[A_ADDRESS])[r] = a->address;
+    ((uint64_t *)s->col[A_SIZE])[r] = a->size;
+    ((uint64_t *)s->col[A_SOURCE])[r] = a->source;
+    uint64_t *valid = d->vector_get_validity(s->vec[A_SOURCE]);
     if (a->has_source)
-        d->append_uint64(app, a->source);
+        valid[r / 64] |= 1ull << (r % 64);
     else
-        d->append_null(app);
-    d->append_uint32(app, a->count);
-    d->append_varchar(app, a->function);
-    d->append_varchar(app, a->object);
-    d->append_varchar(app, a->region);
-    return end_row(s, T_ACCESSES);
+        valid[r / 64] &= ~(1ull << (r % 64));
+    ((uint32_t *)s->col[A_COUNT])[r] = a->count;
+    d->vector_assign_string_element(s->vec[A_KIND], r, a->kind);
+    d->vector_assign_string_element(s->vec[A_FUNCTION], r, a->function);
+    d->vector_assign_string_element(s->vec[A_OBJECT], r, a->object);
+    d->vector_assign_string_element(s->vec[A_REGION], r, a->region);
+    return ++s->rows == s->capacity ? chunk_flush(s) : 0;
 }
 
 static int put_block(void *arg, const export_block *b)
@@ -293,7 +386,7 @@ int export_parquet(memtap_trace *t, symbolizer *sym, const char *lib,
     snprintf(db_path, sizeof db_path, "%s/.memtap-export-%u.duckdb", dir, pid);
     remove_database(db_path);
     duckdb_handle db = NULL, con = NULL;
-    sink_state s = { &api, { NULL }, pid, err, errcap };
+    sink_state s = { .api = &api, .pid = pid, .err = err, .errcap = errcap };
     int rc = -1;
     if (api.open(db_path, &db) != DUCKDB_SUCCESS ||
         api.connect(db, &con) != DUCKDB_SUCCESS)
@@ -309,7 +402,13 @@ int export_parquet(memtap_trace *t, symbolizer *sym, const char *lib,
         }
     export_sink sink = { put_module, put_access, put_block, put_thread, &s };
     if (rc == 0)
+        rc = chunk_open(&s);
+    if (rc == 0)
         rc = export_rows(t, sym, &sink, progress, arg, err, errcap) ? -1 : 0;
+    if (rc == 0)
+        rc = chunk_flush(&s);
+    if (s.chunk)
+        api.destroy_data_chunk(&s.chunk);
     for (int i = 0; i < TABLES; i++)
         if (s.app[i] && api.appender_destroy(&s.app[i]) != DUCKDB_SUCCESS &&
             rc == 0) { /* flushes the last rows */
