@@ -14,6 +14,7 @@
 #define _GNU_SOURCE
 #include "report/accuracy.h"
 
+#include "report/index.h"
 #include "report/render.h"
 
 #include <inttypes.h>
@@ -23,58 +24,32 @@
 #define NAME_CAP 512
 #define CACHE 4096
 
-typedef struct slot {
-    char *key;
-    uint64_t n[2];          /* accesses: full trace, selective trace */
-} slot;
-
+/* Accesses per chunk name: an index into growing counts. */
 typedef struct table {
-    slot *v;
-    size_t n, cap;
+    index_map names;
+    uint64_t (*n)[2];          /* accesses: full trace, selective trace */
+    size_t count, cap;
 } table;
 
-static uint64_t fnv(const char *s)
+/* The counts of the chunk called key, added on first sight; NULL when out
+ * of memory. */
+static uint64_t *counts_of(table *t, const char *key)
 {
-    uint64_t h = 1469598103934665603ull;
-    for (; *s; s++)
-        h = (h ^ (uint8_t)*s) * 1099511628211ull;
-    return h;
-}
-
-static int grow(table *t)
-{
-    size_t cap = t->cap ? t->cap * 2 : 4096;
-    slot *v = calloc(cap, sizeof *v);
-    if (!v)
-        return -1;
-    for (size_t i = 0; i < t->cap; i++) {
-        if (!t->v[i].key)
-            continue;
-        size_t j = fnv(t->v[i].key) & (cap - 1);
-        while (v[j].key)
-            j = (j + 1) & (cap - 1);
-        v[j] = t->v[i];
-    }
-    free(t->v);
-    t->v = v;
-    t->cap = cap;
-    return 0;
-}
-
-static slot *find(table *t, const char *key)
-{
-    if ((t->n + 1) * 2 > t->cap && grow(t) != 0)
-        return NULL;
-    size_t j = fnv(key) & (t->cap - 1);
-    while (t->v[j].key && strcmp(t->v[j].key, key) != 0)
-        j = (j + 1) & (t->cap - 1);
-    if (!t->v[j].key) {
-        t->v[j].key = strdup(key);
-        if (!t->v[j].key)
+    int64_t i = index_get_str(&t->names, key);
+    if (i >= 0)
+        return t->n[i];
+    if (t->count == t->cap) {
+        size_t cap = t->cap ? 2 * t->cap : 4096;
+        void *v = realloc(t->n, cap * sizeof *t->n);
+        if (!v)
             return NULL;
-        t->n++;
+        t->n = v;
+        t->cap = cap;
     }
-    return &t->v[j];
+    if (index_put_str(&t->names, key, (uint32_t)t->count) != 0)
+        return NULL;
+    t->n[t->count][0] = t->n[t->count][1] = 0;
+    return t->n[t->count++];
 }
 
 /* "object#chunk" for a data name "object+offset". */
@@ -172,12 +147,12 @@ static int add_trace(const char *path, int col, uint64_t chunk, table *t,
             chunk_key(same, chunk, c->key, sizeof c->key);
             c->addr = x->addr;
         }
-        slot *s = find(t, c->key);
-        if (!s) {
+        uint64_t *n = counts_of(t, c->key);
+        if (!n) {
             snprintf(err, cap, "out of memory");
             rc = -1;
         } else {
-            s->n[col] += x->count ? x->count : 1;
+            n[col] += x->count ? x->count : 1;
         }
     }
     if (!rc && got < 0) {
@@ -195,25 +170,24 @@ int accuracy_compare(const char *selective, const char *full, uint64_t chunk,
                      accuracy_result *out, char *err, size_t cap)
 {
     memset(out, 0, sizeof *out);
-    table t = { NULL, 0, 0 };
+    table t;
+    memset(&t, 0, sizeof t);
     int rc = add_trace(full, 0, chunk, &t, err, cap);
     if (!rc)
         rc = add_trace(selective, 1, chunk, &t, err, cap);
-    for (size_t i = 0; i < t.cap; i++) {
-        slot *s = &t.v[i];
-        if (!s->key)
-            continue;
-        if (s->n[0]) {
+    for (size_t i = 0; i < t.count; i++) {
+        const uint64_t *n = t.n[i];
+        if (n[0]) {
             out->chunks++;
-            out->accesses += s->n[0];
-            out->recovered += s->n[1] < s->n[0] ? s->n[1] : s->n[0];
-            out->chunks_found += s->n[1] > 0;
+            out->accesses += n[0];
+            out->recovered += n[1] < n[0] ? n[1] : n[0];
+            out->chunks_found += n[1] > 0;
         } else {
-            out->unmatched += s->n[1];
+            out->unmatched += n[1];
         }
-        out->selective += s->n[1];
-        free(s->key);
+        out->selective += n[1];
     }
-    free(t.v);
+    index_free(&t.names);
+    free(t.n);
     return rc;
 }
