@@ -372,7 +372,10 @@ static int add_event(profile *p, builder *b, const memtap_event *ev)
     if (th < 0)
         return -1;
     p->threads[th].events++;
-    bin->live_bytes = p->heap.live_bytes;
+    bin->events++;
+    bin->live_end = p->heap.live_bytes;
+    if (bin->live_end > bin->live_bytes)
+        bin->live_bytes = bin->live_end;
     p->events++;
     b->ordinal++;
     return rc;
@@ -433,14 +436,10 @@ static int finish(profile *p, builder *b)
     if (p->ninsns)
         qsort(p->insns, p->ninsns, sizeof *p->insns, insn_by_accesses);
     /* bins without events hold the heap as the bin before left it */
-    for (size_t i = 1; i < PROFILE_BINS; i++) {
-        const profile_bin *c = &p->bins[i];
-        int empty = !c->allocs && !c->frees;
-        for (int k = 0; empty && k < PROF_KINDS; k++)
-            empty = !c->n[k];
-        if (empty && (uint64_t)i * b->total / PROFILE_BINS >= p->events)
-            p->bins[i].live_bytes = p->bins[i - 1].live_bytes;
-    }
+    for (size_t i = 1; i < PROFILE_BINS; i++)
+        if (!p->bins[i].events)
+            p->bins[i].live_bytes = p->bins[i].live_end =
+                p->bins[i - 1].live_end;
     return 0;
 }
 

@@ -76,9 +76,11 @@ typedef struct profile_thread {
 } profile_thread;
 
 typedef struct profile_bin {
+    uint64_t events;
     uint64_t n[PROF_KINDS];
     uint64_t allocs, frees;
-    uint64_t live_bytes; /* heap bytes allocated at the bin's end */
+    uint64_t live_bytes; /* the most heap bytes allocated during the bin */
+    uint64_t live_end;   /* those at its end */
 } profile_bin;
 
 /* A heatmap: rows of addresses (an object's offsets, or the heap's

@@ -225,6 +225,8 @@ static void json_series(FILE *o, const char *key, const profile *p,
 static void json_timeline(FILE *o, const profile *p)
 {
     fprintf(o, "\"timeline\": {\"bins\": %d, ", PROFILE_BINS);
+    json_series(o, "events", p, offsetof(profile_bin, events));
+    fputs(", ", o);
     for (int k = 0; k < PROF_KINDS; k++) {
         char key[2] = { kind_letters[k], 0 };
         json_series(o, key, p, offsetof(profile_bin, n) + k * sizeof(uint64_t));

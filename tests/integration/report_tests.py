@@ -75,6 +75,10 @@ def test_report_walks():
                  "allocations: the sites' sum (%s)" % engine)
         check(heap["temporary"] >= 11 and heap["not_freed_bytes"] >= 1000, "heap summary %r" % heap)
         check(rep["complete"], "a complete trace")
+        line = rep["timeline"]
+        check_eq((sum(line["events"]), [sum(line[k]) for k in "LSYWG"]),
+                 (rep["events"], [rep["kinds"][k] for k in "LSYWG"]), "the timeline's sums")
+        check_eq(max(line["live_bytes"]), heap["peak_bytes"], "the timeline's peak")
 
 
 def csv_counts(path):
