@@ -4,6 +4,8 @@
  */
 #include "cli.h"
 
+#include "report/parent.h"
+
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
@@ -77,26 +79,17 @@ int cli_open_trace(const char *path, memtap_trace **t)
     return 0;
 }
 
-/* A forked child's trace names blocks its parent allocated: replay the
- * parent's heap events up to the fork. */
+static void learn(void *r, const memtap_event *ev) { renderer_learn(r, ev); }
+
+/* A forked child's trace names blocks its parent allocated. */
 static void learn_parent(const memtap_trace *t, renderer *r)
 {
-    char parent[4096], seq[32];
-    cli_info_value(t, "parent_trace", parent, sizeof parent);
-    cli_info_value(t, "fork_seq", seq, sizeof seq);
-    if (!parent[0])
-        return;
-    memtap_trace *p;
-    if (memtap_trace_open(parent, &p) != MEMTAP_OK) {
+    if (parent_replay(t, learn, r) != 0) {
+        char parent[4096];
+        cli_info_value(t, "parent_trace", parent, sizeof parent);
         fprintf(stderr, "memtap: warning: %s: parent trace unreadable; "
                         "blocks inherited at fork stay unnamed\n", parent);
-        return;
     }
-    uint64_t fork_seq = strtoull(seq, NULL, 10);
-    memtap_event ev;
-    while (memtap_trace_next(p, &ev) > 0 && ev.rec.seq < fork_seq)
-        renderer_learn(r, &ev);
-    memtap_trace_close(p);
 }
 
 int cli_render_trace(const char *path, const render_options *opt, FILE *out,

@@ -7,6 +7,7 @@
 #include "report/profile.h"
 
 #include "report/index.h"
+#include "report/parent.h"
 #include "report/render.h"
 #include "symbols/heapmap.h"
 
@@ -29,6 +30,7 @@ typedef struct builder {
     addr_slot *cache;
     size_t objects_cap, insns_cap, threads_cap;
     uint64_t last_alloc;    /* block number of the latest allocation + 1 */
+    uint64_t inherited;     /* blocks numbered below: a parent's (fork) */
     uint64_t total, ordinal;
     uint32_t *rank;         /* an object's place once sorted */
     uint64_t *page_list;    /* touched heap pages, sorted (heatmap rows) */
@@ -286,7 +288,9 @@ static int add_access(profile *p, builder *b, const memtap_event *ev, int k,
 /* The statistics of a heap block coming (sign 1) or going (-1). */
 static int account(profile *p, builder *b, const heap_block *blk, int sign)
 {
-    if (blk->flags & MEMTAP_RF_BRK)
+    /* the allocator's growth, and blocks the parent allocated before a
+     * fork (their release is not this process's allocation summary) */
+    if ((blk->flags & MEMTAP_RF_BRK) || blk->id < b->inherited)
         return 0;
     int64_t i = site_object(p, b, blk);
     if (i < 0)
@@ -459,10 +463,23 @@ static void builder_free(builder *b)
     free(b);
 }
 
+static void learn(void *state, const memtap_event *ev)
+{
+    builder *b = state;
+    heap_map_apply(b->heap, &ev->rec, NULL);
+    if (render_is_heap_kind(ev->rec.kind) && ev->rec.aux >= b->inherited)
+        b->inherited = ev->rec.aux + 1;
+}
+
+/* Ready for a walk from the start: the heap as the process began with it
+ * (a forked child's, its parent's blocks). */
 static int builder_reset(builder *b, const memtap_trace *t)
 {
     heap_map_destroy(b->heap);
     b->heap = heap_map_create();
+    b->inherited = 0;
+    if (b->heap)
+        parent_replay(t, learn, b); /* unreadable: warned by show */
     b->total = memtap_trace_get_health(t)->events;
     if (!b->total)
         b->total = 1;

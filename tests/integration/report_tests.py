@@ -194,6 +194,19 @@ def test_report_incomplete():
     check(page["incompleteShown"], "the page shows the warning")
 
 
+def test_report_fork():
+    """forker's child frees the block it inherited and allocates and frees
+    its own: its report counts its own block only (the inherited one is
+    its parent's allocation), and names accesses as show does."""
+    path = os.path.join(TMP, "fork.mtr")
+    p = memtap("run", "-q", "--engine", "fault", "-o", path, "--", prog("forker"))
+    child = [l.split()[-1] for l in p.stderr.splitlines() if l.startswith("memtap: also wrote")]
+    check_eq(len(child), 1, "one child trace: %s" % p.stderr)
+    heap = report_json(child[0])["heap"]
+    check_eq((heap["allocs"], heap["alloc_bytes"], heap["frees"], heap["not_freed"], heap["peak_bytes"]),
+             (1, 222, 1, 0, 222), "the child's own block")
+
+
 def test_report_bad_input():
     """Bad options and files: a clear message and a non-zero exit, and no
     page left behind."""
