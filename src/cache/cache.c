@@ -11,6 +11,7 @@
  */
 #define _GNU_SOURCE
 #include "cache/cache.h"
+#include "sys/hash.h"
 
 #include "cache/key.h"
 #include "rewrite/rewrite.h"
@@ -110,8 +111,7 @@ int cache_open(cache *c, const char *dir, char *err, size_t errcap)
     snprintf(c->tested, sizeof c->tested, "%s", tested ? tested : "");
     snprintf(c->salt, sizeof c->salt, "abi%u-%s-nonselective-b%x-t%016llx",
              MT_REWRITE_VERSION, id, c->bypass,
-             (unsigned long long)cache_key_mix(0xcbf29ce484222325ull,
-                                               c->tested, strlen(c->tested)));
+             (unsigned long long)fnv1a64_str(FNV64_OFFSET, c->tested));
     return 0;
 }
 

@@ -13,18 +13,10 @@
 #include <stdint.h>
 #include <sys/stat.h>
 
+#include "sys/hash.h"
+
 /* "<16 hex digits>-" before the base name */
 #define CACHE_KEY_CHARS 17
-
-static inline uint64_t cache_key_mix(uint64_t h, const void *p, size_t n)
-{
-    const unsigned char *b = p;
-    for (size_t i = 0; i < n; i++) {
-        h ^= b[i];
-        h *= 0x100000001b3ull; /* FNV-1a */
-    }
-    return h;
-}
 
 /* Writes the copy's file name for the original at path (whose stat is st)
  * into out: "<key>-<base name>".  Returns the length, or -1 when it does
@@ -36,11 +28,11 @@ static inline int cache_entry_name(const char *path, const struct stat *st,
     uint64_t id[5] = { (uint64_t)st->st_dev, (uint64_t)st->st_ino,
                        (uint64_t)st->st_size, (uint64_t)st->st_mtim.tv_sec,
                        (uint64_t)st->st_mtim.tv_nsec };
-    uint64_t h = cache_key_mix(0xcbf29ce484222325ull, id, sizeof id);
+    uint64_t h = fnv1a64(FNV64_OFFSET, id, sizeof id);
     size_t salt_len = 0;
     while (salt[salt_len])
         salt_len++;
-    h = cache_key_mix(h, salt, salt_len);
+    h = fnv1a64(h, salt, salt_len);
     const char *base = path;
     for (const char *p = path; *p; p++)
         if (*p == '/')

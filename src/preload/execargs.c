@@ -4,6 +4,7 @@
  */
 #define _GNU_SOURCE
 #include "execargs.h"
+#include "sys/page.h"
 #include "execcopy.h"
 
 #include "fault.h"
@@ -47,7 +48,7 @@ static int read_user(copier *c, void *dst, uintptr_t src, size_t len)
 {
     char *d = dst;
     while (len > 0) {
-        size_t seg = PAGE_SIZE_BYTES - (src & (PAGE_SIZE_BYTES - 1));
+        size_t seg = PAGE - (src & (PAGE - 1));
         if (seg > len)
             seg = len;
         if (src && fault_is_tracked(src, seg)) {
@@ -78,7 +79,7 @@ static long copy_string(copier *c, uintptr_t src, char **out)
 {
     char *start = c->base + c->used;
     for (;;) {
-        size_t seg = PAGE_SIZE_BYTES - (src & (PAGE_SIZE_BYTES - 1));
+        size_t seg = PAGE - (src & (PAGE - 1));
         if (c->used + seg > SCRATCH_MAX)
             return -E2BIG;
         char *d = c->base + c->used;

@@ -21,6 +21,8 @@
  */
 #define _GNU_SOURCE
 #include "fault.h"
+#include "sys/page.h"
+#include "sys/hash.h"
 #include "rt/rewritten.h"
 
 #include "pagemap.h"
@@ -91,7 +93,7 @@ int fault_active(void) { return atomic_load(&f.active); }
 uint64_t fault_count(void) { return atomic_load(&f.faults); }
 uint64_t fault_exposed_windows(void) { return atomic_load(&f.exposed); }
 
-static uintptr_t page_of(uintptr_t a) { return a & ~(PAGE_SIZE_BYTES - 1); }
+static uintptr_t page_of(uintptr_t a) { return a & ~(PAGE - 1); }
 
 static void set_prot(uintptr_t page, size_t len, int prot)
 {
@@ -111,8 +113,7 @@ static void open_unlock(void) { atomic_store(&f.open_lock, 0); }
 
 static size_t slot_of(uintptr_t page)
 {
-    size_t h = (size_t)((page >> PAGE_SHIFT) * 0x9E3779B97F4A7C15ull) %
-               OPEN_SLOTS;
+    size_t h = (size_t)(fib_mix(page >> PAGE_SHIFT) % OPEN_SLOTS);
     while (f.open[h].page && f.open[h].page != page)
         h = (h + 1) % OPEN_SLOTS;
     return h;
@@ -125,7 +126,7 @@ static void open_page_locked(uintptr_t page)
     if (f.open[h].count++ == 0) {
         f.open[h].page = page;
         uint8_t st = pagemap_get(page);
-        set_prot(page, PAGE_SIZE_BYTES, st & PM_PROT_MASK);
+        set_prot(page, PAGE, st & PM_PROT_MASK);
     }
 }
 
@@ -137,14 +138,14 @@ static void close_page_locked(uintptr_t page)
     if (--f.open[h].count)
         return;
     if (atomic_load(&f.active) && (pagemap_get(page) & PM_TRACKED))
-        set_prot(page, PAGE_SIZE_BYTES, PROT_NONE);
+        set_prot(page, PAGE, PROT_NONE);
     /* backward-shift deletion keeps probe chains intact */
     size_t i = h;
     f.open[i].page = 0;
     for (size_t j = (i + 1) % OPEN_SLOTS; f.open[j].page;
          j = (j + 1) % OPEN_SLOTS) {
-        size_t home = (size_t)((f.open[j].page >> PAGE_SHIFT) *
-                               0x9E3779B97F4A7C15ull) % OPEN_SLOTS;
+        size_t home = (size_t)(fib_mix(f.open[j].page >> PAGE_SHIFT) %
+                               OPEN_SLOTS);
         if ((j > i && (home <= i || home > j)) ||
             (j < i && home <= i && home > j)) {
             f.open[i] = f.open[j];
@@ -200,7 +201,7 @@ static void add_pages(fault_open_set *s, uintptr_t addr, size_t len)
     if (len == 0)
         return;
     for (uintptr_t p = page_of(addr); p < addr + len && !s->overflow;
-         p += PAGE_SIZE_BYTES) {
+         p += PAGE) {
         if (!(pagemap_get(p) & PM_TRACKED))
             continue;
         int seen = 0;
@@ -225,7 +226,7 @@ static void open_pages(fault_open_set *s, int from)
 /* Large ranges: open every tracked page of [addr, addr+len) as one run. */
 static void open_range_locked(uintptr_t addr, size_t len, int open)
 {
-    for (uintptr_t p = page_of(addr); p < addr + len; p += PAGE_SIZE_BYTES)
+    for (uintptr_t p = page_of(addr); p < addr + len; p += PAGE)
         if (pagemap_get(p) & PM_TRACKED) {
             if (open)
                 open_page_locked(p);
@@ -279,7 +280,7 @@ void fault_close(fault_open_set *s)
 int fault_is_tracked(uintptr_t addr, size_t len)
 {
     for (uintptr_t p = page_of(addr); p < addr + (len ? len : 1);
-         p += PAGE_SIZE_BYTES)
+         p += PAGE)
         if (pagemap_get(p) & PM_TRACKED)
             return 1;
     return 0;
@@ -310,18 +311,18 @@ void fault_track(uintptr_t start, uintptr_t end, int prot, int region)
                               (prot & 7));
     uintptr_t p = page_of(start);
     while (p < end && pagemap_get(p) == state)
-        p += PAGE_SIZE_BYTES; /* already traced: the common case */
+        p += PAGE; /* already traced: the common case */
     if (p >= end)
         return;
     sigset_t old;
     int guard = lock_guarded(&old);
     int active = atomic_load(&f.active);
-    for (; p < end; p += PAGE_SIZE_BYTES) {
+    for (; p < end; p += PAGE) {
         if (pagemap_get(p) == state)
             continue;
         pagemap_set_range(p, p + 1, state);
         if (active && !page_is_open(p))
-            set_prot(p, PAGE_SIZE_BYTES, PROT_NONE);
+            set_prot(p, PAGE, PROT_NONE);
     }
     unlock_guarded(guard, &old);
 }
@@ -354,7 +355,7 @@ void fault_untrack(uintptr_t start, uintptr_t end)
 
 void fault_reprotect(uintptr_t start, uintptr_t end, int prot)
 {
-    for (uintptr_t p = page_of(start); p < end; p += PAGE_SIZE_BYTES) {
+    for (uintptr_t p = page_of(start); p < end; p += PAGE) {
         uint8_t st = pagemap_get(p);
         if (!(st & PM_TRACKED))
             continue;
@@ -365,7 +366,7 @@ void fault_reprotect(uintptr_t start, uintptr_t end, int prot)
         sigset_t old;
         int guard = lock_guarded(&old);
         if (atomic_load(&f.active) && !page_is_open(p))
-            set_prot(p, PAGE_SIZE_BYTES, PROT_NONE);
+            set_prot(p, PAGE, PROT_NONE);
         unlock_guarded(guard, &old);
     }
 }
@@ -447,7 +448,7 @@ static int decode(const ucontext_t *uc, ZydisDecodedInstruction *insn,
                   ZydisDecodedOperand *ops)
 {
     const uint8_t *pc = (const uint8_t *)uc->uc_mcontext.gregs[REG_RIP];
-    size_t room = PAGE_SIZE_BYTES - ((uintptr_t)pc & (PAGE_SIZE_BYTES - 1));
+    size_t room = PAGE - ((uintptr_t)pc & (PAGE - 1));
     if (room > ZYDIS_MAX_INSTRUCTION_LENGTH)
         room = ZYDIS_MAX_INSTRUCTION_LENGTH;
     if (ZYAN_SUCCESS(ZydisDecoderDecodeFull(&f.decoder, pc, room, insn, ops)))

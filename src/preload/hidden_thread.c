@@ -11,6 +11,7 @@
  */
 #define _GNU_SOURCE
 #include "hidden_thread.h"
+#include "sys/page.h"
 
 #include "rawsys.h"
 
@@ -24,7 +25,6 @@
 
 #define STACK_SIZE (256u << 10)
 #define TCB_SIZE 4096u          /* glibc's struct pthread is ~2.3 KiB */
-#define PAGE 4096u
 
 static uintptr_t tls_extent;    /* bytes below the thread pointer in use */
 static __thread int tls_hidden __attribute__((tls_model("initial-exec")));

@@ -5,6 +5,7 @@
  * are installed with compare-and-swap.
  */
 #include "pagemap.h"
+#include "sys/page.h"
 
 #include "tracer.h"
 
@@ -55,7 +56,7 @@ uint8_t pagemap_get(uintptr_t addr)
 void pagemap_set_range(uintptr_t start, uintptr_t end, uint8_t state)
 {
     for (uintptr_t page = start >> PAGE_SHIFT;
-         page < (end + PAGE_SIZE_BYTES - 1) >> PAGE_SHIFT; page++) {
+         page < (end + PAGE - 1) >> PAGE_SHIFT; page++) {
         uint8_t *l = leaf(page, state != 0);
         if (l)
             l[page & (LEAF_PAGES - 1)] = state;
@@ -76,14 +77,14 @@ void pagemap_for_each_tracked(void (*fn)(uintptr_t, uintptr_t, uint8_t,
             uint8_t s = l[i];
             uintptr_t addr = ((slot << LEAF_BITS) | i) << PAGE_SHIFT;
             if (s & PM_TRACKED && s == run_state && addr == run_end) {
-                run_end += PAGE_SIZE_BYTES;
+                run_end += PAGE;
                 continue;
             }
             if (run_state)
                 fn(run_start, run_end, run_state, arg);
             run_state = (s & PM_TRACKED) ? s : 0;
             run_start = addr;
-            run_end = addr + PAGE_SIZE_BYTES;
+            run_end = addr + PAGE;
         }
     }
     if (run_state)

@@ -9,8 +9,7 @@
 
 #include <stdint.h>
 
-#define PAGE_SHIFT 12
-#define PAGE_SIZE_BYTES (1ul << PAGE_SHIFT)
+#include "sys/page.h"
 
 /* State byte: PM_TRACKED, the kind of memory (PM_HEAP: blocks and
  * mappings the program made through the allocator and mmap family;

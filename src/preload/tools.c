@@ -6,6 +6,7 @@
  */
 #define _GNU_SOURCE
 #include "tools.h"
+#include "sys/hash.h"
 
 #include "fmt.h"
 #include "shadow/tool.h"
@@ -81,7 +82,7 @@ static memtap_shadow_thread *thread_state(void)
 
 static memtap_shadow_ref *ref_of(uint64_t pc)
 {
-    return &tls_refs[(pc * 0x9e3779b97f4a7c15ull) >> 57];
+    return &tls_refs[fib_hash(pc, 7)];
 }
 
 void tools_note_block_size(uint64_t size) { tls_block_size = size; }

@@ -15,6 +15,7 @@
  * export leaves no database behind.
  */
 #include "report/export_sqlite.h"
+#include "sys/hash.h"
 
 #include "report/export_rows.h"
 
@@ -71,18 +72,10 @@ static int fail(writer *w, const char *what)
     return -1;
 }
 
-static uint32_t name_hash(const char *s)
-{
-    uint32_t h = 2166136261u;
-    for (; *s; s++)
-        h = (h ^ (unsigned char)*s) * 16777619u;
-    return h;
-}
-
 /* The id of a name in names, added on first sight; -1 on error. */
 static int64_t name_id(writer *w, const char *name)
 {
-    name_slot *slot = &w->names[name_hash(name) % NAME_SLOTS];
+    name_slot *slot = &w->names[fnv1a64_str(FNV64_OFFSET, name) % NAME_SLOTS];
     if (slot->name && strcmp(slot->name, name) == 0)
         return slot->id;
     int64_t id = -1;

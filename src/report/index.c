@@ -3,6 +3,7 @@
  * power-of-two table kept at most half full.
  */
 #include "report/index.h"
+#include "sys/hash.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -17,10 +18,7 @@ static uint64_t mix(uint64_t x)
 
 static uint64_t hash_str(const char *s)
 {
-    uint64_t h = 0xcbf29ce484222325ull;
-    for (; *s; s++)
-        h = (h ^ (unsigned char)*s) * 0x100000001b3ull; /* FNV-1a */
-    return h;
+    return fnv1a64_str(FNV64_OFFSET, s);
 }
 
 static size_t probe(const index_map *m, uint64_t key, const char *str)

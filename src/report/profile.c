@@ -5,6 +5,7 @@
  * others (cached per address).
  */
 #include "report/profile.h"
+#include "sys/page.h"
 
 #include "report/index.h"
 #include "report/parent.h"
@@ -16,7 +17,6 @@
 
 #define NAME_CAP 512
 #define ADDR_CACHE 4096u
-#define PAGE 4096u
 
 typedef struct addr_slot {
     uint64_t addr;

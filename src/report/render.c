@@ -12,6 +12,7 @@
  * Internal events print as comment lines starting with '#'.
  */
 #include "render.h"
+#include "sys/hash.h"
 
 #include <inttypes.h>
 #include <stdlib.h>
@@ -229,7 +230,7 @@ static void code_name(renderer *r, uint64_t pc, char *buf, size_t cap)
 const char *renderer_name_code(renderer *r, uint64_t pc, char *buf,
                                size_t cap)
 {
-    code_slot *slot = &r->codes[(pc * 0x9E3779B97F4A7C15ull) >> 52];
+    code_slot *slot = &r->codes[fib_hash(pc, 12)];
     if (slot->valid && slot->pc == pc)
         return slot->name;
     code_name(r, pc, buf, cap);

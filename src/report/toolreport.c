@@ -7,6 +7,7 @@
  */
 #define _GNU_SOURCE
 #include "report/toolreport.h"
+#include "sys/page.h"
 
 #include "report/json.h"
 
@@ -15,7 +16,6 @@
 #include <string.h>
 
 #define LINE 64u
-#define PAGE 4096u
 #define NAME_CAP 512
 
 typedef struct item {

@@ -12,6 +12,8 @@
  */
 #define _GNU_SOURCE
 #include "rewrite/rewrite.h"
+#include "sys/page.h"
+#include "sys/hash.h"
 
 #include "rewrite/emit.h"
 #include "select/analysis.h"
@@ -28,7 +30,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define PAGE 4096u
 #define JMP_LEN 5
 
 static int fail(char *err, size_t cap, const char *fmt, ...)
@@ -109,13 +110,12 @@ static int is_dirty(const input *in, size_t page)
 static int file_id(const input *in, uint64_t *id)
 {
     static uint8_t buf[1 << 16];
-    uint64_t h = 0xcbf29ce484222325ull;
+    uint64_t h = FNV64_OFFSET;
     for (size_t at = 0; at < in->size;) {
         ssize_t n = pread(in->fd, buf, sizeof buf, (off_t)at);
         if (n <= 0)
             return -1;
-        for (ssize_t i = 0; i < n; i++)
-            h = (h ^ buf[i]) * 0x100000001b3ull;
+        h = fnv1a64(h, buf, (size_t)n);
         at += (size_t)n;
     }
     *id = h;

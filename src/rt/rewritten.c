@@ -23,6 +23,7 @@
  */
 #define _GNU_SOURCE
 #include "rewritten.h"
+#include "sys/page.h"
 
 #include "preload/fault.h"
 #include "preload/fmt.h"
@@ -47,7 +48,6 @@
 #define MAX_MODULES 255
 #define ENTRIES 16384u          /* per thread buffer */
 #define SCRATCH 256u            /* entries of memtap's own work, dropped */
-#define PAGE 4096u
 
 /* The stub's entries are what the trace format's access runs hold. */
 _Static_assert(sizeof(mt_entry) == sizeof(trace_entry) &&

@@ -11,6 +11,8 @@
  */
 #define _GNU_SOURCE
 #include "memtap/shadow.h"
+#include "sys/page.h"
+#include "sys/hash.h"
 
 #include "sys/rawsys.h"
 
@@ -25,7 +27,6 @@
 
 #define UNIT_SIZE (1ull << MEMTAP_SHADOW_UNIT_SHIFT)
 #define UNIT_MASK (UNIT_SIZE - 1)
-#define PAGE 4096ull
 #define HASH_SLOTS 64u
 #define EMPTY_BASE ((uintptr_t)1)        /* never a unit-aligned address */
 #define PROBE_START 0x200000000000ull    /* 32 TiB: far from programs */
@@ -335,8 +336,7 @@ void memtap_shadow_thread_end(memtap_shadow_thread *pub)
 
 static uint32_t hash_slot(uintptr_t base)
 {
-    return (uint32_t)(((base >> MEMTAP_SHADOW_UNIT_SHIFT) *
-                       0x9e3779b97f4a7c15ull) >> 58);
+    return (uint32_t)fib_hash(base >> MEMTAP_SHADOW_UNIT_SHIFT, 6);
 }
 
 static int find_private(thread_state *t, uintptr_t base, intptr_t *offset)

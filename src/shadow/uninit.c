@@ -14,6 +14,7 @@
  * price of missing its later uninitialized reads.
  */
 #include "shadow/tool.h"
+#include "sys/hash.h"
 
 #include "sys/rawsys.h"
 
@@ -44,7 +45,7 @@ static struct {
 /* The site of pc, inserted on first use; NULL when the table is full. */
 static site *site_of(uint64_t pc)
 {
-    uint32_t i = (uint32_t)((pc * 0x9e3779b97f4a7c15ull) >> (64 - SITE_BITS));
+    uint32_t i = (uint32_t)fib_hash(pc, SITE_BITS);
     for (uint32_t probes = 0; probes < SITES; probes++, i = (i + 1) & (SITES - 1)) {
         uint64_t seen = __atomic_load_n(&u.sites[i].pc, __ATOMIC_ACQUIRE);
         if (seen == pc)

@@ -3,6 +3,7 @@
  * the reader.  Safe inside traced processes: no allocation, no stdio.
  */
 #include "chunk.h"
+#include "sys/hash.h"
 
 #include <errno.h>
 #include <string.h>
@@ -10,13 +11,7 @@
 
 uint32_t memtap_chunk_header_checksum(const memtap_chunk_header *h)
 {
-    const unsigned char *p = (const unsigned char *)h;
-    uint32_t x = 2166136261u;
-    for (size_t i = 0; i < offsetof(memtap_chunk_header, checksum); i++) {
-        x ^= p[i];
-        x *= 16777619u;
-    }
-    return x;
+    return fnv1a32(FNV32_OFFSET, h, offsetof(memtap_chunk_header, checksum));
 }
 
 static int level_of(trace_compression c)

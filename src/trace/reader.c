@@ -6,6 +6,7 @@
  * at a time so that traces of any size stream.
  */
 #include "memtap/trace.h"
+#include "sys/hash.h"
 #include "trace/chunk.h"
 
 #include <errno.h>
@@ -269,7 +270,7 @@ static int load_meta_chunk(memtap_trace *t, const memtap_chunk_header *h,
 
 static size_t tid_hash(uint32_t tid, size_t cap)
 {
-    return (size_t)((tid * 0x9E3779B97F4A7C15ull) >> 20) & (cap - 1);
+    return (size_t)fib_hash(tid, 44) & (cap - 1);
 }
 
 /* Rebuilds the tid table at twice the size. */
