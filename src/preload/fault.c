@@ -21,6 +21,7 @@
  */
 #define _GNU_SOURCE
 #include "fault.h"
+#include "sys/spin.h"
 #include "sys/page.h"
 #include "sys/hash.h"
 #include "rt/rewritten.h"
@@ -102,14 +103,8 @@ static void set_prot(uintptr_t page, size_t len, int prot)
 
 /* ---- page open counts ---- */
 
-static void open_lock(void)
-{
-    int expected = 0;
-    while (!atomic_compare_exchange_weak(&f.open_lock, &expected, 1))
-        expected = 0;
-}
-
-static void open_unlock(void) { atomic_store(&f.open_lock, 0); }
+static void open_lock(void) { spin_acquire(&f.open_lock); }
+static void open_unlock(void) { spin_release(&f.open_lock); }
 
 static size_t slot_of(uintptr_t page)
 {

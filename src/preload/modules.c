@@ -6,6 +6,7 @@
  */
 #define _GNU_SOURCE
 #include "modules.h"
+#include "sys/spin.h"
 #include "rt/rewritten.h"
 
 #include "fault.h"
@@ -46,14 +47,8 @@ static struct {
     char exe[4096];
 } m;
 
-static void lock(void)
-{
-    int expected = 0;
-    while (!atomic_compare_exchange_weak(&m.lock, &expected, 1))
-        expected = 0;
-}
-
-static void unlock(void) { atomic_store(&m.lock, 0); }
+static void lock(void) { spin_acquire(&m.lock); }
+static void unlock(void) { spin_release(&m.lock); }
 
 static int reserve(uint32_t need)
 {

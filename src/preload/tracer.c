@@ -20,6 +20,7 @@
  */
 #define _GNU_SOURCE
 #include "tracer.h"
+#include "sys/spin.h"
 
 #include "fmt.h"
 #include "hidden_thread.h"
@@ -282,8 +283,7 @@ static uint32_t current_tid(void)
 static int meta_acquire(int may_wait)
 {
     for (;;) {
-        int expected = 0;
-        if (atomic_compare_exchange_strong(&g.meta_lock, &expected, 1))
+        if (spin_try(&g.meta_lock))
             return 1;
         if (!may_wait)
             return 0;
@@ -291,7 +291,7 @@ static int meta_acquire(int may_wait)
     }
 }
 
-static void meta_release(void) { atomic_store(&g.meta_lock, 0); }
+static void meta_release(void) { spin_release(&g.meta_lock); }
 
 static void write_meta_locked(uint16_t type, uint32_t count, const void *raw,
                               size_t len)
@@ -739,12 +739,8 @@ static void flush_if_due(tracer_thread *t)
         flush_locked(t);
 }
 
-static int try_lock(tracer_thread *t)
-{
-    return atomic_exchange(&t->lock, 1) == 0;
-}
-
-static void unlock(tracer_thread *t) { atomic_store(&t->lock, 0); }
+static int try_lock(tracer_thread *t) { return spin_try(&t->lock); }
+static void unlock(tracer_thread *t) { spin_release(&t->lock); }
 
 static void append(tracer_thread *t, uint8_t kind, uint8_t flags,
                    uint64_t pc, uint64_t addr, uint64_t size, uint64_t addr2,

@@ -23,6 +23,7 @@
  */
 #define _GNU_SOURCE
 #include "rewritten.h"
+#include "sys/spin.h"
 #include "sys/page.h"
 
 #include "preload/fault.h"
@@ -680,14 +681,12 @@ void rewritten_scan(void)
     if (!tracer_enabled())
         return;
     load_consumer(); /* its dlopen comes back here: before the lock */
-    int expected = 0;
-    while (!atomic_compare_exchange_weak(&rt.lock, &expected, 1))
-        expected = 0;
+    spin_acquire(&rt.lock);
     const char *discard = getenv("MEMTAP_REWRITE_DISCARD");
     rt.discard = discard && discard[0] == '1';
     rt.debug_traps = getenv("MEMTAP_DEBUG_TRAPS") != NULL;
     dl_iterate_phdr(find_rewritten, NULL);
-    atomic_store(&rt.lock, 0);
+    spin_release(&rt.lock);
 }
 
 void rewritten_end_stats(fmt_buf *b)
