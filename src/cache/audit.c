@@ -13,6 +13,7 @@
  */
 #define _GNU_SOURCE
 #include "cache/key.h"
+#include "sys/env.h"
 #include "sys/own_modules.h"
 
 #include <errno.h>
@@ -42,13 +43,13 @@ static char chosen[PATH_MAX]; /* the loader copies it before asking again */
 EXPORT unsigned int la_version(unsigned int version)
 {
     (void)version;
-    cfg.dir = getenv("MEMTAP_CACHE");
-    cfg.salt = getenv("MEMTAP_CACHE_SALT");
-    cfg.command = getenv("MEMTAP_COMMAND");
+    cfg.dir = getenv(ENV_CACHE);
+    cfg.salt = getenv(ENV_CACHE_SALT);
+    cfg.command = getenv(ENV_COMMAND);
     cfg.on = cfg.dir && *cfg.dir && cfg.salt && cfg.command;
-    const char *bypass = getenv("MEMTAP_BYPASS"), *tested = getenv("MEMTAP_TESTED");
-    snprintf(cfg.bypass, sizeof cfg.bypass, "MEMTAP_BYPASS=%s", bypass ? bypass : "");
-    snprintf(cfg.tested, sizeof cfg.tested, "MEMTAP_TESTED=%s", tested ? tested : "");
+    const char *bypass = getenv(ENV_BYPASS), *tested = getenv(ENV_TESTED);
+    snprintf(cfg.bypass, sizeof cfg.bypass, ENV_BYPASS "=%s", bypass ? bypass : "");
+    snprintf(cfg.tested, sizeof cfg.tested, ENV_TESTED "=%s", tested ? tested : "");
     return LAV_CURRENT;
 }
 

@@ -11,6 +11,7 @@
  */
 #define _GNU_SOURCE
 #include "cache/cache.h"
+#include "sys/env.h"
 #include "sys/hash.h"
 
 #include "cache/key.h"
@@ -86,7 +87,7 @@ static int own_build_id(struct dl_phdr_info *info, size_t size, void *data)
 
 int cache_open(cache *c, const char *dir, char *err, size_t errcap)
 {
-    const char *env = getenv("MEMTAP_CACHE_DIR");
+    const char *env = getenv(ENV_CACHE_DIR);
     const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
     int n;
     if (dir && *dir)
@@ -106,7 +107,7 @@ int cache_open(cache *c, const char *dir, char *err, size_t errcap)
         return snprintf(err, errcap, "%s: %s", c->dir, strerror(errno)), -1;
     char id[65] = "";
     dl_iterate_phdr(own_build_id, id);
-    const char *bypass = getenv("MEMTAP_BYPASS"), *tested = getenv("MEMTAP_TESTED");
+    const char *bypass = getenv(ENV_BYPASS), *tested = getenv(ENV_TESTED);
     c->bypass = bypass ? (unsigned)strtoul(bypass, NULL, 0) : 0;
     snprintf(c->tested, sizeof c->tested, "%s", tested ? tested : "");
     snprintf(c->salt, sizeof c->salt, "abi%u-%s-nonselective-b%x-t%016llx",

@@ -6,6 +6,7 @@
 
 #include "select/select.h"
 #include "symbols/elfimage.h"
+#include "sys/only.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -14,23 +15,11 @@
 
 int cli_parse_only(const char *s, unsigned *bypass)
 {
-    unsigned keep = 0;
-    while (*s) {
-        size_t len = strcspn(s, ",");
-        if (len == 4 && strncmp(s, "heap", 4) == 0)
-            keep |= 1;
-        else if (len == 6 && strncmp(s, "static", 6) == 0)
-            keep |= 2;
-        else if (len == 5 && strncmp(s, "stack", 5) == 0)
-            keep |= 4;
-        else
-            return -1;
-        s += len + (s[len] == ',');
-    }
-    if (!keep)
+    int keep = only_parse(s);
+    if (keep < 0)
         return -1;
-    *bypass = (keep & 2 ? 0 : BYPASS_STATIC) |
-              (keep & 4 ? 0 : BYPASS_STACK | BYPASS_READ_ONLY);
+    *bypass = (keep & ONLY_STATIC ? 0 : BYPASS_STATIC) |
+              (keep & ONLY_STACK ? 0 : BYPASS_STACK | BYPASS_READ_ONLY);
     return 0;
 }
 

@@ -4,6 +4,7 @@
  * size.
  */
 #include "cli.h"
+#include "sys/env.h"
 
 #include "report/export.h"
 #include "report/export_parquet.h"
@@ -90,11 +91,11 @@ static int export_database(const char *path, database_format format,
 {
     char lib[4096];
     if (format == DB_PARQUET &&
-        cli_find_library("MEMTAP_DUCKDB", "libduckdb.so", lib, sizeof lib))
+        cli_find_library(ENV_DUCKDB, "libduckdb.so", lib, sizeof lib))
         return cli_error("--format parquet", "DuckDB's library "
                          "(libduckdb.so) is not beside memtap: run "
                          "scripts/deps.sh and build again, or set "
-                         "MEMTAP_DUCKDB");
+                         ENV_DUCKDB);
     memtap_trace *t;
     if (cli_open_trace(path, &t))
         return 1;

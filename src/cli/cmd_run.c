@@ -5,6 +5,7 @@
  */
 #define _GNU_SOURCE
 #include "cli.h"
+#include "sys/env.h"
 #include "engine.h"
 
 #include "memtap/trace.h"
@@ -274,7 +275,7 @@ static int uses_marks(const char *path)
 static void set_env(const char *preload, const char *output)
 {
     cli_prepend_env("LD_PRELOAD", preload);
-    setenv("MEMTAP_OUTPUT", output, 1);
+    setenv(ENV_OUTPUT, output, 1);
 }
 
 /* Signals a process sends to memtap while the program runs are passed on
@@ -419,7 +420,7 @@ static int status_open(status_page *p)
     p->st->version = MEMTAP_STATUS_VERSION;
     char v[16];
     snprintf(v, sizeof v, "%d", p->fd);
-    setenv("MEMTAP_STATUS_FD", v, 1);
+    setenv(ENV_STATUS_FD, v, 1);
     return 0;
 }
 
@@ -429,7 +430,7 @@ static void status_close(status_page *p)
         munmap(p->st, MEMTAP_STATUS_SIZE);
     if (p->fd >= 0)
         close(p->fd);
-    unsetenv("MEMTAP_STATUS_FD");
+    unsetenv(ENV_STATUS_FD);
 }
 
 /* The trace files written by forked or exec'd processes of this run, at
@@ -563,11 +564,11 @@ static void set_bypass_env(const trace_launch *l)
         bypass |= BYPASS_READ_ONLY;
     char hex[16];
     snprintf(hex, sizeof hex, "0x%x", bypass);
-    setenv("MEMTAP_BYPASS", hex, 1);
+    setenv(ENV_BYPASS, hex, 1);
     if (l->tested)
-        setenv("MEMTAP_TESTED", l->tested, 1);
+        setenv(ENV_TESTED, l->tested, 1);
     else
-        unsetenv("MEMTAP_TESTED");
+        unsetenv(ENV_TESTED);
 }
 
 /* MEMTAP_IGNORE for the --ignore arguments: ranges as they are, symbols
@@ -592,9 +593,9 @@ static int set_ignore_env(const trace_launch *l, const char *prog)
         used += (size_t)n;
     }
     if (used)
-        setenv("MEMTAP_IGNORE", list, 1);
+        setenv(ENV_IGNORE, list, 1);
     else
-        unsetenv("MEMTAP_IGNORE");
+        unsetenv(ENV_IGNORE);
     return 0;
 }
 
@@ -607,33 +608,33 @@ int cli_trace_program(char **prog_argv, const trace_launch *l, char *abs_out,
         return cli_error(prog_argv[0], "no such program");
     if (check_program(prog))
         return 1;
-    if (cli_find_library("MEMTAP_PRELOAD", "libmemtap.so", preload,
+    if (cli_find_library(ENV_PRELOAD, "libmemtap.so", preload,
                          sizeof preload) != 0)
         return cli_error("libmemtap.so", "not found next to the memtap "
                                          "command (set MEMTAP_PRELOAD)");
     if (prepare_output(l->output, abs_out, cap))
         return 1;
     set_env(preload, abs_out);
-    setenv("MEMTAP_ACCESSES", l->heap_only ? "0" : "1", 1);
-    setenv("MEMTAP_WINDOW", l->from_main        ? "main"
+    setenv(ENV_ACCESSES, l->heap_only ? "0" : "1", 1);
+    setenv(ENV_WINDOW, l->from_main        ? "main"
                             : uses_marks(prog) ? "marks"
                                                : "all",
            1);
     if (l->tool) {
         char chunk[32];
         snprintf(chunk, sizeof chunk, "%u", l->chunk);
-        setenv("MEMTAP_TOOL", l->tool, 1);
-        setenv("MEMTAP_TOOL_CHUNK", chunk, 1);
-        setenv("MEMTAP_TOOL_CHECK_ONCE", l->check_once ? "1" : "0", 1);
+        setenv(ENV_TOOL, l->tool, 1);
+        setenv(ENV_TOOL_CHUNK, chunk, 1);
+        setenv(ENV_TOOL_CHECK_ONCE, l->check_once ? "1" : "0", 1);
     }
     if (l->consumer) {
         char lib[PATH_MAX];
         if (!realpath(l->consumer, lib) || access(lib, R_OK) != 0)
             return cli_error(l->consumer, "%s", strerror(errno));
-        setenv("MEMTAP_CONSUMER", lib, 1);
+        setenv(ENV_CONSUMER, lib, 1);
     }
     if (l->compress)
-        setenv("MEMTAP_COMPRESS", l->compress, 1);
+        setenv(ENV_COMPRESS, l->compress, 1);
     set_bypass_env(l);
     if (set_ignore_env(l, prog))
         return 1;
@@ -643,10 +644,10 @@ int cli_trace_program(char **prog_argv, const trace_launch *l, char *abs_out,
                        prog_argv, preload, l->quiet, &plan))
         return 1;
     if (plan.engine == ENGINE_STATIC) {
-        setenv("MEMTAP_ONLY", l->only ? l->only : "heap,static", 1);
+        setenv(ENV_ONLY, l->only ? l->only : "heap,static", 1);
     } else if (plan.prewritten) {
         if (l->only) /* else all its instrumentation logs */
-            setenv("MEMTAP_ONLY", l->only, 1);
+            setenv(ENV_ONLY, l->only, 1);
     } else if (l->only && strcmp(l->only, "heap,static") &&
                strcmp(l->only, "static,heap")) {
         engine_done(&plan);

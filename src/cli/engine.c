@@ -11,6 +11,7 @@
  */
 #define _GNU_SOURCE
 #include "engine.h"
+#include "sys/env.h"
 
 #include "cli.h"
 #include "rewrite/rewrite.h"
@@ -208,9 +209,9 @@ static int set_audit_env(engine_plan *p, const char *preload)
     /* with an audit module, the loader gives preloaded libraries' TLS only
      * the surplus of the static TLS block, which libmemtap.so's exceeds */
     cli_prepend_env("GLIBC_TUNABLES", "glibc.rtld.optional_static_tls=32768");
-    setenv("MEMTAP_CACHE", p->cache.dir, 1);
-    setenv("MEMTAP_CACHE_SALT", p->cache.salt, 1);
-    setenv("MEMTAP_COMMAND", self, 1);
+    setenv(ENV_CACHE, p->cache.dir, 1);
+    setenv(ENV_CACHE_SALT, p->cache.salt, 1);
+    setenv(ENV_COMMAND, self, 1);
     return 0;
 }
 

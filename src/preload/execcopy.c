@@ -8,6 +8,7 @@
  * as it is and `memtap run` warns.
  */
 #include "preload/execcopy.h"
+#include "sys/env.h"
 
 #include "cache/key.h"
 #include "sys/rawsys.h"
@@ -46,17 +47,17 @@ static int put(char *out, size_t cap, const char *a, const char *b)
 
 void execcopy_init(void)
 {
-    const char *dir = getenv("MEMTAP_CACHE"), *salt = getenv("MEMTAP_CACHE_SALT");
-    const char *command = getenv("MEMTAP_COMMAND");
+    const char *dir = getenv(ENV_CACHE), *salt = getenv(ENV_CACHE_SALT);
+    const char *command = getenv(ENV_COMMAND);
     if (!dir || !*dir || !salt || !command || !*command)
         return;
     ec.on = put(ec.dir, sizeof ec.dir, "", dir) == 0 &&
             put(ec.salt, sizeof ec.salt, "", salt) == 0 &&
             put(ec.command, sizeof ec.command, "", command) == 0 &&
-            put(ec.bypass, sizeof ec.bypass, "MEMTAP_BYPASS=",
-                getenv("MEMTAP_BYPASS")) == 0 &&
-            put(ec.tested, sizeof ec.tested, "MEMTAP_TESTED=",
-                getenv("MEMTAP_TESTED")) == 0;
+            put(ec.bypass, sizeof ec.bypass, ENV_BYPASS "=",
+                getenv(ENV_BYPASS)) == 0 &&
+            put(ec.tested, sizeof ec.tested, ENV_TESTED "=",
+                getenv(ENV_TESTED)) == 0;
 }
 
 /* Whether the open file is a dynamically linked ELF program (a PT_INTERP

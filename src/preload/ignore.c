@@ -5,6 +5,7 @@
  * release store of the count.
  */
 #include "preload/ignore.h"
+#include "sys/env.h"
 
 #include "memtap/trace.h"
 
@@ -39,7 +40,7 @@ static void add_active(uint64_t lo, uint64_t hi)
 
 void ignore_init(void)
 {
-    const char *s = getenv("MEMTAP_IGNORE");
+    const char *s = getenv(ENV_IGNORE);
     while (s && *s) {
         const char *at = strchr(s, '@'), *comma = strchr(s, ',');
         int in_module = at && (!comma || at < comma);

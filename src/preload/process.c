@@ -6,6 +6,8 @@
  */
 #define _GNU_SOURCE
 #include "fault.h"
+#include "sys/env.h"
+#include "sys/only.h"
 #include "execcopy.h"
 #include "fmt.h"
 #include "ignore.h"
@@ -384,7 +386,7 @@ MEMTAP_EXPORT int __libc_start_main(main_fn main, int argc, char **argv,
     typedef int (*start_fn)(main_fn, int, char **, void (*)(void),
                             void (*)(void), void (*)(void), void *);
     start_fn real = (start_fn)dlsym(RTLD_NEXT, "__libc_start_main");
-    const char *window = getenv("MEMTAP_WINDOW");
+    const char *window = getenv(ENV_WINDOW);
     start_at_main = (fault_enabled() || rewritten_modules() > 0) && window &&
                     strcmp(window, "main") == 0;
     program_main = main;
@@ -433,25 +435,12 @@ static const tracer_client process_client = {
     .internal_done = internal_done,
 };
 
-/* MEMTAP_ONLY: "heap", "static", "stack", comma-separated; all when
- * unset or empty. */
+/* MEMTAP_ONLY (sys/only.h); all when unset, empty or not such a list. */
 static unsigned kept_memory(void)
 {
-    const char *only = getenv("MEMTAP_ONLY");
-    if (!only || !*only)
-        return RT_KEEP_ALL;
-    unsigned keep = 0;
-    while (*only) {
-        size_t len = strcspn(only, ",");
-        if (len == 4 && strncmp(only, "heap", 4) == 0)
-            keep |= RT_KEEP_HEAP;
-        else if (len == 6 && strncmp(only, "static", 6) == 0)
-            keep |= RT_KEEP_STATIC;
-        else if (len == 5 && strncmp(only, "stack", 5) == 0)
-            keep |= RT_KEEP_STACK;
-        only += len + (only[len] == ',');
-    }
-    return keep ? keep : RT_KEEP_ALL;
+    const char *only = getenv(ENV_ONLY);
+    int keep = only ? only_parse(only) : -1;
+    return keep < 0 ? RT_KEEP_ALL : (unsigned)keep;
 }
 
 /* The seccomp filter: system calls of the traced modules are emulated, so
@@ -498,10 +487,10 @@ static void start_static_engine(int open)
  * rewritten code is loaded, else the fault engine. */
 static void start_engines(void)
 {
-    const char *acc = getenv("MEMTAP_ACCESSES");
+    const char *acc = getenv(ENV_ACCESSES);
     if (!acc || strcmp(acc, "1") != 0)
         return;
-    const char *window = getenv("MEMTAP_WINDOW");
+    const char *window = getenv(ENV_WINDOW);
     int open = !window || strcmp(window, "all") == 0;
     if (rewritten_modules() > 0) {
         start_static_engine(open);

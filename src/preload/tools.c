@@ -6,6 +6,7 @@
  */
 #define _GNU_SOURCE
 #include "tools.h"
+#include "sys/env.h"
 #include "sys/hash.h"
 
 #include "fmt.h"
@@ -45,7 +46,7 @@ static void warn(const char *msg)
 
 void tools_init(void)
 {
-    const char *name = getenv("MEMTAP_TOOL");
+    const char *name = getenv(ENV_TOOL);
     if (!name || !*name)
         return;
     const shadow_tool *tool = tool_by_name(name);
@@ -54,10 +55,10 @@ void tools_init(void)
         return;
     }
     tool_options opt = { 64, 0, emit };
-    const char *chunk = getenv("MEMTAP_TOOL_CHUNK");
+    const char *chunk = getenv(ENV_TOOL_CHUNK);
     if (chunk && *chunk)
         opt.chunk = (uint32_t)strtoul(chunk, NULL, 10);
-    const char *once = getenv("MEMTAP_TOOL_CHECK_ONCE");
+    const char *once = getenv(ENV_TOOL_CHECK_ONCE);
     opt.check_once = once && strcmp(once, "1") == 0;
     if (opt.chunk < 8 || opt.chunk > 4096 || (opt.chunk & (opt.chunk - 1))) {
         warn("memtap: MEMTAP_TOOL_CHUNK: a power of two from 8 to 4096\n");

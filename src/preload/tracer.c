@@ -20,6 +20,7 @@
  */
 #define _GNU_SOURCE
 #include "tracer.h"
+#include "sys/env.h"
 #include "sys/spin.h"
 
 #include "fmt.h"
@@ -225,7 +226,7 @@ static void write_chunk(const void *buf, size_t len, uint64_t n)
 /* Maps the status page memtap run shares (MEMTAP_STATUS_FD). */
 static void map_status(void)
 {
-    const char *v = getenv("MEMTAP_STATUS_FD");
+    const char *v = getenv(ENV_STATUS_FD);
     if (!v || !*v)
         return;
     int fd = atoi(v);
@@ -1019,22 +1020,22 @@ void tracer_after_fork_child(void)
 
 void tracer_init(void)
 {
-    const char *out = getenv("MEMTAP_OUTPUT");
+    const char *out = getenv(ENV_OUTPUT);
     if (!out || !*out || strlen(out) >= sizeof g.base_path - 32)
         return;
     strcpy(g.base_path, out);
     map_status();
     g.cap = DEFAULT_RECORDS;
-    const char *cap = getenv("MEMTAP_BUFFER_RECORDS");
+    const char *cap = getenv(ENV_BUFFER_RECORDS);
     if (cap && atoi(cap) >= 64 && atoi(cap) <= (1 << 20))
         g.cap = (uint32_t)atoi(cap);
     g.meta_out_cap = trace_chunk_bound(META_MAX);
-    const char *comp = getenv("MEMTAP_COMPRESS");
+    const char *comp = getenv(ENV_COMPRESS);
     if (comp && strcmp(comp, "fast") == 0)
         g.compression = TRACE_FAST;
     else if (comp && strcmp(comp, "small") == 0)
         g.compression = TRACE_SMALL;
-    const char *writer = getenv("MEMTAP_WRITER");
+    const char *writer = getenv(ENV_WRITER);
     if (writer && strcmp(writer, "all") == 0)
         g.writer.wanted = WRITER_ALL;
     else if (writer && strcmp(writer, "mix") == 0)

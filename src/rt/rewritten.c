@@ -23,6 +23,7 @@
  */
 #define _GNU_SOURCE
 #include "rewritten.h"
+#include "sys/env.h"
 #include "sys/spin.h"
 #include "sys/page.h"
 
@@ -658,7 +659,7 @@ static void say(const char *const *parts)
 static void load_consumer(void)
 {
     static int tried;
-    const char *path = getenv("MEMTAP_CONSUMER");
+    const char *path = getenv(ENV_CONSUMER);
     if (tried || !path || !*path)
         return;
     tried = 1;
@@ -682,9 +683,9 @@ void rewritten_scan(void)
         return;
     load_consumer(); /* its dlopen comes back here: before the lock */
     spin_acquire(&rt.lock);
-    const char *discard = getenv("MEMTAP_REWRITE_DISCARD");
+    const char *discard = getenv(ENV_REWRITE_DISCARD);
     rt.discard = discard && discard[0] == '1';
-    rt.debug_traps = getenv("MEMTAP_DEBUG_TRAPS") != NULL;
+    rt.debug_traps = getenv(ENV_DEBUG_TRAPS) != NULL;
     dl_iterate_phdr(find_rewritten, NULL);
     spin_release(&rt.lock);
 }

@@ -9,6 +9,7 @@
 #include <ucontext.h>
 
 #include "preload/tracer.h"
+#include "sys/only.h"
 
 /* What the recorder calls: hand over a thread's logged entries before its
  * other events, at its end, in a forked child (the buffered entries are
@@ -32,8 +33,8 @@ int rewritten_modules(void);
 /* The kinds of memory whose accesses are kept (MEMTAP_ONLY): heap blocks
  * and mappings, the modules' data and bss (both need the traced set:
  * fault_init_tracking), and everything else (stacks first of all). */
-enum { RT_KEEP_HEAP = 1, RT_KEEP_STATIC = 2, RT_KEEP_STACK = 4,
-       RT_KEEP_ALL = 7 };
+enum { RT_KEEP_HEAP = ONLY_HEAP, RT_KEEP_STATIC = ONLY_STATIC,
+       RT_KEEP_STACK = ONLY_STACK, RT_KEEP_ALL = ONLY_ALL };
 /* Sets what is kept, and whether the window is open from the start. */
 void rewritten_start(unsigned keep, int open);
 /* Opens or closes the window (memtap_start/stop, main with --from-main);

@@ -6,6 +6,7 @@
  * at a time so that traces of any size stream.
  */
 #include "memtap/trace.h"
+#include "sys/env.h"
 #include "sys/hash.h"
 #include "trace/chunk.h"
 
@@ -454,7 +455,7 @@ static int open_owned_fd(int fd, memtap_trace **out)
     t->fd = fd;
     t->sites.tabs = t->site_tabs;
     t->sites.ntabs = sizeof t->site_tabs / sizeof *t->site_tabs;
-    const char *mib = getenv("MEMTAP_READER_MEMORY");
+    const char *mib = getenv(ENV_READER_MEMORY);
     t->budget = (mib && atoll(mib) > 0 ? (uint64_t)atoll(mib) : 4096) << 20;
     t->dctx = ZSTD_createDCtx();
     int rc = t->dctx ? read_header(t) : MEMTAP_E_NOMEM;
