@@ -12,6 +12,11 @@ echo "--- build/disparity.txt: the allocations of the images"
 grep -m 4 '^M\$.*MallocHandle' build/disparity.txt
 echo "--- the first iterations of findDisparity's loop (MadT Listing 2)"
 grep -m 16 'findDisparity+' build/disparity.txt
-echo "--- $(wc -l < build/disparity.txt) lines in all; see also:"
+echo "--- $(wc -l < build/disparity.txt) lines in all"
+echo "--- memtap report: the hottest objects and instructions"
+build/bin/memtap report -q --top 5 --html build/disparity.html build/disparity.mtr |
+    sed -n '1,18p'
+echo "--- see also:"
+echo "    build/disparity.html (the same report with charts: open it in a browser)"
 echo "    build/bin/memtap show --format csv build/disparity.mtr"
 echo "    build/bin/memtap info build/disparity.mtr"

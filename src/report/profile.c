@@ -138,20 +138,22 @@ static int64_t object_at(profile *p, builder *b, uint64_t addr,
     return *blk ? site_object(p, b, *blk) : data_object(p, b, addr);
 }
 
-static void walk_step(profile_walk *w, uint64_t addr, uint64_t size,
-                      uint64_t block)
+/* One access of instruction x to object o at addr (its offset in a heap
+ * block); o's walk counts how far x moved since its access before. */
+static void walk_step(profile_walk *w, profile_step *x, uint32_t object,
+                      uint64_t addr, uint64_t size, uint64_t block)
 {
-    if (w->valid && w->last_block == block) {
-        int64_t d = (int64_t)(addr - w->last_addr);
+    if (x->valid && x->object == object && x->block == block) {
+        int64_t d = (int64_t)(addr - x->addr);
         if (d == 0) {
             w->same++;
         } else {
             w->moves++;
-            if ((uint64_t)(d < 0 ? -d : d) == w->last_size)
+            if ((uint64_t)(d < 0 ? -d : d) == x->size)
                 w->sequential++;
-            else if (d == w->last_delta)
+            else if (d == x->delta)
                 w->strided++;
-            w->last_delta = d;
+            x->delta = d;
             int k, empty = -1;
             for (k = 0; k < 4 && w->cand[k] != d; k++)
                 if (!w->cand_n[k] && empty < 0)
@@ -165,10 +167,7 @@ static void walk_step(profile_walk *w, uint64_t addr, uint64_t size,
                     w->cand_n[k]--;
         }
     }
-    w->valid = 1;
-    w->last_addr = addr;
-    w->last_size = size;
-    w->last_block = block;
+    *x = (profile_step){ addr, size, block, x->delta, object, 1 };
 }
 
 static void classify(profile_object *o)
@@ -240,7 +239,7 @@ static int touch(profile *p, builder *b, int kind, int write, uint64_t addr,
         o->lo = at;
     if (at + size > o->hi)
         o->hi = at + size;
-    walk_step(&o->walk, at, size, blk ? blk->id : 0);
+    walk_step(&o->walk, &x->last, (uint32_t)i, at, size, blk ? blk->id : 0);
     if (blk && blk->released) {
         o->uaf++;
         x->uaf++;

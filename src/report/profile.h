@@ -33,11 +33,17 @@ typedef enum profile_pattern {
     PATTERN_RANDOM,
 } profile_pattern;
 
-/* How an object's consecutive accesses moved (within one heap block). */
-typedef struct profile_walk {
-    uint64_t last_addr, last_size, last_block;
-    int64_t last_delta;
+/* Where an instruction went last (within one heap block, or an object). */
+typedef struct profile_step {
+    uint64_t addr, size, block;
+    int64_t delta;
+    uint32_t object;
     int valid;
+} profile_step;
+
+/* How an object's accesses moved: each instruction's distance from its
+ * own access before, to the same object (and heap block). */
+typedef struct profile_walk {
     uint64_t moves, same, sequential, strided;
     int64_t cand[4];           /* most frequent distances (Misra-Gries) */
     uint64_t cand_n[4];
@@ -68,6 +74,7 @@ typedef struct profile_insn {
     uint64_t accesses, uaf;
     uint32_t object;     /* the object it touched last */
     char *name, *line;   /* "main+26", "prog.c:12" (or NULL) */
+    profile_step last;   /* its access before (the pattern's walk) */
 } profile_insn;
 
 typedef struct profile_thread {
