@@ -1,6 +1,7 @@
 /*
- * bypass.c - the arguments of the bypass rules the memtap command takes:
- * --only lists and --ignore ranges or symbols.
+ * bypass.c - the arguments of the bypass rules and filters the memtap
+ * command takes: --only lists, --ignore and --watch ranges, symbols and
+ * allocation sites.
  */
 #include "cli.h"
 
@@ -36,7 +37,7 @@ static int parse_hex(const char *s, uint64_t *v, const char **end)
     return errno || e == s ? -1 : 0;
 }
 
-int cli_ignore_is_range(const char *arg)
+int cli_is_range(const char *arg)
 {
     uint64_t lo, hi;
     const char *end;
@@ -44,11 +45,11 @@ int cli_ignore_is_range(const char *arg)
            parse_hex(end + 1, &hi, &end) == 0 && *end == '\0';
 }
 
-int cli_parse_ignore(const char *arg, const char *file, uint64_t *lo,
+int cli_parse_range(const char *arg, const char *file, uint64_t *lo,
                      uint64_t *hi)
 {
     const char *end;
-    if (cli_ignore_is_range(arg)) {
+    if (cli_is_range(arg)) {
         parse_hex(arg, lo, &end);
         parse_hex(end + 1, hi, &end);
         if (*hi <= *lo)
@@ -69,6 +70,45 @@ int cli_parse_ignore(const char *arg, const char *file, uint64_t *lo,
     else {
         *lo = sym->addr;
         *hi = sym->addr + sym->size;
+    }
+    elf_image_close(img);
+    return status;
+}
+
+int cli_parse_site(const char *arg, const char *file, uint64_t *lo,
+                   uint64_t *hi)
+{
+    const char *at = strchr(arg, '@');
+    char func[512];
+    const char *plus = strrchr(at + 1, '+');
+    size_t len = plus ? (size_t)(plus - at - 1) : strlen(at + 1);
+    uint64_t off = 0;
+    char *end = NULL;
+    if (plus) {
+        errno = 0;
+        off = strtoull(plus + 1, &end, 0);
+    }
+    if (!len || len >= sizeof func || (plus && (errno || *end)))
+        return cli_error("--watch", "'%s': expected KIND@FUNCTION[+OFFSET] "
+                                    "(a call site, as memtap report names "
+                                    "it)", arg);
+    memcpy(func, at + 1, len);
+    func[len] = '\0';
+    elf_image *img;
+    int rc = elf_image_open(file, &img);
+    if (rc != ELF_IMAGE_OK)
+        return cli_error(file, "%s", elf_image_strerror(rc));
+    const elf_symbol *sym = elf_image_symbol_named(img, func);
+    int status = 0;
+    if (!sym || !sym->is_func)
+        status = cli_error("--watch", "'%s': no function %s in %s", arg,
+                           func, file);
+    else if (plus) { /* one call site: its return address */
+        *lo = sym->addr + off;
+        *hi = *lo + 1;
+    } else { /* every allocation the function makes */
+        *lo = sym->addr;
+        *hi = sym->addr + (sym->size ? sym->size : 1);
     }
     elf_image_close(img);
     return status;

@@ -49,10 +49,16 @@ int cli_select_ignores(struct select_params *p, const char *file);
 /* --ignore A-B (hexadecimal addresses) or --ignore SYMBOL (a symbol of
  * file with a size): the range [lo, hi).  0, or 1 after printing an
  * error. */
-int cli_parse_ignore(const char *arg, const char *file, uint64_t *lo,
+int cli_parse_range(const char *arg, const char *file, uint64_t *lo,
                      uint64_t *hi);
 /* Whether an --ignore argument is a range A-B (else a symbol). */
-int cli_ignore_is_range(const char *arg);
+int cli_is_range(const char *arg);
+/* --watch KIND@FUNCTION[+OFFSET]: the call site (a return address, as
+ * memtap report names allocation sites) or, without an offset, every call
+ * site inside the function, as the link-time range [lo, hi) of file.  0,
+ * or 1 after printing an error. */
+int cli_parse_site(const char *arg, const char *file, uint64_t *lo,
+                   uint64_t *hi);
 
 /* --only LIST (heap, static, stack, comma-separated): the bypass rules
  * (select.h) of the memory it leaves out; 0, or -1 when not such a
@@ -97,6 +103,9 @@ typedef struct trace_launch {
                              (base names, comma-separated), or NULL */
     const char *const *ignore; /* --ignore arguments: ranges, symbols */
     unsigned nignore;
+    const char *const *watch;  /* --watch arguments: ranges, symbols,
+                                  allocation sites */
+    unsigned nwatch;
 } trace_launch;
 
 /* memtap run's exit status when the program exited but its trace may be

@@ -99,6 +99,14 @@ static const char usage[] =
     "  --ignore A-B|SYM   accesses inside [A, B) (hexadecimal addresses)\n"
     "                     or inside the program's symbol SYM are not\n"
     "                     recorded, by either engine (repeatable)\n"
+    "  --watch WHAT       record only the accesses to these objects\n"
+    "                     (repeatable): A-B (hexadecimal addresses), a\n"
+    "                     symbol of the program, or the blocks made at an\n"
+    "                     allocation site KIND@FUNCTION+OFFSET as memtap\n"
+    "                     report names it (malloc@main+26), or at any site\n"
+    "                     in a function (malloc@parse); the fault engine\n"
+    "                     protects only their pages, so its cost follows\n"
+    "                     their accesses\n"
     "  --tested LIB[,LIB] code known correct: the loads of these modules\n"
     "                     (base names; libfoo names libfoo.so.1) are not\n"
     "                     instrumented, their stores are (static engine)\n"
@@ -571,31 +579,37 @@ static void set_bypass_env(const trace_launch *l)
         unsetenv(ENV_TESTED);
 }
 
-/* MEMTAP_IGNORE for the --ignore arguments: ranges as they are, symbols
- * as "PROGRAM@LO-HI" in the program's link-time addresses.  0, or 1 after
- * printing an error. */
-static int set_ignore_env(const trace_launch *l, const char *prog)
+/* One list of ranges for env: ranges as they are, symbols (or, with
+ * sites, allocation sites) as "PROGRAM@LO-HI" in the program's link-time
+ * addresses; want_sites picks the arguments with a '@' (sites) or those
+ * without.  0, or 1 after printing an error. */
+static int set_ranges_env(const char *env, const char *const *args,
+                          unsigned n, int want_sites, const char *prog)
 {
     char list[4096] = "", real[PATH_MAX];
     size_t used = 0;
     if (!realpath(prog, real))
         snprintf(real, sizeof real, "%s", prog);
-    for (unsigned i = 0; i < l->nignore; i++) {
+    for (unsigned i = 0; i < n; i++) {
+        int site = strchr(args[i], '@') != NULL;
+        if (site != want_sites)
+            continue;
         uint64_t lo, hi;
-        if (cli_parse_ignore(l->ignore[i], prog, &lo, &hi))
+        if (site ? cli_parse_site(args[i], prog, &lo, &hi)
+                 : cli_parse_range(args[i], prog, &lo, &hi))
             return 1;
-        int n = snprintf(list + used, sizeof list - used,
+        int absolute = !site && cli_is_range(args[i]);
+        int k = snprintf(list + used, sizeof list - used,
                          "%s%s%s0x%" PRIx64 "-0x%" PRIx64, used ? "," : "",
-                         cli_ignore_is_range(l->ignore[i]) ? "" : real,
-                         cli_ignore_is_range(l->ignore[i]) ? "" : "@", lo, hi);
-        if (n < 0 || (size_t)n >= sizeof list - used)
-            return cli_error("--ignore", "too many ranges");
-        used += (size_t)n;
+                         absolute ? "" : real, absolute ? "" : "@", lo, hi);
+        if (k < 0 || (size_t)k >= sizeof list - used)
+            return cli_error(env, "too many ranges");
+        used += (size_t)k;
     }
     if (used)
-        setenv(ENV_IGNORE, list, 1);
+        setenv(env, list, 1);
     else
-        unsetenv(ENV_IGNORE);
+        unsetenv(env);
     return 0;
 }
 
@@ -636,7 +650,9 @@ int cli_trace_program(char **prog_argv, const trace_launch *l, char *abs_out,
     if (l->compress)
         setenv(ENV_COMPRESS, l->compress, 1);
     set_bypass_env(l);
-    if (set_ignore_env(l, prog))
+    if (set_ranges_env(ENV_IGNORE, l->ignore, l->nignore, 0, prog) ||
+        set_ranges_env(ENV_WATCH, l->watch, l->nwatch, 0, prog) ||
+        set_ranges_env(ENV_WATCH_SITES, l->watch, l->nwatch, 1, prog))
         return 1;
     engine_plan plan;
     /* heap events alone need no rewriting */
@@ -690,6 +706,7 @@ int cmd_run(int argc, char **argv)
         { "ignore-read-only", no_argument, NULL, 'R' },
         { "tested", required_argument, NULL, 'L' },
         { "ignore", required_argument, NULL, 'I' },
+        { "watch", required_argument, NULL, 'W' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
@@ -698,8 +715,8 @@ int cmd_run(int argc, char **argv)
     int from_main = 0, heap_only = 0, keep_going = 0, quiet = 0;
     int engine = ENGINE_AUTO;
     const char *only = NULL, *tested = NULL;
-    unsigned bypass, nignore = 0;
-    const char *ignore[MAX_IGNORE];
+    unsigned bypass, nignore = 0, nwatch = 0;
+    const char *ignore[MAX_IGNORE], *watch[MAX_IGNORE];
     int ignore_read_only = 0;
     render_options opt = { RENDER_MADT, RENDER_SYMBOLIC, 0 };
     int c;
@@ -743,6 +760,11 @@ int cmd_run(int argc, char **argv)
                 return cli_error("--ignore", "at most %d", MAX_IGNORE);
             ignore[nignore++] = optarg;
             break;
+        case 'W':
+            if (nwatch == MAX_IGNORE)
+                return cli_error("--watch", "at most %d", MAX_IGNORE);
+            watch[nwatch++] = optarg;
+            break;
         case 'h': fputs(usage, stdout); return 0;
         default: fputs(usage, stderr); return 2;
         }
@@ -753,7 +775,8 @@ int cmd_run(int argc, char **argv)
     }
     trace_launch l = { output, from_main, heap_only, NULL, 0, 0, consumer,
                        keep_going, quiet, compress, engine, only,
-                       ignore_read_only, tested, ignore, nignore };
+                       ignore_read_only, tested, ignore, nignore, watch,
+                       nwatch };
     char abs_out[PATH_MAX];
     int rc;
     if (cli_trace_program(argv + optind, &l, abs_out, sizeof abs_out, &rc))

@@ -11,6 +11,7 @@
  */
 #define _GNU_SOURCE
 #include "fault.h"
+#include "watch.h"
 #include "rt/rewritten.h"
 #include "rawsys.h"
 #include "tools.h"
@@ -93,10 +94,13 @@ static void record_alloc(uint8_t kind, uint8_t flags, void *p, uint64_t size,
                          void *old, uint64_t site)
 {
     int saved = errno;
-    if (p && kind != MEMTAP_EV_MMAP && kind != MEMTAP_EV_MREMAP)
+    take_operator(&site, &flags);
+    if (watch_active())
+        watch_block_made((uint64_t)(uintptr_t)p, size, site,
+                         (uint64_t)(uintptr_t)old);
+    else if (p && kind != MEMTAP_EV_MMAP && kind != MEMTAP_EV_MREMAP)
         fault_track((uintptr_t)p, (uintptr_t)p + (size ? size : 1),
                     PROT_READ | PROT_WRITE, PM_HEAP);
-    take_operator(&site, &flags);
     tracer_emit(kind, flags, site, (uint64_t)(uintptr_t)p, size,
                 (uint64_t)(uintptr_t)old, tracer_next_alloc_id());
     errno = saved;
@@ -107,6 +111,7 @@ static void record_release(uint8_t kind, uint8_t flags, void *p,
 {
     int saved = errno;
     take_operator(&site, &flags);
+    watch_block_released((uint64_t)(uintptr_t)p);
     tracer_emit(kind, flags, site, (uint64_t)(uintptr_t)p, size, 0, 0);
     errno = saved;
 }
@@ -249,7 +254,8 @@ MEMTAP_EXPORT void *mmap(void *addr, size_t len, int prot, int flags, int fd,
     if (flags & MAP_FIXED)
         fault_untrack((uintptr_t)p, (uintptr_t)p + len);
     if (recording()) {
-        fault_track((uintptr_t)p, (uintptr_t)p + len, prot, PM_HEAP);
+        if (!watch_active())
+            fault_track((uintptr_t)p, (uintptr_t)p + len, prot, PM_HEAP);
         record_alloc(MEMTAP_EV_MMAP, 0, p, len, NULL, CALL_SITE);
     }
     return p;
@@ -299,7 +305,7 @@ MEMTAP_EXPORT void *mremap(void *old, size_t old_len, size_t new_len,
 
 static void record_break(char *old_end, char *new_end, uint64_t site)
 {
-    if (new_end > old_end)
+    if (new_end > old_end && !watch_active())
         fault_track((uintptr_t)old_end, (uintptr_t)new_end,
                     PROT_READ | PROT_WRITE, PM_HEAP);
     else

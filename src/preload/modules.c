@@ -6,6 +6,7 @@
  */
 #define _GNU_SOURCE
 #include "modules.h"
+#include "watch.h"
 #include "sys/spin.h"
 #include "rt/rewritten.h"
 
@@ -142,6 +143,10 @@ static uint64_t parse_hex(const char **p)
  * the traced set with the rights /proc/self/maps shows for them. */
 static void track_data(int with_heap)
 {
+    if (watch_active()) { /* the watched objects, nothing else */
+        watch_track_all();
+        return;
+    }
     char *maps;
     size_t map_size;
     size_t len = tracer_read_proc("/proc/self/maps", &maps, &map_size);
@@ -247,6 +252,7 @@ static int on_module(struct dl_phdr_info *info, size_t size, void *data)
             path = original;
     }
     ignore_module_loaded(path, info->dlpi_addr);
+    watch_module_loaded(path, info->dlpi_addr, segs, (uint16_t)nsegs);
     uint8_t build_id[32];
     size_t bid_len = loaded_build_id(info, build_id);
     size_t plen = strlen(path);

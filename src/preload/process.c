@@ -6,6 +6,7 @@
  */
 #define _GNU_SOURCE
 #include "fault.h"
+#include "watch.h"
 #include "sys/env.h"
 #include "sys/only.h"
 #include "execcopy.h"
@@ -407,6 +408,7 @@ static void process_end_stats(fmt_buf *b)
 {
     tools_end_stats(b);
     ignore_end_stats(b);
+    watch_end_stats(b);
     rewritten_end_stats(b);
     if (!fault_enabled())
         return;
@@ -528,6 +530,7 @@ __attribute__((constructor(101))) static void memtap_preload_init(void)
         if (tools_active())
             tracer_add_client(&tools_client);
         ignore_init(); /* before the program's module is seen */
+        watch_init();
         modules_rescan();
         pthread_atfork(NULL, NULL, after_fork_child);
         install_fatal_handlers();

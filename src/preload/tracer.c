@@ -20,6 +20,7 @@
  */
 #define _GNU_SOURCE
 #include "tracer.h"
+#include "watch.h"
 #include "sys/env.h"
 #include "sys/spin.h"
 
@@ -791,7 +792,8 @@ void tracer_sync(void)
 void tracer_emit(uint8_t kind, uint8_t flags, uint64_t pc, uint64_t addr,
                  uint64_t size, uint64_t addr2, uint64_t aux)
 {
-    if (ignore_any() && ignore_drops(kind, addr, size, addr2))
+    if ((ignore_any() && ignore_drops(kind, addr, size, addr2)) ||
+        (watch_active() && !watch_keeps(kind, addr, size, addr2)))
         return;
     /* accesses a rewritten module logged come first */
     if (kind != MEMTAP_EV_LOAD && kind != MEMTAP_EV_STORE)

@@ -23,6 +23,7 @@
  */
 #define _GNU_SOURCE
 #include "rewritten.h"
+#include "preload/watch.h"
 #include "sys/env.h"
 #include "sys/spin.h"
 #include "sys/page.h"
@@ -153,10 +154,11 @@ static int kept(uint64_t addr)
 static mt_entry *keep_entries(mt_entry *e, mt_entry *end)
 {
     mt_entry *out = e;
-    int ranges = ignore_any();
+    int ranges = ignore_any(), watched = watch_active();
     for (; e < end; e++)
         if ((!rt.drop || kept(e->addr)) &&
-            !(ranges && ignore_drops(MEMTAP_EV_LOAD, e->addr, 1, 0)))
+            !(ranges && ignore_drops(MEMTAP_EV_LOAD, e->addr, 1, 0)) &&
+            (!watched || watch_keeps(MEMTAP_EV_LOAD, e->addr, 1, 0)))
             *out++ = *e;
     return out;
 }
@@ -165,7 +167,7 @@ static void emit_entries(mt_entry *e, mt_entry *end)
 {
     if (atomic_load(&rt.closed))
         return;
-    if (rt.drop || ignore_any())
+    if (rt.drop || ignore_any() || watch_active())
         end = keep_entries(e, end);
     if (rt.consume) {
         consume_entries(e, end);

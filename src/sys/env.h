@@ -24,6 +24,9 @@
 /* what is recorded */
 #define ENV_ONLY "MEMTAP_ONLY"             /* heap, static, stack */
 #define ENV_IGNORE "MEMTAP_IGNORE"         /* ranges never recorded */
+#define ENV_WATCH "MEMTAP_WATCH"           /* the only ranges recorded */
+#define ENV_WATCH_SITES "MEMTAP_WATCH_SITES" /* and the blocks made at
+                                                 these call sites */
 /* the static engine's cache */
 #define ENV_CACHE "MEMTAP_CACHE"           /* its directory, for the audit
                                               module */
