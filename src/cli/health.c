@@ -66,6 +66,12 @@ int cli_report_health(const char *path, const memtap_trace *t, int dropped)
                         "asynchronous signals were merged into the next: "
                         "their handlers' traced accesses took longer than "
                         "the signals' period\n", path, merged);
+    uint64_t missed = info_u64(t, "watch_blocks_missed");
+    if (missed && ++problems)
+        fprintf(stderr, "memtap: warning: %s: %" PRIu64 " blocks of watched "
+                        "allocation sites were not watched (more than 4096 "
+                        "alive at once): their accesses are missing\n", path,
+                missed);
     uint64_t ignored = info_u64(t, "ignored");
     if (ignored)
         fprintf(stderr, "memtap: note: %s: %" PRIu64 " accesses inside the "
