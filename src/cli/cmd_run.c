@@ -120,6 +120,8 @@ static const char usage[] =
     "  MEMTAP_CONSUMER        the --consumer library (absolute path)\n"
     "  MEMTAP_COMPRESS        fast or small (--compress)\n"
     "  MEMTAP_ONLY            the static engine's --only\n"
+    "  MEMTAP_IGNORE, MEMTAP_WATCH, MEMTAP_WATCH_SITES  the --ignore and\n"
+    "                         --watch ranges and allocation sites\n"
     "  MEMTAP_BYPASS, MEMTAP_TESTED  the bypass rules copies in the cache\n"
     "                         are rewritten with (--only, --ignore-read-only,\n"
     "                         --tested)\n"
