@@ -45,34 +45,40 @@ int cli_is_range(const char *arg)
            parse_hex(end + 1, &hi, &end) == 0 && *end == '\0';
 }
 
-int cli_parse_range(const char *arg, const char *file, uint64_t *lo,
-                     uint64_t *hi)
+/* The symbol called name in file into *out (its name not kept): 0, 1
+ * when there is none, -1 after saying why the file cannot be read. */
+static int symbol_of(const char *file, const char *name, elf_symbol *out)
+{
+    elf_image *img;
+    int rc = elf_image_open(file, &img);
+    if (rc != ELF_IMAGE_OK)
+        return cli_error(file, "%s", elf_image_strerror(rc)), -1;
+    const elf_symbol *sym = elf_image_symbol_named(img, name);
+    if (sym)
+        *out = *sym;
+    elf_image_close(img);
+    return sym ? 0 : 1;
+}
+
+int cli_parse_range(const char *opt, const char *arg, const char *file,
+                    uint64_t *lo, uint64_t *hi)
 {
     const char *end;
     if (cli_is_range(arg)) {
         parse_hex(arg, lo, &end);
         parse_hex(end + 1, hi, &end);
-        if (*hi <= *lo)
-            return cli_error("--ignore", "'%s': an empty range", arg);
-        return 0;
+        return *hi > *lo ? 0 : cli_error(opt, "'%s': an empty range", arg);
     }
-    elf_image *img;
-    int rc = elf_image_open(file, &img);
-    if (rc != ELF_IMAGE_OK)
-        return cli_error(file, "%s", elf_image_strerror(rc));
-    const elf_symbol *sym = elf_image_symbol_named(img, arg);
-    int status = 0;
-    if (!sym)
-        status = cli_error("--ignore", "'%s': neither a range A-B nor a "
-                                       "symbol of %s", arg, file);
-    else if (!sym->size)
-        status = cli_error("--ignore", "'%s': the symbol has no size", arg);
-    else {
-        *lo = sym->addr;
-        *hi = sym->addr + sym->size;
-    }
-    elf_image_close(img);
-    return status;
+    elf_symbol sym;
+    int rc = symbol_of(file, arg, &sym);
+    if (rc)
+        return rc < 0 ? 1 : cli_error(opt, "'%s': neither a range A-B nor a "
+                                           "symbol of %s", arg, file);
+    if (!sym.size)
+        return cli_error(opt, "'%s': the symbol has no size", arg);
+    *lo = sym.addr;
+    *hi = sym.addr + sym.size;
+    return 0;
 }
 
 int cli_parse_site(const char *arg, const char *file, uint64_t *lo,
@@ -94,22 +100,17 @@ int cli_parse_site(const char *arg, const char *file, uint64_t *lo,
                                     "it)", arg);
     memcpy(func, at + 1, len);
     func[len] = '\0';
-    elf_image *img;
-    int rc = elf_image_open(file, &img);
-    if (rc != ELF_IMAGE_OK)
-        return cli_error(file, "%s", elf_image_strerror(rc));
-    const elf_symbol *sym = elf_image_symbol_named(img, func);
-    int status = 0;
-    if (!sym || !sym->is_func)
-        status = cli_error("--watch", "'%s': no function %s in %s", arg,
-                           func, file);
-    else if (plus) { /* one call site: its return address */
-        *lo = sym->addr + off;
+    elf_symbol sym;
+    int rc = symbol_of(file, func, &sym);
+    if (rc || !sym.is_func)
+        return rc < 0 ? 1 : cli_error("--watch", "'%s': no function %s in %s",
+                                      arg, func, file);
+    if (plus) { /* one call site: its return address */
+        *lo = sym.addr + off;
         *hi = *lo + 1;
     } else { /* every allocation the function makes */
-        *lo = sym->addr;
-        *hi = sym->addr + (sym->size ? sym->size : 1);
+        *lo = sym.addr;
+        *hi = sym.addr + (sym.size ? sym.size : 1);
     }
-    elf_image_close(img);
-    return status;
+    return 0;
 }

@@ -46,11 +46,11 @@ int cli_select_option(int c, const char *arg, struct select_params *p,
                       const char *cmd);
 int cli_select_ignores(struct select_params *p, const char *file);
 
-/* --ignore A-B (hexadecimal addresses) or --ignore SYMBOL (a symbol of
- * file with a size): the range [lo, hi).  0, or 1 after printing an
- * error. */
-int cli_parse_range(const char *arg, const char *file, uint64_t *lo,
-                     uint64_t *hi);
+/* The argument of opt (--ignore, --watch): A-B (hexadecimal addresses)
+ * or SYMBOL (a symbol of file with a size): the range [lo, hi).  0, or 1
+ * after printing an error. */
+int cli_parse_range(const char *opt, const char *arg, const char *file,
+                    uint64_t *lo, uint64_t *hi);
 /* Whether an --ignore argument is a range A-B (else a symbol). */
 int cli_is_range(const char *arg);
 /* --watch KIND@FUNCTION[+OFFSET]: the call site (a return address, as

@@ -412,7 +412,7 @@ static const char *ignore_args[SELECT_IGNORE_MAX];
 int cli_select_ignores(select_params *p, const char *file)
 {
     for (unsigned i = 0; i < p->nignore; i++)
-        if (cli_parse_range(ignore_args[i], file, &p->ignore[i].lo,
+        if (cli_parse_range("--ignore", ignore_args[i], file, &p->ignore[i].lo,
                              &p->ignore[i].hi))
             return 1;
     if (p->nignore)

@@ -581,12 +581,13 @@ static void set_bypass_env(const trace_launch *l)
         unsetenv(ENV_TESTED);
 }
 
-/* One list of ranges for env: ranges as they are, symbols (or, with
+/* One list of ranges for env (of option opt): ranges as they are, symbols (or, with
  * sites, allocation sites) as "PROGRAM@LO-HI" in the program's link-time
  * addresses; want_sites picks the arguments with a '@' (sites) or those
  * without.  0, or 1 after printing an error. */
-static int set_ranges_env(const char *env, const char *const *args,
-                          unsigned n, int want_sites, const char *prog)
+static int set_ranges_env(const char *env, const char *opt,
+                          const char *const *args, unsigned n, int want_sites,
+                          const char *prog)
 {
     char list[4096] = "", real[PATH_MAX];
     size_t used = 0;
@@ -598,7 +599,7 @@ static int set_ranges_env(const char *env, const char *const *args,
             continue;
         uint64_t lo, hi;
         if (site ? cli_parse_site(args[i], prog, &lo, &hi)
-                 : cli_parse_range(args[i], prog, &lo, &hi))
+                 : cli_parse_range(opt, args[i], prog, &lo, &hi))
             return 1;
         int absolute = !site && cli_is_range(args[i]);
         int k = snprintf(list + used, sizeof list - used,
@@ -652,9 +653,11 @@ int cli_trace_program(char **prog_argv, const trace_launch *l, char *abs_out,
     if (l->compress)
         setenv(ENV_COMPRESS, l->compress, 1);
     set_bypass_env(l);
-    if (set_ranges_env(ENV_IGNORE, l->ignore, l->nignore, 0, prog) ||
-        set_ranges_env(ENV_WATCH, l->watch, l->nwatch, 0, prog) ||
-        set_ranges_env(ENV_WATCH_SITES, l->watch, l->nwatch, 1, prog))
+    if (set_ranges_env(ENV_IGNORE, "--ignore", l->ignore, l->nignore, 0,
+                       prog) ||
+        set_ranges_env(ENV_WATCH, "--watch", l->watch, l->nwatch, 0, prog) ||
+        set_ranges_env(ENV_WATCH_SITES, "--watch", l->watch, l->nwatch, 1,
+                       prog))
         return 1;
     engine_plan plan;
     /* heap events alone need no rewriting */

@@ -7,6 +7,8 @@
  */
 #include "cli.h"
 
+#include "trace/info.h"
+
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,12 +16,7 @@
 void cli_info_value(const memtap_trace *t, const char *key, char *buf,
                     size_t cap)
 {
-    const char *v = memtap_trace_info(t, key);
-    size_t n = v ? strcspn(v, "\n") : 0;
-    if (n >= cap)
-        n = cap - 1;
-    memcpy(buf, v ? v : "", n);
-    buf[n] = '\0';
+    trace_info_copy(t, key, buf, cap);
 }
 
 static uint64_t info_u64(const memtap_trace *t, const char *key)

@@ -3,27 +3,17 @@
  */
 #include "report/parent.h"
 
+#include "trace/info.h"
+
 #include <stdlib.h>
 #include <string.h>
-
-/* An INFO value up to its newline, or "" when absent. */
-static void info(const memtap_trace *t, const char *key, char *buf,
-                 size_t cap)
-{
-    const char *v = memtap_trace_info(t, key);
-    size_t n = v ? strcspn(v, "\n") : 0;
-    if (n >= cap)
-        n = cap - 1;
-    memcpy(buf, v ? v : "", n);
-    buf[n] = '\0';
-}
 
 int parent_replay(const memtap_trace *t,
                   void (*fn)(void *arg, const memtap_event *ev), void *arg)
 {
     char parent[4096], seq[32];
-    info(t, "parent_trace", parent, sizeof parent);
-    info(t, "fork_seq", seq, sizeof seq);
+    trace_info_copy(t, "parent_trace", parent, sizeof parent);
+    trace_info_copy(t, "fork_seq", seq, sizeof seq);
     if (!parent[0])
         return 0;
     memtap_trace *p;
