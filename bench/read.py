@@ -10,7 +10,7 @@ same RSS whatever the trace's size).
     bench/read.py [RUNS] [WORKLOADS] [FORMS]     (builds build/ first if needed)
 
 WORKLOADS is a comma-separated list (default walk,sort; threads makes a
-101 M-record trace), FORMS too (default all of them).
+38 M-record trace, threads_long one of 115 M), FORMS too (default all of them).
 """
 import os
 import re

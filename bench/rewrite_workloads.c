@@ -108,7 +108,8 @@ static long walk(void)
     return sum;
 }
 
-enum { THREADS = 4, CELLS = 1 << 16, ROUNDS = 48 };
+enum { THREADS = 4, CELLS = 1 << 16 };
+static int rounds = 48; /* threads_long: three times as many */
 static long shared_cells[CELLS];
 static volatile long shared_seen; /* racy reads: kept, never printed */
 
@@ -116,7 +117,7 @@ static void *worker(void *arg)
 {
     long id = (long)arg, sum = 0, seen = 0;
     long *mine = calloc(CELLS, sizeof *mine);
-    for (int r = 0; r < ROUNDS; r++)
+    for (int r = 0; r < rounds; r++)
         for (int i = 0; i < CELLS; i++) {
             mine[i] += i ^ r;
             sum += mine[i];
@@ -127,6 +128,16 @@ static void *worker(void *arg)
     shared_seen += seen;
     free(mine);
     return (void *)sum;
+}
+
+static long threads(void);
+
+/* The threads workload three times over: a trace of 100 M records and
+ * more, for the readers' flat memory (bench/read.py). */
+static long threads_long(void)
+{
+    rounds *= 3;
+    return threads();
 }
 
 static long threads(void)
@@ -150,6 +161,7 @@ int main(int argc, char **argv)
     static const struct { const char *name; long (*fn)(void); } w[] = {
         { "sweep", sweep }, { "mandel", mandel }, { "sort", sort },
         { "walk", walk }, { "threads", threads },
+        { "threads_long", threads_long },
     };
     if (argc > 2 && atoi(argv[2]) > 0 && atoi(argv[2]) <= 1024)
         scale = (unsigned)atoi(argv[2]);
