@@ -452,9 +452,9 @@ static uint32_t selected_in(const rewriter *r, const x86_insn *insn,
     return n;
 }
 
-/* A string operation whose accesses are one block event (movs, stos,
- * lods, with rep or without), described in t; 0 for anything else
- * (cmps and scas stop where the data says: not known beforehand). */
+/* A string operation the runtime records from its registers (movs, stos,
+ * lods, cmps, scas, with a repeat prefix or without), described in t; 0
+ * for anything else. */
 static int string_op(const x86_insn *in, mt_trap *t)
 {
     uint8_t kind;
@@ -471,6 +471,14 @@ static int string_op(const x86_insn *in, mt_trap *t)
     case ZYDIS_MNEMONIC_LODSD: case ZYDIS_MNEMONIC_LODSQ:
         kind = MT_STRING_LODS;
         break;
+    case ZYDIS_MNEMONIC_CMPSB: case ZYDIS_MNEMONIC_CMPSW:
+    case ZYDIS_MNEMONIC_CMPSD: case ZYDIS_MNEMONIC_CMPSQ:
+        kind = MT_STRING_CMPS;
+        break;
+    case ZYDIS_MNEMONIC_SCASB: case ZYDIS_MNEMONIC_SCASW:
+    case ZYDIS_MNEMONIC_SCASD: case ZYDIS_MNEMONIC_SCASQ:
+        kind = MT_STRING_SCAS;
+        break;
     default:
         return 0;
     }
@@ -481,7 +489,10 @@ static int string_op(const x86_insn *in, mt_trap *t)
     t->insn = in->addr;
     t->string = kind;
     t->size = (uint8_t)in->mem[0].size;
-    t->rep = (in->zi.attributes & ZYDIS_ATTRIB_HAS_REP) != 0;
+    if (in->zi.attributes & ZYDIS_ATTRIB_HAS_REPNE)
+        t->rep = MT_REP_NE;
+    else if (in->zi.attributes & (ZYDIS_ATTRIB_HAS_REP | ZYDIS_ATTRIB_HAS_REPE))
+        t->rep = MT_REP_E;
     return 1;
 }
 

@@ -64,9 +64,14 @@ typedef struct mt_rewrite_header {
     uint64_t traps;              /* offset: mt_trap[ntraps], sorted by pc */
 } mt_rewrite_header;
 
-/* The string operations whose accesses are one block event each. */
+/* The string operations the runtime records from their registers: movs,
+ * stos and lods as one block event each; cmps and scas, which stop where
+ * the data says, as the loads of each element they compare (the runtime
+ * finds where they stop, as the fault engine sees them one by one). */
 enum mt_string { MT_STRING_NONE = 0, MT_STRING_MOVS, MT_STRING_STOS,
-                 MT_STRING_LODS };
+                 MT_STRING_LODS, MT_STRING_CMPS, MT_STRING_SCAS };
+/* mt_trap.rep: no prefix, rep/repe (F3), repne (F2). */
+enum mt_rep { MT_REP_NONE = 0, MT_REP_E = 1, MT_REP_NE = 2 };
 
 /* An int3: a site reached through it (the trampoline runs it in its
  * place), or a string operation, whose block event the runtime records
@@ -77,7 +82,7 @@ typedef struct mt_trap {
     uint64_t insn;               /* a string operation's address, else 0 */
     uint8_t string;              /* enum mt_string */
     uint8_t size;                /* bytes per element */
-    uint8_t rep;                 /* repeated rcx times */
+    uint8_t rep;                 /* enum mt_rep: repeated up to rcx times */
     uint8_t reserved[5];
 } mt_trap;
 

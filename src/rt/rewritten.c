@@ -349,6 +349,46 @@ static const mt_trap *find_trap(const rt_module *mod, uint64_t pc)
     return lo < mod->ntraps && mod->traps[lo].pc == pc ? &mod->traps[lo] : NULL;
 }
 
+/* An element of `size` bytes at addr, as the instruction will read it. */
+static uint64_t element(uint64_t addr, unsigned size)
+{
+    switch (size) {
+    case 1: return *(const volatile uint8_t *)addr;
+    case 2: return *(const volatile uint16_t *)addr;
+    case 4: return *(const volatile uint32_t *)addr;
+    default: return *(const volatile uint64_t *)addr;
+    }
+}
+
+/* cmps and scas: the loads of each element they compare, in the order
+ * the instruction makes them (cmps: [rsi], then [rdi]), up to where the
+ * repeat prefix stops on the data (read here before the instruction
+ * reads it: an element that faults would fault the instruction there). */
+static void compare_loads(const mt_trap *t, const ucontext_t *uc,
+                          uint64_t pc)
+{
+    const greg_t *g = uc->uc_mcontext.gregs;
+    uint64_t n = t->rep ? (uint64_t)g[REG_RCX] : 1;
+    int64_t step = (g[REG_EFL] & 0x400) ? -(int64_t)t->size : t->size;
+    uint64_t src = (uint64_t)g[REG_RSI], dst = (uint64_t)g[REG_RDI];
+    uint64_t mask = t->size == 8 ? ~0ull : (1ull << (8 * t->size)) - 1;
+    uint64_t acc = (uint64_t)g[REG_RAX] & mask;
+    rewritten_sync(); /* the thread's logged accesses come first */
+    for (uint64_t i = 0; i < n; i++, src += step, dst += step) {
+        uint64_t a = acc;
+        if (t->string == MT_STRING_CMPS) {
+            a = element(src, t->size);
+            if (kept(src))
+                tracer_emit(MEMTAP_EV_LOAD, 0, pc, src, t->size, 0, 0);
+        }
+        uint64_t b = element(dst, t->size);
+        if (kept(dst))
+            tracer_emit(MEMTAP_EV_LOAD, 0, pc, dst, t->size, 0, 0);
+        if ((t->rep == MT_REP_E && a != b) || (t->rep == MT_REP_NE && a == b))
+            break;
+    }
+}
+
 /* The block event of a string operation about to run, from its
  * registers: rcx elements (one without rep) of `size` bytes from rdi
  * (stores) and rsi (loads), downwards when the direction flag is set. */
@@ -358,6 +398,10 @@ static void string_event(const rt_module *mod, const mt_trap *t,
     if (tls_own || tls_flushing || tracer_internal() ||
         atomic_load(&rt.closed))
         return;
+    if (t->string == MT_STRING_CMPS || t->string == MT_STRING_SCAS) {
+        compare_loads(t, uc, mod->bias + t->insn);
+        return;
+    }
     const greg_t *g = uc->uc_mcontext.gregs;
     uint64_t n = t->rep ? (uint64_t)g[REG_RCX] : 1;
     if (n == 0 || n > (UINT64_MAX >> 4) / t->size)

@@ -238,6 +238,26 @@ def test_engine_watch():
     check("no function no_such_function" in p.stderr, p.stderr)
 
 
+def test_engine_string_compare():
+    """cmps and scas stop where the data says: both engines record the
+    loads of each element compared, as string_compare.c derives them
+    (repe cmpsb 38 iterations: 76 loads; repne scasb to index 100: 101;
+    repne scasq downwards: 4; one cmpsw: 2)."""
+    src = os.path.join(os.path.dirname(__file__), "../programs/string_compare.c")
+    lines = {}
+    for n, l in enumerate(open(src), 1):
+        for insn in ("repe cmpsb", "repne scasb", "repne scasq", '"cmpsw"'):
+            if insn in l:
+                lines[insn] = "string_compare.c:%d" % n
+    want = {"repe cmpsb": 76, "repne scasb": 101, "repne scasq": 4, '"cmpsw"': 2}
+    for engine in ("static", "fault"):
+        trace, _ = run(prog("string_compare"), out="strcmp.mtr", engine=engine)
+        rep = json.loads(memtap("report", "-q", "--json", "-", trace).stdout)
+        got = {k: sum(x["L"] for x in rep["instructions"] if x["line"] == line)
+               for k, line in lines.items()}
+        check_eq(got, want, "loads per string instruction (%s)" % engine)
+
+
 def test_engine_cache_built_once():
     """Two runs at once build each copy once, and both succeed; a later run
     rewrites nothing and says nothing about rewriting."""
@@ -330,7 +350,7 @@ def test_engine_same_trace():
     are counted instead."""
     for name in ("lk_globals", "lk_heap", "lk_structs", "lk_strings", "lk_realloc", "lk_mmap",
                  "three_mallocs", "alloc_family", "blockops", "heat_counts", "edge_insns",
-                 "lk_threads"):
+                 "string_compare", "lk_threads"):
         own = program_functions(prog(name))
         lists = {}
         for engine in ("fault", "static"):
