@@ -12,6 +12,7 @@
 #include "report/render.h"
 #include "symbols/heapmap.h"
 
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -26,7 +27,9 @@ typedef struct addr_slot {
 typedef struct builder {
     symbolizer *sym;
     heap_map *heap;
-    index_map by_name, by_site, by_pc, by_tid, pages;
+    index_map by_name, by_site, by_pc, by_tid, pages, by_chunk;
+    profile_chunk *chunks;  /* every chunk touched (by_chunk's values) */
+    size_t nchunks, chunks_cap;
     addr_slot *cache;
     size_t objects_cap, insns_cap, threads_cap;
     uint64_t last_alloc;    /* block number of the latest allocation + 1 */
@@ -218,6 +221,31 @@ static profile_insn *insn_at(profile *p, builder *b, uint64_t pc)
     return x;
 }
 
+/* Counts an access in each chunk it touches (blk: the heap block it is
+ * in, or NULL). */
+static int count_chunks(builder *b, uint64_t addr, uint64_t size,
+                        uint32_t object, const heap_block *blk)
+{
+    uint64_t first = addr / PROFILE_CHUNK;
+    uint64_t last = (addr + (size ? size : 1) - 1) / PROFILE_CHUNK;
+    for (uint64_t c = first; c <= last; c++) {
+        int64_t i = index_get(&b->by_chunk, c);
+        if (i < 0) {
+            profile_chunk *k = grow_one((void **)&b->chunks, &b->nchunks,
+                                        &b->chunks_cap, sizeof *k);
+            if (!k || index_put(&b->by_chunk, c, (uint32_t)(b->nchunks - 1)))
+                return -1;
+            uint64_t at = c * PROFILE_CHUNK;
+            *k = (profile_chunk){ at, 0, object,
+                                  blk && at >= blk->start ? at - blk->start : 0,
+                                  NULL };
+            i = (int64_t)b->nchunks - 1;
+        }
+        b->chunks[i].accesses++;
+    }
+    return 0;
+}
+
 /* One access of `kind` to [addr, addr+size) by thread th. */
 static int touch(profile *p, builder *b, int kind, int write, uint64_t addr,
                  uint64_t size, int64_t th, profile_insn *x)
@@ -248,7 +276,7 @@ static int touch(profile *p, builder *b, int kind, int write, uint64_t addr,
     x->object = (uint32_t)i;
     if (blk && index_put(&b->pages, addr / PAGE, 0) != 0)
         return -1;
-    return 0;
+    return count_chunks(b, addr, size, (uint32_t)i, blk);
 }
 
 static int kind_of(uint8_t k)
@@ -400,6 +428,14 @@ static int insn_by_accesses(const void *a, const void *b)
     return x->pc < y->pc ? -1 : x->pc > y->pc;
 }
 
+static int chunk_by_accesses(const void *a, const void *b)
+{
+    const profile_chunk *x = a, *y = b;
+    if (x->accesses != y->accesses)
+        return x->accesses < y->accesses ? 1 : -1;
+    return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
 static int by_u64(const void *a, const void *b)
 {
     uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
@@ -438,6 +474,27 @@ static int finish(profile *p, builder *b)
     }
     if (p->ninsns)
         qsort(p->insns, p->ninsns, sizeof *p->insns, insn_by_accesses);
+    if (b->nchunks)
+        qsort(b->chunks, b->nchunks, sizeof *b->chunks, chunk_by_accesses);
+    p->nchunks = b->nchunks < PROFILE_CHUNKS ? b->nchunks : PROFILE_CHUNKS;
+    p->chunks = calloc(p->nchunks + 1, sizeof *p->chunks);
+    if (!p->chunks)
+        return -1;
+    for (size_t i = 0; i < p->nchunks; i++) {
+        profile_chunk *k = &p->chunks[i];
+        *k = b->chunks[i];
+        k->object = b->rank[k->object];
+        const profile_object *o = &p->objects[k->object];
+        char name[NAME_CAP];
+        if (o->heap)
+            snprintf(name, sizeof name, "%s+%" PRIu64, o->name, k->offset);
+        else if (!symbolizer_data(b->sym, k->addr, name, sizeof name))
+            snprintf(name, sizeof name, "%s+%" PRIu64,
+                     symbolizer_region(b->sym, k->addr),
+                     k->addr - symbolizer_region_start(b->sym, k->addr));
+        if (!(k->name = strdup(name)))
+            return -1;
+    }
     /* bins without events hold the heap as the bin before left it */
     for (size_t i = 1; i < PROFILE_BINS; i++)
         if (!p->bins[i].events)
@@ -456,6 +513,8 @@ static void builder_free(builder *b)
     index_free(&b->by_pc);
     index_free(&b->by_tid);
     index_free(&b->pages);
+    index_free(&b->by_chunk);
+    free(b->chunks);
     free(b->cache);
     free(b->rank);
     free(b->page_list);
@@ -633,6 +692,9 @@ void profile_free(profile *p)
     free(p->insns);
     free(p->threads);
     free(p->maps);
+    for (size_t i = 0; i < p->nchunks; i++)
+        free(p->chunks[i].name);
+    free(p->chunks);
     builder_free(p->state);
     memset(p, 0, sizeof *p);
 }

@@ -22,11 +22,13 @@
 #define PROFILE_BINS 200  /* time columns */
 #define PROFILE_ROWS 64   /* address rows of a heatmap */
 #define PROFILE_HOT 8     /* hottest objects with a heatmap of their own */
+#define PROFILE_CHUNK 64  /* bytes of the chunks counted (a cache line) */
+#define PROFILE_CHUNKS 30 /* hottest chunks listed */
 
 enum profile_kind { PROF_L, PROF_S, PROF_Y, PROF_W, PROF_G, PROF_KINDS };
 
 typedef enum profile_pattern {
-    PATTERN_NONE,       /* fewer than two accesses */
+    PATTERN_NONE,       /* no instruction accessed it twice */
     PATTERN_SAME,       /* the same address again and again */
     PATTERN_SEQUENTIAL, /* each access right after the one before */
     PATTERN_STRIDED,    /* a constant distance apart (stride) */
@@ -99,6 +101,17 @@ typedef struct profile_heatmap {
     uint64_t cells[PROFILE_ROWS][PROFILE_BINS];
 } profile_heatmap;
 
+/* A 64-byte chunk of memory and its accesses (an access counts for each
+ * chunk it touches; a block operation too, as `memtap heat` counts). */
+typedef struct profile_chunk {
+    uint64_t addr;       /* its first byte */
+    uint64_t accesses;
+    uint32_t object;     /* the object it was first touched in */
+    uint64_t offset;     /* heap: its first byte's offset in the block */
+    char *name;          /* "malloc@main+26+64", "table[16]" (the hottest
+                            chunks, after build) */
+} profile_chunk;
+
 typedef struct profile_heap {
     uint64_t allocs, frees, alloc_bytes, temporary;
     uint64_t live, live_bytes, peak_bytes, peak_event;
@@ -118,6 +131,8 @@ typedef struct profile {
     uint64_t n[PROF_KINDS];
     profile_heatmap *maps;    /* [0] the heap, then the hot objects */
     size_t nmaps;
+    profile_chunk *chunks;    /* the hottest, most first (after build) */
+    size_t nchunks;
     void *state;              /* the builder's (profile.c) */
 } profile;
 

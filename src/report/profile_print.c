@@ -68,6 +68,19 @@ static void text_insns(const profile *p, FILE *o, size_t top)
     }
 }
 
+static void text_chunks(const profile *p, FILE *o, size_t top)
+{
+    if (!p->nchunks)
+        return;
+    fprintf(o, "\nHottest %d-byte chunks\n%10s %6s  %-18s %s\n",
+            PROFILE_CHUNK, "accesses", "%", "address", "chunk");
+    for (size_t i = 0; i < p->nchunks && i < top; i++) {
+        const profile_chunk *k = &p->chunks[i];
+        fprintf(o, "%10" PRIu64 " %5.1f%%  0x%-16" PRIx64 " %s\n", k->accesses,
+                share(k->accesses, p->accesses), k->addr, k->name);
+    }
+}
+
 static void text_uaf(const profile *p, FILE *o, size_t top)
 {
     if (!p->uaf)
@@ -152,6 +165,7 @@ void profile_print_text(const profile *p, const profile_meta *m, FILE *o,
               "above): these counts are a lower bound\n", o);
     text_objects(p, o, top);
     text_insns(p, o, top);
+    text_chunks(p, o, top);
     text_uaf(p, o, top);
     text_heap(p, o, top);
     text_threads(p, o, top);
@@ -296,6 +310,17 @@ void profile_print_json(const profile *p, const profile_meta *m, FILE *o)
     for (size_t i = 0; i < p->ninsns; i++) {
         fputs(i ? ",\n " : "\n ", o);
         json_insn(o, p, &p->insns[i]);
+    }
+    fputs("],\n\"chunks\": [", o);
+    for (size_t i = 0; i < p->nchunks; i++) {
+        const profile_chunk *k = &p->chunks[i];
+        fputs(i ? ",\n {" : "\n {", o);
+        json_addr(o, "address", k->addr);
+        fputs(", \"name\": ", o);
+        json_str(o, k->name);
+        fputs(", \"object\": ", o);
+        json_str(o, p->objects[k->object].name);
+        fprintf(o, ", \"accesses\": %" PRIu64 "}", k->accesses);
     }
     fputs("],\n\"threads\": [", o);
     for (size_t i = 0; i < p->nthreads; i++)

@@ -9,6 +9,7 @@ Usage: report_tests.py TEST_NAME   (MEMTAP_BUILD names the build tree)
 """
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -156,6 +157,8 @@ def test_report_html():
     alloc = {s["name"]: s["data"] for s in charts["chart-allocations"]["series"]}
     check_eq(sum(alloc["allocations"]), d["heap"]["allocs"] + d["heap"]["mappings"], "allocations")
     check_eq(max(alloc["bytes live"]), d["heap"]["peak_bytes"], "peak")
+    check_eq(charts["chart-chunks"]["series"][0]["data"][::-1], [c["accesses"] for c in d["chunks"]],
+             "the chunks chart, hottest on top")
     obj = objects(d)
     heap_accesses = sum(o["accesses"] for o in d["objects"] if o["heap"])
     check_eq(heat_sum(charts["chart-heap"]), heap_accesses, "the heap's heatmap")
@@ -174,6 +177,30 @@ def test_report_html():
         off = int(m["rows"][row][0], 16)
         per_offset[off] = per_offset.get(off, 0) + n
     check_eq(per_offset, {0: 10, 64: 20, 128: 10}, "accesses per offset of the block")
+
+
+def test_report_chunks():
+    """The hottest 64-byte chunks of heat_counts, as its source derives
+    them (its 128-byte aligned block: 10 stores at +0, 20 loads at +64,
+    5 loads and 5 stores at +128; hot_global, aligned: 7 stores), and as
+    `memtap heat` counts the block's chunks in its own run."""
+    rep = report_json(traced("heat_counts"))
+    chunks = {c["name"]: c["accesses"] for c in rep["chunks"]}
+    block = {n: a for n, a in chunks.items() if re.match(r"malloc@main\+\d+\+\d+$", n)}
+    check_eq(sorted((int(n.rsplit("+", 1)[1]), a) for n, a in block.items()),
+             [(0, 10), (64, 20), (128, 10)], "the block's chunks: %r" % chunks)
+    check_eq([a for n, a in chunks.items() if n.startswith("hot_global")], [7],
+             "hot_global's chunk (named by its first byte: hot_global[0])")
+    check(all(rep["chunks"][i]["accesses"] >= rep["chunks"][i + 1]["accesses"]
+              for i in range(len(rep["chunks"]) - 1)), "hottest first")
+    out = os.path.join(TMP, "heat.json")
+    memtap("heat", "--json", "--report", out, "-o", os.path.join(TMP, "heat.mtr"), "--",
+           prog("heat_counts"))
+    heat = json.load(open(out))
+    heat_block = sorted(c["accesses"] for c in heat["hottest_chunks"] if "@main" in c["name"])
+    check_eq(sorted(block.values()), heat_block, "memtap heat's counts of the block's chunks")
+    text = memtap("report", os.path.join(TMP, "heat_counts-fault.mtr")).stdout
+    check("Hottest 64-byte chunks" in text, "the text lists the chunks")
 
 
 def test_report_incomplete():

@@ -130,6 +130,20 @@
     }
   }
 
+  function chunks(d) {
+    if (!d.chunks.length) return;
+    var s = section("Hottest 64-byte chunks (cache lines)", "chunks");
+    var c = chart(s, "chart-chunks");
+    var rows = d.chunks.slice().reverse(); /* the hottest on top */
+    c.setOption({
+      tooltip: { trigger: "axis", axisPointer: { type: "shadow" } },
+      grid: { left: 260 },
+      xAxis: { type: "value", name: "accesses" },
+      yAxis: { type: "category", data: rows.map(function (k) { return k.name + " (" + k.address + ")"; }) },
+      series: [{ name: "accesses", type: "bar", data: rows.map(function (k) { return k.accesses; }) }]
+    });
+  }
+
   function timeline(d, labels) {
     var s = section("Accesses over time (events in trace order)", "time");
     var c = chart(s, "chart-accesses");
@@ -235,6 +249,7 @@
     summary(d);
     objects(d);
     instructions(d);
+    chunks(d);
     timeline(d, labels);
     heapSection(d, labels);
     heatmaps(d, labels);
