@@ -169,7 +169,7 @@ static void warn_if_setid(long nr, const long *a, const char *path)
     fmt_str(&b, " is set-user-ID or set-group-ID: under memtap's system call "
                 "filter (no_new_privs) it runs without those privileges; run "
                 "memtap as root to keep them\n");
-    raw_syscall3(SYS_write, 2, (long)msg, (long)b.len);
+    raw_say(msg, b.len);
 }
 
 void execargs_reclaim(void)

@@ -456,7 +456,7 @@ static void start_syscall_layer(int all)
             "memtap: warning: no seccomp filter: system calls that touch "
             "traced memory may fail with EFAULT, and their copies are not "
             "recorded\n";
-        raw_syscall3(SYS_write, 2, msg, sizeof msg - 1);
+        raw_say_lit(msg);
     }
 }
 
@@ -472,7 +472,7 @@ static void start_static_engine(int open)
         } else {
             static const char msg[] =
                 "memtap: warning: no page map: every access is recorded\n";
-            raw_syscall3(SYS_write, 2, msg, sizeof msg - 1);
+            raw_say_lit(msg);
             keep = RT_KEEP_ALL;
         }
     }
@@ -501,14 +501,14 @@ static void start_engines(void)
     if (fault_init() != 0) {
         static const char msg[] =
             "memtap: the fault engine cannot start; recording heap events only\n";
-        raw_syscall3(SYS_write, 2, msg, sizeof msg - 1);
+        raw_say_lit(msg);
         return;
     }
     if (world_init() != 0) {
         static const char msg[] =
             "memtap: warning: threads cannot be stopped: accesses of threads "
             "to open pages are counted, not recorded\n";
-        raw_syscall3(SYS_write, 2, msg, sizeof msg - 1);
+        raw_say_lit(msg);
     }
     start_syscall_layer(1);
     signals_wrap_existing();

@@ -6,6 +6,7 @@
  */
 #define _GNU_SOURCE
 #include "tools.h"
+#include "sys/rawsys.h"
 #include "sys/env.h"
 #include "sys/hash.h"
 
@@ -41,7 +42,7 @@ static void emit(uint8_t kind, uint64_t pc, uint64_t addr, uint64_t size,
 
 static void warn(const char *msg)
 {
-    (void)!write(2, msg, strlen(msg));
+    raw_say(msg, strlen(msg));
 }
 
 void tools_init(void)

@@ -511,7 +511,7 @@ static void open_output(void)
     g.fd = create_output();
     if (g.fd < 0) {
         static const char msg[] = "memtap: cannot create the trace file\n";
-        (void)!write(2, msg, sizeof msg - 1);
+        raw_say_lit(msg);
         g.enabled = 0;
         return;
     }

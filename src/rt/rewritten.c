@@ -456,7 +456,7 @@ static void on_trap(int sig, siginfo_t *si, void *uc)
             fmt_str(&f, "memtap: SIGTRAP at ");
             fmt_u64(&f, (uint64_t)((ucontext_t *)uc)->uc_mcontext.gregs[REG_RIP]);
             fmt_char(&f, '\n');
-            raw_syscall3(SYS_write, 2, b, f.len);
+            raw_say(b, f.len);
         }
         signals_chain(sig, si, uc);
     }
@@ -698,7 +698,7 @@ static int find_rewritten(struct dl_phdr_info *info, size_t size, void *arg)
 static void say(const char *const *parts)
 {
     for (; *parts; parts++)
-        raw_syscall3(SYS_write, 2, *parts, strlen(*parts));
+        raw_say(*parts, strlen(*parts));
 }
 
 /* MEMTAP_CONSUMER: the user's shared object, loaded once. */

@@ -8,6 +8,8 @@
 #ifndef MEMTAP_SYS_RAWSYS_H
 #define MEMTAP_SYS_RAWSYS_H
 
+#include <sys/syscall.h>
+
 /* Returns the kernel's result: -errno on failure. */
 long raw_syscall6(long nr, long a, long b, long c, long d, long e, long f);
 
@@ -16,5 +18,14 @@ long raw_syscall6(long nr, long a, long b, long c, long d, long e, long f);
 
 /* A result that is an error (-4095..-1) rather than an address or count. */
 #define RAW_FAILED(r) ((unsigned long)(r) > -4096ul)
+
+/* What memtap says to the user from inside a traced process: n bytes to
+ * standard error, by the raw system call (no stdio, no lock, nothing a
+ * signal handler could find held, not seen by the program's write
+ * wrappers). */
+#define raw_say(text, n) ((void)raw_syscall3(SYS_write, 2, (text), (n)))
+
+/* A string literal's bytes, its NUL left out. */
+#define raw_say_lit(lit) raw_say(lit, sizeof lit - 1)
 
 #endif
