@@ -17,7 +17,7 @@ int cmd_report(int argc, char **argv);
 int cmd_symbolize(int argc, char **argv);
 int cmd_info(int argc, char **argv);
 int cmd_analyze(int argc, char **argv);
-int cmd_tool(int argc, char **argv); /* heat, share, uninit */
+int cmd_shadow(int argc, char **argv); /* heat, share, uninit */
 int cmd_instrument(int argc, char **argv);
 int cmd_accuracy(int argc, char **argv);
 int cmd_cache(int argc, char **argv);

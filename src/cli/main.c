@@ -95,7 +95,7 @@ static int dispatch(int argc, char **argv)
         return cmd_analyze(argc - 1, argv + 1);
     if (strcmp(cmd, "heat") == 0 || strcmp(cmd, "share") == 0 ||
         strcmp(cmd, "uninit") == 0)
-        return cmd_tool(argc - 1, argv + 1);
+        return cmd_shadow(argc - 1, argv + 1);
     if (strcmp(cmd, "accuracy") == 0)
         return cmd_accuracy(argc - 1, argv + 1);
     if (strcmp(cmd, "instrument") == 0)

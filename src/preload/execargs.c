@@ -10,7 +10,7 @@
 #include "fault.h"
 #include "fmt.h"
 #include "pagemap.h"
-#include "rawsys.h"
+#include "own_text.h"
 
 #include <errno.h>
 #include <limits.h>

@@ -27,10 +27,10 @@
 #include "rt/rewritten.h"
 
 #include "pagemap.h"
-#include "rawsys.h"
+#include "own_text.h"
 #include "tools.h"
 #include "tracer.h"
-#include "world.h"
+#include "stop_world.h"
 
 #include <Zydis/Zydis.h>
 #include <asm/prctl.h>

@@ -8,7 +8,7 @@
 #define _GNU_SOURCE
 #include "fdguard.h"
 
-#include "rawsys.h"
+#include "own_text.h"
 #include "tracer.h"
 
 #include <errno.h>

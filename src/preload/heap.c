@@ -13,10 +13,10 @@
 #include "fault.h"
 #include "watch.h"
 #include "rt/rewritten.h"
-#include "rawsys.h"
+#include "own_text.h"
 #include "tools.h"
 #include "tracer.h"
-#include "world.h"
+#include "stop_world.h"
 
 #include <dlfcn.h>
 #include <malloc.h>

@@ -13,7 +13,7 @@
 #include "hidden_thread.h"
 #include "sys/page.h"
 
-#include "rawsys.h"
+#include "own_text.h"
 
 #include <errno.h>
 #include <link.h>

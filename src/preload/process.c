@@ -13,13 +13,13 @@
 #include "fmt.h"
 #include "ignore.h"
 #include "modules.h"
-#include "rawsys.h"
+#include "own_text.h"
 #include "rt/rewritten.h"
 #include "tools.h"
 #include "signals.h"
 #include "syscalls.h"
 #include "tracer.h"
-#include "world.h"
+#include "stop_world.h"
 
 #include <dlfcn.h>
 #include <errno.h>

@@ -8,11 +8,11 @@
 #include "signals.h"
 
 #include "fault.h"
-#include "rawsys.h"
+#include "own_text.h"
 #include "rt/rewritten.h"
 #include "syscalls.h"
 #include "tracer.h"
-#include "world.h"
+#include "stop_world.h"
 
 #include <errno.h>
 #include <stdatomic.h>

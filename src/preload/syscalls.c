@@ -20,7 +20,7 @@
 #include "fault.h"
 #include "fdguard.h"
 #include "modules.h"
-#include "rawsys.h"
+#include "own_text.h"
 #include "rt/rewritten.h"
 #include "tools.h"
 #include "signals.h"

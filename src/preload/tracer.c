@@ -27,7 +27,7 @@
 #include "fmt.h"
 #include "hidden_thread.h"
 #include "ignore.h"
-#include "rawsys.h"
+#include "own_text.h"
 #include "trace/chunk.h"
 #include "trace/runstatus.h"
 

@@ -31,7 +31,7 @@
 #include "preload/fault.h"
 #include "preload/fmt.h"
 #include "preload/ignore.h"
-#include "preload/rawsys.h"
+#include "preload/own_text.h"
 #include "preload/signals.h"
 #include "preload/tracer.h"
 #include "rt/abi.h"

@@ -4,7 +4,7 @@
  * allocation): test and test-and-set, with a pause while it waits.  A
  * lock a signal handler may also take is held with that signal blocked;
  * the callers see to it.  (Locks with other semantics, an owner or a
- * world to stop, keep their own code: shadow/umbra.c, preload/world.c.)
+ * world to stop, keep their own code: shadow/umbra.c, preload/stop_world.c.)
  */
 #ifndef MEMTAP_SYS_SPIN_H
 #define MEMTAP_SYS_SPIN_H

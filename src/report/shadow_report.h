@@ -1,9 +1,9 @@
 /*
- * toolreport.h - the reports of the shadow-memory tools (memtap heat,
+ * shadow_report.h - the reports of the shadow-memory tools (memtap heat,
  * share, uninit) from the summary records they wrote into a trace.
  */
-#ifndef MEMTAP_REPORT_TOOLREPORT_H
-#define MEMTAP_REPORT_TOOLREPORT_H
+#ifndef MEMTAP_REPORT_SHADOW_REPORT_H
+#define MEMTAP_REPORT_SHADOW_REPORT_H
 
 #include <stdio.h>
 

@@ -1,9 +1,9 @@
 /*
- * rawsys.c - where the text of libmemtap.so lies (for the seccomp filter:
+ * own_text.c - where the text of libmemtap.so lies (for the seccomp filter:
  * the syscall instruction of sys/rawsys.c is inside it).
  */
 #define _GNU_SOURCE
-#include "rawsys.h"
+#include "own_text.h"
 
 #include <link.h>
 #include <stdint.h>

@@ -1,5 +1,5 @@
 /*
- * world.c - stop-the-world for the fault engine.
+ * stop_world.c - stop-the-world for the fault engine.
  *
  * The stopper takes the world lock, makes the generation odd ("stopped"),
  * signals each other registered thread with PARK_SIGNAL and waits until
@@ -11,10 +11,10 @@
  * then only counted as exposed.
  */
 #define _GNU_SOURCE
-#include "world.h"
+#include "stop_world.h"
 
 #include "fault.h"
-#include "rawsys.h"
+#include "own_text.h"
 #include "tracer.h"
 
 #include <linux/futex.h>

@@ -1,12 +1,12 @@
 /*
- * world.h - stopping the other threads of the traced process while a page
+ * stop_world.h - stopping the other threads of the traced process while a page
  * is open, so that no thread touches it unseen (mprotect is process-wide).
  * Each registered thread, signalled, parks in a handler until the world
  * resumes.  Threads that cannot be parked (they block the signal) make the
  * engine fall back to counting exposed windows.
  */
-#ifndef MEMTAP_PRELOAD_WORLD_H
-#define MEMTAP_PRELOAD_WORLD_H
+#ifndef MEMTAP_PRELOAD_STOP_WORLD_H
+#define MEMTAP_PRELOAD_STOP_WORLD_H
 
 /* Installs the park handler; 0 on success. */
 int world_init(void);

@@ -1,12 +1,12 @@
 /*
- * toolreport.c - the reports of the shadow-memory tools: reads the summary
+ * shadow_report.c - the reports of the shadow-memory tools: reads the summary
  * records heat, share and uninit wrote into a trace, names their addresses
  * as the heap and the symbols were when each record was written, and
  * prints the hottest data, the shared and falsely shared cache lines, or
  * the uninitialized reads.
  */
 #define _GNU_SOURCE
-#include "report/toolreport.h"
+#include "report/shadow_report.h"
 #include "sys/page.h"
 
 #include "report/json.h"

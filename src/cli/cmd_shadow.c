@@ -1,12 +1,12 @@
 /*
- * cmd_tool.c - "memtap heat|share|uninit": runs a program with a
+ * cmd_shadow.c - "memtap heat|share|uninit": runs a program with a
  * shadow-memory tool in libmemtap.so (or reads a trace such a run wrote)
  * and prints the tool's report.
  */
 #define _GNU_SOURCE
 #include "cli.h"
 
-#include "report/toolreport.h"
+#include "report/shadow_report.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -98,7 +98,7 @@ static int report(const char *path, const tool_report_options *opt,
     return status;
 }
 
-int cmd_tool(int argc, char **argv)
+int cmd_shadow(int argc, char **argv)
 {
     static const struct option longopts[] = {
         { "output", required_argument, NULL, 'o' },
