@@ -5,7 +5,7 @@
  */
 #include "cli.h"
 
-#include "select/select.h"
+#include "analysis/select.h"
 #include "symbols/elfimage.h"
 #include "sys/only.h"
 

@@ -18,7 +18,7 @@
 #include "memtap/trace.h"
 #include "report/json.h"
 #include "rewrite/rewrite.h"
-#include "select/analysis.h"
+#include "analysis/analysis.h"
 #include "symbols/elfimage.h"
 
 static const char usage[] =

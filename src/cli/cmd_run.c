@@ -9,7 +9,7 @@
 #include "engine.h"
 
 #include "memtap/trace.h"
-#include "select/select.h"
+#include "analysis/select.h"
 #include "symbols/elfimage.h"
 #include "trace/runstatus.h"
 

@@ -10,7 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "select/select.h"
+#include "analysis/select.h"
 
 typedef struct rewrite_options {
     select_params params;     /* omega, chunk, scores, non-selective */

@@ -39,7 +39,7 @@
 #include <string.h>
 
 #include "../unit/check.h"
-#include "select/analysis.h"
+#include "analysis/analysis.h"
 
 static const char *object;
 

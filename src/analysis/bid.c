@@ -1,7 +1,7 @@
 /*
  * bid.c - BID expressions from x86 memory operands, equality, distance.
  */
-#include "select/bid.h"
+#include "analysis/bid.h"
 
 #include <elf.h>
 #include <stdio.h>

@@ -5,12 +5,12 @@
  * (0,1)-knapsack with W = ceil(omega * m), and MA_b / AIA_b (equations 4
  * and 5).  A non-selective mode instruments every memory instruction.
  */
-#ifndef MEMTAP_SELECT_SELECT_H
-#define MEMTAP_SELECT_SELECT_H
+#ifndef MEMTAP_ANALYSIS_SELECT_H
+#define MEMTAP_ANALYSIS_SELECT_H
 
 #include <stdint.h>
 
-#include "select/bid.h"
+#include "analysis/bid.h"
 
 /* The bypass rules: operands left uninstrumented whatever the selection
  * says, because their accesses are statically known to be ones the user

@@ -4,14 +4,14 @@
  * block (select.h), and totals per function and for the file, plus the
  * whole-program accuracy weighted by a profile of block executions.
  */
-#ifndef MEMTAP_SELECT_ANALYSIS_H
-#define MEMTAP_SELECT_ANALYSIS_H
+#ifndef MEMTAP_ANALYSIS_ANALYSIS_H
+#define MEMTAP_ANALYSIS_ANALYSIS_H
 
 #include <stddef.h>
 #include <stdint.h>
 
-#include "select/cfg.h"
-#include "select/select.h"
+#include "analysis/cfg.h"
+#include "analysis/select.h"
 
 typedef struct analysis_counts {
     uint64_t insns, blocks;

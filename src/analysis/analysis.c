@@ -4,7 +4,7 @@
  * write, explicit or implicit), BID expressions, classification of the
  * accesses that have none, the per-block selection, and the totals.
  */
-#include "select/analysis.h"
+#include "analysis/analysis.h"
 
 #include <elf.h>
 #include <errno.h>
@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "select/vec.h"
+#include "analysis/vec.h"
 
 int analysis_block_insns(const analysis *a, const cfg_block *b,
                          void (*fn)(const x86_insn *insn, void *arg), void *arg)

@@ -2,8 +2,8 @@
  * vec.h - a growable array of fixed-size elements for the static engine's
  * builders (candidates, blocks, instructions, expressions).
  */
-#ifndef MEMTAP_SELECT_VEC_H
-#define MEMTAP_SELECT_VEC_H
+#ifndef MEMTAP_ANALYSIS_VEC_H
+#define MEMTAP_ANALYSIS_VEC_H
 
 #include <stdlib.h>
 #include <string.h>

@@ -7,12 +7,12 @@
  * the distance functions are Figure 1's with score triplets <s2,s1,s3>
  * (RRI) and <s3,s2,s1> (IRR).
  */
-#ifndef MEMTAP_SELECT_BID_H
-#define MEMTAP_SELECT_BID_H
+#ifndef MEMTAP_ANALYSIS_BID_H
+#define MEMTAP_ANALYSIS_BID_H
 
 #include <stdint.h>
 
-#include "select/image.h"
+#include "analysis/image.h"
 #include "x86/insn.h"
 
 typedef enum bid_template { BID_RRI = 0, BID_IRR = 1 } bid_template;

@@ -5,12 +5,12 @@
  * `mov ...,%eax; cltq` at -O0, bounded by a preceding `cmp $N; ja`), gap
  * scanning, and block formation.
  */
-#include "select/cfg.h"
+#include "analysis/cfg.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#include "select/vec.h"
+#include "analysis/vec.h"
 #include "x86/insn.h"
 
 enum { M_NONE = 0, M_START, M_INSIDE, M_DATA, M_PAD };

@@ -4,8 +4,8 @@
  * derives its list of functions.
  */
 #define _GNU_SOURCE
-#include "select/image.h"
-#include "select/vec.h"
+#include "analysis/image.h"
+#include "analysis/vec.h"
 #include "x86/insn.h"
 
 #include <dwarf.h>

@@ -10,7 +10,7 @@
  * reconsidered in the next iteration, among those still unselected.
  */
 #define _GNU_SOURCE
-#include "select/select.h"
+#include "analysis/select.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -6,8 +6,8 @@
  * (ET_REL) get their sections laid out one after the other, as a linker
  * would, so that every address is unique.
  */
-#ifndef MEMTAP_SELECT_IMAGE_H
-#define MEMTAP_SELECT_IMAGE_H
+#ifndef MEMTAP_ANALYSIS_IMAGE_H
+#define MEMTAP_ANALYSIS_IMAGE_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -7,13 +7,13 @@
  * function entry, a branch or table target, after any branch, call or
  * return, and after a gap; it ends at a branch, call, return or halt.
  */
-#ifndef MEMTAP_SELECT_CFG_H
-#define MEMTAP_SELECT_CFG_H
+#ifndef MEMTAP_ANALYSIS_CFG_H
+#define MEMTAP_ANALYSIS_CFG_H
 
 #include <stddef.h>
 #include <stdint.h>
 
-#include "select/image.h"
+#include "analysis/image.h"
 
 enum {
     CFG_BLOCK_ENTRY = 1,         /* a function entry */
