@@ -13,6 +13,7 @@
 #include "report/export_parquet.h"
 
 #include "report/export_rows.h"
+#include "report/index.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -102,27 +103,34 @@ static const struct { const char *name; size_t at; } api_names[] = {
 };
 
 /* DuckDB's type numbers (duckdb_type) of the accesses' columns. */
-enum { DUCKDB_TYPE_UINTEGER = 8, DUCKDB_TYPE_UBIGINT = 9,
-       DUCKDB_TYPE_VARCHAR = 17 };
+enum { DUCKDB_TYPE_UTINYINT = 6, DUCKDB_TYPE_UINTEGER = 8,
+       DUCKDB_TYPE_UBIGINT = 9 };
 enum { A_PID, A_TID, A_SEQ, A_KIND, A_PC, A_ADDRESS, A_SIZE, A_SOURCE,
        A_COUNT, A_FUNCTION, A_OBJECT, A_REGION, A_COLUMNS };
 static const int access_types[A_COLUMNS] = {
     DUCKDB_TYPE_UINTEGER, DUCKDB_TYPE_UINTEGER, DUCKDB_TYPE_UBIGINT,
-    DUCKDB_TYPE_VARCHAR, DUCKDB_TYPE_UBIGINT, DUCKDB_TYPE_UBIGINT,
+    DUCKDB_TYPE_UTINYINT, DUCKDB_TYPE_UBIGINT, DUCKDB_TYPE_UBIGINT,
     DUCKDB_TYPE_UBIGINT, DUCKDB_TYPE_UBIGINT, DUCKDB_TYPE_UINTEGER,
-    DUCKDB_TYPE_VARCHAR, DUCKDB_TYPE_VARCHAR, DUCKDB_TYPE_VARCHAR,
+    DUCKDB_TYPE_UINTEGER, DUCKDB_TYPE_UINTEGER, DUCKDB_TYPE_UINTEGER,
 };
 
-enum { T_ACCESSES, T_BLOCKS, T_MODULES, T_THREADS, TABLES };
+/* The tables exported, then the names the accesses' function, object and
+ * region columns hold the ids of until the export joins them back (an
+ * integer column costs DuckDB's table storage far less than a string;
+ * the kind is its letter's code until then, for the same reason). */
+enum { T_ACCESSES, T_BLOCKS, T_MODULES, T_THREADS, EXPORTED, T_NAMES = EXPORTED,
+       TABLES };
 static const char *const table_names[TABLES] = { "accesses", "blocks",
-                                                 "modules", "threads" };
+                                                 "modules", "threads",
+                                                 "names" };
 
 static const char schema[] =
     "SET memory_limit='256MB'; SET preserve_insertion_order=false;"
     "CREATE TABLE accesses(pid UINTEGER, tid UINTEGER, seq UBIGINT,"
-    " kind VARCHAR, pc UBIGINT, address UBIGINT, size UBIGINT,"
-    " source UBIGINT, count UINTEGER, function VARCHAR, object VARCHAR,"
-    " region VARCHAR);"
+    " kind UTINYINT, pc UBIGINT, address UBIGINT, size UBIGINT,"
+    " source UBIGINT, count UINTEGER, function UINTEGER, object UINTEGER,"
+    " region UINTEGER);"
+    "CREATE TABLE names(id UINTEGER, name VARCHAR);"
     "CREATE TABLE blocks(pid UINTEGER, number UBIGINT, kind VARCHAR,"
     " address UBIGINT, size UBIGINT, site UBIGINT, site_name VARCHAR,"
     " tid UINTEGER, alloc_seq UBIGINT, free_seq UBIGINT);"
@@ -141,6 +149,7 @@ typedef struct sink_state {
     duckdb_handle chunk, vec[A_COLUMNS];
     void *col[A_COLUMNS];
     uint64_t rows, capacity;
+    index_map names;            /* name -> id in the names table */
 } sink_state;
 
 static int load_api(duckdb_api *api, const char *lib, char *err,
@@ -232,6 +241,23 @@ static int chunk_flush(sink_state *s)
     return -1;
 }
 
+/* The id of a name, added to the names table on first sight; -1 on
+ * error. */
+static int64_t name_id(sink_state *s, const char *name)
+{
+    int64_t id = index_get_str(&s->names, name);
+    if (id >= 0)
+        return id;
+    id = (int64_t)s->names.n;
+    if (index_put_str(&s->names, name, (uint32_t)id) != 0) {
+        snprintf(s->err, s->errcap, "out of memory");
+        return -1;
+    }
+    s->api->append_uint32(s->app[T_NAMES], (uint32_t)id);
+    s->api->append_varchar(s->app[T_NAMES], name);
+    return end_row(s, T_NAMES) ? -1 : id;
+}
+
 static int put_access(void *arg, const export_access *a)
 {
     sink_state *s = arg;
@@ -250,10 +276,14 @@ static int put_access(void *arg, const export_access *a)
     else
         valid[r / 64] &= ~(1ull << (r % 64));
     ((uint32_t *)s->col[A_COUNT])[r] = a->count;
-    d->vector_assign_string_element(s->vec[A_KIND], r, a->kind);
-    d->vector_assign_string_element(s->vec[A_FUNCTION], r, a->function);
-    d->vector_assign_string_element(s->vec[A_OBJECT], r, a->object);
-    d->vector_assign_string_element(s->vec[A_REGION], r, a->region);
+    ((uint8_t *)s->col[A_KIND])[r] = (uint8_t)a->kind[0];
+    int64_t f = name_id(s, a->function), o = name_id(s, a->object),
+            g = name_id(s, a->region);
+    if (f < 0 || o < 0 || g < 0)
+        return -1;
+    ((uint32_t *)s->col[A_FUNCTION])[r] = (uint32_t)f;
+    ((uint32_t *)s->col[A_OBJECT])[r] = (uint32_t)o;
+    ((uint32_t *)s->col[A_REGION])[r] = (uint32_t)g;
     return ++s->rows == s->capacity ? chunk_flush(s) : 0;
 }
 
@@ -326,17 +356,26 @@ static int sql_literal(const char *path, char *out, size_t cap)
 static int copy_out(duckdb_api *api, duckdb_handle con, const char *dir,
                     char *err, size_t errcap)
 {
-    for (int i = 0; i < TABLES; i++) {
-        char where[4096 + 64], lit[2 * 4096 + 80], sql[2 * 4096 + 256];
+    for (int i = 0; i < EXPORTED; i++) {
+        char where[4096 + 64], lit[2 * 4096 + 80], sql[2 * 4096 + 512];
         snprintf(where, sizeof where, "%s/%s", dir, table_names[i]);
         if (sql_literal(where, lit, sizeof lit)) {
             snprintf(err, errcap, "output path too long");
             return -1;
         }
+        static const char accesses[] =
+            "(SELECT a.pid, a.tid, a.seq, chr(a.kind) AS kind, a.pc, a.address,"
+            " a.size,"
+            " a.source, a.count, f.name AS function, o.name AS object,"
+            " r.name AS region FROM accesses a"
+            " JOIN names f ON f.id = a.function"
+            " JOIN names o ON o.id = a.object"
+            " JOIN names r ON r.id = a.region)";
         snprintf(sql, sizeof sql,
                  "COPY %s TO %s (FORMAT parquet, COMPRESSION zstd, "
                  "PARTITION_BY (%s), OVERWRITE_OR_IGNORE)",
-                 table_names[i], lit, i == T_ACCESSES ? "pid, tid" : "pid");
+                 i == T_ACCESSES ? accesses : table_names[i], lit,
+                 i == T_ACCESSES ? "pid, tid" : "pid");
         if (run_sql(api, con, sql, err, errcap))
             return -1;
     }
@@ -409,6 +448,7 @@ int export_parquet(memtap_trace *t, symbolizer *sym, const char *lib,
         rc = chunk_flush(&s);
     if (s.chunk)
         api.destroy_data_chunk(&s.chunk);
+    index_free(&s.names);
     for (int i = 0; i < TABLES; i++)
         if (s.app[i] && api.appender_destroy(&s.app[i]) != DUCKDB_SUCCESS &&
             rc == 0) { /* flushes the last rows */
