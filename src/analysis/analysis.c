@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis/vec.h"
+#include "sys/vec.h"
 
 int analysis_block_insns(const analysis *a, const cfg_block *b,
                          void (*fn)(const x86_insn *insn, void *arg), void *arg)

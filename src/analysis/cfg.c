@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis/vec.h"
+#include "sys/vec.h"
 #include "x86/insn.h"
 
 enum { M_NONE = 0, M_START, M_INSIDE, M_DATA, M_PAD };

@@ -5,7 +5,7 @@
  */
 #define _GNU_SOURCE
 #include "analysis/image.h"
-#include "analysis/vec.h"
+#include "sys/vec.h"
 #include "x86/insn.h"
 
 #include <dwarf.h>

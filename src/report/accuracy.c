@@ -16,6 +16,7 @@
 
 #include "report/index.h"
 #include "report/render.h"
+#include "sys/vec.h"
 
 #include <inttypes.h>
 #include <stdlib.h>
@@ -38,18 +39,10 @@ static uint64_t *counts_of(table *t, const char *key)
     int64_t i = index_get_str(&t->names, key);
     if (i >= 0)
         return t->n[i];
-    if (t->count == t->cap) {
-        size_t cap = t->cap ? 2 * t->cap : 4096;
-        void *v = realloc(t->n, cap * sizeof *t->n);
-        if (!v)
-            return NULL;
-        t->n = v;
-        t->cap = cap;
-    }
-    if (index_put_str(&t->names, key, (uint32_t)t->count) != 0)
+    uint64_t *n = array_push((void **)&t->n, &t->count, &t->cap, sizeof *t->n);
+    if (!n || index_put_str(&t->names, key, (uint32_t)(t->count - 1)) != 0)
         return NULL;
-    t->n[t->count][0] = t->n[t->count][1] = 0;
-    return t->n[t->count++];
+    return n;
 }
 
 /* "object#chunk" for a data name "object+offset". */

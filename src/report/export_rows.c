@@ -7,6 +7,7 @@
 
 #include "report/index.h"
 #include "report/render.h"
+#include "sys/vec.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -40,29 +41,16 @@ static int oom(walk *w)
     return -1;
 }
 
-static int grow(void **v, size_t *cap, size_t n, size_t elem)
-{
-    if (n < *cap)
-        return 0;
-    size_t c = *cap ? 2 * *cap : 64;
-    void *p = realloc(*v, c * elem);
-    if (!p)
-        return -1;
-    *v = p;
-    *cap = c;
-    return 0;
-}
-
 static int count_thread(walk *w, uint32_t tid, uint64_t seq)
 {
     int64_t i = index_get(&w->by_tid, tid);
     if (i < 0) {
-        if (grow((void **)&w->threads, &w->threads_cap, w->nthreads,
-                 sizeof *w->threads) ||
-            index_put(&w->by_tid, tid, (uint32_t)w->nthreads))
+        export_thread *t = array_push((void **)&w->threads, &w->nthreads,
+                                      &w->threads_cap, sizeof *t);
+        if (!t || index_put(&w->by_tid, tid, (uint32_t)(w->nthreads - 1)))
             return oom(w);
-        i = (int64_t)w->nthreads++;
-        w->threads[i] = (export_thread){ tid, seq, seq, 0 };
+        *t = (export_thread){ tid, seq, seq, 0 };
+        i = (int64_t)w->nthreads - 1;
     }
     w->threads[i].last_seq = seq;
     w->threads[i].events++;
@@ -134,15 +122,15 @@ static int add_block(walk *w, const memtap_event *ev)
     if (w->nfree) {
         i = w->free_slots[--w->nfree];
     } else {
-        if (grow((void **)&w->blocks, &w->blocks_cap, w->nblocks,
-                 sizeof *w->blocks))
+        if (!array_push((void **)&w->blocks, &w->nblocks, &w->blocks_cap,
+                        sizeof *w->blocks))
             return oom(w);
         uint32_t *slots = realloc(w->free_slots,
                                   w->blocks_cap * sizeof *slots);
         if (!slots)
             return oom(w);
         w->free_slots = slots;
-        i = (uint32_t)w->nblocks++;
+        i = (uint32_t)w->nblocks - 1;
     }
     live_block *b = &w->blocks[i];
     memset(b, 0, sizeof *b);

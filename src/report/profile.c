@@ -9,6 +9,7 @@
 
 #include "report/index.h"
 #include "report/parent.h"
+#include "sys/vec.h"
 #include "report/render.h"
 #include "symbols/heapmap.h"
 
@@ -47,26 +48,10 @@ const char *profile_pattern_name(profile_pattern pattern)
     return names[pattern];
 }
 
-/* A new zeroed element of a growing array, or NULL. */
-static void *grow_one(void **v, size_t *n, size_t *cap, size_t elem)
-{
-    if (*n == *cap) {
-        size_t c = *cap ? 2 * *cap : 64;
-        void *p = realloc(*v, c * elem);
-        if (!p)
-            return NULL;
-        *v = p;
-        *cap = c;
-    }
-    void *e = (char *)*v + elem * (*n)++;
-    memset(e, 0, elem);
-    return e;
-}
-
 static int64_t new_object(profile *p, builder *b, const char *name,
                           const char *region)
 {
-    profile_object *o = grow_one((void **)&p->objects, &p->nobjects,
+    profile_object *o = array_push((void **)&p->objects, &p->nobjects,
                                  &b->objects_cap, sizeof *o);
     if (!o)
         return -1;
@@ -199,7 +184,7 @@ static int64_t thread_index(profile *p, builder *b, uint32_t tid)
     int64_t i = index_get(&b->by_tid, tid);
     if (i >= 0)
         return i;
-    profile_thread *th = grow_one((void **)&p->threads, &p->nthreads,
+    profile_thread *th = array_push((void **)&p->threads, &p->nthreads,
                                   &b->threads_cap, sizeof *th);
     if (!th)
         return -1;
@@ -213,7 +198,7 @@ static profile_insn *insn_at(profile *p, builder *b, uint64_t pc)
     int64_t i = index_get(&b->by_pc, pc);
     if (i >= 0)
         return &p->insns[i];
-    profile_insn *x = grow_one((void **)&p->insns, &p->ninsns, &b->insns_cap,
+    profile_insn *x = array_push((void **)&p->insns, &p->ninsns, &b->insns_cap,
                                sizeof *x);
     if (!x || index_put(&b->by_pc, pc, (uint32_t)(p->ninsns - 1)) != 0)
         return NULL;
@@ -231,7 +216,7 @@ static int count_chunks(builder *b, uint64_t addr, uint64_t size,
     for (uint64_t c = first; c <= last; c++) {
         int64_t i = index_get(&b->by_chunk, c);
         if (i < 0) {
-            profile_chunk *k = grow_one((void **)&b->chunks, &b->nchunks,
+            profile_chunk *k = array_push((void **)&b->chunks, &b->nchunks,
                                         &b->chunks_cap, sizeof *k);
             if (!k || index_put(&b->by_chunk, c, (uint32_t)(b->nchunks - 1)))
                 return -1;

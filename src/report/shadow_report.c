@@ -10,6 +10,7 @@
 #include "sys/page.h"
 
 #include "report/json.h"
+#include "sys/vec.h"
 
 #include <inttypes.h>
 #include <stdlib.h>
@@ -35,15 +36,10 @@ typedef struct items {
 
 static int push(items *a, const item *it)
 {
-    if (a->n == a->cap) {
-        size_t cap = a->cap ? a->cap * 2 : 256;
-        item *v = realloc(a->v, cap * sizeof *v);
-        if (!v)
-            return -1;
-        a->v = v;
-        a->cap = cap;
-    }
-    a->v[a->n++] = *it;
+    item *e = array_push((void **)&a->v, &a->n, &a->cap, sizeof *e);
+    if (!e)
+        return -1;
+    *e = *it;
     return 0;
 }
 

@@ -17,7 +17,7 @@
 
 #include "rewrite/emit.h"
 #include "analysis/analysis.h"
-#include "analysis/vec.h"
+#include "sys/vec.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -200,7 +200,7 @@ static int64_t offset_of(const input *in, uint64_t vaddr, uint64_t len)
 
 /* ---- planning and emitting ---- */
 
-/* A block's instructions as collected (analysis/vec.h), and the typed view
+/* A block's instructions as collected (sys/vec.h), and the typed view
  * the planning reads. */
 typedef struct insn_list {
     vec v;
