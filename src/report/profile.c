@@ -37,6 +37,7 @@ typedef struct builder {
     uint64_t inherited;     /* blocks numbered below: a parent's (fork) */
     uint64_t total, ordinal;
     uint32_t *rank;         /* an object's place once sorted */
+    size_t nranked;         /* objects the rank covers */
     uint64_t *page_list;    /* touched heap pages, sorted (heatmap rows) */
     size_t npages;
 } builder;
@@ -276,13 +277,13 @@ static int kind_of(uint8_t k)
     }
 }
 
+/* An access of kind k by thread th (its profile index). */
 static int add_access(profile *p, builder *b, const memtap_event *ev, int k,
-                      profile_bin *bin)
+                      int64_t th, profile_bin *bin)
 {
     const memtap_record *r = &ev->rec;
-    int64_t th = thread_index(p, b, ev->tid);
     profile_insn *x = insn_at(p, b, r->pc);
-    if (th < 0 || !x)
+    if (!x)
         return -1;
     p->threads[th].accesses++;
     x->n[k]++;
@@ -378,15 +379,15 @@ static profile_bin *bin_of(profile *p, const builder *b)
 static int add_event(profile *p, builder *b, const memtap_event *ev)
 {
     profile_bin *bin = bin_of(p, b);
-    int rc = 0;
-    int k = kind_of(ev->rec.kind);
-    if (k >= 0)
-        rc = add_access(p, b, ev, k, bin);
-    else if (render_is_heap_kind(ev->rec.kind))
-        rc = add_heap_event(p, b, &ev->rec, bin);
     int64_t th = thread_index(p, b, ev->tid);
     if (th < 0)
         return -1;
+    int rc = 0;
+    int k = kind_of(ev->rec.kind);
+    if (k >= 0)
+        rc = add_access(p, b, ev, k, th, bin);
+    else if (render_is_heap_kind(ev->rec.kind))
+        rc = add_heap_event(p, b, &ev->rec, bin);
     p->threads[th].events++;
     bin->events++;
     bin->live_end = p->heap.live_bytes;
@@ -442,6 +443,7 @@ static int finish(profile *p, builder *b)
     b->rank = malloc((p->nobjects + 1) * sizeof *b->rank);
     if (!b->rank)
         return -1;
+    b->nranked = p->nobjects;
     for (size_t i = 0; i < p->nobjects; i++) {
         b->rank[p->objects[i].hot] = (uint32_t)i;
         p->objects[i].hot = -1;
@@ -619,6 +621,8 @@ static int heat_touch(profile *p, builder *b, uint64_t addr, size_t bin)
     int64_t i = object_at(p, b, addr, &blk);
     if (i < 0)
         return -1;
+    if ((size_t)i >= b->nranked) /* one the first walk did not see */
+        return 0;
     if (blk)
         count_cell(&p->maps[0], addr, bin);
     const profile_object *o = &p->objects[b->rank[i]];
