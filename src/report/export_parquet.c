@@ -13,7 +13,7 @@
 #include "report/export_parquet.h"
 
 #include "report/export_rows.h"
-#include "report/index.h"
+#include "report/name_cache.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -149,7 +149,8 @@ typedef struct sink_state {
     duckdb_handle chunk, vec[A_COLUMNS];
     void *col[A_COLUMNS];
     uint64_t rows, capacity;
-    index_map names;            /* name -> id in the names table */
+    name_cache *names;          /* recent names -> ids in the names table */
+    uint32_t next_id;
 } sink_state;
 
 static int load_api(duckdb_api *api, const char *lib, char *err,
@@ -241,21 +242,21 @@ static int chunk_flush(sink_state *s)
     return -1;
 }
 
-/* The id of a name, added to the names table on first sight; -1 on
- * error. */
+/* The id of a name in the names table; -1 on error.  A name the cache
+ * has forgotten gets a new id, its second row in the table: the join
+ * gives each id its string all the same, and memory stays bounded. */
 static int64_t name_id(sink_state *s, const char *name)
 {
-    int64_t id = index_get_str(&s->names, name);
+    int64_t id = name_cache_get(s->names, name);
     if (id >= 0)
         return id;
-    id = (int64_t)s->names.n;
-    if (index_put_str(&s->names, name, (uint32_t)id) != 0) {
-        snprintf(s->err, s->errcap, "out of memory");
-        return -1;
-    }
+    id = s->next_id++;
     s->api->append_uint32(s->app[T_NAMES], (uint32_t)id);
     s->api->append_varchar(s->app[T_NAMES], name);
-    return end_row(s, T_NAMES) ? -1 : id;
+    if (end_row(s, T_NAMES))
+        return -1;
+    name_cache_put(s->names, name, id);
+    return id;
 }
 
 static int put_access(void *arg, const export_access *a)
@@ -440,6 +441,10 @@ int export_parquet(memtap_trace *t, symbolizer *sym, const char *lib,
             rc = -1;
         }
     export_sink sink = { put_module, put_access, put_block, put_thread, &s };
+    if (rc == 0 && !(s.names = calloc(1, sizeof *s.names))) {
+        snprintf(err, errcap, "out of memory");
+        rc = -1;
+    }
     if (rc == 0)
         rc = chunk_open(&s);
     if (rc == 0)
@@ -448,7 +453,9 @@ int export_parquet(memtap_trace *t, symbolizer *sym, const char *lib,
         rc = chunk_flush(&s);
     if (s.chunk)
         api.destroy_data_chunk(&s.chunk);
-    index_free(&s.names);
+    if (s.names)
+        name_cache_free(s.names);
+    free(s.names);
     for (int i = 0; i < TABLES; i++)
         if (s.app[i] && api.appender_destroy(&s.app[i]) != DUCKDB_SUCCESS &&
             rc == 0) { /* flushes the last rows */

@@ -15,7 +15,7 @@
  * export leaves no database behind.
  */
 #include "report/export_sqlite.h"
-#include "sys/hash.h"
+#include "report/name_cache.h"
 
 #include "report/export_rows.h"
 
@@ -27,7 +27,6 @@
 #include <unistd.h>
 
 #define NAME_CAP 1024
-#define NAME_SLOTS 4096u          /* names kept with their ids */
 
 static const char schema[] =
     "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;"
@@ -52,15 +51,10 @@ static const char indexes[] =
     "CREATE INDEX blocks_address ON blocks(address);"
     "COMMIT;";
 
-typedef struct name_slot {
-    char *name;
-    int64_t id;
-} name_slot;
-
 typedef struct writer {
     sqlite3 *db;
     sqlite3_stmt *access, *block, *module, *name_add, *name_id, *thread;
-    name_slot *names;
+    name_cache *names;
     char *err;
     size_t errcap;
 } writer;
@@ -75,10 +69,9 @@ static int fail(writer *w, const char *what)
 /* The id of a name in names, added on first sight; -1 on error. */
 static int64_t name_id(writer *w, const char *name)
 {
-    name_slot *slot = &w->names[fnv1a64_str(FNV64_OFFSET, name) % NAME_SLOTS];
-    if (slot->name && strcmp(slot->name, name) == 0)
-        return slot->id;
-    int64_t id = -1;
+    int64_t id = name_cache_get(w->names, name);
+    if (id >= 0)
+        return id;
     sqlite3_bind_text(w->name_add, 1, name, -1, SQLITE_STATIC);
     sqlite3_bind_text(w->name_id, 1, name, -1, SQLITE_STATIC);
     if (sqlite3_step(w->name_add) == SQLITE_DONE &&
@@ -86,12 +79,8 @@ static int64_t name_id(writer *w, const char *name)
         id = sqlite3_column_int64(w->name_id, 0);
     sqlite3_reset(w->name_add);
     sqlite3_reset(w->name_id);
-    char *copy = id >= 0 ? strdup(name) : NULL;
-    if (copy) {
-        free(slot->name);
-        slot->name = copy;
-        slot->id = id;
-    }
+    if (id >= 0)
+        name_cache_put(w->names, name, id);
     return id;
 }
 
@@ -195,8 +184,8 @@ static void writer_close(writer *w)
                             w->name_id, w->thread };
     for (size_t i = 0; i < sizeof all / sizeof *all; i++)
         sqlite3_finalize(all[i]);
-    for (size_t i = 0; w->names && i < NAME_SLOTS; i++)
-        free(w->names[i].name);
+    if (w->names)
+        name_cache_free(w->names);
     free(w->names);
     sqlite3_close(w->db);
 }
@@ -213,7 +202,7 @@ int export_sqlite(memtap_trace *t, symbolizer *sym, const char *path,
         snprintf(err, errcap, "exists already (remove it first)");
         return -1;
     }
-    w.names = calloc(NAME_SLOTS, sizeof *w.names);
+    w.names = calloc(1, sizeof *w.names);
     int rc = 0;
     if (!w.names) {
         rc = fail(&w, "memory");
