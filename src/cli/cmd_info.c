@@ -41,6 +41,7 @@ int cmd_info(int argc, char **argv)
     static const char *const keys[] = { "exe", "argc", "parent_trace",
                                         "fork_seq", "end", "end_code",
                                         "end_seq", "dropped", "faults",
+                                        "faults_completed",
                                         "exposed_windows",
                                         "syscalls_emulated", "syscalls_reopened",
                                         "signals_merged", "write_errno",

@@ -4,12 +4,14 @@
  * Traced pages are kept at PROT_NONE while the engine is active.  An access
  * raises SIGSEGV (SEGV_ACCERR on a page the page map marks tracked); the
  * handler decodes the instruction with Zydis, computes the effective address
- * of each memory operand from the saved registers, records a load and/or a
- * store for each operand that lands in traced memory, gives the pages the
- * instruction needs their rights back, and sets the trap flag.  The
- * instruction re-executes; the SIGTRAP that follows closes the pages and
- * clears the flag.  While the window is open, asynchronous signals stay
- * blocked so no handler runs with pages open.
+ * of each memory operand from the saved registers, and records a load
+ * and/or a store for each operand that lands in traced memory.  Most
+ * instructions are then completed in the handler, the page left closed
+ * (complete.c).  The others are stepped: the pages the instruction needs
+ * get their rights back and the trap flag is set; the instruction
+ * re-executes and the SIGTRAP that follows closes the pages and clears the
+ * flag.  While such a window is open, asynchronous signals stay blocked so
+ * no handler runs with pages open.
  *
  * rep movs / rep stos are emulated in the handler (one block event, no
  * per-iteration traps); other rep-prefixed string instructions are followed
@@ -26,6 +28,7 @@
 #include "sys/hash.h"
 #include "rt/rewritten.h"
 
+#include "complete.h"
 #include "pagemap.h"
 #include "own_text.h"
 #include "tools.h"
@@ -499,6 +502,39 @@ static void record_accesses(const ucontext_t *uc,
     }
 }
 
+/* Whether the program's own rights let every page of [a, a+n) be read
+ * (and written, if `write`) and memtap traces them all. */
+static int traced_and_allowed(uintptr_t a, size_t n, int write)
+{
+    for (uintptr_t p = page_of(a); p < a + n; p += PAGE) {
+        uint8_t st = pagemap_get(p);
+        if (!(st & PM_TRACKED) || !(st & PROT_READ) ||
+            (write && !(st & PROT_WRITE)))
+            return 0;
+    }
+    return 1;
+}
+
+/* The one-signal path: insn completed here, its page left closed. */
+static int try_complete(ucontext_t *uc, const ZydisDecodedInstruction *insn,
+                        const ZydisDecodedOperand *ops, uintptr_t fault)
+{
+    int mem = complete_operand(insn, ops);
+    if (mem < 0)
+        return 0;
+    uint64_t a = effective_address(uc, insn, &ops[mem]);
+    size_t n = ops[mem].size / 8;
+    complete_regs after;
+    if (!traced_and_allowed(a, n, (ops[mem].actions &
+                                   ZYDIS_OPERAND_ACTION_MASK_WRITE) != 0) ||
+        !complete_run(uc, insn, ops, mem, a, &after))
+        return 0;
+    fault_open_set unused = { .n = 0 };
+    record_accesses(uc, insn, ops, fault, &unused);
+    complete_commit(uc, insn, &after);
+    return 1;
+}
+
 /* rep movs / rep stos: performed here, as one block event. */
 static int emulate_rep_string(ucontext_t *uc,
                               const ZydisDecodedInstruction *insn,
@@ -733,13 +769,16 @@ static void on_segv_body(int sig, siginfo_t *si, ucontext_t *uc)
     tls_traps++;
     ZydisDecodedInstruction insn;
     ZydisDecodedOperand ops[ZYDIS_MAX_OPERAND_COUNT];
+    int decoded = decode(uc, &insn, ops) == 0;
+    if (decoded && try_complete(uc, &insn, ops, addr))
+        return;
     w->open.n = 0;
     w->open.overflow = 0;
     /* one stop of the other threads serves the whole window */
     w->stopped = world_stop();
     if (!w->stopped)
         fault_note_exposed();
-    if (decode(uc, &insn, ops) == 0) {
+    if (decoded) {
         if (emulate_rep_string(uc, &insn, ops)) {
             world_resume();
             return;
@@ -825,6 +864,7 @@ int fault_init(void)
         return -1;
     if (install(SIGSEGV, on_segv) != 0 || install(SIGTRAP, on_trap) != 0)
         return -1;
+    complete_init(); /* without it, every access is stepped */
     f.enabled = 1;
     return 0;
 }

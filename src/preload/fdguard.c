@@ -1,6 +1,6 @@
 /*
  * fdguard.c - keeps the program's descriptor calls off memtap's trace
- * descriptor (see fdguard.h).  Closing it fails as if it were not open
+ * descriptors (see fdguard.h).  Closing it fails as if it were not open
  * (EBADF); making it a copy of another descriptor fails the same way
  * (otherwise the program's file would receive trace chunks); a range
  * closes everything in it but memtap's.
@@ -8,6 +8,7 @@
 #define _GNU_SOURCE
 #include "fdguard.h"
 
+#include "complete.h"
 #include "own_text.h"
 #include "tracer.h"
 
@@ -15,9 +16,24 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+int fdguard_fds(int fds[FDGUARD_MAX])
+{
+    int n = tracer_guarded_fds(fds);
+    int mem = complete_fd();
+    if (mem >= 0)
+        fds[n++] = mem;
+    for (int i = 1; i < n; i++) /* insertion sort of at most three */
+        for (int j = i; j > 0 && fds[j - 1] > fds[j]; j--) {
+            int t = fds[j];
+            fds[j] = fds[j - 1];
+            fds[j - 1] = t;
+        }
+    return n;
+}
+
 static int is_ours(long fd)
 {
-    int fds[2], n = tracer_guarded_fds(fds);
+    int fds[FDGUARD_MAX], n = fdguard_fds(fds);
     for (int i = 0; i < n; i++)
         if (fd == fds[i])
             return 1;
@@ -27,12 +43,7 @@ static int is_ours(long fd)
 /* close_range over [first, last] minus memtap's descriptors. */
 static long close_range_around(unsigned first, unsigned last, unsigned flags)
 {
-    int fds[2], n = tracer_guarded_fds(fds);
-    if (n == 2 && fds[0] > fds[1]) {
-        int t = fds[0];
-        fds[0] = fds[1];
-        fds[1] = t;
-    }
+    int fds[FDGUARD_MAX], n = fdguard_fds(fds);
     for (int i = 0; i < n; i++) {
         unsigned fd = (unsigned)fds[i];
         if (fd < first || fd > last)

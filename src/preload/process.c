@@ -5,6 +5,7 @@
  * dlclose (the module table follows).
  */
 #define _GNU_SOURCE
+#include "complete.h"
 #include "fault.h"
 #include "watch.h"
 #include "sys/env.h"
@@ -414,6 +415,8 @@ static void process_end_stats(fmt_buf *b)
         return;
     fmt_str(b, "faults=");
     fmt_u64(b, fault_count());
+    fmt_str(b, "\nfaults_completed=");
+    fmt_u64(b, complete_count());
     fmt_str(b, "\nexposed_windows=");
     fmt_u64(b, fault_exposed_windows());
     fmt_str(b, "\nsyscalls_emulated=");

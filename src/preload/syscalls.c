@@ -448,7 +448,7 @@ int syscalls_init(int all)
         return -1;
 
     struct sock_filter prog[8 + 6 * MAX_RANGES + NPASS + NTABLE + NSTATIC +
-                            32];
+                            40];
     size_t n = 0;
 #define STMT(c, k) prog[n++] = (struct sock_filter)BPF_STMT(c, k)
 #define JUMP(c, k, t, f) prog[n++] = (struct sock_filter)BPF_JUMP(c, k, t, f)
@@ -470,20 +470,22 @@ int syscalls_init(int all)
     STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW); /* in no traced text */
     /* check: calls that name memtap's descriptors are trapped, the same
      * calls naming others pass */
-    int fds[2] = { -1, -1 };
-    if (tracer_guarded_fds(fds) == 1)
-        fds[1] = fds[0];
-    uint32_t lo = (uint32_t)(fds[0] < fds[1] ? fds[0] : fds[1]);
-    uint32_t hi = (uint32_t)(fds[0] < fds[1] ? fds[1] : fds[0]);
+    int fds[FDGUARD_MAX] = { -1, -1, -1 };
+    int nfd = fdguard_fds(fds);
+    for (int i = nfd; i > 0 && i < FDGUARD_MAX; i++)
+        fds[i] = fds[nfd - 1]; /* fewer: the last one again */
+    uint32_t lo = (uint32_t)fds[0], mid = (uint32_t)fds[1];
+    uint32_t hi = (uint32_t)fds[FDGUARD_MAX - 1];
     static const struct { int nr, arg; } fd_calls[] = {
         { SYS_close, 0 }, { SYS_dup2, 1 }, { SYS_dup3, 1 },
     };
     for (size_t i = 0; i < sizeof fd_calls / sizeof *fd_calls; i++) {
         STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr));
-        JUMP(BPF_JMP | BPF_JEQ | BPF_K, (uint32_t)fd_calls[i].nr, 0, 5);
+        JUMP(BPF_JMP | BPF_JEQ | BPF_K, (uint32_t)fd_calls[i].nr, 0, 6);
         STMT(BPF_LD | BPF_W | BPF_ABS,
              offsetof(struct seccomp_data, args[fd_calls[i].arg]));
-        JUMP(BPF_JMP | BPF_JEQ | BPF_K, lo, 2, 0);
+        JUMP(BPF_JMP | BPF_JEQ | BPF_K, lo, 3, 0);
+        JUMP(BPF_JMP | BPF_JEQ | BPF_K, mid, 2, 0);
         JUMP(BPF_JMP | BPF_JEQ | BPF_K, hi, 1, 0);
         STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
         STMT(BPF_RET | BPF_K, SECCOMP_RET_TRAP);

@@ -1,0 +1,371 @@
+/*
+ * complete.c - completes a faulting access inside the SIGSEGV handler (see
+ * complete.h).  Owns the descriptor of /proc/self/mem, the code page the
+ * instruction runs from and the switch into and out of the program's
+ * registers (complete_enter, below).
+ *
+ * The instruction is re-encoded with Zydis, its memory operand replaced by
+ * (S), S a general register it does not name, holding the address of a
+ * copy of the operand's bytes on the handler's stack (at the same offset
+ * modulo 64, so alignment rules hold as they did).  complete_enter loads
+ * the program's vector state (xrstor from the signal frame), flags and
+ * general registers, jumps to the code page (the instruction, then a jump
+ * back) and saves them all again.  One lock serializes completions, so a
+ * locked read-modify-write stays atomic against every other completed
+ * access.  The handler runs with asynchronous signals blocked and nothing
+ * between the lock and its release can fault.
+ */
+#define _GNU_SOURCE
+#include "complete.h"
+
+#include "sys/env.h"
+#include "sys/rawsys.h"
+#include "sys/spin.h"
+
+#include <fcntl.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+
+#define MAX_BYTES 64
+#define FP_XSTATE_MAGIC 0x46505853u   /* the signal frame holds xsave data */
+#define XSTATE_LEGACY_AVX 7u          /* x87, SSE, AVX */
+#define ARITH_FLAGS 0x8d5ull          /* CF PF AF ZF SF OF */
+#define LOADED_FLAGS (ARITH_FLAGS | 0x400ull) /* and DF */
+
+_Static_assert(offsetof(complete_regs, flags) == 128 &&
+                   offsetof(complete_regs, xmask) == 136,
+               "complete_enter's offsets");
+
+void complete_enter(complete_regs *r, void *xsave_area);
+extern const char complete_back[];
+
+/* Read by complete_enter: where the instruction is, the MXCSR handler
+ * code runs with. */
+__attribute__((used)) static void *complete_code;
+__attribute__((used)) static const uint32_t complete_mxcsr = 0x1f80;
+
+#define LOAD(off, reg) "  mov " #off "(%rdi), %" #reg "\n"
+#define SAVE(off, reg) "  mov %" #reg ", " #off "(%rdi)\n"
+__asm__(".text\n"
+        ".p2align 4\n"
+        ".globl complete_enter\n"
+        ".hidden complete_enter\n"
+        ".type complete_enter, @function\n"
+        "complete_enter:\n"
+        "  push %rbx\n  push %rbp\n  push %r12\n  push %r13\n"
+        "  push %r14\n  push %r15\n"
+        "  push %rdi\n"
+        "  push %rsi\n"
+        "  mov 136(%rdi), %eax\n"
+        "  xor %edx, %edx\n"
+        "  xrstor64 (%rsi)\n"
+        "  pushq 128(%rdi)\n"
+        "  popfq\n"
+        LOAD(0, rax) LOAD(8, rcx) LOAD(16, rdx) LOAD(24, rbx)
+        LOAD(40, rbp) LOAD(48, rsi) LOAD(64, r8) LOAD(72, r9)
+        LOAD(80, r10) LOAD(88, r11) LOAD(96, r12) LOAD(104, r13)
+        LOAD(112, r14) LOAD(120, r15) LOAD(56, rdi)
+        "  jmp *complete_code(%rip)\n"
+        ".globl complete_back\n"
+        ".hidden complete_back\n"
+        "complete_back:\n"
+        "  xchg %rdi, 8(%rsp)\n"
+        "  pushfq\n"
+        "  popq 128(%rdi)\n"
+        SAVE(0, rax) SAVE(8, rcx) SAVE(16, rdx) SAVE(24, rbx)
+        SAVE(40, rbp) SAVE(48, rsi) SAVE(64, r8) SAVE(72, r9)
+        SAVE(80, r10) SAVE(88, r11) SAVE(96, r12) SAVE(104, r13)
+        SAVE(112, r14) SAVE(120, r15)
+        "  mov 8(%rsp), %rax\n"
+        "  mov %rax, 56(%rdi)\n"
+        "  pushq $2\n"
+        "  popfq\n"
+        "  pop %rsi\n"
+        "  mov 136(%rdi), %eax\n"
+        "  xor %edx, %edx\n"
+        "  xsave64 (%rsi)\n"
+        "  fninit\n"
+        "  ldmxcsr complete_mxcsr(%rip)\n"
+        "  add $8, %rsp\n"
+        "  pop %r15\n  pop %r14\n  pop %r13\n  pop %r12\n"
+        "  pop %rbp\n  pop %rbx\n"
+        "  ret\n"
+        ".size complete_enter, .-complete_enter\n");
+#undef LOAD
+#undef SAVE
+
+static struct {
+    int on;
+    int fd;
+    long pid;            /* the process fd reads (a fork's child reopens) */
+    uint8_t *page;       /* the code page */
+    atomic_int lock;
+    _Atomic uint64_t completed;
+} c = { .fd = -1 };
+
+/* ucontext's gregs index of each register in hardware order. */
+static const int greg_of[16] = {
+    REG_RAX, REG_RCX, REG_RDX, REG_RBX, REG_RSP, REG_RBP, REG_RSI, REG_RDI,
+    REG_R8,  REG_R9,  REG_R10, REG_R11, REG_R12, REG_R13, REG_R14, REG_R15,
+};
+
+static int open_mem(void)
+{
+    long fd = raw_syscall3(SYS_open, "/proc/self/mem", O_RDWR | O_CLOEXEC, 0);
+    if (RAW_FAILED(fd))
+        return -1;
+    if (c.fd >= 0 && fd != c.fd) {
+        /* keep the number fdguard knows */
+        long moved = raw_syscall3(SYS_dup3, fd, c.fd, O_CLOEXEC);
+        raw_syscall3(SYS_close, fd, 0, 0);
+        if (RAW_FAILED(moved))
+            return -1;
+        fd = c.fd;
+    }
+    c.fd = (int)fd;
+    c.pid = raw_syscall3(SYS_getpid, 0, 0, 0);
+    return 0;
+}
+
+int complete_init(void)
+{
+    const char *path = getenv(ENV_FAULT_PATH);
+    if (path && strcmp(path, "step") == 0)
+        return -1;
+    long page = raw_syscall6(SYS_mmap, 0, 4096,
+                             PROT_READ | PROT_WRITE | PROT_EXEC,
+                             MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (RAW_FAILED(page))
+        return -1;
+    if (open_mem() != 0) {
+        raw_syscall3(SYS_munmap, page, 4096, 0);
+        return -1;
+    }
+    c.page = (uint8_t *)page;
+    c.on = 1;
+    return 0;
+}
+
+int complete_fd(void) { return c.on ? c.fd : -1; }
+uint64_t complete_count(void) { return atomic_load(&c.completed); }
+
+static int gpr_of(ZydisRegister r)
+{
+    ZydisRegister big =
+        ZydisRegisterGetLargestEnclosing(ZYDIS_MACHINE_MODE_LONG_64, r);
+    if (big < ZYDIS_REGISTER_RAX || big > ZYDIS_REGISTER_R15)
+        return -1;
+    return (int)(big - ZYDIS_REGISTER_RAX);
+}
+
+/* Registers the out-of-line run loads and saves faithfully. */
+static int usable_register(ZydisRegister r)
+{
+    switch (ZydisRegisterGetClass(r)) {
+    case ZYDIS_REGCLASS_GPR8:
+    case ZYDIS_REGCLASS_GPR16:
+    case ZYDIS_REGCLASS_GPR32:
+    case ZYDIS_REGCLASS_GPR64:
+        return gpr_of(r) != 4; /* rsp: the run has its own stack */
+    case ZYDIS_REGCLASS_X87:
+    case ZYDIS_REGCLASS_MMX:
+    case ZYDIS_REGCLASS_XMM:
+    case ZYDIS_REGCLASS_YMM:
+    case ZYDIS_REGCLASS_FLAGS:
+        return 1;
+    default:
+        return r == ZYDIS_REGISTER_MXCSR || r == ZYDIS_REGISTER_X87CONTROL ||
+               r == ZYDIS_REGISTER_X87STATUS || r == ZYDIS_REGISTER_X87TAG;
+    }
+}
+
+static int refused_mnemonic(const ZydisDecodedInstruction *insn,
+                            const ZydisDecodedOperand *ops)
+{
+    switch (insn->mnemonic) {
+    case ZYDIS_MNEMONIC_DIV:
+    case ZYDIS_MNEMONIC_IDIV:       /* may raise #DE in the handler */
+    case ZYDIS_MNEMONIC_MOVDIR64B:
+    case ZYDIS_MNEMONIC_ENQCMD:
+    case ZYDIS_MNEMONIC_ENQCMDS:    /* a second, register-addressed store */
+        return 1;
+    case ZYDIS_MNEMONIC_BT:
+    case ZYDIS_MNEMONIC_BTS:
+    case ZYDIS_MNEMONIC_BTR:
+    case ZYDIS_MNEMONIC_BTC:        /* a register bit offset leaves the operand */
+        return ops[1].type == ZYDIS_OPERAND_TYPE_REGISTER;
+    default:
+        return 0;
+    }
+}
+
+int complete_operand(const ZydisDecodedInstruction *insn,
+                     const ZydisDecodedOperand *ops)
+{
+    if (!c.on || insn->meta.branch_type != ZYDIS_BRANCH_TYPE_NONE ||
+        insn->encoding == ZYDIS_INSTRUCTION_ENCODING_EVEX ||
+        insn->encoding == ZYDIS_INSTRUCTION_ENCODING_MVEX ||
+        (insn->attributes & (ZYDIS_ATTRIB_HAS_REP | ZYDIS_ATTRIB_HAS_REPE |
+                             ZYDIS_ATTRIB_HAS_REPNE)) ||
+        refused_mnemonic(insn, ops))
+        return -1;
+    int mem = -1;
+    for (int i = 0; i < insn->operand_count; i++) {
+        const ZydisDecodedOperand *op = &ops[i];
+        switch (op->type) {
+        case ZYDIS_OPERAND_TYPE_MEMORY:
+            if (op->mem.type == ZYDIS_MEMOP_TYPE_AGEN)
+                break;
+            if (op->mem.type != ZYDIS_MEMOP_TYPE_MEM || mem >= 0 ||
+                i >= insn->operand_count_visible || op->size == 0 ||
+                op->size / 8 > MAX_BYTES)
+                return -1;
+            mem = i;
+            break;
+        case ZYDIS_OPERAND_TYPE_REGISTER:
+            if (!usable_register(op->reg.value))
+                return -1;
+            break;
+        case ZYDIS_OPERAND_TYPE_IMMEDIATE:
+            break;
+        default:
+            return -1;
+        }
+    }
+    return mem;
+}
+
+/* The general registers insn names outside its memory operand `mem`. */
+static unsigned named_gprs(const ZydisDecodedInstruction *insn,
+                           const ZydisDecodedOperand *ops)
+{
+    unsigned named = 1u << 4; /* rsp */
+    for (int i = 0; i < insn->operand_count; i++) {
+        int g = ops[i].type == ZYDIS_OPERAND_TYPE_REGISTER
+                    ? gpr_of(ops[i].reg.value) : -1;
+        if (g >= 0)
+            named |= 1u << g;
+    }
+    return named;
+}
+
+/* insn with operand `mem` as (S) for a register S it does not name, then
+ * `jmp *0(%rip)` back to complete_back, in the code page.  S's number, or
+ * -1 when nothing encodes. */
+static int write_code(const ZydisDecodedInstruction *insn,
+                      const ZydisDecodedOperand *ops, int mem)
+{
+    static const int order[] = { 11, 10, 9, 8, 7, 6, 3, 5, 2, 1, 0 };
+    ZydisEncoderRequest r;
+    if (!ZYAN_SUCCESS(ZydisEncoderDecodedInstructionToEncoderRequest(
+            insn, ops, insn->operand_count_visible, &r)))
+        return -1;
+    r.prefixes &= ~(ZydisInstructionAttributes)ZYDIS_ATTRIB_HAS_SEGMENT;
+    r.address_size_hint = ZYDIS_ADDRESS_SIZE_HINT_NONE;
+    ZydisEncoderOperand *m = &r.operands[mem];
+    m->mem.index = ZYDIS_REGISTER_NONE;
+    m->mem.scale = 0;
+    m->mem.displacement = 0;
+    unsigned named = named_gprs(insn, ops);
+    for (size_t i = 0; i < sizeof order / sizeof *order; i++) {
+        if (named & (1u << order[i]))
+            continue;
+        m->mem.base = (ZydisRegister)(ZYDIS_REGISTER_RAX + order[i]);
+        ZyanUSize n = ZYDIS_MAX_INSTRUCTION_LENGTH;
+        if (!ZYAN_SUCCESS(ZydisEncoderEncodeInstruction(&r, c.page, &n)))
+            continue; /* e.g. ah with a REX-only register */
+        static const uint8_t jmp[6] = { 0xff, 0x25, 0, 0, 0, 0 };
+        uint64_t back = (uint64_t)(uintptr_t)complete_back;
+        memcpy(c.page + n, jmp, sizeof jmp);
+        memcpy(c.page + n + sizeof jmp, &back, sizeof back);
+        complete_code = c.page;
+        return order[i];
+    }
+    return -1;
+}
+
+/* The signal frame's xsave area, when it is one complete_enter can use
+ * and the program's floating-point exceptions are all masked (an unmasked
+ * one could be raised inside the handler). */
+static void *xsave_area(const ucontext_t *uc, uint32_t *mask)
+{
+    const uint8_t *fp = (const uint8_t *)uc->uc_mcontext.fpregs;
+    if (!fp || ((uintptr_t)fp & 63))
+        return NULL;
+    uint32_t magic;
+    uint64_t features;
+    memcpy(&magic, fp + 464, sizeof magic);
+    memcpy(&features, fp + 472, sizeof features);
+    const struct _libc_fpstate *fx = uc->uc_mcontext.fpregs;
+    if (magic != FP_XSTATE_MAGIC || (features & 3) != 3 ||
+        (fx->cwd & 0x3f) != 0x3f || (fx->mxcsr & 0x1f80) != 0x1f80)
+        return NULL;
+    *mask = (uint32_t)(features & XSTATE_LEGACY_AVX);
+    return (void *)(uintptr_t)fp;
+}
+
+static int mem_io(long nr, void *buf, size_t n, uint64_t addr)
+{
+    long pid = raw_syscall3(SYS_getpid, 0, 0, 0);
+    if (pid != c.pid && open_mem() != 0)
+        return -1;
+    long got = raw_syscall6(nr, c.fd, (long)buf, (long)n, (long)addr, 0, 0);
+    return got == (long)n ? 0 : -1;
+}
+
+static int run_locked(const ucontext_t *uc, const ZydisDecodedInstruction *insn,
+                      const ZydisDecodedOperand *ops, int mem, uint64_t addr,
+                      void *xsave, complete_regs *st)
+{
+    const ZydisDecodedOperand *op = &ops[mem];
+    size_t n = op->size / 8;
+    uint8_t buf[2 * MAX_BYTES] __attribute__((aligned(MAX_BYTES)));
+    uint8_t *copy = buf + (addr & (MAX_BYTES - 1));
+    /* a plain store writes every byte: nothing to read first */
+    if ((op->actions & ~ZYDIS_OPERAND_ACTION_WRITE) &&
+        mem_io(SYS_pread64, copy, n, addr) != 0)
+        return -1;
+    int s = write_code(insn, ops, mem);
+    if (s < 0)
+        return -1;
+    const greg_t *g = uc->uc_mcontext.gregs;
+    for (int i = 0; i < 16; i++)
+        st->gpr[i] = (uint64_t)g[greg_of[i]];
+    st->gpr[s] = (uint64_t)(uintptr_t)copy;
+    st->flags = ((uint64_t)g[REG_EFL] & LOADED_FLAGS) | 2;
+    complete_enter(st, xsave);
+    st->gpr[s] = (uint64_t)g[greg_of[s]];
+    if ((op->actions & ZYDIS_OPERAND_ACTION_MASK_WRITE) &&
+        mem_io(SYS_pwrite64, copy, n, addr) != 0)
+        return -1;
+    return 0;
+}
+
+int complete_run(const ucontext_t *uc, const ZydisDecodedInstruction *insn,
+                 const ZydisDecodedOperand *ops, int mem, uint64_t addr,
+                 complete_regs *after)
+{
+    void *xsave = xsave_area(uc, &after->xmask);
+    if (!xsave)
+        return 0;
+    spin_acquire(&c.lock);
+    int rc = run_locked(uc, insn, ops, mem, addr, xsave, after);
+    spin_release(&c.lock);
+    return rc == 0;
+}
+
+void complete_commit(ucontext_t *uc, const ZydisDecodedInstruction *insn,
+                     const complete_regs *after)
+{
+    greg_t *g = uc->uc_mcontext.gregs;
+    for (int i = 0; i < 16; i++)
+        g[greg_of[i]] = (greg_t)after->gpr[i];
+    g[REG_EFL] = (greg_t)(((uint64_t)g[REG_EFL] & ~ARITH_FLAGS) |
+                          (after->flags & ARITH_FLAGS));
+    g[REG_RIP] += insn->length;
+    atomic_fetch_add(&c.completed, 1);
+}

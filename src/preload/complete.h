@@ -1,0 +1,54 @@
+/*
+ * complete.h - the fault engine's one-signal path: a faulting access is
+ * completed inside the SIGSEGV handler while its page stays protected.
+ * The operand's bytes are read through /proc/self/mem (which reaches pages
+ * the program cannot), the instruction runs out of line on that copy with
+ * the program's registers, flags and vector state, and a written copy goes
+ * back the same way.  No mprotect, no trap flag, no page opened for the
+ * other threads (so nothing to stop them for).
+ */
+#ifndef MEMTAP_PRELOAD_COMPLETE_H
+#define MEMTAP_PRELOAD_COMPLETE_H
+
+#include <stdint.h>
+#include <ucontext.h>
+
+#include <Zydis/Zydis.h>
+
+/* Sets the path up (MEMTAP_FAULT_PATH=step turns it off).  0, or -1 when
+ * it cannot run here: every access then takes the trap-flag path. */
+int complete_init(void);
+
+/* The memory operand of insn that completion would read or write, or -1
+ * when the instruction is not one it runs (more than one memory operand,
+ * stack or control flow, rsp, segment or AVX-512 registers, operands over
+ * 64 bytes, instructions that may raise an exception of their own). */
+int complete_operand(const ZydisDecodedInstruction *insn,
+                     const ZydisDecodedOperand *ops);
+
+/* The registers and flags an instruction leaves (complete_run's result;
+ * the layout is complete_enter's). */
+typedef struct complete_regs {
+    uint64_t gpr[16];   /* rax rcx rdx rbx rsp rbp rsi rdi r8 .. r15 */
+    uint64_t flags;
+    uint32_t xmask;     /* the xsave components loaded and saved */
+} complete_regs;
+
+/* Runs insn (at uc's pc) with its memory operand `mem` at address `addr`:
+ * memory is updated, the vector registers in uc's frame too, and *after
+ * holds the general registers and flags; 1.  0 leaves memory and uc
+ * untouched (the caller steps the instruction). */
+int complete_run(const ucontext_t *uc, const ZydisDecodedInstruction *insn,
+                 const ZydisDecodedOperand *ops, int mem, uint64_t addr,
+                 complete_regs *after);
+/* Gives uc the registers of *after and moves its pc past insn. */
+void complete_commit(ucontext_t *uc, const ZydisDecodedInstruction *insn,
+                     const complete_regs *after);
+
+/* memtap's descriptor of /proc/self/mem, or -1 (fdguard keeps it open). */
+int complete_fd(void);
+
+/* Accesses completed in the handler, for the closing note. */
+uint64_t complete_count(void);
+
+#endif
