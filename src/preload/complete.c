@@ -4,22 +4,26 @@
  * instruction runs from and the switch into and out of the program's
  * registers (complete_enter, below).
  *
- * The instruction is re-encoded with Zydis, its memory operand replaced by
- * (S), S a general register it does not name, holding the address of a
- * copy of the operand's bytes on the handler's stack (at the same offset
- * modulo 64, so alignment rules hold as they did).  complete_enter loads
- * the program's vector state (xrstor from the signal frame), flags and
- * general registers, jumps to the code page (the instruction, then a jump
- * back) and saves them all again.  One lock serializes completions, so a
- * locked read-modify-write stays atomic against every other completed
- * access.  The handler runs with asynchronous signals blocked and nothing
- * between the lock and its release can fault.
+ * The instruction is re-encoded with Zydis once per instruction (kept in
+ * an append-only code area, found by pc and bytes), its memory operand
+ * replaced by (S), S a general register it does not name, which holds the
+ * address of a copy of the operand's bytes on the handler's stack (at the
+ * same offset modulo 64, so alignment rules hold as they did).
+ * complete_enter loads the program's vector state (xrstor from the signal
+ * frame), flags and general registers, jumps to that code (the
+ * instruction, then a jump back) and saves them all again.  A lock per
+ * cache line (hashed into 256) serializes completions that touch the same
+ * line, so a locked read-modify-write stays atomic against every other
+ * completed access (the handler runs with asynchronous signals blocked,
+ * and nothing between taking and releasing it can fault).
  */
 #define _GNU_SOURCE
 #include "complete.h"
 
 #include "sys/env.h"
+#include "sys/hash.h"
 #include "sys/rawsys.h"
+#include "sys/futex_lock.h"
 #include "sys/spin.h"
 
 #include <fcntl.h>
@@ -40,12 +44,10 @@ _Static_assert(offsetof(complete_regs, flags) == 128 &&
                    offsetof(complete_regs, xmask) == 136,
                "complete_enter's offsets");
 
-void complete_enter(complete_regs *r, void *xsave_area);
+void complete_enter(complete_regs *r, void *xsave_area, const void *code);
 extern const char complete_back[];
 
-/* Read by complete_enter: where the instruction is, the MXCSR handler
- * code runs with. */
-__attribute__((used)) static void *complete_code;
+/* The MXCSR the handler's code runs with, as complete_enter leaves it. */
 __attribute__((used)) static const uint32_t complete_mxcsr = 0x1f80;
 
 #define LOAD(off, reg) "  mov " #off "(%rdi), %" #reg "\n"
@@ -58,6 +60,7 @@ __asm__(".text\n"
         "complete_enter:\n"
         "  push %rbx\n  push %rbp\n  push %r12\n  push %r13\n"
         "  push %r14\n  push %r15\n"
+        "  push %rdx\n"
         "  push %rdi\n"
         "  push %rsi\n"
         "  mov 136(%rdi), %eax\n"
@@ -69,7 +72,7 @@ __asm__(".text\n"
         LOAD(40, rbp) LOAD(48, rsi) LOAD(64, r8) LOAD(72, r9)
         LOAD(80, r10) LOAD(88, r11) LOAD(96, r12) LOAD(104, r13)
         LOAD(112, r14) LOAD(120, r15) LOAD(56, rdi)
-        "  jmp *complete_code(%rip)\n"
+        "  jmp *16(%rsp)\n"
         ".globl complete_back\n"
         ".hidden complete_back\n"
         "complete_back:\n"
@@ -90,7 +93,7 @@ __asm__(".text\n"
         "  xsave64 (%rsi)\n"
         "  fninit\n"
         "  ldmxcsr complete_mxcsr(%rip)\n"
-        "  add $8, %rsp\n"
+        "  add $16, %rsp\n"
         "  pop %r15\n  pop %r14\n  pop %r13\n  pop %r12\n"
         "  pop %rbp\n  pop %rbx\n"
         "  ret\n"
@@ -98,12 +101,28 @@ __asm__(".text\n"
 #undef LOAD
 #undef SAVE
 
+#define CODE_BYTES (1u << 20)   /* the code area: about 30,000 instructions */
+#define CODE_ENTRY 32           /* an instruction, a jump back, its register */
+#define INDEX_SLOTS 65536       /* twice as many as the area holds */
+#define STRIPES 256
+
+/* One instruction's code: found by pc and its bytes. */
+typedef struct code_key {
+    _Atomic uint64_t pc;        /* published last: 0 while being written */
+    uint8_t bytes[ZYDIS_MAX_INSTRUCTION_LENGTH];
+    uint8_t scratch;            /* S's number */
+    uint32_t offset;            /* in the code area */
+} code_key;
+
 static struct {
     int on;
     int fd;
     long pid;            /* the process fd reads (a fork's child reopens) */
-    uint8_t *page;       /* the code page */
-    atomic_int lock;
+    uint8_t *code;       /* the code area (read, write, execute) */
+    uint32_t code_used;
+    code_key *index;     /* open addressing on pc; entries never leave */
+    atomic_int code_lock;
+    atomic_int stripes[STRIPES];
     _Atomic uint64_t completed;
 } c = { .fd = -1 };
 
@@ -131,21 +150,27 @@ static int open_mem(void)
     return 0;
 }
 
+static void *map(size_t len, int prot)
+{
+    long p = raw_syscall6(SYS_mmap, 0, (long)len, prot,
+                          MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    return RAW_FAILED(p) ? NULL : (void *)p;
+}
+
 int complete_init(void)
 {
     const char *path = getenv(ENV_FAULT_PATH);
     if (path && strcmp(path, "step") == 0)
         return -1;
-    long page = raw_syscall6(SYS_mmap, 0, 4096,
-                             PROT_READ | PROT_WRITE | PROT_EXEC,
-                             MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (RAW_FAILED(page))
-        return -1;
-    if (open_mem() != 0) {
-        raw_syscall3(SYS_munmap, page, 4096, 0);
+    c.code = map(CODE_BYTES, PROT_READ | PROT_WRITE | PROT_EXEC);
+    c.index = map(INDEX_SLOTS * sizeof *c.index, PROT_READ | PROT_WRITE);
+    if (!c.code || !c.index || open_mem() != 0) {
+        if (c.code)
+            raw_syscall3(SYS_munmap, c.code, CODE_BYTES, 0);
+        if (c.index)
+            raw_syscall3(SYS_munmap, c.index, INDEX_SLOTS * sizeof *c.index, 0);
         return -1;
     }
-    c.page = (uint8_t *)page;
     c.on = 1;
     return 0;
 }
@@ -253,11 +278,11 @@ static unsigned named_gprs(const ZydisDecodedInstruction *insn,
     return named;
 }
 
-/* insn with operand `mem` as (S) for a register S it does not name, then
- * `jmp *0(%rip)` back to complete_back, in the code page.  S's number, or
+/* Encodes insn with operand `mem` as (S) for a register S it does not
+ * name, then `jmp *0(%rip)` back to complete_back, at `to`: S's number, or
  * -1 when nothing encodes. */
-static int write_code(const ZydisDecodedInstruction *insn,
-                      const ZydisDecodedOperand *ops, int mem)
+static int encode(const ZydisDecodedInstruction *insn,
+                  const ZydisDecodedOperand *ops, int mem, uint8_t *to)
 {
     static const int order[] = { 11, 10, 9, 8, 7, 6, 3, 5, 2, 1, 0 };
     ZydisEncoderRequest r;
@@ -276,16 +301,73 @@ static int write_code(const ZydisDecodedInstruction *insn,
             continue;
         m->mem.base = (ZydisRegister)(ZYDIS_REGISTER_RAX + order[i]);
         ZyanUSize n = ZYDIS_MAX_INSTRUCTION_LENGTH;
-        if (!ZYAN_SUCCESS(ZydisEncoderEncodeInstruction(&r, c.page, &n)))
+        if (!ZYAN_SUCCESS(ZydisEncoderEncodeInstruction(&r, to, &n)))
             continue; /* e.g. ah with a REX-only register */
         static const uint8_t jmp[6] = { 0xff, 0x25, 0, 0, 0, 0 };
         uint64_t back = (uint64_t)(uintptr_t)complete_back;
-        memcpy(c.page + n, jmp, sizeof jmp);
-        memcpy(c.page + n + sizeof jmp, &back, sizeof back);
-        complete_code = c.page;
+        memcpy(to + n, jmp, sizeof jmp);
+        memcpy(to + n + sizeof jmp, &back, sizeof back);
         return order[i];
     }
     return -1;
+}
+
+static int same_insn(const code_key *k, uint64_t pc, const uint8_t *bytes,
+                     size_t len)
+{
+    return atomic_load_explicit(&k->pc, memory_order_acquire) == pc &&
+           memcmp(k->bytes, bytes, len) == 0;
+}
+
+/* The code of insn at pc (made on first sight), with S's number in *s;
+ * NULL when it cannot be made or the area is full. */
+static const uint8_t *code_for(const ZydisDecodedInstruction *insn,
+                               const ZydisDecodedOperand *ops, int mem,
+                               uint64_t pc, int *s)
+{
+    const uint8_t *bytes = (const uint8_t *)(uintptr_t)pc;
+    size_t h = (size_t)(fib_mix(pc) % INDEX_SLOTS);
+    for (size_t probes = 0; probes < INDEX_SLOTS; probes++) {
+        code_key *k = &c.index[(h + probes) % INDEX_SLOTS];
+        if (same_insn(k, pc, bytes, insn->length)) {
+            *s = k->scratch;
+            return c.code + k->offset;
+        }
+        if (atomic_load_explicit(&k->pc, memory_order_acquire) != 0)
+            continue;
+        /* an empty slot: add the instruction here unless another thread
+         * took the slot first (then look on) */
+        spin_acquire(&c.code_lock);
+        const uint8_t *made = NULL;
+        if (atomic_load(&k->pc) == 0 &&
+            c.code_used + CODE_ENTRY <= CODE_BYTES) {
+            int reg = encode(insn, ops, mem, c.code + c.code_used);
+            if (reg >= 0) {
+                memcpy(k->bytes, bytes, insn->length);
+                k->scratch = (uint8_t)reg;
+                k->offset = c.code_used;
+                c.code_used += CODE_ENTRY;
+                atomic_store_explicit(&k->pc, pc, memory_order_release);
+                *s = reg;
+                made = c.code + k->offset;
+            }
+        }
+        int taken = atomic_load(&k->pc) != 0;
+        spin_release(&c.code_lock);
+        if (made || !taken)
+            return made;
+        if (same_insn(k, pc, bytes, insn->length)) {
+            *s = k->scratch;
+            return c.code + k->offset;
+        }
+    }
+    return NULL;
+}
+
+/* The lock of the cache line at addr. */
+static atomic_int *stripe_of(uint64_t addr)
+{
+    return &c.stripes[fib_mix(addr >> 6) % STRIPES];
 }
 
 /* The signal frame's xsave area, when it is one complete_enter can use
@@ -317,11 +399,15 @@ static int mem_io(long nr, void *buf, size_t n, uint64_t addr)
     return got == (long)n ? 0 : -1;
 }
 
-static int run_locked(const ucontext_t *uc, const ZydisDecodedInstruction *insn,
-                      const ZydisDecodedOperand *ops, int mem, uint64_t addr,
-                      void *xsave, complete_regs *st)
+int complete_peek(void *buf, size_t n, uint64_t addr)
 {
-    const ZydisDecodedOperand *op = &ops[mem];
+    return c.on ? mem_io(SYS_pread64, buf, n, addr) : -1;
+}
+
+static int run_locked(const ucontext_t *uc, const ZydisDecodedOperand *op,
+                      uint64_t addr, void *xsave, const uint8_t *code, int s,
+                      complete_regs *st)
+{
     size_t n = op->size / 8;
     uint8_t buf[2 * MAX_BYTES] __attribute__((aligned(MAX_BYTES)));
     uint8_t *copy = buf + (addr & (MAX_BYTES - 1));
@@ -329,15 +415,12 @@ static int run_locked(const ucontext_t *uc, const ZydisDecodedInstruction *insn,
     if ((op->actions & ~ZYDIS_OPERAND_ACTION_WRITE) &&
         mem_io(SYS_pread64, copy, n, addr) != 0)
         return -1;
-    int s = write_code(insn, ops, mem);
-    if (s < 0)
-        return -1;
     const greg_t *g = uc->uc_mcontext.gregs;
     for (int i = 0; i < 16; i++)
         st->gpr[i] = (uint64_t)g[greg_of[i]];
     st->gpr[s] = (uint64_t)(uintptr_t)copy;
     st->flags = ((uint64_t)g[REG_EFL] & LOADED_FLAGS) | 2;
-    complete_enter(st, xsave);
+    complete_enter(st, xsave, code);
     st->gpr[s] = (uint64_t)g[greg_of[s]];
     if ((op->actions & ZYDIS_OPERAND_ACTION_MASK_WRITE) &&
         mem_io(SYS_pwrite64, copy, n, addr) != 0)
@@ -350,11 +433,27 @@ int complete_run(const ucontext_t *uc, const ZydisDecodedInstruction *insn,
                  complete_regs *after)
 {
     void *xsave = xsave_area(uc, &after->xmask);
-    if (!xsave)
+    int s;
+    const uint8_t *code =
+        xsave ? code_for(insn, ops, mem, (uint64_t)uc->uc_mcontext.gregs[REG_RIP], &s)
+              : NULL;
+    if (!code)
         return 0;
-    spin_acquire(&c.lock);
-    int rc = run_locked(uc, insn, ops, mem, addr, xsave, after);
-    spin_release(&c.lock);
+    /* the operand's first and last cache lines, in one order */
+    atomic_int *a = stripe_of(addr);
+    atomic_int *b = stripe_of(addr + ops[mem].size / 8 - 1);
+    if (b < a) {
+        atomic_int *t = a;
+        a = b;
+        b = t;
+    }
+    futex_lock(a);
+    if (b != a)
+        futex_lock(b);
+    int rc = run_locked(uc, &ops[mem], addr, xsave, code, s, after);
+    if (b != a)
+        futex_unlock(b);
+    futex_unlock(a);
     return rc == 0;
 }
 

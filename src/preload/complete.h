@@ -10,6 +10,7 @@
 #ifndef MEMTAP_PRELOAD_COMPLETE_H
 #define MEMTAP_PRELOAD_COMPLETE_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <ucontext.h>
 
@@ -44,6 +45,9 @@ int complete_run(const ucontext_t *uc, const ZydisDecodedInstruction *insn,
 /* Gives uc the registers of *after and moves its pc past insn. */
 void complete_commit(ucontext_t *uc, const ZydisDecodedInstruction *insn,
                      const complete_regs *after);
+
+/* Reads n bytes at addr whatever the page's rights: 0, or -1. */
+int complete_peek(void *buf, size_t n, uint64_t addr);
 
 /* memtap's descriptor of /proc/self/mem, or -1 (fdguard keeps it open). */
 int complete_fd(void);

@@ -23,7 +23,7 @@
  */
 #define _GNU_SOURCE
 #include "fault.h"
-#include "sys/spin.h"
+#include "sys/futex_lock.h"
 #include "sys/page.h"
 #include "sys/hash.h"
 #include "rt/rewritten.h"
@@ -106,8 +106,8 @@ static void set_prot(uintptr_t page, size_t len, int prot)
 
 /* ---- page open counts ---- */
 
-static void open_lock(void) { spin_acquire(&f.open_lock); }
-static void open_unlock(void) { spin_release(&f.open_lock); }
+static void open_lock(void) { futex_lock(&f.open_lock); }
+static void open_unlock(void) { futex_unlock(&f.open_lock); }
 
 static size_t slot_of(uintptr_t page)
 {

@@ -19,6 +19,7 @@
 #include "execargs.h"
 #include "fault.h"
 #include "fdguard.h"
+#include "futex.h"
 #include "modules.h"
 #include "own_text.h"
 #include "rt/rewritten.h"
@@ -332,7 +333,8 @@ static void on_sigsys_body(int sig, siginfo_t *si, ucontext_t *uc)
     fault_thread_trapped();
     execargs_reclaim();
     long ret;
-    if (fdguard_syscall(nr, a, &ret)) {
+    if (fdguard_syscall(nr, a, &ret) ||
+        (nr == SYS_futex && futex_emulate(a, &uc->uc_sigmask, &ret))) {
         g[REG_RAX] = ret;
         return;
     }

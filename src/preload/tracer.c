@@ -707,7 +707,7 @@ static void flush_locked(tracer_thread *t)
         lose(t->n, 0);
     } else {
         settle_spare(t);
-        if (writer_ready()) {
+        if (!tls_exited && writer_ready()) {
             uint8_t *full = t->buf;
             t->buf = t->spare;
             t->spare = full;
@@ -929,13 +929,17 @@ void tracer_thread_exit(void)
     if (!t || !g.enabled)
         return;
     EACH_CLIENT(thread_exit);
+    /* From here on this thread's chunks are written in place, none handed
+     * to the writer: what the C library records after this (its thread
+     * cache freed) goes into another buffer, whose chunks must not
+     * overtake this one's at the writer. */
+    tls_exited = 1;
     append(t, MEMTAP_EV_THREAD_EXIT, 0, 0, 0, 0, 0, 0, 1);
     if (try_lock(t)) {
         flush_locked(t);
         unlock(t);
     }
     tls_self = NULL;
-    tls_exited = 1;
     atomic_store(&t->owner, 0);
 }
 

@@ -565,6 +565,57 @@ def test_threads_exact():
                  "stores, loads and exposed windows")
 
 
+def fault_counts(path):
+    info = dict(l.split(": ", 1) for l in memtap("info", path).stdout.splitlines() if ": " in l)
+    return int(info["faults"]), int(info.get("faults_completed", "0")), info["exposed_windows"]
+
+
+def test_fault_paths():
+    """Instruction forms with a traced memory operand (integer
+    read-modify-writes with their flags, an atomic exchange-add and
+    compare-exchange, bit tests, a high-byte register, SSE, x87, AVX2,
+    rip-relative, an index register, and forms only the trap flag runs:
+    push, div, an indirect call): completed in the handler or stepped, the
+    program prints what its native run prints and the two traces hold the
+    same accesses, instruction by instruction."""
+    native = subprocess.run([prog("complete_forms")], capture_output=True, text=True,
+                            check=True).stdout
+    lines = {}
+    for way in ("complete", "step"):  # both set: one environment size
+        path, p = trace("complete_forms", out="forms-%s.mtr" % way,
+                        env={"MEMTAP_FAULT_PATH": way})
+        check_eq(p.stdout, native, "%s: the program's output" % way)
+        lines[way] = [re.sub(r"\$\d+:", ":", l) for l in show(path) if not l.startswith("#")]
+        faults, completed, exposed = fault_counts(path)
+        if way == "step":
+            check_eq(completed, 0, "step: nothing completed in the handler")
+        else:
+            # all but the stepped forms' faults and the C library's
+            # indirect jumps through its GOT
+            check(completed > 0.8 * faults, "completed %d of %d faults" % (completed, faults))
+    check(len(lines["step"]) > 100 and lines["complete"] == lines["step"],
+          "the same accesses either way (%d and %d lines)"
+          % (len(lines["complete"]), len(lines["step"])))
+    for form in ("integer_forms", "vector_forms", "stepped_forms"):
+        check(any(l.endswith(", %s" % form) or (", %s+" % form) in l for l in lines["complete"]),
+              "accesses of %s recorded" % form)
+
+
+def test_heap_threads_exact():
+    """64 threads each allocate a block, store to it and load it back (4000
+    heap accesses each) while the others run: every access is recorded, and
+    no window is exposed (the allocator's futex waits keep their pages
+    closed), so memtap calls the trace complete."""
+    path, p = trace("heap_threads", "64")
+    check_eq(p.stdout.strip(), "64 threads, 0 wrong", "the program's result")
+    lines = show(path)
+    work = [l for l in lines if re.match(r"^[LS]\$\d+:<malloc\d+@work\+\d+>\+\d+, \[heap\], work\+\d+$", l)]
+    check_eq(len(work), 64 * 4000, "the blocks' loads and stores")
+    faults, completed, exposed = fault_counts(path)
+    check(completed > 0.9 * faults, "completed %d of %d faults" % (completed, faults))
+    check_eq(exposed, "0", "exposed windows")
+
+
 # ---------------------------------------------------------------- Lackey
 
 STACK_MNEMONICS = ("push", "pop", "call", "ret", "leave", "enter")

@@ -1,0 +1,15 @@
+/*
+ * futex.h - private futex waits and wakes on words in traced memory, the
+ * page left closed (see futex.c).
+ */
+#ifndef MEMTAP_PRELOAD_FUTEX_H
+#define MEMTAP_PRELOAD_FUTEX_H
+
+#include <signal.h>
+
+/* A trapped futex call with arguments a, made by a thread whose own mask
+ * is program_mask: 1 when it was handled here (*ret is its result), 0
+ * when it takes the general path. */
+int futex_emulate(const long *a, const sigset_t *program_mask, long *ret);
+
+#endif
