@@ -71,9 +71,10 @@ void blockops_resolve(void)
 #define NEXT(name) (real.name ? real.name : (blockops_resolve(), real.name))
 
 /* Copies and fills with the string instructions, for calls that come
- * before the real functions are known (the loader's early calls) and from
- * memtap's hidden threads (libc's versions read tunables in libc's data,
- * which the fault engine may have protected). */
+ * before the real functions are known (the loader's early calls), from
+ * memtap's hidden threads and from the fault engine's handlers (libc's
+ * versions read tunables in libc's data, which the fault engine may have
+ * protected: a handler would fault again, and open and close that page). */
 static void *bytes_move(void *d, const void *s, size_t n)
 {
     void *to = d;
@@ -98,7 +99,7 @@ static void *bytes_fill(void *d, int c, size_t n)
 /* Whether the calls go to the functions above. */
 static int own_copies(void)
 {
-    return !real.memcpy || hidden_thread_current();
+    return !real.memcpy || hidden_thread_current() || fault_in_handler();
 }
 
 static int recording(void)

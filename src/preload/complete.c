@@ -117,7 +117,11 @@ typedef struct code_key {
 static struct {
     int on;
     int fd;
-    long pid;            /* the process fd reads (a fork's child reopens) */
+    /* A page the kernel clears in a forked child (MADV_WIPEONFORK): its
+     * zero tells a child, however it was forked, that fd still reads its
+     * parent; without the page, the pid is compared. */
+    _Atomic uint8_t *forked_mark;
+    long pid;
     uint8_t *code;       /* the code area (read, write, execute) */
     uint32_t code_used;
     code_key *index;     /* open addressing on pc; entries never leave */
@@ -147,6 +151,8 @@ static int open_mem(void)
     }
     c.fd = (int)fd;
     c.pid = raw_syscall3(SYS_getpid, 0, 0, 0);
+    if (c.forked_mark)
+        atomic_store(c.forked_mark, 1);
     return 0;
 }
 
@@ -162,6 +168,13 @@ int complete_init(void)
     const char *path = getenv(ENV_FAULT_PATH);
     if (path && strcmp(path, "step") == 0)
         return -1;
+    c.forked_mark = map(4096, PROT_READ | PROT_WRITE);
+    if (c.forked_mark &&
+        RAW_FAILED(raw_syscall3(SYS_madvise, c.forked_mark, 4096,
+                                MADV_WIPEONFORK))) {
+        raw_syscall3(SYS_munmap, c.forked_mark, 4096, 0);
+        c.forked_mark = NULL;
+    }
     c.code = map(CODE_BYTES, PROT_READ | PROT_WRITE | PROT_EXEC);
     c.index = map(INDEX_SLOTS * sizeof *c.index, PROT_READ | PROT_WRITE);
     if (!c.code || !c.index || open_mem() != 0) {
@@ -392,8 +405,9 @@ static void *xsave_area(const ucontext_t *uc, uint32_t *mask)
 
 static int mem_io(long nr, void *buf, size_t n, uint64_t addr)
 {
-    long pid = raw_syscall3(SYS_getpid, 0, 0, 0);
-    if (pid != c.pid && open_mem() != 0)
+    int forked = c.forked_mark ? atomic_load(c.forked_mark) == 0
+                               : raw_syscall3(SYS_getpid, 0, 0, 0) != c.pid;
+    if (forked && open_mem() != 0)
         return -1;
     long got = raw_syscall6(nr, c.fd, (long)buf, (long)n, (long)addr, 0, 0);
     return got == (long)n ? 0 : -1;

@@ -674,6 +674,8 @@ int fault_nested_in_memtap(void)
     return tls_depth > 1 || tracer_internal() || tls_own_mode;
 }
 
+int fault_in_handler(void) { return tls_depth > 0; }
+
 int fault_in_memtap(void)
 {
     return tls_depth > 0 || tracer_internal() || tls_own_mode;

@@ -601,6 +601,23 @@ def test_fault_paths():
               "accesses of %s recorded" % form)
 
 
+def test_fault_fork_stores():
+    """A forked child's completed stores go to its own memory, not its
+    parent's (the descriptor that reaches memory is the child's): each
+    process reads back its own 512 values, and each trace holds its 512
+    stores and 512 loads."""
+    path, p = trace("fork_stores")
+    check_eq(sorted(p.stdout.splitlines()), ["child: 0 wrong", "parent: 0 wrong"],
+             "each process reads its own values")
+    children = [l.split("also wrote ")[1] for l in p.stderr.splitlines() if "also wrote" in l]
+    check_eq(len(children), 1, "the child's trace")
+    for who, t in (("parent", path), ("child", children[0])):
+        kinds = [l[0] for l in show(t) if re.match(r"^[LS]\$\d+:<malloc\d+@main\+\d+>\+\d+, "
+                                                     r"\[heap\], fill_and_check\+\d+$", l)]
+        check_eq((kinds.count("S"), kinds.count("L")), (512, 512), "%s: stores and loads" % who)
+        check(fault_counts(t)[1] >= 1024, "%s: its accesses completed in the handler" % who)
+
+
 def test_heap_threads_exact():
     """64 threads each allocate a block, store to it and load it back (4000
     heap accesses each) while the others run: every access is recorded, and
