@@ -521,10 +521,10 @@ def on_terminal(argv):
 
 
 def test_progress_on_terminal():
-    # `synthetic kernel`: 100,000 traced loads, a few seconds under memtap
-    # long enough for a status line only under the fault engine
+    # a 1/64 walk of rewrite_workloads: 410,000 traced loads, about two
+    # seconds under the fault engine, long enough for a status line
     argv = [MEMTAP, "run", "--engine", "fault", "-o", os.path.join(TMP, "p.mtr"), "--",
-            prog("synthetic"), "kernel"]
+            prog("rewrite_workloads"), "walk", "64"]
     out, status = on_terminal(argv)
     check_eq(status, 0, "memtap run on a terminal")
     check(re.search(r"\rmemtap: \d+ events, [\d.]+ \w+, \d+ events/s, \d+ s\x1b\[K", out),
