@@ -261,9 +261,8 @@ MEMTAP_EXPORT char *strncat(char *d, const char *s, size_t n)
  * a file; one W (into the buffer) or G (out of it) for what was moved. */
 static void record_io(uint8_t kind, const void *buf, ssize_t n, uint64_t site)
 {
-    /* I/O may block: the other threads ran meanwhile */
-    if (fault_is_tracked(U(buf), n > 0 ? (size_t)n : 1))
-        fault_note_exposed();
+    /* a page the call needed open while others ran was counted exposed
+     * where it was opened (syscalls.c) */
     if (n > 0)
         tracer_emit(kind, 0, site, U(buf), (uint64_t)n, 0, 0);
 }

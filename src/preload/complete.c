@@ -418,6 +418,11 @@ int complete_peek(void *buf, size_t n, uint64_t addr)
     return c.on ? mem_io(SYS_pread64, buf, n, addr) : -1;
 }
 
+int complete_poke(uint64_t addr, const void *buf, size_t n)
+{
+    return c.on ? mem_io(SYS_pwrite64, (void *)(uintptr_t)buf, n, addr) : -1;
+}
+
 static int run_locked(const ucontext_t *uc, const ZydisDecodedOperand *op,
                       uint64_t addr, void *xsave, const uint8_t *code, int s,
                       complete_regs *st)

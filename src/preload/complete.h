@@ -49,6 +49,9 @@ void complete_commit(ucontext_t *uc, const ZydisDecodedInstruction *insn,
 /* Reads n bytes at addr whatever the page's rights: 0, or -1. */
 int complete_peek(void *buf, size_t n, uint64_t addr);
 
+/* Writes n bytes at addr whatever the page's rights: 0, or -1. */
+int complete_poke(uint64_t addr, const void *buf, size_t n);
+
 /* memtap's descriptor of /proc/self/mem, or -1 (fdguard keeps it open). */
 int complete_fd(void);
 

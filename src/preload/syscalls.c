@@ -18,7 +18,9 @@
 
 #include "execargs.h"
 #include "fault.h"
+#include "complete.h"
 #include "fdguard.h"
+#include "stop_world.h"
 #include "futex.h"
 #include "modules.h"
 #include "own_text.h"
@@ -319,6 +321,41 @@ static long call_as_program(ucontext_t *uc, int unmasked, long nr,
     return ret;
 }
 
+#define BOUNCE_MAX (64u << 20)
+
+/* read, pread64, write and pwrite64 on a traced buffer while other threads
+ * run: through a buffer of memtap's, the program's bytes read or written
+ * through /proc/self/mem, so no page of the program is open while the
+ * call blocks.  1 when done so (*ret is the call's result). */
+static int bounced_io(long nr, const long *a, long *ret)
+{
+    int into = nr == SYS_read || nr == SYS_pread64; /* the kernel writes */
+    uint64_t buf = (uint64_t)a[1];
+    size_t n = (size_t)a[2];
+    if ((!into && nr != SYS_write && nr != SYS_pwrite64) || n == 0 ||
+        n > BOUNCE_MAX || !fault_active() || !world_others_registered() ||
+        complete_fd() < 0 || !fault_is_tracked(buf, n))
+        return 0;
+    size_t len = (n + 4095) & ~(size_t)4095;
+    long m = raw_syscall6(SYS_mmap, 0, (long)len, PROT_READ | PROT_WRITE,
+                          MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (RAW_FAILED(m))
+        return 0;
+    int done = into || complete_peek((void *)m, n, buf) == 0;
+    if (done) {
+        *ret = raw_syscall6(nr, a[0], m, a[2], a[3], a[4], a[5]);
+        if (into && *ret > 0 &&
+            complete_poke(buf, (const void *)m, (size_t)*ret) != 0) {
+            fault_open_set o; /* the bytes are read: they must land */
+            fault_open(&o, buf, (size_t)*ret);
+            memcpy((void *)buf, (const void *)m, (size_t)*ret);
+            fault_close(&o);
+        }
+    }
+    raw_syscall3(SYS_munmap, m, len, 0);
+    return done;
+}
+
 static void on_sigsys_body(int sig, siginfo_t *si, ucontext_t *uc)
 {
     if (si->si_code != 1 /* SYS_SECCOMP */) {
@@ -353,8 +390,10 @@ static void on_sigsys_body(int sig, siginfo_t *si, ucontext_t *uc)
                                         (void *)a[2], !tracer_owns_process());
         return;
     }
-    if (nr == SYS_mprotect && fault_is_tracked((uintptr_t)a[0],
-                                               (size_t)a[1])) {
+    if (bounced_io(nr, a, &ret)) {
+        record_block(spec_of(nr), a, ret, (uint64_t)g[REG_RIP] - 2);
+    } else if (nr == SYS_mprotect && fault_is_tracked((uintptr_t)a[0],
+                                                      (size_t)a[1])) {
         /* the program changes rights memtap is holding: remember them */
         ret = raw_syscall6(nr, a[0], a[1], a[2], 0, 0, 0);
         if (ret == 0)

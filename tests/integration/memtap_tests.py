@@ -620,12 +620,18 @@ def test_fault_fork_stores():
 
 def test_heap_threads_exact():
     """64 threads each allocate a block, store to it and load it back (4000
-    heap accesses each) while the others run: every access is recorded, and
-    no window is exposed (the allocator's futex waits keep their pages
+    heap accesses each), then read 5000 bytes of a file into it, while the
+    others run: every access and every read is recorded, and no window is
+    exposed (the allocator's futex waits and the reads keep their pages
     closed), so memtap calls the trace complete."""
-    path, p = trace("heap_threads", "64")
+    data = os.path.join(TMP, "5000-bytes")
+    with open(data, "wb") as f:
+        f.write(bytes(range(250)) * 20)
+    path, p = trace("heap_threads", "64", data)
     check_eq(p.stdout.strip(), "64 threads, 0 wrong", "the program's result")
     lines = show(path)
+    reads = [l for l in lines if re.match(r"^W\$\d+:<malloc\d+@work\+\d+>\+0,5000, work\+\d+$", l)]
+    check_eq(len(reads), 64, "the reads into the blocks")
     work = [l for l in lines if re.match(r"^[LS]\$\d+:<malloc\d+@work\+\d+>\+\d+, \[heap\], work\+\d+$", l)]
     check_eq(len(work), 64 * 4000, "the blocks' loads and stores")
     faults, completed, exposed = fault_counts(path)
