@@ -64,6 +64,13 @@ def main():
     per = {e: (k[e] - k["native"]) / KERNEL_ACCESSES * 1e6 for e in ("static", "fault")}
     print("\none traced access (kernel, %d loads): %.3f us static, %.2f us fault"
           % (KERNEL_ACCESSES, per["static"], per["fault"]))
+    # the shadow-memory tools on the fault engine's kernel run
+    memtap = os.path.join(BIN, "memtap")
+    shadow = {tool: [memtap, tool, "-o", os.path.join(tmp, "t.mtr"), "--", prog, "kernel"]
+              for tool in ("heat", "share", "uninit")}
+    t = {tool: statistics.median(wall(cmd) for _ in range(runs)) for tool, cmd in shadow.items()}
+    print("shadow tools on kernel (s): run --engine fault %.2f, %s (native %.4f)"
+          % (k["fault"], ", ".join("%s %.2f" % kv for kv in t.items()), k["native"]))
 
 
 if __name__ == "__main__":
