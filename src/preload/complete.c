@@ -36,7 +36,10 @@
 
 #define MAX_BYTES 64
 #define FP_XSTATE_MAGIC 0x46505853u   /* the signal frame holds xsave data */
-#define XSTATE_LEGACY_AVX 7u          /* x87, SSE, AVX */
+/* x87, SSE, AVX and AVX-512's state (a VEX write to ymm clears the upper
+ * half of its zmm): what complete_enter loads and saves; never AMX, whose
+ * state the kernel hands out only on request */
+#define XSTATE_RUN 0xe7u
 #define ARITH_FLAGS 0x8d5ull          /* CF PF AF ZF SF OF */
 #define LOADED_FLAGS (ARITH_FLAGS | 0x400ull) /* and DF */
 
@@ -186,6 +189,14 @@ int complete_init(void)
     }
     c.on = 1;
     return 0;
+}
+
+void complete_after_fork(void)
+{
+    /* a thread that held one when the parent forked is not in the child */
+    atomic_store(&c.code_lock, 0);
+    for (int i = 0; i < STRIPES; i++)
+        atomic_store(&c.stripes[i], 0);
 }
 
 int complete_fd(void) { return c.on ? c.fd : -1; }
@@ -399,7 +410,7 @@ static void *xsave_area(const ucontext_t *uc, uint32_t *mask)
     if (magic != FP_XSTATE_MAGIC || (features & 3) != 3 ||
         (fx->cwd & 0x3f) != 0x3f || (fx->mxcsr & 0x1f80) != 0x1f80)
         return NULL;
-    *mask = (uint32_t)(features & XSTATE_LEGACY_AVX);
+    *mask = (uint32_t)(features & XSTATE_RUN);
     return (void *)(uintptr_t)fp;
 }
 

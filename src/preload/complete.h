@@ -46,6 +46,10 @@ int complete_run(const ucontext_t *uc, const ZydisDecodedInstruction *insn,
 void complete_commit(ucontext_t *uc, const ZydisDecodedInstruction *insn,
                      const complete_regs *after);
 
+/* In a forked child: the locks other threads of the parent held are free
+ * (those threads are not here). */
+void complete_after_fork(void);
+
 /* Reads n bytes at addr whatever the page's rights: 0, or -1. */
 int complete_peek(void *buf, size_t n, uint64_t addr);
 

@@ -123,6 +123,7 @@ MEMTAP_EXPORT void _Exit(int status) __attribute__((alias("_exit")));
 
 static void after_fork_child(void)
 {
+    complete_after_fork();
     world_after_fork();
     tracer_after_fork_child();
     modules_write_all();

@@ -107,6 +107,15 @@ static void vector_forms(double *d)
     } else {
         show("avx2-vpaddd", 0, 0);
     }
+    uint64_t upper[4] = { 0, 0, 0, 0 };
+    if (__builtin_cpu_supports("avx512f")) {
+        /* a VEX load into ymm0 clears the upper half of zmm0 */
+        __asm__ volatile("vpternlogd $0xff, %%zmm0, %%zmm0, %%zmm0\n\t"
+                         "vmovdqu (%1), %%ymm0\n\t"
+                         "vextracti64x4 $1, %%zmm0, (%0)\n\tvzeroupper"
+                         : : "r"(upper), "r"(d) : "xmm0", "memory");
+    }
+    show("vex-upper", upper[0] | upper[1], upper[2] | upper[3]);
 }
 
 static void stepped_forms(uint64_t *p)
