@@ -25,6 +25,8 @@
 #include "sys/rawsys.h"
 #include "sys/futex_lock.h"
 #include "sys/spin.h"
+#include "x86/context.h"
+#include "x86/insn.h"
 
 #include <fcntl.h>
 #include <stdatomic.h>
@@ -133,12 +135,6 @@ static struct {
     _Atomic uint64_t completed;
 } c = { .fd = -1 };
 
-/* ucontext's gregs index of each register in hardware order. */
-static const int greg_of[16] = {
-    REG_RAX, REG_RCX, REG_RDX, REG_RBX, REG_RSP, REG_RBP, REG_RSI, REG_RDI,
-    REG_R8,  REG_R9,  REG_R10, REG_R11, REG_R12, REG_R13, REG_R14, REG_R15,
-};
-
 static int open_mem(void)
 {
     long fd = raw_syscall3(SYS_open, "/proc/self/mem", O_RDWR | O_CLOEXEC, 0);
@@ -202,15 +198,6 @@ void complete_after_fork(void)
 int complete_fd(void) { return c.on ? c.fd : -1; }
 uint64_t complete_count(void) { return atomic_load(&c.completed); }
 
-static int gpr_of(ZydisRegister r)
-{
-    ZydisRegister big =
-        ZydisRegisterGetLargestEnclosing(ZYDIS_MACHINE_MODE_LONG_64, r);
-    if (big < ZYDIS_REGISTER_RAX || big > ZYDIS_REGISTER_R15)
-        return -1;
-    return (int)(big - ZYDIS_REGISTER_RAX);
-}
-
 /* Registers the out-of-line run loads and saves faithfully. */
 static int usable_register(ZydisRegister r)
 {
@@ -219,7 +206,7 @@ static int usable_register(ZydisRegister r)
     case ZYDIS_REGCLASS_GPR16:
     case ZYDIS_REGCLASS_GPR32:
     case ZYDIS_REGCLASS_GPR64:
-        return gpr_of(r) != 4; /* rsp: the run has its own stack */
+        return x86_gpr_index(r) != 4; /* rsp: the run has its own stack */
     case ZYDIS_REGCLASS_X87:
     case ZYDIS_REGCLASS_MMX:
     case ZYDIS_REGCLASS_XMM:
@@ -295,7 +282,7 @@ static unsigned named_gprs(const ZydisDecodedInstruction *insn,
     unsigned named = 1u << 4; /* rsp */
     for (int i = 0; i < insn->operand_count; i++) {
         int g = ops[i].type == ZYDIS_OPERAND_TYPE_REGISTER
-                    ? gpr_of(ops[i].reg.value) : -1;
+                    ? x86_gpr_index(ops[i].reg.value) : -1;
         if (g >= 0)
             named |= 1u << g;
     }
@@ -447,11 +434,11 @@ static int run_locked(const ucontext_t *uc, const ZydisDecodedOperand *op,
         return -1;
     const greg_t *g = uc->uc_mcontext.gregs;
     for (int i = 0; i < 16; i++)
-        st->gpr[i] = (uint64_t)g[greg_of[i]];
+        st->gpr[i] = (uint64_t)g[x86_greg_of[i]];
     st->gpr[s] = (uint64_t)(uintptr_t)copy;
     st->flags = ((uint64_t)g[REG_EFL] & LOADED_FLAGS) | 2;
     complete_enter(st, xsave, code);
-    st->gpr[s] = (uint64_t)g[greg_of[s]];
+    st->gpr[s] = (uint64_t)g[x86_greg_of[s]];
     if ((op->actions & ZYDIS_OPERAND_ACTION_MASK_WRITE) &&
         mem_io(SYS_pwrite64, copy, n, addr) != 0)
         return -1;
@@ -492,7 +479,7 @@ void complete_commit(ucontext_t *uc, const ZydisDecodedInstruction *insn,
 {
     greg_t *g = uc->uc_mcontext.gregs;
     for (int i = 0; i < 16; i++)
-        g[greg_of[i]] = (greg_t)after->gpr[i];
+        g[x86_greg_of[i]] = (greg_t)after->gpr[i];
     g[REG_EFL] = (greg_t)(((uint64_t)g[REG_EFL] & ~ARITH_FLAGS) |
                           (after->flags & ARITH_FLAGS));
     g[REG_RIP] += insn->length;

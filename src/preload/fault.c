@@ -27,6 +27,7 @@
 #include "sys/page.h"
 #include "sys/hash.h"
 #include "rt/rewritten.h"
+#include "x86/context.h"
 
 #include "complete.h"
 #include "pagemap.h"
@@ -36,7 +37,6 @@
 #include "stop_world.h"
 
 #include <Zydis/Zydis.h>
-#include <asm/prctl.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -391,57 +391,6 @@ void fault_set_active(int on)
 
 /* ---- decoding and recording ---- */
 
-static uint64_t greg(const ucontext_t *uc, ZydisRegister r)
-{
-    static const int map[] = {
-        [ZYDIS_REGISTER_RAX] = REG_RAX, [ZYDIS_REGISTER_RCX] = REG_RCX,
-        [ZYDIS_REGISTER_RDX] = REG_RDX, [ZYDIS_REGISTER_RBX] = REG_RBX,
-        [ZYDIS_REGISTER_RSP] = REG_RSP, [ZYDIS_REGISTER_RBP] = REG_RBP,
-        [ZYDIS_REGISTER_RSI] = REG_RSI, [ZYDIS_REGISTER_RDI] = REG_RDI,
-        [ZYDIS_REGISTER_R8] = REG_R8,   [ZYDIS_REGISTER_R9] = REG_R9,
-        [ZYDIS_REGISTER_R10] = REG_R10, [ZYDIS_REGISTER_R11] = REG_R11,
-        [ZYDIS_REGISTER_R12] = REG_R12, [ZYDIS_REGISTER_R13] = REG_R13,
-        [ZYDIS_REGISTER_R14] = REG_R14, [ZYDIS_REGISTER_R15] = REG_R15,
-    };
-    if (r == ZYDIS_REGISTER_NONE)
-        return 0;
-    ZydisRegister big =
-        ZydisRegisterGetLargestEnclosing(ZYDIS_MACHINE_MODE_LONG_64, r);
-    if (big < ZYDIS_REGISTER_RAX || big > ZYDIS_REGISTER_R15)
-        return 0;
-    uint64_t v = (uint64_t)uc->uc_mcontext.gregs[map[big]];
-    if (ZydisRegisterGetWidth(ZYDIS_MACHINE_MODE_LONG_64, r) == 32)
-        v &= 0xffffffffu;
-    return v;
-}
-
-static uint64_t segment_base(ZydisRegister seg)
-{
-    unsigned long base = 0;
-    if (seg == ZYDIS_REGISTER_FS)
-        raw_syscall3(SYS_arch_prctl, ARCH_GET_FS, &base, 0);
-    else if (seg == ZYDIS_REGISTER_GS)
-        raw_syscall3(SYS_arch_prctl, ARCH_GET_GS, &base, 0);
-    return base;
-}
-
-static uint64_t effective_address(const ucontext_t *uc,
-                                  const ZydisDecodedInstruction *insn,
-                                  const ZydisDecodedOperand *op)
-{
-    uint64_t pc = (uint64_t)uc->uc_mcontext.gregs[REG_RIP];
-    uint64_t a = (uint64_t)op->mem.disp.value;
-    if (op->mem.base == ZYDIS_REGISTER_RIP)
-        a += pc + insn->length;
-    else
-        a += greg(uc, op->mem.base);
-    if (op->mem.index != ZYDIS_REGISTER_NONE && op->mem.type != ZYDIS_MEMOP_TYPE_VSIB)
-        a += greg(uc, op->mem.index) * op->mem.scale;
-    if (insn->address_width == 32)
-        a &= 0xffffffffu;
-    return a + segment_base(op->mem.segment);
-}
-
 static int decode(const ucontext_t *uc, ZydisDecodedInstruction *insn,
                   ZydisDecodedOperand *ops)
 {
@@ -483,7 +432,7 @@ static void record_accesses(const ucontext_t *uc,
             a = fault; /* gathers/scatters: the element that faulted */
             size = op->element_size / 8;
         } else {
-            a = effective_address(uc, insn, op);
+            a = x86_effective_address(uc, insn, op);
         }
         if (!size)
             size = 1;
@@ -522,7 +471,7 @@ static int try_complete(ucontext_t *uc, const ZydisDecodedInstruction *insn,
     int mem = complete_operand(insn, ops);
     if (mem < 0)
         return 0;
-    uint64_t a = effective_address(uc, insn, &ops[mem]);
+    uint64_t a = x86_effective_address(uc, insn, &ops[mem]);
     size_t n = ops[mem].size / 8;
     complete_regs after;
     if (!traced_and_allowed(a, n, (ops[mem].actions &
