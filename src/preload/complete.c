@@ -35,6 +35,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 
 #define MAX_BYTES 64
 #define FP_XSTATE_MAGIC 0x46505853u   /* the signal frame holds xsave data */
@@ -416,6 +417,36 @@ int complete_peek(void *buf, size_t n, uint64_t addr)
     return c.on ? mem_io(SYS_pread64, buf, n, addr) : -1;
 }
 
+int complete_indirect(const ZydisDecodedInstruction *insn,
+                      const ZydisDecodedOperand *ops, uint64_t addr,
+                      uint64_t *target)
+{
+    if (!c.on ||
+        (insn->mnemonic != ZYDIS_MNEMONIC_JMP &&
+         insn->mnemonic != ZYDIS_MNEMONIC_CALL) ||
+        insn->meta.branch_type != ZYDIS_BRANCH_TYPE_NEAR ||
+        ops[0].type != ZYDIS_OPERAND_TYPE_MEMORY ||
+        ops[0].mem.type != ZYDIS_MEMOP_TYPE_MEM || ops[0].size != 64)
+        return 0;
+    return mem_io(SYS_pread64, target, sizeof *target, addr) == 0;
+}
+
+int complete_push(uint64_t sp, uint64_t value)
+{
+    /* process_vm_writev keeps the page's rights (a guard page refuses),
+     * which /proc/self/mem would override */
+    if (c.forked_mark ? atomic_load(c.forked_mark) == 0
+                      : raw_syscall3(SYS_getpid, 0, 0, 0) != c.pid) {
+        if (open_mem() != 0)
+            return -1;
+    }
+    struct iovec local = { &value, sizeof value };
+    struct iovec remote = { (void *)(uintptr_t)sp, sizeof value };
+    long n = raw_syscall6(SYS_process_vm_writev, c.pid, (long)&local, 1,
+                          (long)&remote, 1, 0);
+    return n == (long)sizeof value ? 0 : -1;
+}
+
 int complete_poke(uint64_t addr, const void *buf, size_t n)
 {
     return c.on ? mem_io(SYS_pwrite64, (void *)(uintptr_t)buf, n, addr) : -1;
@@ -483,5 +514,7 @@ void complete_commit(ucontext_t *uc, const ZydisDecodedInstruction *insn,
     g[REG_EFL] = (greg_t)(((uint64_t)g[REG_EFL] & ~ARITH_FLAGS) |
                           (after->flags & ARITH_FLAGS));
     g[REG_RIP] += insn->length;
-    atomic_fetch_add(&c.completed, 1);
+    complete_counted();
 }
+
+void complete_counted(void) { atomic_fetch_add(&c.completed, 1); }

@@ -27,6 +27,16 @@ int complete_init(void);
 int complete_operand(const ZydisDecodedInstruction *insn,
                      const ZydisDecodedOperand *ops);
 
+/* jmp *m and call *m through an 8-byte pointer at addr (the PLT's jumps
+ * through a GOT the loader left writable): 1 with the pointer read into
+ * *target, or 0 when insn is not one or it cannot be read. */
+int complete_indirect(const ZydisDecodedInstruction *insn,
+                      const ZydisDecodedOperand *ops, uint64_t addr,
+                      uint64_t *target);
+/* Stores a call's return address at sp on the program's stack, within
+ * the page's rights: 0, or -1 (a guard page, say). */
+int complete_push(uint64_t sp, uint64_t value);
+
 /* The registers and flags an instruction leaves (complete_run's result;
  * the layout is complete_enter's). */
 typedef struct complete_regs {
@@ -59,6 +69,9 @@ int complete_poke(uint64_t addr, const void *buf, size_t n);
 /* memtap's descriptor of /proc/self/mem, or -1 (fdguard keeps it open). */
 int complete_fd(void);
 
+/* Counts one more access completed in the handler (complete_commit
+ * does). */
+void complete_counted(void);
 /* Accesses completed in the handler, for the closing note. */
 uint64_t complete_count(void);
 

@@ -465,12 +465,33 @@ static int traced_and_allowed(uintptr_t a, size_t n, int write)
 }
 
 /* The one-signal path: insn completed here, its page left closed. */
+/* jmp *m / call *m through a traced pointer: the branch taken here. */
+static int complete_branch(ucontext_t *uc, const ZydisDecodedInstruction *insn,
+                           const ZydisDecodedOperand *ops, uintptr_t fault)
+{
+    uint64_t a = x86_effective_address(uc, insn, &ops[0]), target;
+    greg_t *g = uc->uc_mcontext.gregs;
+    uint64_t sp = (uint64_t)g[REG_RSP] - 8;
+    uint64_t back = (uint64_t)g[REG_RIP] + insn->length;
+    int call = insn->mnemonic == ZYDIS_MNEMONIC_CALL;
+    if (!traced_and_allowed(a, 8, 0) || !complete_indirect(insn, ops, a, &target) ||
+        (call && (fault_is_tracked(sp, 8) || complete_push(sp, back) != 0)))
+        return 0;
+    fault_open_set unused = { .n = 0 };
+    record_accesses(uc, insn, ops, fault, &unused);
+    if (call)
+        g[REG_RSP] = (greg_t)sp;
+    g[REG_RIP] = (greg_t)target;
+    complete_counted();
+    return 1;
+}
+
 static int try_complete(ucontext_t *uc, const ZydisDecodedInstruction *insn,
                         const ZydisDecodedOperand *ops, uintptr_t fault)
 {
     int mem = complete_operand(insn, ops);
     if (mem < 0)
-        return 0;
+        return complete_branch(uc, insn, ops, fault);
     uint64_t a = x86_effective_address(uc, insn, &ops[mem]);
     size_t n = ops[mem].size / 8;
     complete_regs after;

@@ -573,9 +573,10 @@ def fault_counts(path):
 def test_fault_paths():
     """Instruction forms with a traced memory operand (integer
     read-modify-writes with their flags, an atomic exchange-add and
-    compare-exchange, bit tests, a high-byte register, SSE, x87, AVX2,
-    rip-relative, an index register, and forms only the trap flag runs:
-    push, div, an indirect call): completed in the handler or stepped, the
+    compare-exchange, bit tests, a high-byte register, SSE, x87, AVX2, a
+    VEX load clearing a zmm's upper half, rip-relative, an index register,
+    an indirect call through the heap, and forms only the trap flag runs:
+    push, div): completed in the handler or stepped, the
     program prints what its native run prints and the two traces hold the
     same accesses, instruction by instruction."""
     native = subprocess.run([prog("complete_forms")], capture_output=True, text=True,
@@ -590,9 +591,8 @@ def test_fault_paths():
         if way == "step":
             check_eq(completed, 0, "step: nothing completed in the handler")
         else:
-            # all but the stepped forms' faults and the C library's
-            # indirect jumps through its GOT
-            check(completed > 0.8 * faults, "completed %d of %d faults" % (completed, faults))
+            # all but the stepped forms' faults
+            check(completed >= faults - 10, "completed %d of %d faults" % (completed, faults))
     check(len(lines["step"]) > 100 and lines["complete"] == lines["step"],
           "the same accesses either way (%d and %d lines)"
           % (len(lines["complete"]), len(lines["step"])))

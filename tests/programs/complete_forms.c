@@ -2,7 +2,8 @@
  * a global), each printing what it left in registers, flags and memory:
  * the fault engine's output must equal the native run's whichever way it
  * completes them (in its handler, or stepped under the trap flag).  Forms
- * the handler does not run (push, div, an indirect call) are here too. */
+ * the handler does not run (push, div) are here too, and an indirect call
+ * through a pointer on the heap (taken in the handler). */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
