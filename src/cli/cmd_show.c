@@ -117,6 +117,7 @@ int cli_render_trace(const char *path, const render_options *opt, FILE *out,
         cli_progress_step(&p);
     }
     cli_progress_end(&p);
+    renderer_flush(r);
     int status = cli_walk_done(path, t, rc, out);
     renderer_destroy(r);
     symbolizer_destroy(sym);

@@ -22,6 +22,8 @@
 #define CODE_CACHE 4096u         /* instruction names kept, by pc */
 #define CODE_NAME_MAX 120u       /* longer names are not kept */
 #define BLOCK_CACHE 1024u        /* heap block names kept, by number */
+#define LINE_MAX_LEN (3 * NAME_MAX_LEN + 64) /* three names and the rest */
+#define OUT_BUF (256u << 10)     /* access lines built in place */
 
 /* An instruction's name as code_name() made it. */
 typedef struct code_slot {
@@ -44,6 +46,18 @@ struct renderer {
     FILE *out;
     code_slot *codes;            /* CODE_CACHE slots, direct-mapped */
     block_slot *blocks;          /* BLOCK_CACHE slots, direct-mapped */
+    /* The last sequence number printed, in decimal: most lines print the
+     * one after it, which is the same digits incremented. */
+    uint64_t seq;
+    char seq_text[24];
+    size_t seq_len;
+    /* Access lines are built in place here and written in large pieces;
+     * every other write to out comes after what is here (stream()). */
+    char *buf;
+    size_t used;
+    /* --raw: the heap block an address was last found in, and its region */
+    uint64_t raw_lo, raw_hi;
+    const char *raw_name;
 };
 
 renderer *renderer_create(symbolizer *sym, const render_options *opt,
@@ -55,10 +69,12 @@ renderer *renderer_create(symbolizer *sym, const render_options *opt,
     r->heap = heap_map_create();
     r->codes = calloc(CODE_CACHE, sizeof *r->codes);
     r->blocks = calloc(BLOCK_CACHE, sizeof *r->blocks);
-    if (!r->heap || !r->codes || !r->blocks) {
+    r->buf = malloc(OUT_BUF);
+    if (!r->heap || !r->codes || !r->blocks || !r->buf) {
         heap_map_destroy(r->heap);
         free(r->codes);
         free(r->blocks);
+        free(r->buf);
         free(r);
         return NULL;
     }
@@ -68,13 +84,29 @@ renderer *renderer_create(symbolizer *sym, const render_options *opt,
     return r;
 }
 
+void renderer_flush(renderer *r)
+{
+    if (r->used)
+        fwrite_unlocked(r->buf, 1, r->used, r->out);
+    r->used = 0;
+}
+
+/* out, for a write that is not an access line: after what is buffered. */
+static FILE *stream(renderer *r)
+{
+    renderer_flush(r);
+    return r->out;
+}
+
 void renderer_destroy(renderer *r)
 {
     if (!r)
         return;
+    renderer_flush(r);
     heap_map_destroy(r->heap);
     free(r->codes);
     free(r->blocks);
+    free(r->buf);
     free(r);
 }
 
@@ -206,9 +238,15 @@ void renderer_object_of(const char *name, char *out, size_t cap)
 
 static const char *raw_region(renderer *r, uint64_t addr)
 {
+    if (addr - r->raw_lo < r->raw_hi - r->raw_lo)
+        return r->raw_name;
     const heap_block *b = heap_map_find(r->heap, addr);
-    if (b)
-        return block_region(b);
+    if (b) {
+        r->raw_lo = b->start;
+        r->raw_hi = b->start + (b->size ? b->size : 1);
+        r->raw_name = block_region(b);
+        return r->raw_name;
+    }
     return r->sym ? symbolizer_region(r->sym, addr) : "[unknown]";
 }
 
@@ -247,7 +285,7 @@ _Static_assert(CODE_CACHE == 1u << 12, "renderer_name_code takes 12 bits");
 static void print_internal(renderer *r, const memtap_event *ev)
 {
     const memtap_record *x = &ev->rec;
-    FILE *o = r->out;
+    FILE *o = stream(r);
     switch (x->kind) {
     case MEMTAP_EV_THREAD_START:
         fprintf(o, "# %" PRIu64 ": thread %u starts\n", x->seq, ev->tid);
@@ -290,27 +328,48 @@ static void print_internal(renderer *r, const memtap_event *ev)
     }
 }
 
-/* A line built by hand: the access lines are most of any trace, and
- * printf's format parsing was most of show's time. */
+/* A line built by hand, in place in the renderer's buffer: the access
+ * lines are most of any trace, and printf's format parsing was most of
+ * show's time. */
 typedef struct line {
-    char b[3 * NAME_MAX_LEN + 64]; /* three names and the rest: never cut */
+    char *b;                     /* LINE_MAX_LEN bytes: never cut */
     size_t n;
 } line;
 
+static void line_open(renderer *r, line *l)
+{
+    if (OUT_BUF - r->used < LINE_MAX_LEN)
+        renderer_flush(r);
+    l->b = r->buf + r->used;
+    l->n = 0;
+}
+
+static void line_close(renderer *r, const line *l)
+{
+    r->used += l->n;
+}
+
 static void put_c(line *l, char c)
 {
-    if (l->n < sizeof l->b)
+    if (l->n < LINE_MAX_LEN)
         l->b[l->n++] = c;
+}
+
+static inline void put_mem(line *l, const char *s, size_t len)
+{
+    if (len > LINE_MAX_LEN - l->n)
+        len = LINE_MAX_LEN - l->n;
+    memcpy(l->b + l->n, s, len);
+    l->n += len;
 }
 
 static void put_s(line *l, const char *s)
 {
-    size_t len = strlen(s);
-    if (len > sizeof l->b - l->n)
-        len = sizeof l->b - l->n;
-    memcpy(l->b + l->n, s, len);
-    l->n += len;
+    put_mem(l, s, strlen(s));
 }
+
+/* A string literal: its length known here, its copy inlined. */
+#define put_lit(l, s) put_mem(l, s, sizeof s - 1)
 
 static void put_u(line *l, uint64_t v)
 {
@@ -321,7 +380,7 @@ static void put_u(line *l, uint64_t v)
     int n = 1;
     for (uint64_t p = 10; n < 20 && v >= p; p *= 10)
         n++;
-    if (l->n + (size_t)n > sizeof l->b)
+    if (l->n + (size_t)n > LINE_MAX_LEN)
         return;
     char *p = l->b + l->n + n;
     l->n += (size_t)n;
@@ -337,58 +396,91 @@ static void put_u(line *l, uint64_t v)
     }
 }
 
+/* The two hex digits of every byte. */
+static const char hex_pairs[513] =
+    "000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f"
+    "202122232425262728292a2b2c2d2e2f303132333435363738393a3b3c3d3e3f"
+    "404142434445464748494a4b4c4d4e4f505152535455565758595a5b5c5d5e5f"
+    "606162636465666768696a6b6c6d6e6f707172737475767778797a7b7c7d7e7f"
+    "808182838485868788898a8b8c8d8e8f909192939495969798999a9b9c9d9e9f"
+    "a0a1a2a3a4a5a6a7a8a9aaabacadaeafb0b1b2b3b4b5b6b7b8b9babbbcbdbebf"
+    "c0c1c2c3c4c5c6c7c8c9cacbcccdcecfd0d1d2d3d4d5d6d7d8d9dadbdcdddedf"
+    "e0e1e2e3e4e5e6e7e8e9eaebecedeeeff0f1f2f3f4f5f6f7f8f9fafbfcfdfeff";
+
 /* v in lowercase hex, at least `digits` digits. */
 static void put_x(line *l, uint64_t v, int digits)
 {
-    static const char hex[] = "0123456789abcdef";
     int n = v ? (67 - __builtin_clzll(v)) / 4 : 1;
     if (n < digits)
         n = digits;
-    if (l->n + (size_t)n > sizeof l->b)
+    if (l->n + (size_t)n > LINE_MAX_LEN)
         return;
     char *p = l->b + l->n + n;
     l->n += (size_t)n;
     for (; n >= 2; n -= 2, v >>= 8) { /* a byte a step */
         p -= 2;
-        p[0] = hex[(v >> 4) & 15];
-        p[1] = hex[v & 15];
+        memcpy(p, hex_pairs + 2 * (v & 0xff), 2);
     }
     if (n)
-        *--p = hex[v & 15];
+        *--p = hex_pairs[2 * (v & 15) + 1];
+}
+
+/* seq in decimal: the last one's digits incremented when it follows it. */
+static void put_seq(renderer *r, line *l, uint64_t seq)
+{
+    if (r->seq_len && seq == r->seq + 1) {
+        size_t i = r->seq_len;
+        while (i > 0 && r->seq_text[i - 1] == '9')
+            r->seq_text[--i] = '0';
+        if (i > 0) {
+            r->seq_text[i - 1]++;
+        } else { /* 999 -> 1000 */
+            memmove(r->seq_text + 1, r->seq_text, r->seq_len++);
+            r->seq_text[0] = '1';
+        }
+    } else {
+        line t = { .b = r->seq_text, .n = 0 };
+        put_u(&t, seq); /* at most 20 digits */
+        r->seq_len = t.n;
+    }
+    r->seq = seq;
+    if (l->n + sizeof r->seq_text <= LINE_MAX_LEN) {
+        /* all of seq_text (a fixed size: one inlined copy), then the
+         * digits are kept */
+        memcpy(l->b + l->n, r->seq_text, sizeof r->seq_text);
+        l->n += r->seq_len;
+    }
 }
 
 /* Starts an access line: "L#12:" (mark '#') or "L$12:" (mark '$'). */
-static void line_begin(line *l, uint8_t kind, char mark, uint64_t seq)
+static void line_begin(renderer *r, line *l, uint8_t kind, char mark,
+                       uint64_t seq)
 {
-    l->n = 0;
-    put_c(l, (char)kind);
-    put_c(l, mark);
-    put_u(l, seq);
+    line_open(r, l);
+    l->b[0] = (char)kind;
+    l->b[1] = mark;
+    l->n = 2;
+    put_seq(r, l, seq);
     put_c(l, ':');
-}
-
-static void put_line(FILE *o, const line *l)
-{
-    fwrite_unlocked(l->b, 1, l->n, o);
 }
 
 static void print_raw(renderer *r, const memtap_event *ev)
 {
     const memtap_record *x = &ev->rec;
-    FILE *o = r->out;
     if (x->kind == MEMTAP_EV_LOAD || x->kind == MEMTAP_EV_STORE) {
         line l; /* "L#12:0x55d0c0a012a8, [heap], 0x55d0c09ff1b7" */
-        line_begin(&l, x->kind, '#', x->seq);
-        put_s(&l, "0x");
+        line_begin(r, &l, x->kind, '#', x->seq);
+        put_lit(&l, "0x");
         put_x(&l, x->addr, 1);
-        put_s(&l, ", ");
+        put_lit(&l, ", ");
         put_s(&l, raw_region(r, x->addr));
-        put_s(&l, ", 0x");
+        put_lit(&l, ", 0x");
         put_x(&l, x->pc, 1);
         put_c(&l, '\n');
-        put_line(o, &l);
+        line_close(r, &l);
         return;
     }
+    FILE *o = stream(r);
     fprintf(o, "%c#%" PRIu64 ":", x->kind, x->seq);
     switch (x->kind) {
     case MEMTAP_EV_COPY:
@@ -416,28 +508,28 @@ static void site_line(renderer *r, uint64_t site)
     char buf[NAME_MAX_LEN];
     if (r->opt.lines && site && symbolizer_line(r->sym, site - 1, buf,
                                                  sizeof buf))
-        fprintf(r->out, " %s", buf);
+        fprintf(stream(r), " %s", buf);
 }
 
 static void print_symbolic(renderer *r, const memtap_event *ev,
                            const heap_block *old, int had_old)
 {
     const memtap_record *x = &ev->rec;
-    FILE *o = r->out;
     char a[NAME_MAX_LEN], b[NAME_MAX_LEN], c[NAME_MAX_LEN];
     if (x->kind == MEMTAP_EV_LOAD || x->kind == MEMTAP_EV_STORE) {
         const char *region = renderer_name_data(r, x->addr, a, sizeof a);
         line l; /* "L$12:<malloc0013@f+45>+8, [heap], g+73" */
-        line_begin(&l, x->kind, '$', x->seq);
+        line_begin(r, &l, x->kind, '$', x->seq);
         put_s(&l, a);
-        put_s(&l, ", ");
+        put_lit(&l, ", ");
         put_s(&l, region);
-        put_s(&l, ", ");
+        put_lit(&l, ", ");
         put_s(&l, renderer_name_code(r, x->pc, c, sizeof c));
         put_c(&l, '\n');
-        put_line(o, &l);
+        line_close(r, &l);
         return;
     }
+    FILE *o = stream(r);
     fprintf(o, "%c$%" PRIu64 ":", x->kind, x->seq);
     switch (x->kind) {
     case MEMTAP_EV_COPY:
@@ -503,12 +595,9 @@ static void print_symbolic(renderer *r, const memtap_event *ev,
  * side with their whole length (Lackey would list each access). */
 static void print_lackey(renderer *r, const memtap_record *x)
 {
-    FILE *o = r->out;
-    switch (x->kind) {
-    case MEMTAP_EV_LOAD:
-    case MEMTAP_EV_STORE: {
+    if (x->kind == MEMTAP_EV_LOAD || x->kind == MEMTAP_EV_STORE) {
         line l; /* " L 0804a010,4" */
-        l.n = 0;
+        line_open(r, &l);
         put_c(&l, ' ');
         put_c(&l, (char)x->kind);
         put_c(&l, ' ');
@@ -516,9 +605,11 @@ static void print_lackey(renderer *r, const memtap_record *x)
         put_c(&l, ',');
         put_u(&l, x->size);
         put_c(&l, '\n');
-        put_line(o, &l);
-        break;
+        line_close(r, &l);
+        return;
     }
+    FILE *o = stream(r);
+    switch (x->kind) {
     case MEMTAP_EV_COPY:
         fprintf(o, " L %08" PRIx64 ",%" PRIu64 "\n", x->addr2, x->size);
         fprintf(o, " S %08" PRIx64 ",%" PRIu64 "\n", x->addr, x->size);
@@ -553,7 +644,7 @@ static void csv_field(FILE *o, const char *s)
 static void print_csv(renderer *r, const memtap_event *ev)
 {
     const memtap_record *x = &ev->rec;
-    FILE *o = r->out;
+    FILE *o = stream(r);
     fprintf(o, "%" PRIu64 ",%u,%c,0x%" PRIx64 ",0x%" PRIx64 ",%" PRIu64
                ",0x%" PRIx64 ",%" PRIu64 ",%u,%u",
             x->seq, ev->tid, x->kind, x->pc, x->addr, x->size, x->addr2,
@@ -585,16 +676,25 @@ void renderer_begin(renderer *r)
 {
     if (r->opt.format != RENDER_CSV)
         return;
-    fputs("seq,tid,kind,pc,addr,size,addr2,aux,count,flags", r->out);
+    FILE *o = stream(r);
+    fputs("seq,tid,kind,pc,addr,size,addr2,aux,count,flags", o);
     if (r->opt.addrs & RENDER_SYMBOLIC)
-        fputs(",data,region,code,line", r->out);
-    fputc('\n', r->out);
+        fputs(",data,region,code,line", o);
+    fputc('\n', o);
+}
+
+/* The heap map changes: what raw_region remembered may not hold. */
+static void heap_changed(renderer *r)
+{
+    r->raw_lo = r->raw_hi = 0;
 }
 
 void renderer_learn(renderer *r, const memtap_event *ev)
 {
-    if (render_is_heap_kind(ev->rec.kind))
+    if (render_is_heap_kind(ev->rec.kind)) {
         heap_map_apply(r->heap, &ev->rec, NULL);
+        heap_changed(r);
+    }
 }
 
 void renderer_event(renderer *r, const memtap_event *ev)
@@ -602,8 +702,10 @@ void renderer_event(renderer *r, const memtap_event *ev)
     heap_block old;
     int had_old = 0;
     int is_heap = render_is_heap_kind(ev->rec.kind);
-    if (is_heap)
+    if (is_heap) {
         had_old = heap_map_apply(r->heap, &ev->rec, &old);
+        heap_changed(r);
+    }
     switch (r->opt.format) {
     case RENDER_LACKEY:
         print_lackey(r, &ev->rec);

@@ -35,7 +35,11 @@ typedef struct renderer renderer;
 /* sym may be NULL when only raw output is wanted. */
 renderer *renderer_create(symbolizer *sym, const render_options *opt,
                           FILE *out);
+/* Flushes and frees r. */
 void renderer_destroy(renderer *r);
+/* Writes what r holds to its output (access lines are buffered in r): before
+ * anything else writes there. */
+void renderer_flush(renderer *r);
 
 /* Applies an event to the heap map without printing it (used to replay a
  * parent's allocations for a forked child's trace). */
