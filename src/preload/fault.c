@@ -15,22 +15,24 @@
  *
  * rep movs / rep stos are emulated in the handler (one block event, no
  * per-iteration traps); other rep-prefixed string instructions are followed
- * iteration by iteration.  Pages are opened with a count, so a system call
- * or block operation of one thread and an instruction window of another can
- * share a page.  Threads: mprotect is process-wide, so another thread may
- * touch a page while it is open; such windows are counted
- * (fault_exposed_windows) and reported.
+ * iteration by iteration.  Pages are opened with a count (traced_set.c),
+ * so a system call or block operation of one thread and an instruction
+ * window of another can share a page.  Threads: mprotect is process-wide,
+ * so while a stepped window is open the other threads are stopped
+ * (stop_world.c); when they cannot be, the window is counted
+ * (fault_exposed_windows) and reported.  This file also keeps each
+ * thread's handler state: its depth in memtap's handlers, its own-mode
+ * work and its window.
  */
 #define _GNU_SOURCE
 #include "fault.h"
-#include "sys/futex_lock.h"
 #include "sys/page.h"
-#include "sys/hash.h"
 #include "rt/rewritten.h"
 #include "x86/context.h"
 
 #include "complete.h"
 #include "pagemap.h"
+#include "traced_set.h"
 #include "own_text.h"
 #include "tools.h"
 #include "tracer.h"
@@ -47,7 +49,6 @@
 
 #define TF_FLAG 0x100ull
 #define WINDOW_PAGES 16
-#define OPEN_SLOTS 4096
 
 typedef struct window {
     int active;
@@ -60,12 +61,7 @@ typedef struct window {
 
 static struct {
     int enabled;
-    int tracking;        /* the traced set is kept, nothing protected (the
-                            static engine filters with it) */
-    atomic_int active;
     ZydisDecoder decoder;
-    atomic_int open_lock;
-    struct { uintptr_t page; uint32_t count; } open[OPEN_SLOTS];
     _Atomic uint64_t faults;
     _Atomic uint64_t exposed;
 } f;
@@ -79,6 +75,7 @@ static __thread int tls_own_mode __attribute__((tls_model("initial-exec")));
 /* Set while in a SIGSEGV/SIGTRAP handler, whose mask already holds off
  * every asynchronous signal (the park signal included). */
 static __thread int tls_masked __attribute__((tls_model("initial-exec")));
+int fault_masked(void) { return tls_masked; }
 static __thread sigset_t tls_exclusive_mask __attribute__((tls_model("initial-exec")));
 static __thread int tls_exclusive __attribute__((tls_model("initial-exec")));
 /* Faults and emulated system calls of this thread: what its code paid. */
@@ -93,301 +90,8 @@ void fault_note_exposed(void)
     if (world_others_registered())
         atomic_fetch_add(&f.exposed, 1);
 }
-int fault_active(void) { return atomic_load(&f.active); }
 uint64_t fault_count(void) { return atomic_load(&f.faults); }
 uint64_t fault_exposed_windows(void) { return atomic_load(&f.exposed); }
-
-static uintptr_t page_of(uintptr_t a) { return a & ~(PAGE - 1); }
-
-static void set_prot(uintptr_t page, size_t len, int prot)
-{
-    raw_syscall3(SYS_mprotect, page, len, prot);
-}
-
-/* ---- page open counts ---- */
-
-static void open_lock(void) { futex_lock(&f.open_lock); }
-static void open_unlock(void) { futex_unlock(&f.open_lock); }
-
-static size_t slot_of(uintptr_t page)
-{
-    size_t h = (size_t)(fib_mix(page >> PAGE_SHIFT) % OPEN_SLOTS);
-    while (f.open[h].page && f.open[h].page != page)
-        h = (h + 1) % OPEN_SLOTS;
-    return h;
-}
-
-/* Opens one tracked page for the calling context (lock held). */
-static void open_page_locked(uintptr_t page)
-{
-    size_t h = slot_of(page);
-    if (f.open[h].count++ == 0) {
-        f.open[h].page = page;
-        uint8_t st = pagemap_get(page);
-        set_prot(page, PAGE, st & PM_PROT_MASK);
-    }
-}
-
-static void close_page_locked(uintptr_t page)
-{
-    size_t h = slot_of(page);
-    if (f.open[h].page != page || f.open[h].count == 0)
-        return;
-    if (--f.open[h].count)
-        return;
-    if (atomic_load(&f.active) && (pagemap_get(page) & PM_TRACKED))
-        set_prot(page, PAGE, PROT_NONE);
-    /* backward-shift deletion keeps probe chains intact */
-    size_t i = h;
-    f.open[i].page = 0;
-    for (size_t j = (i + 1) % OPEN_SLOTS; f.open[j].page;
-         j = (j + 1) % OPEN_SLOTS) {
-        size_t home = (size_t)(fib_mix(f.open[j].page >> PAGE_SHIFT) %
-                               OPEN_SLOTS);
-        if ((j > i && (home <= i || home > j)) ||
-            (j < i && home <= i && home > j)) {
-            f.open[i] = f.open[j];
-            f.open[j].page = 0;
-            f.open[j].count = 0;
-            i = j;
-        }
-    }
-}
-
-static int page_is_open(uintptr_t page)
-{
-    size_t h = slot_of(page);
-    return f.open[h].page == page && f.open[h].count;
-}
-
-
-/* Holds off every asynchronous signal (a program handler, the park signal)
- * around the page lock; faults and traps stay deliverable. */
-static void guard_signals(sigset_t *old)
-{
-    sigset_t async;
-    fault_async_mask(&async);
-    raw_syscall6(SYS_rt_sigprocmask, SIG_BLOCK, (long)&async, (long)old, 8,
-                 0, 0);
-}
-
-static void unguard_signals(const sigset_t *old)
-{
-    raw_syscall6(SYS_rt_sigprocmask, SIG_SETMASK, (long)old, 0, 8, 0, 0);
-}
-
-/* The page lock is never held where a signal could park or re-enter the
- * thread: outside the masked handlers, signals are blocked around it. */
-static int lock_guarded(sigset_t *old)
-{
-    int guard = !tls_masked;
-    if (guard)
-        guard_signals(old);
-    open_lock();
-    return guard;
-}
-
-static void unlock_guarded(int guard, const sigset_t *old)
-{
-    open_unlock();
-    if (guard)
-        unguard_signals(old);
-}
-
-static void add_pages(fault_open_set *s, uintptr_t addr, size_t len)
-{
-    if (len == 0)
-        return;
-    for (uintptr_t p = page_of(addr); p < addr + len && !s->overflow;
-         p += PAGE) {
-        if (!(pagemap_get(p) & PM_TRACKED))
-            continue;
-        int seen = 0;
-        for (int i = 0; i < s->n && !seen; i++)
-            seen = s->pages[i] == p;
-        if (seen)
-            continue;
-        if (s->n == (int)(sizeof s->pages / sizeof *s->pages)) {
-            s->overflow = 1;
-            break;
-        }
-        s->pages[s->n++] = p;
-    }
-}
-
-static void open_pages(fault_open_set *s, int from)
-{
-    for (int i = from; i < s->n; i++)
-        open_page_locked(s->pages[i]);
-}
-
-/* Large ranges: open every tracked page of [addr, addr+len) as one run. */
-static void open_range_locked(uintptr_t addr, size_t len, int open)
-{
-    for (uintptr_t p = page_of(addr); p < addr + len; p += PAGE)
-        if (pagemap_get(p) & PM_TRACKED) {
-            if (open)
-                open_page_locked(p);
-            else
-                close_page_locked(p);
-        }
-}
-
-void fault_open(fault_open_set *s, uintptr_t addr, size_t len)
-{
-    s->n = 0;
-    s->overflow = 0;
-    if (!atomic_load(&f.active) || len == 0)
-        return;
-    add_pages(s, addr, len);
-    if (s->n == 0 && !s->overflow)
-        return;
-    sigset_t old;
-    guard_signals(&old);
-    open_lock();
-    if (s->overflow) {
-        /* remember the range itself in the first two slots */
-        s->pages[0] = addr;
-        s->pages[1] = len;
-        open_range_locked(addr, len, 1);
-    } else {
-        open_pages(s, 0);
-    }
-    open_unlock();
-    unguard_signals(&old);
-}
-
-void fault_close(fault_open_set *s)
-{
-    if (s->n == 0 && !s->overflow)
-        return;
-    sigset_t old;
-    guard_signals(&old);
-    open_lock();
-    if (s->overflow)
-        open_range_locked(s->pages[0], s->pages[1], 0);
-    else
-        for (int i = 0; i < s->n; i++)
-            close_page_locked(s->pages[i]);
-    open_unlock();
-    unguard_signals(&old);
-    s->n = 0;
-    s->overflow = 0;
-}
-
-int fault_is_tracked(uintptr_t addr, size_t len)
-{
-    for (uintptr_t p = page_of(addr); p < addr + (len ? len : 1);
-         p += PAGE)
-        if (pagemap_get(p) & PM_TRACKED)
-            return 1;
-    return 0;
-}
-
-/* ---- the traced set ---- */
-
-int fault_tracking(void) { return f.enabled || f.tracking; }
-
-int fault_init_tracking(void)
-{
-    if (pagemap_init() != 0)
-        return -1;
-    f.tracking = 1;
-    return 0;
-}
-
-uint8_t fault_region(uintptr_t addr)
-{
-    return (uint8_t)(pagemap_get(addr) & PM_REGION_MASK);
-}
-
-void fault_track(uintptr_t start, uintptr_t end, int prot, int region)
-{
-    if (!fault_tracking() || end <= start || !(prot & PROT_READ))
-        return;
-    uint8_t state = (uint8_t)(PM_TRACKED | (region & PM_REGION_MASK) |
-                              (prot & 7));
-    uintptr_t p = page_of(start);
-    while (p < end && pagemap_get(p) == state)
-        p += PAGE; /* already traced: the common case */
-    if (p >= end)
-        return;
-    sigset_t old;
-    int guard = lock_guarded(&old);
-    int active = atomic_load(&f.active);
-    for (; p < end; p += PAGE) {
-        if (pagemap_get(p) == state)
-            continue;
-        pagemap_set_range(p, p + 1, state);
-        if (active && !page_is_open(p))
-            set_prot(p, PAGE, PROT_NONE);
-    }
-    unlock_guarded(guard, &old);
-}
-
-static void untrack(uintptr_t start, uintptr_t end)
-{
-    /* accesses logged before (rewritten code) are judged by the set as it
-     * was when they were made */
-    tracer_sync();
-    if (fault_tracking() && end > start)
-        pagemap_set_range(page_of(start), end, 0);
-}
-
-void fault_move(uintptr_t old, size_t old_len, uintptr_t new_addr,
-                size_t new_len)
-{
-    uint8_t st = pagemap_get(old);
-    tools_moved(old, old_len, new_addr, new_len);
-    untrack(old, old + old_len);
-    if (st & PM_TRACKED)
-        fault_track(new_addr, new_addr + new_len, st & PM_PROT_MASK,
-                    st & PM_REGION_MASK);
-}
-
-void fault_untrack(uintptr_t start, uintptr_t end)
-{
-    tools_unmapped(start, end);
-    untrack(start, end);
-}
-
-void fault_reprotect(uintptr_t start, uintptr_t end, int prot)
-{
-    for (uintptr_t p = page_of(start); p < end; p += PAGE) {
-        uint8_t st = pagemap_get(p);
-        if (!(st & PM_TRACKED))
-            continue;
-        pagemap_set_range(p, p + 1, (uint8_t)((st & ~PM_PROT_MASK) |
-                                              (prot & 7)));
-        /* the kernel gave the page the program's rights: a traced page that
-         * is not open goes back to none */
-        sigset_t old;
-        int guard = lock_guarded(&old);
-        if (atomic_load(&f.active) && !page_is_open(p))
-            set_prot(p, PAGE, PROT_NONE);
-        unlock_guarded(guard, &old);
-    }
-}
-
-static void protect_run(uintptr_t start, uintptr_t end, uint8_t state,
-                        void *arg)
-{
-    int on = *(int *)arg;
-    set_prot(start, end - start, on ? PROT_NONE : (state & PM_PROT_MASK));
-}
-
-void fault_set_active(int on)
-{
-    if (!f.enabled || atomic_load(&f.active) == on)
-        return;
-    sigset_t old;
-    guard_signals(&old);
-    open_lock();
-    atomic_store(&f.active, on);
-    pagemap_for_each_tracked(protect_run, &on);
-    open_unlock();
-    unguard_signals(&old);
-}
 
 /* ---- decoding and recording ---- */
 
@@ -438,7 +142,7 @@ static void record_accesses(const ucontext_t *uc,
             size = 1;
         if (!fault_is_tracked(a, size))
             continue;
-        add_pages(s, a, size);
+        pages_add(s, a, size);
         if (op->actions & ZYDIS_OPERAND_ACTION_MASK_READ)
             tracer_emit(MEMTAP_EV_LOAD, 0, pc, a, size, 0, 0);
         if (op->actions & ZYDIS_OPERAND_ACTION_MASK_WRITE)
@@ -447,7 +151,7 @@ static void record_accesses(const ucontext_t *uc,
     }
     if (!recorded) {
         /* an access the decoder does not describe: name the fault itself */
-        add_pages(s, fault, 1);
+        pages_add(s, fault, 1);
     }
 }
 
@@ -455,7 +159,7 @@ static void record_accesses(const ucontext_t *uc,
  * (and written, if `write`) and memtap traces them all. */
 static int traced_and_allowed(uintptr_t a, size_t n, int write)
 {
-    for (uintptr_t p = page_of(a); p < a + n; p += PAGE) {
+    for (uintptr_t p = page_start(a); p < a + n; p += PAGE) {
         uint8_t st = pagemap_get(p);
         if (!(st & PM_TRACKED) || !(st & PROT_READ) ||
             (write && !(st & PROT_WRITE)))
@@ -578,11 +282,11 @@ void fault_internal_release(void)
     if (tls_own.n == 0)
         return;
     sigset_t old;
-    int guard = lock_guarded(&old);
+    int guard = pages_lock_guarded(&old);
     for (int i = 0; i < tls_own.n; i++)
-        close_page_locked(tls_own.pages[i]);
+        page_close_locked(tls_own.pages[i]);
     tls_own.n = 0;
-    unlock_guarded(guard, &old);
+    pages_unlock_guarded(guard, &old);
 }
 
 void fault_handler_enter(void) { tls_depth++; }
@@ -601,10 +305,10 @@ static void window_close(ucontext_t *uc)
     window *w = &tls_win;
     if (!w->active)
         return;
-    open_lock();
+    pages_lock();
     for (int i = 0; i < w->open.n; i++)
-        close_page_locked(w->open.pages[i]);
-    open_unlock();
+        page_close_locked(w->open.pages[i]);
+    pages_unlock();
     w->open.n = 0;
     w->active = 0;
     world_resume();
@@ -655,7 +359,7 @@ void fault_own_begin(void) { tls_own_mode++; }
 
 int fault_exclusive_begin(void)
 {
-    guard_signals(&tls_exclusive_mask);
+    pages_guard_signals(&tls_exclusive_mask);
     tls_exclusive++;
     int exact = world_stop();
     if (!exact)
@@ -669,7 +373,7 @@ void fault_exclusive_end(void)
     tls_exclusive--;
     fault_own_end();
     world_resume();
-    unguard_signals(&tls_exclusive_mask);
+    pages_unguard_signals(&tls_exclusive_mask);
 }
 int fault_own_mode(void) { return tls_own_mode; }
 void fault_own_reset(void) { tls_own_mode = 0; }
@@ -688,11 +392,11 @@ static int own_fault(uintptr_t addr)
     if (tls_depth <= 1 && !tracer_internal() && !tls_own_mode)
         return 0;
     int from = tls_own.n;
-    add_pages(&tls_own, addr, 1);
+    pages_add(&tls_own, addr, 1);
     sigset_t old;
-    int guard = lock_guarded(&old);
-    open_pages(&tls_own, from);
-    unlock_guarded(guard, &old);
+    int guard = pages_lock_guarded(&old);
+    pages_open_locked(&tls_own, from);
+    pages_unlock_guarded(guard, &old);
     return 1;
 }
 
@@ -731,10 +435,10 @@ static void on_segv_body(int sig, siginfo_t *si, ucontext_t *uc)
     if (w->active) {
         /* the same instruction needs one more page */
         int from = w->open.n;
-        add_pages(&w->open, addr, 1);
-        open_lock();
-        open_pages(&w->open, from);
-        open_unlock();
+        pages_add(&w->open, addr, 1);
+        pages_lock();
+        pages_open_locked(&w->open, from);
+        pages_unlock();
         return;
     }
     atomic_fetch_add(&f.faults, 1);
@@ -760,14 +464,14 @@ static void on_segv_body(int sig, siginfo_t *si, ucontext_t *uc)
                                      ZYDIS_ATTRIB_HAS_REPE |
                                      ZYDIS_ATTRIB_HAS_REPNE)) != 0;
     } else {
-        add_pages(&w->open, addr, 1);
+        pages_add(&w->open, addr, 1);
         w->rep = 0;
     }
     if (w->open.n == 0)
-        add_pages(&w->open, addr, 1);
-    open_lock();
-    open_pages(&w->open, 0);
-    open_unlock();
+        pages_add(&w->open, addr, 1);
+    pages_lock();
+    pages_open_locked(&w->open, 0);
+    pages_unlock();
     w->active = 1;
     w->pc = (uint64_t)uc->uc_mcontext.gregs[REG_RIP];
     w->saved_mask = uc->uc_sigmask;
@@ -792,9 +496,9 @@ static void on_trap_body(int sig, siginfo_t *si, ucontext_t *uc)
         if (decode(uc, &insn, ops) == 0) {
             int from = w->open.n;
             record_accesses(uc, &insn, ops, 0, &w->open);
-            open_lock();
-            open_pages(&w->open, from);
-            open_unlock();
+            pages_lock();
+            pages_open_locked(&w->open, from);
+            pages_unlock();
         }
         return;
     }

@@ -63,9 +63,9 @@ void fault_internal_release(void);
 
 /* Whether the calling thread runs memtap's code (a handler, the recorder,
  * or a block operation being recorded as one event). */
+int fault_in_memtap(void);
 /* Whether this thread is inside one of the engine's signal handlers. */
 int fault_in_handler(void);
-int fault_in_memtap(void);
 /* Inside a memtap handler: whether the handler interrupted memtap's own
  * code (a system call memtap made through the C library). */
 int fault_nested_in_memtap(void);

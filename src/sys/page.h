@@ -5,7 +5,15 @@
 #ifndef MEMTAP_SYS_PAGE_H
 #define MEMTAP_SYS_PAGE_H
 
+#include <stdint.h>
+
 #define PAGE_SHIFT 12
 #define PAGE (1ull << PAGE_SHIFT)
+
+/* The start of the page holding a. */
+static inline uintptr_t page_start(uintptr_t a)
+{
+    return a & ~(uintptr_t)(PAGE - 1);
+}
 
 #endif

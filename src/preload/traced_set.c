@@ -1,0 +1,328 @@
+/*
+ * traced_set.c - the fault engine's traced set: which pages it protects
+ * (the page map holds each page's kind and the program's own rights), and
+ * the open count of each page memtap has given its rights back for a
+ * while (its own work on the program's behalf, a block operation, a
+ * stepped instruction).  A page is closed again when its last opener
+ * closes it.  One lock guards the counts and every mprotect of a traced
+ * page; it is never held where a signal could park or re-enter the thread.
+ */
+#define _GNU_SOURCE
+#include "traced_set.h"
+
+#include "fault.h"
+#include "pagemap.h"
+#include "tools.h"
+#include "tracer.h"
+#include "sys/futex_lock.h"
+#include "sys/hash.h"
+#include "sys/page.h"
+#include "sys/rawsys.h"
+
+#include <signal.h>
+#include <stdatomic.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+
+#define OPEN_SLOTS 4096
+
+static struct {
+    int tracking;        /* the traced set is kept, nothing protected (the
+                            static engine filters with it) */
+    atomic_int active;
+    atomic_int lock;
+    struct { uintptr_t page; uint32_t count; } open[OPEN_SLOTS];
+} t;
+
+int fault_active(void) { return atomic_load(&t.active); }
+
+static void set_prot(uintptr_t page, size_t len, int prot)
+{
+    raw_syscall3(SYS_mprotect, page, len, prot);
+}
+
+/* ---- page open counts ---- */
+
+void pages_lock(void) { futex_lock(&t.lock); }
+void pages_unlock(void) { futex_unlock(&t.lock); }
+
+static size_t slot_of(uintptr_t page)
+{
+    size_t h = (size_t)(fib_mix(page >> PAGE_SHIFT) % OPEN_SLOTS);
+    while (t.open[h].page && t.open[h].page != page)
+        h = (h + 1) % OPEN_SLOTS;
+    return h;
+}
+
+/* Opens one tracked page for the calling context (lock held). */
+static void page_open_locked(uintptr_t page)
+{
+    size_t h = slot_of(page);
+    if (t.open[h].count++ == 0) {
+        t.open[h].page = page;
+        uint8_t st = pagemap_get(page);
+        set_prot(page, PAGE, st & PM_PROT_MASK);
+    }
+}
+
+void page_close_locked(uintptr_t page)
+{
+    size_t h = slot_of(page);
+    if (t.open[h].page != page || t.open[h].count == 0)
+        return;
+    if (--t.open[h].count)
+        return;
+    if (atomic_load(&t.active) && (pagemap_get(page) & PM_TRACKED))
+        set_prot(page, PAGE, PROT_NONE);
+    /* backward-shift deletion keeps probe chains intact */
+    size_t i = h;
+    t.open[i].page = 0;
+    for (size_t j = (i + 1) % OPEN_SLOTS; t.open[j].page;
+         j = (j + 1) % OPEN_SLOTS) {
+        size_t home = (size_t)(fib_mix(t.open[j].page >> PAGE_SHIFT) %
+                               OPEN_SLOTS);
+        if ((j > i && (home <= i || home > j)) ||
+            (j < i && home <= i && home > j)) {
+            t.open[i] = t.open[j];
+            t.open[j].page = 0;
+            t.open[j].count = 0;
+            i = j;
+        }
+    }
+}
+
+static int page_is_open(uintptr_t page)
+{
+    size_t h = slot_of(page);
+    return t.open[h].page == page && t.open[h].count;
+}
+
+
+/* Holds off every asynchronous signal (a program handler, the park signal)
+ * around the page lock; faults and traps stay deliverable. */
+void pages_guard_signals(sigset_t *old)
+{
+    sigset_t async;
+    fault_async_mask(&async);
+    raw_syscall6(SYS_rt_sigprocmask, SIG_BLOCK, (long)&async, (long)old, 8,
+                 0, 0);
+}
+
+void pages_unguard_signals(const sigset_t *old)
+{
+    raw_syscall6(SYS_rt_sigprocmask, SIG_SETMASK, (long)old, 0, 8, 0, 0);
+}
+
+/* The page lock is never held where a signal could park or re-enter the
+ * thread: outside the masked handlers, signals are blocked around it. */
+int pages_lock_guarded(sigset_t *old)
+{
+    int guard = !fault_masked();
+    if (guard)
+        pages_guard_signals(old);
+    pages_lock();
+    return guard;
+}
+
+void pages_unlock_guarded(int guard, const sigset_t *old)
+{
+    pages_unlock();
+    if (guard)
+        pages_unguard_signals(old);
+}
+
+void pages_add(fault_open_set *s, uintptr_t addr, size_t len)
+{
+    if (len == 0)
+        return;
+    for (uintptr_t p = page_start(addr); p < addr + len && !s->overflow;
+         p += PAGE) {
+        if (!(pagemap_get(p) & PM_TRACKED))
+            continue;
+        int seen = 0;
+        for (int i = 0; i < s->n && !seen; i++)
+            seen = s->pages[i] == p;
+        if (seen)
+            continue;
+        if (s->n == (int)(sizeof s->pages / sizeof *s->pages)) {
+            s->overflow = 1;
+            break;
+        }
+        s->pages[s->n++] = p;
+    }
+}
+
+void pages_open_locked(fault_open_set *s, int from)
+{
+    for (int i = from; i < s->n; i++)
+        page_open_locked(s->pages[i]);
+}
+
+/* Large ranges: open every tracked page of [addr, addr+len) as one run. */
+static void open_range_locked(uintptr_t addr, size_t len, int open)
+{
+    for (uintptr_t p = page_start(addr); p < addr + len; p += PAGE)
+        if (pagemap_get(p) & PM_TRACKED) {
+            if (open)
+                page_open_locked(p);
+            else
+                page_close_locked(p);
+        }
+}
+
+void fault_open(fault_open_set *s, uintptr_t addr, size_t len)
+{
+    s->n = 0;
+    s->overflow = 0;
+    if (!atomic_load(&t.active) || len == 0)
+        return;
+    pages_add(s, addr, len);
+    if (s->n == 0 && !s->overflow)
+        return;
+    sigset_t old;
+    pages_guard_signals(&old);
+    pages_lock();
+    if (s->overflow) {
+        /* remember the range itself in the first two slots */
+        s->pages[0] = addr;
+        s->pages[1] = len;
+        open_range_locked(addr, len, 1);
+    } else {
+        pages_open_locked(s, 0);
+    }
+    pages_unlock();
+    pages_unguard_signals(&old);
+}
+
+void fault_close(fault_open_set *s)
+{
+    if (s->n == 0 && !s->overflow)
+        return;
+    sigset_t old;
+    pages_guard_signals(&old);
+    pages_lock();
+    if (s->overflow)
+        open_range_locked(s->pages[0], s->pages[1], 0);
+    else
+        for (int i = 0; i < s->n; i++)
+            page_close_locked(s->pages[i]);
+    pages_unlock();
+    pages_unguard_signals(&old);
+    s->n = 0;
+    s->overflow = 0;
+}
+
+int fault_is_tracked(uintptr_t addr, size_t len)
+{
+    for (uintptr_t p = page_start(addr); p < addr + (len ? len : 1);
+         p += PAGE)
+        if (pagemap_get(p) & PM_TRACKED)
+            return 1;
+    return 0;
+}
+
+/* ---- the traced set ---- */
+
+int fault_tracking(void) { return fault_enabled() || t.tracking; }
+
+int fault_init_tracking(void)
+{
+    if (pagemap_init() != 0)
+        return -1;
+    t.tracking = 1;
+    return 0;
+}
+
+uint8_t fault_region(uintptr_t addr)
+{
+    return (uint8_t)(pagemap_get(addr) & PM_REGION_MASK);
+}
+
+void fault_track(uintptr_t start, uintptr_t end, int prot, int region)
+{
+    if (!fault_tracking() || end <= start || !(prot & PROT_READ))
+        return;
+    uint8_t state = (uint8_t)(PM_TRACKED | (region & PM_REGION_MASK) |
+                              (prot & 7));
+    uintptr_t p = page_start(start);
+    while (p < end && pagemap_get(p) == state)
+        p += PAGE; /* already traced: the common case */
+    if (p >= end)
+        return;
+    sigset_t old;
+    int guard = pages_lock_guarded(&old);
+    int active = atomic_load(&t.active);
+    for (; p < end; p += PAGE) {
+        if (pagemap_get(p) == state)
+            continue;
+        pagemap_set_range(p, p + 1, state);
+        if (active && !page_is_open(p))
+            set_prot(p, PAGE, PROT_NONE);
+    }
+    pages_unlock_guarded(guard, &old);
+}
+
+static void untrack(uintptr_t start, uintptr_t end)
+{
+    /* accesses logged before (rewritten code) are judged by the set as it
+     * was when they were made */
+    tracer_sync();
+    if (fault_tracking() && end > start)
+        pagemap_set_range(page_start(start), end, 0);
+}
+
+void fault_move(uintptr_t old, size_t old_len, uintptr_t new_addr,
+                size_t new_len)
+{
+    uint8_t st = pagemap_get(old);
+    tools_moved(old, old_len, new_addr, new_len);
+    untrack(old, old + old_len);
+    if (st & PM_TRACKED)
+        fault_track(new_addr, new_addr + new_len, st & PM_PROT_MASK,
+                    st & PM_REGION_MASK);
+}
+
+void fault_untrack(uintptr_t start, uintptr_t end)
+{
+    tools_unmapped(start, end);
+    untrack(start, end);
+}
+
+void fault_reprotect(uintptr_t start, uintptr_t end, int prot)
+{
+    for (uintptr_t p = page_start(start); p < end; p += PAGE) {
+        uint8_t st = pagemap_get(p);
+        if (!(st & PM_TRACKED))
+            continue;
+        pagemap_set_range(p, p + 1, (uint8_t)((st & ~PM_PROT_MASK) |
+                                              (prot & 7)));
+        /* the kernel gave the page the program's rights: a traced page that
+         * is not open goes back to none */
+        sigset_t old;
+        int guard = pages_lock_guarded(&old);
+        if (atomic_load(&t.active) && !page_is_open(p))
+            set_prot(p, PAGE, PROT_NONE);
+        pages_unlock_guarded(guard, &old);
+    }
+}
+
+static void protect_run(uintptr_t start, uintptr_t end, uint8_t state,
+                        void *arg)
+{
+    int on = *(int *)arg;
+    set_prot(start, end - start, on ? PROT_NONE : (state & PM_PROT_MASK));
+}
+
+void fault_set_active(int on)
+{
+    if (!fault_enabled() || atomic_load(&t.active) == on)
+        return;
+    sigset_t old;
+    pages_guard_signals(&old);
+    pages_lock();
+    atomic_store(&t.active, on);
+    pagemap_for_each_tracked(protect_run, &on);
+    pages_unlock();
+    pages_unguard_signals(&old);
+}
+
