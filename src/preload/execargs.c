@@ -200,6 +200,18 @@ long execargs_run(long nr, const long *a, const sigset_t *program_mask)
     /* the static engine runs an exec'd program from its rewritten copy */
     int plain = !at || (a[0] == AT_FDCWD && !(a[4] & AT_EMPTY_PATH));
     if (rc == 0 && plain && c.used + PATH_MAX <= SCRATCH_MAX) {
+        /* a script: its interpreter, with the arguments the kernel would
+         * give it, from the interpreter's copy */
+        char *interp;
+        size_t used;
+        char **script = execcopy_script(path, argv, c.base + c.used,
+                                        SCRATCH_MAX - PATH_MAX - c.used,
+                                        &interp, &used);
+        if (script) {
+            argv = script;
+            path = interp;
+            c.used += used;
+        }
         path = (char *)execcopy_path(path, c.base + c.used, PATH_MAX);
         c.used += PATH_MAX;
     }

@@ -3,9 +3,10 @@
  * (execcopy.h).  The copy's name is the one the loader audit module and
  * `memtap cache add` use (cache/key.h, from the file's identity and the
  * run's settings); a missing copy is made by running `memtap cache add`
- * and waiting for it.  A file the rewriter refused (its .refused note),
- * a script, a static or set-ID program, a copy itself: the program runs
- * as it is and `memtap run` warns.
+ * and waiting for it.  A script runs as the kernel would run it, its
+ * interpreter from its copy.  A file the rewriter refused (its .refused
+ * note), a static or set-ID program, a copy itself: the program runs as
+ * it is and `memtap run` warns.
  */
 #include "preload/execcopy.h"
 #include "sys/env.h"
@@ -153,4 +154,83 @@ const char *execcopy_path(const char *path, char *out, size_t cap)
         return path;
     add_to_cache(real);
     return exists(out) ? out : path;
+}
+
+/* The interpreter line's two parts as the kernel splits them: INTERP up
+ * to the first blank, ARG the rest with blanks around it cut (NULL when
+ * empty).  line is changed in place; 0, or -1 when there is no INTERP. */
+static int split_interpreter(char *line, char **name, char **arg)
+{
+    char *p = line;
+    while (*p == ' ' || *p == '\t')
+        p++;
+    *name = p;
+    while (*p && *p != ' ' && *p != '\t')
+        p++;
+    if (p == *name)
+        return -1;
+    *arg = NULL;
+    if (!*p)
+        return 0;
+    *p++ = '\0';
+    while (*p == ' ' || *p == '\t')
+        p++;
+    char *end = p;
+    for (char *q = p; *q; q++)
+        if (*q != ' ' && *q != '\t')
+            end = q + 1;
+    *end = '\0';
+    if (*p)
+        *arg = p;
+    return 0;
+}
+
+char **execcopy_script(const char *path, char *const *argv, char *space,
+                       size_t cap, char **interp, size_t *used)
+{
+    char line[256]; /* what the kernel reads of a script's first line */
+    if (!ec.on ||
+        raw_syscall6(SYS_faccessat, AT_FDCWD, (long)path, X_OK, 0, 0, 0) != 0)
+        return NULL;
+    long fd = raw_syscall3(SYS_openat, AT_FDCWD, (long)path,
+                           O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return NULL;
+    long n = raw_syscall6(SYS_pread64, fd, (long)line, sizeof line - 1, 0,
+                          0, 0);
+    raw_syscall3(SYS_close, fd, 0, 0);
+    if (n < 3 || line[0] != '#' || line[1] != '!')
+        return NULL;
+    line[n] = '\0';
+    char *nl = line + 2;
+    while (*nl && *nl != '\n')
+        nl++;
+    if (!*nl)
+        return NULL; /* the line is longer than the kernel reads */
+    *nl = '\0';
+    char *name, *arg;
+    if (split_interpreter(line + 2, &name, &arg) != 0)
+        return NULL;
+    size_t argc = 0;
+    while (argv && argv[argc])
+        argc++;
+    size_t lead = (size_t)(-(uintptr_t)space & 7);
+    size_t pointers = (argc + 3) * sizeof(char *);
+    size_t strings = (size_t)(nl - line) + 1;
+    if (lead + pointers + strings > cap)
+        return NULL;
+    char **v = (char **)(void *)(space + lead);
+    char *text = space + lead + pointers;
+    size_t k = 0;
+    for (size_t i = 0; i < (size_t)(nl - line) + 1; i++)
+        text[i] = line[i];
+    *interp = v[k++] = text + (name - line);
+    if (arg)
+        v[k++] = text + (arg - line);
+    v[k++] = (char *)path;
+    for (size_t i = 1; i < argc; i++)
+        v[k++] = argv[i];
+    v[k] = NULL;
+    *used = lead + pointers + strings;
+    return v;
 }

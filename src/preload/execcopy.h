@@ -20,4 +20,13 @@ void execcopy_init(void);
  * handler. */
 const char *execcopy_path(const char *path, char *out, size_t cap);
 
+/* For a script ("#!INTERP [ARG]") the caller may run: the argument vector
+ * the kernel would give its interpreter (INTERP, ARG if any, path, then
+ * argv's arguments after argv[0]), built in space (cap bytes, 8-byte
+ * aligned: the pointers, then INTERP and ARG), with INTERP in *interp and
+ * the bytes used in *used.  NULL when there is no cache, path is not such
+ * a script or it does not fit.  Async-signal-safe, as execcopy_path. */
+char **execcopy_script(const char *path, char *const *argv, char *space,
+                       size_t cap, char **interp, size_t *used);
+
 #endif

@@ -212,6 +212,33 @@ def test_engine_exec_copy():
     check("three_mallocs" in copies and "regions" in copies, "copies made on exec: %s" % copies)
 
 
+def test_engine_exec_script():
+    """A script a traced shell starts by exec runs as the kernel would run
+    it (its interpreter gets INTERP, the line's one argument, the script's
+    path, then the script's arguments), with the interpreter from its
+    rewritten copy: the output is the native run's, nothing is warned
+    about, and the interpreter's own stores are in its trace."""
+    script = os.path.join(TMP, "args-script")
+    with open(script, "w") as f:
+        f.write("#!%s  first  second \nignored\n" % prog("show_args"))
+    os.chmod(script, 0o755)
+    cmd = ["/bin/sh", "-c", '"$0" "with space" last', script]
+    native = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
+    check_eq(native.splitlines()[1:], ["argv[1] = first  second", "argv[2] = " + script,
+                                      "argv[3] = with space", "argv[4] = last"],
+             "the kernel's arguments (the oracle's own check)")
+    trace, p = run(*cmd, out="exec_script.mtr")
+    check_eq(p.stdout, native, "the script's output under memtap")
+    check("warning" not in p.stderr, "nothing ran as it is: %s" % p.stderr)
+    children = re.findall(r"^memtap: also wrote (\S+)$", p.stderr, re.M)
+    check_eq(len(children), 1, "the interpreter's trace: %s" % p.stderr)
+    info = info_of(children[0])
+    check(int(info["rewritten_modules"]) >= 2, "the interpreter and libc rewritten: %s" % info)
+    stores = [l for l in memtap("show", children[0]).stdout.splitlines()
+              if re.match(r"^S\$\d+:<malloc\d+@main\+\d+>\+\d+, \[heap\], main\+\d+$", l)]
+    check_eq(len(stores), 10, "the interpreter's stores to its block")
+
+
 def test_engine_watch():
     """--watch records the named objects only, under both engines:
     report_walks' variables by name, the blocks of its allocation sites
