@@ -155,20 +155,6 @@ static void record_accesses(const ucontext_t *uc,
     }
 }
 
-/* Whether the program's own rights let every page of [a, a+n) be read
- * (and written, if `write`) and memtap traces them all. */
-static int traced_and_allowed(uintptr_t a, size_t n, int write)
-{
-    for (uintptr_t p = page_start(a); p < a + n; p += PAGE) {
-        uint8_t st = pagemap_get(p);
-        if (!(st & PM_TRACKED) || !(st & PROT_READ) ||
-            (write && !(st & PROT_WRITE)))
-            return 0;
-    }
-    return 1;
-}
-
-/* The one-signal path: insn completed here, its page left closed. */
 /* jmp *m / call *m through a traced pointer: the branch taken here. */
 static int complete_branch(ucontext_t *uc, const ZydisDecodedInstruction *insn,
                            const ZydisDecodedOperand *ops, uintptr_t fault)
@@ -178,7 +164,7 @@ static int complete_branch(ucontext_t *uc, const ZydisDecodedInstruction *insn,
     uint64_t sp = (uint64_t)g[REG_RSP] - 8;
     uint64_t back = (uint64_t)g[REG_RIP] + insn->length;
     int call = insn->mnemonic == ZYDIS_MNEMONIC_CALL;
-    if (!traced_and_allowed(a, 8, 0) || !complete_indirect(insn, ops, a, &target) ||
+    if (!fault_traced_allows(a, 8, 0) || !complete_indirect(insn, ops, a, &target) ||
         (call && (fault_is_tracked(sp, 8) || complete_push(sp, back) != 0)))
         return 0;
     fault_open_set unused = { .n = 0 };
@@ -190,6 +176,7 @@ static int complete_branch(ucontext_t *uc, const ZydisDecodedInstruction *insn,
     return 1;
 }
 
+/* The one-signal path: insn completed here, its page left closed. */
 static int try_complete(ucontext_t *uc, const ZydisDecodedInstruction *insn,
                         const ZydisDecodedOperand *ops, uintptr_t fault)
 {
@@ -199,7 +186,7 @@ static int try_complete(ucontext_t *uc, const ZydisDecodedInstruction *insn,
     uint64_t a = x86_effective_address(uc, insn, &ops[mem]);
     size_t n = ops[mem].size / 8;
     complete_regs after;
-    if (!traced_and_allowed(a, n, (ops[mem].actions &
+    if (!fault_traced_allows(a, n, (ops[mem].actions &
                                    ZYDIS_OPERAND_ACTION_MASK_WRITE) != 0) ||
         !complete_run(uc, insn, ops, mem, a, &after))
         return 0;

@@ -56,6 +56,9 @@ void fault_close(fault_open_set *s);
 
 /* Whether any page of [addr, addr+len) is traced. */
 int fault_is_tracked(uintptr_t addr, size_t len);
+/* Whether every page of [addr, addr+len) is traced and the program's own
+ * rights let it be read (and written, if `write`). */
+int fault_traced_allows(uintptr_t addr, size_t len, int write);
 
 /* Closes the pages memtap's own code (a handler, the recorder) had to
  * open for itself; called when the calling thread leaves memtap's code. */

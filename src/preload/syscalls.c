@@ -334,8 +334,8 @@ static int bounced_io(long nr, const long *a, long *ret)
     size_t n = (size_t)a[2];
     if ((!into && nr != SYS_write && nr != SYS_pwrite64) || n == 0 ||
         n > BOUNCE_MAX || !fault_active() || !world_others_registered() ||
-        complete_fd() < 0 || !fault_is_tracked(buf, n))
-        return 0;
+        complete_fd() < 0 || !fault_traced_allows(buf, n, into))
+        return 0; /* the kernel's own checks for anything else */
     size_t len = (n + 4095) & ~(size_t)4095;
     long m = raw_syscall6(SYS_mmap, 0, (long)len, PROT_READ | PROT_WRITE,
                           MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);

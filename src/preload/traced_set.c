@@ -223,6 +223,17 @@ int fault_is_tracked(uintptr_t addr, size_t len)
 
 /* ---- the traced set ---- */
 
+int fault_traced_allows(uintptr_t a, size_t n, int write)
+{
+    for (uintptr_t p = page_start(a); p < a + n; p += PAGE) {
+        uint8_t st = pagemap_get(p);
+        if (!(st & PM_TRACKED) || !(st & PROT_READ) ||
+            (write && !(st & PROT_WRITE)))
+            return 0;
+    }
+    return 1;
+}
+
 int fault_tracking(void) { return fault_enabled() || t.tracking; }
 
 int fault_init_tracking(void)
