@@ -212,6 +212,8 @@ static int usable_register(ZydisRegister r)
     case ZYDIS_REGCLASS_MMX:
     case ZYDIS_REGCLASS_XMM:
     case ZYDIS_REGCLASS_YMM:
+    case ZYDIS_REGCLASS_ZMM:
+    case ZYDIS_REGCLASS_MASK: /* AVX-512's state is loaded and saved too */
     case ZYDIS_REGCLASS_FLAGS:
         return 1;
     default:
@@ -244,7 +246,6 @@ int complete_operand(const ZydisDecodedInstruction *insn,
                      const ZydisDecodedOperand *ops)
 {
     if (!c.on || insn->meta.branch_type != ZYDIS_BRANCH_TYPE_NONE ||
-        insn->encoding == ZYDIS_INSTRUCTION_ENCODING_EVEX ||
         insn->encoding == ZYDIS_INSTRUCTION_ENCODING_MVEX ||
         (insn->attributes & (ZYDIS_ATTRIB_HAS_REP | ZYDIS_ATTRIB_HAS_REPE |
                              ZYDIS_ATTRIB_HAS_REPNE)) ||

@@ -22,8 +22,8 @@ int complete_init(void);
 
 /* The memory operand of insn that completion would read or write, or -1
  * when the instruction is not one it runs (more than one memory operand,
- * stack or control flow, rsp, segment or AVX-512 registers, operands over
- * 64 bytes, instructions that may raise an exception of their own). */
+ * stack or control flow, rsp or segment registers, operands over 64
+ * bytes, instructions that may raise an exception of their own). */
 int complete_operand(const ZydisDecodedInstruction *insn,
                      const ZydisDecodedOperand *ops);
 

@@ -574,7 +574,8 @@ def test_fault_paths():
     """Instruction forms with a traced memory operand (integer
     read-modify-writes with their flags, an atomic exchange-add and
     compare-exchange, bit tests, a high-byte register, SSE, x87, AVX2, a
-    VEX load clearing a zmm's upper half, rip-relative, an index register,
+    VEX load clearing a zmm's upper half, AVX-512 loads, a compare into a
+    mask register and a masked store, rip-relative, an index register,
     an indirect call through the heap, and forms only the trap flag runs:
     push, div): completed in the handler or stepped, the
     program prints what its native run prints and the two traces hold the

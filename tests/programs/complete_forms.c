@@ -75,6 +75,29 @@ static void integer_forms(uint64_t *p)
     show("rip-global", (uint64_t)global_counter, 0);
 }
 
+/* EVEX forms (as glibc's string functions use them): a 64-byte load, a
+ * byte compare against memory into a mask register, a masked store. */
+__attribute__((target("avx512bw"))) static void evex_forms(unsigned char *b)
+{
+    for (int i = 0; i < 64; i++)
+        b[i] = (unsigned char)(i * 7);
+    uint64_t equal;
+    __asm__ volatile("vmovdqu64 (%1), %%zmm17\n\t"
+                     "vpcmpb $0, (%1), %%zmm17, %%k1\n\t"
+                     "kmovq %%k1, %0\n\t"
+                     "movabsq $0x5555555555555555, %%rax\n\t"
+                     "kmovq %%rax, %%k2\n\t"
+                     "vpaddb %%zmm17, %%zmm17, %%zmm18\n\t"
+                     "vmovdqu8 %%zmm18, (%1)%{%%k2%}\n\t"
+                     "vzeroupper"
+                     : "=&r"(equal) : "r"(b)
+                     : "rax", "k1", "k2", "xmm17", "xmm18", "memory");
+    uint64_t sum = 0;
+    for (int i = 0; i < 64; i++)
+        sum = sum * 31 + b[i];
+    show("evex", equal, sum);
+}
+
 static void vector_forms(double *d)
 {
     uint64_t bits[2];
@@ -117,6 +140,10 @@ static void vector_forms(double *d)
                          : : "r"(upper), "r"(d) : "xmm0", "memory");
     }
     show("vex-upper", upper[0] | upper[1], upper[2] | upper[3]);
+    if (__builtin_cpu_supports("avx512bw"))
+        evex_forms((unsigned char *)(void *)&d[24]);
+    else
+        show("evex", 0, 0);
 }
 
 static void stepped_forms(uint64_t *p)
