@@ -8,8 +8,8 @@
  * (a private wake never reads the page).  Waits recheck the program's word
  * every 10 ms (the kernel's own wakes, at a thread's exit, reach only the
  * real futex) and end with EINTR when a signal the program takes is
- * pending, so its handler runs.  Waits with a timeout and the other futex
- * operations keep the general path.
+ * pending, so its handler runs; a timeout ends them with ETIMEDOUT as the
+ * kernel would.  The other futex operations keep the general path.
  */
 #define _GNU_SOURCE
 #include "futex.h"
@@ -24,6 +24,7 @@
 #include <signal.h>
 #include <stdatomic.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <time.h>
 
 #define SLOTS 1024
@@ -45,8 +46,17 @@ static int signal_pending(const sigset_t *program_mask)
     return (pending & ~blocked) != 0;
 }
 
-static long wait_on_slot(uint64_t uaddr, uint32_t val,
-                         const sigset_t *program_mask)
+static int64_t now_ns(clockid_t clock)
+{
+    struct timespec t;
+    raw_syscall3(SYS_clock_gettime, clock, &t, 0);
+    return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
+}
+
+/* Sleeps on the slot of uaddr while the program's word there is val: up
+ * to `deadline` on `clock` (no limit when clock is -1). */
+static long wait_on_slot(uint64_t uaddr, uint32_t val, clockid_t clock,
+                         int64_t deadline, const sigset_t *program_mask)
 {
     _Atomic uint32_t *slot = slot_of(uaddr);
     for (;;) {
@@ -55,7 +65,15 @@ static long wait_on_slot(uint64_t uaddr, uint32_t val,
             return -EFAULT;
         if (now != val)
             return -EAGAIN;
-        struct timespec slice = { 0, SLICE_NS };
+        int64_t left = SLICE_NS;
+        if (clock != (clockid_t)-1) {
+            left = deadline - now_ns(clock);
+            if (left <= 0)
+                return -ETIMEDOUT;
+            if (left > SLICE_NS)
+                left = SLICE_NS;
+        }
+        struct timespec slice = { 0, (long)left };
         long r = raw_syscall6(SYS_futex, (long)slot, FUTEX_WAIT_PRIVATE, gen,
                               (long)&slice, 0, 0);
         if (r == 0 || r == -EAGAIN)
@@ -63,6 +81,37 @@ static long wait_on_slot(uint64_t uaddr, uint32_t val,
         if (signal_pending(program_mask))
             return -EINTR;
     }
+}
+
+/* The deadline of a wait's timeout (FUTEX_WAIT: relative, on the
+ * monotonic clock; FUTEX_WAIT_BITSET: absolute, on the clock the
+ * operation names): 0, or -1 when it cannot be read where it is. */
+static int deadline_of(const long *a, int cmd, clockid_t *clock,
+                       int64_t *deadline)
+{
+    *clock = (clockid_t)-1;
+    if (!a[3])
+        return 0;
+    uintptr_t ts = (uintptr_t)a[3];
+    if (fault_is_tracked(ts, sizeof(struct timespec)))
+        return -1; /* read by the kernel in the general path */
+    struct timespec t;
+    struct iovec local = { &t, sizeof t }, remote = { (void *)ts, sizeof t };
+    long pid = raw_syscall3(SYS_getpid, 0, 0, 0);
+    if (raw_syscall6(SYS_process_vm_readv, pid, (long)&local, 1,
+                     (long)&remote, 1, 0) != (long)sizeof t ||
+        t.tv_nsec < 0 || t.tv_nsec >= 1000000000 || t.tv_sec < 0)
+        return -1; /* the kernel's EFAULT or EINVAL */
+    int64_t ns = (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
+    if (cmd == FUTEX_WAIT) {
+        *clock = CLOCK_MONOTONIC;
+        *deadline = now_ns(CLOCK_MONOTONIC) + ns;
+    } else {
+        *clock = ((int)a[1] & FUTEX_CLOCK_REALTIME) ? CLOCK_REALTIME
+                                                     : CLOCK_MONOTONIC;
+        *deadline = ns;
+    }
+    return 0;
 }
 
 int futex_emulate(const long *a, const sigset_t *program_mask, long *ret)
@@ -74,11 +123,16 @@ int futex_emulate(const long *a, const sigset_t *program_mask, long *ret)
         return 0;
     switch (cmd) {
     case FUTEX_WAIT:
-    case FUTEX_WAIT_BITSET:
-        if (a[3] != 0 || (cmd == FUTEX_WAIT_BITSET && (uint32_t)a[5] == 0))
-            return 0; /* a timeout: the general path */
-        *ret = wait_on_slot(uaddr, (uint32_t)a[2], program_mask);
+    case FUTEX_WAIT_BITSET: {
+        clockid_t clock;
+        int64_t deadline = 0;
+        if ((cmd == FUTEX_WAIT_BITSET && (uint32_t)a[5] == 0) ||
+            deadline_of(a, cmd, &clock, &deadline) != 0)
+            return 0; /* the kernel's answer, in the general path */
+        *ret = wait_on_slot(uaddr, (uint32_t)a[2], clock, deadline,
+                            program_mask);
         return *ret != -EFAULT;
+    }
     case FUTEX_WAKE:
     case FUTEX_WAKE_BITSET: {
         _Atomic uint32_t *slot = slot_of(uaddr);

@@ -323,16 +323,37 @@ static long call_as_program(ucontext_t *uc, int unmasked, long nr,
 
 #define BOUNCE_MAX (64u << 20)
 
-/* read, pread64, write and pwrite64 on a traced buffer while other threads
- * run: through a buffer of memtap's, the program's bytes read or written
- * through /proc/self/mem, so no page of the program is open while the
- * call blocks.  1 when done so (*ret is the call's result). */
+/* Whether a bounced call is one of these: its buffer in a[1], its length
+ * in a[2]; *into when the kernel writes the buffer.  recvfrom and sendto
+ * only when their address arguments are not traced (they stay where
+ * they are). */
+static int bounceable(long nr, const long *a, int *into)
+{
+    *into = nr == SYS_read || nr == SYS_pread64 || nr == SYS_recvfrom;
+    switch (nr) {
+    case SYS_read: case SYS_pread64: case SYS_write: case SYS_pwrite64:
+        return 1;
+    case SYS_recvfrom:
+        return !(a[5] && fault_is_tracked((uintptr_t)a[5], sizeof(int))) &&
+               !(a[4] && fault_is_tracked((uintptr_t)a[4], 1));
+    case SYS_sendto:
+        return !(a[4] && fault_is_tracked((uintptr_t)a[4], (size_t)a[5]));
+    default:
+        return 0;
+    }
+}
+
+/* read, pread64, recvfrom, write, pwrite64 and sendto on a traced buffer
+ * while other threads run: through a buffer of memtap's, the program's
+ * bytes read or written through /proc/self/mem, so no page of the program
+ * is open while the call blocks.  1 when done so (*ret is the call's
+ * result). */
 static int bounced_io(long nr, const long *a, long *ret)
 {
-    int into = nr == SYS_read || nr == SYS_pread64; /* the kernel writes */
+    int into;
     uint64_t buf = (uint64_t)a[1];
     size_t n = (size_t)a[2];
-    if ((!into && nr != SYS_write && nr != SYS_pwrite64) || n == 0 ||
+    if (!bounceable(nr, a, &into) || n == 0 ||
         n > BOUNCE_MAX || !fault_active() || !world_others_registered() ||
         complete_fd() < 0 || !fault_traced_allows(buf, n, into))
         return 0; /* the kernel's own checks for anything else */

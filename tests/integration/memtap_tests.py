@@ -640,6 +640,24 @@ def test_heap_threads_exact():
     check_eq(exposed, "0", "exposed windows")
 
 
+def test_blocking_threads_exact():
+    """Threads blocked on traced words and buffers (a condition variable
+    with a timed wait, a semaphore wait that times out, a socket pair's
+    send and recv on heap buffers) while others run: the program's results
+    hold (the timeout lasts its 30 ms), both transfers are recorded, and no
+    page is opened across a blocking call (no exposed window: the trace is
+    complete)."""
+    for _ in range(3):
+        path, p = trace("timed_waits")
+        check_eq(p.stdout.strip(), "ok", "the program's results: %s" % p.stderr)
+        lines = show(path)
+        check(any(re.match(r"^G\$\d+:<malloc\d+@sender\+\d+>\+0,1000, sender\+\d+$", l)
+                  for l in lines), "the send from the heap")
+        check(any(re.match(r"^W\$\d+:<malloc\d+@main\+\d+>\+0,1000, main\+\d+$", l)
+                  for l in lines), "the recv into the heap")
+        check_eq(fault_counts(path)[2], "0", "exposed windows")
+
+
 # ---------------------------------------------------------------- Lackey
 
 STACK_MNEMONICS = ("push", "pop", "call", "ret", "leave", "enter")
