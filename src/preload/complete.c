@@ -1,7 +1,7 @@
 /*
  * complete.c - completes a faulting access inside the SIGSEGV handler (see
- * complete.h).  Owns the descriptor of /proc/self/mem, the code page the
- * instruction runs from and the switch into and out of the program's
+ * complete.h).  Owns the descriptor of /proc/self/mem, the code area the
+ * instructions run from and the switch into and out of the program's
  * registers (complete_enter, below).
  *
  * The instruction is re-encoded with Zydis once per instruction (kept in
@@ -277,7 +277,8 @@ int complete_operand(const ZydisDecodedInstruction *insn,
     return mem;
 }
 
-/* The general registers insn names outside its memory operand `mem`. */
+/* The general registers insn names as register operands (its memory
+ * operand's base and index are not among them: they are replaced). */
 static unsigned named_gprs(const ZydisDecodedInstruction *insn,
                            const ZydisDecodedOperand *ops)
 {
@@ -454,14 +455,15 @@ int complete_poke(uint64_t addr, const void *buf, size_t n)
 }
 
 static int run_locked(const ucontext_t *uc, const ZydisDecodedOperand *op,
-                      uint64_t addr, void *xsave, const uint8_t *code, int s,
-                      complete_regs *st)
+                      uint64_t addr, int direct, void *xsave,
+                      const uint8_t *code, int s, complete_regs *st)
 {
     size_t n = op->size / 8;
     uint8_t buf[2 * MAX_BYTES] __attribute__((aligned(MAX_BYTES)));
-    uint8_t *copy = buf + (addr & (MAX_BYTES - 1));
+    uint8_t *copy = direct ? (uint8_t *)(uintptr_t)addr
+                           : buf + (addr & (MAX_BYTES - 1));
     /* a plain store writes every byte: nothing to read first */
-    if ((op->actions & ~ZYDIS_OPERAND_ACTION_WRITE) &&
+    if (!direct && (op->actions & ~ZYDIS_OPERAND_ACTION_WRITE) &&
         mem_io(SYS_pread64, copy, n, addr) != 0)
         return -1;
     const greg_t *g = uc->uc_mcontext.gregs;
@@ -471,7 +473,7 @@ static int run_locked(const ucontext_t *uc, const ZydisDecodedOperand *op,
     st->flags = ((uint64_t)g[REG_EFL] & LOADED_FLAGS) | 2;
     complete_enter(st, xsave, code);
     st->gpr[s] = (uint64_t)g[x86_greg_of[s]];
-    if ((op->actions & ZYDIS_OPERAND_ACTION_MASK_WRITE) &&
+    if (!direct && (op->actions & ZYDIS_OPERAND_ACTION_MASK_WRITE) &&
         mem_io(SYS_pwrite64, copy, n, addr) != 0)
         return -1;
     return 0;
@@ -479,7 +481,7 @@ static int run_locked(const ucontext_t *uc, const ZydisDecodedOperand *op,
 
 int complete_run(const ucontext_t *uc, const ZydisDecodedInstruction *insn,
                  const ZydisDecodedOperand *ops, int mem, uint64_t addr,
-                 complete_regs *after)
+                 int direct, complete_regs *after)
 {
     void *xsave = xsave_area(uc, &after->xmask);
     int s;
@@ -499,7 +501,7 @@ int complete_run(const ucontext_t *uc, const ZydisDecodedInstruction *insn,
     futex_lock(a);
     if (b != a)
         futex_lock(b);
-    int rc = run_locked(uc, &ops[mem], addr, xsave, code, s, after);
+    int rc = run_locked(uc, &ops[mem], addr, direct, xsave, code, s, after);
     if (b != a)
         futex_unlock(b);
     futex_unlock(a);

@@ -45,13 +45,14 @@ typedef struct complete_regs {
     uint32_t xmask;     /* the xsave components loaded and saved */
 } complete_regs;
 
-/* Runs insn (at uc's pc) with its memory operand `mem` at address `addr`:
+/* Runs insn (at uc's pc) with its memory operand `mem` at address `addr`
+ * (on a copy, or on the memory itself when `direct`: its pages are open):
  * memory is updated, the vector registers in uc's frame too, and *after
  * holds the general registers and flags; 1.  0 leaves memory and uc
  * untouched (the caller steps the instruction). */
 int complete_run(const ucontext_t *uc, const ZydisDecodedInstruction *insn,
                  const ZydisDecodedOperand *ops, int mem, uint64_t addr,
-                 complete_regs *after);
+                 int direct, complete_regs *after);
 /* Gives uc the registers of *after and moves its pc past insn. */
 void complete_commit(ucontext_t *uc, const ZydisDecodedInstruction *insn,
                      const complete_regs *after);

@@ -187,8 +187,12 @@ static int try_complete(ucontext_t *uc, const ZydisDecodedInstruction *insn,
     size_t n = ops[mem].size / 8;
     complete_regs after;
     if (!fault_traced_allows(a, n, (ops[mem].actions &
-                                   ZYDIS_OPERAND_ACTION_MASK_WRITE) != 0) ||
-        !complete_run(uc, insn, ops, mem, a, &after))
+                                   ZYDIS_OPERAND_ACTION_MASK_WRITE) != 0))
+        return 0;
+    int open = pages_completion_begin(a, n);
+    int done = open >= 0 && complete_run(uc, insn, ops, mem, a, open, &after);
+    pages_completion_end();
+    if (!done)
         return 0;
     fault_open_set unused = { .n = 0 };
     record_accesses(uc, insn, ops, fault, &unused);

@@ -267,12 +267,12 @@ MEMTAP_EXPORT void *mmap64(void *addr, size_t len, int prot, int flags,
 
 MEMTAP_EXPORT int munmap(void *addr, size_t len)
 {
-    long r = raw_syscall3(SYS_munmap, addr, len, 0);
+    long a[2] = { (long)addr, (long)len };
+    long r = fault_unmap(a);
     if (r < 0) {
         errno = (int)-r;
         return -1;
     }
-    fault_untrack((uintptr_t)addr, (uintptr_t)addr + len);
     if (recording())
         record_release(MEMTAP_EV_MUNMAP, 0, addr, len, CALL_SITE);
     return 0;

@@ -257,9 +257,6 @@ static void after_memory_call(long nr, const long *a, long ret)
     if (ret < 0 && ret > -4096)
         return;
     switch (nr) {
-    case SYS_munmap:
-        fault_untrack((uintptr_t)a[0], (uintptr_t)a[0] + (uintptr_t)a[1]);
-        break;
     case SYS_mmap:
         if (a[3] & MAP_FIXED)
             fault_untrack((uintptr_t)ret, (uintptr_t)ret + (uintptr_t)a[1]);
@@ -413,6 +410,8 @@ static void on_sigsys_body(int sig, siginfo_t *si, ucontext_t *uc)
     }
     if (bounced_io(nr, a, &ret)) {
         record_block(spec_of(nr), a, ret, (uint64_t)g[REG_RIP] - 2);
+    } else if (nr == SYS_munmap) {
+        ret = fault_unmap(a);
     } else if (nr == SYS_mprotect && fault_is_tracked((uintptr_t)a[0],
                                                       (size_t)a[1])) {
         /* the program changes rights memtap is holding: remember them */

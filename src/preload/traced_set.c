@@ -32,13 +32,41 @@ static struct {
     atomic_int active;
     atomic_int lock;
     struct { uintptr_t page; uint32_t count; } open[OPEN_SLOTS];
+    /* Completions in flight, and a change of rights waiting for them: a
+     * completion reads and writes memory behind the program's back, so no
+     * page may open (the program's own accesses would race with it) or
+     * close (one run on the page itself would fault) meanwhile. */
+    atomic_int inflight;
+    atomic_int changing;
+    int change_depth;   /* nesting of change_begin (lock held) */
+    atomic_int unmapping; /* fault_unmap calls in progress */
 } t;
 
 int fault_active(void) { return atomic_load(&t.active); }
 
+/* Brackets a change of rights or of the open counts (lock held): it
+ * begins once no completion is in flight, and none starts until it ends,
+ * so a completion sees counts and rights that agree. */
+static void change_begin(void)
+{
+    if (t.change_depth++)
+        return;
+    atomic_store(&t.changing, 1);
+    while (atomic_load(&t.inflight))
+        raw_syscall3(SYS_sched_yield, 0, 0, 0);
+}
+
+static void change_end(void)
+{
+    if (--t.change_depth == 0)
+        atomic_store(&t.changing, 0);
+}
+
 static void set_prot(uintptr_t page, size_t len, int prot)
 {
+    change_begin();
     raw_syscall3(SYS_mprotect, page, len, prot);
+    change_end();
 }
 
 /* ---- page open counts ---- */
@@ -57,15 +85,18 @@ static size_t slot_of(uintptr_t page)
 /* Opens one tracked page for the calling context (lock held). */
 static void page_open_locked(uintptr_t page)
 {
+    change_begin();
     size_t h = slot_of(page);
     if (t.open[h].count++ == 0) {
         t.open[h].page = page;
         uint8_t st = pagemap_get(page);
         set_prot(page, PAGE, st & PM_PROT_MASK);
     }
+    change_end();
 }
 
-void page_close_locked(uintptr_t page)
+/* page_close_locked's work, inside a change. */
+static void page_close_changing(uintptr_t page)
 {
     size_t h = slot_of(page);
     if (t.open[h].page != page || t.open[h].count == 0)
@@ -91,10 +122,39 @@ void page_close_locked(uintptr_t page)
     }
 }
 
+void page_close_locked(uintptr_t page)
+{
+    change_begin();
+    page_close_changing(page);
+    change_end();
+}
+
 static int page_is_open(uintptr_t page)
 {
     size_t h = slot_of(page);
     return t.open[h].page == page && t.open[h].count;
+}
+
+int pages_completion_begin(uintptr_t a, size_t n)
+{
+    for (;;) {
+        while (atomic_load(&t.changing))
+            __builtin_ia32_pause();
+        atomic_fetch_add(&t.inflight, 1);
+        if (!atomic_load(&t.changing))
+            break;
+        atomic_fetch_sub(&t.inflight, 1);
+    }
+    /* no rights change now: the counts hold still for us to read */
+    int open = 0, pages = 0;
+    for (uintptr_t p = page_start(a); p < a + n; p += PAGE, pages++)
+        open += page_is_open(p);
+    return open == 0 ? 0 : open == pages ? 1 : -1;
+}
+
+void pages_completion_end(void)
+{
+    atomic_fetch_sub(&t.inflight, 1);
 }
 
 
@@ -256,8 +316,10 @@ void fault_track(uintptr_t start, uintptr_t end, int prot, int region)
     uint8_t state = (uint8_t)(PM_TRACKED | (region & PM_REGION_MASK) |
                               (prot & 7));
     uintptr_t p = page_start(start);
-    while (p < end && pagemap_get(p) == state)
-        p += PAGE; /* already traced: the common case */
+    /* already traced, the common case: unless an unmapping may be about
+     * to clear the state read here (then the lock waits for it) */
+    while (!atomic_load(&t.unmapping) && p < end && pagemap_get(p) == state)
+        p += PAGE;
     if (p >= end)
         return;
     sigset_t old;
@@ -297,6 +359,23 @@ void fault_untrack(uintptr_t start, uintptr_t end)
 {
     tools_unmapped(start, end);
     untrack(start, end);
+}
+
+long fault_unmap(const long *a)
+{
+    uintptr_t start = (uintptr_t)a[0], end = start + (uintptr_t)a[1];
+    tracer_sync();
+    atomic_fetch_add(&t.unmapping, 1);
+    sigset_t old;
+    int guard = pages_lock_guarded(&old);
+    long r = raw_syscall3(SYS_munmap, a[0], a[1], 0);
+    if (r == 0 && fault_tracking() && end > start)
+        pagemap_set_range(page_start(start), end, 0);
+    pages_unlock_guarded(guard, &old);
+    atomic_fetch_sub(&t.unmapping, 1);
+    if (r == 0) /* the tools' own work: not under the lock */
+        tools_unmapped(start, end);
+    return r;
 }
 
 void fault_reprotect(uintptr_t start, uintptr_t end, int prot)

@@ -35,6 +35,14 @@ void pages_open_locked(fault_open_set *s, int from);
  * when it was the last and the engine is active. */
 void page_close_locked(uintptr_t page);
 
+/* Brackets one completion of an access to [a, a+n) (no page's rights
+ * change meanwhile; nothing in between may touch traced memory, which
+ * could need the lock the change holds): 0 when its pages are closed, 1
+ * when all are open (run the instruction on them directly), -1 when some
+ * are (step it). */
+int pages_completion_begin(uintptr_t a, size_t n);
+void pages_completion_end(void);
+
 /* Whether the calling thread is in a memtap handler whose mask holds off
  * every asynchronous signal (fault.c). */
 int fault_masked(void);
