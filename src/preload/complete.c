@@ -58,6 +58,12 @@ __attribute__((used)) static const uint32_t complete_mxcsr = 0x1f80;
 
 #define LOAD(off, reg) "  mov " #off "(%rdi), %" #reg "\n"
 #define SAVE(off, reg) "  mov %" #reg ", " #off "(%rdi)\n"
+/* Every general register but rsp (the run's own) and rdi (it holds the
+ * complete_regs pointer), at its offset there. */
+#define EACH_GPR(M)                                                       \
+    M(0, rax) M(8, rcx) M(16, rdx) M(24, rbx) M(40, rbp) M(48, rsi)       \
+    M(64, r8) M(72, r9) M(80, r10) M(88, r11) M(96, r12) M(104, r13)      \
+    M(112, r14) M(120, r15)
 __asm__(".text\n"
         ".p2align 4\n"
         ".globl complete_enter\n"
@@ -74,10 +80,7 @@ __asm__(".text\n"
         "  xrstor64 (%rsi)\n"
         "  pushq 128(%rdi)\n"
         "  popfq\n"
-        LOAD(0, rax) LOAD(8, rcx) LOAD(16, rdx) LOAD(24, rbx)
-        LOAD(40, rbp) LOAD(48, rsi) LOAD(64, r8) LOAD(72, r9)
-        LOAD(80, r10) LOAD(88, r11) LOAD(96, r12) LOAD(104, r13)
-        LOAD(112, r14) LOAD(120, r15) LOAD(56, rdi)
+        EACH_GPR(LOAD) LOAD(56, rdi)
         "  jmp *16(%rsp)\n"
         ".globl complete_back\n"
         ".hidden complete_back\n"
@@ -85,10 +88,7 @@ __asm__(".text\n"
         "  xchg %rdi, 8(%rsp)\n"
         "  pushfq\n"
         "  popq 128(%rdi)\n"
-        SAVE(0, rax) SAVE(8, rcx) SAVE(16, rdx) SAVE(24, rbx)
-        SAVE(40, rbp) SAVE(48, rsi) SAVE(64, r8) SAVE(72, r9)
-        SAVE(80, r10) SAVE(88, r11) SAVE(96, r12) SAVE(104, r13)
-        SAVE(112, r14) SAVE(120, r15)
+        EACH_GPR(SAVE)
         "  mov 8(%rsp), %rax\n"
         "  mov %rax, 56(%rdi)\n"
         "  pushq $2\n"
@@ -104,6 +104,7 @@ __asm__(".text\n"
         "  pop %rbp\n  pop %rbx\n"
         "  ret\n"
         ".size complete_enter, .-complete_enter\n");
+#undef EACH_GPR
 #undef LOAD
 #undef SAVE
 
