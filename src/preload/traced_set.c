@@ -138,8 +138,8 @@ static int page_is_open(uintptr_t page)
 int pages_completion_begin(uintptr_t a, size_t n)
 {
     for (;;) {
-        while (atomic_load(&t.changing))
-            __builtin_ia32_pause();
+        while (atomic_load(&t.changing)) /* its changer needs the CPU */
+            raw_syscall3(SYS_sched_yield, 0, 0, 0);
         atomic_fetch_add(&t.inflight, 1);
         if (!atomic_load(&t.changing))
             break;
