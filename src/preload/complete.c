@@ -405,11 +405,18 @@ static void *xsave_area(const ucontext_t *uc, uint32_t *mask)
     return (void *)(uintptr_t)fp;
 }
 
-static int mem_io(long nr, void *buf, size_t n, uint64_t addr)
+/* In a forked child (however it forked), the descriptor and pid this
+ * process's own: 0, or -1. */
+static int own_process(void)
 {
     int forked = c.forked_mark ? atomic_load(c.forked_mark) == 0
                                : raw_syscall3(SYS_getpid, 0, 0, 0) != c.pid;
-    if (forked && open_mem() != 0)
+    return forked ? open_mem() : 0;
+}
+
+static int mem_io(long nr, void *buf, size_t n, uint64_t addr)
+{
+    if (own_process() != 0)
         return -1;
     long got = raw_syscall6(nr, c.fd, (long)buf, (long)n, (long)addr, 0, 0);
     return got == (long)n ? 0 : -1;
@@ -438,11 +445,8 @@ int complete_push(uint64_t sp, uint64_t value)
 {
     /* process_vm_writev keeps the page's rights (a guard page refuses),
      * which /proc/self/mem would override */
-    if (c.forked_mark ? atomic_load(c.forked_mark) == 0
-                      : raw_syscall3(SYS_getpid, 0, 0, 0) != c.pid) {
-        if (open_mem() != 0)
-            return -1;
-    }
+    if (own_process() != 0)
+        return -1;
     struct iovec local = { &value, sizeof value };
     struct iovec remote = { (void *)(uintptr_t)sp, sizeof value };
     long n = raw_syscall6(SYS_process_vm_writev, c.pid, (long)&local, 1,
