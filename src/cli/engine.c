@@ -18,6 +18,7 @@
 #include "rt/abi.h"
 #include "symbols/elfimage.h"
 #include "sys/own_modules.h"
+#include "sys/shebang.h"
 
 #include "memtap/trace.h"
 
@@ -54,20 +55,8 @@ static int script_interpreter(const char *path, char **argv, char *interp,
         return 0;
     line[n] = '\0';
     line[strcspn(line, "\n")] = '\0';
-    char *p = line + 2 + strspn(line + 2, " \t");
-    char *name = p;
-    p += strcspn(p, " \t");
-    char *arg = NULL;
-    if (*p) {
-        *p++ = '\0';
-        p += strspn(p, " \t");
-        if (*p) {
-            arg = p; /* the rest of the line, as the kernel passes it */
-            size_t len = strlen(arg);
-            while (len && (arg[len - 1] == ' ' || arg[len - 1] == '\t'))
-                arg[--len] = '\0';
-        }
-    }
+    char *name, *arg;
+    shebang_split(line + 2, &name, &arg); /* no INTERP: not found below */
     const char *base = strrchr(name, '/');
     int via_env = base && strcmp(base + 1, "env") == 0 && arg &&
                   arg[0] != '-' && !strchr(arg, ' ');

@@ -13,6 +13,7 @@
 
 #include "cache/key.h"
 #include "sys/rawsys.h"
+#include "sys/shebang.h"
 
 #include <elf.h>
 #include <errno.h>
@@ -156,35 +157,6 @@ const char *execcopy_path(const char *path, char *out, size_t cap)
     return exists(out) ? out : path;
 }
 
-/* The interpreter line's two parts as the kernel splits them: INTERP up
- * to the first blank, ARG the rest with blanks around it cut (NULL when
- * empty).  line is changed in place; 0, or -1 when there is no INTERP. */
-static int split_interpreter(char *line, char **name, char **arg)
-{
-    char *p = line;
-    while (*p == ' ' || *p == '\t')
-        p++;
-    *name = p;
-    while (*p && *p != ' ' && *p != '\t')
-        p++;
-    if (p == *name)
-        return -1;
-    *arg = NULL;
-    if (!*p)
-        return 0;
-    *p++ = '\0';
-    while (*p == ' ' || *p == '\t')
-        p++;
-    char *end = p;
-    for (char *q = p; *q; q++)
-        if (*q != ' ' && *q != '\t')
-            end = q + 1;
-    *end = '\0';
-    if (*p)
-        *arg = p;
-    return 0;
-}
-
 char **execcopy_script(const char *path, char *const *argv, char *space,
                        size_t cap, char **interp, size_t *used)
 {
@@ -209,7 +181,7 @@ char **execcopy_script(const char *path, char *const *argv, char *space,
         return NULL; /* the line is longer than the kernel reads */
     *nl = '\0';
     char *name, *arg;
-    if (split_interpreter(line + 2, &name, &arg) != 0)
+    if (shebang_split(line + 2, &name, &arg) != 0)
         return NULL;
     size_t argc = 0;
     while (argv && argv[argc])
