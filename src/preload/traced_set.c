@@ -335,13 +335,19 @@ void fault_track(uintptr_t start, uintptr_t end, int prot, int region)
     pages_unlock_guarded(guard, &old);
 }
 
+/* Clears the state of [start, end): its pages are traced no more. */
+static void forget(uintptr_t start, uintptr_t end)
+{
+    if (fault_tracking() && end > start)
+        pagemap_set_range(page_start(start), end, 0);
+}
+
 static void untrack(uintptr_t start, uintptr_t end)
 {
     /* accesses logged before (rewritten code) are judged by the set as it
      * was when they were made */
     tracer_sync();
-    if (fault_tracking() && end > start)
-        pagemap_set_range(page_start(start), end, 0);
+    forget(start, end);
 }
 
 void fault_move(uintptr_t old, size_t old_len, uintptr_t new_addr,
@@ -364,13 +370,13 @@ void fault_untrack(uintptr_t start, uintptr_t end)
 long fault_unmap(const long *a)
 {
     uintptr_t start = (uintptr_t)a[0], end = start + (uintptr_t)a[1];
-    tracer_sync();
+    tracer_sync(); /* as untrack does */
     atomic_fetch_add(&t.unmapping, 1);
     sigset_t old;
     int guard = pages_lock_guarded(&old);
     long r = raw_syscall3(SYS_munmap, a[0], a[1], 0);
-    if (r == 0 && fault_tracking() && end > start)
-        pagemap_set_range(page_start(start), end, 0);
+    if (r == 0)
+        forget(start, end);
     pages_unlock_guarded(guard, &old);
     atomic_fetch_sub(&t.unmapping, 1);
     if (r == 0) /* the tools' own work: not under the lock */
