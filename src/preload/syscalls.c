@@ -318,6 +318,44 @@ static long call_as_program(ucontext_t *uc, int unmasked, long nr,
     return ret;
 }
 
+/* The call with the traced pages of its arguments open: an exposed
+ * window when other threads run meanwhile. */
+static long call_opened(ucontext_t *uc, const sys_spec *sp, long nr,
+                        const long *a)
+{
+    opened o;
+    o.n = 0;
+    if (sp && fault_enabled()) /* with nothing protected, none to open */
+        open_args(&o, sp, a);
+    if (o.n)
+        fault_note_exposed(); /* the call may block: others run */
+    long ret = call_as_program(uc, !fault_enabled(), nr, a);
+    close_all(&o);
+    return ret;
+}
+
+/* A call that met a closed page.  Another thread may have traced a page
+ * of its arguments after this call looked (a new malloc arena's lock, say):
+ * it goes once more as the table is now.  If it still fails, the memory is
+ * one the table does not describe, and every page is opened for it (an
+ * exposed window when others run). */
+static long retry_closed(ucontext_t *uc, const sys_spec *sp, long nr,
+                         const long *a)
+{
+    long ret;
+    if (nr == SYS_futex && futex_emulate(a, &uc->uc_sigmask, &ret))
+        return ret;
+    ret = call_opened(uc, sp, nr, a);
+    if (ret != -EFAULT)
+        return ret;
+    atomic_fetch_add(&s.reopened, 1);
+    fault_note_exposed();
+    fault_set_active(0);
+    ret = raw_syscall6(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
+    fault_set_active(1);
+    return ret;
+}
+
 #define BOUNCE_MAX (64u << 20)
 
 /* Whether a bounced call is one of these: its buffer in a[1], its length
@@ -421,24 +459,12 @@ static void on_sigsys_body(int sig, siginfo_t *si, ucontext_t *uc)
                             (uintptr_t)a[0] + (uintptr_t)a[1], (int)a[2]);
     } else {
         const sys_spec *sp = spec_of(nr);
-        opened o;
-        o.n = 0;
         long old_break = nr == SYS_brk ? raw_syscall3(SYS_brk, 0, 0, 0) : 0;
-        if (sp && fault_enabled()) /* with nothing protected, none to open */
-            open_args(&o, sp, a);
         if (nr == SYS_mmap && (a[3] & MAP_FIXED))
             tools_before_fixed((uintptr_t)a[0], (size_t)a[1]);
-        if (o.n)
-            fault_note_exposed(); /* the call may block: others run */
-        ret = call_as_program(uc, !fault_enabled(), nr, a);
-        close_all(&o);
-        if (ret == -EFAULT && fault_active()) {
-            /* memory the table does not describe: open everything once */
-            atomic_fetch_add(&s.reopened, 1);
-            fault_set_active(0);
-            ret = raw_syscall6(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
-            fault_set_active(1);
-        }
+        ret = call_opened(uc, sp, nr, a);
+        if (ret == -EFAULT && fault_active())
+            ret = retry_closed(uc, sp, nr, a);
         if (nr == SYS_sigaltstack && a[0] && ret == 0) {
             /* the kernel restores the stack of uc on return from this
              * handler: the new one must be there */
