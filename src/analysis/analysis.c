@@ -126,18 +126,27 @@ static void add_counts(analysis_counts *to, const analysis_counts *from)
 /* The bypass rule that leaves the operand uninstrumented (its index in
  * analysis_counts.bypass: stack, static, read-only, tested loads,
  * ignored), or -1. */
+static int in_ranges(const select_range *r, unsigned n, uint64_t addr)
+{
+    for (unsigned i = 0; i < n; i++)
+        if (addr >= r[i].lo && addr < r[i].hi)
+            return 1;
+    return 0;
+}
+
 static int bypass_rule(const analysis *a, const sel_expr *x)
 {
-    unsigned rules = a->params.bypass;
-    if ((rules & BYPASS_LOADS) && x->read && !x->write)
+    const select_params *p = &a->params;
+    unsigned rules = p->bypass;
+    if ((rules & BYPASS_LOADS) && x->read && !x->write &&
+        (!p->ntested || in_ranges(p->tested, p->ntested, x->addr)))
         return 3;
     if ((rules & BYPASS_STACK) && x->stack)
         return 0;
     if (!x->fixed)
         return -1;
-    for (unsigned i = 0; (rules & BYPASS_IGNORED) && i < a->params.nignore; i++)
-        if (x->target >= a->params.ignore[i].lo && x->target < a->params.ignore[i].hi)
-            return 4;
+    if ((rules & BYPASS_IGNORED) && in_ranges(p->ignore, p->nignore, x->target))
+        return 4;
     image_memory mem = image_memory_at(a->img, x->target);
     if ((rules & BYPASS_STATIC) && mem == IMAGE_MEM_WRITABLE)
         return 1;

@@ -25,6 +25,7 @@ void select_params_default(select_params *p)
     p->nonselective = 0;
     p->bypass = 0;
     p->nignore = 0;
+    p->ntested = 0;
 }
 
 const char *select_params_check(const select_params *p)

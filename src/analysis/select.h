@@ -26,12 +26,18 @@ enum select_bypass {
                                    (--ignore-read-only; --only without
                                    stack, whose filter drops it too) */
     BYPASS_LOADS = 1u << 3,     /* loads that do not also store: the code
-                                   is tested (--tested) */
+                                   is tested (--tested; only the ranges of
+                                   select_params.tested, if any) */
     BYPASS_IGNORED = 1u << 4,   /* RIP-relative or absolute into a range
                                    of select_params.ignore (--ignore) */
 };
 #define BYPASS_RULES 5
 #define SELECT_IGNORE_MAX 16
+
+/* [lo, hi) in the file's link-time addresses. */
+typedef struct select_range {
+    uint64_t lo, hi;
+} select_range;
 
 typedef struct select_params {
     double omega;          /* cost factor in [0, 1] */
@@ -39,8 +45,12 @@ typedef struct select_params {
     bid_scores scores;     /* s1 < s2 < s3, s1 + s2 < s3 */
     int nonselective;      /* instrument every memory instruction */
     unsigned bypass;       /* enum select_bypass */
-    struct { uint64_t lo, hi; } ignore[SELECT_IGNORE_MAX]; /* link-time */
+    select_range ignore[SELECT_IGNORE_MAX]; /* operands' targets */
     unsigned nignore;
+    select_range tested[SELECT_IGNORE_MAX]; /* code whose loads
+                                               BYPASS_LOADS skips; none:
+                                               the whole file */
+    unsigned ntested;
 } select_params;
 
 /* omega 0.25, C 64, scores 1, 3, 5. */

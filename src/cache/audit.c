@@ -35,7 +35,7 @@ static struct {
     const char *command;  /* MEMTAP_COMMAND: the memtap that fills it */
     char bypass[64];      /* "MEMTAP_BYPASS=..." and "MEMTAP_TESTED=...":
                              the bypass rules copies are made with */
-    char tested[1100];
+    char tested[sizeof ENV_TESTED + ENV_TESTED_MAX];
 } cfg;
 
 static char chosen[PATH_MAX]; /* the loader copies it before asking again */

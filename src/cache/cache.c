@@ -30,20 +30,39 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* Whether the file at path is one the --tested list names: its base name,
- * or its base name up to a '.' after the listed name (libfoo: libfoo.so.1). */
-static int is_tested(const char *list, const char *path)
+/* The --tested list (MEMTAP_TESTED) as it applies to the file at path:
+ * BYPASS_LOADS for all of it when an item is its base name (or its base
+ * name up to a '.' after the item: libfoo names libfoo.so.1), or for the
+ * ranges of the items "PATH@LO-HI" that name it. */
+static void apply_tested(const char *list, const char *path,
+                         select_params *p)
 {
     const char *slash = strrchr(path, '/');
     const char *base = slash ? slash + 1 : path;
+    size_t path_len = strlen(path);
+    int whole = 0;
     while (*list) {
         size_t len = strcspn(list, ",");
-        if (len && strncmp(base, list, len) == 0 &&
-            (base[len] == '\0' || base[len] == '.'))
-            return 1;
+        const char *at = memchr(list, '@', len);
+        if (!at) {
+            whole |= len && strncmp(base, list, len) == 0 &&
+                     (base[len] == '\0' || base[len] == '.');
+        } else if ((size_t)(at - list) == path_len &&
+                   strncmp(list, path, path_len) == 0 &&
+                   p->ntested < SELECT_IGNORE_MAX) {
+            char *end;
+            select_range r;
+            r.lo = strtoull(at + 1, &end, 16);
+            r.hi = *end == '-' ? strtoull(end + 1, &end, 16) : 0;
+            if (r.hi > r.lo)
+                p->tested[p->ntested++] = r;
+        }
         list += len + (list[len] == ',');
     }
-    return 0;
+    if (whole)
+        p->ntested = 0;
+    if (whole || p->ntested)
+        p->bypass |= BYPASS_LOADS;
 }
 
 /* The settings a copy of the file at path is rewritten with:
@@ -54,8 +73,7 @@ static void copy_options(const cache *c, const char *path, rewrite_options *o)
     select_params_default(&o->params);
     o->params.nonselective = 1;
     o->params.bypass = c->bypass;
-    if (is_tested(c->tested, path))
-        o->params.bypass |= BYPASS_LOADS;
+    apply_tested(c->tested, path, &o->params);
 }
 
 static int mkdirs(char *path)

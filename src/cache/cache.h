@@ -11,13 +11,16 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include "sys/env.h"
+
 typedef struct cache {
     char dir[PATH_MAX];   /* the copies */
     char salt[128];       /* what the keys take from memtap and its settings */
     unsigned bypass;      /* the bypass rules copies are rewritten with
                              ($MEMTAP_BYPASS, enum select_bypass) */
-    char tested[1024];    /* modules whose loads are not instrumented
-                             ($MEMTAP_TESTED: base names, comma-separated) */
+    char tested[ENV_TESTED_MAX]; /* code whose loads are not instrumented
+                             ($MEMTAP_TESTED: module base names and
+                             PATH@LO-HI ranges, comma-separated) */
 } cache;
 
 /* Opens the cache: dir if given, else $MEMTAP_CACHE_DIR, else

@@ -81,6 +81,20 @@ int cli_parse_range(const char *opt, const char *arg, const char *file,
     return 0;
 }
 
+int cli_function_range(const char *file, const char *name, uint64_t *lo,
+                       uint64_t *hi)
+{
+    elf_symbol sym;
+    int rc = symbol_of(file, name, &sym);
+    if (rc)
+        return rc;
+    if (!sym.is_func || !sym.size)
+        return 1;
+    *lo = sym.addr;
+    *hi = sym.addr + sym.size;
+    return 0;
+}
+
 int cli_parse_site(const char *arg, const char *file, uint64_t *lo,
                    uint64_t *hi)
 {

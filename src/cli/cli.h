@@ -39,18 +39,23 @@ int cli_find_program(const char *name, char *out, size_t cap);
 struct select_params;
 /* The selection options analyze and instrument share: 'w' --omega,
  * 'c' --chunk, 's' --scores, 'n' --nonselective, and the bypass rules 'O'
- * --only, 'R' --ignore-read-only, 'L' --tested, 'I' --ignore (kept until
- * cli_select_ignores resolves them in the file).  Returns 0, or 1 after
- * printing an error. */
+ * --only, 'R' --ignore-read-only, 'L' --tested[=LIST], 'I' --ignore (the
+ * ranges kept until cli_select_ranges resolves them in the file).
+ * Returns 0, or 1 after printing an error. */
 int cli_select_option(int c, const char *arg, struct select_params *p,
                       const char *cmd);
-int cli_select_ignores(struct select_params *p, const char *file);
+int cli_select_ranges(struct select_params *p, const char *file);
 
 /* The argument of opt (--ignore, --watch): A-B (hexadecimal addresses)
  * or SYMBOL (a symbol of file with a size): the range [lo, hi).  0, or 1
  * after printing an error. */
 int cli_parse_range(const char *opt, const char *arg, const char *file,
                     uint64_t *lo, uint64_t *hi);
+/* The function called name in file (with a size), as the link-time range
+ * [lo, hi): 0, 1 when there is none, -1 after saying why the file cannot
+ * be read. */
+int cli_function_range(const char *file, const char *name, uint64_t *lo,
+                       uint64_t *hi);
 /* Whether an --ignore argument is a range A-B (else a symbol). */
 int cli_is_range(const char *arg);
 /* --watch KIND@FUNCTION[+OFFSET]: the call site (a return address, as
@@ -74,8 +79,10 @@ int cli_parse_only(const char *list, unsigned *bypass);
     "                     read-only memory (left out with stack)\n"           \
     "  --ignore-read-only operands into the file's read-only memory are not\n"\
     "                     instrumented\n"                                     \
-    "  --tested           the file's code is known correct: its loads are\n" \
-    "                     not instrumented (its stores are)\n"               \
+    "  --tested[=LIST]    code known correct: its loads are not\n"         \
+    "                     instrumented (its stores are); the whole file, or\n"\
+    "                     the comma-separated A-B ranges (hexadecimal,\n"    \
+    "                     link-time) and functions of LIST\n"                \
     "  --ignore A-B|SYM   operands into [A, B) (hexadecimal, link-time) or\n"\
     "                     into the symbol SYM are not instrumented\n"
 
@@ -99,8 +106,10 @@ typedef struct trace_launch {
                              static, stack), or NULL: heap,static */
     int ignore_read_only; /* rewritten code skips operands into read-only
                              memory */
-    const char *tested;   /* modules whose loads rewritten code skips
-                             (base names, comma-separated), or NULL */
+    const char *tested;   /* code whose loads rewritten code skips
+                             (comma-separated module base names, and
+                             ranges A-B and functions of the program),
+                             or NULL */
     const char *const *ignore; /* --ignore arguments: ranges, symbols */
     unsigned nignore;
     const char *const *watch;  /* --watch arguments: ranges, symbols,

@@ -406,10 +406,35 @@ static int parse_u64(const char *s, int base, uint64_t *out)
     return 0;
 }
 
-/* The --ignore arguments, until the file they name ranges of is known. */
+/* The --ignore and --tested=LIST arguments, until the file they name
+ * ranges of is known. */
 static const char *ignore_args[SELECT_IGNORE_MAX];
+static const char *tested_args[SELECT_IGNORE_MAX];
+static unsigned ntested_args;
 
-int cli_select_ignores(select_params *p, const char *file)
+/* The ranges of the comma-separated items of list (A-B or SYMBOL of file)
+ * appended to r[*n]; 0, or 1 after printing an error. */
+static int parse_range_list(const char *opt, const char *list,
+                            const char *file, select_range *r, unsigned *n)
+{
+    while (*list) {
+        size_t len = strcspn(list, ",");
+        char item[256];
+        if (len >= sizeof item)
+            return cli_error(opt, "'%.*s': too long", (int)len, list);
+        if (*n == SELECT_IGNORE_MAX)
+            return cli_error(opt, "at most %d ranges", SELECT_IGNORE_MAX);
+        memcpy(item, list, len);
+        item[len] = '\0';
+        if (len && cli_parse_range(opt, item, file, &r[*n].lo, &r[*n].hi))
+            return 1;
+        *n += len != 0;
+        list += len + (list[len] == ',');
+    }
+    return 0;
+}
+
+int cli_select_ranges(select_params *p, const char *file)
 {
     for (unsigned i = 0; i < p->nignore; i++)
         if (cli_parse_range("--ignore", ignore_args[i], file, &p->ignore[i].lo,
@@ -417,6 +442,11 @@ int cli_select_ignores(select_params *p, const char *file)
             return 1;
     if (p->nignore)
         p->bypass |= BYPASS_IGNORED;
+    p->ntested = 0;
+    for (unsigned i = 0; i < ntested_args; i++)
+        if (parse_range_list("--tested", tested_args[i], file, p->tested,
+                             &p->ntested))
+            return 1;
     return 0;
 }
 
@@ -436,10 +466,15 @@ int cli_select_option(int c, const char *arg, select_params *p,
     case 'R':
         p->bypass |= BYPASS_READ_ONLY;
         return 0;
-    case 'L':
+    case 'L': /* --tested: the whole file; --tested=LIST: its ranges */
         p->bypass |= BYPASS_LOADS;
+        if (arg && ntested_args == SELECT_IGNORE_MAX)
+            return cli_error(cmd, "--tested: at most %d lists",
+                             SELECT_IGNORE_MAX);
+        if (arg)
+            tested_args[ntested_args++] = arg;
         return 0;
-    case 'I': /* resolved once the file is known (cli_select_ignores) */
+    case 'I': /* resolved once the file is known (cli_select_ranges) */
         if (p->nignore == SELECT_IGNORE_MAX)
             return cli_error(cmd, "--ignore: at most %d ranges",
                              SELECT_IGNORE_MAX);
@@ -474,7 +509,7 @@ static int parse_opts(int argc, char **argv, analyze_opts *o, const char **path)
         {"nonselective", no_argument, 0, 'n'},
         {"only", required_argument, 0, 'O'},
         {"ignore-read-only", no_argument, 0, 'R'},
-        {"tested", no_argument, 0, 'L'},
+        {"tested", optional_argument, 0, 'L'},
         {"ignore", required_argument, 0, 'I'},
         {"profile", required_argument, 0, 'p'},
         {"block", required_argument, 0, 'b'},
@@ -533,7 +568,7 @@ static int parse_opts(int argc, char **argv, analyze_opts *o, const char **path)
         return 2;
     }
     *path = argv[optind];
-    if (cli_select_ignores(&o->params, *path))
+    if (cli_select_ranges(&o->params, *path))
         return 2;
     const char *why = select_params_check(&o->params);
     if (why)

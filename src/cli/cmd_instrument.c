@@ -118,7 +118,7 @@ int cmd_instrument(int argc, char **argv)
         { "nonselective", no_argument, NULL, 'n' },
         { "only", required_argument, NULL, 'O' },
         { "ignore-read-only", no_argument, NULL, 'R' },
-        { "tested", no_argument, NULL, 'L' },
+        { "tested", optional_argument, NULL, 'L' },
         { "ignore", required_argument, NULL, 'I' },
         { "mode", required_argument, NULL, 'm' },
         { "profile", no_argument, NULL, 'p' },
@@ -165,7 +165,7 @@ int cmd_instrument(int argc, char **argv)
         return 2;
     }
     const char *in = argv[optind];
-    if (cli_select_ignores(&o.params, in))
+    if (cli_select_ranges(&o.params, in))
         return 2;
     const char *why = select_params_check(&o.params);
     if (why)

@@ -107,9 +107,11 @@ static const char usage[] =
     "                     in a function (malloc@parse); the fault engine\n"
     "                     protects only their pages, so its cost follows\n"
     "                     their accesses\n"
-    "  --tested LIB[,LIB] code known correct: the loads of these modules\n"
-    "                     (base names; libfoo names libfoo.so.1) are not\n"
-    "                     instrumented, their stores are (static engine)\n"
+    "  --tested LIST      code known correct: its loads are not\n"
+    "                     instrumented, its stores are (static engine);\n"
+    "                     LIST is comma-separated: ranges A-B (hexadecimal,\n"
+    "                     link-time) and functions of the program, and\n"
+    "                     modules by base name (libfoo names libfoo.so.1)\n"
     "  -h, --help         show this help\n"
     "\n"
     "environment passed to the program:\n"
@@ -578,10 +580,48 @@ static void set_bypass_env(const trace_launch *l)
     char hex[16];
     snprintf(hex, sizeof hex, "0x%x", bypass);
     setenv(ENV_BYPASS, hex, 1);
-    if (l->tested)
-        setenv(ENV_TESTED, l->tested, 1);
+}
+
+/* MEMTAP_TESTED for cache.c, from the --tested list: a range A-B or a
+ * function of the program as "PROGRAM@LO-HI" (link-time), anything else
+ * as the base name of a module.  0, or 1 after printing an error. */
+static int set_tested_env(const char *tested, const char *prog)
+{
+    char list[ENV_TESTED_MAX] = "", real[PATH_MAX], item[256];
+    size_t used = 0;
+    unsigned ranges = 0;
+    if (!realpath(prog, real))
+        snprintf(real, sizeof real, "%s", prog);
+    for (const char *s = tested ? tested : ""; *s;) {
+        size_t len = strcspn(s, ",");
+        if (len >= sizeof item)
+            return cli_error("--tested", "'%.*s': too long", (int)len, s);
+        memcpy(item, s, len);
+        item[len] = '\0';
+        s += len + (s[len] == ',');
+        uint64_t lo, hi;
+        int rc = cli_is_range(item)
+                     ? cli_parse_range("--tested", item, prog, &lo, &hi)
+                     : cli_function_range(prog, item, &lo, &hi);
+        if (rc < 0 || (rc && cli_is_range(item)))
+            return 1;
+        if (!rc && ++ranges > SELECT_IGNORE_MAX)
+            return cli_error("--tested", "at most %d ranges",
+                             SELECT_IGNORE_MAX);
+        int k = rc ? snprintf(list + used, sizeof list - used, "%s%s",
+                              used ? "," : "", item)
+                   : snprintf(list + used, sizeof list - used,
+                              "%s%s@0x%" PRIx64 "-0x%" PRIx64,
+                              used ? "," : "", real, lo, hi);
+        if (k < 0 || (size_t)k >= sizeof list - used)
+            return cli_error("--tested", "too long a list");
+        used += (size_t)k;
+    }
+    if (used)
+        setenv(ENV_TESTED, list, 1);
     else
         unsetenv(ENV_TESTED);
+    return 0;
 }
 
 /* One list of ranges for env (of option opt): ranges as they are, symbols (or, with
@@ -656,7 +696,8 @@ int cli_trace_program(char **prog_argv, const trace_launch *l, char *abs_out,
     if (l->compress)
         setenv(ENV_COMPRESS, l->compress, 1);
     set_bypass_env(l);
-    if (set_ranges_env(ENV_IGNORE, "--ignore", l->ignore, l->nignore, 0,
+    if (set_tested_env(l->tested, prog) ||
+        set_ranges_env(ENV_IGNORE, "--ignore", l->ignore, l->nignore, 0,
                        prog) ||
         set_ranges_env(ENV_WATCH, "--watch", l->watch, l->nwatch, 0, prog) ||
         set_ranges_env(ENV_WATCH_SITES, "--watch", l->watch, l->nwatch, 1,

@@ -34,8 +34,10 @@
 #define ENV_CACHE_SALT "MEMTAP_CACHE_SALT" /* the settings' part of keys */
 #define ENV_COMMAND "MEMTAP_COMMAND"       /* the memtap that fills it */
 #define ENV_BYPASS "MEMTAP_BYPASS"         /* the bypass rules of copies */
-#define ENV_TESTED "MEMTAP_TESTED"         /* modules whose loads copies
-                                              skip */
+#define ENV_TESTED "MEMTAP_TESTED"         /* code whose loads copies
+                                              skip: modules, PATH@LO-HI */
+#define ENV_TESTED_MAX 4096                /* its longest value, with the
+                                              terminator */
 /* where things are, and measurement switches */
 #define ENV_PRELOAD "MEMTAP_PRELOAD"       /* libmemtap.so */
 #define ENV_DUCKDB "MEMTAP_DUCKDB"         /* DuckDB's library */

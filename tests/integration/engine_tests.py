@@ -489,5 +489,77 @@ def test_engine_fallback():
         _, p = run(prog("static_prog"), engine=engine, expect_rc=1)
         check("neither engine can trace it" in p.stderr, "%s: static executable: %s" % (engine, p.stderr))
 
+def loads_stores(trace):
+    """{(function, kind): records} of tested_parts' two functions, and the
+    loads and stores whose instruction is in libc."""
+    info = memtap("info", trace).stdout
+    bases = sorted((int(b, 16), path) for b, path in
+                   re.findall(r"^module \d+: 0x([0-9a-f]+) \S+ (\S+)$", info, re.M))
+    libc = [(b, bases[i + 1][0] if i + 1 < len(bases) else 1 << 64)
+            for i, (b, path) in enumerate(bases) if path.endswith("/libc.so.6")][0]
+    counts, pcs = {}, {"L": set(), "S": set()}
+    for line in memtap("show", "--format", "csv", trace).stdout.splitlines()[1:]:
+        f = line.split(",")
+        if f[2] not in ("L", "S"):
+            continue
+        func = f[12].split("+")[0]
+        where = func if func in ("checked_sum", "fresh_sum") else \
+            "libc" if libc[0] <= int(f[3], 16) < libc[1] else None
+        if where:
+            counts[(where, f[2])] = counts.get((where, f[2]), 0) + 1
+        if where == "libc":
+            pcs[f[2]].add(f[3])
+    # a load at an instruction that also stores is a read-modify-write
+    counts[("libc", "pure L")] = len(pcs["L"] - pcs["S"])
+    return counts
+
+
+def test_engine_tested_ranges():
+    """--tested with a function, a range and a module: tested_parts.c's
+    checked_sum makes 40 loads and 10 stores of a heap block, fresh_sum 30
+    loads; the loads of the code named (and only those) are not recorded,
+    its stores are; analyze and instrument take --tested=LIST."""
+    def run_tested(*opts):
+        trace, _ = run(prog("tested_parts"), out="tested.mtr", opts=opts)
+        return loads_stores(trace)
+    everything = run_tested()
+    want = {("checked_sum", "L"): 40, ("checked_sum", "S"): 10, ("fresh_sum", "L"): 30}
+    check_eq({k: everything.get(k, 0) for k in want}, want, "nothing tested")
+    check(everything[("libc", "pure L")] > 0 and everything.get(("libc", "S"), 0) > 0,
+          "libc loads and stores: %r" % everything)
+    syms = subprocess.run(["nm", "-S", prog("tested_parts")], capture_output=True, text=True).stdout
+    start, size = re.search(r"^([0-9a-f]+) ([0-9a-f]+) T checked_sum$", syms, re.M).groups()
+    span = "%x-%x" % (int(start, 16), int(start, 16) + int(size, 16))
+    for opts in (("--tested", "checked_sum"), ("--tested", span)):
+        got = run_tested(*opts)
+        check_eq({k: got.get(k, 0) for k in want}, {**want, ("checked_sum", "L"): 0},
+                 "%s: its loads gone, its stores and the rest kept" % (opts,))
+        check_eq(got[("libc", "pure L")], everything[("libc", "pure L")], "%s: libc untouched" % (opts,))
+    got = run_tested("--tested", "libc,fresh_sum")
+    check_eq({k: got.get(k, 0) for k in want}, {**want, ("fresh_sum", "L"): 0},
+             "--tested libc,fresh_sum: fresh_sum's loads gone")
+    check(got[("libc", "pure L")] == 0 and got.get(("libc", "S"), 0) > 0,
+          "--tested libc: no libc loads (but those of read-modify-writes), "
+          "its stores kept: %r" % got)
+    # analyze: the load operands of the functions (one each, in the loop
+    # body), and more in the whole file
+    def tested_loads(*opts):
+        out = json.loads(memtap("analyze", "--json", "--nonselective", *opts,
+                                prog("tested_parts")).stdout)
+        return out["total"]["bypass"]["tested_loads"]
+    whole, checked, both = (tested_loads(*o) for o in
+                             (("--tested",), ("--tested=checked_sum",), ("--tested=fresh_sum," + span,)))
+    check(checked == 1 and both == 2 and whole > both,
+          "analyze: whole %d, checked_sum %d, both %d" % (whole, checked, both))
+    copy = os.path.join(TMP, "tested_copy")
+    text = memtap("instrument", "--nonselective", "--tested=checked_sum", "-o", copy,
+                  prog("tested_parts")).stdout
+    check(re.search(r"^  bypassed +1 \(.*tested loads 1,", text, re.M), "instrument: %s" % text)
+    _, p = run(prog("tested_parts"), out="tested_bad.mtr", opts=("--tested", "20-10"), expect_rc=1)
+    check("empty range" in p.stderr, "--tested 20-10: %s" % p.stderr)
+    p = memtap("analyze", "--tested=no_such_function", prog("tested_parts"), check_rc=False)
+    check(p.returncode != 0 and "neither a range" in p.stderr, "analyze: %s" % p.stderr)
+
+
 if __name__ == "__main__":
     sys.exit(run_named(globals(), sys.argv[1]))
