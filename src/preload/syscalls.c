@@ -378,6 +378,18 @@ static int bounceable(long nr, const long *a, int *into)
     }
 }
 
+/* Bytes a bounced call read, copied to the program's buffer at to: they
+ * must land, through an opened page if /proc/self/mem will not. */
+static void land(uint64_t to, const void *from, size_t n)
+{
+    if (complete_poke(to, from, n) != 0) {
+        fault_open_set o;
+        fault_open(&o, to, n);
+        memcpy((void *)(uintptr_t)to, from, n);
+        fault_close(&o);
+    }
+}
+
 /* read, pread64, recvfrom, write, pwrite64 and sendto on a traced buffer
  * while other threads run: through a buffer of memtap's, the program's
  * bytes read or written through /proc/self/mem, so no page of the program
@@ -400,15 +412,90 @@ static int bounced_io(long nr, const long *a, long *ret)
     int done = into || complete_peek((void *)m, n, buf) == 0;
     if (done) {
         *ret = raw_syscall6(nr, a[0], m, a[2], a[3], a[4], a[5]);
-        if (into && *ret > 0 &&
-            complete_poke(buf, (const void *)m, (size_t)*ret) != 0) {
-            fault_open_set o; /* the bytes are read: they must land */
-            fault_open(&o, buf, (size_t)*ret);
-            memcpy((void *)buf, (const void *)m, (size_t)*ret);
-            fault_close(&o);
-        }
+        if (into && *ret > 0)
+            land(buf, (const void *)m, (size_t)*ret);
     }
     raw_syscall3(SYS_munmap, m, len, 0);
+    return done;
+}
+
+/* Whether a bounced vector call is one of these: its iovec array in a[1],
+ * their count in a[2]; *into when the kernel writes the buffers. */
+static int vector_call(long nr, int *into)
+{
+    *into = nr == SYS_readv || nr == SYS_preadv || nr == SYS_preadv2;
+    return *into || nr == SYS_writev || nr == SYS_pwritev ||
+           nr == SYS_pwritev2;
+}
+
+/* The program's iovec array at addr (read through /proc/self/mem when
+ * traced) into iov: 0, or -1. */
+static int read_iovecs(struct iovec *iov, uint64_t addr, long cnt)
+{
+    size_t len = (size_t)cnt * sizeof *iov;
+    if (fault_is_tracked(addr, len))
+        return complete_peek(iov, len, addr);
+    memcpy(iov, (const void *)(uintptr_t)addr, len);
+    return 0;
+}
+
+/* readv, preadv(2), writev and pwritev(2) whose buffers are all traced,
+ * while other threads run: as bounced_io, the same call made on memtap's
+ * buffers (one per iovec, the array first in the same mapping).  A call
+ * that mixes traced and untraced buffers keeps the general path. */
+static int bounced_vector_io(long nr, const long *a, long *ret)
+{
+    int into;
+    long cnt = a[2];
+    if (!vector_call(nr, &into) || cnt <= 0 || cnt > 1024 ||
+        !fault_active() || !world_others_registered() || complete_fd() < 0)
+        return 0;
+    size_t head = ((size_t)cnt * sizeof(struct iovec) + 4095) & ~(size_t)4095;
+    long m = raw_syscall6(SYS_mmap, 0, (long)head, PROT_READ | PROT_WRITE,
+                          MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (RAW_FAILED(m))
+        return 0;
+    struct iovec *orig = (struct iovec *)m;
+    size_t total = 0;
+    int ok = read_iovecs(orig, (uint64_t)a[1], cnt) == 0;
+    for (long i = 0; ok && i < cnt; i++) {
+        total += orig[i].iov_len;
+        ok = total <= BOUNCE_MAX &&
+             (orig[i].iov_len == 0 ||
+              fault_traced_allows((uint64_t)(uintptr_t)orig[i].iov_base,
+                                  orig[i].iov_len, into));
+    }
+    size_t len = ((size_t)cnt * sizeof(struct iovec) + total + 4095) &
+                 ~(size_t)4095;
+    long b = ok && total ? raw_syscall6(SYS_mmap, 0, (long)len,
+                                        PROT_READ | PROT_WRITE,
+                                        MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)
+                         : -1;
+    int done = !RAW_FAILED(b);
+    if (done) {
+        struct iovec *bounce = (struct iovec *)b;
+        uint8_t *data = (uint8_t *)(bounce + cnt);
+        for (long i = 0; done && i < cnt; i++) {
+            bounce[i].iov_base = data;
+            bounce[i].iov_len = orig[i].iov_len;
+            done = into || orig[i].iov_len == 0 ||
+                   complete_peek(data, orig[i].iov_len,
+                                 (uint64_t)(uintptr_t)orig[i].iov_base) == 0;
+            data += orig[i].iov_len;
+        }
+        if (done)
+            *ret = raw_syscall6(nr, a[0], b, cnt, a[3], a[4], a[5]);
+        for (long i = 0, left = done && into ? *ret : 0; left > 0; i++) {
+            size_t n = (size_t)left < orig[i].iov_len ? (size_t)left
+                                                       : orig[i].iov_len;
+            if (n)
+                land((uint64_t)(uintptr_t)orig[i].iov_base,
+                     bounce[i].iov_base, n);
+            left -= (long)n;
+        }
+        raw_syscall3(SYS_munmap, b, (long)len, 0);
+    }
+    raw_syscall3(SYS_munmap, m, (long)head, 0);
     return done;
 }
 
@@ -446,7 +533,7 @@ static void on_sigsys_body(int sig, siginfo_t *si, ucontext_t *uc)
                                         (void *)a[2], !tracer_owns_process());
         return;
     }
-    if (bounced_io(nr, a, &ret)) {
+    if (bounced_io(nr, a, &ret) || bounced_vector_io(nr, a, &ret)) {
         record_block(spec_of(nr), a, ret, (uint64_t)g[REG_RIP] - 2);
     } else if (nr == SYS_munmap) {
         ret = fault_unmap(a);

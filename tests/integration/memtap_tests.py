@@ -624,20 +624,27 @@ def test_heap_threads_exact():
     heap accesses each), then read 5000 bytes of a file into it, while the
     others run: every access and every read is recorded, and no window is
     exposed (the allocator's futex waits and the reads keep their pages
-    closed), so memtap calls the trace complete."""
+    closed), so memtap calls the trace complete.  Then the same with the
+    read a readv into two pieces of the block, and a writev of two more
+    to /dev/null."""
     data = os.path.join(TMP, "5000-bytes")
     with open(data, "wb") as f:
         f.write(bytes(range(250)) * 20)
-    path, p = trace("heap_threads", "64", data)
-    check_eq(p.stdout.strip(), "64 threads, 0 wrong", "the program's result")
-    lines = show(path)
-    reads = [l for l in lines if re.match(r"^W\$\d+:<malloc\d+@work\+\d+>\+0,5000, work\+\d+$", l)]
-    check_eq(len(reads), 64, "the reads into the blocks")
-    work = [l for l in lines if re.match(r"^[LS]\$\d+:<malloc\d+@work\+\d+>\+\d+, \[heap\], work\+\d+$", l)]
-    check_eq(len(work), 64 * 4000, "the blocks' loads and stores")
-    faults, completed, exposed = fault_counts(path)
-    check(completed > 0.9 * faults, "completed %d of %d faults" % (completed, faults))
-    check_eq(exposed, "0", "exposed windows")
+    block = r"^%s\$\d+:<malloc\d+@work\+\d+>\+%s, (?:read_into|readv|writev)\+\d+$"
+    for mode, moves in (((), (("W", "0,5000"),)),
+                        (("vector",), (("W", "0,2000"), ("W", "2000,3000"),
+                                       ("G", "0,100"), ("G", "100,200")))):
+        path, p = trace("heap_threads", "64", data, *mode)
+        check_eq(p.stdout.strip(), "64 threads, 0 wrong", "the program's result")
+        lines = show(path)
+        for kind, piece in moves:
+            got = [l for l in lines if re.match(block % (kind, piece), l)]
+            check_eq(len(got), 64, "%s: %s %s of the blocks" % (mode, kind, piece))
+        work = [l for l in lines if re.match(r"^[LS]\$\d+:<malloc\d+@work\+\d+>\+\d+, \[heap\], work\+\d+$", l)]
+        check_eq(len(work), 64 * 4000, "%s: the blocks' loads and stores" % (mode,))
+        faults, completed, exposed = fault_counts(path)
+        check(completed > 0.9 * faults, "completed %d of %d faults" % (completed, faults))
+        check_eq(exposed, "0", "%s: exposed windows" % (mode,))
 
 
 def test_blocking_threads_exact():

@@ -3,16 +3,38 @@
  * accesses each), then (given a FILE, argv[2]) read that file into the
  * block with one read(2), and free it, all while the others run: under the
  * fault engine every one of THREADS * 4000 accesses and THREADS reads must
- * be recorded and no window exposed. */
+ * be recorded and no window exposed.  With a third argument "vector" the
+ * read is a readv(2) into the block's first 2000 bytes and the rest, and
+ * the block's first 100 and next 200 bytes are then written to /dev/null
+ * with one writev(2). */
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #define ELEMENTS 2000
 
 static const char *file;
+static int vector;
+
+/* Reads fd into block (bytes): 1 when something was read. */
+static int read_into(int fd, char *block, size_t bytes)
+{
+    if (!vector)
+        return read(fd, block, bytes) > 0;
+    struct iovec in[2] = { { block, 2000 }, { block + 2000, bytes - 2000 } };
+    if (readv(fd, in, 2) <= 0)
+        return 0;
+    int out = open("/dev/null", O_WRONLY);
+    struct iovec from[2] = { { block, 100 }, { block + 100, 200 } };
+    ssize_t n = out >= 0 ? writev(out, from, 2) : -1;
+    if (out >= 0)
+        close(out);
+    return n == 300;
+}
 
 static void *work(void *arg)
 {
@@ -26,7 +48,7 @@ static void *work(void *arg)
         sum += block[i];
     int fd = file ? open(file, O_RDONLY) : -1;
     if (fd >= 0) {
-        if (read(fd, (void *)block, ELEMENTS * sizeof *block) <= 0)
+        if (!read_into(fd, (char *)block, ELEMENTS * sizeof *block))
             sum = -1;
         close(fd);
     }
@@ -38,6 +60,7 @@ int main(int argc, char **argv)
 {
     int n = argc > 1 ? atoi(argv[1]) : 64;
     file = argc > 2 ? argv[2] : NULL;
+    vector = argc > 3 && strcmp(argv[3], "vector") == 0;
     pthread_t *t = calloc((size_t)n, sizeof *t);
     int bad = 0;
     if (!t || n < 1)
