@@ -35,6 +35,7 @@ int analysis_block_insns(const analysis *a, const cfg_block *b,
 
 typedef struct block_walk {
     const code_image *img;
+    int implicit;            /* select_params.implicit */
     vec *exprs;
     analysis_counts *c;
     uint16_t inc[BID_NREGS];
@@ -57,7 +58,14 @@ static void count_other(analysis_counts *c, const x86_mem *m)
         c->implicit_other++;
 }
 
-/* One instruction: its explicit accesses become expressions with the
+int analysis_models(const x86_mem *m, int implicit)
+{
+    return m->kind == X86_MEM_ACCESS &&
+           (m->implicit == X86_IMPL_NONE ||
+            (implicit && m->implicit == X86_IMPL_STACK));
+}
+
+/* One instruction: its modelled accesses become expressions with the
  * incarnations current before it executes; then its writes take effect. */
 static void walk_insn(const x86_insn *x, void *arg)
 {
@@ -69,10 +77,10 @@ static void walk_insn(const x86_insn *x, void *arg)
     for (unsigned i = 0; i < x->nmem; i++) {
         const x86_mem *m = &x->mem[i];
         bid_expr e;
-        if (m->kind != X86_MEM_ACCESS || m->implicit != X86_IMPL_NONE) {
-            count_other(c, m);
+        if (m->kind != X86_MEM_ACCESS || m->implicit != X86_IMPL_NONE)
+            count_other(c, m); /* implicit ones even when modelled */
+        if (!analysis_models(m, w->implicit))
             continue;
-        }
         if (bid_from_mem(m, w->inc, w->img, &e)) {
             c->unsupported++;
             continue;
@@ -88,6 +96,7 @@ static void walk_insn(const x86_insn *x, void *arg)
         s->read = m->read;
         s->write = m->write;
         s->stack = m->stack;
+        s->implicit = m->implicit != X86_IMPL_NONE;
         if (m->segment == ZYDIS_REGISTER_NONE && m->base == ZYDIS_REGISTER_RIP) {
             s->fixed = 1;
             s->target = m->target;
@@ -97,10 +106,12 @@ static void walk_insn(const x86_insn *x, void *arg)
             s->fixed = 1;
             s->target = (uint64_t)m->disp;
         }
+        explicit_here |= !s->implicit;
+        if (s->implicit)
+            continue;
         c->explicit_reads += m->read;
         c->explicit_writes += m->write;
         c->explicit_stack += m->stack;
-        explicit_here = 1;
     }
     c->mem_insns += explicit_here;
     for (int g = 0; g < BID_NREGS; g++)
@@ -174,7 +185,8 @@ static int analyse_block(analysis *a, size_t bi, vec *exprs)
     const cfg_block *b = &a->cfg->blocks[bi];
     analysis_block *ab = &a->blocks[bi];
     analysis_counts c = {0};
-    block_walk w = {.img = a->img, .exprs = exprs, .c = &c};
+    block_walk w = {.img = a->img, .implicit = a->params.implicit,
+                    .exprs = exprs, .c = &c};
     ab->first_expr = (uint32_t)exprs->n;
     if (analysis_block_insns(a, b, walk_insn, &w) || w.oom)
         return -1;

@@ -37,12 +37,17 @@ typedef struct analysis {
     code_image *img;
     cfg_program *cfg;
     select_params params;
-    sel_expr *exprs;             /* every explicit access, by block */
+    sel_expr *exprs;             /* every modelled access, by block */
     size_t nexprs;
     analysis_block *blocks;      /* parallel to cfg->blocks */
     analysis_counts *funcs;      /* parallel to img->funcs */
     analysis_counts total;
 } analysis;
+
+/* Whether the memory operand m becomes an expression: explicit data
+ * accesses, and with `implicit` (select_params) the stack slots of push,
+ * pop, call, ret, enter and leave. */
+int analysis_models(const x86_mem *m, int implicit);
 
 /* Analyses the file at path.  Returns 0 or an image_status. */
 int analysis_run(const char *path, const select_params *p, analysis **out);

@@ -23,6 +23,7 @@ void select_params_default(select_params *p)
     p->scores.s2 = 3;
     p->scores.s3 = 5;
     p->nonselective = 0;
+    p->implicit = 0;
     p->bypass = 0;
     p->nignore = 0;
     p->ntested = 0;

@@ -44,6 +44,8 @@ typedef struct select_params {
     uint64_t chunk;        /* C, bytes (> 0) */
     bid_scores scores;     /* s1 < s2 < s3, s1 + s2 < s3 */
     int nonselective;      /* instrument every memory instruction */
+    int implicit;          /* push, pop, call, ret, enter and leave's
+                              stack slots are operands too (--implicit) */
     unsigned bypass;       /* enum select_bypass */
     select_range ignore[SELECT_IGNORE_MAX]; /* operands' targets */
     unsigned nignore;
@@ -67,6 +69,7 @@ typedef struct sel_expr {
     bid_expr e;
     uint32_t size;         /* bytes accessed */
     uint8_t read, write, stack;
+    uint8_t implicit;      /* a stack slot of push/pop/call/ret/leave */
     uint8_t fixed;         /* target is its address (RIP-relative, or
                               absolute in a non-PIC file) */
     uint64_t target;

@@ -33,9 +33,11 @@ static struct {
     const char *dir;      /* MEMTAP_CACHE: the copies */
     const char *salt;     /* MEMTAP_CACHE_SALT: the settings' part of a key */
     const char *command;  /* MEMTAP_COMMAND: the memtap that fills it */
-    char bypass[64];      /* "MEMTAP_BYPASS=..." and "MEMTAP_TESTED=...":
-                             the bypass rules copies are made with */
+    char bypass[64];      /* "MEMTAP_BYPASS=...", "MEMTAP_TESTED=..." and
+                             "MEMTAP_IMPLICIT=...": the rules copies are
+                             made with */
     char tested[sizeof ENV_TESTED + ENV_TESTED_MAX];
+    char implicit[32];
 } cfg;
 
 static char chosen[PATH_MAX]; /* the loader copies it before asking again */
@@ -50,6 +52,9 @@ EXPORT unsigned int la_version(unsigned int version)
     const char *bypass = getenv(ENV_BYPASS), *tested = getenv(ENV_TESTED);
     snprintf(cfg.bypass, sizeof cfg.bypass, ENV_BYPASS "=%s", bypass ? bypass : "");
     snprintf(cfg.tested, sizeof cfg.tested, ENV_TESTED "=%s", tested ? tested : "");
+    const char *implicit = getenv(ENV_IMPLICIT);
+    snprintf(cfg.implicit, sizeof cfg.implicit, ENV_IMPLICIT "=%s",
+             implicit ? implicit : "");
     return LAV_CURRENT;
 }
 
@@ -68,7 +73,8 @@ static void rewrite_now(const char *path)
 {
     char *argv[] = { (char *)cfg.command, "cache", "add", "--dir",
                      (char *)cfg.dir, "-q", (char *)path, NULL };
-    char *envp[] = { "PATH=/usr/bin:/bin", cfg.bypass, cfg.tested, NULL };
+    char *envp[] = { "PATH=/usr/bin:/bin", cfg.bypass, cfg.tested,
+                     cfg.implicit, NULL };
     pid_t pid;
     if (posix_spawn(&pid, cfg.command, NULL, NULL, argv, envp) != 0)
         return;

@@ -73,6 +73,7 @@ static void copy_options(const cache *c, const char *path, rewrite_options *o)
     select_params_default(&o->params);
     o->params.nonselective = 1;
     o->params.bypass = c->bypass;
+    o->params.implicit = c->implicit;
     apply_tested(c->tested, path, &o->params);
 }
 
@@ -126,10 +127,13 @@ int cache_open(cache *c, const char *dir, char *err, size_t errcap)
     char id[65] = "";
     dl_iterate_phdr(own_build_id, id);
     const char *bypass = getenv(ENV_BYPASS), *tested = getenv(ENV_TESTED);
+    const char *implicit = getenv(ENV_IMPLICIT);
     c->bypass = bypass ? (unsigned)strtoul(bypass, NULL, 0) : 0;
+    c->implicit = implicit && strcmp(implicit, "1") == 0;
     snprintf(c->tested, sizeof c->tested, "%s", tested ? tested : "");
-    snprintf(c->salt, sizeof c->salt, "abi%u-%s-nonselective-b%x-t%016llx",
-             MT_REWRITE_VERSION, id, c->bypass,
+    snprintf(c->salt, sizeof c->salt,
+             "abi%u-%s-nonselective-b%x%s-t%016llx", MT_REWRITE_VERSION, id,
+             c->bypass, c->implicit ? "-implicit" : "",
              (unsigned long long)fnv1a64_str(FNV64_OFFSET, c->tested));
     return 0;
 }

@@ -15,9 +15,11 @@
 
 typedef struct cache {
     char dir[PATH_MAX];   /* the copies */
-    char salt[128];       /* what the keys take from memtap and its settings */
+    char salt[160];       /* what the keys take from memtap and its settings */
     unsigned bypass;      /* the bypass rules copies are rewritten with
                              ($MEMTAP_BYPASS, enum select_bypass) */
+    int implicit;         /* copies log push/pop/call/ret's stack slots
+                             ($MEMTAP_IMPLICIT) */
     char tested[ENV_TESTED_MAX]; /* code whose loads are not instrumented
                              ($MEMTAP_TESTED: module base names and
                              PATH@LO-HI ranges, comma-separated) */

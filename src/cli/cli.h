@@ -38,10 +38,10 @@ int cli_find_program(const char *name, char *out, size_t cap);
 
 struct select_params;
 /* The selection options analyze and instrument share: 'w' --omega,
- * 'c' --chunk, 's' --scores, 'n' --nonselective, and the bypass rules 'O'
- * --only, 'R' --ignore-read-only, 'L' --tested[=LIST], 'I' --ignore (the
- * ranges kept until cli_select_ranges resolves them in the file).
- * Returns 0, or 1 after printing an error. */
+ * 'c' --chunk, 's' --scores, 'n' --nonselective, 'M' --implicit, and the
+ * bypass rules 'O' --only, 'R' --ignore-read-only, 'L' --tested[=LIST],
+ * 'I' --ignore (the ranges kept until cli_select_ranges resolves them in
+ * the file).  Returns 0, or 1 after printing an error. */
 int cli_select_option(int c, const char *arg, struct select_params *p,
                       const char *cmd);
 int cli_select_ranges(struct select_params *p, const char *file);
@@ -72,6 +72,10 @@ int cli_parse_only(const char *list, unsigned *bypass);
 
 /* The --help lines of the bypass options of analyze and instrument. */
 #define BYPASS_HELP                                                         \
+    "  --implicit         the stack slots push, pop, call, ret, enter and\n" \
+    "                     leave use are operands too (with --only\n"         \
+    "                     leaving out the stack, the default for run, they\n"\
+    "                     are left out again)\n"                             \
     "  --only LIST        heap, static, stack (comma-separated): operands\n" \
     "                     statically known to address only memory left out\n"\
     "                     are not instrumented: from rsp (stack), RIP-\n"     \
@@ -115,6 +119,8 @@ typedef struct trace_launch {
     const char *const *watch;  /* --watch arguments: ranges, symbols,
                                   allocation sites */
     unsigned nwatch;
+    int implicit;         /* rewritten code logs the stack slots of push,
+                             pop, call, ret, enter and leave */
 } trace_launch;
 
 /* memtap run's exit status when the program exited but its trace may be

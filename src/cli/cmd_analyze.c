@@ -466,6 +466,9 @@ int cli_select_option(int c, const char *arg, select_params *p,
     case 'R':
         p->bypass |= BYPASS_READ_ONLY;
         return 0;
+    case 'M':
+        p->implicit = 1;
+        return 0;
     case 'L': /* --tested: the whole file; --tested=LIST: its ranges */
         p->bypass |= BYPASS_LOADS;
         if (arg && ntested_args == SELECT_IGNORE_MAX)
@@ -510,6 +513,7 @@ static int parse_opts(int argc, char **argv, analyze_opts *o, const char **path)
         {"only", required_argument, 0, 'O'},
         {"ignore-read-only", no_argument, 0, 'R'},
         {"tested", optional_argument, 0, 'L'},
+        {"implicit", no_argument, 0, 'M'},
         {"ignore", required_argument, 0, 'I'},
         {"profile", required_argument, 0, 'p'},
         {"block", required_argument, 0, 'b'},
@@ -533,6 +537,7 @@ static int parse_opts(int argc, char **argv, analyze_opts *o, const char **path)
         case 'R':
         case 'L':
         case 'I':
+        case 'M':
             if (cli_select_option(c, optarg, &o->params, "analyze"))
                 return 2;
             break;

@@ -119,6 +119,7 @@ int cmd_instrument(int argc, char **argv)
         { "only", required_argument, NULL, 'O' },
         { "ignore-read-only", no_argument, NULL, 'R' },
         { "tested", optional_argument, NULL, 'L' },
+        { "implicit", no_argument, NULL, 'M' },
         { "ignore", required_argument, NULL, 'I' },
         { "mode", required_argument, NULL, 'm' },
         { "profile", no_argument, NULL, 'p' },
@@ -153,6 +154,7 @@ int cmd_instrument(int argc, char **argv)
         case 'R':
         case 'L':
         case 'I':
+        case 'M':
             if (cli_select_option(c, optarg, &o.params, "instrument"))
                 return 2;
             break;

@@ -96,6 +96,9 @@ static const char usage[] =
     "                     left out with stack), dropped at run time else\n"
     "  --ignore-read-only the static engine: operands into read-only\n"
     "                     memory of their module are not instrumented\n"
+    "  --implicit         the static engine: the stack slots of push, pop,\n"
+    "                     call, ret, enter and leave are recorded too (with\n"
+    "                     --only ...,stack)\n"
     "  --ignore A-B|SYM   accesses inside [A, B) (hexadecimal addresses)\n"
     "                     or inside the program's symbol SYM are not\n"
     "                     recorded, by either engine (repeatable)\n"
@@ -124,9 +127,9 @@ static const char usage[] =
     "  MEMTAP_ONLY            the static engine's --only\n"
     "  MEMTAP_IGNORE, MEMTAP_WATCH, MEMTAP_WATCH_SITES  the --ignore and\n"
     "                         --watch ranges and allocation sites\n"
-    "  MEMTAP_BYPASS, MEMTAP_TESTED  the bypass rules copies in the cache\n"
-    "                         are rewritten with (--only, --ignore-read-only,\n"
-    "                         --tested)\n"
+    "  MEMTAP_BYPASS, MEMTAP_TESTED, MEMTAP_IMPLICIT  the rules copies in\n"
+    "                         the cache are rewritten with (--only,\n"
+    "                         --ignore-read-only, --tested, --implicit)\n"
     "  MEMTAP_CACHE_DIR       the cache of rewritten copies (read by memtap)\n"
     "  MEMTAP_FAULT_PATH      step: the fault engine steps every access under\n"
     "                         the trap flag (complete, the default: most are\n"
@@ -570,7 +573,8 @@ static int run_traced(const engine_plan *plan, const char *out,
 
 /* The bypass rules the static engine's copies are rewritten with, for
  * cache.c (here and in `memtap cache add`, which the loader audit module
- * runs): what --only leaves out, --ignore-read-only, --tested. */
+ * runs): what --only leaves out, --ignore-read-only, and --implicit
+ * (--tested: set_tested_env). */
 static void set_bypass_env(const trace_launch *l)
 {
     unsigned bypass = 0;
@@ -580,6 +584,10 @@ static void set_bypass_env(const trace_launch *l)
     char hex[16];
     snprintf(hex, sizeof hex, "0x%x", bypass);
     setenv(ENV_BYPASS, hex, 1);
+    if (l->implicit)
+        setenv(ENV_IMPLICIT, "1", 1);
+    else
+        unsetenv(ENV_IMPLICIT);
 }
 
 /* MEMTAP_TESTED for cache.c, from the --tested list: a range A-B or a
@@ -719,12 +727,15 @@ int cli_trace_program(char **prog_argv, const trace_launch *l, char *abs_out,
         return cli_error("--only", "the fault engine records heap and "
                                    "static data, nothing else (--engine "
                                    "static records any choice)");
-    } else if ((l->tested || l->ignore_read_only) && !l->heap_only) {
+    } else if ((l->tested || l->ignore_read_only || l->implicit) &&
+               !l->heap_only) {
+        const char *opt = l->tested             ? "--tested"
+                          : l->ignore_read_only ? "--ignore-read-only"
+                                                : "--implicit";
         if (l->engine == ENGINE_FAULT) {
             engine_done(&plan);
-            return cli_error(l->tested ? "--tested" : "--ignore-read-only",
-                             "a bypass rule of rewritten code: not with "
-                             "--engine fault");
+            return cli_error(opt, "an option of rewritten code: not with "
+                                  "--engine fault");
         }
         fprintf(stderr, "memtap: warning: %s: the fault engine traces the "
                         "program: the bypass rules do not apply\n", prog);
@@ -753,6 +764,7 @@ int cmd_run(int argc, char **argv)
         { "engine", required_argument, NULL, 'e' },
         { "only", required_argument, NULL, 'O' },
         { "ignore-read-only", no_argument, NULL, 'R' },
+        { "implicit", no_argument, NULL, 'M' },
         { "tested", required_argument, NULL, 'L' },
         { "ignore", required_argument, NULL, 'I' },
         { "watch", required_argument, NULL, 'W' },
@@ -766,7 +778,7 @@ int cmd_run(int argc, char **argv)
     const char *only = NULL, *tested = NULL;
     unsigned bypass, nignore = 0, nwatch = 0;
     const char *ignore[MAX_IGNORE], *watch[MAX_IGNORE];
-    int ignore_read_only = 0;
+    int ignore_read_only = 0, implicit = 0;
     render_options opt = { RENDER_MADT, RENDER_SYMBOLIC, 0 };
     int c;
     /* '+': options end at the program's name */
@@ -803,6 +815,7 @@ int cmd_run(int argc, char **argv)
             only = optarg;
             break;
         case 'R': ignore_read_only = 1; break;
+        case 'M': implicit = 1; break;
         case 'L': tested = optarg; break;
         case 'I':
             if (nignore == MAX_IGNORE)
@@ -825,7 +838,7 @@ int cmd_run(int argc, char **argv)
     trace_launch l = { output, from_main, heap_only, NULL, 0, 0, consumer,
                        keep_going, quiet, compress, engine, only,
                        ignore_read_only, tested, ignore, nignore, watch,
-                       nwatch };
+                       nwatch, implicit };
     char abs_out[PATH_MAX];
     int rc;
     if (cli_trace_program(argv + optind, &l, abs_out, sizeof abs_out, &rc))

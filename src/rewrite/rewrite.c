@@ -251,16 +251,16 @@ static uint32_t site_count(const rewriter *r, const sel_expr *x)
     }
 }
 
-/* The explicit memory operand of insn that an expression of it stands
- * for: the first at or after position *k with its size and kind (the
+/* The memory operand of insn that an expression of it stands for: the
+ * first modelled one at or after position *k with its size and kind (the
  * analysis makes no expression for an operand it cannot model). */
-static const x86_mem *operand_of(const x86_insn *insn, const sel_expr *x,
-                                 unsigned *k)
+static const x86_mem *operand_of(const rewriter *r, const x86_insn *insn,
+                                 const sel_expr *x, unsigned *k)
 {
     unsigned seen = 0;
     for (unsigned i = 0; i < insn->nmem; i++) {
         const x86_mem *m = &insn->mem[i];
-        if (m->kind != X86_MEM_ACCESS || m->implicit != X86_IMPL_NONE)
+        if (!analysis_models(m, r->opt->params.implicit))
             continue;
         if (seen++ >= *k && m->size == x->size && m->read == x->read &&
             m->write == x->write) {
@@ -401,7 +401,7 @@ static int emit_logs(rewriter *r, const x86_insn *insn, unsigned live,
     for (uint32_t i = 0; i < nx; i++) {
         if (x[i].addr != insn->addr)
             continue;
-        const x86_mem *m = operand_of(insn, &x[i], &k);
+        const x86_mem *m = operand_of(r, insn, &x[i], &k);
         if (!logs(r, x, i))
             continue;
         uint32_t followers = 0;

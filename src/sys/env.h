@@ -38,6 +38,8 @@
                                               skip: modules, PATH@LO-HI */
 #define ENV_TESTED_MAX 4096                /* its longest value, with the
                                               terminator */
+#define ENV_IMPLICIT "MEMTAP_IMPLICIT"     /* 1: copies log push/pop/call/
+                                              ret's stack slots */
 /* where things are, and measurement switches */
 #define ENV_PRELOAD "MEMTAP_PRELOAD"       /* libmemtap.so */
 #define ENV_DUCKDB "MEMTAP_DUCKDB"         /* DuckDB's library */

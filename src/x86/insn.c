@@ -127,6 +127,10 @@ static void add_mem(x86_insn *out, const ZydisDecodedInstruction *zi,
     m->read = (op->actions & ZYDIS_OPERAND_ACTION_MASK_READ) != 0;
     m->write = (op->actions & ZYDIS_OPERAND_ACTION_MASK_WRITE) != 0;
     m->implicit = (uint8_t)classify_implicit(zi, op);
+    /* Zydis gives a push's (call's, enter's) slot as (%rsp): it is below,
+     * where rsp will point */
+    if (m->implicit == X86_IMPL_STACK && m->write)
+        m->disp = -(int64_t)m->size;
     m->stack = m->base == ZYDIS_REGISTER_RSP || m->base == ZYDIS_REGISTER_ESP;
     if (op->mem.type == ZYDIS_MEMOP_TYPE_VSIB)
         m->kind = X86_MEM_VSIB;

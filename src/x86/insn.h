@@ -45,6 +45,8 @@ typedef enum x86_implicit {
 
 #define X86_MAX_MEM 4
 
+/* A memory operand as it is addressed before its instruction runs (a
+ * push's slot is -size(%rsp)). */
 typedef struct x86_mem {
     ZydisRegister segment;  /* ZYDIS_REGISTER_NONE unless fs/gs */
     ZydisRegister base;     /* ZYDIS_REGISTER_NONE, a GPR, or RIP */

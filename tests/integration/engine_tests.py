@@ -561,5 +561,47 @@ def test_engine_tested_ranges():
     check(p.returncode != 0 and "neither a range" in p.stderr, "analyze: %s" % p.stderr)
 
 
+def test_engine_implicit():
+    """--implicit with the stack kept: regions.c's main pushes two
+    registers, makes three calls, pops two and returns, once each, so the
+    trace holds exactly one 8-byte record at each of those instructions
+    (stores for push and call, loads for pop and ret), at the slot rsp
+    points to then; without --implicit none (the cache keeps the two kinds
+    of copies apart), and the fault engine refuses the option."""
+    dump = subprocess.run(["objdump", "-d", "--no-show-raw-insn", prog("regions")],
+                          capture_output=True, text=True).stdout
+    body = dump[dump.index("<main>:"):].split("\n\n")[0]
+    ops = {int(a, 16): m for a, m in re.findall(r"^ +([0-9a-f]+):\s+(push|pop|call|ret)", body, re.M)}
+    check_eq(sorted(ops.values()), ["call"] * 3 + ["pop"] * 2 + ["push"] * 2 + ["ret"],
+             "main's stack operations")
+
+    def stack_records(*opts):
+        trace, _ = run(prog("regions"), out="implicit.mtr", opts=("--only", "heap,static,stack") + opts)
+        info = memtap("info", trace).stdout
+        base = int(re.search(r"^module \d+: 0x([0-9a-f]+) .*regions$", info, re.M).group(1), 16)
+        got = {}
+        for f in (l.split(",") for l in memtap("show", "--format", "csv", trace).stdout.splitlines()[1:]):
+            if f[2] in ("L", "S") and int(f[3], 16) - base in ops:
+                got.setdefault(int(f[3], 16) - base, []).append((f[2], f[5], f[11], int(f[4], 16)))
+        return got
+    got = stack_records("--implicit")
+    kind = {"push": "S", "call": "S", "pop": "L", "ret": "L"}
+    check_eq({pc: [r[:3] for r in got.get(pc, [])] for pc in ops},
+             {pc: [(kind[m], "8", "[stack]")] for pc, m in ops.items()},
+             "one record at each of main's pushes, calls, pops and its ret")
+    at = {pc: recs[0][3] for pc, recs in got.items()}
+    push = sorted(pc for pc in ops if ops[pc] == "push")
+    pop = sorted(pc for pc in ops if ops[pc] == "pop")
+    ret = [pc for pc in ops if ops[pc] == "ret"][0]
+    # the second push 8 below the first, each pop where its push was (in
+    # reverse order), ret's slot just above the first push's
+    check(at[push[1]] == at[push[0]] - 8 and at[pop[0]] == at[push[1]] and
+          at[pop[1]] == at[push[0]] and at[ret] == at[push[0]] + 8,
+          "the slots: %s" % {ops[pc] + hex(pc): hex(a) for pc, a in at.items()})
+    check_eq(stack_records(), {}, "without --implicit")
+    _, p = run(prog("regions"), engine="fault", opts=("--implicit",), expect_rc=1)
+    check("not with --engine fault" in p.stderr, p.stderr)
+
+
 if __name__ == "__main__":
     sys.exit(run_named(globals(), sys.argv[1]))

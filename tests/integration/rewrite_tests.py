@@ -148,6 +148,7 @@ def header(path):
 
 
 IMPLICIT = re.compile(r"^(push|pop|call|ret|leave|enter|(rep[a-z]* )?(movs|stos|lods|cmps|scas))")
+STRING_OPS = re.compile(r"^(rep[a-z]* )?(movs|stos|lods|cmps|scas)")
 
 
 def lackey_all(binary, env=None):
@@ -174,9 +175,12 @@ def lackey_all(binary, env=None):
 
 def lackey_differential(names, *opts):
     """Non-selective copies of the programs: per instruction, the loads and
-    stores logged equal Lackey's (the original, same input).  Returns the
-    int3 sites of the copies and their executions."""
+    stores logged equal Lackey's (the original, same input): for the
+    instructions with explicit operands, and with --implicit for push, pop,
+    call, ret, enter and leave too (string operations are block events).
+    Returns the int3 sites of the copies and their executions."""
     traps = hit = 0
+    unlogged = STRING_OPS if "--implicit" in opts else IMPLICIT
     for name in names:
         binary = prog(name)
         out = instrument(binary, os.path.join(TMP, name + ".mt"), "--nonselective", *opts)
@@ -190,7 +194,10 @@ def lackey_differential(names, *opts):
             if r[2] in "LS":
                 ours.setdefault(int(r[3], 16) - bias, [0, 0])[0 if r[2] == "L" else 1] += 1
         theirs = lackey_all(binary, NOW)[0]
-        explicit = [pc for pc in theirs if not IMPLICIT.match(insns.get(pc, ""))]
+        explicit = [pc for pc in theirs if not unlogged.match(insns.get(pc, ""))]
+        stack_ops = [pc for pc in explicit if IMPLICIT.match(insns.get(pc, "")) and pc in sites]
+        check(bool(stack_ops) == ("--implicit" in opts),
+              "%s: push/pop/call/ret compared: %d" % (name, len(stack_ops)))
         diffs = ["0x%x %s: lackey L%d S%d, memtap L%d S%d"
                  % (pc, insns.get(pc, "?"), theirs[pc][0], theirs[pc][1],
                     ours.get(pc, [0, 0])[0], ours.get(pc, [0, 0])[1])
@@ -215,6 +222,12 @@ def lackey_differential(names, *opts):
 def test_rewrite_lackey():
     """Non-selective copies log per instruction what Lackey sees."""
     lackey_differential(("lk_globals", "lk_heap", "lk_structs", "lk_threads"))
+
+
+def test_rewrite_lackey_implicit():
+    """With --implicit, the stack slots of push, pop, call, ret and leave
+    are logged as Lackey sees them, instruction by instruction."""
+    lackey_differential(("lk_globals", "lk_heap", "lk_structs", "lk_threads"), "--implicit")
 
 
 def test_rewrite_lackey_traps():
