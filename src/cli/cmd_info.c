@@ -51,6 +51,8 @@ int cmd_info(int argc, char **argv)
                                         "shadow_resident_bytes",
                                         "rewritten_modules",
                                         "rewritten_traps_hit",
+                                        "rewritten_entries",
+                                        "rewritten_checks_removed",
                                         "writer_chunks" };
     for (size_t i = 0; i < sizeof keys / sizeof *keys; i++) {
         const char *v = memtap_trace_info(t, keys[i]);

@@ -11,6 +11,7 @@
 #include "sys/hash.h"
 
 #include "fmt.h"
+#include "rt/rewritten.h"
 #include "shadow/tool.h"
 #include "tracer.h"
 
@@ -55,7 +56,7 @@ void tools_init(void)
         warn("memtap: MEMTAP_TOOL: no such tool (heat, share, uninit)\n");
         return;
     }
-    tool_options opt = { 64, 0, emit };
+    tool_options opt = { 64, 0, emit, rewritten_check_passed };
     const char *chunk = getenv(ENV_TOOL_CHUNK);
     if (chunk && *chunk)
         opt.chunk = (uint32_t)strtoul(chunk, NULL, 10);

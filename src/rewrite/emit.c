@@ -129,6 +129,16 @@ int emit_nop(code_buf *b)
     return b->failed ? -1 : 0;
 }
 
+int emit_check_slot(code_buf *b)
+{
+    ZydisEncoderRequest r;
+    request(&r, ZYDIS_MNEMONIC_JMP, 1);
+    r.branch_width = ZYDIS_BRANCH_WIDTH_8;
+    op_imm(&r.operands[0], (int64_t)(code_here(b) + 2));
+    put(b, &r);
+    return b->failed ? -1 : 0;
+}
+
 int emit_jump(code_buf *b, uint64_t target)
 {
     branch(b, ZYDIS_MNEMONIC_JMP, target);

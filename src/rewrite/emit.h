@@ -56,6 +56,9 @@ int emit_relocated(code_buf *b, const x86_insn *insn, const uint8_t *bytes);
 
 /* Emits a one-byte nop (where the runtime writes a trap's int3). */
 int emit_nop(code_buf *b);
+/* Emits a check-once slot: `jmp .+2` (eb 00), whose displacement the
+ * runtime may turn into the length of the log sequence after it. */
+int emit_check_slot(code_buf *b);
 /* Emits a jump to target. */
 int emit_jump(code_buf *b, uint64_t target);
 /* Emits the conditional jump insn with its original target. */

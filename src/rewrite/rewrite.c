@@ -232,6 +232,7 @@ typedef struct rewriter {
     uint64_t *blocks;         /* --profile: counted blocks' starts */
     uint32_t nblocks, max_blocks;
     vec traps;                /* mt_trap */
+    vec checks;               /* mt_check */
     uint8_t *live;            /* per instruction of the current block */
     size_t live_cap;
     uint32_t *lead;           /* per operand of the current block: the
@@ -392,6 +393,24 @@ static void count_saves(rewriter *r, unsigned live)
     r->rep->saves_skipped += 3 - saved;
 }
 
+/* Lists the check-once slot at `slot`, before the log sequence of the
+ * next site, which has just been emitted (a sequence too long for the
+ * slot's jump is left out). */
+static int add_check(rewriter *r, uint64_t slot)
+{
+    uint64_t skip = code_here(&r->code) - (slot + 2);
+    if (skip > 127)
+        return 0;
+    mt_check *c = vec_push(&r->checks);
+    if (!c)
+        return -1;
+    memset(c, 0, sizeof *c);
+    c->site = r->nsites;
+    c->slot = (uint32_t)(slot - r->header_vaddr);
+    c->skip = (uint32_t)skip;
+    return 0;
+}
+
 /* Emits the logging of insn's selected operands; exprs are its block's.
  * A leader's elided followers take the site indices after its own. */
 static int emit_logs(rewriter *r, const x86_insn *insn, unsigned live,
@@ -412,8 +431,12 @@ static int emit_logs(rewriter *r, const x86_insn *insn, unsigned live,
             r->rep->elided -= followers;
             continue;
         }
+        uint64_t slot = code_here(&r->code);
+        int once = x[i].read && !x[i].write && !followers;
         if (r->max_sites - r->nsites < 1 + followers ||
-            emit_log(&r->code, insn, m, r->nsites, r->stub_addr, live) != 0)
+            (once && emit_check_slot(&r->code) != 0) ||
+            emit_log(&r->code, insn, m, r->nsites, r->stub_addr, live) != 0 ||
+            (once && add_check(r, slot) != 0))
             return -1;
         count_saves(r, live);
         mt_site *s = &r->sites[r->nsites++];
@@ -977,6 +1000,13 @@ static int run(rewriter *r, const char *out, const char *in_path,
     if (trap_bytes)
         memcpy(r->code.p + r->code.len, r->traps.v, trap_bytes);
     r->code.len += trap_bytes;
+    size_t check_bytes = r->checks.n * sizeof(mt_check);
+    if (r->code.cap - r->code.len < check_bytes)
+        return fail(err, cap, "cannot encode a trampoline (out of room)");
+    h.checks = r->code.len;
+    if (check_bytes)
+        memcpy(r->code.p + r->code.len, r->checks.v, check_bytes);
+    r->code.len += check_bytes;
 
     memcpy(h.magic, MT_REWRITE_MAGIC, sizeof h.magic);
     h.version = MT_REWRITE_VERSION;
@@ -984,6 +1014,7 @@ static int run(rewriter *r, const char *out, const char *in_path,
     h.nsites = r->nsites;
     h.nblocks = r->nblocks;
     h.ntraps = (uint32_t)r->traps.n;
+    h.nchecks = (uint32_t)r->checks.n;
     h.segment_vaddr = r->header_vaddr;
     h.segment_size = align_up(r->code.len, 16);
     h.omega = r->opt->params.omega;
@@ -1023,6 +1054,7 @@ int rewrite_file(const char *in_path, const char *out, const rewrite_options *o,
     rewriter r;
     memset(&r, 0, sizeof r);
     r.traps.elem = sizeof(mt_trap);
+    r.checks.elem = sizeof(mt_check);
     uint64_t id = 0;
     int rc = map_file(in_path, &in, err, cap);
     if (!rc)
@@ -1045,6 +1077,7 @@ int rewrite_file(const char *in_path, const char *out, const rewrite_options *o,
     }
     free(r.code.p);
     free(r.traps.v);
+    free(r.checks.v);
     free(r.live);
     free(r.lead);
     analysis_free(r.a);

@@ -22,6 +22,12 @@
  * the trampoline.  With --profile, the first trampoline of each block with
  * memory operands also counts the block's executions through a second
  * stub (`ret` until turned on) into counters the runtime allocates.
+ *
+ * The log sequence of a load site (no store, no elided followers) starts
+ * with a check-once slot, `jmp .+2`: when a check the site feeds needs no
+ * more of its accesses (uninit --check-once), the runtime writes the
+ * sequence's length into the jump's displacement, one byte, and the site
+ * logs no more.  The header lists the slots (mt_check).
  */
 #ifndef MEMTAP_REWRITE_ABI_H
 #define MEMTAP_REWRITE_ABI_H
@@ -31,7 +37,7 @@
 #include "memtap/trace.h"
 
 #define MT_REWRITE_MAGIC "MTREWR01"
-#define MT_REWRITE_VERSION 5u   /* 5: string operations through traps */
+#define MT_REWRITE_VERSION 6u   /* 6: check-once slots */
 #define MT_TLS_PATCHES 8
 #define MT_SITE_BITS 24          /* site index bits; the tag is above */
 
@@ -62,7 +68,20 @@ typedef struct mt_rewrite_header {
     uint64_t count_stub;         /* offset: in eax the block (ret -> nop) */
     uint64_t counters_slot;      /* offset: 8 bytes: address of the counters */
     uint64_t traps;              /* offset: mt_trap[ntraps], sorted by pc */
+    uint64_t checks;             /* offset: mt_check[nchecks], by site */
+    uint32_t nchecks;
+    uint32_t reserved;
 } mt_rewrite_header;
+
+/* A check-once slot: the `jmp .+2` at `slot` (offset from the header)
+ * before the log sequence of site `site`, which `skip` bytes after the
+ * jump end. */
+typedef struct mt_check {
+    uint32_t site;
+    uint32_t slot;
+    uint32_t skip;
+    uint32_t reserved;
+} mt_check;
 
 /* The string operations the runtime records from their registers: movs,
  * stos and lods as one block event each; cmps and scas, which stop where

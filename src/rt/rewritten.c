@@ -67,6 +67,9 @@ typedef struct rt_module {
     const uint64_t *blocks;
     uint32_t nblocks;
     uint64_t source_id;
+    uint64_t span;              /* link-time end of the segment */
+    uint32_t nchecks;           /* 0 unless checks can be removed */
+    const mt_check *checks;
 } rt_module;
 
 /* The cursor and the room left: the stub reads and writes these two
@@ -86,12 +89,16 @@ static struct {
     int trap_handler;           /* SIGTRAP is ours (the fault engine is off) */
     int fault_handlers;         /* SIGSEGV, SIGBUS, SIGFPE, SIGILL too */
     int debug_traps;            /* MEMTAP_DEBUG_TRAPS: name unknown traps */
+    int check_once;             /* MEMTAP_TOOL_CHECK_ONCE=1: uninit's
+                                   passed loads stop logging */
     unsigned drop;              /* RT_KEEP_*: the memory whose accesses are
                                    dropped (what MEMTAP_ONLY leaves out) */
     atomic_int closed;          /* the window is closed: entries dropped */
     void (*consume)(const memtap_access *, size_t);
     void (*consume_end)(void);
     _Atomic uint64_t traps_hit;
+    _Atomic uint64_t checks_removed;
+    _Atomic uint64_t entries;   /* logged by rewritten code, handed over */
 } rt;
 
 static __thread rt_tls tls_log __attribute__((tls_model("initial-exec")));
@@ -221,8 +228,11 @@ static void drain(void)
         tls_base = base;
         end = base;
     }
-    if (base && end >= base && end <= base + ENTRIES && !rt.discard)
+    if (base && end >= base && end <= base + ENTRIES && !rt.discard) {
+        atomic_fetch_add_explicit(&rt.entries, (uint64_t)(end - base),
+                                  memory_order_relaxed);
         emit_entries(base, end);
+    }
     if (base) {
         real->cursor = (uint64_t)(uintptr_t)base;
         real->remaining = ENTRIES;
@@ -588,6 +598,49 @@ static void refuse(const char *name, const mt_rewrite_header *h)
     say(msg);
 }
 
+/* Ends hook()'s writing: the segment back to read + execute, or, when
+ * uninit checks once (MEMTAP_TOOL_CHECK_ONCE), left writable too, so that
+ * a passed check's slot is one byte written from any context, no lock and
+ * no system call (other threads run the page meanwhile). */
+static void keep_checks(rt_module *mod, const mt_rewrite_header *h,
+                        uint64_t at, uint64_t end)
+{
+    mod->span = h->segment_vaddr + h->segment_size;
+    if (rt.check_once && h->nchecks &&
+        h->checks <= h->segment_size &&
+        h->nchecks <= (h->segment_size - h->checks) / sizeof(mt_check) &&
+        set_prot(at, end, PROT_READ | PROT_WRITE | PROT_EXEC) == 0) {
+        mod->checks = (const mt_check *)(uintptr_t)(at + h->checks);
+        mod->nchecks = h->nchecks;
+        return;
+    }
+    set_prot(at, end, PROT_READ | PROT_EXEC);
+}
+
+void rewritten_check_passed(uint64_t pc)
+{
+    uint32_t m = atomic_load(&rt.nmods);
+    for (uint32_t i = 0; i < m; i++) {
+        const rt_module *mod = &rt.mods[i];
+        const trace_site_table *tab = &rt.tabs[i];
+        uint64_t link = pc - mod->bias;
+        if (!mod->nchecks || link >= mod->span)
+            continue;
+        for (uint32_t k = 0; k < mod->nchecks; k++) {
+            const mt_check *c = &mod->checks[k];
+            if (c->site >= tab->nsites || tab->sites[c->site].pc != link ||
+                c->skip > 127 || c->slot + 2ull > mod->span)
+                continue;
+            uint8_t *disp = (uint8_t *)(uintptr_t)(mod->header + c->slot + 1);
+            uint8_t zero = 0;
+            if (__atomic_compare_exchange_n(disp, &zero, (uint8_t)c->skip, 0,
+                                            __ATOMIC_RELAXED,
+                                            __ATOMIC_RELAXED))
+                atomic_fetch_add(&rt.checks_removed, 1);
+        }
+    }
+}
+
 /* Gives back what hook() took for a module it does not turn on. */
 static void release_slot(rt_module *mod, const mt_rewrite_header *h)
 {
@@ -660,7 +713,7 @@ static void hook(uint64_t bias, const mt_rewrite_header *h, const char *name)
                sizeof mod->counters);
         *(volatile uint8_t *)(uintptr_t)(at + h->count_stub) = 0x90;
     }
-    set_prot(at, end, PROT_READ | PROT_EXEC);
+    keep_checks(mod, h, at, end);
     /* the module's site table is live before its first int3 is */
     mod->traps = (const mt_trap *)(uintptr_t)(at + h->traps);
     mod->ntraps = h->ntraps;
@@ -732,6 +785,8 @@ void rewritten_scan(void)
     const char *discard = getenv(ENV_REWRITE_DISCARD);
     rt.discard = discard && discard[0] == '1';
     rt.debug_traps = getenv(ENV_DEBUG_TRAPS) != NULL;
+    const char *once = getenv(ENV_TOOL_CHECK_ONCE);
+    rt.check_once = once && strcmp(once, "1") == 0;
     dl_iterate_phdr(find_rewritten, NULL);
     spin_release(&rt.lock);
 }
@@ -745,6 +800,10 @@ void rewritten_end_stats(fmt_buf *b)
     fmt_u64(b, nmods);
     fmt_str(b, "\nrewritten_traps_hit=");
     fmt_u64(b, atomic_load(&rt.traps_hit));
+    fmt_str(b, "\nrewritten_entries=");
+    fmt_u64(b, atomic_load(&rt.entries));
+    fmt_str(b, "\nrewritten_checks_removed=");
+    fmt_u64(b, atomic_load(&rt.checks_removed));
     fmt_char(b, '\n');
 }
 

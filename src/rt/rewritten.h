@@ -48,6 +48,10 @@ int rewritten_recording(void);
  * Nests. */
 void rewritten_own_begin(void);
 void rewritten_own_end(void);
+/* uninit --check-once: the load at pc needs checking no more; rewritten
+ * code stops logging it (its check-once slot turned into a jump around
+ * its log sequence). */
+void rewritten_check_passed(uint64_t pc);
 /* The rewrite header of a loaded module, or NULL when it has none. */
 struct dl_phdr_info;
 struct mt_rewrite_header;

@@ -22,11 +22,16 @@
 typedef void (*tool_emit_fn)(uint8_t kind, uint64_t pc, uint64_t addr,
                              uint64_t size, uint64_t addr2, uint64_t aux);
 
+/* The host hears that the instruction at pc needs checking no more (its
+ * accesses may stop coming: rewritten code then stops logging them). */
+typedef void (*tool_passed_fn)(uint64_t pc);
+
 typedef struct tool_options {
     uint32_t chunk;        /* heat: bytes per counter (power of two, >= 8) */
     int check_once;        /* uninit: an instruction whose read was found
                               initialized is not checked again */
     tool_emit_fn emit;
+    tool_passed_fn passed; /* with check_once, or NULL */
 } tool_options;
 
 typedef struct shadow_tool {

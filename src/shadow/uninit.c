@@ -11,7 +11,8 @@
  *
  * With check_once (the patent's check-once flag), an instruction whose
  * read was once found initialized is not checked again: cheaper, at the
- * price of missing its later uninitialized reads.
+ * price of missing its later uninitialized reads.  The host hears of it
+ * (tool_options.passed), and rewritten code stops logging that load.
  */
 #include "shadow/tool.h"
 #include "sys/hash.h"
@@ -38,6 +39,7 @@ typedef struct site {
 static struct {
     memtap_shadow *space;
     tool_emit_fn emit;
+    tool_passed_fn passed;
     int check_once;
     site *sites;               /* open addressing, keyed by pc */
 } u;
@@ -97,8 +99,10 @@ static void check(memtap_shadow_thread *t, memtap_shadow_ref *rc, uint64_t pc,
     }
     if (undefined && (!partial_ok || undefined == len))
         report(pc, addr, len, first, undefined);
-    else if (s)
-        __atomic_fetch_or(&s->state, SITE_PASSED, __ATOMIC_RELAXED);
+    else if (s && !(__atomic_fetch_or(&s->state, SITE_PASSED,
+                                      __ATOMIC_RELAXED) & SITE_PASSED) &&
+             u.passed)
+        u.passed(pc);
 }
 
 static void define_span(void *ctx, uint8_t *sh, uint64_t lo, uint64_t n)
@@ -147,6 +151,7 @@ static int uninit_init(const tool_options *opt, memtap_shadow **space)
 {
     u.emit = opt->emit;
     u.check_once = opt->check_once;
+    u.passed = opt->passed;
     long p = raw_syscall6(SYS_mmap, 0, SITES * sizeof(site),
                           PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
                           -1, 0);

@@ -206,6 +206,43 @@ def test_uninit_check_once():
              "an instruction that once read initialized memory is not checked again")
 
 
+def rewritten_info(trace):
+    info = memtap("info", trace).stdout
+    return {k: int(v) for k, v in re.findall(r"^(rewritten_\w+): (\d+)$", info, re.M)}
+
+
+def test_uninit_check_once_rewritten():
+    """uninit --check-once on rewritten copies: a load whose check passed
+    stops being logged (its check-once slot becomes a jump around its log
+    sequence), even while other threads run it.  uninit_reads' copy gets
+    the report the original gets; checked_loop's four threads, each
+    loading a zeroed block 250,000 times, give their right result, and
+    their copy logs under half the entries it logs without the option."""
+    def instrumented(name):
+        out = os.path.join(TMP, name + ".once")
+        memtap("instrument", "-q", "--nonselective", prog(name), "-o", out)
+        return out
+
+    def uninit(copy, *opts):
+        trace, report = os.path.join(TMP, "once.mtr"), os.path.join(TMP, "once.txt")
+        p = memtap("uninit", "-o", trace, "--report", report, *opts, "--", copy)
+        with open(report) as f:
+            return f.read(), p, rewritten_info(trace)
+    text, _, info = uninit(instrumented("uninit_reads"), "--check-once")
+    check_eq(uninit_reported(text), uninit_expected(True), "the copy's report")
+    check(info.get("rewritten_checks_removed", 0) >= 1, "checks removed: %r" % info)
+    loop = instrumented("checked_loop")
+    entries = {}
+    for opts in ((), ("--check-once",)):
+        _, p, info = uninit(loop, *opts)
+        check_eq(p.stdout.strip(), "4 threads, sum 0", "the program's result %s" % (opts,))
+        check_eq(info.get("rewritten_checks_removed", 0) > 0, bool(opts),
+                 "checks removed %s: %r" % (opts, info))
+        entries[opts] = info["rewritten_entries"]
+    check(entries[()] >= 4 * 250000 * 2 and entries[("--check-once",)] < entries[()] / 2,
+          "entries logged without and with --check-once: %r" % entries)
+
+
 def test_tool_json():
     """--json: one JSON object per report holding what the text report
     holds (the hand-counted accesses of heat_counts, the falsely shared
