@@ -33,9 +33,70 @@ int analysis_block_insns(const analysis *a, const cfg_block *b,
     return 0;
 }
 
+/* ---- frame pointers ----
+ * Where in a function rbp holds its frame's address, an address of the
+ * stack: from the instruction after the entry block's `mov %rsp, %rbp`
+ * on, when nothing else in the function writes rbp but a `pop %rbp` or
+ * `leave` followed at once by a return or a jump out (no operand of the
+ * function sees the caller's rbp after it), and the function has no other
+ * entry and no code found only by scanning. */
+
+#define NO_FRAME UINT64_MAX
+
+typedef struct frame_scan {
+    uint64_t from;           /* after the prologue's mov; NO_FRAME */
+    int entry_block;         /* scanning the function's entry block */
+    int leaving;             /* the last instruction was pop %rbp/leave */
+    int bad;
+} frame_scan;
+
+static int is_reg(const ZydisDecodedOperand *o, ZydisRegister r)
+{
+    return o->type == ZYDIS_OPERAND_TYPE_REGISTER && o->reg.value == r;
+}
+
+static void scan_frame(const x86_insn *x, void *arg)
+{
+    frame_scan *f = arg;
+    const ZydisDecodedInstruction *zi = &x->zi;
+    if (f->leaving && x->flow != X86_FLOW_RET && x->flow != X86_FLOW_JUMP &&
+        x->flow != X86_FLOW_IJUMP)
+        f->bad = 1;
+    f->leaving = 0;
+    if (!(x->writes & (1u << x86_gpr_index(ZYDIS_REGISTER_RBP))))
+        return;
+    if (zi->mnemonic == ZYDIS_MNEMONIC_MOV && f->entry_block &&
+        f->from == NO_FRAME && is_reg(&x->zops[0], ZYDIS_REGISTER_RBP) &&
+        is_reg(&x->zops[1], ZYDIS_REGISTER_RSP))
+        f->from = x->addr + x->length;
+    else if (zi->mnemonic == ZYDIS_MNEMONIC_LEAVE ||
+             (zi->mnemonic == ZYDIS_MNEMONIC_POP &&
+              is_reg(&x->zops[0], ZYDIS_REGISTER_RBP)))
+        f->leaving = 1;
+    else
+        f->bad = 1;
+}
+
+/* Where rbp is the frame pointer in function fi (NO_FRAME: nowhere). */
+static uint64_t frame_from(const analysis *a, uint32_t fi)
+{
+    const cfg_func *fn = &a->cfg->funcs[fi];
+    frame_scan f = { NO_FRAME, 0, 0, 0 };
+    for (uint32_t i = 0; i < fn->nblocks && !f.bad; i++) {
+        const cfg_block *b = &a->cfg->blocks[fn->first_block + i];
+        f.entry_block = i == 0 && (b->flags & CFG_BLOCK_ENTRY);
+        if ((i && (b->flags & CFG_BLOCK_ENTRY)) || (b->flags & CFG_BLOCK_GAP) ||
+            b->func != fi || analysis_block_insns(a, b, scan_frame, &f) ||
+            f.leaving)
+            f.bad = 1;
+    }
+    return f.bad ? NO_FRAME : f.from;
+}
+
 typedef struct block_walk {
     const code_image *img;
     int implicit;            /* select_params.implicit */
+    uint64_t frame_from;     /* rbp-based operands from here on: stack */
     vec *exprs;
     analysis_counts *c;
     uint16_t inc[BID_NREGS];
@@ -95,7 +156,9 @@ static void walk_insn(const x86_insn *x, void *arg)
         s->size = m->size;
         s->read = m->read;
         s->write = m->write;
-        s->stack = m->stack;
+        s->stack = m->stack || (m->base == ZYDIS_REGISTER_RBP &&
+                                m->segment == ZYDIS_REGISTER_NONE &&
+                                x->addr >= w->frame_from);
         s->implicit = m->implicit != X86_IMPL_NONE;
         if (m->segment == ZYDIS_REGISTER_NONE && m->base == ZYDIS_REGISTER_RIP) {
             s->fixed = 1;
@@ -111,7 +174,7 @@ static void walk_insn(const x86_insn *x, void *arg)
             continue;
         c->explicit_reads += m->read;
         c->explicit_writes += m->write;
-        c->explicit_stack += m->stack;
+        c->explicit_stack += s->stack;
     }
     c->mem_insns += explicit_here;
     for (int g = 0; g < BID_NREGS; g++)
@@ -180,13 +243,14 @@ static void apply_bypass(const analysis *a, sel_expr *x, uint32_t n,
     }
 }
 
-static int analyse_block(analysis *a, size_t bi, vec *exprs)
+static int analyse_block(analysis *a, size_t bi, uint64_t frame,
+                         vec *exprs)
 {
     const cfg_block *b = &a->cfg->blocks[bi];
     analysis_block *ab = &a->blocks[bi];
     analysis_counts c = {0};
     block_walk w = {.img = a->img, .implicit = a->params.implicit,
-                    .exprs = exprs, .c = &c};
+                    .frame_from = frame, .exprs = exprs, .c = &c};
     ab->first_expr = (uint32_t)exprs->n;
     if (analysis_block_insns(a, b, walk_insn, &w) || w.oom)
         return -1;
@@ -230,9 +294,18 @@ int analysis_run(const char *path, const select_params *p, analysis **out)
     a->funcs = calloc(a->img->nfuncs + 1, sizeof *a->funcs);
     vec exprs = {0, 0, 0, sizeof(sel_expr)};
     rc = a->blocks && a->funcs ? 0 : IMAGE_NOMEM;
-    for (size_t i = 0; !rc && i < a->cfg->nblocks; i++)
-        if (analyse_block(a, i, &exprs))
+    uint64_t *frames = malloc((a->img->nfuncs + 1) * sizeof *frames);
+    if (!frames)
+        rc = IMAGE_NOMEM;
+    for (size_t i = 0; !rc && i < a->img->nfuncs; i++)
+        frames[i] = frame_from(a, (uint32_t)i);
+    for (size_t i = 0; !rc && i < a->cfg->nblocks; i++) {
+        uint32_t fi = a->cfg->blocks[i].func;
+        if (analyse_block(a, i, fi < a->img->nfuncs ? frames[fi] : NO_FRAME,
+                          &exprs))
             rc = IMAGE_NOMEM;
+    }
+    free(frames);
     a->exprs = exprs.v;
     a->nexprs = exprs.n;
     if (rc) {

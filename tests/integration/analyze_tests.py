@@ -99,6 +99,30 @@ def test_analyze_cfg_objdump():
         check_eq(d["overlaps"], 0, "%s: overlapping instructions" % name)
 
 
+def frame_operands(binary, function, base):
+    """objdump's count of the instructions of function with a memory
+    operand based on register base (lea aside)."""
+    dump = subprocess.run(["objdump", "-d", "--no-show-raw-insn", binary],
+                          capture_output=True, text=True, check=True).stdout
+    body = dump[dump.index("<%s>:" % function):].split("\n\n")[0]
+    return sum(1 for l in body.splitlines()[1:]
+               if re.search(r"\(%%%s[,)]" % base, l) and "\tlea" not in l)
+
+
+def test_analyze_frame_pointer():
+    """--only without stack leaves out the operands addressed from the
+    frame pointer of a function that sets one up (-O0: uninit_reads' main,
+    every (%rbp) operand objdump shows), and not those of a function that
+    uses rbp for anything else (-O2: regions' main stores into its heap
+    block through rbp; only its two (%rsp) operands are the stack's)."""
+    for name, base in (("uninit_reads", "rbp"), ("regions", "rsp")):
+        out = analyze_json(prog(name), "--nonselective", "--only", "heap,static")
+        main = [f for f in out["functions"] if f["name"] == "main"][0]
+        check_eq(main["bypass"]["stack"], frame_operands(prog(name), "main", base),
+                 "%s: main's stack operands" % name)
+    check(frame_operands(prog("regions"), "main", "rbp") >= 1, "regions: an rbp-based store")
+
+
 def test_analyze_stripped():
     for name in ("switcher_O2", "switcher_clang_O3"):
         stripped = os.path.join(TMP, name + ".stripped")
