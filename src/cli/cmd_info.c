@@ -53,6 +53,7 @@ int cmd_info(int argc, char **argv)
                                         "rewritten_traps_hit",
                                         "rewritten_entries",
                                         "rewritten_checks_removed",
+                                        "rewritten_bypassed",
                                         "writer_chunks" };
     for (size_t i = 0; i < sizeof keys / sizeof *keys; i++) {
         const char *v = memtap_trace_info(t, keys[i]);

@@ -26,6 +26,36 @@ static uint64_t info_u64(const memtap_trace *t, const char *key)
     return strtoull(v, NULL, 10);
 }
 
+/* What the bypass rules left out of the rewritten modules, by rule
+ * (rewritten_bypassed: counts in analysis_counts.bypass order). */
+static void note_bypassed(const char *path, const memtap_trace *t)
+{
+    static const char *const rules[] = { "stack", "static", "read-only",
+                                         "tested loads", "ignored" };
+    char v[256], text[256] = "";
+    cli_info_value(t, "rewritten_bypassed", v, sizeof v);
+    const char *p = v;
+    uint64_t total = 0;
+    size_t used = 0;
+    for (size_t k = 0; k < sizeof rules / sizeof *rules && *p; k++) {
+        char *end;
+        uint64_t n = strtoull(p, &end, 10);
+        if (end == p)
+            break;
+        p = end;
+        total += n;
+        if (n && used < sizeof text) {
+            int w = snprintf(text + used, sizeof text - used, "%s%s %" PRIu64,
+                             used ? ", " : "", rules[k], n);
+            used += w > 0 ? (size_t)w : 0;
+        }
+    }
+    if (total)
+        fprintf(stderr, "memtap: note: %s: the bypass rules left %" PRIu64
+                        " operands of the rewritten code uninstrumented (%s)\n",
+                path, total, text);
+}
+
 int cli_report_health(const char *path, const memtap_trace *t, int dropped)
 {
     int problems = 0;
@@ -74,6 +104,7 @@ int cli_report_health(const char *path, const memtap_trace *t, int dropped)
         fprintf(stderr, "memtap: note: %s: %" PRIu64 " accesses inside the "
                         "--ignore ranges were not recorded, as asked\n", path,
                 ignored);
+    note_bypassed(path, t);
     uint64_t traps = info_u64(t, "rewritten_traps_hit");
     if (traps && traps * 1000 > h->events) /* more than 0.1 % */
         fprintf(stderr, "memtap: note: %s: %" PRIu64 " executions of "

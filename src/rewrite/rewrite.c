@@ -1015,6 +1015,10 @@ static int run(rewriter *r, const char *out, const char *in_path,
     h.nblocks = r->nblocks;
     h.ntraps = (uint32_t)r->traps.n;
     h.nchecks = (uint32_t)r->checks.n;
+    _Static_assert(BYPASS_RULES <= sizeof h.bypassed / sizeof *h.bypassed,
+                   "bypass rules");
+    h.nbypass = BYPASS_RULES;
+    memcpy(h.bypassed, rep->bypass, sizeof rep->bypass);
     h.segment_vaddr = r->header_vaddr;
     h.segment_size = align_up(r->code.len, 16);
     h.omega = r->opt->params.omega;

@@ -70,7 +70,9 @@ typedef struct mt_rewrite_header {
     uint64_t traps;              /* offset: mt_trap[ntraps], sorted by pc */
     uint64_t checks;             /* offset: mt_check[nchecks], by site */
     uint32_t nchecks;
-    uint32_t reserved;
+    uint32_t nbypass;            /* used entries of bypassed */
+    uint64_t bypassed[8];        /* operands each bypass rule left out
+                                    (analysis_counts.bypass order) */
 } mt_rewrite_header;
 
 /* A check-once slot: the `jmp .+2` at `slot` (offset from the header)

@@ -99,6 +99,9 @@ static struct {
     _Atomic uint64_t traps_hit;
     _Atomic uint64_t checks_removed;
     _Atomic uint64_t entries;   /* logged by rewritten code, handed over */
+    uint64_t bypassed[8];       /* the hooked modules' mt_rewrite_header
+                                   bypassed, added up */
+    uint32_t nbypass;
 } rt;
 
 static __thread rt_tls tls_log __attribute__((tls_model("initial-exec")));
@@ -617,6 +620,16 @@ static void keep_checks(rt_module *mod, const mt_rewrite_header *h,
     set_prot(at, end, PROT_READ | PROT_EXEC);
 }
 
+/* Adds up what the bypass rules left out of the hooked modules. */
+static void add_bypassed(const mt_rewrite_header *h)
+{
+    uint32_t n = h->nbypass < 8 ? h->nbypass : 8;
+    for (uint32_t k = 0; k < n; k++)
+        rt.bypassed[k] += h->bypassed[k];
+    if (n > rt.nbypass)
+        rt.nbypass = n;
+}
+
 void rewritten_check_passed(uint64_t pc)
 {
     uint32_t m = atomic_load(&rt.nmods);
@@ -714,6 +727,7 @@ static void hook(uint64_t bias, const mt_rewrite_header *h, const char *name)
         *(volatile uint8_t *)(uintptr_t)(at + h->count_stub) = 0x90;
     }
     keep_checks(mod, h, at, end);
+    add_bypassed(h);
     /* the module's site table is live before its first int3 is */
     mod->traps = (const mt_trap *)(uintptr_t)(at + h->traps);
     mod->ntraps = h->ntraps;
@@ -804,6 +818,12 @@ void rewritten_end_stats(fmt_buf *b)
     fmt_u64(b, atomic_load(&rt.entries));
     fmt_str(b, "\nrewritten_checks_removed=");
     fmt_u64(b, atomic_load(&rt.checks_removed));
+    fmt_str(b, "\nrewritten_bypassed=");
+    for (uint32_t k = 0; k < rt.nbypass; k++) {
+        if (k)
+            fmt_char(b, ' ');
+        fmt_u64(b, rt.bypassed[k]);
+    }
     fmt_char(b, '\n');
 }
 

@@ -131,9 +131,25 @@ def test_engine_bypass():
         (("--only", "heap,static,stack", "--ignore-read-only"), dict(all_, **{"read-only": 0})),
         (("--only", "heap,static,stack", "--tested", "regions"), dict(all_, **{"read-only": 0})),
     )
+    notes = {}
     for opts, want in cases:
         trace, p = run(prog("regions"), out="bypass.mtr", opts=opts)
         check_eq(per_mark(trace), want, "records per marked line with %s" % (opts,))
+        m = re.search(r"note: .*: the bypass rules left (\d+) operands of the rewritten "
+                      r"code uninstrumented \(([^)]*)\)", p.stderr)
+        notes[opts] = dict((k, int(v)) for k, v in re.findall(r"([a-z -]+?) (\d+)(?:, |$)",
+                                                               m.group(2))) if m else {}
+    # the run says what the rules left out of the copies: with the stack
+    # kept, nothing of it; by default at least regions' own stack operands
+    own = json.loads(memtap("analyze", "--json", "--nonselective", "--only", "heap,static",
+                            prog("regions")).stdout)["total"]["bypass"]
+    check(notes[()].get("stack", 0) >= own["stack"] > 0 and
+          notes[()].get("read-only", 0) >= own["read_only"] > 0,
+          "the run's note: %r (regions alone: %r)" % (notes[()], own))
+    check("stack" not in notes[("--only", "heap,static,stack")],
+          "--only heap,static,stack: %r" % notes[("--only", "heap,static,stack")])
+    check(notes[("--only", "heap,static,stack", "--tested", "regions")].get("tested loads", 0) >= 1,
+          "--tested: %r" % notes[("--only", "heap,static,stack", "--tested", "regions")])
     fault, _ = run(prog("regions"), out="bypass_fault.mtr", engine="fault")
     check_eq(per_mark(fault), dict(all_, stack=0, **{"read-only": 0}),
              "the fault engine: heap and static data")
