@@ -121,6 +121,7 @@ typedef struct trace_launch {
     unsigned nwatch;
     int implicit;         /* rewritten code logs the stack slots of push,
                              pop, call, ret, enter and leave */
+    int string_elements;  /* string operations element by element */
 } trace_launch;
 
 /* memtap run's exit status when the program exited but its trace may be

@@ -99,6 +99,9 @@ static const char usage[] =
     "  --implicit         the static engine: the stack slots of push, pop,\n"
     "                     call, ret, enter and leave are recorded too (with\n"
     "                     --only ...,stack)\n"
+    "  --string-elements  string operations (rep movs, stos, lods) element\n"
+    "                     by element, a load and a store each, as Valgrind\n"
+    "                     Lackey records them, instead of one block event\n"
     "  --ignore A-B|SYM   accesses inside [A, B) (hexadecimal addresses)\n"
     "                     or inside the program's symbol SYM are not\n"
     "                     recorded, by either engine (repeatable)\n"
@@ -124,6 +127,8 @@ static const char usage[] =
     "                         calls memtap_start)\n"
     "  MEMTAP_CONSUMER        the --consumer library (absolute path)\n"
     "  MEMTAP_COMPRESS        fast or small (--compress)\n"
+    "  MEMTAP_STRING_ELEMENTS 1 with --string-elements (else the\n"
+    "                         environment's, if any)\n"
     "  MEMTAP_ONLY            the static engine's --only\n"
     "  MEMTAP_IGNORE, MEMTAP_WATCH, MEMTAP_WATCH_SITES  the --ignore and\n"
     "                         --watch ranges and allocation sites\n"
@@ -703,6 +708,8 @@ int cli_trace_program(char **prog_argv, const trace_launch *l, char *abs_out,
     }
     if (l->compress)
         setenv(ENV_COMPRESS, l->compress, 1);
+    if (l->string_elements) /* else the environment's, if any */
+        setenv(ENV_STRING_ELEMENTS, "1", 1);
     set_bypass_env(l);
     if (set_tested_env(l->tested, prog) ||
         set_ranges_env(ENV_IGNORE, "--ignore", l->ignore, l->nignore, 0,
@@ -765,6 +772,7 @@ int cmd_run(int argc, char **argv)
         { "only", required_argument, NULL, 'O' },
         { "ignore-read-only", no_argument, NULL, 'R' },
         { "implicit", no_argument, NULL, 'M' },
+        { "string-elements", no_argument, NULL, 'S' },
         { "tested", required_argument, NULL, 'L' },
         { "ignore", required_argument, NULL, 'I' },
         { "watch", required_argument, NULL, 'W' },
@@ -778,7 +786,7 @@ int cmd_run(int argc, char **argv)
     const char *only = NULL, *tested = NULL;
     unsigned bypass, nignore = 0, nwatch = 0;
     const char *ignore[MAX_IGNORE], *watch[MAX_IGNORE];
-    int ignore_read_only = 0, implicit = 0;
+    int ignore_read_only = 0, implicit = 0, string_elements = 0;
     render_options opt = { RENDER_MADT, RENDER_SYMBOLIC, 0 };
     int c;
     /* '+': options end at the program's name */
@@ -816,6 +824,7 @@ int cmd_run(int argc, char **argv)
             break;
         case 'R': ignore_read_only = 1; break;
         case 'M': implicit = 1; break;
+        case 'S': string_elements = 1; break;
         case 'L': tested = optarg; break;
         case 'I':
             if (nignore == MAX_IGNORE)
@@ -838,7 +847,7 @@ int cmd_run(int argc, char **argv)
     trace_launch l = { output, from_main, heap_only, NULL, 0, 0, consumer,
                        keep_going, quiet, compress, engine, only,
                        ignore_read_only, tested, ignore, nignore, watch,
-                       nwatch, implicit };
+                       nwatch, implicit, string_elements };
     char abs_out[PATH_MAX];
     int rc;
     if (cli_trace_program(argv + optind, &l, abs_out, sizeof abs_out, &rc))

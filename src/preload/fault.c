@@ -37,6 +37,7 @@
 #include "tools.h"
 #include "tracer.h"
 #include "stop_world.h"
+#include "strings.h"
 
 #include <Zydis/Zydis.h>
 #include <errno.h>
@@ -200,7 +201,14 @@ static int try_complete(ucontext_t *uc, const ZydisDecodedInstruction *insn,
     return 1;
 }
 
-/* rep movs / rep stos: performed here, as one block event. */
+/* Whether an element at addr is the fault engine's to record. */
+static int traced_byte(uint64_t addr)
+{
+    return fault_is_tracked((uintptr_t)addr, 1);
+}
+
+/* rep movs / rep stos: performed here, recorded as strings.c says (one
+ * block event, or element by element). */
 static int emulate_rep_string(ucontext_t *uc,
                               const ZydisDecodedInstruction *insn,
                               const ZydisDecodedOperand *ops)
@@ -240,11 +248,10 @@ static int emulate_rep_string(ucontext_t *uc,
     if (movs)
         fault_close(&s);
     fault_close(&d);
-    uint64_t pc = (uint64_t)g[REG_RIP];
-    if (movs)
-        tracer_emit(MEMTAP_EV_COPY, 0, pc, dlo, bytes, slo, 0);
-    else
-        tracer_emit(MEMTAP_EV_BLOCK_STORE, 0, pc, dlo, bytes, 0, 0);
+    string_op op = { movs ? MEMTAP_EV_COPY : MEMTAP_EV_BLOCK_STORE,
+                     (uint8_t)elem, (uint8_t)down, (uint64_t)g[REG_RIP],
+                     (uint64_t)g[REG_RDI], (uint64_t)g[REG_RSI], n };
+    strings_record(&op, strings_per_element() ? traced_byte : NULL);
     g[REG_RDI] = (greg_t)dst;
     if (movs)
         g[REG_RSI] = (greg_t)src;

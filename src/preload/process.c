@@ -21,6 +21,7 @@
 #include "syscalls.h"
 #include "tracer.h"
 #include "stop_world.h"
+#include "strings.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -533,6 +534,7 @@ __attribute__((constructor(101))) static void memtap_preload_init(void)
         tools_init();
         if (tools_active())
             tracer_add_client(&tools_client);
+        strings_init();
         ignore_init(); /* before the program's module is seen */
         watch_init();
         modules_rescan();

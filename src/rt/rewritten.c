@@ -33,6 +33,7 @@
 #include "preload/ignore.h"
 #include "preload/own_text.h"
 #include "preload/signals.h"
+#include "preload/strings.h"
 #include "preload/tracer.h"
 #include "rt/abi.h"
 
@@ -402,9 +403,9 @@ static void compare_loads(const mt_trap *t, const ucontext_t *uc,
     }
 }
 
-/* The block event of a string operation about to run, from its
- * registers: rcx elements (one without rep) of `size` bytes from rdi
- * (stores) and rsi (loads), downwards when the direction flag is set. */
+/* A string operation about to run, from its registers: rcx elements (one
+ * without rep) of `size` bytes from rdi (stores) and rsi (loads),
+ * downwards when the direction flag is set (strings.c records it). */
 static void string_event(const rt_module *mod, const mt_trap *t,
                          const ucontext_t *uc)
 {
@@ -416,28 +417,20 @@ static void string_event(const rt_module *mod, const mt_trap *t,
         return;
     }
     const greg_t *g = uc->uc_mcontext.gregs;
-    uint64_t n = t->rep ? (uint64_t)g[REG_RCX] : 1;
-    if (n == 0 || n > (UINT64_MAX >> 4) / t->size)
-        return;
-    uint64_t len = n * t->size, back = (g[REG_EFL] & 0x400) ? len - t->size : 0;
-    uint64_t dst = (uint64_t)g[REG_RDI] - back, src = (uint64_t)g[REG_RSI] - back;
-    uint64_t pc = mod->bias + t->insn;
-    switch (t->string) {
-    case MT_STRING_MOVS:
-        if (kept(dst) || kept(src))
-            tracer_emit(MEMTAP_EV_COPY, 0, pc, dst, len, src, 0);
-        break;
-    case MT_STRING_STOS:
-        if (kept(dst))
-            tracer_emit(MEMTAP_EV_BLOCK_STORE, 0, pc, dst, len, 0, 0);
-        break;
-    case MT_STRING_LODS:
-        if (kept(src))
-            tracer_emit(MEMTAP_EV_BLOCK_FETCH, 0, pc, src, len, 0, 0);
-        break;
-    default:
-        break;
-    }
+    string_op op = {
+        .kind = t->string == MT_STRING_MOVS   ? MEMTAP_EV_COPY
+                : t->string == MT_STRING_STOS ? MEMTAP_EV_BLOCK_STORE
+                                              : MEMTAP_EV_BLOCK_FETCH,
+        .size = t->size,
+        .down = (g[REG_EFL] & 0x400) != 0,
+        .pc = mod->bias + t->insn,
+        .dst = (uint64_t)g[REG_RDI],
+        .src = (uint64_t)g[REG_RSI],
+        .n = t->rep ? (uint64_t)g[REG_RCX] : 1,
+    };
+    if (strings_per_element())
+        rewritten_sync(); /* the thread's logged accesses come first */
+    strings_record(&op, kept);
 }
 
 int rewritten_trap(ucontext_t *uc)

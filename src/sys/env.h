@@ -46,6 +46,8 @@
 #define ENV_READER_MEMORY "MEMTAP_READER_MEMORY"
 #define ENV_REWRITE_DISCARD "MEMTAP_REWRITE_DISCARD"
 #define ENV_DEBUG_TRAPS "MEMTAP_DEBUG_TRAPS"
+#define ENV_STRING_ELEMENTS "MEMTAP_STRING_ELEMENTS" /* 1: string operations
+                                              element by element */
 #define ENV_FAULT_PATH "MEMTAP_FAULT_PATH" /* step: the fault engine never
                                               completes in its handler */
 

@@ -619,5 +619,25 @@ def test_engine_implicit():
     check("not with --engine fault" in p.stderr, p.stderr)
 
 
+def test_engine_string_elements():
+    """--string-elements: edge_insns' rep movsb (300 bytes from src to dst,
+    globals) and rep stosb (100 bytes into pages) as each element's load
+    and store, in the instruction's order, under both engines; without
+    it, one Y and one W event."""
+    def string_lines(engine, *opts):
+        trace, _ = run(prog("edge_insns"), out="strings.mtr", engine=engine, opts=opts)
+        return [l for l in show(trace) if re.search(r", main\+(101|169)$", l)]
+    for engine in ("static", "fault"):
+        lines = string_lines(engine, "--string-elements")
+        want = [f for i in range(300) for f in ("L$:src[%d], [edge_insns], main+101" % i,
+                                               "S$:dst[%d], [edge_insns], main+101" % i)] + \
+               ["S$:pages[%d], [edge_insns], main+169" % i for i in range(100)]
+        check_eq([re.sub(r"\$\d+:", "$:", l) for l in lines], want,
+                 "%s: the elements in order" % engine)
+        blocks = [re.sub(r"\$\d+:", "$:", l) for l in string_lines(engine)]
+        check_eq(blocks, ["Y$:dst[0],src[0],300, main+101", "W$:pages[0],100, main+169"],
+                 "%s: one block event each without the option" % engine)
+
+
 if __name__ == "__main__":
     sys.exit(run_named(globals(), sys.argv[1]))
