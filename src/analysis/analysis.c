@@ -15,14 +15,15 @@
 
 #include "sys/vec.h"
 
-int analysis_block_insns(const analysis *a, const cfg_block *b,
-                         void (*fn)(const x86_insn *insn, void *arg), void *arg)
+/* The first `max` instructions of block b, in order, to fn. */
+static int first_insns(const analysis *a, const cfg_block *b, uint32_t max,
+                       void (*fn)(const x86_insn *insn, void *arg), void *arg)
 {
     x86_decoder dec;
     x86_insn x;
     if (x86_decoder_init(&dec))
         return -1;
-    for (uint32_t k = 0; k < b->ninsn; k++) {
+    for (uint32_t k = 0; k < b->ninsn && k < max; k++) {
         uint64_t addr = a->cfg->insn_addr[b->first_insn + k];
         size_t avail;
         const uint8_t *code = image_code(a->img, addr, &avail);
@@ -31,6 +32,12 @@ int analysis_block_insns(const analysis *a, const cfg_block *b,
         fn(&x, arg);
     }
     return 0;
+}
+
+int analysis_block_insns(const analysis *a, const cfg_block *b,
+                         void (*fn)(const x86_insn *insn, void *arg), void *arg)
+{
+    return first_insns(a, b, UINT32_MAX, fn, arg);
 }
 
 /* ---- frame pointers ----
@@ -55,6 +62,18 @@ static int is_reg(const ZydisDecodedOperand *o, ZydisRegister r)
     return o->type == ZYDIS_OPERAND_TYPE_REGISTER && o->reg.value == r;
 }
 
+static int sets_frame(const x86_insn *x)
+{
+    return x->zi.mnemonic == ZYDIS_MNEMONIC_MOV &&
+           is_reg(&x->zops[0], ZYDIS_REGISTER_RBP) &&
+           is_reg(&x->zops[1], ZYDIS_REGISTER_RSP);
+}
+
+static void find_frame_setup(const x86_insn *x, void *arg)
+{
+    *(int *)arg |= sets_frame(x);
+}
+
 static void scan_frame(const x86_insn *x, void *arg)
 {
     frame_scan *f = arg;
@@ -65,9 +84,7 @@ static void scan_frame(const x86_insn *x, void *arg)
     f->leaving = 0;
     if (!(x->writes & (1u << x86_gpr_index(ZYDIS_REGISTER_RBP))))
         return;
-    if (zi->mnemonic == ZYDIS_MNEMONIC_MOV && f->entry_block &&
-        f->from == NO_FRAME && is_reg(&x->zops[0], ZYDIS_REGISTER_RBP) &&
-        is_reg(&x->zops[1], ZYDIS_REGISTER_RSP))
+    if (sets_frame(x) && f->entry_block && f->from == NO_FRAME)
         f->from = x->addr + x->length;
     else if (zi->mnemonic == ZYDIS_MNEMONIC_LEAVE ||
              (zi->mnemonic == ZYDIS_MNEMONIC_POP &&
@@ -77,11 +94,18 @@ static void scan_frame(const x86_insn *x, void *arg)
         f->bad = 1;
 }
 
-/* Where rbp is the frame pointer in function fi (NO_FRAME: nowhere). */
+/* Where rbp is the frame pointer in function fi (NO_FRAME: nowhere).
+ * Only functions whose first instructions (endbr64, push %rbp) set it up
+ * are scanned whole. */
 static uint64_t frame_from(const analysis *a, uint32_t fi)
 {
     const cfg_func *fn = &a->cfg->funcs[fi];
     frame_scan f = { NO_FRAME, 0, 0, 0 };
+    int prologue = 0;
+    if (!fn->nblocks ||
+        first_insns(a, &a->cfg->blocks[fn->first_block], 4, find_frame_setup,
+                    &prologue) || !prologue)
+        return NO_FRAME;
     for (uint32_t i = 0; i < fn->nblocks && !f.bad; i++) {
         const cfg_block *b = &a->cfg->blocks[fn->first_block + i];
         f.entry_block = i == 0 && (b->flags & CFG_BLOCK_ENTRY);
