@@ -12,7 +12,11 @@
   whole programs of the distribution, seconds: native, the first run
   (empty cache: the program and its libraries rewritten) and later runs
   (cache warm) of memtap run; the trace's events, and the time per
-  event of later runs
+  event of later runs; beside them, doing it by hand: `memtap instrument`
+  of the program and of each library the cache holds after a run (with
+  the run's default bypass rules), once, and `memtap run` of the copies
+  (LD_LIBRARY_PATH to the libraries'), with the ratios first run /
+  (instrument + copies) and later runs / copies
 
     bench/engines.py [RUNS]          (builds build/ first if needed)
 """
@@ -35,6 +39,25 @@ SMALL = 64
 def events(trace):
     info = subprocess.run([MEMTAP, "info", trace], capture_output=True, text=True).stdout
     return int(re.search(r"^events: (\d+)", info, re.M).group(1))
+
+
+def by_hand(argv, cache, tmp):
+    """Instruments argv[0] and the libraries the cache holds for it into
+    tmp/copies; returns (seconds taken, argv running the copy, env)."""
+    listing = subprocess.run([MEMTAP, "cache", "ls"], capture_output=True, text=True,
+                             check=True, env=dict(os.environ, MEMTAP_CACHE_DIR=cache)).stdout
+    originals = re.findall(r" <- (\S+)$", listing, re.M)
+    out = os.path.join(tmp, "copies")
+    shutil.rmtree(out, True)
+    os.makedirs(out)
+    prog = shutil.which(argv[0])
+    took = 0.0
+    for path in originals:
+        dest = os.path.join(out, os.path.basename(path))
+        took += wall([MEMTAP, "instrument", "-q", "--nonselective", "--only", "heap,static",
+                      path, "-o", dest])
+    copy = os.path.join(out, os.path.basename(os.path.realpath(prog)))
+    return took, [copy] + argv[1:], {"LD_LIBRARY_PATH": out}
 
 
 def median(cmd, runs, env=None, before=None):
@@ -86,8 +109,9 @@ def main():
                 ("sort (1 MB)", ["sort", data]),
                 ("python3 -c (sum of squares)",  # the distribution's, not a shim
                  ["/usr/bin/python3", "-c", "print(sum(i * i for i in range(20000)))"])]
-    print("%-28s %9s %10s %10s %11s %9s" % ("program", "native s", "first run", "later runs",
-                                          "events", "ns/event"))
+    print("%-28s %9s %10s %10s %11s %9s %11s %9s %13s %13s"
+          % ("program", "native s", "first run", "later runs", "events", "ns/event",
+             "instrument", "copies", "first/by hand", "later/copies"))
     for name, argv in programs:
         if not shutil.which(argv[0]):
             continue
@@ -95,8 +119,11 @@ def main():
         first = median(run() + argv, runs, warm, before=lambda: shutil.rmtree(cache, True))
         later = median(run() + argv, runs, warm)
         n = events(trace)
-        print("%-28s %9.3f %9.2fs %9.2fs %11d %9.1f" % (name, nat, first, later, n,
-                                                       (later - nat) / n * 1e9))
+        took, copy_argv, env = by_hand(argv, cache, tmp)
+        copies = median(run() + copy_argv, runs, dict(warm, **env))
+        print("%-28s %9.3f %9.2fs %9.2fs %11d %9.1f %10.2fs %8.2fs %12.2fx %12.2fx"
+              % (name, nat, first, later, n, (later - nat) / n * 1e9, took, copies,
+                 first / (took + copies), later / copies))
     shutil.rmtree(tmp, True)
 
 
