@@ -236,18 +236,25 @@ static void record_block(const sys_spec *sp, const long *a, long done,
         return;
     uint8_t kind = sp->block == 'W' ? MEMTAP_EV_BLOCK_STORE
                                     : MEMTAP_EV_BLOCK_FETCH;
-    int buf_arg = sp->args[0].how ? 0 : 1;
-    if (sp->args[buf_arg].how == A_IOV) {
-        const struct iovec *iov = (const struct iovec *)(uintptr_t)a[buf_arg];
-        for (long i = 0; i < a[2] && done > 0; i++) {
-            long n = (long)iov[i].iov_len < done ? (long)iov[i].iov_len : done;
+    int buf_arg = sp->args[0].how ? 0 : 1, how = sp->args[buf_arg].how;
+    const struct iovec *iov = NULL;
+    long cnt = 0;
+    if (how == A_IOV) {
+        iov = (const struct iovec *)(uintptr_t)a[buf_arg];
+        cnt = a[2];
+    } else if (how == A_MSG && a[buf_arg]) {
+        const struct msghdr *m = (const struct msghdr *)(uintptr_t)a[buf_arg];
+        iov = m->msg_iov;
+        cnt = (long)m->msg_iovlen;
+    } else if (how != A_NONE && how != A_MSG) {
+        tracer_emit(kind, 0, pc, (uint64_t)a[buf_arg], (uint64_t)done, 0, 0);
+    }
+    for (long i = 0; iov && i < cnt && done > 0; i++) {
+        long n = (long)iov[i].iov_len < done ? (long)iov[i].iov_len : done;
+        if (n)
             tracer_emit(kind, 0, pc, (uint64_t)(uintptr_t)iov[i].iov_base,
                         (uint64_t)n, 0, 0);
-            done -= n;
-        }
-    } else if (sp->args[buf_arg].how != A_NONE &&
-               sp->args[buf_arg].how != A_MSG) {
-        tracer_emit(kind, 0, pc, (uint64_t)a[buf_arg], (uint64_t)done, 0, 0);
+        done -= n;
     }
 }
 
@@ -420,35 +427,79 @@ static int bounced_io(long nr, const long *a, long *ret)
 }
 
 /* Whether a bounced vector call is one of these: its iovec array in a[1],
- * their count in a[2]; *into when the kernel writes the buffers. */
+ * their count in a[2] (recvmsg and sendmsg: in the msghdr at a[1]); *into
+ * when the kernel writes the buffers. */
 static int vector_call(long nr, int *into)
 {
-    *into = nr == SYS_readv || nr == SYS_preadv || nr == SYS_preadv2;
+    *into = nr == SYS_readv || nr == SYS_preadv || nr == SYS_preadv2 ||
+            nr == SYS_recvmsg;
     return *into || nr == SYS_writev || nr == SYS_pwritev ||
-           nr == SYS_pwritev2;
+           nr == SYS_pwritev2 || nr == SYS_sendmsg;
 }
 
-/* The program's iovec array at addr (read through /proc/self/mem when
- * traced) into iov: 0, or -1. */
-static int read_iovecs(struct iovec *iov, uint64_t addr, long cnt)
+/* The program's bytes at addr (read through /proc/self/mem when traced)
+ * into buf: 0, or -1. */
+static int read_program(void *buf, uint64_t addr, size_t len)
 {
-    size_t len = (size_t)cnt * sizeof *iov;
     if (fault_is_tracked(addr, len))
-        return complete_peek(iov, len, addr);
-    memcpy(iov, (const void *)(uintptr_t)addr, len);
+        return complete_peek(buf, len, addr);
+    memcpy(buf, (const void *)(uintptr_t)addr, len);
     return 0;
 }
 
-/* readv, preadv(2), writev and pwritev(2) whose buffers are all traced,
- * while other threads run: as bounced_io, the same call made on memtap's
- * buffers (one per iovec, the array first in the same mapping).  A call
- * that mixes traced and untraced buffers keeps the general path. */
+/* The call on memtap's buffers in place of the program's iovecs: the
+ * vector calls' own form, or a copy of the msghdr pointing at them (its
+ * lengths and flags the kernel writes copied back). */
+static long call_bounced(long nr, const long *a, struct iovec *bounce,
+                         long cnt)
+{
+    if (nr != SYS_recvmsg && nr != SYS_sendmsg)
+        return raw_syscall6(nr, a[0], (long)bounce, cnt, a[3], a[4], a[5]);
+    struct msghdr *orig = (struct msghdr *)(uintptr_t)a[1], m = *orig;
+    m.msg_iov = bounce;
+    long ret = raw_syscall6(nr, a[0], (long)&m, a[2], a[3], a[4], a[5]);
+    orig->msg_namelen = m.msg_namelen;
+    orig->msg_controllen = m.msg_controllen;
+    orig->msg_flags = m.msg_flags;
+    return ret;
+}
+
+/* Where the iovecs of a bounceable call are: 0, or -1 when the call keeps
+ * the general path (recvmsg and sendmsg: a traced msghdr, name or
+ * control). */
+static int iovecs_of(long nr, const long *a, uint64_t *iov, long *cnt)
+{
+    if (nr != SYS_recvmsg && nr != SYS_sendmsg) {
+        *iov = (uint64_t)a[1];
+        *cnt = a[2];
+        return 0;
+    }
+    const struct msghdr *m = (const struct msghdr *)(uintptr_t)a[1];
+    if (!m || fault_is_tracked((uintptr_t)m, sizeof *m) ||
+        (m->msg_name && fault_is_tracked((uintptr_t)m->msg_name,
+                                         m->msg_namelen ? m->msg_namelen : 1)) ||
+        (m->msg_control &&
+         fault_is_tracked((uintptr_t)m->msg_control,
+                          m->msg_controllen ? m->msg_controllen : 1)))
+        return -1;
+    *iov = (uint64_t)(uintptr_t)m->msg_iov;
+    *cnt = (long)m->msg_iovlen;
+    return 0;
+}
+
+/* readv, preadv(2), writev, pwritev(2), recvmsg and sendmsg whose buffers
+ * are all traced, while other threads run: as bounced_io, the same call
+ * made on memtap's buffers (one per iovec, the array first in the same
+ * mapping).  A call that mixes traced and untraced buffers keeps the
+ * general path. */
 static int bounced_vector_io(long nr, const long *a, long *ret)
 {
     int into;
-    long cnt = a[2];
-    if (!vector_call(nr, &into) || cnt <= 0 || cnt > 1024 ||
-        !fault_active() || !world_others_registered() || complete_fd() < 0)
+    uint64_t at;
+    long cnt;
+    if (!vector_call(nr, &into) || !fault_active() ||
+        !world_others_registered() || complete_fd() < 0 ||
+        iovecs_of(nr, a, &at, &cnt) != 0 || cnt <= 0 || cnt > 1024)
         return 0;
     size_t head = ((size_t)cnt * sizeof(struct iovec) + 4095) & ~(size_t)4095;
     long m = raw_syscall6(SYS_mmap, 0, (long)head, PROT_READ | PROT_WRITE,
@@ -457,7 +508,7 @@ static int bounced_vector_io(long nr, const long *a, long *ret)
         return 0;
     struct iovec *orig = (struct iovec *)m;
     size_t total = 0;
-    int ok = read_iovecs(orig, (uint64_t)a[1], cnt) == 0;
+    int ok = read_program(orig, at, (size_t)cnt * sizeof *orig) == 0;
     for (long i = 0; ok && i < cnt; i++) {
         total += orig[i].iov_len;
         ok = total <= BOUNCE_MAX &&
@@ -484,7 +535,7 @@ static int bounced_vector_io(long nr, const long *a, long *ret)
             data += orig[i].iov_len;
         }
         if (done)
-            *ret = raw_syscall6(nr, a[0], b, cnt, a[3], a[4], a[5]);
+            *ret = call_bounced(nr, a, bounce, cnt);
         for (long i = 0, left = done && into ? *ret : 0; left > 0; i++) {
             size_t n = (size_t)left < orig[i].iov_len ? (size_t)left
                                                        : orig[i].iov_len;

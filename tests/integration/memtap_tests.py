@@ -625,15 +625,16 @@ def test_heap_threads_exact():
     others run: every access and every read is recorded, and no window is
     exposed (the allocator's futex waits and the reads keep their pages
     closed), so memtap calls the trace complete.  Then the same with the
-    read a readv into two pieces of the block, and a writev of two more
-    to /dev/null."""
+    read a readv into two pieces of the block, a writev of two more to
+    /dev/null, and a sendmsg and recvmsg through a socket pair."""
     data = os.path.join(TMP, "5000-bytes")
     with open(data, "wb") as f:
         f.write(bytes(range(250)) * 20)
-    block = r"^%s\$\d+:<malloc\d+@work\+\d+>\+%s, (?:read_into|readv|writev)\+\d+$"
+    block = r"^%s\$\d+:<malloc\d+@work\+\d+>\+%s, (?:read_into|readv|writev|sendmsg|recvmsg)\+\d+$"
     for mode, moves in (((), (("W", "0,5000"),)),
                         (("vector",), (("W", "0,2000"), ("W", "2000,3000"),
-                                       ("G", "0,100"), ("G", "100,200")))):
+                                       ("G", "0,100"), ("G", "100,200"),
+                                       ("G", "300,50"), ("W", "400,50")))):
         path, p = trace("heap_threads", "64", data, *mode)
         check_eq(p.stdout.strip(), "64 threads, 0 wrong", "the program's result")
         lines = show(path)

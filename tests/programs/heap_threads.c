@@ -4,14 +4,16 @@
  * block with one read(2), and free it, all while the others run: under the
  * fault engine every one of THREADS * 4000 accesses and THREADS reads must
  * be recorded and no window exposed.  With a third argument "vector" the
- * read is a readv(2) into the block's first 2000 bytes and the rest, and
- * the block's first 100 and next 200 bytes are then written to /dev/null
- * with one writev(2). */
+ * read is a readv(2) into the block's first 2000 bytes and the rest, the
+ * block's first 100 and next 200 bytes are then written to /dev/null
+ * with one writev(2), and its 50 bytes at 300 go through a socket pair by
+ * sendmsg(2) to land at 400 by recvmsg(2). */
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -19,6 +21,27 @@
 
 static const char *file;
 static int vector;
+
+/* Sends block's 50 bytes at 300 through a socket pair into its bytes at
+ * 400 with sendmsg and recvmsg: 1 when they arrived. */
+static int through_socket(char *block)
+{
+    int sv[2];
+    if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv) != 0)
+        return 0;
+    struct iovec out = { block + 300, 50 }, in = { block + 400, 50 };
+    struct msghdr m;
+    memset(&m, 0, sizeof m);
+    m.msg_iov = &out;
+    m.msg_iovlen = 1;
+    int ok = sendmsg(sv[0], &m, 0) == 50;
+    m.msg_iov = &in;
+    ok = ok && recvmsg(sv[1], &m, 0) == 50 &&
+         memcmp(block + 300, block + 400, 50) == 0;
+    close(sv[0]);
+    close(sv[1]);
+    return ok;
+}
 
 /* Reads fd into block (bytes): 1 when something was read. */
 static int read_into(int fd, char *block, size_t bytes)
@@ -33,7 +56,7 @@ static int read_into(int fd, char *block, size_t bytes)
     ssize_t n = out >= 0 ? writev(out, from, 2) : -1;
     if (out >= 0)
         close(out);
-    return n == 300;
+    return n == 300 && through_socket(block);
 }
 
 static void *work(void *arg)
