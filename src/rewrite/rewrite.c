@@ -393,6 +393,20 @@ static void count_saves(rewriter *r, unsigned live)
     r->rep->saves_skipped += 3 - saved;
 }
 
+/* Appends the table t to the segment's code; its offset into *at.  0, or
+ * -1 when there is no room. */
+static int append_table(code_buf *b, const vec *t, uint64_t *at)
+{
+    size_t bytes = t->n * t->elem;
+    if (b->cap - b->len < bytes)
+        return -1;
+    *at = b->len;
+    if (bytes)
+        memcpy(b->p + b->len, t->v, bytes);
+    b->len += bytes;
+    return 0;
+}
+
 /* Lists the check-once slot at `slot`, before the log sequence of the
  * next site, which has just been emitted (a sequence too long for the
  * slot's jump is left out). */
@@ -993,20 +1007,9 @@ static int run(rewriter *r, const char *out, const char *in_path,
     if (r->traps.n)
         qsort(r->traps.v, r->traps.n, sizeof(mt_trap), trap_order);
     r->code.len = align_up(r->code.len, 8);
-    size_t trap_bytes = r->traps.n * sizeof(mt_trap);
-    if (r->code.cap - r->code.len < trap_bytes)
+    if (append_table(&r->code, &r->traps, &h.traps) ||
+        append_table(&r->code, &r->checks, &h.checks))
         return fail(err, cap, "cannot encode a trampoline (out of room)");
-    h.traps = r->code.len;
-    if (trap_bytes)
-        memcpy(r->code.p + r->code.len, r->traps.v, trap_bytes);
-    r->code.len += trap_bytes;
-    size_t check_bytes = r->checks.n * sizeof(mt_check);
-    if (r->code.cap - r->code.len < check_bytes)
-        return fail(err, cap, "cannot encode a trampoline (out of room)");
-    h.checks = r->code.len;
-    if (check_bytes)
-        memcpy(r->code.p + r->code.len, r->checks.v, check_bytes);
-    r->code.len += check_bytes;
 
     memcpy(h.magic, MT_REWRITE_MAGIC, sizeof h.magic);
     h.version = MT_REWRITE_VERSION;
