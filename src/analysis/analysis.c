@@ -221,9 +221,6 @@ static void add_counts(analysis_counts *to, const analysis_counts *from)
 #undef ADD
 }
 
-/* The bypass rule that leaves the operand uninstrumented (its index in
- * analysis_counts.bypass: stack, static, read-only, tested loads,
- * ignored), or -1. */
 static int in_ranges(const select_range *r, unsigned n, uint64_t addr)
 {
     for (unsigned i = 0; i < n; i++)
@@ -232,6 +229,9 @@ static int in_ranges(const select_range *r, unsigned n, uint64_t addr)
     return 0;
 }
 
+/* The bypass rule that leaves the operand uninstrumented (its index in
+ * analysis_counts.bypass: stack, static, read-only, tested loads,
+ * ignored), or -1. */
 static int bypass_rule(const analysis *a, const sel_expr *x)
 {
     const select_params *p = &a->params;

@@ -594,6 +594,25 @@ static void refuse(const char *name, const mt_rewrite_header *h)
     say(msg);
 }
 
+/* Whether the header's check-once slots all lie in the segment at `at`,
+ * name sites of its table, and are `jmp .+2` (eb 00) as the rewriter left
+ * them. */
+static int valid_checks(const mt_rewrite_header *h, uint64_t at)
+{
+    if (!h->nchecks || h->checks > h->segment_size ||
+        h->nchecks > (h->segment_size - h->checks) / sizeof(mt_check))
+        return 0;
+    const mt_check *c = (const mt_check *)(uintptr_t)(at + h->checks);
+    for (uint32_t k = 0; k < h->nchecks; k++) {
+        const uint8_t *slot = (const uint8_t *)(uintptr_t)(at + c[k].slot);
+        if (c[k].site >= h->nsites || c[k].skip > 127 ||
+            c[k].slot + 2ull > h->segment_size || slot[0] != 0xeb ||
+            slot[1] != 0)
+            return 0;
+    }
+    return 1;
+}
+
 /* Ends hook()'s writing: the segment back to read + execute, or, when
  * uninit checks once (MEMTAP_TOOL_CHECK_ONCE), left writable too, so that
  * a passed check's slot is one byte written from any context, no lock and
@@ -602,9 +621,7 @@ static void keep_checks(rt_module *mod, const mt_rewrite_header *h,
                         uint64_t at, uint64_t end)
 {
     mod->span = h->segment_vaddr + h->segment_size;
-    if (rt.check_once && h->nchecks &&
-        h->checks <= h->segment_size &&
-        h->nchecks <= (h->segment_size - h->checks) / sizeof(mt_check) &&
+    if (rt.check_once && valid_checks(h, at) &&
         set_prot(at, end, PROT_READ | PROT_WRITE | PROT_EXEC) == 0) {
         mod->checks = (const mt_check *)(uintptr_t)(at + h->checks);
         mod->nchecks = h->nchecks;
@@ -634,8 +651,7 @@ void rewritten_check_passed(uint64_t pc)
             continue;
         for (uint32_t k = 0; k < mod->nchecks; k++) {
             const mt_check *c = &mod->checks[k];
-            if (c->site >= tab->nsites || tab->sites[c->site].pc != link ||
-                c->skip > 127 || c->slot + 2ull > mod->span)
+            if (tab->sites[c->site].pc != link) /* valid_checks */
                 continue;
             uint8_t *disp = (uint8_t *)(uintptr_t)(mod->header + c->slot + 1);
             uint8_t zero = 0;
