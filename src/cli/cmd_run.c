@@ -844,10 +844,15 @@ int cmd_run(int argc, char **argv)
         fputs(usage, stderr);
         return 2;
     }
-    trace_launch l = { output, from_main, heap_only, NULL, 0, 0, consumer,
-                       keep_going, quiet, compress, engine, only,
-                       ignore_read_only, tested, ignore, nignore, watch,
-                       nwatch, implicit, string_elements };
+    trace_launch l = { .output = output, .from_main = from_main,
+                       .heap_only = heap_only, .consumer = consumer,
+                       .keep_going = keep_going, .quiet = quiet,
+                       .compress = compress, .engine = engine, .only = only,
+                       .ignore_read_only = ignore_read_only,
+                       .tested = tested, .ignore = ignore,
+                       .nignore = nignore, .watch = watch, .nwatch = nwatch,
+                       .implicit = implicit,
+                       .string_elements = string_elements };
     char abs_out[PATH_MAX];
     int rc;
     if (cli_trace_program(argv + optind, &l, abs_out, sizeof abs_out, &rc))

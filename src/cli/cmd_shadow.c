@@ -115,8 +115,7 @@ int cmd_shadow(int argc, char **argv)
     const char *tool = argv[0], *input = NULL, *report_path = NULL;
     char default_out[64];
     snprintf(default_out, sizeof default_out, "memtap-%s.mtr", tool);
-    trace_launch l = { default_out, 0, 0, tool, 64, 0, NULL, 0, 0, NULL, 0,
-                       NULL, 0, NULL, NULL, 0, NULL, 0, 0, 0 };
+    trace_launch l = { .output = default_out, .tool = tool, .chunk = 64 };
     tool_report_options opt = { tool, 10, 64, 0 };
     int c;
     while ((c = getopt_long(argc, argv, "+o:i:h", longopts, NULL)) != -1) {
