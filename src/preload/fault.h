@@ -32,11 +32,12 @@ uint8_t fault_region(uintptr_t addr);
 void fault_track(uintptr_t start, uintptr_t end, int prot, int region);
 /* Removes [start, end) from the traced set (it was unmapped). */
 void fault_untrack(uintptr_t start, uintptr_t end);
-/* munmap(a[0], a[1]) and, when it succeeds, fault_untrack, as one step
- * for the other threads: a mapping another thread makes at the same
- * address is tracked after it, never before (its new state would be
+/* munmap(a[0], a[1]), or mmap(a[0], ..., a[5]) with MAP_FIXED (nr says
+ * which), and, when it succeeds, fault_untrack of [a[0], a[0] + a[1]), as
+ * one step for the other threads: a mapping another thread makes at the
+ * same address is tracked after it, never before (its new state would be
  * cleared, its pages left closed).  The system call's result. */
-long fault_unmap(const long *a);
+long fault_unmap(long nr, const long *a);
 /* A mapping moved (mremap): its traced state follows it. */
 void fault_move(uintptr_t old, size_t old_len, uintptr_t new_addr,
                 size_t new_len);

@@ -242,17 +242,19 @@ MEMTAP_EXPORT void *pvalloc(size_t size)
 MEMTAP_EXPORT void *mmap(void *addr, size_t len, int prot, int flags, int fd,
                          off_t off)
 {
-    if (flags & MAP_FIXED)
+    long a[6] = { (long)addr, (long)len, prot, flags, fd, (long)off };
+    long r;
+    if (flags & MAP_FIXED) { /* what was there is no longer traced */
         tools_before_fixed((uintptr_t)addr, len);
-    long r = raw_syscall6(SYS_mmap, (long)addr, (long)len, prot, flags, fd,
-                          (long)off);
+        r = fault_unmap(SYS_mmap, a);
+    } else {
+        r = raw_syscall6(SYS_mmap, a[0], a[1], a[2], a[3], a[4], a[5]);
+    }
     if (r < 0 && r > -4096) {
         errno = (int)-r;
         return MAP_FAILED;
     }
     void *p = (void *)r;
-    if (flags & MAP_FIXED)
-        fault_untrack((uintptr_t)p, (uintptr_t)p + len);
     if (recording()) {
         if (!watch_active())
             fault_track((uintptr_t)p, (uintptr_t)p + len, prot, PM_HEAP);
@@ -268,7 +270,7 @@ MEMTAP_EXPORT void *mmap64(void *addr, size_t len, int prot, int flags,
 MEMTAP_EXPORT int munmap(void *addr, size_t len)
 {
     long a[2] = { (long)addr, (long)len };
-    long r = fault_unmap(a);
+    long r = fault_unmap(SYS_munmap, a);
     if (r < 0) {
         errno = (int)-r;
         return -1;

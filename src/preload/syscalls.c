@@ -261,20 +261,11 @@ static void record_block(const sys_spec *sp, const long *a, long done,
 /* Keeps the traced set current across the program's own memory calls. */
 static void after_memory_call(long nr, const long *a, long ret)
 {
-    if (ret < 0 && ret > -4096)
-        return;
-    switch (nr) {
-    case SYS_mmap:
-        if (a[3] & MAP_FIXED)
-            fault_untrack((uintptr_t)ret, (uintptr_t)ret + (uintptr_t)a[1]);
-        break;
-    case SYS_mremap: /* the pages keep their rights, and so their state */
+    /* mremap: the pages keep their rights, and so their state (munmap and
+     * mmap over traced pages are fault_unmap's) */
+    if (nr == SYS_mremap && !RAW_FAILED(ret))
         fault_move((uintptr_t)a[0], (size_t)a[1], (uintptr_t)ret,
                    (size_t)a[2]);
-        break;
-    default:
-        break;
-    }
 }
 
 /* rt_sigprocmask on the mask of the interrupted code (uc), which the
@@ -587,7 +578,10 @@ static void on_sigsys_body(int sig, siginfo_t *si, ucontext_t *uc)
     if (bounced_io(nr, a, &ret) || bounced_vector_io(nr, a, &ret)) {
         record_block(spec_of(nr), a, ret, (uint64_t)g[REG_RIP] - 2);
     } else if (nr == SYS_munmap) {
-        ret = fault_unmap(a);
+        ret = fault_unmap(nr, a);
+    } else if (nr == SYS_mmap && (a[3] & MAP_FIXED)) {
+        tools_before_fixed((uintptr_t)a[0], (size_t)a[1]);
+        ret = fault_unmap(nr, a);
     } else if (nr == SYS_mprotect && fault_is_tracked((uintptr_t)a[0],
                                                       (size_t)a[1])) {
         /* the program changes rights memtap is holding: remember them */
@@ -598,8 +592,6 @@ static void on_sigsys_body(int sig, siginfo_t *si, ucontext_t *uc)
     } else {
         const sys_spec *sp = spec_of(nr);
         long old_break = nr == SYS_brk ? raw_syscall3(SYS_brk, 0, 0, 0) : 0;
-        if (nr == SYS_mmap && (a[3] & MAP_FIXED))
-            tools_before_fixed((uintptr_t)a[0], (size_t)a[1]);
         ret = call_opened(uc, sp, nr, a);
         if (ret == -EFAULT && fault_active())
             ret = retry_closed(uc, sp, nr, a);

@@ -367,19 +367,22 @@ void fault_untrack(uintptr_t start, uintptr_t end)
     untrack(start, end);
 }
 
-long fault_unmap(const long *a)
+long fault_unmap(long nr, const long *a)
 {
     uintptr_t start = (uintptr_t)a[0], end = start + (uintptr_t)a[1];
     tracer_sync(); /* as untrack does */
     atomic_fetch_add(&t.unmapping, 1);
     sigset_t old;
     int guard = pages_lock_guarded(&old);
-    long r = raw_syscall3(SYS_munmap, a[0], a[1], 0);
-    if (r == 0)
+    long r = nr == SYS_munmap
+                 ? raw_syscall3(SYS_munmap, a[0], a[1], 0)
+                 : raw_syscall6(SYS_mmap, a[0], a[1], a[2], a[3], a[4], a[5]);
+    int done = nr == SYS_munmap ? r == 0 : r == a[0];
+    if (done)
         forget(start, end);
     pages_unlock_guarded(guard, &old);
     atomic_fetch_sub(&t.unmapping, 1);
-    if (r == 0) /* the tools' own work: not under the lock */
+    if (done) /* the tools' own work: not under the lock */
         tools_unmapped(start, end);
     return r;
 }

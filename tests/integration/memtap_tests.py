@@ -221,6 +221,25 @@ def test_mappings():
     check_eq(heap_lines(show(path)), want, "mapping lines")
 
 
+def test_mapping_replaced():
+    """mmap(MAP_FIXED) over a traced page: the old mapping's stores are
+    its own, and the fresh page is a new mapping whose store and loads are
+    recorded as its own (what was traced there is forgotten in one step
+    with the call)."""
+    path, p = trace("fixed_over")
+    check_eq(p.stdout.strip(), "3 0", "the program's result")
+    page = os.sysconf("SC_PAGESIZE")
+    got = [re.sub(r"\$\d+:", "$:", re.sub(r"@main\+\d+", "", l)) for l in show(path)
+           if "memmap" in l]
+    want = ["P$:<memmap0000>,%d" % (2 * page),
+            "S$:<memmap0000>+0, [mmap], main+", "S$:<memmap0000>+%d, [mmap], main+" % page,
+            "P$:<memmap0001>,%d" % page,
+            "S$:<memmap0001>+8, [mmap], main+"]
+    check_eq([re.sub(r"main\+\d+$", "main+", l) for l in got[:5]], want, "the two mappings")
+    check_eq(sorted(re.sub(r", main\+\d+$", "", l) for l in got[5:]),
+             ["L$:<memmap0001>+0, [mmap]", "L$:<memmap0001>+8, [mmap]"], "the loads")
+
+
 def test_cxx():
     binary = prog("cxx_alloc")
     news = [w for c, w in call_sites(binary, "main") if c.startswith("operator new")]
