@@ -33,7 +33,8 @@ void fault_track(uintptr_t start, uintptr_t end, int prot, int region);
 /* Removes [start, end) from the traced set (it was unmapped). */
 void fault_untrack(uintptr_t start, uintptr_t end);
 /* munmap(a[0], a[1]), or mmap(a[0], ..., a[5]) with MAP_FIXED (nr says
- * which), and, when it succeeds, fault_untrack of [a[0], a[0] + a[1]), as
+ * which; the shadow tools hear of the latter first), and, when it
+ * succeeds, fault_untrack of [a[0], a[0] + a[1]), as
  * one step for the other threads: a mapping another thread makes at the
  * same address is tracked after it, never before (its new state would be
  * cleared, its pages left closed).  The system call's result. */

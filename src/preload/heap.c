@@ -244,12 +244,10 @@ MEMTAP_EXPORT void *mmap(void *addr, size_t len, int prot, int flags, int fd,
 {
     long a[6] = { (long)addr, (long)len, prot, flags, fd, (long)off };
     long r;
-    if (flags & MAP_FIXED) { /* what was there is no longer traced */
-        tools_before_fixed((uintptr_t)addr, len);
+    if (flags & MAP_FIXED) /* what was there is no longer traced */
         r = fault_unmap(SYS_mmap, a);
-    } else {
+    else
         r = raw_syscall6(SYS_mmap, a[0], a[1], a[2], a[3], a[4], a[5]);
-    }
     if (r < 0 && r > -4096) {
         errno = (int)-r;
         return MAP_FAILED;

@@ -428,45 +428,37 @@ static int vector_call(long nr, int *into)
            nr == SYS_pwritev2 || nr == SYS_sendmsg;
 }
 
-/* The program's bytes at addr (read through /proc/self/mem when traced)
- * into buf: 0, or -1. */
-static int read_program(void *buf, uint64_t addr, size_t len)
-{
-    if (fault_is_tracked(addr, len))
-        return complete_peek(buf, len, addr);
-    memcpy(buf, (const void *)(uintptr_t)addr, len);
-    return 0;
-}
-
 /* The call on memtap's buffers in place of the program's iovecs: the
- * vector calls' own form, or a copy of the msghdr pointing at them (its
- * lengths and flags the kernel writes copied back). */
+ * vector calls' own form, or the program's msghdr (read into m) pointing
+ * at them, what the kernel writes in it (lengths, flags) written back. */
 static long call_bounced(long nr, const long *a, struct iovec *bounce,
-                         long cnt)
+                         long cnt, struct msghdr *m)
 {
     if (nr != SYS_recvmsg && nr != SYS_sendmsg)
         return raw_syscall6(nr, a[0], (long)bounce, cnt, a[3], a[4], a[5]);
-    struct msghdr *orig = (struct msghdr *)(uintptr_t)a[1], m = *orig;
-    m.msg_iov = bounce;
-    long ret = raw_syscall6(nr, a[0], (long)&m, a[2], a[3], a[4], a[5]);
-    orig->msg_namelen = m.msg_namelen;
-    orig->msg_controllen = m.msg_controllen;
-    orig->msg_flags = m.msg_flags;
+    struct iovec *theirs = m->msg_iov;
+    m->msg_iov = bounce;
+    long ret = raw_syscall6(nr, a[0], (long)m, a[2], a[3], a[4], a[5]);
+    m->msg_iov = theirs;
+    if (nr == SYS_recvmsg)
+        complete_poke((uint64_t)a[1], m, sizeof *m);
     return ret;
 }
 
-/* Where the iovecs of a bounceable call are: 0, or -1 when the call keeps
- * the general path (recvmsg and sendmsg: a traced msghdr, name or
- * control). */
-static int iovecs_of(long nr, const long *a, uint64_t *iov, long *cnt)
+/* Where the iovecs of a bounceable call are (recvmsg and sendmsg: their
+ * msghdr read into m): 0, or -1 when the call keeps the general path (an
+ * unreadable argument, whose EFAULT is the kernel's to give; a traced
+ * msghdr, name or control). */
+static int iovecs_of(long nr, const long *a, struct msghdr *m, uint64_t *iov,
+                     long *cnt)
 {
     if (nr != SYS_recvmsg && nr != SYS_sendmsg) {
         *iov = (uint64_t)a[1];
         *cnt = a[2];
         return 0;
     }
-    const struct msghdr *m = (const struct msghdr *)(uintptr_t)a[1];
-    if (!m || fault_is_tracked((uintptr_t)m, sizeof *m) ||
+    if (!a[1] || fault_is_tracked((uintptr_t)a[1], sizeof *m) ||
+        complete_peek(m, sizeof *m, (uint64_t)a[1]) != 0 ||
         (m->msg_name && fault_is_tracked((uintptr_t)m->msg_name,
                                          m->msg_namelen ? m->msg_namelen : 1)) ||
         (m->msg_control &&
@@ -488,9 +480,10 @@ static int bounced_vector_io(long nr, const long *a, long *ret)
     int into;
     uint64_t at;
     long cnt;
+    struct msghdr msg;
     if (!vector_call(nr, &into) || !fault_active() ||
         !world_others_registered() || complete_fd() < 0 ||
-        iovecs_of(nr, a, &at, &cnt) != 0 || cnt <= 0 || cnt > 1024)
+        iovecs_of(nr, a, &msg, &at, &cnt) != 0 || cnt <= 0 || cnt > 1024)
         return 0;
     size_t head = ((size_t)cnt * sizeof(struct iovec) + 4095) & ~(size_t)4095;
     long m = raw_syscall6(SYS_mmap, 0, (long)head, PROT_READ | PROT_WRITE,
@@ -499,7 +492,7 @@ static int bounced_vector_io(long nr, const long *a, long *ret)
         return 0;
     struct iovec *orig = (struct iovec *)m;
     size_t total = 0;
-    int ok = read_program(orig, at, (size_t)cnt * sizeof *orig) == 0;
+    int ok = complete_peek(orig, (size_t)cnt * sizeof *orig, at) == 0;
     for (long i = 0; ok && i < cnt; i++) {
         total += orig[i].iov_len;
         ok = total <= BOUNCE_MAX &&
@@ -526,7 +519,7 @@ static int bounced_vector_io(long nr, const long *a, long *ret)
             data += orig[i].iov_len;
         }
         if (done)
-            *ret = call_bounced(nr, a, bounce, cnt);
+            *ret = call_bounced(nr, a, bounce, cnt, &msg);
         for (long i = 0, left = done && into ? *ret : 0; left > 0; i++) {
             size_t n = (size_t)left < orig[i].iov_len ? (size_t)left
                                                        : orig[i].iov_len;
@@ -580,7 +573,6 @@ static void on_sigsys_body(int sig, siginfo_t *si, ucontext_t *uc)
     } else if (nr == SYS_munmap) {
         ret = fault_unmap(nr, a);
     } else if (nr == SYS_mmap && (a[3] & MAP_FIXED)) {
-        tools_before_fixed((uintptr_t)a[0], (size_t)a[1]);
         ret = fault_unmap(nr, a);
     } else if (nr == SYS_mprotect && fault_is_tracked((uintptr_t)a[0],
                                                       (size_t)a[1])) {

@@ -371,6 +371,8 @@ long fault_unmap(long nr, const long *a)
 {
     uintptr_t start = (uintptr_t)a[0], end = start + (uintptr_t)a[1];
     tracer_sync(); /* as untrack does */
+    if (nr == SYS_mmap) /* the tools' shadow moves out of the way first */
+        tools_before_fixed(start, (size_t)a[1]);
     atomic_fetch_add(&t.unmapping, 1);
     sigset_t old;
     int guard = pages_lock_guarded(&old);
