@@ -595,39 +595,39 @@ static void refuse(const char *name, const mt_rewrite_header *h)
 }
 
 /* Whether the header's check-once slots all lie in the segment at `at`,
- * name sites of its table, and are `jmp .+2` (eb 00) as the rewriter left
- * them. */
+ * name sites of its table in the order of their pcs (so that
+ * rewritten_check_passed can search them), and are `jmp .+2` (eb 00) as
+ * the rewriter left them. */
 static int valid_checks(const mt_rewrite_header *h, uint64_t at)
 {
     if (!h->nchecks || h->checks > h->segment_size ||
         h->nchecks > (h->segment_size - h->checks) / sizeof(mt_check))
         return 0;
     const mt_check *c = (const mt_check *)(uintptr_t)(at + h->checks);
+    const mt_site *sites = (const mt_site *)(uintptr_t)(at + h->sites);
     for (uint32_t k = 0; k < h->nchecks; k++) {
         const uint8_t *slot = (const uint8_t *)(uintptr_t)(at + c[k].slot);
         if (c[k].site >= h->nsites || c[k].skip > 127 ||
             c[k].slot + 2ull > h->segment_size || slot[0] != 0xeb ||
-            slot[1] != 0)
+            slot[1] != 0 ||
+            (k && sites[c[k].site].pc < sites[c[k - 1].site].pc))
             return 0;
     }
     return 1;
 }
 
-/* Ends hook()'s writing: the segment back to read + execute, or, when
- * uninit checks once (MEMTAP_TOOL_CHECK_ONCE), left writable too, so that
- * a passed check's slot is one byte written from any context, no lock and
- * no system call (other threads run the page meanwhile). */
+/* When uninit checks once (MEMTAP_TOOL_CHECK_ONCE), the hooked segment
+ * at [at, end) is made writable too, so that a passed check's slot is one
+ * byte written from any context, no lock and no system call (other threads
+ * run the page meanwhile), and its slots are searchable from then on. */
 static void keep_checks(rt_module *mod, const mt_rewrite_header *h,
                         uint64_t at, uint64_t end)
 {
-    mod->span = h->segment_vaddr + h->segment_size;
-    if (rt.check_once && valid_checks(h, at) &&
-        set_prot(at, end, PROT_READ | PROT_WRITE | PROT_EXEC) == 0) {
-        mod->checks = (const mt_check *)(uintptr_t)(at + h->checks);
-        mod->nchecks = h->nchecks;
+    if (!rt.check_once || !valid_checks(h, at) ||
+        set_prot(at, end, PROT_READ | PROT_WRITE | PROT_EXEC) != 0)
         return;
-    }
-    set_prot(at, end, PROT_READ | PROT_EXEC);
+    mod->checks = (const mt_check *)(uintptr_t)(at + h->checks);
+    __atomic_store_n(&mod->nchecks, h->nchecks, __ATOMIC_RELEASE);
 }
 
 /* Adds up what the bypass rules left out of the hooked modules. */
@@ -645,14 +645,21 @@ void rewritten_check_passed(uint64_t pc)
     uint32_t m = atomic_load(&rt.nmods);
     for (uint32_t i = 0; i < m; i++) {
         const rt_module *mod = &rt.mods[i];
-        const trace_site_table *tab = &rt.tabs[i];
+        const mt_site *sites = rt.tabs[i].sites;
         uint64_t link = pc - mod->bias;
-        if (!mod->nchecks || link >= mod->span)
+        uint32_t n = __atomic_load_n(&mod->nchecks, __ATOMIC_ACQUIRE);
+        if (!n || link >= mod->span)
             continue;
-        for (uint32_t k = 0; k < mod->nchecks; k++) {
-            const mt_check *c = &mod->checks[k];
-            if (tab->sites[c->site].pc != link) /* valid_checks */
-                continue;
+        uint32_t lo = 0, hi = n; /* by pc: valid_checks */
+        while (lo < hi) {
+            uint32_t mid = lo + (hi - lo) / 2;
+            if (sites[mod->checks[mid].site].pc < link)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        for (; lo < n && sites[mod->checks[lo].site].pc == link; lo++) {
+            const mt_check *c = &mod->checks[lo];
             uint8_t *disp = (uint8_t *)(uintptr_t)(mod->header + c->slot + 1);
             uint8_t zero = 0;
             if (__atomic_compare_exchange_n(disp, &zero, (uint8_t)c->skip, 0,
@@ -735,13 +742,17 @@ static void hook(uint64_t bias, const mt_rewrite_header *h, const char *name)
                sizeof mod->counters);
         *(volatile uint8_t *)(uintptr_t)(at + h->count_stub) = 0x90;
     }
-    keep_checks(mod, h, at, end);
+    set_prot(at, end, PROT_READ | PROT_EXEC);
     add_bypassed(h);
+    mod->span = h->segment_vaddr + h->segment_size;
     /* the module's site table is live before its first int3 is */
     mod->traps = (const mt_trap *)(uintptr_t)(at + h->traps);
     mod->ntraps = h->ntraps;
     atomic_store(&rt.nmods, m + 1);
     write_traps(mod);
+    /* after the traps: write_traps leaves the pages it writes (a string
+     * operation's int3 may be in a trampoline) read + execute */
+    keep_checks(mod, h, at, end);
 }
 
 const mt_rewrite_header *rewritten_header(const struct dl_phdr_info *info)

@@ -215,7 +215,9 @@ def test_uninit_check_once_rewritten():
     """uninit --check-once on rewritten copies: a load whose check passed
     stops being logged (its check-once slot becomes a jump around its log
     sequence), even while other threads run it.  uninit_reads' copy gets
-    the report the original gets; checked_loop's four threads, each
+    the report the original gets; edge_insns' copy, whose string
+    operations' int3 are in trampolines, runs as the original does;
+    checked_loop's four threads, each
     loading a zeroed block 250,000 times, give their right result, and
     their copy logs under half the entries it logs without the option."""
     def instrumented(name):
@@ -231,6 +233,13 @@ def test_uninit_check_once_rewritten():
     text, _, info = uninit(instrumented("uninit_reads"), "--check-once")
     check_eq(uninit_reported(text), uninit_expected(True), "the copy's report")
     check(info.get("rewritten_checks_removed", 0) >= 1, "checks removed: %r" % info)
+    # a string operation's int3 in a trampoline (edge_insns' rep movsb):
+    # the page it is written on stays writable for the slots
+    edge = instrumented("edge_insns")
+    _, p, info = uninit(edge, "--check-once")
+    native = subprocess.run([prog("edge_insns")], capture_output=True, text=True)
+    check_eq(p.stdout, native.stdout, "edge_insns' copy under uninit --check-once")
+    check(info.get("rewritten_checks_removed", 0) >= 1, "edge_insns: %r" % info)
     loop = instrumented("checked_loop")
     entries = {}
     for opts in ((), ("--check-once",)):
