@@ -3,6 +3,7 @@
  * way "memtap show" would, e.g. to look up a pointer the program printed.
  */
 #include "cli.h"
+#include "symbols/namer.h"
 
 #include <getopt.h>
 #include <inttypes.h>
@@ -28,7 +29,7 @@ static int parse_address(const char *s, uint64_t *out)
     return *s && !*end ? 0 : -1;
 }
 
-static void name_one(renderer *r, symbolizer *sym, uint64_t addr, int code)
+static void name_one(namer *n, symbolizer *sym, uint64_t addr, int code)
 {
     char buf[1024], line[1024];
     if (code) {
@@ -39,7 +40,7 @@ static void name_one(renderer *r, symbolizer *sym, uint64_t addr, int code)
             printf("0x%" PRIx64 ": %s\n", addr, buf);
         return;
     }
-    const char *region = renderer_name_data(r, addr, buf, sizeof buf);
+    const char *region = namer_name_data(n, addr, buf, sizeof buf);
     printf("0x%" PRIx64 ": %s, %s\n", addr, buf, region);
 }
 
@@ -74,25 +75,24 @@ int cmd_symbolize(int argc, char **argv)
     const char *path = argv[optind];
     memtap_trace *t;
     symbolizer *sym = NULL;
-    renderer *r = NULL;
-    render_options opt = { RENDER_MADT, RENDER_SYMBOLIC, 0 };
+    namer *n = NULL;
     if (cli_open_trace(path, &t))
         return 1;
     if (symbolizer_create(t, stderr, &sym) != MEMTAP_OK ||
-        !(r = renderer_create(sym, &opt, stdout))) {
+        !(n = namer_create(sym, 0))) {
         symbolizer_destroy(sym);
         memtap_trace_close(t);
         return cli_error(path, "out of memory");
     }
     memtap_event ev;
     while (memtap_trace_next(t, &ev) > 0 && ev.rec.seq < at)
-        renderer_learn(r, &ev);
+        namer_learn(n, &ev.rec, NULL);
     for (int i = optind + 1; i < argc; i++) {
         uint64_t a;
         parse_address(argv[i], &a);
-        name_one(r, sym, a, code);
+        name_one(n, sym, a, code);
     }
-    renderer_destroy(r);
+    namer_destroy(n);
     symbolizer_destroy(sym);
     memtap_trace_close(t);
     return 0;

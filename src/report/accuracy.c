@@ -15,7 +15,7 @@
 #include "report/accuracy.h"
 
 #include "report/index.h"
-#include "report/render.h"
+#include "symbols/namer.h"
 #include "sys/vec.h"
 
 #include <inttypes.h>
@@ -43,18 +43,6 @@ static uint64_t *counts_of(table *t, const char *key)
     if (!n || index_put_str(&t->names, key, (uint32_t)(t->count - 1)) != 0)
         return NULL;
     return n;
-}
-
-/* "object#chunk" for a data name "object+offset". */
-static void chunk_key(const char *name, uint64_t chunk, char *out, size_t cap)
-{
-    const char *plus = strrchr(name, '+');
-    char *end;
-    unsigned long long off = plus ? strtoull(plus + 1, &end, 0) : 0;
-    if (!plus || *end || strncmp(name, "[stack]", 7) == 0)
-        snprintf(out, cap, "%.*s#0", (int)(plus ? plus - name : (long)strlen(name)), name);
-    else
-        snprintf(out, cap, "%.*s#%llu", (int)(plus - name), name, off / chunk);
 }
 
 /* The program's file name as names show it: its own copies (p.sel,
@@ -92,6 +80,19 @@ static void canonical(const char *name, const char *prog, char *out,
     out[n < cap ? n : cap - 1] = '\0';
 }
 
+/* "object#chunk": the object of d (canonical, see below) and the chunk
+ * its offset falls in; the stack is one chunk. */
+static void chunk_key(namer *n, const data_name *d, const char *prog,
+                      uint64_t chunk, char *out, size_t cap)
+{
+    char object[NAME_CAP], same[NAME_CAP];
+    namer_object_text(n, d, object, sizeof object);
+    canonical(object, prog, same, sizeof same);
+    int stack = d->kind == DATA_REGION && strcmp(d->region, "[stack]") == 0;
+    snprintf(out, cap, "%s#%" PRIu64, same,
+             stack || d->kind == DATA_UNKNOWN ? 0 : (d->addr - d->start) / chunk);
+}
+
 /* A name found for an address, valid while the heap stays as it was
  * (gen: heap events seen when it was found). */
 typedef struct cached {
@@ -110,12 +111,11 @@ static int add_trace(const char *path, int col, uint64_t chunk, table *t,
         return -1;
     }
     symbolizer *sym = NULL;
-    render_options ro = { RENDER_MADT, RENDER_SYMBOLIC, 0 };
-    renderer *r = NULL;
+    namer *n = NULL;
     cached *cache = calloc(CACHE, sizeof *cache);
     if (symbolizer_create(tr, NULL, &sym) == MEMTAP_OK)
-        r = renderer_create(sym, &ro, stderr);
-    rc = r && cache ? 0 : -1;
+        n = namer_create(sym, 0);
+    rc = n && cache ? 0 : -1;
     if (rc)
         snprintf(err, cap, "out of memory");
     const char *prog = program_name(tr);
@@ -125,8 +125,8 @@ static int add_trace(const char *path, int col, uint64_t chunk, table *t,
     while (!rc && (got = memtap_trace_next(tr, &ev)) > 0) {
         const memtap_record *x = &ev.rec;
         if (x->kind != MEMTAP_EV_LOAD && x->kind != MEMTAP_EV_STORE) {
-            if (render_is_heap_kind(x->kind)) { /* names change */
-                renderer_learn(r, &ev);
+            if (heap_map_kind(x->kind)) { /* names change */
+                namer_learn(n, x, NULL);
                 gen++;
             }
             continue;
@@ -134,18 +134,17 @@ static int add_trace(const char *path, int col, uint64_t chunk, table *t,
         cached *c = &cache[(x->addr >> 3) & (CACHE - 1)];
         if (c->gen != gen || c->addr != x->addr) {
             c->gen = gen;
-            char name[NAME_CAP], same[NAME_CAP];
-            renderer_name_data(r, x->addr, name, sizeof name);
-            canonical(name, prog, same, sizeof same);
-            chunk_key(same, chunk, c->key, sizeof c->key);
+            data_name d;
+            namer_data(n, x->addr, &d);
+            chunk_key(n, &d, prog, chunk, c->key, sizeof c->key);
             c->addr = x->addr;
         }
-        uint64_t *n = counts_of(t, c->key);
-        if (!n) {
+        uint64_t *counts = counts_of(t, c->key);
+        if (!counts) {
             snprintf(err, cap, "out of memory");
             rc = -1;
         } else {
-            n[col] += x->count ? x->count : 1;
+            counts[col] += x->count ? x->count : 1;
         }
     }
     if (!rc && got < 0) {
@@ -153,7 +152,7 @@ static int add_trace(const char *path, int col, uint64_t chunk, table *t,
         rc = -1;
     }
     free(cache);
-    renderer_destroy(r);
+    namer_destroy(n);
     symbolizer_destroy(sym);
     memtap_trace_close(tr);
     return rc;

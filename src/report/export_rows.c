@@ -7,6 +7,7 @@
 
 #include "report/index.h"
 #include "report/render.h"
+#include "symbols/namer.h"
 #include "sys/vec.h"
 
 #include <stdlib.h>
@@ -22,7 +23,7 @@ typedef struct live_block {
 
 typedef struct walk {
     const export_sink *sink;
-    renderer *r;
+    namer *names;
     live_block *blocks;       /* slots; unused ones are on the free list */
     size_t nblocks, blocks_cap;
     uint32_t *free_slots;
@@ -60,13 +61,14 @@ static int count_thread(walk *w, uint32_t tid, uint64_t seq)
 static int add_access(walk *w, const memtap_event *ev)
 {
     const memtap_record *x = &ev->rec;
-    char data[NAME_CAP], object[NAME_CAP], code[NAME_CAP], function[NAME_CAP];
+    char object[NAME_CAP], code[NAME_CAP], function[NAME_CAP];
+    data_name d;
+    namer_data(w->names, x->addr, &d);
+    namer_object_text(w->names, &d, object, sizeof object);
     export_access a = { ev->tid, x->seq, { (char)x->kind, 0 }, x->pc, x->addr,
                         x->size, x->kind == MEMTAP_EV_COPY, x->addr2,
-                        x->count, function, object, NULL };
-    a.region = renderer_name_data(w->r, x->addr, data, sizeof data);
-    renderer_object_of(data, object, sizeof object);
-    const char *fn = renderer_name_code(w->r, x->pc, code, sizeof code);
+                        x->count, function, object, d.region };
+    const char *fn = namer_code(w->names, x->pc, code, sizeof code);
     snprintf(function, sizeof function, "%.*s", (int)strcspn(fn, "+ "), fn);
     return w->sink->access(w->sink->arg, &a) ? 1 : 0;
 }
@@ -117,7 +119,7 @@ static int add_block(walk *w, const memtap_event *ev)
 {
     const memtap_record *x = &ev->rec;
     char code[NAME_CAP];
-    const char *site = renderer_name_code(w->r, x->pc, code, sizeof code);
+    const char *site = namer_code(w->names, x->pc, code, sizeof code);
     uint32_t i;
     if (w->nfree) {
         i = w->free_slots[--w->nfree];
@@ -167,8 +169,8 @@ static int add_event(walk *w, const memtap_event *ev)
     if (render_is_access_kind(ev->rec.kind))
         return add_access(w, ev);
     /* a block's row names the heap as it was before the event */
-    int rc = render_is_heap_kind(ev->rec.kind) ? heap_event(w, ev) : 0;
-    renderer_learn(w->r, ev);
+    int rc = heap_map_kind(ev->rec.kind) ? heap_event(w, ev) : 0;
+    namer_learn(w->names, &ev->rec, NULL);
     return rc;
 }
 
@@ -211,7 +213,7 @@ static void walk_free(walk *w)
     free(w->threads);
     index_free(&w->by_address);
     index_free(&w->by_tid);
-    renderer_destroy(w->r);
+    namer_destroy(w->names);
 }
 
 int export_rows(memtap_trace *t, symbolizer *sym, const export_sink *sink,
@@ -223,9 +225,8 @@ int export_rows(memtap_trace *t, symbolizer *sym, const export_sink *sink,
     w.sink = sink;
     w.err = err;
     w.errcap = errcap;
-    render_options ro = { RENDER_MADT, RENDER_SYMBOLIC, 0 };
-    w.r = renderer_create(sym, &ro, NULL);
-    int rc = w.r ? add_modules(&w, t) : oom(&w);
+    w.names = namer_create(sym, 0);
+    int rc = w.names ? add_modules(&w, t) : oom(&w);
     memtap_event ev;
     int got = 0;
     while (rc == 0 && (got = memtap_trace_next(t, &ev)) > 0) {

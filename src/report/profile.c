@@ -10,7 +10,7 @@
 #include "report/index.h"
 #include "report/parent.h"
 #include "sys/vec.h"
-#include "report/render.h"
+#include "symbols/symbolizer.h"
 #include "symbols/heapmap.h"
 
 #include <inttypes.h>
@@ -99,12 +99,11 @@ static int64_t data_object(profile *p, builder *b, uint64_t addr)
     addr_slot *slot = &b->cache[(addr ^ (addr >> 12)) % ADDR_CACHE];
     if (slot->object_plus1 && slot->addr == addr)
         return slot->object_plus1 - 1;
-    char name[NAME_CAP], object[NAME_CAP];
-    const char *region = symbolizer_region(b->sym, addr);
-    if (symbolizer_data(b->sym, addr, name, sizeof name))
-        renderer_object_of(name, object, sizeof object);
-    else
-        snprintf(object, sizeof object, "%s", region);
+    data_name d;
+    char object[NAME_CAP];
+    symbolizer_data(b->sym, addr, &d);
+    symbolizer_object_text(&d, object, sizeof object);
+    const char *region = d.region;
     int64_t i = index_get_str(&b->by_name, object);
     if (i < 0) {
         i = new_object(p, b, object, region);
@@ -386,7 +385,7 @@ static int add_event(profile *p, builder *b, const memtap_event *ev)
     int k = kind_of(ev->rec.kind);
     if (k >= 0)
         rc = add_access(p, b, ev, k, th, bin);
-    else if (render_is_heap_kind(ev->rec.kind))
+    else if (heap_map_kind(ev->rec.kind))
         rc = add_heap_event(p, b, &ev->rec, bin);
     p->threads[th].events++;
     bin->events++;
@@ -473,12 +472,13 @@ static int finish(profile *p, builder *b)
         k->object = b->rank[k->object];
         const profile_object *o = &p->objects[k->object];
         char name[NAME_CAP];
-        if (o->heap)
+        if (o->heap) {
             snprintf(name, sizeof name, "%s+%" PRIu64, o->name, k->offset);
-        else if (!symbolizer_data(b->sym, k->addr, name, sizeof name))
-            snprintf(name, sizeof name, "%s+%" PRIu64,
-                     symbolizer_region(b->sym, k->addr),
-                     k->addr - symbolizer_region_start(b->sym, k->addr));
+        } else {
+            data_name d;
+            symbolizer_data(b->sym, k->addr, &d);
+            symbolizer_data_text(b->sym, &d, name, sizeof name);
+        }
         if (!(k->name = strdup(name)))
             return -1;
     }
@@ -512,7 +512,7 @@ static void learn(void *state, const memtap_event *ev)
 {
     builder *b = state;
     heap_map_apply(b->heap, &ev->rec, NULL);
-    if (render_is_heap_kind(ev->rec.kind) && ev->rec.aux >= b->inherited)
+    if (heap_map_kind(ev->rec.kind) && ev->rec.aux >= b->inherited)
         b->inherited = ev->rec.aux + 1;
 }
 
@@ -659,7 +659,7 @@ int profile_heatmaps(profile *p, memtap_trace *t,
             if (heat_touch(p, b, r->addr, bin) ||
                 (k == PROF_Y && heat_touch(p, b, r->addr2, bin)))
                 return MEMTAP_E_NOMEM;
-        } else if (render_is_heap_kind(r->kind)) {
+        } else if (heap_map_kind(r->kind)) {
             heap_map_apply(b->heap, r, NULL);
         }
         b->ordinal++;

@@ -12,40 +12,20 @@
  * Internal events print as comment lines starting with '#'.
  */
 #include "render.h"
-#include "sys/hash.h"
 
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define NAME_MAX_LEN 1024
-#define CODE_CACHE 4096u         /* instruction names kept, by pc */
-#define CODE_NAME_MAX 120u       /* longer names are not kept */
-#define BLOCK_CACHE 1024u        /* heap block names kept, by number */
 #define LINE_MAX_LEN (3 * NAME_MAX_LEN + 64) /* three names and the rest */
 #define OUT_BUF (256u << 10)     /* access lines built in place */
 
-/* An instruction's name as code_name() made it. */
-typedef struct code_slot {
-    uint64_t pc;
-    int valid;
-    char name[CODE_NAME_MAX];
-} code_slot;
-
-/* A heap block's name as block_name() made it. */
-typedef struct block_slot {
-    heap_block block;            /* the block it names, as it was */
-    int valid;
-    char name[CODE_NAME_MAX];
-} block_slot;
-
 struct renderer {
     symbolizer *sym;
-    heap_map *heap;
+    namer *names;
     render_options opt;
     FILE *out;
-    code_slot *codes;            /* CODE_CACHE slots, direct-mapped */
-    block_slot *blocks;          /* BLOCK_CACHE slots, direct-mapped */
     /* The last sequence number printed, in decimal: most lines print the
      * one after it, which is the same digits incremented. */
     uint64_t seq;
@@ -55,9 +35,6 @@ struct renderer {
      * every other write to out comes after what is here (stream()). */
     char *buf;
     size_t used;
-    /* --raw: the heap block an address was last found in, and its region */
-    uint64_t raw_lo, raw_hi;
-    const char *raw_name;
 };
 
 renderer *renderer_create(symbolizer *sym, const render_options *opt,
@@ -66,14 +43,10 @@ renderer *renderer_create(symbolizer *sym, const render_options *opt,
     renderer *r = calloc(1, sizeof *r);
     if (!r)
         return NULL;
-    r->heap = heap_map_create();
-    r->codes = calloc(CODE_CACHE, sizeof *r->codes);
-    r->blocks = calloc(BLOCK_CACHE, sizeof *r->blocks);
+    r->names = namer_create(sym, opt->lines);
     r->buf = malloc(OUT_BUF);
-    if (!r->heap || !r->codes || !r->blocks || !r->buf) {
-        heap_map_destroy(r->heap);
-        free(r->codes);
-        free(r->blocks);
+    if (!r->names || !r->buf) {
+        namer_destroy(r->names);
         free(r->buf);
         free(r);
         return NULL;
@@ -103,23 +76,9 @@ void renderer_destroy(renderer *r)
     if (!r)
         return;
     renderer_flush(r);
-    heap_map_destroy(r->heap);
-    free(r->codes);
-    free(r->blocks);
+    namer_destroy(r->names);
     free(r->buf);
     free(r);
-}
-
-int render_is_heap_kind(uint8_t kind)
-{
-    switch (kind) {
-    case MEMTAP_EV_MALLOC: case MEMTAP_EV_CALLOC: case MEMTAP_EV_MMAP:
-    case MEMTAP_EV_REALLOC: case MEMTAP_EV_MREMAP: case MEMTAP_EV_FREE:
-    case MEMTAP_EV_MUNMAP:
-        return 1;
-    default:
-        return 0;
-    }
 }
 
 int render_is_access_kind(uint8_t kind)
@@ -132,155 +91,6 @@ int render_is_access_kind(uint8_t kind)
         return 0;
     }
 }
-
-/* MadT Table II: <mallocN@site>, <freed:N@site>, <memmapN@site>, ... */
-static void block_name(renderer *r, const heap_block *b, char *buf,
-                       size_t cap)
-{
-    int mapping = b->kind == MEMTAP_EV_MMAP || b->kind == MEMTAP_EV_MREMAP;
-    const char *prefix;
-    if (b->released)
-        prefix = mapping ? "unmap:" : "freed:";
-    else
-        switch (b->kind) {
-        case MEMTAP_EV_CALLOC: prefix = "calloc"; break;
-        case MEMTAP_EV_REALLOC: prefix = "realloc"; break;
-        case MEMTAP_EV_MMAP: prefix = "memmap"; break;
-        case MEMTAP_EV_MREMAP: prefix = "mremap"; break;
-        default: prefix = "malloc"; break;
-        }
-    char site[NAME_MAX_LEN / 2];
-    if (r->sym)
-        symbolizer_code(r->sym, b->site, site, sizeof site);
-    else
-        snprintf(site, sizeof site, "0x%" PRIx64, b->site);
-    snprintf(buf, cap, "<%s%04" PRIu64 "@%s>", prefix, b->id, site);
-}
-
-static const char *block_region(const heap_block *b)
-{
-    int mapping = (b->kind == MEMTAP_EV_MMAP && !(b->flags & MEMTAP_RF_BRK)) ||
-                  b->kind == MEMTAP_EV_MREMAP;
-    return mapping ? "[mmap]" : "[heap]";
-}
-
-/* Whether two blocks get the same name (block_name). */
-static int same_name(const heap_block *a, const heap_block *b)
-{
-    return a->id == b->id && a->site == b->site && a->kind == b->kind &&
-           a->released == b->released;
-}
-
-/* block_name() of b, kept for the next access to it. */
-static const char *block_name_kept(renderer *r, const heap_block *b,
-                                   char *buf, size_t cap)
-{
-    block_slot *slot = &r->blocks[b->id % BLOCK_CACHE];
-    if (slot->valid && same_name(&slot->block, b))
-        return slot->name;
-    block_name(r, b, buf, cap);
-    size_t len = strlen(buf);
-    if (len < CODE_NAME_MAX) {
-        memcpy(slot->name, buf, len + 1);
-        slot->block = *b;
-        slot->valid = 1;
-    }
-    return buf;
-}
-
-const char *renderer_name_data(renderer *r, uint64_t addr, char *buf,
-                               size_t cap)
-{
-    const heap_block *b = heap_map_find(r->heap, addr);
-    if (b) {
-        char name[NAME_MAX_LEN], digits[24];
-        const char *n = block_name_kept(r, b, name, sizeof name);
-        uint64_t off = addr - b->start;
-        size_t k = sizeof digits; /* "NAME+OFFSET" by hand: the most */
-        digits[--k] = '\0';       /* common name of all */
-        do
-            digits[--k] = (char)('0' + off % 10);
-        while (off /= 10);
-        size_t len = strlen(n), dlen = sizeof digits - 1 - k;
-        if (len + 1 + dlen < cap) {
-            memcpy(buf, n, len);
-            buf[len] = '+';
-            memcpy(buf + len + 1, digits + k, dlen + 1);
-        } else {
-            snprintf(buf, cap, "%s+%s", n, digits + k);
-        }
-        return block_region(b);
-    }
-    if (!r->sym) {
-        snprintf(buf, cap, "0x%" PRIx64, addr);
-        return "[unknown]";
-    }
-    const char *region = symbolizer_region(r->sym, addr);
-    if (!symbolizer_data(r->sym, addr, buf, cap))
-        snprintf(buf, cap, "%s+%" PRIu64, region,
-                 addr - symbolizer_region_start(r->sym, addr));
-    return region;
-}
-
-/* See render.h. */
-void renderer_object_of(const char *name, char *out, size_t cap)
-{
-    size_t len;
-    if (name[0] == '<' && strchr(name, '>'))
-        len = (size_t)(strchr(name, '>') - name) + 1;
-    else if (strchr(name, ':') || name[0] == '[')
-        len = strrchr(name, '+') ? (size_t)(strrchr(name, '+') - name)
-                                 : strlen(name);
-    else
-        len = strcspn(name, ".[+");
-    snprintf(out, cap, "%.*s", (int)len, name);
-}
-
-static const char *raw_region(renderer *r, uint64_t addr)
-{
-    if (addr - r->raw_lo < r->raw_hi - r->raw_lo)
-        return r->raw_name;
-    const heap_block *b = heap_map_find(r->heap, addr);
-    if (b) {
-        r->raw_lo = b->start;
-        r->raw_hi = b->start + (b->size ? b->size : 1);
-        r->raw_name = block_region(b);
-        return r->raw_name;
-    }
-    return r->sym ? symbolizer_region(r->sym, addr) : "[unknown]";
-}
-
-static void code_name(renderer *r, uint64_t pc, char *buf, size_t cap)
-{
-    symbolizer_code(r->sym, pc, buf, cap);
-    if (r->opt.lines) {
-        size_t len = strlen(buf);
-        if (len + 2 < cap) {
-            buf[len] = ' ';
-            if (!symbolizer_line(r->sym, pc, buf + len + 1, cap - len - 1))
-                buf[len] = '\0';
-        }
-    }
-}
-
-/* code_name() of pc, kept for the next time (buf when too long to keep;
- * names depend only on the pc and the trace's modules). */
-const char *renderer_name_code(renderer *r, uint64_t pc, char *buf,
-                               size_t cap)
-{
-    code_slot *slot = &r->codes[fib_hash(pc, 12)];
-    if (slot->valid && slot->pc == pc)
-        return slot->name;
-    code_name(r, pc, buf, cap);
-    size_t len = strlen(buf);
-    if (len < CODE_NAME_MAX) {
-        memcpy(slot->name, buf, len + 1);
-        slot->pc = pc;
-        slot->valid = 1;
-    }
-    return buf;
-}
-_Static_assert(CODE_CACHE == 1u << 12, "renderer_name_code takes 12 bits");
 
 static void print_internal(renderer *r, const memtap_event *ev)
 {
@@ -473,7 +283,7 @@ static void print_raw(renderer *r, const memtap_event *ev)
         put_lit(&l, "0x");
         put_x(&l, x->addr, 1);
         put_lit(&l, ", ");
-        put_s(&l, raw_region(r, x->addr));
+        put_s(&l, namer_region(r->names, x->addr));
         put_lit(&l, ", 0x");
         put_x(&l, x->pc, 1);
         put_c(&l, '\n');
@@ -511,20 +321,32 @@ static void site_line(renderer *r, uint64_t site)
         fprintf(stream(r), " %s", buf);
 }
 
+/* The name of the heap block an allocation made at addr ("0x..." when the
+ * map has none there, "0x0" for a failed one). */
+static const char *block_at(renderer *r, uint64_t addr, char *buf,
+                            size_t cap)
+{
+    const heap_block *blk = addr ? namer_block_at(r->names, addr) : NULL;
+    if (blk)
+        return namer_block_name(r->names, blk, buf, cap);
+    snprintf(buf, cap, "0x%" PRIx64, addr);
+    return buf;
+}
+
 static void print_symbolic(renderer *r, const memtap_event *ev,
                            const heap_block *old, int had_old)
 {
     const memtap_record *x = &ev->rec;
     char a[NAME_MAX_LEN], b[NAME_MAX_LEN], c[NAME_MAX_LEN];
     if (x->kind == MEMTAP_EV_LOAD || x->kind == MEMTAP_EV_STORE) {
-        const char *region = renderer_name_data(r, x->addr, a, sizeof a);
+        const char *region = namer_name_data(r->names, x->addr, a, sizeof a);
         line l; /* "L$12:<malloc0013@f+45>+8, [heap], g+73" */
         line_begin(r, &l, x->kind, '$', x->seq);
         put_s(&l, a);
         put_lit(&l, ", ");
         put_s(&l, region);
         put_lit(&l, ", ");
-        put_s(&l, renderer_name_code(r, x->pc, c, sizeof c));
+        put_s(&l, namer_code(r->names, x->pc, c, sizeof c));
         put_c(&l, '\n');
         line_close(r, &l);
         return;
@@ -533,61 +355,54 @@ static void print_symbolic(renderer *r, const memtap_event *ev,
     fprintf(o, "%c$%" PRIu64 ":", x->kind, x->seq);
     switch (x->kind) {
     case MEMTAP_EV_COPY:
-        renderer_name_data(r, x->addr, a, sizeof a);
-        renderer_name_data(r, x->addr2, b, sizeof b);
-        code_name(r, x->pc, c, sizeof c);
-        fprintf(o, "%s,%s,%" PRIu64 ", %s\n", a, b, x->size, c);
+        namer_name_data(r->names, x->addr, a, sizeof a);
+        namer_name_data(r->names, x->addr2, b, sizeof b);
+        fprintf(o, "%s,%s,%" PRIu64 ", %s\n", a, b, x->size,
+                namer_code(r->names, x->pc, c, sizeof c));
         break;
     case MEMTAP_EV_BLOCK_STORE:
     case MEMTAP_EV_BLOCK_FETCH:
-        renderer_name_data(r, x->addr, a, sizeof a);
-        code_name(r, x->pc, c, sizeof c);
-        fprintf(o, "%s,%" PRIu64 ", %s\n", a, x->size, c);
+        namer_name_data(r->names, x->addr, a, sizeof a);
+        fprintf(o, "%s,%" PRIu64 ", %s\n", a, x->size,
+                namer_code(r->names, x->pc, c, sizeof c));
         break;
     case MEMTAP_EV_MALLOC:
     case MEMTAP_EV_CALLOC:
-    case MEMTAP_EV_MMAP: {
-        const heap_block *blk = heap_map_find(r->heap, x->addr);
-        if (blk)
-            block_name(r, blk, a, sizeof a);
-        else
-            snprintf(a, sizeof a, "0x%" PRIx64, x->addr);
-        fprintf(o, "%s,%" PRIu64, a, x->size);
+    case MEMTAP_EV_MMAP:
+        fprintf(o, "%s,%" PRIu64, block_at(r, x->addr, a, sizeof a),
+                x->size);
         site_line(r, x->pc);
         fputc('\n', o);
         break;
-    }
     case MEMTAP_EV_REALLOC:
     case MEMTAP_EV_MREMAP: {
-        const heap_block *blk = x->addr ? heap_map_find(r->heap, x->addr)
-                                        : NULL;
-        if (blk)
-            block_name(r, blk, a, sizeof a);
-        else
-            snprintf(a, sizeof a, "0x%" PRIx64, x->addr);
+        const char *was = b;
         if (had_old)
-            block_name(r, old, b, sizeof b);
+            was = namer_block_name(r->names, old, b, sizeof b);
         else if (x->addr2)
-            renderer_name_data(r, x->addr2, b, sizeof b);
+            namer_name_data(r->names, x->addr2, b, sizeof b);
         else
             snprintf(b, sizeof b, "0x0");
-        fprintf(o, "%s,%" PRIu64 ",%s", a, x->size, b);
+        fprintf(o, "%s,%" PRIu64 ",%s", block_at(r, x->addr, a, sizeof a),
+                x->size, was);
         site_line(r, x->pc);
         fputc('\n', o);
         break;
     }
-    default: /* F U */
+    default: { /* F U */
+        const char *name = a;
         if (had_old)
-            block_name(r, old, a, sizeof a);
+            name = namer_block_name(r->names, old, a, sizeof a);
         else
-            renderer_name_data(r, x->addr, a, sizeof a);
+            namer_name_data(r->names, x->addr, a, sizeof a);
         if (x->kind == MEMTAP_EV_MUNMAP)
-            fprintf(o, "%s,%" PRIu64, a, x->size);
+            fprintf(o, "%s,%" PRIu64, name, x->size);
         else
-            fputs(a, o);
+            fputs(name, o);
         site_line(r, x->pc);
         fputc('\n', o);
         break;
+    }
     }
 }
 
@@ -655,7 +470,7 @@ static void print_csv(renderer *r, const memtap_event *ev)
         if (x->addr && x->kind != MEMTAP_EV_MODULE_LOAD &&
             x->kind != MEMTAP_EV_MODULE_UNLOAD &&
             x->kind != MEMTAP_EV_THREAD_START)
-            region = renderer_name_data(r, x->addr, a, sizeof a);
+            region = namer_name_data(r->names, x->addr, a, sizeof a);
         if (x->pc) {
             symbolizer_code(r->sym, x->pc, c, sizeof c);
             symbolizer_line(r->sym, x->pc, l, sizeof l);
@@ -683,29 +498,16 @@ void renderer_begin(renderer *r)
     fputc('\n', o);
 }
 
-/* The heap map changes: what raw_region remembered may not hold. */
-static void heap_changed(renderer *r)
-{
-    r->raw_lo = r->raw_hi = 0;
-}
-
 void renderer_learn(renderer *r, const memtap_event *ev)
 {
-    if (render_is_heap_kind(ev->rec.kind)) {
-        heap_map_apply(r->heap, &ev->rec, NULL);
-        heap_changed(r);
-    }
+    namer_learn(r->names, &ev->rec, NULL);
 }
 
 void renderer_event(renderer *r, const memtap_event *ev)
 {
     heap_block old;
-    int had_old = 0;
-    int is_heap = render_is_heap_kind(ev->rec.kind);
-    if (is_heap) {
-        had_old = heap_map_apply(r->heap, &ev->rec, &old);
-        heap_changed(r);
-    }
+    int is_heap = heap_map_kind(ev->rec.kind);
+    int had_old = namer_learn(r->names, &ev->rec, &old);
     switch (r->opt.format) {
     case RENDER_LACKEY:
         print_lackey(r, &ev->rec);

@@ -1,7 +1,8 @@
 /*
  * render.h - prints trace events as text: MadT lines (raw "#", symbolic
- * "$", or both), Valgrind Lackey's line format, or CSV.  The renderer owns
- * the heap map it keeps current while events stream through it.
+ * "$", or both), Valgrind Lackey's line format, or CSV.  Names come from
+ * the namer the renderer owns and keeps current while events stream
+ * through it.
  */
 #ifndef MEMTAP_REPORT_RENDER_H
 #define MEMTAP_REPORT_RENDER_H
@@ -9,8 +10,7 @@
 #include <stdio.h>
 
 #include "memtap/trace.h"
-#include "symbols/heapmap.h"
-#include "symbols/symbolizer.h"
+#include "symbols/namer.h"
 
 typedef enum render_format {
     RENDER_MADT,
@@ -50,25 +50,8 @@ void renderer_begin(renderer *r);
 /* Prints one event (and updates the heap map). */
 void renderer_event(renderer *r, const memtap_event *ev);
 
-/* Whether a record kind is a heap event (MadT's M C P R E F U), or a
- * data access Table I lines show (L S Y W G). */
-int render_is_heap_kind(uint8_t kind);
+/* Whether a record kind is a data access Table I lines show (L S Y W
+ * G). */
 int render_is_access_kind(uint8_t kind);
-
-/* Names addr as the renderer would in a symbolic line (heap block, variable,
- * symbol or region plus offset) and returns its region. */
-const char *renderer_name_data(renderer *r, uint64_t addr, char *buf,
-                               size_t cap);
-
-/* Names the instruction at pc as a symbolic line does ("main+56"); the
- * result is buf or a name the renderer keeps. */
-const char *renderer_name_code(renderer *r, uint64_t pc, char *buf,
-                               size_t cap);
-
-/* The object a data name belongs to: the heap block "<malloc0001@main+26>"
- * of "<malloc0001@main+26>+8", the variable "config" of
- * "config.limits[3].hi+2", the section "libc.so.6:.got.plt" of
- * "libc.so.6:.got.plt+24". */
-void renderer_object_of(const char *name, char *out, size_t cap);
 
 #endif

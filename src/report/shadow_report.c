@@ -10,6 +10,7 @@
 #include "sys/page.h"
 
 #include "report/json.h"
+#include "symbols/namer.h"
 #include "sys/vec.h"
 
 #include <inttypes.h>
@@ -26,6 +27,7 @@ typedef struct item {
     uint64_t size;
     uint64_t start;     /* uninit: where the read starts */
     char *name;
+    char *object;       /* the object of name (NULL in copies) */
     const char *region;
 } item;
 
@@ -43,10 +45,16 @@ static int push(items *a, const item *it)
     return 0;
 }
 
+static void item_free(item *it)
+{
+    free(it->name);
+    free(it->object);
+}
+
 static void items_free(items *a)
 {
     for (size_t i = 0; i < a->n; i++)
-        free(a->v[i].name);
+        item_free(&a->v[i]);
     free(a->v);
 }
 
@@ -89,7 +97,7 @@ static size_t merge(item *v, size_t n, int (*same)(const item *, const item *))
     for (size_t i = 0; i < n; i++) {
         if (out && same(&v[out - 1], &v[i])) {
             v[out - 1].count += v[i].count;
-            free(v[i].name);
+            item_free(&v[i]);
         } else {
             v[out++] = v[i];
         }
@@ -114,6 +122,7 @@ static item *aggregate(const items *src, uint64_t grain, size_t *n)
         v[i] = src->v[i];
         v[i].addr &= ~(grain - 1);
         v[i].name = strdup(src->v[i].name);
+        v[i].object = NULL;
     }
     qsort(v, src->n, sizeof *v, by_addr_then_count);
     *n = merge(v, src->n, same_addr); /* each keeps its hottest part's name */
@@ -124,14 +133,14 @@ static item *aggregate(const items *src, uint64_t grain, size_t *n)
 static void free_array(item *v, size_t n)
 {
     for (size_t i = 0; i < n; i++)
-        free(v[i].name);
+        item_free(&v[i]);
     free(v);
 }
 
 /* ---- reading the records ---- */
 
 typedef struct reading {
-    renderer *r;
+    namer *names;
     symbolizer *sym;
     items found;
     items totals;           /* uninit: per-instruction counts */
@@ -165,17 +174,26 @@ static int take(reading *rd, const memtap_event *ev)
     case MEMTAP_EV_UNINIT:
         break;
     default:
-        renderer_learn(rd->r, ev);
+        namer_learn(rd->names, x, NULL);
         return 0;
     }
-    it.region = renderer_name_data(rd->r, x->addr, name, sizeof name);
+    data_name d;
+    char object[NAME_CAP];
+    namer_data(rd->names, x->addr, &d);
+    namer_data_text(rd->names, &d, name, sizeof name);
+    namer_object_text(rd->names, &d, object, sizeof object);
+    it.region = d.region;
+    it.object = strdup(object);
     it.addr = x->addr;
     it.size = x->size;
     it.start = x->addr2;
     it.count = x->kind == MEMTAP_EV_SHARE ? 1 : x->aux;
     it.aux = x->kind == MEMTAP_EV_SHARE ? x->aux : x->pc;
     it.name = strdup(name);
-    return it.name ? push(&rd->found, &it) : -1;
+    if (it.name && it.object && push(&rd->found, &it) == 0)
+        return 0;
+    item_free(&it);
+    return -1;
 }
 
 /* ---- heat ---- */
@@ -239,12 +257,13 @@ static int report_heat(reading *rd, const tool_report_options *opt, FILE *o)
     /* by object: each word's accesses to the object it lies in */
     items objs = { 0, 0, 0 };
     for (size_t i = 0; i < f->n; i++) {
-        char obj[NAME_CAP];
-        renderer_object_of(f->v[i].name, obj, sizeof obj);
         item it = f->v[i];
-        it.name = strdup(obj);
-        if (!it.name || push(&objs, &it))
+        it.name = strdup(f->v[i].object);
+        it.object = NULL;
+        if (!it.name || push(&objs, &it)) {
+            free(it.name);
             return -1;
+        }
     }
     qsort(objs.v, objs.n, sizeof *objs.v, by_name);
     objs.n = merge(objs.v, objs.n, same_name);
@@ -552,13 +571,12 @@ static int report_uninit(reading *rd, const tool_report_options *opt, FILE *o)
 int tool_report(memtap_trace *t, symbolizer *sym,
                 const tool_report_options *opt, FILE *out)
 {
-    render_options ro = { RENDER_MADT, RENDER_SYMBOLIC, 0 };
     reading rd;
     memset(&rd, 0, sizeof rd);
     rd.sym = sym;
     rd.chunk = opt->chunk;
-    rd.r = renderer_create(sym, &ro, out);
-    if (!rd.r)
+    rd.names = namer_create(sym, 0);
+    if (!rd.names)
         return -1;
     memtap_event ev;
     int rc;
@@ -577,6 +595,6 @@ int tool_report(memtap_trace *t, symbolizer *sym,
     }
     items_free(&rd.found);
     items_free(&rd.totals);
-    renderer_destroy(rd.r);
+    namer_destroy(rd.names);
     return rc;
 }

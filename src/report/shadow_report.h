@@ -7,7 +7,7 @@
 
 #include <stdio.h>
 
-#include "report/render.h"
+#include "symbols/symbolizer.h"
 
 typedef struct tool_report_options {
     const char *tool;    /* "heat", "share" or "uninit" */

@@ -657,7 +657,8 @@ static int into_element(Dwarf_Die *type, uint64_t *off, char *buf, size_t cap,
     return 1;
 }
 
-int elf_image_variable(elf_image *img, uint64_t addr, char *buf, size_t cap)
+/* The DWARF variable holding addr, or NULL. */
+static const dwarf_var *variable_at(elf_image *img, uint64_t addr)
 {
     if (!img->vars_loaded)
         load_vars(img);
@@ -669,14 +670,28 @@ int elf_image_variable(elf_image *img, uint64_t addr, char *buf, size_t cap)
         else
             hi = mid;
     }
-    const dwarf_var *v = NULL;
     for (size_t i = lo, steps = 0; i-- > 0 && steps < 8; steps++) {
         const dwarf_var *c = &img->vars[i];
-        if (addr - c->addr < (c->size ? c->size : 1)) {
-            v = c;
-            break;
-        }
+        if (addr - c->addr < (c->size ? c->size : 1))
+            return c;
     }
+    return NULL;
+}
+
+int elf_image_variable_at(elf_image *img, uint64_t addr, const char **name,
+                          uint64_t *start)
+{
+    const dwarf_var *v = variable_at(img, addr);
+    if (v) {
+        *name = v->name;
+        *start = v->addr;
+    }
+    return v != NULL;
+}
+
+int elf_image_variable(elf_image *img, uint64_t addr, char *buf, size_t cap)
+{
+    const dwarf_var *v = variable_at(img, addr);
     if (!v)
         return 0;
     uint64_t off = addr - v->addr;

@@ -26,6 +26,9 @@ typedef struct heap_map heap_map;
 heap_map *heap_map_create(void);
 void heap_map_destroy(heap_map *m);
 
+/* Whether events of kind change the heap map: MadT's M C P R E F U. */
+int heap_map_kind(uint8_t kind);
+
 /* Applies an event (non-allocation kinds are ignored).  When old is not
  * NULL it receives the block an F, U, R or E event released, if any
  * (returns 1 then). */

@@ -316,25 +316,79 @@ int symbolizer_line(symbolizer *s, uint64_t pc, char *buf, size_t cap)
     return 1;
 }
 
-int symbolizer_data(symbolizer *s, uint64_t addr, char *buf, size_t cap)
+void symbolizer_data(symbolizer *s, uint64_t addr, data_name *out)
 {
+    memset(out, 0, sizeof *out);
+    out->addr = addr;
+    out->region = symbolizer_region(s, addr);
     sym_module *sm = module_at(s, addr);
-    if (!sm)
-        return 0;
-    uint64_t link = addr - sm->m->base;
+    if (!sm) {
+        const range *r = find_range(s->regions, s->nregions, addr);
+        out->kind = DATA_REGION;
+        out->object = out->region;
+        out->start = r ? r->start : 0;
+        return;
+    }
+    uint64_t base = sm->m->base, link = addr - base, start;
     elf_image *img = module_image(s, sm);
-    if (img && elf_image_variable(img, link, buf, cap))
-        return 1;
     const elf_symbol *sym = img ? elf_image_symbol(img, link, 0) : NULL;
     const elf_section *sec = img ? elf_image_section(img, link) : NULL;
-    if (sym)
-        snprintf(buf, cap, "%s+%" PRIu64, sym->name, link - sym->addr);
-    else if (sec)
-        snprintf(buf, cap, "%s:%s+%" PRIu64, sm->basename, sec->name,
-                 link - sec->addr);
+    const char *var;
+    out->module = sm->basename;
+    if (img && elf_image_variable_at(img, link, &var, &start)) {
+        out->kind = DATA_VARIABLE;
+        out->object = var;
+        out->start = base + start;
+    } else if (sym) {
+        out->kind = DATA_SYMBOL;
+        out->object = sym->name;
+        out->start = base + sym->addr;
+    } else if (sec) {
+        out->kind = DATA_SECTION;
+        out->object = sec->name;
+        out->start = base + sec->addr;
+    } else {
+        out->kind = DATA_MODULE;
+        out->object = sm->basename;
+        out->start = base;
+    }
+}
+
+void symbolizer_data_text(symbolizer *s, const data_name *d, char *buf,
+                          size_t cap)
+{
+    uint64_t off = d->addr - d->start;
+    sym_module *sm;
+    switch (d->kind) {
+    case DATA_VARIABLE: /* the image is open: symbolizer_data found it */
+        sm = module_at(s, d->addr);
+        elf_image_variable(module_image(s, sm), d->addr - sm->m->base, buf,
+                           cap);
+        break;
+    case DATA_SECTION:
+        snprintf(buf, cap, "%s:%s+%" PRIu64, d->module, d->object, off);
+        break;
+    case DATA_MODULE:
+        snprintf(buf, cap, "%s+0x%" PRIx64, d->object, off);
+        break;
+    case DATA_SYMBOL:
+    case DATA_REGION:
+        snprintf(buf, cap, "%s+%" PRIu64, d->object, off);
+        break;
+    default:
+        snprintf(buf, cap, "0x%" PRIx64, d->addr);
+        break;
+    }
+}
+
+void symbolizer_object_text(const data_name *d, char *buf, size_t cap)
+{
+    if (d->kind == DATA_SECTION)
+        snprintf(buf, cap, "%s:%s", d->module, d->object);
+    else if (d->object)
+        snprintf(buf, cap, "%s", d->object);
     else
-        snprintf(buf, cap, "%s+0x%" PRIx64, sm->basename, link);
-    return 1;
+        snprintf(buf, cap, "0x%" PRIx64, d->addr);
 }
 
 const char *symbolizer_region(symbolizer *s, uint64_t addr)
@@ -344,12 +398,6 @@ const char *symbolizer_region(symbolizer *s, uint64_t addr)
         return sm->region;
     const range *r = find_range(s->regions, s->nregions, addr);
     return r ? s->region_names[r->index] : "[unknown]";
-}
-
-uint64_t symbolizer_region_start(symbolizer *s, uint64_t addr)
-{
-    const range *r = find_range(s->regions, s->nregions, addr);
-    return r ? r->start : 0;
 }
 
 const char *symbolizer_module_path(const symbolizer *s, uint64_t id)

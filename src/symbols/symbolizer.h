@@ -1,9 +1,10 @@
 /*
  * symbolizer.h - turns the numbers of a trace into the names of the user's
  * source: code addresses as function+offset (and file:line), data addresses
- * as variable/field, ELF symbol, section or region plus offset.  Works from
- * the trace's module table and maps snapshot after the run; heap names come
- * from heapmap.h and are combined by the renderers.
+ * as what holds them (variable and field, ELF symbol, section, module or
+ * memory region) as a structured value, with its text made apart.  Works
+ * from the trace's module table and maps snapshot after the run; heap
+ * blocks are the namer's (namer.h).
  */
 #ifndef MEMTAP_SYMBOLS_SYMBOLIZER_H
 #define MEMTAP_SYMBOLS_SYMBOLIZER_H
@@ -13,6 +14,7 @@
 #include <stdio.h>
 
 #include "memtap/trace.h"
+#include "symbols/heapmap.h"
 
 typedef struct symbolizer symbolizer;
 
@@ -28,9 +30,44 @@ void symbolizer_code(symbolizer *s, uint64_t pc, char *buf, size_t cap);
 /* "file:line" of pc; returns 0 when unknown. */
 int symbolizer_line(symbolizer *s, uint64_t pc, char *buf, size_t cap);
 
-/* Static data: "var.field[2]+off", "symbol+off", "module:.section+off";
- * returns 0 (and leaves buf alone) when addr is in no module. */
-int symbolizer_data(symbolizer *s, uint64_t addr, char *buf, size_t cap);
+/* What holds a data address, in the program's names. */
+typedef enum data_kind {
+    DATA_UNKNOWN,    /* nothing is known: only the number */
+    DATA_HEAP,       /* a block of the heap map (named by the namer) */
+    DATA_VARIABLE,   /* a DWARF variable, named down to its field */
+    DATA_SYMBOL,     /* an ELF symbol */
+    DATA_SECTION,    /* a module's section, outside its symbols */
+    DATA_MODULE,     /* a module, outside its sections */
+    DATA_REGION,     /* a region of the maps snapshot ("[unknown]" when
+                        in none: then start is 0) */
+} data_kind;
+
+typedef struct data_name {
+    data_kind kind;
+    uint64_t addr;
+    uint64_t start;      /* the holder's first address (a module's base for
+                            DATA_MODULE): addr - start is the offset */
+    const char *object;  /* variable, symbol or section name; the module's
+                            base name (DATA_MODULE); the region */
+    const char *module;  /* the module's base name (VARIABLE to MODULE) */
+    const char *region;  /* "[heap]", "[stack]", "[prog]", "[anon]", ... */
+    heap_block block;    /* DATA_HEAP: the block as it was */
+} data_name;
+
+/* Names addr outside the heap blocks (which are the caller's to try
+ * first): a module's variable, symbol, section or the module itself, else
+ * the region holding it. */
+void symbolizer_data(symbolizer *s, uint64_t addr, data_name *out);
+
+/* The text of a name outside the heap: "var.field[2]+off", "symbol+off",
+ * "module:.section+off", "module+0xoff", "[region]+off", "0xaddr". */
+void symbolizer_data_text(symbolizer *s, const data_name *d, char *buf,
+                          size_t cap);
+
+/* The text of a name's holder outside the heap, without the offset: the
+ * variable (not its field), the symbol, "module:.section", the module, the
+ * region, "0xaddr". */
+void symbolizer_object_text(const data_name *d, char *buf, size_t cap);
 
 /* Name of the memory region holding addr: "[heap]", "[stack]", "[prog]"
  * (a module's basename), "[anon]", ...; "[unknown]" when nothing holds it.
@@ -39,8 +76,5 @@ const char *symbolizer_region(symbolizer *s, uint64_t addr);
 
 /* Path of the module with the trace's module id, or NULL. */
 const char *symbolizer_module_path(const symbolizer *s, uint64_t id);
-
-/* Start of the region symbolizer_region() named, for "[region]+off". */
-uint64_t symbolizer_region_start(symbolizer *s, uint64_t addr);
 
 #endif

@@ -547,6 +547,33 @@ def test_rewrite_accuracy():
     check(p.returncode == 1 and p.stderr.startswith("memtap: "), "missing trace: clear error")
 
 
+def accuracy_chunks(selective, full, chunk):
+    out = memtap("accuracy", selective, "--full", full, "--chunk", str(chunk)).stdout
+    m = re.search(r"accesses +\d+ in (\d+) chunks", out)
+    check(m, "accuracy report: %r" % out)
+    return int(m.group(1))
+
+
+def test_accuracy_chunks_by_offset():
+    """A chunk is C bytes of an object by offset from its start, not a
+    field: chunked's rows are 16 structs of four ints, and the run that
+    touches all of them has 256 / C more chunks than the run that touches
+    none (everything else the two runs touch is the same), where one chunk
+    per field would make 64 more at any C."""
+    out = instrument(prog("chunked"), os.path.join(TMP, "chunked.mt"), "--nonselective")
+    traces = {}
+    for k in ("0", "16"):
+        want = run([prog("chunked"), k])
+        check_eq(want, (b"", 0), "chunked %s on its own" % k)
+        traces[k] = os.path.join(TMP, "chunked-%s.mtr" % k)
+        check_eq(run([prog("memtap"), "run", "-o", traces[k], "--", out, k]), want,
+                 "chunked %s under memtap run" % k)
+    for chunk in (16, 64):
+        extra = (accuracy_chunks(traces["16"], traces["16"], chunk) -
+                 accuracy_chunks(traces["0"], traces["0"], chunk))
+        check_eq(extra, 256 // chunk, "chunks of %d bytes in rows" % chunk)
+
+
 def digest(path):
     return hashlib.sha256(open(path, "rb").read()).hexdigest()
 

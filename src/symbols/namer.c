@@ -1,0 +1,253 @@
+/*
+ * namer.c - structured names of a trace's addresses, and their text.  Heap
+ * blocks are named here (MadT Table II); everything else by the
+ * symbolizer.  Code names and block names are kept in small direct-mapped
+ * caches: most accesses of a trace repeat a few instructions and blocks.
+ */
+#include "namer.h"
+#include "sys/hash.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define CODE_CACHE 4096u         /* instruction names kept, by pc */
+#define NAME_KEPT 120u           /* longer names are not kept */
+#define BLOCK_CACHE 1024u        /* heap block names kept, by number */
+#define SITE_MAX 512u            /* an allocation site's name */
+
+/* An instruction's name as code_name() made it. */
+typedef struct code_slot {
+    uint64_t pc;
+    int valid;
+    char name[NAME_KEPT];
+} code_slot;
+
+/* A heap block's name as block_name() made it. */
+typedef struct block_slot {
+    heap_block block;            /* the block it names, as it was */
+    int valid;
+    char name[NAME_KEPT];
+} block_slot;
+
+struct namer {
+    symbolizer *sym;
+    int lines;
+    heap_map *heap;
+    code_slot *codes;            /* CODE_CACHE slots, direct-mapped */
+    block_slot *blocks;          /* BLOCK_CACHE slots, direct-mapped */
+    /* namer_region: the heap block an address was last found in */
+    uint64_t region_lo, region_hi;
+    const char *region;
+};
+
+namer *namer_create(symbolizer *sym, int lines)
+{
+    namer *n = calloc(1, sizeof *n);
+    if (!n)
+        return NULL;
+    n->heap = heap_map_create();
+    n->codes = calloc(CODE_CACHE, sizeof *n->codes);
+    n->blocks = calloc(BLOCK_CACHE, sizeof *n->blocks);
+    if (!n->heap || !n->codes || !n->blocks) {
+        namer_destroy(n);
+        return NULL;
+    }
+    n->sym = sym;
+    n->lines = lines;
+    return n;
+}
+
+void namer_destroy(namer *n)
+{
+    if (!n)
+        return;
+    heap_map_destroy(n->heap);
+    free(n->codes);
+    free(n->blocks);
+    free(n);
+}
+
+int namer_learn(namer *n, const memtap_record *x, heap_block *old)
+{
+    if (!heap_map_kind(x->kind))
+        return 0;
+    n->region_lo = n->region_hi = 0; /* what namer_region kept may not hold */
+    return heap_map_apply(n->heap, x, old);
+}
+
+const heap_block *namer_block_at(const namer *n, uint64_t addr)
+{
+    return heap_map_find(n->heap, addr);
+}
+
+static const char *block_region(const heap_block *b)
+{
+    int mapping = (b->kind == MEMTAP_EV_MMAP && !(b->flags & MEMTAP_RF_BRK)) ||
+                  b->kind == MEMTAP_EV_MREMAP;
+    return mapping ? "[mmap]" : "[heap]";
+}
+
+void namer_data(namer *n, uint64_t addr, data_name *out)
+{
+    const heap_block *b = heap_map_find(n->heap, addr);
+    if (b) {
+        memset(out, 0, sizeof *out);
+        out->kind = DATA_HEAP;
+        out->addr = addr;
+        out->start = b->start;
+        out->region = block_region(b);
+        out->block = *b;
+    } else if (n->sym) {
+        symbolizer_data(n->sym, addr, out);
+    } else {
+        memset(out, 0, sizeof *out);
+        out->kind = DATA_UNKNOWN;
+        out->addr = addr;
+        out->region = "[unknown]";
+    }
+}
+
+const char *namer_region(namer *n, uint64_t addr)
+{
+    if (addr - n->region_lo < n->region_hi - n->region_lo)
+        return n->region;
+    const heap_block *b = heap_map_find(n->heap, addr);
+    if (b) {
+        n->region_lo = b->start;
+        n->region_hi = b->start + (b->size ? b->size : 1);
+        n->region = block_region(b);
+        return n->region;
+    }
+    return n->sym ? symbolizer_region(n->sym, addr) : "[unknown]";
+}
+
+/* MadT Table II: <mallocN@site>, <freed:N@site>, <memmapN@site>, ... */
+static void block_name(namer *n, const heap_block *b, char *buf, size_t cap)
+{
+    int mapping = b->kind == MEMTAP_EV_MMAP || b->kind == MEMTAP_EV_MREMAP;
+    const char *prefix;
+    if (b->released)
+        prefix = mapping ? "unmap:" : "freed:";
+    else
+        switch (b->kind) {
+        case MEMTAP_EV_CALLOC: prefix = "calloc"; break;
+        case MEMTAP_EV_REALLOC: prefix = "realloc"; break;
+        case MEMTAP_EV_MMAP: prefix = "memmap"; break;
+        case MEMTAP_EV_MREMAP: prefix = "mremap"; break;
+        default: prefix = "malloc"; break;
+        }
+    char site[SITE_MAX];
+    if (n->sym)
+        symbolizer_code(n->sym, b->site, site, sizeof site);
+    else
+        snprintf(site, sizeof site, "0x%" PRIx64, b->site);
+    snprintf(buf, cap, "<%s%04" PRIu64 "@%s>", prefix, b->id, site);
+}
+
+/* Whether two blocks get the same name (block_name). */
+static int same_name(const heap_block *a, const heap_block *b)
+{
+    return a->id == b->id && a->site == b->site && a->kind == b->kind &&
+           a->released == b->released;
+}
+
+const char *namer_block_name(namer *n, const heap_block *b, char *buf,
+                             size_t cap)
+{
+    block_slot *slot = &n->blocks[b->id % BLOCK_CACHE];
+    if (slot->valid && same_name(&slot->block, b))
+        return slot->name;
+    block_name(n, b, buf, cap);
+    size_t len = strlen(buf);
+    if (len < NAME_KEPT) {
+        memcpy(slot->name, buf, len + 1);
+        slot->block = *b;
+        slot->valid = 1;
+    }
+    return buf;
+}
+
+/* "BLOCK+OFFSET" by hand: the most common name of all. */
+static void heap_text(namer *n, const data_name *d, char *buf, size_t cap)
+{
+    char name[SITE_MAX + 32], digits[24];
+    const char *b = namer_block_name(n, &d->block, name, sizeof name);
+    uint64_t off = d->addr - d->start;
+    size_t k = sizeof digits;
+    digits[--k] = '\0';
+    do
+        digits[--k] = (char)('0' + off % 10);
+    while (off /= 10);
+    size_t len = strlen(b), dlen = sizeof digits - 1 - k;
+    if (len + 1 + dlen < cap) {
+        memcpy(buf, b, len);
+        buf[len] = '+';
+        memcpy(buf + len + 1, digits + k, dlen + 1);
+    } else {
+        snprintf(buf, cap, "%s+%s", b, digits + k);
+    }
+}
+
+void namer_data_text(namer *n, const data_name *d, char *buf, size_t cap)
+{
+    if (d->kind == DATA_HEAP)
+        heap_text(n, d, buf, cap);
+    else if (n->sym)
+        symbolizer_data_text(n->sym, d, buf, cap);
+    else
+        snprintf(buf, cap, "0x%" PRIx64, d->addr);
+}
+
+void namer_object_text(namer *n, const data_name *d, char *buf, size_t cap)
+{
+    if (d->kind != DATA_HEAP) {
+        symbolizer_object_text(d, buf, cap);
+        return;
+    }
+    const char *b = namer_block_name(n, &d->block, buf, cap);
+    if (b != buf)
+        snprintf(buf, cap, "%s", b);
+}
+
+const char *namer_name_data(namer *n, uint64_t addr, char *buf, size_t cap)
+{
+    data_name d;
+    namer_data(n, addr, &d);
+    namer_data_text(n, &d, buf, cap);
+    return d.region;
+}
+
+static void code_name(namer *n, uint64_t pc, char *buf, size_t cap)
+{
+    symbolizer_code(n->sym, pc, buf, cap);
+    if (n->lines) {
+        size_t len = strlen(buf);
+        if (len + 2 < cap) {
+            buf[len] = ' ';
+            if (!symbolizer_line(n->sym, pc, buf + len + 1, cap - len - 1))
+                buf[len] = '\0';
+        }
+    }
+}
+
+const char *namer_code(namer *n, uint64_t pc, char *buf, size_t cap)
+{
+    if (!n->sym) {
+        snprintf(buf, cap, "0x%" PRIx64, pc);
+        return buf;
+    }
+    code_slot *slot = &n->codes[fib_hash(pc, 12)];
+    if (slot->valid && slot->pc == pc)
+        return slot->name;
+    code_name(n, pc, buf, cap);
+    size_t len = strlen(buf);
+    if (len < NAME_KEPT) {
+        memcpy(slot->name, buf, len + 1);
+        slot->pc = pc;
+        slot->valid = 1;
+    }
+    return buf;
+}
+_Static_assert(CODE_CACHE == 1u << 12, "namer_code takes 12 bits");

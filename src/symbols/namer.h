@@ -1,0 +1,59 @@
+/*
+ * namer.h - names any data or code address of a trace the way the user's
+ * source does, while the trace's events stream through it: a heap block by
+ * allocation number and site (MadT Table II: "<malloc0013@main+45>"), else
+ * what the symbolizer finds.  The namer owns the heap map it keeps current
+ * and caches the names it makes; names are structured values (data_name),
+ * their text is made by separate functions.
+ */
+#ifndef MEMTAP_SYMBOLS_NAMER_H
+#define MEMTAP_SYMBOLS_NAMER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "memtap/trace.h"
+#include "symbols/heapmap.h"
+#include "symbols/symbolizer.h"
+
+typedef struct namer namer;
+
+/* sym may be NULL: addresses outside the heap are then only numbers.  With
+ * lines, code names end in " file:line" when DWARF knows it. */
+namer *namer_create(symbolizer *sym, int lines);
+void namer_destroy(namer *n);
+
+/* Applies a heap event (others are ignored); as heap_map_apply, old
+ * receives the block an F, U, R or E event released (returns 1 then). */
+int namer_learn(namer *n, const memtap_record *x, heap_block *old);
+
+/* What holds addr now: a heap block, else symbolizer_data's answer. */
+void namer_data(namer *n, uint64_t addr, data_name *out);
+
+/* "object+offset" text of a name: "<malloc0013@main+45>+8",
+ * "config.limits[3].hi+2", "libc.so.6:.got.plt+24", ... */
+void namer_data_text(namer *n, const data_name *d, char *buf, size_t cap);
+
+/* The object of a name without the offset: the heap block, the variable
+ * (not its field), the symbol, "module:.section", the module, the region. */
+void namer_object_text(namer *n, const data_name *d, char *buf, size_t cap);
+
+/* namer_data and namer_data_text in one step; returns the region. */
+const char *namer_name_data(namer *n, uint64_t addr, char *buf, size_t cap);
+
+/* The region holding addr alone, with the heap block found last kept. */
+const char *namer_region(namer *n, uint64_t addr);
+
+/* The live or released heap block holding addr, or NULL. */
+const heap_block *namer_block_at(const namer *n, uint64_t addr);
+
+/* A heap block's name, "<malloc0013@main+45>"; the result is buf or a name
+ * the namer keeps. */
+const char *namer_block_name(namer *n, const heap_block *b, char *buf,
+                             size_t cap);
+
+/* The instruction at pc as "main+56" (and its line, see namer_create); the
+ * result is buf or a name the namer keeps. */
+const char *namer_code(namer *n, uint64_t pc, char *buf, size_t cap);
+
+#endif
