@@ -4,199 +4,27 @@
  * instructions of its basic block, at least the 5 bytes of a jmp rel32,
  * never past the block's end; an int3 trap where none fits), works out
  * which scratch registers are live there, emits the trampolines (and with
- * --profile the block counters) into a new segment, and writes the copy:
- * original bytes (the input is mapped, not read, and unpatched pages are
- * copied file to file), the jumps over the windows, the spare PT_NOTE
- * header turned into the segment's PT_LOAD, the segment at the end of the
- * file.
+ * --profile the block counters) into a new segment, lays out the
+ * segment's header and tables, and has elf_input.c write the copy: the
+ * original bytes with the jumps over the windows, the segment at the end.
  */
 #define _GNU_SOURCE
 #include "rewrite/rewrite.h"
-#include "sys/page.h"
-#include "sys/hash.h"
 
-#include "rewrite/emit.h"
 #include "analysis/analysis.h"
+#include "rewrite/elf_input.h"
+#include "rewrite/emit.h"
+#include "sys/page.h"
 #include "sys/vec.h"
 
 #include <errno.h>
-#include <fcntl.h>
-#include <gelf.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #define JMP_LEN 5
 
-static int fail(char *err, size_t cap, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static int fail(char *err, size_t cap, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, cap, fmt, ap);
-    va_end(ap);
-    return -1;
-}
-
 static uint64_t align_up(uint64_t v, uint64_t a) { return (v + a - 1) & ~(a - 1); }
-
-/* ---- the input file ---- */
-
-typedef struct input {
-    int fd;
-    uint8_t *bytes;            /* the file, mapped copy-on-write */
-    size_t size;
-    uint8_t *dirty;            /* a bit per page of bytes that was patched */
-    GElf_Ehdr eh;
-    GElf_Phdr *ph;
-    size_t nph;
-    int note;                  /* index of the PT_NOTE to convert */
-    uint64_t load_end;         /* highest end of a PT_LOAD (vaddr) */
-} input;
-
-/* Maps the input privately: patches change memtap's copy of a page only,
- * and pages nothing reads (most of a large file) are never loaded. */
-static int map_file(const char *path, input *in, char *err, size_t cap)
-{
-    in->fd = open(path, O_RDONLY | O_CLOEXEC);
-    struct stat st;
-    if (in->fd < 0 || fstat(in->fd, &st) != 0)
-        return fail(err, cap, "%s", strerror(errno));
-    if (!S_ISREG(st.st_mode) || st.st_size == 0)
-        return fail(err, cap, "not a regular, non-empty file");
-    in->size = (size_t)st.st_size;
-    void *m = mmap(NULL, in->size, PROT_READ | PROT_WRITE, MAP_PRIVATE,
-                   in->fd, 0);
-    in->dirty = calloc(in->size / PAGE / 8 + 1, 1);
-    if (m == MAP_FAILED || !in->dirty) {
-        if (m != MAP_FAILED)
-            munmap(m, in->size);
-        return fail(err, cap, "cannot map the file: %s", strerror(errno));
-    }
-    in->bytes = m;
-    return 0;
-}
-
-static void unmap_file(input *in)
-{
-    if (in->bytes)
-        munmap(in->bytes, in->size);
-    if (in->fd >= 0)
-        close(in->fd);
-    free(in->dirty);
-    free(in->ph);
-}
-
-/* Bytes [off, off+len) of the copy are about to change. */
-static uint8_t *patch_at(input *in, size_t off, size_t len)
-{
-    for (size_t p = off / PAGE; p <= (off + len - 1) / PAGE; p++)
-        in->dirty[p / 8] |= (uint8_t)(1u << (p % 8));
-    return in->bytes + off;
-}
-
-static int is_dirty(const input *in, size_t page)
-{
-    return (in->dirty[page / 8] >> (page % 8)) & 1;
-}
-
-/* FNV-1a of the file, read from the descriptor (not through the map). */
-static int file_id(const input *in, uint64_t *id)
-{
-    static uint8_t buf[1 << 16];
-    uint64_t h = FNV64_OFFSET;
-    for (size_t at = 0; at < in->size;) {
-        ssize_t n = pread(in->fd, buf, sizeof buf, (off_t)at);
-        if (n <= 0)
-            return -1;
-        h = fnv1a64(h, buf, (size_t)n);
-        at += (size_t)n;
-    }
-    *id = h;
-    return 0;
-}
-
-/* Reads the program headers, and with `rewriting` checks what can be
- * rewritten: a dynamically linked x86-64 executable or shared library with
- * a PT_NOTE header to spare. */
-static int check_input(input *in, int rewriting, char *err, size_t cap)
-{
-    elf_version(EV_CURRENT);
-    Elf *e = elf_memory((char *)in->bytes, in->size);
-    int rc = 0;
-    if (!e || elf_kind(e) != ELF_K_ELF || !gelf_getehdr(e, &in->eh)) {
-        rc = fail(err, cap, "not an ELF file");
-    } else if (gelf_getclass(e) != ELFCLASS64 || in->eh.e_machine != EM_X86_64) {
-        rc = fail(err, cap, "not an x86-64 ELF file");
-    } else if (in->eh.e_type != ET_EXEC && in->eh.e_type != ET_DYN) {
-        rc = fail(err, cap, "not an executable or shared library");
-    } else if (elf_getphdrnum(e, &in->nph) != 0 || in->nph == 0) {
-        rc = fail(err, cap, "no program headers");
-    }
-    if (rc) {
-        if (e)
-            elf_end(e);
-        return rc;
-    }
-    in->ph = calloc(in->nph, sizeof *in->ph);
-    int dynamic = 0, loads = 0;
-    in->note = -1;
-    for (size_t i = 0; in->ph && i < in->nph; i++) {
-        if (!gelf_getphdr(e, (int)i, &in->ph[i])) {
-            rc = fail(err, cap, "corrupt program header %zu", i);
-            break;
-        }
-        const GElf_Phdr *p = &in->ph[i];
-        if (p->p_type == PT_LOAD) {
-            loads++;
-            if (p->p_offset + p->p_filesz > in->size ||
-                p->p_vaddr + p->p_memsz < p->p_vaddr) {
-                rc = fail(err, cap, "segment %zu lies outside the file", i);
-                break;
-            }
-            if (p->p_vaddr + p->p_memsz > in->load_end)
-                in->load_end = p->p_vaddr + p->p_memsz;
-        }
-        dynamic |= p->p_type == PT_DYNAMIC;
-        if (p->p_type == PT_NOTE && in->note < 0)
-            in->note = (int)i;
-    }
-    elf_end(e);
-    if (rc)
-        return rc;
-    if (!in->ph)
-        return fail(err, cap, "out of memory");
-    if (!rewriting)
-        return 0;
-    if (!loads)
-        return fail(err, cap, "no loadable segment");
-    if (!dynamic)
-        return fail(err, cap, "static executable: the runtime is loaded with "
-                              "LD_PRELOAD, which a statically linked program "
-                              "never does (link it dynamically)");
-    if (in->note < 0)
-        return fail(err, cap, "no PT_NOTE program header to turn into the "
-                              "trampolines' segment");
-    return 0;
-}
-
-/* File offset of the bytes at vaddr, or -1. */
-static int64_t offset_of(const input *in, uint64_t vaddr, uint64_t len)
-{
-    for (size_t i = 0; i < in->nph; i++) {
-        const GElf_Phdr *p = &in->ph[i];
-        if (p->p_type == PT_LOAD && vaddr >= p->p_vaddr &&
-            vaddr + len <= p->p_vaddr + p->p_filesz)
-            return (int64_t)(vaddr - p->p_vaddr + p->p_offset);
-    }
-    return -1;
-}
 
 /* ---- planning and emitting ---- */
 
@@ -225,7 +53,7 @@ static void collect(const x86_insn *x, void *arg)
 typedef struct rewriter {
     const rewrite_options *opt;
     analysis *a;
-    input *in;
+    elf_input *in;
     code_buf code;            /* the segment */
     mt_site *sites;
     uint32_t nsites, max_sites;
@@ -585,7 +413,7 @@ static int emit_window(rewriter *r, const window *win, const sel_expr *x,
     const x86_insn *w = win->w;
     uint64_t start = w[0].addr;
     uint64_t end = w[win->count - 1].addr + w[win->count - 1].length;
-    int64_t off = offset_of(r->in, start, end - start);
+    int64_t off = elf_input_offset(r->in, start, end - start);
     if (off < 0)
         return -1;
     uint64_t tramp = code_here(&r->code);
@@ -639,7 +467,7 @@ static int emit_window(rewriter *r, const window *win, const sel_expr *x,
         r->rep->strings += (uint64_t)first_is_string;
         return add_trap(r, start, tramp, first_is_string ? &first_str : NULL);
     }
-    uint8_t *at = patch_at(r->in, off, end - start);
+    uint8_t *at = elf_input_patch(r->in, off, end - start);
     encode_patch_jump(at, start, tramp);
     memset(at + JMP_LEN, 0xcc, end - start - JMP_LEN);
     r->rep->windows++;
@@ -825,121 +653,6 @@ static int rewrite_block(rewriter *r, size_t bi, insn_list *list)
     return block >= 0 ? count_alone(r, iv, &block) : 0;
 }
 
-/* ---- writing ---- */
-
-/* Copies [at, at+len) of the input file to out's current position. */
-static int copy_span(const input *in, int out, size_t at, size_t len)
-{
-    static uint8_t buf[1 << 16];
-    while (len > 0) {
-        off_t from = (off_t)at;
-        ssize_t n = copy_file_range(in->fd, &from, out, NULL, len, 0);
-        if (n <= 0) { /* not between these file systems: read and write */
-            n = pread(in->fd, buf, len < sizeof buf ? len : sizeof buf,
-                      (off_t)at);
-            if (n <= 0 || write(out, buf, (size_t)n) != n)
-                return -1;
-        }
-        at += (size_t)n;
-        len -= (size_t)n;
-    }
-    return 0;
-}
-
-/* The input with its patched pages, then zeros up to b_at, then b. */
-static int write_copy(int fd, const input *in, const uint8_t *b, size_t blen,
-                      size_t b_at)
-{
-    static const uint8_t zeros[PAGE];
-    size_t npages = (in->size + PAGE - 1) / PAGE;
-    for (size_t p = 0; p < npages;) {
-        size_t q = p;
-        int dirty = is_dirty(in, p);
-        while (q < npages && is_dirty(in, q) == dirty)
-            q++;
-        size_t at = p * PAGE, end = q * PAGE < in->size ? q * PAGE : in->size;
-        if (dirty ? write(fd, in->bytes + at, end - at) != (ssize_t)(end - at)
-                  : copy_span(in, fd, at, end - at) != 0)
-            return -1;
-        p = q;
-    }
-    for (size_t at = in->size; at < b_at;) {
-        size_t n = b_at - at < PAGE ? b_at - at : PAGE;
-        if (write(fd, zeros, n) != (ssize_t)n)
-            return -1;
-        at += n;
-    }
-    return write(fd, b, blen) == (ssize_t)blen ? 0 : -1;
-}
-
-static int write_output(const char *path, const char *in_path,
-                        const input *in, const uint8_t *b, size_t blen,
-                        size_t b_at, char *err, size_t cap)
-{
-    char tmp[4096];
-    if (snprintf(tmp, sizeof tmp, "%s.tmp-XXXXXX", path) >= (int)sizeof tmp)
-        return fail(err, cap, "output path too long");
-    int fd = mkstemp(tmp);
-    if (fd < 0)
-        return fail(err, cap, "%s: %s", path, strerror(errno));
-    struct stat st;
-    int ok = stat(in_path, &st) == 0 && fchmod(fd, st.st_mode & 07777) == 0;
-    ok = ok && write_copy(fd, in, b, blen, b_at) == 0;
-    ok = close(fd) == 0 && ok;
-    if (!ok || rename(tmp, path) != 0) {
-        int e = errno;
-        unlink(tmp);
-        return fail(err, cap, "%s: %s", path, strerror(e));
-    }
-    return 0;
-}
-
-/* Turns the PT_NOTE header into the segment's PT_LOAD, keeping the
- * PT_LOADs in ascending order (the loader maps them assuming so). */
-static int place_segment(input *in, uint64_t off, uint64_t vaddr,
-                         uint64_t size)
-{
-    GElf_Phdr seg;
-    memset(&seg, 0, sizeof seg);
-    seg.p_type = PT_LOAD;
-    seg.p_flags = PF_R | PF_X;
-    seg.p_offset = off;
-    seg.p_vaddr = seg.p_paddr = vaddr;
-    seg.p_filesz = seg.p_memsz = size;
-    seg.p_align = PAGE;
-    size_t last_load = 0;
-    for (size_t i = 0; i < in->nph; i++)
-        if (in->ph[i].p_type == PT_LOAD)
-            last_load = i;
-    size_t from = (size_t)in->note;
-    if (from < last_load) { /* slide the headers between into its place */
-        memmove(&in->ph[from], &in->ph[from + 1],
-                (last_load - from) * sizeof *in->ph);
-        from = last_load;
-    }
-    in->ph[from] = seg;
-    if (in->eh.e_phentsize != sizeof(Elf64_Phdr) ||
-        in->eh.e_phoff + in->nph * sizeof(Elf64_Phdr) > in->size)
-        return -1;
-    for (size_t i = 0; i < in->nph; i++) {
-        Elf64_Phdr p = {
-            (Elf64_Word)in->ph[i].p_type,  (Elf64_Word)in->ph[i].p_flags,
-            in->ph[i].p_offset, in->ph[i].p_vaddr, in->ph[i].p_paddr,
-            in->ph[i].p_filesz, in->ph[i].p_memsz, in->ph[i].p_align,
-        };
-        memcpy(patch_at(in, in->eh.e_phoff + i * sizeof p, sizeof p), &p,
-               sizeof p);
-    }
-    return 0;
-}
-
-static int same_file(const char *a, const char *b)
-{
-    struct stat sa, sb;
-    return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev &&
-           sa.st_ino == sb.st_ino;
-}
-
 static int trap_order(const void *a, const void *b)
 {
     uint64_t x = ((const mt_trap *)a)->pc, y = ((const mt_trap *)b)->pc;
@@ -965,7 +678,7 @@ static int run(rewriter *r, const char *out, const char *in_path,
     r->header_vaddr = align_up(r->in->load_end, PAGE) + PAGE;
     r->max_sites = (uint32_t)a->total.selected;
     if (r->max_sites >= (1u << MT_SITE_BITS))
-        return fail(err, cap, "%u operands selected: more than a module can "
+        return rewrite_fail(err, cap, "%u operands selected: more than a module can "
                               "log (%u)", r->max_sites, 1u << MT_SITE_BITS);
     r->max_blocks = r->opt->profile ? (uint32_t)a->total.blocks_with_mem : 0;
     mt_rewrite_header h;
@@ -983,7 +696,7 @@ static int run(rewriter *r, const char *out, const char *in_path,
     r->code.p = calloc(1, r->code.cap);
     r->code.base = r->header_vaddr;
     if (!r->code.p)
-        return fail(err, cap, "out of memory");
+        return rewrite_fail(err, cap, "out of memory");
     r->sites = (mt_site *)(void *)(r->code.p + h.sites);
     r->blocks = (uint64_t *)(void *)(r->code.p + h.blocks);
     r->code.len = at;
@@ -991,7 +704,7 @@ static int run(rewriter *r, const char *out, const char *in_path,
                   &h) != 0 ||
         emit_count_stub(&r->code, r->header_vaddr,
                         r->header_vaddr + h.counters_slot, &h) != 0)
-        return fail(err, cap, "cannot encode the stubs");
+        return rewrite_fail(err, cap, "cannot encode the stubs");
     r->stub_addr = r->header_vaddr + h.stub;
     r->count_stub_addr = r->header_vaddr + h.count_stub;
 
@@ -1001,7 +714,7 @@ static int run(rewriter *r, const char *out, const char *in_path,
         rc = rewrite_block(r, bi, &list);
     free(list.v.v);
     if (rc)
-        return fail(err, cap, "cannot encode a trampoline%s",
+        return rewrite_fail(err, cap, "cannot encode a trampoline%s",
                     r->code.failed ? " (out of room or unencodable)" : "");
 
     if (r->traps.n)
@@ -1009,7 +722,7 @@ static int run(rewriter *r, const char *out, const char *in_path,
     r->code.len = align_up(r->code.len, 8);
     if (append_table(&r->code, &r->traps, &h.traps) ||
         append_table(&r->code, &r->checks, &h.checks))
-        return fail(err, cap, "cannot encode a trampoline (out of room)");
+        return rewrite_fail(err, cap, "cannot encode a trampoline (out of room)");
 
     memcpy(h.magic, MT_REWRITE_MAGIC, sizeof h.magic);
     h.version = MT_REWRITE_VERSION;
@@ -1032,49 +745,36 @@ static int run(rewriter *r, const char *out, const char *in_path,
     memcpy(r->code.p, &h, sizeof h);
     rep->segment_vaddr = r->header_vaddr;
     rep->segment_bytes = h.segment_size;
-    if (place_segment(r->in, off, r->header_vaddr, h.segment_size))
-        return fail(err, cap, "unusual program header table");
-    return write_output(out, in_path, r->in, r->code.p, h.segment_size, off,
+    if (elf_input_place_segment(r->in, off, r->header_vaddr, h.segment_size))
+        return rewrite_fail(err, cap, "unusual program header table");
+    return elf_input_write(out, in_path, r->in, r->code.p, h.segment_size, off,
                         err, cap);
-}
-
-/* Whether a mapped file carries a segment memtap added (any version). */
-static int rewritten_segment(const input *in)
-{
-    for (size_t i = 0; i < in->nph; i++) {
-        const GElf_Phdr *p = &in->ph[i];
-        if (p->p_type == PT_LOAD && p->p_filesz >= 8 &&
-            p->p_offset + 8 <= in->size &&
-            memcmp(in->bytes + p->p_offset, MT_REWRITE_MAGIC, 8) == 0)
-            return 1;
-    }
-    return 0;
 }
 
 int rewrite_file(const char *in_path, const char *out, const rewrite_options *o,
                  rewrite_report *rep, char *err, size_t cap)
 {
     memset(rep, 0, sizeof *rep);
-    if (strcmp(in_path, out) == 0 || same_file(in_path, out))
-        return fail(err, cap, "the output would overwrite the input");
-    input in = { .fd = -1 };
+    if (strcmp(in_path, out) == 0 || rewrite_same_file(in_path, out))
+        return rewrite_fail(err, cap, "the output would overwrite the input");
+    elf_input in = { .fd = -1 };
     rewriter r;
     memset(&r, 0, sizeof r);
     r.traps.elem = sizeof(mt_trap);
     r.checks.elem = sizeof(mt_check);
     uint64_t id = 0;
-    int rc = map_file(in_path, &in, err, cap);
+    int rc = elf_input_map(in_path, &in, err, cap);
     if (!rc)
-        rc = check_input(&in, 1, err, cap);
-    if (!rc && rewritten_segment(&in))
-        rc = fail(err, cap, "already rewritten by memtap (rewrite the "
+        rc = elf_input_check(&in, 1, err, cap);
+    if (!rc && elf_input_rewritten(&in))
+        rc = rewrite_fail(err, cap, "already rewritten by memtap (rewrite the "
                             "original instead)");
-    if (!rc && file_id(&in, &id) != 0)
-        rc = fail(err, cap, "cannot read the file: %s", strerror(errno));
+    if (!rc && elf_input_id(&in, &id) != 0)
+        rc = rewrite_fail(err, cap, "cannot read the file: %s", strerror(errno));
     if (!rc) {
         int st = analysis_run(in_path, &o->params, &r.a);
         if (st != 0)
-            rc = fail(err, cap, "%s", image_strerror(st));
+            rc = rewrite_fail(err, cap, "%s", image_strerror(st));
     }
     if (!rc) {
         r.opt = o;
@@ -1088,52 +788,33 @@ int rewrite_file(const char *in_path, const char *out, const rewrite_options *o,
     free(r.live);
     free(r.lead);
     analysis_free(r.a);
-    unmap_file(&in);
+    elf_input_unmap(&in);
     return rc;
-}
-
-/* The rewrite header of a mapped file, copied to h: 0, or -1 when it has
- * none (of this version). */
-static int header_of(input *in, mt_rewrite_header *h)
-{
-    char err[256];
-    if (check_input(in, 0, err, sizeof err) != 0)
-        return -1;
-    for (size_t i = 0; i < in->nph; i++) {
-        const GElf_Phdr *p = &in->ph[i];
-        if (p->p_type == PT_LOAD && p->p_filesz >= sizeof *h &&
-            p->p_offset + sizeof *h <= in->size &&
-            memcmp(in->bytes + p->p_offset, MT_REWRITE_MAGIC, 8) == 0) {
-            memcpy(h, in->bytes + p->p_offset, sizeof *h);
-            return h->version == MT_REWRITE_VERSION ? 0 : -1;
-        }
-    }
-    return -1;
 }
 
 int rewrite_source_id(const char *path, uint64_t *id)
 {
-    input in = { .fd = -1 };
+    elf_input in = { .fd = -1 };
     char err[256];
     mt_rewrite_header h;
-    int rc = map_file(path, &in, err, sizeof err);
+    int rc = elf_input_map(path, &in, err, sizeof err);
     if (rc == 0) {
-        if (header_of(&in, &h) == 0)
+        if (elf_input_header(&in, &h) == 0)
             *id = h.source_id;
         else
-            rc = file_id(&in, id);
+            rc = elf_input_id(&in, id);
     }
-    unmap_file(&in);
+    elf_input_unmap(&in);
     return rc;
 }
 
 int rewrite_read_header(const char *path, mt_rewrite_header *h)
 {
-    input in = { .fd = -1 };
+    elf_input in = { .fd = -1 };
     char err[256];
-    int rc = map_file(path, &in, err, sizeof err);
+    int rc = elf_input_map(path, &in, err, sizeof err);
     if (rc == 0)
-        rc = header_of(&in, h);
-    unmap_file(&in);
+        rc = elf_input_header(&in, h);
+    elf_input_unmap(&in);
     return rc;
 }

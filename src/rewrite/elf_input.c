@@ -1,0 +1,315 @@
+/*
+ * rewrite/elf_input.c - the rewriter's input and output files: the input
+ * mapped copy-on-write with a bit per patched page, its program headers
+ * checked for what can be rewritten, its identity (FNV-1a of the bytes),
+ * the rewrite header of a file memtap made, and the copy written out
+ * (unpatched pages copied file to file, the PT_NOTE header turned into the
+ * new segment's PT_LOAD, the segment at the end; renamed into place only
+ * when whole).
+ */
+#define _GNU_SOURCE
+#include "rewrite/elf_input.h"
+#include "sys/hash.h"
+#include "sys/page.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+int rewrite_fail(char *err, size_t cap, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, cap, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+/* Maps the input privately: patches change memtap's copy of a page only,
+ * and pages nothing reads (most of a large file) are never loaded. */
+int elf_input_map(const char *path, elf_input *in, char *err, size_t cap)
+{
+    in->fd = open(path, O_RDONLY | O_CLOEXEC);
+    struct stat st;
+    if (in->fd < 0 || fstat(in->fd, &st) != 0)
+        return rewrite_fail(err, cap, "%s", strerror(errno));
+    if (!S_ISREG(st.st_mode) || st.st_size == 0)
+        return rewrite_fail(err, cap, "not a regular, non-empty file");
+    in->size = (size_t)st.st_size;
+    void *m = mmap(NULL, in->size, PROT_READ | PROT_WRITE, MAP_PRIVATE,
+                   in->fd, 0);
+    in->dirty = calloc(in->size / PAGE / 8 + 1, 1);
+    if (m == MAP_FAILED || !in->dirty) {
+        if (m != MAP_FAILED)
+            munmap(m, in->size);
+        return rewrite_fail(err, cap, "cannot map the file: %s", strerror(errno));
+    }
+    in->bytes = m;
+    return 0;
+}
+
+void elf_input_unmap(elf_input *in)
+{
+    if (in->bytes)
+        munmap(in->bytes, in->size);
+    if (in->fd >= 0)
+        close(in->fd);
+    free(in->dirty);
+    free(in->ph);
+}
+
+/* Bytes [off, off+len) of the copy are about to change. */
+uint8_t *elf_input_patch(elf_input *in, size_t off, size_t len)
+{
+    for (size_t p = off / PAGE; p <= (off + len - 1) / PAGE; p++)
+        in->dirty[p / 8] |= (uint8_t)(1u << (p % 8));
+    return in->bytes + off;
+}
+
+static int is_dirty(const elf_input *in, size_t page)
+{
+    return (in->dirty[page / 8] >> (page % 8)) & 1;
+}
+
+/* FNV-1a of the file, read from the descriptor (not through the map). */
+int elf_input_id(const elf_input *in, uint64_t *id)
+{
+    static uint8_t buf[1 << 16];
+    uint64_t h = FNV64_OFFSET;
+    for (size_t at = 0; at < in->size;) {
+        ssize_t n = pread(in->fd, buf, sizeof buf, (off_t)at);
+        if (n <= 0)
+            return -1;
+        h = fnv1a64(h, buf, (size_t)n);
+        at += (size_t)n;
+    }
+    *id = h;
+    return 0;
+}
+
+/* Reads the program headers, and with `rewriting` checks what can be
+ * rewritten: a dynamically linked x86-64 executable or shared library with
+ * a PT_NOTE header to spare. */
+int elf_input_check(elf_input *in, int rewriting, char *err, size_t cap)
+{
+    elf_version(EV_CURRENT);
+    Elf *e = elf_memory((char *)in->bytes, in->size);
+    int rc = 0;
+    if (!e || elf_kind(e) != ELF_K_ELF || !gelf_getehdr(e, &in->eh)) {
+        rc = rewrite_fail(err, cap, "not an ELF file");
+    } else if (gelf_getclass(e) != ELFCLASS64 || in->eh.e_machine != EM_X86_64) {
+        rc = rewrite_fail(err, cap, "not an x86-64 ELF file");
+    } else if (in->eh.e_type != ET_EXEC && in->eh.e_type != ET_DYN) {
+        rc = rewrite_fail(err, cap, "not an executable or shared library");
+    } else if (elf_getphdrnum(e, &in->nph) != 0 || in->nph == 0) {
+        rc = rewrite_fail(err, cap, "no program headers");
+    }
+    if (rc) {
+        if (e)
+            elf_end(e);
+        return rc;
+    }
+    in->ph = calloc(in->nph, sizeof *in->ph);
+    int dynamic = 0, loads = 0;
+    in->note = -1;
+    for (size_t i = 0; in->ph && i < in->nph; i++) {
+        if (!gelf_getphdr(e, (int)i, &in->ph[i])) {
+            rc = rewrite_fail(err, cap, "corrupt program header %zu", i);
+            break;
+        }
+        const GElf_Phdr *p = &in->ph[i];
+        if (p->p_type == PT_LOAD) {
+            loads++;
+            if (p->p_offset + p->p_filesz > in->size ||
+                p->p_vaddr + p->p_memsz < p->p_vaddr) {
+                rc = rewrite_fail(err, cap, "segment %zu lies outside the file", i);
+                break;
+            }
+            if (p->p_vaddr + p->p_memsz > in->load_end)
+                in->load_end = p->p_vaddr + p->p_memsz;
+        }
+        dynamic |= p->p_type == PT_DYNAMIC;
+        if (p->p_type == PT_NOTE && in->note < 0)
+            in->note = (int)i;
+    }
+    elf_end(e);
+    if (rc)
+        return rc;
+    if (!in->ph)
+        return rewrite_fail(err, cap, "out of memory");
+    if (!rewriting)
+        return 0;
+    if (!loads)
+        return rewrite_fail(err, cap, "no loadable segment");
+    if (!dynamic)
+        return rewrite_fail(err, cap, "static executable: the runtime is loaded with "
+                              "LD_PRELOAD, which a statically linked program "
+                              "never does (link it dynamically)");
+    if (in->note < 0)
+        return rewrite_fail(err, cap, "no PT_NOTE program header to turn into the "
+                              "trampolines' segment");
+    return 0;
+}
+
+/* File offset of the bytes at vaddr, or -1. */
+int64_t elf_input_offset(const elf_input *in, uint64_t vaddr, uint64_t len)
+{
+    for (size_t i = 0; i < in->nph; i++) {
+        const GElf_Phdr *p = &in->ph[i];
+        if (p->p_type == PT_LOAD && vaddr >= p->p_vaddr &&
+            vaddr + len <= p->p_vaddr + p->p_filesz)
+            return (int64_t)(vaddr - p->p_vaddr + p->p_offset);
+    }
+    return -1;
+}
+
+/* Copies [at, at+len) of the input file to out's current position. */
+static int copy_span(const elf_input *in, int out, size_t at, size_t len)
+{
+    static uint8_t buf[1 << 16];
+    while (len > 0) {
+        off_t from = (off_t)at;
+        ssize_t n = copy_file_range(in->fd, &from, out, NULL, len, 0);
+        if (n <= 0) { /* not between these file systems: read and write */
+            n = pread(in->fd, buf, len < sizeof buf ? len : sizeof buf,
+                      (off_t)at);
+            if (n <= 0 || write(out, buf, (size_t)n) != n)
+                return -1;
+        }
+        at += (size_t)n;
+        len -= (size_t)n;
+    }
+    return 0;
+}
+
+/* The input with its patched pages, then zeros up to b_at, then b. */
+static int write_copy(int fd, const elf_input *in, const uint8_t *b, size_t blen,
+                      size_t b_at)
+{
+    static const uint8_t zeros[PAGE];
+    size_t npages = (in->size + PAGE - 1) / PAGE;
+    for (size_t p = 0; p < npages;) {
+        size_t q = p;
+        int dirty = is_dirty(in, p);
+        while (q < npages && is_dirty(in, q) == dirty)
+            q++;
+        size_t at = p * PAGE, end = q * PAGE < in->size ? q * PAGE : in->size;
+        if (dirty ? write(fd, in->bytes + at, end - at) != (ssize_t)(end - at)
+                  : copy_span(in, fd, at, end - at) != 0)
+            return -1;
+        p = q;
+    }
+    for (size_t at = in->size; at < b_at;) {
+        size_t n = b_at - at < PAGE ? b_at - at : PAGE;
+        if (write(fd, zeros, n) != (ssize_t)n)
+            return -1;
+        at += n;
+    }
+    return write(fd, b, blen) == (ssize_t)blen ? 0 : -1;
+}
+
+int elf_input_write(const char *path, const char *in_path,
+                        const elf_input *in, const uint8_t *b, size_t blen,
+                        size_t b_at, char *err, size_t cap)
+{
+    char tmp[4096];
+    if (snprintf(tmp, sizeof tmp, "%s.tmp-XXXXXX", path) >= (int)sizeof tmp)
+        return rewrite_fail(err, cap, "output path too long");
+    int fd = mkstemp(tmp);
+    if (fd < 0)
+        return rewrite_fail(err, cap, "%s: %s", path, strerror(errno));
+    struct stat st;
+    int ok = stat(in_path, &st) == 0 && fchmod(fd, st.st_mode & 07777) == 0;
+    ok = ok && write_copy(fd, in, b, blen, b_at) == 0;
+    ok = close(fd) == 0 && ok;
+    if (!ok || rename(tmp, path) != 0) {
+        int e = errno;
+        unlink(tmp);
+        return rewrite_fail(err, cap, "%s: %s", path, strerror(e));
+    }
+    return 0;
+}
+
+/* Turns the PT_NOTE header into the segment's PT_LOAD, keeping the
+ * PT_LOADs in ascending order (the loader maps them assuming so). */
+int elf_input_place_segment(elf_input *in, uint64_t off, uint64_t vaddr,
+                         uint64_t size)
+{
+    GElf_Phdr seg;
+    memset(&seg, 0, sizeof seg);
+    seg.p_type = PT_LOAD;
+    seg.p_flags = PF_R | PF_X;
+    seg.p_offset = off;
+    seg.p_vaddr = seg.p_paddr = vaddr;
+    seg.p_filesz = seg.p_memsz = size;
+    seg.p_align = PAGE;
+    size_t last_load = 0;
+    for (size_t i = 0; i < in->nph; i++)
+        if (in->ph[i].p_type == PT_LOAD)
+            last_load = i;
+    size_t from = (size_t)in->note;
+    if (from < last_load) { /* slide the headers between into its place */
+        memmove(&in->ph[from], &in->ph[from + 1],
+                (last_load - from) * sizeof *in->ph);
+        from = last_load;
+    }
+    in->ph[from] = seg;
+    if (in->eh.e_phentsize != sizeof(Elf64_Phdr) ||
+        in->eh.e_phoff + in->nph * sizeof(Elf64_Phdr) > in->size)
+        return -1;
+    for (size_t i = 0; i < in->nph; i++) {
+        Elf64_Phdr p = {
+            (Elf64_Word)in->ph[i].p_type,  (Elf64_Word)in->ph[i].p_flags,
+            in->ph[i].p_offset, in->ph[i].p_vaddr, in->ph[i].p_paddr,
+            in->ph[i].p_filesz, in->ph[i].p_memsz, in->ph[i].p_align,
+        };
+        memcpy(elf_input_patch(in, in->eh.e_phoff + i * sizeof p, sizeof p), &p,
+               sizeof p);
+    }
+    return 0;
+}
+
+int rewrite_same_file(const char *a, const char *b)
+{
+    struct stat sa, sb;
+    return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev &&
+           sa.st_ino == sb.st_ino;
+}
+
+/* Whether a mapped file carries a segment memtap added (any version). */
+int elf_input_rewritten(const elf_input *in)
+{
+    for (size_t i = 0; i < in->nph; i++) {
+        const GElf_Phdr *p = &in->ph[i];
+        if (p->p_type == PT_LOAD && p->p_filesz >= 8 &&
+            p->p_offset + 8 <= in->size &&
+            memcmp(in->bytes + p->p_offset, MT_REWRITE_MAGIC, 8) == 0)
+            return 1;
+    }
+    return 0;
+}
+
+/* The rewrite header of a mapped file, copied to h: 0, or -1 when it has
+ * none (of this version). */
+int elf_input_header(elf_input *in, mt_rewrite_header *h)
+{
+    char err[256];
+    if (elf_input_check(in, 0, err, sizeof err) != 0)
+        return -1;
+    for (size_t i = 0; i < in->nph; i++) {
+        const GElf_Phdr *p = &in->ph[i];
+        if (p->p_type == PT_LOAD && p->p_filesz >= sizeof *h &&
+            p->p_offset + sizeof *h <= in->size &&
+            memcmp(in->bytes + p->p_offset, MT_REWRITE_MAGIC, 8) == 0) {
+            memcpy(h, in->bytes + p->p_offset, sizeof *h);
+            return h->version == MT_REWRITE_VERSION ? 0 : -1;
+        }
+    }
+    return -1;
+}
