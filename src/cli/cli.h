@@ -133,6 +133,12 @@ typedef struct trace_launch {
  * the same signal once it has reported (main.c). */
 extern int cli_program_signal;
 
+/* Sets the MEMTAP_* environment (and LD_PRELOAD) the program at prog is
+ * traced with, for l, writing to abs_out (run_env.c).  0, or 1 after
+ * printing an error. */
+int cli_launch_env(const trace_launch *l, const char *prog,
+                   const char *preload, const char *abs_out);
+
 /* Runs prog_argv under libmemtap.so and waits, then checks every trace
  * file of the run and prints a summary line.  Returns 0 with the absolute
  * trace path in abs_out and the status memtap passes on (the program's

@@ -284,23 +284,6 @@ static int prepare_output(const char *out, char *abs, size_t cap)
     return 0;
 }
 
-/* Whether the program calls memtap_start() (its dynamic symbols name it). */
-static int uses_marks(const char *path)
-{
-    elf_image *img;
-    if (elf_image_open(path, &img) != ELF_IMAGE_OK)
-        return 0;
-    int found = elf_image_imports(img, "memtap_start");
-    elf_image_close(img);
-    return found;
-}
-
-static void set_env(const char *preload, const char *output)
-{
-    cli_prepend_env("LD_PRELOAD", preload);
-    setenv(ENV_OUTPUT, output, 1);
-}
-
 /* Signals a process sends to memtap while the program runs are passed on
  * to the program (the terminal's go to the whole foreground group, the
  * program included, and are not passed twice). */
@@ -576,102 +559,6 @@ static int run_traced(const engine_plan *plan, const char *out,
     return rc;
 }
 
-/* The bypass rules the static engine's copies are rewritten with, for
- * cache.c (here and in `memtap cache add`, which the loader audit module
- * runs): what --only leaves out, --ignore-read-only, and --implicit
- * (--tested: set_tested_env). */
-static void set_bypass_env(const trace_launch *l)
-{
-    unsigned bypass = 0;
-    cli_parse_only(l->only ? l->only : "heap,static", &bypass);
-    if (l->ignore_read_only)
-        bypass |= BYPASS_READ_ONLY;
-    char hex[16];
-    snprintf(hex, sizeof hex, "0x%x", bypass);
-    setenv(ENV_BYPASS, hex, 1);
-    if (l->implicit)
-        setenv(ENV_IMPLICIT, "1", 1);
-    else
-        unsetenv(ENV_IMPLICIT);
-}
-
-/* MEMTAP_TESTED for cache.c, from the --tested list: a range A-B or a
- * function of the program as "PROGRAM@LO-HI" (link-time), anything else
- * as the base name of a module.  0, or 1 after printing an error. */
-static int set_tested_env(const char *tested, const char *prog)
-{
-    char list[ENV_TESTED_MAX] = "", real[PATH_MAX], item[256];
-    size_t used = 0;
-    unsigned ranges = 0;
-    if (!realpath(prog, real))
-        snprintf(real, sizeof real, "%s", prog);
-    for (const char *s = tested ? tested : ""; *s;) {
-        size_t len = strcspn(s, ",");
-        if (len >= sizeof item)
-            return cli_error("--tested", "'%.*s': too long", (int)len, s);
-        memcpy(item, s, len);
-        item[len] = '\0';
-        s += len + (s[len] == ',');
-        uint64_t lo, hi;
-        int rc = cli_is_range(item)
-                     ? cli_parse_range("--tested", item, prog, &lo, &hi)
-                     : cli_function_range(prog, item, &lo, &hi);
-        if (rc < 0 || (rc && cli_is_range(item)))
-            return 1;
-        if (!rc && ++ranges > SELECT_IGNORE_MAX)
-            return cli_error("--tested", "at most %d ranges",
-                             SELECT_IGNORE_MAX);
-        int k = rc ? snprintf(list + used, sizeof list - used, "%s%s",
-                              used ? "," : "", item)
-                   : snprintf(list + used, sizeof list - used,
-                              "%s%s@0x%" PRIx64 "-0x%" PRIx64,
-                              used ? "," : "", real, lo, hi);
-        if (k < 0 || (size_t)k >= sizeof list - used)
-            return cli_error("--tested", "too long a list");
-        used += (size_t)k;
-    }
-    if (used)
-        setenv(ENV_TESTED, list, 1);
-    else
-        unsetenv(ENV_TESTED);
-    return 0;
-}
-
-/* One list of ranges for env (of option opt): ranges as they are, symbols (or, with
- * sites, allocation sites) as "PROGRAM@LO-HI" in the program's link-time
- * addresses; want_sites picks the arguments with a '@' (sites) or those
- * without.  0, or 1 after printing an error. */
-static int set_ranges_env(const char *env, const char *opt,
-                          const char *const *args, unsigned n, int want_sites,
-                          const char *prog)
-{
-    char list[4096] = "", real[PATH_MAX];
-    size_t used = 0;
-    if (!realpath(prog, real))
-        snprintf(real, sizeof real, "%s", prog);
-    for (unsigned i = 0; i < n; i++) {
-        int site = strchr(args[i], '@') != NULL;
-        if (site != want_sites)
-            continue;
-        uint64_t lo, hi;
-        if (site ? cli_parse_site(args[i], prog, &lo, &hi)
-                 : cli_parse_range(opt, args[i], prog, &lo, &hi))
-            return 1;
-        int absolute = !site && cli_is_range(args[i]);
-        int k = snprintf(list + used, sizeof list - used,
-                         "%s%s%s0x%" PRIx64 "-0x%" PRIx64, used ? "," : "",
-                         absolute ? "" : real, absolute ? "" : "@", lo, hi);
-        if (k < 0 || (size_t)k >= sizeof list - used)
-            return cli_error(env, "too many ranges");
-        used += (size_t)k;
-    }
-    if (used)
-        setenv(env, list, 1);
-    else
-        unsetenv(env);
-    return 0;
-}
-
 int cli_trace_program(char **prog_argv, const trace_launch *l, char *abs_out,
                       size_t cap, int *exit_code)
 {
@@ -687,36 +574,7 @@ int cli_trace_program(char **prog_argv, const trace_launch *l, char *abs_out,
                                          "command (set MEMTAP_PRELOAD)");
     if (prepare_output(l->output, abs_out, cap))
         return 1;
-    set_env(preload, abs_out);
-    setenv(ENV_ACCESSES, l->heap_only ? "0" : "1", 1);
-    setenv(ENV_WINDOW, l->from_main        ? "main"
-                            : uses_marks(prog) ? "marks"
-                                               : "all",
-           1);
-    if (l->tool) {
-        char chunk[32];
-        snprintf(chunk, sizeof chunk, "%u", l->chunk);
-        setenv(ENV_TOOL, l->tool, 1);
-        setenv(ENV_TOOL_CHUNK, chunk, 1);
-        setenv(ENV_TOOL_CHECK_ONCE, l->check_once ? "1" : "0", 1);
-    }
-    if (l->consumer) {
-        char lib[PATH_MAX];
-        if (!realpath(l->consumer, lib) || access(lib, R_OK) != 0)
-            return cli_error(l->consumer, "%s", strerror(errno));
-        setenv(ENV_CONSUMER, lib, 1);
-    }
-    if (l->compress)
-        setenv(ENV_COMPRESS, l->compress, 1);
-    if (l->string_elements) /* else the environment's, if any */
-        setenv(ENV_STRING_ELEMENTS, "1", 1);
-    set_bypass_env(l);
-    if (set_tested_env(l->tested, prog) ||
-        set_ranges_env(ENV_IGNORE, "--ignore", l->ignore, l->nignore, 0,
-                       prog) ||
-        set_ranges_env(ENV_WATCH, "--watch", l->watch, l->nwatch, 0, prog) ||
-        set_ranges_env(ENV_WATCH_SITES, "--watch", l->watch, l->nwatch, 1,
-                       prog))
+    if (cli_launch_env(l, prog, preload, abs_out))
         return 1;
     engine_plan plan;
     /* heap events alone need no rewriting */
