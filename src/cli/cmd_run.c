@@ -1,7 +1,8 @@
 /*
- * cmd_run.c - "memtap run": checks the program, starts it with
- * libmemtap.so preloaded and MEMTAP_* set, waits, passes its exit status
- * through, and optionally renders the trace as text.
+ * cmd_run.c - "memtap run": its options, the checks of the program and
+ * the output, the engine's plan; the environment is run_env.c's, the
+ * program's run and the summary run_wait.c's.  Optionally renders the
+ * trace as text after the run.
  */
 #define _GNU_SOURCE
 #include "cli.h"
@@ -11,23 +12,16 @@
 #include "memtap/trace.h"
 #include "analysis/select.h"
 #include "symbols/elfimage.h"
-#include "trace/runstatus.h"
 
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
-#include <glob.h>
 #include <inttypes.h>
 #include <limits.h>
-#include <signal.h>
-#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 static const char usage[] =
@@ -284,281 +278,6 @@ static int prepare_output(const char *out, char *abs, size_t cap)
     return 0;
 }
 
-/* Signals a process sends to memtap while the program runs are passed on
- * to the program (the terminal's go to the whole foreground group, the
- * program included, and are not passed twice). */
-static const int forwarded[] = { SIGINT, SIGQUIT, SIGTERM, SIGHUP,
-                                 SIGUSR1, SIGUSR2 };
-#define NFORWARDED (sizeof forwarded / sizeof *forwarded)
-static volatile sig_atomic_t program_pid;
-
-static void forward(int sig, siginfo_t *si, void *uc)
-{
-    (void)uc;
-    if (si->si_code != SI_KERNEL && program_pid > 0)
-        kill((pid_t)program_pid, sig);
-}
-
-static void print_size(FILE *f, uint64_t bytes)
-{
-    static const char *const unit[] = { "bytes", "KiB", "MiB", "GiB", "TiB" };
-    double v = (double)bytes;
-    size_t u = 0;
-    while (v >= 1024 && u + 1 < sizeof unit / sizeof *unit) {
-        v /= 1024;
-        u++;
-    }
-    fprintf(f, u ? "%.1f %s" : "%.0f %s", v, unit[u]);
-}
-
-static double seconds_since(const struct timespec *t0)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)(t.tv_sec - t0->tv_sec) +
-           (double)(t.tv_nsec - t0->tv_nsec) / 1e9;
-}
-
-/* One status line, rewritten in place: events, trace size, rate, time. */
-static void show_progress(const memtap_run_status *st, double secs)
-{
-    uint64_t events = atomic_load(&st->events);
-    fprintf(stderr, "\rmemtap: %" PRIu64 " events, ", events);
-    print_size(stderr, atomic_load(&st->bytes));
-    fprintf(stderr, ", %.0f events/s, %.0f s\033[K", (double)events / secs,
-            secs);
-    fflush(stderr);
-}
-
-/* Waits for pid; with st, shows a status line from the first second on
- * and clears it at the end. */
-static int wait_for(pid_t pid, const memtap_run_status *st)
-{
-    int status = -1;
-    if (!st) {
-        while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-            ;
-        return status;
-    }
-    struct timespec t0;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
-    int shown = 0;
-    for (;;) {
-        pid_t r = waitpid(pid, &status, WNOHANG);
-        if (r == pid || (r < 0 && errno != EINTR))
-            break;
-        struct timespec nap = { 0, 100 * 1000 * 1000 };
-        nanosleep(&nap, NULL);
-        double secs = seconds_since(&t0);
-        if (secs >= 1.0) {
-            show_progress(st, secs);
-            shown = 1;
-        }
-    }
-    if (shown)
-        fputs("\r\033[K", stderr);
-    return status;
-}
-
-/* Runs argv and returns its wait status, or -1; with st, shows progress
- * on stderr meanwhile. */
-static int spawn_and_wait(char **argv, const char *path,
-                          const memtap_run_status *st)
-{
-    struct sigaction fwd, old[NFORWARDED];
-    memset(&fwd, 0, sizeof fwd);
-    fwd.sa_sigaction = forward;
-    fwd.sa_flags = SA_SIGINFO | SA_RESTART;
-    sigset_t block, mask;
-    sigemptyset(&block);
-    for (size_t i = 0; i < NFORWARDED; i++)
-        sigaddset(&block, forwarded[i]);
-    sigprocmask(SIG_BLOCK, &block, &mask);
-    for (size_t i = 0; i < NFORWARDED; i++) {
-        sigaction(forwarded[i], NULL, &old[i]);
-        if (old[i].sa_handler != SIG_IGN) /* an ignored one stays so */
-            sigaction(forwarded[i], &fwd, NULL);
-    }
-    pid_t pid = fork();
-    if (pid == 0) {
-        for (size_t i = 0; i < NFORWARDED; i++)
-            sigaction(forwarded[i], &old[i], NULL);
-        sigprocmask(SIG_SETMASK, &mask, NULL);
-        execv(path, argv);
-        cli_error(path, "%s", strerror(errno));
-        _exit(127);
-    }
-    program_pid = pid;
-    sigprocmask(SIG_SETMASK, &mask, NULL);
-    int status = pid > 0 ? wait_for(pid, st) : -1;
-    program_pid = 0;
-    for (size_t i = 0; i < NFORWARDED; i++)
-        sigaction(forwarded[i], &old[i], NULL);
-    return pid > 0 ? status : -1;
-}
-
-/* ---- the status page shared with the traced processes ---- */
-
-typedef struct status_page {
-    int fd;
-    memtap_run_status *st;
-} status_page;
-
-/* Creates the page and names it in MEMTAP_STATUS_FD.  Its descriptor is
- * inherited by the program and kept across its execs, beside the trace's
- * (which the traced process opens at 700). */
-static int status_open(status_page *p)
-{
-    p->st = NULL;
-    int fd = memfd_create("memtap-status", 0);
-    p->fd = fd >= 0 ? fcntl(fd, F_DUPFD, 701) : -1;
-    if (fd >= 0)
-        close(fd);
-    /* the file holds the struct only (a small RLIMIT_FSIZE still fits) */
-    if (p->fd < 0 || ftruncate(p->fd, sizeof *p->st) != 0)
-        return cli_error("status page", "%s", strerror(errno));
-    void *m = mmap(NULL, MEMTAP_STATUS_SIZE, PROT_READ | PROT_WRITE,
-                   MAP_SHARED, p->fd, 0);
-    if (m == MAP_FAILED)
-        return cli_error("status page", "%s", strerror(errno));
-    p->st = m;
-    p->st->magic = MEMTAP_STATUS_MAGIC;
-    p->st->version = MEMTAP_STATUS_VERSION;
-    char v[16];
-    snprintf(v, sizeof v, "%d", p->fd);
-    setenv(ENV_STATUS_FD, v, 1);
-    return 0;
-}
-
-static void status_close(status_page *p)
-{
-    if (p->st)
-        munmap(p->st, MEMTAP_STATUS_SIZE);
-    if (p->fd >= 0)
-        close(p->fd);
-    unsetenv(ENV_STATUS_FD);
-}
-
-/* The trace files written by forked or exec'd processes of this run, at
- * the start of g->gl_pathv; returns how many. */
-static size_t other_traces(const char *output, time_t since, glob_t *g)
-{
-    char pattern[PATH_MAX + 16];
-    size_t len = strlen(output), n = 0;
-    if (len > 4 && strcmp(output + len - 4, ".mtr") == 0)
-        len -= 4;
-    snprintf(pattern, sizeof pattern, "%.*s.*.mtr", (int)len, output);
-    if (glob(pattern, 0, NULL, g) != 0)
-        return 0;
-    for (size_t i = 0; i < g->gl_pathc; i++) {
-        struct stat st;
-        if (stat(g->gl_pathv[i], &st) == 0 && st.st_mtime >= since) {
-            char *keep = g->gl_pathv[n];
-            g->gl_pathv[n++] = g->gl_pathv[i];
-            g->gl_pathv[i] = keep;
-        }
-    }
-    return n;
-}
-
-/* Warns about what one trace file may be missing; returns how many things. */
-static int check_trace(const char *path, int dropped)
-{
-    memtap_trace *t;
-    int rc = memtap_trace_open(path, &t);
-    if (rc != MEMTAP_OK) {
-        fprintf(stderr, "memtap: warning: %s: unreadable: %s\n", path,
-                rc == MEMTAP_E_IO ? strerror(errno)
-                                  : memtap_status_string(rc));
-        return 1;
-    }
-    int problems = cli_report_health(path, t, dropped);
-    memtap_trace_close(t);
-    return problems;
-}
-
-/* The end of a run: every trace file checked, one summary line.  Returns
- * how many things the traces may be missing. */
-static int summarize(const char *output, const memtap_run_status *st,
-                     time_t since, const engine_plan *plan)
-{
-    int err = atomic_load(&st->write_errno);
-    int problems = check_trace(output, !err);
-    glob_t g = { 0 };
-    size_t others = other_traces(output, since, &g);
-    for (size_t i = 0; i < others; i++) {
-        fprintf(stderr, "memtap: also wrote %s\n", g.gl_pathv[i]);
-        problems += check_trace(g.gl_pathv[i], !err);
-        engine_report(plan, g.gl_pathv[i], 1);
-    }
-    globfree(&g);
-    if (err) {
-        fprintf(stderr, "memtap: warning: trace %s: %" PRIu64
-                        " events lost: %s\n", output,
-                (uint64_t)atomic_load(&st->lost), strerror(err));
-        problems++;
-    }
-    fprintf(stderr, "memtap: trace %s: %" PRIu64 " events, ", output,
-            (uint64_t)atomic_load(&st->events));
-    print_size(stderr, atomic_load(&st->bytes));
-    if (others)
-        fprintf(stderr, " in %zu files", others + 1);
-    fputs(problems ? " (incomplete)\n" : "\n", stderr);
-    return problems;
-}
-
-int cli_program_signal;
-
-static int exit_status(const char *prog, int status)
-{
-    if (WIFEXITED(status))
-        return WEXITSTATUS(status);
-    if (WIFSIGNALED(status)) {
-        fprintf(stderr, "memtap: %s: killed by signal %d (%s)\n", prog,
-                WTERMSIG(status), strsignal(WTERMSIG(status)));
-        cli_program_signal = WTERMSIG(status);
-        return 128 + WTERMSIG(status);
-    }
-    return 1;
-}
-
-/* Runs the program with the status page set up; 0, or 1 after an error. */
-static int run_traced(const engine_plan *plan, const char *out,
-                      const trace_launch *l, int *exit_code)
-{
-    char **prog_argv = plan->argv;
-    const char *prog = plan->exec_path;
-    status_page sp;
-    if (status_open(&sp)) {
-        status_close(&sp);
-        return 1;
-    }
-    time_t started = time(NULL);
-    int progress = !l->quiet && isatty(STDERR_FILENO);
-    int status = spawn_and_wait(prog_argv, prog, progress ? sp.st : NULL);
-    int rc = 0;
-    if (status == -1) {
-        rc = cli_error(prog, "cannot start: %s", strerror(errno));
-    } else {
-        *exit_code = exit_status(prog_argv[0], status);
-        if (access(out, F_OK) != 0)
-            rc = cli_error(prog_argv[0], "no trace was written (the program "
-                                         "did not load libmemtap.so)");
-    }
-    if (!rc)
-        engine_report(plan, out, l->quiet);
-    int problems = rc ? 0 : summarize(out, sp.st, started, plan);
-    status_close(&sp);
-    if (problems && WIFEXITED(status) && !l->keep_going) {
-        fprintf(stderr, "memtap: %s exited with status %d; the trace is "
-                        "incomplete, so memtap exits with status %d "
-                        "(--keep-going passes the program's status)\n",
-                prog_argv[0], *exit_code, MEMTAP_EXIT_INCOMPLETE);
-        *exit_code = MEMTAP_EXIT_INCOMPLETE;
-    }
-    return rc;
-}
-
 int cli_trace_program(char **prog_argv, const trace_launch *l, char *abs_out,
                       size_t cap, int *exit_code)
 {
@@ -605,7 +324,7 @@ int cli_trace_program(char **prog_argv, const trace_launch *l, char *abs_out,
         fprintf(stderr, "memtap: warning: %s: the fault engine traces the "
                         "program: the bypass rules do not apply\n", prog);
     }
-    int rc = run_traced(&plan, abs_out, l, exit_code);
+    int rc = cli_run_traced(&plan, abs_out, l, exit_code);
     engine_done(&plan);
     return rc;
 }

@@ -10,6 +10,7 @@
 #include <limits.h>
 
 #include "cache/cache.h"
+#include "cli.h"
 
 typedef enum engine_kind { ENGINE_FAULT, ENGINE_STATIC, ENGINE_AUTO } engine_kind;
 
@@ -41,5 +42,11 @@ int engine_report(const engine_plan *plan, const char *trace_path,
                   int quiet);
 
 void engine_done(engine_plan *plan);
+
+/* Runs the program of plan, traced into out, and waits for it, with
+ * the status page set up; *exit_code gets what memtap exits with.  0, or 1
+ * after an error (run_wait.c). */
+int cli_run_traced(const engine_plan *plan, const char *out,
+                   const trace_launch *l, int *exit_code);
 
 #endif
