@@ -1,0 +1,28 @@
+/*
+ * dwarf_vars.h - the variables of one DWARF with fixed addresses, for
+ * naming static data (dwarf_vars.c).  Private to symbols/.
+ */
+#ifndef MEMTAP_SYMBOLS_DWARF_VARS_H
+#define MEMTAP_SYMBOLS_DWARF_VARS_H
+
+#include <elfutils/libdw.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct dwarf_vars dwarf_vars;
+
+/* Reads every variable of dwarf with a DW_OP_addr location (dwarf stays
+ * the caller's and must outlive the result); NULL when out of memory. */
+dwarf_vars *dwarf_vars_load(Dwarf *dwarf);
+void dwarf_vars_destroy(dwarf_vars *vs);
+
+/* The variable holding addr: its name and first address; 0 when none. */
+int dwarf_vars_at(const dwarf_vars *vs, uint64_t addr, const char **name,
+                  uint64_t *start);
+/* Names addr from the variable holding it down to the field or element
+ * ("config.limits[3].hi", with "+N" for bytes inside a scalar) into buf:
+ * 1, or 0 when no variable holds addr. */
+int dwarf_vars_name(const dwarf_vars *vs, uint64_t addr, char *buf,
+                    size_t cap);
+
+#endif
