@@ -4,6 +4,9 @@
  * `lea T(%rip),%b; movslq (%b,%r,4),%x; add %b,%x; jmp *%x`, also with
  * `mov ...,%eax; cltq` at -O0, bounded by a preceding `cmp $N; ja`), gap
  * scanning, and block formation.
+ *
+ * One file: the passes share the work list and the block table, and none
+ * is long on its own.
  */
 #include "analysis/cfg.h"
 

@@ -2,6 +2,9 @@
  * image.c - loads an ELF file for the static engine with libelf (sections,
  * symbols) and libdw (the entries of .eh_frame, for FDE extents), and
  * derives its list of functions.
+ *
+ * One file: the function list is derived from the symbol, section and FDE
+ * tables as they are loaded.
  */
 #define _GNU_SOURCE
 #include "analysis/image.h"

@@ -17,6 +17,10 @@
  * when a signal handler records while the owner is mid-flush), and a
  * flush-all at exit or on a fatal signal skips a buffer that is busy.
  * Buffers of exited threads are reused by new threads.
+ *
+ * One file: the buffers, their packing, the handover to the writer and
+ * the flush at exit share the per-thread state and its try-lock protocol,
+ * which no other file should see.
  */
 #define _GNU_SOURCE
 #include "tracer.h"

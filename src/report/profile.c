@@ -3,6 +3,8 @@
  * trace, and its heatmaps in a second: the heap as it was at each event
  * (heapmap.h) names heap addresses by allocation site, the symbolizer the
  * others (cached per address).
+ *
+ * One file: the two walks share the builder and its caches.
  */
 #include "report/profile.h"
 #include "sys/page.h"

@@ -7,6 +7,9 @@
  * --profile the block counters) into a new segment, lays out the
  * segment's header and tables, and has elf_input.c write the copy: the
  * original bytes with the jumps over the windows, the segment at the end.
+ *
+ * One file: planning a block's windows and emitting its trampolines share
+ * the rewriter's state (liveness, elision, traps, checks).
  */
 #define _GNU_SOURCE
 #include "rewrite/rewrite.h"

@@ -20,6 +20,9 @@
  * SIGTRAP handler sends each to its trampoline), and for files rewritten
  * with --profile gives the count stub its counters and writes them out as
  * block-count records at the end.
+ *
+ * One file: hooking, the traps, check-once and the flush share the module
+ * table that signal handlers read without a lock.
  */
 #define _GNU_SOURCE
 #include "rewritten.h"

@@ -8,6 +8,10 @@
  * processes, in signal handlers too).  Writers of the global table take a
  * spin lock that records its owner: a signal handler that needs a new unit
  * while its own thread holds the lock gets NULL instead of a deadlock.
+ *
+ * One file: the units, the table and the three caches are one data
+ * structure whose invariants (the lock's owner, the units' order) span
+ * all of it.
  */
 #define _GNU_SOURCE
 #include "memtap/shadow.h"

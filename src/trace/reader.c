@@ -4,6 +4,9 @@
  * truncated tail), loads modules, maps and info, and merges the threads'
  * event chunks back into sequence order, one decompressed chunk per thread
  * at a time so that traces of any size stream.
+ *
+ * One file: the chunk index, the tables and the merge share the open
+ * trace's state.
  */
 #include "memtap/trace.h"
 #include "sys/env.h"
