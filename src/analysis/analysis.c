@@ -305,7 +305,7 @@ int analysis_run(const char *path, const select_params *p, analysis **out)
     *out = NULL;
     analysis *a = calloc(1, sizeof *a);
     if (!a)
-        return IMAGE_NOMEM;
+        return ELF_E_NOMEM;
     a->params = *p;
     int rc = image_open(path, &a->img);
     if (!rc)
@@ -317,17 +317,17 @@ int analysis_run(const char *path, const select_params *p, analysis **out)
     a->blocks = calloc(a->cfg->nblocks + 1, sizeof *a->blocks);
     a->funcs = calloc(a->img->nfuncs + 1, sizeof *a->funcs);
     vec exprs = {0, 0, 0, sizeof(sel_expr)};
-    rc = a->blocks && a->funcs ? 0 : IMAGE_NOMEM;
+    rc = a->blocks && a->funcs ? 0 : ELF_E_NOMEM;
     uint64_t *frames = malloc((a->img->nfuncs + 1) * sizeof *frames);
     if (!frames)
-        rc = IMAGE_NOMEM;
+        rc = ELF_E_NOMEM;
     for (size_t i = 0; !rc && i < a->img->nfuncs; i++)
         frames[i] = frame_from(a, (uint32_t)i);
     for (size_t i = 0; !rc && i < a->cfg->nblocks; i++) {
         uint32_t fi = a->cfg->blocks[i].func;
         if (analyse_block(a, i, fi < a->img->nfuncs ? frames[fi] : NO_FRAME,
                           &exprs))
-            rc = IMAGE_NOMEM;
+            rc = ELF_E_NOMEM;
     }
     free(frames);
     a->exprs = exprs.v;

@@ -623,7 +623,7 @@ int cfg_build(const code_image *img, cfg_program **out)
         free(b.addr.v);
         free(b.len.v);
         cfg_free(p);
-        return IMAGE_NOMEM;
+        return ELF_E_NOMEM;
     }
     p->blocks = b.blocks.v;
     p->nblocks = b.blocks.n;

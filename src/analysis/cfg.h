@@ -51,7 +51,7 @@ typedef struct cfg_program {
     cfg_stats stats;
 } cfg_program;
 
-/* Builds the blocks of every function of img.  Returns 0 or IMAGE_NOMEM. */
+/* Builds the blocks of every function of img.  Returns 0 or ELF_E_NOMEM. */
 int cfg_build(const code_image *img, cfg_program **out);
 void cfg_free(cfg_program *p);
 

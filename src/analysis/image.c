@@ -21,57 +21,17 @@
 #include <unistd.h>
 
 typedef struct image_priv {
-    int fd;
-    Elf *elf;
+    elf_file file;
     uint64_t *sec_base;    /* per section index: its (laid-out) address */
     size_t nsec_base;
     Elf_Data *eh_frame;    /* .eh_frame, when present */
     uint64_t eh_frame_addr;
 } image_priv;
 
-const char *image_strerror(int status)
-{
-    switch (status) {
-    case IMAGE_OK: return "success";
-    case IMAGE_EOPEN: return strerror(errno);
-    case IMAGE_NOT_ELF: return "not an ELF file";
-    case IMAGE_NOT_X86_64: return "not an x86-64 ELF file";
-    case IMAGE_CORRUPT: return "corrupt or truncated ELF file";
-    case IMAGE_NO_TEXT: return "no executable code (no executable section)";
-    case IMAGE_BAD_TYPE: return "not a program, library or object file";
-    case IMAGE_NOMEM: return "out of memory";
-    default: return "unknown error";
-    }
-}
-
 static int cmp_sec(const void *a, const void *b)
 {
     const image_section *x = a, *y = b;
     return x->addr < y->addr ? -1 : x->addr > y->addr;
-}
-
-/* Whether a section of a program or library is where its program headers
- * (what the loader maps) put it: inside one PT_LOAD, its file bytes at the
- * same place in the segment as its address.  A section header that
- * disagrees would make memtap decode or patch bytes the program never runs
- * there. */
-static int section_in_segment(Elf *elf, const GElf_Shdr *sh)
-{
-    size_t nph = 0;
-    if (sh->sh_addr + sh->sh_size < sh->sh_addr || elf_getphdrnum(elf, &nph))
-        return 0;
-    for (size_t i = 0; i < nph; i++) {
-        GElf_Phdr ph;
-        if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD ||
-            sh->sh_addr < ph.p_vaddr ||
-            sh->sh_addr + sh->sh_size > ph.p_vaddr + ph.p_memsz)
-            continue;
-        if (sh->sh_type == SHT_NOBITS)
-            return 1;
-        return sh->sh_offset - ph.p_offset == sh->sh_addr - ph.p_vaddr &&
-               sh->sh_offset + sh->sh_size <= ph.p_offset + ph.p_filesz;
-    }
-    return 0;
 }
 
 /* Collects the allocated sections (for programs and libraries, those the
@@ -81,22 +41,22 @@ static int section_in_segment(Elf *elf, const GElf_Shdr *sh)
 static int load_sections(code_image *img, image_priv *p)
 {
     size_t shnum, shstrndx;
-    if (elf_getshdrnum(p->elf, &shnum) || elf_getshdrstrndx(p->elf, &shstrndx))
-        return IMAGE_CORRUPT;
+    if (elf_getshdrnum(p->file.elf, &shnum) || elf_getshdrstrndx(p->file.elf, &shstrndx))
+        return ELF_E_CORRUPT;
     img->secs = calloc(shnum ? shnum : 1, sizeof *img->secs);
     p->sec_base = calloc(shnum ? shnum : 1, sizeof *p->sec_base);
     if (!img->secs || !p->sec_base)
-        return IMAGE_NOMEM;
+        return ELF_E_NOMEM;
     p->nsec_base = shnum;
     uint64_t layout = 0x1000;
     Elf_Scn *scn = NULL;
-    while ((scn = elf_nextscn(p->elf, scn))) {
+    while ((scn = elf_nextscn(p->file.elf, scn))) {
         GElf_Shdr sh;
         if (!gelf_getshdr(scn, &sh))
-            return IMAGE_CORRUPT;
+            return ELF_E_CORRUPT;
         if (!(sh.sh_flags & SHF_ALLOC) || sh.sh_size == 0)
             continue;
-        if (img->type != ET_REL && !section_in_segment(p->elf, &sh))
+        if (!elf_file_section_placed(&p->file, &sh))
             continue; /* section headers are advisory: this one lies */
         image_section *s = &img->secs[img->nsecs++];
         s->addr = sh.sh_addr;
@@ -108,14 +68,14 @@ static int load_sections(code_image *img, image_priv *p)
         }
         p->sec_base[elf_ndxscn(scn)] = s->addr;
         s->size = sh.sh_size;
-        s->name = elf_strptr(p->elf, shstrndx, sh.sh_name);
+        s->name = elf_strptr(p->file.elf, shstrndx, sh.sh_name);
         if (!s->name)
             s->name = "?";
         s->exec = (sh.sh_flags & SHF_EXECINSTR) != 0;
         if (sh.sh_type != SHT_NOBITS) {
             Elf_Data *d = elf_getdata(scn, NULL);
             if (!d || d->d_size != sh.sh_size || !d->d_buf)
-                return IMAGE_CORRUPT;
+                return ELF_E_CORRUPT;
             s->data = d->d_buf;
             if (strcmp(s->name, ".eh_frame") == 0) {
                 p->eh_frame = d;
@@ -133,7 +93,7 @@ static int load_sections(code_image *img, image_priv *p)
     int has_text = 0;
     for (size_t i = 0; i < kept; i++)
         has_text |= img->secs[i].exec && img->secs[i].data != NULL;
-    return has_text ? IMAGE_OK : IMAGE_NO_TEXT;
+    return has_text ? ELF_OK : ELF_E_NO_TEXT;
 }
 
 const image_section *image_section_at(const code_image *img, uint64_t addr)
@@ -188,63 +148,47 @@ static int add_cand(vec *l, uint64_t start, uint64_t size, const char *name,
 {
     func_cand *c = vec_push(l);
     if (!c)
-        return IMAGE_NOMEM;
+        return ELF_E_NOMEM;
     c->f.start = start;
     c->f.end = size ? start + size : 0;
     c->f.name = name;
     c->f.source = (uint8_t)src;
     c->rank = (int)src * 16 + rank;
-    return IMAGE_OK;
+    return ELF_OK;
 }
 
-/* Global before weak before local; fewer leading underscores first. */
-static int name_rank(const GElf_Sym *s, const char *name)
+/* What add_symbol needs. */
+typedef struct symbol_walk {
+    code_image *img;
+    image_priv *p;
+    vec *cands;
+    func_source source;
+} symbol_walk;
+
+/* A function symbol defined in an executable section is a candidate. */
+static int add_symbol(void *arg, const GElf_Sym *s, const char *name)
 {
-    int bind = GELF_ST_BIND(s->st_info);
-    int r = bind == STB_GLOBAL ? 0 : bind == STB_WEAK ? 4 : 8;
-    for (; *name == '_' && r % 4 < 3; name++)
-        r++;
-    return r;
+    symbol_walk *w = arg;
+    int type = GELF_ST_TYPE(s->st_info);
+    if ((type != STT_FUNC && type != STT_GNU_IFUNC) ||
+        s->st_shndx == SHN_UNDEF || s->st_shndx >= w->p->nsec_base)
+        return 0;
+    uint64_t a = s->st_value;
+    if (w->img->type == ET_REL)
+        a += w->p->sec_base[s->st_shndx];
+    const image_section *sec = image_section_at(w->img, a);
+    if (!sec || !sec->exec)
+        return 0;
+    return add_cand(w->cands, a, s->st_size, name, w->source,
+                    elf_symbol_rank(s, name));
 }
 
-static int load_symbols(code_image *img, image_priv *p, Elf64_Word want,
+static int load_symbols(code_image *img, image_priv *p, GElf_Word want,
                         vec *l, int *found)
 {
-    Elf_Scn *scn = NULL;
-    while ((scn = elf_nextscn(p->elf, scn))) {
-        GElf_Shdr sh;
-        if (!gelf_getshdr(scn, &sh) || sh.sh_type != want || !sh.sh_entsize)
-            continue;
-        Elf_Data *data = elf_getdata(scn, NULL);
-        if (!data)
-            return IMAGE_CORRUPT;
-        *found = 1;
-        size_t n = sh.sh_size / sh.sh_entsize;
-        for (size_t i = 0; i < n; i++) {
-            GElf_Sym s;
-            if (!gelf_getsym(data, (int)i, &s))
-                continue;
-            int type = GELF_ST_TYPE(s.st_info);
-            if ((type != STT_FUNC && type != STT_GNU_IFUNC) ||
-                s.st_shndx == SHN_UNDEF || s.st_shndx >= p->nsec_base)
-                continue;
-            uint64_t a = s.st_value;
-            if (img->type == ET_REL)
-                a += p->sec_base[s.st_shndx];
-            const image_section *sec = image_section_at(img, a);
-            if (!sec || !sec->exec)
-                continue;
-            const char *name = elf_strptr(p->elf, sh.sh_link, s.st_name);
-            if (!name || !*name)
-                continue;
-            int rc = add_cand(l, a, s.st_size, name,
-                              want == SHT_SYMTAB ? FUNC_SYMTAB : FUNC_DYNSYM,
-                              name_rank(&s, name));
-            if (rc)
-                return rc;
-        }
-    }
-    return IMAGE_OK;
+    symbol_walk w = { img, p, l,
+                      want == SHT_SYMTAB ? FUNC_SYMTAB : FUNC_DYNSYM };
+    return elf_each_symbol(p->file.elf, want, add_symbol, &w, found);
 }
 
 /* FDE pointer encoding of a CIE: the 'R' entry of its augmentation data
@@ -306,10 +250,10 @@ typedef struct cie_enc {
 static int load_eh_frame(code_image *img, image_priv *p, vec *l)
 {
     if (!p->eh_frame || img->type == ET_REL)
-        return IMAGE_OK;
-    const unsigned char *ident = (const unsigned char *)elf_getident(p->elf, NULL);
+        return ELF_OK;
+    const unsigned char *ident = (const unsigned char *)elf_getident(p->file.elf, NULL);
     if (!ident)
-        return IMAGE_OK;
+        return ELF_OK;
     Elf_Data *d = p->eh_frame;
     cie_enc cies[64];
     size_t ncies = 0;
@@ -350,7 +294,7 @@ static int load_eh_frame(code_image *img, image_priv *p, vec *l)
         if (rc)
             return rc;
     }
-    return IMAGE_OK;
+    return ELF_OK;
 }
 
 static int cmp_cand(const void *a, const void *b)
@@ -387,7 +331,7 @@ static int sweep_code(const code_image *img, const func_cand *c, size_t nc,
     }
     sw->bits = calloc(total / 8 + 1, 1);
     if (!sw->first || !sw->bits)
-        return IMAGE_NOMEM;
+        return ELF_E_NOMEM;
     x86_decoder dec;
     x86_decoder_init(&dec);
     size_t k = 0; /* next trusted start (c is sorted by start) */
@@ -412,7 +356,7 @@ static int sweep_code(const code_image *img, const func_cand *c, size_t nc,
             at = next;
         }
     }
-    return IMAGE_OK;
+    return ELF_OK;
 }
 
 static int swept(const code_image *img, const sweep *sw, uint64_t addr)
@@ -438,13 +382,13 @@ static int merge_funcs(code_image *img, vec *cands)
     size_t cap = nc + 2 * img->nsecs + 1, n = 0;
     image_func *out = calloc(cap, sizeof *out);
     if (!out)
-        return IMAGE_NOMEM;
+        return ELF_E_NOMEM;
     sweep sw = { NULL, NULL };
-    if (sweep_code(img, c, nc, &sw) != IMAGE_OK) {
+    if (sweep_code(img, c, nc, &sw) != ELF_OK) {
         free(sw.bits);
         free(sw.first);
         free(out);
-        return IMAGE_NOMEM;
+        return ELF_E_NOMEM;
     }
     for (size_t i = 0; i < nc;) {
         size_t j = i;
@@ -493,7 +437,7 @@ static int merge_funcs(code_image *img, vec *cands)
     qsort(out, n, sizeof *out, cmp_func);
     img->funcs = out;
     img->nfuncs = n;
-    return IMAGE_OK;
+    return ELF_OK;
 }
 
 /* The entries of the procedure linkage tables: 16 bytes each, known code
@@ -511,7 +455,7 @@ static int load_plt(code_image *img, vec *l)
                 return rc;
         }
     }
-    return IMAGE_OK;
+    return ELF_OK;
 }
 
 static int load_funcs(code_image *img, image_priv *p)
@@ -539,25 +483,20 @@ static int load_funcs(code_image *img, image_priv *p)
  * loader rounds its end down to a page). */
 static int load_segments(code_image *img, image_priv *p)
 {
-    size_t nph = 0;
-    if (elf_getphdrnum(p->elf, &nph))
-        return IMAGE_CORRUPT;
-    img->segs = calloc(nph ? nph : 1, sizeof *img->segs);
+    img->segs = calloc(p->file.nph ? p->file.nph : 1, sizeof *img->segs);
     if (!img->segs)
-        return IMAGE_NOMEM;
-    for (size_t i = 0; i < nph; i++) {
-        GElf_Phdr ph;
-        if (!gelf_getphdr(p->elf, (int)i, &ph))
-            return IMAGE_CORRUPT;
-        if (ph.p_type == PT_LOAD && ph.p_vaddr + ph.p_memsz >= ph.p_vaddr)
-            img->segs[img->nsegs++] = (image_segment){ ph.p_vaddr, ph.p_memsz,
-                                                       ph.p_flags };
-        if (ph.p_type == PT_GNU_RELRO) {
-            img->relro_lo = ph.p_vaddr & ~4095ull;
-            img->relro_hi = (ph.p_vaddr + ph.p_memsz) & ~4095ull;
+        return ELF_E_NOMEM;
+    for (size_t i = 0; i < p->file.nph; i++) {
+        const GElf_Phdr *ph = &p->file.ph[i];
+        if (ph->p_type == PT_LOAD && ph->p_vaddr + ph->p_memsz >= ph->p_vaddr)
+            img->segs[img->nsegs++] = (image_segment){ ph->p_vaddr, ph->p_memsz,
+                                                       ph->p_flags };
+        if (ph->p_type == PT_GNU_RELRO) {
+            img->relro_lo = ph->p_vaddr & ~4095ull;
+            img->relro_hi = (ph->p_vaddr + ph->p_memsz) & ~4095ull;
         }
     }
-    return IMAGE_OK;
+    return ELF_OK;
 }
 
 image_memory image_memory_at(const code_image *img, uint64_t addr)
@@ -581,30 +520,19 @@ int image_open(const char *path, code_image **out)
     if (!img || !p) {
         free(img);
         free(p);
-        return IMAGE_NOMEM;
+        return ELF_E_NOMEM;
     }
+    p->file.fd = -1;
     img->priv = p;
     img->path = path;
-    p->fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (p->fd < 0) {
-        int e = errno;
-        image_close(img);
-        errno = e;
-        return IMAGE_EOPEN;
-    }
-    elf_version(EV_CURRENT);
-    int rc = IMAGE_OK;
-    GElf_Ehdr eh;
-    p->elf = elf_begin(p->fd, ELF_C_READ_MMAP, NULL);
-    if (!p->elf || elf_kind(p->elf) != ELF_K_ELF || !gelf_getehdr(p->elf, &eh))
-        rc = IMAGE_NOT_ELF;
-    else if (gelf_getclass(p->elf) != ELFCLASS64 || eh.e_machine != EM_X86_64)
-        rc = IMAGE_NOT_X86_64;
-    else if (eh.e_type != ET_EXEC && eh.e_type != ET_DYN && eh.e_type != ET_REL)
-        rc = IMAGE_BAD_TYPE;
+    int rc = elf_file_open(path, &p->file);
+    const GElf_Ehdr *eh = &p->file.eh;
+    if (!rc && eh->e_type != ET_EXEC && eh->e_type != ET_DYN &&
+        eh->e_type != ET_REL)
+        rc = ELF_E_BAD_TYPE;
     if (!rc) {
-        img->type = eh.e_type;
-        img->entry = eh.e_entry;
+        img->type = eh->e_type;
+        img->entry = eh->e_entry;
         rc = load_sections(img, p);
     }
     if (!rc)
@@ -612,11 +540,13 @@ int image_open(const char *path, code_image **out)
     if (!rc)
         rc = load_funcs(img, p);
     if (rc) {
+        int saved = errno;
         image_close(img);
+        errno = saved;
         return rc;
     }
     *out = img;
-    return IMAGE_OK;
+    return ELF_OK;
 }
 
 void image_close(code_image *img)
@@ -625,10 +555,7 @@ void image_close(code_image *img)
         return;
     image_priv *p = img->priv;
     if (p) {
-        if (p->elf)
-            elf_end(p->elf);
-        if (p->fd >= 0)
-            close(p->fd);
+        elf_file_close(&p->file);
         free(p->sec_base);
         free(p);
     }

@@ -12,16 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-typedef enum image_status {
-    IMAGE_OK = 0,
-    IMAGE_EOPEN = -1,      /* cannot open or read the file (errno) */
-    IMAGE_NOT_ELF = -2,
-    IMAGE_NOT_X86_64 = -3,
-    IMAGE_CORRUPT = -4,    /* headers or sections point outside the file */
-    IMAGE_NO_TEXT = -5,    /* no executable section with bytes */
-    IMAGE_BAD_TYPE = -6,   /* core file or other non-program ELF */
-    IMAGE_NOMEM = -7,
-} image_status;
+#include "elf/elf_file.h"
 
 /* Where a function's extent came from. */
 typedef enum func_source {
@@ -75,9 +66,9 @@ typedef struct code_image {
     void *priv;
 } code_image;
 
+/* An elf_status (ELF_E_BAD_TYPE, ELF_E_NO_TEXT besides the file's own). */
 int image_open(const char *path, code_image **out);
 void image_close(code_image *img);
-const char *image_strerror(int status);
 
 /* The bytes at addr in an executable section, and how many follow. */
 const uint8_t *image_code(const code_image *img, uint64_t addr, size_t *avail);

@@ -51,8 +51,8 @@ static int symbol_of(const char *file, const char *name, elf_symbol *out)
 {
     elf_image *img;
     int rc = elf_image_open(file, &img);
-    if (rc != ELF_IMAGE_OK)
-        return cli_error(file, "%s", elf_image_strerror(rc)), -1;
+    if (rc != ELF_OK)
+        return cli_error(file, "%s", elf_strerror(rc)), -1;
     const elf_symbol *sym = elf_image_symbol_named(img, name);
     if (sym)
         *out = *sym;

@@ -296,7 +296,7 @@ int cmd_analyze(int argc, char **argv)
     analysis *a;
     rc = analysis_run(path, &o.params, &a);
     if (rc)
-        return cli_error(path, "%s", image_strerror(rc));
+        return cli_error(path, "%s", elf_strerror(rc));
     analysis_weighted w;
     char err[256];
     if (o.profile && (is_trace(o.profile)

@@ -179,8 +179,8 @@ static int check_program(const char *path)
         return 0;
     elf_image *img;
     int rc = elf_image_open(path, &img);
-    if (rc != ELF_IMAGE_OK)
-        return cli_error(path, "%s", elf_image_strerror(rc));
+    if (rc != ELF_OK)
+        return cli_error(path, "%s", elf_strerror(rc));
     int type = elf_image_type(img), interp = elf_image_has_interp(img);
     elf_image_close(img);
     if (type != ET_EXEC && type != ET_DYN)

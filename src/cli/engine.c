@@ -211,8 +211,8 @@ static int rewritable_program(const char *path, char *interp, size_t cap,
 {
     elf_image *img;
     int rc = elf_image_open(path, &img);
-    if (rc != ELF_IMAGE_OK)
-        return snprintf(why, whycap, "%s", elf_image_strerror(rc)), 0;
+    if (rc != ELF_OK)
+        return snprintf(why, whycap, "%s", elf_strerror(rc)), 0;
     snprintf(interp, cap, "%s", elf_image_interp(img));
     elf_image_close(img);
     if (!*interp)

@@ -24,7 +24,7 @@
 static int uses_marks(const char *path)
 {
     elf_image *img;
-    if (elf_image_open(path, &img) != ELF_IMAGE_OK)
+    if (elf_image_open(path, &img) != ELF_OK)
         return 0;
     int found = elf_image_imports(img, "memtap_start");
     elf_image_close(img);

@@ -35,7 +35,7 @@ int rewrite_fail(char *err, size_t cap, const char *fmt, ...)
  * and pages nothing reads (most of a large file) are never loaded. */
 int elf_input_map(const char *path, elf_input *in, char *err, size_t cap)
 {
-    in->fd = open(path, O_RDONLY | O_CLOEXEC);
+    in->fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
     struct stat st;
     if (in->fd < 0 || fstat(in->fd, &st) != 0)
         return rewrite_fail(err, cap, "%s", strerror(errno));
@@ -98,39 +98,29 @@ int elf_input_id(const elf_input *in, uint64_t *id)
  * a PT_NOTE header to spare. */
 int elf_input_check(elf_input *in, int rewriting, char *err, size_t cap)
 {
-    elf_version(EV_CURRENT);
-    Elf *e = elf_memory((char *)in->bytes, in->size);
-    int rc = 0;
-    if (!e || elf_kind(e) != ELF_K_ELF || !gelf_getehdr(e, &in->eh)) {
-        rc = rewrite_fail(err, cap, "not an ELF file");
-    } else if (gelf_getclass(e) != ELFCLASS64 || in->eh.e_machine != EM_X86_64) {
-        rc = rewrite_fail(err, cap, "not an x86-64 ELF file");
-    } else if (in->eh.e_type != ET_EXEC && in->eh.e_type != ET_DYN) {
-        rc = rewrite_fail(err, cap, "not an executable or shared library");
-    } else if (elf_getphdrnum(e, &in->nph) != 0 || in->nph == 0) {
-        rc = rewrite_fail(err, cap, "no program headers");
-    }
-    if (rc) {
-        if (e)
-            elf_end(e);
-        return rc;
-    }
-    in->ph = calloc(in->nph, sizeof *in->ph);
+    elf_file f;
+    int rc = elf_file_open_memory(in->bytes, in->size, &f);
+    if (rc != ELF_OK)
+        return rewrite_fail(err, cap, "%s", elf_strerror(rc));
+    in->eh = f.eh;
+    in->nph = f.nph;
+    in->ph = f.ph; /* taken over */
+    f.ph = NULL;
+    elf_file_close(&f);
+    if (in->eh.e_type != ET_EXEC && in->eh.e_type != ET_DYN)
+        return rewrite_fail(err, cap, "not an executable or shared library");
+    if (in->nph == 0)
+        return rewrite_fail(err, cap, "no program headers");
     int dynamic = 0, loads = 0;
     in->note = -1;
-    for (size_t i = 0; in->ph && i < in->nph; i++) {
-        if (!gelf_getphdr(e, (int)i, &in->ph[i])) {
-            rc = rewrite_fail(err, cap, "corrupt program header %zu", i);
-            break;
-        }
+    for (size_t i = 0; i < in->nph; i++) {
         const GElf_Phdr *p = &in->ph[i];
         if (p->p_type == PT_LOAD) {
             loads++;
             if (p->p_offset + p->p_filesz > in->size ||
-                p->p_vaddr + p->p_memsz < p->p_vaddr) {
-                rc = rewrite_fail(err, cap, "segment %zu lies outside the file", i);
-                break;
-            }
+                p->p_vaddr + p->p_memsz < p->p_vaddr)
+                return rewrite_fail(err, cap,
+                                    "segment %zu lies outside the file", i);
             if (p->p_vaddr + p->p_memsz > in->load_end)
                 in->load_end = p->p_vaddr + p->p_memsz;
         }
@@ -138,22 +128,18 @@ int elf_input_check(elf_input *in, int rewriting, char *err, size_t cap)
         if (p->p_type == PT_NOTE && in->note < 0)
             in->note = (int)i;
     }
-    elf_end(e);
-    if (rc)
-        return rc;
-    if (!in->ph)
-        return rewrite_fail(err, cap, "out of memory");
     if (!rewriting)
         return 0;
     if (!loads)
         return rewrite_fail(err, cap, "no loadable segment");
     if (!dynamic)
-        return rewrite_fail(err, cap, "static executable: the runtime is loaded with "
-                              "LD_PRELOAD, which a statically linked program "
-                              "never does (link it dynamically)");
+        return rewrite_fail(err, cap, "static executable: the runtime is "
+                                      "loaded with LD_PRELOAD, which a "
+                                      "statically linked program never does "
+                                      "(link it dynamically)");
     if (in->note < 0)
-        return rewrite_fail(err, cap, "no PT_NOTE program header to turn into the "
-                              "trampolines' segment");
+        return rewrite_fail(err, cap, "no PT_NOTE program header to turn "
+                                      "into the trampolines' segment");
     return 0;
 }
 

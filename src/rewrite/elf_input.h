@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "elf/elf_file.h"
 #include "rt/abi.h"
 
 typedef struct elf_input {

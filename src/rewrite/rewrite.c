@@ -777,7 +777,7 @@ int rewrite_file(const char *in_path, const char *out, const rewrite_options *o,
     if (!rc) {
         int st = analysis_run(in_path, &o->params, &r.a);
         if (st != 0)
-            rc = rewrite_fail(err, cap, "%s", image_strerror(st));
+            rc = rewrite_fail(err, cap, "%s", elf_strerror(st));
     }
     if (!rc) {
         r.opt = o;

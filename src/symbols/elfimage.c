@@ -8,6 +8,7 @@
 #define _GNU_SOURCE
 #include "elfimage.h"
 #include "dwarf_vars.h"
+#include "sys/vec.h"
 
 #include <dlfcn.h>
 #include <dwarf.h>
@@ -22,13 +23,10 @@
 #include <unistd.h>
 
 struct elf_image {
-    int fd, debug_fd;
-    Elf *elf, *debug_elf;
+    elf_file file;
+    elf_file debug;        /* the separate debug file, when there is one */
+    Elf *debug_elf;        /* debug.elf, or NULL */
     Dwarf *dwarf;
-    int type, has_interp;
-    char interp[256];      /* PT_INTERP's path ("" when absent or long) */
-    uint8_t build_id[64];
-    size_t build_id_len;
     elf_symbol *syms;
     size_t nsyms;
     elf_section *secs;
@@ -37,20 +35,6 @@ struct elf_image {
     size_t nowned;
     dwarf_vars *vars;      /* of dwarf, made on first use */
 };
-
-const char *elf_image_strerror(int status)
-{
-    switch (status) {
-    case ELF_IMAGE_OK: return "success";
-    case ELF_IMAGE_ENOENT:
-        return errno == EINVAL ? "not a regular file" : strerror(errno);
-    case ELF_IMAGE_NOT_ELF: return "not an ELF file";
-    case ELF_IMAGE_NOT_X86_64: return "not an x86-64 ELF file";
-    case ELF_IMAGE_CORRUPT: return "corrupt ELF file";
-    case ELF_IMAGE_NOMEM: return "out of memory";
-    default: return "unknown error";
-    }
-}
 
 char *symbols_demangle(const char *name)
 {
@@ -85,19 +69,6 @@ static int keep_name(elf_image *img, char *s)
     return 0;
 }
 
-/* Lower rank first among symbols at one address: global, weak, local;
- * then fewer leading underscores. */
-static int sym_rank(const GElf_Sym *s, const char *name)
-{
-    int bind = GELF_ST_BIND(s->st_info);
-    int r = bind == STB_GLOBAL ? 0 : bind == STB_WEAK ? 4 : 8;
-    while (*name == '_' && r % 4 < 3) {
-        r++;
-        name++;
-    }
-    return r;
-}
-
 typedef struct sym_tmp {
     elf_symbol s;
     int rank;
@@ -111,59 +82,56 @@ static int cmp_sym(const void *a, const void *b)
     return x->rank - y->rank;
 }
 
-static int load_symtab(elf_image *img, Elf *elf, Elf64_Word want)
+/* Symbols as they are read, before sorting. */
+typedef struct sym_list {
+    elf_image *img;
+    sym_tmp *v;
+    size_t n, cap;
+} sym_list;
+
+/* Keeps a function or object symbol defined in the file, its name without
+ * a version ("@...") and demangled. */
+static int add_symbol(void *arg, const GElf_Sym *s, const char *name)
 {
-    Elf_Scn *scn = NULL;
-    while ((scn = elf_nextscn(elf, scn))) {
-        GElf_Shdr sh;
-        if (!gelf_getshdr(scn, &sh) || sh.sh_type != want || !sh.sh_entsize)
-            continue;
-        Elf_Data *data = elf_getdata(scn, NULL);
-        if (!data)
-            return ELF_IMAGE_CORRUPT;
-        size_t n = sh.sh_size / sh.sh_entsize;
-        sym_tmp *tmp = calloc(n ? n : 1, sizeof *tmp);
-        if (!tmp)
-            return ELF_IMAGE_NOMEM;
-        size_t k = 0;
-        for (size_t i = 0; i < n; i++) {
-            GElf_Sym s;
-            if (!gelf_getsym(data, (int)i, &s))
-                continue;
-            int type = GELF_ST_TYPE(s.st_info);
-            if (s.st_shndx == SHN_UNDEF || s.st_shndx == SHN_ABS ||
-                (type != STT_FUNC && type != STT_OBJECT &&
-                 type != STT_GNU_IFUNC))
-                continue;
-            const char *name = elf_strptr(elf, sh.sh_link, s.st_name);
-            if (!name || !*name)
-                continue;
-            char *dem = strchr(name, '@') ? strndup(name, strcspn(name, "@"))
-                                          : symbols_demangle(name);
-            if (dem && keep_name(img, dem) != 0) {
-                free(dem);
-                dem = NULL;
-            }
-            tmp[k].s.addr = s.st_value;
-            tmp[k].s.size = s.st_size;
-            tmp[k].s.name = dem ? dem : name;
-            tmp[k].s.is_func = type != STT_OBJECT;
-            tmp[k].rank = sym_rank(&s, name);
-            k++;
-        }
-        qsort(tmp, k, sizeof *tmp, cmp_sym);
-        img->syms = calloc(k ? k : 1, sizeof *img->syms);
-        if (!img->syms) {
-            free(tmp);
-            return ELF_IMAGE_NOMEM;
-        }
-        for (size_t i = 0; i < k; i++)
-            img->syms[i] = tmp[i].s;
-        img->nsyms = k;
-        free(tmp);
-        return ELF_IMAGE_OK;
+    sym_list *l = arg;
+    int type = GELF_ST_TYPE(s->st_info);
+    if (s->st_shndx == SHN_UNDEF || s->st_shndx == SHN_ABS ||
+        (type != STT_FUNC && type != STT_OBJECT && type != STT_GNU_IFUNC))
+        return 0;
+    sym_tmp *t = array_push((void **)&l->v, &l->n, &l->cap, sizeof *t);
+    if (!t)
+        return ELF_E_NOMEM;
+    char *dem = strchr(name, '@') ? strndup(name, strcspn(name, "@"))
+                                  : symbols_demangle(name);
+    if (dem && keep_name(l->img, dem) != 0) {
+        free(dem);
+        dem = NULL;
     }
-    return ELF_IMAGE_OK;
+    t->s.addr = s->st_value;
+    t->s.size = s->st_size;
+    t->s.name = dem ? dem : name;
+    t->s.is_func = type != STT_OBJECT;
+    t->rank = elf_symbol_rank(s, name);
+    return 0;
+}
+
+/* The symbols of elf's table of type `want`, sorted by address and rank;
+ * none when it has no such table. */
+static int load_symtab(elf_image *img, Elf *elf, GElf_Word want)
+{
+    sym_list l = { img, NULL, 0, 0 };
+    int found;
+    int rc = elf_each_symbol(elf, want, add_symbol, &l, &found);
+    if (rc == ELF_OK && l.n) {
+        qsort(l.v, l.n, sizeof *l.v, cmp_sym);
+        img->syms = calloc(l.n, sizeof *img->syms);
+        for (size_t i = 0; img->syms && i < l.n; i++)
+            img->syms[i] = l.v[i].s;
+        img->nsyms = img->syms ? l.n : 0;
+        rc = img->syms ? ELF_OK : ELF_E_NOMEM;
+    }
+    free(l.v);
+    return rc;
 }
 
 static int cmp_section(const void *a, const void *b)
@@ -174,48 +142,28 @@ static int cmp_section(const void *a, const void *b)
 
 static int load_sections(elf_image *img)
 {
-    size_t shstrndx;
-    if (elf_getshdrstrndx(img->elf, &shstrndx) != 0)
-        return ELF_IMAGE_OK; /* no section headers: symbols stay empty */
-    size_t cap = 0;
+    Elf *elf = img->file.elf;
+    size_t shstrndx, cap = 0;
+    if (elf_getshdrstrndx(elf, &shstrndx) != 0)
+        return ELF_OK; /* no section headers: symbols stay empty */
     Elf_Scn *scn = NULL;
-    while ((scn = elf_nextscn(img->elf, scn))) {
+    while ((scn = elf_nextscn(elf, scn))) {
         GElf_Shdr sh;
         if (!gelf_getshdr(scn, &sh))
-            return ELF_IMAGE_CORRUPT;
-        if (sh.sh_type == SHT_NOTE && !img->build_id_len) {
-            Elf_Data *d = elf_getdata(scn, NULL);
-            GElf_Nhdr nh;
-            size_t off = 0, name_off, desc_off;
-            while (d && (off = gelf_getnote(d, off, &nh, &name_off,
-                                            &desc_off)) > 0) {
-                if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 &&
-                    memcmp((char *)d->d_buf + name_off, "GNU", 4) == 0 &&
-                    nh.n_descsz <= sizeof img->build_id) {
-                    memcpy(img->build_id, (char *)d->d_buf + desc_off,
-                           nh.n_descsz);
-                    img->build_id_len = nh.n_descsz;
-                }
-            }
-        }
-        if (!(sh.sh_flags & SHF_ALLOC) || sh.sh_size == 0)
+            return ELF_E_CORRUPT;
+        if (!(sh.sh_flags & SHF_ALLOC) || sh.sh_size == 0 ||
+            !elf_file_section_placed(&img->file, &sh))
             continue;
-        const char *name = elf_strptr(img->elf, shstrndx, sh.sh_name);
-        if (img->nsecs == cap) {
-            cap = cap ? cap * 2 : 32;
-            elf_section *s = realloc(img->secs, cap * sizeof *s);
-            if (!s)
-                return ELF_IMAGE_NOMEM;
-            img->secs = s;
-        }
-        img->secs[img->nsecs].addr = sh.sh_addr;
-        img->secs[img->nsecs].size = sh.sh_size;
-        img->secs[img->nsecs].name = name ? name : "?";
-        img->nsecs++;
+        const char *name = elf_strptr(elf, shstrndx, sh.sh_name);
+        elf_section *sec = array_push((void **)&img->secs, &img->nsecs, &cap,
+                                      sizeof *sec);
+        if (!sec)
+            return ELF_E_NOMEM;
+        *sec = (elf_section){ sh.sh_addr, sh.sh_size, name ? name : "?" };
     }
     if (img->nsecs)
         qsort(img->secs, img->nsecs, sizeof *img->secs, cmp_section);
-    return ELF_IMAGE_OK;
+    return ELF_OK;
 }
 
 static int has_symtab(Elf *elf)
@@ -229,110 +177,55 @@ static int has_symtab(Elf *elf)
     return 0;
 }
 
-/* Opens path for reading if it is a regular file: a path named in a trace
- * may be anything (a FIFO would block, a terminal become ours, a device
- * be read forever).  EINVAL for what is not a regular file. */
-static int open_regular(const char *path)
-{
-    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
-    struct stat st;
-    if (fd >= 0 && (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))) {
-        close(fd);
-        errno = EINVAL;
-        return -1;
-    }
-    return fd;
-}
-
 /* Opens /usr/lib/debug/.build-id/xx/yyyy.debug when it exists. */
 static void open_debug_file(elf_image *img)
 {
-    if (img->build_id_len < 2)
+    if (img->file.build_id_len < 2)
         return;
     char path[256];
     int n = snprintf(path, sizeof path, "/usr/lib/debug/.build-id/%02x/",
-                     img->build_id[0]);
-    for (size_t i = 1; i < img->build_id_len && n < 240; i++)
+                     img->file.build_id[0]);
+    for (size_t i = 1; i < img->file.build_id_len && n < 240; i++)
         n += snprintf(path + n, sizeof path - (size_t)n, "%02x",
-                      img->build_id[i]);
+                      img->file.build_id[i]);
     snprintf(path + n, sizeof path - (size_t)n, ".debug");
-    img->debug_fd = open_regular(path);
-    if (img->debug_fd < 0)
-        return;
-    img->debug_elf = elf_begin(img->debug_fd, ELF_C_READ_MMAP, NULL);
-}
-
-static int check_header(elf_image *img)
-{
-    if (elf_kind(img->elf) != ELF_K_ELF)
-        return ELF_IMAGE_NOT_ELF;
-    GElf_Ehdr eh;
-    if (!gelf_getehdr(img->elf, &eh))
-        return ELF_IMAGE_CORRUPT;
-    if (eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_machine != EM_X86_64)
-        return ELF_IMAGE_NOT_X86_64;
-    img->type = eh.e_type;
-    size_t nph = 0;
-    if (elf_getphdrnum(img->elf, &nph) != 0)
-        return ELF_IMAGE_CORRUPT;
-    for (size_t i = 0; i < nph; i++) {
-        GElf_Phdr ph;
-        if (!gelf_getphdr(img->elf, (int)i, &ph))
-            return ELF_IMAGE_CORRUPT;
-        if (ph.p_type == PT_INTERP) {
-            img->has_interp = 1;
-            size_t size = 0;
-            const char *raw = elf_rawfile(img->elf, &size);
-            if (raw && ph.p_offset < size && ph.p_filesz > 0 &&
-                ph.p_filesz <= sizeof img->interp &&
-                ph.p_filesz <= size - ph.p_offset &&
-                raw[ph.p_offset + ph.p_filesz - 1] == '\0')
-                memcpy(img->interp, raw + ph.p_offset, ph.p_filesz);
-        }
-    }
-    return ELF_IMAGE_OK;
+    if (elf_file_open(path, &img->debug) == ELF_OK)
+        img->debug_elf = img->debug.elf;
 }
 
 int elf_image_open(const char *path, elf_image **out)
 {
     *out = NULL;
-    elf_version(EV_CURRENT);
     elf_image *img = calloc(1, sizeof *img);
     if (!img)
-        return ELF_IMAGE_NOMEM;
-    img->debug_fd = -1;
-    img->fd = open_regular(path);
-    int rc = ELF_IMAGE_OK;
-    if (img->fd < 0)
-        rc = ELF_IMAGE_ENOENT;
-    else if (!(img->elf = elf_begin(img->fd, ELF_C_READ_MMAP, NULL)))
-        rc = ELF_IMAGE_NOT_ELF;
-    if (rc == ELF_IMAGE_OK)
-        rc = check_header(img);
-    if (rc == ELF_IMAGE_OK)
+        return ELF_E_NOMEM;
+    img->debug.fd = -1;
+    int rc = elf_file_open(path, &img->file);
+    Elf *elf = img->file.elf;
+    if (rc == ELF_OK)
         rc = load_sections(img);
-    if (rc == ELF_IMAGE_OK) {
-        img->dwarf = dwarf_begin_elf(img->elf, DWARF_C_READ, NULL);
-        if (!img->dwarf || !has_symtab(img->elf))
+    if (rc == ELF_OK) {
+        img->dwarf = dwarf_begin_elf(elf, DWARF_C_READ, NULL);
+        if (!img->dwarf || !has_symtab(elf))
             open_debug_file(img);
         if (!img->dwarf && img->debug_elf)
             img->dwarf = dwarf_begin_elf(img->debug_elf, DWARF_C_READ, NULL);
-        Elf *symsrc = has_symtab(img->elf) || !img->debug_elf ||
+        Elf *symsrc = has_symtab(elf) || !img->debug_elf ||
                               !has_symtab(img->debug_elf)
-                          ? img->elf
+                          ? elf
                           : img->debug_elf;
         rc = load_symtab(img, symsrc, SHT_SYMTAB);
-        if (rc == ELF_IMAGE_OK && img->nsyms == 0)
-            rc = load_symtab(img, img->elf, SHT_DYNSYM);
+        if (rc == ELF_OK && img->nsyms == 0)
+            rc = load_symtab(img, elf, SHT_DYNSYM);
     }
-    if (rc != ELF_IMAGE_OK) {
+    if (rc != ELF_OK) {
         int saved = errno;
         elf_image_close(img);
         errno = saved;
         return rc;
     }
     *out = img;
-    return ELF_IMAGE_OK;
+    return ELF_OK;
 }
 
 void elf_image_close(elf_image *img)
@@ -347,32 +240,32 @@ void elf_image_close(elf_image *img)
     free(img->secs);
     if (img->dwarf)
         dwarf_end(img->dwarf);
-    if (img->debug_elf)
-        elf_end(img->debug_elf);
-    if (img->elf)
-        elf_end(img->elf);
-    if (img->debug_fd >= 0)
-        close(img->debug_fd);
-    if (img->fd >= 0)
-        close(img->fd);
+    elf_file_close(&img->debug);
+    elf_file_close(&img->file);
     free(img);
 }
 
 const uint8_t *elf_image_build_id(const elf_image *img, size_t *len)
 {
-    *len = img->build_id_len;
-    return img->build_id_len ? img->build_id : NULL;
+    *len = img->file.build_id_len;
+    return img->file.build_id_len ? img->file.build_id : NULL;
 }
 
 int elf_image_has_dwarf(const elf_image *img) { return img->dwarf != NULL; }
-int elf_image_type(const elf_image *img) { return img->type; }
-int elf_image_has_interp(const elf_image *img) { return img->has_interp; }
-const char *elf_image_interp(const elf_image *img) { return img->interp; }
+int elf_image_type(const elf_image *img) { return img->file.eh.e_type; }
+int elf_image_has_interp(const elf_image *img)
+{
+    return img->file.has_interp;
+}
+const char *elf_image_interp(const elf_image *img)
+{
+    return img->file.interp;
+}
 
 int elf_image_imports(const elf_image *img, const char *name)
 {
     Elf_Scn *scn = NULL;
-    while ((scn = elf_nextscn(img->elf, scn))) {
+    while ((scn = elf_nextscn(img->file.elf, scn))) {
         GElf_Shdr sh;
         if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNSYM ||
             !sh.sh_entsize)
@@ -382,7 +275,7 @@ int elf_image_imports(const elf_image *img, const char *name)
             GElf_Sym s;
             const char *n;
             if (gelf_getsym(data, (int)i, &s) && s.st_shndx == SHN_UNDEF &&
-                (n = elf_strptr(img->elf, sh.sh_link, s.st_name)) &&
+                (n = elf_strptr(img->file.elf, sh.sh_link, s.st_name)) &&
                 strcmp(n, name) == 0)
                 return 1;
         }

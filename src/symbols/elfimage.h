@@ -9,6 +9,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "elf/elf_file.h"
+
 typedef struct elf_symbol {
     uint64_t addr;
     uint64_t size;
@@ -24,19 +26,10 @@ typedef struct elf_section {
 
 typedef struct elf_image elf_image;
 
-typedef enum elf_image_status {
-    ELF_IMAGE_OK = 0,
-    ELF_IMAGE_ENOENT = -1,   /* cannot open the file (errno) */
-    ELF_IMAGE_NOT_ELF = -2,
-    ELF_IMAGE_NOT_X86_64 = -3,
-    ELF_IMAGE_CORRUPT = -4,
-    ELF_IMAGE_NOMEM = -5,
-} elf_image_status;
-
-/* Loads path.  On success *out owns everything it points to. */
+/* Loads path: an elf_status.  On success *out owns everything it points
+ * to. */
 int elf_image_open(const char *path, elf_image **out);
 void elf_image_close(elf_image *img);
-const char *elf_image_strerror(int status);
 
 /* The GNU build-id (NULL when absent). */
 const uint8_t *elf_image_build_id(const elf_image *img, size_t *len);

@@ -263,8 +263,8 @@ static elf_image *module_image(symbolizer *s, sym_module *sm)
     }
     elf_image *img;
     int rc = elf_image_open(sm->m->path, &img);
-    if (rc != ELF_IMAGE_OK) {
-        warn(s, sm->m->path, elf_image_strerror(rc));
+    if (rc != ELF_OK) {
+        warn(s, sm->m->path, elf_strerror(rc));
         return NULL;
     }
     size_t len;

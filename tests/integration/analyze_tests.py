@@ -180,6 +180,11 @@ def test_analyze_bad_input():
     text = os.path.join(TMP, "notelf")
     open(text, "w").write("not a program\n" * 20)
     expect_error(["analyze", text], r"^memtap: .*notelf: not an ELF file")
+    fifo = os.path.join(TMP, "fifo")
+    os.mkfifo(fifo)  # opening it to read would wait for a writer forever
+    for args in (["analyze", fifo], ["instrument", fifo, "-o", fifo + ".out"],
+                 ["analyze", TMP]):
+        expect_error(args, r"^memtap: .*: not a regular")
     data = bytearray(open(prog("switcher_O2"), "rb").read())
     arm = os.path.join(TMP, "arm")
     arm_data = bytearray(data)

@@ -53,7 +53,7 @@ static analysis *run(double omega, uint64_t chunk, int nonselective)
     analysis *a = NULL;
     int rc = analysis_run(object, &p, &a);
     if (rc) {
-        fprintf(stderr, "%s: %s\n", object, image_strerror(rc));
+        fprintf(stderr, "%s: %s\n", object, elf_strerror(rc));
         exit(1);
     }
     return a;
