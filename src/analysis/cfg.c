@@ -446,7 +446,7 @@ typedef struct builder {
     vec blocks, addr, len;
 } builder;
 
-static int emit_blocks(walker *w, builder *b, uint32_t fi, cfg_func *cf)
+static int form_blocks(walker *w, builder *b, uint32_t fi, cfg_func *cf)
 {
     cf->first_block = (uint32_t)b->blocks.n;
     cfg_block *cur = NULL;
@@ -573,7 +573,7 @@ static int walk_function(walker *w, builder *b, uint32_t fi, cfg_func *cf)
     mark_pointed(w);
     if (w->oom)
         return -1;
-    return emit_blocks(w, b, fi, cf);
+    return form_blocks(w, b, fi, cf);
 }
 
 int cfg_build(const code_image *img, cfg_program **out)

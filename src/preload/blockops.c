@@ -150,7 +150,7 @@ MEMTAP_EXPORT void *memcpy(void *d, const void *s, size_t n)
     exclusive_begin();
     void *r = real.memcpy(d, s, n);
     exclusive_end();
-    tracer_emit(MEMTAP_EV_COPY, 0, CALL_SITE, U(d), n, U(s), 0);
+    tracer_record(MEMTAP_EV_COPY, 0, CALL_SITE, U(d), n, U(s), 0);
     return r;
 }
 
@@ -163,7 +163,7 @@ MEMTAP_EXPORT void *memmove(void *d, const void *s, size_t n)
     exclusive_begin();
     void *r = real.memmove(d, s, n);
     exclusive_end();
-    tracer_emit(MEMTAP_EV_COPY, 0, CALL_SITE, U(d), n, U(s), 0);
+    tracer_record(MEMTAP_EV_COPY, 0, CALL_SITE, U(d), n, U(s), 0);
     return r;
 }
 
@@ -176,7 +176,7 @@ MEMTAP_EXPORT void *mempcpy(void *d, const void *s, size_t n)
     exclusive_begin();
     void *r = real.mempcpy(d, s, n);
     exclusive_end();
-    tracer_emit(MEMTAP_EV_COPY, 0, CALL_SITE, U(d), n, U(s), 0);
+    tracer_record(MEMTAP_EV_COPY, 0, CALL_SITE, U(d), n, U(s), 0);
     return r;
 }
 
@@ -189,7 +189,7 @@ MEMTAP_EXPORT void *memset(void *d, int c, size_t n)
     exclusive_begin();
     void *r = real.memset(d, c, n);
     exclusive_end();
-    tracer_emit(MEMTAP_EV_BLOCK_STORE, 0, CALL_SITE, U(d), n, 0, 0);
+    tracer_record(MEMTAP_EV_BLOCK_STORE, 0, CALL_SITE, U(d), n, 0, 0);
     return r;
 }
 
@@ -201,7 +201,7 @@ MEMTAP_EXPORT char *strcpy(char *d, const char *s)
     char *r = NEXT(strcpy)(d, s);
     size_t n = strlen(d) + 1;
     exclusive_end();
-    tracer_emit(MEMTAP_EV_COPY, 0, CALL_SITE, U(d), n, U(s), 0);
+    tracer_record(MEMTAP_EV_COPY, 0, CALL_SITE, U(d), n, U(s), 0);
     return r;
 }
 
@@ -212,7 +212,7 @@ MEMTAP_EXPORT char *stpcpy(char *d, const char *s)
     exclusive_begin();
     char *r = NEXT(stpcpy)(d, s);
     exclusive_end();
-    tracer_emit(MEMTAP_EV_COPY, 0, CALL_SITE, U(d), (uint64_t)(r - d) + 1,
+    tracer_record(MEMTAP_EV_COPY, 0, CALL_SITE, U(d), (uint64_t)(r - d) + 1,
                 U(s), 0);
     return r;
 }
@@ -226,7 +226,7 @@ MEMTAP_EXPORT char *strncpy(char *d, const char *s, size_t n)
     size_t copied = strnlen(s, n);
     exclusive_end();
     /* strncpy stores n bytes (padding with NULs) and reads the string */
-    tracer_emit(MEMTAP_EV_COPY, 0, CALL_SITE, U(d), n,
+    tracer_record(MEMTAP_EV_COPY, 0, CALL_SITE, U(d), n,
                 U(s), copied < n ? copied + 1 : n);
     return r;
 }
@@ -240,7 +240,7 @@ MEMTAP_EXPORT char *strcat(char *d, const char *s)
     char *r = NEXT(strcat)(d, s);
     size_t n = strlen(d + at) + 1;
     exclusive_end();
-    tracer_emit(MEMTAP_EV_COPY, 0, CALL_SITE, U(d) + at, n, U(s), 0);
+    tracer_record(MEMTAP_EV_COPY, 0, CALL_SITE, U(d) + at, n, U(s), 0);
     return r;
 }
 
@@ -253,7 +253,7 @@ MEMTAP_EXPORT char *strncat(char *d, const char *s, size_t n)
     char *r = NEXT(strncat)(d, s, n);
     size_t copied = strlen(d + at) + 1;
     exclusive_end();
-    tracer_emit(MEMTAP_EV_COPY, 0, CALL_SITE, U(d) + at, copied, U(s), 0);
+    tracer_record(MEMTAP_EV_COPY, 0, CALL_SITE, U(d) + at, copied, U(s), 0);
     return r;
 }
 
@@ -264,7 +264,7 @@ static void record_io(uint8_t kind, const void *buf, ssize_t n, uint64_t site)
     /* a page the call needed open while others ran was counted exposed
      * where it was opened (syscalls.c) */
     if (n > 0)
-        tracer_emit(kind, 0, site, U(buf), (uint64_t)n, 0, 0);
+        tracer_record(kind, 0, site, U(buf), (uint64_t)n, 0, 0);
 }
 
 MEMTAP_EXPORT ssize_t read(int fd, void *buf, size_t n)
@@ -358,7 +358,7 @@ static void stdio_stored(stdio_span was, stdio_span now, uint64_t site)
     char *from = now.base == was.base && now.end >= was.end ? was.end
                                                              : now.base;
     if (now.end && now.end > from)
-        tracer_emit(MEMTAP_EV_BLOCK_STORE, 0, site, U(from),
+        tracer_record(MEMTAP_EV_BLOCK_STORE, 0, site, U(from),
                     (uint64_t)(now.end - from), 0, 0);
 }
 

@@ -14,7 +14,7 @@
 
 MEMTAP_EXPORT void memtap_start(void)
 {
-    tracer_emit(MEMTAP_EV_START, 0, CALLER, 0, 0, 0, 0);
+    tracer_record(MEMTAP_EV_START, 0, CALLER, 0, 0, 0, 0);
     fault_set_active(1);
     rewritten_set_active(1);
 }
@@ -23,5 +23,5 @@ MEMTAP_EXPORT void memtap_stop(void)
 {
     fault_set_active(0);
     rewritten_set_active(0);
-    tracer_emit(MEMTAP_EV_STOP, 0, CALLER, 0, 0, 0, 0);
+    tracer_record(MEMTAP_EV_STOP, 0, CALLER, 0, 0, 0, 0);
 }

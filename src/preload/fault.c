@@ -145,9 +145,9 @@ static void record_accesses(const ucontext_t *uc,
             continue;
         pages_add(s, a, size);
         if (op->actions & ZYDIS_OPERAND_ACTION_MASK_READ)
-            tracer_emit(MEMTAP_EV_LOAD, 0, pc, a, size, 0, 0);
+            tracer_record(MEMTAP_EV_LOAD, 0, pc, a, size, 0, 0);
         if (op->actions & ZYDIS_OPERAND_ACTION_MASK_WRITE)
-            tracer_emit(MEMTAP_EV_STORE, 0, pc, a, size, 0, 0);
+            tracer_record(MEMTAP_EV_STORE, 0, pc, a, size, 0, 0);
         recorded = 1;
     }
     if (!recorded) {

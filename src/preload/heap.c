@@ -101,7 +101,7 @@ static void record_alloc(uint8_t kind, uint8_t flags, void *p, uint64_t size,
     else if (p && kind != MEMTAP_EV_MMAP && kind != MEMTAP_EV_MREMAP)
         fault_track((uintptr_t)p, (uintptr_t)p + (size ? size : 1),
                     PROT_READ | PROT_WRITE, PM_HEAP);
-    tracer_emit(kind, flags, site, (uint64_t)(uintptr_t)p, size,
+    tracer_record(kind, flags, site, (uint64_t)(uintptr_t)p, size,
                 (uint64_t)(uintptr_t)old, tracer_next_alloc_id());
     errno = saved;
 }
@@ -112,7 +112,7 @@ static void record_release(uint8_t kind, uint8_t flags, void *p,
     int saved = errno;
     take_operator(&site, &flags);
     watch_block_released((uint64_t)(uintptr_t)p);
-    tracer_emit(kind, flags, site, (uint64_t)(uintptr_t)p, size, 0, 0);
+    tracer_record(kind, flags, site, (uint64_t)(uintptr_t)p, size, 0, 0);
     errno = saved;
 }
 

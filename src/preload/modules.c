@@ -300,10 +300,10 @@ void modules_rescan(void)
         track_data(0);
     for (uint32_t i = 0; i < m.nslots; i++) {
         if (i >= first_new)
-            tracer_emit(MEMTAP_EV_MODULE_LOAD, 0, 0, m.slots[i].base, 0, 0, i);
+            tracer_record(MEMTAP_EV_MODULE_LOAD, 0, 0, m.slots[i].base, 0, 0, i);
         else if (m.slots[i].alive && !m.slots[i].seen) {
             m.slots[i].alive = 0;
-            tracer_emit(MEMTAP_EV_MODULE_UNLOAD, 0, 0, m.slots[i].base, 0, 0,
+            tracer_record(MEMTAP_EV_MODULE_UNLOAD, 0, 0, m.slots[i].base, 0, 0,
                         i);
         }
     }

@@ -165,7 +165,7 @@ MEMTAP_EXPORT pid_t fork(void)
         resolve_next_symbols();
     pid_t pid = next.fork ? next.fork() : (pid_t)syscall(SYS_fork);
     if (pid > 0)
-        tracer_emit(MEMTAP_EV_FORK, 0,
+        tracer_record(MEMTAP_EV_FORK, 0,
                     (uint64_t)(uintptr_t)__builtin_return_address(0), 0, 0,
                     0, (uint64_t)pid);
     return pid;
@@ -226,7 +226,7 @@ MEMTAP_EXPORT void pthread_exit(void *ret)
 
 static void before_exec(uint64_t site)
 {
-    tracer_emit(MEMTAP_EV_EXEC, 0, site, 0, 0, 0, 0);
+    tracer_record(MEMTAP_EV_EXEC, 0, site, 0, 0, 0, 0);
     tracer_finish("exec", 0);
 }
 
@@ -234,7 +234,7 @@ static void exec_failed(void)
 {
     int saved = errno;
     tracer_exec_failed();
-    tracer_emit(MEMTAP_EV_EXEC, MEMTAP_RF_FAILED, 0, 0, 0, 0, 0);
+    tracer_record(MEMTAP_EV_EXEC, MEMTAP_RF_FAILED, 0, 0, 0, 0, 0);
     errno = saved;
 }
 

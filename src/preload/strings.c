@@ -42,15 +42,15 @@ void strings_record(const string_op *op, int (*kept)(uint64_t addr))
         uint64_t dst = op->dst, src = op->src;
         for (uint64_t i = 0; i < op->n; i++, dst += step, src += step) {
             if (loads && keeps(kept, src))
-                tracer_emit(MEMTAP_EV_LOAD, 0, op->pc, src, op->size, 0, 0);
+                tracer_record(MEMTAP_EV_LOAD, 0, op->pc, src, op->size, 0, 0);
             if (stores && keeps(kept, dst))
-                tracer_emit(MEMTAP_EV_STORE, 0, op->pc, dst, op->size, 0, 0);
+                tracer_record(MEMTAP_EV_STORE, 0, op->pc, dst, op->size, 0, 0);
         }
         return;
     }
     uint64_t len = op->n * op->size, back = op->down ? len - op->size : 0;
     uint64_t dst = op->dst - back, src = op->src - back;
     if ((stores && keeps(kept, dst)) || (loads && keeps(kept, src)))
-        tracer_emit(op->kind, 0, op->pc, stores ? dst : src, len,
+        tracer_record(op->kind, 0, op->pc, stores ? dst : src, len,
                     op->kind == MEMTAP_EV_COPY ? src : 0, 0);
 }

@@ -249,12 +249,12 @@ static void record_block(const sys_spec *sp, const long *a, long done,
         iov = m->msg_iov;
         cnt = (long)m->msg_iovlen;
     } else if (how != A_NONE && how != A_MSG) {
-        tracer_emit(kind, 0, pc, (uint64_t)a[buf_arg], (uint64_t)done, 0, 0);
+        tracer_record(kind, 0, pc, (uint64_t)a[buf_arg], (uint64_t)done, 0, 0);
     }
     for (long i = 0; iov && i < cnt && done > 0; i++) {
         long n = (long)iov[i].iov_len < done ? (long)iov[i].iov_len : done;
         if (n)
-            tracer_emit(kind, 0, pc, (uint64_t)(uintptr_t)iov[i].iov_base,
+            tracer_record(kind, 0, pc, (uint64_t)(uintptr_t)iov[i].iov_base,
                         (uint64_t)n, 0, 0);
         done -= n;
     }

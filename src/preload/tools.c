@@ -35,10 +35,10 @@ static __thread uint64_t tls_block_size
 
 int tools_active(void) { return g.tool != NULL; }
 
-static void emit(uint8_t kind, uint64_t pc, uint64_t addr, uint64_t size,
+static void record(uint8_t kind, uint64_t pc, uint64_t addr, uint64_t size,
                  uint64_t addr2, uint64_t aux)
 {
-    tracer_emit(kind, 0, pc, addr, size, addr2, aux);
+    tracer_record(kind, 0, pc, addr, size, addr2, aux);
 }
 
 static void warn(const char *msg)
@@ -56,7 +56,7 @@ void tools_init(void)
         warn("memtap: MEMTAP_TOOL: no such tool (heat, share, uninit)\n");
         return;
     }
-    tool_options opt = { 64, 0, emit, rewritten_check_passed };
+    tool_options opt = { 64, 0, record, rewritten_check_passed };
     const char *chunk = getenv(ENV_TOOL_CHUNK);
     if (chunk && *chunk)
         opt.chunk = (uint32_t)strtoul(chunk, NULL, 10);

@@ -773,7 +773,7 @@ static void append(tracer_thread *t, uint8_t kind, uint8_t flags,
     unlock(t);
 }
 
-static void emit(uint8_t kind, uint8_t flags, uint64_t pc, uint64_t addr,
+static void record(uint8_t kind, uint8_t flags, uint64_t pc, uint64_t addr,
                  uint64_t size, uint64_t addr2, uint64_t aux, uint32_t count)
 {
     if (!g.enabled || clients_take(kind, pc, addr, size, addr2))
@@ -793,7 +793,7 @@ void tracer_sync(void)
         EACH_CLIENT(sync);
 }
 
-void tracer_emit(uint8_t kind, uint8_t flags, uint64_t pc, uint64_t addr,
+void tracer_record(uint8_t kind, uint8_t flags, uint64_t pc, uint64_t addr,
                  uint64_t size, uint64_t addr2, uint64_t aux)
 {
     if ((ignore_any() && ignore_drops(kind, addr, size, addr2)) ||
@@ -802,13 +802,13 @@ void tracer_emit(uint8_t kind, uint8_t flags, uint64_t pc, uint64_t addr,
     /* accesses a rewritten module logged come first */
     if (kind != MEMTAP_EV_LOAD && kind != MEMTAP_EV_STORE)
         EACH_CLIENT(sync);
-    emit(kind, flags, pc, addr, size, addr2, aux, 1);
+    record(kind, flags, pc, addr, size, addr2, aux, 1);
 }
 
-void tracer_emit_accesses(const memtap_record *r, size_t n)
+void tracer_record_accesses(const memtap_record *r, size_t n)
 {
     for (size_t i = 0; i < n; i++) /* a shadow tool takes them one by one */
-        emit(r[i].kind, 0, r[i].pc, r[i].addr, r[i].size, 0, 0, r[i].count);
+        record(r[i].kind, 0, r[i].pc, r[i].addr, r[i].size, 0, 0, r[i].count);
 }
 
 int tracer_add_sites(uint32_t tag, uint64_t bias, const memtap_site *sites,

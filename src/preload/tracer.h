@@ -48,7 +48,7 @@ int tracer_enabled(void);
 void tracer_sync(void);
 
 /* Appends one record for the calling thread (seq is assigned here). */
-void tracer_emit(uint8_t kind, uint8_t flags, uint64_t pc, uint64_t addr,
+void tracer_record(uint8_t kind, uint8_t flags, uint64_t pc, uint64_t addr,
                  uint64_t size, uint64_t addr2, uint64_t aux);
 
 /* The site table of a rewritten module, tag by tag from 0 (the memory
@@ -61,9 +61,9 @@ int tracer_add_sites(uint32_t tag, uint64_t bias, const memtap_site *sites,
 /* Appends the calling thread's entries logged by rewritten code as access
  * runs (one sequence reservation per run); what cannot be written is
  * counted lost.  Returns 0, taking nothing, when a shadow tool runs: it
- * gets the accesses as records through tracer_emit_accesses, one by one. */
+ * gets the accesses as records through tracer_record_accesses, one by one. */
 int tracer_append_entries(const trace_entry *e, const trace_entry *end);
-void tracer_emit_accesses(const memtap_record *r, size_t n);
+void tracer_record_accesses(const memtap_record *r, size_t n);
 
 /* Next allocation number (MadT's dynamic memory counter). */
 uint64_t tracer_next_alloc_id(void);

@@ -177,7 +177,7 @@ static mt_entry *keep_entries(mt_entry *e, mt_entry *end)
     return out;
 }
 
-static void emit_entries(mt_entry *e, mt_entry *end)
+static void hand_over_entries(mt_entry *e, mt_entry *end)
 {
     if (atomic_load(&rt.closed))
         return;
@@ -195,12 +195,12 @@ static void emit_entries(mt_entry *e, mt_entry *end)
     size_t n = 0;
     for (; e < end; e++) {
         if (n + TRACE_ENTRY_RECORDS_MAX > BATCH) {
-            tracer_emit_accesses(batch, n);
+            tracer_record_accesses(batch, n);
             n = 0;
         }
         n += entry_records(e, &batch[n]);
     }
-    tracer_emit_accesses(batch, n);
+    tracer_record_accesses(batch, n);
 }
 
 /* The calling thread's log: its own state, or the one its own-work mode
@@ -238,7 +238,7 @@ static void drain(void)
     if (base && end >= base && end <= base + ENTRIES && !rt.discard) {
         atomic_fetch_add_explicit(&rt.entries, (uint64_t)(end - base),
                                   memory_order_relaxed);
-        emit_entries(base, end);
+        hand_over_entries(base, end);
     }
     if (base) {
         real->cursor = (uint64_t)(uintptr_t)base;
@@ -341,7 +341,7 @@ static void rewritten_finish(void)
         const rt_module *mod = &rt.mods[m];
         for (uint32_t b = 0; mod->counters && b < mod->nblocks; b++)
             if (mod->counters[b])
-                tracer_emit(MEMTAP_EV_BLOCK_COUNT, 0, mod->bias + mod->blocks[b],
+                tracer_record(MEMTAP_EV_BLOCK_COUNT, 0, mod->bias + mod->blocks[b],
                             mod->blocks[b], 0, mod->source_id, mod->counters[b]);
     }
     if (rt.consume_end) {
@@ -396,11 +396,11 @@ static void compare_loads(const mt_trap *t, const ucontext_t *uc,
         if (t->string == MT_STRING_CMPS) {
             a = element(src, t->size);
             if (kept(src))
-                tracer_emit(MEMTAP_EV_LOAD, 0, pc, src, t->size, 0, 0);
+                tracer_record(MEMTAP_EV_LOAD, 0, pc, src, t->size, 0, 0);
         }
         uint64_t b = element(dst, t->size);
         if (kept(dst))
-            tracer_emit(MEMTAP_EV_LOAD, 0, pc, dst, t->size, 0, 0);
+            tracer_record(MEMTAP_EV_LOAD, 0, pc, dst, t->size, 0, 0);
         if ((t->rep == MT_REP_E && a != b) || (t->rep == MT_REP_NE && a == b))
             break;
     }

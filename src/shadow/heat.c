@@ -19,7 +19,7 @@
 static struct {
     memtap_shadow *space;
     uint64_t chunk;
-    tool_emit_fn emit;
+    tool_record_fn record;
 } h;
 
 static void count(uint64_t *c)
@@ -54,7 +54,7 @@ static void harvest(uint64_t lo, uint64_t hi, void *sh)
             continue;
         uint64_t n = __atomic_exchange_n(shadow, 0, __ATOMIC_RELAXED);
         if (n)
-            h.emit(MEMTAP_EV_HEAT, 0, w, h.chunk, 0, n);
+            h.record(MEMTAP_EV_HEAT, 0, w, h.chunk, 0, n);
     }
 }
 
@@ -67,7 +67,7 @@ static void on_remove(void *user, uintptr_t lo, uintptr_t hi, void *shadow)
 static int heat_init(const tool_options *opt, memtap_shadow **space)
 {
     h.chunk = opt->chunk;
-    h.emit = opt->emit;
+    h.record = opt->record;
     memtap_shadow_client c;
     memset(&c, 0, sizeof c);
     c.app_bytes = WORD;

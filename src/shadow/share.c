@@ -24,7 +24,7 @@ typedef struct word_meta {
 
 static struct {
     memtap_shadow *space;
-    tool_emit_fn emit;
+    tool_record_fn record;
 } sh;
 
 static uint32_t bit_of(const memtap_shadow_thread *t)
@@ -72,7 +72,7 @@ static void harvest(uint64_t lo, uint64_t hi, void *metadata)
         if (threads & (threads - 1)) {
             for (size_t k = 0; k < n; k++)
                 if (w[k].accessed)
-                    sh.emit(MEMTAP_EV_SHARE, 0, a + k * WORD, WORD, 0,
+                    sh.record(MEMTAP_EV_SHARE, 0, a + k * WORD, WORD, 0,
                             w[k].accessed | (uint64_t)w[k].written << 32);
         }
         if (threads)
@@ -92,12 +92,12 @@ static void on_thread(void *user, memtap_shadow_thread *t)
 {
     (void)user;
     t->user = (void *)(uintptr_t)(1u << (t->index % 32));
-    sh.emit(MEMTAP_EV_SHADOW_THREAD, 0, 0, 0, 0, t->index);
+    sh.record(MEMTAP_EV_SHADOW_THREAD, 0, 0, 0, 0, t->index);
 }
 
 static int share_init(const tool_options *opt, memtap_shadow **space)
 {
-    sh.emit = opt->emit;
+    sh.record = opt->record;
     memtap_shadow_client c;
     memset(&c, 0, sizeof c);
     c.app_bytes = WORD;

@@ -6,7 +6,7 @@
  * An engine (the preload library today, rewritten programs later) hosts at
  * most one tool per process.  It reports the program's accesses, block
  * operations and heap calls; the tool's summary records go back through the
- * host's emit function into the .mtr file, where the memtap command names
+ * host's record function into the .mtr file, where the memtap command names
  * them with the symbolizer.  Everything here runs inside the traced process
  * (in signal handlers too): no malloc, no stdio, no locks.
  */
@@ -19,7 +19,7 @@
 #include "memtap/trace.h"
 
 /* Writes one summary record (the host fills seq and thread). */
-typedef void (*tool_emit_fn)(uint8_t kind, uint64_t pc, uint64_t addr,
+typedef void (*tool_record_fn)(uint8_t kind, uint64_t pc, uint64_t addr,
                              uint64_t size, uint64_t addr2, uint64_t aux);
 
 /* The host hears that the instruction at pc needs checking no more (its
@@ -30,7 +30,7 @@ typedef struct tool_options {
     uint32_t chunk;        /* heat: bytes per counter (power of two, >= 8) */
     int check_once;        /* uninit: an instruction whose read was found
                               initialized is not checked again */
-    tool_emit_fn emit;
+    tool_record_fn record;
     tool_passed_fn passed; /* with check_once, or NULL */
 } tool_options;
 

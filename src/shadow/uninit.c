@@ -38,7 +38,7 @@ typedef struct site {
 
 static struct {
     memtap_shadow *space;
-    tool_emit_fn emit;
+    tool_record_fn record;
     tool_passed_fn passed;
     int check_once;
     site *sites;               /* open addressing, keyed by pc */
@@ -73,7 +73,7 @@ static void report(uint64_t pc, uint64_t addr, uint64_t size, uint64_t first,
             SITE_REPORTED)
             return;
     }
-    u.emit(MEMTAP_EV_UNINIT, pc, first, size, addr, undefined);
+    u.record(MEMTAP_EV_UNINIT, pc, first, size, addr, undefined);
 }
 
 /* Checks a read of [addr, addr+len) by pc. */
@@ -149,7 +149,7 @@ static void copy_state(memtap_shadow_thread *t, uint64_t dst, uint64_t src,
 
 static int uninit_init(const tool_options *opt, memtap_shadow **space)
 {
-    u.emit = opt->emit;
+    u.record = opt->record;
     u.check_once = opt->check_once;
     u.passed = opt->passed;
     long p = raw_syscall6(SYS_mmap, 0, SITES * sizeof(site),
@@ -220,7 +220,7 @@ static void uninit_finish(void)
 {
     for (uint32_t i = 0; i < SITES; i++)
         if (u.sites[i].count)
-            u.emit(MEMTAP_EV_UNINIT_TOTAL, u.sites[i].pc, 0, 0, 0,
+            u.record(MEMTAP_EV_UNINIT_TOTAL, u.sites[i].pc, 0, 0, 0,
                    u.sites[i].count);
 }
 
