@@ -19,6 +19,7 @@
  */
 #define _GNU_SOURCE
 #include "complete.h"
+#include "config.h"
 
 #include "sys/env.h"
 #include "sys/hash.h"
@@ -166,8 +167,7 @@ static void *map(size_t len, int prot)
 
 int complete_init(void)
 {
-    const char *path = getenv(ENV_FAULT_PATH);
-    if (path && strcmp(path, "step") == 0)
+    if (config()->fault_step)
         return -1;
     c.forked_mark = map(4096, PROT_READ | PROT_WRITE);
     if (c.forked_mark &&

@@ -9,6 +9,7 @@
  * it is and `memtap run` warns.
  */
 #include "preload/execcopy.h"
+#include "config.h"
 #include "sys/env.h"
 
 #include "cache/key.h"
@@ -27,8 +28,10 @@
 
 static struct {
     int on;
-    char dir[PATH_MAX], salt[256], command[PATH_MAX];
-    char bypass[64], tested[1100]; /* "MEMTAP_BYPASS=..." for cache add */
+    const char *dir, *salt, *command;  /* config()'s */
+    /* "MEMTAP_BYPASS=..." and "MEMTAP_TESTED=..." for cache add */
+    char bypass[sizeof ENV_BYPASS + 16];
+    char tested[sizeof ENV_TESTED + ENV_TESTED_MAX];
 } ec;
 
 /* Copies a then b (either may be NULL) into out (cap bytes); 0, or -1
@@ -49,17 +52,14 @@ static int put(char *out, size_t cap, const char *a, const char *b)
 
 void execcopy_init(void)
 {
-    const char *dir = getenv(ENV_CACHE), *salt = getenv(ENV_CACHE_SALT);
-    const char *command = getenv(ENV_COMMAND);
-    if (!dir || !*dir || !salt || !command || !*command)
+    const preload_config *c = config();
+    if (!*c->cache || !*c->cache_salt || !*c->command)
         return;
-    ec.on = put(ec.dir, sizeof ec.dir, "", dir) == 0 &&
-            put(ec.salt, sizeof ec.salt, "", salt) == 0 &&
-            put(ec.command, sizeof ec.command, "", command) == 0 &&
-            put(ec.bypass, sizeof ec.bypass, ENV_BYPASS "=",
-                getenv(ENV_BYPASS)) == 0 &&
-            put(ec.tested, sizeof ec.tested, ENV_TESTED "=",
-                getenv(ENV_TESTED)) == 0;
+    ec.dir = c->cache;
+    ec.salt = c->cache_salt;
+    ec.command = c->command;
+    ec.on = put(ec.bypass, sizeof ec.bypass, ENV_BYPASS "=", c->bypass) == 0 &&
+            put(ec.tested, sizeof ec.tested, ENV_TESTED "=", c->tested) == 0;
 }
 
 /* Whether the open file is a dynamically linked ELF program (a PT_INTERP
@@ -95,7 +95,8 @@ static int exists(const char *path)
  * not a vfork: the child runs C code before its exec. */
 static void add_to_cache(const char *real)
 {
-    char *argv[] = { ec.command, "cache", "add", "--dir", ec.dir, "-q",
+    char *argv[] = { (char *)ec.command, "cache", "add", "--dir",
+                     (char *)ec.dir, "-q",
                      (char *)real, NULL };
     char *envp[] = { "PATH=/usr/bin:/bin", ec.bypass, ec.tested, NULL };
     long pid = raw_syscall6(SYS_clone, SIGCHLD, 0, 0, 0, 0, 0);

@@ -2,6 +2,7 @@
  * ignore.c - the --ignore ranges (ignore.h), a range set (ranges.h).
  */
 #include "preload/ignore.h"
+#include "config.h"
 
 #include "memtap/trace.h"
 #include "preload/ranges.h"
@@ -12,7 +13,7 @@
 static range_set ig;
 static _Atomic uint64_t hits;
 
-void ignore_init(void) { ranges_parse(&ig, getenv(ENV_IGNORE)); }
+void ignore_init(void) { ranges_parse(&ig, config()->ignore); }
 
 void ignore_module_loaded(const char *path, uint64_t bias)
 {

@@ -6,6 +6,7 @@
  */
 #define _GNU_SOURCE
 #include "complete.h"
+#include "config.h"
 #include "fault.h"
 #include "watch.h"
 #include "sys/env.h"
@@ -390,9 +391,8 @@ MEMTAP_EXPORT int __libc_start_main(main_fn main, int argc, char **argv,
     typedef int (*start_fn)(main_fn, int, char **, void (*)(void),
                             void (*)(void), void (*)(void), void *);
     start_fn real = (start_fn)dlsym(RTLD_NEXT, "__libc_start_main");
-    const char *window = getenv(ENV_WINDOW);
-    start_at_main = (fault_enabled() || rewritten_modules() > 0) && window &&
-                    strcmp(window, "main") == 0;
+    start_at_main = (fault_enabled() || rewritten_modules() > 0) &&
+                    config()->window == WINDOW_MAIN;
     program_main = main;
     return real(main_hook, argc, argv, init, fini, rtld_fini, stack_end);
 }
@@ -445,7 +445,7 @@ static const tracer_client process_client = {
 /* MEMTAP_ONLY (sys/only.h); all when unset, empty or not such a list. */
 static unsigned kept_memory(void)
 {
-    const char *only = getenv(ENV_ONLY);
+    const char *only = config()->only;
     int keep = only ? only_parse(only) : -1;
     return keep < 0 ? RT_KEEP_ALL : (unsigned)keep;
 }
@@ -494,11 +494,9 @@ static void start_static_engine(int open)
  * rewritten code is loaded, else the fault engine. */
 static void start_engines(void)
 {
-    const char *acc = getenv(ENV_ACCESSES);
-    if (!acc || strcmp(acc, "1") != 0)
+    if (!config()->accesses)
         return;
-    const char *window = getenv(ENV_WINDOW);
-    int open = !window || strcmp(window, "all") == 0;
+    int open = config()->window == WINDOW_ALL;
     if (rewritten_modules() > 0) {
         start_static_engine(open);
         return;

@@ -8,6 +8,7 @@
  * says, are recorded element by element either way (by their engines).
  */
 #include "strings.h"
+#include "config.h"
 
 #include "memtap/trace.h"
 #include "sys/env.h"
@@ -20,8 +21,7 @@ static int per_element;
 
 void strings_init(void)
 {
-    const char *v = getenv(ENV_STRING_ELEMENTS);
-    per_element = v && strcmp(v, "1") == 0;
+    per_element = config()->string_elements;
 }
 
 int strings_per_element(void) { return per_element; }

@@ -6,6 +6,7 @@
  */
 #define _GNU_SOURCE
 #include "tools.h"
+#include "config.h"
 #include "sys/rawsys.h"
 #include "sys/env.h"
 #include "sys/hash.h"
@@ -48,8 +49,9 @@ static void warn(const char *msg)
 
 void tools_init(void)
 {
-    const char *name = getenv(ENV_TOOL);
-    if (!name || !*name)
+    const preload_config *c = config();
+    const char *name = c->tool;
+    if (!*name)
         return;
     const shadow_tool *tool = tool_by_name(name);
     if (!tool) {
@@ -57,11 +59,9 @@ void tools_init(void)
         return;
     }
     tool_options opt = { 64, 0, record, rewritten_check_passed };
-    const char *chunk = getenv(ENV_TOOL_CHUNK);
-    if (chunk && *chunk)
-        opt.chunk = (uint32_t)strtoul(chunk, NULL, 10);
-    const char *once = getenv(ENV_TOOL_CHECK_ONCE);
-    opt.check_once = once && strcmp(once, "1") == 0;
+    if (c->tool_chunk >= 0)
+        opt.chunk = (uint32_t)c->tool_chunk;
+    opt.check_once = c->check_once;
     if (opt.chunk < 8 || opt.chunk > 4096 || (opt.chunk & (opt.chunk - 1))) {
         warn("memtap: MEMTAP_TOOL_CHUNK: a power of two from 8 to 4096\n");
         return;

@@ -24,6 +24,7 @@
  */
 #define _GNU_SOURCE
 #include "tracer.h"
+#include "config.h"
 #include "watch.h"
 #include "sys/env.h"
 #include "sys/spin.h"
@@ -231,10 +232,9 @@ static void write_chunk(const void *buf, size_t len, uint64_t n)
 /* Maps the status page memtap run shares (MEMTAP_STATUS_FD). */
 static void map_status(void)
 {
-    const char *v = getenv(ENV_STATUS_FD);
-    if (!v || !*v)
+    int fd = config()->status_fd;
+    if (fd < 0)
         return;
-    int fd = atoi(v);
     long p = raw_syscall6(SYS_mmap, 0, MEMTAP_STATUS_SIZE,
                           PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     if (p < 0 && p > -4096)
@@ -1030,27 +1030,22 @@ void tracer_after_fork_child(void)
 
 void tracer_init(void)
 {
-    const char *out = getenv(ENV_OUTPUT);
-    if (!out || !*out || strlen(out) >= sizeof g.base_path - 32)
+    const preload_config *c = config();
+    if (!*c->output || strlen(c->output) >= sizeof g.base_path - 32)
         return;
-    strcpy(g.base_path, out);
+    strcpy(g.base_path, c->output);
     map_status();
-    g.cap = DEFAULT_RECORDS;
-    const char *cap = getenv(ENV_BUFFER_RECORDS);
-    if (cap && atoi(cap) >= 64 && atoi(cap) <= (1 << 20))
-        g.cap = (uint32_t)atoi(cap);
+    g.cap = c->buffer_records ? c->buffer_records : DEFAULT_RECORDS;
     g.meta_out_cap = trace_chunk_bound(META_MAX);
-    const char *comp = getenv(ENV_COMPRESS);
-    if (comp && strcmp(comp, "fast") == 0)
+    if (strcmp(c->compress, "fast") == 0)
         g.compression = TRACE_FAST;
-    else if (comp && strcmp(comp, "small") == 0)
+    else if (strcmp(c->compress, "small") == 0)
         g.compression = TRACE_SMALL;
-    const char *writer = getenv(ENV_WRITER);
-    if (writer && strcmp(writer, "all") == 0)
+    if (strcmp(c->writer, "all") == 0)
         g.writer.wanted = WRITER_ALL;
-    else if (writer && strcmp(writer, "mix") == 0)
+    else if (strcmp(c->writer, "mix") == 0)
         g.writer.wanted = WRITER_SHARED;
-    else if (writer && strcmp(writer, "off") == 0)
+    else if (strcmp(c->writer, "off") == 0)
         g.writer.wanted = WRITER_NONE;
     else
         g.writer.wanted = hidden_thread_cpus() > 1 ? WRITER_SHARED

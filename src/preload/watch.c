@@ -5,6 +5,7 @@
  * without one (a slot is published by the release store of its start).
  */
 #include "preload/watch.h"
+#include "config.h"
 
 #include "preload/fault.h"
 #include "preload/pagemap.h"
@@ -35,8 +36,8 @@ static struct {
 
 void watch_init(void)
 {
-    ranges_parse(&w.objects, getenv(ENV_WATCH));
-    ranges_parse(&w.sites, getenv(ENV_WATCH_SITES));
+    ranges_parse(&w.objects, config()->watch);
+    ranges_parse(&w.sites, config()->watch_sites);
     w.on = w.objects.given || w.sites.given;
     for (int i = 0; i < RANGES_MAX; i++)
         w.prot[i] = PROT_READ | PROT_WRITE;

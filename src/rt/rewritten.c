@@ -26,6 +26,7 @@
  */
 #define _GNU_SOURCE
 #include "rewritten.h"
+#include "preload/config.h"
 #include "preload/watch.h"
 #include "sys/env.h"
 #include "sys/spin.h"
@@ -795,8 +796,8 @@ static void say(const char *const *parts)
 static void load_consumer(void)
 {
     static int tried;
-    const char *path = getenv(ENV_CONSUMER);
-    if (tried || !path || !*path)
+    const char *path = config()->consumer;
+    if (tried || !*path)
         return;
     tried = 1;
     void *lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
@@ -819,11 +820,9 @@ void rewritten_scan(void)
         return;
     load_consumer(); /* its dlopen comes back here: before the lock */
     spin_acquire(&rt.lock);
-    const char *discard = getenv(ENV_REWRITE_DISCARD);
-    rt.discard = discard && discard[0] == '1';
-    rt.debug_traps = getenv(ENV_DEBUG_TRAPS) != NULL;
-    const char *once = getenv(ENV_TOOL_CHECK_ONCE);
-    rt.check_once = once && strcmp(once, "1") == 0;
+    rt.discard = config()->rewrite_discard;
+    rt.debug_traps = config()->debug_traps;
+    rt.check_once = config()->check_once;
     dl_iterate_phdr(find_rewritten, NULL);
     spin_release(&rt.lock);
 }
