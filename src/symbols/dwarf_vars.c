@@ -5,6 +5,7 @@
  */
 #define _GNU_SOURCE
 #include "dwarf_vars.h"
+#include "sys/bisect.h"
 #include "sys/vec.h"
 
 #include <dwarf.h>
@@ -219,14 +220,7 @@ static int into_element(Dwarf_Die *type, uint64_t *off, char *buf, size_t cap,
 /* The DWARF variable holding addr, or NULL. */
 static const dwarf_var *variable_at(const dwarf_vars *vs, uint64_t addr)
 {
-    size_t lo = 0, hi = vs->nvars;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (vs->vars[mid].addr <= addr)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
+    size_t lo = BISECT_AFTER(vs->vars, vs->nvars, addr, addr);
     for (size_t i = lo, steps = 0; i-- > 0 && steps < 8; steps++) {
         const dwarf_var *c = &vs->vars[i];
         if (addr - c->addr < (c->size ? c->size : 1))

@@ -8,6 +8,7 @@
 #define _GNU_SOURCE
 #include "elfimage.h"
 #include "dwarf_vars.h"
+#include "sys/bisect.h"
 #include "sys/vec.h"
 
 #include <dlfcn.h>
@@ -301,14 +302,7 @@ const elf_symbol *elf_image_symbol(const elf_image *img, uint64_t addr,
                                    int want_func)
 {
     /* last symbol starting at or before addr */
-    size_t lo = 0, hi = img->nsyms;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (img->syms[mid].addr <= addr)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
+    size_t lo = BISECT_AFTER(img->syms, img->nsyms, addr, addr);
     /* walk back over a few neighbours: nested or aliased symbols */
     const elf_symbol *best = NULL;
     for (size_t i = lo, steps = 0; i-- > 0 && steps < 64; steps++) {
@@ -328,14 +322,7 @@ const elf_symbol *elf_image_symbol(const elf_image *img, uint64_t addr,
 
 const elf_section *elf_image_section(const elf_image *img, uint64_t addr)
 {
-    size_t lo = 0, hi = img->nsecs;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (img->secs[mid].addr <= addr)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
+    size_t lo = BISECT_AFTER(img->secs, img->nsecs, addr, addr);
     /* .tbss overlaps the sections after it: look one further back */
     for (size_t i = lo, steps = 0; i-- > 0 && steps < 2; steps++)
         if (addr - img->secs[i].addr < img->secs[i].size)

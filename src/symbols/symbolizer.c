@@ -7,6 +7,7 @@
 #include "symbolizer.h"
 
 #include "elfimage.h"
+#include "sys/bisect.h"
 
 #include <inttypes.h>
 #include <stdlib.h>
@@ -46,14 +47,7 @@ static int cmp_range(const void *a, const void *b)
 
 static const range *find_range(const range *r, size_t n, uint64_t addr)
 {
-    size_t lo = 0, hi = n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (r[mid].start <= addr)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
+    size_t lo = BISECT_AFTER(r, n, start, addr);
     return lo && addr < r[lo - 1].end ? &r[lo - 1] : NULL;
 }
 
