@@ -35,6 +35,10 @@ struct renderer {
      * every other write to out comes after what is here (stream()). */
     char *buf;
     size_t used;
+    /* --raw: the heap block an address was last found in, and its region
+     * (until the next heap event) */
+    uint64_t raw_lo, raw_hi;
+    const char *raw_name;
 };
 
 renderer *renderer_create(symbolizer *sym, const render_options *opt,
@@ -274,6 +278,13 @@ static void line_begin(renderer *r, line *l, uint8_t kind, char mark,
     put_c(l, ':');
 }
 
+static const char *raw_region(renderer *r, uint64_t addr)
+{
+    if (addr - r->raw_lo >= r->raw_hi - r->raw_lo)
+        r->raw_name = namer_region(r->names, addr, &r->raw_lo, &r->raw_hi);
+    return r->raw_name;
+}
+
 static void print_raw(renderer *r, const memtap_event *ev)
 {
     const memtap_record *x = &ev->rec;
@@ -283,7 +294,7 @@ static void print_raw(renderer *r, const memtap_event *ev)
         put_lit(&l, "0x");
         put_x(&l, x->addr, 1);
         put_lit(&l, ", ");
-        put_s(&l, namer_region(r->names, x->addr));
+        put_s(&l, raw_region(r, x->addr));
         put_lit(&l, ", 0x");
         put_x(&l, x->pc, 1);
         put_c(&l, '\n');
@@ -339,10 +350,21 @@ static void print_symbolic(renderer *r, const memtap_event *ev,
     const memtap_record *x = &ev->rec;
     char a[NAME_MAX_LEN], b[NAME_MAX_LEN], c[NAME_MAX_LEN];
     if (x->kind == MEMTAP_EV_LOAD || x->kind == MEMTAP_EV_STORE) {
-        const char *region = namer_name_data(r->names, x->addr, a, sizeof a);
+        uint64_t off;
+        const char *region;
+        const char *blk = namer_heap_name(r->names, x->addr, &off, &region, a,
+                                          sizeof a);
+        if (!blk)
+            region = namer_name_data(r->names, x->addr, a, sizeof a);
         line l; /* "L$12:<malloc0013@f+45>+8, [heap], g+73" */
         line_begin(r, &l, x->kind, '$', x->seq);
-        put_s(&l, a);
+        if (blk) {
+            put_s(&l, blk);
+            put_c(&l, '+');
+            put_u(&l, off);
+        } else {
+            put_s(&l, a);
+        }
         put_lit(&l, ", ");
         put_s(&l, region);
         put_lit(&l, ", ");
@@ -501,13 +523,18 @@ void renderer_begin(renderer *r)
 void renderer_learn(renderer *r, const memtap_event *ev)
 {
     namer_learn(r->names, &ev->rec, NULL);
+    if (heap_map_kind(ev->rec.kind))
+        r->raw_lo = r->raw_hi = 0; /* raw_region's block may be gone */
 }
 
 void renderer_event(renderer *r, const memtap_event *ev)
 {
     heap_block old;
-    int is_heap = heap_map_kind(ev->rec.kind);
-    int had_old = namer_learn(r->names, &ev->rec, &old);
+    int is_heap = heap_map_kind(ev->rec.kind), had_old = 0;
+    if (is_heap) {
+        had_old = namer_learn(r->names, &ev->rec, &old);
+        r->raw_lo = r->raw_hi = 0; /* raw_region's block may be gone */
+    }
     switch (r->opt.format) {
     case RENDER_LACKEY:
         print_lackey(r, &ev->rec);

@@ -202,18 +202,6 @@ static int unmap_range(heap_map *m, uint64_t addr, uint64_t len,
     return found;
 }
 
-int heap_map_kind(uint8_t kind)
-{
-    switch (kind) {
-    case MEMTAP_EV_MALLOC: case MEMTAP_EV_CALLOC: case MEMTAP_EV_MMAP:
-    case MEMTAP_EV_REALLOC: case MEMTAP_EV_MREMAP: case MEMTAP_EV_FREE:
-    case MEMTAP_EV_MUNMAP:
-        return 1;
-    default:
-        return 0;
-    }
-}
-
 int heap_map_apply(heap_map *m, const memtap_record *r, heap_block *old)
 {
     heap_block b = { r->addr, r->size, r->aux, r->pc, r->kind, r->flags, 0 };

@@ -26,8 +26,19 @@ typedef struct heap_map heap_map;
 heap_map *heap_map_create(void);
 void heap_map_destroy(heap_map *m);
 
-/* Whether events of kind change the heap map: MadT's M C P R E F U. */
-int heap_map_kind(uint8_t kind);
+/* Whether events of kind change the heap map: MadT's M C P R E F U (inline:
+ * asked of every event of a trace). */
+static inline int heap_map_kind(uint8_t kind)
+{
+    switch (kind) {
+    case MEMTAP_EV_MALLOC: case MEMTAP_EV_CALLOC: case MEMTAP_EV_MMAP:
+    case MEMTAP_EV_REALLOC: case MEMTAP_EV_MREMAP: case MEMTAP_EV_FREE:
+    case MEMTAP_EV_MUNMAP:
+        return 1;
+    default:
+        return 0;
+    }
+}
 
 /* Applies an event (non-allocation kinds are ignored).  When old is not
  * NULL it receives the block an F, U, R or E event released, if any

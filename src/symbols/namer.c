@@ -37,9 +37,6 @@ struct namer {
     heap_map *heap;
     code_slot *codes;            /* CODE_CACHE slots, direct-mapped */
     block_slot *blocks;          /* BLOCK_CACHE slots, direct-mapped */
-    /* namer_region: the heap block an address was last found in */
-    uint64_t region_lo, region_hi;
-    const char *region;
 };
 
 namer *namer_create(symbolizer *sym, int lines)
@@ -71,10 +68,7 @@ void namer_destroy(namer *n)
 
 int namer_learn(namer *n, const memtap_record *x, heap_block *old)
 {
-    if (!heap_map_kind(x->kind))
-        return 0;
-    n->region_lo = n->region_hi = 0; /* what namer_region kept may not hold */
-    return heap_map_apply(n->heap, x, old);
+    return heap_map_kind(x->kind) ? heap_map_apply(n->heap, x, old) : 0;
 }
 
 const heap_block *namer_block_at(const namer *n, uint64_t addr)
@@ -93,10 +87,10 @@ void namer_data(namer *n, uint64_t addr, data_name *out)
 {
     const heap_block *b = heap_map_find(n->heap, addr);
     if (b) {
-        memset(out, 0, sizeof *out);
         out->kind = DATA_HEAP;
         out->addr = addr;
         out->start = b->start;
+        out->object = out->module = NULL;
         out->region = block_region(b);
         out->block = *b;
     } else if (n->sym) {
@@ -109,17 +103,15 @@ void namer_data(namer *n, uint64_t addr, data_name *out)
     }
 }
 
-const char *namer_region(namer *n, uint64_t addr)
+const char *namer_region(namer *n, uint64_t addr, uint64_t *lo, uint64_t *hi)
 {
-    if (addr - n->region_lo < n->region_hi - n->region_lo)
-        return n->region;
     const heap_block *b = heap_map_find(n->heap, addr);
     if (b) {
-        n->region_lo = b->start;
-        n->region_hi = b->start + (b->size ? b->size : 1);
-        n->region = block_region(b);
-        return n->region;
+        *lo = b->start;
+        *hi = b->start + (b->size ? b->size : 1);
+        return block_region(b);
     }
+    *lo = *hi = 0;
     return n->sym ? symbolizer_region(n->sym, addr) : "[unknown]";
 }
 
@@ -169,12 +161,13 @@ const char *namer_block_name(namer *n, const heap_block *b, char *buf,
     return buf;
 }
 
-/* "BLOCK+OFFSET" by hand: the most common name of all. */
-static void heap_text(namer *n, const data_name *d, char *buf, size_t cap)
+/* "BLOCK+OFFSET" of addr in blk, by hand: the most common name of all. */
+static void heap_text(namer *n, const heap_block *blk, uint64_t addr,
+                      char *buf, size_t cap)
 {
     char name[SITE_MAX + 32], digits[24];
-    const char *b = namer_block_name(n, &d->block, name, sizeof name);
-    uint64_t off = d->addr - d->start;
+    const char *b = namer_block_name(n, blk, name, sizeof name);
+    uint64_t off = addr - blk->start;
     size_t k = sizeof digits;
     digits[--k] = '\0';
     do
@@ -193,7 +186,7 @@ static void heap_text(namer *n, const data_name *d, char *buf, size_t cap)
 void namer_data_text(namer *n, const data_name *d, char *buf, size_t cap)
 {
     if (d->kind == DATA_HEAP)
-        heap_text(n, d, buf, cap);
+        heap_text(n, &d->block, d->addr, buf, cap);
     else if (n->sym)
         symbolizer_data_text(n->sym, d, buf, cap);
     else
@@ -211,8 +204,24 @@ void namer_object_text(namer *n, const data_name *d, char *buf, size_t cap)
         snprintf(buf, cap, "%s", b);
 }
 
+const char *namer_heap_name(namer *n, uint64_t addr, uint64_t *off,
+                            const char **region, char *buf, size_t cap)
+{
+    const heap_block *b = heap_map_find(n->heap, addr);
+    if (!b)
+        return NULL;
+    *off = addr - b->start;
+    *region = block_region(b);
+    return namer_block_name(n, b, buf, cap);
+}
+
 const char *namer_name_data(namer *n, uint64_t addr, char *buf, size_t cap)
 {
+    const heap_block *b = heap_map_find(n->heap, addr);
+    if (b) { /* the block as it is in the map: no copy */
+        heap_text(n, b, addr, buf, cap);
+        return block_region(b);
+    }
     data_name d;
     namer_data(n, addr, &d);
     namer_data_text(n, &d, buf, cap);

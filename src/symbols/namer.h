@@ -41,8 +41,18 @@ void namer_object_text(namer *n, const data_name *d, char *buf, size_t cap);
 /* namer_data and namer_data_text in one step; returns the region. */
 const char *namer_name_data(namer *n, uint64_t addr, char *buf, size_t cap);
 
-/* The region holding addr alone, with the heap block found last kept. */
-const char *namer_region(namer *n, uint64_t addr);
+/* When addr is in a heap block: the block's name (buf or a name the namer
+ * keeps), with *off the offset in it and *region its region; else NULL.
+ * namer_name_data's heap case in parts, for callers that write the
+ * offset themselves. */
+const char *namer_heap_name(namer *n, uint64_t addr, uint64_t *off,
+                            const char **region, char *buf, size_t cap);
+
+/* The region holding addr alone; [*lo, *hi) is the heap block holding it,
+ * where the answer holds until the next heap event (empty outside the
+ * heap). */
+const char *namer_region(namer *n, uint64_t addr, uint64_t *lo,
+                         uint64_t *hi);
 
 /* The live or released heap block holding addr, or NULL. */
 const heap_block *namer_block_at(const namer *n, uint64_t addr);
