@@ -42,11 +42,6 @@ static void record(uint8_t kind, uint64_t pc, uint64_t addr, uint64_t size,
     tracer_record(kind, 0, pc, addr, size, addr2, aux);
 }
 
-static void warn(const char *msg)
-{
-    raw_say(msg, strlen(msg));
-}
-
 void tools_init(void)
 {
     const preload_config *c = config();
@@ -55,7 +50,8 @@ void tools_init(void)
         return;
     const shadow_tool *tool = tool_by_name(name);
     if (!tool) {
-        warn("memtap: MEMTAP_TOOL: no such tool (heat, share, uninit)\n");
+        raw_say_lit("memtap: MEMTAP_TOOL: no such tool (heat, share, "
+                    "uninit)\n");
         return;
     }
     tool_options opt = { 64, 0, record, rewritten_check_passed };
@@ -63,11 +59,12 @@ void tools_init(void)
         opt.chunk = (uint32_t)c->tool_chunk;
     opt.check_once = c->check_once;
     if (opt.chunk < 8 || opt.chunk > 4096 || (opt.chunk & (opt.chunk - 1))) {
-        warn("memtap: MEMTAP_TOOL_CHUNK: a power of two from 8 to 4096\n");
+        raw_say_lit("memtap: MEMTAP_TOOL_CHUNK: a power of two from 8 to "
+                    "4096\n");
         return;
     }
     if (tool->init(&opt, &g.space) != 0) {
-        warn("memtap: the shadow memory cannot be set up\n");
+        raw_say_lit("memtap: the shadow memory cannot be set up\n");
         return;
     }
     g.tool = tool;

@@ -578,7 +578,6 @@ static void write_traps(const rt_module *mod)
     }
 }
 
-static void say(const char *const *parts);
 
 /* A file rewritten for another runtime logs nothing itself: say so,
  * once (the fault engine may still trace it). */
@@ -595,7 +594,7 @@ static void refuse(const char *name, const mt_rewrite_header *h)
                           ": rewritten by another version of memtap "
                           "instrument; its instrumentation is not used "
                           "(instrument it again)\n", NULL };
-    say(msg);
+    raw_say_parts(msg);
 }
 
 /* Whether the header's check-once slots all lie in the segment at `at`,
@@ -722,7 +721,7 @@ static void hook(uint64_t bias, const mt_rewrite_header *h, const char *name)
         const char *msg[] = { "memtap: ", name && *name ? name : "the program",
                               ": its sites cannot be described in the trace; "
                               "its instrumentation is not used\n", NULL };
-        say(msg);
+        raw_say_parts(msg);
         return;
     }
     rt.tabs[m] = (trace_site_table){ bias, sites, h->nsites, NULL };
@@ -785,13 +784,6 @@ static int find_rewritten(struct dl_phdr_info *info, size_t size, void *arg)
     return 0;
 }
 
-/* Writes the strings of a NULL-terminated list to stderr. */
-static void say(const char *const *parts)
-{
-    for (; *parts; parts++)
-        raw_say(*parts, strlen(*parts));
-}
-
 /* MEMTAP_CONSUMER: the user's shared object, loaded once. */
 static void load_consumer(void)
 {
@@ -807,7 +799,7 @@ static void load_consumer(void)
         const char *msg[] = { "memtap: consumer ", path, ": ",
                               why ? why : "no memtap_consume",
                               "; writing the trace instead\n", NULL };
-        say(msg);
+        raw_say_parts(msg);
         return;
     }
     rt.consume_end = (void (*)(void))dlsym(lib, "memtap_consume_end");

@@ -28,4 +28,12 @@ long raw_syscall6(long nr, long a, long b, long c, long d, long e, long f);
 /* A string literal's bytes, its NUL left out. */
 #define raw_say_lit(lit) raw_say(lit, sizeof lit - 1)
 
+/* The strings of a NULL-terminated list, one after the other (a message
+ * with names in it; numbers: preload/fmt.h). */
+static inline void raw_say_parts(const char *const *parts)
+{
+    for (; *parts; parts++)
+        raw_say(*parts, __builtin_strlen(*parts));
+}
+
 #endif
