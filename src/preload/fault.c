@@ -34,7 +34,7 @@
 #include "pagemap.h"
 #include "traced_set.h"
 #include "own_text.h"
-#include "tools.h"
+#include "shadow_host.h"
 #include "tracer.h"
 #include "stop_world.h"
 #include "strings.h"

@@ -14,7 +14,7 @@
 #include "watch.h"
 #include "rt/rewritten.h"
 #include "own_text.h"
-#include "tools.h"
+#include "shadow_host.h"
 #include "tracer.h"
 #include "stop_world.h"
 
@@ -138,8 +138,8 @@ MEMTAP_EXPORT void *calloc(size_t n, size_t size)
 /* A shadow-memory tool needs the size of a block being released. */
 static void note_block_size(void *p)
 {
-    if (p && tools_active() && recording())
-        tools_note_block_size(OWN(malloc_usable_size(p)));
+    if (p && shadow_host_active() && recording())
+        shadow_host_note_block_size(OWN(malloc_usable_size(p)));
 }
 
 static void *realloc_at(void *old, size_t size, uint64_t site)

@@ -27,7 +27,7 @@
 #include "modules.h"
 #include "own_text.h"
 #include "rt/rewritten.h"
-#include "tools.h"
+#include "shadow_host.h"
 #include "signals.h"
 #include "tracer.h"
 

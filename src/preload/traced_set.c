@@ -12,7 +12,7 @@
 
 #include "fault.h"
 #include "pagemap.h"
-#include "tools.h"
+#include "shadow_host.h"
 #include "tracer.h"
 #include "sys/futex_lock.h"
 #include "sys/hash.h"
@@ -354,7 +354,7 @@ void fault_move(uintptr_t old, size_t old_len, uintptr_t new_addr,
                 size_t new_len)
 {
     uint8_t st = pagemap_get(old);
-    tools_moved(old, old_len, new_addr, new_len);
+    shadow_host_moved(old, old_len, new_addr, new_len);
     untrack(old, old + old_len);
     if (st & PM_TRACKED)
         fault_track(new_addr, new_addr + new_len, st & PM_PROT_MASK,
@@ -363,7 +363,7 @@ void fault_move(uintptr_t old, size_t old_len, uintptr_t new_addr,
 
 void fault_untrack(uintptr_t start, uintptr_t end)
 {
-    tools_unmapped(start, end);
+    shadow_host_unmapped(start, end);
     untrack(start, end);
 }
 
@@ -372,7 +372,7 @@ long fault_unmap(long nr, const long *a)
     uintptr_t start = (uintptr_t)a[0], end = start + (uintptr_t)a[1];
     tracer_sync(); /* as untrack does */
     if (nr == SYS_mmap) /* the tools' shadow moves out of the way first */
-        tools_before_fixed(start, (size_t)a[1]);
+        shadow_host_before_fixed(start, (size_t)a[1]);
     atomic_fetch_add(&t.unmapping, 1);
     sigset_t old;
     int guard = pages_lock_guarded(&old);
@@ -385,7 +385,7 @@ long fault_unmap(long nr, const long *a)
     pages_unlock_guarded(guard, &old);
     atomic_fetch_sub(&t.unmapping, 1);
     if (done) /* the tools' own work: not under the lock */
-        tools_unmapped(start, end);
+        shadow_host_unmapped(start, end);
     return r;
 }
 

@@ -1,11 +1,11 @@
 /*
- * tools.c - hosting a shadow-memory tool in libmemtap.so: per-thread shadow
- * state and reference caches (one per instruction, hashed by pc: Umbra's
+ * shadow_host.c - hosting a shadow-memory tool in libmemtap.so: per-thread
+ * shadow state and reference caches (one per instruction, hashed by pc: Umbra's
  * O4), the mapping kept current from the program's memory calls, and the
  * translation of trace records into tool calls.
  */
 #define _GNU_SOURCE
-#include "tools.h"
+#include "shadow_host.h"
 #include "config.h"
 #include "sys/rawsys.h"
 #include "sys/env.h"
@@ -34,7 +34,7 @@ static __thread memtap_shadow_ref tls_refs[REFS]
 static __thread uint64_t tls_block_size
     __attribute__((tls_model("initial-exec")));
 
-int tools_active(void) { return g.tool != NULL; }
+int shadow_host_active(void) { return g.tool != NULL; }
 
 static void record(uint8_t kind, uint64_t pc, uint64_t addr, uint64_t size,
                  uint64_t addr2, uint64_t aux)
@@ -42,7 +42,7 @@ static void record(uint8_t kind, uint64_t pc, uint64_t addr, uint64_t size,
     tracer_record(kind, 0, pc, addr, size, addr2, aux);
 }
 
-void tools_init(void)
+void shadow_host_init(void)
 {
     const preload_config *c = config();
     const char *name = c->tool;
@@ -85,7 +85,7 @@ static memtap_shadow_ref *ref_of(uint64_t pc)
     return &tls_refs[fib_hash(pc, 7)];
 }
 
-void tools_note_block_size(uint64_t size) { tls_block_size = size; }
+void shadow_host_note_block_size(uint64_t size) { tls_block_size = size; }
 
 static uint64_t take_block_size(void)
 {
@@ -94,7 +94,7 @@ static uint64_t take_block_size(void)
     return n;
 }
 
-static int tools_event(uint8_t kind, uint64_t pc, uint64_t addr, uint64_t size,
+static int shadow_host_event(uint8_t kind, uint64_t pc, uint64_t addr, uint64_t size,
                 uint64_t addr2)
 {
     static const char handled[] = { MEMTAP_EV_LOAD, MEMTAP_EV_STORE,
@@ -140,26 +140,26 @@ static int tools_event(uint8_t kind, uint64_t pc, uint64_t addr, uint64_t size,
     }
 }
 
-void tools_unmapped(uintptr_t start, uintptr_t end)
+void shadow_host_unmapped(uintptr_t start, uintptr_t end)
 {
     if (g.tool && end > start)
         memtap_shadow_app_unmap(g.space, start, end - start);
 }
 
-void tools_moved(uintptr_t old, size_t old_len, uintptr_t new_addr,
+void shadow_host_moved(uintptr_t old, size_t old_len, uintptr_t new_addr,
                  size_t new_len)
 {
     if (g.tool)
         memtap_shadow_app_move(g.space, old, old_len, new_addr, new_len);
 }
 
-void tools_before_fixed(uintptr_t addr, size_t len)
+void shadow_host_before_fixed(uintptr_t addr, size_t len)
 {
     if (g.tool && len)
         memtap_shadow_make_room(g.space, addr, len);
 }
 
-static void tools_thread_exit(void)
+static void shadow_host_thread_exit(void)
 {
     if (g.tool && tls_thread) {
         memtap_shadow_thread_end(tls_thread);
@@ -167,19 +167,19 @@ static void tools_thread_exit(void)
     }
 }
 
-static void tools_after_fork(void)
+static void shadow_host_after_fork(void)
 {
     if (g.tool && g.tool->forked)
         g.tool->forked();
 }
 
-static void tools_finish(void)
+static void shadow_host_finish(void)
 {
     if (g.tool)
         g.tool->finish();
 }
 
-void tools_end_stats(fmt_buf *b)
+void shadow_host_end_stats(fmt_buf *b)
 {
     if (!g.tool)
         return;
@@ -198,10 +198,10 @@ void tools_end_stats(fmt_buf *b)
     fmt_char(b, '\n');
 }
 
-const tracer_client tools_client = {
-    .active = tools_active,
-    .take = tools_event,
-    .thread_exit = tools_thread_exit,
-    .after_fork_child = tools_after_fork,
-    .finish = tools_finish,
+const tracer_client shadow_host_client = {
+    .active = shadow_host_active,
+    .take = shadow_host_event,
+    .thread_exit = shadow_host_thread_exit,
+    .after_fork_child = shadow_host_after_fork,
+    .finish = shadow_host_finish,
 };

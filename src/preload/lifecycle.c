@@ -1,5 +1,5 @@
 /*
- * process.c - the life of the traced process as the tracer sees it: start
+ * lifecycle.c - the life of the traced process as the tracer sees it: start
  * (constructor), end (destructor, _exit, fatal signals), fork (the child
  * writes its own file), exec (everything is flushed first), and dlopen /
  * dlclose (the module table follows).
@@ -17,7 +17,7 @@
 #include "modules.h"
 #include "own_text.h"
 #include "rt/rewritten.h"
-#include "tools.h"
+#include "shadow_host.h"
 #include "signals.h"
 #include "syscalls.h"
 #include "tracer.h"
@@ -409,7 +409,7 @@ MEMTAP_EXPORT void exit(int status)
 /* The engines' counters for the closing note. */
 static void process_end_stats(fmt_buf *b)
 {
-    tools_end_stats(b);
+    shadow_host_end_stats(b);
     ignore_end_stats(b);
     watch_end_stats(b);
     rewritten_end_stats(b);
@@ -529,9 +529,9 @@ __attribute__((constructor(101))) static void memtap_preload_init(void)
     tracer_internal_enter(); /* after the clients: they hear of it */
     tracer_init();
     if (tracer_enabled()) {
-        tools_init();
-        if (tools_active())
-            tracer_add_client(&tools_client);
+        shadow_host_init();
+        if (shadow_host_active())
+            tracer_add_client(&shadow_host_client);
         strings_init();
         ignore_init(); /* before the program's module is seen */
         watch_init();
