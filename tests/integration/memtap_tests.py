@@ -296,6 +296,10 @@ def test_own_memory_invisible():
     check(not [l for l in heap if l[0] in "PU"], "no mappings recorded: %r" % heap)
     check(not [l for l in heap if "libmemtap" in l or "ZSTD" in l or "tracer" in l],
           "no allocation by memtap itself: %r" % heap)
+    # noalloc never calls getenv; memtap reads its environment before the
+    # program starts, and nothing of that is the program's
+    check(not [l for l in lines if re.match(r"^[LS]\$", l) and ", getenv+" in l],
+          "no access of memtap's getenv recorded")
 
 
 def test_fork():
