@@ -345,6 +345,16 @@ MEMTAP_API const char *memtap_trace_info(const memtap_trace *t, const char *key)
  */
 MEMTAP_API int memtap_trace_next(memtap_trace *t, memtap_event *ev);
 
+/*
+ * The next events as a run of one thread's records, without copying them:
+ * *recs points at up to max records in order (valid until the next call on
+ * t), all of thread *tid.  Returns how many (at most INT_MAX), 0 at the
+ * end, or a negative status.  Runs and memtap_trace_next may be mixed.
+ */
+MEMTAP_API int memtap_trace_next_run(memtap_trace *t,
+                                     const memtap_record **recs,
+                                     uint32_t *tid, size_t max);
+
 /* Restart the walk at the first event. */
 MEMTAP_API int memtap_trace_rewind(memtap_trace *t);
 

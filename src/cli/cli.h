@@ -181,6 +181,14 @@ static inline void cli_progress_step(cli_progress *p)
     if (p->on && (++p->done & 0xffff) == 0)
         cli_progress_tick(p);
 }
+/* n events walked past. */
+static inline void cli_progress_steps(cli_progress *p, uint64_t n)
+{
+    uint64_t before = p->done;
+    p->done += n;
+    if (p->on && (p->done >> 16) != (before >> 16))
+        cli_progress_tick(p);
+}
 /* The end of a walk over a trace written to out: the walk's error (rc <
  * 0), the output's, and warnings for what the trace may miss; 0 or 1. */
 int cli_walk_done(const char *path, const memtap_trace *t, int rc,

@@ -111,10 +111,11 @@ int cli_render_trace(const char *path, const render_options *opt, FILE *out,
     cli_progress p;
     cli_progress_start(&p, "show", memtap_trace_get_health(t)->events, out,
                        quiet);
-    memtap_event ev;
-    while ((rc = memtap_trace_next(t, &ev)) > 0) {
-        renderer_event(r, &ev);
-        cli_progress_step(&p);
+    const memtap_record *recs;
+    uint32_t tid;
+    while ((rc = memtap_trace_next_run(t, &recs, &tid, 4096)) > 0) {
+        renderer_run(r, recs, (size_t)rc, tid);
+        cli_progress_steps(&p, (uint64_t)rc);
     }
     cli_progress_end(&p);
     renderer_flush(r);

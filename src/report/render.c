@@ -96,16 +96,15 @@ int render_is_access_kind(uint8_t kind)
     }
 }
 
-static void print_internal(renderer *r, const memtap_event *ev)
+static void print_internal(renderer *r, const memtap_record *x, uint32_t tid)
 {
-    const memtap_record *x = &ev->rec;
     FILE *o = stream(r);
     switch (x->kind) {
     case MEMTAP_EV_THREAD_START:
-        fprintf(o, "# %" PRIu64 ": thread %u starts\n", x->seq, ev->tid);
+        fprintf(o, "# %" PRIu64 ": thread %u starts\n", x->seq, tid);
         break;
     case MEMTAP_EV_THREAD_EXIT:
-        fprintf(o, "# %" PRIu64 ": thread %u exits\n", x->seq, ev->tid);
+        fprintf(o, "# %" PRIu64 ": thread %u exits\n", x->seq, tid);
         break;
     case MEMTAP_EV_START:
         fprintf(o, "# %" PRIu64 ": memtap_start\n", x->seq);
@@ -285,9 +284,8 @@ static const char *raw_region(renderer *r, uint64_t addr)
     return r->raw_name;
 }
 
-static void print_raw(renderer *r, const memtap_event *ev)
+static void print_raw(renderer *r, const memtap_record *x)
 {
-    const memtap_record *x = &ev->rec;
     if (x->kind == MEMTAP_EV_LOAD || x->kind == MEMTAP_EV_STORE) {
         line l; /* "L#12:0x55d0c0a012a8, [heap], 0x55d0c09ff1b7" */
         line_begin(r, &l, x->kind, '#', x->seq);
@@ -344,10 +342,9 @@ static const char *block_at(renderer *r, uint64_t addr, char *buf,
     return buf;
 }
 
-static void print_symbolic(renderer *r, const memtap_event *ev,
+static void print_symbolic(renderer *r, const memtap_record *x,
                            const heap_block *old, int had_old)
 {
-    const memtap_record *x = &ev->rec;
     char a[NAME_MAX_LEN], b[NAME_MAX_LEN], c[NAME_MAX_LEN];
     if (x->kind == MEMTAP_EV_LOAD || x->kind == MEMTAP_EV_STORE) {
         uint64_t off;
@@ -478,13 +475,12 @@ static void csv_field(FILE *o, const char *s)
     fputc('"', o);
 }
 
-static void print_csv(renderer *r, const memtap_event *ev)
+static void print_csv(renderer *r, const memtap_record *x, uint32_t tid)
 {
-    const memtap_record *x = &ev->rec;
     FILE *o = stream(r);
     fprintf(o, "%" PRIu64 ",%u,%c,0x%" PRIx64 ",0x%" PRIx64 ",%" PRIu64
                ",0x%" PRIx64 ",%" PRIu64 ",%u,%u",
-            x->seq, ev->tid, x->kind, x->pc, x->addr, x->size, x->addr2,
+            x->seq, tid, x->kind, x->pc, x->addr, x->size, x->addr2,
             x->aux, x->count, x->flags);
     if (r->opt.addrs & RENDER_SYMBOLIC) {
         char a[NAME_MAX_LEN] = "", c[NAME_MAX_LEN] = "", l[NAME_MAX_LEN] = "";
@@ -527,30 +523,43 @@ void renderer_learn(renderer *r, const memtap_event *ev)
         r->raw_lo = r->raw_hi = 0; /* raw_region's block may be gone */
 }
 
-void renderer_event(renderer *r, const memtap_event *ev)
+/* One event of thread tid. */
+static void render(renderer *r, const memtap_record *x, uint32_t tid)
 {
     heap_block old;
-    int is_heap = heap_map_kind(ev->rec.kind), had_old = 0;
+    int is_heap = heap_map_kind(x->kind), had_old = 0;
     if (is_heap) {
-        had_old = namer_learn(r->names, &ev->rec, &old);
+        had_old = namer_learn(r->names, x, &old);
         r->raw_lo = r->raw_hi = 0; /* raw_region's block may be gone */
     }
     switch (r->opt.format) {
     case RENDER_LACKEY:
-        print_lackey(r, &ev->rec);
+        print_lackey(r, x);
         return;
     case RENDER_CSV:
-        print_csv(r, ev);
+        print_csv(r, x, tid);
         return;
     case RENDER_MADT:
         break;
     }
-    if (!is_heap && !render_is_access_kind(ev->rec.kind)) {
-        print_internal(r, ev);
+    if (!is_heap && !render_is_access_kind(x->kind)) {
+        print_internal(r, x, tid);
         return;
     }
     if (r->opt.addrs & RENDER_RAW)
-        print_raw(r, ev);
+        print_raw(r, x);
     if ((r->opt.addrs & RENDER_SYMBOLIC) && r->sym)
-        print_symbolic(r, ev, &old, had_old);
+        print_symbolic(r, x, &old, had_old);
+}
+
+void renderer_event(renderer *r, const memtap_event *ev)
+{
+    render(r, &ev->rec, ev->tid);
+}
+
+void renderer_run(renderer *r, const memtap_record *recs, size_t n,
+                  uint32_t tid)
+{
+    for (size_t i = 0; i < n; i++)
+        render(r, &recs[i], tid);
 }

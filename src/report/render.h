@@ -49,6 +49,9 @@ void renderer_learn(renderer *r, const memtap_event *ev);
 void renderer_begin(renderer *r);
 /* Prints one event (and updates the heap map). */
 void renderer_event(renderer *r, const memtap_event *ev);
+/* Prints n events of thread tid in a row (memtap_trace_next_run's). */
+void renderer_run(renderer *r, const memtap_record *recs, size_t n,
+                  uint32_t tid);
 
 /* Whether a record kind is a data access Table I lines show (L S Y W
  * G). */

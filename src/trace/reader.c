@@ -14,6 +14,7 @@
 #include "trace/chunk.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
@@ -60,6 +61,8 @@ struct memtap_trace {
                            and of site tables */
     uint64_t budget;    /* the most they may hold */
     int started;        /* the walk has begun (rewind done) */
+    size_t lent;        /* records of the top cursor memtap_trace_next_run
+                           lent out: passed at the next call */
     size_t *heap;       /* min-heap of cursor indices by next seq */
     size_t nheap;
     ZSTD_DCtx *dctx;
@@ -659,6 +662,7 @@ static void heap_down(memtap_trace *t, size_t i)
 int memtap_trace_rewind(memtap_trace *t)
 {
     t->started = 1;
+    t->lent = 0;
     free(t->heap);
     t->heap = calloc(t->ncursors ? t->ncursors : 1, sizeof *t->heap);
     if (!t->heap)
@@ -693,32 +697,79 @@ static int advance_top(memtap_trace *t)
     return MEMTAP_OK;
 }
 
+/* Starts the walk, or passes what memtap_trace_next_run lent out (its
+ * records stay in the cursor's buffer until then). */
+static int settle(memtap_trace *t)
+{
+    if (!t->started)
+        return memtap_trace_rewind(t);
+    if (t->lent) {
+        t->cursors[t->heap[0]].pos += t->lent - 1;
+        t->lent = 0;
+        return advance_top(t);
+    }
+    return MEMTAP_OK;
+}
+
+/* Whether the top cursor's current record was returned before (a chunk
+ * written twice: a thread's records come in increasing sequence); it is
+ * passed and counted then. */
+static int skip_duplicate(memtap_trace *t, int *rc)
+{
+    cursor *c = &t->cursors[t->heap[0]];
+    if (!c->returned || c->recs[c->pos].seq > c->last_seq)
+        return 0;
+    t->health.duplicates++;
+    *rc = advance_top(t);
+    return 1;
+}
+
 int memtap_trace_next(memtap_trace *t, memtap_event *ev)
 {
-    if (!t->started) {
-        int rc = memtap_trace_rewind(t);
-        if (rc)
-            return rc;
-    }
-    while (t->nheap > 0) {
+    int rc = settle(t);
+    while (rc == MEMTAP_OK && t->nheap > 0) {
+        if (skip_duplicate(t, &rc))
+            continue;
         cursor *c = &t->cursors[t->heap[0]];
-        const memtap_record *r = &c->recs[c->pos];
-        /* a thread's records come in increasing sequence: one that does
-         * not was read before (a chunk written twice) */
-        int dup = c->returned && r->seq <= c->last_seq;
-        if (dup) {
-            t->health.duplicates++;
-        } else {
-            ev->rec = *r;
-            ev->tid = c->tid;
-            c->last_seq = r->seq;
-            c->returned = 1;
-        }
-        int rc = advance_top(t);
-        if (rc < 0)
-            return rc;
-        if (!dup)
-            return 1;
+        ev->rec = c->recs[c->pos];
+        ev->tid = c->tid;
+        c->last_seq = ev->rec.seq;
+        c->returned = 1;
+        rc = advance_top(t);
+        return rc < 0 ? rc : 1;
     }
-    return 0;
+    return rc < 0 ? rc : 0;
+}
+
+int memtap_trace_next_run(memtap_trace *t, const memtap_record **recs,
+                          uint32_t *tid, size_t max)
+{
+    int rc = settle(t);
+    if (max > INT_MAX)
+        max = INT_MAX;
+    while (rc == MEMTAP_OK && t->nheap > 0 && max > 0) {
+        if (skip_duplicate(t, &rc))
+            continue;
+        cursor *c = &t->cursors[t->heap[0]];
+        /* up to the other threads' next record (the smaller of the top's
+         * children), the end of the buffer, or a record out of order */
+        const cursor *o = NULL;
+        for (size_t k = 1; k <= 2 && k < t->nheap; k++)
+            if (!o || cursor_less(t, t->heap[k], (size_t)(o - t->cursors)))
+                o = &t->cursors[t->heap[k]];
+        uint64_t limit = o ? o->recs[o->pos].seq : UINT64_MAX;
+        const memtap_record *r = &c->recs[c->pos];
+        size_t n = 1, room = c->nrecs - c->pos;
+        while (n < max && n < room && r[n].seq > r[n - 1].seq &&
+               (r[n].seq < limit ||
+                (o && r[n].seq == limit && c->tid < o->tid)))
+            n++;
+        *recs = r;
+        *tid = c->tid;
+        c->last_seq = r[n - 1].seq;
+        c->returned = 1;
+        t->lent = n;
+        return (int)n;
+    }
+    return rc < 0 ? rc : 0;
 }

@@ -68,29 +68,56 @@ static void write_sample(const char *path, uint64_t n, uint64_t run)
     CHECK(trace_writer_close(w) == MEMTAP_OK);
 }
 
-/* Reads every event; checks order and content; returns the count. */
-static uint64_t read_all(const char *path, int expect_contiguous,
-                         uint64_t run)
+/* Checks one event read back: after `last` (the n-th), as written. */
+static void check_event(const memtap_record *r, uint32_t tid, uint64_t n,
+                        uint64_t last, int expect_contiguous, uint64_t run)
+{
+    if (n)
+        CHECK(r->seq > last);
+    if (expect_contiguous)
+        CHECK_EQ_U64(r->seq, n);
+    memtap_record want = rec(r->seq, r->seq % 2 ? 'L' : 'S');
+    CHECK(memcmp(r, &want, sizeof want) == 0);
+    CHECK_EQ_U64(tid, 100 + (r->seq / run) % 3);
+}
+
+/* Reads every event, one at a time (runs == 0) or in runs of at most
+ * `runs`; checks order and content; returns the count. */
+static uint64_t read_all_by(const char *path, int expect_contiguous,
+                            uint64_t run, size_t runs)
 {
     memtap_trace *t;
     if (memtap_trace_open(path, &t) != MEMTAP_OK)
         return UINT64_MAX;
     memtap_event ev;
+    const memtap_record *recs;
+    uint32_t tid;
     uint64_t n = 0, last = 0;
     int rc;
-    while ((rc = memtap_trace_next(t, &ev)) > 0) {
-        if (n)
-            CHECK(ev.rec.seq > last);
-        if (expect_contiguous)
-            CHECK_EQ_U64(ev.rec.seq, n);
-        memtap_record want = rec(ev.rec.seq, ev.rec.seq % 2 ? 'L' : 'S');
-        CHECK(memcmp(&ev.rec, &want, sizeof want) == 0);
-        CHECK_EQ_U64(ev.tid, 100 + (ev.rec.seq / run) % 3);
-        last = ev.rec.seq;
-        n++;
+    while ((rc = runs ? memtap_trace_next_run(t, &recs, &tid, runs)
+                      : memtap_trace_next(t, &ev)) > 0) {
+        if (!runs) {
+            recs = &ev.rec;
+            tid = ev.tid;
+        }
+        CHECK((size_t)rc <= (runs ? runs : 1));
+        for (int i = 0; i < rc; i++, n++) {
+            check_event(&recs[i], tid, n, last, expect_contiguous, run);
+            last = recs[i].seq;
+        }
     }
     CHECK(rc == 0);
     memtap_trace_close(t);
+    return n;
+}
+
+/* read_all_by one at a time, and in runs (which must give the same). */
+static uint64_t read_all(const char *path, int expect_contiguous,
+                         uint64_t run)
+{
+    uint64_t n = read_all_by(path, expect_contiguous, run, 0);
+    CHECK_EQ_U64(read_all_by(path, expect_contiguous, run, 1000), n);
+    CHECK_EQ_U64(read_all_by(path, expect_contiguous, run, 1), n);
     return n;
 }
 
@@ -121,6 +148,16 @@ static void test_round_trip(void)
     CHECK(memtap_trace_next(t, &ev) == 1 && ev.rec.seq == 0);
     CHECK(memtap_trace_rewind(t) == MEMTAP_OK);
     CHECK(memtap_trace_next(t, &ev) == 1 && ev.rec.seq == 0);
+    /* runs and single events mixed: the run ends where thread 100's first
+     * chunk does (its next events are thread 101's) */
+    const memtap_record *recs;
+    uint32_t tid;
+    CHECK(memtap_trace_next_run(t, &recs, &tid, 100000) == 2999);
+    CHECK(tid == 100 && recs[0].seq == 1 && recs[2998].seq == 2999);
+    CHECK(memtap_trace_next(t, &ev) == 1 && ev.rec.seq == 3000 &&
+          ev.tid == 101);
+    CHECK(memtap_trace_next_run(t, &recs, &tid, 10) == 10);
+    CHECK(tid == 101 && recs[0].seq == 3001);
     memtap_trace_close(t);
 }
 
@@ -243,6 +280,22 @@ static void test_corruption(void)
     memcpy(grown + ends[2] + 100, buf + ends[2], len - ends[2]);
     spill(bad, grown, len + 100);
     CHECK_EQ_U64(read_all(bad, 0, 100), 600);
+    /* an event chunk written twice: its events are read once */
+    size_t dup = ends[4] - ends[3];
+    char *twice = malloc(len + dup);
+    memcpy(twice, buf, ends[5]);
+    memcpy(twice + ends[5], buf + ends[3], dup);
+    memcpy(twice + ends[5] + dup, buf + ends[5], len - ends[5]);
+    spill(bad, twice, len + dup);
+    CHECK_EQ_U64(read_all(bad, 1, 100), 600);
+    CHECK(memtap_trace_open(bad, &t) == MEMTAP_OK);
+    const memtap_record *recs;
+    uint32_t tid;
+    while (memtap_trace_next_run(t, &recs, &tid, 64) > 0)
+        continue;
+    CHECK_EQ_U64(memtap_trace_get_health(t)->duplicates, counts[4]);
+    memtap_trace_close(t);
+    free(twice);
     (void)n;
     free(grown);
     free(copy);
