@@ -27,12 +27,29 @@ typedef struct addr_slot {
     uint32_t object_plus1;  /* 0: empty */
 } addr_slot;
 
+#define PAGE_CHUNKS (PAGE / PROFILE_CHUNK)
+
+/* The chunks of one page: their index in the builder's chunks + 1 (0: not
+ * touched yet) and their accesses so far.  A page is small and hot where
+ * one hash table of millions of chunks would miss the cache at every
+ * access (a linked structure's walk: 26 M accesses took 4 s). */
+typedef struct chunk_page {
+    uint64_t page;           /* its number (address / PAGE) */
+    int heap;                /* an access in a heap block starts in it */
+    uint32_t chunk_plus1[PAGE_CHUNKS];
+    uint64_t accesses[PAGE_CHUNKS];
+} chunk_page;
+
 typedef struct builder {
     symbolizer *sym;
     heap_map *heap;
-    index_map by_name, by_site, by_pc, by_tid, pages, by_chunk;
-    profile_chunk *chunks;  /* every chunk touched (by_chunk's values) */
+    index_map by_name, by_site, by_pc, by_tid, by_chunk_page;
+    profile_chunk *chunks;  /* every chunk touched */
     size_t nchunks, chunks_cap;
+    chunk_page *chunk_pages; /* by_chunk_page's values */
+    size_t nchunk_pages, chunk_pages_cap;
+    uint64_t last_chunk_page; /* the page of the last access, + 1 */
+    size_t last_chunk_page_index;
     addr_slot *cache;
     size_t objects_cap, insns_cap, threads_cap;
     uint64_t last_alloc;    /* block number of the latest allocation + 1 */
@@ -208,6 +225,26 @@ static profile_insn *insn_at(profile *p, builder *b, uint64_t pc)
     return x;
 }
 
+/* The chunk page of page number `page`, added on first use; NULL when out
+ * of memory.  Valid until the next one is added. */
+static chunk_page *chunk_page_of(builder *b, uint64_t page)
+{
+    if (page + 1 == b->last_chunk_page)
+        return &b->chunk_pages[b->last_chunk_page_index];
+    int64_t i = index_get(&b->by_chunk_page, page);
+    if (i < 0) {
+        if (!array_push((void **)&b->chunk_pages, &b->nchunk_pages,
+                        &b->chunk_pages_cap, sizeof *b->chunk_pages) ||
+            index_put(&b->by_chunk_page, page, (uint32_t)(b->nchunk_pages - 1)))
+            return NULL;
+        i = (int64_t)b->nchunk_pages - 1;
+        b->chunk_pages[i].page = page;
+    }
+    b->last_chunk_page = page + 1;
+    b->last_chunk_page_index = (size_t)i;
+    return &b->chunk_pages[i];
+}
+
 /* Counts an access in each chunk it touches (blk: the heap block it is
  * in, or NULL). */
 static int count_chunks(builder *b, uint64_t addr, uint64_t size,
@@ -216,21 +253,36 @@ static int count_chunks(builder *b, uint64_t addr, uint64_t size,
     uint64_t first = addr / PROFILE_CHUNK;
     uint64_t last = (addr + (size ? size : 1) - 1) / PROFILE_CHUNK;
     for (uint64_t c = first; c <= last; c++) {
-        int64_t i = index_get(&b->by_chunk, c);
-        if (i < 0) {
+        chunk_page *cp = chunk_page_of(b, c / PAGE_CHUNKS);
+        if (!cp)
+            return -1;
+        if (c == first && blk)
+            cp->heap = 1;
+        uint32_t *slot = &cp->chunk_plus1[c % PAGE_CHUNKS];
+        if (!*slot) {
             profile_chunk *k = array_push((void **)&b->chunks, &b->nchunks,
                                         &b->chunks_cap, sizeof *k);
-            if (!k || index_put(&b->by_chunk, c, (uint32_t)(b->nchunks - 1)))
+            if (!k)
                 return -1;
             uint64_t at = c * PROFILE_CHUNK;
             *k = (profile_chunk){ at, 0, object,
                                   blk && at >= blk->start ? at - blk->start : 0,
                                   NULL };
-            i = (int64_t)b->nchunks - 1;
+            *slot = (uint32_t)b->nchunks;
         }
-        b->chunks[i].accesses++;
+        cp->accesses[c % PAGE_CHUNKS]++;
     }
     return 0;
+}
+
+/* The chunks' access counts, from their pages. */
+static void gather_chunk_counts(builder *b)
+{
+    for (size_t i = 0; i < b->nchunk_pages; i++)
+        for (size_t k = 0; k < PAGE_CHUNKS; k++)
+            if (b->chunk_pages[i].chunk_plus1[k])
+                b->chunks[b->chunk_pages[i].chunk_plus1[k] - 1].accesses =
+                    b->chunk_pages[i].accesses[k];
 }
 
 /* One access of `kind` to [addr, addr+size) by thread th. */
@@ -261,8 +313,6 @@ static int touch(profile *p, builder *b, int kind, int write, uint64_t addr,
         p->uaf++;
     }
     x->object = (uint32_t)i;
-    if (blk && index_put(&b->pages, addr / PAGE, 0) != 0)
-        return -1;
     return count_chunks(b, addr, size, (uint32_t)i, blk);
 }
 
@@ -462,6 +512,7 @@ static int finish(profile *p, builder *b)
     }
     if (p->ninsns)
         qsort(p->insns, p->ninsns, sizeof *p->insns, insn_by_accesses);
+    gather_chunk_counts(b);
     if (b->nchunks)
         qsort(b->chunks, b->nchunks, sizeof *b->chunks, chunk_by_accesses);
     p->nchunks = b->nchunks < PROFILE_CHUNKS ? b->nchunks : PROFILE_CHUNKS;
@@ -501,8 +552,8 @@ static void builder_free(builder *b)
     index_free(&b->by_site);
     index_free(&b->by_pc);
     index_free(&b->by_tid);
-    index_free(&b->pages);
-    index_free(&b->by_chunk);
+    index_free(&b->by_chunk_page);
+    free(b->chunk_pages);
     free(b->chunks);
     free(b->cache);
     free(b->rank);
@@ -585,13 +636,13 @@ static void object_rows(profile_heatmap *m, const profile_object *o)
  * to a row as make PROFILE_ROWS rows (unused address space left out). */
 static int heap_rows(profile_heatmap *m, builder *b)
 {
-    b->page_list = malloc((b->pages.n + 1) * sizeof *b->page_list);
+    b->page_list = malloc((b->nchunk_pages + 1) * sizeof *b->page_list);
     if (!b->page_list)
         return -1;
     b->npages = 0;
-    for (size_t i = 0; i < b->pages.cap; i++)
-        if (b->pages.v[i].used)
-            b->page_list[b->npages++] = b->pages.v[i].key;
+    for (size_t i = 0; i < b->nchunk_pages; i++)
+        if (b->chunk_pages[i].heap)
+            b->page_list[b->npages++] = b->chunk_pages[i].page;
     if (b->npages)
         qsort(b->page_list, b->npages, sizeof *b->page_list, by_u64);
     size_t n = b->npages;
