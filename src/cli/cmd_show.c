@@ -113,10 +113,13 @@ int cli_render_trace(const char *path, const render_options *opt, FILE *out,
                        quiet);
     const memtap_record *recs;
     uint32_t tid;
-    while ((rc = memtap_trace_next_run(t, &recs, &tid, 4096)) > 0) {
+    read_ahead *ra = read_ahead_start(t);
+    while ((rc = ra ? read_ahead_next(ra, &recs, &tid)
+                    : memtap_trace_next_run(t, &recs, &tid, 4096)) > 0) {
         renderer_run(r, recs, (size_t)rc, tid);
         cli_progress_steps(&p, (uint64_t)rc);
     }
+    read_ahead_stop(ra);
     cli_progress_end(&p);
     renderer_flush(r);
     int status = cli_walk_done(path, t, rc, out);
