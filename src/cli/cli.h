@@ -199,6 +199,10 @@ read_ahead *read_ahead_start(memtap_trace *t);
 int read_ahead_next(read_ahead *ra, const memtap_record **recs,
                     uint32_t *tid);
 void read_ahead_stop(read_ahead *ra);
+/* The next run of t's events: read_ahead_next's when ra is there, else
+ * memtap_trace_next_run's. */
+int read_ahead_or_read(read_ahead *ra, memtap_trace *t,
+                       const memtap_record **recs, uint32_t *tid);
 
 /* The end of a walk over a trace written to out: the walk's error (rc <
  * 0), the output's, and warnings for what the trace may miss; 0 or 1. */

@@ -68,12 +68,15 @@ static int export_trace(const char *path, const export_options *opt,
     cli_progress p;
     cli_progress_start(&p, "export", memtap_trace_get_health(t)->events, out,
                        quiet);
-    memtap_event ev;
+    const memtap_record *recs;
+    uint32_t tid;
     int rc;
-    while ((rc = memtap_trace_next(t, &ev)) > 0) {
-        exporter_event(x, &ev);
-        cli_progress_step(&p);
+    read_ahead *ra = read_ahead_start(t);
+    while ((rc = read_ahead_or_read(ra, t, &recs, &tid)) > 0) {
+        exporter_run(x, recs, (size_t)rc, tid);
+        cli_progress_steps(&p, (uint64_t)rc);
     }
+    read_ahead_stop(ra);
     cli_progress_end(&p);
     exporter_finish(x);
     int status = cli_walk_done(path, t, rc, out);

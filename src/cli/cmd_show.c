@@ -114,8 +114,7 @@ int cli_render_trace(const char *path, const render_options *opt, FILE *out,
     const memtap_record *recs;
     uint32_t tid;
     read_ahead *ra = read_ahead_start(t);
-    while ((rc = ra ? read_ahead_next(ra, &recs, &tid)
-                    : memtap_trace_next_run(t, &recs, &tid, 4096)) > 0) {
+    while ((rc = read_ahead_or_read(ra, t, &recs, &tid)) > 0) {
         renderer_run(r, recs, (size_t)rc, tid);
         cli_progress_steps(&p, (uint64_t)rc);
     }

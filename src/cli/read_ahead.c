@@ -168,3 +168,10 @@ void read_ahead_stop(read_ahead *ra)
     free(ra->ring);
     free(ra);
 }
+
+int read_ahead_or_read(read_ahead *ra, memtap_trace *t,
+                       const memtap_record **recs, uint32_t *tid)
+{
+    return ra ? read_ahead_next(ra, recs, tid)
+              : memtap_trace_next_run(t, recs, tid, BATCH_RECORDS);
+}

@@ -113,6 +113,15 @@ void exporter_event(exporter *x, const memtap_event *ev)
     }
 }
 
+void exporter_run(exporter *x, const memtap_record *recs, size_t n,
+                  uint32_t tid)
+{
+    for (size_t i = 0; i < n; i++) {
+        memtap_event ev = { recs[i], tid };
+        exporter_event(x, &ev);
+    }
+}
+
 void exporter_finish(exporter *x)
 {
     if (!x)

@@ -30,6 +30,9 @@ typedef struct exporter exporter;
 exporter *exporter_create(const export_options *opt, FILE *out);
 /* Takes the events in trace order. */
 void exporter_event(exporter *x, const memtap_event *ev);
+/* n events of thread tid in a row (memtap_trace_next_run's). */
+void exporter_run(exporter *x, const memtap_record *recs, size_t n,
+                  uint32_t tid);
 /* Writes what is held back and frees the exporter. */
 void exporter_finish(exporter *x);
 

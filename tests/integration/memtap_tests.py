@@ -671,22 +671,24 @@ def test_heap_threads_exact():
         check_eq(exposed, "0", "%s: exposed windows" % (mode,))
 
 
-def test_show_one_cpu():
-    """show reads the trace on a second CPU when it has one: with one CPU
-    (taskset) it prints the same, in every form, for 16 threads' 64,000
-    heap accesses (several of the read-ahead's batches of 16,384); a copy
-    cut short prints the same lines and warning either way."""
+def test_read_one_cpu():
+    """show and export read the trace on a second CPU when there is one:
+    with one CPU (taskset) they print the same, in every form, for 16
+    threads' 64,000 heap accesses (several of the read-ahead's batches of
+    16,384); a copy cut short prints the same lines and warning either
+    way."""
     path, p = trace("heap_threads", "16")
     check_eq(p.stdout.strip(), "16 threads, 0 wrong", "the program's result")
     cut = os.path.join(TMP, "cut.mtr")
     data = open(path, "rb").read()
     open(cut, "wb").write(data[:len(data) * 3 // 5])
-    one_cpu = ["taskset", "-c", "0", MEMTAP, "show"]
+    forms = (["show"], ["show", "--raw"], ["show", "--format", "csv"],
+             ["show", "--format", "lackey"], ["export"], ["export", "--format", "dinero"])
     for trace_path, rc in ((path, 0), (cut, None)):
-        for form in ([], ["--raw"], ["--format", "csv"], ["--format", "lackey"]):
-            two = memtap("show", *form, trace_path, check_rc=False)
-            one = subprocess.run(one_cpu + form + [trace_path], capture_output=True,
-                                 text=True)
+        for form in forms:
+            two = memtap(*form, trace_path, check_rc=False)
+            one = subprocess.run(["taskset", "-c", "0", MEMTAP] + form + [trace_path],
+                                 capture_output=True, text=True)
             check(two.stdout.count("\n") > (50000 if trace_path == path else 100),
                   "%s %s: lines" % (trace_path, form))
             check_eq((one.returncode, one.stdout, one.stderr),
