@@ -189,21 +189,6 @@ static inline void cli_progress_steps(cli_progress *p, uint64_t n)
     if (p->on && (p->done >> 16) != (before >> 16))
         cli_progress_tick(p);
 }
-/* A trace's events read ahead on a second CPU (read_ahead.c): NULL when
- * there is none (or no memory: the walk then reads t itself).  Runs come
- * as memtap_trace_next_run gives them, valid until the next call; t is
- * the reader thread's until read_ahead_stop (which may come before the
- * end). */
-typedef struct read_ahead read_ahead;
-read_ahead *read_ahead_start(memtap_trace *t);
-int read_ahead_next(read_ahead *ra, const memtap_record **recs,
-                    uint32_t *tid);
-void read_ahead_stop(read_ahead *ra);
-/* The next run of t's events: read_ahead_next's when ra is there, else
- * memtap_trace_next_run's. */
-int read_ahead_or_read(read_ahead *ra, memtap_trace *t,
-                       const memtap_record **recs, uint32_t *tid);
-
 /* The end of a walk over a trace written to out: the walk's error (rc <
  * 0), the output's, and warnings for what the trace may miss; 0 or 1. */
 int cli_walk_done(const char *path, const memtap_trace *t, int rc,

@@ -4,6 +4,7 @@
  * size.
  */
 #include "cli.h"
+#include "trace/walk.h"
 #include "sys/env.h"
 
 #include "report/export.h"
@@ -71,12 +72,12 @@ static int export_trace(const char *path, const export_options *opt,
     const memtap_record *recs;
     uint32_t tid;
     int rc;
-    read_ahead *ra = read_ahead_start(t);
-    while ((rc = read_ahead_or_read(ra, t, &recs, &tid)) > 0) {
+    trace_walk *w = trace_walk_open(t);
+    while ((rc = w ? trace_walk_next(w, &recs, &tid) : MEMTAP_E_NOMEM) > 0) {
         exporter_run(x, recs, (size_t)rc, tid);
         cli_progress_steps(&p, (uint64_t)rc);
     }
-    read_ahead_stop(ra);
+    trace_walk_close(w);
     cli_progress_end(&p);
     exporter_finish(x);
     int status = cli_walk_done(path, t, rc, out);

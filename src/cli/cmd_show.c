@@ -3,6 +3,7 @@
  * CSV, streaming it so that traces of any size show in constant memory.
  */
 #include "cli.h"
+#include "trace/walk.h"
 
 #include "report/parent.h"
 
@@ -113,12 +114,12 @@ int cli_render_trace(const char *path, const render_options *opt, FILE *out,
                        quiet);
     const memtap_record *recs;
     uint32_t tid;
-    read_ahead *ra = read_ahead_start(t);
-    while ((rc = read_ahead_or_read(ra, t, &recs, &tid)) > 0) {
+    trace_walk *w = trace_walk_open(t);
+    while ((rc = w ? trace_walk_next(w, &recs, &tid) : MEMTAP_E_NOMEM) > 0) {
         renderer_run(r, recs, (size_t)rc, tid);
         cli_progress_steps(&p, (uint64_t)rc);
     }
-    read_ahead_stop(ra);
+    trace_walk_close(w);
     cli_progress_end(&p);
     renderer_flush(r);
     int status = cli_walk_done(path, t, rc, out);

@@ -13,6 +13,7 @@
 #include "report/parent.h"
 #include "sys/vec.h"
 #include "symbols/symbolizer.h"
+#include "trace/walk.h"
 #include "symbols/heapmap.h"
 
 #include <inttypes.h>
@@ -586,6 +587,22 @@ static int builder_reset(builder *b, const memtap_trace *t)
     return b->heap ? 0 : -1;
 }
 
+/* add_event for each of n records of thread tid: 0, or -1 when out of
+ * memory. */
+static int add_run(profile *p, builder *b, const memtap_record *recs,
+                   size_t n, uint32_t tid, void (*progress)(void *),
+                   void *arg)
+{
+    for (size_t i = 0; i < n; i++) {
+        memtap_event ev = { recs[i], tid };
+        if (add_event(p, b, &ev) != 0)
+            return -1;
+        if (progress)
+            progress(arg);
+    }
+    return 0;
+}
+
 int profile_build(profile *p, memtap_trace *t, symbolizer *sym,
                   void (*progress)(void *), void *arg)
 {
@@ -598,16 +615,16 @@ int profile_build(profile *p, memtap_trace *t, symbolizer *sym,
         return MEMTAP_E_NOMEM;
     }
     b->sym = sym;
-    memtap_event ev;
+    trace_walk *w = trace_walk_open(t);
+    const memtap_record *recs;
+    uint32_t tid;
     int rc;
-    while ((rc = memtap_trace_next(t, &ev)) > 0) {
-        if (add_event(p, b, &ev) != 0) {
+    while ((rc = w ? trace_walk_next(w, &recs, &tid) : MEMTAP_E_NOMEM) > 0)
+        if (add_run(p, b, recs, (size_t)rc, tid, progress, arg) != 0) {
             rc = MEMTAP_E_NOMEM;
             break;
         }
-        if (progress)
-            progress(arg);
-    }
+    trace_walk_close(w);
     if (rc == 0 && finish(p, b) != 0)
         rc = MEMTAP_E_NOMEM;
     if (rc != 0)
@@ -684,6 +701,28 @@ static int heat_touch(profile *p, builder *b, uint64_t addr, size_t bin)
     return 0;
 }
 
+/* The heatmaps' counts of n records: 0, or -1 when out of memory. */
+static int heat_run(profile *p, builder *b, const memtap_record *recs,
+                    size_t n, void (*progress)(void *), void *arg)
+{
+    for (size_t i = 0; i < n; i++) {
+        const memtap_record *r = &recs[i];
+        size_t bin = (size_t)(bin_of(p, b) - p->bins);
+        int k = kind_of(r->kind);
+        if (k >= 0) {
+            if (heat_touch(p, b, r->addr, bin) ||
+                (k == PROF_Y && heat_touch(p, b, r->addr2, bin)))
+                return -1;
+        } else if (heap_map_kind(r->kind)) {
+            heap_map_apply(b->heap, r, NULL);
+        }
+        b->ordinal++;
+        if (progress)
+            progress(arg);
+    }
+    return 0;
+}
+
 int profile_heatmaps(profile *p, memtap_trace *t,
                      void (*progress)(void *), void *arg)
 {
@@ -702,23 +741,16 @@ int profile_heatmaps(profile *p, memtap_trace *t,
         p->maps[i + 1].object = (int)i;
         object_rows(&p->maps[i + 1], &p->objects[i]);
     }
-    memtap_event ev;
+    trace_walk *w = trace_walk_open(t);
+    const memtap_record *recs;
+    uint32_t tid;
     int rc;
-    while ((rc = memtap_trace_next(t, &ev)) > 0) {
-        const memtap_record *r = &ev.rec;
-        size_t bin = (size_t)(bin_of(p, b) - p->bins);
-        int k = kind_of(r->kind);
-        if (k >= 0) {
-            if (heat_touch(p, b, r->addr, bin) ||
-                (k == PROF_Y && heat_touch(p, b, r->addr2, bin)))
-                return MEMTAP_E_NOMEM;
-        } else if (heap_map_kind(r->kind)) {
-            heap_map_apply(b->heap, r, NULL);
+    while ((rc = w ? trace_walk_next(w, &recs, &tid) : MEMTAP_E_NOMEM) > 0)
+        if (heat_run(p, b, recs, (size_t)rc, progress, arg) != 0) {
+            rc = MEMTAP_E_NOMEM;
+            break;
         }
-        b->ordinal++;
-        if (progress)
-            progress(arg);
-    }
+    trace_walk_close(w);
     return rc < 0 ? rc : MEMTAP_OK;
 }
 

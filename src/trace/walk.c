@@ -1,0 +1,172 @@
+/*
+ * walk.c - a trace's events as runs of records (trace/walk.h), read on a
+ * second CPU while the caller uses them on the first: a thread takes runs
+ * from the reader (decompressing and expanding the packed chunks: a
+ * quarter of `memtap show --raw`) into a ring of batches the walk takes
+ * them from.  With one CPU the walk reads the trace itself.
+ */
+#define _GNU_SOURCE
+#include "trace/walk.h"
+
+#include <pthread.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define BATCHES 3
+#define BATCH_RECORDS 16384u
+
+typedef struct run_ref {
+    uint32_t first, n, tid;
+} run_ref;
+
+typedef struct batch {
+    memtap_record recs[BATCH_RECORDS];
+    run_ref runs[BATCH_RECORDS];
+    uint32_t nrecs, nruns;
+    int end;                 /* the walk's last batch: rc says how it ended */
+    int rc;
+} batch;
+
+struct trace_walk {
+    memtap_trace *t;
+    int ahead;               /* a thread reads ahead */
+    pthread_t thread;
+    pthread_mutex_t lock;
+    pthread_cond_t filled, emptied;
+    batch *ring;             /* BATCHES of them, used in turn */
+    unsigned full;           /* batches filled and not yet walked */
+    unsigned fill_at, walk_at;
+    uint32_t run_at;         /* the walk's next run in ring[walk_at] */
+    int taken;               /* the walk holds ring[walk_at] */
+    int stop;                /* the walk ended early */
+};
+
+/* Fills one batch with runs from the reader; whether the walk ended. */
+static int fill(memtap_trace *t, batch *b)
+{
+    b->nrecs = b->nruns = 0;
+    b->end = 0;
+    while (b->nrecs < BATCH_RECORDS) {
+        const memtap_record *recs;
+        uint32_t tid;
+        int rc = memtap_trace_next_run(t, &recs, &tid,
+                                       BATCH_RECORDS - b->nrecs);
+        if (rc <= 0) {
+            b->end = 1;
+            b->rc = rc;
+            return 1;
+        }
+        memcpy(&b->recs[b->nrecs], recs, (size_t)rc * sizeof *recs);
+        b->runs[b->nruns++] = (run_ref){ b->nrecs, (uint32_t)rc, tid };
+        b->nrecs += (uint32_t)rc;
+    }
+    return 0;
+}
+
+static void *reader(void *arg)
+{
+    trace_walk *w = arg;
+    for (int end = 0; !end;) {
+        pthread_mutex_lock(&w->lock);
+        while (w->full == BATCHES && !w->stop)
+            pthread_cond_wait(&w->emptied, &w->lock);
+        int stop = w->stop;
+        pthread_mutex_unlock(&w->lock);
+        if (stop)
+            break;
+        end = fill(w->t, &w->ring[w->fill_at]);
+        pthread_mutex_lock(&w->lock);
+        w->fill_at = (w->fill_at + 1) % BATCHES;
+        w->full++;
+        pthread_cond_signal(&w->filled);
+        pthread_mutex_unlock(&w->lock);
+    }
+    return NULL;
+}
+
+/* Whether this process may run on more than one CPU. */
+static int second_cpu(void)
+{
+    cpu_set_t set;
+    return sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 1;
+}
+
+trace_walk *trace_walk_open(memtap_trace *t)
+{
+    trace_walk *w = calloc(1, sizeof *w);
+    if (!w)
+        return NULL;
+    w->t = t;
+    if (!second_cpu() || !(w->ring = calloc(BATCHES, sizeof *w->ring)))
+        return w; /* the walk reads t itself */
+    pthread_mutex_init(&w->lock, NULL);
+    pthread_cond_init(&w->filled, NULL);
+    pthread_cond_init(&w->emptied, NULL);
+    w->ahead = pthread_create(&w->thread, NULL, reader, w) == 0;
+    if (!w->ahead) {
+        pthread_mutex_destroy(&w->lock);
+        pthread_cond_destroy(&w->filled);
+        pthread_cond_destroy(&w->emptied);
+    }
+    return w;
+}
+
+/* Gives ring[walk_at] back to the reader. */
+static void give_back(trace_walk *w)
+{
+    pthread_mutex_lock(&w->lock);
+    w->walk_at = (w->walk_at + 1) % BATCHES;
+    w->full--;
+    w->taken = 0;
+    pthread_cond_signal(&w->emptied);
+    pthread_mutex_unlock(&w->lock);
+}
+
+int trace_walk_next(trace_walk *w, const memtap_record **recs,
+                    uint32_t *tid)
+{
+    if (!w->ahead)
+        return memtap_trace_next_run(w->t, recs, tid, BATCH_RECORDS);
+    for (;;) {
+        if (!w->taken) {
+            pthread_mutex_lock(&w->lock);
+            while (!w->full)
+                pthread_cond_wait(&w->filled, &w->lock);
+            pthread_mutex_unlock(&w->lock);
+            w->taken = 1;
+            w->run_at = 0;
+        }
+        batch *b = &w->ring[w->walk_at];
+        if (w->run_at < b->nruns) {
+            const run_ref *r = &b->runs[w->run_at++];
+            *recs = &b->recs[r->first];
+            *tid = r->tid;
+            return (int)r->n;
+        }
+        if (b->end)
+            return b->rc; /* kept: later calls say the same */
+        give_back(w);
+    }
+}
+
+void trace_walk_close(trace_walk *w)
+{
+    if (!w)
+        return;
+    if (!w->ahead) {
+        free(w->ring);
+        free(w);
+        return;
+    }
+    pthread_mutex_lock(&w->lock);
+    w->stop = 1;
+    pthread_cond_signal(&w->emptied);
+    pthread_mutex_unlock(&w->lock);
+    pthread_join(w->thread, NULL);
+    pthread_mutex_destroy(&w->lock);
+    pthread_cond_destroy(&w->filled);
+    pthread_cond_destroy(&w->emptied);
+    free(w->ring);
+    free(w);
+}

@@ -1,0 +1,27 @@
+/*
+ * trace/walk.h - a trace's events in order as runs of one thread's
+ * records (as memtap_trace_next_run gives them), read ahead on a second
+ * CPU when the process may use one (walk.c).  For the memtap command's
+ * walks; not part of the installed reader.
+ */
+#ifndef MEMTAP_TRACE_WALK_H
+#define MEMTAP_TRACE_WALK_H
+
+#include <stdint.h>
+
+#include "memtap/trace.h"
+
+typedef struct trace_walk trace_walk;
+
+/* A walk over t from where its reader stands (t is the walk's until
+ * trace_walk_close); NULL when out of memory. */
+trace_walk *trace_walk_open(memtap_trace *t);
+/* The next run: how many records (*recs, valid until the next call, all
+ * of thread *tid), 0 at the end, or a negative status; the end's answer
+ * stays. */
+int trace_walk_next(trace_walk *w, const memtap_record **recs,
+                    uint32_t *tid);
+/* Ends the walk, before its end too, and frees w. */
+void trace_walk_close(trace_walk *w);
+
+#endif
