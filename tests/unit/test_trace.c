@@ -4,6 +4,7 @@
  * corrupt chunks and headers, bad files.
  */
 #include "check.h"
+#include "trace/walk.h"
 #include "memtap/trace.h"
 #include "trace/chunk.h"
 #include "trace/writer.h"
@@ -111,13 +112,40 @@ static uint64_t read_all_by(const char *path, int expect_contiguous,
     return n;
 }
 
-/* read_all_by one at a time, and in runs (which must give the same). */
+/* The same checks through trace/walk.h (read ahead when this machine
+ * has a second CPU); the count. */
+static uint64_t read_all_walked(const char *path, int expect_contiguous,
+                                uint64_t run)
+{
+    memtap_trace *t;
+    if (memtap_trace_open(path, &t) != MEMTAP_OK)
+        return UINT64_MAX;
+    trace_walk *w = trace_walk_open(t);
+    CHECK(w != NULL);
+    const memtap_record *recs;
+    uint32_t tid;
+    uint64_t n = 0, last = 0;
+    int rc;
+    while ((rc = trace_walk_next(w, &recs, &tid)) > 0)
+        for (int i = 0; i < rc; i++, n++) {
+            check_event(&recs[i], tid, n, last, expect_contiguous, run);
+            last = recs[i].seq;
+        }
+    CHECK(rc == 0 && trace_walk_next(w, &recs, &tid) == 0);
+    trace_walk_close(w);
+    memtap_trace_close(t);
+    return n;
+}
+
+/* read_all_by one at a time, in runs and walked (which must give the
+ * same). */
 static uint64_t read_all(const char *path, int expect_contiguous,
                          uint64_t run)
 {
     uint64_t n = read_all_by(path, expect_contiguous, run, 0);
     CHECK_EQ_U64(read_all_by(path, expect_contiguous, run, 1000), n);
     CHECK_EQ_U64(read_all_by(path, expect_contiguous, run, 1), n);
+    CHECK_EQ_U64(read_all_walked(path, expect_contiguous, run), n);
     return n;
 }
 
@@ -158,6 +186,11 @@ static void test_round_trip(void)
           ev.tid == 101);
     CHECK(memtap_trace_next_run(t, &recs, &tid, 10) == 10);
     CHECK(tid == 101 && recs[0].seq == 3001);
+    /* a walk ended before the trace's end (its reader thread stopped) */
+    CHECK(memtap_trace_rewind(t) == MEMTAP_OK);
+    trace_walk *w = trace_walk_open(t);
+    CHECK(w && trace_walk_next(w, &recs, &tid) > 0 && recs[0].seq == 0);
+    trace_walk_close(w);
     memtap_trace_close(t);
 }
 
