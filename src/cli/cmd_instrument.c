@@ -81,8 +81,13 @@ static void summary(const char *in, const char *out, const rewrite_options *o,
     printf("  string operations  %" PRIu64 " movs/stos/lods, each one block event"
            " (through int3)\n", r->strings);
     printf("  int3 avoided       %" PRIu64 " jumps moved back before their"
-           " site, %" PRIu64 " windows taking in a site with no room\n",
-           r->moved_back, r->extended);
+           " site, %" PRIu64 " windows taking in a site with no room, %" PRIu64
+           " windows across the start of a block (%" PRIu64 " branch targets"
+           " inside them, int3 places too), %" PRIu64 " branches sent straight to"
+           " an int3 place's trampoline (%" PRIu64 " short ones moved into a"
+           " window for it)\n",
+           r->moved_back, r->extended, r->spanning, r->entries, r->redirected,
+           r->back_edges);
     printf("  registers saved    %" PRIu64 " (%" PRIu64 " found dead, not saved)\n",
            r->saves, r->saves_skipped);
     if (o->profile)

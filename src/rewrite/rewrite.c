@@ -41,7 +41,14 @@ typedef struct insn_list {
 typedef struct insn_vec {
     const x86_insn *v;
     size_t n;
+    const uint8_t *start;     /* per instruction of a chain of blocks,
+                                 BLOCK_*; NULL for one block */
 } insn_vec;
+
+enum {
+    BLOCK_START = 1,          /* starts a block after the chain's first */
+    BLOCK_ENTRY = 2,          /* and direct branches lead there */
+};
 
 static void collect(const x86_insn *x, void *arg)
 {
@@ -64,8 +71,12 @@ typedef struct rewriter {
     uint32_t nblocks, max_blocks;
     vec traps;                /* mt_trap */
     vec checks;               /* mt_check */
-    uint8_t *live;            /* per instruction of the current block */
+    vec branches;             /* branch_ref: direct branches that may lead
+                                 to an int3 site */
+    uint8_t *live;            /* per instruction of the current chain */
     size_t live_cap;
+    uint8_t *start;           /* insn_vec.start of the current chain */
+    size_t start_cap;
     uint32_t *lead;           /* per operand of the current block: the
                                  operand whose entry stands for it too
                                  (elided), or SEL_NONE */
@@ -73,6 +84,52 @@ typedef struct rewriter {
     uint64_t header_vaddr, stub_addr, count_stub_addr;
     rewrite_report *rep;
 } rewriter;
+
+/* A direct jump, conditional jump or call with a rel32 (in the original
+ * code or a trampoline's copy) whose target may be an int3 site: it is
+ * sent to that site's trampoline instead (redirect_branches). */
+typedef struct branch_ref {
+    uint64_t field;           /* link-time address of the rel32 */
+    uint64_t target;
+} branch_ref;
+
+static int add_branch(rewriter *r, uint64_t field, uint64_t target)
+{
+    branch_ref *b = vec_push(&r->branches);
+    if (!b)
+        return -1;
+    b->field = field;
+    b->target = target;
+    return 0;
+}
+
+/* The branch a trampoline has just ended with (emitted from `before`):
+ * jmp rel32 or jcc rel32. */
+static int note_emitted_branch(rewriter *r, size_t before, uint64_t target)
+{
+    const uint8_t *p = r->code.p;
+    size_t n = r->code.len - before, e = r->code.len;
+    if ((n >= 5 && p[e - 5] == 0xe9) ||
+        (n >= 6 && p[e - 6] == 0x0f && (p[e - 5] & 0xf0) == 0x80))
+        return add_branch(r, r->code.base + e - 4, target);
+    return 0;
+}
+
+/* The direct branches among instructions [i, j) of the original code that
+ * keep their bytes. */
+static int note_kept_branches(rewriter *r, const x86_insn *v, size_t i,
+                              size_t j)
+{
+    for (size_t k = i; k < j; k++) {
+        const ZydisDecodedInstruction *zi = &v[k].zi;
+        if ((v[k].flow == X86_FLOW_JUMP || v[k].flow == X86_FLOW_JCC ||
+             v[k].flow == X86_FLOW_CALL) && v[k].target &&
+            zi->raw.imm[0].is_relative && zi->raw.imm[0].size == 32 &&
+            add_branch(r, v[k].addr + zi->raw.imm[0].offset, v[k].target) != 0)
+            return -1;
+    }
+    return 0;
+}
 
 static uint32_t site_count(const rewriter *r, const sel_expr *x)
 {
@@ -119,8 +176,15 @@ static int movable(const x86_insn *x, int *ends)
     case X86_FLOW_ICALL:
         *ends = 1;
         return 1;
-    case X86_FLOW_JCC:
-        return 1; /* the block's last: the window ends with it */
+    case X86_FLOW_JCC: /* loop and jrcxz have no rel32 form */
+        switch (x->mnemonic) {
+        case ZYDIS_MNEMONIC_LOOP: case ZYDIS_MNEMONIC_LOOPE:
+        case ZYDIS_MNEMONIC_LOOPNE: case ZYDIS_MNEMONIC_JRCXZ:
+        case ZYDIS_MNEMONIC_JECXZ: case ZYDIS_MNEMONIC_JCXZ:
+            return 0;
+        default:
+            return 1;
+        }
     default:
         return 0; /* hlt, ud2: nothing after them to return to */
     }
@@ -192,8 +256,9 @@ static int plan_elision(rewriter *r, const insn_vec *iv, const sel_expr *x,
         if (!x[i].selected)
             continue;
         for (; k < iv->n && iv->v[k].addr < x[i].addr; k++)
-            if (iv->v[k].flow != X86_FLOW_NEXT)
-                lead = SEL_NONE;
+            if (iv->v[k].flow != X86_FLOW_NEXT ||
+                (iv->start && k + 1 < iv->n && iv->start[k + 1]))
+                lead = SEL_NONE; /* a branch, or another block's registers */
         int64_t delta = lead == SEL_NONE ? 0 : x[i].e.imm - x[lead].e.imm;
         if (!r->opt->no_elision && lead != SEL_NONE &&
             members < MEMTAP_FOLLOWERS_MAX && plain_rri(&x[i].e) &&
@@ -406,6 +471,7 @@ static int wanted(const rewriter *r, const x86_insn *insn, const sel_expr *x,
 typedef struct window {
     const x86_insn *w;
     const uint8_t *live;
+    const uint8_t *start;     /* insn_vec.start from w, or NULL */
     size_t count;
     int trap;
 } window;
@@ -435,6 +501,13 @@ static int emit_window(rewriter *r, const window *win, const sel_expr *x,
     int first_is_string = win->trap && string_op(&w[0], &first_str);
     for (size_t k = 0; k < win->count; k++) {
         const uint8_t *bytes = r->in->bytes + off + (w[k].addr - start);
+        if (k > 0 && win->start && (win->start[k] & BLOCK_ENTRY)) {
+            /* a branch target inside the window, past its jump: entered
+             * here by the redirected branches, or through an int3 */
+            if (add_trap(r, w[k].addr, code_here(&r->code), NULL) != 0)
+                return -1;
+            r->rep->entries++;
+        }
         if (emit_logs(r, &w[k], win->live[k], x, nx) != 0)
             return -1;
         if (!(k == 0 && first_is_string) && string_op(&w[k], &str)) {
@@ -447,6 +520,7 @@ static int emit_window(rewriter *r, const window *win, const sel_expr *x,
             r->rep->strings++;
         }
         movable(&w[k], &ends);
+        size_t before = r->code.len;
         int bad;
         switch (w[k].flow) {
         case X86_FLOW_JUMP: bad = emit_jump(&r->code, w[k].target); break;
@@ -457,11 +531,14 @@ static int emit_window(rewriter *r, const window *win, const sel_expr *x,
         case X86_FLOW_ICALL: bad = emit_icall(&r->code, &w[k]); break;
         default: bad = emit_relocated(&r->code, &w[k], bytes); break;
         }
-        if (bad)
+        if (bad || (w[k].target && w[k].flow != X86_FLOW_ICALL &&
+                    note_emitted_branch(r, before, w[k].target) != 0))
             return -1;
     }
-    if (!ends)
-        emit_jump(&r->code, end);
+    size_t before = r->code.len;
+    if (!ends && (emit_jump(&r->code, end) != 0 ||
+                  note_emitted_branch(r, before, end) != 0))
+        return -1;
     if (r->code.failed)
         return -1;
     if (win->trap) {
@@ -470,11 +547,29 @@ static int emit_window(rewriter *r, const window *win, const sel_expr *x,
         r->rep->strings += (uint64_t)first_is_string;
         return add_trap(r, start, tramp, first_is_string ? &first_str : NULL);
     }
+    /* from a branch target in it on, the bytes stay the file's, where
+     * the runtime writes its int3 (the file runs as it did without) */
+    uint64_t pad_end = end;
+    for (size_t k = 1; win->start && k < win->count && pad_end == end; k++)
+        if (win->start[k] & BLOCK_ENTRY)
+            pad_end = w[k].addr;
     uint8_t *at = elf_input_patch(r->in, off, end - start);
     encode_patch_jump(at, start, tramp);
-    memset(at + JMP_LEN, 0xcc, end - start - JMP_LEN);
+    memset(at + JMP_LEN, 0xcc, pad_end - start - JMP_LEN);
     r->rep->windows++;
     r->rep->displaced += win->count - 1;
+    return 0;
+}
+
+/* Whether a branch target of the chain lies inside the jump a window
+ * [s, j) would start with (one further in keeps its bytes and gets an
+ * int3 place; emit_window). */
+static int entry_under_jump(const insn_vec *iv, size_t s, size_t j)
+{
+    for (size_t m = s + 1; iv->start && m < j &&
+                           iv->v[m].addr < iv->v[s].addr + JMP_LEN; m++)
+        if (iv->start[m] & BLOCK_ENTRY)
+            return 1;
     return 0;
 }
 
@@ -491,7 +586,7 @@ static size_t plan_window(const insn_vec *iv, size_t i, int *fits)
         len += iv->v[j].length;
         j++;
     }
-    *fits = ok && len >= JMP_LEN;
+    *fits = ok && len >= JMP_LEN && !entry_under_jump(iv, i, j);
     return j;
 }
 
@@ -514,7 +609,7 @@ static size_t plan_earlier(const insn_vec *iv, size_t from, size_t i,
         }
         if (!ok || j <= i)
             break; /* what stops it stops every earlier start too */
-        if (len >= JMP_LEN) {
+        if (len >= JMP_LEN && !entry_under_jump(iv, s, j)) {
             *end = j;
             return s;
         }
@@ -548,6 +643,51 @@ static size_t extend_window(const rewriter *r, const insn_vec *iv,
     }
 }
 
+/* Whether an int3 place was added at pc since traps[from] (a site's or a
+ * branch target's, not a string operation's). */
+static int trap_since(const rewriter *r, size_t from, uint64_t pc)
+{
+    const mt_trap *t = r->traps.v;
+    for (size_t k = from; k < r->traps.n; k++)
+        if (t[k].pc == pc && !t[k].string)
+            return 1;
+    return 0;
+}
+
+/* Whether the window [s, j) will have an int3 place at pc: a branch
+ * target inside it, past its jump. */
+static int entry_within(const insn_vec *iv, size_t s, size_t j, uint64_t pc)
+{
+    for (size_t m = s + 1; iv->start && m < j; m++)
+        if (iv->v[m].addr == pc)
+            return (iv->start[m] & BLOCK_ENTRY) != 0;
+    return 0;
+}
+
+/* A window [s, j) takes in the short branch a few movable instructions
+ * on that leads back to an int3 place of its chain or of itself (a
+ * loop's back edge): the branch's copy in the trampoline has a rel32,
+ * which redirect_branches sends to that place's trampoline.  Returns the
+ * window's new end. */
+static size_t take_back_edge(const rewriter *r, const insn_vec *iv, size_t s,
+                             size_t j, size_t traps_from)
+{
+    for (size_t e = j; e < iv->n && e < j + 8; e++) {
+        const x86_insn *x = &iv->v[e];
+        int ends;
+        if (!movable(x, &ends))
+            return j;
+        if ((x->flow == X86_FLOW_JCC || x->flow == X86_FLOW_JUMP) &&
+            x->zi.raw.imm[0].size == 8 && x->target < x->addr &&
+            (trap_since(r, traps_from, x->target) ||
+             entry_within(iv, s, e, x->target)))
+            return e + 1;
+        if (x->flow != X86_FLOW_NEXT)
+            return j;
+    }
+    return j;
+}
+
 /* Sites in [i, j) that no jump can reach: each instruction with selected
  * operands gets its own trampoline, entered through int3. */
 static int trap_each(rewriter *r, const insn_vec *iv, size_t i, size_t j,
@@ -562,7 +702,7 @@ static int trap_each(rewriter *r, const insn_vec *iv, size_t i, size_t j,
             r->rep->no_room += sel;
             continue;
         }
-        window win = { iv->v + k, r->live + k, 1, 1 };
+        window win = { iv->v + k, r->live + k, NULL, 1, 1 };
         if (emit_window(r, &win, x, nx, block) != 0)
             return -1;
     }
@@ -577,14 +717,14 @@ static int count_alone(rewriter *r, const insn_vec *iv, int64_t *block)
         int fits;
         size_t j = plan_window(iv, i, &fits);
         if (fits) {
-            window win = { iv->v + i, r->live + i, j - i, 0 };
+            window win = { iv->v + i, r->live + i, NULL, j - i, 0 };
             return emit_window(r, &win, NULL, 0, block);
         }
     }
     for (size_t i = 0; i < iv->n; i++) {
         int ends;
         if (movable(&iv->v[i], &ends)) {
-            window win = { iv->v + i, r->live + i, 1, 1 };
+            window win = { iv->v + i, r->live + i, NULL, 1, 1 };
             return emit_window(r, &win, NULL, 0, block);
         }
     }
@@ -592,35 +732,109 @@ static int count_alone(rewriter *r, const insn_vec *iv, int64_t *block)
     return 0;
 }
 
-static int rewrite_block(rewriter *r, size_t bi, insn_list *list)
+/* Whether block bi+1 is entered only from block bi (falling through its
+ * last instruction: a conditional branch, or any that does not branch)
+ * or by direct branches: no table or data points at it, and it is no
+ * function's entry.  A window may then span the two blocks (the
+ * trampoline's copy of the branch jumps to its target, and falls through
+ * to the copy of what follows), so long as a branch target is not among
+ * the bytes of the window's jump: from the target on, the window keeps
+ * the file's bytes, the runtime writes an int3 there, and the branches
+ * with a rel32 are sent to the trampoline instead (redirect_branches). */
+static int falls_through_only(const rewriter *r, size_t bi)
+{
+    const cfg_program *cfg = r->a->cfg;
+    if (bi + 1 >= cfg->nblocks)
+        return 0;
+    const cfg_block *b = &cfg->blocks[bi], *next = b + 1;
+    const analysis_block *ab = &r->a->blocks[bi];
+    int falls = b->exit == X86_FLOW_JCC || b->exit == X86_FLOW_NEXT ||
+                b->exit == X86_FLOW_SYSCALL;
+    return falls && b->end == next->start &&
+           b->func == next->func && !(b->flags & CFG_BLOCK_GAP) &&
+           (next->flags & ~CFG_BLOCK_BRANCH_TARGET) == 0 &&
+           r->a->blocks[bi + 1].first_expr == ab->first_expr + ab->sel.n;
+}
+
+/* insn_vec.start of a chain of nb > 1 blocks. */
+static int mark_starts(rewriter *r, const cfg_block *b, size_t nb,
+                       insn_vec *iv)
+{
+    if (iv->n > r->start_cap) {
+        uint8_t *e = realloc(r->start, iv->n);
+        if (!e)
+            return -1;
+        r->start = e;
+        r->start_cap = iv->n;
+    }
+    memset(r->start, 0, iv->n);
+    for (size_t k = 1, m = 0; k < nb; k++) {
+        while (m < iv->n && iv->v[m].addr < b[k].start)
+            m++;
+        if (m < iv->n)
+            r->start[m] = BLOCK_START | ((b[k].flags & CFG_BLOCK_BRANCH_TARGET)
+                                             ? BLOCK_ENTRY : 0);
+    }
+    iv->start = r->start;
+    return 0;
+}
+
+/* Whether a window of the chain b[0..nb) holds the start of a block
+ * after its own first instruction. */
+static int spans_blocks(const cfg_block *b, size_t nb, const window *win)
+{
+    uint64_t first = win->w[0].addr, last = win->w[win->count - 1].addr;
+    for (size_t k = 1; k < nb; k++)
+        if (first < b[k].start && b[k].start <= last)
+            return 1;
+    return 0;
+}
+
+/* Rewrites the chain of blocks from bi that only fall through into each
+ * other (one block with --profile, whose counters are per block); a site
+ * with no room in its own block takes it from its neighbours.  Returns
+ * the number of blocks taken, or 0 on error. */
+static size_t rewrite_chain(rewriter *r, size_t bi, insn_list *list)
 {
     const cfg_block *b = &r->a->cfg->blocks[bi];
     const analysis_block *ab = &r->a->blocks[bi];
     const sel_expr *x = r->a->exprs + ab->first_expr;
-    uint32_t nx = ab->sel.n;
+    uint32_t nx = ab->sel.n, selected = ab->sel.selected;
     int profiled = r->opt->profile && nx > 0;
     if (b->flags & CFG_BLOCK_GAP) {
         r->rep->gap_code += ab->sel.selected;
         r->rep->blocks += (uint64_t)profiled;
         r->rep->blocks_uncounted += (uint64_t)profiled;
-        return 0;
+        return 1;
+    }
+    size_t nb = 1;
+    while (!r->opt->profile && falls_through_only(r, bi + nb - 1)) {
+        nx += r->a->blocks[bi + nb].sel.n;
+        selected += r->a->blocks[bi + nb].sel.selected;
+        nb++;
     }
     list->v.n = 0;
-    if (analysis_block_insns(r->a, b, collect, list) != 0 || list->oom)
-        return -1;
-    const insn_vec view = { list->v.v, list->v.n }, *iv = &view;
-    if (!ab->sel.selected && !profiled && !any_string(iv))
+    for (size_t k = 0; k < nb; k++)
+        if (analysis_block_insns(r->a, b + k, collect, list) != 0 || list->oom)
+            return 0;
+    insn_vec view = { list->v.v, list->v.n, NULL };
+    if (nb > 1 && mark_starts(r, b, nb, &view) != 0)
         return 0;
+    const insn_vec *iv = &view;
+    if (!selected && !profiled && !any_string(iv))
+        return note_kept_branches(r, iv->v, 0, iv->n) != 0 ? 0 : nb;
     if (compute_liveness(r, iv) != 0 || plan_elision(r, iv, x, nx) != 0)
-        return -1;
+        return 0;
     int64_t block = -1;
     if (profiled) {
         if (r->nblocks == r->max_blocks)
-            return -1;
+            return 0;
         block = r->nblocks;
         r->blocks[r->nblocks++] = b->start;
         r->rep->blocks++;
     }
+    size_t kept = 0; /* instructions before it keep their bytes */
+    size_t traps_from = r->traps.n;
     for (size_t i = 0, from = 0; i < iv->n;) {
         if (!wanted(r, &iv->v[i], x, nx)) {
             i++;
@@ -644,16 +858,68 @@ static int rewrite_block(rewriter *r, size_t bi, insn_list *list)
             size_t longer = extend_window(r, iv, x, nx, j);
             r->rep->extended += longer > j;
             j = longer;
+            longer = take_back_edge(r, iv, start, j, traps_from);
+            r->rep->back_edges += longer > j;
+            j = longer;
         }
         /* when no jump fits from i or before, none fits from a later
          * start in [i, j) either: each of them is trapped alone */
-        window win = { iv->v + start, r->live + start, j - start, 0 };
+        window win = { iv->v + start, r->live + start,
+                       iv->start ? iv->start + start : NULL, j - start, 0 };
         if ((fits ? emit_window(r, &win, x, nx, &block)
                   : trap_each(r, iv, i, j, x, nx, &block)) != 0)
-            return -1;
+            return 0;
+        if (fits) {
+            if (note_kept_branches(r, iv->v, kept, start) != 0)
+                return 0;
+            kept = j;
+            r->rep->spanning += spans_blocks(b, nb, &win);
+        }
         i = from = j;
     }
-    return block >= 0 ? count_alone(r, iv, &block) : 0;
+    if (block >= 0 && count_alone(r, iv, &block) != 0)
+        return 0;
+    return note_kept_branches(r, iv->v, kept, iv->n) != 0 ? 0 : nb;
+}
+
+/* The int3 site at pc (not a string operation's, whose handler records
+ * it), or NULL: traps are sorted by pc. */
+static const mt_trap *site_trap(const rewriter *r, uint64_t pc)
+{
+    const mt_trap *t = r->traps.v;
+    size_t lo = 0, hi = r->traps.n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (t[mid].pc < pc)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < r->traps.n && t[lo].pc == pc && !t[lo].string ? &t[lo] : NULL;
+}
+
+/* Sends every noted direct branch to an int3 site straight to its
+ * trampoline: the int3 stays for the ways in no branch shows (falling
+ * through, indirect jumps, short branches), which then cost a signal. */
+static void redirect_branches(rewriter *r)
+{
+    const branch_ref *b = r->branches.v;
+    for (size_t i = 0; i < r->branches.n; i++) {
+        const mt_trap *t = site_trap(r, b[i].target);
+        int64_t rel = t ? (int64_t)(t->tramp - (b[i].field + 4)) : 0;
+        if (!t || rel != (int32_t)rel)
+            continue;
+        int32_t d = (int32_t)rel;
+        if (b[i].field >= r->code.base) {
+            memcpy(r->code.p + (b[i].field - r->code.base), &d, 4);
+        } else {
+            int64_t off = elf_input_offset(r->in, b[i].field, 4);
+            if (off < 0)
+                continue;
+            memcpy(elf_input_patch(r->in, (size_t)off, 4), &d, 4);
+        }
+        r->rep->redirected++;
+    }
 }
 
 static int trap_order(const void *a, const void *b)
@@ -713,8 +979,10 @@ static int run(rewriter *r, const char *out, const char *in_path,
 
     insn_list list = { { NULL, 0, 0, sizeof(x86_insn) }, 0 };
     int rc = 0;
-    for (size_t bi = 0; bi < a->cfg->nblocks && !rc; bi++)
-        rc = rewrite_block(r, bi, &list);
+    for (size_t bi = 0, n; bi < a->cfg->nblocks && !rc; bi += n) {
+        n = rewrite_chain(r, bi, &list);
+        rc = n == 0;
+    }
     free(list.v.v);
     if (rc)
         return rewrite_fail(err, cap, "cannot encode a trampoline%s",
@@ -722,6 +990,8 @@ static int run(rewriter *r, const char *out, const char *in_path,
 
     if (r->traps.n)
         qsort(r->traps.v, r->traps.n, sizeof(mt_trap), trap_order);
+    if (!r->opt->trap_all)
+        redirect_branches(r);
     r->code.len = align_up(r->code.len, 8);
     if (append_table(&r->code, &r->traps, &h.traps) ||
         append_table(&r->code, &r->checks, &h.checks))
@@ -765,6 +1035,7 @@ int rewrite_file(const char *in_path, const char *out, const rewrite_options *o,
     memset(&r, 0, sizeof r);
     r.traps.elem = sizeof(mt_trap);
     r.checks.elem = sizeof(mt_check);
+    r.branches.elem = sizeof(branch_ref);
     uint64_t id = 0;
     int rc = elf_input_map(in_path, &in, err, cap);
     if (!rc)
@@ -788,7 +1059,9 @@ int rewrite_file(const char *in_path, const char *out, const rewrite_options *o,
     free(r.code.p);
     free(r.traps.v);
     free(r.checks.v);
+    free(r.branches.v);
     free(r.live);
+    free(r.start);
     free(r.lead);
     analysis_free(r.a);
     elf_input_unmap(&in);

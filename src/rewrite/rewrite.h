@@ -35,7 +35,15 @@ typedef struct rewrite_report {
                                  site (no room after it) */
     uint64_t extended;        /* of those, taking in a later site that
                                  had no room of its own */
+    uint64_t spanning;        /* of those, holding a conditional branch
+                                 and the block it falls through to */
     uint64_t traps;           /* places reached through int3 */
+    uint64_t redirected;      /* direct branches sent straight to the
+                                 trampoline of an int3 place */
+    uint64_t entries;         /* branch targets inside a window, past
+                                 its jump (int3 places too) */
+    uint64_t back_edges;      /* windows taking in a short branch back to
+                                 an int3 place */
     uint64_t strings;         /* string operations (movs, stos, lods)
                                  recorded as block events through int3 */
     uint64_t displaced;       /* instructions moved to trampolines */

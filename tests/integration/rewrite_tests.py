@@ -261,6 +261,24 @@ def test_rewrite_lackey_traps():
           % (traps, hit))
 
 
+def test_rewrite_block_edges():
+    """Loads with no room for a jump in their own basic block, laid out by
+    hand (lk_block_edges): logged as Lackey sees them, instruction by
+    instruction, and the copy runs as the original.  Only short_entry's
+    load, which nothing but a short branch from a block with nothing to
+    instrument leads to, runs through int3: 50 times a call, 4 calls.
+    loop_head's load (entered by falling through a branch and by the loop's
+    short back edge) is reached through a window of the block before it,
+    and tiny_load's (4 bytes with its return, entered by direct calls) by
+    the calls themselves, sent to its trampoline."""
+    traps, hit = lackey_differential(("lk_block_edges",))
+    check_eq(hit, 200, "executions through int3")
+    # short_entry's and tiny_load's loads, and the two branch targets
+    # inside loop_head's window (its load and the add after it), which
+    # only an unforeseen way in would take
+    check_eq(traps, 4, "int3 places")
+
+
 def test_rewrite_elision():
     """Elided operands are rebuilt exactly: with and without --no-elision,
     one program (at one place, address randomization off) gives the same
