@@ -83,11 +83,12 @@ static void summary(const char *in, const char *out, const rewrite_options *o,
     printf("  int3 avoided       %" PRIu64 " jumps moved back before their"
            " site, %" PRIu64 " windows taking in a site with no room, %" PRIu64
            " windows across the start of a block (%" PRIu64 " branch targets"
-           " inside them, int3 places too), %" PRIu64 " branches sent straight to"
-           " an int3 place's trampoline (%" PRIu64 " short ones moved into a"
-           " window for it)\n",
-           r->moved_back, r->extended, r->spanning, r->entries, r->redirected,
-           r->back_edges);
+           " inside them, int3 places too), %" PRIu64 " jumps into the"
+           " padding after a return or jump\n",
+           r->moved_back, r->extended, r->spanning, r->entries, r->padded);
+    printf("  int3 bypassed      %" PRIu64 " branches sent straight to an int3"
+           " place's trampoline (%" PRIu64 " short ones moved into a window"
+           " for it)\n", r->redirected, r->shorts_moved);
     printf("  registers saved    %" PRIu64 " (%" PRIu64 " found dead, not saved)\n",
            r->saves, r->saves_skipped);
     if (o->profile)

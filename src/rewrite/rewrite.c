@@ -43,6 +43,10 @@ typedef struct insn_vec {
     size_t n;
     const uint8_t *start;     /* per instruction of a chain of blocks,
                                  BLOCK_*; NULL for one block */
+    uint64_t pad_end;         /* after a last instruction that does not
+                                 go on (ret, jmp), the end of the padding
+                                 that follows it (nops, int3), which a
+                                 window's jump may take; else its end */
 } insn_vec;
 
 enum {
@@ -73,6 +77,11 @@ typedef struct rewriter {
     vec checks;               /* mt_check */
     vec branches;             /* branch_ref: direct branches that may lead
                                  to an int3 site */
+    int planning;             /* the first pass: windows are planned, not
+                                 emitted, to find the int3 places */
+    vec places;               /* uint64_t: the first pass' int3 places,
+                                 sorted (short_to_place) */
+    x86_decoder dec;          /* for the padding after a chain */
     uint8_t *live;            /* per instruction of the current chain */
     size_t live_cap;
     uint8_t *start;           /* insn_vec.start of the current chain */
@@ -446,22 +455,47 @@ static int add_trap(rewriter *r, uint64_t pc, uint64_t tramp,
     return 0;
 }
 
-static int any_string(const insn_vec *iv)
+/* Whether insn is a short direct branch (rel8, no rel32 to redirect) to
+ * an int3 place the first pass found: it goes into a window, whose copy
+ * of it has a rel32 that redirect_branches sends to the place's
+ * trampoline. */
+static int short_to_place(const rewriter *r, const x86_insn *insn)
 {
-    mt_trap t;
-    for (size_t i = 0; i < iv->n; i++)
-        if (string_op(&iv->v[i], &t))
-            return 1;
-    return 0;
+    int ends;
+    if ((insn->flow != X86_FLOW_JCC && insn->flow != X86_FLOW_JUMP) ||
+        insn->zi.raw.imm[0].size != 8 || !movable(insn, &ends))
+        return 0;
+    const uint64_t *p = r->places.v;
+    size_t lo = 0, hi = r->places.n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (p[mid] < insn->target)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < r->places.n && p[lo] == insn->target;
 }
 
-/* Whether the instruction gets a trampoline: selected operands, or a
- * string operation. */
+/* Whether the instruction gets a trampoline: selected operands, a string
+ * operation, or a short branch to an int3 place. */
 static int wanted(const rewriter *r, const x86_insn *insn, const sel_expr *x,
                   uint32_t nx)
 {
     mt_trap t;
-    return selected_in(r, insn, x, nx) > 0 || string_op(insn, &t);
+    return selected_in(r, insn, x, nx) > 0 || string_op(insn, &t) ||
+           short_to_place(r, insn);
+}
+
+/* Whether nothing of the chain gets a trampoline when none of its
+ * operands is selected. */
+static int nothing_wanted(const rewriter *r, const insn_vec *iv)
+{
+    mt_trap t;
+    for (size_t i = 0; i < iv->n; i++)
+        if (string_op(&iv->v[i], &t) || short_to_place(r, &iv->v[i]))
+            return 0;
+    return 1;
 }
 
 /* What one trampoline covers: `count` instructions of a block from w,
@@ -482,7 +516,9 @@ static int emit_window(rewriter *r, const window *win, const sel_expr *x,
     const x86_insn *w = win->w;
     uint64_t start = w[0].addr;
     uint64_t end = w[win->count - 1].addr + w[win->count - 1].length;
-    int64_t off = elf_input_offset(r->in, start, end - start);
+    /* a jump longer than the window takes padding after it */
+    uint64_t span = !win->trap && end - start < JMP_LEN ? JMP_LEN : end - start;
+    int64_t off = elf_input_offset(r->in, start, span);
     if (off < 0)
         return -1;
     uint64_t tramp = code_here(&r->code);
@@ -553,9 +589,11 @@ static int emit_window(rewriter *r, const window *win, const sel_expr *x,
     for (size_t k = 1; win->start && k < win->count && pad_end == end; k++)
         if (win->start[k] & BLOCK_ENTRY)
             pad_end = w[k].addr;
-    uint8_t *at = elf_input_patch(r->in, off, end - start);
+    r->rep->padded += span > end - start;
+    uint8_t *at = elf_input_patch(r->in, off, span);
     encode_patch_jump(at, start, tramp);
-    memset(at + JMP_LEN, 0xcc, pad_end - start - JMP_LEN);
+    if (pad_end > start + JMP_LEN)
+        memset(at + JMP_LEN, 0xcc, pad_end - start - JMP_LEN);
     r->rep->windows++;
     r->rep->displaced += win->count - 1;
     return 0;
@@ -573,6 +611,15 @@ static int entry_under_jump(const insn_vec *iv, size_t s, size_t j)
     return 0;
 }
 
+/* Whether a window [s, j) has room for a jump: 5 bytes of instructions,
+ * or fewer that end the chain and the padding after them. */
+static int room(const insn_vec *iv, size_t s, size_t j)
+{
+    uint64_t from = iv->v[s].addr;
+    return j > s && (iv->v[j - 1].addr + iv->v[j - 1].length >= from + JMP_LEN ||
+                     (j == iv->n && iv->pad_end >= from + JMP_LEN));
+}
+
 /* The window that starts at instruction i: whole movable instructions
  * until 5 bytes or one that ends it.  Returns its end (exclusive) and
  * whether it can take a jump. */
@@ -586,7 +633,7 @@ static size_t plan_window(const insn_vec *iv, size_t i, int *fits)
         len += iv->v[j].length;
         j++;
     }
-    *fits = ok && len >= JMP_LEN && !entry_under_jump(iv, i, j);
+    *fits = ok && room(iv, i, j) && !entry_under_jump(iv, i, j);
     return j;
 }
 
@@ -609,7 +656,7 @@ static size_t plan_earlier(const insn_vec *iv, size_t from, size_t i,
         }
         if (!ok || j <= i)
             break; /* what stops it stops every earlier start too */
-        if (len >= JMP_LEN && !entry_under_jump(iv, s, j)) {
+        if (room(iv, s, j) && !entry_under_jump(iv, s, j)) {
             *end = j;
             return s;
         }
@@ -643,49 +690,32 @@ static size_t extend_window(const rewriter *r, const insn_vec *iv,
     }
 }
 
-/* Whether an int3 place was added at pc since traps[from] (a site's or a
- * branch target's, not a string operation's). */
-static int trap_since(const rewriter *r, size_t from, uint64_t pc)
+static int add_place(rewriter *r, uint64_t pc)
 {
-    const mt_trap *t = r->traps.v;
-    for (size_t k = from; k < r->traps.n; k++)
-        if (t[k].pc == pc && !t[k].string)
-            return 1;
+    uint64_t *p = vec_push(&r->places);
+    if (!p)
+        return -1;
+    *p = pc;
     return 0;
 }
 
-/* Whether the window [s, j) will have an int3 place at pc: a branch
- * target inside it, past its jump. */
-static int entry_within(const insn_vec *iv, size_t s, size_t j, uint64_t pc)
+/* The first pass' view of a window that fits: its branch targets past
+ * its jump become int3 places. */
+static int plan_entries(rewriter *r, const window *win)
 {
-    for (size_t m = s + 1; iv->start && m < j; m++)
-        if (iv->v[m].addr == pc)
-            return (iv->start[m] & BLOCK_ENTRY) != 0;
+    for (size_t k = 1; win->start && k < win->count; k++)
+        if ((win->start[k] & BLOCK_ENTRY) && add_place(r, win->w[k].addr) != 0)
+            return -1;
     return 0;
 }
 
-/* A window [s, j) takes in the short branch a few movable instructions
- * on that leads back to an int3 place of its chain or of itself (a
- * loop's back edge): the branch's copy in the trampoline has a rel32,
- * which redirect_branches sends to that place's trampoline.  Returns the
- * window's new end. */
-static size_t take_back_edge(const rewriter *r, const insn_vec *iv, size_t s,
-                             size_t j, size_t traps_from)
+/* Short branches in a window that fits, moved for redirect_branches. */
+static uint64_t shorts_in(const rewriter *r, const window *win)
 {
-    for (size_t e = j; e < iv->n && e < j + 8; e++) {
-        const x86_insn *x = &iv->v[e];
-        int ends;
-        if (!movable(x, &ends))
-            return j;
-        if ((x->flow == X86_FLOW_JCC || x->flow == X86_FLOW_JUMP) &&
-            x->zi.raw.imm[0].size == 8 && x->target < x->addr &&
-            (trap_since(r, traps_from, x->target) ||
-             entry_within(iv, s, e, x->target)))
-            return e + 1;
-        if (x->flow != X86_FLOW_NEXT)
-            return j;
-    }
-    return j;
+    uint64_t n = 0;
+    for (size_t k = 0; k < win->count; k++)
+        n += (uint64_t)short_to_place(r, &win->w[k]);
+    return n;
 }
 
 /* Sites in [i, j) that no jump can reach: each instruction with selected
@@ -696,10 +726,16 @@ static int trap_each(rewriter *r, const insn_vec *iv, size_t i, size_t j,
     for (size_t k = i; k < j; k++) {
         uint32_t sel = selected_in(r, &iv->v[k], x, nx);
         int ends;
-        if (!wanted(r, &iv->v[k], x, nx))
-            continue;
+        mt_trap t;
+        if (!sel && !string_op(&iv->v[k], &t))
+            continue; /* a short branch: it stays as it is */
         if (!movable(&iv->v[k], &ends)) {
             r->rep->no_room += sel;
+            continue;
+        }
+        if (r->planning) {
+            if (sel && add_place(r, iv->v[k].addr) != 0)
+                return -1;
             continue;
         }
         window win = { iv->v + k, r->live + k, NULL, 1, 1 };
@@ -754,6 +790,31 @@ static int falls_through_only(const rewriter *r, size_t bi)
            b->func == next->func && !(b->flags & CFG_BLOCK_GAP) &&
            (next->flags & ~CFG_BLOCK_BRANCH_TARGET) == 0 &&
            r->a->blocks[bi + 1].first_expr == ab->first_expr + ab->sel.n;
+}
+
+/* insn_vec.pad_end of a chain whose last block is bi: when that block
+ * ends with a return or a jump, the padding after it up to 4 bytes (what
+ * a jump needs beyond one byte of instruction), short of the next block. */
+static uint64_t padding_after(const rewriter *r, size_t bi)
+{
+    const cfg_program *cfg = r->a->cfg;
+    const cfg_block *b = &cfg->blocks[bi];
+    uint64_t end = b->end, limit = b->end + JMP_LEN - 1;
+    if (b->exit != X86_FLOW_RET && b->exit != X86_FLOW_JUMP &&
+        b->exit != X86_FLOW_IJUMP)
+        return end;
+    if (bi + 1 < cfg->nblocks && cfg->blocks[bi + 1].start < limit)
+        limit = cfg->blocks[bi + 1].start;
+    while (end < limit) {
+        x86_insn pad;
+        int64_t off = elf_input_offset(r->in, end, 1);
+        if (off < 0 || x86_decode(&r->dec, r->in->bytes + off,
+                                  r->in->size - (size_t)off, end, &pad) != 0 ||
+            !pad.is_padding || elf_input_offset(r->in, end, pad.length) < 0)
+            break;
+        end += pad.length;
+    }
+    return end < limit ? end : limit;
 }
 
 /* insn_vec.start of a chain of nb > 1 blocks. */
@@ -817,16 +878,18 @@ static size_t rewrite_chain(rewriter *r, size_t bi, insn_list *list)
     for (size_t k = 0; k < nb; k++)
         if (analysis_block_insns(r->a, b + k, collect, list) != 0 || list->oom)
             return 0;
-    insn_vec view = { list->v.v, list->v.n, NULL };
+    insn_vec view = { list->v.v, list->v.n, NULL,
+                      padding_after(r, bi + nb - 1) };
     if (nb > 1 && mark_starts(r, b, nb, &view) != 0)
         return 0;
     const insn_vec *iv = &view;
-    if (!selected && !profiled && !any_string(iv))
-        return note_kept_branches(r, iv->v, 0, iv->n) != 0 ? 0 : nb;
+    if (!selected && !profiled && nothing_wanted(r, iv))
+        return !r->planning && note_kept_branches(r, iv->v, 0, iv->n) != 0
+                   ? 0 : nb;
     if (compute_liveness(r, iv) != 0 || plan_elision(r, iv, x, nx) != 0)
         return 0;
     int64_t block = -1;
-    if (profiled) {
+    if (profiled && !r->planning) {
         if (r->nblocks == r->max_blocks)
             return 0;
         block = r->nblocks;
@@ -834,7 +897,6 @@ static size_t rewrite_chain(rewriter *r, size_t bi, insn_list *list)
         r->rep->blocks++;
     }
     size_t kept = 0; /* instructions before it keep their bytes */
-    size_t traps_from = r->traps.n;
     for (size_t i = 0, from = 0; i < iv->n;) {
         if (!wanted(r, &iv->v[i], x, nx)) {
             i++;
@@ -858,18 +920,20 @@ static size_t rewrite_chain(rewriter *r, size_t bi, insn_list *list)
             size_t longer = extend_window(r, iv, x, nx, j);
             r->rep->extended += longer > j;
             j = longer;
-            longer = take_back_edge(r, iv, start, j, traps_from);
-            r->rep->back_edges += longer > j;
-            j = longer;
         }
         /* when no jump fits from i or before, none fits from a later
          * start in [i, j) either: each of them is trapped alone */
         window win = { iv->v + start, r->live + start,
                        iv->start ? iv->start + start : NULL, j - start, 0 };
-        if ((fits ? emit_window(r, &win, x, nx, &block)
-                  : trap_each(r, iv, i, j, x, nx, &block)) != 0)
+        if (r->planning && fits) {
+            if (plan_entries(r, &win) != 0)
+                return 0;
+        } else if ((fits ? emit_window(r, &win, x, nx, &block)
+                         : trap_each(r, iv, i, j, x, nx, &block)) != 0) {
             return 0;
-        if (fits) {
+        }
+        if (fits && !r->planning) {
+            r->rep->shorts_moved += shorts_in(r, &win);
             if (note_kept_branches(r, iv->v, kept, start) != 0)
                 return 0;
             kept = j;
@@ -879,7 +943,8 @@ static size_t rewrite_chain(rewriter *r, size_t bi, insn_list *list)
     }
     if (block >= 0 && count_alone(r, iv, &block) != 0)
         return 0;
-    return note_kept_branches(r, iv->v, kept, iv->n) != 0 ? 0 : nb;
+    return !r->planning && note_kept_branches(r, iv->v, kept, iv->n) != 0
+               ? 0 : nb;
 }
 
 /* The int3 site at pc (not a string operation's, whose handler records
@@ -920,6 +985,25 @@ static void redirect_branches(rewriter *r)
         }
         r->rep->redirected++;
     }
+}
+
+/* Every chain of blocks, in address order: 0 or -1. */
+static int rewrite_chains(rewriter *r)
+{
+    insn_list list = { { NULL, 0, 0, sizeof(x86_insn) }, 0 };
+    int rc = 0;
+    for (size_t bi = 0, n; bi < r->a->cfg->nblocks && !rc; bi += n) {
+        n = rewrite_chain(r, bi, &list);
+        rc = n == 0 ? -1 : 0;
+    }
+    free(list.v.v);
+    return rc;
+}
+
+static int u64_order(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
 }
 
 static int trap_order(const void *a, const void *b)
@@ -977,14 +1061,17 @@ static int run(rewriter *r, const char *out, const char *in_path,
     r->stub_addr = r->header_vaddr + h.stub;
     r->count_stub_addr = r->header_vaddr + h.count_stub;
 
-    insn_list list = { { NULL, 0, 0, sizeof(x86_insn) }, 0 };
     int rc = 0;
-    for (size_t bi = 0, n; bi < a->cfg->nblocks && !rc; bi += n) {
-        n = rewrite_chain(r, bi, &list);
-        rc = n == 0;
+    if (!r->opt->trap_all) { /* first pass: the int3 places */
+        rewrite_report counted = *rep;
+        r->planning = 1;
+        rc = rewrite_chains(r);
+        r->planning = 0;
+        *rep = counted;
+        if (r->places.n)
+            qsort(r->places.v, r->places.n, sizeof(uint64_t), u64_order);
     }
-    free(list.v.v);
-    if (rc)
+    if (rc || rewrite_chains(r))
         return rewrite_fail(err, cap, "cannot encode a trampoline%s",
                     r->code.failed ? " (out of room or unencodable)" : "");
 
@@ -1036,6 +1123,9 @@ int rewrite_file(const char *in_path, const char *out, const rewrite_options *o,
     r.traps.elem = sizeof(mt_trap);
     r.checks.elem = sizeof(mt_check);
     r.branches.elem = sizeof(branch_ref);
+    r.places.elem = sizeof(uint64_t);
+    if (x86_decoder_init(&r.dec) != 0)
+        return rewrite_fail(err, cap, "cannot set up the x86 decoder");
     uint64_t id = 0;
     int rc = elf_input_map(in_path, &in, err, cap);
     if (!rc)
@@ -1060,6 +1150,7 @@ int rewrite_file(const char *in_path, const char *out, const rewrite_options *o,
     free(r.traps.v);
     free(r.checks.v);
     free(r.branches.v);
+    free(r.places.v);
     free(r.live);
     free(r.start);
     free(r.lead);

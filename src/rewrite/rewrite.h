@@ -42,8 +42,10 @@ typedef struct rewrite_report {
                                  trampoline of an int3 place */
     uint64_t entries;         /* branch targets inside a window, past
                                  its jump (int3 places too) */
-    uint64_t back_edges;      /* windows taking in a short branch back to
-                                 an int3 place */
+    uint64_t padded;          /* of those, a jump taking padding after a
+                                 return or jump */
+    uint64_t shorts_moved;    /* short branches to an int3 place moved
+                                 into a window (its copy is redirected) */
     uint64_t strings;         /* string operations (movs, stos, lods)
                                  recorded as block events through int3 */
     uint64_t displaced;       /* instructions moved to trampolines */

@@ -264,18 +264,24 @@ def test_rewrite_lackey_traps():
 def test_rewrite_block_edges():
     """Loads with no room for a jump in their own basic block, laid out by
     hand (lk_block_edges): logged as Lackey sees them, instruction by
-    instruction, and the copy runs as the original.  Only short_entry's
-    load, which nothing but a short branch from a block with nothing to
-    instrument leads to, runs through int3: 50 times a call, 4 calls.
+    instruction, and the copy runs as the original.  Only after_call's
+    load, which a call returns to, runs through int3: once a call, 4
+    calls (416 times before windows could take room from neighbouring
+    blocks and from padding, and branches were sent to int3 places'
+    trampolines).
     loop_head's load (entered by falling through a branch and by the loop's
-    short back edge) is reached through a window of the block before it,
-    and tiny_load's (4 bytes with its return, entered by direct calls) by
-    the calls themselves, sent to its trampoline."""
+    short back edge) is reached through a window of the block before it;
+    short_entry's (entered by a short branch from a block with nothing to
+    instrument) through that branch, moved into a window of its own;
+    tiny_load's (4 bytes with its return, entered by direct calls) by the
+    calls themselves, sent to its trampoline; padded_load's (the same 4
+    bytes, called through a pointer) through a jump that takes the padding
+    after its return."""
     traps, hit = lackey_differential(("lk_block_edges",))
-    check_eq(hit, 200, "executions through int3")
-    # short_entry's and tiny_load's loads, and the two branch targets
-    # inside loop_head's window (its load and the add after it), which
-    # only an unforeseen way in would take
+    check_eq(hit, 4, "executions through int3")
+    # the loads of short_entry, tiny_load and after_call, and a branch
+    # target inside loop_head's window, which only an unforeseen way in
+    # would take
     check_eq(traps, 4, "int3 places")
 
 

@@ -31,7 +31,7 @@ loop_head:
 
 /* long short_entry(const long *p, long n): the same sum, n > 0, but the
  * load is entered only by a short branch from a block with nothing to
- * instrument: every execution goes through int3. */
+ * instrument. */
     .globl short_entry
     .type short_entry, @function
 short_entry:
@@ -51,6 +51,23 @@ short_entry:
     ret
     .size short_entry, .-short_entry
 
+/* long after_call(const long *p): *p, loaded by the instruction a call
+ * returns to, a block of its own: every execution goes through int3. */
+    .globl after_call
+    .type after_call, @function
+after_call:
+    push %rbx
+    mov %rdi, %rbx
+    cmp $-1, %rdi
+    je .Lloaded                 /* never taken: .Lloaded starts a block */
+    call tiny_load
+    mov (%rbx), %rdx
+.Lloaded:
+    mov %rdx, %rax
+    pop %rbx
+    ret
+    .size after_call, .-after_call
+
 /* long tiny_load(const long *p): *p; its load and return are four bytes,
  * entered by direct calls. */
     .globl tiny_load
@@ -59,5 +76,23 @@ tiny_load:
     mov (%rdi), %rax
     ret
     .size tiny_load, .-tiny_load
+
+/* long padded_load(const long *p): *p, the same four bytes, followed by
+ * padding; called through a pointer. */
+    .globl padded_load
+    .type padded_load, @function
+padded_load:
+    mov (%rdi), %rax
+    ret
+    .size padded_load, .-padded_load
+    .p2align 4
+
+/* long no_load(void): 0, a function after the padding. */
+    .globl no_load
+    .type no_load, @function
+no_load:
+    xor %eax, %eax
+    ret
+    .size no_load, .-no_load
 
     .section .note.GNU-stack, "", @progbits
