@@ -273,6 +273,7 @@ void tracer_internal_leave(void)
         EACH_CLIENT(internal_done);
 }
 uint64_t tracer_seq(void) { return atomic_load(&g.seq); }
+void tracer_lose(uint64_t n) { lose(n, 0); }
 
 uint64_t tracer_next_alloc_id(void)
 {

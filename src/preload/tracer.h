@@ -67,6 +67,9 @@ void tracer_record_accesses(const memtap_record *r, size_t n);
 
 /* Next allocation number (MadT's dynamic memory counter). */
 uint64_t tracer_next_alloc_id(void);
+/* n records an engine could not keep (no memory): counted lost, so that
+ * the trace says it is incomplete. */
+void tracer_lose(uint64_t n);
 
 /* Reads the configuration, opens the output, writes the metadata. */
 void tracer_init(void);

@@ -245,7 +245,7 @@ static void drain(void)
         real->cursor = (uint64_t)(uintptr_t)base;
         real->remaining = ENTRIES;
     } else {
-        real->remaining = 0; /* no memory: every entry calls us, dropped */
+        real->remaining = 0; /* no memory (rewritten_flush) */
     }
     if (tls_own)
         to_scratch();
@@ -253,12 +253,22 @@ static void drain(void)
 }
 
 /* The flush function the stubs call (with everything saved); memtap's
- * own mode (tracer_internal_enter) sets the full buffer aside first. */
+ * own mode (tracer_internal_enter) sets the full buffer aside first.  A
+ * log left with no room gets the scratch buffer: the stub retries until
+ * there is room, so it must find some.  That is after the thread's exit
+ * hook (its exit path goes nowhere, by design), or when there was no
+ * memory for a buffer: then the scratch's entries are counted lost (all
+ * 256 each time, a few more than may be). */
 static void rewritten_flush(void)
 {
     tracer_internal_enter();
     drain();
     tracer_internal_leave();
+    if (tls_log.remaining == 0) {
+        if (!tls_flushing)
+            tracer_lose(SCRATCH);
+        to_scratch();
+    }
 }
 
 void rewritten_own_begin(void)

@@ -10,7 +10,7 @@ import re
 import subprocess
 import sys
 
-from memtap_tests import TMP, check, check_eq, memtap, prog, run_named
+from memtap_tests import TMP, Failure, check, check_eq, memtap, prog, run_named
 
 SOURCES = os.path.join(os.path.dirname(__file__), "..", "programs")
 ROW = re.compile(r"^\s+(\d+)\s+[\d.]+%\s+(?:0x([0-9a-f]+)\s+)?(.*)$")
@@ -209,6 +209,33 @@ def test_uninit_check_once():
 def rewritten_info(trace):
     info = memtap("info", trace).stdout
     return {k: int(v) for k, v in re.findall(r"^(rewritten_\w+): (\d+)$", info, re.M)}
+
+
+def test_uninit_rewritten_libc():
+    """A copy of edge_insns run with a copy of libc (LD_LIBRARY_PATH, both
+    rewritten non-selectively by hand) under uninit: after the main
+    thread's exit hook, the tool's report and the exit path run through
+    the rewritten libc and log more than the 256 entries of the scratch
+    buffer their entries go to.  The stub's flush used to hand back a log
+    with no room, and the stub retried forever.  The run ends, with the
+    original's output and a report."""
+    libs = os.path.join(TMP, "rewritten-libc")
+    os.makedirs(libs, exist_ok=True)
+    memtap("instrument", "-q", "--nonselective", "/lib/x86_64-linux-gnu/libc.so.6",
+           "-o", os.path.join(libs, "libc.so.6"))
+    copy = os.path.join(libs, "edge_insns")
+    memtap("instrument", "-q", "--nonselective", prog("edge_insns"), "-o", copy)
+    report = os.path.join(TMP, "rewritten-libc.txt")
+    try:
+        p = subprocess.run([prog("memtap"), "uninit", "-o", os.path.join(TMP, "rl.mtr"),
+                            "--report", report, "--", copy], capture_output=True, text=True,
+                           env=dict(os.environ, LD_LIBRARY_PATH=libs), timeout=60)
+    except subprocess.TimeoutExpired:
+        raise Failure("memtap uninit of the copy with the rewritten libc did not end in 60 s")
+    native = subprocess.run([prog("edge_insns")], capture_output=True, text=True)
+    check_eq((p.returncode, p.stdout), (0, native.stdout), "the copy's exit status and output")
+    with open(report) as f:
+        check("never written" in f.read(), "the report was written")
 
 
 def test_uninit_check_once_rewritten():
