@@ -17,6 +17,7 @@
 #include "analysis/analysis.h"
 #include "rewrite/elf_input.h"
 #include "rewrite/emit.h"
+#include "sys/bisect.h"
 #include "sys/page.h"
 #include "sys/vec.h"
 
@@ -466,15 +467,8 @@ static int short_to_place(const rewriter *r, const x86_insn *insn)
         insn->zi.raw.imm[0].size != 8 || !movable(insn, &ends))
         return 0;
     const uint64_t *p = r->places.v;
-    size_t lo = 0, hi = r->places.n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (p[mid] < insn->target)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo < r->places.n && p[lo] == insn->target;
+    size_t i = bisect_after(p, r->places.n, sizeof *p, 0, insn->target);
+    return i > 0 && p[i - 1] == insn->target;
 }
 
 /* Whether the instruction gets a trampoline: selected operands, a string
@@ -952,15 +946,8 @@ static size_t rewrite_chain(rewriter *r, size_t bi, insn_list *list)
 static const mt_trap *site_trap(const rewriter *r, uint64_t pc)
 {
     const mt_trap *t = r->traps.v;
-    size_t lo = 0, hi = r->traps.n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (t[mid].pc < pc)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo < r->traps.n && t[lo].pc == pc && !t[lo].string ? &t[lo] : NULL;
+    size_t i = BISECT_AFTER(t, r->traps.n, pc, pc);
+    return i > 0 && t[i - 1].pc == pc && !t[i - 1].string ? &t[i - 1] : NULL;
 }
 
 /* Sends every noted direct branch to an int3 site straight to its
