@@ -27,7 +27,10 @@
 /* a constant: SIGRTMAX calls into the C library, whose data is traced */
 #define PARK_SIGNAL (__SIGRTMAX - 1)
 #define SLOTS 4096
-#define WAIT_NS 200000000ll
+/* long enough for a runnable thread on a loaded machine (two cores, a
+ * test suite running two at a time); one that cannot be parked costs it
+ * once, as stopping is then given up */
+#define WAIT_NS 2000000000ll
 
 typedef struct slot {
     _Atomic int tid;

@@ -61,7 +61,9 @@ def trace(name, *args, out="t.mtr", env=None, expect_rc=0, heap_only=False,
     p = memtap("run", "--engine", "fault", "-o", path, *opts, "--",
                prog(name) if "/" not in name else name,
                *args, env=env, check_rc=False)
-    check_eq(p.returncode, expect_rc, "exit status of memtap run %s" % name)
+    # memtap's stderr says why a run it calls incomplete was
+    check_eq(p.returncode, expect_rc, "exit status of memtap run %s; its stderr:\n%s"
+             % (name, p.stderr[-2000:]))
     return path, p
 
 
