@@ -1,15 +1,18 @@
 /*
  * rewrite/rewrite.c - the ELF rewriter: checks the input, runs the static
  * analysis, plans a patch window at each selected instruction (whole
- * instructions of its basic block, at least the 5 bytes of a jmp rel32,
- * never past the block's end; an int3 trap where none fits), works out
- * which scratch registers are live there, emits the trampolines (and with
- * --profile the block counters) into a new segment, lays out the
- * segment's header and tables, and has elf_input.c write the copy: the
- * original bytes with the jumps over the windows, the segment at the end.
+ * instructions of a chain of blocks that fall into each other, at least
+ * the 5 bytes of a jmp rel32 or fewer and the padding after a return;
+ * an int3 place where none fits), works out which scratch registers are
+ * live there, emits the trampolines (and with --profile the block
+ * counters) into a new segment, sends direct branches to int3 places
+ * straight to their trampolines, lays out the segment's header and
+ * tables, and has elf_input.c write the copy: the original bytes with the
+ * jumps over the windows, the segment at the end.  A first pass plans
+ * without emitting, to know the int3 places short branches lead to.
  *
- * One file: planning a block's windows and emitting its trampolines share
- * the rewriter's state (liveness, elision, traps, checks).
+ * One file: planning a chain's windows and emitting its trampolines share
+ * the rewriter's state (liveness, elision, traps, checks, branches).
  */
 #define _GNU_SOURCE
 #include "rewrite/rewrite.h"
@@ -17,6 +20,7 @@
 #include "analysis/analysis.h"
 #include "rewrite/elf_input.h"
 #include "rewrite/emit.h"
+#include "rewrite/window.h"
 #include "sys/bisect.h"
 #include "sys/page.h"
 #include "sys/vec.h"
@@ -26,34 +30,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define JMP_LEN 5
-
 static uint64_t align_up(uint64_t v, uint64_t a) { return (v + a - 1) & ~(a - 1); }
 
 /* ---- planning and emitting ---- */
 
-/* A block's instructions as collected (sys/vec.h), and the typed view
- * the planning reads. */
+/* A chain's instructions as collected (sys/vec.h); the planning reads
+ * them as an insn_vec (rewrite/window.h). */
 typedef struct insn_list {
     vec v;
     int oom;
 } insn_list;
-
-typedef struct insn_vec {
-    const x86_insn *v;
-    size_t n;
-    const uint8_t *start;     /* per instruction of a chain of blocks,
-                                 BLOCK_*; NULL for one block */
-    uint64_t pad_end;         /* after a last instruction that does not
-                                 go on (ret, jmp), the end of the padding
-                                 that follows it (nops, int3), which a
-                                 window's jump may take; else its end */
-} insn_vec;
-
-enum {
-    BLOCK_START = 1,          /* starts a block after the chain's first */
-    BLOCK_ENTRY = 2,          /* and direct branches lead there */
-};
 
 static void collect(const x86_insn *x, void *arg)
 {
@@ -168,36 +154,6 @@ static const x86_mem *operand_of(const rewriter *r, const x86_insn *insn,
         }
     }
     return NULL;
-}
-
-/* Whether an instruction can move into a trampoline, and whether it ends
- * the window (the trampoline then needs no jump back). */
-static int movable(const x86_insn *x, int *ends)
-{
-    *ends = 0;
-    switch (x->flow) {
-    case X86_FLOW_NEXT:
-    case X86_FLOW_SYSCALL:
-        return 1;
-    case X86_FLOW_JUMP:
-    case X86_FLOW_IJUMP:
-    case X86_FLOW_RET:
-    case X86_FLOW_CALL:
-    case X86_FLOW_ICALL:
-        *ends = 1;
-        return 1;
-    case X86_FLOW_JCC: /* loop and jrcxz have no rel32 form */
-        switch (x->mnemonic) {
-        case ZYDIS_MNEMONIC_LOOP: case ZYDIS_MNEMONIC_LOOPE:
-        case ZYDIS_MNEMONIC_LOOPNE: case ZYDIS_MNEMONIC_JRCXZ:
-        case ZYDIS_MNEMONIC_JECXZ: case ZYDIS_MNEMONIC_JCXZ:
-            return 0;
-        default:
-            return 1;
-        }
-    default:
-        return 0; /* hlt, ud2: nothing after them to return to */
-    }
 }
 
 /* Which of rax, rcx and rdx each instruction of the block may need before
@@ -591,71 +547,6 @@ static int emit_window(rewriter *r, const window *win, const sel_expr *x,
     r->rep->windows++;
     r->rep->displaced += win->count - 1;
     return 0;
-}
-
-/* Whether a branch target of the chain lies inside the jump a window
- * [s, j) would start with (one further in keeps its bytes and gets an
- * int3 place; emit_window). */
-static int entry_under_jump(const insn_vec *iv, size_t s, size_t j)
-{
-    for (size_t m = s + 1; iv->start && m < j &&
-                           iv->v[m].addr < iv->v[s].addr + JMP_LEN; m++)
-        if (iv->start[m] & BLOCK_ENTRY)
-            return 1;
-    return 0;
-}
-
-/* Whether a window [s, j) has room for a jump: 5 bytes of instructions,
- * or fewer that end the chain and the padding after them. */
-static int room(const insn_vec *iv, size_t s, size_t j)
-{
-    uint64_t from = iv->v[s].addr;
-    return j > s && (iv->v[j - 1].addr + iv->v[j - 1].length >= from + JMP_LEN ||
-                     (j == iv->n && iv->pad_end >= from + JMP_LEN));
-}
-
-/* The window that starts at instruction i: whole movable instructions
- * until 5 bytes or one that ends it.  Returns its end (exclusive) and
- * whether it can take a jump. */
-static size_t plan_window(const insn_vec *iv, size_t i, int *fits)
-{
-    size_t j = i;
-    uint64_t len = 0;
-    int ends = 0, ok = 1;
-    while (len < JMP_LEN && j < iv->n && ok && !ends) {
-        ok = movable(&iv->v[j], &ends);
-        len += iv->v[j].length;
-        j++;
-    }
-    *fits = ok && room(iv, i, j) && !entry_under_jump(iv, i, j);
-    return j;
-}
-
-/* When no jump fits from instruction i: a window that starts at an
- * earlier instruction of the block (not before `from`, the end of the
- * window before) and takes i in, from the latest start that reaches 5
- * bytes at or after i (fewest instructions moved).  Returns the start and
- * its end in *end, or i when there is none. */
-static size_t plan_earlier(const insn_vec *iv, size_t from, size_t i,
-                           size_t *end)
-{
-    for (size_t s = i; s-- > from;) {
-        size_t j = s;
-        uint64_t len = 0;
-        int ends = 0, ok = 1;
-        while ((len < JMP_LEN || j <= i) && j < iv->n && ok && !ends) {
-            ok = movable(&iv->v[j], &ends);
-            len += iv->v[j].length;
-            j++;
-        }
-        if (!ok || j <= i)
-            break; /* what stops it stops every earlier start too */
-        if (room(iv, s, j) && !entry_under_jump(iv, s, j)) {
-            *end = j;
-            return s;
-        }
-    }
-    return i;
 }
 
 /* A window that fits, ending at j, takes in the next selected

@@ -1,0 +1,91 @@
+/*
+ * rewrite/window.c - where a patch window fits (rewrite/window.h): whole
+ * instructions that can move into a trampoline, 5 bytes for the jump (or
+ * fewer that end the chain, and the padding after them), and no branch
+ * target among the bytes of that jump.
+ */
+#include "rewrite/window.h"
+
+int movable(const x86_insn *x, int *ends)
+{
+    *ends = 0;
+    switch (x->flow) {
+    case X86_FLOW_NEXT:
+    case X86_FLOW_SYSCALL:
+        return 1;
+    case X86_FLOW_JUMP:
+    case X86_FLOW_IJUMP:
+    case X86_FLOW_RET:
+    case X86_FLOW_CALL:
+    case X86_FLOW_ICALL:
+        *ends = 1;
+        return 1;
+    case X86_FLOW_JCC: /* loop and jrcxz have no rel32 form */
+        switch (x->mnemonic) {
+        case ZYDIS_MNEMONIC_LOOP: case ZYDIS_MNEMONIC_LOOPE:
+        case ZYDIS_MNEMONIC_LOOPNE: case ZYDIS_MNEMONIC_JRCXZ:
+        case ZYDIS_MNEMONIC_JECXZ: case ZYDIS_MNEMONIC_JCXZ:
+            return 0;
+        default:
+            return 1;
+        }
+    default:
+        return 0; /* hlt, ud2: nothing after them to return to */
+    }
+}
+
+/* Whether a branch target of the chain lies inside the jump a window
+ * [s, j) would start with (one further in keeps its bytes and gets an
+ * int3 place; emit_window). */
+static int entry_under_jump(const insn_vec *iv, size_t s, size_t j)
+{
+    for (size_t m = s + 1; iv->start && m < j &&
+                           iv->v[m].addr < iv->v[s].addr + JMP_LEN; m++)
+        if (iv->start[m] & BLOCK_ENTRY)
+            return 1;
+    return 0;
+}
+
+/* Whether a window [s, j) has room for a jump: 5 bytes of instructions,
+ * or fewer that end the chain and the padding after them. */
+static int room(const insn_vec *iv, size_t s, size_t j)
+{
+    uint64_t from = iv->v[s].addr;
+    return j > s && (iv->v[j - 1].addr + iv->v[j - 1].length >= from + JMP_LEN ||
+                     (j == iv->n && iv->pad_end >= from + JMP_LEN));
+}
+
+size_t plan_window(const insn_vec *iv, size_t i, int *fits)
+{
+    size_t j = i;
+    uint64_t len = 0;
+    int ends = 0, ok = 1;
+    while (len < JMP_LEN && j < iv->n && ok && !ends) {
+        ok = movable(&iv->v[j], &ends);
+        len += iv->v[j].length;
+        j++;
+    }
+    *fits = ok && room(iv, i, j) && !entry_under_jump(iv, i, j);
+    return j;
+}
+
+size_t plan_earlier(const insn_vec *iv, size_t from, size_t i, size_t *end)
+{
+    for (size_t s = i; s-- > from;) {
+        size_t j = s;
+        uint64_t len = 0;
+        int ends = 0, ok = 1;
+        while ((len < JMP_LEN || j <= i) && j < iv->n && ok && !ends) {
+            ok = movable(&iv->v[j], &ends);
+            len += iv->v[j].length;
+            j++;
+        }
+        if (!ok || j <= i)
+            break; /* what stops it stops every earlier start too */
+        if (room(iv, s, j) && !entry_under_jump(iv, s, j)) {
+            *end = j;
+            return s;
+        }
+    }
+    return i;
+}

@@ -1,0 +1,50 @@
+/*
+ * rewrite/window.h - where a patch window fits among the instructions of
+ * a chain of blocks (window.c): which instructions can move into a
+ * trampoline, and the window that starts at a site or before it.
+ * Private to rewrite/.
+ */
+#ifndef MEMTAP_REWRITE_WINDOW_H
+#define MEMTAP_REWRITE_WINDOW_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "x86/insn.h"
+
+#define JMP_LEN 5             /* jmp rel32: what a window must hold */
+
+/* The instructions of a chain of blocks, as the planning reads them. */
+typedef struct insn_vec {
+    const x86_insn *v;
+    size_t n;
+    const uint8_t *start;     /* per instruction of a chain of blocks,
+                                 BLOCK_*; NULL for one block */
+    uint64_t pad_end;         /* after a last instruction that does not
+                                 go on (ret, jmp), the end of the padding
+                                 that follows it (nops, int3), which a
+                                 window's jump may take; else its end */
+} insn_vec;
+
+enum {
+    BLOCK_START = 1,          /* starts a block after the chain's first */
+    BLOCK_ENTRY = 2,          /* and direct branches lead there */
+};
+
+/* Whether an instruction can move into a trampoline (*ends: it ends the
+ * window, which then needs no jump back). */
+int movable(const x86_insn *x, int *ends);
+
+/* The window that starts at instruction i: whole movable instructions
+ * until 5 bytes or one that ends it.  Returns its end (exclusive) and
+ * whether it can take a jump. */
+size_t plan_window(const insn_vec *iv, size_t i, int *fits);
+
+/* When no jump fits from instruction i: a window that starts at an
+ * earlier instruction of the chain (not before `from`, the end of the
+ * window before) and takes i in, from the latest start that has room
+ * (fewest instructions moved).  Returns the start and its end in *end,
+ * or i when there is none. */
+size_t plan_earlier(const insn_vec *iv, size_t from, size_t i, size_t *end);
+
+#endif
