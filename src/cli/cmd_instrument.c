@@ -88,7 +88,8 @@ static void summary(const char *in, const char *out, const rewrite_options *o,
            r->moved_back, r->extended, r->spanning, r->entries, r->padded);
     printf("  int3 bypassed      %" PRIu64 " branches sent straight to an int3"
            " place's trampoline (%" PRIu64 " short ones moved into a window"
-           " for it)\n", r->redirected, r->shorts_moved);
+           " for it, others through %" PRIu64 " jumps written in padding)\n",
+           r->redirected, r->shorts_moved, r->islands);
     printf("  registers saved    %" PRIu64 " (%" PRIu64 " found dead, not saved)\n",
            r->saves, r->saves_skipped);
     if (o->profile)

@@ -69,6 +69,9 @@ typedef struct rewriter {
     vec places;               /* uint64_t: the first pass' int3 places,
                                  sorted (short_to_place) */
     x86_decoder dec;          /* for the padding after a chain */
+    vec pads_used;            /* pad_region: padding windows' jumps took */
+    vec pads;                 /* pad_region: free padding, by address */
+    vec islands;              /* island */
     uint8_t *live;            /* per instruction of the current chain */
     size_t live_cap;
     uint8_t *start;           /* insn_vec.start of the current chain */
@@ -85,19 +88,35 @@ typedef struct rewriter {
  * code or a trampoline's copy) whose target may be an int3 site: it is
  * sent to that site's trampoline instead (redirect_branches). */
 typedef struct branch_ref {
-    uint64_t field;           /* link-time address of the rel32 */
+    uint64_t field;           /* link-time address of the displacement */
     uint64_t target;
+    uint64_t next;            /* a short branch (rel8) left in the file:
+                                 the address after it; else 0 */
 } branch_ref;
 
-static int add_branch(rewriter *r, uint64_t field, uint64_t target)
+static int add_branch(rewriter *r, uint64_t field, uint64_t target,
+                      uint64_t next)
 {
     branch_ref *b = vec_push(&r->branches);
     if (!b)
         return -1;
     b->field = field;
     b->target = target;
+    b->next = next;
     return 0;
 }
+
+/* Padding after a return or jump, [at, end), where a short branch may
+ * be sent through a jump to a trampoline (an island); `at` moves on as
+ * islands take it. */
+typedef struct pad_region {
+    uint64_t at, end;
+} pad_region;
+
+/* An island made: a jump at `at` to the trampoline of `target`'s place. */
+typedef struct island {
+    uint64_t at, target;
+} island;
 
 /* The branch a trampoline has just ended with (emitted from `before`):
  * jmp rel32 or jcc rel32. */
@@ -107,7 +126,7 @@ static int note_emitted_branch(rewriter *r, size_t before, uint64_t target)
     size_t n = r->code.len - before, e = r->code.len;
     if ((n >= 5 && p[e - 5] == 0xe9) ||
         (n >= 6 && p[e - 6] == 0x0f && (p[e - 5] & 0xf0) == 0x80))
-        return add_branch(r, r->code.base + e - 4, target);
+        return add_branch(r, r->code.base + e - 4, target, 0);
     return 0;
 }
 
@@ -118,10 +137,12 @@ static int note_kept_branches(rewriter *r, const x86_insn *v, size_t i,
 {
     for (size_t k = i; k < j; k++) {
         const ZydisDecodedInstruction *zi = &v[k].zi;
+        unsigned size = zi->raw.imm[0].size;
         if ((v[k].flow == X86_FLOW_JUMP || v[k].flow == X86_FLOW_JCC ||
              v[k].flow == X86_FLOW_CALL) && v[k].target &&
-            zi->raw.imm[0].is_relative && zi->raw.imm[0].size == 32 &&
-            add_branch(r, v[k].addr + zi->raw.imm[0].offset, v[k].target) != 0)
+            zi->raw.imm[0].is_relative && (size == 32 || size == 8) &&
+            add_branch(r, v[k].addr + zi->raw.imm[0].offset, v[k].target,
+                       size == 8 ? v[k].addr + v[k].length : 0) != 0)
             return -1;
     }
     return 0;
@@ -539,7 +560,14 @@ static int emit_window(rewriter *r, const window *win, const sel_expr *x,
     for (size_t k = 1; win->start && k < win->count && pad_end == end; k++)
         if (win->start[k] & BLOCK_ENTRY)
             pad_end = w[k].addr;
-    r->rep->padded += span > end - start;
+    if (span > end - start) {
+        pad_region *u = vec_push(&r->pads_used);
+        if (!u)
+            return -1;
+        u->at = end;
+        u->end = start + span;
+        r->rep->padded++;
+    }
     uint8_t *at = elf_input_patch(r->in, off, span);
     encode_patch_jump(at, start, tramp);
     if (pad_end > start + JMP_LEN)
@@ -680,16 +708,11 @@ static int falls_through_only(const rewriter *r, size_t bi)
 /* insn_vec.pad_end of a chain whose last block is bi: when that block
  * ends with a return or a jump, the padding after it up to 4 bytes (what
  * a jump needs beyond one byte of instruction), short of the next block. */
-static uint64_t padding_after(const rewriter *r, size_t bi)
+/* The end of the padding instructions (nops, int3) from `from`, up to
+ * `limit`. */
+static uint64_t padding_from(const rewriter *r, uint64_t from, uint64_t limit)
 {
-    const cfg_program *cfg = r->a->cfg;
-    const cfg_block *b = &cfg->blocks[bi];
-    uint64_t end = b->end, limit = b->end + JMP_LEN - 1;
-    if (b->exit != X86_FLOW_RET && b->exit != X86_FLOW_JUMP &&
-        b->exit != X86_FLOW_IJUMP)
-        return end;
-    if (bi + 1 < cfg->nblocks && cfg->blocks[bi + 1].start < limit)
-        limit = cfg->blocks[bi + 1].start;
+    uint64_t end = from;
     while (end < limit) {
         x86_insn pad;
         int64_t off = elf_input_offset(r->in, end, 1);
@@ -700,6 +723,57 @@ static uint64_t padding_after(const rewriter *r, size_t bi)
         end += pad.length;
     }
     return end < limit ? end : limit;
+}
+
+/* Whether block bi's last instruction does not go on (what follows it
+ * is only reached by a branch, or is padding). */
+static int ends_flow(const cfg_block *b)
+{
+    return b->exit == X86_FLOW_RET || b->exit == X86_FLOW_JUMP ||
+           b->exit == X86_FLOW_IJUMP;
+}
+
+static uint64_t padding_after(const rewriter *r, size_t bi)
+{
+    const cfg_program *cfg = r->a->cfg;
+    const cfg_block *b = &cfg->blocks[bi];
+    uint64_t limit = b->end + JMP_LEN - 1;
+    if (!ends_flow(b))
+        return b->end;
+    if (bi + 1 < cfg->nblocks && cfg->blocks[bi + 1].start < limit)
+        limit = cfg->blocks[bi + 1].start;
+    return padding_from(r, b->end, limit);
+}
+
+/* The free padding of the file, after the windows' jumps took theirs:
+ * where islands may go (at most 256 bytes after a block: a short branch
+ * reaches 128). */
+static int find_pads(rewriter *r)
+{
+    const cfg_program *cfg = r->a->cfg;
+    const pad_region *used = r->pads_used.v;
+    size_t u = 0;
+    for (size_t bi = 0; bi < cfg->nblocks; bi++) {
+        const cfg_block *b = &cfg->blocks[bi];
+        if (!ends_flow(b))
+            continue;
+        uint64_t at = b->end, limit = at + 256;
+        while (u < r->pads_used.n && used[u].at < at)
+            u++;
+        if (u < r->pads_used.n && used[u].at == at)
+            at = used[u].end;
+        if (bi + 1 < cfg->nblocks && cfg->blocks[bi + 1].start < limit)
+            limit = cfg->blocks[bi + 1].start;
+        uint64_t end = at < limit ? padding_from(r, at, limit) : at;
+        if (end - at >= JMP_LEN) {
+            pad_region *p = vec_push(&r->pads);
+            if (!p)
+                return -1;
+            p->at = at;
+            p->end = end;
+        }
+    }
+    return 0;
 }
 
 /* insn_vec.start of a chain of nb > 1 blocks. */
@@ -844,11 +918,62 @@ static const mt_trap *site_trap(const rewriter *r, uint64_t pc)
 /* Sends every noted direct branch to an int3 site straight to its
  * trampoline: the int3 stays for the ways in no branch shows (falling
  * through, indirect jumps, short branches), which then cost a signal. */
+/* Whether a short branch ending at next reaches a jump at `at`. */
+static int reaches(uint64_t next, uint64_t at)
+{
+    int64_t d = (int64_t)(at - next);
+    return d >= -128 && d <= 127;
+}
+
+/* An island for a short branch ending at next, to t's trampoline: one
+ * made before for the same place, or a new one in padding it reaches.
+ * Its address, or 0. */
+static uint64_t island_for(rewriter *r, uint64_t next, const mt_trap *t)
+{
+    const island *is = r->islands.v;
+    for (size_t k = 0; k < r->islands.n; k++)
+        if (is[k].target == t->pc && reaches(next, is[k].at))
+            return is[k].at;
+    pad_region *p = r->pads.v;
+    size_t k = BISECT_AFTER(p, r->pads.n, at, next + 127);
+    for (; k-- > 0 && p[k].end >= next - 128 + JMP_LEN;) {
+        if (p[k].end - p[k].at < JMP_LEN || !reaches(next, p[k].at))
+            continue;
+        int64_t off = elf_input_offset(r->in, p[k].at, JMP_LEN);
+        island *n = vec_push(&r->islands);
+        if (off < 0 || !n)
+            return 0;
+        n->at = p[k].at;
+        n->target = t->pc;
+        encode_patch_jump(elf_input_patch(r->in, (size_t)off, JMP_LEN), n->at,
+                          t->tramp);
+        p[k].at += JMP_LEN;
+        r->rep->islands++;
+        return n->at;
+    }
+    return 0;
+}
+
+/* A short branch to t's place, sent through an island. */
+static void redirect_short(rewriter *r, const branch_ref *b, const mt_trap *t)
+{
+    int64_t off = elf_input_offset(r->in, b->field, 1);
+    uint64_t at = off < 0 ? 0 : island_for(r, b->next, t);
+    if (!at)
+        return;
+    *elf_input_patch(r->in, (size_t)off, 1) = (uint8_t)(int8_t)(at - b->next);
+    r->rep->redirected++;
+}
+
 static void redirect_branches(rewriter *r)
 {
     const branch_ref *b = r->branches.v;
     for (size_t i = 0; i < r->branches.n; i++) {
         const mt_trap *t = site_trap(r, b[i].target);
+        if (t && b[i].next) {
+            redirect_short(r, &b[i], t);
+            continue;
+        }
         int64_t rel = t ? (int64_t)(t->tramp - (b[i].field + 4)) : 0;
         if (!t || rel != (int32_t)rel)
             continue;
@@ -955,8 +1080,11 @@ static int run(rewriter *r, const char *out, const char *in_path,
 
     if (r->traps.n)
         qsort(r->traps.v, r->traps.n, sizeof(mt_trap), trap_order);
-    if (!r->opt->trap_all)
+    if (!r->opt->trap_all) {
+        if (find_pads(r) != 0)
+            return rewrite_fail(err, cap, "out of memory");
         redirect_branches(r);
+    }
     r->code.len = align_up(r->code.len, 8);
     if (append_table(&r->code, &r->traps, &h.traps) ||
         append_table(&r->code, &r->checks, &h.checks))
@@ -1002,6 +1130,9 @@ int rewrite_file(const char *in_path, const char *out, const rewrite_options *o,
     r.checks.elem = sizeof(mt_check);
     r.branches.elem = sizeof(branch_ref);
     r.places.elem = sizeof(uint64_t);
+    r.pads_used.elem = sizeof(pad_region);
+    r.pads.elem = sizeof(pad_region);
+    r.islands.elem = sizeof(island);
     if (x86_decoder_init(&r.dec) != 0)
         return rewrite_fail(err, cap, "cannot set up the x86 decoder");
     uint64_t id = 0;
@@ -1029,6 +1160,9 @@ int rewrite_file(const char *in_path, const char *out, const rewrite_options *o,
     free(r.checks.v);
     free(r.branches.v);
     free(r.places.v);
+    free(r.pads_used.v);
+    free(r.pads.v);
+    free(r.islands.v);
     free(r.live);
     free(r.start);
     free(r.lead);

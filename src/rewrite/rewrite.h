@@ -44,6 +44,8 @@ typedef struct rewrite_report {
                                  its jump (int3 places too) */
     uint64_t padded;          /* of those, a jump taking padding after a
                                  return or jump */
+    uint64_t islands;         /* jumps to trampolines written in padding,
+                                 for short branches to int3 places */
     uint64_t shorts_moved;    /* short branches to an int3 place moved
                                  into a window (its copy is redirected) */
     uint64_t strings;         /* string operations (movs, stos, lods)

@@ -266,7 +266,7 @@ def test_rewrite_block_edges():
     hand (lk_block_edges): logged as Lackey sees them, instruction by
     instruction, and the copy runs as the original.  Only after_call's
     load, which a call returns to, runs through int3: once a call, 4
-    calls (416 times before windows could take room from neighbouring
+    calls (420 times before windows could take room from neighbouring
     blocks and from padding, and branches were sent to int3 places'
     trampolines).
     loop_head's load (entered by falling through a branch and by the loop's
@@ -276,13 +276,15 @@ def test_rewrite_block_edges():
     tiny_load's (4 bytes with its return, entered by direct calls) by the
     calls themselves, sent to its trampoline; padded_load's (the same 4
     bytes, called through a pointer) through a jump that takes the padding
-    after its return."""
+    after its return; island_load's (a block of its own that a short
+    branch from a block with no room leads to) through a jump written in
+    the padding after it, which the short branch is sent to."""
     traps, hit = lackey_differential(("lk_block_edges",))
     check_eq(hit, 4, "executions through int3")
-    # the loads of short_entry, tiny_load and after_call, and a branch
-    # target inside loop_head's window, which only an unforeseen way in
-    # would take
-    check_eq(traps, 4, "int3 places")
+    # the loads of short_entry, tiny_load, after_call and island_load, and
+    # a branch target inside loop_head's window, which only an unforeseen
+    # way in would take
+    check_eq(traps, 5, "int3 places")
 
 
 def test_rewrite_elision():

@@ -13,6 +13,7 @@ long short_entry(const long *p, long n);
 long tiny_load(const long *p);
 long after_call(const long *p);
 long padded_load(const long *p);
+long island_load(const long *p);
 long no_load(void);
 
 #define N 50
@@ -31,6 +32,7 @@ int main(void)
         s += tiny_load(&a[r]);
         s += after_call(&a[r + 1]);
         s += indirect(&a[r + 2]);
+        s += island_load(&a[r + 3]);
     }
     printf("%ld\n", s);
     return 0;

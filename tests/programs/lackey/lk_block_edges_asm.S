@@ -87,6 +87,33 @@ padded_load:
     .size padded_load, .-padded_load
     .p2align 4
 
+/* long island_load(const long *p): *p, loaded by a block of its own
+ * that only a short branch leads to, from a block with no room for a
+ * window (after a call, and followed by a branch target). */
+    .globl island_load
+    .type island_load, @function
+island_load:
+    push %rbx
+    mov %rdi, %rbx
+    cmp $-1, %rdi
+    je .Lil_other               /* never taken: .Lil_other starts a block */
+    cmp $-2, %rdi
+    je .Lil_after               /* never taken: .Lil_after starts a block */
+    call no_load
+    test %eax, %eax
+    je .Lil_load                /* always taken */
+.Lil_other:
+    xor %eax, %eax
+    pop %rbx
+    ret
+.Lil_load:
+    mov (%rbx), %rax
+.Lil_after:
+    pop %rbx
+    ret
+    .fill 8, 1, 0x90            /* padding: room for a jump */
+    .size island_load, .-island_load
+
 /* long no_load(void): 0, a function after the padding. */
     .globl no_load
     .type no_load, @function
