@@ -35,19 +35,20 @@ typedef struct rewrite_report {
                                  site (no room after it) */
     uint64_t extended;        /* of those, taking in a later site that
                                  had no room of its own */
-    uint64_t spanning;        /* of those, holding a conditional branch
-                                 and the block it falls through to */
+    uint64_t spanning;        /* of those, across the start of a block
+                                 (a chain of blocks falling into each
+                                 other) */
+    uint64_t padded;          /* of those, a jump taking padding after a
+                                 return or jump */
+    uint64_t entries;         /* branch targets inside a window, past
+                                 its jump (int3 places too) */
     uint64_t traps;           /* places reached through int3 */
     uint64_t redirected;      /* direct branches sent straight to the
                                  trampoline of an int3 place */
-    uint64_t entries;         /* branch targets inside a window, past
-                                 its jump (int3 places too) */
-    uint64_t padded;          /* of those, a jump taking padding after a
-                                 return or jump */
-    uint64_t islands;         /* jumps to trampolines written in padding,
-                                 for short branches to int3 places */
-    uint64_t shorts_moved;    /* short branches to an int3 place moved
-                                 into a window (its copy is redirected) */
+    uint64_t shorts_moved;    /* of those, short ones moved into a window
+                                 (its copy's rel32 is redirected) */
+    uint64_t islands;         /* jumps to trampolines written in padding
+                                 for the other short ones */
     uint64_t strings;         /* string operations (movs, stos, lods)
                                  recorded as block events through int3 */
     uint64_t displaced;       /* instructions moved to trampolines */
