@@ -180,15 +180,24 @@ static const x86_mem *operand_of(const rewriter *r, const x86_insn *insn,
 /* Which of rax, rcx and rdx each instruction of the block may need before
  * it runs: a backward pass from the block's end, where all are live, as
  * they are at every branch, call and system call. */
+/* A byte per instruction of the current chain in *a (room for *cap),
+ * grown to n: 0, or -1 when out of memory. */
+static int per_insn(uint8_t **a, size_t *cap, size_t n)
+{
+    if (n > *cap) {
+        uint8_t *g = realloc(*a, n);
+        if (!g)
+            return -1;
+        *a = g;
+        *cap = n;
+    }
+    return 0;
+}
+
 static int compute_liveness(rewriter *r, const insn_vec *iv)
 {
-    if (iv->n > r->live_cap) {
-        uint8_t *l = realloc(r->live, iv->n);
-        if (!l)
-            return -1;
-        r->live = l;
-        r->live_cap = iv->n;
-    }
+    if (per_insn(&r->live, &r->live_cap, iv->n) != 0)
+        return -1;
     unsigned live = LIVE_ALL;
     for (size_t k = iv->n; k-- > 0;) {
         const x86_insn *x = &iv->v[k];
@@ -705,9 +714,6 @@ static int falls_through_only(const rewriter *r, size_t bi)
            r->a->blocks[bi + 1].first_expr == ab->first_expr + ab->sel.n;
 }
 
-/* insn_vec.pad_end of a chain whose last block is bi: when that block
- * ends with a return or a jump, the padding after it up to 4 bytes (what
- * a jump needs beyond one byte of instruction), short of the next block. */
 /* The end of the padding instructions (nops, int3) from `from`, up to
  * `limit`. */
 static uint64_t padding_from(const rewriter *r, uint64_t from, uint64_t limit)
@@ -725,7 +731,7 @@ static uint64_t padding_from(const rewriter *r, uint64_t from, uint64_t limit)
     return end < limit ? end : limit;
 }
 
-/* Whether block bi's last instruction does not go on (what follows it
+/* Whether a block's last instruction does not go on (what follows it
  * is only reached by a branch, or is padding). */
 static int ends_flow(const cfg_block *b)
 {
@@ -733,6 +739,9 @@ static int ends_flow(const cfg_block *b)
            b->exit == X86_FLOW_IJUMP;
 }
 
+/* insn_vec.pad_end of a chain whose last block is bi: when that block
+ * ends with a return or a jump, the padding after it up to 4 bytes (what
+ * a jump needs beyond one byte of instruction), short of the next block. */
 static uint64_t padding_after(const rewriter *r, size_t bi)
 {
     const cfg_program *cfg = r->a->cfg;
@@ -780,13 +789,8 @@ static int find_pads(rewriter *r)
 static int mark_starts(rewriter *r, const cfg_block *b, size_t nb,
                        insn_vec *iv)
 {
-    if (iv->n > r->start_cap) {
-        uint8_t *e = realloc(r->start, iv->n);
-        if (!e)
-            return -1;
-        r->start = e;
-        r->start_cap = iv->n;
-    }
+    if (per_insn(&r->start, &r->start_cap, iv->n) != 0)
+        return -1;
     memset(r->start, 0, iv->n);
     for (size_t k = 1, m = 0; k < nb; k++) {
         while (m < iv->n && iv->v[m].addr < b[k].start)
@@ -915,9 +919,6 @@ static const mt_trap *site_trap(const rewriter *r, uint64_t pc)
     return i > 0 && t[i - 1].pc == pc && !t[i - 1].string ? &t[i - 1] : NULL;
 }
 
-/* Sends every noted direct branch to an int3 site straight to its
- * trampoline: the int3 stays for the ways in no branch shows (falling
- * through, indirect jumps, short branches), which then cost a signal. */
 /* Whether a short branch ending at next reaches a jump at `at`. */
 static int reaches(uint64_t next, uint64_t at)
 {
@@ -937,11 +938,11 @@ static uint64_t island_for(rewriter *r, uint64_t next, const mt_trap *t)
     pad_region *p = r->pads.v;
     size_t k = BISECT_AFTER(p, r->pads.n, at, next + 127);
     for (; k-- > 0 && p[k].end >= next - 128 + JMP_LEN;) {
-        if (p[k].end - p[k].at < JMP_LEN || !reaches(next, p[k].at))
-            continue;
         int64_t off = elf_input_offset(r->in, p[k].at, JMP_LEN);
+        if (p[k].end - p[k].at < JMP_LEN || !reaches(next, p[k].at) || off < 0)
+            continue;
         island *n = vec_push(&r->islands);
-        if (off < 0 || !n)
+        if (!n)
             return 0;
         n->at = p[k].at;
         n->target = t->pc;
@@ -965,6 +966,10 @@ static void redirect_short(rewriter *r, const branch_ref *b, const mt_trap *t)
     r->rep->redirected++;
 }
 
+/* Sends every noted direct branch to an int3 site straight to its
+ * trampoline (a short one through an island): the int3 stays for the ways
+ * in no branch shows (falling through, indirect jumps, a short branch no
+ * island reaches), which then cost a signal. */
 static void redirect_branches(rewriter *r)
 {
     const branch_ref *b = r->branches.v;
