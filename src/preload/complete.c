@@ -334,13 +334,13 @@ static int same_insn(const code_key *k, uint64_t pc, const uint8_t *bytes,
            memcmp(k->bytes, bytes, len) == 0;
 }
 
-/* The code of insn at pc (made on first sight), with S's number in *s;
- * NULL when it cannot be made or the area is full. */
+/* The code of insn at pc, whose bytes are `bytes` (the program's text, or
+ * the copy hot.c kept of a patched site), made on first sight, with S's
+ * number in *s; NULL when it cannot be made or the area is full. */
 static const uint8_t *code_for(const ZydisDecodedInstruction *insn,
                                const ZydisDecodedOperand *ops, int mem,
-                               uint64_t pc, int *s)
+                               uint64_t pc, const uint8_t *bytes, int *s)
 {
-    const uint8_t *bytes = (const uint8_t *)(uintptr_t)pc;
     size_t h = (size_t)(fib_mix(pc) % INDEX_SLOTS);
     for (size_t probes = 0; probes < INDEX_SLOTS; probes++) {
         code_key *k = &c.index[(h + probes) % INDEX_SLOTS];
@@ -486,12 +486,13 @@ static int run_locked(const ucontext_t *uc, const ZydisDecodedOperand *op,
 
 int complete_run(const ucontext_t *uc, const ZydisDecodedInstruction *insn,
                  const ZydisDecodedOperand *ops, int mem, uint64_t addr,
-                 int direct, complete_regs *after)
+                 int direct, const uint8_t *bytes, complete_regs *after)
 {
     void *xsave = xsave_area(uc, &after->xmask);
     int s;
     const uint8_t *code =
-        xsave ? code_for(insn, ops, mem, (uint64_t)uc->uc_mcontext.gregs[REG_RIP], &s)
+        xsave ? code_for(insn, ops, mem, (uint64_t)uc->uc_mcontext.gregs[REG_RIP],
+                         bytes, &s)
               : NULL;
     if (!code)
         return 0;
@@ -522,7 +523,6 @@ void complete_commit(ucontext_t *uc, const ZydisDecodedInstruction *insn,
     g[REG_EFL] = (greg_t)(((uint64_t)g[REG_EFL] & ~ARITH_FLAGS) |
                           (after->flags & ARITH_FLAGS));
     g[REG_RIP] += insn->length;
-    complete_counted();
 }
 
 void complete_counted(void) { atomic_fetch_add(&c.completed, 1); }

@@ -45,14 +45,15 @@ typedef struct complete_regs {
     uint32_t xmask;     /* the xsave components loaded and saved */
 } complete_regs;
 
-/* Runs insn (at uc's pc) with its memory operand `mem` at address `addr`
- * (on a copy, or on the memory itself when `direct`: its pages are open):
+/* Runs insn (at uc's pc, its bytes `bytes`) with its memory operand `mem`
+ * at address `addr` (on a copy, or on the memory itself when `direct`: its
+ * pages are open, or it is not traced):
  * memory is updated, the vector registers in uc's frame too, and *after
  * holds the general registers and flags; 1.  0 leaves memory and uc
  * untouched (the caller steps the instruction). */
 int complete_run(const ucontext_t *uc, const ZydisDecodedInstruction *insn,
                  const ZydisDecodedOperand *ops, int mem, uint64_t addr,
-                 int direct, complete_regs *after);
+                 int direct, const uint8_t *bytes, complete_regs *after);
 /* Gives uc the registers of *after and moves its pc past insn. */
 void complete_commit(ucontext_t *uc, const ZydisDecodedInstruction *insn,
                      const complete_regs *after);
@@ -70,8 +71,7 @@ int complete_poke(uint64_t addr, const void *buf, size_t n);
 /* memtap's descriptor of /proc/self/mem, or -1 (fdguard keeps it open). */
 int complete_fd(void);
 
-/* Counts one more access completed in the handler (complete_commit
- * does). */
+/* Counts one more access completed in the handler. */
 void complete_counted(void);
 /* Accesses completed in the handler, for the closing note. */
 uint64_t complete_count(void);

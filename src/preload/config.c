@@ -84,6 +84,9 @@ static void load(void)
     cfg.string_elements = switched_on(ENV_STRING_ELEMENTS, 1);
     const char *path = getenv(ENV_FAULT_PATH);
     cfg.fault_step = path && strcmp(path, "step") == 0;
+    cfg.fault_complete_only =
+        cfg.fault_step || (path && strcmp(path, "complete") == 0);
+    cfg.fault_hot = path && strcmp(path, "hot") == 0;
 }
 
 const preload_config *config(void)

@@ -46,6 +46,8 @@ typedef struct preload_config {
     int debug_traps;             /* MEMTAP_DEBUG_TRAPS set */
     int string_elements;         /* MEMTAP_STRING_ELEMENTS=1 */
     int fault_step;              /* MEMTAP_FAULT_PATH=step */
+    int fault_complete_only;     /* MEMTAP_FAULT_PATH=complete (or step) */
+    int fault_hot;               /* MEMTAP_FAULT_PATH=hot */
 } preload_config;
 
 /* The configuration, read on the first call (the library's start-up,

@@ -31,6 +31,7 @@
 #include "x86/context.h"
 
 #include "complete.h"
+#include "hot.h"
 #include "pagemap.h"
 #include "traced_set.h"
 #include "own_text.h"
@@ -177,6 +178,30 @@ static int complete_branch(ucontext_t *uc, const ZydisDecodedInstruction *insn,
     return 1;
 }
 
+int fault_complete_access(ucontext_t *uc, const ZydisDecodedInstruction *insn,
+                          const ZydisDecodedOperand *ops, int mem,
+                          const uint8_t *bytes, int record)
+{
+    uint64_t a = x86_effective_address(uc, insn, &ops[mem]);
+    size_t n = ops[mem].size / 8;
+    complete_regs after;
+    if (record && !fault_traced_allows(a, n, (ops[mem].actions &
+                                             ZYDIS_OPERAND_ACTION_MASK_WRITE) != 0))
+        return 0;
+    int open = pages_completion_begin(a, n);
+    int done = open >= 0 &&
+               complete_run(uc, insn, ops, mem, a, open, bytes, &after);
+    pages_completion_end();
+    if (!done)
+        return 0;
+    if (record) {
+        fault_open_set unused = { .n = 0 };
+        record_accesses(uc, insn, ops, a, &unused);
+    }
+    complete_commit(uc, insn, &after);
+    return 1;
+}
+
 /* The one-signal path: insn completed here, its page left closed. */
 static int try_complete(ucontext_t *uc, const ZydisDecodedInstruction *insn,
                         const ZydisDecodedOperand *ops, uintptr_t fault)
@@ -184,20 +209,11 @@ static int try_complete(ucontext_t *uc, const ZydisDecodedInstruction *insn,
     int mem = complete_operand(insn, ops);
     if (mem < 0)
         return complete_branch(uc, insn, ops, fault);
-    uint64_t a = x86_effective_address(uc, insn, &ops[mem]);
-    size_t n = ops[mem].size / 8;
-    complete_regs after;
-    if (!fault_traced_allows(a, n, (ops[mem].actions &
-                                   ZYDIS_OPERAND_ACTION_MASK_WRITE) != 0))
+    uint64_t pc = (uint64_t)uc->uc_mcontext.gregs[REG_RIP];
+    if (!fault_complete_access(uc, insn, ops, mem, (const uint8_t *)pc, 1))
         return 0;
-    int open = pages_completion_begin(a, n);
-    int done = open >= 0 && complete_run(uc, insn, ops, mem, a, open, &after);
-    pages_completion_end();
-    if (!done)
-        return 0;
-    fault_open_set unused = { .n = 0 };
-    record_accesses(uc, insn, ops, fault, &unused);
-    complete_commit(uc, insn, &after);
+    complete_counted();
+    hot_completed(pc, insn);
     return 1;
 }
 
@@ -480,8 +496,9 @@ static void on_segv_body(int sig, siginfo_t *si, ucontext_t *uc)
 static void on_trap_body(int sig, siginfo_t *si, ucontext_t *uc)
 {
     window *w = &tls_win;
-    if (si->si_code == SI_KERNEL && rewritten_trap(uc))
-        return; /* an int3 site of a rewritten module */
+    if (si->si_code == SI_KERNEL && (rewritten_trap(uc) || hot_trap(uc)))
+        return; /* an int3 site of a rewritten module, or a site being
+                 * patched */
     if (!w->active || si->si_code != TRAP_TRACE) {
         signals_chain(sig, si, uc);
         return;
@@ -538,7 +555,8 @@ int fault_init(void)
         return -1;
     if (install(SIGSEGV, on_segv) != 0 || install(SIGTRAP, on_trap) != 0)
         return -1;
-    complete_init(); /* without it, every access is stepped */
+    if (complete_init() == 0) /* without it, every access is stepped */
+        hot_init();
     f.enabled = 1;
     return 0;
 }

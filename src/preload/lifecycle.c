@@ -6,6 +6,7 @@
  */
 #define _GNU_SOURCE
 #include "complete.h"
+#include "hot.h"
 #include "config.h"
 #include "fault.h"
 #include "watch.h"
@@ -126,6 +127,7 @@ MEMTAP_EXPORT void _Exit(int status) __attribute__((alias("_exit")));
 static void after_fork_child(void)
 {
     complete_after_fork();
+    hot_after_fork();
     world_after_fork();
     tracer_after_fork_child();
     modules_write_all();
@@ -419,7 +421,9 @@ static void process_end_stats(fmt_buf *b)
     fmt_u64(b, fault_count());
     fmt_str(b, "\nfaults_completed=");
     fmt_u64(b, complete_count());
-    fmt_str(b, "\nexposed_windows=");
+    fmt_char(b, '\n');
+    hot_end_stats(b);
+    fmt_str(b, "exposed_windows=");
     fmt_u64(b, fault_exposed_windows());
     fmt_str(b, "\nsyscalls_emulated=");
     fmt_u64(b, syscalls_emulated());

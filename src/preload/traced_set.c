@@ -135,6 +135,14 @@ static int page_is_open(uintptr_t page)
     return t.open[h].page == page && t.open[h].count;
 }
 
+/* Whether an access may touch the page itself: it is open, or memtap
+ * keeps no rights of it (a traced page not open is read and written
+ * through /proc/self/mem, whether or not the engine is active). */
+static int page_direct(uintptr_t page)
+{
+    return page_is_open(page) || !(pagemap_get(page) & PM_TRACKED);
+}
+
 int pages_completion_begin(uintptr_t a, size_t n)
 {
     for (;;) {
@@ -146,10 +154,10 @@ int pages_completion_begin(uintptr_t a, size_t n)
         atomic_fetch_sub(&t.inflight, 1);
     }
     /* no rights change now: the counts hold still for us to read */
-    int open = 0, pages = 0;
+    int direct = 0, pages = 0;
     for (uintptr_t p = page_start(a); p < a + n; p += PAGE, pages++)
-        open += page_is_open(p);
-    return open == 0 ? 0 : open == pages ? 1 : -1;
+        direct += page_direct(p);
+    return direct == 0 ? 0 : direct == pages ? 1 : -1;
 }
 
 void pages_completion_end(void)

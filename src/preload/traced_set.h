@@ -38,8 +38,8 @@ void page_close_locked(uintptr_t page);
 /* Brackets one completion of an access to [a, a+n) (no page's rights
  * change meanwhile; nothing in between may touch traced memory, which
  * could need the lock the change holds): 0 when its pages are closed, 1
- * when all are open (run the instruction on them directly), -1 when some
- * are (step it). */
+ * when all can be accessed directly (open, or not traced: run the
+ * instruction on them), -1 when some can (step it). */
 int pages_completion_begin(uintptr_t a, size_t n);
 void pages_completion_end(void);
 

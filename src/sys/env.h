@@ -49,6 +49,8 @@
 #define ENV_STRING_ELEMENTS "MEMTAP_STRING_ELEMENTS" /* 1: string operations
                                               element by element */
 #define ENV_FAULT_PATH "MEMTAP_FAULT_PATH" /* step: the fault engine never
-                                              completes in its handler */
+                                              completes in its handler;
+                                              complete: no hot sites; hot:
+                                              every completed site hot */
 
 #endif

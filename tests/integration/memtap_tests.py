@@ -590,8 +590,12 @@ def test_threads_exact():
                  "stores, loads and exposed windows")
 
 
+def run_info(path):
+    return dict(l.split(": ", 1) for l in memtap("info", path).stdout.splitlines() if ": " in l)
+
+
 def fault_counts(path):
-    info = dict(l.split(": ", 1) for l in memtap("info", path).stdout.splitlines() if ": " in l)
+    info = run_info(path)
     return int(info["faults"]), int(info.get("faults_completed", "0")), info["exposed_windows"]
 
 
@@ -602,29 +606,44 @@ def test_fault_paths():
     VEX load clearing a zmm's upper half, AVX-512 loads, a compare into a
     mask register and a masked store, rip-relative, an index register,
     an indirect call through the heap, and forms only the trap flag runs:
-    push, div): completed in the handler or stepped, the
-    program prints what its native run prints and the two traces hold the
-    same accesses, instruction by instruction."""
-    native = subprocess.run([prog("complete_forms")], capture_output=True, text=True,
-                            check=True).stdout
-    lines = {}
-    for way in ("complete", "step"):  # both set: one environment size
-        path, p = trace("complete_forms", out="forms-%s.mtr" % way,
+    push, div), three rounds of them: completed in the handler, stepped, or
+    (hot) patched after their first completion so that the later rounds
+    run through trampolines.  The program prints what its native run
+    prints and the three traces hold the same accesses, instruction by
+    instruction; each access the handler path took a fault for is, on the
+    hot path, a fault or a trampoline's access."""
+    rounds = 3
+    native = subprocess.run([prog("complete_forms"), str(rounds)], capture_output=True,
+                            text=True, check=True).stdout
+    lines, info = {}, {}
+    for way in ("complete", "step", "hot"):  # all set: one environment size
+        path, p = trace("complete_forms", str(rounds), out="forms-%s.mtr" % way,
                         env={"MEMTAP_FAULT_PATH": way})
         check_eq(p.stdout, native, "%s: the program's output" % way)
         lines[way] = [re.sub(r"\$\d+:", ":", l) for l in show(path) if not l.startswith("#")]
+        info[way] = run_info(path)
         faults, completed, exposed = fault_counts(path)
         if way == "step":
             check_eq(completed, 0, "step: nothing completed in the handler")
+            check("hot_sites" not in info[way], "step: no site patched")
         else:
             # all but the stepped forms' faults
-            check(completed >= faults - 10, "completed %d of %d faults" % (completed, faults))
-    check(len(lines["step"]) > 100 and lines["complete"] == lines["step"],
-          "the same accesses either way (%d and %d lines)"
-          % (len(lines["complete"]), len(lines["step"])))
+            check(completed >= faults - 10 * rounds, "%s: completed %d of %d faults"
+                  % (way, completed, faults))
+    for way in ("complete", "hot"):
+        check(len(lines["step"]) > 100 and lines[way] == lines["step"],
+              "the same accesses %s and stepped (%d and %d lines)"
+              % (way, len(lines[way]), len(lines["step"])))
     for form in ("integer_forms", "vector_forms", "stepped_forms"):
         check(any(l.endswith(", %s" % form) or (", %s+" % form) in l for l in lines["complete"]),
               "accesses of %s recorded" % form)
+    hot = {k: int(v) for k, v in info["hot"].items() if k.startswith("hot_")}
+    check(hot["hot_sites"] > 50 and hot["hot_accesses"] > int(info["complete"]["faults"]) // 2,
+          "hot: most of the later rounds' accesses through trampolines: %r" % hot)
+    check_eq(int(info["hot"]["faults"]) + hot["hot_accesses"], int(info["complete"]["faults"]),
+             "hot: faults and trampolines' accesses against the handler path's faults")
+    check_eq((hot["hot_untraced"], hot["hot_unpatched"]), (0, 0),
+             "hot: every trampoline access traced, no site given back")
 
 
 def test_fault_fork_stores():

@@ -3,7 +3,8 @@
  * the fault engine's output must equal the native run's whichever way it
  * completes them (in its handler, or stepped under the trap flag).  Forms
  * the handler does not run (push, div) are here too, and an indirect call
- * through a pointer on the heap (taken in the handler). */
+ * through a pointer on the heap (taken in the handler).  An argument N runs
+ * them N times (a patched site's trampoline runs the later rounds). */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -166,15 +167,18 @@ static void stepped_forms(uint64_t *p)
     free(heap_fn);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+    int rounds = argc > 1 ? atoi(argv[1]) : 1;
     uint64_t *p = aligned_alloc(64, 256);
     double *d = aligned_alloc(64, 256);
     if (!p || !d)
         return 1;
-    integer_forms(p);
-    vector_forms(d);
-    stepped_forms(p);
+    for (int i = 0; i < rounds; i++) {
+        integer_forms(p);
+        vector_forms(d);
+        stepped_forms(p);
+    }
     free(d);
     free(p);
     return 0;

@@ -1,0 +1,568 @@
+/*
+ * hot.c - hot sites of the fault engine (see hot.h).  Owns the count of
+ * completions per instruction, the patched sites, their trampolines and
+ * the switch from a trampoline into C and back (hot_entry, below).
+ *
+ * A site is patched without knowing where branches land: only the
+ * instruction's own bytes change.  They become a jmp rel32 whose
+ * displacement's low bytes are the instruction's and whose high bytes are
+ * the bytes that follow it, left as they are (a punned jump), so the
+ * trampoline goes where those bytes allow: a free page within 256 bytes
+ * to 4 GiB of the site, mapped for it.  Instructions of one byte, sites
+ * closer than 5 bytes to another site, and sites with no free page in
+ * reach stay on the signal path (counted as refused).
+ *
+ * The bytes are changed as the kernel changes live code: an int3 first
+ * (a thread that meets it goes back and waits, hot_trap), the rest, then
+ * the first byte, every step followed by a serializing barrier on every
+ * CPU running the process (membarrier's SYNC_CORE).  Writes go through
+ * /proc/self/mem, so text and trampoline pages never become writable.
+ *
+ * The trampoline steps over the red zone, pushes the site's number and
+ * jumps to hot_entry, which saves the general registers, flags and vector
+ * state on the program's stack (about 7 KiB with C's frames) and calls
+ * hot_access with asynchronous signals blocked.  That completes the
+ * access as the handler would (fault.c: through /proc/self/mem, the page
+ * left closed, recorded), or runs the instruction on the memory itself
+ * when it is not traced, then returns past the instruction.  When neither
+ * can be done (a rare state: unmasked x87 or SSE exceptions, say), the
+ * site is unpatched and the instruction runs again on the signal path.
+ */
+#define _GNU_SOURCE
+#include "hot.h"
+#include "sys/futex_lock.h"
+#include "sys/hash.h"
+#include "sys/page.h"
+#include "sys/rawsys.h"
+#include "x86/context.h"
+
+#include "complete.h"
+#include "config.h"
+#include "fault.h"
+#include "traced_set.h"
+
+#include <linux/membarrier.h>
+#include <stdatomic.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+
+#ifndef MAP_FIXED_NOREPLACE
+#define MAP_FIXED_NOREPLACE 0x100000
+#endif
+
+#define COUNT_SLOTS 16384       /* instructions counted */
+#define MAX_SITES 2048          /* instructions patched */
+#define MAX_PAGES 1024          /* trampoline pages */
+#define SLOT_BYTES 24           /* one trampoline */
+#define PAGE_TRIES 64           /* mmaps tried for one site */
+#define HOT_AFTER 16            /* completions that make a site hot */
+#define RUN_MAX 4               /* instructions one trampoline runs */
+#define XSAVE_BYTES 4096        /* x87, SSE, AVX and AVX-512 state fit */
+#define FP_XSTATE_MAGIC 0x46505853u
+#define XSTATE_RUN 0xe7u        /* the components complete.c runs with */
+
+/* What hot_entry pushed, lowest address first; above it the red zone
+ * (128 bytes) and then the program's stack. */
+typedef struct hot_frame {
+    uint64_t r15, r14, r13, r12, r11, r10, r9, r8;
+    uint64_t rdi, rsi, rbp, rbx, rdx, rcx, rax;
+    uint64_t flags;
+    uint64_t slot;      /* in: the site's number; out: where to go on */
+} hot_frame;
+
+/* One instruction a trampoline runs. */
+typedef struct hot_insn {
+    uint64_t pc;
+    uint8_t bytes[ZYDIS_MAX_INSTRUCTION_LENGTH]; /* the instruction's own */
+    int mem;                                     /* its memory operand */
+    ZydisDecodedInstruction insn;
+    ZydisDecodedOperand ops[ZYDIS_MAX_OPERAND_COUNT];
+} hot_insn;
+
+/* A patched site: the instruction whose bytes jump to the trampoline, and
+ * the hot ones right after it, too close to be patched themselves (their
+ * jump would change this one's displacement), which the trampoline runs
+ * too.  `n` is published after the instruction it adds is whole. */
+typedef struct hot_site {
+    uint64_t trampoline;
+    _Atomic int patched;
+    _Atomic uint32_t n;
+    hot_insn run[RUN_MAX];
+} hot_site;
+
+typedef struct hot_count {
+    _Atomic uint64_t pc;
+    _Atomic uint32_t n;
+} hot_count;
+
+typedef struct tramp_page {
+    uint64_t addr;
+    uint32_t used;
+} tramp_page;
+
+static struct {
+    int on;
+    uint32_t after;            /* completions that make a site hot */
+    uint64_t xfeatures;        /* XCR0's share of XSTATE_RUN */
+    ZydisDecoder decoder;
+    hot_count *counts;
+    hot_site *sites;
+    _Atomic uint32_t nsites;   /* published after a site is whole */
+    tramp_page pages[MAX_PAGES];
+    uint32_t npages;
+    atomic_int lock;           /* patching and unpatching */
+    _Atomic uint64_t accesses, untraced, refused, unpatched;
+} h;
+
+static __thread const hot_site *tls_site __attribute__((tls_model("initial-exec")));
+
+void hot_access(hot_frame *fr, uint8_t *xsave);
+
+/* The trampolines' common part: everything saved, hot_access called on
+ * 64-byte aligned xsave space, everything loaded, and `ret $128` goes to
+ * the frame's slot and back over the red zone. */
+__asm__(".text\n"
+        ".globl hot_entry\n"
+        ".hidden hot_entry\n"
+        ".type hot_entry, @function\n"
+        "hot_entry:\n"
+        "  endbr64\n"
+        "  pushfq\n"
+        "  push %rax\n  push %rcx\n  push %rdx\n  push %rbx\n"
+        "  push %rbp\n  push %rsi\n  push %rdi\n"
+        "  push %r8\n  push %r9\n  push %r10\n  push %r11\n"
+        "  push %r12\n  push %r13\n  push %r14\n  push %r15\n"
+        "  mov %rsp, %rbx\n"
+        "  and $-64, %rsp\n"
+        "  sub $4096, %rsp\n"
+        "  xor %eax, %eax\n"
+        "  mov %rax, 512(%rsp)\n  mov %rax, 520(%rsp)\n"
+        "  mov %rax, 528(%rsp)\n  mov %rax, 536(%rsp)\n"
+        "  mov %rax, 544(%rsp)\n  mov %rax, 552(%rsp)\n"
+        "  mov %rax, 560(%rsp)\n  mov %rax, 568(%rsp)\n"
+        "  mov $0xe7, %eax\n"
+        "  xor %edx, %edx\n"
+        "  xsave64 (%rsp)\n"
+        "  cld\n"
+        "  mov %rbx, %rdi\n"
+        "  mov %rsp, %rsi\n"
+        "  call hot_access\n"
+        "  mov $0xe7, %eax\n"
+        "  xor %edx, %edx\n"
+        "  xrstor64 (%rsp)\n"
+        "  mov %rbx, %rsp\n"
+        "  pop %r15\n  pop %r14\n  pop %r13\n  pop %r12\n"
+        "  pop %r11\n  pop %r10\n  pop %r9\n  pop %r8\n"
+        "  pop %rdi\n  pop %rsi\n  pop %rbp\n  pop %rbx\n"
+        "  pop %rdx\n  pop %rcx\n  pop %rax\n"
+        "  popfq\n"
+        "  ret $128\n"
+        ".size hot_entry, .-hot_entry\n");
+extern const char hot_entry[];
+
+_Static_assert(sizeof(hot_frame) == 17 * 8, "hot_entry's pushes");
+
+static void *map(size_t len)
+{
+    long p = raw_syscall6(SYS_mmap, 0, (long)len, PROT_READ | PROT_WRITE,
+                          MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    return RAW_FAILED(p) ? NULL : (void *)p;
+}
+
+static int sync_cores(void)
+{
+    return RAW_FAILED(raw_syscall3(SYS_membarrier,
+                                   MEMBARRIER_CMD_PRIVATE_EXPEDITED_SYNC_CORE,
+                                   0, 0))
+               ? -1
+               : 0;
+}
+
+int hot_init(void)
+{
+    const preload_config *cfg = config();
+    if (cfg->fault_complete_only)
+        return -1;
+    h.after = cfg->fault_hot ? 1 : HOT_AFTER;
+    uint32_t lo, hi;
+    __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+    h.xfeatures = (((uint64_t)hi << 32) | lo) & XSTATE_RUN;
+    if ((h.xfeatures & 3) != 3 ||
+        !ZYAN_SUCCESS(ZydisDecoderInit(&h.decoder, ZYDIS_MACHINE_MODE_LONG_64,
+                                       ZYDIS_STACK_WIDTH_64)) ||
+        RAW_FAILED(raw_syscall3(
+            SYS_membarrier,
+            MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED_SYNC_CORE, 0, 0)))
+        return -1;
+    h.counts = map(COUNT_SLOTS * sizeof *h.counts);
+    h.sites = map(MAX_SITES * sizeof *h.sites);
+    if (!h.counts || !h.sites)
+        return -1;
+    h.on = 1;
+    return 0;
+}
+
+void hot_after_fork(void) { atomic_store(&h.lock, 0); }
+
+/* ---- patching ---- */
+
+/* Writes bytes into live code: int3, the tail, the head, each step
+ * serialized on every CPU.  0, or -1 (the bytes are as they were, unless
+ * /proc/self/mem failed half way, which it does not on a mapped page). */
+static int write_live(uint64_t pc, const uint8_t *bytes, size_t len)
+{
+    static const uint8_t int3 = 0xcc;
+    if (complete_poke(pc, &int3, 1) != 0 || sync_cores() != 0)
+        return -1;
+    if (len > 1 && (complete_poke(pc + 1, bytes + 1, len - 1) != 0 ||
+                    sync_cores() != 0))
+        return -1;
+    return complete_poke(pc, bytes, 1) == 0 && sync_cores() == 0 ? 0 : -1;
+}
+
+/* Whether [lo, hi) may hold a trampoline page: user space, clear of the
+ * first megabyte and of the break's room to grow (a page there would make
+ * malloc's main arena leave the break). */
+static int page_allowed(uint64_t p)
+{
+    uint64_t brk = (uint64_t)raw_syscall3(SYS_brk, 0, 0, 0);
+    return p >= (1u << 20) && p < 0x7ff000000000ull &&
+           !(p >= brk && p < brk + (1ull << 30));
+}
+
+/* A trampoline slot at t in [lo, hi] (the displacements the site's fixed
+ * bytes allow): one of the pages already mapped, or a new one.  0 with *t,
+ * or -1. */
+static int find_slot(uint64_t lo, uint64_t hi, uint64_t *t)
+{
+    for (uint32_t i = 0; i < h.npages; i++) {
+        tramp_page *pg = &h.pages[i];
+        uint64_t at = pg->addr + pg->used;
+        if (at < lo) /* a page the window starts inside */
+            at = (lo + 7) & ~7ull;
+        if (at >= pg->addr + pg->used && at + SLOT_BYTES <= pg->addr + PAGE &&
+            at <= hi) {
+            pg->used = (uint32_t)(at + SLOT_BYTES - pg->addr);
+            *t = at;
+            return 0;
+        }
+    }
+    if (h.npages == MAX_PAGES)
+        return -1;
+    /* pages through the window from its middle outwards (near the site
+     * when the window is the whole rel32 range), a few over a wide one */
+    uint64_t first = page_start(lo), n = (page_start(hi) - first) / PAGE + 1;
+    uint64_t step = n > PAGE_TRIES ? n / PAGE_TRIES : 1;
+    for (uint64_t k = 0; k < 2 * PAGE_TRIES; k++) {
+        int64_t d = (int64_t)((k + 1) / 2) * (k % 2 ? 1 : -1);
+        int64_t idx = (int64_t)(n / 2) + d * (int64_t)step;
+        if (idx < 0 || (uint64_t)idx >= n)
+            continue;
+        uint64_t p = first + (uint64_t)idx * PAGE;
+        uint64_t at = p < lo ? (lo + 7) & ~7ull : p;
+        if (!page_allowed(p) || at + SLOT_BYTES > p + PAGE || at > hi)
+            continue;
+        long got = raw_syscall6(SYS_mmap, (long)p, PAGE, PROT_READ | PROT_EXEC,
+                                MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE,
+                                -1, 0);
+        if (RAW_FAILED(got))
+            continue;
+        if ((uint64_t)got != p) { /* a kernel without MAP_FIXED_NOREPLACE */
+            raw_syscall3(SYS_munmap, got, PAGE, 0);
+            continue;
+        }
+        h.pages[h.npages++] =
+            (tramp_page){ .addr = p, .used = (uint32_t)(at + SLOT_BYTES - p) };
+        *t = at;
+        return 0;
+    }
+    return -1;
+}
+
+/* The window of trampoline addresses a jmp rel32 written over the first
+ * len bytes at pc can reach, the rest of its displacement being `tail`
+ * (the bytes after the instruction). */
+static void reach(uint64_t pc, size_t len, const uint8_t *tail, uint64_t *lo,
+                  uint64_t *hi)
+{
+    size_t free_bytes = len - 1 < 4 ? len - 1 : 4;
+    uint32_t fixed = 0;
+    for (size_t i = free_bytes; i < 4; i++)
+        fixed |= (uint32_t)tail[i - free_bytes] << (8 * i);
+    uint64_t span = free_bytes == 4 ? (1ull << 32) : (1ull << (8 * free_bytes));
+    int64_t low = free_bytes == 4 ? INT32_MIN : (int64_t)(int32_t)fixed;
+    *lo = pc + 5 + (uint64_t)low;
+    *hi = *lo + span - 1;
+}
+
+/* The trampoline of site number i at t. */
+static int write_trampoline(uint64_t t, uint32_t i)
+{
+    uint8_t b[SLOT_BYTES] = {
+        0x48, 0x8d, 0x64, 0x24, 0x80, /* lea -128(%rsp), %rsp */
+        0x68, 0, 0, 0, 0,             /* push $i */
+        0xff, 0x25, 0, 0, 0, 0,       /* jmp *0(%rip) */
+    };
+    uint64_t entry = (uint64_t)(uintptr_t)hot_entry;
+    memcpy(b + 6, &i, 4);
+    memcpy(b + 16, &entry, 8);
+    return complete_poke(t, b, sizeof b);
+}
+
+/* The patched site whose jump a site at pc would change, or that would
+ * change its jump (closer than 5 bytes); NULL when none. */
+static hot_site *crowding(uint64_t pc)
+{
+    uint32_t n = atomic_load(&h.nsites);
+    for (uint32_t i = 0; i < n; i++) {
+        uint64_t at = h.sites[i].run[0].pc;
+        if ((at > pc ? at - pc : pc - at) < 5)
+            return &h.sites[i];
+    }
+    return NULL;
+}
+
+/* Reads and decodes the instruction at pc (len bytes, and 4 after it
+ * into `tail`) into in.  0, or -1 when it is not one complete.c runs. */
+static int take_insn(hot_insn *in, uint64_t pc, size_t len, uint8_t *tail)
+{
+    uint8_t text[ZYDIS_MAX_INSTRUCTION_LENGTH + 4];
+    memset(in, 0, sizeof *in);
+    if (complete_peek(text, len + 4, pc) != 0 ||
+        !ZYAN_SUCCESS(ZydisDecoderDecodeFull(&h.decoder, text, len, &in->insn,
+                                             in->ops)) ||
+        in->insn.length != len ||
+        (in->mem = complete_operand(&in->insn, in->ops)) < 0)
+        return -1;
+    in->pc = pc;
+    memcpy(in->bytes, text, len);
+    memcpy(tail, text + len, 4);
+    return 0;
+}
+
+/* A hot instruction too close to patched site s: run by s's trampoline
+ * when it follows s's last instruction. */
+static int append(hot_site *s, uint64_t pc, size_t len)
+{
+    uint32_t n = atomic_load(&s->n);
+    const hot_insn *last = &s->run[n - 1];
+    uint8_t tail[4];
+    if (!atomic_load(&s->patched) || n == RUN_MAX ||
+        last->pc + last->insn.length != pc ||
+        take_insn(&s->run[n], pc, len, tail) != 0)
+        return -1;
+    atomic_store(&s->n, n + 1);
+    return 0;
+}
+
+static int patch(uint64_t pc, const ZydisDecodedInstruction *insn)
+{
+    size_t len = insn->length;
+    uint32_t i = atomic_load(&h.nsites);
+    hot_site *near = crowding(pc);
+    if (near)
+        return append(near, pc, len);
+    uint8_t tail[4];
+    hot_site *s = &h.sites[i];
+    if (len < 2 || i == MAX_SITES)
+        return -1;
+    memset(s, 0, sizeof *s);
+    if (take_insn(&s->run[0], pc, len, tail) != 0)
+        return -1;
+    uint64_t lo, hi, t;
+    reach(pc, len, tail, &lo, &hi);
+    if (find_slot(lo, hi, &t) != 0 || write_trampoline(t, i) != 0)
+        return -1;
+    s->trampoline = t;
+    s->n = 1;
+    uint8_t jump[ZYDIS_MAX_INSTRUCTION_LENGTH + 4];
+    uint32_t rel = (uint32_t)(t - (pc + 5));
+    jump[0] = 0xe9;
+    memcpy(jump + 1, &rel, 4);
+    if (memcmp(jump + len, tail, 5 - (len < 5 ? len : 5)) != 0)
+        return -1; /* the displacement's fixed bytes: cannot differ */
+    /* published before its int3 can be met */
+    atomic_store(&s->patched, 1);
+    atomic_store(&h.nsites, i + 1);
+    if (write_live(pc, jump, len < 5 ? len : 5) != 0) {
+        atomic_store(&s->patched, 0);
+        return -1;
+    }
+    return 0;
+}
+
+/* Gives a site its own bytes back (hot_access could not run it). */
+static void unpatch(const hot_site *cs)
+{
+    hot_site *s = &h.sites[cs - h.sites];
+    futex_lock(&h.lock);
+    if (atomic_load(&s->patched)) {
+        const hot_insn *in = &s->run[0];
+        size_t len = in->insn.length < 5 ? in->insn.length : 5;
+        if (write_live(in->pc, in->bytes, len) == 0) {
+            atomic_store(&s->patched, 0);
+            atomic_fetch_add(&h.unpatched, 1);
+        }
+    }
+    futex_unlock(&h.lock);
+}
+
+static hot_count *count_of(uint64_t pc)
+{
+    size_t at = (size_t)(fib_mix(pc) % COUNT_SLOTS);
+    for (size_t probes = 0; probes < 64; probes++) {
+        hot_count *c = &h.counts[(at + probes) % COUNT_SLOTS];
+        uint64_t seen = atomic_load(&c->pc);
+        if (seen == pc)
+            return c;
+        if (seen == 0) {
+            uint64_t none = 0;
+            if (atomic_compare_exchange_strong(&c->pc, &none, pc) || none == pc)
+                return c;
+        }
+    }
+    return NULL;
+}
+
+void hot_completed(uint64_t pc, const ZydisDecodedInstruction *insn)
+{
+    if (!h.on)
+        return;
+    hot_count *c = count_of(pc);
+    if (!c || atomic_fetch_add(&c->n, 1) + 1 != h.after)
+        return;
+    futex_lock(&h.lock);
+    if (patch(pc, insn) != 0)
+        atomic_fetch_add(&h.refused, 1);
+    futex_unlock(&h.lock);
+}
+
+int hot_trap(ucontext_t *uc)
+{
+    if (!h.on)
+        return 0;
+    uint64_t at = (uint64_t)uc->uc_mcontext.gregs[REG_RIP] - 1;
+    uint32_t n = atomic_load(&h.nsites);
+    for (uint32_t i = 0; i < n; i++)
+        if (h.sites[i].run[0].pc == at) {
+            uc->uc_mcontext.gregs[REG_RIP] = (greg_t)at;
+            raw_syscall3(SYS_sched_yield, 0, 0, 0);
+            return 1;
+        }
+    return 0;
+}
+
+/* ---- the trampolines' accesses ---- */
+
+/* One execution of tls_site's run, in fault.c's handler bracket (or, for
+ * memtap's own code, `quiet`: not the program's accesses).  An
+ * instruction after the first that cannot be completed is left to run
+ * where it is (the trampoline returns to it). */
+static void hot_run(ucontext_t *uc, const hot_site *s, int quiet)
+{
+    uint32_t n = atomic_load(&s->n);
+    for (uint32_t i = 0; i < n; i++) {
+        const hot_insn *in = &s->run[i];
+        const ZydisDecodedOperand *op = &in->ops[in->mem];
+        int record = !quiet && fault_active() &&
+                     fault_is_tracked(x86_effective_address(uc, &in->insn, op),
+                                      op->size / 8);
+        if (!fault_complete_access(uc, &in->insn, in->ops, in->mem, in->bytes,
+                                   record)) {
+            if (i == 0)
+                unpatch(s); /* uc's pc is the site's: it runs as it was */
+            return;
+        }
+        if (!quiet)
+            atomic_fetch_add(record ? &h.accesses : &h.untraced, 1);
+    }
+}
+
+static void hot_body(int sig, siginfo_t *si, ucontext_t *uc)
+{
+    (void)sig;
+    (void)si;
+    hot_run(uc, tls_site, 0);
+}
+
+void hot_access(hot_frame *fr, uint8_t *xsave)
+{
+    const hot_site *s = &h.sites[fr->slot];
+    sigset_t old;
+    pages_guard_signals(&old);
+    ucontext_t uc;
+    memset(&uc, 0, sizeof uc);
+    greg_t *g = uc.uc_mcontext.gregs;
+    g[REG_RAX] = (greg_t)fr->rax;
+    g[REG_RCX] = (greg_t)fr->rcx;
+    g[REG_RDX] = (greg_t)fr->rdx;
+    g[REG_RBX] = (greg_t)fr->rbx;
+    g[REG_RSP] = (greg_t)((uint64_t)(uintptr_t)(&fr->slot + 1) + 128);
+    g[REG_RBP] = (greg_t)fr->rbp;
+    g[REG_RSI] = (greg_t)fr->rsi;
+    g[REG_RDI] = (greg_t)fr->rdi;
+    g[REG_R8] = (greg_t)fr->r8;
+    g[REG_R9] = (greg_t)fr->r9;
+    g[REG_R10] = (greg_t)fr->r10;
+    g[REG_R11] = (greg_t)fr->r11;
+    g[REG_R12] = (greg_t)fr->r12;
+    g[REG_R13] = (greg_t)fr->r13;
+    g[REG_R14] = (greg_t)fr->r14;
+    g[REG_R15] = (greg_t)fr->r15;
+    g[REG_EFL] = (greg_t)fr->flags;
+    g[REG_RIP] = (greg_t)s->run[0].pc;
+    /* the software bytes a signal frame's xsave area carries */
+    uint32_t magic = FP_XSTATE_MAGIC;
+    memcpy(xsave + 464, &magic, sizeof magic);
+    memcpy(xsave + 472, &h.xfeatures, sizeof h.xfeatures);
+    uc.uc_mcontext.fpregs = (struct _libc_fpstate *)(void *)xsave;
+    if (fault_in_memtap()) {
+        /* memtap's own code ran into the site: its access, not the
+         * program's */
+        hot_run(&uc, s, 1);
+    } else {
+        tls_site = s;
+        fault_run_handler(hot_body, 1, 0, NULL, &uc);
+        fault_thread_trapped();
+    }
+    fr->rax = (uint64_t)g[REG_RAX];
+    fr->rcx = (uint64_t)g[REG_RCX];
+    fr->rdx = (uint64_t)g[REG_RDX];
+    fr->rbx = (uint64_t)g[REG_RBX];
+    fr->rbp = (uint64_t)g[REG_RBP];
+    fr->rsi = (uint64_t)g[REG_RSI];
+    fr->rdi = (uint64_t)g[REG_RDI];
+    fr->r8 = (uint64_t)g[REG_R8];
+    fr->r9 = (uint64_t)g[REG_R9];
+    fr->r10 = (uint64_t)g[REG_R10];
+    fr->r11 = (uint64_t)g[REG_R11];
+    fr->r12 = (uint64_t)g[REG_R12];
+    fr->r13 = (uint64_t)g[REG_R13];
+    fr->r14 = (uint64_t)g[REG_R14];
+    fr->r15 = (uint64_t)g[REG_R15];
+    fr->flags = (uint64_t)g[REG_EFL];
+    fr->slot = (uint64_t)g[REG_RIP];
+    pages_unguard_signals(&old);
+}
+
+void hot_end_stats(fmt_buf *b)
+{
+    if (!h.on)
+        return;
+    static const char *const keys[] = { "hot_sites=", "\nhot_followers=",
+                                        "\nhot_accesses=", "\nhot_untraced=",
+                                        "\nhot_refused=", "\nhot_unpatched=" };
+    uint64_t v[] = { 0, 0, atomic_load(&h.accesses), atomic_load(&h.untraced),
+                     atomic_load(&h.refused), atomic_load(&h.unpatched) };
+    for (uint32_t i = 0; i < atomic_load(&h.nsites); i++)
+        if (atomic_load(&h.sites[i].patched)) {
+            v[0]++;
+            v[1] += atomic_load(&h.sites[i].n) - 1;
+        }
+    for (size_t i = 0; i < sizeof v / sizeof *v; i++) {
+        fmt_str(b, keys[i]);
+        fmt_u64(b, v[i]);
+    }
+    fmt_char(b, '\n');
+}
