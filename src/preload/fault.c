@@ -540,8 +540,9 @@ static int install(int sig, void (*fn)(int, siginfo_t *, void *))
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_sigaction = fn;
-    /* SIGSEGV nests: memtap's own code may touch a protected page */
-    sa.sa_flags = SA_SIGINFO | SA_ONSTACK | (sig == SIGSEGV ? SA_NODEFER : 0);
+    /* both nest: memtap's own code may touch a protected page, or meet
+     * the int3 of a hot site being patched (a blocked SIGTRAP would kill) */
+    sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_NODEFER;
     fault_async_mask(&sa.sa_mask);
     /* while our handler runs, the program's asynchronous signals wait */
     return __sigaction(sig, &sa, NULL);

@@ -41,6 +41,12 @@ static void hidden_entry(void *p)
 {
     start *s = p;
     tls_hidden = 1;
+    /* the int3 of a hot site being patched (fault engine) may be met by
+     * this thread's library calls: a blocked SIGTRAP would kill */
+    sigset_t trap;
+    sigemptyset(&trap);
+    sigaddset(&trap, SIGTRAP);
+    raw_syscall6(SYS_rt_sigprocmask, SIG_UNBLOCK, (long)&trap, 0, 8, 0, 0);
     s->fn(s->arg);
 }
 

@@ -58,6 +58,7 @@
 #define PAGE_TRIES 64           /* mmaps tried for one site */
 #define HOT_AFTER 16            /* completions that make a site hot */
 #define RUN_MAX 4               /* instructions one trampoline runs */
+#define BRK_ROOM (128ull << 20) /* the heap's room to grow, kept free */
 #define XSAVE_BYTES 4096        /* x87, SSE, AVX and AVX-512 state fit */
 #define FP_XSTATE_MAGIC 0x46505853u
 #define XSTATE_RUN 0xe7u        /* the components complete.c runs with */
@@ -221,14 +222,17 @@ static int write_live(uint64_t pc, const uint8_t *bytes, size_t len)
     return complete_poke(pc, bytes, 1) == 0 && sync_cores() == 0 ? 0 : -1;
 }
 
-/* Whether [lo, hi) may hold a trampoline page: user space, clear of the
- * first megabyte and of the break's room to grow (a page there would make
- * malloc's main arena leave the break). */
+/* Whether page p may hold trampolines: user space, clear of the first
+ * megabyte and of BRK_ROOM above the break.  A heap that grows past a page
+ * there continues in mmap'd memory (glibc's malloc does so when brk
+ * fails); more room would leave most sites unreachable, as the break is
+ * placed up to 1 GiB after the program's data and a jump whose
+ * displacement ends in a REX prefix (0x48) reaches 1.1 GiB onwards. */
 static int page_allowed(uint64_t p)
 {
     uint64_t brk = (uint64_t)raw_syscall3(SYS_brk, 0, 0, 0);
     return p >= (1u << 20) && p < 0x7ff000000000ull &&
-           !(p >= brk && p < brk + (1ull << 30));
+           !(p >= brk && p < brk + BRK_ROOM);
 }
 
 /* A trampoline slot at t in [lo, hi] (the displacements the site's fixed
