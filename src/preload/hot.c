@@ -4,24 +4,19 @@
  * the switch from a trampoline into C and back (hot_entry, below).
  *
  * A site is patched without knowing where branches land: only the
- * instruction's own bytes change.  They become a jmp rel32 whose
- * displacement's low bytes are the instruction's and whose high bytes are
- * the bytes that follow it, left as they are (a punned jump), so the
- * trampoline goes where those bytes allow: a free page within 256 bytes
- * to 4 GiB of the site, mapped for it.  Instructions of one byte, sites
- * closer than 5 bytes to another site, and sites with no free page in
- * reach stay on the signal path (counted as refused).
- *
- * The bytes are changed as the kernel changes live code: an int3 first
- * (a thread that meets it goes back and waits, hot_trap), the rest, then
- * the first byte, every step followed by a serializing barrier on every
- * CPU running the process (membarrier's SYNC_CORE).  Writes go through
- * /proc/self/mem, so text and trampoline pages never become writable.
+ * instruction's own bytes change, into a punned jmp rel32 to a trampoline
+ * live_code.c places.  A thread that meets the int3 of a patch in
+ * progress goes back and waits (hot_trap).  A hot instruction right
+ * after a patched site, closer than 5 bytes (its own jump would change
+ * the site's), is run by the site's trampoline too; instructions of one
+ * byte, other sites too close, and sites with no free page in reach stay
+ * on the signal path (counted as refused).
  *
  * The trampoline steps over the red zone, pushes the site's number and
  * jumps to hot_entry, which saves the general registers, flags and vector
  * state on the program's stack (about 7 KiB with C's frames) and calls
- * hot_access with asynchronous signals blocked.  That completes the
+ * hot_access, in which memtap's asynchronous handlers defer their signals
+ * (hot_defer).  That completes the
  * access as the handler would (fault.c: through /proc/self/mem, the page
  * left closed, recorded), or runs the instruction on the memory itself
  * when it is not traced, then returns past the instruction.  When neither
@@ -32,33 +27,25 @@
 #include "hot.h"
 #include "sys/futex_lock.h"
 #include "sys/hash.h"
-#include "sys/page.h"
 #include "sys/rawsys.h"
 #include "x86/context.h"
 
 #include "complete.h"
 #include "config.h"
 #include "fault.h"
+#include "live_code.h"
 #include "traced_set.h"
 
-#include <linux/membarrier.h>
 #include <stdatomic.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 
-#ifndef MAP_FIXED_NOREPLACE
-#define MAP_FIXED_NOREPLACE 0x100000
-#endif
-
 #define COUNT_SLOTS 16384       /* instructions counted */
 #define MAX_SITES 2048          /* instructions patched */
-#define MAX_PAGES 1024          /* trampoline pages */
 #define SLOT_BYTES 24           /* one trampoline */
-#define PAGE_TRIES 64           /* mmaps tried for one site */
 #define HOT_AFTER 16            /* completions that make a site hot */
 #define RUN_MAX 4               /* instructions one trampoline runs */
-#define BRK_ROOM (128ull << 20) /* the heap's room to grow, kept free */
 #define XSAVE_BYTES 4096        /* x87, SSE, AVX and AVX-512 state fit */
 #define FP_XSTATE_MAGIC 0x46505853u
 #define XSTATE_RUN 0xe7u        /* the components complete.c runs with */
@@ -97,11 +84,6 @@ typedef struct hot_count {
     _Atomic uint32_t n;
 } hot_count;
 
-typedef struct tramp_page {
-    uint64_t addr;
-    uint32_t used;
-} tramp_page;
-
 static struct {
     int on;
     uint32_t after;            /* completions that make a site hot */
@@ -110,13 +92,16 @@ static struct {
     hot_count *counts;
     hot_site *sites;
     _Atomic uint32_t nsites;   /* published after a site is whole */
-    tramp_page pages[MAX_PAGES];
-    uint32_t npages;
     atomic_int lock;           /* patching and unpatching */
     _Atomic uint64_t accesses, untraced, refused, unpatched;
 } h;
 
 static __thread const hot_site *tls_site __attribute__((tls_model("initial-exec")));
+/* In hot_access: memtap's asynchronous handlers defer their signals (see
+ * hot_defer), which costs no system call when none comes. */
+static __thread int tls_in_access __attribute__((tls_model("initial-exec")));
+static __thread int tls_deferred __attribute__((tls_model("initial-exec")));
+static __thread sigset_t tls_mask __attribute__((tls_model("initial-exec")));
 
 void hot_access(hot_frame *fr, uint8_t *xsave);
 
@@ -171,15 +156,6 @@ static void *map(size_t len)
     return RAW_FAILED(p) ? NULL : (void *)p;
 }
 
-static int sync_cores(void)
-{
-    return RAW_FAILED(raw_syscall3(SYS_membarrier,
-                                   MEMBARRIER_CMD_PRIVATE_EXPEDITED_SYNC_CORE,
-                                   0, 0))
-               ? -1
-               : 0;
-}
-
 int hot_init(void)
 {
     const preload_config *cfg = config();
@@ -192,9 +168,7 @@ int hot_init(void)
     if ((h.xfeatures & 3) != 3 ||
         !ZYAN_SUCCESS(ZydisDecoderInit(&h.decoder, ZYDIS_MACHINE_MODE_LONG_64,
                                        ZYDIS_STACK_WIDTH_64)) ||
-        RAW_FAILED(raw_syscall3(
-            SYS_membarrier,
-            MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED_SYNC_CORE, 0, 0)))
+        live_code_init() != 0)
         return -1;
     h.counts = map(COUNT_SLOTS * sizeof *h.counts);
     h.sites = map(MAX_SITES * sizeof *h.sites);
@@ -207,98 +181,6 @@ int hot_init(void)
 void hot_after_fork(void) { atomic_store(&h.lock, 0); }
 
 /* ---- patching ---- */
-
-/* Writes bytes into live code: int3, the tail, the head, each step
- * serialized on every CPU.  0, or -1 (the bytes are as they were, unless
- * /proc/self/mem failed half way, which it does not on a mapped page). */
-static int write_live(uint64_t pc, const uint8_t *bytes, size_t len)
-{
-    static const uint8_t int3 = 0xcc;
-    if (complete_poke(pc, &int3, 1) != 0 || sync_cores() != 0)
-        return -1;
-    if (len > 1 && (complete_poke(pc + 1, bytes + 1, len - 1) != 0 ||
-                    sync_cores() != 0))
-        return -1;
-    return complete_poke(pc, bytes, 1) == 0 && sync_cores() == 0 ? 0 : -1;
-}
-
-/* Whether page p may hold trampolines: user space, clear of the first
- * megabyte and of BRK_ROOM above the break.  A heap that grows past a page
- * there continues in mmap'd memory (glibc's malloc does so when brk
- * fails); more room would leave most sites unreachable, as the break is
- * placed up to 1 GiB after the program's data and a jump whose
- * displacement ends in a REX prefix (0x48) reaches 1.1 GiB onwards. */
-static int page_allowed(uint64_t p)
-{
-    uint64_t brk = (uint64_t)raw_syscall3(SYS_brk, 0, 0, 0);
-    return p >= (1u << 20) && p < 0x7ff000000000ull &&
-           !(p >= brk && p < brk + BRK_ROOM);
-}
-
-/* A trampoline slot at t in [lo, hi] (the displacements the site's fixed
- * bytes allow): one of the pages already mapped, or a new one.  0 with *t,
- * or -1. */
-static int find_slot(uint64_t lo, uint64_t hi, uint64_t *t)
-{
-    for (uint32_t i = 0; i < h.npages; i++) {
-        tramp_page *pg = &h.pages[i];
-        uint64_t at = pg->addr + pg->used;
-        if (at < lo) /* a page the window starts inside */
-            at = (lo + 7) & ~7ull;
-        if (at >= pg->addr + pg->used && at + SLOT_BYTES <= pg->addr + PAGE &&
-            at <= hi) {
-            pg->used = (uint32_t)(at + SLOT_BYTES - pg->addr);
-            *t = at;
-            return 0;
-        }
-    }
-    if (h.npages == MAX_PAGES)
-        return -1;
-    /* pages through the window from its middle outwards (near the site
-     * when the window is the whole rel32 range), a few over a wide one */
-    uint64_t first = page_start(lo), n = (page_start(hi) - first) / PAGE + 1;
-    uint64_t step = n > PAGE_TRIES ? n / PAGE_TRIES : 1;
-    for (uint64_t k = 0; k < 2 * PAGE_TRIES; k++) {
-        int64_t d = (int64_t)((k + 1) / 2) * (k % 2 ? 1 : -1);
-        int64_t idx = (int64_t)(n / 2) + d * (int64_t)step;
-        if (idx < 0 || (uint64_t)idx >= n)
-            continue;
-        uint64_t p = first + (uint64_t)idx * PAGE;
-        uint64_t at = p < lo ? (lo + 7) & ~7ull : p;
-        if (!page_allowed(p) || at + SLOT_BYTES > p + PAGE || at > hi)
-            continue;
-        long got = raw_syscall6(SYS_mmap, (long)p, PAGE, PROT_READ | PROT_EXEC,
-                                MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE,
-                                -1, 0);
-        if (RAW_FAILED(got))
-            continue;
-        if ((uint64_t)got != p) { /* a kernel without MAP_FIXED_NOREPLACE */
-            raw_syscall3(SYS_munmap, got, PAGE, 0);
-            continue;
-        }
-        h.pages[h.npages++] =
-            (tramp_page){ .addr = p, .used = (uint32_t)(at + SLOT_BYTES - p) };
-        *t = at;
-        return 0;
-    }
-    return -1;
-}
-
-/* The window of trampoline addresses a jmp rel32 written over the first
- * len bytes at pc can reach, the rest of its displacement being `tail`
- * (the bytes after the instruction). */
-static void reach(uint64_t pc, size_t len, const uint8_t *tail, uint64_t *lo,
-                  uint64_t *hi)
-{
-    size_t free_bytes = len - 1 < 4 ? len - 1 : 4;
-    uint32_t fixed = 0;
-    for (size_t i = free_bytes; i < 4; i++)
-        fixed |= (uint32_t)tail[i - free_bytes] << (8 * i);
-    uint64_t span = free_bytes == 4 ? (1ull << 32) : (1ull << (8 * free_bytes));
-    int64_t low = free_bytes == 4 ? INT32_MIN : (int64_t)(int32_t)fixed;
-    *lo = pc + 5 + (uint64_t)low;
-    *hi = *lo + span - 1;
-}
 
 /* The trampoline of site number i at t. */
 static int write_trampoline(uint64_t t, uint32_t i)
@@ -374,9 +256,9 @@ static int patch(uint64_t pc, const ZydisDecodedInstruction *insn)
     memset(s, 0, sizeof *s);
     if (take_insn(&s->run[0], pc, len, tail) != 0)
         return -1;
-    uint64_t lo, hi, t;
-    reach(pc, len, tail, &lo, &hi);
-    if (find_slot(lo, hi, &t) != 0 || write_trampoline(t, i) != 0)
+    uint64_t t;
+    if (live_code_slot(pc, len, tail, SLOT_BYTES, &t) != 0 ||
+        write_trampoline(t, i) != 0)
         return -1;
     s->trampoline = t;
     s->n = 1;
@@ -389,7 +271,7 @@ static int patch(uint64_t pc, const ZydisDecodedInstruction *insn)
     /* published before its int3 can be met */
     atomic_store(&s->patched, 1);
     atomic_store(&h.nsites, i + 1);
-    if (write_live(pc, jump, len < 5 ? len : 5) != 0) {
+    if (live_code_write(pc, jump, len < 5 ? len : 5) != 0) {
         atomic_store(&s->patched, 0);
         return -1;
     }
@@ -404,7 +286,7 @@ static void unpatch(const hot_site *cs)
     if (atomic_load(&s->patched)) {
         const hot_insn *in = &s->run[0];
         size_t len = in->insn.length < 5 ? in->insn.length : 5;
-        if (write_live(in->pc, in->bytes, len) == 0) {
+        if (live_code_write(in->pc, in->bytes, len) == 0) {
             atomic_store(&s->patched, 0);
             atomic_fetch_add(&h.unpatched, 1);
         }
@@ -493,8 +375,8 @@ static void hot_body(int sig, siginfo_t *si, ucontext_t *uc)
 void hot_access(hot_frame *fr, uint8_t *xsave)
 {
     const hot_site *s = &h.sites[fr->slot];
-    sigset_t old;
-    pages_guard_signals(&old);
+    tls_in_access++; /* (memtap's own code may meet a site in it) */
+    atomic_signal_fence(memory_order_seq_cst);
     ucontext_t uc;
     memset(&uc, 0, sizeof uc);
     greg_t *g = uc.uc_mcontext.gregs;
@@ -547,7 +429,33 @@ void hot_access(hot_frame *fr, uint8_t *xsave)
     fr->r15 = (uint64_t)g[REG_R15];
     fr->flags = (uint64_t)g[REG_EFL];
     fr->slot = (uint64_t)g[REG_RIP];
-    pages_unguard_signals(&old);
+    atomic_signal_fence(memory_order_seq_cst);
+    if (--tls_in_access == 0 && tls_deferred) {
+        /* what came meanwhile is delivered now */
+        tls_deferred = 0;
+        raw_syscall6(SYS_rt_sigprocmask, SIG_SETMASK, (long)&tls_mask, 0, 8, 0,
+                     0);
+    }
+}
+
+int hot_defer(int sig, const siginfo_t *si, void *ucv)
+{
+    static const int sync[] = { SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGTRAP, SIGSYS };
+    if (!tls_in_access)
+        return 0;
+    for (size_t i = 0; i < sizeof sync / sizeof *sync; i++)
+        if (sig == sync[i] && si->si_code > 0)
+            return 0; /* raised by an instruction: it would be raised again */
+    ucontext_t *uc = ucv;
+    if (!tls_deferred) {
+        tls_mask = uc->uc_sigmask;
+        tls_deferred = 1;
+    }
+    /* pending again, and blocked once the handler returns */
+    sigaddset(&uc->uc_sigmask, sig);
+    raw_syscall6(SYS_rt_tgsigqueueinfo, raw_syscall3(SYS_getpid, 0, 0, 0),
+                 raw_syscall3(SYS_gettid, 0, 0, 0), sig, (long)si, 0, 0);
+    return 1;
 }
 
 void hot_end_stats(fmt_buf *b)

@@ -63,7 +63,8 @@ void process_die_by_signal(int sig, const siginfo_t *si)
 
 static void on_fatal_signal(int sig, siginfo_t *si, void *uc)
 {
-    (void)uc;
+    if (hot_defer(sig, si, uc))
+        return;
     fault_handler_enter();
     process_die_by_signal(sig, si);
     fault_handler_leave();

@@ -8,6 +8,7 @@
 #include "signals.h"
 
 #include "fault.h"
+#include "hot.h"
 #include "own_text.h"
 #include "rt/rewritten.h"
 #include "syscalls.h"
@@ -153,6 +154,8 @@ static int starved(const async_state *st, const ucontext_t *uc)
 
 static void on_async(int sig, siginfo_t *si, void *ucv)
 {
+    if (hot_defer(sig, si, ucv))
+        return;
     ucontext_t *uc = ucv;
     async_state *st = &tls_async[sig];
     if (starved(st, uc)) {

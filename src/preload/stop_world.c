@@ -14,6 +14,7 @@
 #include "stop_world.h"
 
 #include "fault.h"
+#include "hot.h"
 #include "own_text.h"
 #include "tracer.h"
 
@@ -75,9 +76,8 @@ static void park(uint32_t gen)
 
 static void on_park(int sig, siginfo_t *si, void *uc)
 {
-    (void)sig;
-    (void)si;
-    (void)uc;
+    if (hot_defer(sig, si, uc))
+        return;
     uint32_t gen = atomic_load(&w.gen);
     if ((gen & 1) && w.stopper != my_tid())
         park(gen);

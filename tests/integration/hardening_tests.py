@@ -521,10 +521,10 @@ def on_terminal(argv):
 
 
 def test_progress_on_terminal():
-    # a 1/64 walk of rewrite_workloads: 410,000 traced loads, about two
-    # seconds under the fault engine, long enough for a status line
+    # a 1/8 walk of rewrite_workloads: 3.3 M traced loads, a few seconds
+    # under the fault engine (hot sites), long enough for a status line
     argv = [MEMTAP, "run", "--engine", "fault", "-o", os.path.join(TMP, "p.mtr"), "--",
-            prog("rewrite_workloads"), "walk", "64"]
+            prog("rewrite_workloads"), "walk", "8"]
     out, status = on_terminal(argv)
     check_eq(status, 0, "memtap run on a terminal")
     check(re.search(r"\rmemtap: \d+ events, [\d.]+ \w+, \d+ events/s, \d+ s\x1b\[K", out),
