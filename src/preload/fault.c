@@ -31,6 +31,7 @@
 #include "x86/context.h"
 
 #include "complete.h"
+#include "config.h"
 #include "hot.h"
 #include "pagemap.h"
 #include "traced_set.h"
@@ -499,7 +500,27 @@ static void on_trap_body(int sig, siginfo_t *si, ucontext_t *uc)
     if (si->si_code == SI_KERNEL && (rewritten_trap(uc) || hot_trap(uc)))
         return; /* an int3 site of a rewritten module, or a site being
                  * patched */
-    if (!w->active || si->si_code != TRAP_TRACE) {
+    /* a step's trap, which some virtual machines report now and then
+     * without the single-step bit in DR6 (the kernel then says TRAP_BRKPT,
+     * as for an icebp) */
+    int step = si->si_code == TRAP_TRACE ||
+               (si->si_code == TRAP_BRKPT &&
+                ((uint64_t)uc->uc_mcontext.gregs[REG_EFL] & TF_FLAG));
+    if (!w->active || !step) {
+        if (config()->debug_traps) {
+            char b[96];
+            fmt_buf m = { b, 0, sizeof b };
+            fmt_str(&m, "memtap: SIGTRAP at ");
+            fmt_u64(&m, (uint64_t)uc->uc_mcontext.gregs[REG_RIP]);
+            fmt_str(&m, " code ");
+            fmt_u64(&m, (uint64_t)(uint32_t)si->si_code);
+            fmt_str(&m, " window ");
+            fmt_u64(&m, (uint64_t)w->active);
+            fmt_str(&m, " flags ");
+            fmt_u64(&m, (uint64_t)uc->uc_mcontext.gregs[REG_EFL]);
+            fmt_char(&m, '\n');
+            raw_say(b, m.len);
+        }
         signals_chain(sig, si, uc);
         return;
     }

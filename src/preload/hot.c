@@ -16,12 +16,12 @@
  * jumps to hot_entry, which saves the general registers, flags and vector
  * state on the program's stack (about 7 KiB with C's frames) and calls
  * hot_access, in which memtap's asynchronous handlers defer their signals
- * (hot_defer).  That completes the
- * access as the handler would (fault.c: through /proc/self/mem, the page
- * left closed, recorded), or runs the instruction on the memory itself
- * when it is not traced, then returns past the instruction.  When neither
- * can be done (a rare state: unmasked x87 or SSE exceptions, say), the
- * site is unpatched and the instruction runs again on the signal path.
+ * (hot_defer).  That completes each access as the handler would (fault.c:
+ * through /proc/self/mem, the page left closed, recorded, or on the
+ * memory itself when it is not traced), then returns past the
+ * instructions.  When the site's own cannot be completed (a rare state:
+ * unmasked x87 or SSE exceptions, say), the site is unpatched and the
+ * instruction runs again on the signal path.
  */
 #define _GNU_SOURCE
 #include "hot.h"
@@ -48,7 +48,9 @@
 #define RUN_MAX 4               /* instructions one trampoline runs */
 #define XSAVE_BYTES 4096        /* x87, SSE, AVX and AVX-512 state fit */
 #define FP_XSTATE_MAGIC 0x46505853u
-#define XSTATE_RUN 0xe7u        /* the components complete.c runs with */
+#define XSTATE_RUN 0xe7         /* the components complete.c runs with */
+#define STR(x) #x
+#define XSTR(x) STR(x)
 
 /* What hot_entry pushed, lowest address first; above it the red zone
  * (128 bytes) and then the program's stack. */
@@ -121,20 +123,20 @@ __asm__(".text\n"
         "  push %r12\n  push %r13\n  push %r14\n  push %r15\n"
         "  mov %rsp, %rbx\n"
         "  and $-64, %rsp\n"
-        "  sub $4096, %rsp\n"
+        "  sub $" XSTR(XSAVE_BYTES) ", %rsp\n"
         "  xor %eax, %eax\n"
         "  mov %rax, 512(%rsp)\n  mov %rax, 520(%rsp)\n"
         "  mov %rax, 528(%rsp)\n  mov %rax, 536(%rsp)\n"
         "  mov %rax, 544(%rsp)\n  mov %rax, 552(%rsp)\n"
         "  mov %rax, 560(%rsp)\n  mov %rax, 568(%rsp)\n"
-        "  mov $0xe7, %eax\n"
+        "  mov $" XSTR(XSTATE_RUN) ", %eax\n"
         "  xor %edx, %edx\n"
         "  xsave64 (%rsp)\n"
         "  cld\n"
         "  mov %rbx, %rdi\n"
         "  mov %rsp, %rsi\n"
         "  call hot_access\n"
-        "  mov $0xe7, %eax\n"
+        "  mov $" XSTR(XSTATE_RUN) ", %eax\n"
         "  xor %edx, %edx\n"
         "  xrstor64 (%rsp)\n"
         "  mov %rbx, %rsp\n"
