@@ -55,11 +55,16 @@
 /* What hot_entry pushed, lowest address first; above it the red zone
  * (128 bytes) and then the program's stack. */
 typedef struct hot_frame {
-    uint64_t r15, r14, r13, r12, r11, r10, r9, r8;
-    uint64_t rdi, rsi, rbp, rbx, rdx, rcx, rax;
+    uint64_t gpr[15];   /* r15 first, rax last (frame_regs) */
     uint64_t flags;
     uint64_t slot;      /* in: the site's number; out: where to go on */
 } hot_frame;
+
+/* The ucontext register of each of hot_frame's gpr. */
+static const int frame_regs[15] = {
+    REG_R15, REG_R14, REG_R13, REG_R12, REG_R11, REG_R10, REG_R9, REG_R8,
+    REG_RDI, REG_RSI, REG_RBP, REG_RBX, REG_RDX, REG_RCX, REG_RAX,
+};
 
 /* One instruction a trampoline runs. */
 typedef struct hot_insn {
@@ -382,22 +387,9 @@ void hot_access(hot_frame *fr, uint8_t *xsave)
     ucontext_t uc;
     memset(&uc, 0, sizeof uc);
     greg_t *g = uc.uc_mcontext.gregs;
-    g[REG_RAX] = (greg_t)fr->rax;
-    g[REG_RCX] = (greg_t)fr->rcx;
-    g[REG_RDX] = (greg_t)fr->rdx;
-    g[REG_RBX] = (greg_t)fr->rbx;
+    for (int i = 0; i < 15; i++)
+        g[frame_regs[i]] = (greg_t)fr->gpr[i];
     g[REG_RSP] = (greg_t)((uint64_t)(uintptr_t)(&fr->slot + 1) + 128);
-    g[REG_RBP] = (greg_t)fr->rbp;
-    g[REG_RSI] = (greg_t)fr->rsi;
-    g[REG_RDI] = (greg_t)fr->rdi;
-    g[REG_R8] = (greg_t)fr->r8;
-    g[REG_R9] = (greg_t)fr->r9;
-    g[REG_R10] = (greg_t)fr->r10;
-    g[REG_R11] = (greg_t)fr->r11;
-    g[REG_R12] = (greg_t)fr->r12;
-    g[REG_R13] = (greg_t)fr->r13;
-    g[REG_R14] = (greg_t)fr->r14;
-    g[REG_R15] = (greg_t)fr->r15;
     g[REG_EFL] = (greg_t)fr->flags;
     g[REG_RIP] = (greg_t)s->run[0].pc;
     /* the software bytes a signal frame's xsave area carries */
@@ -414,21 +406,8 @@ void hot_access(hot_frame *fr, uint8_t *xsave)
         fault_run_handler(hot_body, 1, 0, NULL, &uc);
         fault_thread_trapped();
     }
-    fr->rax = (uint64_t)g[REG_RAX];
-    fr->rcx = (uint64_t)g[REG_RCX];
-    fr->rdx = (uint64_t)g[REG_RDX];
-    fr->rbx = (uint64_t)g[REG_RBX];
-    fr->rbp = (uint64_t)g[REG_RBP];
-    fr->rsi = (uint64_t)g[REG_RSI];
-    fr->rdi = (uint64_t)g[REG_RDI];
-    fr->r8 = (uint64_t)g[REG_R8];
-    fr->r9 = (uint64_t)g[REG_R9];
-    fr->r10 = (uint64_t)g[REG_R10];
-    fr->r11 = (uint64_t)g[REG_R11];
-    fr->r12 = (uint64_t)g[REG_R12];
-    fr->r13 = (uint64_t)g[REG_R13];
-    fr->r14 = (uint64_t)g[REG_R14];
-    fr->r15 = (uint64_t)g[REG_R15];
+    for (int i = 0; i < 15; i++)
+        fr->gpr[i] = (uint64_t)g[frame_regs[i]];
     fr->flags = (uint64_t)g[REG_EFL];
     fr->slot = (uint64_t)g[REG_RIP];
     atomic_signal_fence(memory_order_seq_cst);
