@@ -77,8 +77,11 @@ __asm__(".text\n"
         "  push %rdi\n"
         "  push %rsi\n"
         "  mov 136(%rdi), %eax\n"
+        "  test %eax, %eax\n" /* an integer instruction: none to load */
+        "  jz 2f\n"
         "  xor %edx, %edx\n"
         "  xrstor64 (%rsi)\n"
+        "2:\n"
         "  pushq 128(%rdi)\n"
         "  popfq\n"
         EACH_GPR(LOAD) LOAD(56, rdi)
@@ -96,10 +99,13 @@ __asm__(".text\n"
         "  popfq\n"
         "  pop %rsi\n"
         "  mov 136(%rdi), %eax\n"
+        "  test %eax, %eax\n" /* nothing loaded: memtap's state still */
+        "  jz 1f\n"
         "  xor %edx, %edx\n"
         "  xsave64 (%rsi)\n"
         "  fninit\n"
         "  ldmxcsr complete_mxcsr(%rip)\n"
+        "1:\n"
         "  add $16, %rsp\n"
         "  pop %r15\n  pop %r14\n  pop %r13\n  pop %r12\n"
         "  pop %rbp\n  pop %rbx\n"
@@ -484,11 +490,50 @@ static int run_locked(const ucontext_t *uc, const ZydisDecodedOperand *op,
     return 0;
 }
 
+/* Whether insn is of the base instruction set and names only general,
+ * flags, instruction-pointer and segment registers: it runs without the
+ * program's x87, SSE and AVX state loaded (saving and loading it is most
+ * of a completion's time in user space). */
+static int integer_only(const ZydisDecodedInstruction *insn,
+                        const ZydisDecodedOperand *ops)
+{
+    if (insn->meta.isa_ext != ZYDIS_ISA_EXT_BASE &&
+        insn->meta.isa_ext != ZYDIS_ISA_EXT_LONGMODE)
+        return 0;
+    for (uint8_t i = 0; i < insn->operand_count; i++) {
+        const ZydisDecodedOperand *op = &ops[i];
+        ZydisRegister regs[3] = { ZYDIS_REGISTER_NONE, ZYDIS_REGISTER_NONE,
+                                  ZYDIS_REGISTER_NONE };
+        if (op->type == ZYDIS_OPERAND_TYPE_REGISTER)
+            regs[0] = op->reg.value;
+        else if (op->type == ZYDIS_OPERAND_TYPE_MEMORY) {
+            regs[1] = op->mem.base;
+            regs[2] = op->mem.index;
+        }
+        for (int r = 0; r < 3; r++) {
+            if (regs[r] == ZYDIS_REGISTER_NONE)
+                continue;
+            switch (ZydisRegisterGetClass(regs[r])) {
+            case ZYDIS_REGCLASS_GPR8: case ZYDIS_REGCLASS_GPR16:
+            case ZYDIS_REGCLASS_GPR32: case ZYDIS_REGCLASS_GPR64:
+            case ZYDIS_REGCLASS_FLAGS: case ZYDIS_REGCLASS_IP:
+            case ZYDIS_REGCLASS_SEGMENT:
+                break;
+            default:
+                return 0;
+            }
+        }
+    }
+    return 1;
+}
+
 int complete_run(const ucontext_t *uc, const ZydisDecodedInstruction *insn,
                  const ZydisDecodedOperand *ops, int mem, uint64_t addr,
                  int direct, const uint8_t *bytes, complete_regs *after)
 {
     void *xsave = xsave_area(uc, &after->xmask);
+    if (xsave && integer_only(insn, ops))
+        after->xmask = 0; /* the state stays as it is, in the frame */
     int s;
     const uint8_t *code =
         xsave ? code_for(insn, ops, mem, (uint64_t)uc->uc_mcontext.gregs[REG_RIP],
