@@ -69,11 +69,19 @@ int live_code_init(void)
 int live_code_write(uint64_t pc, const uint8_t *bytes, size_t len)
 {
     static const uint8_t int3 = 0xcc;
-    if (complete_poke(pc, &int3, 1) != 0 || sync_cores() != 0)
+    uint8_t was[16];
+    if (len > sizeof was || complete_peek(was, len, pc) != 0 ||
+        complete_poke(pc, &int3, 1) != 0)
         return -1;
-    if (len > 1 && (complete_poke(pc + 1, bytes + 1, len - 1) != 0 ||
-                    sync_cores() != 0))
+    if (sync_cores() != 0 ||
+        (len > 1 && (complete_poke(pc + 1, bytes + 1, len - 1) != 0 ||
+                     sync_cores() != 0))) {
+        /* no int3 left behind: the old tail, then the old head */
+        if (len > 1)
+            complete_poke(pc + 1, was + 1, len - 1);
+        complete_poke(pc, was, 1);
         return -1;
+    }
     return complete_poke(pc, bytes, 1) == 0 && sync_cores() == 0 ? 0 : -1;
 }
 

@@ -16,9 +16,8 @@ int live_code_init(void);
 /* Writes len bytes at pc as the kernel changes live code: an int3 first,
  * then the rest, then the first byte, each step serialized on every CPU
  * running the process (membarrier's SYNC_CORE), through /proc/self/mem,
- * so that the page never becomes writable.  0, or -1 (the bytes are as
- * they were, unless /proc/self/mem failed half way, which it does not on
- * a mapped page). */
+ * so that the page never becomes writable; len is at most 16.  0, or -1
+ * (the bytes are put back as they were). */
 int live_code_write(uint64_t pc, const uint8_t *bytes, size_t len);
 
 /* Room for a trampoline of `bytes` bytes that a jmp rel32 written over
