@@ -42,7 +42,7 @@
 #include <sys/syscall.h>
 
 #define COUNT_SLOTS 16384       /* instructions counted */
-#define MAX_SITES 2048          /* instructions patched */
+#define MAX_SITES 8192          /* instructions patched */
 #define SLOT_BYTES 24           /* one trampoline */
 #define HOT_AFTER 16            /* completions that make a site hot */
 #define RUN_MAX 4               /* instructions one trampoline runs */
@@ -382,7 +382,17 @@ static void hot_body(int sig, siginfo_t *si, ucontext_t *uc)
 void hot_access(hot_frame *fr, uint8_t *xsave)
 {
     const hot_site *s = &h.sites[fr->slot];
-    tls_in_access++; /* (memtap's own code may meet a site in it) */
+    if (tls_in_access) {
+        /* memtap's own code ran into a site while completing an access (a
+         * libc function it calls, memset say, hot for the program): the
+         * site gets its bytes back and runs as it is, so that accesses do
+         * not nest (one in the site's own function would never end).
+         * Nothing before this line may call outside memtap. */
+        unpatch(s);
+        fr->slot = s->run[0].pc;
+        return;
+    }
+    tls_in_access++;
     atomic_signal_fence(memory_order_seq_cst);
     ucontext_t uc;
     memset(&uc, 0, sizeof uc);

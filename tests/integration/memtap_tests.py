@@ -646,6 +646,28 @@ def test_fault_paths():
              "hot: every trampoline access traced, no site given back")
 
 
+def test_fault_system_programs():
+    """Programs of the distribution under the fault engine as it runs by
+    default (hot instructions patched): the output of their native runs.
+    `ls -la` once crashed: memtap's own memset, called while completing a
+    trampoline's access, ran into a site calloc had made hot in libc's
+    memset, and accesses nested until the stack ran out."""
+    data = os.path.join(TMP, "lines")
+    with open(data, "w") as f:
+        f.write("".join("%d %s\n" % ((i * 7919) % 1000, "x" * (i % 13)) for i in range(3000)))
+    for argv in (["ls", "-la", "/usr/lib"], ["sort", data], ["gzip", "-c", "-6", data]):
+        prog_path = shutil.which(argv[0])
+        native = subprocess.run([prog_path] + argv[1:], capture_output=True, check=True).stdout
+        path = os.path.join(TMP, "sys.mtr")
+        p = subprocess.run([MEMTAP, "run", "-q", "--engine", "fault", "-o", path, "--",
+                            prog_path] + argv[1:], capture_output=True)
+        check_eq((p.returncode, p.stdout == native), (0, True),
+                 "%s: exit status and output; stderr:\n%s" % (argv[0], p.stderr[-1000:]))
+        info = run_info(path)
+        check(int(info.get("hot_sites", "0")) > 0 and int(info.get("hot_accesses", "0")) > 0,
+              "%s: hot sites ran: %r" % (argv[0], info))
+
+
 def test_fault_fork_stores():
     """A forked child's completed stores go to its own memory, not its
     parent's (the descriptor that reaches memory is the child's, in the
