@@ -41,12 +41,6 @@ static void hidden_entry(void *p)
 {
     start *s = p;
     tls_hidden = 1;
-    /* the int3 of a hot site being patched (fault engine) may be met by
-     * this thread's library calls: a blocked SIGTRAP would kill */
-    sigset_t trap;
-    sigemptyset(&trap);
-    sigaddset(&trap, SIGTRAP);
-    raw_syscall6(SYS_rt_sigprocmask, SIG_UNBLOCK, (long)&trap, 0, 8, 0, 0);
     s->fn(s->arg);
 }
 
@@ -144,8 +138,12 @@ long hidden_thread_start(void (*fn)(void *), void *arg)
     sp[0] = (uintptr_t)hidden_entry;
     sp[1] = (uintptr_t)s;
 
+    /* the new thread starts with every signal blocked but SIGTRAP: the
+     * int3 of a hot site being patched (fault engine) may be met by its
+     * library calls, and a blocked SIGTRAP would kill */
     sigset_t all, old;
     sigfillset(&all);
+    sigdelset(&all, SIGTRAP);
     raw_syscall6(SYS_rt_sigprocmask, SIG_SETMASK, (long)&all, (long)&old, 8,
                  0, 0);
     unsigned long flags = CLONE_VM | CLONE_FS | CLONE_FILES | CLONE_SIGHAND |

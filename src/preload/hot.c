@@ -431,12 +431,12 @@ void hot_access(hot_frame *fr, uint8_t *xsave)
 
 int hot_defer(int sig, const siginfo_t *si, void *ucv)
 {
-    static const int sync[] = { SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGTRAP, SIGSYS };
     if (!tls_in_access)
         return 0;
-    for (size_t i = 0; i < sizeof sync / sizeof *sync; i++)
-        if (sig == sync[i] && si->si_code > 0)
-            return 0; /* raised by an instruction: it would be raised again */
+    sigset_t async;
+    fault_async_mask(&async);
+    if (!sigismember(&async, sig) && si->si_code > 0)
+        return 0; /* raised by an instruction: it would be raised again */
     ucontext_t *uc = ucv;
     if (!tls_deferred) {
         tls_mask = uc->uc_sigmask;
