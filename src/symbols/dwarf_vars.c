@@ -2,16 +2,39 @@
  * dwarf_vars.c - the global and static variables of one DWARF (libdw),
  * sorted by address, and the names of data inside them down to the field
  * and element ("config.limits[3].hi", "+N" for bytes inside a scalar).
+ * What naming needs of each type (array strides, member tables) is read
+ * from libdw once and kept, so that naming is arithmetic.
  */
 #define _GNU_SOURCE
 #include "dwarf_vars.h"
 #include "sys/bisect.h"
+#include "sys/hash.h"
 #include "sys/vec.h"
 
 #include <dwarf.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#define MAX_DIMS 8
+
+/* What naming needs of a type, read once from its DIE. */
+typedef enum { SHAPE_LEAF, SHAPE_ARRAY, SHAPE_RECORD } shape_kind;
+
+typedef struct member {
+    uint64_t off, size;  /* size 1 when the type has none */
+    const char *name;    /* libdw's string, or NULL */
+    Dwarf_Off type;
+} member;
+
+typedef struct type_shape {
+    Dwarf_Off off;       /* the DIE it was read from (the key) */
+    shape_kind kind;
+    int ndims;                   /* ARRAY: dimensions, outermost first */
+    uint64_t strides[MAX_DIMS];  /* ARRAY: bytes per index of each */
+    Dwarf_Off elem;              /* ARRAY: the element type */
+    member *members;             /* RECORD: in DIE order */
+    size_t nmembers;
+} type_shape;
 
 typedef struct dwarf_var {
     uint64_t addr;
@@ -24,6 +47,8 @@ struct dwarf_vars {
     Dwarf *dwarf;
     dwarf_var *vars;
     size_t nvars, cap;
+    type_shape **shapes; /* open addressing by DIE offset, half full */
+    size_t nshapes, shape_cap;
 };
 
 static int var_location(Dwarf_Die *die, uint64_t *addr)
@@ -118,6 +143,12 @@ void dwarf_vars_destroy(dwarf_vars *vs)
     for (size_t i = 0; i < vs->nvars; i++)
         free(vs->vars[i].name);
     free(vs->vars);
+    for (size_t i = 0; i < vs->shape_cap; i++)
+        if (vs->shapes[i]) {
+            free(vs->shapes[i]->members);
+            free(vs->shapes[i]);
+        }
+    free(vs->shapes);
     free(vs);
 }
 
@@ -141,11 +172,11 @@ static uint64_t die_size(Dwarf_Die *die)
     return dwarf_aggregate_size(die, &size) == 0 ? size : 0;
 }
 
-/* Steps into the member of a struct/union holding *off. */
-static int into_member(Dwarf_Die *type, uint64_t *off, char *buf, size_t cap,
-                       size_t *len)
+/* A struct/union's members: the shape kept of DW_TAG_member DIEs. */
+static int read_members(type_shape *t, Dwarf_Die *type)
 {
     Dwarf_Die m;
+    size_t cap = 0;
     if (dwarf_child(type, &m) != 0)
         return 0;
     do {
@@ -157,37 +188,35 @@ static int into_member(Dwarf_Die *type, uint64_t *off, char *buf, size_t cap,
             dwarf_formudata(&attr, &moff) != 0)
             continue;
         Dwarf_Die mt;
-        if (!type_of(&m, &mt))
-            continue;
-        uint64_t msize = die_size(&mt);
-        if (*off < moff || *off - moff >= (msize ? msize : 1))
+        Dwarf_Off toff = type_of(&m, &mt);
+        if (!toff)
             continue;
         const char *name = dwarf_diename(&m);
-        if (name && *len < cap)
-            *len += (size_t)snprintf(buf + *len, cap - *len, ".%s", name);
-        *off -= moff;
-        *type = mt;
-        return 1;
+        member *e = array_push((void **)&t->members, &t->nmembers, &cap,
+                               sizeof *e);
+        if (!e)
+            return -1;
+        uint64_t msize = die_size(&mt);
+        *e = (member){ moff, msize ? msize : 1, name, toff };
     } while (dwarf_siblingof(&m, &m) == 0);
     return 0;
 }
 
-/* Steps into the element of an array holding *off (every dimension). */
-static int into_element(Dwarf_Die *type, uint64_t *off, char *buf, size_t cap,
-                        size_t *len)
+/* An array's element and the stride of each dimension (one dimension of
+ * unknown count when it names none). */
+static void read_array(type_shape *t, Dwarf_Die *type)
 {
     Dwarf_Die elem;
-    if (!type_of(type, &elem))
-        return 0;
-    uint64_t esize = die_size(&elem);
+    t->elem = type_of(type, &elem);
+    uint64_t esize = t->elem ? die_size(&elem) : 0;
     if (!esize)
-        return 0;
-    uint64_t counts[8];
+        return; /* a leaf: not stepped into */
+    uint64_t counts[MAX_DIMS];
     int ndims = 0;
     Dwarf_Die sub;
     if (dwarf_child(type, &sub) == 0) {
         do {
-            if (dwarf_tag(&sub) != DW_TAG_subrange_type || ndims == 8)
+            if (dwarf_tag(&sub) != DW_TAG_subrange_type || ndims == MAX_DIMS)
                 continue;
             Dwarf_Attribute attr;
             Dwarf_Word v = 0;
@@ -203,36 +232,88 @@ static int into_element(Dwarf_Die *type, uint64_t *off, char *buf, size_t cap,
     }
     if (ndims == 0)
         counts[ndims++] = 0;
-    for (int d = 0; d < ndims; d++) {
-        uint64_t stride = esize;
-        for (int k = d + 1; k < ndims; k++)
-            stride *= counts[k] ? counts[k] : 1;
-        uint64_t idx = *off / stride;
-        if (*len < cap)
-            *len += (size_t)snprintf(buf + *len, cap - *len, "[%llu]",
-                                     (unsigned long long)idx);
-        *off -= idx * stride;
-    }
-    *type = elem;
-    return 1;
+    for (int d = ndims; d-- > 0;)
+        t->strides[d] = d + 1 < ndims
+                            ? t->strides[d + 1] *
+                                  (counts[d + 1] ? counts[d + 1] : 1)
+                            : esize;
+    t->ndims = ndims;
+    t->kind = SHAPE_ARRAY;
 }
 
-/* The DWARF variable holding addr, or NULL. */
-static const dwarf_var *variable_at(const dwarf_vars *vs, uint64_t addr)
+/* The shape of the type DIE at off (typedefs and qualifiers peeled),
+ * made on first use and kept in the table; NULL when out of memory. */
+static const type_shape *shape_of(dwarf_vars *vs, Dwarf_Off off)
+{
+    if (vs->nshapes * 2 >= vs->shape_cap) {
+        size_t cap = vs->shape_cap ? vs->shape_cap * 2 : 256;
+        type_shape **t = calloc(cap, sizeof *t);
+        if (!t)
+            return NULL;
+        for (size_t i = 0; i < vs->shape_cap; i++) {
+            type_shape *e = vs->shapes[i];
+            if (!e)
+                continue;
+            size_t k = fib_mix(e->off) & (cap - 1);
+            while (t[k])
+                k = (k + 1) & (cap - 1);
+            t[k] = e;
+        }
+        free(vs->shapes);
+        vs->shapes = t;
+        vs->shape_cap = cap;
+    }
+    size_t k = fib_mix(off) & (vs->shape_cap - 1);
+    for (; vs->shapes[k]; k = (k + 1) & (vs->shape_cap - 1))
+        if (vs->shapes[k]->off == off)
+            return vs->shapes[k];
+    type_shape *t = calloc(1, sizeof *t);
+    if (!t)
+        return NULL;
+    t->off = off;
+    Dwarf_Die die_mem, *die = &die_mem;
+    if (dwarf_offdie(vs->dwarf, off, die) && (die = strip_qualifiers(die))) {
+        int tag = dwarf_tag(die);
+        if (tag == DW_TAG_structure_type || tag == DW_TAG_union_type ||
+            tag == DW_TAG_class_type) {
+            t->kind = SHAPE_RECORD;
+            if (read_members(t, die) != 0) {
+                free(t->members);
+                free(t);
+                return NULL;
+            }
+        } else if (tag == DW_TAG_array_type) {
+            read_array(t, die);
+        }
+    }
+    vs->shapes[k] = t;
+    vs->nshapes++;
+    return t;
+}
+
+/* The DWARF variable holding addr, or NULL; *end is where the variables
+ * after it begin to answer (or its own end). */
+static const dwarf_var *variable_at(const dwarf_vars *vs, uint64_t addr,
+                                    uint64_t *end)
 {
     size_t lo = BISECT_AFTER(vs->vars, vs->nvars, addr, addr);
     for (size_t i = lo, steps = 0; i-- > 0 && steps < 8; steps++) {
         const dwarf_var *c = &vs->vars[i];
-        if (addr - c->addr < (c->size ? c->size : 1))
+        uint64_t size = c->size ? c->size : 1;
+        if (addr - c->addr < size) {
+            *end = c->addr + size;
+            if (i + 1 < vs->nvars && vs->vars[i + 1].addr < *end)
+                *end = vs->vars[i + 1].addr;
             return c;
+        }
     }
     return NULL;
 }
 
 int dwarf_vars_at(const dwarf_vars *vs, uint64_t addr, const char **name,
-                  uint64_t *start)
+                  uint64_t *start, uint64_t *end)
 {
-    const dwarf_var *v = variable_at(vs, addr);
+    const dwarf_var *v = variable_at(vs, addr, end);
     if (v) {
         *name = v->name;
         *start = v->addr;
@@ -240,30 +321,72 @@ int dwarf_vars_at(const dwarf_vars *vs, uint64_t addr, const char **name,
     return v != NULL;
 }
 
-int dwarf_vars_name(const dwarf_vars *vs, uint64_t addr, char *buf,
-                    size_t cap)
+/* Text appended up to cap - 1 characters (cut short there), always
+ * terminated. */
+typedef struct text {
+    char *b;
+    size_t n, cap;
+} text;
+
+static void add_str(text *t, char lead, const char *s)
 {
-    const dwarf_var *v = variable_at(vs, addr);
-    if (!v)
-        return 0;
+    if (lead && t->n + 1 < t->cap)
+        t->b[t->n++] = lead;
+    size_t len = strlen(s), room = t->cap - 1 - t->n;
+    if (len > room)
+        len = room;
+    memcpy(t->b + t->n, s, len);
+    t->n += len;
+    t->b[t->n] = '\0';
+}
+
+static void add_num(text *t, char lead, uint64_t v, char close)
+{
+    char d[24];
+    size_t k = sizeof d;
+    d[--k] = '\0';
+    if (close)
+        d[--k] = close;
+    do
+        d[--k] = (char)('0' + v % 10);
+    while (v /= 10);
+    add_str(t, lead, d + k);
+}
+
+int dwarf_vars_name(dwarf_vars *vs, uint64_t addr, char *buf, size_t cap)
+{
+    uint64_t end;
+    const dwarf_var *v = variable_at(vs, addr, &end);
+    if (!v || !cap)
+        return v != NULL;
     uint64_t off = addr - v->addr;
-    size_t len = (size_t)snprintf(buf, cap, "%s", v->name);
-    Dwarf_Die type_mem, *type = &type_mem;
-    if (v->type && dwarf_offdie(vs->dwarf, v->type, type)) {
-        for (int depth = 0; depth < 32 && (type = strip_qualifiers(type));
-             depth++) {
-            int tag = dwarf_tag(type);
-            int stepped = 0;
-            if (tag == DW_TAG_structure_type || tag == DW_TAG_union_type ||
-                tag == DW_TAG_class_type)
-                stepped = into_member(type, &off, buf, cap, &len);
-            else if (tag == DW_TAG_array_type)
-                stepped = into_element(type, &off, buf, cap, &len);
-            if (!stepped)
+    text t = { buf, 0, cap };
+    add_str(&t, 0, v->name);
+    Dwarf_Off type = v->type;
+    for (int depth = 0; type && depth < 32; depth++) {
+        const type_shape *s = shape_of(vs, type);
+        type = 0;
+        if (s && s->kind == SHAPE_ARRAY) {
+            for (int d = 0; d < s->ndims; d++) {
+                uint64_t idx = off / s->strides[d];
+                add_num(&t, '[', idx, ']');
+                off -= idx * s->strides[d];
+            }
+            type = s->elem;
+        } else if (s && s->kind == SHAPE_RECORD) {
+            for (size_t i = 0; i < s->nmembers; i++) {
+                const member *m = &s->members[i];
+                if (off < m->off || off - m->off >= m->size)
+                    continue;
+                if (m->name)
+                    add_str(&t, '.', m->name);
+                off -= m->off;
+                type = m->type;
                 break;
+            }
         }
     }
-    if (off && len < cap)
-        snprintf(buf + len, cap - len, "+%llu", (unsigned long long)off);
+    if (off)
+        add_num(&t, '+', off, 0);
     return 1;
 }

@@ -16,13 +16,14 @@ typedef struct dwarf_vars dwarf_vars;
 dwarf_vars *dwarf_vars_load(Dwarf *dwarf);
 void dwarf_vars_destroy(dwarf_vars *vs);
 
-/* The variable holding addr: its name and first address; 0 when none. */
+/* The variable holding addr: its name and first address, and the end of
+ * the range from there on that it names (where it ends or the next
+ * variable begins); 0 when none. */
 int dwarf_vars_at(const dwarf_vars *vs, uint64_t addr, const char **name,
-                  uint64_t *start);
+                  uint64_t *start, uint64_t *end);
 /* Names addr from the variable holding it down to the field or element
  * ("config.limits[3].hi", with "+N" for bytes inside a scalar) into buf:
  * 1, or 0 when no variable holds addr. */
-int dwarf_vars_name(const dwarf_vars *vs, uint64_t addr, char *buf,
-                    size_t cap);
+int dwarf_vars_name(dwarf_vars *vs, uint64_t addr, char *buf, size_t cap);
 
 #endif

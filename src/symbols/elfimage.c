@@ -352,10 +352,10 @@ static dwarf_vars *vars_of(elf_image *img)
 }
 
 int elf_image_variable_at(elf_image *img, uint64_t addr, const char **name,
-                          uint64_t *start)
+                          uint64_t *start, uint64_t *end)
 {
     dwarf_vars *v = vars_of(img);
-    return v && dwarf_vars_at(v, addr, name, start);
+    return v && dwarf_vars_at(v, addr, name, start, end);
 }
 
 int elf_image_variable(elf_image *img, uint64_t addr, char *buf, size_t cap)

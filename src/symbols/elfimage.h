@@ -60,9 +60,10 @@ int elf_image_line(elf_image *img, uint64_t addr, const char **file,
  * ("config.limits[3].hi", with "+N" for bytes inside a scalar).  Writes into
  * buf and returns 1, or returns 0 when no variable holds addr. */
 int elf_image_variable(elf_image *img, uint64_t addr, char *buf, size_t cap);
-/* The variable holding addr: its name and first address; 0 when none. */
+/* The variable holding addr: its name and first address, and where the
+ * range it names from there ends (dwarf_vars_at); 0 when none. */
 int elf_image_variable_at(elf_image *img, uint64_t addr, const char **name,
-                          uint64_t *start);
+                          uint64_t *start, uint64_t *end);
 
 /* Demangles a C++ name into a string the caller frees (NULL if not C++). */
 char *symbols_demangle(const char *name);

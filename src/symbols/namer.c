@@ -37,6 +37,8 @@ struct namer {
     heap_map *heap;
     code_slot *codes;            /* CODE_CACHE slots, direct-mapped */
     block_slot *blocks;          /* BLOCK_CACHE slots, direct-mapped */
+    data_name last;              /* the last answer with a range outside
+                                    the heap (last.end != 0) */
 };
 
 namer *namer_create(symbolizer *sym, int lines)
@@ -83,6 +85,25 @@ static const char *block_region(const heap_block *b)
     return mapping ? "[mmap]" : "[heap]";
 }
 
+/* namer_data outside the heap blocks: the symbolizer's answer, or the
+ * last one again while addr is in its range (an array's elements). */
+static void static_data(namer *n, uint64_t addr, data_name *out)
+{
+    if (addr - n->last.start < n->last.end - n->last.start) {
+        *out = n->last;
+        out->addr = addr;
+    } else if (n->sym) {
+        symbolizer_data(n->sym, addr, out);
+        if (out->end)
+            n->last = *out;
+    } else {
+        memset(out, 0, sizeof *out);
+        out->kind = DATA_UNKNOWN;
+        out->addr = addr;
+        out->region = "[unknown]";
+    }
+}
+
 void namer_data(namer *n, uint64_t addr, data_name *out)
 {
     const heap_block *b = heap_map_find(n->heap, addr);
@@ -90,16 +111,12 @@ void namer_data(namer *n, uint64_t addr, data_name *out)
         out->kind = DATA_HEAP;
         out->addr = addr;
         out->start = b->start;
+        out->end = 0;
         out->object = out->module = NULL;
         out->region = block_region(b);
         out->block = *b;
-    } else if (n->sym) {
-        symbolizer_data(n->sym, addr, out);
     } else {
-        memset(out, 0, sizeof *out);
-        out->kind = DATA_UNKNOWN;
-        out->addr = addr;
-        out->region = "[unknown]";
+        static_data(n, addr, out);
     }
 }
 
@@ -222,8 +239,13 @@ const char *namer_name_data(namer *n, uint64_t addr, char *buf, size_t cap)
         heap_text(n, b, addr, buf, cap);
         return block_region(b);
     }
+    return namer_name_static(n, addr, buf, cap);
+}
+
+const char *namer_name_static(namer *n, uint64_t addr, char *buf, size_t cap)
+{
     data_name d;
-    namer_data(n, addr, &d);
+    static_data(n, addr, &d);
     namer_data_text(n, &d, buf, cap);
     return d.region;
 }

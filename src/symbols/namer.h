@@ -41,6 +41,11 @@ void namer_object_text(namer *n, const data_name *d, char *buf, size_t cap);
 /* namer_data and namer_data_text in one step; returns the region. */
 const char *namer_name_data(namer *n, uint64_t addr, char *buf, size_t cap);
 
+/* namer_name_data of an address no heap block holds (namer_heap_name
+ * said so): the heap map is not searched again. */
+const char *namer_name_static(namer *n, uint64_t addr, char *buf,
+                              size_t cap);
+
 /* When addr is in a heap block: the block's name (buf or a name the namer
  * keeps), with *off the offset in it and *region its region; else NULL.
  * namer_name_data's heap case in parts, for callers that write the

@@ -323,17 +323,23 @@ void symbolizer_data(symbolizer *s, uint64_t addr, data_name *out)
         out->start = r ? r->start : 0;
         return;
     }
-    uint64_t base = sm->m->base, link = addr - base, start;
+    uint64_t base = sm->m->base, link = addr - base, start, end;
     elf_image *img = module_image(s, sm);
-    const elf_symbol *sym = img ? elf_image_symbol(img, link, 0) : NULL;
-    const elf_section *sec = img ? elf_image_section(img, link) : NULL;
     const char *var;
     out->module = sm->basename;
-    if (img && elf_image_variable_at(img, link, &var, &start)) {
+    if (img && elf_image_variable_at(img, link, &var, &start, &end)) {
         out->kind = DATA_VARIABLE;
         out->object = var;
         out->start = base + start;
-    } else if (sym) {
+        /* the answer holds where the module's segment holds too */
+        const range *seg = find_range(s->mod_ranges, s->nmod_ranges, addr);
+        if (out->start >= seg->start)
+            out->end = base + end < seg->end ? base + end : seg->end;
+        return;
+    }
+    const elf_symbol *sym = img ? elf_image_symbol(img, link, 0) : NULL;
+    const elf_section *sec = img ? elf_image_section(img, link) : NULL;
+    if (sym) {
         out->kind = DATA_SYMBOL;
         out->object = sym->name;
         out->start = base + sym->addr;

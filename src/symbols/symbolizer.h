@@ -47,6 +47,9 @@ typedef struct data_name {
     uint64_t addr;
     uint64_t start;      /* the holder's first address (a module's base for
                             DATA_MODULE): addr - start is the offset */
+    uint64_t end;        /* DATA_VARIABLE: [start, end) is named the same
+                            way (the same kind, object and region); 0 when
+                            not known */
     const char *object;  /* variable, symbol or section name; the module's
                             base name (DATA_MODULE); the region */
     const char *module;  /* the module's base name (VARIABLE to MODULE) */
