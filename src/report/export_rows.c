@@ -68,7 +68,7 @@ static int add_access(walk *w, const memtap_event *ev)
     export_access a = { ev->tid, x->seq, { (char)x->kind, 0 }, x->pc, x->addr,
                         x->size, x->kind == MEMTAP_EV_COPY, x->addr2,
                         x->count, function, object, d.region };
-    const char *fn = namer_code(w->names, x->pc, code, sizeof code);
+    const char *fn = namer_code(w->names, x->pc, code, sizeof code, NULL);
     snprintf(function, sizeof function, "%.*s", (int)strcspn(fn, "+ "), fn);
     return w->sink->access(w->sink->arg, &a) ? 1 : 0;
 }
@@ -119,7 +119,7 @@ static int add_block(walk *w, const memtap_event *ev)
 {
     const memtap_record *x = &ev->rec;
     char code[NAME_CAP];
-    const char *site = namer_code(w->names, x->pc, code, sizeof code);
+    const char *site = namer_code(w->names, x->pc, code, sizeof code, NULL);
     uint32_t i;
     if (w->nfree) {
         i = w->free_slots[--w->nfree];

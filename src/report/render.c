@@ -38,7 +38,8 @@ struct renderer {
     /* --raw: the heap block an address was last found in, and its region
      * (until the next heap event) */
     uint64_t raw_lo, raw_hi;
-    const char *raw_name;
+    const char *raw_name;        /* put_region's, raw_len long */
+    size_t raw_len;
 };
 
 renderer *renderer_create(symbolizer *sym, const render_options *opt,
@@ -185,13 +186,18 @@ __attribute__((noinline)) static void copy_name(char *d, const char *s,
     memcpy(d, s, len);
 }
 
-static void put_s(line *l, const char *s)
+/* A name whose length is known. */
+static void put_n(line *l, const char *s, size_t len)
 {
-    size_t len = strlen(s);
     if (len > LINE_MAX_LEN - l->n)
         len = LINE_MAX_LEN - l->n;
     copy_name(l->b + l->n, s, len);
     l->n += len;
+}
+
+static void put_s(line *l, const char *s)
+{
+    put_n(l, s, strlen(s));
 }
 
 /* A string literal: its length known here, its copy inlined. */
@@ -251,31 +257,34 @@ static void put_x(line *l, uint64_t v, int digits)
         *--p = hex_pairs[2 * (v & 15) + 1];
 }
 
-/* seq in decimal: the last one's digits incremented when it follows it. */
+/* seq in decimal: the last one's digits incremented when it follows it.
+ * They are copied out before they are incremented (in the copy and in
+ * seq_text, a byte at a time): a wide load right after byte stores to
+ * the same bytes waits for them (a store-forwarding stall, a tenth of
+ * show's time). */
 static void put_seq(renderer *r, line *l, uint64_t seq)
 {
+    if (l->n + sizeof r->seq_text > LINE_MAX_LEN)
+        return;
+    char *o = l->b + l->n;
     if (r->seq_len && seq == r->seq + 1) {
+        memcpy(o, r->seq_text, sizeof r->seq_text); /* one inlined copy */
         size_t i = r->seq_len;
         while (i > 0 && r->seq_text[i - 1] == '9')
-            r->seq_text[--i] = '0';
+            o[i - 1] = r->seq_text[i - 1] = '0', i--;
         if (i > 0) {
-            r->seq_text[i - 1]++;
-        } else { /* 999 -> 1000 */
-            memmove(r->seq_text + 1, r->seq_text, r->seq_len++);
-            r->seq_text[0] = '1';
+            o[i - 1] = ++r->seq_text[i - 1];
+            r->seq = seq;
+            l->n += r->seq_len;
+            return;
         }
-    } else {
-        line t = { .b = r->seq_text, .n = 0 };
-        put_u(&t, seq); /* at most 20 digits */
-        r->seq_len = t.n;
     }
+    line t = { .b = r->seq_text, .n = 0 }; /* 999 -> 1000, or a jump */
+    put_u(&t, seq); /* at most 20 digits */
+    r->seq_len = t.n;
     r->seq = seq;
-    if (l->n + sizeof r->seq_text <= LINE_MAX_LEN) {
-        /* all of seq_text (a fixed size: one inlined copy), then the
-         * digits are kept */
-        memcpy(l->b + l->n, r->seq_text, sizeof r->seq_text);
-        l->n += r->seq_len;
-    }
+    memcpy(o, r->seq_text, sizeof r->seq_text);
+    l->n += r->seq_len;
 }
 
 /* Starts an access line: "L#12:" (mark '#') or "L$12:" (mark '$'). */
@@ -290,11 +299,19 @@ static void line_begin(renderer *r, line *l, uint8_t kind, char mark,
     put_c(l, ':');
 }
 
-static const char *raw_region(renderer *r, uint64_t addr)
+/* The region of addr: the last one while addr is in its heap block; a
+ * region's name is a string that stays, so its length is kept with it. */
+static void put_region(renderer *r, line *l, uint64_t addr)
 {
-    if (addr - r->raw_lo >= r->raw_hi - r->raw_lo)
-        r->raw_name = namer_region(r->names, addr, &r->raw_lo, &r->raw_hi);
-    return r->raw_name;
+    if (addr - r->raw_lo >= r->raw_hi - r->raw_lo) {
+        const char *name = namer_region(r->names, addr, &r->raw_lo,
+                                        &r->raw_hi);
+        if (name != r->raw_name) {
+            r->raw_name = name;
+            r->raw_len = strlen(name);
+        }
+    }
+    put_n(l, r->raw_name, r->raw_len);
 }
 
 static void print_raw(renderer *r, const memtap_record *x)
@@ -305,7 +322,7 @@ static void print_raw(renderer *r, const memtap_record *x)
         put_lit(&l, "0x");
         put_x(&l, x->addr, 1);
         put_lit(&l, ", ");
-        put_s(&l, raw_region(r, x->addr));
+        put_region(r, &l, x->addr);
         put_lit(&l, ", 0x");
         put_x(&l, x->pc, 1);
         put_c(&l, '\n');
@@ -350,7 +367,7 @@ static const char *block_at(renderer *r, uint64_t addr, char *buf,
 {
     const heap_block *blk = addr ? namer_block_at(r->names, addr) : NULL;
     if (blk)
-        return namer_block_name(r->names, blk, buf, cap);
+        return namer_block_name(r->names, blk, buf, cap, NULL);
     snprintf(buf, cap, "0x%" PRIx64, addr);
     return buf;
 }
@@ -361,15 +378,16 @@ static void print_symbolic(renderer *r, const memtap_record *x,
     char a[NAME_MAX_LEN], b[NAME_MAX_LEN], c[NAME_MAX_LEN];
     if (x->kind == MEMTAP_EV_LOAD || x->kind == MEMTAP_EV_STORE) {
         uint64_t off;
+        size_t blen, clen;
         const char *region;
         const char *blk = namer_heap_name(r->names, x->addr, &off, &region, a,
-                                          sizeof a);
+                                          sizeof a, &blen);
         if (!blk)
             region = namer_name_static(r->names, x->addr, a, sizeof a);
         line l; /* "L$12:<malloc0013@f+45>+8, [heap], g+73" */
         line_begin(r, &l, x->kind, '$', x->seq);
         if (blk) {
-            put_s(&l, blk);
+            put_n(&l, blk, blen);
             put_c(&l, '+');
             put_u(&l, off);
         } else {
@@ -378,7 +396,8 @@ static void print_symbolic(renderer *r, const memtap_record *x,
         put_lit(&l, ", ");
         put_s(&l, region);
         put_lit(&l, ", ");
-        put_s(&l, namer_code(r->names, x->pc, c, sizeof c));
+        const char *code = namer_code(r->names, x->pc, c, sizeof c, &clen);
+        put_n(&l, code, clen);
         put_c(&l, '\n');
         line_close(r, &l);
         return;
@@ -390,13 +409,13 @@ static void print_symbolic(renderer *r, const memtap_record *x,
         namer_name_data(r->names, x->addr, a, sizeof a);
         namer_name_data(r->names, x->addr2, b, sizeof b);
         fprintf(o, "%s,%s,%" PRIu64 ", %s\n", a, b, x->size,
-                namer_code(r->names, x->pc, c, sizeof c));
+                namer_code(r->names, x->pc, c, sizeof c, NULL));
         break;
     case MEMTAP_EV_BLOCK_STORE:
     case MEMTAP_EV_BLOCK_FETCH:
         namer_name_data(r->names, x->addr, a, sizeof a);
         fprintf(o, "%s,%" PRIu64 ", %s\n", a, x->size,
-                namer_code(r->names, x->pc, c, sizeof c));
+                namer_code(r->names, x->pc, c, sizeof c, NULL));
         break;
     case MEMTAP_EV_MALLOC:
     case MEMTAP_EV_CALLOC:
@@ -410,7 +429,7 @@ static void print_symbolic(renderer *r, const memtap_record *x,
     case MEMTAP_EV_MREMAP: {
         const char *was = b;
         if (had_old)
-            was = namer_block_name(r->names, old, b, sizeof b);
+            was = namer_block_name(r->names, old, b, sizeof b, NULL);
         else if (x->addr2)
             namer_name_data(r->names, x->addr2, b, sizeof b);
         else
@@ -424,7 +443,7 @@ static void print_symbolic(renderer *r, const memtap_record *x,
     default: { /* F U */
         const char *name = a;
         if (had_old)
-            name = namer_block_name(r->names, old, a, sizeof a);
+            name = namer_block_name(r->names, old, a, sizeof a, NULL);
         else
             namer_name_data(r->names, x->addr, a, sizeof a);
         if (x->kind == MEMTAP_EV_MUNMAP)

@@ -49,6 +49,8 @@ struct dwarf_vars {
     size_t nvars, cap;
     type_shape **shapes; /* open addressing by DIE offset, half full */
     size_t nshapes, shape_cap;
+    const dwarf_var *last; /* variable_at's last answer, up to last_end */
+    uint64_t last_end;
 };
 
 static int var_location(Dwarf_Die *die, uint64_t *addr)
@@ -292,25 +294,33 @@ static const type_shape *shape_of(dwarf_vars *vs, Dwarf_Off off)
 }
 
 /* The DWARF variable holding addr, or NULL; *end is where the variables
- * after it begin to answer (or its own end). */
-static const dwarf_var *variable_at(const dwarf_vars *vs, uint64_t addr,
+ * after it begin to answer (or its own end).  The last answer is kept:
+ * accesses come in runs over one array. */
+static const dwarf_var *variable_at(dwarf_vars *vs, uint64_t addr,
                                     uint64_t *end)
 {
+    const dwarf_var *c = vs->last;
+    if (c && addr - c->addr < vs->last_end - c->addr) {
+        *end = vs->last_end;
+        return c;
+    }
     size_t lo = BISECT_AFTER(vs->vars, vs->nvars, addr, addr);
     for (size_t i = lo, steps = 0; i-- > 0 && steps < 8; steps++) {
-        const dwarf_var *c = &vs->vars[i];
+        c = &vs->vars[i];
         uint64_t size = c->size ? c->size : 1;
         if (addr - c->addr < size) {
             *end = c->addr + size;
             if (i + 1 < vs->nvars && vs->vars[i + 1].addr < *end)
                 *end = vs->vars[i + 1].addr;
+            vs->last = c;
+            vs->last_end = *end;
             return c;
         }
     }
     return NULL;
 }
 
-int dwarf_vars_at(const dwarf_vars *vs, uint64_t addr, const char **name,
+int dwarf_vars_at(dwarf_vars *vs, uint64_t addr, const char **name,
                   uint64_t *start, uint64_t *end)
 {
     const dwarf_var *v = variable_at(vs, addr, end);

@@ -19,7 +19,7 @@ void dwarf_vars_destroy(dwarf_vars *vs);
 /* The variable holding addr: its name and first address, and the end of
  * the range from there on that it names (where it ends or the next
  * variable begins); 0 when none. */
-int dwarf_vars_at(const dwarf_vars *vs, uint64_t addr, const char **name,
+int dwarf_vars_at(dwarf_vars *vs, uint64_t addr, const char **name,
                   uint64_t *start, uint64_t *end);
 /* Names addr from the variable holding it down to the field or element
  * ("config.limits[3].hi", with "+N" for bytes inside a scalar) into buf:

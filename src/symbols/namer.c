@@ -21,6 +21,7 @@
 typedef struct code_slot {
     uint64_t pc;
     int valid;
+    uint32_t len;                /* of name */
     char name[NAME_KEPT];
 } code_slot;
 
@@ -28,6 +29,7 @@ typedef struct code_slot {
 typedef struct block_slot {
     heap_block block;            /* the block it names, as it was */
     int valid;
+    uint32_t len;                /* of name */
     char name[NAME_KEPT];
 } block_slot;
 
@@ -163,15 +165,21 @@ static int same_name(const heap_block *a, const heap_block *b)
 }
 
 const char *namer_block_name(namer *n, const heap_block *b, char *buf,
-                             size_t cap)
+                             size_t cap, size_t *len_out)
 {
     block_slot *slot = &n->blocks[b->id % BLOCK_CACHE];
-    if (slot->valid && same_name(&slot->block, b))
+    size_t len;
+    if (!len_out)
+        len_out = &len;
+    if (slot->valid && same_name(&slot->block, b)) {
+        *len_out = slot->len;
         return slot->name;
+    }
     block_name(n, b, buf, cap);
-    size_t len = strlen(buf);
+    len = *len_out = strlen(buf);
     if (len < NAME_KEPT) {
         memcpy(slot->name, buf, len + 1);
+        slot->len = (uint32_t)len;
         slot->block = *b;
         slot->valid = 1;
     }
@@ -183,14 +191,15 @@ static void heap_text(namer *n, const heap_block *blk, uint64_t addr,
                       char *buf, size_t cap)
 {
     char name[SITE_MAX + 32], digits[24];
-    const char *b = namer_block_name(n, blk, name, sizeof name);
+    size_t len;
+    const char *b = namer_block_name(n, blk, name, sizeof name, &len);
     uint64_t off = addr - blk->start;
     size_t k = sizeof digits;
     digits[--k] = '\0';
     do
         digits[--k] = (char)('0' + off % 10);
     while (off /= 10);
-    size_t len = strlen(b), dlen = sizeof digits - 1 - k;
+    size_t dlen = sizeof digits - 1 - k;
     if (len + 1 + dlen < cap) {
         memcpy(buf, b, len);
         buf[len] = '+';
@@ -216,20 +225,21 @@ void namer_object_text(namer *n, const data_name *d, char *buf, size_t cap)
         symbolizer_object_text(d, buf, cap);
         return;
     }
-    const char *b = namer_block_name(n, &d->block, buf, cap);
+    const char *b = namer_block_name(n, &d->block, buf, cap, NULL);
     if (b != buf)
         snprintf(buf, cap, "%s", b);
 }
 
 const char *namer_heap_name(namer *n, uint64_t addr, uint64_t *off,
-                            const char **region, char *buf, size_t cap)
+                            const char **region, char *buf, size_t cap,
+                            size_t *len)
 {
     const heap_block *b = heap_map_find(n->heap, addr);
     if (!b)
         return NULL;
     *off = addr - b->start;
     *region = block_region(b);
-    return namer_block_name(n, b, buf, cap);
+    return namer_block_name(n, b, buf, cap, len);
 }
 
 const char *namer_name_data(namer *n, uint64_t addr, char *buf, size_t cap)
@@ -263,19 +273,27 @@ static void code_name(namer *n, uint64_t pc, char *buf, size_t cap)
     }
 }
 
-const char *namer_code(namer *n, uint64_t pc, char *buf, size_t cap)
+const char *namer_code(namer *n, uint64_t pc, char *buf, size_t cap,
+                       size_t *len_out)
 {
+    size_t len;
+    if (!len_out)
+        len_out = &len;
     if (!n->sym) {
         snprintf(buf, cap, "0x%" PRIx64, pc);
+        *len_out = strlen(buf);
         return buf;
     }
     code_slot *slot = &n->codes[fib_hash(pc, 12)];
-    if (slot->valid && slot->pc == pc)
+    if (slot->valid && slot->pc == pc) {
+        *len_out = slot->len;
         return slot->name;
+    }
     code_name(n, pc, buf, cap);
-    size_t len = strlen(buf);
+    len = *len_out = strlen(buf);
     if (len < NAME_KEPT) {
         memcpy(slot->name, buf, len + 1);
+        slot->len = (uint32_t)len;
         slot->pc = pc;
         slot->valid = 1;
     }

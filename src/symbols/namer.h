@@ -47,11 +47,13 @@ const char *namer_name_static(namer *n, uint64_t addr, char *buf,
                               size_t cap);
 
 /* When addr is in a heap block: the block's name (buf or a name the namer
- * keeps), with *off the offset in it and *region its region; else NULL.
+ * keeps, its length in *len), with *off the offset in it and *region its
+ * region; else NULL.
  * namer_name_data's heap case in parts, for callers that write the
  * offset themselves. */
 const char *namer_heap_name(namer *n, uint64_t addr, uint64_t *off,
-                            const char **region, char *buf, size_t cap);
+                            const char **region, char *buf, size_t cap,
+                            size_t *len);
 
 /* The region holding addr alone; [*lo, *hi) is the heap block holding it,
  * where the answer holds until the next heap event (empty outside the
@@ -63,12 +65,13 @@ const char *namer_region(namer *n, uint64_t addr, uint64_t *lo,
 const heap_block *namer_block_at(const namer *n, uint64_t addr);
 
 /* A heap block's name, "<malloc0013@main+45>"; the result is buf or a name
- * the namer keeps. */
+ * the namer keeps, its length in *len (len may be NULL: here and below). */
 const char *namer_block_name(namer *n, const heap_block *b, char *buf,
-                             size_t cap);
+                             size_t cap, size_t *len);
 
 /* The instruction at pc as "main+56" (and its line, see namer_create); the
- * result is buf or a name the namer keeps. */
-const char *namer_code(namer *n, uint64_t pc, char *buf, size_t cap);
+ * result is buf or a name the namer keeps, its length in *len. */
+const char *namer_code(namer *n, uint64_t pc, char *buf, size_t cap,
+                       size_t *len);
 
 #endif

@@ -34,6 +34,7 @@ struct symbolizer {
     size_t nmods;
     range *mod_ranges;
     size_t nmod_ranges;
+    const range *last_range; /* module_at's last answer */
     range *regions;      /* from the maps snapshot */
     char **region_names;
     size_t nregions;
@@ -275,9 +276,15 @@ static elf_image *module_image(symbolizer *s, sym_module *sm)
     return img;
 }
 
+/* The module holding addr; the last range found is tried first. */
 static sym_module *module_at(symbolizer *s, uint64_t addr)
 {
-    const range *r = find_range(s->mod_ranges, s->nmod_ranges, addr);
+    const range *r = s->last_range;
+    if (!r || addr - r->start >= r->end - r->start) {
+        r = find_range(s->mod_ranges, s->nmod_ranges, addr);
+        if (r)
+            s->last_range = r;
+    }
     return r ? &s->mods[r->index] : NULL;
 }
 
@@ -331,8 +338,9 @@ void symbolizer_data(symbolizer *s, uint64_t addr, data_name *out)
         out->kind = DATA_VARIABLE;
         out->object = var;
         out->start = base + start;
-        /* the answer holds where the module's segment holds too */
-        const range *seg = find_range(s->mod_ranges, s->nmod_ranges, addr);
+        /* the answer holds where the module's segment (module_at's
+         * last range) holds too */
+        const range *seg = s->last_range;
         if (out->start >= seg->start)
             out->end = base + end < seg->end ? base + end : seg->end;
         return;

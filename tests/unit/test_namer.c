@@ -50,12 +50,20 @@ static void test_heap_names(void)
     /* the heap case in parts: the name kept, the offset apart */
     uint64_t off = 0;
     const char *region = NULL;
+    size_t len = 0;
     const char *name = namer_heap_name(n, 0x1000 + 63, &off, &region, buf,
-                                       sizeof buf);
+                                       sizeof buf, &len);
     CHECK(name && off == 63 && strcmp(region, "[heap]") == 0);
     CHECK_STREQ(name, "<malloc0007@0x401234>");
-    CHECK(namer_heap_name(n, 0x1000 + 64, &off, &region, buf, sizeof buf) ==
-          NULL);
+    CHECK(len == strlen("<malloc0007@0x401234>"));
+    /* the name kept in the cache, with its length */
+    len = 0;
+    name = namer_heap_name(n, 0x1000 + 1, &off, &region, buf, sizeof buf,
+                           &len);
+    CHECK(name && name != buf && off == 1);
+    CHECK(len == strlen("<malloc0007@0x401234>"));
+    CHECK(namer_heap_name(n, 0x1000 + 64, &off, &region, buf, sizeof buf,
+                          NULL) == NULL);
     /* outside every block, with no symbolizer: only the number */
     namer_data(n, 0x1040, &d);
     CHECK(d.kind == DATA_UNKNOWN && strcmp(d.region, "[unknown]") == 0);
@@ -102,7 +110,9 @@ static void test_region_span(void)
     CHECK_STREQ(namer_region(n, 0x9000, &lo, &hi), "[unknown]");
     CHECK(lo == 0 && hi == 0);
     char buf[64];
-    CHECK_STREQ(namer_code(n, 0x401abc, buf, sizeof buf), "0x401abc");
+    size_t len = 0;
+    CHECK_STREQ(namer_code(n, 0x401abc, buf, sizeof buf, &len), "0x401abc");
+    CHECK(len == 8);
     namer_destroy(n);
 }
 
