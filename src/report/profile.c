@@ -52,6 +52,8 @@ typedef struct builder {
     uint64_t last_chunk_page; /* the page of the last access, + 1 */
     size_t last_chunk_page_index;
     addr_slot *cache;
+    uint64_t span_lo, span_hi; /* the last variable's range (data_name's */
+    uint32_t span_object;      /* end) and its object */
     size_t objects_cap, insns_cap, threads_cap;
     uint64_t last_alloc;    /* block number of the latest allocation + 1 */
     uint64_t inherited;     /* blocks numbered below: a parent's (fork) */
@@ -116,6 +118,8 @@ static int64_t site_object(profile *p, builder *b, const heap_block *blk)
  * section `memtap show` names it after, else its region. */
 static int64_t data_object(profile *p, builder *b, uint64_t addr)
 {
+    if (addr - b->span_lo < b->span_hi - b->span_lo)
+        return b->span_object; /* an array's elements, one after another */
     addr_slot *slot = &b->cache[(addr ^ (addr >> 12)) % ADDR_CACHE];
     if (slot->object_plus1 && slot->addr == addr)
         return slot->object_plus1 - 1;
@@ -132,6 +136,11 @@ static int64_t data_object(profile *p, builder *b, uint64_t addr)
     }
     slot->addr = addr;
     slot->object_plus1 = (uint32_t)i + 1;
+    if (d.end) {
+        b->span_lo = d.start;
+        b->span_hi = d.end;
+        b->span_object = (uint32_t)i;
+    }
     return i;
 }
 
