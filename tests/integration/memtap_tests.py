@@ -404,8 +404,11 @@ def test_symbolize_globals():
     got = dict(zip([n for n in names if n != "main"], r.stdout.splitlines()))
     mb = site(binary, "make_buffer", "malloc")
     for name in ("config.limits[3].hi", "config.name[2]", "config.grid[2][4]",
-                 "config.limits[1].lo+2", "counter", "table[5]"):
+                 "config.limits[1].lo+2", "counter", "table[5]", "table[15]",
+                 "word.c[5]"):
         check_eq(got[name].split(": ", 1)[1], "%s, [globals]" % name, "data name")
+    check(not got["past_table"].split(": ", 1)[1].startswith("table"),
+          "the byte after table is not table's: " + got["past_table"])
     check_eq(got["stdout"].split(": ", 1)[1], "stdout+0, [globals]", "copy-relocated data")
     # from libc's .dynsym, or down to the field when libc's debug file is
     # installed (struct _IO_FILE: _IO_read_ptr is at offset 8)

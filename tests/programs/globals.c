@@ -17,6 +17,10 @@ struct config {
 
 static int counter = 42;
 long table[16];
+union word {
+    int i;
+    char c[6];
+} word;
 
 __attribute__((noinline)) char *make_buffer(void)
 {
@@ -36,6 +40,11 @@ int main(void)
     printf("config.limits[1].lo+2 %p\n", (void *)((char *)&config.limits[1].lo + 2));
     printf("counter %p\n", (void *)&counter);
     printf("table[5] %p\n", (void *)&table[5]);
+    /* right after an element of table: the first byte past it is not
+     * table's (whatever lies there) */
+    printf("table[15] %p\n", (void *)&table[15]);
+    printf("past_table %p\n", (void *)(table + 16));
+    printf("word.c[5] %p\n", (void *)&word.c[5]); /* past the union's int */
     printf("buffer+17 %p\n", (void *)(buf + 17));
     printf("gone+3 %p\n", (void *)gone_at);
     printf("stdout %p\n", (void *)&stdout);     /* copied into .bss */
