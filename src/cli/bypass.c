@@ -29,6 +29,7 @@ static int parse_hex(const char *s, uint64_t *v, const char **end)
 {
     char *e;
     errno = 0;
+    *end = s;
     if (!((*s >= '0' && *s <= '9') || (*s >= 'a' && *s <= 'f') ||
           (*s >= 'A' && *s <= 'F')))
         return -1;

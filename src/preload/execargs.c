@@ -194,7 +194,7 @@ long execargs_run(long nr, const long *a, const sigset_t *program_mask)
     tls_left.base = c.base;
     tls_left.len = SCRATCH_MAX;
     int at = nr == SYS_execveat; /* execveat(dirfd, path, argv, envp, flags) */
-    char *path, **argv, **envp;
+    char *path = NULL, **argv = NULL, **envp = NULL; /* set when rc is 0 */
     long rc = copy_all(&c, (uintptr_t)a[at], (uintptr_t)a[at + 1],
                        (uintptr_t)a[at + 2], &path, &argv, &envp);
     /* the static engine runs an exec'd program from its rewritten copy */
