@@ -7,7 +7,11 @@ Dinero IV lines, an SQLite database and Parquet files, and reported
 records per second, and the largest peak RSS of a run (flat memory: the
 same RSS whatever the trace's size).
 
-    bench/read.py [RUNS] [WORKLOADS] [FORMS]     (builds build/ first if needed)
+    bench/read.py [--one-cpu] [RUNS] [WORKLOADS] [FORMS]
+                                               (builds build/ first if needed)
+
+--one-cpu runs the readers under taskset -c 0: what one core reads (the
+walks read ahead on a second CPU when there is one).
 
 WORKLOADS is a comma-separated list (default walk,sort; threads makes a
 38 M-record trace, threads_long one of 115 M), FORMS too (default all of them).
@@ -45,9 +49,11 @@ def timed(cmd):
 
 
 def main():
-    runs = int(sys.argv[1]) if len(sys.argv) > 1 else 3
-    workloads = sys.argv[2].split(",") if len(sys.argv) > 2 else ["walk", "sort"]
-    forms = sys.argv[3].split(",") if len(sys.argv) > 3 else list(FORMS)
+    args = [a for a in sys.argv[1:] if a != "--one-cpu"]
+    pin = ["taskset", "-c", "0"] if "--one-cpu" in sys.argv[1:] else []
+    runs = int(args[0]) if len(args) > 0 else 3
+    workloads = args[1].split(",") if len(args) > 1 else ["walk", "sort"]
+    forms = args[2].split(",") if len(args) > 2 else list(FORMS)
     if not os.path.exists(os.path.join(BIN, "rewrite_workloads")):
         subprocess.run([os.path.join(ROOT, "scripts", "build.sh")], check=True)
     memtap = os.path.join(BIN, "memtap")
@@ -68,7 +74,7 @@ def main():
                 out = [os.path.join(tmp, OUTPUT[form])] if form in OUTPUT else []
                 if out:
                     subprocess.run(["rm", "-rf", out[0]], check=True)
-                times.append(timed([memtap] + FORMS[form] + out + [trace]))
+                times.append(timed(pin + [memtap] + FORMS[form] + out + [trace]))
             s = statistics.median(t for t, _ in times)
             print("  %-8s %7.2f s  %5.1f M records/s  peak RSS %d KB"
                   % (form, s, n / s / 1e6, max(r for _, r in times)))
