@@ -108,6 +108,8 @@ static __thread const hot_site *tls_site __attribute__((tls_model("initial-exec"
  * hot_defer), which costs no system call when none comes. */
 static __thread int tls_in_access __attribute__((tls_model("initial-exec")));
 static __thread int tls_deferred __attribute__((tls_model("initial-exec")));
+/* The calling thread holds h.lock (in hot_completed). */
+static __thread int tls_patching __attribute__((tls_model("initial-exec")));
 static __thread sigset_t tls_mask __attribute__((tls_model("initial-exec")));
 
 void hot_access(hot_frame *fr, uint8_t *xsave);
@@ -273,8 +275,9 @@ static int patch(uint64_t pc, const ZydisDecodedInstruction *insn)
     uint32_t rel = (uint32_t)(t - (pc + 5));
     jump[0] = 0xe9;
     memcpy(jump + 1, &rel, 4);
-    if (memcmp(jump + len, tail, 5 - (len < 5 ? len : 5)) != 0)
-        return -1; /* the displacement's fixed bytes: cannot differ */
+    for (size_t k = len; k < 5; k++) /* no libc here: see unpatch */
+        if (jump[k] != tail[k - len])
+            return -1; /* the displacement's fixed bytes: cannot differ */
     /* published before its int3 can be met */
     atomic_store(&s->patched, 1);
     atomic_store(&h.nsites, i + 1);
@@ -285,11 +288,17 @@ static int patch(uint64_t pc, const ZydisDecodedInstruction *insn)
     return 0;
 }
 
-/* Gives a site its own bytes back (hot_access could not run it). */
+/* Gives a site its own bytes back (hot_access could not run it).  The
+ * calling thread may hold h.lock already: patch() reached a site through
+ * code outside memtap (none is called there now; a libc memcmp was, and a
+ * hot site in it whose access failed would have waited on this thread's
+ * own lock forever). */
 static void unpatch(const hot_site *cs)
 {
     hot_site *s = &h.sites[cs - h.sites];
-    futex_lock(&h.lock);
+    int held = tls_patching;
+    if (!held)
+        futex_lock(&h.lock);
     if (atomic_load(&s->patched)) {
         const hot_insn *in = &s->run[0];
         size_t len = in->insn.length < 5 ? in->insn.length : 5;
@@ -298,7 +307,8 @@ static void unpatch(const hot_site *cs)
             atomic_fetch_add(&h.unpatched, 1);
         }
     }
-    futex_unlock(&h.lock);
+    if (!held)
+        futex_unlock(&h.lock);
 }
 
 static hot_count *count_of(uint64_t pc)
@@ -326,8 +336,10 @@ void hot_completed(uint64_t pc, const ZydisDecodedInstruction *insn)
     if (!c || atomic_fetch_add(&c->n, 1) + 1 != h.after)
         return;
     futex_lock(&h.lock);
+    tls_patching = 1;
     if (patch(pc, insn) != 0)
         atomic_fetch_add(&h.refused, 1);
+    tls_patching = 0;
     futex_unlock(&h.lock);
 }
 
