@@ -7,11 +7,14 @@ Dinero IV lines, an SQLite database and Parquet files, and reported
 records per second, and the largest peak RSS of a run (flat memory: the
 same RSS whatever the trace's size).
 
-    bench/read.py [--one-cpu] [RUNS] [WORKLOADS] [FORMS]
+    bench/read.py [--one-cpu] [--against DIR] [RUNS] [WORKLOADS] [FORMS]
                                                (builds build/ first if needed)
 
 --one-cpu runs the readers under taskset -c 0: what one core reads (the
-walks read ahead on a second CPU when there is one).
+walks read ahead on a second CPU when there is one).  --against DIR reads
+the same traces with DIR/bin/memtap too (another build, a worktree of an
+earlier commit say), its runs interleaved with build/'s: the two medians
+side by side, from one machine in one hour.
 
 WORKLOADS is a comma-separated list (default walk,sort; threads makes a
 38 M-record trace, threads_long one of 115 M), FORMS too (default all of them).
@@ -48,9 +51,28 @@ def timed(cmd):
     return secs, usage.ru_maxrss
 
 
+def options(argv):
+    """(positional arguments, taskset prefix, the other build's memtap)."""
+    args, pin, other = [], [], None
+    it = iter(argv)
+    for a in it:
+        if a == "--one-cpu":
+            pin = ["taskset", "-c", "0"]
+        elif a == "--against":
+            other = os.path.join(os.path.abspath(next(it)), "bin", "memtap")
+        else:
+            args.append(a)
+    return args, pin, other
+
+
+def report(form, n, times, label=""):
+    s = statistics.median(t for t, _ in times)
+    print("  %-8s %7.2f s  %5.1f M records/s  peak RSS %d KB%s"
+          % (form, s, n / s / 1e6, max(r for _, r in times), label))
+
+
 def main():
-    args = [a for a in sys.argv[1:] if a != "--one-cpu"]
-    pin = ["taskset", "-c", "0"] if "--one-cpu" in sys.argv[1:] else []
+    args, pin, other = options(sys.argv[1:])
     runs = int(args[0]) if len(args) > 0 else 3
     workloads = args[1].split(",") if len(args) > 1 else ["walk", "sort"]
     forms = args[2].split(",") if len(args) > 2 else list(FORMS)
@@ -69,15 +91,18 @@ def main():
         n = int(re.search(r"^events: (\d+)", info, re.M).group(1))
         print("%s: %d records, %d bytes" % (w, n, os.path.getsize(trace)))
         for form in forms:
-            times = []
+            readers = [memtap] + ([other] if other else [])
+            times = {r: [] for r in readers}
             for _ in range(runs):
-                out = [os.path.join(tmp, OUTPUT[form])] if form in OUTPUT else []
-                if out:
-                    subprocess.run(["rm", "-rf", out[0]], check=True)
-                times.append(timed(pin + [memtap] + FORMS[form] + out + [trace]))
-            s = statistics.median(t for t, _ in times)
-            print("  %-8s %7.2f s  %5.1f M records/s  peak RSS %d KB"
-                  % (form, s, n / s / 1e6, max(r for _, r in times)))
+                for reader in readers:
+                    out = [os.path.join(tmp, OUTPUT[form])] if form in OUTPUT else []
+                    if out:
+                        subprocess.run(["rm", "-rf", out[0]], check=True)
+                    times[reader].append(timed(pin + [reader] + FORMS[form] + out +
+                                               [trace]))
+            report(form, n, times[memtap])
+            if other:
+                report("", n, times[other], "  (" + other + ")")
 
 
 if __name__ == "__main__":
