@@ -11,13 +11,13 @@
  * for Dinero, so does an instruction's access that crosses a line.
  */
 #include "export.h"
+#include "line_buf.h"
 
-#include <inttypes.h>
 #include <stdlib.h>
 
 struct exporter {
     export_options opt;
-    FILE *out;
+    line_buf lines;
     memtap_event held;           /* an L that an S may turn into an M */
     int holding;
 };
@@ -27,21 +27,48 @@ exporter *exporter_create(const export_options *opt, FILE *out)
     exporter *x = calloc(1, sizeof *x);
     if (!x)
         return NULL;
+    if (line_buf_init(&x->lines, out) != 0) {
+        free(x);
+        return NULL;
+    }
     x->opt = *opt;
-    x->out = out;
     return x;
+}
+
+/* A Dinero IV line: "r addr size" or "w addr size", both in hex (as its
+ * reader takes them). */
+static void din_line(exporter *x, char label, uint64_t addr, uint64_t size)
+{
+    line l;
+    line_open(&x->lines, &l);
+    put_c(&l, label);
+    put_c(&l, ' ');
+    put_x(&l, addr, 1);
+    put_c(&l, ' ');
+    put_x(&l, size, 1);
+    put_c(&l, '\n');
+    line_close(&x->lines, &l);
 }
 
 /* One piece, in the chosen format; kind is 'L', 'S' or 'M'. */
 static void piece(exporter *x, char kind, uint64_t addr, uint64_t size)
 {
-    if (x->opt.format == EXPORT_LACKEY) {
-        fprintf(x->out, " %c %08" PRIx64 ",%" PRIu64 "\n", kind, addr, size);
+    if (x->opt.format == EXPORT_LACKEY) { /* " L 0804a010,4" */
+        line l;
+        line_open(&x->lines, &l);
+        put_c(&l, ' ');
+        put_c(&l, kind);
+        put_c(&l, ' ');
+        put_x(&l, addr, 8);
+        put_c(&l, ',');
+        put_u(&l, size);
+        put_c(&l, '\n');
+        line_close(&x->lines, &l);
     } else {
-        if (kind != 'S') /* Dinero IV reads address and size in hex */
-            fprintf(x->out, "r %" PRIx64 " %" PRIx64 "\n", addr, size);
+        if (kind != 'S')
+            din_line(x, 'r', addr, size);
         if (kind != 'L')
-            fprintf(x->out, "w %" PRIx64 " %" PRIx64 "\n", addr, size);
+            din_line(x, 'w', addr, size);
     }
 }
 
@@ -54,9 +81,9 @@ static void pieces(exporter *x, char kind, uint64_t addr, uint64_t size,
         piece(x, kind, addr, size);
         return;
     }
-    uint64_t line = x->opt.line;
+    uint64_t cache_line = x->opt.line;
     while (size > 0) {
-        uint64_t room = line - (addr & (line - 1));
+        uint64_t room = cache_line - (addr & (cache_line - 1));
         uint64_t n = size < room ? size : room;
         piece(x, kind, addr, n);
         addr += n;
@@ -127,5 +154,6 @@ void exporter_finish(exporter *x)
     if (!x)
         return;
     release(x);
+    line_buf_free(&x->lines);
     free(x);
 }

@@ -12,14 +12,13 @@
  * Internal events print as comment lines starting with '#'.
  */
 #include "render.h"
+#include "line_buf.h"
 
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define NAME_MAX_LEN 1024
-#define LINE_MAX_LEN (3 * NAME_MAX_LEN + 64) /* three names and the rest */
-#define OUT_BUF (256u << 10)     /* access lines built in place */
+#define NAME_MAX_LEN LINE_NAME_MAX
 
 struct renderer {
     symbolizer *sym;
@@ -33,8 +32,7 @@ struct renderer {
     size_t seq_len;
     /* Access lines are built in place here and written in large pieces;
      * every other write to out comes after what is here (stream()). */
-    char *buf;
-    size_t used;
+    line_buf lines;
     /* --raw: the heap block an address was last found in, and its region
      * (until the next heap event) */
     uint64_t raw_lo, raw_hi;
@@ -49,10 +47,9 @@ renderer *renderer_create(symbolizer *sym, const render_options *opt,
     if (!r)
         return NULL;
     r->names = namer_create(sym, opt->lines);
-    r->buf = malloc(OUT_BUF);
-    if (!r->names || !r->buf) {
+    if (!r->names || line_buf_init(&r->lines, out) != 0) {
         namer_destroy(r->names);
-        free(r->buf);
+        line_buf_free(&r->lines);
         free(r);
         return NULL;
     }
@@ -64,9 +61,7 @@ renderer *renderer_create(symbolizer *sym, const render_options *opt,
 
 void renderer_flush(renderer *r)
 {
-    if (r->used)
-        fwrite_unlocked(r->buf, 1, r->used, r->out);
-    r->used = 0;
+    line_buf_flush(&r->lines);
 }
 
 /* out, for a write that is not an access line: after what is buffered. */
@@ -80,9 +75,8 @@ void renderer_destroy(renderer *r)
 {
     if (!r)
         return;
-    renderer_flush(r);
     namer_destroy(r->names);
-    free(r->buf);
+    line_buf_free(&r->lines);
     free(r);
 }
 
@@ -142,121 +136,6 @@ static void print_internal(renderer *r, const memtap_record *x, uint32_t tid)
     }
 }
 
-/* A line built by hand, in place in the renderer's buffer: the access
- * lines are most of any trace, and printf's format parsing was most of
- * show's time. */
-typedef struct line {
-    char *b;                     /* LINE_MAX_LEN bytes: never cut */
-    size_t n;
-} line;
-
-static void line_open(renderer *r, line *l)
-{
-    if (OUT_BUF - r->used < LINE_MAX_LEN)
-        renderer_flush(r);
-    l->b = r->buf + r->used;
-    l->n = 0;
-}
-
-static void line_close(renderer *r, const line *l)
-{
-    r->used += l->n;
-}
-
-static void put_c(line *l, char c)
-{
-    if (l->n < LINE_MAX_LEN)
-        l->b[l->n++] = c;
-}
-
-static inline void put_mem(line *l, const char *s, size_t len)
-{
-    if (len > LINE_MAX_LEN - l->n)
-        len = LINE_MAX_LEN - l->n;
-    memcpy(l->b + l->n, s, len);
-    l->n += len;
-}
-
-/* A name of any length: libc's memcpy, not the string instruction GCC
- * inlines for a copy it knows is bounded (slow to start on short names:
- * a sixth of show's time). */
-__attribute__((noinline)) static void copy_name(char *d, const char *s,
-                                                size_t len)
-{
-    memcpy(d, s, len);
-}
-
-/* A name whose length is known. */
-static void put_n(line *l, const char *s, size_t len)
-{
-    if (len > LINE_MAX_LEN - l->n)
-        len = LINE_MAX_LEN - l->n;
-    copy_name(l->b + l->n, s, len);
-    l->n += len;
-}
-
-static void put_s(line *l, const char *s)
-{
-    put_n(l, s, strlen(s));
-}
-
-/* A string literal: its length known here, its copy inlined. */
-#define put_lit(l, s) put_mem(l, s, sizeof s - 1)
-
-static void put_u(line *l, uint64_t v)
-{
-    static const char pairs[] =
-        "00010203040506070809101112131415161718192021222324252627282930313233"
-        "34353637383940414243444546474849505152535455565758596061626364656667"
-        "6869707172737475767778798081828384858687888990919293949596979899";
-    int n = 1;
-    for (uint64_t p = 10; n < 20 && v >= p; p *= 10)
-        n++;
-    if (l->n + (size_t)n > LINE_MAX_LEN)
-        return;
-    char *p = l->b + l->n + n;
-    l->n += (size_t)n;
-    for (; v >= 100; v /= 100) {
-        p -= 2;
-        memcpy(p, pairs + 2 * (v % 100), 2);
-    }
-    if (v >= 10) {
-        p -= 2;
-        memcpy(p, pairs + 2 * v, 2);
-    } else {
-        *--p = (char)('0' + v);
-    }
-}
-
-/* The two hex digits of every byte. */
-static const char hex_pairs[513] =
-    "000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f"
-    "202122232425262728292a2b2c2d2e2f303132333435363738393a3b3c3d3e3f"
-    "404142434445464748494a4b4c4d4e4f505152535455565758595a5b5c5d5e5f"
-    "606162636465666768696a6b6c6d6e6f707172737475767778797a7b7c7d7e7f"
-    "808182838485868788898a8b8c8d8e8f909192939495969798999a9b9c9d9e9f"
-    "a0a1a2a3a4a5a6a7a8a9aaabacadaeafb0b1b2b3b4b5b6b7b8b9babbbcbdbebf"
-    "c0c1c2c3c4c5c6c7c8c9cacbcccdcecfd0d1d2d3d4d5d6d7d8d9dadbdcdddedf"
-    "e0e1e2e3e4e5e6e7e8e9eaebecedeeeff0f1f2f3f4f5f6f7f8f9fafbfcfdfeff";
-
-/* v in lowercase hex, at least `digits` digits. */
-static void put_x(line *l, uint64_t v, int digits)
-{
-    int n = v ? (67 - __builtin_clzll(v)) / 4 : 1;
-    if (n < digits)
-        n = digits;
-    if (l->n + (size_t)n > LINE_MAX_LEN)
-        return;
-    char *p = l->b + l->n + n;
-    l->n += (size_t)n;
-    for (; n >= 2; n -= 2, v >>= 8) { /* a byte a step */
-        p -= 2;
-        memcpy(p, hex_pairs + 2 * (v & 0xff), 2);
-    }
-    if (n)
-        *--p = hex_pairs[2 * (v & 15) + 1];
-}
-
 /* seq in decimal: the last one's digits incremented when it follows it.
  * They are copied out before they are incremented (in the copy and in
  * seq_text, a byte at a time): a wide load right after byte stores to
@@ -291,7 +170,7 @@ static void put_seq(renderer *r, line *l, uint64_t seq)
 static void line_begin(renderer *r, line *l, uint8_t kind, char mark,
                        uint64_t seq)
 {
-    line_open(r, l);
+    line_open(&r->lines, l);
     l->b[0] = (char)kind;
     l->b[1] = mark;
     l->n = 2;
@@ -326,7 +205,7 @@ static void print_raw(renderer *r, const memtap_record *x)
         put_lit(&l, ", 0x");
         put_x(&l, x->pc, 1);
         put_c(&l, '\n');
-        line_close(r, &l);
+        line_close(&r->lines, &l);
         return;
     }
     FILE *o = stream(r);
@@ -399,7 +278,7 @@ static void print_symbolic(renderer *r, const memtap_record *x,
         const char *code = namer_code(r->names, x->pc, c, sizeof c, &clen);
         put_n(&l, code, clen);
         put_c(&l, '\n');
-        line_close(r, &l);
+        line_close(&r->lines, &l);
         return;
     }
     FILE *o = stream(r);
@@ -463,7 +342,7 @@ static void print_lackey(renderer *r, const memtap_record *x)
 {
     if (x->kind == MEMTAP_EV_LOAD || x->kind == MEMTAP_EV_STORE) {
         line l; /* " L 0804a010,4" */
-        line_open(r, &l);
+        line_open(&r->lines, &l);
         put_c(&l, ' ');
         put_c(&l, (char)x->kind);
         put_c(&l, ' ');
@@ -471,7 +350,7 @@ static void print_lackey(renderer *r, const memtap_record *x)
         put_c(&l, ',');
         put_u(&l, x->size);
         put_c(&l, '\n');
-        line_close(r, &l);
+        line_close(&r->lines, &l);
         return;
     }
     FILE *o = stream(r);

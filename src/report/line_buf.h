@@ -1,0 +1,120 @@
+/*
+ * line_buf.h - text lines built by hand, in place in a large buffer, and
+ * written to a stream in large pieces (line_buf.c): the access lines are
+ * most of what show and export print, and printf's format parsing was
+ * most of their time.  The put_* helpers are inline: they are the inner
+ * loop of both.
+ */
+#ifndef MEMTAP_REPORT_LINE_BUF_H
+#define MEMTAP_REPORT_LINE_BUF_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#define LINE_NAME_MAX 1024u                      /* one name in a line */
+#define LINE_MAX_LEN (3 * LINE_NAME_MAX + 64)    /* three names and the rest */
+#define LINE_BUF_SIZE (256u << 10)
+
+typedef struct line_buf {
+    FILE *out;
+    char *buf;
+    size_t used;
+} line_buf;
+
+/* 0, or -1 when out of memory. */
+int line_buf_init(line_buf *w, FILE *out);
+/* Writes what is buffered: before anything else is written to out. */
+void line_buf_flush(line_buf *w);
+/* Flushes and frees the buffer. */
+void line_buf_free(line_buf *w);
+
+/* One line being built: LINE_MAX_LEN bytes at b, never cut. */
+typedef struct line {
+    char *b;
+    size_t n;
+} line;
+
+extern const char line_dec_pairs[201], line_hex_pairs[513];
+
+static inline void line_open(line_buf *w, line *l)
+{
+    if (LINE_BUF_SIZE - w->used < LINE_MAX_LEN)
+        line_buf_flush(w);
+    l->b = w->buf + w->used;
+    l->n = 0;
+}
+
+static inline void line_close(line_buf *w, const line *l)
+{
+    w->used += l->n;
+}
+
+static inline void put_c(line *l, char c)
+{
+    if (l->n < LINE_MAX_LEN)
+        l->b[l->n++] = c;
+}
+
+static inline void put_mem(line *l, const char *s, size_t len)
+{
+    if (len > LINE_MAX_LEN - l->n)
+        len = LINE_MAX_LEN - l->n;
+    memcpy(l->b + l->n, s, len);
+    l->n += len;
+}
+
+/* A string literal: its length known here, its copy inlined. */
+#define put_lit(l, s) put_mem(l, s, sizeof s - 1)
+
+/* A name whose length is known (copied by libc's memcpy: see
+ * line_buf.c). */
+void put_n(line *l, const char *s, size_t len);
+
+static inline void put_s(line *l, const char *s)
+{
+    put_n(l, s, strlen(s));
+}
+
+/* v in decimal. */
+static inline void put_u(line *l, uint64_t v)
+{
+    int n = 1;
+    for (uint64_t p = 10; n < 20 && v >= p; p *= 10)
+        n++;
+    if (l->n + (size_t)n > LINE_MAX_LEN)
+        return;
+    char *p = l->b + l->n + n;
+    l->n += (size_t)n;
+    for (; v >= 100; v /= 100) {
+        p -= 2;
+        memcpy(p, line_dec_pairs + 2 * (v % 100), 2);
+    }
+    if (v >= 10) {
+        p -= 2;
+        memcpy(p, line_dec_pairs + 2 * v, 2);
+    } else {
+        *--p = (char)('0' + v);
+    }
+}
+
+/* v in lowercase hex, at least `digits` digits. */
+static inline void put_x(line *l, uint64_t v, int digits)
+{
+    int n = v ? (67 - __builtin_clzll(v)) / 4 : 1;
+    if (n < digits)
+        n = digits;
+    if (l->n + (size_t)n > LINE_MAX_LEN)
+        return;
+    char *p = l->b + l->n + n;
+    l->n += (size_t)n;
+    for (; n >= 2; n -= 2, v >>= 8) { /* a byte a step */
+        p -= 2;
+        memcpy(p, line_hex_pairs + 2 * (v & 0xff), 2);
+    }
+    if (n)
+        *--p = line_hex_pairs[2 * (v & 15) + 1];
+}
+
+#endif
