@@ -13,12 +13,22 @@
  */
 #include "render.h"
 #include "line_buf.h"
+#include "sys/hash.h"
 
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define NAME_MAX_LEN LINE_NAME_MAX
+#define CSV_CODES 256u           /* instructions' CSV columns kept, by pc */
+#define CSV_KEPT 160u            /* longer columns are not kept */
+
+/* The code and line columns of an instruction in CSV (code_columns). */
+typedef struct csv_code {
+    uint64_t pc;
+    int valid;
+    char code[CSV_KEPT], line[CSV_KEPT];
+} csv_code;
 
 struct renderer {
     symbolizer *sym;
@@ -38,6 +48,8 @@ struct renderer {
     uint64_t raw_lo, raw_hi;
     const char *raw_name;        /* put_region's, raw_len long */
     size_t raw_len;
+    csv_code *csv_codes;         /* CSV_CODES slots, direct-mapped (CSV
+                                    only; NULL: none kept) */
 };
 
 renderer *renderer_create(symbolizer *sym, const render_options *opt,
@@ -53,6 +65,8 @@ renderer *renderer_create(symbolizer *sym, const render_options *opt,
         free(r);
         return NULL;
     }
+    if (opt->format == RENDER_CSV)
+        r->csv_codes = calloc(CSV_CODES, sizeof *r->csv_codes);
     r->sym = sym;
     r->opt = *opt;
     r->out = out;
@@ -77,6 +91,7 @@ void renderer_destroy(renderer *r)
         return;
     namer_destroy(r->names);
     line_buf_free(&r->lines);
+    free(r->csv_codes);
     free(r);
 }
 
@@ -386,32 +401,94 @@ static void csv_field(FILE *o, const char *s)
     fputc('"', o);
 }
 
+/* The code and line columns of the instruction at pc: kept ones, or made
+ * in c and l (NAME_MAX_LEN bytes each, l empty when DWARF has no line). */
+static void code_columns(renderer *r, uint64_t pc, const char **code,
+                         const char **src, char *c, char *l)
+{
+    csv_code *k = r->csv_codes ? &r->csv_codes[fib_hash(pc, 8)] : NULL;
+    if (k && k->valid && k->pc == pc) {
+        *code = k->code;
+        *src = k->line;
+        return;
+    }
+    symbolizer_code(r->sym, pc, c, NAME_MAX_LEN);
+    if (!symbolizer_line(r->sym, pc, l, NAME_MAX_LEN))
+        l[0] = '\0';
+    *code = c;
+    *src = l;
+    if (k && strlen(c) < CSV_KEPT && strlen(l) < CSV_KEPT) {
+        memcpy(k->code, c, strlen(c) + 1);
+        memcpy(k->line, l, strlen(l) + 1);
+        k->pc = pc;
+        k->valid = 1;
+    }
+}
+_Static_assert(CSV_CODES == 1u << 8, "code_columns takes 8 bits");
+
+static int csv_plain(const char *s)
+{
+    return !strpbrk(s, ",\"\n");
+}
+
 static void print_csv(renderer *r, const memtap_record *x, uint32_t tid)
 {
-    FILE *o = stream(r);
+    char a[NAME_MAX_LEN], c[NAME_MAX_LEN], l[NAME_MAX_LEN];
+    const char *cols[4] = { a, "", "", "" }; /* data, region, code, line */
+    a[0] = '\0'; /* the buffers not cleared: 3 KB a line */
+    int symbolic = r->opt.addrs & RENDER_SYMBOLIC;
+    if (symbolic) {
+        if (x->addr && x->kind != MEMTAP_EV_MODULE_LOAD &&
+            x->kind != MEMTAP_EV_MODULE_UNLOAD &&
+            x->kind != MEMTAP_EV_THREAD_START)
+            cols[1] = namer_name_data(r->names, x->addr, a, sizeof a);
+        if (x->pc)
+            code_columns(r, x->pc, &cols[2], &cols[3], c, l);
+    }
+    size_t names = 0;
+    int plain = 1;
+    for (int i = 0; symbolic && i < 4; i++) {
+        names += strlen(cols[i]);
+        plain &= csv_plain(cols[i]);
+    }
+    if (plain && names + 256 <= LINE_MAX_LEN) { /* the usual: by hand */
+        line o;
+        line_open(&r->lines, &o);
+        put_u(&o, x->seq);
+        put_c(&o, ',');
+        put_u(&o, tid);
+        put_c(&o, ',');
+        put_c(&o, (char)x->kind);
+        put_lit(&o, ",0x");
+        put_x(&o, x->pc, 1);
+        put_lit(&o, ",0x");
+        put_x(&o, x->addr, 1);
+        put_c(&o, ',');
+        put_u(&o, x->size);
+        put_lit(&o, ",0x");
+        put_x(&o, x->addr2, 1);
+        put_c(&o, ',');
+        put_u(&o, x->aux);
+        put_c(&o, ',');
+        put_u(&o, x->count);
+        put_c(&o, ',');
+        put_u(&o, x->flags);
+        for (int i = 0; symbolic && i < 4; i++) {
+            put_c(&o, ',');
+            put_s(&o, cols[i]);
+        }
+        put_c(&o, '\n');
+        line_close(&r->lines, &o);
+        return;
+    }
+    FILE *o = stream(r); /* a field to quote, or names too long */
     fprintf(o, "%" PRIu64 ",%u,%c,0x%" PRIx64 ",0x%" PRIx64 ",%" PRIu64
                ",0x%" PRIx64 ",%" PRIu64 ",%u,%u",
             x->seq, tid, x->kind, x->pc, x->addr, x->size, x->addr2,
             x->aux, x->count, x->flags);
-    if (r->opt.addrs & RENDER_SYMBOLIC) {
-        char a[NAME_MAX_LEN] = "", c[NAME_MAX_LEN] = "", l[NAME_MAX_LEN] = "";
-        const char *region = "";
-        if (x->addr && x->kind != MEMTAP_EV_MODULE_LOAD &&
-            x->kind != MEMTAP_EV_MODULE_UNLOAD &&
-            x->kind != MEMTAP_EV_THREAD_START)
-            region = namer_name_data(r->names, x->addr, a, sizeof a);
-        if (x->pc) {
-            symbolizer_code(r->sym, x->pc, c, sizeof c);
-            symbolizer_line(r->sym, x->pc, l, sizeof l);
-        }
+    for (int i = 0; symbolic && i < 4; i++) {
         fputc(',', o);
-        csv_field(o, a);
-        fputc(',', o);
-        csv_field(o, region);
-        fputc(',', o);
-        csv_field(o, c);
-        fputc(',', o);
-        csv_field(o, l);
+        csv_field(o, cols[i]);
     }
     fputc('\n', o);
 }

@@ -7,6 +7,8 @@ Expected call sites come from objdump's disassembly of the test program
 
 Usage: memtap_tests.py TEST_NAME   (MEMTAP_BUILD names the build tree)
 """
+import csv
+import io
 import os
 import re
 import resource
@@ -261,9 +263,15 @@ def test_cxx():
         "F$:<freed:0003@%s>" % news[2],
     ]
     check_eq(mine, want, "C++ allocations named with their operator's call site")
-    rows = [l.split(",") for l in show(path, "--format", "csv")[1:]]
-    flags = [int(r[9]) for r in rows if r[2] == "M"][:4]
+    rows = list(csv.reader(io.StringIO("\n".join(show(path, "--format", "csv")))))
+    check(all(len(r) == 14 for r in rows), "14 CSV fields in every row")
+    flags = [int(r[9]) for r in rows[1:] if r[2] == "M"][:4]
     check_eq(flags, [1, 3, 5, 1], "new / new[] / aligned new / nothrow new flags")
+    # a name with a comma is one quoted field (RFC 4180)
+    made = [r for r in rows if r[2] == "M" and "make_from<Widget, long>" in r[10]]
+    check_eq(len(made), 1, "make_from's allocation, its name in one field")
+    check(re.match(r"^<malloc0004@Widget\* make_from<Widget, long>\(long\)\+\d+>\+0$",
+                   made[0][10]), "make_from's block: " + made[0][10])
 
 
 def test_threads():

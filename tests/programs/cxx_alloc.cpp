@@ -17,6 +17,14 @@ __attribute__((noinline)) Widget *make_widget(int id)
     return new Widget{id, 1.5};
 }
 
+// Its name has a comma: "Widget* make_from<Widget, long>(long)", a CSV
+// field to quote.
+template <typename A, typename B>
+__attribute__((noinline)) A *make_from(B b)
+{
+    return new A{static_cast<int>(b), 2.5};
+}
+
 int main()
 {
     Widget *w = make_widget(7);                    // M 0 new, 16 bytes
@@ -27,6 +35,9 @@ int main()
     delete[] arr;                                  // F (delete[])
     delete l;                                      // F (aligned delete)
     delete n;                                      // F
+    Widget *p = make_from<Widget, long>(9);        // M 4 new, in make_from
+    std::printf("%d\n", p->id);
+    delete p;
     try {
         char *huge = new char[(size_t)1 << 62];    // throws bad_alloc
         huge[0] = 1;
