@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Reading speed and memory of the commands that walk a trace: traces of
 workloads of rewrite_workloads (its non-selective copy) shown as MadT
-symbolic lines, MadT raw lines and Lackey lines to /dev/null, exported as
+symbolic lines, MadT raw lines, Lackey lines and CSV to /dev/null, exported as
 Dinero IV lines, an SQLite database and Parquet files, and reported
 (`memtap report`, text and HTML); median wall time of RUNS runs each,
 records per second, and the largest peak RSS of a run (flat memory: the
@@ -31,6 +31,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BIN = os.path.join(ROOT, "build", "bin")
 FORMS = {"symbolic": ["show"], "raw": ["show", "--raw"],
          "lackey": ["show", "--raw", "--format", "lackey"],
+         "csv": ["show", "--format", "csv"],
          "dinero": ["export", "--format", "dinero", "-o", "/dev/null"],
          "sqlite": ["export", "--format", "sqlite", "-o"],
          "parquet": ["export", "--format", "parquet", "-o"],
