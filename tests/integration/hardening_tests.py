@@ -542,14 +542,19 @@ def test_walk_progress_on_terminal():
     """show and export of a long trace, their lines not on the terminal: a
     progress line there (percent, events, seconds), cleared at the end;
     none with --quiet."""
-    path = os.path.join(TMP, "long.mtr")
-    subprocess.run([prog("gen_trace"), path, "12000000"], check=True,
-                   stdout=subprocess.DEVNULL)
-    for cmd, opts in (("show", []), ("show", ["--quiet"]), ("export", [])):
-        out, status = on_terminal([MEMTAP, cmd] + opts + ["-o", "/dev/null", path])
+    # export writes Lackey lines about five times as fast as show writes
+    # MadT lines: its trace is longer, so that it too runs past a second
+    traces = {}
+    for events in (12000000, 128000000):
+        traces[events] = os.path.join(TMP, "long%d.mtr" % events)
+        subprocess.run([prog("gen_trace"), traces[events], str(events)], check=True,
+                       stdout=subprocess.DEVNULL)
+    for cmd, opts, events in (("show", [], 12000000), ("show", ["--quiet"], 12000000),
+                              ("export", [], 128000000)):
+        out, status = on_terminal([MEMTAP, cmd] + opts + ["-o", "/dev/null", traces[events]])
         check_eq(status, 0, "memtap %s %s on a terminal" % (cmd, opts))
-        line = re.search(r"\rmemtap: %s: +\d+%% \(\d+ of 12000000 events\), \d+ s\x1b\[K"
-                         % cmd, out)
+        line = re.search(r"\rmemtap: %s: +\d+%% \(\d+ of %d events\), \d+ s\x1b\[K"
+                         % (cmd, events), out)
         check(bool(line) != bool(opts), "%s %s: a progress line only without --quiet: %r"
               % (cmd, opts, out[-300:]))
         check(not line or out.endswith("\r\x1b[K"), "the progress line is cleared")
