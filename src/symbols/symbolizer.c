@@ -276,11 +276,14 @@ static elf_image *module_image(symbolizer *s, sym_module *sm)
     return img;
 }
 
-/* The module holding addr; the last range found is tried first. */
+/* The module holding addr; the last range found is tried first (the
+ * answer while addr is in it and before the next range starts: ranges of
+ * a crafted trace may overlap). */
 static sym_module *module_at(symbolizer *s, uint64_t addr)
 {
     const range *r = s->last_range;
-    if (!r || addr - r->start >= r->end - r->start) {
+    if (!r || addr - r->start >= r->end - r->start ||
+        (r + 1 < s->mod_ranges + s->nmod_ranges && addr >= r[1].start)) {
         r = find_range(s->mod_ranges, s->nmod_ranges, addr);
         if (r)
             s->last_range = r;
