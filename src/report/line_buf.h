@@ -8,6 +8,7 @@
 #ifndef MEMTAP_REPORT_LINE_BUF_H
 #define MEMTAP_REPORT_LINE_BUF_H
 
+#include <emmintrin.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -36,7 +37,7 @@ typedef struct line {
     size_t n;
 } line;
 
-extern const char line_dec_pairs[201], line_hex_pairs[513];
+extern const char line_dec_pairs[201];
 
 static inline void line_open(line_buf *w, line *l)
 {
@@ -99,22 +100,35 @@ static inline void put_u(line *l, uint64_t v)
     }
 }
 
-/* v in lowercase hex, at least `digits` digits. */
+/* v in lowercase hex, at least `digits` digits (at most 16): its
+ * nibbles spread to bytes and made digits in an SSE2 register, the last
+ * n taken as two words and stored whole (16 bytes of room). */
 static inline void put_x(line *l, uint64_t v, int digits)
 {
     int n = v ? (67 - __builtin_clzll(v)) / 4 : 1;
     if (n < digits)
         n = digits;
-    if (l->n + (size_t)n > LINE_MAX_LEN)
+    if (l->n + 16 > LINE_MAX_LEN)
         return;
-    char *p = l->b + l->n + n;
-    l->n += (size_t)n;
-    for (; n >= 2; n -= 2, v >>= 8) { /* a byte a step */
-        p -= 2;
-        memcpy(p, line_hex_pairs + 2 * (v & 0xff), 2);
+    __m128i x = _mm_cvtsi64_si128((long long)__builtin_bswap64(v));
+    __m128i low4 = _mm_set1_epi8(0x0f);
+    __m128i nib = _mm_unpacklo_epi8(_mm_and_si128(_mm_srli_epi16(x, 4), low4),
+                                    _mm_and_si128(x, low4));
+    __m128i letter = _mm_and_si128(_mm_cmpgt_epi8(nib, _mm_set1_epi8(9)),
+                                   _mm_set1_epi8('a' - '0' - 10));
+    __m128i text = _mm_add_epi8(_mm_add_epi8(nib, _mm_set1_epi8('0')), letter);
+    uint64_t hi = (uint64_t)_mm_cvtsi128_si64(text);
+    uint64_t lo = (uint64_t)_mm_cvtsi128_si64(_mm_unpackhi_epi64(text, text));
+    char *p = l->b + l->n;
+    if (n > 8) {
+        hi >>= 8 * (16 - n); /* its last n - 8 digits */
+        memcpy(p, &hi, 8);
+        memcpy(p + n - 8, &lo, 8);
+    } else {
+        lo >>= 8 * (8 - n);
+        memcpy(p, &lo, 8);
     }
-    if (n)
-        *--p = line_hex_pairs[2 * (v & 15) + 1];
+    l->n += (size_t)n;
 }
 
 #endif
