@@ -53,17 +53,8 @@ static void din_line(exporter *x, char label, uint64_t addr, uint64_t size)
 /* One piece, in the chosen format; kind is 'L', 'S' or 'M'. */
 static void piece(exporter *x, char kind, uint64_t addr, uint64_t size)
 {
-    if (x->opt.format == EXPORT_LACKEY) { /* " L 0804a010,4" */
-        line l;
-        line_open(&x->lines, &l);
-        put_c(&l, ' ');
-        put_c(&l, kind);
-        put_c(&l, ' ');
-        put_x(&l, addr, 8);
-        put_c(&l, ',');
-        put_u(&l, size);
-        put_c(&l, '\n');
-        line_close(&x->lines, &l);
+    if (x->opt.format == EXPORT_LACKEY) {
+        lackey_line(&x->lines, kind, addr, size);
     } else {
         if (kind != 'S')
             din_line(x, 'r', addr, size);

@@ -44,3 +44,17 @@ void put_n(line *l, const char *s, size_t len)
     memcpy(l->b + l->n, s, len);
     l->n += len;
 }
+
+void lackey_line(line_buf *w, char kind, uint64_t addr, uint64_t size)
+{
+    line l;
+    line_open(w, &l);
+    put_c(&l, ' ');
+    put_c(&l, kind);
+    put_c(&l, ' ');
+    put_x(&l, addr, 8);
+    put_c(&l, ',');
+    put_u(&l, size);
+    put_c(&l, '\n');
+    line_close(w, &l);
+}

@@ -131,4 +131,8 @@ static inline void put_x(line *l, uint64_t v, int digits)
     l->n += (size_t)n;
 }
 
+/* One of Valgrind Lackey's data lines, " L 0804a010,4" (kind L, S or
+ * M): what show --format lackey and export --format lackey print. */
+void lackey_line(line_buf *w, char kind, uint64_t addr, uint64_t size);
+
 #endif

@@ -34,7 +34,6 @@ struct renderer {
     symbolizer *sym;
     namer *names;
     render_options opt;
-    FILE *out;
     /* The last sequence number printed, in decimal: most lines print the
      * one after it, which is the same digits incremented. */
     uint64_t seq;
@@ -69,7 +68,6 @@ renderer *renderer_create(symbolizer *sym, const render_options *opt,
         r->csv_codes = calloc(CSV_CODES, sizeof *r->csv_codes);
     r->sym = sym;
     r->opt = *opt;
-    r->out = out;
     return r;
 }
 
@@ -82,7 +80,7 @@ void renderer_flush(renderer *r)
 static FILE *stream(renderer *r)
 {
     renderer_flush(r);
-    return r->out;
+    return r->lines.out;
 }
 
 void renderer_destroy(renderer *r)
@@ -355,30 +353,20 @@ static void print_symbolic(renderer *r, const memtap_record *x,
  * side with their whole length (Lackey would list each access). */
 static void print_lackey(renderer *r, const memtap_record *x)
 {
-    if (x->kind == MEMTAP_EV_LOAD || x->kind == MEMTAP_EV_STORE) {
-        line l; /* " L 0804a010,4" */
-        line_open(&r->lines, &l);
-        put_c(&l, ' ');
-        put_c(&l, (char)x->kind);
-        put_c(&l, ' ');
-        put_x(&l, x->addr, 8);
-        put_c(&l, ',');
-        put_u(&l, x->size);
-        put_c(&l, '\n');
-        line_close(&r->lines, &l);
-        return;
-    }
-    FILE *o = stream(r);
     switch (x->kind) {
+    case MEMTAP_EV_LOAD:
+    case MEMTAP_EV_STORE:
+        lackey_line(&r->lines, (char)x->kind, x->addr, x->size);
+        break;
     case MEMTAP_EV_COPY:
-        fprintf(o, " L %08" PRIx64 ",%" PRIu64 "\n", x->addr2, x->size);
-        fprintf(o, " S %08" PRIx64 ",%" PRIu64 "\n", x->addr, x->size);
+        lackey_line(&r->lines, 'L', x->addr2, x->size);
+        lackey_line(&r->lines, 'S', x->addr, x->size);
         break;
     case MEMTAP_EV_BLOCK_STORE:
-        fprintf(o, " S %08" PRIx64 ",%" PRIu64 "\n", x->addr, x->size);
+        lackey_line(&r->lines, 'S', x->addr, x->size);
         break;
     case MEMTAP_EV_BLOCK_FETCH:
-        fprintf(o, " L %08" PRIx64 ",%" PRIu64 "\n", x->addr, x->size);
+        lackey_line(&r->lines, 'L', x->addr, x->size);
         break;
     default:
         break;
