@@ -46,13 +46,6 @@ static int signal_pending(const sigset_t *program_mask)
     return (pending & ~blocked) != 0;
 }
 
-static int64_t now_ns(clockid_t clock)
-{
-    struct timespec t;
-    raw_syscall3(SYS_clock_gettime, clock, &t, 0);
-    return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
-}
-
 /* Sleeps on the slot of uaddr while the program's word there is val: up
  * to `deadline` on `clock` (no limit when clock is -1). */
 static long wait_on_slot(uint64_t uaddr, uint32_t val, clockid_t clock,
@@ -67,7 +60,7 @@ static long wait_on_slot(uint64_t uaddr, uint32_t val, clockid_t clock,
             return -EAGAIN;
         int64_t left = SLICE_NS;
         if (clock != (clockid_t)-1) {
-            left = deadline - now_ns(clock);
+            left = deadline - raw_clock_ns(clock);
             if (left <= 0)
                 return -ETIMEDOUT;
             if (left > SLICE_NS)
@@ -105,7 +98,7 @@ static int deadline_of(const long *a, int cmd, clockid_t *clock,
     int64_t ns = (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
     if (cmd == FUTEX_WAIT) {
         *clock = CLOCK_MONOTONIC;
-        *deadline = now_ns(CLOCK_MONOTONIC) + ns;
+        *deadline = raw_clock_ns(CLOCK_MONOTONIC) + ns;
     } else {
         *clock = ((int)a[1] & FUTEX_CLOCK_REALTIME) ? CLOCK_REALTIME
                                                      : CLOCK_MONOTONIC;

@@ -176,13 +176,6 @@ int world_others_registered(void)
     return w.enabled && atomic_load(&w.live) > 1;
 }
 
-static long long now_ns(void)
-{
-    struct timespec ts;
-    raw_syscall3(SYS_clock_gettime, CLOCK_MONOTONIC, &ts, 0);
-    return (long long)ts.tv_sec * 1000000000ll + ts.tv_nsec;
-}
-
 int world_stop(void)
 {
     if (!world_shared())
@@ -214,14 +207,14 @@ int world_stop(void)
         if (tid && tid != me)
             raw_syscall3(SYS_tgkill, pid, tid, PARK_SIGNAL);
     }
-    long long deadline = now_ns() + WAIT_NS;
+    long long deadline = raw_clock_ns(CLOCK_MONOTONIC) + WAIT_NS;
     for (int i = 0; i < SLOTS; i++) {
         for (;;) {
             int tid = atomic_load(&w.slots[i].tid);
             if (!tid || tid == me ||
                 atomic_load(&w.slots[i].parked_gen) == gen)
                 break;
-            if (now_ns() > deadline) {
+            if (raw_clock_ns(CLOCK_MONOTONIC) > deadline) {
                 w.unreliable = 1; /* a thread that cannot be parked */
                 return 0;
             }

@@ -11,8 +11,8 @@
  * hidden thread of memtap's own (the writer) compresses and writes full
  * buffers: a thread hands its full buffer over and packs into its second
  * one; when its previous buffer is still queued, it takes that back and
- * writes it itself, so a thread's chunks stay in order and the writer never
- * holds the program back.  A buffer is guarded by a try-lock that is
+ * writes it itself, and while the writer is writing it, it waits, so a
+ * thread's chunks stay in order.  A buffer is guarded by a try-lock that is
  * never waited on: its owner drops a record rather than wait (only possible
  * when a signal handler records while the owner is mid-flush), and a
  * flush-all at exit or on a fatal signal skips a buffer that is busy.
@@ -55,6 +55,7 @@
 #define MAX_CLIENTS 4
 #define META_MAX (4u << 20)          /* largest metadata chunk (maps text) */
 #define TRACE_FD_MIN 700             /* keep our descriptor out of the way */
+#define WRITER_LINGER_NS 2000000ll   /* writer_main */
 
 /* Who writes full buffers (MEMTAP_WRITER): each thread (off), the writer
  * as far as it keeps up (mix: the default with a CPU to spare), or the
@@ -113,6 +114,7 @@ static struct {
         int wanted;                  /* WRITER_*: MEMTAP_WRITER, CPUs */
         atomic_int started;          /* in this process */
         _Atomic uint32_t work;       /* bumped for every buffer handed over */
+        atomic_int sleeping;         /* it waits on work: wake it */
         ZSTD_CCtx *cctx;
         void *out;
         size_t out_cap;
@@ -630,29 +632,52 @@ static void futex_wait_for(_Atomic uint32_t *word, uint32_t value, long ns)
                  ns ? (long)&ts : 0, 0, 0);
 }
 
-/* The writer: writes every handed-over buffer, sleeps when there is none.
- * It never returns (exit_group ends it with the process). */
+/* Writes the buffers handed to the writer; whether there were any. */
+static int writer_pass(void)
+{
+    int wrote = 0;
+    for (tracer_thread *t = atomic_load(&g.threads); t; t = t->next) {
+        uint32_t queued = HAND_QUEUED;
+        if (!atomic_compare_exchange_strong(&t->hand, &queued, HAND_WRITING))
+            continue;
+        write_events(g.writer.cctx, g.writer.out, g.writer.out_cap,
+                     t->hand_tid, t->hand_n, t->spare, t->hand_len);
+        atomic_fetch_add(&g.writer.chunks, 1);
+        atomic_store(&t->hand, HAND_FREE);
+        futex_wake_all(&t->hand);
+        wrote = 1;
+    }
+    return wrote;
+}
+
+/* The writer: writes every handed-over buffer.  After its last one it
+ * keeps looking for WRITER_LINGER_NS, giving its CPU to anyone who wants
+ * it between looks, before it sleeps: a program that streams accesses
+ * hands a buffer over every few hundred microseconds, and waking a
+ * sleeping writer costs the program a system call (~15 us on a virtual
+ * machine).  It never returns (exit_group ends it with the process). */
 static void writer_main(void *unused)
 {
     (void)unused;
     tls_internal = 1; /* the compressor's memcpy calls are memtap's */
-    for (;;) {
+    long long last = raw_clock_ns(CLOCK_MONOTONIC);
+    for (unsigned looks = 1;; looks++) {
         uint32_t work = atomic_load(&g.writer.work);
-        int wrote = 0;
-        for (tracer_thread *t = atomic_load(&g.threads); t; t = t->next) {
-            uint32_t queued = HAND_QUEUED;
-            if (!atomic_compare_exchange_strong(&t->hand, &queued,
-                                                HAND_WRITING))
-                continue;
-            write_events(g.writer.cctx, g.writer.out, g.writer.out_cap,
-                         t->hand_tid, t->hand_n, t->spare, t->hand_len);
-            atomic_fetch_add(&g.writer.chunks, 1);
-            atomic_store(&t->hand, HAND_FREE);
-            futex_wake_all(&t->hand);
-            wrote = 1;
+        if (writer_pass()) {
+            looks = 0;
+            last = raw_clock_ns(CLOCK_MONOTONIC);
+        } else if (looks % 16 ||
+                   raw_clock_ns(CLOCK_MONOTONIC) - last < WRITER_LINGER_NS) {
+            raw_syscall3(SYS_sched_yield, 0, 0, 0);
+        } else {
+            /* a thread that hands over after this store wakes the writer;
+             * one before it has bumped work, which the wait then sees */
+            atomic_store(&g.writer.sleeping, 1);
+            if (atomic_load(&g.writer.work) == work)
+                futex_wait_for(&g.writer.work, work, 0);
+            atomic_store(&g.writer.sleeping, 0);
+            last = raw_clock_ns(CLOCK_MONOTONIC);
         }
-        if (!wrote)
-            futex_wait_for(&g.writer.work, work, 0);
     }
 }
 
@@ -699,6 +724,21 @@ static void settle_spare(tracer_thread *t)
     }
 }
 
+/* Hands t's full buffer to the writer and takes the spare (free). */
+static void hand_over(tracer_thread *t)
+{
+    uint8_t *full = t->buf;
+    t->buf = t->spare;
+    t->spare = full;
+    t->hand_tid = t->tid;
+    t->hand_n = t->n;
+    t->hand_len = t->len;
+    atomic_store(&t->hand, HAND_QUEUED);
+    atomic_fetch_add(&g.writer.work, 1);
+    if (atomic_load(&g.writer.sleeping))
+        futex_wake_all(&g.writer.work);
+}
+
 /* Writes t's buffer as one chunk, or hands it to the writer; the caller
  * holds t->lock. */
 static void flush_locked(tracer_thread *t)
@@ -712,20 +752,11 @@ static void flush_locked(tracer_thread *t)
         lose(t->n, 0);
     } else {
         settle_spare(t);
-        if (!tls_exited && writer_ready()) {
-            uint8_t *full = t->buf;
-            t->buf = t->spare;
-            t->spare = full;
-            t->hand_tid = t->tid;
-            t->hand_n = t->n;
-            t->hand_len = t->len;
-            atomic_store(&t->hand, HAND_QUEUED);
-            atomic_fetch_add(&g.writer.work, 1);
-            futex_wake_all(&g.writer.work);
-        } else {
+        if (!tls_exited && writer_ready())
+            hand_over(t);
+        else
             write_events(t->cctx, t->out, t->out_cap, t->tid, t->n, t->buf,
                          t->len);
-        }
     }
     t->n = 0;
     t->len = 0;

@@ -54,7 +54,12 @@
 #include <sys/syscall.h>
 
 #define MAX_MODULES 255
-#define ENTRIES 16384u          /* per thread buffer */
+/* Entries per thread buffer.  Its entries usually stand for well under
+ * a chunk's records (16384 by default, MEMTAP_BUFFER_RECORDS), so handing
+ * it over completes at most one chunk, and a thread's chunks reach the
+ * writer spread out rather than two at once, the second waiting for the
+ * first (16384 entries here: walk 1.23 s, 4096: 1.19 s). */
+#define ENTRIES 4096u
 #define SCRATCH 256u            /* entries of memtap's own work, dropped */
 
 /* The stub's entries are what the trace format's access runs hold. */

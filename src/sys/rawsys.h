@@ -16,6 +16,14 @@ long raw_syscall6(long nr, long a, long b, long c, long d, long e, long f);
 #define raw_syscall3(nr, a, b, c) \
     raw_syscall6(nr, (long)(a), (long)(b), (long)(c), 0, 0, 0)
 
+/* The time on `clock` (CLOCK_MONOTONIC, ...) in nanoseconds. */
+static inline long long raw_clock_ns(int clock)
+{
+    struct { long sec, nsec; } t = { 0, 0 };
+    raw_syscall3(SYS_clock_gettime, clock, &t, 0);
+    return (long long)t.sec * 1000000000ll + t.nsec;
+}
+
 /* A result that is an error (-4095..-1) rather than an address or count. */
 #define RAW_FAILED(r) ((unsigned long)(r) > -4096ul)
 
