@@ -37,7 +37,7 @@ void line_buf_free(line_buf *w)
 /* Out of line, so that the copy is libc's memcpy: for a copy it knows is
  * bounded GCC inlines a string instruction, slow to start on short names
  * (a sixth of show's time). */
-void put_n(line *l, const char *s, size_t len)
+void put_n_long(line *l, const char *s, size_t len)
 {
     if (len > LINE_MAX_LEN - l->n)
         len = LINE_MAX_LEN - l->n;

@@ -58,10 +58,17 @@ static inline void put_c(line *l, char c)
         l->b[l->n++] = c;
 }
 
+/* The copy of the usual case is apart from the clamped one, so that a
+ * length known where this is inlined makes one store, not a byte loop. */
 static inline void put_mem(line *l, const char *s, size_t len)
 {
-    if (len > LINE_MAX_LEN - l->n)
+    if (__builtin_expect(len > LINE_MAX_LEN - l->n, 0))
         len = LINE_MAX_LEN - l->n;
+    else if (__builtin_constant_p(len)) {
+        memcpy(l->b + l->n, s, len);
+        l->n += len;
+        return;
+    }
     memcpy(l->b + l->n, s, len);
     l->n += len;
 }
@@ -69,9 +76,34 @@ static inline void put_mem(line *l, const char *s, size_t len)
 /* A string literal: its length known here, its copy inlined. */
 #define put_lit(l, s) put_mem(l, s, sizeof s - 1)
 
-/* A name whose length is known (copied by libc's memcpy: see
- * line_buf.c). */
-void put_n(line *l, const char *s, size_t len);
+/* put_n of a name longer than 32 bytes (see line_buf.c). */
+void put_n_long(line *l, const char *s, size_t len);
+
+/* A name whose length is known.  Up to 32 bytes, two copies of a fixed
+ * size that overlap as needed (each one load and one store, none past
+ * the name's end); longer ones by libc's memcpy. */
+static inline void put_n(line *l, const char *s, size_t len)
+{
+    if (len > 32 || len > LINE_MAX_LEN - l->n) {
+        put_n_long(l, s, len);
+        return;
+    }
+    char *d = l->b + l->n;
+    if (len >= 16) {
+        memcpy(d, s, 16);
+        memcpy(d + len - 16, s + len - 16, 16);
+    } else if (len >= 8) {
+        memcpy(d, s, 8);
+        memcpy(d + len - 8, s + len - 8, 8);
+    } else if (len >= 4) {
+        memcpy(d, s, 4);
+        memcpy(d + len - 4, s + len - 4, 4);
+    } else {
+        for (size_t i = 0; i < len; i++)
+            d[i] = s[i];
+    }
+    l->n += len;
+}
 
 static inline void put_s(line *l, const char *s)
 {

@@ -180,7 +180,7 @@ static void put_seq(renderer *r, line *l, uint64_t seq)
 }
 
 /* Starts an access line: "L#12:" (mark '#') or "L$12:" (mark '$'). */
-static void line_begin(renderer *r, line *l, uint8_t kind, char mark,
+static inline void line_begin(renderer *r, line *l, uint8_t kind, char mark,
                        uint64_t seq)
 {
     line_open(&r->lines, l);
