@@ -87,6 +87,22 @@ static uint32_t site_slot(uint32_t site)
 }
 _Static_assert(TRACE_SITE_SLOTS == 1u << 10, "site_slot takes 10 bits");
 
+/* The records an entry naming `site` stands for (trace_site_records),
+ * from the table's records bytes when it has them. */
+static inline uint32_t site_records(const trace_sites *s, uint32_t site,
+                                    const trace_site_table **tab,
+                                    uint32_t *index)
+{
+    uint32_t tag = site >> MEMTAP_SITE_BITS;
+    uint32_t i = site & ((1u << MEMTAP_SITE_BITS) - 1);
+    if (s && tag < s->ntabs && s->tabs[tag].records) {
+        *tab = &s->tabs[tag];
+        *index = i;
+        return i < s->tabs[tag].nsites ? s->tabs[tag].records[i] : 0;
+    }
+    return trace_site_records(s, site, tab, index);
+}
+
 uint8_t *trace_run_pack(trace_packer *p, const trace_sites *sites,
                         const trace_entry **e, const trace_entry *end,
                         uint8_t *out, const uint8_t *limit,
@@ -103,13 +119,7 @@ uint8_t *trace_run_pack(trace_packer *p, const trace_sites *sites,
         uint32_t site = x->site, index;
         uint64_t addr = x->addr;
         const trace_site_table *tab;
-        uint32_t k, tag = site >> MEMTAP_SITE_BITS;
-        if (tag < tabs.ntabs && tabs.tabs[tag].records) /* the fast way */
-            k = (site & ((1u << MEMTAP_SITE_BITS) - 1)) < tabs.tabs[tag].nsites
-                    ? tabs.tabs[tag].records[site & ((1u << MEMTAP_SITE_BITS) - 1)]
-                    : 0;
-        else
-            k = trace_site_records(&tabs, site, &tab, &index);
+        uint32_t k = site_records(&tabs, site, &tab, &index);
         if (!k)
             continue;
         if (recs + k > max_records)
@@ -170,6 +180,17 @@ static const uint8_t *get(const uint8_t *p, const uint8_t *end, uint64_t *v)
         }
     }
     return NULL;
+}
+
+/* get() with the one-byte varint, the usual site delta, inline. */
+static inline const uint8_t *get_short(const uint8_t *p, const uint8_t *end,
+                                       uint64_t *v)
+{
+    if (p < end && *p < 0x80) {
+        *v = *p;
+        return p + 1;
+    }
+    return get(p, end, v);
 }
 
 /* Unpacks one record after its kind byte; NULL when malformed. */
@@ -265,11 +286,12 @@ static const uint8_t *unpack_run(trace_packer *pk, const trace_sites *sites,
     size_t first = *i;
     for (uint32_t k = 0; k < entries; k++) {
         uint64_t dsite, daddr;
-        if (!(p = get(p, end, &dsite)) || !(p = get(p, end, &daddr)))
+        if (!(p = get_short(p, end, &dsite)) ||
+            !(p = get_short(p, end, &daddr)))
             return NULL;
         uint32_t site = pk->prev_site + (uint32_t)unzigzag(dsite), index;
         const trace_site_table *tab;
-        uint32_t records = trace_site_records(sites, site, &tab, &index);
+        uint32_t records = site_records(sites, site, &tab, &index);
         if (!records || n - *i < records)
             return NULL;
         pk->prev_site = site;

@@ -422,6 +422,27 @@ static int scan_chunks(memtap_trace *t)
     return MEMTAP_OK;
 }
 
+/* Gives every module's site table the records of each site, a byte a
+ * site (trace_site_table.records): what decoding an access run looks up
+ * per entry.  After the scan, when all of a table's sites are in. */
+static int fill_site_records(memtap_trace *t)
+{
+    for (uint32_t tag = 0; tag < t->sites.ntabs; tag++) {
+        trace_site_table *tab = &t->site_tabs[tag];
+        if (!tab->sites || !tab->nsites)
+            continue;
+        if (t->buffered + tab->nsites > t->budget)
+            return MEMTAP_E_LIMIT;
+        uint8_t *records = malloc(tab->nsites);
+        if (!records)
+            return MEMTAP_E_NOMEM;
+        t->buffered += tab->nsites;
+        trace_site_records_fill(&t->sites, tag, records);
+        tab->records = records;
+    }
+    return MEMTAP_OK;
+}
+
 /* Reads and checks the file header of the descriptor the trace owns. */
 static int read_header(memtap_trace *t)
 {
@@ -467,6 +488,8 @@ static int open_owned_fd(int fd, memtap_trace **out)
     int rc = t->dctx ? read_header(t) : MEMTAP_E_NOMEM;
     if (rc == MEMTAP_OK)
         rc = scan_chunks(t);
+    if (rc == MEMTAP_OK)
+        rc = fill_site_records(t);
     if (rc != MEMTAP_OK) {
         int saved = errno;
         memtap_trace_close(t);
@@ -523,8 +546,10 @@ void memtap_trace_close(memtap_trace *t)
     free(t->info);
     free(t->zbuf);
     free(t->packed);
-    for (size_t i = 0; i < t->sites.ntabs; i++)
+    for (size_t i = 0; i < t->sites.ntabs; i++) {
         free((void *)(uintptr_t)t->site_tabs[i].sites);
+        free((void *)(uintptr_t)t->site_tabs[i].records);
+    }
     ZSTD_freeDCtx(t->dctx);
     free(t);
 }
