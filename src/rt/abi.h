@@ -37,7 +37,12 @@
 #include "memtap/trace.h"
 
 #define MT_REWRITE_MAGIC "MTREWR01"
-#define MT_REWRITE_VERSION 6u   /* 6: check-once slots */
+#define MT_REWRITE_VERSION 7u   /* 7: the site table compressed too */
+
+/* The site table goes into a trace in pieces of this many sites (the last
+ * one shorter), one SITES chunk each; the rewriter compresses it in the
+ * same pieces (mt_rewrite_header.sites_z), so that the runtime need not. */
+#define MT_SITES_PER_FRAME 131072u
 #define MT_TLS_PATCHES 8
 #define MT_SITE_BITS 24          /* site index bits; the tag is above */
 
@@ -73,6 +78,10 @@ typedef struct mt_rewrite_header {
     uint32_t nbypass;            /* used entries of bypassed */
     uint64_t bypassed[8];        /* operands each bypass rule left out
                                     (analysis_counts.bypass order) */
+    uint64_t sites_z;            /* offset: the site table as zstd frames,
+                                    one per MT_SITES_PER_FRAME sites, each
+                                    after its length (uint32_t) */
+    uint64_t sites_z_size;       /* bytes there; 0: none */
 } mt_rewrite_header;
 
 /* A check-once slot: the `jmp .+2` at `slot` (offset from the header)

@@ -731,7 +731,12 @@ static void hook(uint64_t bias, const mt_rewrite_header *h, const char *name)
     /* the trace knows the tag from here on (while the segment is writable
      * below, nothing may call into it: no libc) */
     const mt_site *sites = (const mt_site *)(uintptr_t)(at + h->sites);
-    if (tracer_add_sites(m, bias, sites, h->nsites) != 0) {
+    int framed = h->sites_z_size && h->sites_z <= h->segment_size &&
+                 h->sites_z_size <= h->segment_size - h->sites_z;
+    if (tracer_add_sites(m, bias, sites, h->nsites,
+                         framed ? (const uint8_t *)(uintptr_t)(at + h->sites_z)
+                                : NULL,
+                         framed ? h->sites_z_size : 0) != 0) {
         release_slot(mod, h); /* not hooked: the slot stays free */
         const char *msg[] = { "memtap: ", name && *name ? name : "the program",
                               ": its sites cannot be described in the trace; "

@@ -80,6 +80,27 @@ size_t trace_chunk_encode(ZSTD_CCtx *cctx, uint16_t type, uint32_t tid,
     return sizeof h + z;
 }
 
+size_t trace_chunk_encode_sites(ZSTD_CCtx *cctx, uint32_t tid,
+                                const memtap_sites_header *h,
+                                const void *frame, size_t frame_len,
+                                void *out, size_t out_cap)
+{
+    size_t len = trace_chunk_encode(cctx, MEMTAP_CHUNK_SITES, tid, h->n, h,
+                                    sizeof *h, out, out_cap);
+    if (len == 0 || out_cap - len < frame_len ||
+        (uint64_t)h->n * sizeof(memtap_site) >
+            MEMTAP_CHUNK_MAX_RAW - sizeof *h)
+        return 0;
+    memcpy((char *)out + len, frame, frame_len);
+    memtap_chunk_header c;
+    memcpy(&c, out, sizeof c);
+    c.stored_size += (uint32_t)frame_len;
+    c.raw_size += h->n * (uint32_t)sizeof(memtap_site);
+    c.checksum = memtap_chunk_header_checksum(&c);
+    memcpy(out, &c, sizeof c);
+    return len + frame_len;
+}
+
 size_t trace_chunk_encode_events(ZSTD_CCtx *cctx, uint32_t tid,
                                  const memtap_record *r, size_t n,
                                  uint8_t *scratch, void *out, size_t out_cap)

@@ -50,6 +50,16 @@ size_t trace_chunk_encode_events(ZSTD_CCtx *cctx, uint32_t tid,
                                  const memtap_record *r, size_t n,
                                  uint8_t *scratch, void *out, size_t out_cap);
 
+/* Encodes one SITES chunk from h and `frame`, a zstd frame of the h->n
+ * sites that follow h (made once, when the module was rewritten): h is
+ * compressed here into a frame of its own, and the two frames, one after
+ * the other, decompress to the chunk's bytes.  Returns the chunk's length,
+ * or 0. */
+size_t trace_chunk_encode_sites(ZSTD_CCtx *cctx, uint32_t tid,
+                                const memtap_sites_header *h,
+                                const void *frame, size_t frame_len,
+                                void *out, size_t out_cap);
+
 /* Writes all of buf to fd, retrying on EINTR; 0 on success, -1 on error. */
 int trace_write_all(int fd, const void *buf, size_t len);
 

@@ -424,23 +424,23 @@ static int scan_chunks(memtap_trace *t)
 
 /* Gives every module's site table the records of each site, a byte a
  * site (trace_site_table.records): what decoding an access run looks up
- * per entry.  After the scan, when all of a table's sites are in. */
-static int fill_site_records(memtap_trace *t)
+ * per entry, else worked out from the sites.  After the scan, when all of
+ * a table's sites are in; a table the memory budget has no room for goes
+ * without. */
+static void fill_site_records(memtap_trace *t)
 {
     for (uint32_t tag = 0; tag < t->sites.ntabs; tag++) {
         trace_site_table *tab = &t->site_tabs[tag];
-        if (!tab->sites || !tab->nsites)
+        if (!tab->sites || !tab->nsites ||
+            t->buffered + tab->nsites > t->budget)
             continue;
-        if (t->buffered + tab->nsites > t->budget)
-            return MEMTAP_E_LIMIT;
         uint8_t *records = malloc(tab->nsites);
         if (!records)
-            return MEMTAP_E_NOMEM;
+            continue;
         t->buffered += tab->nsites;
         trace_site_records_fill(&t->sites, tag, records);
         tab->records = records;
     }
-    return MEMTAP_OK;
 }
 
 /* Reads and checks the file header of the descriptor the trace owns. */
@@ -489,7 +489,7 @@ static int open_owned_fd(int fd, memtap_trace **out)
     if (rc == MEMTAP_OK)
         rc = scan_chunks(t);
     if (rc == MEMTAP_OK)
-        rc = fill_site_records(t);
+        fill_site_records(t);
     if (rc != MEMTAP_OK) {
         int saved = errno;
         memtap_trace_close(t);

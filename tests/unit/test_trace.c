@@ -534,6 +534,86 @@ static void test_access_runs(void)
     CHECK((size_t)(o - packed) <= 2 * 1000 + 5 + 2 * 4);
 }
 
+/* Writes a trace of one thread: module tag 0's sites (as one compressed
+ * whole, or as the tracer writes a rewritten module's: the header in a
+ * frame of its own, then the rewriter's frame of the sites), then an
+ * access run of entries e[0..n); returns the events read back. */
+static size_t read_back_run(const char *path, int framed, const trace_entry *e,
+                            size_t n, memtap_record *out, size_t cap)
+{
+    trace_writer *w;
+    CHECK(trace_writer_create(path, 1, &w) == MEMTAP_OK);
+    CHECK(trace_writer_close(w) == MEMTAP_OK);
+    FILE *f = fopen(path, "ab");
+    ZSTD_CCtx *cctx = ZSTD_createCCtx();
+    static uint8_t raw[1u << 16], frame[1u << 16], out_chunk[1u << 17];
+    memtap_sites_header h = { 0, 6, 0, 6, tabs[0].bias, 0 };
+    size_t len;
+    if (framed) {
+        size_t z = ZSTD_compress(frame, sizeof frame, sites0, sizeof sites0, 9);
+        CHECK(!ZSTD_isError(z));
+        len = trace_chunk_encode_sites(cctx, 1, &h, frame, z, out_chunk,
+                                       sizeof out_chunk);
+    } else {
+        memcpy(raw, &h, sizeof h);
+        memcpy(raw + sizeof h, sites0, sizeof sites0);
+        len = trace_chunk_encode(cctx, MEMTAP_CHUNK_SITES, 1, 6, raw,
+                                 sizeof h + sizeof sites0, out_chunk,
+                                 sizeof out_chunk);
+    }
+    CHECK(f && len > 0 && fwrite(out_chunk, 1, len, f) == len);
+    trace_sites ts = { tabs, 1 };
+    trace_packer pk;
+    trace_packer_reset(&pk);
+    const trace_entry *at = e;
+    uint32_t records = 0;
+    uint8_t *o = trace_run_pack(&pk, &ts, &at, e + n, raw, raw + sizeof raw,
+                                UINT32_MAX, &records);
+    o = trace_run_seal(&pk, o, 1, records);
+    len = trace_chunk_encode(cctx, MEMTAP_CHUNK_PACKED, 1, records, raw,
+                             (size_t)(o - raw), out_chunk, sizeof out_chunk);
+    CHECK(at == e + n && len > 0 && fwrite(out_chunk, 1, len, f) == len);
+    ZSTD_freeCCtx(cctx);
+    if (f)
+        fclose(f);
+    memtap_trace *t;
+    size_t got = 0;
+    CHECK(memtap_trace_open(path, &t) == MEMTAP_OK);
+    memtap_event ev;
+    while (t && got < cap && memtap_trace_next(t, &ev) == 1)
+        out[got++] = ev.rec;
+    if (t) {
+        CHECK_EQ_U64(memtap_trace_get_health(t)->corrupt_chunks, 0);
+        memtap_trace_close(t);
+    }
+    return got;
+}
+
+/* The site table in the frames the rewriter made reads back as the table
+ * compressed whole: the access run expands to the same records, the ones
+ * the format's rules give. */
+static void test_framed_sites(void)
+{
+    enum { N = 40 };
+    trace_entry e[N];
+    static memtap_record want[4 * N], whole[4 * N], framed[4 * N];
+    uint64_t seq = 1;
+    size_t nwant = 0;
+    for (size_t i = 0; i < N; i++) {
+        e[i].site = i % 2 ? 3 : 0;
+        e[i].reserved = 0;
+        e[i].addr = 0x601000 + i * 8;
+        nwant += expand(&e[i], &seq, &want[nwant]);
+    }
+    size_t a = read_back_run(path_in_dir("whole.mtr"), 0, e, N, whole, 4 * N);
+    size_t b = read_back_run(path_in_dir("framed.mtr"), 1, e, N, framed,
+                             4 * N);
+    CHECK_EQ_U64(a, nwant);
+    CHECK_EQ_U64(b, nwant);
+    CHECK(a == nwant && memcmp(whole, want, a * sizeof *want) == 0);
+    CHECK(b == nwant && memcmp(framed, want, b * sizeof *want) == 0);
+}
+
 /* A chunk context sized for raw_max compresses every smaller input too
  * (zstd's tables for a small input can be larger than for a big one), at
  * every compression setting. */
@@ -642,6 +722,7 @@ int main(void)
     test_workspace();
     test_earlier_formats();
     test_site_table_bomb();
+    test_framed_sites();
     char cmd[300];
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     if (system(cmd) != 0)
