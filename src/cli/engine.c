@@ -294,13 +294,11 @@ int engine_prepare(engine_kind want, const char *path, char **argv,
     return rc;
 }
 
-int engine_report(const engine_plan *p, const char *trace_path, int quiet)
+int engine_report(const engine_plan *p, const char *trace_path,
+                  memtap_trace *t, int quiet)
 {
     if (p->engine != ENGINE_STATIC)
         return 0;
-    memtap_trace *t;
-    if (memtap_trace_open(trace_path, &t) != MEMTAP_OK)
-        return 0; /* the run's summary says why */
     char *rewritten = NULL;
     size_t len = 0;
     FILE *names = open_memstream(&rewritten, &len);
@@ -330,7 +328,6 @@ int engine_report(const engine_plan *p, const char *trace_path, int quiet)
                             "trace\n", trace_path, m->path);
         missing++;
     }
-    memtap_trace_close(t);
     if (names)
         fclose(names);
     if (!quiet && rewritten)

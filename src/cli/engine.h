@@ -11,6 +11,7 @@
 
 #include "cache/cache.h"
 #include "cli.h"
+#include "memtap/trace.h"
 
 typedef enum engine_kind { ENGINE_FAULT, ENGINE_STATIC, ENGINE_AUTO } engine_kind;
 
@@ -35,11 +36,11 @@ typedef struct engine_plan {
 int engine_prepare(engine_kind want, const char *path, char **argv,
                    const char *preload, int quiet, engine_plan *plan);
 
-/* After the run: says which modules of the trace at trace_path were
- * traced and warns about each one that was not.  Returns how many were
- * not. */
+/* After the run: says which modules of trace t (read from trace_path)
+ * were traced and warns about each one that was not.  Returns how many
+ * were not. */
 int engine_report(const engine_plan *plan, const char *trace_path,
-                  int quiet);
+                  memtap_trace *t, int quiet);
 
 void engine_done(engine_plan *plan);
 

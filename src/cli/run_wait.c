@@ -203,8 +203,10 @@ static size_t other_traces(const char *output, time_t since, glob_t *g)
     return n;
 }
 
-/* Warns about what one trace file may be missing; returns how many things. */
-static int check_trace(const char *path, int dropped)
+/* Says which modules the static engine traced in one trace file, and
+ * warns about what the file may be missing; returns how many things. */
+static int check_trace(const char *path, int dropped, const engine_plan *plan,
+                       int quiet)
 {
     memtap_trace *t;
     int rc = memtap_trace_open(path, &t);
@@ -214,6 +216,7 @@ static int check_trace(const char *path, int dropped)
                                   : memtap_status_string(rc));
         return 1;
     }
+    engine_report(plan, path, t, quiet);
     int problems = cli_report_health(path, t, dropped);
     memtap_trace_close(t);
     return problems;
@@ -222,16 +225,15 @@ static int check_trace(const char *path, int dropped)
 /* The end of a run: every trace file checked, one summary line.  Returns
  * how many things the traces may be missing. */
 static int summarize(const char *output, const memtap_run_status *st,
-                     time_t since, const engine_plan *plan)
+                     time_t since, const engine_plan *plan, int quiet)
 {
     int err = atomic_load(&st->write_errno);
-    int problems = check_trace(output, !err);
+    int problems = check_trace(output, !err, plan, quiet);
     glob_t g = { 0 };
     size_t others = other_traces(output, since, &g);
     for (size_t i = 0; i < others; i++) {
         fprintf(stderr, "memtap: also wrote %s\n", g.gl_pathv[i]);
-        problems += check_trace(g.gl_pathv[i], !err);
-        engine_report(plan, g.gl_pathv[i], 1);
+        problems += check_trace(g.gl_pathv[i], !err, plan, 1);
     }
     globfree(&g);
     if (err) {
@@ -286,9 +288,7 @@ int cli_run_traced(const engine_plan *plan, const char *out,
             rc = cli_error(prog_argv[0], "no trace was written (the program "
                                          "did not load libmemtap.so)");
     }
-    if (!rc)
-        engine_report(plan, out, l->quiet);
-    int problems = rc ? 0 : summarize(out, sp.st, started, plan);
+    int problems = rc ? 0 : summarize(out, sp.st, started, plan, l->quiet);
     status_close(&sp);
     if (problems && WIFEXITED(status) && !l->keep_going) {
         fprintf(stderr, "memtap: %s exited with status %d; the trace is "

@@ -72,6 +72,7 @@ struct memtap_trace {
     size_t packed_cap;
     trace_site_table site_tabs[1u << (32 - MEMTAP_SITE_BITS)];
     trace_sites sites;  /* site_tabs: what access runs refer to */
+    int records_filled; /* fill_site_records has run: the first decode */
 };
 
 const char *memtap_status_string(int status)
@@ -424,9 +425,10 @@ static int scan_chunks(memtap_trace *t)
 
 /* Gives every module's site table the records of each site, a byte a
  * site (trace_site_table.records): what decoding an access run looks up
- * per entry, else worked out from the sites.  After the scan, when all of
- * a table's sites are in; a table the memory budget has no room for goes
- * without. */
+ * per entry, else worked out from the sites.  At the first decode, when
+ * the scan has read all of a table's sites (not at open: info and the
+ * run's summary need none); a table the memory budget has no room for
+ * goes without. */
 static void fill_site_records(memtap_trace *t)
 {
     for (uint32_t tag = 0; tag < t->sites.ntabs; tag++) {
@@ -488,8 +490,6 @@ static int open_owned_fd(int fd, memtap_trace **out)
     int rc = t->dctx ? read_header(t) : MEMTAP_E_NOMEM;
     if (rc == MEMTAP_OK)
         rc = scan_chunks(t);
-    if (rc == MEMTAP_OK)
-        fill_site_records(t);
     if (rc != MEMTAP_OK) {
         int saved = errno;
         memtap_trace_close(t);
@@ -600,6 +600,10 @@ static int load_records(memtap_trace *t, const chunk_ref *r,
 {
     if (r->type == MEMTAP_CHUNK_EVENTS)
         return load_payload(t, r->payload, r->stored, out, r->raw);
+    if (!t->records_filled) {
+        fill_site_records(t);
+        t->records_filled = 1;
+    }
     int rc = grow((void **)&t->packed, &t->packed_cap, r->raw ? r->raw : 1, 1);
     if (!rc)
         rc = load_payload(t, r->payload, r->stored, t->packed, r->raw);
