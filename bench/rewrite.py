@@ -16,7 +16,10 @@ the original and with Valgrind Lackey, median of RUNS interleaved runs:
                   gets)
   lackey          valgrind --tool=lackey --trace-mem=yes (to /dev/null)
 
-    bench/rewrite.py [RUNS]          (builds build/ first if needed)
+    bench/rewrite.py [--no-lackey] [RUNS]   (builds build/ first if needed)
+
+--no-lackey leaves Lackey's column out: most of the benchmark's time (its
+runs take 30 to 5000 times native), and no code of memtap's is under it.
 """
 import os
 import re
@@ -33,7 +36,9 @@ WORKLOADS = ["sweep", "mandel", "sort", "walk", "threads"]
 
 
 def main():
-    runs = int(sys.argv[1]) if len(sys.argv) > 1 else 3
+    args = [a for a in sys.argv[1:] if a != "--no-lackey"]
+    lackey = len(args) == len(sys.argv) - 1
+    runs = int(args[0]) if args else 3
     if not os.path.exists(os.path.join(BIN, "rewrite_workloads")):
         subprocess.run([os.path.join(ROOT, "scripts", "build.sh")], check=True)
     tmp = tempfile.mkdtemp(prefix="memtap-bench-")
@@ -55,8 +60,9 @@ def main():
     for name in copies:
         tools[name] = ((lambda p: lambda w: under(p, w))(copies[name]), None)
     tools["no writer"] = (lambda w: under(copies["non-selective"], w), {"MEMTAP_WRITER": "off"})
-    tools["lackey"] = (lambda w: ["valgrind", "--tool=lackey", "--trace-mem=yes",
-                                  "--log-file=/dev/null", orig, w], None)
+    if lackey:
+        tools["lackey"] = (lambda w: ["valgrind", "--tool=lackey", "--trace-mem=yes",
+                                      "--log-file=/dev/null", orig, w], None)
     print("%-8s %9s " % ("workload", "native s") +
           " ".join("%13s" % n for n in tools if n != "native") + "   records (non-sel.)")
     for w in WORKLOADS:
