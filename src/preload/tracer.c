@@ -1094,6 +1094,7 @@ void tracer_after_fork_child(void)
     atomic_store(&g.finished, 0);
     atomic_store(&g.dropped, 0);
     atomic_store(&g.writer.started, 0); /* the writer stayed in the parent */
+    atomic_store(&g.writer.sleeping, 0);
     atomic_store(&g.writer.chunks, 0);
     atomic_store(&g.write_errno, 0);
     EACH_CLIENT(after_fork_child);
