@@ -16,10 +16,14 @@ the original and with Valgrind Lackey, median of RUNS interleaved runs:
                   gets)
   lackey          valgrind --tool=lackey --trace-mem=yes (to /dev/null)
 
-    bench/rewrite.py [--no-lackey] [RUNS]   (builds build/ first if needed)
+    bench/rewrite.py [--no-lackey] [--against DIR] [RUNS]
+                                     (builds build/ first if needed)
 
 --no-lackey leaves Lackey's column out: most of the benchmark's time (its
 runs take 30 to 5000 times native), and no code of memtap's is under it.
+--against DIR adds a column of another build (DIR/bin/memtap, a worktree
+of an earlier commit say): its own non-selective copy under its own
+memtap run, interleaved with the rest.
 """
 import os
 import re
@@ -36,8 +40,15 @@ WORKLOADS = ["sweep", "mandel", "sort", "walk", "threads"]
 
 
 def main():
-    args = [a for a in sys.argv[1:] if a != "--no-lackey"]
-    lackey = len(args) == len(sys.argv) - 1
+    args, lackey, other = [], True, None
+    it = iter(sys.argv[1:])
+    for a in it:
+        if a == "--no-lackey":
+            lackey = False
+        elif a == "--against":
+            other = os.path.join(next(it), "bin", "memtap")
+        else:
+            args.append(a)
     runs = int(args[0]) if args else 3
     if not os.path.exists(os.path.join(BIN, "rewrite_workloads")):
         subprocess.run([os.path.join(ROOT, "scripts", "build.sh")], check=True)
@@ -60,6 +71,11 @@ def main():
     for name in copies:
         tools[name] = ((lambda p: lambda w: under(p, w))(copies[name]), None)
     tools["no writer"] = (lambda w: under(copies["non-selective"], w), {"MEMTAP_WRITER": "off"})
+    if other:
+        theirs = os.path.join(tmp, "other.mt")
+        subprocess.run([other, "instrument", "-q", orig, "-o", theirs, "--nonselective"],
+                       check=True)
+        tools["against"] = (lambda w: [other, "run", "-o", trace, "--", theirs, w], None)
     if lackey:
         tools["lackey"] = (lambda w: ["valgrind", "--tool=lackey", "--trace-mem=yes",
                                       "--log-file=/dev/null", orig, w], None)
@@ -81,9 +97,10 @@ def main():
               "   %d" % events)
         per = lambda n: (m[n] - m["native"]) / events * 1e9
         print("%-8s per record: stub off %.1f ns, log only %.1f ns, traced %.1f ns "
-              "(no writer %.1f ns), %.2f bytes" % ("", per("stub off"), per("log only"),
-                                                  per("non-selective"), per("no writer"),
-                                                  size / events))
+              "(no writer %.1f ns%s), %.2f bytes"
+              % ("", per("stub off"), per("log only"), per("non-selective"),
+                 per("no writer"), ", against %.1f ns" % per("against") if other else "",
+                 size / events))
 
 
 if __name__ == "__main__":
