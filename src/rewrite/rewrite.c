@@ -1080,7 +1080,8 @@ static int trap_order(const void *a, const void *b)
 }
 
 /* The segment: header, site table, block table, the flush and counters
- * slots, the stubs, the trampolines, the trap table. */
+ * slots, the stubs, the trampolines, the trap and check tables, the site
+ * table compressed. */
 static int run(rewriter *r, const char *out, const char *in_path,
                uint64_t source_id, char *err, size_t cap)
 {

@@ -4,7 +4,8 @@
  * `memtap instrument` turns a spare PT_NOTE program header into a PT_LOAD
  * segment (read + execute) that it appends to the file.  The segment
  * starts with this header, then the site table, then the log stub and the
- * trampolines.  Each patched site jumps to its trampoline, which saves
+ * trampolines, and ends with the trap and check tables and the site table
+ * compressed (what the runtime writes into each trace as it is).  Each patched site jumps to its trampoline, which saves
  * those of rax, rcx and rdx that are live below the red zone, puts the site's index in eax and
  * the effective address in rdx, and calls the stub; the stub appends
  * {site | module tag << 24, address} to the calling thread's buffer and
