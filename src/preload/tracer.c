@@ -434,8 +434,6 @@ static void write_maps(void)
         tracer_unmap(maps, map_size);
 }
 
-/* Writes the site table of one tag as SITES chunks of up to META_MAX;
- * -1 when memtap has no memory to build them in. */
 _Static_assert(sizeof(memtap_sites_header) +
                    MT_SITES_PER_FRAME * sizeof(memtap_site) <= META_MAX,
                "a piece of a site table fits a metadata chunk");
@@ -464,9 +462,10 @@ static int write_sites_frame(const memtap_sites_header *h,
     return n ? 0 : -1;
 }
 
-/* Writes the site table of tag in pieces of MT_SITES_PER_FRAME sites:
- * from the rewriter's frames (no compression here, libc's 1.1 MB took
- * ~2.5 ms a process), or else compressed here. */
+/* Writes the site table of tag in pieces of MT_SITES_PER_FRAME sites, a
+ * SITES chunk each: from the rewriter's frames (no compression here;
+ * libc's 1.1 MB took ~2.5 ms a process), or else compressed here.  -1
+ * when memtap has no memory to build them in. */
 static int write_sites_locked(uint32_t tag)
 {
     if (g.fd < 0 || !g.meta_cctx)

@@ -58,17 +58,16 @@ static inline void put_c(line *l, char c)
         l->b[l->n++] = c;
 }
 
-/* The copy of the usual case is apart from the clamped one, so that a
- * length known where this is inlined makes one store, not a byte loop. */
+/* The usual copy is apart from the clamped one, so that a length known
+ * where this is inlined makes one store, not a byte loop. */
 static inline void put_mem(line *l, const char *s, size_t len)
 {
-    if (__builtin_expect(len > LINE_MAX_LEN - l->n, 0))
-        len = LINE_MAX_LEN - l->n;
-    else if (__builtin_constant_p(len)) {
+    if (__builtin_expect(len <= LINE_MAX_LEN - l->n, 1)) {
         memcpy(l->b + l->n, s, len);
         l->n += len;
         return;
     }
+    len = LINE_MAX_LEN - l->n;
     memcpy(l->b + l->n, s, len);
     l->n += len;
 }

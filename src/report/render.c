@@ -189,8 +189,8 @@ put_seq(renderer *r, line *l, uint64_t seq)
 }
 
 /* Starts an access line: "L#12:" (mark '#') or "L$12:" (mark '$'). */
-static inline void line_begin(renderer *r, line *l, uint8_t kind, char mark,
-                       uint64_t seq)
+static inline void line_begin(renderer *r, line *l, uint8_t kind,
+                              char mark, uint64_t seq)
 {
     line_open(&r->lines, l);
     l->b[0] = (char)kind;

@@ -316,12 +316,13 @@ static int append_sites_z(rewriter *r, mt_rewrite_header *h)
         need += 4 + ZSTD_compressBound(n * sizeof(mt_site));
     }
     if (need > r->code.cap - r->code.len) {
+        size_t sites = (size_t)((uint8_t *)r->sites - r->code.p);
+        size_t blocks = (size_t)((uint8_t *)r->blocks - r->code.p);
         uint8_t *p = realloc(r->code.p, r->code.len + need);
         if (!p)
             return -1;
-        r->sites = (mt_site *)(void *)(p + ((uint8_t *)r->sites - r->code.p));
-        r->blocks =
-            (uint64_t *)(void *)(p + ((uint8_t *)r->blocks - r->code.p));
+        r->sites = (mt_site *)(void *)(p + sites);
+        r->blocks = (uint64_t *)(void *)(p + blocks);
         r->code.p = p;
         r->code.cap = r->code.len + need;
     }
