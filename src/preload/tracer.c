@@ -476,8 +476,7 @@ static int write_sites_locked(uint32_t tag)
     char *buf = NULL;
     uint32_t first = 0;
     do {
-        uint32_t n = tab->nsites - first < MT_SITES_PER_FRAME
-                         ? tab->nsites - first : MT_SITES_PER_FRAME;
+        uint32_t n = mt_sites_piece(tab->nsites, first);
         memtap_sites_header h = { .tag = tag, .nsites = tab->nsites,
                                   .first = first, .n = n, .bias = tab->bias };
         if (write_sites_frame(&h, &frames, &left) != 0) {

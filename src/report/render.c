@@ -414,9 +414,10 @@ static void code_columns(renderer *r, uint64_t pc, const char **code,
         l[0] = '\0';
     *code = c;
     *src = l;
-    if (k && strlen(c) < CSV_KEPT && strlen(l) < CSV_KEPT) {
-        memcpy(k->code, c, strlen(c) + 1);
-        memcpy(k->line, l, strlen(l) + 1);
+    size_t clen = strlen(c), llen = strlen(l);
+    if (k && clen < CSV_KEPT && llen < CSV_KEPT) {
+        memcpy(k->code, c, clen + 1);
+        memcpy(k->line, l, llen + 1);
         k->pc = pc;
         k->valid = 1;
     }

@@ -311,8 +311,7 @@ static int append_sites_z(rewriter *r, mt_rewrite_header *h)
 {
     size_t need = 0;
     for (uint32_t first = 0; first < r->nsites; first += MT_SITES_PER_FRAME) {
-        uint32_t n = r->nsites - first < MT_SITES_PER_FRAME
-                         ? r->nsites - first : MT_SITES_PER_FRAME;
+        uint32_t n = mt_sites_piece(r->nsites, first);
         need += 4 + ZSTD_compressBound(n * sizeof(mt_site));
     }
     if (need > r->code.cap - r->code.len) {
@@ -338,8 +337,7 @@ static int append_sites_z(rewriter *r, mt_rewrite_header *h)
     int rc = 0;
     for (uint32_t first = 0; first < r->nsites && !rc;
          first += MT_SITES_PER_FRAME) {
-        uint32_t n = r->nsites - first < MT_SITES_PER_FRAME
-                         ? r->nsites - first : MT_SITES_PER_FRAME;
+        uint32_t n = mt_sites_piece(r->nsites, first);
         uint8_t *o = r->code.p + r->code.len;
         size_t z = ZSTD_compress2(cctx, o + 4, r->code.cap - r->code.len - 4,
                                   r->sites + first, n * sizeof(mt_site));

@@ -44,6 +44,13 @@
  * one shorter), one SITES chunk each; the rewriter compresses it in the
  * same pieces (mt_rewrite_header.sites_z), so that the runtime need not. */
 #define MT_SITES_PER_FRAME 131072u
+
+/* The sites of the piece of a table of nsites that starts at first. */
+static inline uint32_t mt_sites_piece(uint32_t nsites, uint32_t first)
+{
+    return nsites - first < MT_SITES_PER_FRAME ? nsites - first
+                                               : MT_SITES_PER_FRAME;
+}
 #define MT_TLS_PATCHES 8
 #define MT_SITE_BITS 24          /* site index bits; the tag is above */
 

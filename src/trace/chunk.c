@@ -85,11 +85,12 @@ size_t trace_chunk_encode_sites(ZSTD_CCtx *cctx, uint32_t tid,
                                 const void *frame, size_t frame_len,
                                 void *out, size_t out_cap)
 {
+    if ((uint64_t)h->n * sizeof(memtap_site) >
+        MEMTAP_CHUNK_MAX_RAW - sizeof *h)
+        return 0;
     size_t len = trace_chunk_encode(cctx, MEMTAP_CHUNK_SITES, tid, h->n, h,
                                     sizeof *h, out, out_cap);
-    if (len == 0 || out_cap - len < frame_len ||
-        (uint64_t)h->n * sizeof(memtap_site) >
-            MEMTAP_CHUNK_MAX_RAW - sizeof *h)
+    if (len == 0 || out_cap - len < frame_len)
         return 0;
     memcpy((char *)out + len, frame, frame_len);
     memtap_chunk_header c;
