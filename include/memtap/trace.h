@@ -136,8 +136,9 @@ typedef struct memtap_record {
 } memtap_record;
 
 #define MEMTAP_TRACE_MAGIC "MEMTAPTR"
-#define MEMTAP_TRACE_VERSION 3u   /* 2: events as MEMTAP_CHUNK_PACKED;
-                                     3: with access runs and SITES */
+#define MEMTAP_TRACE_VERSION 4u   /* 2: events as MEMTAP_CHUNK_PACKED;
+                                     3: with access runs and SITES;
+                                     4: runs predict the next site */
 #define MEMTAP_TRACE_VERSION_MIN 1u /* the oldest this reader reads */
 #define MEMTAP_CHUNK_MAGIC 0x4b43544du /* "MTCK" */
 
@@ -158,18 +159,29 @@ enum memtap_chunk_type {
 };
 
 /*
- * Access runs (format 3).  Rewritten code logs {site, address} pairs; they
- * stay that small in the file.  Inside a packed chunk, where a record's
- * kind byte would be, MEMTAP_RUN_MARK starts a run:
+ * Access runs (format 3 and on).  Rewritten code logs {site, address}
+ * pairs; they stay that small in the file.  Inside a packed chunk, where a
+ * record's kind byte would be, a run mark starts a run:
  *
- *   run   = MEMTAP_RUN_MARK  u32 entries  entry*  varint seq
- *   entry = varint zigzag(site - previous site)
- *           varint zigzag(addr - last address of the site's slot)
+ *   run   = mark  u32 entries  entry*  varint seq
  *
- * where site = index | tag << 24 names a memtap_site of a SITES chunk, the
- * slot is (site * 0x9E3779B1) >> 22 (32-bit arithmetic; addresses of a
- * site predict that site's next one, collisions only cost bytes), and
- * "previous" and the slots start at 0 in every chunk.  Each entry stands
+ * where site = index | tag << 24 names a memtap_site of a SITES chunk.
+ * Two predictors, both starting at 0 in every chunk, keep entries small:
+ * the site's slot, (site * 0x9E3779B1) >> 22 in 32-bit arithmetic, holds
+ * the last address of a site with that slot, and the previous site's slot
+ * holds the site that last followed it (collisions only cost bytes).
+ * With d = zigzag(addr - last address of the site's slot):
+ *
+ *   MEMTAP_RUN_MARK_NEXT (format 4, what memtap writes):
+ *   entry = varint (d << 1 | 1)           the site that last followed
+ *                                         (d < 2^63)
+ *         | varint (zigzag(site - that site) << 1)  varint d
+ *
+ *   MEMTAP_RUN_MARK (format 3, still read):
+ *   entry = varint zigzag(site - previous site)  varint d
+ *
+ * A loop's sites follow each other the same way each time, so most
+ * entries are one byte (d < 64).  Each entry stands
  * for the site's load record and then its store record (one or both), all
  * with pc = bias + site pc, the site's size and count, and then for its
  * followers' records (see memtap_site); the run's records
@@ -188,6 +200,7 @@ enum memtap_chunk_type {
  * ordered access by access against another thread's.
  */
 #define MEMTAP_RUN_MARK 0x01u
+#define MEMTAP_RUN_MARK_NEXT 0x02u
 #define MEMTAP_SITE_BITS 24
 
 typedef struct memtap_sites_header {

@@ -126,24 +126,28 @@ uint8_t *trace_run_pack(trace_packer *p, const trace_sites *sites,
             break;
         recs += k;
         entries++;
-        uint64_t dsite = zigzag((uint64_t)(int64_t)(int32_t)(site - prev_site));
+        uint32_t *next = &p->next[site_slot(prev_site)];
+        uint32_t guess = *next;
+        *next = site;
         prev_site = site;
         uint64_t *slot = &slots[site_slot(site)];
         uint64_t daddr = zigzag(addr - *slot);
         *slot = addr;
-        if (dsite < 0x80 && daddr < 0x80) { /* the usual: a byte each */
-            o[0] = (uint8_t)dsite;
-            o[1] = (uint8_t)daddr;
-            o += 2;
+        if (site == guess && daddr < 0x40) { /* the usual: one byte */
+            *o++ = (uint8_t)(daddr << 1 | 1);
+        } else if (site == guess && daddr >> 63 == 0) {
+            o = put(o, daddr << 1 | 1);
         } else {
-            o = put(put(o, dsite), daddr);
+            uint32_t dsite = site - guess;
+            o = put(put(o, zigzag((uint64_t)(int64_t)(int32_t)dsite) << 1),
+                    daddr);
         }
     }
     *e = x;
     p->prev_site = prev_site;
     if (!entries)
         return out;
-    out[0] = MEMTAP_RUN_MARK;
+    out[0] = MEMTAP_RUN_MARK_NEXT;
     memcpy(out + 1, &entries, 4);
     *records += recs;
     return o;
@@ -272,11 +276,36 @@ size_t trace_entry_expand(const trace_sites *s, const trace_entry *e,
     return expand_site(tab, index, e->addr, out);
 }
 
+/* Reads the site and address delta of one entry of a run (trace.h): of
+ * the first format when !next_form.  NULL when malformed. */
+static inline const uint8_t *get_entry(trace_packer *pk, int next_form,
+                                       const uint8_t *p, const uint8_t *end,
+                                       uint32_t *site, uint64_t *daddr)
+{
+    uint64_t h;
+    if (!(p = get_short(p, end, &h)))
+        return NULL;
+    if (!next_form) {
+        *site = pk->prev_site + (uint32_t)unzigzag(h);
+        return get_short(p, end, daddr);
+    }
+    uint32_t *next = &pk->next[site_slot(pk->prev_site)];
+    if (h & 1) {
+        *daddr = h >> 1;
+    } else {
+        *next += (uint32_t)unzigzag(h >> 1);
+        p = get_short(p, end, daddr);
+    }
+    *site = *next;
+    return p;
+}
+
 /* Expands one access run (after its mark) into out[*i..n); NULL when
  * malformed. */
 static const uint8_t *unpack_run(trace_packer *pk, const trace_sites *sites,
-                                 const uint8_t *p, const uint8_t *end,
-                                 memtap_record *out, size_t *i, size_t n)
+                                 int next_form, const uint8_t *p,
+                                 const uint8_t *end, memtap_record *out,
+                                 size_t *i, size_t n)
 {
     uint32_t entries;
     if (end - p < 4)
@@ -285,11 +314,10 @@ static const uint8_t *unpack_run(trace_packer *pk, const trace_sites *sites,
     p += 4;
     size_t first = *i;
     for (uint32_t k = 0; k < entries; k++) {
-        uint64_t dsite, daddr;
-        if (!(p = get_short(p, end, &dsite)) ||
-            !(p = get_short(p, end, &daddr)))
+        uint32_t site, index;
+        uint64_t daddr;
+        if (!(p = get_entry(pk, next_form, p, end, &site, &daddr)))
             return NULL;
-        uint32_t site = pk->prev_site + (uint32_t)unzigzag(dsite), index;
         const trace_site_table *tab;
         uint32_t records = site_records(sites, site, &tab, &index);
         if (!records || n - *i < records)
@@ -318,8 +346,9 @@ int trace_events_unpack(const uint8_t *in, size_t len, memtap_record *out,
     size_t i = 0;
     while (i < n && p && p < end) {
         uint8_t kind = *p++;
-        if (kind == MEMTAP_RUN_MARK)
-            p = unpack_run(&pk, sites, p, end, out, &i, n);
+        if (kind == MEMTAP_RUN_MARK || kind == MEMTAP_RUN_MARK_NEXT)
+            p = unpack_run(&pk, sites, kind == MEMTAP_RUN_MARK_NEXT, p, end,
+                           out, &i, n);
         else
             p = unpack_record(&pk, kind, p, end, &out[i++]);
     }

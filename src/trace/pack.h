@@ -15,7 +15,8 @@
 
 /* The most bytes one packed record takes (MEMTAP_CHUNK_PACKED). */
 #define TRACE_PACKED_MAX 96u
-/* Slots of the address predictor of access runs (trace.h). */
+/* Slots of the address and next-site predictors of access runs
+ * (trace.h). */
 #define TRACE_SITE_SLOTS 1024u
 /* The most bytes one entry of an access run takes, and a run's framing
  * (mark, entry count, sequence varint). */
@@ -30,7 +31,8 @@ typedef struct trace_packer {
         uint64_t seq, pc, addr, aux;
     } prev;
     uint32_t prev_site;
-    uint64_t slots[TRACE_SITE_SLOTS];
+    uint64_t slots[TRACE_SITE_SLOTS];  /* a site's last address */
+    uint32_t next[TRACE_SITE_SLOTS];   /* the site that last followed */
 } trace_packer;
 
 /* The sites of the modules, indexed by tag, as the writer and the reader
@@ -105,7 +107,7 @@ size_t trace_entry_expand(const trace_sites *s, const trace_entry *e,
 void trace_packer_reset(trace_packer *p);
 
 /* Packs one record at out (room for TRACE_PACKED_MAX); returns the end.
- * Its kind must not be MEMTAP_RUN_MARK. */
+ * Its kind must not be a run mark (MEMTAP_RUN_MARK*). */
 uint8_t *trace_pack_record(trace_packer *p, const memtap_record *r,
                            uint8_t *out);
 

@@ -448,7 +448,8 @@ static size_t expand(const trace_entry *e, uint64_t *seq, memtap_record *out)
  * its records in order, elided followers after their leader's, through
  * several runs when room or the record cap cuts them; entries of no site,
  * of a site of no access or of an elided site are left out; strided sites
- * take two bytes an entry; runs need the tables. */
+ * take two bytes an entry, one once each predicts the other; runs need
+ * the tables. */
 static void test_access_runs(void)
 {
     enum { N = 3000 };
@@ -532,6 +533,63 @@ static void test_access_runs(void)
                        UINT32_MAX, &records);
     CHECK(at == e + 1000 && records == 500 * 4 + 500 * 2);
     CHECK((size_t)(o - packed) <= 2 * 1000 + 5 + 2 * 4);
+    /* ...and once each site predicts the other: one byte an entry */
+    CHECK((size_t)(o - packed) <= 1000 + 5 + 3 * 5);
+}
+
+/* Runs in both entry forms by trace.h's rules, encoded by hand: site 3
+ * (a load and a store of 8 bytes) at 0x601000, 0x601008, then format 4's
+ * third access at 0x601010 and format 3's tag 1 site 0 at 0x20.  Slots:
+ * site 0 -> 0, site 3 -> 874, site 1 << 24 -> 708. */
+static void test_run_forms(void)
+{
+    static const uint8_t next_form[] = {
+        MEMTAP_RUN_MARK_NEXT, 3, 0, 0, 0,
+        0x0c, 0x80, 0xc0, 0x80, 0x06,   /* no guess: zigzag(3) << 1, d */
+        0x0c, 0x10,                     /* guess 0: zigzag(3) << 1, d 16 */
+        0x21,                           /* guessed: 16 << 1 | 1 */
+        0x0a                            /* first seq 5 */
+    };
+    static const uint8_t first_form[] = {
+        MEMTAP_RUN_MARK, 3, 0, 0, 0,
+        0x06, 0x80, 0xc0, 0x80, 0x06,   /* zigzag(3), zigzag(0x601000) */
+        0x00, 0x10,                     /* same site, d 16 */
+        0xfa, 0xff, 0xff, 0x0f, 0x40,   /* zigzag(1 << 24 - 3), 0x20 */
+        0x0a
+    };
+    const trace_entry e4[3] = { { 3, 0, 0x601000 }, { 3, 0, 0x601008 },
+                                { 3, 0, 0x601010 } };
+    const trace_entry e3[3] = { { 3, 0, 0x601000 }, { 3, 0, 0x601008 },
+                                { 1u << 24, 0, 0x20 } };
+    trace_sites ts = { tabs, 2 };
+    memtap_record want[8], back[8];
+    uint64_t seq = 5;
+    size_t n = 0;
+    for (int i = 0; i < 3; i++)
+        n += expand(&e4[i], &seq, &want[n]);
+    CHECK_EQ_U64(n, 6);
+    CHECK(trace_events_unpack(next_form, sizeof next_form, back, n, &ts) == 0);
+    CHECK(memcmp(back, want, n * sizeof *want) == 0);
+
+    /* the writer writes exactly those bytes */
+    trace_packer pk;
+    trace_packer_reset(&pk);
+    uint8_t packed[64];
+    const trace_entry *at = e4;
+    uint32_t records = 0;
+    uint8_t *o = trace_run_pack(&pk, &ts, &at, e4 + 3, packed,
+                                packed + sizeof packed, UINT32_MAX, &records);
+    o = trace_run_seal(&pk, o, 5, records);
+    CHECK(o - packed == (ptrdiff_t)sizeof next_form &&
+          memcmp(packed, next_form, sizeof next_form) == 0);
+
+    seq = 5;
+    n = 0;
+    for (int i = 0; i < 3; i++)
+        n += expand(&e3[i], &seq, &want[n]);
+    CHECK_EQ_U64(n, 5);
+    CHECK(trace_events_unpack(first_form, sizeof first_form, back, n, &ts) == 0);
+    CHECK(memcmp(back, want, n * sizeof *want) == 0);
 }
 
 /* Writes a trace of one thread: module tag 0's sites (as one compressed
@@ -719,6 +777,7 @@ int main(void)
     test_bad_files();
     test_packing();
     test_access_runs();
+    test_run_forms();
     test_workspace();
     test_earlier_formats();
     test_site_table_bomb();
