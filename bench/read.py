@@ -12,9 +12,10 @@ same RSS whatever the trace's size).
 
 --one-cpu runs the readers under taskset -c 0: what one core reads (the
 walks read ahead on a second CPU when there is one).  --against DIR reads
-the same traces with DIR/bin/memtap too (another build, a worktree of an
-earlier commit say), its runs interleaved with build/'s: the two medians
-side by side, from one machine in one hour.
+with DIR/bin/memtap too (another build, a worktree of an earlier commit
+say) the traces it writes itself of its own copy (the formats may
+differ), its runs interleaved with build/'s: the two medians side by
+side, from one machine in one hour.
 
 WORKLOADS is a comma-separated list (default walk,sort; threads makes a
 38 M-record trace, threads_long one of 115 M), FORMS too (default all of them).
@@ -72,6 +73,14 @@ def report(form, n, times, label=""):
           % (form, s, n / s / 1e6, max(r for _, r in times), label))
 
 
+def write_trace(memtap, copy, workload, trace):
+    """Traces workload of copy under memtap run; its records."""
+    subprocess.run([memtap, "run", "-q", "-o", trace, "--", copy, workload], check=True,
+                   stdout=subprocess.DEVNULL)
+    info = subprocess.run([memtap, "info", trace], capture_output=True, text=True).stdout
+    return int(re.search(r"^events: (\d+)", info, re.M).group(1))
+
+
 def main():
     args, pin, other = options(sys.argv[1:])
     runs = int(args[0]) if len(args) > 0 else 3
@@ -81,18 +90,20 @@ def main():
         subprocess.run([os.path.join(ROOT, "scripts", "build.sh")], check=True)
     memtap = os.path.join(BIN, "memtap")
     tmp = tempfile.mkdtemp(prefix="memtap-bench-")
-    copy = os.path.join(tmp, "rw")
-    subprocess.run([memtap, "instrument", "-q", "--nonselective",
-                    os.path.join(BIN, "rewrite_workloads"), "-o", copy], check=True)
+    readers = [memtap] + ([other] if other else [])
+    copies = {}
+    for i, reader in enumerate(readers):
+        copies[reader] = os.path.join(tmp, "rw%d" % i)
+        subprocess.run([reader, "instrument", "-q", "--nonselective",
+                        os.path.join(BIN, "rewrite_workloads"), "-o", copies[reader]],
+                       check=True)
     for w in workloads:
-        trace = os.path.join(tmp, w + ".mtr")
-        subprocess.run([memtap, "run", "-q", "-o", trace, "--", copy, w], check=True,
-                       stdout=subprocess.DEVNULL)
-        info = subprocess.run([memtap, "info", trace], capture_output=True, text=True).stdout
-        n = int(re.search(r"^events: (\d+)", info, re.M).group(1))
-        print("%s: %d records, %d bytes" % (w, n, os.path.getsize(trace)))
+        traces, n = {}, {}
+        for i, reader in enumerate(readers):
+            traces[reader] = os.path.join(tmp, "%s%d.mtr" % (w, i))
+            n[reader] = write_trace(reader, copies[reader], w, traces[reader])
+        print("%s: %d records, %d bytes" % (w, n[memtap], os.path.getsize(traces[memtap])))
         for form in forms:
-            readers = [memtap] + ([other] if other else [])
             times = {r: [] for r in readers}
             for _ in range(runs):
                 for reader in readers:
@@ -100,11 +111,10 @@ def main():
                     if out:
                         subprocess.run(["rm", "-rf", out[0]], check=True)
                     times[reader].append(timed(pin + [reader] + FORMS[form] + out +
-                                               [trace]))
-            report(form, n, times[memtap])
+                                               [traces[reader]]))
+            report(form, n[memtap], times[memtap])
             if other:
-                report("", n, times[other], "  (" + other + ")")
-
+                report("", n[other], times[other], "  (" + other + ")")
 
 if __name__ == "__main__":
     main()
