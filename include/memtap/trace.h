@@ -163,7 +163,10 @@ enum memtap_chunk_type {
  * pairs; they stay that small in the file.  Inside a packed chunk, where a
  * record's kind byte would be, a run mark starts a run:
  *
- *   run   = mark  u32 entries  entry*  varint seq
+ *   run   = MEMTAP_RUN_MARK_NEXT  u32 entries  u64 first seq  entry*
+ *                                          (format 4, what memtap writes)
+ *         | MEMTAP_RUN_MARK  u32 entries  entry*  varint seq
+ *                                          (format 3, still read)
  *
  * where site = index | tag << 24 names a memtap_site of a SITES chunk.
  * Two predictors, both starting at 0 in every chunk, keep entries small:
@@ -172,12 +175,12 @@ enum memtap_chunk_type {
  * holds the site that last followed it (collisions only cost bytes).
  * With d = zigzag(addr - last address of the site's slot):
  *
- *   MEMTAP_RUN_MARK_NEXT (format 4, what memtap writes):
+ *   format 4:
  *   entry = varint (d << 1 | 1)           the site that last followed
  *                                         (d < 2^63)
  *         | varint (zigzag(site - that site) << 1)  varint d
  *
- *   MEMTAP_RUN_MARK (format 3, still read):
+ *   format 3:
  *   entry = varint zigzag(site - previous site)  varint d
  *
  * A loop's sites follow each other the same way each time, so most
@@ -185,8 +188,8 @@ enum memtap_chunk_type {
  * for the site's load record and then its store record (one or both), all
  * with pc = bias + site pc, the site's size and count, and then for its
  * followers' records (see memtap_site); the run's records
- * take consecutive sequence numbers from zigzag(first - previous record's
- * seq).  Records and runs of a chunk share the previous seq; the record
+ * take consecutive sequence numbers from the first (format 3: the varint
+ * is zigzag(first - previous record's seq)).  Records and runs of a chunk share the previous seq; the record
  * fields pc/addr/aux continue from the last *record*.
  *
  * Order.  Sequence numbers come from one counter in the process, taken

@@ -968,8 +968,8 @@ int tracer_append_entries(const trace_entry *e, const trace_entry *end)
                                     &records);
         if (o == at)
             continue; /* nothing left that names a site */
-        o = trace_run_seal(&t->packer, o, atomic_fetch_add(&g.seq, records),
-                           records);
+        trace_run_seal(&t->packer, at, atomic_fetch_add(&g.seq, records),
+                       records);
         t->len = (size_t)(o - t->buf);
         t->n += records;
     }

@@ -30,6 +30,13 @@ typedef struct csv_code {
     char code[CSV_KEPT], line[CSV_KEPT];
 } csv_code;
 
+/* A heap block and its region's name (a string that stays). */
+typedef struct raw_region {
+    uint64_t lo, hi;
+    const char *name;
+    size_t len;
+} raw_region;
+
 struct renderer {
     symbolizer *sym;
     namer *names;
@@ -43,11 +50,9 @@ struct renderer {
     /* Access lines are built in place here and written in large pieces;
      * every other write to out comes after what is here (stream()). */
     line_buf lines;
-    /* --raw: the heap block an address was last found in, and its region
-     * (until the next heap event) */
-    uint64_t raw_lo, raw_hi;
-    const char *raw_name;        /* put_region's, raw_len long */
-    size_t raw_len;
+    /* --raw: the heap blocks addresses were last found in, the latest
+     * first, and their regions (until the next heap event) */
+    raw_region raw[2];
     csv_code *csv_codes;         /* CSV_CODES slots, direct-mapped (CSV
                                     only; NULL: none kept) */
 };
@@ -200,34 +205,72 @@ static inline void line_begin(renderer *r, line *l, uint8_t kind,
     put_c(l, ':');
 }
 
-/* The region of addr: the last one while addr is in its heap block; a
- * region's name is a string that stays, so its length is kept with it. */
-static void put_region(renderer *r, line *l, uint64_t addr)
+static int in_region(const raw_region *g, uint64_t addr)
 {
-    if (addr - r->raw_lo >= r->raw_hi - r->raw_lo) {
-        const char *name = namer_region(r->names, addr, &r->raw_lo,
-                                        &r->raw_hi);
-        if (name != r->raw_name) {
-            r->raw_name = name;
-            r->raw_len = strlen(name);
+    return addr - g->lo < g->hi - g->lo;
+}
+
+/* Makes raw[0] the region of addr: raw[1] when addr is in its block (the
+ * two swap: accesses alternating between two blocks find both), else the
+ * namer's. */
+static __attribute__((noinline)) void find_region(renderer *r, uint64_t addr)
+{
+    raw_region g = r->raw[1];
+    r->raw[1] = r->raw[0];
+    if (!in_region(&g, addr)) {
+        const char *name = namer_region(r->names, addr, &g.lo, &g.hi);
+        if (name != g.name) {
+            g.name = name;
+            g.len = strlen(name);
         }
     }
-    put_n(l, r->raw_name, r->raw_len);
+    r->raw[0] = g;
+}
+
+/* The region of addr: the last one while addr is in its heap block. */
+static inline void put_region(renderer *r, line *l, uint64_t addr)
+{
+    if (!in_region(&r->raw[0], addr))
+        find_region(r, addr);
+    put_n(l, r->raw[0].name, r->raw[0].len);
+}
+
+
+/* The raw line of a load or store. */
+static inline __attribute__((always_inline)) void
+raw_access(renderer *r, const memtap_record *x)
+{
+    line l; /* "L#12:0x55d0c0a012a8, [heap], 0x55d0c09ff1b7" */
+    line_begin(r, &l, x->kind, '#', x->seq);
+    put_lit(&l, "0x");
+    put_x(&l, x->addr, 1);
+    put_lit(&l, ", ");
+    put_region(r, &l, x->addr);
+    put_lit(&l, ", 0x");
+    put_x(&l, x->pc, 1);
+    put_c(&l, '\n');
+    line_close(&r->lines, &l);
+}
+
+static int is_load_store(uint8_t kind)
+{
+    return kind == MEMTAP_EV_LOAD || kind == MEMTAP_EV_STORE;
+}
+
+/* The raw lines of the loads and stores from x on, in one loop (most of
+ * a trace, and of show --raw's time): how many. */
+static size_t raw_accesses(renderer *r, const memtap_record *x, size_t n)
+{
+    size_t i = 0;
+    for (; i < n && is_load_store(x[i].kind); i++)
+        raw_access(r, &x[i]);
+    return i;
 }
 
 static void print_raw(renderer *r, const memtap_record *x)
 {
-    if (x->kind == MEMTAP_EV_LOAD || x->kind == MEMTAP_EV_STORE) {
-        line l; /* "L#12:0x55d0c0a012a8, [heap], 0x55d0c09ff1b7" */
-        line_begin(r, &l, x->kind, '#', x->seq);
-        put_lit(&l, "0x");
-        put_x(&l, x->addr, 1);
-        put_lit(&l, ", ");
-        put_region(r, &l, x->addr);
-        put_lit(&l, ", 0x");
-        put_x(&l, x->pc, 1);
-        put_c(&l, '\n');
-        line_close(&r->lines, &l);
+    if (is_load_store(x->kind)) {
+        raw_access(r, x);
         return;
     }
     FILE *o = stream(r);
@@ -506,7 +549,7 @@ void renderer_learn(renderer *r, const memtap_event *ev)
 {
     namer_learn(r->names, &ev->rec, NULL);
     if (heap_map_kind(ev->rec.kind))
-        r->raw_lo = r->raw_hi = 0; /* raw_region's block may be gone */
+        memset(r->raw, 0, sizeof r->raw); /* the blocks may be gone */
 }
 
 /* One event of thread tid. */
@@ -516,7 +559,7 @@ static void render(renderer *r, const memtap_record *x, uint32_t tid)
     int is_heap = heap_map_kind(x->kind), had_old = 0;
     if (is_heap) {
         had_old = namer_learn(r->names, x, &old);
-        r->raw_lo = r->raw_hi = 0; /* raw_region's block may be gone */
+        memset(r->raw, 0, sizeof r->raw); /* the blocks may be gone */
     }
     switch (r->opt.format) {
     case RENDER_LACKEY:
@@ -546,6 +589,10 @@ void renderer_event(renderer *r, const memtap_event *ev)
 void renderer_run(renderer *r, const memtap_record *recs, size_t n,
                   uint32_t tid)
 {
-    for (size_t i = 0; i < n; i++)
+    int raw_only = r->opt.format == RENDER_MADT && r->opt.addrs == RENDER_RAW;
+    for (size_t i = 0; i < n; i++) {
+        if (raw_only && (i += raw_accesses(r, &recs[i], n - i)) == n)
+            break;
         render(r, &recs[i], tid);
+    }
 }

@@ -113,8 +113,8 @@ uint8_t *trace_run_pack(trace_packer *p, const trace_sites *sites,
     const trace_sites tabs = *sites;
     uint64_t *slots = p->slots;
     uint32_t prev_site = p->prev_site, entries = 0, recs = 0;
-    uint8_t *o = out + 5; /* mark, u32 entries */
-    const uint8_t *stop = limit - TRACE_ENTRY_MAX - 10; /* room for seal */
+    uint8_t *o = out + TRACE_RUN_FRAME; /* mark, u32 entries, u64 seq */
+    const uint8_t *stop = limit - TRACE_ENTRY_MAX;
     for (; x < end && o <= stop; x++) {
         uint32_t site = x->site, index;
         uint64_t addr = x->addr;
@@ -153,12 +153,11 @@ uint8_t *trace_run_pack(trace_packer *p, const trace_sites *sites,
     return o;
 }
 
-uint8_t *trace_run_seal(trace_packer *p, uint8_t *at, uint64_t first_seq,
-                        uint32_t records)
+void trace_run_seal(trace_packer *p, uint8_t *run, uint64_t first_seq,
+                    uint32_t records)
 {
-    at = put(at, zigzag(first_seq - p->prev.seq));
+    memcpy(run + 5, &first_seq, 8);
     p->prev.seq = first_seq + records - 1;
-    return at;
 }
 
 size_t trace_events_pack(const memtap_record *r, size_t n, uint8_t *out)
@@ -242,9 +241,10 @@ static const uint8_t *unpack_record(trace_packer *pk, uint8_t kind,
     return p;
 }
 
-/* The records of the site at index of tab (known valid) at addr. */
+/* The records of the site at index of tab (known valid) at addr, with
+ * sequence numbers from seq on. */
 static size_t expand_site(const trace_site_table *tab, uint32_t index,
-                          uint64_t addr0, memtap_record *out)
+                          uint64_t addr0, uint64_t seq, memtap_record *out)
 {
     const memtap_site *x = &tab->sites[index];
     size_t n = 0;
@@ -256,6 +256,7 @@ static size_t expand_site(const trace_site_table *tab, uint32_t index,
                 continue;
             memtap_record *r = &out[n++];
             memset(r, 0, sizeof *r);
+            r->seq = seq++;
             r->kind = store ? MEMTAP_EV_STORE : MEMTAP_EV_LOAD;
             r->pc = tab->bias + y->pc;
             r->addr = addr;
@@ -273,7 +274,7 @@ size_t trace_entry_expand(const trace_sites *s, const trace_entry *e,
     uint32_t index;
     if (!trace_site_records(s, e->site, &tab, &index))
         return 0;
-    return expand_site(tab, index, e->addr, out);
+    return expand_site(tab, index, e->addr, 0, out);
 }
 
 /* Reads the site and address delta of one entry of a run (trace.h): of
@@ -301,17 +302,22 @@ static inline const uint8_t *get_entry(trace_packer *pk, int next_form,
 }
 
 /* Expands one access run (after its mark) into out[*i..n); NULL when
- * malformed. */
+ * malformed.  A run of the first form has its sequence number last. */
 static const uint8_t *unpack_run(trace_packer *pk, const trace_sites *sites,
                                  int next_form, const uint8_t *p,
                                  const uint8_t *end, memtap_record *out,
                                  size_t *i, size_t n)
 {
     uint32_t entries;
-    if (end - p < 4)
+    uint64_t seq = 0;
+    if (end - p < (next_form ? 12 : 4))
         return NULL;
     memcpy(&entries, p, 4);
     p += 4;
+    if (next_form) {
+        memcpy(&seq, p, 8);
+        p += 8;
+    }
     size_t first = *i;
     for (uint32_t k = 0; k < entries; k++) {
         uint32_t site, index;
@@ -325,15 +331,19 @@ static const uint8_t *unpack_run(trace_packer *pk, const trace_sites *sites,
         pk->prev_site = site;
         uint64_t *slot = &pk->slots[site_slot(site)];
         *slot += unzigzag(daddr);
-        *i += expand_site(tab, index, *slot, &out[*i]);
+        *i += expand_site(tab, index, *slot, seq + (*i - first), &out[*i]);
     }
-    uint64_t dseq;
-    if (!entries || !(p = get(p, end, &dseq)))
+    if (!entries)
         return NULL;
-    uint64_t seq = pk->prev.seq + unzigzag(dseq);
-    for (size_t k = first; k < *i; k++)
-        out[k].seq = seq++;
-    pk->prev.seq = seq - 1;
+    if (!next_form) {
+        uint64_t dseq;
+        if (!(p = get(p, end, &dseq)))
+            return NULL;
+        seq = pk->prev.seq + unzigzag(dseq);
+        for (size_t k = first; k < *i; k++)
+            out[k].seq += seq;
+    }
+    pk->prev.seq = seq + (*i - first) - 1;
     return p;
 }
 

@@ -19,9 +19,9 @@
  * (trace.h). */
 #define TRACE_SITE_SLOTS 1024u
 /* The most bytes one entry of an access run takes, and a run's framing
- * (mark, entry count, sequence varint). */
+ * (mark, entry count, first sequence number). */
 #define TRACE_ENTRY_MAX 15u
-#define TRACE_RUN_FRAME 15u
+#define TRACE_RUN_FRAME 13u
 
 /* What packing carries from item to item inside one chunk; writer and
  * reader keep the same. */
@@ -124,10 +124,10 @@ uint8_t *trace_run_pack(trace_packer *p, const trace_sites *sites,
                         uint8_t *out, const uint8_t *limit,
                         uint32_t max_records, uint32_t *records);
 
-/* Ends the run packed before at: its records take sequence numbers from
- * first_seq on.  Returns the end of the run. */
-uint8_t *trace_run_seal(trace_packer *p, uint8_t *at, uint64_t first_seq,
-                        uint32_t records);
+/* Completes the run packed at run: its records take sequence numbers
+ * from first_seq on. */
+void trace_run_seal(trace_packer *p, uint8_t *run, uint64_t first_seq,
+                    uint32_t records);
 
 /* Packs n records into out (at least n * TRACE_PACKED_MAX bytes) as a
  * chunk of their own; returns the packed length. */

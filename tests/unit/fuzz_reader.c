@@ -151,9 +151,10 @@ static void seed_runs(doc *d)
     uint8_t *o = trace_pack_record(&pk, &m, packed);
     const trace_entry *at = e;
     uint32_t records = 0;
-    o = trace_run_pack(&pk, &sites, &at, e + 60, o, packed + sizeof packed,
+    uint8_t *run = o;
+    o = trace_run_pack(&pk, &sites, &at, e + 60, run, packed + sizeof packed,
                        1000, &records);
-    o = trace_run_seal(&pk, o, 301, records);
+    trace_run_seal(&pk, run, 301, records);
     add(d, MEMTAP_CHUNK_PACKED, 3, records + 1, packed,
         (size_t)(o - packed));
 }
