@@ -159,12 +159,32 @@ static void print_internal(renderer *r, const memtap_record *x, uint32_t tid)
  * at [n - 1]. */
 static const uint8_t seq_one[32] = { [15] = 1 };
 
-/* seq in decimal.  When it follows the last one and that one's last digit
- * is not 9 (nine lines in ten), its digits are the last one's with that
- * digit incremented, in one register: loaded and stored 16 bytes at a
+/* The digits (len of them, at most 16) of the number after the one in x:
+ * the last digit that is not 9 incremented, the 9s after it made 0s.
+ * 0 when all are 9s (the number grows a digit). */
+static inline int seq_next(__m128i x, size_t len, __m128i *next)
+{
+    unsigned nines = (unsigned)_mm_movemask_epi8(
+        _mm_cmpeq_epi8(x, _mm_set1_epi8('9')));
+    unsigned rest = ~nines & ((1u << len) - 1);
+    if (!rest)
+        return 0;
+    __m128i at = _mm_set1_epi8((char)(31 - __builtin_clz(rest)));
+    __m128i idx = _mm_setr_epi8(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12,
+                                13, 14, 15);
+    __m128i zeros = _mm_and_si128(_mm_cmpgt_epi8(idx, at),
+                                  _mm_cmpgt_epi8(_mm_set1_epi8((char)len), idx));
+    x = _mm_sub_epi8(x, _mm_and_si128(zeros, _mm_set1_epi8(9)));
+    *next = _mm_sub_epi8(x, _mm_cmpeq_epi8(idx, at)); /* -(-1): +1 */
+    return 1;
+}
+
+/* seq in decimal.  When it follows the last one, its digits are the last
+ * one's incremented, in one register: loaded and stored 16 bytes at a
  * time, so no load waits on byte stores before it (incrementing the
  * digits a byte at a time in memory, the next line's 16-byte load of them
- * stalled: a tenth of show --raw's samples). */
+ * stalled: a tenth of show --raw's samples; so did reloading put_u's
+ * digits at each carry). */
 static inline __attribute__((always_inline)) void
 put_seq(renderer *r, line *l, uint64_t seq)
 {
@@ -175,15 +195,17 @@ put_seq(renderer *r, line *l, uint64_t seq)
         __m128i one = _mm_loadu_si128(
             (const __m128i *)(seq_one + 16 - r->seq_len));
         __m128i x = _mm_add_epi8(r->seq_x, one);
-        if (!_mm_movemask_epi8(_mm_cmpeq_epi8(x, _mm_set1_epi8('9' + 1)))) {
-            r->seq_x = x;
-            _mm_storeu_si128((__m128i *)o, x);
-            r->seq = seq;
-            l->n += r->seq_len;
-            return;
-        }
+        if (_mm_movemask_epi8(_mm_cmpeq_epi8(x, _mm_set1_epi8('9' + 1))) &&
+            !seq_next(r->seq_x, r->seq_len, &x))
+            goto anew;
+        r->seq_x = x;
+        _mm_storeu_si128((__m128i *)o, x);
+        r->seq = seq;
+        l->n += r->seq_len;
+        return;
     }
-    char digits[24] = { 0 }; /* a carry, a jump, or more than 16 digits */
+anew:;
+    char digits[24] = { 0 }; /* a jump, 9s only, or more than 16 digits */
     line t = { .b = digits, .n = 0 };
     put_u(&t, seq); /* at most 20 digits */
     memcpy(&r->seq_x, digits, 16);
@@ -194,8 +216,8 @@ put_seq(renderer *r, line *l, uint64_t seq)
 }
 
 /* Starts an access line: "L#12:" (mark '#') or "L$12:" (mark '$'). */
-static inline void line_begin(renderer *r, line *l, uint8_t kind,
-                              char mark, uint64_t seq)
+static inline __attribute__((always_inline)) void
+line_begin(renderer *r, line *l, uint8_t kind, char mark, uint64_t seq)
 {
     line_open(&r->lines, l);
     l->b[0] = (char)kind;
