@@ -12,23 +12,14 @@
  * Internal events print as comment lines starting with '#'.
  */
 #include "render.h"
+#include "csv_rows.h"
 #include "line_buf.h"
-#include "sys/hash.h"
 
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define NAME_MAX_LEN LINE_NAME_MAX
-#define CSV_CODES 256u           /* instructions' CSV columns kept, by pc */
-#define CSV_KEPT 160u            /* longer columns are not kept */
-
-/* The code and line columns of an instruction in CSV (code_columns). */
-typedef struct csv_code {
-    uint64_t pc;
-    int valid;
-    char code[CSV_KEPT], line[CSV_KEPT];
-} csv_code;
 
 /* A heap block and its region's name (a string that stays). */
 typedef struct raw_region {
@@ -53,8 +44,7 @@ struct renderer {
     /* --raw: the heap blocks addresses were last found in, the latest
      * first, and their regions (until the next heap event) */
     raw_region raw[2];
-    csv_code *csv_codes;         /* CSV_CODES slots, direct-mapped (CSV
-                                    only; NULL: none kept) */
+    csv_rows *csv;               /* CSV only */
 };
 
 renderer *renderer_create(symbolizer *sym, const render_options *opt,
@@ -70,8 +60,12 @@ renderer *renderer_create(symbolizer *sym, const render_options *opt,
         free(r);
         return NULL;
     }
-    if (opt->format == RENDER_CSV)
-        r->csv_codes = calloc(CSV_CODES, sizeof *r->csv_codes);
+    if (opt->format == RENDER_CSV &&
+        !(r->csv = csv_rows_create(sym, r->names,
+                                   opt->addrs & RENDER_SYMBOLIC))) {
+        renderer_destroy(r);
+        return NULL;
+    }
     r->sym = sym;
     r->opt = *opt;
     return r;
@@ -95,7 +89,7 @@ void renderer_destroy(renderer *r)
         return;
     namer_destroy(r->names);
     line_buf_free(&r->lines);
-    free(r->csv_codes);
+    csv_rows_destroy(r->csv);
     free(r);
 }
 
@@ -447,124 +441,11 @@ static void print_lackey(renderer *r, const memtap_record *x)
     }
 }
 
-/* RFC 4180: quote a field holding a comma, quote or newline. */
-static void csv_field(FILE *o, const char *s)
-{
-    if (!strpbrk(s, ",\"\n")) {
-        fputs(s, o);
-        return;
-    }
-    fputc('"', o);
-    for (; *s; s++) {
-        if (*s == '"')
-            fputc('"', o);
-        fputc(*s, o);
-    }
-    fputc('"', o);
-}
-
-/* The code and line columns of the instruction at pc: kept ones, or made
- * in c and l (NAME_MAX_LEN bytes each, l empty when DWARF has no line). */
-static void code_columns(renderer *r, uint64_t pc, const char **code,
-                         const char **src, char *c, char *l)
-{
-    csv_code *k = r->csv_codes ? &r->csv_codes[fib_hash(pc, 8)] : NULL;
-    if (k && k->valid && k->pc == pc) {
-        *code = k->code;
-        *src = k->line;
-        return;
-    }
-    symbolizer_code(r->sym, pc, c, NAME_MAX_LEN);
-    if (!symbolizer_line(r->sym, pc, l, NAME_MAX_LEN))
-        l[0] = '\0';
-    *code = c;
-    *src = l;
-    size_t clen = strlen(c), llen = strlen(l);
-    if (k && clen < CSV_KEPT && llen < CSV_KEPT) {
-        memcpy(k->code, c, clen + 1);
-        memcpy(k->line, l, llen + 1);
-        k->pc = pc;
-        k->valid = 1;
-    }
-}
-_Static_assert(CSV_CODES == 1u << 8, "code_columns takes 8 bits");
-
-static int csv_plain(const char *s)
-{
-    return !strpbrk(s, ",\"\n");
-}
-
-static void print_csv(renderer *r, const memtap_record *x, uint32_t tid)
-{
-    char a[NAME_MAX_LEN], c[NAME_MAX_LEN], l[NAME_MAX_LEN];
-    const char *cols[4] = { a, "", "", "" }; /* data, region, code, line */
-    a[0] = '\0'; /* the buffers not cleared: 3 KB a line */
-    int symbolic = r->opt.addrs & RENDER_SYMBOLIC;
-    if (symbolic) {
-        if (x->addr && x->kind != MEMTAP_EV_MODULE_LOAD &&
-            x->kind != MEMTAP_EV_MODULE_UNLOAD &&
-            x->kind != MEMTAP_EV_THREAD_START)
-            cols[1] = namer_name_data(r->names, x->addr, a, sizeof a);
-        if (x->pc)
-            code_columns(r, x->pc, &cols[2], &cols[3], c, l);
-    }
-    size_t names = 0;
-    int plain = 1;
-    for (int i = 0; symbolic && i < 4; i++) {
-        names += strlen(cols[i]);
-        plain &= csv_plain(cols[i]);
-    }
-    if (plain && names + 256 <= LINE_MAX_LEN) { /* the usual: by hand */
-        line o;
-        line_open(&r->lines, &o);
-        put_u(&o, x->seq);
-        put_c(&o, ',');
-        put_u(&o, tid);
-        put_c(&o, ',');
-        put_c(&o, (char)x->kind);
-        put_lit(&o, ",0x");
-        put_x(&o, x->pc, 1);
-        put_lit(&o, ",0x");
-        put_x(&o, x->addr, 1);
-        put_c(&o, ',');
-        put_u(&o, x->size);
-        put_lit(&o, ",0x");
-        put_x(&o, x->addr2, 1);
-        put_c(&o, ',');
-        put_u(&o, x->aux);
-        put_c(&o, ',');
-        put_u(&o, x->count);
-        put_c(&o, ',');
-        put_u(&o, x->flags);
-        for (int i = 0; symbolic && i < 4; i++) {
-            put_c(&o, ',');
-            put_s(&o, cols[i]);
-        }
-        put_c(&o, '\n');
-        line_close(&r->lines, &o);
-        return;
-    }
-    FILE *o = stream(r); /* a field to quote, or names too long */
-    fprintf(o, "%" PRIu64 ",%u,%c,0x%" PRIx64 ",0x%" PRIx64 ",%" PRIu64
-               ",0x%" PRIx64 ",%" PRIu64 ",%u,%u",
-            x->seq, tid, x->kind, x->pc, x->addr, x->size, x->addr2,
-            x->aux, x->count, x->flags);
-    for (int i = 0; symbolic && i < 4; i++) {
-        fputc(',', o);
-        csv_field(o, cols[i]);
-    }
-    fputc('\n', o);
-}
-
 void renderer_begin(renderer *r)
 {
     if (r->opt.format != RENDER_CSV)
         return;
-    FILE *o = stream(r);
-    fputs("seq,tid,kind,pc,addr,size,addr2,aux,count,flags", o);
-    if (r->opt.addrs & RENDER_SYMBOLIC)
-        fputs(",data,region,code,line", o);
-    fputc('\n', o);
+    csv_rows_header(r->csv, stream(r));
 }
 
 void renderer_learn(renderer *r, const memtap_event *ev)
@@ -588,7 +469,7 @@ static void render(renderer *r, const memtap_record *x, uint32_t tid)
         print_lackey(r, x);
         return;
     case RENDER_CSV:
-        print_csv(r, x, tid);
+        csv_row(r->csv, &r->lines, x, tid);
         return;
     case RENDER_MADT:
         break;
