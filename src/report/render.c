@@ -273,16 +273,6 @@ static int is_load_store(uint8_t kind)
     return kind == MEMTAP_EV_LOAD || kind == MEMTAP_EV_STORE;
 }
 
-/* The raw lines of the loads and stores from x on, in one loop (most of
- * a trace, and of show --raw's time): how many. */
-static size_t raw_accesses(renderer *r, const memtap_record *x, size_t n)
-{
-    size_t i = 0;
-    for (; i < n && is_load_store(x[i].kind); i++)
-        raw_access(r, &x[i]);
-    return i;
-}
-
 static void print_raw(renderer *r, const memtap_record *x)
 {
     if (is_load_store(x->kind)) {
@@ -332,34 +322,42 @@ static const char *block_at(renderer *r, uint64_t addr, char *buf,
     return buf;
 }
 
+/* The symbolic line of a load or store. */
+static inline __attribute__((always_inline)) void
+symbolic_access(renderer *r, const memtap_record *x)
+{
+    char a[NAME_MAX_LEN], c[NAME_MAX_LEN];
+    uint64_t off;
+    size_t blen, clen;
+    const char *region;
+    const char *blk = namer_heap_name(r->names, x->addr, &off, &region, a,
+                                      sizeof a, &blen);
+    if (!blk)
+        region = namer_name_static(r->names, x->addr, a, sizeof a);
+    line l; /* "L$12:<malloc0013@f+45>+8, [heap], g+73" */
+    line_begin(r, &l, x->kind, '$', x->seq);
+    if (blk) {
+        put_n(&l, blk, blen);
+        put_c(&l, '+');
+        put_u(&l, off);
+    } else {
+        put_s(&l, a);
+    }
+    put_lit(&l, ", ");
+    put_s(&l, region);
+    put_lit(&l, ", ");
+    const char *code = namer_code(r->names, x->pc, c, sizeof c, &clen);
+    put_n(&l, code, clen);
+    put_c(&l, '\n');
+    line_close(&r->lines, &l);
+}
+
 static void print_symbolic(renderer *r, const memtap_record *x,
                            const heap_block *old, int had_old)
 {
     char a[NAME_MAX_LEN], b[NAME_MAX_LEN], c[NAME_MAX_LEN];
-    if (x->kind == MEMTAP_EV_LOAD || x->kind == MEMTAP_EV_STORE) {
-        uint64_t off;
-        size_t blen, clen;
-        const char *region;
-        const char *blk = namer_heap_name(r->names, x->addr, &off, &region, a,
-                                          sizeof a, &blen);
-        if (!blk)
-            region = namer_name_static(r->names, x->addr, a, sizeof a);
-        line l; /* "L$12:<malloc0013@f+45>+8, [heap], g+73" */
-        line_begin(r, &l, x->kind, '$', x->seq);
-        if (blk) {
-            put_n(&l, blk, blen);
-            put_c(&l, '+');
-            put_u(&l, off);
-        } else {
-            put_s(&l, a);
-        }
-        put_lit(&l, ", ");
-        put_s(&l, region);
-        put_lit(&l, ", ");
-        const char *code = namer_code(r->names, x->pc, c, sizeof c, &clen);
-        put_n(&l, code, clen);
-        put_c(&l, '\n');
-        line_close(&r->lines, &l);
+    if (is_load_store(x->kind)) {
+        symbolic_access(r, x);
         return;
     }
     FILE *o = stream(r);
@@ -417,6 +415,11 @@ static void print_symbolic(renderer *r, const memtap_record *x,
     }
 }
 
+static inline void lackey_access(renderer *r, const memtap_record *x)
+{
+    lackey_line(&r->lines, (char)x->kind, x->addr, x->size);
+}
+
 /* Lackey: " L addr,size" / " S addr,size"; block events as one line per
  * side with their whole length (Lackey would list each access). */
 static void print_lackey(renderer *r, const memtap_record *x)
@@ -424,7 +427,7 @@ static void print_lackey(renderer *r, const memtap_record *x)
     switch (x->kind) {
     case MEMTAP_EV_LOAD:
     case MEMTAP_EV_STORE:
-        lackey_line(&r->lines, (char)x->kind, x->addr, x->size);
+        lackey_access(r, x);
         break;
     case MEMTAP_EV_COPY:
         lackey_line(&r->lines, 'L', x->addr2, x->size);
@@ -489,12 +492,30 @@ void renderer_event(renderer *r, const memtap_event *ev)
     render(r, &ev->rec, ev->tid);
 }
 
+/* The lines of the loads and stores from x on (most of a trace, and of
+ * show's time), in a loop of one form's lines: how many. */
+static size_t access_lines(renderer *r, const memtap_record *x, size_t n)
+{
+    size_t i = 0;
+#define EACH_ACCESS(line) \
+    for (; i < n && is_load_store(x[i].kind); i++) \
+        line(r, &x[i])
+    if (r->opt.format == RENDER_LACKEY)
+        EACH_ACCESS(lackey_access);
+    else if (r->opt.format == RENDER_MADT && r->opt.addrs == RENDER_RAW)
+        EACH_ACCESS(raw_access);
+    else if (r->opt.format == RENDER_MADT &&
+             r->opt.addrs == RENDER_SYMBOLIC && r->sym)
+        EACH_ACCESS(symbolic_access);
+#undef EACH_ACCESS
+    return i;
+}
+
 void renderer_run(renderer *r, const memtap_record *recs, size_t n,
                   uint32_t tid)
 {
-    int raw_only = r->opt.format == RENDER_MADT && r->opt.addrs == RENDER_RAW;
     for (size_t i = 0; i < n; i++) {
-        if (raw_only && (i += raw_accesses(r, &recs[i], n - i)) == n)
+        if ((i += access_lines(r, &recs[i], n - i)) == n)
             break;
         render(r, &recs[i], tid);
     }

@@ -112,7 +112,9 @@ uint8_t *trace_run_pack(trace_packer *p, const trace_sites *sites,
     const trace_entry *x = *e;
     const trace_sites tabs = *sites;
     uint64_t *slots = p->slots;
+    uint32_t *nexts = p->next;
     uint32_t prev_site = p->prev_site, entries = 0, recs = 0;
+    uint32_t prev_slot = site_slot(prev_site);
     uint8_t *o = out + TRACE_RUN_FRAME; /* mark, u32 entries, u64 seq */
     const uint8_t *stop = limit - TRACE_ENTRY_MAX;
     for (; x < end && o <= stop; x++) {
@@ -126,14 +128,14 @@ uint8_t *trace_run_pack(trace_packer *p, const trace_sites *sites,
             break;
         recs += k;
         entries++;
-        uint32_t *next = &p->next[site_slot(prev_site)];
-        uint32_t guess = *next;
-        *next = site;
+        uint32_t guess = nexts[prev_slot];
+        nexts[prev_slot] = site;
         prev_site = site;
-        uint64_t *slot = &slots[site_slot(site)];
-        uint64_t daddr = zigzag(addr - *slot);
-        *slot = addr;
-        if (site == guess && daddr < 0x40) { /* the usual: one byte */
+        prev_slot = site_slot(site);
+        uint64_t daddr = zigzag(addr - slots[prev_slot]);
+        slots[prev_slot] = addr;
+        /* the usual, the site guessed and a small delta: one byte */
+        if ((daddr | (uint64_t)(site ^ guess) << 32) < 0x40) {
             *o++ = (uint8_t)(daddr << 1 | 1);
         } else if (site == guess && daddr >> 63 == 0) {
             o = put(o, daddr << 1 | 1);
