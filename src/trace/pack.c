@@ -350,20 +350,27 @@ static const uint8_t *unpack_run(trace_packer *pk, const trace_sites *sites,
 }
 
 int trace_events_unpack(const uint8_t *in, size_t len, memtap_record *out,
-                        size_t n, const trace_sites *sites)
+                        size_t n, const trace_sites *sites, int *ordered)
 {
     const uint8_t *p = in, *end = in + len;
     trace_packer pk;
     trace_packer_reset(&pk);
     size_t i = 0;
+    int rising = 1; /* a run's numbers rise unless they wrap around */
     while (i < n && p && p < end) {
         uint8_t kind = *p++;
+        size_t first = i;
         if (kind == MEMTAP_RUN_MARK || kind == MEMTAP_RUN_MARK_NEXT)
             p = unpack_run(&pk, sites, kind == MEMTAP_RUN_MARK_NEXT, p, end,
                            out, &i, n);
         else
             p = unpack_record(&pk, kind, p, end, &out[i++]);
+        if (p && ((first && out[first].seq <= out[first - 1].seq) ||
+                  out[i - 1].seq < out[first].seq))
+            rising = 0;
     }
+    if (ordered)
+        *ordered = rising;
     return p == end && i == n ? 0 : -1;
 }
 

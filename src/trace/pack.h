@@ -135,8 +135,9 @@ size_t trace_events_pack(const memtap_record *r, size_t n, uint8_t *out);
 
 /* Unpacks exactly n records from in[0..len), access runs expanded through
  * sites (NULL: a run is an error); 0, or -1 when the bytes are not n
- * well-formed records. */
+ * well-formed records.  *ordered (when not NULL) says whether their
+ * sequence numbers rise from each record to the next. */
 int trace_events_unpack(const uint8_t *in, size_t len, memtap_record *out,
-                        size_t n, const trace_sites *sites);
+                        size_t n, const trace_sites *sites, int *ordered);
 
 #endif

@@ -38,6 +38,7 @@ typedef struct cursor {
     size_t nchunks, cap, next;
     memtap_record *recs;
     size_t nrecs, pos, recs_cap;
+    int ordered;        /* recs' sequence numbers rise from each to the next */
     uint64_t last_seq;  /* of the record this cursor returned last */
     int returned;       /* whether it returned one since the rewind */
 } cursor;
@@ -594,10 +595,12 @@ const char *memtap_trace_info(const memtap_trace *t, const char *key)
     return found;
 }
 
-/* Decodes an event chunk's records into out (room for r->count). */
+/* Decodes an event chunk's records into out (room for r->count);
+ * *ordered: whether their sequence numbers rise from each to the next. */
 static int load_records(memtap_trace *t, const chunk_ref *r,
-                        memtap_record *out)
+                        memtap_record *out, int *ordered)
 {
+    *ordered = 0;
     if (r->type == MEMTAP_CHUNK_EVENTS)
         return load_payload(t, r->payload, r->stored, out, r->raw);
     if (!t->records_filled) {
@@ -608,7 +611,7 @@ static int load_records(memtap_trace *t, const chunk_ref *r,
     if (!rc)
         rc = load_payload(t, r->payload, r->stored, t->packed, r->raw);
     if (!rc && trace_events_unpack(t->packed, r->raw, out, r->count,
-                                   &t->sites) != 0)
+                                   &t->sites, ordered) != 0)
         rc = MEMTAP_E_CORRUPT;
     return rc;
 }
@@ -648,7 +651,7 @@ static int cursor_fill(memtap_trace *t, cursor *c)
         int rc = cursor_reserve(t, c, (size_t)r->count + 1);
         if (rc)
             return rc;
-        rc = load_records(t, r, c->recs);
+        rc = load_records(t, r, c->recs, &c->ordered);
         if (rc == MEMTAP_E_CORRUPT) {
             t->health.corrupt_chunks++;
             continue;
@@ -770,6 +773,29 @@ int memtap_trace_next(memtap_trace *t, memtap_event *ev)
     return rc < 0 ? rc : 0;
 }
 
+/* How many of r[0..n) from the first on come before the other threads'
+ * next record at seq limit (ties: when first) and after each other. */
+static size_t run_length(const memtap_record *r, size_t n, int ordered,
+                         uint64_t limit, int first)
+{
+    if (!ordered) {
+        size_t k = 1;
+        while (k < n && r[k].seq > r[k - 1].seq &&
+               (r[k].seq < limit || (r[k].seq == limit && first)))
+            k++;
+        return k;
+    }
+    size_t lo = 1, hi = n; /* rising: the first one past limit, halving */
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (r[mid].seq < limit || (r[mid].seq == limit && first))
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
 int memtap_trace_next_run(memtap_trace *t, const memtap_record **recs,
                           uint32_t *tid, size_t max)
 {
@@ -788,11 +814,9 @@ int memtap_trace_next_run(memtap_trace *t, const memtap_record **recs,
                 o = &t->cursors[t->heap[k]];
         uint64_t limit = o ? o->recs[o->pos].seq : UINT64_MAX;
         const memtap_record *r = &c->recs[c->pos];
-        size_t n = 1, room = c->nrecs - c->pos;
-        while (n < max && n < room && r[n].seq > r[n - 1].seq &&
-               (r[n].seq < limit ||
-                (o && r[n].seq == limit && c->tid < o->tid)))
-            n++;
+        size_t room = c->nrecs - c->pos;
+        size_t n = run_length(r, room < max ? room : max, c->ordered, limit,
+                              o && c->tid < o->tid);
         *recs = r;
         *tid = c->tid;
         c->last_seq = r[n - 1].seq;

@@ -383,13 +383,16 @@ static void test_packing(void)
     size_t len = trace_events_pack(r, 6, packed);
     CHECK(len > 0 && len <= sizeof packed);
     memtap_record back[6];
-    CHECK(trace_events_unpack(packed, len, back, 6, NULL) == 0);
+    int ordered = 1;
+    CHECK(trace_events_unpack(packed, len, back, 6, NULL, &ordered) == 0);
     CHECK(memcmp(back, r, sizeof r) == 0);
-    CHECK(trace_events_unpack(packed, len - 1, back, 6, NULL) != 0); /* short */
-    CHECK(trace_events_unpack(packed, len, back, 5, NULL) != 0);     /* extra */
-    CHECK(trace_events_unpack(packed, len, back, 7, NULL) != 0); /* missing */
+    CHECK(!ordered); /* r[4] after r[3]'s largest seq */
+    /* short, one record too many, one missing */
+    CHECK(trace_events_unpack(packed, len - 1, back, 6, NULL, NULL) != 0);
+    CHECK(trace_events_unpack(packed, len, back, 5, NULL, NULL) != 0);
+    CHECK(trace_events_unpack(packed, len, back, 7, NULL, NULL) != 0);
     uint8_t bad[3] = { 'L', 0x80, 0xff };                      /* bad flags */
-    CHECK(trace_events_unpack(bad, sizeof bad, back, 1, NULL) != 0);
+    CHECK(trace_events_unpack(bad, sizeof bad, back, 1, NULL, NULL) != 0);
 }
 
 /* Two modules' sites: tag 0 a load leading two elided sites (a store
@@ -491,13 +494,14 @@ static void test_access_runs(void)
     want[nwant] = rec(seq++, 'F');
     o = trace_pack_record(&pk, &want[nwant++], o);
     size_t len = (size_t)(o - packed);
-    CHECK(trace_events_unpack(packed, len, back, nwant, &ts) == 0);
-    CHECK(memcmp(back, want, nwant * sizeof *want) == 0);
-    CHECK(trace_events_unpack(packed, len, back, nwant, NULL) != 0);
+    int ordered = 0;
+    CHECK(trace_events_unpack(packed, len, back, nwant, &ts, &ordered) == 0);
+    CHECK(memcmp(back, want, nwant * sizeof *want) == 0 && ordered);
+    CHECK(trace_events_unpack(packed, len, back, nwant, NULL, NULL) != 0);
     trace_sites one = { tabs, 1 };                          /* no tag 1 */
-    CHECK(trace_events_unpack(packed, len, back, nwant, &one) != 0);
-    CHECK(trace_events_unpack(packed, len - 1, back, nwant, &ts) != 0);
-    CHECK(trace_events_unpack(packed, len, back, nwant - 1, &ts) != 0);
+    CHECK(trace_events_unpack(packed, len, back, nwant, &one, NULL) != 0);
+    CHECK(trace_events_unpack(packed, len - 1, back, nwant, &ts, NULL) != 0);
+    CHECK(trace_events_unpack(packed, len, back, nwant - 1, &ts, NULL) != 0);
 
     /* the writer's per-site record counts pack the same bytes */
     uint8_t rec0[6], rec1[1];
@@ -572,7 +576,8 @@ static void test_run_forms(void)
     for (int i = 0; i < 3; i++)
         n += expand(&e4[i], &seq, &want[n]);
     CHECK_EQ_U64(n, 6);
-    CHECK(trace_events_unpack(next_form, sizeof next_form, back, n, &ts) == 0);
+    CHECK(trace_events_unpack(next_form, sizeof next_form, back, n, &ts,
+                              NULL) == 0);
     CHECK(memcmp(back, want, n * sizeof *want) == 0);
 
     /* the writer writes exactly those bytes */
@@ -592,7 +597,8 @@ static void test_run_forms(void)
     for (int i = 0; i < 3; i++)
         n += expand(&e3[i], &seq, &want[n]);
     CHECK_EQ_U64(n, 5);
-    CHECK(trace_events_unpack(first_form, sizeof first_form, back, n, &ts) == 0);
+    CHECK(trace_events_unpack(first_form, sizeof first_form, back, n, &ts,
+                              NULL) == 0);
     CHECK(memcmp(back, want, n * sizeof *want) == 0);
 }
 
