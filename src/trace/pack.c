@@ -103,6 +103,28 @@ static inline uint32_t site_records(const trace_sites *s, uint32_t site,
     return trace_site_records(s, site, tab, index);
 }
 
+/* The records bytes of the tag of the last site looked up (most entries
+ * in a row name sites of one module). */
+typedef struct records_cache {
+    uint32_t tag, nsites;
+    const uint8_t *bytes;
+} records_cache;
+
+/* site_records() of site, through and into the cache. */
+static inline uint32_t cached_records(records_cache *c, const trace_sites *s,
+                                      uint32_t site)
+{
+    uint32_t index = site & ((1u << MEMTAP_SITE_BITS) - 1);
+    if (site >> MEMTAP_SITE_BITS == c->tag && index < c->nsites)
+        return c->bytes[index];
+    const trace_site_table *tab;
+    uint32_t k = site_records(s, site, &tab, &index);
+    if (k && tab->records)
+        *c = (records_cache){ site >> MEMTAP_SITE_BITS, tab->nsites,
+                              tab->records };
+    return k;
+}
+
 uint8_t *trace_run_pack(trace_packer *p, const trace_sites *sites,
                         const trace_entry **e, const trace_entry *end,
                         uint8_t *out, const uint8_t *limit,
@@ -117,11 +139,11 @@ uint8_t *trace_run_pack(trace_packer *p, const trace_sites *sites,
     uint32_t prev_slot = site_slot(prev_site);
     uint8_t *o = out + TRACE_RUN_FRAME; /* mark, u32 entries, u64 seq */
     const uint8_t *stop = limit - TRACE_ENTRY_MAX;
+    records_cache cache = { UINT32_MAX, 0, NULL };
     for (; x < end && o <= stop; x++) {
-        uint32_t site = x->site, index;
+        uint32_t site = x->site;
         uint64_t addr = x->addr;
-        const trace_site_table *tab;
-        uint32_t k = site_records(&tabs, site, &tab, &index);
+        uint32_t k = cached_records(&cache, &tabs, site);
         if (!k)
             continue;
         if (recs + k > max_records)
