@@ -184,13 +184,14 @@ enum memtap_chunk_type {
  *   entry = varint zigzag(site - previous site)  varint d
  *
  * A loop's sites follow each other the same way each time, so most
- * entries are one byte (d < 64).  Each entry stands
- * for the site's load record and then its store record (one or both), all
- * with pc = bias + site pc, the site's size and count, and then for its
- * followers' records (see memtap_site); the run's records
- * take consecutive sequence numbers from the first (format 3: the varint
- * is zigzag(first - previous record's seq)).  Records and runs of a chunk share the previous seq; the record
- * fields pc/addr/aux continue from the last *record*.
+ * entries are one byte (d < 64).  Each entry stands for the site's load
+ * record and then its store record (one or both), all with pc = bias +
+ * site pc, the site's size and count, and then for its followers'
+ * records (see memtap_site); the run's records take consecutive sequence
+ * numbers from the first (format 3: the varint is zigzag(first -
+ * previous record's seq)).  Records and runs of a chunk share the
+ * previous seq; the record fields pc/addr/aux continue from the last
+ * *record*.
  *
  * Order.  Sequence numbers come from one counter in the process, taken
  * once per record, or once per run for all its records (never once per

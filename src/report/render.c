@@ -166,8 +166,9 @@ static inline int seq_next(__m128i x, size_t len, __m128i *next)
     __m128i at = _mm_set1_epi8((char)(31 - __builtin_clz(rest)));
     __m128i idx = _mm_setr_epi8(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12,
                                 13, 14, 15);
+    __m128i end = _mm_set1_epi8((char)len);
     __m128i zeros = _mm_and_si128(_mm_cmpgt_epi8(idx, at),
-                                  _mm_cmpgt_epi8(_mm_set1_epi8((char)len), idx));
+                                  _mm_cmpgt_epi8(end, idx));
     x = _mm_sub_epi8(x, _mm_and_si128(zeros, _mm_set1_epi8(9)));
     *next = _mm_sub_epi8(x, _mm_cmpeq_epi8(idx, at)); /* -(-1): +1 */
     return 1;
@@ -250,7 +251,6 @@ static inline void put_region(renderer *r, line *l, uint64_t addr)
         find_region(r, addr);
     put_n(l, r->raw[0].name, r->raw[0].len);
 }
-
 
 /* The raw line of a load or store. */
 static inline __attribute__((always_inline)) void
