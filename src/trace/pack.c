@@ -156,9 +156,14 @@ uint8_t *trace_run_pack(trace_packer *p, const trace_sites *sites,
         prev_slot = site_slot(site);
         uint64_t daddr = zigzag(addr - slots[prev_slot]);
         slots[prev_slot] = addr;
-        /* the usual, the site guessed and a small delta: one byte */
+        /* the usual, the site guessed and a small delta: one byte (or
+         * two) */
         if ((daddr | (uint64_t)(site ^ guess) << 32) < 0x40) {
             *o++ = (uint8_t)(daddr << 1 | 1);
+        } else if ((daddr | (uint64_t)(site ^ guess) << 32) < 0x2000) {
+            o[0] = (uint8_t)(daddr << 1 | 0x81);
+            o[1] = (uint8_t)(daddr >> 6);
+            o += 2;
         } else if (site == guess && daddr >> 63 == 0) {
             o = put(o, daddr << 1 | 1);
         } else {
