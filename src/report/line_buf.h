@@ -78,17 +78,14 @@ static inline void put_mem(line *l, const char *s, size_t len)
 /* put_n of a name longer than 32 bytes (see line_buf.c). */
 void put_n_long(line *l, const char *s, size_t len);
 
-/* A name whose length is known.  Up to 32 bytes, two copies of a fixed
- * size that overlap as needed (each one load and one store, none past
- * the name's end); longer ones by libc's memcpy. */
-static inline void put_n(line *l, const char *s, size_t len)
+/* len bytes of s at d; returns the end.  Up to 32 bytes, two copies of a
+ * fixed size that overlap as needed (each one load and one store, none
+ * past the name's end); longer ones by libc's memcpy. */
+static inline char *copy_at(char *d, const char *s, size_t len)
 {
-    if (len > 32 || len > LINE_MAX_LEN - l->n) {
-        put_n_long(l, s, len);
-        return;
-    }
-    char *d = l->b + l->n;
-    if (len >= 16) {
+    if (len > 32)
+        memcpy(d, s, len);
+    else if (len >= 16) {
         memcpy(d, s, 16);
         memcpy(d + len - 16, s + len - 16, 16);
     } else if (len >= 8) {
@@ -101,7 +98,18 @@ static inline void put_n(line *l, const char *s, size_t len)
         for (size_t i = 0; i < len; i++)
             d[i] = s[i];
     }
-    l->n += len;
+    return d + len;
+}
+
+/* A name whose length is known (copy_at; longer than 32 bytes, see
+ * put_n_long). */
+static inline void put_n(line *l, const char *s, size_t len)
+{
+    if (len > 32 || len > LINE_MAX_LEN - l->n) {
+        put_n_long(l, s, len);
+        return;
+    }
+    l->n = (size_t)(copy_at(l->b + l->n, s, len) - l->b);
 }
 
 static inline void put_s(line *l, const char *s)
@@ -131,16 +139,15 @@ static inline void put_u(line *l, uint64_t v)
     }
 }
 
-/* v in lowercase hex, at least `digits` digits (at most 16): its
+/* v in lowercase hex at p, at least `digits` digits (at most 16): its
  * nibbles spread to bytes and made digits in an SSE2 register, the last
- * n taken as two words and stored whole (16 bytes of room). */
-static inline void put_x(line *l, uint64_t v, int digits)
+ * n taken as two words and stored whole (16 bytes of room).  Returns the
+ * end. */
+static inline char *hex_at(char *p, uint64_t v, int digits)
 {
     int n = v ? (67 - __builtin_clzll(v)) / 4 : 1;
     if (n < digits)
         n = digits;
-    if (l->n + 16 > LINE_MAX_LEN)
-        return;
     __m128i x = _mm_cvtsi64_si128((long long)__builtin_bswap64(v));
     __m128i low4 = _mm_set1_epi8(0x0f);
     __m128i nib = _mm_unpacklo_epi8(_mm_and_si128(_mm_srli_epi16(x, 4), low4),
@@ -150,7 +157,6 @@ static inline void put_x(line *l, uint64_t v, int digits)
     __m128i text = _mm_add_epi8(_mm_add_epi8(nib, _mm_set1_epi8('0')), letter);
     uint64_t hi = (uint64_t)_mm_cvtsi128_si64(text);
     uint64_t lo = (uint64_t)_mm_cvtsi128_si64(_mm_unpackhi_epi64(text, text));
-    char *p = l->b + l->n;
     if (n > 8) {
         hi >>= 8 * (16 - n); /* its last n - 8 digits */
         memcpy(p, &hi, 8);
@@ -159,7 +165,15 @@ static inline void put_x(line *l, uint64_t v, int digits)
         lo >>= 8 * (8 - n);
         memcpy(p, &lo, 8);
     }
-    l->n += (size_t)n;
+    return p + n;
+}
+
+/* v in lowercase hex, at least `digits` digits (at most 16). */
+static inline void put_x(line *l, uint64_t v, int digits)
+{
+    if (l->n + 16 > LINE_MAX_LEN)
+        return;
+    l->n = (size_t)(hex_at(l->b + l->n, v, digits) - l->b);
 }
 
 /* One of Valgrind Lackey's data lines, " L 0804a010,4" (kind L, S or

@@ -174,18 +174,16 @@ static inline int seq_next(__m128i x, size_t len, __m128i *next)
     return 1;
 }
 
-/* seq in decimal.  When it follows the last one, its digits are the last
+/* seq in decimal at o (24 bytes of room); returns the end.  When it
+ * follows the last one, its digits are the last
  * one's incremented, in one register: loaded and stored 16 bytes at a
  * time, so no load waits on byte stores before it (incrementing the
  * digits a byte at a time in memory, the next line's 16-byte load of them
  * stalled: a tenth of show --raw's samples; so did reloading put_u's
  * digits at each carry). */
-static inline __attribute__((always_inline)) void
-put_seq(renderer *r, line *l, uint64_t seq)
+static inline __attribute__((always_inline)) char *
+seq_at(renderer *r, char *o, uint64_t seq)
 {
-    if (l->n + 24 > LINE_MAX_LEN)
-        return;
-    char *o = l->b + l->n;
     if (seq == r->seq + 1 && r->seq_len - 1 < 16) {
         __m128i one = _mm_loadu_si128(
             (const __m128i *)(seq_one + 16 - r->seq_len));
@@ -196,8 +194,7 @@ put_seq(renderer *r, line *l, uint64_t seq)
         r->seq_x = x;
         _mm_storeu_si128((__m128i *)o, x);
         r->seq = seq;
-        l->n += r->seq_len;
-        return;
+        return o + r->seq_len;
     }
 anew:;
     char digits[24] = { 0 }; /* a jump, 9s only, or more than 16 digits */
@@ -207,7 +204,7 @@ anew:;
     memcpy(o, digits, sizeof digits);
     r->seq_len = t.n;
     r->seq = seq;
-    l->n += r->seq_len;
+    return o + r->seq_len;
 }
 
 /* Starts an access line: "L#12:" (mark '#') or "L$12:" (mark '$'). */
@@ -217,9 +214,9 @@ line_begin(renderer *r, line *l, uint8_t kind, char mark, uint64_t seq)
     line_open(&r->lines, l);
     l->b[0] = (char)kind;
     l->b[1] = mark;
-    l->n = 2;
-    put_seq(r, l, seq);
-    put_c(l, ':');
+    char *o = seq_at(r, l->b + 2, seq);
+    *o++ = ':';
+    l->n = (size_t)(o - l->b);
 }
 
 static int in_region(const raw_region *g, uint64_t addr)
@@ -244,27 +241,37 @@ static __attribute__((noinline)) void find_region(renderer *r, uint64_t addr)
     r->raw[0] = g;
 }
 
-/* The region of addr: the last one while addr is in its heap block. */
-static inline void put_region(renderer *r, line *l, uint64_t addr)
+/* The name of addr's region at o (at most LINE_NAME_MAX bytes of it):
+ * the last one while addr is in its heap block.  Returns the end. */
+static inline char *region_at(renderer *r, char *o, uint64_t addr)
 {
     if (!in_region(&r->raw[0], addr))
         find_region(r, addr);
-    put_n(l, r->raw[0].name, r->raw[0].len);
+    size_t len = r->raw[0].len;
+    return copy_at(o, r->raw[0].name, len < LINE_NAME_MAX ? len : LINE_NAME_MAX);
 }
 
-/* The raw line of a load or store. */
+/* The raw line of a load or store, "L#12:0x55d0c0a012a8, [heap],
+ * 0x55d0c09ff1b7": at most 68 bytes and a region's name, so written with
+ * no look at the room a line has (LINE_MAX_LEN). */
 static inline __attribute__((always_inline)) void
 raw_access(renderer *r, const memtap_record *x)
 {
-    line l; /* "L#12:0x55d0c0a012a8, [heap], 0x55d0c09ff1b7" */
-    line_begin(r, &l, x->kind, '#', x->seq);
-    put_lit(&l, "0x");
-    put_x(&l, x->addr, 1);
-    put_lit(&l, ", ");
-    put_region(r, &l, x->addr);
-    put_lit(&l, ", 0x");
-    put_x(&l, x->pc, 1);
-    put_c(&l, '\n');
+    _Static_assert(68 + LINE_NAME_MAX <= LINE_MAX_LEN, "a raw line fits");
+    line l;
+    line_open(&r->lines, &l);
+    char *o = l.b;
+    o[0] = (char)x->kind;
+    o[1] = '#';
+    o = seq_at(r, o + 2, x->seq);
+    memcpy(o, ":0x", 3);
+    o = hex_at(o + 3, x->addr, 1);
+    memcpy(o, ", ", 2);
+    o = region_at(r, o + 2, x->addr);
+    memcpy(o, ", 0x", 4);
+    o = hex_at(o + 4, x->pc, 1);
+    *o++ = '\n';
+    l.n = (size_t)(o - l.b);
     line_close(&r->lines, &l);
 }
 
