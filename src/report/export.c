@@ -41,12 +41,14 @@ static void din_line(exporter *x, char label, uint64_t addr, uint64_t size)
 {
     line l;
     line_open(&x->lines, &l);
-    put_c(&l, label);
-    put_c(&l, ' ');
-    put_x(&l, addr, 1);
-    put_c(&l, ' ');
-    put_x(&l, size, 1);
-    put_c(&l, '\n');
+    char *o = l.b; /* at most 36 bytes: no look at the room */
+    o[0] = label;
+    o[1] = ' ';
+    o = hex_at(o + 2, addr, 1);
+    *o++ = ' ';
+    o = hex_at(o, size, 1);
+    *o++ = '\n';
+    l.n = (size_t)(o - l.b);
     line_close(&x->lines, &l);
 }
 

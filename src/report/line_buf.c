@@ -37,24 +37,33 @@ void line_buf_free(line_buf *w)
 /* Out of line, so that the copy is libc's memcpy: for a copy it knows is
  * bounded GCC inlines a string instruction, slow to start on short names
  * (a sixth of show's time). */
+char *copy_long(char *d, const char *s, size_t len)
+{
+    memcpy(d, s, len);
+    return d + len;
+}
+
 void put_n_long(line *l, const char *s, size_t len)
 {
     if (len > LINE_MAX_LEN - l->n)
         len = LINE_MAX_LEN - l->n;
-    memcpy(l->b + l->n, s, len);
-    l->n += len;
+    l->n = (size_t)(copy_long(l->b + l->n, s, len) - l->b);
 }
 
+/* " L 0804a010,4\n": at most 41 bytes, written with no look at the room
+ * a line has. */
 void lackey_line(line_buf *w, char kind, uint64_t addr, uint64_t size)
 {
     line l;
     line_open(w, &l);
-    put_c(&l, ' ');
-    put_c(&l, kind);
-    put_c(&l, ' ');
-    put_x(&l, addr, 8);
-    put_c(&l, ',');
-    put_u(&l, size);
-    put_c(&l, '\n');
+    char *o = l.b;
+    o[0] = ' ';
+    o[1] = kind;
+    o[2] = ' ';
+    o = hex_at(o + 3, addr, 8);
+    *o++ = ',';
+    o = dec_at(o, size);
+    *o++ = '\n';
+    l.n = (size_t)(o - l.b);
     line_close(w, &l);
 }

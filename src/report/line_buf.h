@@ -75,8 +75,10 @@ static inline void put_mem(line *l, const char *s, size_t len)
 /* A string literal: its length known here, its copy inlined. */
 #define put_lit(l, s) put_mem(l, s, sizeof s - 1)
 
-/* put_n of a name longer than 32 bytes (see line_buf.c). */
+/* put_n of a name that does not fit (see line_buf.c). */
 void put_n_long(line *l, const char *s, size_t len);
+/* copy_at of more than 32 bytes (see line_buf.c). */
+char *copy_long(char *d, const char *s, size_t len);
 
 /* len bytes of s at d; returns the end.  Up to 32 bytes, two copies of a
  * fixed size that overlap as needed (each one load and one store, none
@@ -84,8 +86,8 @@ void put_n_long(line *l, const char *s, size_t len);
 static inline char *copy_at(char *d, const char *s, size_t len)
 {
     if (len > 32)
-        memcpy(d, s, len);
-    else if (len >= 16) {
+        return copy_long(d, s, len);
+    if (len >= 16) {
         memcpy(d, s, 16);
         memcpy(d + len - 16, s + len - 16, 16);
     } else if (len >= 8) {
@@ -101,15 +103,21 @@ static inline char *copy_at(char *d, const char *s, size_t len)
     return d + len;
 }
 
-/* A name whose length is known (copy_at; longer than 32 bytes, see
- * put_n_long). */
+/* A name whose length is known. */
 static inline void put_n(line *l, const char *s, size_t len)
 {
-    if (len > 32 || len > LINE_MAX_LEN - l->n) {
+    if (len > LINE_MAX_LEN - l->n) {
         put_n_long(l, s, len);
         return;
     }
     l->n = (size_t)(copy_at(l->b + l->n, s, len) - l->b);
+}
+
+/* A name at d, cut to LINE_NAME_MAX bytes (a line has room for three);
+ * returns the end. */
+static inline char *name_at(char *d, const char *s, size_t len)
+{
+    return copy_at(d, s, len < LINE_NAME_MAX ? len : LINE_NAME_MAX);
 }
 
 static inline void put_s(line *l, const char *s)
@@ -117,17 +125,14 @@ static inline void put_s(line *l, const char *s)
     put_n(l, s, strlen(s));
 }
 
-/* v in decimal. */
-static inline void put_u(line *l, uint64_t v)
+/* v in decimal at p (20 bytes of room); returns the end. */
+static inline char *dec_at(char *p, uint64_t v)
 {
     int n = 1;
-    for (uint64_t p = 10; n < 20 && v >= p; p *= 10)
+    for (uint64_t q = 10; n < 20 && v >= q; q *= 10)
         n++;
-    if (l->n + (size_t)n > LINE_MAX_LEN)
-        return;
-    char *p = l->b + l->n + n;
-    l->n += (size_t)n;
-    for (; v >= 100; v /= 100) {
+    char *end = p + n;
+    for (p = end; v >= 100; v /= 100) {
         p -= 2;
         memcpy(p, line_dec_pairs + 2 * (v % 100), 2);
     }
@@ -137,6 +142,15 @@ static inline void put_u(line *l, uint64_t v)
     } else {
         *--p = (char)('0' + v);
     }
+    return end;
+}
+
+/* v in decimal. */
+static inline void put_u(line *l, uint64_t v)
+{
+    if (l->n + 20 > LINE_MAX_LEN)
+        return;
+    l->n = (size_t)(dec_at(l->b + l->n, v) - l->b);
 }
 
 /* v in lowercase hex at p, at least `digits` digits (at most 16): its

@@ -34,7 +34,7 @@ struct renderer {
     render_options opt;
     /* The last sequence number printed, in decimal, seq_len digits (the
      * first 16 of them in seq_x, zero bytes after): most lines print the
-     * one after it, which is the same digits incremented (put_seq). */
+     * one after it, which is the same digits incremented (seq_at). */
     uint64_t seq;
     __m128i seq_x;
     size_t seq_len;
@@ -207,18 +207,6 @@ anew:;
     return o + r->seq_len;
 }
 
-/* Starts an access line: "L#12:" (mark '#') or "L$12:" (mark '$'). */
-static inline __attribute__((always_inline)) void
-line_begin(renderer *r, line *l, uint8_t kind, char mark, uint64_t seq)
-{
-    line_open(&r->lines, l);
-    l->b[0] = (char)kind;
-    l->b[1] = mark;
-    char *o = seq_at(r, l->b + 2, seq);
-    *o++ = ':';
-    l->n = (size_t)(o - l->b);
-}
-
 static int in_region(const raw_region *g, uint64_t addr)
 {
     return addr - g->lo < g->hi - g->lo;
@@ -247,8 +235,7 @@ static inline char *region_at(renderer *r, char *o, uint64_t addr)
 {
     if (!in_region(&r->raw[0], addr))
         find_region(r, addr);
-    size_t len = r->raw[0].len;
-    return copy_at(o, r->raw[0].name, len < LINE_NAME_MAX ? len : LINE_NAME_MAX);
+    return name_at(o, r->raw[0].name, r->raw[0].len);
 }
 
 /* The raw line of a load or store, "L#12:0x55d0c0a012a8, [heap],
@@ -329,10 +316,13 @@ static const char *block_at(renderer *r, uint64_t addr, char *buf,
     return buf;
 }
 
-/* The symbolic line of a load or store. */
+/* The symbolic line of a load or store, "L$12:<malloc0013@f+45>+8,
+ * [heap], g+73": three names cut to LINE_NAME_MAX and at most 52 bytes
+ * more, so written with no look at the room a line has. */
 static inline __attribute__((always_inline)) void
 symbolic_access(renderer *r, const memtap_record *x)
 {
+    _Static_assert(3 * LINE_NAME_MAX + 52 <= LINE_MAX_LEN, "a line fits");
     char a[NAME_MAX_LEN], c[NAME_MAX_LEN];
     uint64_t off;
     size_t blen, clen;
@@ -341,21 +331,27 @@ symbolic_access(renderer *r, const memtap_record *x)
                                       sizeof a, &blen);
     if (!blk)
         region = namer_name_static(r->names, x->addr, a, sizeof a);
-    line l; /* "L$12:<malloc0013@f+45>+8, [heap], g+73" */
-    line_begin(r, &l, x->kind, '$', x->seq);
-    if (blk) {
-        put_n(&l, blk, blen);
-        put_c(&l, '+');
-        put_u(&l, off);
-    } else {
-        put_s(&l, a);
-    }
-    put_lit(&l, ", ");
-    put_s(&l, region);
-    put_lit(&l, ", ");
     const char *code = namer_code(r->names, x->pc, c, sizeof c, &clen);
-    put_n(&l, code, clen);
-    put_c(&l, '\n');
+    line l;
+    line_open(&r->lines, &l);
+    char *o = l.b;
+    o[0] = (char)x->kind;
+    o[1] = '$';
+    o = seq_at(r, o + 2, x->seq);
+    *o++ = ':';
+    if (blk) {
+        o = name_at(o, blk, blen);
+        *o++ = '+';
+        o = dec_at(o, off);
+    } else {
+        o = name_at(o, a, strlen(a));
+    }
+    memcpy(o, ", ", 2);
+    o = name_at(o + 2, region, strlen(region));
+    memcpy(o, ", ", 2);
+    o = name_at(o + 2, code, clen);
+    *o++ = '\n';
+    l.n = (size_t)(o - l.b);
     line_close(&r->lines, &l);
 }
 
