@@ -116,39 +116,42 @@ void csv_row(csv_rows *rows, line_buf *lines, const memtap_record *x,
         if (x->pc)
             code_columns(rows, x->pc, &cols[2], &cols[3], c, l);
     }
-    size_t names = 0;
+    size_t names = 0, len[4];
     int plain = 1;
     for (int i = 0; symbolic && i < 4; i++) {
-        names += strlen(cols[i]);
+        names += len[i] = strlen(cols[i]);
         plain &= csv_plain(cols[i]);
     }
-    if (plain && names + 256 <= LINE_MAX_LEN) { /* the usual: by hand */
+    if (plain && names + 256 <= LINE_MAX_LEN) {
+        /* the usual: by hand, the fields' at most 200 bytes and the names
+         * with no look at the room a line has */
         line o;
         line_open(lines, &o);
-        put_u(&o, x->seq);
-        put_c(&o, ',');
-        put_u(&o, tid);
-        put_c(&o, ',');
-        put_c(&o, (char)x->kind);
-        put_lit(&o, ",0x");
-        put_x(&o, x->pc, 1);
-        put_lit(&o, ",0x");
-        put_x(&o, x->addr, 1);
-        put_c(&o, ',');
-        put_u(&o, x->size);
-        put_lit(&o, ",0x");
-        put_x(&o, x->addr2, 1);
-        put_c(&o, ',');
-        put_u(&o, x->aux);
-        put_c(&o, ',');
-        put_u(&o, x->count);
-        put_c(&o, ',');
-        put_u(&o, x->flags);
+        char *p = dec_at(o.b, x->seq);
+        *p++ = ',';
+        p = dec_at(p, tid);
+        p[0] = ',';
+        p[1] = (char)x->kind;
+        memcpy(p + 2, ",0x", 3);
+        p = hex_at(p + 5, x->pc, 1);
+        memcpy(p, ",0x", 3);
+        p = hex_at(p + 3, x->addr, 1);
+        *p++ = ',';
+        p = dec_at(p, x->size);
+        memcpy(p, ",0x", 3);
+        p = hex_at(p + 3, x->addr2, 1);
+        *p++ = ',';
+        p = dec_at(p, x->aux);
+        *p++ = ',';
+        p = dec_at(p, x->count);
+        *p++ = ',';
+        p = dec_at(p, x->flags);
         for (int i = 0; symbolic && i < 4; i++) {
-            put_c(&o, ',');
-            put_s(&o, cols[i]);
+            *p++ = ',';
+            p = copy_at(p, cols[i], len[i]);
         }
-        put_c(&o, '\n');
+        *p++ = '\n';
+        o.n = (size_t)(p - o.b);
         line_close(lines, &o);
         return;
     }

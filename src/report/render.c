@@ -207,6 +207,28 @@ anew:;
     return o + r->seq_len;
 }
 
+/* Opens an access line and writes its "L#12:" (mark '#') or "L$12:"
+ * (mark '$'); returns where the rest goes. */
+static inline __attribute__((always_inline)) char *
+access_begin(renderer *r, line *l, const memtap_record *x, char mark)
+{
+    line_open(&r->lines, l);
+    char *o = l->b;
+    o[0] = (char)x->kind;
+    o[1] = mark;
+    o = seq_at(r, o + 2, x->seq);
+    *o++ = ':';
+    return o;
+}
+
+/* Ends the access line at o. */
+static inline void access_end(renderer *r, line *l, char *o)
+{
+    *o++ = '\n';
+    l->n = (size_t)(o - l->b);
+    line_close(&r->lines, l);
+}
+
 static int in_region(const raw_region *g, uint64_t addr)
 {
     return addr - g->lo < g->hi - g->lo;
@@ -246,20 +268,14 @@ raw_access(renderer *r, const memtap_record *x)
 {
     _Static_assert(68 + LINE_NAME_MAX <= LINE_MAX_LEN, "a raw line fits");
     line l;
-    line_open(&r->lines, &l);
-    char *o = l.b;
-    o[0] = (char)x->kind;
-    o[1] = '#';
-    o = seq_at(r, o + 2, x->seq);
-    memcpy(o, ":0x", 3);
-    o = hex_at(o + 3, x->addr, 1);
+    char *o = access_begin(r, &l, x, '#');
+    memcpy(o, "0x", 2);
+    o = hex_at(o + 2, x->addr, 1);
     memcpy(o, ", ", 2);
     o = region_at(r, o + 2, x->addr);
     memcpy(o, ", 0x", 4);
     o = hex_at(o + 4, x->pc, 1);
-    *o++ = '\n';
-    l.n = (size_t)(o - l.b);
-    line_close(&r->lines, &l);
+    access_end(r, &l, o);
 }
 
 static int is_load_store(uint8_t kind)
@@ -333,12 +349,7 @@ symbolic_access(renderer *r, const memtap_record *x)
         region = namer_name_static(r->names, x->addr, a, sizeof a);
     const char *code = namer_code(r->names, x->pc, c, sizeof c, &clen);
     line l;
-    line_open(&r->lines, &l);
-    char *o = l.b;
-    o[0] = (char)x->kind;
-    o[1] = '$';
-    o = seq_at(r, o + 2, x->seq);
-    *o++ = ':';
+    char *o = access_begin(r, &l, x, '$');
     if (blk) {
         o = name_at(o, blk, blen);
         *o++ = '+';
@@ -350,9 +361,7 @@ symbolic_access(renderer *r, const memtap_record *x)
     o = name_at(o + 2, region, strlen(region));
     memcpy(o, ", ", 2);
     o = name_at(o + 2, code, clen);
-    *o++ = '\n';
-    l.n = (size_t)(o - l.b);
-    line_close(&r->lines, &l);
+    access_end(r, &l, o);
 }
 
 static void print_symbolic(renderer *r, const memtap_record *x,

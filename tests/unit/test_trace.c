@@ -545,6 +545,22 @@ static void test_access_runs(void)
     CHECK((size_t)(o - packed) <= 1000 + TRACE_RUN_FRAME + 2 * 10);
 }
 
+/* Whether the run at bytes reads back as the records of its three entries
+ * e, numbered from 5, nrecords of them. */
+static int run_reads_back(const uint8_t *bytes, size_t len,
+                          const trace_entry *e, size_t nrecords)
+{
+    trace_sites ts = { tabs, 2 };
+    memtap_record want[8], back[8];
+    uint64_t seq = 5;
+    size_t n = 0;
+    for (int i = 0; i < 3; i++)
+        n += expand(&e[i], &seq, &want[n]);
+    return n == nrecords &&
+           trace_events_unpack(bytes, len, back, n, &ts, NULL) == 0 &&
+           memcmp(back, want, n * sizeof *want) == 0;
+}
+
 /* Runs in both entry forms by trace.h's rules, encoded by hand: site 3
  * (a load and a store of 8 bytes) at 0x601000, 0x601008, then format 4's
  * third access at 0x601010 and format 3's tag 1 site 0 at 0x20.  Slots:
@@ -569,18 +585,11 @@ static void test_run_forms(void)
                                 { 3, 0, 0x601010 } };
     const trace_entry e3[3] = { { 3, 0, 0x601000 }, { 3, 0, 0x601008 },
                                 { 1u << 24, 0, 0x20 } };
-    trace_sites ts = { tabs, 2 };
-    memtap_record want[8], back[8];
-    uint64_t seq = 5;
-    size_t n = 0;
-    for (int i = 0; i < 3; i++)
-        n += expand(&e4[i], &seq, &want[n]);
-    CHECK_EQ_U64(n, 6);
-    CHECK(trace_events_unpack(next_form, sizeof next_form, back, n, &ts,
-                              NULL) == 0);
-    CHECK(memcmp(back, want, n * sizeof *want) == 0);
+    CHECK(run_reads_back(next_form, sizeof next_form, e4, 6));
+    CHECK(run_reads_back(first_form, sizeof first_form, e3, 5));
 
-    /* the writer writes exactly those bytes */
+    /* the writer writes exactly format 4's bytes */
+    trace_sites ts = { tabs, 2 };
     trace_packer pk;
     trace_packer_reset(&pk);
     uint8_t packed[64];
@@ -591,15 +600,6 @@ static void test_run_forms(void)
     trace_run_seal(&pk, packed, 5, records);
     CHECK(o - packed == (ptrdiff_t)sizeof next_form &&
           memcmp(packed, next_form, sizeof next_form) == 0);
-
-    seq = 5;
-    n = 0;
-    for (int i = 0; i < 3; i++)
-        n += expand(&e3[i], &seq, &want[n]);
-    CHECK_EQ_U64(n, 5);
-    CHECK(trace_events_unpack(first_form, sizeof first_form, back, n, &ts,
-                              NULL) == 0);
-    CHECK(memcmp(back, want, n * sizeof *want) == 0);
 }
 
 /* Writes a trace of one thread: module tag 0's sites (as one compressed
