@@ -125,9 +125,7 @@ void csv_row(csv_rows *rows, line_buf *lines, const memtap_record *x,
     if (plain && names + 256 <= LINE_MAX_LEN) {
         /* the usual: by hand, the fields' at most 200 bytes and the names
          * with no look at the room a line has */
-        line o;
-        line_open(lines, &o);
-        char *p = dec_at(o.b, x->seq);
+        char *p = dec_at(line_start(lines), x->seq);
         *p++ = ',';
         p = dec_at(p, tid);
         p[0] = ',';
@@ -151,8 +149,7 @@ void csv_row(csv_rows *rows, line_buf *lines, const memtap_record *x,
             p = copy_at(p, cols[i], len[i]);
         }
         *p++ = '\n';
-        o.n = (size_t)(p - o.b);
-        line_close(lines, &o);
+        line_end(lines, p);
         return;
     }
     line_buf_flush(lines); /* a field to quote, or names too long */

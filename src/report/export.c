@@ -39,17 +39,14 @@ exporter *exporter_create(const export_options *opt, FILE *out)
  * reader takes them). */
 static void din_line(exporter *x, char label, uint64_t addr, uint64_t size)
 {
-    line l;
-    line_open(&x->lines, &l);
-    char *o = l.b; /* at most 36 bytes: no look at the room */
+    char *o = line_start(&x->lines); /* at most 36 bytes */
     o[0] = label;
     o[1] = ' ';
     o = hex_at(o + 2, addr, 1);
     *o++ = ' ';
     o = hex_at(o, size, 1);
     *o++ = '\n';
-    l.n = (size_t)(o - l.b);
-    line_close(&x->lines, &l);
+    line_end(&x->lines, o);
 }
 
 /* One piece, in the chosen format; kind is 'L', 'S' or 'M'. */

@@ -43,20 +43,11 @@ char *copy_long(char *d, const char *s, size_t len)
     return d + len;
 }
 
-void put_n_long(line *l, const char *s, size_t len)
-{
-    if (len > LINE_MAX_LEN - l->n)
-        len = LINE_MAX_LEN - l->n;
-    l->n = (size_t)(copy_long(l->b + l->n, s, len) - l->b);
-}
-
 /* " L 0804a010,4\n": at most 41 bytes, written with no look at the room
  * a line has. */
 void lackey_line(line_buf *w, char kind, uint64_t addr, uint64_t size)
 {
-    line l;
-    line_open(w, &l);
-    char *o = l.b;
+    char *o = line_start(w);
     o[0] = ' ';
     o[1] = kind;
     o[2] = ' ';
@@ -64,6 +55,5 @@ void lackey_line(line_buf *w, char kind, uint64_t addr, uint64_t size)
     *o++ = ',';
     o = dec_at(o, size);
     *o++ = '\n';
-    l.n = (size_t)(o - l.b);
-    line_close(w, &l);
+    line_end(w, o);
 }

@@ -2,8 +2,11 @@
  * line_buf.h - text lines built by hand, in place in a large buffer, and
  * written to a stream in large pieces (line_buf.c): the access lines are
  * most of what show and export print, and printf's format parsing was
- * most of their time.  The put_* helpers are inline: they are the inner
- * loop of both.
+ * most of their time.  The *_at helpers are inline, the inner loop of
+ * both: each writes at a pointer and returns the end, with no look at the
+ * room left, so a line's writer bounds what it writes by LINE_MAX_LEN
+ * (with a line's length in memory, the compiler reloaded and stored it
+ * around every byte store, which may alias it).
  */
 #ifndef MEMTAP_REPORT_LINE_BUF_H
 #define MEMTAP_REPORT_LINE_BUF_H
@@ -31,52 +34,23 @@ void line_buf_flush(line_buf *w);
 /* Flushes and frees the buffer. */
 void line_buf_free(line_buf *w);
 
-/* One line being built: LINE_MAX_LEN bytes at b, never cut. */
-typedef struct line {
-    char *b;
-    size_t n;
-} line;
-
 extern const char line_dec_pairs[201];
 
-static inline void line_open(line_buf *w, line *l)
+/* Where the next line goes, with LINE_MAX_LEN bytes of room (what is
+ * buffered is written first when there is less). */
+static inline char *line_start(line_buf *w)
 {
     if (LINE_BUF_SIZE - w->used < LINE_MAX_LEN)
         line_buf_flush(w);
-    l->b = w->buf + w->used;
-    l->n = 0;
+    return w->buf + w->used;
 }
 
-static inline void line_close(line_buf *w, const line *l)
+/* Ends the line begun at line_start() at end. */
+static inline void line_end(line_buf *w, const char *end)
 {
-    w->used += l->n;
+    w->used = (size_t)(end - w->buf);
 }
 
-static inline void put_c(line *l, char c)
-{
-    if (l->n < LINE_MAX_LEN)
-        l->b[l->n++] = c;
-}
-
-/* The usual copy is apart from the clamped one, so that a length known
- * where this is inlined makes one store, not a byte loop. */
-static inline void put_mem(line *l, const char *s, size_t len)
-{
-    if (__builtin_expect(len <= LINE_MAX_LEN - l->n, 1)) {
-        memcpy(l->b + l->n, s, len);
-        l->n += len;
-        return;
-    }
-    len = LINE_MAX_LEN - l->n;
-    memcpy(l->b + l->n, s, len);
-    l->n += len;
-}
-
-/* A string literal: its length known here, its copy inlined. */
-#define put_lit(l, s) put_mem(l, s, sizeof s - 1)
-
-/* put_n of a name that does not fit (see line_buf.c). */
-void put_n_long(line *l, const char *s, size_t len);
 /* copy_at of more than 32 bytes (see line_buf.c). */
 char *copy_long(char *d, const char *s, size_t len);
 
@@ -103,26 +77,11 @@ static inline char *copy_at(char *d, const char *s, size_t len)
     return d + len;
 }
 
-/* A name whose length is known. */
-static inline void put_n(line *l, const char *s, size_t len)
-{
-    if (len > LINE_MAX_LEN - l->n) {
-        put_n_long(l, s, len);
-        return;
-    }
-    l->n = (size_t)(copy_at(l->b + l->n, s, len) - l->b);
-}
-
 /* A name at d, cut to LINE_NAME_MAX bytes (a line has room for three);
  * returns the end. */
 static inline char *name_at(char *d, const char *s, size_t len)
 {
     return copy_at(d, s, len < LINE_NAME_MAX ? len : LINE_NAME_MAX);
-}
-
-static inline void put_s(line *l, const char *s)
-{
-    put_n(l, s, strlen(s));
 }
 
 /* v in decimal at p (20 bytes of room); returns the end. */
@@ -143,14 +102,6 @@ static inline char *dec_at(char *p, uint64_t v)
         *--p = (char)('0' + v);
     }
     return end;
-}
-
-/* v in decimal. */
-static inline void put_u(line *l, uint64_t v)
-{
-    if (l->n + 20 > LINE_MAX_LEN)
-        return;
-    l->n = (size_t)(dec_at(l->b + l->n, v) - l->b);
 }
 
 /* v in lowercase hex at p, at least `digits` digits (at most 16): its
@@ -180,14 +131,6 @@ static inline char *hex_at(char *p, uint64_t v, int digits)
         memcpy(p, &lo, 8);
     }
     return p + n;
-}
-
-/* v in lowercase hex, at least `digits` digits (at most 16). */
-static inline void put_x(line *l, uint64_t v, int digits)
-{
-    if (l->n + 16 > LINE_MAX_LEN)
-        return;
-    l->n = (size_t)(hex_at(l->b + l->n, v, digits) - l->b);
 }
 
 /* One of Valgrind Lackey's data lines, " L 0804a010,4" (kind L, S or

@@ -175,12 +175,11 @@ static inline int seq_next(__m128i x, size_t len, __m128i *next)
 }
 
 /* seq in decimal at o (24 bytes of room); returns the end.  When it
- * follows the last one, its digits are the last
- * one's incremented, in one register: loaded and stored 16 bytes at a
- * time, so no load waits on byte stores before it (incrementing the
- * digits a byte at a time in memory, the next line's 16-byte load of them
- * stalled: a tenth of show --raw's samples; so did reloading put_u's
- * digits at each carry). */
+ * follows the last one, its digits are the last one's incremented, in
+ * one register: loaded and stored 16 bytes at a time, so no load waits on
+ * byte stores before it (incrementing the digits a byte at a time in
+ * memory, the next line's 16-byte load of them stalled: a tenth of show
+ * --raw's samples; so did reloading dec_at's digits at each carry). */
 static inline __attribute__((always_inline)) char *
 seq_at(renderer *r, char *o, uint64_t seq)
 {
@@ -198,11 +197,9 @@ seq_at(renderer *r, char *o, uint64_t seq)
     }
 anew:;
     char digits[24] = { 0 }; /* a jump, 9s only, or more than 16 digits */
-    line t = { .b = digits, .n = 0 };
-    put_u(&t, seq); /* at most 20 digits */
+    r->seq_len = (size_t)(dec_at(digits, seq) - digits);
     memcpy(&r->seq_x, digits, 16);
     memcpy(o, digits, sizeof digits);
-    r->seq_len = t.n;
     r->seq = seq;
     return o + r->seq_len;
 }
@@ -210,10 +207,9 @@ anew:;
 /* Opens an access line and writes its "L#12:" (mark '#') or "L$12:"
  * (mark '$'); returns where the rest goes. */
 static inline __attribute__((always_inline)) char *
-access_begin(renderer *r, line *l, const memtap_record *x, char mark)
+access_begin(renderer *r, const memtap_record *x, char mark)
 {
-    line_open(&r->lines, l);
-    char *o = l->b;
+    char *o = line_start(&r->lines);
     o[0] = (char)x->kind;
     o[1] = mark;
     o = seq_at(r, o + 2, x->seq);
@@ -222,11 +218,10 @@ access_begin(renderer *r, line *l, const memtap_record *x, char mark)
 }
 
 /* Ends the access line at o. */
-static inline void access_end(renderer *r, line *l, char *o)
+static inline void access_end(renderer *r, char *o)
 {
     *o++ = '\n';
-    l->n = (size_t)(o - l->b);
-    line_close(&r->lines, l);
+    line_end(&r->lines, o);
 }
 
 static int in_region(const raw_region *g, uint64_t addr)
@@ -267,15 +262,14 @@ static inline __attribute__((always_inline)) void
 raw_access(renderer *r, const memtap_record *x)
 {
     _Static_assert(68 + LINE_NAME_MAX <= LINE_MAX_LEN, "a raw line fits");
-    line l;
-    char *o = access_begin(r, &l, x, '#');
+    char *o = access_begin(r, x, '#');
     memcpy(o, "0x", 2);
     o = hex_at(o + 2, x->addr, 1);
     memcpy(o, ", ", 2);
     o = region_at(r, o + 2, x->addr);
     memcpy(o, ", 0x", 4);
     o = hex_at(o + 4, x->pc, 1);
-    access_end(r, &l, o);
+    access_end(r, o);
 }
 
 static int is_load_store(uint8_t kind)
@@ -348,8 +342,7 @@ symbolic_access(renderer *r, const memtap_record *x)
     if (!blk)
         region = namer_name_static(r->names, x->addr, a, sizeof a);
     const char *code = namer_code(r->names, x->pc, c, sizeof c, &clen);
-    line l;
-    char *o = access_begin(r, &l, x, '$');
+    char *o = access_begin(r, x, '$');
     if (blk) {
         o = name_at(o, blk, blen);
         *o++ = '+';
@@ -361,7 +354,7 @@ symbolic_access(renderer *r, const memtap_record *x)
     o = name_at(o + 2, region, strlen(region));
     memcpy(o, ", ", 2);
     o = name_at(o + 2, code, clen);
-    access_end(r, &l, o);
+    access_end(r, o);
 }
 
 static void print_symbolic(renderer *r, const memtap_record *x,
