@@ -572,22 +572,54 @@ static void put32(uint64_t at, int64_t v)
     memcpy((void *)(uintptr_t)at, &d, 4);
 }
 
-/* Writes the int3 of each trap site, a page at a time (the page stays
- * executable meanwhile: other threads may be running it). */
-static void write_traps(const rt_module *mod)
+/* The executable segment of info holding link-time address pc, as
+ * [*start, *end) at run time and its protection; 0 when none does. */
+static int exec_segment(const struct dl_phdr_info *info, uint64_t pc,
+                        uint64_t *start, uint64_t *end, int *prot)
 {
-    const int rwx = PROT_READ | PROT_WRITE | PROT_EXEC;
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X) ||
+            pc - ph->p_vaddr >= ph->p_memsz)
+            continue;
+        *start = info->dlpi_addr + ph->p_vaddr;
+        *end = *start + ph->p_memsz;
+        *prot = PROT_EXEC | (ph->p_flags & PF_R ? PROT_READ : 0) |
+                (ph->p_flags & PF_W ? PROT_WRITE : 0);
+        return 1;
+    }
+    return 0;
+}
+
+/* Writes the int3 of each trap site, the traps of one executable segment
+ * in a row at a time: its pages from the lowest trap's to the highest's
+ * writable for a moment, and executable meanwhile
+ * (other threads may be running them).  Two system calls a segment, not
+ * two a page: libc's 193 pages of traps had cost 386 (a tenth of `memtap
+ * run -- /bin/true`).  A trap no segment holds gets its page alone. */
+static void write_traps(const rt_module *mod, const struct dl_phdr_info *info)
+{
     for (uint32_t i = 0; i < mod->ntraps;) {
-        uint64_t page = (mod->bias + mod->traps[i].pc) & ~(uint64_t)(PAGE - 1);
-        uint32_t j = i;
-        while (j < mod->ntraps &&
-               ((mod->bias + mod->traps[j].pc) & ~(uint64_t)(PAGE - 1)) == page)
-            j++;
-        /* only the first byte of each instruction changes: one page */
-        if (set_prot(page, page + PAGE, rwx) == 0) {
+        uint64_t lo = mod->bias + mod->traps[i].pc, hi = lo;
+        uint64_t start, end;
+        int prot;
+        if (!exec_segment(info, mod->traps[i].pc, &start, &end, &prot)) {
+            start = lo & ~(uint64_t)(PAGE - 1);
+            end = start + PAGE;
+            prot = PROT_READ | PROT_EXEC;
+        }
+        uint32_t j = i + 1;
+        for (; j < mod->ntraps; j++) {
+            uint64_t pc = mod->bias + mod->traps[j].pc;
+            if (pc < start || pc >= end)
+                break;
+            lo = pc < lo ? pc : lo;
+            hi = pc > hi ? pc : hi;
+        }
+        if (set_prot(lo, hi + 1, prot | PROT_WRITE) == 0) {
             for (uint32_t k = i; k < j; k++)
                 *(volatile uint8_t *)(uintptr_t)(mod->bias + mod->traps[k].pc) = 0xcc;
-            set_prot(page, page + PAGE, PROT_READ | PROT_EXEC);
+            set_prot(lo, hi + 1, prot);
         }
         i = j;
     }
@@ -696,9 +728,41 @@ static void release_slot(rt_module *mod, const mt_rewrite_header *h)
     memset(mod, 0, sizeof *mod);
 }
 
-/* Fills in and turns on the stub of one rewritten module. */
-static void hook(uint64_t bias, const mt_rewrite_header *h, const char *name)
+/* Widens [*lo, *hi) by the len bytes at offset off of a segment of size
+ * bytes; 0 when they lie outside it. */
+static int patch_at(uint64_t off, uint64_t len, uint64_t size, uint64_t *lo,
+                    uint64_t *hi)
 {
+    if (off > size || len > size - off)
+        return 0;
+    *lo = off < *lo ? off : *lo;
+    *hi = off + len > *hi ? off + len : *hi;
+    return 1;
+}
+
+/* The bytes of h's segment that hook() patches, as offsets [*lo, *hi):
+ * a few hundred bytes around the stub, so that only their page turns
+ * writable (the whole segment, libc's 3.5 MB, had cost two system calls
+ * that changed every page the site table's reading had brought in).  0
+ * when one lies outside the segment. */
+static int patch_span(const mt_rewrite_header *h, int counters, uint64_t *lo,
+                      uint64_t *hi)
+{
+    uint64_t size = h->segment_size;
+    int ok = patch_at(h->tag_disp, 4, size, lo, hi) &&
+             patch_at(h->flush_slot, 8, size, lo, hi) &&
+             patch_at(h->stub, 1, size, lo, hi);
+    for (uint32_t i = 0; ok && i < h->ntls; i++)
+        ok = patch_at(h->tls_disp[i], 4, size, lo, hi);
+    return ok && (!counters || (patch_at(h->counters_slot, 8, size, lo, hi) &&
+                                patch_at(h->count_stub, 1, size, lo, hi)));
+}
+
+/* Fills in and turns on the stub of one rewritten module. */
+static void hook(const struct dl_phdr_info *info, const mt_rewrite_header *h)
+{
+    uint64_t bias = info->dlpi_addr;
+    const char *name = info->dlpi_name;
     uint32_t m = atomic_load(&rt.nmods);
     for (uint32_t i = 0; i < m; i++)
         if (rt.mods[i].header == (uint64_t)(uintptr_t)h)
@@ -745,7 +809,9 @@ static void hook(uint64_t bias, const mt_rewrite_header *h, const char *name)
         return;
     }
     rt.tabs[m] = (trace_site_table){ bias, sites, h->nsites, NULL };
-    if (set_prot(at, end, PROT_READ | PROT_WRITE) != 0) {
+    uint64_t lo = UINT64_MAX, hi = 0;
+    if (!patch_span(h, mod->counters != NULL, &lo, &hi) ||
+        set_prot(at + lo, at + hi, PROT_READ | PROT_WRITE) != 0) {
         release_slot(mod, h); /* described but never on: the slot */
         rt.tabs[m].nsites = 0;
         mod->header = at;            /* stays taken, and is not retried */
@@ -765,14 +831,14 @@ static void hook(uint64_t bias, const mt_rewrite_header *h, const char *name)
                sizeof mod->counters);
         *(volatile uint8_t *)(uintptr_t)(at + h->count_stub) = 0x90;
     }
-    set_prot(at, end, PROT_READ | PROT_EXEC);
+    set_prot(at + lo, at + hi, PROT_READ | PROT_EXEC);
     add_bypassed(h);
     mod->span = h->segment_vaddr + h->segment_size;
     /* the module's site table is live before its first int3 is */
     mod->traps = (const mt_trap *)(uintptr_t)(at + h->traps);
     mod->ntraps = h->ntraps;
     atomic_store(&rt.nmods, m + 1);
-    write_traps(mod);
+    write_traps(mod, info);
     /* after the traps: write_traps leaves the pages it writes (a string
      * operation's int3 may be in a trampoline) read + execute */
     keep_checks(mod, h, at, end);
@@ -800,7 +866,7 @@ static int find_rewritten(struct dl_phdr_info *info, size_t size, void *arg)
     (void)arg;
     const mt_rewrite_header *h = rewritten_header(info);
     if (h)
-        hook(info->dlpi_addr, h, info->dlpi_name);
+        hook(info, h);
     return 0;
 }
 
