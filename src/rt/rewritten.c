@@ -593,10 +593,10 @@ static int exec_segment(const struct dl_phdr_info *info, uint64_t pc,
 
 /* Writes the int3 of each trap site, the traps of one executable segment
  * in a row at a time: its pages from the lowest trap's to the highest's
- * writable for a moment, and executable meanwhile
- * (other threads may be running them).  Two system calls a segment, not
- * two a page: libc's 193 pages of traps had cost 386 (a tenth of `memtap
- * run -- /bin/true`).  A trap no segment holds gets its page alone. */
+ * writable for a moment, and executable meanwhile (other threads may be
+ * running them).  Two system calls a segment, not two a page: libc's 193
+ * pages of traps had cost 386 (a tenth of `memtap run -- /bin/true`).  A
+ * trap no segment holds gets its page alone. */
 static void write_traps(const rt_module *mod, const struct dl_phdr_info *info)
 {
     for (uint32_t i = 0; i < mod->ntraps;) {
