@@ -5,8 +5,9 @@
  * segment (read + execute) that it appends to the file.  The segment
  * starts with this header, then the site table, then the log stub and the
  * trampolines, and ends with the trap and check tables and the site table
- * compressed (what the runtime writes into each trace as it is).  Each patched site jumps to its trampoline, which saves
- * those of rax, rcx and rdx that are live below the red zone, puts the site's index in eax and
+ * compressed (what the runtime writes into each trace as it is).  Each
+ * patched site jumps to its trampoline, which saves those of rax, rcx and
+ * rdx that are live below the red zone, puts the site's index in eax and
  * the effective address in rdx, and calls the stub; the stub appends
  * {site | module tag << 24, address} to the calling thread's buffer and
  * returns.  No instruction on this path changes the flags.

@@ -2,9 +2,9 @@
  * pack.h - the bytes of a packed event chunk (MEMTAP_CHUNK_PACKED, see
  * memtap/trace.h): records as deltas from the record before, and access
  * runs of {site, address} pairs with two predictors, of each site's next
- * address and of the site that follows each site.  The
- * writer (in traced processes: no allocation, no stdio) and the reader
- * share it, so both keep the same state from item to item.
+ * address and of the site that follows each site.  The writer (in traced
+ * processes: no allocation, no stdio) and the reader share it, so both
+ * keep the same state from item to item.
  */
 #ifndef MEMTAP_TRACE_PACK_H
 #define MEMTAP_TRACE_PACK_H

@@ -773,22 +773,29 @@ int memtap_trace_next(memtap_trace *t, memtap_event *ev)
     return rc < 0 ? rc : 0;
 }
 
+/* Whether a record at seq comes before the other threads' next record at
+ * seq limit (ties: when first). */
+static int before(uint64_t seq, uint64_t limit, int first)
+{
+    return seq < limit || (seq == limit && first);
+}
+
 /* How many of r[0..n) from the first on come before the other threads'
- * next record at seq limit (ties: when first) and after each other. */
+ * next record (before()) and after each other. */
 static size_t run_length(const memtap_record *r, size_t n, int ordered,
                          uint64_t limit, int first)
 {
     if (!ordered) {
         size_t k = 1;
         while (k < n && r[k].seq > r[k - 1].seq &&
-               (r[k].seq < limit || (r[k].seq == limit && first)))
+               before(r[k].seq, limit, first))
             k++;
         return k;
     }
     size_t lo = 1, hi = n; /* rising: the first one past limit, halving */
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
-        if (r[mid].seq < limit || (r[mid].seq == limit && first))
+        if (before(r[mid].seq, limit, first))
             lo = mid + 1;
         else
             hi = mid;
