@@ -816,6 +816,10 @@ static void hook(const struct dl_phdr_info *info, const mt_rewrite_header *h)
         rt.tabs[m].nsites = 0;
         mod->header = at;            /* stays taken, and is not retried */
         atomic_store(&rt.nmods, m + 1);
+        const char *msg[] = { "memtap: ", name && *name ? name : "the program",
+                              ": its rewritten code cannot be turned on; its "
+                              "accesses are not in the trace\n", NULL };
+        raw_say_parts(msg);
         return;
     }
     for (uint32_t i = 0; i < h->ntls; i++)
