@@ -104,6 +104,11 @@ int cli_report_health(const char *path, const memtap_trace *t, int dropped)
         fprintf(stderr, "memtap: note: %s: %" PRIu64 " accesses inside the "
                         "--ignore ranges were not recorded, as asked\n", path,
                 ignored);
+    uint64_t refused = info_u64(t, "rewritten_refused");
+    if (refused && ++problems)
+        fprintf(stderr, "memtap: warning: %s: %" PRIu64 " rewritten module(s) "
+                        "could not be turned on (the run said which): their "
+                        "accesses are missing\n", path, refused);
     note_bypassed(path, t);
     uint64_t traps = info_u64(t, "rewritten_traps_hit");
     if (traps && traps * 1000 > h->events) /* more than 0.1 % */

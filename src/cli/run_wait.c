@@ -216,8 +216,8 @@ static int check_trace(const char *path, int dropped, const engine_plan *plan,
                                   : memtap_status_string(rc));
         return 1;
     }
-    engine_report(plan, path, t, quiet);
-    int problems = cli_report_health(path, t, dropped);
+    int problems = engine_report(plan, path, t, quiet);
+    problems += cli_report_health(path, t, dropped);
     memtap_trace_close(t);
     return problems;
 }

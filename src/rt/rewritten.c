@@ -109,6 +109,8 @@ static struct {
     _Atomic uint64_t traps_hit;
     _Atomic uint64_t checks_removed;
     _Atomic uint64_t entries;   /* logged by rewritten code, handed over */
+    uint64_t refused[MAX_MODULES]; /* headers hook() turned down */
+    _Atomic uint32_t nrefused;
     uint64_t bypassed[8];       /* the hooked modules' mt_rewrite_header
                                    bypassed, added up */
     uint32_t nbypass;
@@ -626,21 +628,19 @@ static void write_traps(const rt_module *mod, const struct dl_phdr_info *info)
 }
 
 
-/* A file rewritten for another runtime logs nothing itself: say so,
- * once (the fault engine may still trace it). */
-static void refuse(const char *name, const mt_rewrite_header *h)
+/* A rewritten module whose code hook() does not turn on logs nothing:
+ * say so, once, and count it (the trace's INFO rewritten_refused, which
+ * the summary and readers report as incomplete). */
+static void refuse(const char *name, const mt_rewrite_header *h,
+                   const char *why)
 {
-    static uint64_t told[16];
-    static unsigned ntold;
-    for (unsigned i = 0; i < ntold; i++)
-        if (told[i] == (uint64_t)(uintptr_t)h)
-            return;
-    if (ntold < sizeof told / sizeof *told)
-        told[ntold++] = (uint64_t)(uintptr_t)h;
+    uint32_t n = atomic_load(&rt.nrefused);
+    if (n < MAX_MODULES)
+        rt.refused[n] = (uint64_t)(uintptr_t)h;
+    atomic_store(&rt.nrefused, n + 1);
     const char *msg[] = { "memtap: ", name && *name ? name : "the program",
-                          ": rewritten by another version of memtap "
-                          "instrument; its instrumentation is not used "
-                          "(instrument it again)\n", NULL };
+                          ": ", why, "; its accesses are not in the trace\n",
+                          NULL };
     raw_say_parts(msg);
 }
 
@@ -759,22 +759,20 @@ static int patch_span(const mt_rewrite_header *h, int counters, uint64_t *lo,
 }
 
 /* Fills in and turns on the stub of one rewritten module. */
-static void hook(const struct dl_phdr_info *info, const mt_rewrite_header *h)
+/* Fills in and turns on the stub of one rewritten module as tag m;
+ * returns NULL, or why it is not on. */
+static const char *turn_on(const struct dl_phdr_info *info,
+                           const mt_rewrite_header *h, uint32_t m)
 {
     uint64_t bias = info->dlpi_addr;
-    const char *name = info->dlpi_name;
-    uint32_t m = atomic_load(&rt.nmods);
-    for (uint32_t i = 0; i < m; i++)
-        if (rt.mods[i].header == (uint64_t)(uintptr_t)h)
-            return; /* already on */
-    if (h->version != MT_REWRITE_VERSION) {
-        refuse(name, h);
-        return;
-    }
-    if (m == MAX_MODULES || h->ntls > MT_TLS_PATCHES ||
-        h->sites > h->segment_size ||
+    if (h->version != MT_REWRITE_VERSION)
+        return "rewritten by another version of memtap instrument (instrument "
+               "it again)";
+    if (m == MAX_MODULES)
+        return "more rewritten modules than memtap can follow";
+    if (h->ntls > MT_TLS_PATCHES || h->sites > h->segment_size ||
         h->nsites > (h->segment_size - h->sites) / sizeof(mt_site))
-        return; /* the site table must lie inside the segment */
+        return "its rewrite header is damaged";
     uint64_t at = (uint64_t)(uintptr_t)h;
     uint64_t end = at + h->segment_size;
     rt_module *mod = &rt.mods[m];
@@ -783,14 +781,16 @@ static void hook(const struct dl_phdr_info *info, const mt_rewrite_header *h)
     mod->source_id = h->source_id;
     if (h->nblocks) {
         mod->counters = tracer_map(h->nblocks * sizeof(uint64_t));
-        if (!mod->counters)
-            return;
+        if (!mod->counters) {
+            release_slot(mod, h);
+            return "no memory for its block counters";
+        }
         mod->blocks = (const uint64_t *)(uintptr_t)(at + h->blocks);
         mod->nblocks = h->nblocks;
     }
     if (h->ntraps && take_sigtrap() != 0) {
         release_slot(mod, h); /* not hooked: the slot stays free */
-        return;
+        return "SIGTRAP cannot be taken for its int3 sites";
     }
     /* the trace knows the tag from here on (while the segment is writable
      * below, nothing may call into it: no libc) */
@@ -802,25 +802,17 @@ static void hook(const struct dl_phdr_info *info, const mt_rewrite_header *h)
                                 : NULL,
                          framed ? h->sites_z_size : 0) != 0) {
         release_slot(mod, h); /* not hooked: the slot stays free */
-        const char *msg[] = { "memtap: ", name && *name ? name : "the program",
-                              ": its sites cannot be described in the trace; "
-                              "its instrumentation is not used\n", NULL };
-        raw_say_parts(msg);
-        return;
+        return "its sites cannot be described in the trace";
     }
     rt.tabs[m] = (trace_site_table){ bias, sites, h->nsites, NULL };
     uint64_t lo = UINT64_MAX, hi = 0;
     if (!patch_span(h, mod->counters != NULL, &lo, &hi) ||
         set_prot(at + lo, at + hi, PROT_READ | PROT_WRITE) != 0) {
-        release_slot(mod, h); /* described but never on: the slot */
-        rt.tabs[m].nsites = 0;
-        mod->header = at;            /* stays taken, and is not retried */
+        release_slot(mod, h); /* described but never on: the tag stays */
+        rt.tabs[m].nsites = 0;  /* taken */
+        mod->header = at;
         atomic_store(&rt.nmods, m + 1);
-        const char *msg[] = { "memtap: ", name && *name ? name : "the program",
-                              ": its rewritten code cannot be turned on; its "
-                              "accesses are not in the trace\n", NULL };
-        raw_say_parts(msg);
-        return;
+        return "its rewritten code cannot be turned on";
     }
     for (uint32_t i = 0; i < h->ntls; i++)
         put32(at + h->tls_disp[i],
@@ -846,6 +838,24 @@ static void hook(const struct dl_phdr_info *info, const mt_rewrite_header *h)
     /* after the traps: write_traps leaves the pages it writes (a string
      * operation's int3 may be in a trampoline) read + execute */
     keep_checks(mod, h, at, end);
+    return NULL;
+}
+
+/* Turns on a rewritten module once: a module on, or turned down (said
+ * and counted once), is not tried again. */
+static void hook(const struct dl_phdr_info *info, const mt_rewrite_header *h)
+{
+    uint64_t at = (uint64_t)(uintptr_t)h;
+    uint32_t m = atomic_load(&rt.nmods), n = atomic_load(&rt.nrefused);
+    for (uint32_t i = 0; i < m; i++)
+        if (rt.mods[i].header == at)
+            return;
+    for (uint32_t i = 0; i < n && i < MAX_MODULES; i++)
+        if (rt.refused[i] == at)
+            return;
+    const char *why = turn_on(info, h, m);
+    if (why)
+        refuse(info->dlpi_name, h, why);
 }
 
 const mt_rewrite_header *rewritten_header(const struct dl_phdr_info *info)
@@ -916,6 +926,8 @@ void rewritten_end_stats(fmt_buf *b)
         return;
     fmt_str(b, "rewritten_modules=");
     fmt_u64(b, nmods);
+    fmt_str(b, "\nrewritten_refused=");
+    fmt_u64(b, atomic_load(&rt.nrefused));
     fmt_str(b, "\nrewritten_traps_hit=");
     fmt_u64(b, atomic_load(&rt.traps_hit));
     fmt_str(b, "\nrewritten_entries=");

@@ -627,6 +627,33 @@ def test_rewrite_other_abi():
           "says so: %r" % p.stderr)
 
 
+def test_rewrite_cannot_turn_on():
+    """A rewritten module the runtime cannot turn on (its patch offsets lie
+    outside its segment) logs nothing: the run says so, the trace says it
+    is incomplete, and memtap exits 125 instead of passing on a silent
+    loss."""
+    copy = instrument(prog("lk_globals"), os.path.join(TMP, "off_segment.mt"),
+                      "--nonselective")
+    data = bytearray(open(copy, "rb").read())
+    at = data.find(b"MTREWR01")
+    check(at >= 0, "a rewrite header")
+    size = header(copy)["segment_size"]
+    struct.pack_into("<Q", data, at + struct.calcsize("<8sIIIIQQQQ"), size + 4096)
+    open(copy, "wb").write(data)
+    check_eq(header(copy)["tag_disp"], size + 4096, "tag_disp moved past the segment")
+    trace = os.path.join(TMP, "off_segment.mtr")
+    p = subprocess.run([MEMTAP_BIN, "run", "-o", trace, "--", copy], capture_output=True)
+    want_out, _ = run([prog("lk_globals")])
+    check_eq(p.stdout, want_out, "the program still runs as the original")
+    err = p.stderr.decode()
+    check("its rewritten code cannot be turned on" in err, "the run says so: %r" % err)
+    check("1 rewritten module(s) could not be turned on" in err and "(incomplete)" in err,
+          "the summary calls the trace incomplete: %r" % err)
+    check_eq(p.returncode, 125, "memtap's exit status for an incomplete trace")
+    p = subprocess.run([MEMTAP_BIN, "show", trace], capture_output=True)
+    check(b"could not be turned on" in p.stderr, "show warns too: %r" % p.stderr[-300:])
+
+
 def test_rewrite_bad_input():
     out = os.path.join(TMP, "out.mt")
     expect_refusal([prog("static_prog"), "-o", out], "static executable")
