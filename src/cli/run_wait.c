@@ -17,11 +17,14 @@
 #include <glob.h>
 #include <inttypes.h>
 #include <signal.h>
+#include <spawn.h>
+#include <poll.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -72,6 +75,17 @@ static void show_progress(const memtap_run_status *st, double secs)
     fflush(stderr);
 }
 
+/* Sleeps until pid exits or 100 ms pass: on its pidfd when there is one
+ * (a short program is not kept waiting for the tick), else a nap. */
+static void nap_for(int pidfd)
+{
+    struct pollfd p = { pidfd, POLLIN, 0 };
+    if (pidfd < 0 || poll(&p, 1, 100) < 0) {
+        struct timespec nap = { 0, 100 * 1000 * 1000 };
+        nanosleep(&nap, NULL);
+    }
+}
+
 /* Waits for pid; with st, shows a status line from the first second on
  * and clears it at the end. */
 static int wait_for(pid_t pid, const memtap_run_status *st)
@@ -84,19 +98,20 @@ static int wait_for(pid_t pid, const memtap_run_status *st)
     }
     struct timespec t0;
     clock_gettime(CLOCK_MONOTONIC, &t0);
-    int shown = 0;
+    int shown = 0, pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
     for (;;) {
         pid_t r = waitpid(pid, &status, WNOHANG);
         if (r == pid || (r < 0 && errno != EINTR))
             break;
-        struct timespec nap = { 0, 100 * 1000 * 1000 };
-        nanosleep(&nap, NULL);
+        nap_for(pidfd);
         double secs = seconds_since(&t0);
         if (secs >= 1.0) {
             show_progress(st, secs);
             shown = 1;
         }
     }
+    if (pidfd >= 0)
+        close(pidfd);
     if (shown)
         fputs("\r\033[K", stderr);
     return status;
@@ -121,14 +136,21 @@ static int spawn_and_wait(char **argv, const char *path,
         if (old[i].sa_handler != SIG_IGN) /* an ignored one stays so */
             sigaction(forwarded[i], &fwd, NULL);
     }
-    pid_t pid = fork();
-    if (pid == 0) {
-        for (size_t i = 0; i < NFORWARDED; i++)
-            sigaction(forwarded[i], &old[i], NULL);
-        sigprocmask(SIG_SETMASK, &mask, NULL);
-        execv(path, argv);
-        cli_error(path, "%s", strerror(errno));
-        _exit(127);
+    /* posix_spawn, not fork: no copy of memtap's page tables, and an exec
+     * that fails comes back as its error.  The program starts with the
+     * mask memtap had; exec resets the forwarding handlers */
+    posix_spawnattr_t attr;
+    pid_t pid = -1;
+    int err = posix_spawnattr_init(&attr);
+    if (!err) {
+        posix_spawnattr_setsigmask(&attr, &mask);
+        posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK);
+        err = posix_spawn(&pid, path, NULL, &attr, argv, environ);
+        posix_spawnattr_destroy(&attr);
+    }
+    if (err) {
+        pid = -1;
+        errno = err;
     }
     program_pid = pid;
     sigprocmask(SIG_SETMASK, &mask, NULL);
@@ -136,6 +158,7 @@ static int spawn_and_wait(char **argv, const char *path,
     program_pid = 0;
     for (size_t i = 0; i < NFORWARDED; i++)
         sigaction(forwarded[i], &old[i], NULL);
+    errno = err;
     return pid > 0 ? status : -1;
 }
 
@@ -281,7 +304,7 @@ int cli_run_traced(const engine_plan *plan, const char *out,
     int status = spawn_and_wait(prog_argv, prog, progress ? sp.st : NULL);
     int rc = 0;
     if (status == -1) {
-        rc = cli_error(prog, "cannot start: %s", strerror(errno));
+        rc = cli_error(prog_argv[0], "cannot start: %s", strerror(errno));
     } else {
         *exit_code = exit_status(prog_argv[0], status);
         if (access(out, F_OK) != 0)
