@@ -53,6 +53,7 @@ int cmd_info(int argc, char **argv)
                                         "shadow_table_bytes",
                                         "shadow_resident_bytes",
                                         "rewritten_modules",
+                                        "rewritten_refused",
                                         "rewritten_traps_hit",
                                         "rewritten_entries",
                                         "rewritten_checks_removed",

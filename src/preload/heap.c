@@ -356,6 +356,45 @@ static void *next_symbol(void **slot, const char *name)
     return *slot;
 }
 
+/* OPERATOR_SCOPE's cleanup (-fexceptions) names the unwinder's C
+ * personality routine and _Unwind_Resume.  Both only run while an
+ * exception unwinds through a wrapper, when the C++ runtime's unwinder is
+ * loaded, so they are looked up then: libmemtap.so needs no libgcc_s,
+ * which a C program would otherwise load (and, under the static engine,
+ * run rewritten: accesses of its constructor the program never makes). */
+static void *unwinder(const char *name)
+{
+    void *lib = dlopen("libgcc_s.so.1", RTLD_NOW);
+    void *fn = lib ? dlsym(lib, name) : NULL;
+    if (!fn)
+        abort();
+    return fn;
+}
+
+typedef int (*personality_fn)(int, int, uint64_t, void *, void *);
+
+__attribute__((visibility("hidden"))) int
+__gcc_personality_v0(int version, int actions, uint64_t cls, void *e,
+                     void *ctx);
+int __gcc_personality_v0(int version, int actions, uint64_t cls, void *e,
+                         void *ctx)
+{
+    static personality_fn real;
+    if (!real)
+        real = (personality_fn)unwinder("__gcc_personality_v0");
+    return real(version, actions, cls, e, ctx);
+}
+
+__attribute__((visibility("hidden"), noreturn)) void _Unwind_Resume(void *e);
+void _Unwind_Resume(void *e)
+{
+    static void (*real)(void *);
+    if (!real)
+        real = (void (*)(void *))unwinder("_Unwind_Resume");
+    real(e);
+    __builtin_unreachable();
+}
+
 static void operator_end(int *owner)
 {
     if (*owner)

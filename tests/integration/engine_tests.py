@@ -40,6 +40,14 @@ def rewrote(stderr):
                       r"static engine", stderr, re.M)
 
 
+def libraries(binary):
+    """The names of the shared libraries binary loads natively (ldd), the
+    loader and the vDSO left out."""
+    out = subprocess.run(["ldd", binary], capture_output=True, text=True, check=True).stdout
+    names = [l.split()[0] for l in out.splitlines() if "=>" in l]
+    return [os.path.basename(n) for n in names if not n.startswith("linux-vdso")]
+
+
 def test_engine_static_runs_programs():
     """Programs run from their rewritten copies behave as they do natively
     (output, exit status); the run names what the static engine traced,
@@ -53,6 +61,11 @@ def test_engine_static_runs_programs():
               "libc.so.6" in engines.group(1).split(", "),
               "%s: the program and libc rewritten: %s" % (name, p.stderr))
         check("warning" not in p.stderr, "%s: no warning: %s" % (name, p.stderr))
+        # memtap adds no library of its own to what the program loads (no
+        # libgcc_s for a C program, whose rewritten code would log accesses
+        # the program never makes)
+        check_eq(sorted(engines.group(1).split(", ")), sorted([name] + libraries(prog(name))),
+                 "%s: the program and the libraries it loads natively" % name)
         info = info_of(trace)
         check_eq((info["dropped"], info["corrupt_chunks"]), ("0", "0"), "%s: dropped, corrupt" % name)
         check(int(info["rewritten_modules"]) >= 2, "%s: rewritten modules hooked" % name)
