@@ -29,7 +29,7 @@ typedef struct chunk_ref {
     uint32_t raw;
     uint32_t tid;
     uint32_t count;     /* records */
-    uint16_t type;      /* MEMTAP_CHUNK_EVENTS or MEMTAP_CHUNK_PACKED */
+    uint16_t type;      /* MEMTAP_CHUNK_EVENTS, _PACKED or _SITES */
 } chunk_ref;
 
 typedef struct cursor {
@@ -73,7 +73,11 @@ struct memtap_trace {
     size_t packed_cap;
     trace_site_table site_tabs[1u << (32 - MEMTAP_SITE_BITS)];
     trace_sites sites;  /* site_tabs: what access runs refer to */
-    int records_filled; /* fill_site_records has run: the first decode */
+    chunk_ref *site_refs; /* the SITES chunks, read when the walk starts
+                             (info and the run's summary need none; libc's
+                             take a millisecond to decompress) */
+    size_t nsite_refs, site_refs_cap;
+    int sites_loaded;   /* load_sites has run: the walk's first start */
 };
 
 const char *memtap_status_string(int status)
@@ -408,6 +412,13 @@ static int scan_chunks(memtap_trace *t)
         }
         if (h.type == MEMTAP_CHUNK_EVENTS || h.type == MEMTAP_CHUNK_PACKED) {
             rc = add_event_chunk(t, &h, payload);
+        } else if (h.type == MEMTAP_CHUNK_SITES) {
+            rc = grow((void **)&t->site_refs, &t->site_refs_cap,
+                      t->nsite_refs + 1, sizeof *t->site_refs);
+            if (!rc)
+                t->site_refs[t->nsite_refs++] =
+                    (chunk_ref){ payload, h.stored_size, h.raw_size, h.tid,
+                                 h.count, h.type };
         } else {
             rc = load_meta_chunk(t, &h, payload);
             if (rc == MEMTAP_E_CORRUPT) {
@@ -426,10 +437,8 @@ static int scan_chunks(memtap_trace *t)
 
 /* Gives every module's site table the records of each site, a byte a
  * site (trace_site_table.records): what decoding an access run looks up
- * per entry, else worked out from the sites.  At the first decode, when
- * the scan has read all of a table's sites (not at open: info and the
- * run's summary need none); a table the memory budget has no room for
- * goes without. */
+ * per entry, else worked out from the sites.  A table the memory budget
+ * has no room for goes without. */
 static void fill_site_records(memtap_trace *t)
 {
     for (uint32_t tag = 0; tag < t->sites.ntabs; tag++) {
@@ -444,6 +453,28 @@ static void fill_site_records(memtap_trace *t)
         trace_site_records_fill(&t->sites, tag, records);
         tab->records = records;
     }
+}
+
+/* Reads the SITES chunks the scan found into the site tables, then their
+ * records bytes: when the walk first starts.  A chunk that fails to decompress
+ * or to parse is counted corrupt, as the scan counts the others. */
+static int load_sites(memtap_trace *t)
+{
+    for (size_t i = 0; i < t->nsite_refs; i++) {
+        const chunk_ref *r = &t->site_refs[i];
+        memtap_chunk_header h = { .type = r->type, .stored_size = r->stored,
+                                  .raw_size = r->raw };
+        int rc = load_meta_chunk(t, &h, r->payload);
+        if (rc == MEMTAP_E_CORRUPT) {
+            t->health.corrupt_chunks++;
+            t->health.chunks--;
+        } else if (rc) {
+            return rc;
+        }
+    }
+    fill_site_records(t);
+    t->sites_loaded = 1;
+    return MEMTAP_OK;
 }
 
 /* Reads and checks the file header of the descriptor the trace owns. */
@@ -543,6 +574,7 @@ void memtap_trace_close(memtap_trace *t)
     free(t->heap);
     free(t->mods);
     free(t->refs);
+    free(t->site_refs);
     free(t->maps);
     free(t->info);
     free(t->zbuf);
@@ -603,10 +635,6 @@ static int load_records(memtap_trace *t, const chunk_ref *r,
     *ordered = 0;
     if (r->type == MEMTAP_CHUNK_EVENTS)
         return load_payload(t, r->payload, r->stored, out, r->raw);
-    if (!t->records_filled) {
-        fill_site_records(t);
-        t->records_filled = 1;
-    }
     int rc = grow((void **)&t->packed, &t->packed_cap, r->raw ? r->raw : 1, 1);
     if (!rc)
         rc = load_payload(t, r->payload, r->stored, t->packed, r->raw);
@@ -693,6 +721,11 @@ static void heap_down(memtap_trace *t, size_t i)
 
 int memtap_trace_rewind(memtap_trace *t)
 {
+    if (!t->sites_loaded) {
+        int rc = load_sites(t);
+        if (rc)
+            return rc;
+    }
     t->started = 1;
     t->lent = 0;
     free(t->heap);
