@@ -246,7 +246,8 @@ static int is_copy(const char *name)
     for (int i = 0; i < CACHE_KEY_CHARS - 1; i++)
         if (!strchr("0123456789abcdef", name[i]))
             return 0;
-    static const char *const sides[] = { ".src", ".refused", ".lock" };
+    static const char *const sides[] = { ".src", ".refused", ".lock",
+                                         ".libs" };
     size_t len = strlen(name);
     for (size_t i = 0; i < sizeof sides / sizeof *sides; i++) {
         size_t n = strlen(sides[i]);

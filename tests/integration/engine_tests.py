@@ -336,6 +336,40 @@ def test_engine_cache_built_once():
              1, "one copy of the program: %s" % ls)
 
 
+def test_engine_library_listing():
+    """The loader's list of the program's libraries is kept beside its copy
+    and used by the next run made in the same context (its loader, its
+    ldconfig cache, LD_LIBRARY_PATH); a listing made elsewhere, or naming
+    a library that is gone, is made again."""
+    exe = os.path.join(TMP, "listed")
+    shutil.copy(prog("three_mallocs"), exe)
+    run(exe)
+    listing = [os.path.join(CACHE, f) for f in os.listdir(CACHE) if f.endswith("-listed.libs")]
+    check_eq(len(listing), 1, "one listing beside the copy")
+    text = open(listing[0]).read()
+    check("libc.so.6 => /" in text, "the listing names libc: %r" % text)
+    check("listed.libs" not in memtap("cache", "ls", env={"MEMTAP_CACHE_DIR": CACHE}).stdout,
+          "cache ls lists copies, not listings")
+    # a library the listing names (here one the program does not need) is
+    # rewritten before the program starts: the run took the listing
+    extra = "/lib/x86_64-linux-gnu/libz.so.1"
+    gone = os.path.join(TMP, "gone.so")
+    with open(listing[0], "a") as f:
+        f.write("\tlibz.so.1 => %s (0)\n" % extra)
+    _, p = run(exe)
+    check(extra in rewrote(p.stderr), "the kept listing is used: %s" % p.stderr)
+    with open(listing[0], "a") as f:
+        f.write("\tgone.so => %s (0)\n" % gone)
+    run(exe)
+    check("gone.so" not in open(listing[0]).read(), "a listing naming a missing file is made again")
+    with open(listing[0], "a") as f:
+        f.write("\tlibz.so.1 => %s (0)\n" % extra)
+    run(exe, env={"LD_LIBRARY_PATH": TMP})
+    text = open(listing[0]).read()
+    check("LD_LIBRARY_PATH %s\n" % TMP in text and "libz" not in text,
+          "another LD_LIBRARY_PATH: listed again: %r" % text)
+
+
 def test_engine_cache_changed_and_damaged():
     """A changed program gets a new copy; a damaged copy is rebuilt with a
     message; `cache clear` empties the cache."""
