@@ -333,11 +333,10 @@ size_t modules_text_ranges(uint64_t (*ranges)[2], size_t max)
         if (!s->alive || (s->untraced && !loader))
             continue;
         const memtap_segment *seg = (const memtap_segment *)(const void *)(e + 1);
-        for (uint16_t j = 0; j < e->nsegs && n < max; j++)
-            if (seg[j].prot & PF_X) {
-                ranges[n][0] = s->base + seg[j].vaddr;
-                ranges[n][1] = s->base + seg[j].vaddr + seg[j].memsz;
-                n++;
+        for (uint16_t j = 0; j < e->nsegs; j++)
+            if ((seg[j].prot & PF_X) && n++ < max) {
+                ranges[n - 1][0] = s->base + seg[j].vaddr;
+                ranges[n - 1][1] = s->base + seg[j].vaddr + seg[j].memsz;
             }
     }
     unlock();

@@ -17,7 +17,8 @@ void modules_rescan(void);
 void modules_track_data(void);
 
 /* The executable segments of the traced modules and the loader (not
- * memtap's own, not the vdso) as [start, end) pairs; returns how many. */
+ * memtap's own, not the vdso) as [start, end) pairs, at most max of them;
+ * returns how many there are (more than max: some were left out). */
 size_t modules_text_ranges(uint64_t (*ranges)[2], size_t max);
 
 /* Writes every known module to the (new) output file, e.g. after fork. */

@@ -451,22 +451,52 @@ static const int static_traps[] = {
     SYS_execve, SYS_execveat, SYS_rt_sigaction, SYS_rt_sigprocmask,
 };
 
+/* The [lo, hi) ranges of text cut at each 4 GiB boundary into pieces
+ * whose addresses share their high 32 bits, which is how the filter
+ * compares (a C library loaded across a boundary is common enough: ASLR
+ * put it there in about one run of 3000, and its calls were not trapped).
+ * Returns how many pieces, at most max. */
+static size_t text_pieces(const uint64_t (*ranges)[2], size_t n,
+                          uint64_t (*out)[2], size_t max)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        for (uint64_t lo = ranges[i][0]; lo < ranges[i][1] && k < max;) {
+            uint64_t boundary = (lo | 0xffffffffu) + 1;
+            uint64_t hi = boundary && boundary < ranges[i][1] ? boundary
+                                                              : ranges[i][1];
+            out[k][0] = lo;
+            out[k][1] = hi;
+            k++;
+            lo = hi;
+        }
+    return k;
+}
+
 /* The filter: system calls made from the text of the traced modules (the
  * program, the C library, ...) are trapped, except the passthrough ones;
  * everything else (memtap's own calls, the loader's, and any process image
  * that replaces this one by exec, whose modules lie elsewhere) passes. */
 int syscalls_init(int all)
 {
-    enum { MAX_RANGES = 48, NPASS = sizeof passthrough / sizeof *passthrough,
+    enum { MAX_RANGES = 128, MAX_PIECES = MAX_RANGES + 32,
+           NPASS = sizeof passthrough / sizeof *passthrough,
            NTABLE = sizeof table / sizeof *table,
            NSTATIC = sizeof static_traps / sizeof *static_traps };
-    uint64_t ranges[MAX_RANGES][2];
-    size_t found = modules_text_ranges(ranges, MAX_RANGES), nr = 0;
-    for (size_t i = 0; i < found; i++) /* a text segment across 4 GiB: skip */
-        if ((ranges[i][0] >> 32) == ((ranges[i][1] - 1) >> 32))
-            memcpy(ranges[nr++], ranges[i], sizeof ranges[i]);
+    uint64_t found[MAX_RANGES][2], ranges[MAX_PIECES][2];
+    size_t nfound = modules_text_ranges(found, MAX_RANGES);
+    size_t nr = text_pieces(found, nfound < MAX_RANGES ? nfound : MAX_RANGES,
+                            ranges, MAX_PIECES);
     if (nr == 0)
         return -1;
+    if (nfound > MAX_RANGES || nr == MAX_PIECES) {
+        static const char msg[] =
+            "memtap: warning: more code segments than the system call filter "
+            "holds: calls from the last ones are not trapped (they may fail "
+            "with EFAULT on traced memory, and their copies are not "
+            "recorded)\n";
+        raw_say_lit(msg);
+    }
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_sigaction = on_sigsys;
@@ -478,7 +508,7 @@ int syscalls_init(int all)
     if (__sigaction(SIGSYS, &sa, NULL) != 0)
         return -1;
 
-    struct sock_filter prog[8 + 6 * MAX_RANGES + NPASS + NTABLE + NSTATIC +
+    struct sock_filter prog[8 + 6 * MAX_PIECES + NPASS + NTABLE + NSTATIC +
                             40];
     size_t n = 0;
 #define STMT(c, k) prog[n++] = (struct sock_filter)BPF_STMT(c, k)
@@ -486,17 +516,20 @@ int syscalls_init(int all)
     STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch));
     JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 1, 0);
     STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
-    /* each range: hi word equal, lo word in [lo, hi) -> "check" */
+    /* each piece: high word equal, low word in [lo, hi - 1] -> "check"
+     * (a jump always, whose offset has 32 bits: the conditional ones have
+     * 8, too few to pass more than 42 pieces) */
     for (size_t i = 0; i < nr; i++) {
-        uint64_t lo = ranges[i][0], hi = ranges[i][1];
-        size_t left = (nr - i - 1) * 5; /* instructions after this range */
+        uint64_t lo = ranges[i][0], last = ranges[i][1] - 1;
+        uint32_t left = (uint32_t)(nr - i - 1) * 6 + 1; /* to "check" */
         STMT(BPF_LD | BPF_W | BPF_ABS,
              offsetof(struct seccomp_data, instruction_pointer) + 4);
-        JUMP(BPF_JMP | BPF_JEQ | BPF_K, (uint32_t)(lo >> 32), 0, 3);
+        JUMP(BPF_JMP | BPF_JEQ | BPF_K, (uint32_t)(lo >> 32), 0, 4);
         STMT(BPF_LD | BPF_W | BPF_ABS,
              offsetof(struct seccomp_data, instruction_pointer));
-        JUMP(BPF_JMP | BPF_JGE | BPF_K, (uint32_t)lo, 0, 1);
-        JUMP(BPF_JMP | BPF_JGE | BPF_K, (uint32_t)hi, 0, (uint8_t)(left + 1));
+        JUMP(BPF_JMP | BPF_JGE | BPF_K, (uint32_t)lo, 0, 2);
+        JUMP(BPF_JMP | BPF_JGT | BPF_K, (uint32_t)last, 1, 0);
+        STMT(BPF_JMP | BPF_JA, left);
     }
     STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW); /* in no traced text */
     /* check: calls that name memtap's descriptors are trapped, the same

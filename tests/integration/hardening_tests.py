@@ -330,6 +330,26 @@ def test_setid_children():
           "the set-ID exec is reported: %r" % p.stderr)
 
 
+def test_syscalls_across_4g():
+    """A system call made from code that lies across a 4 GiB boundary is
+    trapped like any other: it reads into a traced heap block, and the
+    trace has its copy (the filter had skipped such code, so the call
+    failed with EFAULT and the run looked whole)."""
+    native = subprocess.run([prog("across_4g")], capture_output=True, text=True)
+    m = re.match(r"code 0x([0-9a-f]+) 0x([0-9a-f]+): 123$", native.stdout.strip())
+    check(m and int(m.group(1), 16) < 0x400000000 <= int(m.group(2), 16),
+          "the library's code lies across 0x400000000: %r" % native.stdout)
+    p = memtap("run", "--engine", "fault", "-o", os.path.join(TMP, "a4g.mtr"), "--",
+               prog("across_4g"), check_rc=False)
+    check_eq((p.returncode, p.stdout), (0, native.stdout), "the read under memtap")
+    lines = show(os.path.join(TMP, "a4g.mtr"), "--raw")
+    block = [l for l in lines if l.startswith("M#") and l.split(",")[1].startswith("4096")]
+    check(block, "the heap block: %s" % lines[:40])
+    start = block[0].split(":")[1].split(",")[0]
+    check(any(re.match(r"W#\d+:%s,123, 0x%s" % (start, m.group(2)[:6]), l) for l in lines),
+          "the read's copy into the block, from the library's code")
+
+
 # ---------------------------------- 12: section headers that lie
 
 def with_section_addr(binary, section, addr, out):
