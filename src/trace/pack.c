@@ -130,18 +130,13 @@ uint8_t *trace_run_pack(trace_packer *p, const trace_sites *sites,
                         uint8_t *out, const uint8_t *limit,
                         uint32_t max_records, uint32_t *records)
 {
-    /* the state in locals: the bytes written may alias anything.  The
-     * previous site's predictor slots are held in registers (guess,
-     * base) and stored when the site's slot changes: a loop's site that
-     * follows itself would otherwise wait on its own store each entry */
+    /* the state in locals: the bytes written may alias anything */
     const trace_entry *x = *e;
     const trace_sites tabs = *sites;
     uint64_t *slots = p->slots;
     uint32_t *nexts = p->next;
     uint32_t prev_site = p->prev_site, entries = 0, recs = 0;
     uint32_t prev_slot = site_slot(prev_site);
-    uint32_t guess = nexts[prev_slot];  /* nexts[prev_slot] */
-    uint64_t base = slots[prev_slot];   /* slots[prev_slot] */
     uint8_t *o = out + TRACE_RUN_FRAME; /* mark, u32 entries, u64 seq */
     const uint8_t *stop = limit - TRACE_ENTRY_MAX;
     records_cache cache = { UINT32_MAX, 0, NULL };
@@ -155,38 +150,28 @@ uint8_t *trace_run_pack(trace_packer *p, const trace_sites *sites,
             break;
         recs += k;
         entries++;
-        uint32_t was = guess;
-        uint32_t slot = site_slot(site);
-        if (slot != prev_slot) {
-            nexts[prev_slot] = site;
-            slots[prev_slot] = base;
-            guess = nexts[slot];
-            base = slots[slot];
-            prev_slot = slot;
-        } else {
-            guess = site; /* nexts[slot] = site */
-        }
+        uint32_t guess = nexts[prev_slot];
+        nexts[prev_slot] = site;
         prev_site = site;
-        uint64_t daddr = zigzag(addr - base);
-        base = addr;
+        prev_slot = site_slot(site);
+        uint64_t daddr = zigzag(addr - slots[prev_slot]);
+        slots[prev_slot] = addr;
         /* the usual, the site guessed and a small delta: one byte (or
          * two) */
-        if ((daddr | (uint64_t)(site ^ was) << 32) < 0x40) {
+        if ((daddr | (uint64_t)(site ^ guess) << 32) < 0x40) {
             *o++ = (uint8_t)(daddr << 1 | 1);
-        } else if ((daddr | (uint64_t)(site ^ was) << 32) < 0x2000) {
+        } else if ((daddr | (uint64_t)(site ^ guess) << 32) < 0x2000) {
             o[0] = (uint8_t)(daddr << 1 | 0x81);
             o[1] = (uint8_t)(daddr >> 6);
             o += 2;
-        } else if (site == was && daddr >> 63 == 0) {
+        } else if (site == guess && daddr >> 63 == 0) {
             o = put(o, daddr << 1 | 1);
         } else {
-            uint32_t dsite = site - was;
+            uint32_t dsite = site - guess;
             o = put(put(o, zigzag((uint64_t)(int64_t)(int32_t)dsite) << 1),
                     daddr);
         }
     }
-    nexts[prev_slot] = guess;
-    slots[prev_slot] = base;
     *e = x;
     p->prev_site = prev_site;
     if (!entries)
