@@ -52,7 +52,7 @@ int cmd_info(int argc, char **argv)
                                         "shadow_relocations",
                                         "shadow_table_bytes",
                                         "shadow_resident_bytes",
-                                        "rewritten_modules",
+                                        "run", "rewritten_modules",
                                         "rewritten_refused",
                                         "rewritten_traps_hit",
                                         "rewritten_entries",

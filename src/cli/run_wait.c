@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -189,6 +190,10 @@ static int status_open(status_page *p)
     p->st = m;
     p->st->magic = MEMTAP_STATUS_MAGIC;
     p->st->version = MEMTAP_STATUS_VERSION;
+    uint64_t id = 0;
+    if (getrandom(&id, sizeof id, 0) != (ssize_t)sizeof id)
+        id = (uint64_t)getpid() << 32 ^ (uint64_t)time(NULL);
+    p->st->run_id = id | 1; /* 0: none */
     char v[16];
     snprintf(v, sizeof v, "%d", p->fd);
     setenv(ENV_STATUS_FD, v, 1);
@@ -204,9 +209,27 @@ static void status_close(status_page *p)
     unsetenv(ENV_STATUS_FD);
 }
 
+/* Whether the trace at path was written by the run run_id: its INFO
+ * "run" says so, or it has none (a process killed before it wrote its
+ * INFO, or a memtap before run numbers). */
+static int of_run(const char *path, uint64_t run_id)
+{
+    memtap_trace *t;
+    if (memtap_trace_open(path, &t) != MEMTAP_OK)
+        return 1; /* unreadable: reported as such */
+    const char *v = memtap_trace_info(t, "run");
+    int ours = !v || strtoull(v, NULL, 10) == run_id;
+    memtap_trace_close(t);
+    return ours;
+}
+
 /* The trace files written by forked or exec'd processes of this run, at
- * the start of g->gl_pathv; returns how many. */
-static size_t other_traces(const char *output, time_t since, glob_t *g)
+ * the start of g->gl_pathv; returns how many.  The names say whose run a
+ * file may be (OUTPUT.PID.mtr, made since it began); the trace's INFO
+ * "run" says whose it is (a run just before, in the same second, or
+ * another at the same time writes the same names). */
+static size_t other_traces(const char *output, time_t since, uint64_t run_id,
+                           glob_t *g)
 {
     char pattern[PATH_MAX + 16];
     size_t len = strlen(output), n = 0;
@@ -217,11 +240,12 @@ static size_t other_traces(const char *output, time_t since, glob_t *g)
         return 0;
     for (size_t i = 0; i < g->gl_pathc; i++) {
         struct stat st;
-        if (stat(g->gl_pathv[i], &st) == 0 && st.st_mtime >= since) {
-            char *keep = g->gl_pathv[n];
-            g->gl_pathv[n++] = g->gl_pathv[i];
-            g->gl_pathv[i] = keep;
-        }
+        if (stat(g->gl_pathv[i], &st) != 0 || st.st_mtime < since ||
+            !of_run(g->gl_pathv[i], run_id))
+            continue;
+        char *keep = g->gl_pathv[n];
+        g->gl_pathv[n++] = g->gl_pathv[i];
+        g->gl_pathv[i] = keep;
     }
     return n;
 }
@@ -245,6 +269,27 @@ static int check_trace(const char *path, int dropped, const engine_plan *plan,
     return problems;
 }
 
+/* What the status page knows and the files do not say: traces that were
+ * never created, or are not where this run wrote them; returns how many
+ * things. */
+static int check_files(const char *output, const memtap_run_status *st,
+                       size_t files)
+{
+    int problems = 0;
+    uint32_t no_file = atomic_load(&st->no_file);
+    uint32_t opened = atomic_load(&st->processes);
+    if (no_file && ++problems)
+        fprintf(stderr, "memtap: warning: trace %s: %" PRIu32 " traced "
+                        "process(es) could not create their trace file: "
+                        "their events are missing\n", output, no_file);
+    if (opened > files && ++problems)
+        fprintf(stderr, "memtap: warning: trace %s: %" PRIu32 " of the "
+                        "run's %" PRIu32 " trace files are gone (removed or "
+                        "renamed while it ran)\n", output,
+                opened - (uint32_t)files, opened);
+    return problems;
+}
+
 /* The end of a run: every trace file checked, one summary line.  Returns
  * how many things the traces may be missing. */
 static int summarize(const char *output, const memtap_run_status *st,
@@ -253,12 +298,13 @@ static int summarize(const char *output, const memtap_run_status *st,
     int err = atomic_load(&st->write_errno);
     int problems = check_trace(output, !err, plan, quiet);
     glob_t g = { 0 };
-    size_t others = other_traces(output, since, &g);
+    size_t others = other_traces(output, since, st->run_id, &g);
     for (size_t i = 0; i < others; i++) {
         fprintf(stderr, "memtap: also wrote %s\n", g.gl_pathv[i]);
         problems += check_trace(g.gl_pathv[i], !err, plan, 1);
     }
     globfree(&g);
+    problems += check_files(output, st, others + (access(output, F_OK) == 0));
     if (err) {
         fprintf(stderr, "memtap: warning: trace %s: %" PRIu64
                         " events lost: %s\n", output,

@@ -378,6 +378,10 @@ static void write_info_start(void)
     fmt_u64(&b, (uint64_t)getpid());
     fmt_str(&b, "\nppid=");
     fmt_u64(&b, (uint64_t)getppid());
+    if (g.status && g.status->run_id) {
+        fmt_str(&b, "\nrun=");
+        fmt_u64(&b, g.status->run_id);
+    }
     char exe[4096];
     ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
     if (n > 0) {
@@ -562,6 +566,8 @@ static void open_output(void)
     if (g.fd < 0) {
         static const char msg[] = "memtap: cannot create the trace file\n";
         raw_say_lit(msg);
+        if (g.status)
+            atomic_fetch_add(&g.status->no_file, 1);
         g.enabled = 0;
         return;
     }

@@ -12,7 +12,7 @@
 #include <stdint.h>
 
 #define MEMTAP_STATUS_MAGIC 0x5453544du /* "MTST" */
-#define MEMTAP_STATUS_VERSION 1u
+#define MEMTAP_STATUS_VERSION 2u
 #define MEMTAP_STATUS_SIZE 4096u
 
 typedef struct memtap_run_status {
@@ -23,6 +23,13 @@ typedef struct memtap_run_status {
     _Atomic uint64_t lost;          /* records that never reached a file */
     _Atomic int32_t write_errno;    /* the first failed write's errno */
     _Atomic uint32_t processes;     /* processes that opened a trace */
+    _Atomic uint32_t no_file;       /* processes whose trace file could
+                                       not be created */
+    uint32_t reserved;
+    uint64_t run_id;                /* the run's own number: each trace
+                                       says it in INFO "run", so that the
+                                       summary counts this run's files
+                                       and no other's */
 } memtap_run_status;
 
 #endif

@@ -89,6 +89,27 @@ def test_spawn_children():
         check("end: exit" in info, "the child's trace ends normally: %s" % path)
 
 
+def test_run_counts_its_own_files():
+    """A run's summary names the files its own processes wrote, by the run
+    number each trace holds, not every OUTPUT.PID.mtr made since it began
+    (a run just before, in the same second, had its children's counted);
+    a file of the run removed before the end makes the run incomplete."""
+    first = run("/bin/sh", "-c", "ls / >/dev/null", out="own.mtr")
+    children = other_traces(first)
+    check_eq((first.returncode, len(children)), (0, 1), "the first run: sh and ls " + first.stderr)
+    later = time.time() + 5  # as if written during the next run
+    os.utime(children[0], (later, later))
+    second = run("/bin/true", out="own.mtr")
+    check_eq(second.returncode, 0, "the second run " + second.stderr)
+    check(not other_traces(second) and " in 2 files" not in second.stderr,
+          "the second run claims no file of the first: %r" % second.stderr)
+    gone = run("/bin/sh", "-c", "ls / >/dev/null; rm -f %s/gone.*.mtr" % TMP, out="gone.mtr")
+    check_eq(gone.returncode, 125, "a removed file makes the run incomplete: " + gone.stderr)
+    # sh, ls and rm each wrote one; ls's is removed by the program
+    check("1 of the run's 3 trace files are gone" in gone.stderr and "(incomplete)" in gone.stderr,
+          "says so: %r" % gone.stderr)
+
+
 # ---------------------------- 3: handlers that leave by longjmp, siglongjmp, exit
 
 def test_handler_exits():
