@@ -16,9 +16,9 @@
 #include <fcntl.h>
 #include <glob.h>
 #include <inttypes.h>
+#include <poll.h>
 #include <signal.h>
 #include <spawn.h>
-#include <poll.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>

@@ -758,7 +758,6 @@ static int patch_span(const mt_rewrite_header *h, int counters, uint64_t *lo,
                                 patch_at(h->count_stub, 1, size, lo, hi)));
 }
 
-/* Fills in and turns on the stub of one rewritten module. */
 /* Fills in and turns on the stub of one rewritten module as tag m;
  * returns NULL, or why it is not on. */
 static const char *turn_on(const struct dl_phdr_info *info,
@@ -808,8 +807,9 @@ static const char *turn_on(const struct dl_phdr_info *info,
     uint64_t lo = UINT64_MAX, hi = 0;
     if (!patch_span(h, mod->counters != NULL, &lo, &hi) ||
         set_prot(at + lo, at + hi, PROT_READ | PROT_WRITE) != 0) {
-        release_slot(mod, h); /* described but never on: the tag stays */
-        rt.tabs[m].nsites = 0;  /* taken */
+        /* described to the trace but never on: the tag stays taken */
+        release_slot(mod, h);
+        rt.tabs[m].nsites = 0;
         mod->header = at;
         atomic_store(&rt.nmods, m + 1);
         return "its rewritten code cannot be turned on";

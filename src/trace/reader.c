@@ -456,8 +456,8 @@ static void fill_site_records(memtap_trace *t)
 }
 
 /* Reads the SITES chunks the scan found into the site tables, then their
- * records bytes: when the walk first starts.  A chunk that fails to decompress
- * or to parse is counted corrupt, as the scan counts the others. */
+ * records bytes: when the walk first starts.  A chunk that fails to
+ * decompress or to parse is counted corrupt, as the scan counts others. */
 static int load_sites(memtap_trace *t)
 {
     for (size_t i = 0; i < t->nsite_refs; i++) {
