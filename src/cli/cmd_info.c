@@ -45,7 +45,7 @@ int cmd_info(int argc, char **argv)
                                         "hot_followers", "hot_accesses",
                                         "hot_untraced", "hot_refused",
                                         "hot_unpatched",
-                                        "exposed_windows",
+                                        "exposed_windows", "exposed_first",
                                         "syscalls_emulated", "syscalls_reopened",
                                         "signals_merged", "write_errno",
                                         "tool", "shadow_units",

@@ -83,10 +83,17 @@ int cli_report_health(const char *path, const memtap_trace *t, int dropped)
         fprintf(stderr, "memtap: note: %s: the process ended by signal %s\n",
                 path, code);
     uint64_t exposed = info_u64(t, "exposed_windows");
-    if (exposed && ++problems)
+    if (exposed && ++problems) {
+        char first[64];
+        cli_info_value(t, "exposed_first", first, sizeof first);
         fprintf(stderr, "memtap: warning: %s: %" PRIu64 " access windows "
                         "were open while other threads ran: their accesses "
-                        "to those pages may be missing\n", path, exposed);
+                        "to those pages may be missing (the first: %s)\n",
+                path, exposed,
+                strcmp(first, "stop") == 0 ? "the other threads could not "
+                                             "be stopped"
+                : first[0] ? first : "not recorded");
+    }
     uint64_t merged = info_u64(t, "signals_merged");
     if (merged)
         fprintf(stderr, "memtap: note: %s: %" PRIu64 " deliveries of "

@@ -67,6 +67,7 @@ static struct {
     ZydisDecoder decoder;
     _Atomic uint64_t faults;
     _Atomic uint64_t exposed;
+    _Atomic int64_t first_exposed; /* why + 2 of the first, 0: none */
 } f;
 
 static __thread window tls_win __attribute__((tls_model("initial-exec")));
@@ -88,11 +89,15 @@ int fault_enabled(void) { return f.enabled; }
 uint64_t fault_thread_traps(void) { return tls_traps; }
 void fault_thread_trapped(void) { tls_traps++; }
 
-void fault_note_exposed(void)
+void fault_note_exposed(long why)
 {
-    if (world_others_registered())
-        atomic_fetch_add(&f.exposed, 1);
+    if (!world_others_registered())
+        return;
+    atomic_fetch_add(&f.exposed, 1);
+    int64_t none = 0;
+    atomic_compare_exchange_strong(&f.first_exposed, &none, why + 2);
 }
+int64_t fault_first_exposed(void) { return atomic_load(&f.first_exposed); }
 uint64_t fault_count(void) { return atomic_load(&f.faults); }
 uint64_t fault_exposed_windows(void) { return atomic_load(&f.exposed); }
 
@@ -378,7 +383,7 @@ int fault_exclusive_begin(void)
     tls_exclusive++;
     int exact = world_stop();
     if (!exact)
-        fault_note_exposed();
+        fault_note_exposed(FAULT_EXPOSED_STOP);
     fault_own_begin();
     return exact;
 }
@@ -468,7 +473,7 @@ static void on_segv_body(int sig, siginfo_t *si, ucontext_t *uc)
     /* one stop of the other threads serves the whole window */
     w->stopped = world_stop();
     if (!w->stopped)
-        fault_note_exposed();
+        fault_note_exposed(FAULT_EXPOSED_STOP);
     if (decoded) {
         if (emulate_rep_string(uc, &insn, ops)) {
             world_resume();

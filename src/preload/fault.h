@@ -89,8 +89,14 @@ void fault_own_end(void);
  * block operations that never block (memcpy, memset, strcpy, ...). */
 int fault_exclusive_begin(void);
 void fault_exclusive_end(void);
-/* A window that other threads could run into (counted for the note). */
-void fault_note_exposed(void);
+/* A window that other threads could run into (counted for the note):
+ * why is the system call that opened traced pages while they ran, or
+ * FAULT_EXPOSED_STOP when they could not be stopped.  The first one's why
+ * is kept for the note (fault_first_exposed). */
+#define FAULT_EXPOSED_STOP (-1L)
+void fault_note_exposed(long why);
+/* The first window's why + 2 (0: none yet). */
+int64_t fault_first_exposed(void);
 int fault_own_mode(void);
 /* Ends the thread's own mode whatever its depth (without page protection:
  * a fault during it may leave by longjmp). */

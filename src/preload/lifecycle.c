@@ -426,6 +426,13 @@ static void process_end_stats(fmt_buf *b)
     hot_end_stats(b);
     fmt_str(b, "exposed_windows=");
     fmt_u64(b, fault_exposed_windows());
+    int64_t first = fault_first_exposed();
+    if (first == FAULT_EXPOSED_STOP + 2) {
+        fmt_str(b, "\nexposed_first=stop");
+    } else if (first) {
+        fmt_str(b, "\nexposed_first=syscall ");
+        fmt_u64(b, (uint64_t)(first - 2));
+    }
     fmt_str(b, "\nsyscalls_emulated=");
     fmt_u64(b, syscalls_emulated());
     fmt_str(b, "\nsyscalls_reopened=");

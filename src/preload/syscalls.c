@@ -328,7 +328,7 @@ static long call_opened(ucontext_t *uc, const sys_spec *sp, long nr,
     if (sp && fault_enabled()) /* with nothing protected, none to open */
         open_args(&o, sp, a);
     if (o.n)
-        fault_note_exposed(); /* the call may block: others run */
+        fault_note_exposed(nr); /* the call may block: others run */
     long ret = call_as_program(uc, !fault_enabled(), nr, a);
     close_all(&o);
     return ret;
@@ -349,7 +349,7 @@ static long retry_closed(ucontext_t *uc, const sys_spec *sp, long nr,
     if (ret != -EFAULT)
         return ret;
     atomic_fetch_add(&s.reopened, 1);
-    fault_note_exposed();
+    fault_note_exposed(nr);
     fault_set_active(0);
     ret = raw_syscall6(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
     fault_set_active(1);

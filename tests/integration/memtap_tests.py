@@ -729,6 +729,18 @@ def test_heap_threads_exact():
         check_eq(exposed, "0", "%s: exposed windows" % (mode,))
 
 
+def test_exposed_window_named():
+    """A call the fault engine runs with a traced page open while another
+    thread lives (uname into a heap block) is an exposed window: the run is
+    incomplete and names the first window's system call (uname: 63)."""
+    path, p = trace("exposed_call", expect_rc=125)
+    check(p.stdout.startswith("uname: 0, "), "the program's result: %r" % p.stdout)
+    check("1 access windows were open while other threads ran" in p.stderr and
+          "(the first: syscall 63)" in p.stderr, "the warning names the call: %r" % p.stderr)
+    info = memtap("info", path).stdout
+    check("exposed_first: syscall 63" in info, "memtap info: %s" % info)
+
+
 def test_read_one_cpu():
     """show, export and report read the trace on a second CPU when there
     is one: with one CPU (taskset) they print the same, in every form, for 16
