@@ -26,7 +26,9 @@ LAYERS = {
     "analysis": {"sys": None, "x86": None, "elf": None},
     "rt": {"sys": None, "memtap": None, "preload": None},
     "rewrite": {"sys": None, "x86": None, "elf": None, "analysis": None,
-                "rt": ["abi.h"]},
+                "rt": ["abi.h"],
+                # the records of a site's entry, which the copy carries
+                "trace": ["pack.h"]},
     "cache": {"sys": None, "rewrite": None, "rt": ["abi.h"]},
     "shadow": {"sys": None, "memtap": None},
     "preload": {"sys": None, "x86": None, "memtap": None, "trace": None,

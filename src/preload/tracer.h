@@ -52,13 +52,15 @@ void tracer_record(uint8_t kind, uint8_t flags, uint64_t pc, uint64_t addr,
                  uint64_t size, uint64_t addr2, uint64_t aux);
 
 /* The site table of a rewritten module, tag by tag from 0 (the memory
- * stays the module's), and the same compressed by the rewriter (frames,
- * rt/abi.h's sites_z; NULL: none): written to the trace (and to every
- * forked child's) before the module may log.  -1 when it could not be:
- * the module must not log then (its entries would name no site). */
+ * stays the module's), the same compressed by the rewriter (frames,
+ * rt/abi.h's sites_z; NULL: none) and the records of each site's entry
+ * (rt/abi.h's records; NULL: worked out here): written to the trace (and
+ * to every forked child's) before the module may log.  -1 when it could
+ * not be: the module must not log then (its entries would name no
+ * site). */
 int tracer_add_sites(uint32_t tag, uint64_t bias, const memtap_site *sites,
                      uint32_t nsites, const uint8_t *frames,
-                     size_t frames_len);
+                     size_t frames_len, const uint8_t *records);
 
 /* Appends the calling thread's entries logged by rewritten code as access
  * runs (one sequence reservation per run); what cannot be written is

@@ -24,6 +24,7 @@
 #include "sys/bisect.h"
 #include "sys/page.h"
 #include "sys/vec.h"
+#include "trace/pack.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -304,6 +305,24 @@ static int append_table(code_buf *b, const vec *t, uint64_t *at)
     return 0;
 }
 
+/* Makes room for need more bytes of the segment (the site and block
+ * tables inside it move with it). */
+static int reserve_code(rewriter *r, size_t need)
+{
+    if (need <= r->code.cap - r->code.len)
+        return 0;
+    size_t sites = (size_t)((uint8_t *)r->sites - r->code.p);
+    size_t blocks = (size_t)((uint8_t *)r->blocks - r->code.p);
+    uint8_t *p = realloc(r->code.p, r->code.len + need);
+    if (!p)
+        return -1;
+    r->sites = (mt_site *)(void *)(p + sites);
+    r->blocks = (uint64_t *)(void *)(p + blocks);
+    r->code.p = p;
+    r->code.cap = r->code.len + need;
+    return 0;
+}
+
 /* Appends the site table compressed in the pieces a trace holds it in
  * (MT_SITES_PER_FRAME sites, a zstd frame each after its length), which
  * the runtime writes into every trace as they are. */
@@ -314,17 +333,8 @@ static int append_sites_z(rewriter *r, mt_rewrite_header *h)
         uint32_t n = mt_sites_piece(r->nsites, first);
         need += 4 + ZSTD_compressBound(n * sizeof(mt_site));
     }
-    if (need > r->code.cap - r->code.len) {
-        size_t sites = (size_t)((uint8_t *)r->sites - r->code.p);
-        size_t blocks = (size_t)((uint8_t *)r->blocks - r->code.p);
-        uint8_t *p = realloc(r->code.p, r->code.len + need);
-        if (!p)
-            return -1;
-        r->sites = (mt_site *)(void *)(p + sites);
-        r->blocks = (uint64_t *)(void *)(p + blocks);
-        r->code.p = p;
-        r->code.cap = r->code.len + need;
-    }
+    if (reserve_code(r, need) != 0)
+        return -1;
     ZSTD_CCtx *cctx = ZSTD_createCCtx();
     if (!cctx ||
         ZSTD_isError(ZSTD_CCtx_setParameter(cctx, ZSTD_c_compressionLevel,
@@ -354,6 +364,23 @@ static int append_sites_z(rewriter *r, mt_rewrite_header *h)
     h->sites_z_size = rc ? 0 : r->code.len - at;
     if (rc)
         r->code.len = at;
+    return 0;
+}
+
+/* Appends the records each site's entry stands for, a byte a site (what
+ * the runtime packs entries with; working them out at start-up read
+ * libc's whole site table, a quarter of a millisecond a run). */
+static int append_site_records(rewriter *r, mt_rewrite_header *h)
+{
+    if (!r->nsites)
+        return 0;
+    if (reserve_code(r, r->nsites) != 0)
+        return -1;
+    trace_site_table tab = { 0, r->sites, r->nsites, NULL };
+    trace_sites one = { &tab, 1 };
+    trace_site_records_fill(&one, 0, r->code.p + r->code.len);
+    h->records = r->code.len;
+    r->code.len += r->nsites;
     return 0;
 }
 
@@ -1153,7 +1180,7 @@ static int run(rewriter *r, const char *out, const char *in_path,
     if (append_table(&r->code, &r->traps, &h.traps) ||
         append_table(&r->code, &r->checks, &h.checks))
         return rewrite_fail(err, cap, "cannot encode a trampoline (out of room)");
-    if (append_sites_z(r, &h) != 0)
+    if (append_sites_z(r, &h) != 0 || append_site_records(r, &h) != 0)
         return rewrite_fail(err, cap, "out of memory");
 
     memcpy(h.magic, MT_REWRITE_MAGIC, sizeof h.magic);

@@ -4,8 +4,9 @@
  * `memtap instrument` turns a spare PT_NOTE program header into a PT_LOAD
  * segment (read + execute) that it appends to the file.  The segment
  * starts with this header, then the site table, then the log stub and the
- * trampolines, and ends with the trap and check tables and the site table
- * compressed (what the runtime writes into each trace as it is).  Each
+ * trampolines, and ends with the trap and check tables, the site table
+ * compressed (what the runtime writes into each trace as it is) and the
+ * records each site's entry stands for (what the runtime packs with).  Each
  * patched site jumps to its trampoline, which saves those of rax, rcx and
  * rdx that are live below the red zone, puts the site's index in eax and
  * the effective address in rdx, and calls the stub; the stub appends
@@ -39,7 +40,7 @@
 #include "memtap/trace.h"
 
 #define MT_REWRITE_MAGIC "MTREWR01"
-#define MT_REWRITE_VERSION 7u   /* 7: the site table compressed too */
+#define MT_REWRITE_VERSION 8u   /* 8: the records of each site too */
 
 /* The site table goes into a trace in pieces of this many sites (the last
  * one shorter), one SITES chunk each; the rewriter compresses it in the
@@ -91,6 +92,9 @@ typedef struct mt_rewrite_header {
                                     one per MT_SITES_PER_FRAME sites, each
                                     after its length (uint32_t) */
     uint64_t sites_z_size;       /* bytes there; 0: none */
+    uint64_t records;            /* offset: a byte a site, the records an
+                                    entry of it stands for (what packing
+                                    looks up; trace_site_records); 0: none */
 } mt_rewrite_header;
 
 /* A check-once slot: the `jmp .+2` at `slot` (offset from the header)

@@ -796,10 +796,14 @@ static const char *turn_on(const struct dl_phdr_info *info,
     const mt_site *sites = (const mt_site *)(uintptr_t)(at + h->sites);
     int framed = h->sites_z_size && h->sites_z <= h->segment_size &&
                  h->sites_z_size <= h->segment_size - h->sites_z;
+    int recorded = h->records && h->records <= h->segment_size &&
+                   h->nsites <= h->segment_size - h->records;
     if (tracer_add_sites(m, bias, sites, h->nsites,
                          framed ? (const uint8_t *)(uintptr_t)(at + h->sites_z)
                                 : NULL,
-                         framed ? h->sites_z_size : 0) != 0) {
+                         framed ? h->sites_z_size : 0,
+                         recorded ? (const uint8_t *)(uintptr_t)(at + h->records)
+                                  : NULL) != 0) {
         release_slot(mod, h); /* not hooked: the slot stays free */
         return "its sites cannot be described in the trace";
     }

@@ -654,6 +654,45 @@ def test_rewrite_cannot_turn_on():
     check(b"could not be turned on" in p.stderr, "show warns too: %r" % p.stderr[-300:])
 
 
+def test_rewrite_site_records():
+    """The copy carries the records each site's entry stands for (a byte a
+    site, rt/abi.h's records), which the runtime copies instead of working
+    them out; bytes no entry can stand for, or a records offset outside
+    the segment, make it work them out again, with the same trace."""
+    copy = instrument(prog("lk_globals"), os.path.join(TMP, "records.mt"), "--nonselective")
+    data = bytearray(open(copy, "rb").read())
+    at = data.find(b"MTREWR01")
+    h = header(copy)
+    off = struct.calcsize(HEADER.format + "QII8QQQ")  # mt_rewrite_header.records
+    records = struct.unpack_from("<Q", data, at + off)[0]
+    check(0 < records < h["segment_size"], "a records table in the segment: %d" % records)
+    # trace.h: an entry stands for its site's load and store records, then
+    # each elided follower's; an elided site's own entry for none
+    table = sites_of(copy)
+    kinds = [(1 if t[3] else 0) + (1 if t[4] else 0) for t in table]
+    want = [0 if t[7] else kinds[i] + sum(kinds[i + 1:i + 1 + t[6]])
+            for i, t in enumerate(table)]
+    check_eq(list(data[at + records:at + records + h["nsites"]]), want,
+             "a byte a site: its records")
+
+    def lackey(path):
+        trace = path + ".mtr"
+        # no address randomization: the stack's addresses are compared too
+        p = subprocess.run(["setarch", "x86_64", "-R", MEMTAP_BIN, "run", "-o", trace, "--",
+                            path], capture_output=True)
+        check_eq(p.returncode, 0, "memtap run %s: %r" % (path, p.stderr))
+        return memtap("show", "--format", "lackey", trace).stdout
+    good = lackey(copy)
+    for name, patch in (("bad bytes", lambda d: d.__setitem__(slice(at + records, at + records + h["nsites"]),
+                                                                b"\xff" * h["nsites"])),
+                        ("offset outside", lambda d: struct.pack_into("<Q", d, at + off,
+                                                                      h["segment_size"] + 1))):
+        damaged = bytearray(data)
+        patch(damaged)
+        open(copy, "wb").write(damaged)  # the same path: the same stack
+        check_eq(lackey(copy), good, "%s: the same accesses" % name)
+
+
 def test_rewrite_bad_input():
     out = os.path.join(TMP, "out.mt")
     expect_refusal([prog("static_prog"), "-o", out], "static executable")
