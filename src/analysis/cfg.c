@@ -17,6 +17,8 @@
 #include "x86/insn.h"
 
 enum { M_NONE = 0, M_START, M_INSIDE, M_DATA, M_PAD };
+/* What scan_gaps made of an instruction it decoded (walker.gap). */
+enum { G_NONE = 0, G_NOW, G_CODE, G_DATA };
 
 #define RING 16
 #define MAX_TABLE 4096
@@ -33,6 +35,9 @@ typedef struct walker {
     x86_decoder dec;
     uint64_t start, end;
     uint8_t *mark, *len, *flow, *leader;
+    uint8_t *gap;            /* G_*: decoded from a gap's entry */
+    uint8_t in_gap;          /* G_NOW while scan_gaps drains */
+    uint64_t gap_lo, gap_hi; /* the bytes that drain decoded */
     size_t cap;
     uint64_t *work;
     size_t nwork, workcap;
@@ -44,6 +49,9 @@ typedef struct walker {
     int collect;             /* first pass: branches into other functions
                                 are gathered into ptrs */
     vec deferred;            /* deferred_table */
+    vec data_refs;           /* uint64_t: addresses in code that code takes
+                                rip-relative (lea or memory operand), sorted:
+                                a table kept among the instructions */
     int oom;
 } walker;
 
@@ -59,6 +67,58 @@ static void add_ptr(walker *w, uint64_t a)
         *p = a;
     else
         w->oom = 1;
+}
+
+static uint64_t next_of(const x86_insn *x) { return x->addr + x->length; }
+
+static int exec_addr(const code_image *img, uint64_t v);
+
+/* Notes the code addresses x takes rip-relative (the collect pass). */
+static void note_data_refs(walker *w, const x86_insn *x)
+{
+    for (uint8_t i = 0; i < x->zi.operand_count; i++) {
+        const ZydisDecodedOperand *op = &x->zops[i];
+        ZyanU64 t;
+        if (op->type != ZYDIS_OPERAND_TYPE_MEMORY ||
+            op->mem.base != ZYDIS_REGISTER_RIP ||
+            !ZYAN_SUCCESS(ZydisCalcAbsoluteAddress(&x->zi, op, x->addr, &t)) ||
+            !exec_addr(w->img, t))
+            continue;
+        uint64_t *p = vec_push(&w->data_refs);
+        if (p)
+            *p = t;
+        else
+            w->oom = 1;
+    }
+}
+
+/* Whether code takes an address inside one of the instructions the last
+ * gap drain decoded: then they are a table's bytes, not code. */
+static int gap_is_data(const walker *w)
+{
+    const uint64_t *refs = w->data_refs.v;
+    size_t lo = 0, hi = w->data_refs.n;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (refs[mid] < w->gap_lo)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    for (; lo < w->data_refs.n && refs[lo] < w->gap_hi; lo++) {
+        uint64_t a = refs[lo];
+        for (unsigned back = 0; back < 16 && a >= w->start; back++, a--) {
+            uint8_t m = w->mark[a - w->start];
+            if (m == M_START) {
+                if (w->gap[a - w->start] == G_NOW)
+                    return 1;
+                break;
+            }
+            if (m != M_INSIDE)
+                break;
+        }
+    }
+    return 0;
 }
 
 static void push_work(walker *w, uint64_t a, uint8_t why)
@@ -356,6 +416,13 @@ static void decode_run(walker *w, uint64_t a)
         memset(w->mark + off + 1, M_INSIDE, x->length - 1u);
         w->len[off] = x->length;
         w->flow[off] = x->flow;
+        w->gap[off] = w->in_gap;
+        if (w->in_gap) {
+            w->gap_lo = a < w->gap_lo ? a : w->gap_lo;
+            w->gap_hi = next_of(x) > w->gap_hi ? next_of(x) : w->gap_hi;
+        } else if (w->collect) {
+            note_data_refs(w, x);
+        }
         uint64_t next = a + x->length;
         switch (x->flow) {
         case X86_FLOW_JCC:
@@ -433,7 +500,18 @@ static void scan_gaps(walker *w, const uint8_t *code)
         } else if (plausible_code(w, a)) {
             w->stats->gap_entries++;
             push_work(w, a, CFG_BLOCK_GAP);
+            w->in_gap = G_NOW;
+            w->gap_lo = a;
+            w->gap_hi = a;
             drain(w);
+            w->in_gap = G_NONE;
+            /* what the drain decoded is code, unless code takes an address
+             * among it (bytes of a table: hand-written assembly keeps its
+             * tables in .text; patching them would change the data) */
+            uint8_t made = gap_is_data(w) ? G_DATA : G_CODE;
+            for (uint64_t g = w->gap_lo; g < w->gap_hi; g++)
+                if (w->gap[g - w->start] == G_NOW)
+                    w->gap[g - w->start] = made;
         } else {
             w->mark[off] = M_DATA;
             w->stats->undecodable_bytes++;
@@ -452,12 +530,16 @@ static int form_blocks(walker *w, builder *b, uint32_t fi, cfg_func *cf)
     cfg_block *cur = NULL;
     uint64_t prev_end = 0;
     uint8_t prev_flow = 0;
+    int cur_data = 0; /* the current block is a table's bytes */
     for (uint64_t a = w->start; a < w->end; a++) {
         size_t off = a - w->start;
         if (w->mark[off] != M_START)
             continue;
-        if (cur && (w->leader[off] || ends_block(prev_flow) || prev_end != a))
+        int data = w->gap[off] == G_DATA;
+        if (cur && (w->leader[off] || ends_block(prev_flow) || prev_end != a ||
+                    data != cur_data))
             cur = NULL;
+        cur_data = data;
         if (!cur) {
             cur = vec_push(&b->blocks);
             if (!cur)
@@ -465,7 +547,7 @@ static int form_blocks(walker *w, builder *b, uint32_t fi, cfg_func *cf)
             cur->start = a;
             cur->first_insn = (uint32_t)b->addr.n;
             cur->func = fi;
-            cur->flags = w->leader[off];
+            cur->flags = w->leader[off] | (data ? CFG_BLOCK_GAP : 0);
             cf->nblocks++;
         }
         uint64_t *pa = vec_push(&b->addr);
@@ -553,7 +635,7 @@ static int walk_function(walker *w, builder *b, uint32_t fi, cfg_func *cf)
         return 0;
     if (n > w->cap) {
         free(w->mark);
-        w->mark = malloc(4 * n);
+        w->mark = malloc(5 * n);
         if (!w->mark)
             return -1;
         w->cap = n;
@@ -561,7 +643,8 @@ static int walk_function(walker *w, builder *b, uint32_t fi, cfg_func *cf)
     w->len = w->mark + n;
     w->flow = w->mark + 2 * n;
     w->leader = w->mark + 3 * n;
-    memset(w->mark, 0, 4 * n);
+    w->gap = w->mark + 4 * n;
+    memset(w->mark, 0, 5 * n);
     w->start = f->start;
     w->end = f->end;
     if (f->source != FUNC_GAP)
@@ -584,6 +667,7 @@ int cfg_build(const code_image *img, cfg_program **out)
     if (w) {
         w->ptrs.elem = sizeof(uint64_t);
         w->deferred.elem = sizeof(deferred_table);
+        w->data_refs.elem = sizeof(uint64_t);
     }
     builder b = {{0, 0, 0, sizeof(cfg_block)}, {0, 0, 0, 8}, {0, 0, 0, 1}};
     int rc = p && w && x86_decoder_init(&w->dec) == 0 ? 0 : -1;
@@ -607,6 +691,8 @@ int cfg_build(const code_image *img, cfg_program **out)
         memset(&p->stats, 0, sizeof p->stats); /* counted by the second */
         if (w->ptrs.n)
             qsort(w->ptrs.v, w->ptrs.n, sizeof(uint64_t), cmp_u64);
+        if (w->data_refs.n)
+            qsort(w->data_refs.v, w->data_refs.n, sizeof(uint64_t), cmp_u64);
     }
     for (size_t i = 0; !rc && i < img->nfuncs; i++)
         rc = walk_function(w, &b, (uint32_t)i, &p->funcs[i]);
@@ -615,6 +701,7 @@ int cfg_build(const code_image *img, cfg_program **out)
         free(w->mark);
         free(w->work);
         free(w->ptrs.v);
+        free(w->data_refs.v);
         free(w->deferred.v);
         free(w);
     }

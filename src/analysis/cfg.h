@@ -19,7 +19,9 @@ enum {
     CFG_BLOCK_ENTRY = 1,         /* a function entry */
     CFG_BLOCK_BRANCH_TARGET = 2, /* target of a direct branch */
     CFG_BLOCK_TABLE_TARGET = 4,  /* target of a jump-table entry */
-    CFG_BLOCK_GAP = 8,           /* found by scanning unreached bytes */
+    CFG_BLOCK_GAP = 8,           /* found by scanning unreached bytes, or
+                                    reached from there among bytes that code
+                                    takes the address of (a table) */
 };
 
 typedef struct cfg_block {

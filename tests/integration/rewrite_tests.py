@@ -693,6 +693,21 @@ def test_rewrite_site_records():
         check_eq(lackey(copy), good, "%s: the same accesses" % name)
 
 
+def test_rewrite_data_in_text():
+    """Bytes among the instructions that code takes the address of are a
+    table, not code, even where they decode as code no path reaches: the
+    copy leaves them as they are, so the program reads what it reads
+    natively (they had been patched with jumps to trampolines)."""
+    copy = instrument(prog("data_in_text"), os.path.join(TMP, "data_in_text.mt"),
+                      "--nonselective")
+    want = run([prog("data_in_text")])
+    check(want[0].startswith(b"table checksum "), "the program: %r" % (want,))
+    check_eq(run([copy]), want, "the copy reads the same table")
+    trace = os.path.join(TMP, "data_in_text.mtr")
+    check_eq(run([MEMTAP_BIN, "run", "-o", trace, "--", prog("data_in_text")]), want,
+             "under memtap run")
+
+
 def test_rewrite_bad_input():
     out = os.path.join(TMP, "out.mt")
     expect_refusal([prog("static_prog"), "-o", out], "static executable")
