@@ -520,6 +520,32 @@ static void scan_gaps(walker *w, const uint8_t *code)
     }
 }
 
+/* A table runs on from where code takes its address over what the gap
+ * scan decoded (pieces of it that decode as code, with undecodable or
+ * padding bytes between) up to the function's next code a path reached:
+ * an AES table's 2 KiB decodes as many short runs, and only its first
+ * byte is addressed. */
+static void spread_tables(walker *w)
+{
+    const uint64_t *refs = w->data_refs.v;
+    size_t lo = 0, hi = w->data_refs.n;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (refs[mid] < w->start)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    for (; lo < w->data_refs.n && refs[lo] < w->end; lo++)
+        for (uint64_t a = refs[lo]; a < w->end; a++) {
+            size_t off = a - w->start;
+            if (w->mark[off] == M_START && w->gap[off] == G_NONE)
+                break; /* code a path reached */
+            if (w->mark[off] == M_START)
+                w->gap[off] = G_DATA;
+        }
+}
+
 typedef struct builder {
     vec blocks, addr, len;
 } builder;
@@ -653,6 +679,7 @@ static int walk_function(walker *w, builder *b, uint32_t fi, cfg_func *cf)
     if (w->collect)
         return w->oom ? -1 : 0;
     scan_gaps(w, code);
+    spread_tables(w);
     mark_pointed(w);
     if (w->oom)
         return -1;
