@@ -3,7 +3,8 @@
  * (the GCC/Clang patterns: `jmp *T(,%r,8)`, `mov T(,%r,8),%r; jmp *%r`, and
  * `lea T(%rip),%b; movslq (%b,%r,4),%x; add %b,%x; jmp *%x`, also with
  * `mov ...,%eax; cltq` at -O0, bounded by a preceding `cmp $N; ja`), gap
- * scanning, and block formation.
+ * scanning (what it decodes from a table code takes the address of is
+ * marked a gap's, never to be rewritten), and block formation.
  *
  * One file: the passes share the work list and the block table, and none
  * is long on its own.
@@ -71,6 +72,21 @@ static void add_ptr(walker *w, uint64_t a)
 
 static uint64_t next_of(const x86_insn *x) { return x->addr + x->length; }
 
+/* The index of the first of the sorted addresses v at or after x. */
+static size_t first_from(const vec *v, uint64_t x)
+{
+    const uint64_t *a = v->v;
+    size_t lo = 0, hi = v->n;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (a[mid] < x)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
 static int exec_addr(const code_image *img, uint64_t v);
 
 /* Notes the code addresses x takes rip-relative (the collect pass). */
@@ -97,16 +113,9 @@ static void note_data_refs(walker *w, const x86_insn *x)
 static int gap_is_data(const walker *w)
 {
     const uint64_t *refs = w->data_refs.v;
-    size_t lo = 0, hi = w->data_refs.n;
-    while (lo < hi) {
-        size_t mid = (lo + hi) / 2;
-        if (refs[mid] < w->gap_lo)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    for (; lo < w->data_refs.n && refs[lo] < w->gap_hi; lo++) {
-        uint64_t a = refs[lo];
+    for (size_t i = first_from(&w->data_refs, w->gap_lo);
+         i < w->data_refs.n && refs[i] < w->gap_hi; i++) {
+        uint64_t a = refs[i];
         for (unsigned back = 0; back < 16 && a >= w->start; back++, a--) {
             uint8_t m = w->mark[a - w->start];
             if (m == M_START) {
@@ -528,16 +537,9 @@ static void scan_gaps(walker *w, const uint8_t *code)
 static void spread_tables(walker *w)
 {
     const uint64_t *refs = w->data_refs.v;
-    size_t lo = 0, hi = w->data_refs.n;
-    while (lo < hi) {
-        size_t mid = (lo + hi) / 2;
-        if (refs[mid] < w->start)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    for (; lo < w->data_refs.n && refs[lo] < w->end; lo++)
-        for (uint64_t a = refs[lo]; a < w->end; a++) {
+    for (size_t i = first_from(&w->data_refs, w->start);
+         i < w->data_refs.n && refs[i] < w->end; i++)
+        for (uint64_t a = refs[i]; a < w->end; a++) {
             size_t off = a - w->start;
             if (w->mark[off] == M_START && w->gap[off] == G_NONE)
                 break; /* code a path reached */
@@ -639,15 +641,8 @@ static void code_pointers(walker *w)
 static void mark_pointed(walker *w)
 {
     const uint64_t *ptrs = w->ptrs.v;
-    size_t lo = 0, hi = w->ptrs.n;
-    while (lo < hi) { /* the first pointer at or after the start */
-        size_t mid = (lo + hi) / 2;
-        if (ptrs[mid] < w->start)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    for (size_t i = lo; i < w->ptrs.n && ptrs[i] < w->end; i++)
+    for (size_t i = first_from(&w->ptrs, w->start);
+         i < w->ptrs.n && ptrs[i] < w->end; i++)
         if (w->mark[ptrs[i] - w->start] == M_START)
             w->leader[ptrs[i] - w->start] |= CFG_BLOCK_TABLE_TARGET;
 }
