@@ -209,27 +209,10 @@ static void status_close(status_page *p)
     unsetenv(ENV_STATUS_FD);
 }
 
-/* Whether the trace at path was written by the run run_id: its INFO
- * "run" says so, or it has none (a process killed before it wrote its
- * INFO, or a memtap before run numbers). */
-static int of_run(const char *path, uint64_t run_id)
-{
-    memtap_trace *t;
-    if (memtap_trace_open(path, &t) != MEMTAP_OK)
-        return 1; /* unreadable: reported as such */
-    const char *v = memtap_trace_info(t, "run");
-    int ours = !v || strtoull(v, NULL, 10) == run_id;
-    memtap_trace_close(t);
-    return ours;
-}
-
-/* The trace files written by forked or exec'd processes of this run, at
- * the start of g->gl_pathv; returns how many.  The names say whose run a
- * file may be (OUTPUT.PID.mtr, made since it began); the trace's INFO
- * "run" says whose it is (a run just before, in the same second, or
- * another at the same time writes the same names). */
-static size_t other_traces(const char *output, time_t since, uint64_t run_id,
-                           glob_t *g)
+/* The trace files whose names say they may be this run's forked or
+ * exec'd processes' (OUTPUT.PID.mtr, made since it began), at the start
+ * of g->gl_pathv; returns how many. */
+static size_t other_traces(const char *output, time_t since, glob_t *g)
 {
     char pattern[PATH_MAX + 16];
     size_t len = strlen(output), n = 0;
@@ -240,8 +223,7 @@ static size_t other_traces(const char *output, time_t since, uint64_t run_id,
         return 0;
     for (size_t i = 0; i < g->gl_pathc; i++) {
         struct stat st;
-        if (stat(g->gl_pathv[i], &st) != 0 || st.st_mtime < since ||
-            !of_run(g->gl_pathv[i], run_id))
+        if (stat(g->gl_pathv[i], &st) != 0 || st.st_mtime < since)
             continue;
         char *keep = g->gl_pathv[n];
         g->gl_pathv[n++] = g->gl_pathv[i];
@@ -251,12 +233,25 @@ static size_t other_traces(const char *output, time_t since, uint64_t run_id,
 }
 
 /* Says which modules the static engine traced in one trace file, and
- * warns about what the file may be missing; returns how many things. */
-static int check_trace(const char *path, int dropped, const engine_plan *plan,
-                       int quiet)
+ * warns about what the file may be missing; returns how many things.
+ * With run_id (another process's file), a trace whose INFO "run" names
+ * another run (one just before, in the same second, or one at the same
+ * time writing the same names) is not this run's: *ours says so, and
+ * nothing is said of it; one with no "run" (killed before its INFO, or
+ * from a memtap before run numbers) is taken as this run's. */
+static int check_trace(const char *path, uint64_t run_id, int dropped,
+                       const engine_plan *plan, int quiet, int *ours)
 {
     memtap_trace *t;
     int rc = memtap_trace_open(path, &t);
+    const char *v = rc == MEMTAP_OK ? memtap_trace_info(t, "run") : NULL;
+    *ours = !run_id || !v || strtoull(v, NULL, 10) == run_id;
+    if (!*ours) {
+        memtap_trace_close(t);
+        return 0;
+    }
+    if (run_id)
+        fprintf(stderr, "memtap: also wrote %s\n", path);
     if (rc != MEMTAP_OK) {
         fprintf(stderr, "memtap: warning: %s: unreadable: %s\n", path,
                 rc == MEMTAP_E_IO ? strerror(errno)
@@ -295,13 +290,14 @@ static int check_files(const char *output, const memtap_run_status *st,
 static int summarize(const char *output, const memtap_run_status *st,
                      time_t since, const engine_plan *plan, int quiet)
 {
-    int err = atomic_load(&st->write_errno);
-    int problems = check_trace(output, !err, plan, quiet);
+    int err = atomic_load(&st->write_errno), ours;
+    int problems = check_trace(output, 0, !err, plan, quiet, &ours);
     glob_t g = { 0 };
-    size_t others = other_traces(output, since, st->run_id, &g);
-    for (size_t i = 0; i < others; i++) {
-        fprintf(stderr, "memtap: also wrote %s\n", g.gl_pathv[i]);
-        problems += check_trace(g.gl_pathv[i], !err, plan, 1);
+    size_t candidates = other_traces(output, since, &g), others = 0;
+    for (size_t i = 0; i < candidates; i++) {
+        problems += check_trace(g.gl_pathv[i], st->run_id, !err, plan, 1,
+                                &ours);
+        others += (size_t)ours;
     }
     globfree(&g);
     problems += check_files(output, st, others + (access(output, F_OK) == 0));

@@ -644,14 +644,21 @@ static void refuse(const char *name, const mt_rewrite_header *h,
     raw_say_parts(msg);
 }
 
+/* Whether count items of size bytes from offset off lie inside h's
+ * segment (the tables the header points at, the bytes hook() patches). */
+static int in_segment(const mt_rewrite_header *h, uint64_t off, uint64_t count,
+                      uint64_t size)
+{
+    return off <= h->segment_size && count <= (h->segment_size - off) / size;
+}
+
 /* Whether the header's check-once slots all lie in the segment at `at`,
  * name sites of its table in the order of their pcs (so that
  * rewritten_check_passed can search them), and are `jmp .+2` (eb 00) as
  * the rewriter left them. */
 static int valid_checks(const mt_rewrite_header *h, uint64_t at)
 {
-    if (!h->nchecks || h->checks > h->segment_size ||
-        h->nchecks > (h->segment_size - h->checks) / sizeof(mt_check))
+    if (!h->nchecks || !in_segment(h, h->checks, h->nchecks, sizeof(mt_check)))
         return 0;
     const mt_check *c = (const mt_check *)(uintptr_t)(at + h->checks);
     const mt_site *sites = (const mt_site *)(uintptr_t)(at + h->sites);
@@ -728,12 +735,12 @@ static void release_slot(rt_module *mod, const mt_rewrite_header *h)
     memset(mod, 0, sizeof *mod);
 }
 
-/* Widens [*lo, *hi) by the len bytes at offset off of a segment of size
- * bytes; 0 when they lie outside it. */
-static int patch_at(uint64_t off, uint64_t len, uint64_t size, uint64_t *lo,
-                    uint64_t *hi)
+/* Widens [*lo, *hi) by the len bytes at offset off of h's segment; 0
+ * when they lie outside it. */
+static int patch_at(const mt_rewrite_header *h, uint64_t off, uint64_t len,
+                    uint64_t *lo, uint64_t *hi)
 {
-    if (off > size || len > size - off)
+    if (!in_segment(h, off, len, 1))
         return 0;
     *lo = off < *lo ? off : *lo;
     *hi = off + len > *hi ? off + len : *hi;
@@ -748,14 +755,13 @@ static int patch_at(uint64_t off, uint64_t len, uint64_t size, uint64_t *lo,
 static int patch_span(const mt_rewrite_header *h, int counters, uint64_t *lo,
                       uint64_t *hi)
 {
-    uint64_t size = h->segment_size;
-    int ok = patch_at(h->tag_disp, 4, size, lo, hi) &&
-             patch_at(h->flush_slot, 8, size, lo, hi) &&
-             patch_at(h->stub, 1, size, lo, hi);
+    int ok = patch_at(h, h->tag_disp, 4, lo, hi) &&
+             patch_at(h, h->flush_slot, 8, lo, hi) &&
+             patch_at(h, h->stub, 1, lo, hi);
     for (uint32_t i = 0; ok && i < h->ntls; i++)
-        ok = patch_at(h->tls_disp[i], 4, size, lo, hi);
-    return ok && (!counters || (patch_at(h->counters_slot, 8, size, lo, hi) &&
-                                patch_at(h->count_stub, 1, size, lo, hi)));
+        ok = patch_at(h, h->tls_disp[i], 4, lo, hi);
+    return ok && (!counters || (patch_at(h, h->counters_slot, 8, lo, hi) &&
+                                patch_at(h, h->count_stub, 1, lo, hi)));
 }
 
 /* Fills in and turns on the stub of one rewritten module as tag m;
@@ -769,8 +775,8 @@ static const char *turn_on(const struct dl_phdr_info *info,
                "it again)";
     if (m == MAX_MODULES)
         return "more rewritten modules than memtap can follow";
-    if (h->ntls > MT_TLS_PATCHES || h->sites > h->segment_size ||
-        h->nsites > (h->segment_size - h->sites) / sizeof(mt_site))
+    if (h->ntls > MT_TLS_PATCHES ||
+        !in_segment(h, h->sites, h->nsites, sizeof(mt_site)))
         return "its rewrite header is damaged";
     uint64_t at = (uint64_t)(uintptr_t)h;
     uint64_t end = at + h->segment_size;
@@ -794,10 +800,9 @@ static const char *turn_on(const struct dl_phdr_info *info,
     /* the trace knows the tag from here on (while the segment is writable
      * below, nothing may call into it: no libc) */
     const mt_site *sites = (const mt_site *)(uintptr_t)(at + h->sites);
-    int framed = h->sites_z_size && h->sites_z <= h->segment_size &&
-                 h->sites_z_size <= h->segment_size - h->sites_z;
-    int recorded = h->records && h->records <= h->segment_size &&
-                   h->nsites <= h->segment_size - h->records;
+    int framed = h->sites_z_size &&
+                 in_segment(h, h->sites_z, h->sites_z_size, 1);
+    int recorded = h->records && in_segment(h, h->records, h->nsites, 1);
     if (tracer_add_sites(m, bias, sites, h->nsites,
                          framed ? (const uint8_t *)(uintptr_t)(at + h->sites_z)
                                 : NULL,
