@@ -103,26 +103,32 @@ static inline uint32_t site_records(const trace_sites *s, uint32_t site,
     return trace_site_records(s, site, tab, index);
 }
 
-/* The records bytes of the tag of the last site looked up (most entries
- * in a row name sites of one module). */
-typedef struct records_cache {
-    uint32_t tag, nsites;
-    const uint8_t *bytes;
-} records_cache;
+/* The sites of one module whose records bytes the packer has at hand:
+ * site base + i stands for records[i] records, i < n (most entries in a
+ * row name sites of one module). */
+typedef struct site_window {
+    uint32_t base, n;
+    const uint8_t *records;
+} site_window;
 
-/* site_records() of site, through and into the cache. */
-static inline uint32_t cached_records(records_cache *c, const trace_sites *s,
-                                      uint32_t site)
+/* The window of site's module; empty when its table has no records bytes
+ * (site_records() then answers for each entry). */
+static inline site_window window_of(const trace_sites *s, uint32_t site)
 {
-    uint32_t index = site & ((1u << MEMTAP_SITE_BITS) - 1);
-    if (site >> MEMTAP_SITE_BITS == c->tag && index < c->nsites)
-        return c->bytes[index];
+    uint32_t tag = site >> MEMTAP_SITE_BITS;
+    if (s && tag < s->ntabs && s->tabs[tag].records)
+        return (site_window){ tag << MEMTAP_SITE_BITS, s->tabs[tag].nsites,
+                              s->tabs[tag].records };
+    return (site_window){ 0, 0, NULL };
+}
+
+/* site_records() of a site outside every window. */
+__attribute__((noinline)) static uint32_t records_of(const trace_sites *s,
+                                                     uint32_t site)
+{
     const trace_site_table *tab;
-    uint32_t k = site_records(s, site, &tab, &index);
-    if (k && tab->records)
-        *c = (records_cache){ site >> MEMTAP_SITE_BITS, tab->nsites,
-                              tab->records };
-    return k;
+    uint32_t index;
+    return site_records(s, site, &tab, &index);
 }
 
 uint8_t *trace_run_pack(trace_packer *p, const trace_sites *sites,
@@ -130,32 +136,39 @@ uint8_t *trace_run_pack(trace_packer *p, const trace_sites *sites,
                         uint8_t *out, const uint8_t *limit,
                         uint32_t max_records, uint32_t *records)
 {
-    /* the state in locals: the bytes written may alias anything */
-    const trace_entry *x = *e;
+    /* the state in locals (the bytes written may alias anything), the
+     * predictor slots addressed from p */
+    const trace_entry *x = *e, *first = x;
     const trace_sites tabs = *sites;
-    uint64_t *slots = p->slots;
-    uint32_t *nexts = p->next;
-    uint32_t prev_site = p->prev_site, entries = 0, recs = 0;
+    uint32_t prev_site = p->prev_site, skipped = 0, budget = max_records;
     uint32_t prev_slot = site_slot(prev_site);
     uint8_t *o = out + TRACE_RUN_FRAME; /* mark, u32 entries, u64 seq */
     const uint8_t *stop = limit - TRACE_ENTRY_MAX;
-    records_cache cache = { UINT32_MAX, 0, NULL };
+    site_window w = { 0, 0, NULL };
     for (; x < end && o <= stop; x++) {
         uint32_t site = x->site;
         uint64_t addr = x->addr;
-        uint32_t k = cached_records(&cache, &tabs, site);
-        if (!k)
-            continue;
-        if (recs + k > max_records)
+        uint32_t k, i = site - w.base;
+        if (__builtin_expect(i < w.n, 1)) {
+            k = w.records[i];
+        } else {
+            w = window_of(&tabs, site);
+            i = site - w.base;
+            k = i < w.n ? w.records[i] : records_of(&tabs, site);
+        }
+        if (k > budget)
             break;
-        recs += k;
-        entries++;
-        uint32_t guess = nexts[prev_slot];
-        nexts[prev_slot] = site;
+        if (!k) {
+            skipped++;
+            continue;
+        }
+        budget -= k;
+        uint32_t guess = p->next[prev_slot];
+        p->next[prev_slot] = site;
         prev_site = site;
         prev_slot = site_slot(site);
-        uint64_t daddr = zigzag(addr - slots[prev_slot]);
-        slots[prev_slot] = addr;
+        uint64_t daddr = zigzag(addr - p->slots[prev_slot]);
+        p->slots[prev_slot] = addr;
         /* the usual, the site guessed and a small delta: one byte (or
          * two) */
         if ((daddr | (uint64_t)(site ^ guess) << 32) < 0x40) {
@@ -174,11 +187,12 @@ uint8_t *trace_run_pack(trace_packer *p, const trace_sites *sites,
     }
     *e = x;
     p->prev_site = prev_site;
+    uint32_t entries = (uint32_t)(x - first) - skipped;
     if (!entries)
         return out;
     out[0] = MEMTAP_RUN_MARK_NEXT;
     memcpy(out + 1, &entries, 4);
-    *records += recs;
+    *records += max_records - budget;
     return o;
 }
 
