@@ -349,8 +349,10 @@ MEMTAP_EXPORT void *dlopen(const char *file, int mode)
     if (!next.dlopen)
         resolve_next_symbols();
     void *h = next.dlopen(file, mode);
-    if (h)
+    if (h) {
         modules_rescan();
+        syscalls_cover_new_modules();
+    }
     return h;
 }
 

@@ -318,11 +318,22 @@ void modules_write_all(void)
         tracer_write_modules(m.arena, m.arena_len, m.nslots);
 }
 
-size_t modules_text_ranges(uint64_t (*ranges)[2], size_t max)
+/* Whether a text segment may hold a syscall instruction (its bytes
+ * anywhere, inside other instructions too: a false match costs one more
+ * filter). */
+static int may_make_syscalls(uint64_t start, uint64_t len, uint32_t prot)
+{
+    static const uint8_t syscall_insn[2] = { 0x0f, 0x05 };
+    return !(prot & PF_R) ||
+           memmem((const void *)start, len, syscall_insn, 2) != NULL;
+}
+
+size_t modules_text_ranges(uint32_t *from, int syscalls_only,
+                           uint64_t (*ranges)[2], size_t max)
 {
     size_t n = 0;
     lock();
-    for (uint32_t k = 0; k < m.nslots; k++) {
+    for (uint32_t k = *from; k < m.nslots; k++) {
         const module_slot *s = &m.slots[k];
         const memtap_module_entry *e =
             (const memtap_module_entry *)(const void *)(m.arena + s->offset);
@@ -333,12 +344,19 @@ size_t modules_text_ranges(uint64_t (*ranges)[2], size_t max)
         if (!s->alive || (s->untraced && !loader))
             continue;
         const memtap_segment *seg = (const memtap_segment *)(const void *)(e + 1);
-        for (uint16_t j = 0; j < e->nsegs; j++)
-            if ((seg[j].prot & PF_X) && n++ < max) {
-                ranges[n - 1][0] = s->base + seg[j].vaddr;
-                ranges[n - 1][1] = s->base + seg[j].vaddr + seg[j].memsz;
+        for (uint16_t j = 0; j < e->nsegs; j++) {
+            uint64_t start = s->base + seg[j].vaddr;
+            if (!(seg[j].prot & PF_X) ||
+                (syscalls_only &&
+                 !may_make_syscalls(start, seg[j].memsz, seg[j].prot)))
+                continue;
+            if (n++ < max) {
+                ranges[n - 1][0] = start;
+                ranges[n - 1][1] = start + seg[j].memsz;
             }
+        }
     }
+    *from = m.nslots;
     unlock();
     return n;
 }

@@ -17,9 +17,14 @@ void modules_rescan(void);
 void modules_track_data(void);
 
 /* The executable segments of the traced modules and the loader (not
- * memtap's own, not the vdso) as [start, end) pairs, at most max of them;
- * returns how many there are (more than max: some were left out). */
-size_t modules_text_ranges(uint64_t (*ranges)[2], size_t max);
+ * memtap's own, not the vdso) found from the *from'th module on, as
+ * [start, end) pairs, at most max of them; returns how many there are
+ * (more than max: some were left out) and sets *from to the modules seen.
+ * With syscalls_only, only the segments that may make system calls
+ * themselves: a syscall instruction's two bytes lie somewhere in them, or
+ * they cannot be read. */
+size_t modules_text_ranges(uint32_t *from, int syscalls_only,
+                           uint64_t (*ranges)[2], size_t max);
 
 /* Writes every known module to the (new) output file, e.g. after fork. */
 void modules_write_all(void);

@@ -29,6 +29,7 @@
 #include "rt/rewritten.h"
 #include "shadow_host.h"
 #include "signals.h"
+#include "sys/spin.h"
 #include "tracer.h"
 
 #include <errno.h>
@@ -154,6 +155,10 @@ static const sys_spec table[] = {
 
 static struct {
     int enabled;
+    int all;                          /* syscalls_init's */
+    uint32_t covered;                 /* modules the filters cover */
+    atomic_int cover_lock;
+    unsigned later_filters;
     _Atomic unsigned long emulated;
     _Atomic unsigned long reopened;   /* calls retried with all pages open */
 } s;
@@ -473,43 +478,28 @@ static size_t text_pieces(const uint64_t (*ranges)[2], size_t n,
     return k;
 }
 
-/* The filter: system calls made from the text of the traced modules (the
- * program, the C library, ...) are trapped, except the passthrough ones;
- * everything else (memtap's own calls, the loader's, and any process image
- * that replaces this one by exec, whose modules lie elsewhere) passes. */
-int syscalls_init(int all)
-{
-    enum { MAX_RANGES = 128, MAX_PIECES = MAX_RANGES + 32,
-           NPASS = sizeof passthrough / sizeof *passthrough,
-           NTABLE = sizeof table / sizeof *table,
-           NSTATIC = sizeof static_traps / sizeof *static_traps };
-    uint64_t found[MAX_RANGES][2], ranges[MAX_PIECES][2];
-    size_t nfound = modules_text_ranges(found, MAX_RANGES);
-    size_t nr = text_pieces(found, nfound < MAX_RANGES ? nfound : MAX_RANGES,
-                            ranges, MAX_PIECES);
-    if (nr == 0)
-        return -1;
-    if (nfound > MAX_RANGES || nr == MAX_PIECES) {
-        static const char msg[] =
-            "memtap: warning: more code segments than the system call filter "
-            "holds: calls from the last ones are not trapped (they may fail "
-            "with EFAULT on traced memory, and their copies are not "
-            "recorded)\n";
-        raw_say_lit(msg);
-    }
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_sigaction = on_sigsys;
-    sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
-    fault_async_mask(&sa.sa_mask);
-    /* a call that blocks here must not keep a stopper waiting */
-    sigdelset(&sa.sa_mask, __SIGRTMAX - 1);
-    sa.sa_flags |= SA_RESTART;
-    if (__sigaction(SIGSYS, &sa, NULL) != 0)
-        return -1;
+enum { MAX_RANGES = 128, MAX_PIECES = MAX_RANGES + 32,
+       NPASS = sizeof passthrough / sizeof *passthrough,
+       NTABLE = sizeof table / sizeof *table,
+       NSTATIC = sizeof static_traps / sizeof *static_traps,
+       FILTER_MAX = 8 + 6 * MAX_PIECES + NPASS + NTABLE + NSTATIC + 40,
+       /* filters for modules loaded later (each call runs every one) */
+       MAX_LATER_FILTERS = 32 };
 
-    struct sock_filter prog[8 + 6 * MAX_PIECES + NPASS + NTABLE + NSTATIC +
-                            40];
+static const char too_many_ranges[] =
+    "memtap: warning: more code segments than the system call filter "
+    "holds: calls from the last ones are not trapped (they may fail "
+    "with EFAULT on traced memory, and their copies are not "
+    "recorded)\n";
+
+/* The filter over the text pieces of ranges[0..nr): calls made from them
+ * are trapped, except the passthrough ones (all) or all but the block
+ * calls and static_traps (!all); everything else (memtap's own calls, the
+ * loader's, and any process image that replaces this one by exec, whose
+ * modules lie elsewhere) passes.  Returns the filter's length. */
+static size_t filter_build(struct sock_filter *prog,
+                           const uint64_t (*ranges)[2], size_t nr, int all)
+{
     size_t n = 0;
 #define STMT(c, k) prog[n++] = (struct sock_filter)BPF_STMT(c, k)
 #define JUMP(c, k, t, f) prog[n++] = (struct sock_filter)BPF_JUMP(c, k, t, f)
@@ -585,15 +575,87 @@ int syscalls_init(int all)
     }
 #undef STMT
 #undef JUMP
+    return n;
+}
+
+/* Installs a filter for every thread; 0 on success.  With CAP_SYS_ADMIN
+ * (root) a filter needs no no_new_privs, which would take set-user-ID
+ * programs' privileges away from the children. */
+static int filter_install(struct sock_filter *prog, size_t n)
+{
     struct sock_fprog fp = { (unsigned short)n, prog };
-    /* with CAP_SYS_ADMIN (root) the filter needs no no_new_privs, which
-     * would take set-user-ID programs' privileges away from the children */
-    if (raw_syscall6(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, (long)&fp, 0, 0,
-                     0) != 0 &&
-        (raw_syscall6(SYS_prctl, PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0, 0) != 0 ||
-         raw_syscall6(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, (long)&fp, 0,
-                      0, 0) != 0))
+    long flags = SECCOMP_FILTER_FLAG_TSYNC;
+    if (raw_syscall6(SYS_seccomp, SECCOMP_SET_MODE_FILTER, flags, (long)&fp,
+                     0, 0, 0) == 0)
+        return 0;
+    if (raw_syscall6(SYS_prctl, PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0, 0) != 0)
         return -1;
+    return raw_syscall6(SYS_seccomp, SECCOMP_SET_MODE_FILTER, flags,
+                        (long)&fp, 0, 0, 0) == 0 ? 0 : -1;
+}
+
+int syscalls_init(int all)
+{
+    uint64_t found[MAX_RANGES][2], ranges[MAX_PIECES][2];
+    uint32_t from = 0;
+    size_t nfound = modules_text_ranges(&from, 0, found, MAX_RANGES);
+    size_t nr = text_pieces(found, nfound < MAX_RANGES ? nfound : MAX_RANGES,
+                            ranges, MAX_PIECES);
+    if (nr == 0)
+        return -1;
+    if (nfound > MAX_RANGES || nr == MAX_PIECES)
+        raw_say_lit(too_many_ranges);
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = on_sigsys;
+    sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
+    fault_async_mask(&sa.sa_mask);
+    /* a call that blocks here must not keep a stopper waiting */
+    sigdelset(&sa.sa_mask, __SIGRTMAX - 1);
+    sa.sa_flags |= SA_RESTART;
+    if (__sigaction(SIGSYS, &sa, NULL) != 0)
+        return -1;
+    struct sock_filter prog[FILTER_MAX];
+    if (filter_install(prog, filter_build(prog, ranges, nr, all)) != 0)
+        return -1;
+    s.all = all;
+    s.covered = from;
     s.enabled = 1;
     return 0;
+}
+
+void syscalls_cover_new_modules(void)
+{
+    if (!s.enabled)
+        return;
+    tracer_internal_enter(); /* the scan's memmem is memtap's */
+    spin_acquire(&s.cover_lock);
+    uint64_t found[MAX_RANGES][2], ranges[MAX_PIECES][2];
+    size_t nfound = modules_text_ranges(&s.covered, 1, found, MAX_RANGES);
+    size_t nr = text_pieces(found, nfound < MAX_RANGES ? nfound : MAX_RANGES,
+                            ranges, MAX_PIECES);
+    if (nr && s.later_filters == MAX_LATER_FILTERS) {
+        static const char msg[] =
+            "memtap: warning: too many loaded libraries make system calls "
+            "themselves: calls from the last ones are not trapped (they may "
+            "fail with EFAULT on traced memory, and their copies are not "
+            "recorded)\n";
+        raw_say_lit(msg);
+        s.later_filters++;
+    } else if (nr && s.later_filters < MAX_LATER_FILTERS) {
+        if (nfound > MAX_RANGES || nr == MAX_PIECES)
+            raw_say_lit(too_many_ranges);
+        struct sock_filter prog[FILTER_MAX];
+        if (filter_install(prog, filter_build(prog, ranges, nr, s.all)) != 0) {
+            static const char msg[] =
+                "memtap: warning: cannot extend the system call filter to a "
+                "loaded library that makes system calls itself: they may "
+                "fail with EFAULT on traced memory, and their copies are not "
+                "recorded\n";
+            raw_say_lit(msg);
+        }
+        s.later_filters++;
+    }
+    spin_release(&s.cover_lock);
+    tracer_internal_leave();
 }

@@ -24,6 +24,16 @@ static uint8_t *put(uint8_t *p, uint64_t v)
     return p;
 }
 
+/* put() of 2^21 <= v < 2^28, four bytes, without put()'s loop (whose
+ * exit a random address mispredicts) */
+static inline uint8_t *put4(uint8_t *p, uint32_t v)
+{
+    uint32_t w = (v & 0x7f) | (v << 1 & 0x7f00) | (v << 2 & 0x7f0000) |
+                 (v << 3 & 0x7f000000) | 0x808080u;
+    memcpy(p, &w, 4);
+    return p + 4;
+}
+
 static uint64_t zigzag(uint64_t delta)
 {
     return (delta << 1) ^ (uint64_t)((int64_t)delta >> 63);
@@ -177,6 +187,8 @@ uint8_t *trace_run_pack(trace_packer *p, const trace_sites *sites,
             o[0] = (uint8_t)(daddr << 1 | 0x81);
             o[1] = (uint8_t)(daddr >> 6);
             o += 2;
+        } else if (site == guess && daddr >> 20 && daddr < 1u << 27) {
+            o = put4(o, (uint32_t)daddr << 1 | 1);
         } else if (site == guess && daddr >> 63 == 0) {
             o = put(o, daddr << 1 | 1);
         } else {

@@ -13,7 +13,7 @@ import subprocess
 import sys
 import time
 
-from memtap_tests import (MEMTAP, TMP, Failure, check, check_eq, heap_lines, memtap, prog,
+from memtap_tests import (LIB, MEMTAP, TMP, Failure, check, check_eq, heap_lines, memtap, prog,
                           run_named, show)
 
 
@@ -369,6 +369,29 @@ def test_syscalls_across_4g():
     start = block[0].split(":")[1].split(",")[0]
     check(any(re.match(r"W#\d+:%s,123, 0x%s" % (start, m.group(2)[:6]), l) for l in lines),
           "the read's copy into the block, from the library's code")
+
+
+def test_syscalls_of_dlopened_library():
+    """A library loaded by dlopen that makes a system call itself (not
+    through the C library) has it trapped like the modules of start-up:
+    under the fault engine its read into a traced heap block succeeds (it
+    failed with EFAULT, the run looking whole), and under both engines the
+    trace has the kernel's copy into the block, from the library's code."""
+    lib = os.path.join(LIB, "libraw_read_lib.so")
+    for engine in ("fault", "static"):
+        trace = os.path.join(TMP, "dlraw_%s.mtr" % engine)
+        p = memtap("run", "--engine", engine, "-o", trace, "--", prog("dlopen_raw_read"), lib,
+                   check_rc=False)
+        m = re.match(r"raw_read 0x([0-9a-f]+): (-?\d+)$", p.stdout.strip())
+        check(m, "%s: the program's output: %r %r" % (engine, p.stdout, p.stderr))
+        check_eq((p.returncode, m.group(2)), (0, "123"), "%s: the read under memtap" % engine)
+        lines = show(trace, "--raw")
+        block = [l for l in lines if l.startswith("M#") and l.split(",")[1].startswith("4096")]
+        check(block, "%s: the heap block: %s" % (engine, lines[:40]))
+        start = block[0].split(":")[1].split(",")[0]
+        copies = [l for l in lines if re.match(r"W#\d+:%s,123, 0x" % start, l)]
+        check(len(copies) == 1 and 0 < int(copies[0].split("0x")[-1], 16) - int(m.group(1), 16) < 64,
+              "%s: the read's copy into the block, from raw_read: %s" % (engine, copies))
 
 
 # ---------------------------------- 12: section headers that lie
