@@ -20,6 +20,7 @@
 #include "rt/rewritten.h"
 #include "shadow_host.h"
 #include "signals.h"
+#include "syscall_filter.h"
 #include "syscalls.h"
 #include "tracer.h"
 #include "stop_world.h"
@@ -351,7 +352,7 @@ MEMTAP_EXPORT void *dlopen(const char *file, int mode)
     void *h = next.dlopen(file, mode);
     if (h) {
         modules_rescan();
-        syscalls_cover_new_modules();
+        syscall_filter_cover_new();
     }
     return h;
 }

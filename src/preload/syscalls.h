@@ -15,11 +15,6 @@
  * exec, signal actions and masks, and calls naming memtap's
  * descriptors. */
 int syscalls_init(int all);
-/* Extends the filter to the modules loaded since it was installed (or
- * last extended) that make system calls themselves: one more filter for
- * them, when there are any (a library's calls through the C library are
- * trapped already). */
-void syscalls_cover_new_modules(void);
 int syscalls_own_signal(int sig);
 unsigned long syscalls_emulated(void);
 /* Calls that failed with EFAULT and were retried with every page open. */
