@@ -8,6 +8,12 @@
  * after the run from the trace's module table.  memtap's own libraries
  * and the loader are never redirected.
  *
+ * It also tells libmemtap.so whenever the loader's module list is
+ * consistent again after a change (memtap_loader_changed): libmemtap's
+ * dlopen wrapper sees the program's dlopen calls, not the loads the C
+ * library makes itself (iconv's gconv modules, NSS), whose rewritten code
+ * logged nothing until the runtime knew of it.
+ *
  * It runs in the loader's audit namespace with a libc of its own: no
  * memory of the program's is touched, nothing is allocated.
  */
@@ -16,6 +22,7 @@
 #include "sys/env.h"
 #include "sys/own_modules.h"
 
+#include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -104,4 +111,73 @@ EXPORT char *la_objsearch(const char *name, uintptr_t *cookie,
         return (char *)name;
     rewrite_now(real);
     return access(chosen, R_OK) == 0 ? chosen : (char *)name;
+}
+
+/* A loaded module's dynamic pointer: glibc has made most of them absolute
+ * by the time a module is open, not all (the vdso's). */
+static uintptr_t dyn_ptr(const struct link_map *map, ElfW(Addr) p)
+{
+    return p < map->l_addr ? map->l_addr + p : p;
+}
+
+/* The address of the function `name` a loaded module defines, by its GNU
+ * hash table; NULL when it has none.  (dlsym from this namespace crashes
+ * inside the loader's callbacks.) */
+static void *module_function(const struct link_map *map, const char *name)
+{
+    const ElfW(Sym) *symtab = NULL;
+    const char *strtab = NULL;
+    const uint32_t *hash = NULL;
+    for (const ElfW(Dyn) *d = map->l_ld; d && d->d_tag != DT_NULL; d++) {
+        if (d->d_tag == DT_SYMTAB)
+            symtab = (const ElfW(Sym) *)dyn_ptr(map, d->d_un.d_ptr);
+        else if (d->d_tag == DT_STRTAB)
+            strtab = (const char *)dyn_ptr(map, d->d_un.d_ptr);
+        else if (d->d_tag == DT_GNU_HASH)
+            hash = (const uint32_t *)dyn_ptr(map, d->d_un.d_ptr);
+    }
+    if (!symtab || !strtab || !hash || hash[0] == 0)
+        return NULL;
+    uint32_t h = 5381;
+    for (const char *c = name; *c; c++)
+        h = h * 33 + (uint8_t)*c;
+    uint32_t nbuckets = hash[0], symoffset = hash[1], bloom_words = hash[2];
+    const uint32_t *buckets =
+        hash + 4 + bloom_words * (sizeof(ElfW(Addr)) / 4);
+    const uint32_t *chain = buckets + nbuckets;
+    for (uint32_t i = buckets[h % nbuckets]; i >= symoffset; i++) {
+        const ElfW(Sym) *sym = &symtab[i];
+        if ((chain[i - symoffset] | 1) == (h | 1) &&
+            strcmp(strtab + sym->st_name, name) == 0 &&
+            ELF64_ST_TYPE(sym->st_info) == STT_FUNC && sym->st_value)
+            return (void *)(map->l_addr + sym->st_value);
+        if (chain[i - symoffset] & 1)
+            break;
+    }
+    return NULL;
+}
+
+/* libmemtap.so's memtap_loader_changed, once libmemtap.so is open. */
+static void (*loader_changed)(void);
+static unsigned consistent_seen;
+
+EXPORT unsigned int la_objopen(struct link_map *map, Lmid_t lmid,
+                               uintptr_t *cookie)
+{
+    (void)cookie;
+    const char *base = map->l_name ? strrchr(map->l_name, '/') : NULL;
+    if (lmid == LM_ID_BASE && !loader_changed && base &&
+        strcmp(base + 1, "libmemtap.so") == 0)
+        loader_changed = (void (*)(void))module_function(
+            map, "memtap_loader_changed");
+    return 0; /* no symbol binding to audit */
+}
+
+EXPORT void la_activity(uintptr_t *cookie, unsigned int flag)
+{
+    (void)cookie;
+    /* the first consistent list is start-up's, before libmemtap.so is
+     * relocated: it looks at the modules itself when it starts */
+    if (flag == LA_ACT_CONSISTENT && consistent_seen++ > 0 && loader_changed)
+        loader_changed();
 }

@@ -268,8 +268,13 @@ void cli_prepend_env(const char *name, const char *value)
     }
 }
 
-/* The environment libmemtap-audit.so reads (cache/audit.c). */
-static int set_audit_env(engine_plan *p, const char *preload)
+/* The environment libmemtap-audit.so reads (cache/audit.c): the module
+ * itself under either engine (it tells libmemtap.so of every library the
+ * loader opens, those the C library opens itself too), and with
+ * with_cache (the static engine) where the copies are and how to make
+ * them. */
+static int set_audit_env(const engine_plan *p, const char *preload,
+                         int with_cache)
 {
     char audit[PATH_MAX], self[PATH_MAX];
     snprintf(audit, sizeof audit, "%s", preload);
@@ -279,14 +284,16 @@ static int set_audit_env(engine_plan *p, const char *preload)
     strcpy(slash + 1, "libmemtap-audit.so");
     if (access(audit, R_OK) != 0)
         return cli_error(audit, "not found beside libmemtap.so");
-    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-    if (n <= 0)
-        return cli_error("/proc/self/exe", "%s", strerror(errno));
-    self[n] = '\0';
     cli_prepend_env("LD_AUDIT", audit);
     /* with an audit module, the loader gives preloaded libraries' TLS only
      * the surplus of the static TLS block, which libmemtap.so's exceeds */
     cli_prepend_env("GLIBC_TUNABLES", "glibc.rtld.optional_static_tls=32768");
+    if (!with_cache)
+        return 0;
+    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (n <= 0)
+        return cli_error("/proc/self/exe", "%s", strerror(errno));
+    self[n] = '\0';
     setenv(ENV_CACHE, p->cache.dir, 1);
     setenv(ENV_CACHE_SALT, p->cache.salt, 1);
     setenv(ENV_COMMAND, self, 1);
@@ -356,7 +363,7 @@ static int prepare_static(engine_kind want, const char *path, char **argv,
         }
     }
     path_list_free(&libs);
-    if (set_audit_env(p, preload))
+    if (set_audit_env(p, preload, 1))
         return 1;
     snprintf(p->exec_path, sizeof p->exec_path, "%s", copy);
     p->engine = ENGINE_STATIC;
@@ -371,14 +378,14 @@ int engine_prepare(engine_kind want, const char *path, char **argv,
     p->argv = argv;
     snprintf(p->exec_path, sizeof p->exec_path, "%s", path);
     if (want == ENGINE_FAULT)
-        return 0;
+        return set_audit_env(p, preload, 0);
     int rc = prepare_static(want, path, argv, preload, quiet, p);
     if (rc == 2) { /* the program runs as it is: the runtime of a copy
                       memtap instrument wrote, or the fault engine */
         engine_done(p);
         p->argv = argv;
         snprintf(p->exec_path, sizeof p->exec_path, "%s", path);
-        return 0;
+        return set_audit_env(p, preload, 0);
     }
     return rc;
 }

@@ -30,6 +30,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -345,15 +346,26 @@ MEMTAP_EXPORT int execlp(const char *file, const char *arg, ...)
 
 /* ---- dlopen / dlclose ---- */
 
+static atomic_int started; /* from memtap_preload_init to its fini */
+
+/* The loader's modules changed: they are looked at again (new ones go to
+ * the trace and, rewritten, to the runtime; their own system calls get a
+ * filter). */
+MEMTAP_EXPORT void memtap_loader_changed(void)
+{
+    if (!atomic_load(&started))
+        return;
+    modules_rescan();
+    syscall_filter_cover_new();
+}
+
 MEMTAP_EXPORT void *dlopen(const char *file, int mode)
 {
     if (!next.dlopen)
         resolve_next_symbols();
     void *h = next.dlopen(file, mode);
-    if (h) {
-        modules_rescan();
-        syscall_filter_cover_new();
-    }
+    if (h)
+        memtap_loader_changed();
     return h;
 }
 
@@ -363,7 +375,7 @@ MEMTAP_EXPORT int dlclose(void *handle)
         resolve_next_symbols();
     int rc = next.dlclose(handle);
     if (rc == 0)
-        modules_rescan();
+        memtap_loader_changed();
     return rc;
 }
 
@@ -555,12 +567,14 @@ __attribute__((constructor(101))) static void memtap_preload_init(void)
         install_fatal_handlers();
         resolve_next_symbols();
         start_engines();
+        atomic_store(&started, 1);
     }
     tracer_internal_leave();
 }
 
 __attribute__((destructor(101))) static void memtap_preload_fini(void)
 {
+    atomic_store(&started, 0); /* the loader's exit tells of changes too */
     fault_set_active(0);
     rewritten_set_active(0);
     tracer_finish("exit", exit_code);

@@ -424,6 +424,48 @@ def test_engine_dlopen():
     check(any(l.endswith(",77") and "plugin_make" in l for l in heap), "the plugin's malloc: %s" % heap)
 
 
+def test_engine_libc_loads():
+    """Libraries the C library loads itself (iconv's conversion modules:
+    not through dlopen, which libmemtap.so wraps) are in the trace's module
+    table under both engines, and under the static engine their rewritten
+    code is traced (it was silent: its stub never turned on).  Converting
+    15 one-byte characters to UTF-16 reads each input byte once and stores
+    each two-byte unit once (the fault engine, which sees every access,
+    agrees)."""
+    native = subprocess.run([prog("iconv_convert")], capture_output=True, text=True)
+    check_eq(native.stdout, "30 bytes\n", "native output")
+    for engine in ("static", "fault"):
+        trace, p = run(prog("iconv_convert"), engine=engine, out="iconv_%s.mtr" % engine)
+        check_eq(p.stdout, native.stdout, "%s: output" % engine)
+        lines = show(trace, "--raw")
+        loads = {}
+        for l in show(trace):
+            m = re.match(r"# \d+: load (\S+/gconv/(ISO8859-15|UTF-16)\.so) at 0x([0-9a-f]+)$", l)
+            if m:
+                loads[m.group(2)] = (int(m.group(3), 16),
+                                     int(m.group(3), 16) + os.path.getsize(m.group(1)))
+        check_eq(sorted(loads), ["ISO8859-15", "UTF-16"], "%s: the modules loaded" % engine)
+        blocks = {}
+        for l in lines:
+            m = re.match(r"M#\d+:0x([0-9a-f]+),(64|256),", l)
+            if m:
+                blocks[int(m.group(2))] = int(m.group(1), 16)
+        seen = {"ISO8859-15": [], "UTF-16": []}
+        for l in lines:
+            m = re.match(r"([LS])#\d+:0x([0-9a-f]+), \[heap\], 0x([0-9a-f]+)$", l)
+            if not m:
+                continue
+            addr, pc = int(m.group(2), 16), int(m.group(3), 16)
+            for name, (lo, hi) in loads.items():
+                for size, start in blocks.items():
+                    if lo <= pc < hi and start <= addr < start + size:
+                        seen[name].append((m.group(1), size, addr - start))
+        check_eq(sorted(seen["ISO8859-15"]), [("L", 64, i) for i in range(15)],
+                 "%s: the input read by ISO8859-15.so" % engine)
+        check_eq(sorted(seen["UTF-16"]), [("S", 256, 2 * i) for i in range(15)],
+                 "%s: the output written by UTF-16.so" % engine)
+
+
 def program_functions(binary):
     """The names of the functions a program defines (nm)."""
     out = subprocess.run(["nm", "--defined-only", binary], capture_output=True, text=True).stdout
