@@ -10,6 +10,8 @@
 #include "trace/info.h"
 
 #include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -24,6 +26,26 @@ static uint64_t info_u64(const memtap_trace *t, const char *key)
     char v[32];
     cli_info_value(t, key, v, sizeof v);
     return strtoull(v, NULL, 10);
+}
+
+/* pc as MODULE+0xOFFSET (its file's address) by the trace's module
+ * table, or as an address. */
+static void where_in_modules(const memtap_trace *t, uint64_t pc, char *out,
+                             size_t cap)
+{
+    for (size_t i = 0; i < memtap_trace_module_count(t); i++) {
+        const memtap_module *m = memtap_trace_module_at(t, i);
+        for (size_t k = 0; k < m->nsegs; k++) {
+            uint64_t start = m->base + m->segs[k].vaddr;
+            if (pc >= start && pc < start + m->segs[k].memsz) {
+                const char *base = strrchr(m->path, '/');
+                snprintf(out, cap, "%s+0x%" PRIx64, base ? base + 1 : m->path,
+                         pc - m->base);
+                return;
+            }
+        }
+    }
+    snprintf(out, cap, "0x%" PRIx64, pc);
 }
 
 /* What the bypass rules left out of the rewritten modules, by rule
@@ -116,6 +138,18 @@ int cli_report_health(const char *path, const memtap_trace *t, int dropped)
         fprintf(stderr, "memtap: warning: %s: %" PRIu64 " rewritten module(s) "
                         "could not be turned on (the run said which): their "
                         "accesses are missing\n", path, refused);
+    uint64_t made = info_u64(t, "code_made");
+    if (made && ++problems) {
+        char first[PATH_MAX + 64];
+        cli_info_value(t, "code_made_first", first, 32);
+        where_in_modules(t, strtoull(first, NULL, 16), first, sizeof first);
+        fprintf(stderr, "memtap: warning: %s: the program made %" PRIu64
+                        " executable mapping(s) of its own (code generated "
+                        "at run time, a JIT's; the first from %s): the static "
+                        "engine does not trace that code, so its accesses "
+                        "are missing (--engine fault traces them)\n",
+                path, made, first);
+    }
     note_bypassed(path, t);
     uint64_t traps = info_u64(t, "rewritten_traps_hit");
     if (traps && traps * 1000 > h->events) /* more than 0.1 % */

@@ -27,16 +27,19 @@ static inline void fmt_str(fmt_buf *b, const char *s)
         fmt_char(b, *s++);
 }
 
-static inline void fmt_u64(fmt_buf *b, uint64_t v)
+static inline void fmt_base(fmt_buf *b, uint64_t v, unsigned base)
 {
     char tmp[24];
     size_t n = 0;
     do {
-        tmp[n++] = (char)('0' + v % 10);
-        v /= 10;
+        tmp[n++] = "0123456789abcdef"[v % base];
+        v /= base;
     } while (v);
     while (n)
         fmt_char(b, tmp[--n]);
 }
+
+static inline void fmt_u64(fmt_buf *b, uint64_t v) { fmt_base(b, v, 10); }
+static inline void fmt_hex(fmt_buf *b, uint64_t v) { fmt_base(b, v, 16); }
 
 #endif

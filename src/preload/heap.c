@@ -17,6 +17,7 @@
 #include "shadow_host.h"
 #include "tracer.h"
 #include "stop_world.h"
+#include "syscalls.h"
 
 #include <dlfcn.h>
 #include <malloc.h>
@@ -248,6 +249,7 @@ MEMTAP_EXPORT void *mmap(void *addr, size_t len, int prot, int flags, int fd,
         r = fault_unmap(SYS_mmap, a);
     else
         r = raw_syscall6(SYS_mmap, a[0], a[1], a[2], a[3], a[4], a[5]);
+    syscalls_note_code_made(SYS_mmap, a, r, CALL_SITE);
     if (r < 0 && r > -4096) {
         errno = (int)-r;
         return MAP_FAILED;

@@ -431,6 +431,7 @@ static void process_end_stats(fmt_buf *b)
     ignore_end_stats(b);
     watch_end_stats(b);
     rewritten_end_stats(b);
+    syscalls_end_stats(b);
     if (!fault_enabled())
         return;
     fmt_str(b, "faults=");

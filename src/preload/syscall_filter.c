@@ -20,6 +20,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 
@@ -147,7 +148,16 @@ static size_t filter_build(struct sock_filter *prog,
                  (uint8_t)(NPASS - i), 0);
         STMT(BPF_RET | BPF_K, SECCOMP_RET_TRAP);
         STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
-    } else { /* the calls of f.traps only */
+    } else { /* executable mappings (syscalls_note_code_made: the
+              * program's mmap calls reach libmemtap's mmap, not here),
+              * the calls of f.traps */
+        JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_mmap, 2, 0);
+        JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_mprotect, 1, 0);
+        JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_pkey_mprotect, 0, 4);
+        STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[2]));
+        JUMP(BPF_JMP | BPF_JSET | BPF_K, PROT_EXEC, 0, 1);
+        STMT(BPF_RET | BPF_K, SECCOMP_RET_TRAP);
+        STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
         for (size_t i = 0; i < f.ntraps; i++)
             JUMP(BPF_JMP | BPF_JEQ | BPF_K, (uint32_t)f.traps[i],
                  (uint8_t)(f.ntraps - i), 0);

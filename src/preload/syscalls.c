@@ -22,6 +22,7 @@
 #include "fault.h"
 #include "complete.h"
 #include "bounce.h"
+#include "fmt.h"
 #include "fdguard.h"
 #include "stop_world.h"
 #include "futex.h"
@@ -32,12 +33,15 @@
 #include "sys/rawsys.h"
 #include "tracer.h"
 
+#include <elf.h>
 #include <errno.h>
+#include <link.h>
 #include <stdatomic.h>
 #include <poll.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -151,8 +155,12 @@ static const sys_spec table[] = {
 
 static struct {
     int enabled;
+    int all;                          /* syscalls_init's */
+    uint64_t loader_text[2];          /* the loader's code: [start, end) */
     _Atomic unsigned long emulated;
     _Atomic unsigned long reopened;   /* calls retried with all pages open */
+    _Atomic unsigned long code_made;  /* note_code_made */
+    _Atomic uint64_t code_made_first; /* the first one's call site */
 } s;
 
 unsigned long syscalls_emulated(void) { return s.emulated; }
@@ -265,6 +273,46 @@ static void after_memory_call(long nr, const long *a, long ret)
     if (nr == SYS_mremap && !RAW_FAILED(ret))
         fault_move((uintptr_t)a[0], (size_t)a[1], (uintptr_t)ret,
                    (size_t)a[2]);
+}
+
+void syscalls_note_code_made(long nr, const long *a, long ret, uint64_t pc)
+{
+    if (!s.enabled || s.all || !(a[2] & PROT_EXEC) ||
+        (pc >= s.loader_text[0] && pc < s.loader_text[1]))
+        return;
+    if ((nr == SYS_mmap && !RAW_FAILED(ret)) ||
+        ((nr == SYS_mprotect || nr == SYS_pkey_mprotect) && ret == 0)) {
+        uint64_t none = 0;
+        atomic_compare_exchange_strong(&s.code_made_first, &none, pc);
+        atomic_fetch_add(&s.code_made, 1);
+    }
+}
+
+void syscalls_end_stats(fmt_buf *b)
+{
+    unsigned long made = atomic_load(&s.code_made);
+    if (!made)
+        return;
+    fmt_str(b, "code_made=");
+    fmt_u64(b, made);
+    fmt_str(b, "\ncode_made_first=0x");
+    fmt_hex(b, atomic_load(&s.code_made_first));
+    fmt_char(b, '\n');
+}
+
+/* The loader's executable segments, from its program headers. */
+static void find_loader_text(uint64_t out[2])
+{
+    const ElfW(Ehdr) *eh = (const ElfW(Ehdr) *)getauxval(AT_BASE);
+    if (!eh)
+        return;
+    const ElfW(Phdr) *ph =
+        (const ElfW(Phdr) *)(const void *)((const char *)eh + eh->e_phoff);
+    for (int i = 0; i < eh->e_phnum; i++)
+        if (ph[i].p_type == PT_LOAD && (ph[i].p_flags & PF_X)) {
+            out[0] = (uint64_t)eh + ph[i].p_vaddr;
+            out[1] = out[0] + ph[i].p_memsz;
+        }
 }
 
 /* rt_sigprocmask on the mask of the interrupted code (uc), which the
@@ -420,6 +468,7 @@ static void on_sigsys_body(int sig, siginfo_t *si, ucontext_t *uc)
         if (nr == SYS_brk && ret < old_break) /* the heap shrank */
             fault_untrack((uintptr_t)ret, (uintptr_t)old_break);
     }
+    syscalls_note_code_made(nr, a, ret, (uint64_t)g[REG_RIP] - 2);
     g[REG_RAX] = ret;
 }
 
@@ -459,6 +508,8 @@ int syscalls_init(int all)
             traps[nt++] = table[i].nr;
     for (size_t i = 0; i < NSTATIC; i++)
         traps[nt++] = static_traps[i];
+    find_loader_text(s.loader_text);
+    s.all = all;
     if (syscall_filter_init(all, traps, nt) != 0)
         return -1;
     s.enabled = 1;

@@ -466,6 +466,32 @@ def test_engine_libc_loads():
                  "%s: the output written by UTF-16.so" % engine)
 
 
+def test_engine_generated_code():
+    """Code a program generates at run time (a JIT: a mapping made
+    executable at once, or written and then made executable by mprotect)
+    is outside the static engine's reach: the run says so, names where the
+    mapping was made, and is incomplete (it was called whole).  The fault
+    engine traces that code: its load of the heap block is in its trace.
+    (mmap is libmemtap's, which names its caller; mprotect is trapped in the
+    C library's wrapper, which is named.)"""
+    for how in ("rwx", "wx"):
+        trace, p = run(prog("jit_code"), how, out="jit_%s.mtr" % how, expect_rc=125)
+        m = re.match(r"code 0x([0-9a-f]+): 42$", p.stdout.strip())
+        check(m, "%s: the program's output: %r" % (how, p.stdout))
+        check(re.search(r"^memtap: warning: .*made 1 executable mapping\(s\) of its own .*"
+                        r"the first from (jit_code|libc\.so\.6)\+0x[0-9a-f]+\)", p.stderr, re.M)
+              and "(incomplete)" in p.stderr, "%s: the run says so: %s" % (how, p.stderr))
+        trace, p = run(prog("jit_code"), how, engine="fault", out="jitf_%s.mtr" % how)
+        m = re.match(r"code 0x([0-9a-f]+): 42$", p.stdout.strip())
+        check(m and "warning" not in p.stderr, "%s: fault engine: %r %s" % (how, p.stdout, p.stderr))
+        lines = show(trace, "--raw")
+        block = [l for l in lines if re.match(r"M#\d+:0x[0-9a-f]+,4, ", l)]
+        check(block, "%s: the heap block: %s" % (how, lines[-20:]))
+        start = block[-1].split(":")[1].split(",")[0]
+        check(any(re.match(r"L#\d+:%s, \[heap\], 0x%s$" % (start, m.group(1)), l) for l in lines),
+              "%s: the generated code's load of the block" % how)
+
+
 def program_functions(binary):
     """The names of the functions a program defines (nm)."""
     out = subprocess.run(["nm", "--defined-only", binary], capture_output=True, text=True).stdout
