@@ -6,9 +6,9 @@
  * traced modules except a few that take no user memory or must not be
  * emulated (clone, fork, sigreturn, exit).  For a trapped call, the table
  * below says which arguments point at user memory and how long that
- * memory is; those pages
- * are opened, the call is made from here (raw_syscall6 lives inside
- * libmemtap.so, so the filter lets it through), and the pages are closed.
+ * memory is; those pages are opened, the call is made from here
+ * (raw_syscall6 lives inside libmemtap.so, so the filter lets it
+ * through), and the pages are closed.
  * A call the table does not know that still fails with EFAULT is retried
  * with all traced memory opened.  read/write-like calls on traced buffers
  * while other threads run go through memtap's buffers instead
@@ -159,7 +159,7 @@ static struct {
     uint64_t loader_text[2];          /* the loader's code: [start, end) */
     _Atomic unsigned long emulated;
     _Atomic unsigned long reopened;   /* calls retried with all pages open */
-    _Atomic unsigned long code_made;  /* note_code_made */
+    _Atomic unsigned long code_made;  /* syscalls_note_code_made */
     _Atomic uint64_t code_made_first; /* the first one's call site */
 } s;
 
