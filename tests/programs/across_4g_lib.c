@@ -4,7 +4,7 @@
  * a 256 KiB function first, so that across_4g_read, and the system call
  * it makes itself (not through the C library), lies above 0x400000000.
  */
-#include <sys/syscall.h>
+#include "raw_read.h"
 
 __attribute__((noinline, used)) void across_4g_padding(void)
 {
@@ -13,10 +13,5 @@ __attribute__((noinline, used)) void across_4g_padding(void)
 
 long across_4g_read(int fd, void *buf, long n)
 {
-    long ret;
-    __asm__ volatile("syscall"
-                     : "=a"(ret)
-                     : "0"((long)SYS_read), "D"((long)fd), "S"(buf), "d"(n)
-                     : "rcx", "r11", "memory");
-    return ret;
+    return raw_read_syscall(fd, buf, n);
 }
