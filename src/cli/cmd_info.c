@@ -59,6 +59,7 @@ int cmd_info(int argc, char **argv)
                                         "rewritten_checks_removed",
                                         "rewritten_bypassed",
                                         "code_made", "code_made_first",
+                                        "async_io_refused",
                                         "writer_chunks" };
     for (size_t i = 0; i < sizeof keys / sizeof *keys; i++) {
         const char *v = memtap_trace_info(t, keys[i]);

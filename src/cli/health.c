@@ -150,6 +150,13 @@ int cli_report_health(const char *path, const memtap_trace *t, int dropped)
                         "are missing (--engine fault traces them)\n",
                 path, made, first);
     }
+    uint64_t async = info_u64(t, "async_io_refused");
+    if (async)
+        fprintf(stderr, "memtap: note: %s: %" PRIu64 " set-up(s) of io_uring "
+                        "or kernel AIO were answered ENOSYS (the kernel "
+                        "would copy the program's buffers outside any system "
+                        "call, unrecorded): the program ran its fallback\n",
+                path, async);
     note_bypassed(path, t);
     uint64_t traps = info_u64(t, "rewritten_traps_hit");
     if (traps && traps * 1000 > h->events) /* more than 0.1 % */

@@ -161,6 +161,7 @@ static struct {
     _Atomic unsigned long reopened;   /* calls retried with all pages open */
     _Atomic unsigned long code_made;  /* syscalls_note_code_made */
     _Atomic uint64_t code_made_first; /* the first one's call site */
+    _Atomic unsigned long async_io_refused; /* io_uring_setup, io_setup */
 } s;
 
 unsigned long syscalls_emulated(void) { return s.emulated; }
@@ -291,13 +292,19 @@ void syscalls_note_code_made(long nr, const long *a, long ret, uint64_t pc)
 void syscalls_end_stats(fmt_buf *b)
 {
     unsigned long made = atomic_load(&s.code_made);
-    if (!made)
-        return;
-    fmt_str(b, "code_made=");
-    fmt_u64(b, made);
-    fmt_str(b, "\ncode_made_first=0x");
-    fmt_hex(b, atomic_load(&s.code_made_first));
-    fmt_char(b, '\n');
+    unsigned long refused = atomic_load(&s.async_io_refused);
+    if (made) {
+        fmt_str(b, "code_made=");
+        fmt_u64(b, made);
+        fmt_str(b, "\ncode_made_first=0x");
+        fmt_hex(b, atomic_load(&s.code_made_first));
+        fmt_char(b, '\n');
+    }
+    if (refused) {
+        fmt_str(b, "async_io_refused=");
+        fmt_u64(b, refused);
+        fmt_char(b, '\n');
+    }
 }
 
 /* The loader's executable segments, from its program headers. */
@@ -424,6 +431,16 @@ static void on_sigsys_body(int sig, siginfo_t *si, ucontext_t *uc)
         g[REG_RAX] = execargs_run(nr, a, &uc->uc_sigmask);
         return;
     }
+    if (nr == SYS_io_uring_setup || nr == SYS_io_setup) {
+        /* the kernel would copy into and out of the program's buffers
+         * later, outside any call: with traced pages closed that fails
+         * (EFAULT in a completion), and no copy is recorded.  Programs
+         * fall back to calls memtap sees, as where seccomp profiles
+         * refuse these */
+        atomic_fetch_add(&s.async_io_refused, 1);
+        g[REG_RAX] = -ENOSYS;
+        return;
+    }
     if (nr == SYS_rt_sigprocmask) {
         g[REG_RAX] = sigprocmask_on(uc, a[0], (const uint64_t *)a[1],
                                     (uint64_t *)a[2], a[3]);
@@ -483,6 +500,7 @@ static void on_sigsys(int sig, siginfo_t *si, void *uc)
  * those naming memtap's descriptors, and the block calls of the table. */
 static const int static_traps[] = {
     SYS_execve, SYS_execveat, SYS_rt_sigaction, SYS_rt_sigprocmask,
+    SYS_io_uring_setup, SYS_io_setup,
 };
 
 int syscalls_init(int all)

@@ -28,7 +28,8 @@ unsigned long syscalls_reopened(void);
  * code, so its accesses are missing: counted for the run's summary. */
 void syscalls_note_code_made(long nr, const long *a, long ret, uint64_t pc);
 /* Adds code_made (executable memory the program made itself, which the
- * static engine does not trace) to the closing note. */
+ * static engine does not trace) and async_io_refused (io_uring and kernel
+ * AIO set-ups answered ENOSYS) to the closing note. */
 struct fmt_buf;
 void syscalls_end_stats(struct fmt_buf *b);
 

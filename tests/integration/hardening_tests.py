@@ -394,6 +394,30 @@ def test_syscalls_of_dlopened_library():
               "%s: the read's copy into the block, from raw_read: %s" % (engine, copies))
 
 
+def test_async_io_refused():
+    """io_uring (and kernel AIO) would have the kernel copy into the
+    program's buffers outside any system call: under the fault engine a
+    read into a traced heap block completed with EFAULT (the run looking
+    whole), and under the static engine its copy was not recorded.  Their
+    set-up now answers ENOSYS under both engines, the summary says so, and
+    the program's fallback read is in the trace."""
+    native = subprocess.run([prog("ring_read")], capture_output=True, text=True)
+    check_eq(native.returncode, 0, "natively: %r" % native.stdout)
+    for engine in ("fault", "static"):
+        trace = os.path.join(TMP, "ring_%s.mtr" % engine)
+        p = memtap("run", "--engine", engine, "-o", trace, "--", prog("ring_read"),
+                   check_rc=False)
+        check_eq((p.returncode, p.stdout), (0, "read: 123\n"), "%s: the read" % engine)
+        check(re.search(r"^memtap: note: .*1 set-up\(s\) of io_uring or kernel AIO were "
+                        r"answered ENOSYS", p.stderr, re.M), "%s: the note: %s" % (engine, p.stderr))
+        lines = show(trace, "--raw")
+        block = [l for l in lines if l.startswith("M#") and l.split(",")[1].startswith("4096")]
+        check(block, "%s: the heap block" % engine)
+        start = block[0].split(":")[1].split(",")[0]
+        check(any(re.match(r"W#\d+:%s,123, " % start, l) for l in lines),
+              "%s: the fallback read's copy into the block" % engine)
+
+
 # ---------------------------------- 12: section headers that lie
 
 def with_section_addr(binary, section, addr, out):
