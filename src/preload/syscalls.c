@@ -352,6 +352,47 @@ static long sigprocmask_on(ucontext_t *uc, long how, const uint64_t *set,
     return 0;
 }
 
+/* The program's alternate signal stack of this thread, under the fault
+ * engine (sigaltstack_on); its size 0 while it has none. */
+static __thread stack_t tls_program_altstack
+    __attribute__((tls_model("initial-exec")));
+
+/* sigaltstack for the program under the fault engine.  The call cannot be
+ * made from here (this handler runs on memtap's alternate stack: EPERM),
+ * and the program's stack must not replace memtap's (its handlers need
+ * the room, and a traced page could not take a signal frame): the
+ * program's is kept per thread and answered as the kernel would, and its
+ * SA_ONSTACK handlers run on memtap's.  Traced pages of ss and old are
+ * opened as memtap's own. */
+static long sigaltstack_on(const ucontext_t *uc, const stack_t *ss,
+                           stack_t *old)
+{
+    stack_t *cur = &tls_program_altstack;
+    /* on it: the interrupted code runs on the real one (here the flags
+     * of a frame nested on it lacked SS_ONSTACK) */
+    uint64_t sp = (uint64_t)uc->uc_mcontext.gregs[REG_RSP];
+    uint64_t base = (uint64_t)(uintptr_t)uc->uc_stack.ss_sp;
+    int on = cur->ss_size && sp - base < uc->uc_stack.ss_size;
+    stack_t was = *cur;
+    was.ss_flags = on ? SS_ONSTACK : cur->ss_size ? 0 : SS_DISABLE;
+    if (ss) {
+        stack_t want = *ss;
+        int mode = want.ss_flags & ~(1 << 31); /* SS_AUTODISARM */
+        if (on)
+            return -EPERM;
+        if (mode != SS_DISABLE && mode != SS_ONSTACK && mode != 0)
+            return -EINVAL;
+        if (mode == SS_DISABLE)
+            want = (stack_t){ NULL, 0, 0 };
+        else if (want.ss_size < (size_t)MINSIGSTKSZ)
+            return -ENOMEM;
+        *cur = want;
+    }
+    if (old)
+        *old = was;
+    return 0;
+}
+
 /* Makes the call.  Without page protection (the static engine) it runs
  * under the program's own signal mask, as the real call would: a signal
  * that comes while it blocks (a pipe, a socket) is delivered at once (its
@@ -431,6 +472,10 @@ static void on_sigsys_body(int sig, siginfo_t *si, ucontext_t *uc)
         g[REG_RAX] = execargs_run(nr, a, &uc->uc_sigmask);
         return;
     }
+    if (nr == SYS_sigaltstack && s.all) {
+        g[REG_RAX] = sigaltstack_on(uc, (const stack_t *)a[0], (stack_t *)a[1]);
+        return;
+    }
     if (nr == SYS_io_uring_setup || nr == SYS_io_setup) {
         /* the kernel would copy into and out of the program's buffers
          * later, outside any call: with traced pages closed that fails
@@ -471,15 +516,6 @@ static void on_sigsys_body(int sig, siginfo_t *si, ucontext_t *uc)
         ret = call_opened(uc, sp, nr, a);
         if (ret == -EFAULT && fault_active())
             ret = retry_closed(uc, sp, nr, a);
-        if (nr == SYS_sigaltstack && a[0] && ret == 0) {
-            /* the kernel restores the stack of uc on return from this
-             * handler: the new one must be there */
-            stack_t now;
-            if (raw_syscall3(SYS_sigaltstack, 0, (long)&now, 0) == 0) {
-                now.ss_flags &= ~SS_ONSTACK;
-                uc->uc_stack = now;
-            }
-        }
         record_block(sp, a, ret, (uint64_t)g[REG_RIP] - 2);
         after_memory_call(nr, a, ret);
         if (nr == SYS_brk && ret < old_break) /* the heap shrank */

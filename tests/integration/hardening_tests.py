@@ -394,6 +394,23 @@ def test_syscalls_of_dlopened_library():
               "%s: the read's copy into the block, from raw_read: %s" % (engine, copies))
 
 
+def test_altstack_in_heap():
+    """A program's sigaltstack (in a heap block, as runtimes set one for
+    stack overflows) works under both engines: the fault engine's handler
+    runs on memtap's own alternate stack, where the real call fails with
+    EPERM (the program exited 1, the run looking whole); it now keeps the
+    program's stack per thread and answers as the kernel would (set, asked,
+    on it inside an SA_ONSTACK handler, disabled)."""
+    native = subprocess.run([prog("altstack")], capture_output=True, text=True)
+    check_eq((native.returncode, native.stdout),
+             (0, "handled 3, on the alternate stack 3, disabled 1\n"), "natively")
+    for engine in ("fault", "static"):
+        p = memtap("run", "--engine", engine, "-o", os.path.join(TMP, "alt_%s.mtr" % engine),
+                   "--", prog("altstack"), check_rc=False)
+        check_eq((p.returncode, p.stdout), (native.returncode, native.stdout),
+                 "%s: %s" % (engine, p.stderr))
+
+
 def test_async_io_refused():
     """io_uring (and kernel AIO) would have the kernel copy into the
     program's buffers outside any system call: under the fault engine a
