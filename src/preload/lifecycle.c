@@ -51,10 +51,11 @@ static const int fatal_signals[] = {
 void process_die_by_signal(int sig, const siginfo_t *si)
 {
     tracer_finish("signal", sig);
-    struct sigaction dfl;
-    memset(&dfl, 0, sizeof dfl);
-    dfl.sa_handler = SIG_DFL;
-    __sigaction(sig, &dfl, NULL);
+    /* the kernel's own call: C library's would be trapped, and this may
+     * run inside the SIGSYS handler (a blocking call let it through) */
+    struct { void *handler; unsigned long flags; void *restorer, *mask; }
+        dfl = { SIG_DFL, 0, NULL, NULL };
+    raw_syscall6(SYS_rt_sigaction, sig, (long)&dfl, 0, 8, 0, 0);
     /* a fault re-executes its instruction on return; a sent signal is sent
      * again and delivered when this handler returns */
     if (si->si_code <= 0 || sig == SIGABRT || sig == SIGSYS ||

@@ -25,6 +25,26 @@ extern int __sigaction(int, const struct sigaction *, struct sigaction *);
 
 static struct sigaction program_action[_NSIG];
 
+/* Bit sig - 1: the program's action for sig runs code of its own (a
+ * handler); for the others it stops, ends or does nothing. */
+static _Atomic uint64_t program_handlers;
+
+static void note_program_action(int sig, int handler)
+{
+    if (sig <= 0 || sig > 64)
+        return;
+    uint64_t bit = 1ull << (sig - 1);
+    if (handler)
+        atomic_fetch_or(&program_handlers, bit);
+    else
+        atomic_fetch_and(&program_handlers, ~bit);
+}
+
+uint64_t signals_program_handlers(void)
+{
+    return atomic_load(&program_handlers);
+}
+
 static int owned(int sig)
 {
     return sig > 0 && sig < _NSIG &&
@@ -193,6 +213,7 @@ static int set_wrapped(int sig, const struct sigaction *act,
             return -1;
         program_action[sig] = *act;
         wrapped_now[sig] = (unsigned char)has_handler(act);
+        note_program_action(sig, has_handler(act));
     }
     if (old)
         *old = had;
@@ -201,10 +222,17 @@ static int set_wrapped(int sig, const struct sigaction *act,
 
 void signals_wrap_existing(void)
 {
-    for (int sig = 1; sig < STANDARD_SIGNALS; sig++) {
+    unsigned long own_start, own_end;
+    rawsys_text_range(&own_start, &own_end);
+    for (int sig = 1; sig < _NSIG; sig++) {
         struct sigaction a;
-        if (wrappable(sig) && kernel_sigaction(sig, NULL, &a) == 0 &&
-            has_handler(&a))
+        if (owned(sig) || kernel_sigaction(sig, NULL, &a) != 0)
+            continue;
+        unsigned long at = (unsigned long)a.sa_handler;
+        /* memtap's handlers for fatal signals stand for SIG_DFL */
+        int handler = has_handler(&a) && !(at >= own_start && at < own_end);
+        note_program_action(sig, handler);
+        if (wrappable(sig) && handler)
             set_wrapped(sig, &a, NULL);
     }
 }
@@ -223,12 +251,17 @@ MEMTAP_EXPORT int sigaction(int sig, const struct sigaction *act,
             if (strip_owned(&copy.sa_mask))
                 act = &copy;
         }
-        return __sigaction(sig, act, old);
+        int rc = __sigaction(sig, act, old);
+        if (rc == 0 && act)
+            note_program_action(sig, has_handler(act));
+        return rc;
     }
     if (old)
         *old = program_action[sig];
-    if (act)
+    if (act) {
         program_action[sig] = *act;
+        note_program_action(sig, has_handler(act));
+    }
     return 0;
 }
 
@@ -276,6 +309,10 @@ long signals_raw_action(int sig, const void *act, void *old, int shared)
                                old ? (long)&had : 0, 8, 0, 0);
         if (rc == 0 && old)
             *(kernel_action *)old = had;
+        if (rc == 0 && act) {
+            struct sigaction a = from_kernel(&now);
+            note_program_action(sig, has_handler(&a));
+        }
         return rc;
     }
     if (!owned(sig)) { /* a wrappable signal, in the process that owns it */
@@ -288,8 +325,10 @@ long signals_raw_action(int sig, const void *act, void *old, int shared)
         return 0;
     }
     had = to_kernel(&program_action[sig]);
-    if (act && !shared)
+    if (act && !shared) {
         program_action[sig] = from_kernel(&now);
+        note_program_action(sig, has_handler(&program_action[sig]));
+    }
     if (old)
         *(kernel_action *)old = had;
     return 0;
@@ -297,8 +336,10 @@ long signals_raw_action(int sig, const void *act, void *old, int shared)
 
 void signals_adopt(int sig, const struct sigaction *had)
 {
-    if (sig > 0 && sig < _NSIG)
+    if (sig > 0 && sig < _NSIG) {
         program_action[sig] = *had;
+        note_program_action(sig, has_handler(had));
+    }
 }
 
 /* Calls the program's handler as the kernel would have: with the mask the

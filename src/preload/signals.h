@@ -33,6 +33,10 @@ long signals_raw_action(int sig, const void *act, void *old, int shared);
 void signals_wrap_existing(void);
 /* Deliveries merged because a handler left the interrupted code no time. */
 uint64_t signals_merged(void);
+/* The signals whose program action runs a handler of its own (bit sig - 1),
+ * as far as the program's sigaction calls and the fault engine's start
+ * have told. */
+uint64_t signals_program_handlers(void);
 
 /* Ends the process by sig as its default action would, trace flushed. */
 void process_die_by_signal(int sig, const siginfo_t *si);

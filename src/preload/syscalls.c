@@ -59,6 +59,7 @@ enum {
     A_STR,      /* NUL-terminated string (opened: 2 pages) */
     A_IOV,      /* iovec array, count in argument n */
     A_MSG,      /* struct msghdr */
+    A_MMSG,     /* struct mmsghdr array, count in argument n */
     A_POLL,     /* pollfd array, count in argument n */
 };
 
@@ -79,6 +80,7 @@ typedef struct sys_spec {
 #define S { A_STR, 0 }
 #define V(n) { A_IOV, n }
 #define M { A_MSG, 0 }
+#define MM(n) { A_MMSG, n }
 #define N { A_NONE, 0 }
 
 static const sys_spec table[] = {
@@ -96,6 +98,8 @@ static const sys_spec table[] = {
     { SYS_sendto, 'G', { N, L(2), N, N, F(128), N } },
     { SYS_recvmsg, 'W', { N, M, N, N, N, N } },
     { SYS_sendmsg, 'G', { N, M, N, N, N, N } },
+    { SYS_recvmmsg, 'W', { N, MM(2), N, N, F(16), N } },
+    { SYS_sendmmsg, 'G', { N, MM(2), N, N, N, N } },
     { SYS_getrandom, 'W', { R(1), N, N, N, N, N } },
     { SYS_getdents64, 0, { N, L(2), N, N, N, N } },
     { SYS_readlink, 0, { S, L(2), N, N, N, N } },
@@ -201,6 +205,16 @@ static void open_iov(opened *o, const struct iovec *iov, long cnt)
         open_buf(o, (uint64_t)(uintptr_t)iov[i].iov_base, iov[i].iov_len);
 }
 
+static void open_msg(opened *o, const struct msghdr *m)
+{
+    open_buf(o, (uint64_t)(uintptr_t)m, sizeof *m);
+    if (!m)
+        return;
+    open_buf(o, (uint64_t)(uintptr_t)m->msg_name, m->msg_namelen);
+    open_buf(o, (uint64_t)(uintptr_t)m->msg_control, m->msg_controllen);
+    open_iov(o, m->msg_iov, (long)m->msg_iovlen);
+}
+
 static void open_args(opened *o, const sys_spec *sp, const long *a)
 {
     for (int i = 0; i < 6; i++) {
@@ -213,14 +227,15 @@ static void open_args(opened *o, const sys_spec *sp, const long *a)
         case A_STR: open_buf(o, p, 2 * 4096 - (p & 4095)); break;
         case A_IOV: open_iov(o, (const struct iovec *)(uintptr_t)p, a[x->n]); break;
         case A_POLL: open_buf(o, p, (uint64_t)a[x->n] * sizeof(struct pollfd)); break;
-        case A_MSG: {
-            const struct msghdr *m = (const struct msghdr *)(uintptr_t)p;
-            open_buf(o, p, sizeof *m);
-            if (!m)
+        case A_MSG: open_msg(o, (const struct msghdr *)(uintptr_t)p); break;
+        case A_MMSG: {
+            const struct mmsghdr *v = (const struct mmsghdr *)(uintptr_t)p;
+            long cnt = a[x->n];
+            if (!v || cnt < 0 || cnt > 1024) /* UIO_MAXIOV */
                 break;
-            open_buf(o, (uint64_t)(uintptr_t)m->msg_name, m->msg_namelen);
-            open_buf(o, (uint64_t)(uintptr_t)m->msg_control, m->msg_controllen);
-            open_iov(o, m->msg_iov, (long)m->msg_iovlen);
+            open_buf(o, p, (uint64_t)cnt * sizeof *v);
+            for (long k = 0; k < cnt; k++)
+                open_msg(o, &v[k].msg_hdr);
             break;
         }
         default: break;
@@ -234,7 +249,21 @@ static void close_all(opened *o)
         fault_close(&o->sets[--o->n]);
 }
 
-/* The block event of a read/write-like call that moved `done` bytes. */
+/* The block events of `done` bytes moved through iov[0..cnt). */
+static void record_iov(uint8_t kind, uint64_t pc, const struct iovec *iov,
+                       long cnt, long done)
+{
+    for (long i = 0; iov && i < cnt && done > 0; i++) {
+        long n = (long)iov[i].iov_len < done ? (long)iov[i].iov_len : done;
+        if (n)
+            tracer_record(kind, 0, pc, (uint64_t)(uintptr_t)iov[i].iov_base,
+                          (uint64_t)n, 0, 0);
+        done -= n;
+    }
+}
+
+/* The block event of a read/write-like call that moved `done` bytes (or
+ * messages, for the mmsg calls). */
 static void record_block(const sys_spec *sp, const long *a, long done,
                          uint64_t pc)
 {
@@ -245,24 +274,19 @@ static void record_block(const sys_spec *sp, const long *a, long done,
     uint8_t kind = sp->block == 'W' ? MEMTAP_EV_BLOCK_STORE
                                     : MEMTAP_EV_BLOCK_FETCH;
     int buf_arg = sp->args[0].how ? 0 : 1, how = sp->args[buf_arg].how;
-    const struct iovec *iov = NULL;
-    long cnt = 0;
+    const void *p = (const void *)(uintptr_t)a[buf_arg];
     if (how == A_IOV) {
-        iov = (const struct iovec *)(uintptr_t)a[buf_arg];
-        cnt = a[2];
-    } else if (how == A_MSG && a[buf_arg]) {
-        const struct msghdr *m = (const struct msghdr *)(uintptr_t)a[buf_arg];
-        iov = m->msg_iov;
-        cnt = (long)m->msg_iovlen;
-    } else if (how != A_NONE && how != A_MSG) {
+        record_iov(kind, pc, p, a[2], done);
+    } else if (how == A_MSG && p) {
+        const struct msghdr *m = p;
+        record_iov(kind, pc, m->msg_iov, (long)m->msg_iovlen, done);
+    } else if (how == A_MMSG && p) { /* done: messages, each its msg_len */
+        const struct mmsghdr *v = p;
+        for (long k = 0; k < done; k++)
+            record_iov(kind, pc, v[k].msg_hdr.msg_iov,
+                       (long)v[k].msg_hdr.msg_iovlen, (long)v[k].msg_len);
+    } else if (how != A_NONE && how != A_MSG && how != A_MMSG) {
         tracer_record(kind, 0, pc, (uint64_t)a[buf_arg], (uint64_t)done, 0, 0);
-    }
-    for (long i = 0; iov && i < cnt && done > 0; i++) {
-        long n = (long)iov[i].iov_len < done ? (long)iov[i].iov_len : done;
-        if (n)
-            tracer_record(kind, 0, pc, (uint64_t)(uintptr_t)iov[i].iov_base,
-                        (uint64_t)n, 0, 0);
-        done -= n;
     }
 }
 
@@ -393,19 +417,60 @@ static long sigaltstack_on(const ucontext_t *uc, const stack_t *ss,
     return 0;
 }
 
+/* Calls that may wait for another process, a device or the clock. */
+static int may_block(long nr)
+{
+    switch (nr) {
+    case SYS_read: case SYS_readv: case SYS_write: case SYS_writev:
+    case SYS_recvfrom: case SYS_recvmsg: case SYS_recvmmsg:
+    case SYS_sendto: case SYS_sendmsg: case SYS_sendmmsg:
+    case SYS_accept: case SYS_accept4: case SYS_connect:
+    case SYS_poll: case SYS_ppoll: case SYS_select: case SYS_pselect6:
+    case SYS_epoll_wait: case SYS_epoll_pwait: case SYS_wait4:
+    case SYS_waitid: case SYS_nanosleep: case SYS_clock_nanosleep:
+    case SYS_open: case SYS_openat: case SYS_ioctl: case SYS_fcntl:
+    case SYS_flock: case SYS_rt_sigtimedwait:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+/* Signals that, at their default action, stop or end the process. */
+#define SIGBIT(s) (1ull << ((s) - 1))
+#define ENDING_SIGNALS                                                     \
+    (SIGBIT(SIGHUP) | SIGBIT(SIGINT) | SIGBIT(SIGQUIT) | SIGBIT(SIGPIPE) | \
+     SIGBIT(SIGALRM) | SIGBIT(SIGTERM) | SIGBIT(SIGUSR1) |                 \
+     SIGBIT(SIGUSR2) | SIGBIT(SIGTSTP) | SIGBIT(SIGTTIN) |                 \
+     SIGBIT(SIGTTOU) | SIGBIT(SIGXCPU) | SIGBIT(SIGXFSZ) |                 \
+     SIGBIT(SIGVTALRM) | SIGBIT(SIGPROF))
+
 /* Makes the call.  Without page protection (the static engine) it runs
  * under the program's own signal mask, as the real call would: a signal
  * that comes while it blocks (a pipe, a socket) is delivered at once (its
  * handler nested in this one) and interrupts or restarts the call as the
- * handler's SA_RESTART says, instead of waiting for the call to end. */
+ * handler's SA_RESTART says, instead of waiting for the call to end.
+ * Under the fault engine a program handler must not run nested here
+ * (its accesses to the pages opened for the call would go unseen): a call
+ * that may block lets through only the signals the program has not
+ * blocked whose action runs none of its code (Ctrl-C, kill, Ctrl-Z of a
+ * program waiting on a pipe: they waited for the call to end); the
+ * others wait until it returns. */
 static long call_as_program(ucontext_t *uc, int unmasked, long nr,
                             const long *a)
 {
-    uint64_t saved;
-    if (!unmasked || fault_nested_in_memtap())
+    uint64_t saved, pass = 0;
+    if (unmasked && !fault_nested_in_memtap()) {
+        raw_syscall6(SYS_rt_sigprocmask, SIG_SETMASK, (long)&uc->uc_sigmask,
+                     (long)&saved, 8, 0, 0);
+    } else if (may_block(nr) &&
+               (pass = ~uc->uc_sigmask.__val[0] &
+                       ~signals_program_handlers() & ENDING_SIGNALS)) {
+        raw_syscall6(SYS_rt_sigprocmask, SIG_UNBLOCK, (long)&pass,
+                     (long)&saved, 8, 0, 0);
+    } else {
         return raw_syscall6(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
-    raw_syscall6(SYS_rt_sigprocmask, SIG_SETMASK, (long)&uc->uc_sigmask,
-                 (long)&saved, 8, 0, 0);
+    }
     long ret = raw_syscall6(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
     raw_syscall6(SYS_rt_sigprocmask, SIG_SETMASK, (long)&saved, 0, 8, 0, 0);
     return ret;
