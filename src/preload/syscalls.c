@@ -30,6 +30,7 @@
 #include "shadow_host.h"
 #include "signals.h"
 #include "syscall_filter.h"
+#include "syscall_signals.h"
 #include "sys/rawsys.h"
 #include "tracer.h"
 
@@ -346,105 +347,6 @@ static void find_loader_text(uint64_t out[2])
         }
 }
 
-/* rt_sigprocmask on the mask of the interrupted code (uc), which the
- * kernel puts back when this handler returns: a change made to the thread's
- * mask here would be undone, and a query would see this handler's.  The
- * signals memtap runs on stay deliverable (the kernel's set is 8 bytes: bit
- * n-1 for signal n). */
-static long sigprocmask_on(ucontext_t *uc, long how, const uint64_t *set,
-                           uint64_t *old, long size)
-{
-    static const uint64_t keep =
-        (1ull << (SIGSEGV - 1)) | (1ull << (SIGTRAP - 1)) |
-        (1ull << (SIGSYS - 1)) | (1ull << (SIGKILL - 1)) |
-        (1ull << (SIGSTOP - 1)) | (1ull << (__SIGRTMAX - 2));
-    if (size != 8)
-        return -EINVAL;
-    uint64_t cur = uc->uc_sigmask.__val[0], was = cur;
-    if (set) {
-        uint64_t v = *set; /* a traced page is opened as memtap's own */
-        switch (how) {
-        case SIG_BLOCK: cur |= v; break;
-        case SIG_UNBLOCK: cur &= ~v; break;
-        case SIG_SETMASK: cur = v; break;
-        default: return -EINVAL;
-        }
-    }
-    if (old)
-        *old = was;
-    uc->uc_sigmask.__val[0] = cur & ~keep;
-    return 0;
-}
-
-/* The program's alternate signal stack of this thread, under the fault
- * engine (sigaltstack_on); its size 0 while it has none. */
-static __thread stack_t tls_program_altstack
-    __attribute__((tls_model("initial-exec")));
-
-/* sigaltstack for the program under the fault engine.  The call cannot be
- * made from here (this handler runs on memtap's alternate stack: EPERM),
- * and the program's stack must not replace memtap's (its handlers need
- * the room, and a traced page could not take a signal frame): the
- * program's is kept per thread and answered as the kernel would, and its
- * SA_ONSTACK handlers run on memtap's.  Traced pages of ss and old are
- * opened as memtap's own. */
-static long sigaltstack_on(const ucontext_t *uc, const stack_t *ss,
-                           stack_t *old)
-{
-    stack_t *cur = &tls_program_altstack;
-    /* on it: the interrupted code runs on the real one (here the flags
-     * of a frame nested on it lacked SS_ONSTACK) */
-    uint64_t sp = (uint64_t)uc->uc_mcontext.gregs[REG_RSP];
-    uint64_t base = (uint64_t)(uintptr_t)uc->uc_stack.ss_sp;
-    int on = cur->ss_size && sp - base < uc->uc_stack.ss_size;
-    stack_t was = *cur;
-    was.ss_flags = on ? SS_ONSTACK : cur->ss_size ? 0 : SS_DISABLE;
-    if (ss) {
-        stack_t want = *ss;
-        int mode = want.ss_flags & ~(1 << 31); /* SS_AUTODISARM */
-        if (on)
-            return -EPERM;
-        if (mode != SS_DISABLE && mode != SS_ONSTACK && mode != 0)
-            return -EINVAL;
-        if (mode == SS_DISABLE)
-            want = (stack_t){ NULL, 0, 0 };
-        else if (want.ss_size < (size_t)MINSIGSTKSZ)
-            return -ENOMEM;
-        *cur = want;
-    }
-    if (old)
-        *old = was;
-    return 0;
-}
-
-/* Calls that may wait for another process, a device or the clock. */
-static int may_block(long nr)
-{
-    switch (nr) {
-    case SYS_read: case SYS_readv: case SYS_write: case SYS_writev:
-    case SYS_recvfrom: case SYS_recvmsg: case SYS_recvmmsg:
-    case SYS_sendto: case SYS_sendmsg: case SYS_sendmmsg:
-    case SYS_accept: case SYS_accept4: case SYS_connect:
-    case SYS_poll: case SYS_ppoll: case SYS_select: case SYS_pselect6:
-    case SYS_epoll_wait: case SYS_epoll_pwait: case SYS_wait4:
-    case SYS_waitid: case SYS_nanosleep: case SYS_clock_nanosleep:
-    case SYS_open: case SYS_openat: case SYS_ioctl: case SYS_fcntl:
-    case SYS_flock: case SYS_rt_sigtimedwait:
-        return 1;
-    default:
-        return 0;
-    }
-}
-
-/* Signals that, at their default action, stop or end the process. */
-#define SIGBIT(s) (1ull << ((s) - 1))
-#define ENDING_SIGNALS                                                     \
-    (SIGBIT(SIGHUP) | SIGBIT(SIGINT) | SIGBIT(SIGQUIT) | SIGBIT(SIGPIPE) | \
-     SIGBIT(SIGALRM) | SIGBIT(SIGTERM) | SIGBIT(SIGUSR1) |                 \
-     SIGBIT(SIGUSR2) | SIGBIT(SIGTSTP) | SIGBIT(SIGTTIN) |                 \
-     SIGBIT(SIGTTOU) | SIGBIT(SIGXCPU) | SIGBIT(SIGXFSZ) |                 \
-     SIGBIT(SIGVTALRM) | SIGBIT(SIGPROF))
-
 /* Makes the call.  Without page protection (the static engine) it runs
  * under the program's own signal mask, as the real call would: a signal
  * that comes while it blocks (a pipe, a socket) is delivered at once (its
@@ -463,9 +365,7 @@ static long call_as_program(ucontext_t *uc, int unmasked, long nr,
     if (unmasked && !fault_nested_in_memtap()) {
         raw_syscall6(SYS_rt_sigprocmask, SIG_SETMASK, (long)&uc->uc_sigmask,
                      (long)&saved, 8, 0, 0);
-    } else if (may_block(nr) &&
-               (pass = ~uc->uc_sigmask.__val[0] &
-                       ~signals_program_handlers() & ENDING_SIGNALS)) {
+    } else if ((pass = syscall_signals_passing(nr, uc))) {
         raw_syscall6(SYS_rt_sigprocmask, SIG_UNBLOCK, (long)&pass,
                      (long)&saved, 8, 0, 0);
     } else {
@@ -538,7 +438,7 @@ static void on_sigsys_body(int sig, siginfo_t *si, ucontext_t *uc)
         return;
     }
     if (nr == SYS_sigaltstack && s.all) {
-        g[REG_RAX] = sigaltstack_on(uc, (const stack_t *)a[0], (stack_t *)a[1]);
+        g[REG_RAX] = syscall_sigaltstack(uc, (const stack_t *)a[0], (stack_t *)a[1]);
         return;
     }
     if (nr == SYS_io_uring_setup || nr == SYS_io_setup) {
@@ -552,7 +452,7 @@ static void on_sigsys_body(int sig, siginfo_t *si, ucontext_t *uc)
         return;
     }
     if (nr == SYS_rt_sigprocmask) {
-        g[REG_RAX] = sigprocmask_on(uc, a[0], (const uint64_t *)a[1],
+        g[REG_RAX] = syscall_sigprocmask(uc, a[0], (const uint64_t *)a[1],
                                     (uint64_t *)a[2], a[3]);
         return;
     }
