@@ -514,6 +514,7 @@ static void start_static_engine(int open)
     /* also keeps SIGTRAP (int3 sites) deliverable in threads that start
      * with every signal blocked, and in posix_spawn children */
     start_syscall_layer(0);
+    signals_wrap_existing();
     rewritten_start(keep, open);
 }
 

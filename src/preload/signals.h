@@ -28,8 +28,10 @@ void signals_adopt(int sig, const struct sigaction *had);
  * every handler). */
 long signals_raw_action(int sig, const void *act, void *old, int shared);
 
-/* With the fault engine started: the program's handlers of asynchronous
- * signals installed so far are called through memtap from now on. */
+/* When an engine starts: the program's actions installed so far are
+ * noted (signals_program_handlers), and with the fault engine its
+ * handlers of asynchronous signals are called through memtap from now
+ * on. */
 void signals_wrap_existing(void);
 /* Deliveries merged because a handler left the interrupted code no time. */
 uint64_t signals_merged(void);
