@@ -51,10 +51,10 @@ static const int fatal_signals[] = {
 void process_die_by_signal(int sig, const siginfo_t *si)
 {
     tracer_finish("signal", sig);
-    /* the kernel's own call: C library's would be trapped, and this may
-     * run inside the SIGSYS handler (a blocking call let it through) */
-    struct { void *handler; unsigned long flags; void *restorer, *mask; }
-        dfl = { SIG_DFL, 0, NULL, NULL };
+    /* the kernel's own call: the C library's would be trapped, and this
+     * may run inside the SIGSYS handler (a waiting call let it through) */
+    struct { void *handler; unsigned long flags; void *restorer;
+             unsigned long mask; } dfl = { SIG_DFL, 0, NULL, 0 };
     raw_syscall6(SYS_rt_sigaction, sig, (long)&dfl, 0, 8, 0, 0);
     /* a fault re-executes its instruction on return; a sent signal is sent
      * again and delivered when this handler returns */
