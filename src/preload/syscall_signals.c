@@ -76,7 +76,8 @@ long syscall_sigaltstack(const ucontext_t *uc, const stack_t *ss,
             return -EINVAL;
         if (mode == SS_DISABLE)
             want = (stack_t){ NULL, 0, 0 };
-        else if (want.ss_size < (size_t)MINSIGSTKSZ)
+        else if (want.ss_size < 2048) /* the kernel's MINSIGSTKSZ (the C
+                                          library's asks sysconf) */
             return -ENOMEM;
         *cur = want;
     }

@@ -1,7 +1,7 @@
 /*
- * altstack.c - an alternate signal stack in a heap block (as programs and
- * language runtimes set one for stack overflows): a SIGUSR1 handler with
- * SA_ONSTACK, raised three times, asks sigaltstack whether it runs on the
+ * altstack.c - an alternate signal stack of 8 KiB in a heap block (as
+ * programs and language runtimes set one for stack overflows; the classic
+ * SIGSTKSZ): a SIGUSR1 handler with SA_ONSTACK, raised three times, asks sigaltstack whether it runs on the
  * alternate stack; prints what it saw and exits 0 when all went as the
  * kernel says.
  */
@@ -23,7 +23,7 @@ static void on_usr1(int sig)
 
 int main(void)
 {
-    stack_t ss = { .ss_sp = malloc(65536), .ss_size = 65536 }, old;
+    stack_t ss = { .ss_sp = malloc(8192), .ss_size = 8192 }, old;
     if (!ss.ss_sp)
         return 1;
     memset(ss.ss_sp, 0, ss.ss_size);
