@@ -1,9 +1,9 @@
 /*
  * altstack.c - an alternate signal stack of 8 KiB in a heap block (as
  * programs and language runtimes set one for stack overflows; the classic
- * SIGSTKSZ): a SIGUSR1 handler with SA_ONSTACK, raised three times, asks sigaltstack whether it runs on the
- * alternate stack; prints what it saw and exits 0 when all went as the
- * kernel says.
+ * SIGSTKSZ): a SIGUSR1 handler with SA_ONSTACK, raised three times, asks
+ * sigaltstack whether it runs on the alternate stack; prints what it saw
+ * and exits 0 when all went as the kernel says.
  */
 #include <signal.h>
 #include <stdio.h>
