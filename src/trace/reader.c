@@ -281,6 +281,19 @@ static int load_meta_chunk(memtap_trace *t, const memtap_chunk_header *h,
     return rc;
 }
 
+/* load_meta_chunk, a corrupt chunk counted as such (the scan counts each
+ * chunk it passes; a corrupt one is taken back) and passed over. */
+static int load_meta_counted(memtap_trace *t, const memtap_chunk_header *h,
+                             uint64_t payload)
+{
+    int rc = load_meta_chunk(t, h, payload);
+    if (rc != MEMTAP_E_CORRUPT)
+        return rc;
+    t->health.corrupt_chunks++;
+    t->health.chunks--;
+    return MEMTAP_OK;
+}
+
 static size_t tid_hash(uint32_t tid, size_t cap)
 {
     return (size_t)fib_hash(tid, 44) & (cap - 1);
@@ -420,12 +433,7 @@ static int scan_chunks(memtap_trace *t)
                     (chunk_ref){ payload, h.stored_size, h.raw_size, h.tid,
                                  h.count, h.type };
         } else {
-            rc = load_meta_chunk(t, &h, payload);
-            if (rc == MEMTAP_E_CORRUPT) {
-                t->health.corrupt_chunks++;
-                t->health.chunks--;
-                rc = MEMTAP_OK;
-            }
+            rc = load_meta_counted(t, &h, payload);
         }
         if (rc)
             return rc;
@@ -464,13 +472,9 @@ static int load_sites(memtap_trace *t)
         const chunk_ref *r = &t->site_refs[i];
         memtap_chunk_header h = { .type = r->type, .stored_size = r->stored,
                                   .raw_size = r->raw };
-        int rc = load_meta_chunk(t, &h, r->payload);
-        if (rc == MEMTAP_E_CORRUPT) {
-            t->health.corrupt_chunks++;
-            t->health.chunks--;
-        } else if (rc) {
+        int rc = load_meta_counted(t, &h, r->payload);
+        if (rc)
             return rc;
-        }
     }
     fill_site_records(t);
     t->sites_loaded = 1;
