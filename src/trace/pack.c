@@ -132,13 +132,14 @@ static inline site_window window_of(const trace_sites *s, uint32_t site)
     return (site_window){ 0, 0, NULL };
 }
 
-/* site_records() of a site outside every window. */
+/* The records of a site outside every window: its table has no records
+ * bytes, or it names no site of its table (0). */
 __attribute__((noinline)) static uint32_t records_of(const trace_sites *s,
                                                      uint32_t site)
 {
     const trace_site_table *tab;
     uint32_t index;
-    return site_records(s, site, &tab, &index);
+    return trace_site_records(s, site, &tab, &index);
 }
 
 uint8_t *trace_run_pack(trace_packer *p, const trace_sites *sites,
