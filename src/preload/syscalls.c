@@ -438,7 +438,8 @@ static void on_sigsys_body(int sig, siginfo_t *si, ucontext_t *uc)
         return;
     }
     if (nr == SYS_sigaltstack && s.all) {
-        g[REG_RAX] = syscall_sigaltstack(uc, (const stack_t *)a[0], (stack_t *)a[1]);
+        g[REG_RAX] = syscall_sigaltstack(uc, (const stack_t *)a[0],
+                                         (stack_t *)a[1]);
         return;
     }
     if (nr == SYS_io_uring_setup || nr == SYS_io_setup) {
@@ -453,7 +454,7 @@ static void on_sigsys_body(int sig, siginfo_t *si, ucontext_t *uc)
     }
     if (nr == SYS_rt_sigprocmask) {
         g[REG_RAX] = syscall_sigprocmask(uc, a[0], (const uint64_t *)a[1],
-                                    (uint64_t *)a[2], a[3]);
+                                         (uint64_t *)a[2], a[3]);
         return;
     }
     if (nr == SYS_rt_sigaction && a[3] == 8 && a[0] > 0 && a[0] < _NSIG &&

@@ -15,7 +15,8 @@ int main(void)
     int sv[2];
     if (socketpair(AF_UNIX, SOCK_DGRAM, 0, sv) != 0)
         return 1;
-    char *out[2] = { malloc(5), malloc(7) }, *in[2] = { malloc(64), malloc(64) };
+    char *out[2] = { malloc(5), malloc(7) };
+    char *in[2] = { malloc(64), malloc(64) };
     if (!out[0] || !out[1] || !in[0] || !in[1])
         return 1;
     memcpy(out[0], "first", 5);
