@@ -10,7 +10,9 @@
  * rewritten_flush(), which hands the entries to the tracer as they are
  * (access runs, expanded when the trace is read through the module's site
  * table, which hook() gives the tracer first), or turns them into L and S
- * records for a shadow-memory tool.  A thread's entries are also handed
+ * records for a shadow-memory tool.  A thread has two buffers: a full
+ * one is offered to memtap's writer to pack while the stub fills the
+ * other.  A thread's entries are also handed
  * over before any other event of that thread (an allocation, a free), so
  * the trace keeps its order.  With
  * MEMTAP_CONSUMER set, the entries go to the user's memtap_consume()
@@ -118,6 +120,8 @@ static struct {
 
 static __thread rt_tls tls_log __attribute__((tls_model("initial-exec")));
 static __thread mt_entry *tls_base __attribute__((tls_model("initial-exec")));
+/* the second buffer: the writer's while the tracer has it (offered) */
+static __thread mt_entry *tls_other __attribute__((tls_model("initial-exec")));
 static __thread mt_entry tls_scratch[SCRATCH]
     __attribute__((tls_model("initial-exec")));
 static __thread int tls_flushing __attribute__((tls_model("initial-exec")));
@@ -185,18 +189,25 @@ static mt_entry *keep_entries(mt_entry *e, mt_entry *end)
     return out;
 }
 
-static void hand_over_entries(mt_entry *e, mt_entry *end)
+/* Hands entries over; returns 1 when the tracer's writer took the
+ * buffer to pack them (offer: a full buffer, which the caller then sets
+ * aside), 0 when they were dealt with here. */
+static int hand_over_entries(mt_entry *e, mt_entry *end, int offer)
 {
     if (atomic_load(&rt.closed))
-        return;
+        return 0;
     if (rt.drop || ignore_any() || watch_active())
         end = keep_entries(e, end);
     if (rt.consume) {
         consume_entries(e, end);
-        return;
+        return 0;
     }
-    if (tracer_append_entries((const trace_entry *)e, (const trace_entry *)end))
-        return;
+    const trace_entry *te = (const trace_entry *)e;
+    const trace_entry *tend = (const trace_entry *)end;
+    if (offer && tls_other && tracer_offer_entries(te, tend))
+        return 1;
+    if (tracer_append_entries(te, tend))
+        return 0;
     /* a shadow tool takes records */
     enum { BATCH = 256 };
     memtap_record batch[BATCH];
@@ -209,6 +220,7 @@ static void hand_over_entries(mt_entry *e, mt_entry *end)
         n += entry_records(e, &batch[n]);
     }
     tracer_record_accesses(batch, n);
+    return 0;
 }
 
 /* The calling thread's log: its own state, or the one its own-work mode
@@ -224,10 +236,11 @@ static void to_scratch(void)
     tls_log.remaining = SCRATCH;
 }
 
-/* Hands the calling thread's entries over and empties its buffer.
- * What memtap's own work logs meanwhile (when libc itself is rewritten)
- * goes to the scratch buffer and is dropped. */
-static void drain(void)
+/* Hands the calling thread's entries over and empties its buffer; a
+ * full one may go to the writer (offer), the stub then logging into the
+ * other.  What memtap's own work logs meanwhile (when libc itself is
+ * rewritten) goes to the scratch buffer and is dropped. */
+static void drain(int offer)
 {
     if (tls_flushing) { /* called from inside a drain: memtap's own */
         to_scratch();
@@ -242,11 +255,17 @@ static void drain(void)
         base = tracer_map(ENTRIES * sizeof *base);
         tls_base = base;
         end = base;
+    } else if (offer && !tls_other) {
+        tls_other = tracer_map(ENTRIES * sizeof *base);
     }
     if (base && end >= base && end <= base + ENTRIES && !rt.discard) {
         atomic_fetch_add_explicit(&rt.entries, (uint64_t)(end - base),
                                   memory_order_relaxed);
-        hand_over_entries(base, end);
+        if (hand_over_entries(base, end, offer)) {
+            tls_base = tls_other;
+            tls_other = base;
+            base = tls_base;
+        }
     }
     if (base) {
         real->cursor = (uint64_t)(uintptr_t)base;
@@ -269,7 +288,7 @@ static void drain(void)
 static void rewritten_flush(void)
 {
     tracer_internal_enter();
-    drain();
+    drain(1);
     tracer_internal_leave();
     if (tls_log.remaining == 0) {
         if (!tls_flushing)
@@ -322,12 +341,17 @@ static void rewritten_sync(void)
 {
     if (tls_base && !tls_flushing &&
         real_log()->cursor != (uint64_t)(uintptr_t)tls_base)
-        drain();
+        drain(0);
 }
 
 static void rewritten_thread_exit(void)
 {
     rewritten_sync();
+    if (tls_other) {
+        tracer_settle_entries(); /* the writer is done with it */
+        tracer_unmap(tls_other, ENTRIES * sizeof *tls_other);
+        tls_other = NULL;
+    }
     if (tls_base) {
         tracer_unmap(tls_base, ENTRIES * sizeof *tls_base);
         tls_base = NULL;

@@ -382,6 +382,49 @@ def test_background_writer():
         check(int(info.get("writer_chunks", "0")) > 0, "%s: its writer wrote chunks" % who)
 
 
+def test_writer_packs_entries():
+    """Full entry buffers offered to the writer keep their place in each
+    thread's events: three threads of job_order each fill and read back 8
+    heap blocks of 6000 ints, more entries than a buffer holds between a
+    block's malloc and its free.  With the writer packing (all) and
+    without (off), every access to a block lies between its malloc and
+    its free, its 6000 stores in address order before its 6000 loads; the
+    closing note counts the buffers the writer packed."""
+    copy = instrument(prog("job_order"), os.path.join(TMP, "job_order.mt"), "--nonselective")
+    access = re.compile(r"^([LS])\$\d+:<malloc(\d+)@block_of\+\d+>\+(\d+), \[heap\], fill_and_sum")
+    event = re.compile(r"^([MF])\$\d+:<(?:malloc|freed:)(\d+)@block_of")
+    want = [("S", 4 * i) for i in range(6000)] + [("L", 4 * i) for i in range(6000)]
+    for writer in ("off", "all"):
+        trace = os.path.join(TMP, "job_order-%s.mtr" % writer)
+        p = memtap("run", "-q", "-o", trace, "--", copy, env={"MEMTAP_WRITER": writer})
+        check_eq(p.stdout.strip(), str(3 * 8 * 6000 * 5999 // 2), "%s: the program's sum" % writer)
+        blocks, order = {}, []
+        for line in show(trace):
+            m = access.match(line)
+            if m:
+                blocks.setdefault(m.group(2), []).append((m.group(1), int(m.group(3))))
+                order.append(("A", m.group(2)))
+                continue
+            m = event.match(line)
+            if m:
+                order.append((m.group(1), m.group(2)))
+        check_eq(len(blocks), 24, "%s: blocks accessed" % writer)
+        check(all(v == want for v in blocks.values()),
+              "%s: each block's 6000 stores, then 6000 loads, in order" % writer)
+        for b in blocks:
+            at = [i for i, (k, n) in enumerate(order) if n == b]
+            kinds = [order[i][0] for i in at]
+            check(kinds[0] == "M" and kinds[-1] == "F" and kinds.count("A") == len(kinds) - 2,
+                  "%s: block %s's accesses between its malloc and its free" % (writer, b))
+        info = info_of(trace)
+        check_eq(info["dropped"], "0", "%s: nothing dropped" % writer)
+        jobs = int(info.get("writer_jobs", "0"))
+        # two full buffers a round, each thread (all: the threads wait for
+        # the writer to pack what they offer)
+        check(jobs == 0 if writer == "off" else jobs >= 2 * 3 * 8,
+              "%s: entry buffers the writer packed (%d)" % (writer, jobs))
+
+
 def test_rewrite_compress():
     """--compress balanced, fast and small write traces that read back the
     same records; anything else is refused before the program runs."""
