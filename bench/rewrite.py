@@ -85,6 +85,9 @@ def main():
         t = {name: [] for name in tools}
         for _ in range(runs):
             for name, (cmd, env) in tools.items():
+                for old in (trace, trace + ".old"):  # removing one is no part of a run
+                    if os.path.exists(old):
+                        os.unlink(old)
                 t[name].append(wall(cmd(w), env))
         subprocess.run(under(copies["non-selective"], w), check=True, stdout=subprocess.DEVNULL,
                        stderr=subprocess.DEVNULL)

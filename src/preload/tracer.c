@@ -13,10 +13,11 @@
  * one; when its previous buffer is still queued, it takes that back and
  * writes it itself, and while the writer is writing it, it waits, so a
  * thread's chunks stay in order.  The writer also packs: a thread of
- * rewritten code offers it each full entry buffer (a job) and logs into
- * another; before anything else of that thread goes into its buffer the
- * job is settled: waited for while the writer packs it, taken back and
- * packed by the thread when the writer has not begun it (busy
+ * rewritten code offers it each full entry buffer (a job, two queued at
+ * most) and logs into another; the writer packs a thread's jobs in
+ * order, and before anything else of that thread goes into its buffer
+ * they are settled: waited for while the writer packs one, taken back
+ * and packed by the thread when the writer has not begun it (busy
  * compressing), so a thread's events stay in order too.  A buffer is guarded by a try-lock that is
  * never waited on: its owner drops a record rather than wait (only possible
  * when a signal handler records while the owner is mid-flush), and a
@@ -62,7 +63,7 @@
 #define META_MAX (4u << 20)          /* largest metadata chunk (maps text) */
 #define TRACE_FD_MIN 700             /* keep our descriptor out of the way */
 #define WRITER_LINGER_NS 2000000ll   /* writer_main */
-#define JOB_SPIN_NS 100000ll         /* settle_job */
+#define JOB_SPIN_NS 100000ll         /* settle_jobs */
 #define JOB_ALL_NS 10000000ll
 
 /* Who writes full buffers (MEMTAP_WRITER): each thread (off), the writer
@@ -73,8 +74,9 @@ enum { WRITER_NONE, WRITER_SHARED, WRITER_ALL };
 /* The state of a thread's second buffer (spare). */
 enum { HAND_FREE, HAND_QUEUED, HAND_WRITING };
 
-/* The state of a thread's offered entries (job). */
+/* The state of a slot of offered entries (job). */
 enum { JOB_FREE, JOB_QUEUED, JOB_PACKING };
+#define JOBS 2u                      /* slots a thread's jobs queue in */
 
 typedef struct tracer_thread {
     _Atomic uint32_t owner;          /* tid of the owning thread, 0 = free */
@@ -89,10 +91,14 @@ typedef struct tracer_thread {
                                         write while not HAND_FREE */
     uint32_t hand_tid, hand_n;       /* the chunk spare holds */
     size_t hand_len;
-    _Atomic uint32_t job;            /* JOB_*: the entries are the writer's
-                                        to pack while JOB_QUEUED/PACKING */
-    atomic_uint job_waiters;         /* threads waiting for it: wake them */
-    const trace_entry *job_e, *job_end;
+    struct {
+        _Atomic uint32_t state;      /* JOB_*: the entries are the writer's
+                                        to pack while not JOB_FREE */
+        const trace_entry *e, *end;
+    } jobs[JOBS];                    /* job n in slot n % JOBS */
+    _Atomic uint32_t job_head;       /* jobs before it are packed */
+    _Atomic uint32_t job_tail;       /* jobs offered (by the owner) */
+    atomic_uint job_waiters;         /* threads waiting for one: wake them */
     ZSTD_CCtx *cctx;
     void *out;
     size_t out_cap;
@@ -705,7 +711,7 @@ static int writer_pass(void)
 {
     int wrote = 0;
     for (tracer_thread *t = atomic_load(&g.threads); t; t = t->next) {
-        if (atomic_load(&t->job) == JOB_QUEUED && run_job(t, 1))
+        while (run_job(t, 1))
             wrote = 1;
         uint32_t queued = HAND_QUEUED;
         if (!atomic_compare_exchange_strong(&t->hand, &queued, HAND_WRITING))
@@ -873,13 +879,13 @@ static void flush_if_due(tracer_thread *t)
 static int try_lock(tracer_thread *t) { return spin_try(&t->lock); }
 static void unlock(tracer_thread *t) { spin_release(&t->lock); }
 
-static void settle_job(tracer_thread *t);
+static void settle_jobs(tracer_thread *t, uint32_t keep);
 
 static void append(tracer_thread *t, uint8_t kind, uint8_t flags,
                    uint64_t pc, uint64_t addr, uint64_t size, uint64_t addr2,
                    uint64_t aux, uint32_t count)
 {
-    settle_job(t); /* the thread's offered accesses come first */
+    settle_jobs(t, 0); /* the thread's offered accesses come first */
     if (!try_lock(t)) {
         lose(1, 0);
         return;
@@ -1023,43 +1029,54 @@ static void lose_entries(const trace_entry *e, const trace_entry *end)
     lose(entry_records(&sites, e, end), 0);
 }
 
-/* Packs t's queued job: by the writer, which leaves it queued when the
- * buffer is busy (its owner mid-append, interrupted by the signal whose
- * handler offered), or by the owner settling it, which loses it then as
- * any record it cannot append.  Whether it ran. */
+/* Packs t's oldest job when it is queued: by the writer, which leaves it
+ * queued when the buffer is busy (its owner mid-append, interrupted by
+ * the signal whose handler offered), or by the owner settling it, which
+ * loses it then as any record it cannot append.  Whether it ran. */
 static int run_job(tracer_thread *t, int by_writer)
 {
-    uint32_t queued = JOB_QUEUED;
-    if (!atomic_compare_exchange_strong(&t->job, &queued, JOB_PACKING))
+    uint32_t head = atomic_load(&t->job_head), queued = JOB_QUEUED;
+    __typeof__(&t->jobs[0]) job = &t->jobs[head % JOBS];
+    if (!atomic_compare_exchange_strong(&job->state, &queued, JOB_PACKING))
         return 0;
-    int locked = try_lock(t);
+    /* the head only moves under the slot's PACKING: a slot taken on a
+     * stale head may hold a later job, which must wait its turn */
+    int locked = atomic_load(&t->job_head) == head && try_lock(t);
     if (locked) {
-        pack_entries_locked(t, t->job_e, t->job_end);
+        pack_entries_locked(t, job->e, job->end);
         unlock(t);
         if (by_writer)
             atomic_fetch_add(&g.writer.jobs, 1);
-    } else if (!by_writer) {
-        lose_entries(t->job_e, t->job_end);
+    } else if (!by_writer && atomic_load(&t->job_head) == head) {
+        lose_entries(job->e, job->end);
+        locked = 1;
     }
-    atomic_store(&t->job, locked || !by_writer ? JOB_FREE : JOB_QUEUED);
+    /* free before the head moves on: the owner refills the slot then */
+    atomic_store(&job->state, locked ? JOB_FREE : JOB_QUEUED);
+    if (locked)
+        atomic_store(&t->job_head, head + 1);
     if (atomic_load(&t->job_waiters))
-        futex_wake_all(&t->job);
+        futex_wake_all(&job->state);
     return locked;
 }
 
-/* Makes t's job done: packs it here when the writer has not begun it
- * (under MEMTAP_WRITER=all, only when it has not for JOB_ALL_NS: its
- * buffer may be busy in the code a signal handler interrupted), else
- * waits for the writer, spinning for as long as packing a job takes (a
- * sleep and a wake-up cost several times that on a virtual machine:
- * sweep under memtap run 0.104 -> 0.170 s), then sleeping. */
-static void settle_job(tracer_thread *t)
+/* Settles t's jobs until `keep` are left: packs the oldest here when the
+ * writer has not begun it (under MEMTAP_WRITER=all, only when it has not
+ * for JOB_ALL_NS: its buffer may be busy in the code a signal handler
+ * interrupted), else waits for the writer, spinning for as long as
+ * packing a job takes (a sleep and a wake-up cost several times that on
+ * a virtual machine: sweep under memtap run 0.104 -> 0.170 s), then
+ * sleeping. */
+static void settle_jobs(tracer_thread *t, uint32_t keep)
 {
     long long since = 0, now = 0;
-    while (atomic_load(&t->job) != JOB_FREE) {
+    for (;;) {
+        uint32_t head = atomic_load(&t->job_head);
+        if (atomic_load(&t->job_tail) - head <= keep)
+            return;
         if ((g.writer.wanted != WRITER_ALL || now - since > JOB_ALL_NS) &&
             run_job(t, 0))
-            return;
+            continue;
         now = raw_clock_ns(CLOCK_MONOTONIC);
         since = since ? since : now;
         if (now - since < JOB_SPIN_NS) {
@@ -1067,10 +1084,11 @@ static void settle_job(tracer_thread *t)
                 __builtin_ia32_pause();
             continue;
         }
+        _Atomic uint32_t *state = &t->jobs[head % JOBS].state;
         atomic_fetch_add(&t->job_waiters, 1);
-        uint32_t state = atomic_load(&t->job);
-        if (state == JOB_PACKING)
-            futex_wait_for(&t->job, state, 1000000);
+        if (atomic_load(&t->job_head) == head &&
+            atomic_load(state) == JOB_PACKING)
+            futex_wait_for(state, JOB_PACKING, 1000000);
         atomic_fetch_sub(&t->job_waiters, 1);
     }
 }
@@ -1084,7 +1102,7 @@ int tracer_append_entries(const trace_entry *e, const trace_entry *end)
     tracer_internal_enter();
     tracer_thread *t = self();
     if (t)
-        settle_job(t);
+        settle_jobs(t, 0);
     if (t && try_lock(t)) {
         pack_entries_locked(t, e, end);
         unlock(t);
@@ -1102,16 +1120,20 @@ int tracer_offer_entries(const trace_entry *e, const trace_entry *end)
     tracer_internal_enter();
     tracer_thread *t = self();
     int taken = 0;
-    if (t) {
-        settle_job(t);
+    if (t)
         taken = writer_ready() &&
                 (g.writer.wanted == WRITER_ALL || cpu_to_spare());
-    }
     if (taken) {
-        t->job_e = e;
-        t->job_end = end;
-        atomic_store(&t->job, JOB_QUEUED);
+        settle_jobs(t, JOBS - 1); /* a slot for this one */
+        uint32_t tail = atomic_load(&t->job_tail);
+        __typeof__(&t->jobs[0]) job = &t->jobs[tail % JOBS];
+        job->e = e;
+        job->end = end;
+        atomic_store(&job->state, JOB_QUEUED);
+        atomic_store(&t->job_tail, tail + 1);
         writer_kick();
+    } else if (t) {
+        settle_jobs(t, 0); /* the caller appends [e, end) after them */
     }
     tracer_internal_leave();
     return taken;
@@ -1123,7 +1145,7 @@ void tracer_settle_entries(void)
     if (!t || !g.enabled)
         return;
     tracer_internal_enter();
-    settle_job(t);
+    settle_jobs(t, 0);
     tracer_internal_leave();
 }
 
@@ -1155,7 +1177,7 @@ static void await_spare(tracer_thread *t)
 void tracer_flush_all(void)
 {
     for (tracer_thread *t = atomic_load(&g.threads); t; t = t->next) {
-        settle_job(t);
+        settle_jobs(t, 0);
         if (try_lock(t)) {
             tracer_internal_enter();
             settle_spare(t);
@@ -1249,7 +1271,10 @@ void tracer_after_fork_child(void)
     for (tracer_thread *t = atomic_load(&g.threads); t; t = t->next) {
         atomic_store(&t->lock, 0);
         atomic_store(&t->hand, HAND_FREE);
-        atomic_store(&t->job, JOB_FREE); /* the parent's writer packs it */
+        for (unsigned j = 0; j < JOBS; j++) /* the parent's writer packs */
+            atomic_store(&t->jobs[j].state, JOB_FREE);
+        atomic_store(&t->job_head, 0);
+        atomic_store(&t->job_tail, 0);
         atomic_store(&t->job_waiters, 0);
         t->n = 0; /* the parent's records are the parent's to write */
         t->len = 0;

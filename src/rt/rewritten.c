@@ -10,9 +10,10 @@
  * rewritten_flush(), which hands the entries to the tracer as they are
  * (access runs, expanded when the trace is read through the module's site
  * table, which hook() gives the tracer first), or turns them into L and S
- * records for a shadow-memory tool.  A thread has two buffers: a full
+ * records for a shadow-memory tool.  A thread has three buffers: a full
  * one is offered to memtap's writer to pack while the stub fills the
- * other.  A thread's entries are also handed
+ * next (the tracer queues two at most, packed in order, so the one after
+ * is free again).  A thread's entries are also handed
  * over before any other event of that thread (an allocation, a free), so
  * the trace keeps its order.  With
  * MEMTAP_CONSUMER set, the entries go to the user's memtap_consume()
@@ -120,8 +121,9 @@ static struct {
 
 static __thread rt_tls tls_log __attribute__((tls_model("initial-exec")));
 static __thread mt_entry *tls_base __attribute__((tls_model("initial-exec")));
-/* the second buffer: the writer's while the tracer has it (offered) */
-static __thread mt_entry *tls_other __attribute__((tls_model("initial-exec")));
+/* the other two, the one offered first first: the writer's while the
+ * tracer has them (tracer_offer_entries) */
+static __thread mt_entry *tls_spares[2] __attribute__((tls_model("initial-exec")));
 static __thread mt_entry tls_scratch[SCRATCH]
     __attribute__((tls_model("initial-exec")));
 static __thread int tls_flushing __attribute__((tls_model("initial-exec")));
@@ -204,7 +206,8 @@ static int hand_over_entries(mt_entry *e, mt_entry *end, int offer)
     }
     const trace_entry *te = (const trace_entry *)e;
     const trace_entry *tend = (const trace_entry *)end;
-    if (offer && tls_other && tracer_offer_entries(te, tend))
+    if (offer && tls_spares[0] && tls_spares[1] &&
+        tracer_offer_entries(te, tend))
         return 1;
     if (tracer_append_entries(te, tend))
         return 0;
@@ -255,15 +258,18 @@ static void drain(int offer)
         base = tracer_map(ENTRIES * sizeof *base);
         tls_base = base;
         end = base;
-    } else if (offer && !tls_other) {
-        tls_other = tracer_map(ENTRIES * sizeof *base);
+    } else if (offer && !tls_spares[1]) {
+        for (int i = 0; i < 2; i++)
+            if (!tls_spares[i])
+                tls_spares[i] = tracer_map(ENTRIES * sizeof *base);
     }
     if (base && end >= base && end <= base + ENTRIES && !rt.discard) {
         atomic_fetch_add_explicit(&rt.entries, (uint64_t)(end - base),
                                   memory_order_relaxed);
         if (hand_over_entries(base, end, offer)) {
-            tls_base = tls_other;
-            tls_other = base;
+            tls_base = tls_spares[0];
+            tls_spares[0] = tls_spares[1];
+            tls_spares[1] = base;
             base = tls_base;
         }
     }
@@ -347,10 +353,11 @@ static void rewritten_sync(void)
 static void rewritten_thread_exit(void)
 {
     rewritten_sync();
-    if (tls_other) {
-        tracer_settle_entries(); /* the writer is done with it */
-        tracer_unmap(tls_other, ENTRIES * sizeof *tls_other);
-        tls_other = NULL;
+    tracer_settle_entries(); /* the writer is done with the spares */
+    for (int i = 0; i < 2; i++) {
+        if (tls_spares[i])
+            tracer_unmap(tls_spares[i], ENTRIES * sizeof *tls_spares[i]);
+        tls_spares[i] = NULL;
     }
     if (tls_base) {
         tracer_unmap(tls_base, ENTRIES * sizeof *tls_base);
