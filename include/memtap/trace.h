@@ -196,12 +196,17 @@ enum memtap_chunk_type {
  * Order.  Sequence numbers come from one counter in the process, taken
  * once per record, or once per run for all its records (never once per
  * access).  Inside a thread, events are in program order: chunk order,
- * and a thread's logged accesses are handed over (and numbered) before its
+ * and a thread's logged accesses are packed (and numbered) before its
  * next heap, module or thread event.  Between threads, the numbers order
- * records as they were handed over: a heap event, and every run, against
+ * records as they were packed: a heap event, and every run, against
  * everything numbered before it; the accesses inside a run (up to 16384
  * entries, or those since the thread's previous other event) are not
- * ordered access by access against another thread's.
+ * ordered access by access against another thread's.  A run is packed
+ * when its thread's buffer of logged entries fills, by the thread or by
+ * memtap's writer, to which it may offer two full buffers while it logs
+ * into a third: a run's number may come up to three buffers (12288
+ * entries) of its thread after its accesses, never after that thread's
+ * next other event.
  */
 #define MEMTAP_RUN_MARK 0x01u
 #define MEMTAP_RUN_MARK_NEXT 0x02u

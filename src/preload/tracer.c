@@ -18,10 +18,11 @@
  * order, and before anything else of that thread goes into its buffer
  * they are settled: waited for while the writer packs one, taken back
  * and packed by the thread when the writer has not begun it (busy
- * compressing), so a thread's events stay in order too.  A buffer is guarded by a try-lock that is
- * never waited on: its owner drops a record rather than wait (only possible
- * when a signal handler records while the owner is mid-flush), and a
- * flush-all at exit or on a fatal signal skips a buffer that is busy.
+ * compressing), so a thread's events stay in order too.  A buffer is
+ * guarded by a try-lock that is never waited on: its owner drops a record
+ * rather than wait (only possible when a signal handler records while the
+ * owner is mid-flush), and a flush-all at exit or on a fatal signal skips
+ * a buffer that is busy.
  * Buffers of exited threads are reused by new threads.
  *
  * One file: the buffers, their packing, the handover to the writer and
@@ -64,7 +65,7 @@
 #define TRACE_FD_MIN 700             /* keep our descriptor out of the way */
 #define WRITER_LINGER_NS 2000000ll   /* writer_main */
 #define JOB_SPIN_NS 100000ll         /* settle_jobs */
-#define JOB_ALL_NS 10000000ll
+#define JOB_ALL_NS 10000000ll        /* settle_jobs, MEMTAP_WRITER=all */
 
 /* Who writes full buffers (MEMTAP_WRITER): each thread (off), the writer
  * as far as it keeps up (mix: the default with a CPU to spare), or the
