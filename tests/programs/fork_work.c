@@ -6,20 +6,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "fill_sum.h"
+
 #define N 1000
 
 __attribute__((noinline)) int *block_parent(void) { return malloc(N * sizeof(int)); }
 __attribute__((noinline)) int *block_child(void) { return malloc(N * sizeof(int)); }
-
-__attribute__((noinline)) long fill_and_sum(volatile int *a)
-{
-    long sum = 0;
-    for (int i = 0; i < N; i++)
-        a[i] = i;
-    for (int i = 0; i < N; i++)
-        sum += a[i];
-    return sum;
-}
 
 int main(void)
 {
@@ -27,7 +19,7 @@ int main(void)
     if (pid < 0)
         return 1;
     int *a = pid == 0 ? block_child() : block_parent();
-    long sum = fill_and_sum(a);
+    long sum = fill_and_sum(a, N);
     free(a);
     if (pid == 0)
         _exit(sum == (long)N * (N - 1) / 2 ? 0 : 1);

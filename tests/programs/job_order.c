@@ -8,20 +8,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "fill_sum.h"
+
 #define N 6000
 #define ROUNDS 8
 
 __attribute__((noinline)) int *block_of(void) { return malloc(N * sizeof(int)); }
-
-__attribute__((noinline)) long fill_and_sum(volatile int *a)
-{
-    long sum = 0;
-    for (int i = 0; i < N; i++)
-        a[i] = i;
-    for (int i = 0; i < N; i++)
-        sum += a[i];
-    return sum;
-}
 
 static void *rounds(void *arg)
 {
@@ -30,7 +22,7 @@ static void *rounds(void *arg)
         int *a = block_of();
         if (!a)
             return NULL;
-        *sum += fill_and_sum(a);
+        *sum += fill_and_sum(a, N);
         free(a);
     }
     return NULL;
