@@ -99,7 +99,7 @@ typedef struct tracer_thread {
     } jobs[JOBS];                    /* job n in slot n % JOBS */
     _Atomic uint32_t job_head;       /* jobs before it are packed */
     _Atomic uint32_t job_tail;       /* jobs offered (by the owner) */
-    atomic_uint job_waiters;         /* threads waiting for one: wake them */
+    atomic_uint waiters;             /* threads asleep on hand or a job */
     ZSTD_CCtx *cctx;
     void *out;
     size_t out_cap;
@@ -704,6 +704,24 @@ static void futex_wait_for(_Atomic uint32_t *word, uint32_t value, long ns)
                  ns ? (long)&ts : 0, 0, 0);
 }
 
+/* Sleeps while t's word (hand or a job's state) is `value`, at most a
+ * millisecond, counted in t->waiters so that whoever changes the word
+ * makes the wake system call only when someone sleeps (the writer made
+ * one per chunk: 1,576 on the walk). */
+static void wait_on(tracer_thread *t, _Atomic uint32_t *word, uint32_t value)
+{
+    atomic_fetch_add(&t->waiters, 1);
+    futex_wait_for(word, value, 1000000);
+    atomic_fetch_sub(&t->waiters, 1);
+}
+
+/* Wakes whoever sleeps on t's word (after the word changed). */
+static void wake_on(tracer_thread *t, _Atomic uint32_t *word)
+{
+    if (atomic_load(&t->waiters))
+        futex_wake_all(word);
+}
+
 static int run_job(tracer_thread *t, int by_writer);
 
 /* Packs the entries offered to the writer and writes the buffers handed
@@ -721,7 +739,7 @@ static int writer_pass(void)
                      t->hand_tid, t->hand_n, t->spare, t->hand_len);
         atomic_fetch_add(&g.writer.chunks, 1);
         atomic_store(&t->hand, HAND_FREE);
-        futex_wake_all(&t->hand);
+        wake_on(t, &t->hand);
         wrote = 1;
     }
     return wrote;
@@ -814,7 +832,7 @@ static void settle_spare(tracer_thread *t)
             atomic_store(&t->hand, HAND_FREE);
             return;
         }
-        futex_wait_for(&t->hand, state, 1000000);
+        wait_on(t, &t->hand, state);
     }
 }
 
@@ -1056,8 +1074,7 @@ static int run_job(tracer_thread *t, int by_writer)
     atomic_store(&job->state, locked ? JOB_FREE : JOB_QUEUED);
     if (locked)
         atomic_store(&t->job_head, head + 1);
-    if (atomic_load(&t->job_waiters))
-        futex_wake_all(&job->state);
+    wake_on(t, &job->state);
     return locked;
 }
 
@@ -1085,12 +1102,8 @@ static void settle_jobs(tracer_thread *t, uint32_t keep)
                 __builtin_ia32_pause();
             continue;
         }
-        _Atomic uint32_t *state = &t->jobs[head % JOBS].state;
-        atomic_fetch_add(&t->job_waiters, 1);
-        if (atomic_load(&t->job_head) == head &&
-            atomic_load(state) == JOB_PACKING)
-            futex_wait_for(state, JOB_PACKING, 1000000);
-        atomic_fetch_sub(&t->job_waiters, 1);
+        if (atomic_load(&t->job_head) == head)
+            wait_on(t, &t->jobs[head % JOBS].state, JOB_PACKING);
     }
 }
 
@@ -1170,7 +1183,7 @@ static void await_spare(tracer_thread *t)
             meta_release();
             continue;
         }
-        futex_wait_for(&t->hand, state, 1000000);
+        wait_on(t, &t->hand, state);
     }
     lose(t->hand_n, 0);
 }
@@ -1276,7 +1289,7 @@ void tracer_after_fork_child(void)
             atomic_store(&t->jobs[j].state, JOB_FREE);
         atomic_store(&t->job_head, 0);
         atomic_store(&t->job_tail, 0);
-        atomic_store(&t->job_waiters, 0);
+        atomic_store(&t->waiters, 0);
         t->n = 0; /* the parent's records are the parent's to write */
         t->len = 0;
         trace_packer_reset(&t->packer);
