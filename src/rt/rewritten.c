@@ -121,8 +121,8 @@ static struct {
 
 static __thread rt_tls tls_log __attribute__((tls_model("initial-exec")));
 static __thread mt_entry *tls_base __attribute__((tls_model("initial-exec")));
-/* the other two, the one offered first first: the writer's while the
- * tracer has them (tracer_offer_entries) */
+/* the other two buffers, in the order they were offered: the writer's
+ * while the tracer has them (tracer_offer_entries) */
 static __thread mt_entry *tls_spares[2] __attribute__((tls_model("initial-exec")));
 static __thread mt_entry tls_scratch[SCRATCH]
     __attribute__((tls_model("initial-exec")));
