@@ -79,6 +79,12 @@ enum { HAND_FREE, HAND_QUEUED, HAND_WRITING };
 enum { JOB_FREE, JOB_QUEUED, JOB_PACKING };
 #define JOBS 2u                      /* slots a thread's jobs queue in */
 
+typedef struct tracer_job {
+    _Atomic uint32_t state;          /* JOB_*: the entries are the writer's
+                                        to pack while not JOB_FREE */
+    const trace_entry *e, *end;
+} tracer_job;
+
 typedef struct tracer_thread {
     _Atomic uint32_t owner;          /* tid of the owning thread, 0 = free */
     atomic_int lock;                 /* try-lock over the buffer */
@@ -92,11 +98,7 @@ typedef struct tracer_thread {
                                         write while not HAND_FREE */
     uint32_t hand_tid, hand_n;       /* the chunk spare holds */
     size_t hand_len;
-    struct {
-        _Atomic uint32_t state;      /* JOB_*: the entries are the writer's
-                                        to pack while not JOB_FREE */
-        const trace_entry *e, *end;
-    } jobs[JOBS];                    /* job n in slot n % JOBS */
+    tracer_job jobs[JOBS];           /* job n in slot n % JOBS */
     _Atomic uint32_t job_head;       /* jobs before it are packed */
     _Atomic uint32_t job_tail;       /* jobs offered (by the owner) */
     atomic_uint waiters;             /* threads asleep on hand or a job */
@@ -1055,7 +1057,7 @@ static void lose_entries(const trace_entry *e, const trace_entry *end)
 static int run_job(tracer_thread *t, int by_writer)
 {
     uint32_t head = atomic_load(&t->job_head), queued = JOB_QUEUED;
-    __typeof__(&t->jobs[0]) job = &t->jobs[head % JOBS];
+    tracer_job *job = &t->jobs[head % JOBS];
     if (!atomic_compare_exchange_strong(&job->state, &queued, JOB_PACKING))
         return 0;
     /* the head only moves under the slot's PACKING: a slot taken on a
@@ -1140,14 +1142,12 @@ int tracer_offer_entries(const trace_entry *e, const trace_entry *end)
     if (taken) {
         settle_jobs(t, JOBS - 1); /* a slot for this one */
         uint32_t tail = atomic_load(&t->job_tail);
-        __typeof__(&t->jobs[0]) job = &t->jobs[tail % JOBS];
+        tracer_job *job = &t->jobs[tail % JOBS];
         job->e = e;
         job->end = end;
         atomic_store(&job->state, JOB_QUEUED);
         atomic_store(&t->job_tail, tail + 1);
         writer_kick();
-    } else if (t) {
-        settle_jobs(t, 0); /* the caller appends [e, end) after them */
     }
     tracer_internal_leave();
     return taken;

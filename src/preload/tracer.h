@@ -74,8 +74,8 @@ void tracer_record_accesses(const memtap_record *r, size_t n);
  * Returns 1 when the writer took it: [e, end) is then the writer's until
  * the thread's next tracer call that settles it (any offer, append or
  * tracer_settle_entries); 0 when it did not (no writer, a shadow tool):
- * the caller appends the entries itself.  Either way what the thread
- * offered before is in its buffer by the time this returns. */
+ * the caller appends the entries itself (tracer_append_entries settles
+ * what the thread offered before first). */
 int tracer_offer_entries(const trace_entry *e, const trace_entry *end);
 /* Waits for (or takes back and packs) the entries the calling thread
  * offered: after it the thread's buffers are its own again. */
