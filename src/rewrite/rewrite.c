@@ -20,6 +20,7 @@
 #include "analysis/analysis.h"
 #include "rewrite/elf_input.h"
 #include "rewrite/emit.h"
+#include "rewrite/liveness.h"
 #include "rewrite/window.h"
 #include "sys/bisect.h"
 #include "sys/page.h"
@@ -78,6 +79,7 @@ typedef struct rewriter {
     vec pads_used;            /* pad_region: padding windows' jumps took */
     vec pads;                 /* pad_region: free padding, by address */
     vec islands;              /* island */
+    liveness lv;              /* live-ins of the file's blocks */
     uint8_t *live;            /* per instruction of the current chain */
     size_t live_cap;
     uint8_t *start;           /* insn_vec.start of the current chain */
@@ -183,9 +185,6 @@ static const x86_mem *operand_of(const rewriter *r, const x86_insn *insn,
     return NULL;
 }
 
-/* Which of rax, rcx and rdx each instruction of the block may need before
- * it runs: a backward pass from the block's end, where all are live, as
- * they are at every branch, call and system call. */
 /* A byte per instruction of the current chain in *a (room for *cap),
  * grown to n: 0, or -1 when out of memory. */
 static int per_insn(uint8_t **a, size_t *cap, size_t n)
@@ -200,20 +199,19 @@ static int per_insn(uint8_t **a, size_t *cap, size_t n)
     return 0;
 }
 
+/* Which of rax, rcx and rdx each instruction of the chain may need before
+ * it runs: a backward pass from what the blocks after the chain need
+ * (rewrite/liveness.h). */
 static int compute_liveness(rewriter *r, const insn_vec *iv)
 {
     if (per_insn(&r->live, &r->live_cap, iv->n) != 0)
         return -1;
-    unsigned live = LIVE_ALL;
+    if (iv->n == 0)
+        return 0;
+    const x86_insn *last = &iv->v[iv->n - 1];
+    unsigned live = liveness_at(&r->lv, last->addr + last->length);
     for (size_t k = iv->n; k-- > 0;) {
-        const x86_insn *x = &iv->v[k];
-        if (x->flow != X86_FLOW_NEXT) {
-            live = LIVE_ALL;
-        } else {
-            uint32_t use, kill;
-            x86_gpr_use_kill(x, &use, &kill);
-            live = ((live & ~kill) | use) & LIVE_ALL;
-        }
+        live = liveness_before(&r->lv, &iv->v[k], live);
         r->live[k] = (uint8_t)live;
     }
     return 0;
@@ -1241,6 +1239,8 @@ int rewrite_file(const char *in_path, const char *out, const rewrite_options *o,
         int st = analysis_run(in_path, &o->params, &r.a);
         if (st != 0)
             rc = rewrite_fail(err, cap, "%s", elf_strerror(st));
+        else if (liveness_build(r.a, &r.lv) != 0)
+            rc = rewrite_fail(err, cap, "out of memory");
     }
     if (!rc) {
         r.opt = o;
@@ -1256,6 +1256,7 @@ int rewrite_file(const char *in_path, const char *out, const rewrite_options *o,
     free(r.pads_used.v);
     free(r.pads.v);
     free(r.islands.v);
+    liveness_free(&r.lv);
     free(r.live);
     free(r.start);
     free(r.lead);

@@ -287,6 +287,16 @@ def test_rewrite_block_edges():
     check_eq(traps, 5, "int3 places")
 
 
+def test_rewrite_live_edges():
+    """Loads whose block's rax, rcx or rdx are needed only after a branch,
+    a loop or a jump (lk_live_edges, laid out by hand; unit.liveness checks
+    what the rewriter finds live there): the copy runs as the original and
+    logs as Lackey sees, instruction by instruction, though its trampolines
+    save only what the blocks after them need."""
+    traps, hit = lackey_differential(("lk_live_edges",))
+    check_eq(hit, 0, "executions through int3")
+
+
 def test_rewrite_elision():
     """Elided operands are rebuilt exactly: with and without --no-elision,
     one program (at one place, address randomization off) gives the same
