@@ -1,9 +1,9 @@
 /*
  * rewrite/liveness.c - scratch-register liveness across blocks (see
  * liveness.h): a summary of each block (what it reads before writing,
- * what it writes, where its end leads), then the live-ins to a fixed
- * point, blocks visited from the last, since most edges lead forward or
- * to a loop's head.
+ * what it writes, where its end leads), from the rewriter's first pass
+ * or decoded here, then the live-ins to a fixed point, blocks visited
+ * from the last, since most edges lead forward or to a loop's head.
  */
 #include "rewrite/liveness.h"
 
@@ -13,13 +13,15 @@
 
 #define NO_BLOCK (-1)
 
-typedef struct block_sum {
+struct block_sum {
+    uint8_t noted;               /* summarized */
     uint8_t gen;                 /* read before written in the block */
     uint8_t kill;                /* written in the block */
     uint8_t fixed;               /* all live after gen and kill: the way on
                                     is not modelled */
     int32_t fall, target;        /* blocks the end leads to, or NO_BLOCK */
-} block_sum;
+};
+typedef struct block_sum block_sum;
 
 /* The non-gap block that starts at addr, or NO_BLOCK. */
 static int32_t block_starting(const cfg_program *cfg, uint64_t addr)
@@ -76,20 +78,28 @@ static void sum_insn(const x86_insn *x, void *arg)
                (x->flow == X86_FLOW_JCC && s->fall == NO_BLOCK);
 }
 
-static int summarize(const analysis *a, block_sum *sums)
+/* Starts the summary of block bi in g. */
+static void sum_begin(const liveness *lv, size_t bi, summing *g)
 {
-    const cfg_program *cfg = a->cfg;
-    for (size_t i = 0; i < cfg->nblocks; i++) {
-        const cfg_block *b = &cfg->blocks[i];
-        block_sum *s = &sums[i];
-        *s = (block_sum){ .fall = NO_BLOCK, .target = NO_BLOCK,
-                          .fixed = (b->flags & CFG_BLOCK_GAP) != 0 };
-        summing g = { cfg, s, b->end, 0 };
-        if (!s->fixed && analysis_block_insns(a, b, sum_insn, &g) != 0)
-            return -1;
-        s->fixed |= !g.ended;
+    const cfg_block *b = &lv->cfg->blocks[bi];
+    block_sum *s = &lv->sums[bi];
+    *s = (block_sum){ .noted = 1, .fall = NO_BLOCK, .target = NO_BLOCK,
+                      .fixed = (b->flags & CFG_BLOCK_GAP) != 0 };
+    *g = (summing){ lv->cfg, s, b->end, 0 };
+}
+
+void liveness_note(liveness *lv, size_t bi, size_t nb, const x86_insn *v,
+                   size_t n)
+{
+    size_t k = 0;
+    for (size_t i = bi; i < bi + nb && i < lv->cfg->nblocks; i++) {
+        summing g;
+        sum_begin(lv, i, &g);
+        for (; k < n && v[k].addr < g.end; k++)
+            if (v[k].addr >= lv->cfg->blocks[i].start)
+                sum_insn(&v[k], &g);
+        g.s->fixed |= !g.ended;
     }
-    return 0;
 }
 
 static unsigned live_in(const block_sum *s, const uint8_t *in)
@@ -101,33 +111,51 @@ static unsigned live_in(const block_sum *s, const uint8_t *in)
     return (s->gen | (out & ~s->kill)) & LIVE_ALL;
 }
 
-int liveness_build(const analysis *a, liveness *lv)
+int liveness_init(liveness *lv, const cfg_program *cfg)
 {
-    size_t n = a->cfg->nblocks;
-    lv->cfg = a->cfg;
-    lv->in = calloc(n ? n : 1, 1);
-    block_sum *sums = malloc((n ? n : 1) * sizeof *sums);
-    if (!lv->in || !sums || summarize(a, sums) != 0) {
-        free(sums);
+    size_t n = cfg->nblocks ? cfg->nblocks : 1;
+    lv->cfg = cfg;
+    lv->in = calloc(n, 1);
+    lv->sums = calloc(n, sizeof *lv->sums);
+    if (!lv->in || !lv->sums) {
         liveness_free(lv);
         return -1;
+    }
+    return 0;
+}
+
+int liveness_solve(liveness *lv, const analysis *a)
+{
+    size_t n = lv->cfg->nblocks;
+    for (size_t i = 0; i < n; i++) {
+        if (lv->sums[i].noted)
+            continue;
+        summing g;
+        sum_begin(lv, i, &g);
+        if (!g.s->fixed &&
+            analysis_block_insns(a, &lv->cfg->blocks[i], sum_insn, &g) != 0)
+            return -1;
+        g.s->fixed |= !g.ended;
     }
     for (int changed = 1; changed;) {
         changed = 0;
         for (size_t i = n; i-- > 0;) {
-            uint8_t v = (uint8_t)live_in(&sums[i], lv->in);
+            uint8_t v = (uint8_t)live_in(&lv->sums[i], lv->in);
             changed |= v != lv->in[i];
             lv->in[i] = v;
         }
     }
-    free(sums);
+    free(lv->sums);
+    lv->sums = NULL;
     return 0;
 }
 
 void liveness_free(liveness *lv)
 {
     free(lv->in);
+    free(lv->sums);
     lv->in = NULL;
+    lv->sums = NULL;
 }
 
 unsigned liveness_at(const liveness *lv, uint64_t addr)

@@ -16,14 +16,25 @@
 #include "analysis/analysis.h"
 #include "x86/insn.h"
 
+struct block_sum;
+
 typedef struct liveness {
     const cfg_program *cfg;
     uint8_t *in;                 /* per block: live on entry (LIVE_* bits) */
+    struct block_sum *sums;      /* per block, until solved */
 } liveness;
 
-/* Works out every block's live-in; 0, or -1 when out of memory or when an
- * instruction cannot be decoded again. */
-int liveness_build(const analysis *a, liveness *lv);
+/* Sets lv up for cfg's blocks; 0, or -1 when out of memory. */
+int liveness_init(liveness *lv, const cfg_program *cfg);
+
+/* Summarizes blocks [bi, bi + nb) from their instructions, v[0..n), as
+ * the rewriter has decoded them (so that liveness_solve need not). */
+void liveness_note(liveness *lv, size_t bi, size_t nb, const x86_insn *v,
+                   size_t n);
+
+/* Decodes the blocks not noted, then works out every block's live-in;
+ * 0, or -1 when an instruction cannot be decoded again. */
+int liveness_solve(liveness *lv, const analysis *a);
 void liveness_free(liveness *lv);
 
 /* Live at addr: a block's live-in where one starts there, else all. */

@@ -201,13 +201,16 @@ static int per_insn(uint8_t **a, size_t *cap, size_t n)
 
 /* Which of rax, rcx and rdx each instruction of the chain may need before
  * it runs: a backward pass from what the blocks after the chain need
- * (rewrite/liveness.h). */
+ * (rewrite/liveness.h).  The first pass plans windows without them: all
+ * count as live there. */
 static int compute_liveness(rewriter *r, const insn_vec *iv)
 {
     if (per_insn(&r->live, &r->live_cap, iv->n) != 0)
         return -1;
-    if (iv->n == 0)
+    if (r->planning || iv->n == 0) {
+        memset(r->live, LIVE_ALL, iv->n);
         return 0;
+    }
     const x86_insn *last = &iv->v[iv->n - 1];
     unsigned live = liveness_at(&r->lv, last->addr + last->length);
     for (size_t k = iv->n; k-- > 0;) {
@@ -924,6 +927,8 @@ static size_t rewrite_chain(rewriter *r, size_t bi, insn_list *list)
     for (size_t k = 0; k < nb; k++)
         if (analysis_block_insns(r->a, b + k, collect, list) != 0 || list->oom)
             return 0;
+    if (r->planning) /* liveness_solve need not decode them again */
+        liveness_note(&r->lv, bi, nb, list->v.v, list->v.n);
     insn_vec view = { list->v.v, list->v.n, NULL,
                       padding_after(r, bi + nb - 1) };
     if (nb > 1 && mark_starts(r, b, nb, &view) != 0)
@@ -1163,6 +1168,8 @@ static int run(rewriter *r, const char *out, const char *in_path,
         if (r->places.n)
             qsort(r->places.v, r->places.n, sizeof(uint64_t), u64_order);
     }
+    if (!rc && liveness_solve(&r->lv, r->a) != 0)
+        return rewrite_fail(err, cap, "cannot decode the file again");
     if (rc || rewrite_chains(r))
         return rewrite_fail(err, cap, "cannot encode a trampoline%s",
                     r->code.failed ? " (out of room or unencodable)" : "");
@@ -1239,7 +1246,7 @@ int rewrite_file(const char *in_path, const char *out, const rewrite_options *o,
         int st = analysis_run(in_path, &o->params, &r.a);
         if (st != 0)
             rc = rewrite_fail(err, cap, "%s", elf_strerror(st));
-        else if (liveness_build(r.a, &r.lv) != 0)
+        else if (liveness_init(&r.lv, r.a->cfg) != 0)
             rc = rewrite_fail(err, cap, "out of memory");
     }
     if (!rc) {

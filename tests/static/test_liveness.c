@@ -35,7 +35,7 @@ int main(int argc, char **argv)
     if (!a)
         return 1;
     liveness lv;
-    CHECK(liveness_build(a, &lv) == 0);
+    CHECK(liveness_init(&lv, a->cfg) == 0 && liveness_solve(&lv, a) == 0);
     static const struct {
         const char *func;
         unsigned live;
