@@ -190,14 +190,16 @@ static const ZydisRegister saved_by_flush[] = {
 };
 #define NSAVED (sizeof saved_by_flush / sizeof *saved_by_flush)
 
-/* The stub: in eax the site, in rdx the address; clobbers rcx.
+/* The stub: in eax the site, in rdx the address; clobbers rcx.  The
+ * thread's buffer ends at an MT_BUFFER_ALIGN boundary, so a cursor whose
+ * low 16 bits are 0 has no room (or is 0: no buffer yet); only the
+ * cursor is stored per entry, no count of the room left.
  *
  *   stub:  ret                          (the runtime makes it a nop)
  *          lea  TAG(%rax), %eax
- *   again: mov  %fs:REMAINING, %rcx
+ *   again: mov  %fs:CURSOR, %rcx
+ *          movzwl %cx, %ecx
  *          jrcxz full
- *          lea  -1(%rcx), %rcx
- *          mov  %rcx, %fs:REMAINING
  *          mov  %fs:CURSOR, %rcx
  *          mov  %eax, (%rcx)
  *          mov  %rdx, 8(%rcx)
@@ -210,18 +212,21 @@ static const ZydisRegister saved_by_flush[] = {
 int emit_stub(code_buf *b, uint64_t header_vaddr, uint64_t flush_slot,
               mt_rewrite_header *h)
 {
+    _Static_assert(MT_BUFFER_ALIGN == 1u << 16, "movzwl tests 16 bits");
     h->stub = code_here(b) - header_vaddr;
     put1(b, ZYDIS_MNEMONIC_RET, ZYDIS_REGISTER_NONE);
     lea(b, ZYDIS_REGISTER_EAX, ZYDIS_REGISTER_RAX, TAG_PLACEHOLDER);
     h->tag_disp = code_here(b) - 4 - header_vaddr;
     uint64_t again = code_here(b);
     note_tls(h, b, mov_fs(b, ZYDIS_REGISTER_RCX, 0, TLS_PLACEHOLDER),
-             header_vaddr, MT_TLS_REMAINING);
+             header_vaddr, MT_TLS_CURSOR);
+    ZydisEncoderRequest r;
+    request(&r, ZYDIS_MNEMONIC_MOVZX, 2); /* movzwl %cx, %ecx */
+    op_reg(&r.operands[0], ZYDIS_REGISTER_ECX);
+    op_reg(&r.operands[1], ZYDIS_REGISTER_CX);
+    put(b, &r);
     size_t jrcxz_at = b->len;
     branch(b, ZYDIS_MNEMONIC_JRCXZ, code_here(b) + 2);
-    lea(b, ZYDIS_REGISTER_RCX, ZYDIS_REGISTER_RCX, -1);
-    note_tls(h, b, mov_fs(b, ZYDIS_REGISTER_RCX, 1, TLS_PLACEHOLDER),
-             header_vaddr, MT_TLS_REMAINING);
     note_tls(h, b, mov_fs(b, ZYDIS_REGISTER_RCX, 0, TLS_PLACEHOLDER),
              header_vaddr, MT_TLS_CURSOR);
     mov_store(b, ZYDIS_REGISTER_RCX, 0, ZYDIS_REGISTER_EAX, 4);
@@ -241,7 +246,6 @@ int emit_stub(code_buf *b, uint64_t header_vaddr, uint64_t flush_slot,
     put1(b, ZYDIS_MNEMONIC_PUSHFQ, ZYDIS_REGISTER_NONE);
     for (size_t i = 0; i < NSAVED; i++)
         put1(b, ZYDIS_MNEMONIC_PUSH, saved_by_flush[i]);
-    ZydisEncoderRequest r;
     request(&r, ZYDIS_MNEMONIC_MOV, 2); /* mov %rsp, %rbx */
     op_reg(&r.operands[0], ZYDIS_REGISTER_RBX);
     op_reg(&r.operands[1], ZYDIS_REGISTER_RSP);

@@ -11,7 +11,10 @@
  * rdx that are live below the red zone, puts the site's index in eax and
  * the effective address in rdx, and calls the stub; the stub appends
  * {site | module tag << 24, address} to the calling thread's buffer and
- * returns.  No instruction on this path changes the flags.
+ * returns.  No instruction on this path changes the flags.  A buffer ends
+ * at an MT_BUFFER_ALIGN boundary: the stub finds it full when the
+ * cursor's low 16 bits are 0 (a cursor of 0, no buffer yet, is full too)
+ * and calls the runtime's flush function, which gives it room.
  *
  * The stub starts with `ret`: a rewritten program run without the runtime
  * logs nothing and behaves as the original.  The runtime (in
@@ -40,7 +43,10 @@
 #include "memtap/trace.h"
 
 #define MT_REWRITE_MAGIC "MTREWR01"
-#define MT_REWRITE_VERSION 8u   /* 8: the records of each site too */
+#define MT_REWRITE_VERSION 9u   /* 9: the cursor alone says when the
+                                   buffer is full (8: the records of each
+                                   site too) */
+#define MT_BUFFER_ALIGN 65536u  /* entry buffers end at a multiple */
 
 /* The site table goes into a trace in pieces of this many sites (the last
  * one shorter), one SITES chunk each; the rewriter compresses it in the
@@ -57,7 +63,7 @@ static inline uint32_t mt_sites_piece(uint32_t nsites, uint32_t first)
 #define MT_SITE_BITS 24          /* site index bits; the tag is above */
 
 enum mt_mode { MT_MODE_LOG = 0, MT_MODE_MA = 1, MT_MODE_AIA = 2 };
-enum mt_tls_field { MT_TLS_CURSOR = 0, MT_TLS_REMAINING = 1 };
+enum mt_tls_field { MT_TLS_CURSOR = 0 }; /* the thread's buffer cursor */
 
 typedef struct mt_rewrite_header {
     char magic[8];               /* MT_REWRITE_MAGIC */

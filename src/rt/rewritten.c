@@ -57,12 +57,14 @@
 #include <sys/syscall.h>
 
 #define MAX_MODULES 255
-/* Entries per thread buffer.  Its entries usually stand for well under
- * a chunk's records (16384 by default, MEMTAP_BUFFER_RECORDS), so handing
- * it over completes at most one chunk, and a thread's chunks reach the
- * writer spread out rather than two at once, the second waiting for the
- * first (16384 entries here: walk 1.23 s, 4096: 1.19 s). */
-#define ENTRIES 4096u
+/* Entries per thread buffer: a mapping of MT_BUFFER_ALIGN bytes, aligned
+ * so, less its first entry, so that the buffer ends at the boundary the
+ * stub looks for and its start is not one.  Its entries usually stand for
+ * well under a chunk's records (16384 by default, MEMTAP_BUFFER_RECORDS),
+ * so handing it over completes at most one chunk, and a thread's chunks
+ * reach the writer spread out rather than two at once, the second waiting
+ * for the first (16384 entries here: walk 1.23 s, 4096: 1.19 s). */
+#define ENTRIES (MT_BUFFER_ALIGN / sizeof(mt_entry) - 1)
 #define SCRATCH 256u            /* entries of memtap's own work, dropped */
 
 /* The stub's entries are what the trace format's access runs hold. */
@@ -85,11 +87,10 @@ typedef struct rt_module {
     const mt_check *checks;
 } rt_module;
 
-/* The cursor and the room left: the stub reads and writes these two
- * through %fs, so they must stay in the initial-exec TLS block. */
+/* The cursor: the stub reads and writes it through %fs, so it must stay
+ * in the initial-exec TLS block. */
 typedef struct rt_tls {
     uint64_t cursor;
-    uint64_t remaining;
 } rt_tls;
 
 static struct {
@@ -117,6 +118,9 @@ static struct {
     uint64_t bypassed[8];       /* the hooked modules' mt_rewrite_header
                                    bypassed, added up */
     uint32_t nbypass;
+    mt_entry *scratch_end;      /* where the scratch entries end (a buffer
+                                   that every thread's memtap work writes
+                                   into, never read) */
 } rt;
 
 static __thread rt_tls tls_log __attribute__((tls_model("initial-exec")));
@@ -124,8 +128,6 @@ static __thread mt_entry *tls_base __attribute__((tls_model("initial-exec")));
 /* the other two buffers, in the order they were offered: the writer's
  * while the tracer has them (tracer_offer_entries) */
 static __thread mt_entry *tls_spares[2] __attribute__((tls_model("initial-exec")));
-static __thread mt_entry tls_scratch[SCRATCH]
-    __attribute__((tls_model("initial-exec")));
 static __thread int tls_flushing __attribute__((tls_model("initial-exec")));
 /* Depth of memtap's own work on the program's behalf (an allocator call,
  * a block operation): what rewritten code logs meanwhile is dropped. */
@@ -235,8 +237,31 @@ static rt_tls *real_log(void)
 
 static void to_scratch(void)
 {
-    tls_log.cursor = (uint64_t)(uintptr_t)tls_scratch;
-    tls_log.remaining = SCRATCH;
+    tls_log.cursor = rt.scratch_end
+                         ? (uint64_t)(uintptr_t)(rt.scratch_end - SCRATCH)
+                         : 0;
+}
+
+/* A thread's entry buffer (ENTRIES), or NULL. */
+static mt_entry *map_buffer(void)
+{
+    uint8_t *m = tracer_map(2 * MT_BUFFER_ALIGN);
+    if (!m)
+        return NULL;
+    uintptr_t at = ((uintptr_t)m + MT_BUFFER_ALIGN - 1) &
+                   ~(uintptr_t)(MT_BUFFER_ALIGN - 1);
+    if (at > (uintptr_t)m)
+        tracer_unmap(m, at - (uintptr_t)m);
+    if ((uintptr_t)m + MT_BUFFER_ALIGN > at)
+        tracer_unmap((void *)(at + MT_BUFFER_ALIGN),
+                     (uintptr_t)m + MT_BUFFER_ALIGN - at);
+    return (mt_entry *)at + 1;
+}
+
+static void unmap_buffer(mt_entry *base)
+{
+    if (base)
+        tracer_unmap(base - 1, MT_BUFFER_ALIGN);
 }
 
 /* Hands the calling thread's entries over and empties its buffer; a
@@ -255,13 +280,13 @@ static void drain(int offer)
     mt_entry *end = base ? (mt_entry *)(uintptr_t)real->cursor : NULL;
     to_scratch();
     if (!base) {
-        base = tracer_map(ENTRIES * sizeof *base);
+        base = map_buffer();
         tls_base = base;
         end = base;
     } else if (offer && !tls_spares[1]) {
         for (int i = 0; i < 2; i++)
             if (!tls_spares[i])
-                tls_spares[i] = tracer_map(ENTRIES * sizeof *base);
+                tls_spares[i] = map_buffer();
     }
     if (base && end >= base && end <= base + ENTRIES && !rt.discard) {
         atomic_fetch_add_explicit(&rt.entries, (uint64_t)(end - base),
@@ -273,12 +298,8 @@ static void drain(int offer)
             base = tls_base;
         }
     }
-    if (base) {
-        real->cursor = (uint64_t)(uintptr_t)base;
-        real->remaining = ENTRIES;
-    } else {
-        real->remaining = 0; /* no memory (rewritten_flush) */
-    }
+    real->cursor = (uint64_t)(uintptr_t)base; /* NULL: no room, as when
+                                                 full (rewritten_flush) */
     if (tls_own)
         to_scratch();
     tls_flushing = 0;
@@ -296,7 +317,7 @@ static void rewritten_flush(void)
     tracer_internal_enter();
     drain(1);
     tracer_internal_leave();
-    if (tls_log.remaining == 0) {
+    if ((tls_log.cursor & (MT_BUFFER_ALIGN - 1)) == 0) { /* as the stub sees */
         if (!tls_flushing)
             tracer_lose(SCRATCH);
         to_scratch();
@@ -355,14 +376,11 @@ static void rewritten_thread_exit(void)
     rewritten_sync();
     tracer_settle_entries(); /* the writer is done with the spares */
     for (int i = 0; i < 2; i++) {
-        if (tls_spares[i])
-            tracer_unmap(tls_spares[i], ENTRIES * sizeof *tls_spares[i]);
+        unmap_buffer(tls_spares[i]);
         tls_spares[i] = NULL;
     }
-    if (tls_base) {
-        tracer_unmap(tls_base, ENTRIES * sizeof *tls_base);
-        tls_base = NULL;
-    }
+    unmap_buffer(tls_base);
+    tls_base = NULL;
     /* later entries of this thread (its exit path) go nowhere */
     to_scratch();
     tls_saved = tls_log;
@@ -372,10 +390,8 @@ static void rewritten_thread_exit(void)
 static void rewritten_after_fork_child(void)
 {
     /* the entries in the buffer and the counts so far are the parent's */
-    if (tls_base) {
+    if (tls_base)
         real_log()->cursor = (uint64_t)(uintptr_t)tls_base;
-        real_log()->remaining = ENTRIES;
-    }
     uint32_t nmods = atomic_load(&rt.nmods);
     for (uint32_t m = 0; m < nmods; m++)
         if (rt.mods[m].counters)
@@ -809,6 +825,12 @@ static const char *turn_on(const struct dl_phdr_info *info,
     if (h->ntls > MT_TLS_PATCHES ||
         !in_segment(h, h->sites, h->nsites, sizeof(mt_site)))
         return "its rewrite header is damaged";
+    if (!rt.scratch_end) { /* before any stub is on (rt.lock held) */
+        mt_entry *scratch = map_buffer();
+        if (!scratch)
+            return "no memory for its entry buffers";
+        rt.scratch_end = scratch + ENTRIES;
+    }
     uint64_t at = (uint64_t)(uintptr_t)h;
     uint64_t end = at + h->segment_size;
     rt_module *mod = &rt.mods[m];
@@ -855,9 +877,7 @@ static const char *turn_on(const struct dl_phdr_info *info,
         return "its rewritten code cannot be turned on";
     }
     for (uint32_t i = 0; i < h->ntls; i++)
-        put32(at + h->tls_disp[i],
-              tls_offset(h->tls_field[i] == MT_TLS_CURSOR ? &tls_log.cursor
-                                                          : &tls_log.remaining));
+        put32(at + h->tls_disp[i], tls_offset(&tls_log.cursor));
     put32(at + h->tag_disp, (int64_t)m << MT_SITE_BITS);
     void (*flush)(void) = rewritten_flush;
     memcpy((void *)(uintptr_t)(at + h->flush_slot), &flush, sizeof flush);

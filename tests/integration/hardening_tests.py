@@ -14,7 +14,7 @@ import sys
 import time
 
 from memtap_tests import (LIB, MEMTAP, TMP, Failure, check, check_eq, heap_lines, memtap, prog,
-                          run_named, show)
+                          run_bounded, run_named, show)
 
 
 def run(*args, out="t.mtr", **kw):
@@ -124,9 +124,8 @@ def test_handler_exits():
     # thread stopped) left by longjmp: nothing of that stays behind
     native = subprocess.run([prog("handler_exits"), "memcpy"], capture_output=True, text=True)
     try:
-        p = subprocess.run([MEMTAP, "run", "-o", os.path.join(TMP, "memcpy.mtr"), "--",
-                            prog("handler_exits"), "memcpy"], capture_output=True, text=True,
-                           timeout=60)
+        p = run_bounded([MEMTAP, "run", "-o", os.path.join(TMP, "memcpy.mtr"), "--",
+                         prog("handler_exits"), "memcpy"], 60, text=True)
     except subprocess.TimeoutExpired:
         raise Failure("memcpy: the other thread stays stopped after the longjmp")
     check_eq((p.returncode, p.stdout), (0, native.stdout),
@@ -612,9 +611,8 @@ def test_signal_storm_progresses():
     path = os.path.join(TMP, "storm.mtr")
     try:
         # the fault engine's starvation case (its accesses cost a fault each)
-        p = subprocess.run([MEMTAP, "run", "--engine", "fault", "-o", path, "--",
-                            prog("signal_storm"), "5000"],
-                           capture_output=True, text=True, timeout=120)
+        p = run_bounded([MEMTAP, "run", "--engine", "fault", "-o", path, "--",
+                         prog("signal_storm"), "5000"], 120, text=True)
     except subprocess.TimeoutExpired:
         raise Failure("a 100 us timer whose handler touches globals starves the program")
     check_eq((p.returncode, p.stdout), (0, "stored 5000\n"), "the program finishes")

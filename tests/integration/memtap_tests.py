@@ -40,6 +40,22 @@ def check_eq(got, want, what):
         raise Failure("%s:\n  got:  %r\n  want: %r" % (what, got, want))
 
 
+def run_bounded(cmd, timeout, **kw):
+    """subprocess.run(cmd, capture_output=True) in a session of its own: on
+    timeout the whole session is killed (memtap and the program it runs,
+    which would otherwise spin on and slow every later test), then
+    subprocess.TimeoutExpired is raised."""
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         start_new_session=True, **kw)
+    try:
+        out, err = p.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(p.pid, 9)
+        p.communicate()
+        raise
+    return subprocess.CompletedProcess(cmd, p.returncode, out, err)
+
+
 def prog(name):
     return os.path.join(BIN, name)
 

@@ -17,7 +17,7 @@ import sys
 import time
 
 from memtap_tests import (MEMTAP as MEMTAP_BIN, TMP, Failure, check, check_eq, disassembly, memtap, prog,
-                          run_named, show, text_range)
+                          run_bounded, run_named, show, text_range)
 
 # programs written for the purpose: jump tables, function pointers, loops
 # and recursion (switcher, built by GCC and Clang, PIE and not), heap,
@@ -42,7 +42,7 @@ def run(cmd, env=None):
     e = dict(os.environ)
     if env:
         e.update(env)
-    p = subprocess.run(cmd, capture_output=True, env=e, timeout=120)
+    p = run_bounded(cmd, 120, env=e)
     return p.stdout, p.returncode
 
 

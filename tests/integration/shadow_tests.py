@@ -10,7 +10,7 @@ import re
 import subprocess
 import sys
 
-from memtap_tests import TMP, Failure, check, check_eq, memtap, prog, run_named
+from memtap_tests import TMP, Failure, check, check_eq, memtap, prog, run_bounded, run_named
 
 SOURCES = os.path.join(os.path.dirname(__file__), "..", "programs")
 ROW = re.compile(r"^\s+(\d+)\s+[\d.]+%\s+(?:0x([0-9a-f]+)\s+)?(.*)$")
@@ -227,9 +227,9 @@ def test_uninit_rewritten_libc():
     memtap("instrument", "-q", "--nonselective", prog("edge_insns"), "-o", copy)
     report = os.path.join(TMP, "rewritten-libc.txt")
     try:
-        p = subprocess.run([prog("memtap"), "uninit", "-o", os.path.join(TMP, "rl.mtr"),
-                            "--report", report, "--", copy], capture_output=True, text=True,
-                           env=dict(os.environ, LD_LIBRARY_PATH=libs), timeout=60)
+        p = run_bounded([prog("memtap"), "uninit", "-o", os.path.join(TMP, "rl.mtr"),
+                         "--report", report, "--", copy], 60, text=True,
+                        env=dict(os.environ, LD_LIBRARY_PATH=libs))
     except subprocess.TimeoutExpired:
         raise Failure("memtap uninit of the copy with the rewritten libc did not end in 60 s")
     native = subprocess.run([prog("edge_insns")], capture_output=True, text=True)
