@@ -204,7 +204,7 @@ enum memtap_chunk_type {
  * ordered access by access against another thread's.  A run is packed
  * when its thread's buffer of logged entries fills, by the thread or by
  * memtap's writer, to which it may offer two full buffers while it logs
- * into a third: a run's number may come up to three buffers (12288
+ * into a third: a run's number may come up to three buffers (12285
  * entries) of its thread after its accesses, never after that thread's
  * next other event.
  */
