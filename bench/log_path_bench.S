@@ -22,6 +22,18 @@
 stub_off:
     ret
 
+/* The end of both stubs: the entry {eax, rdx} at the cursor in rcx;
+ * label 2 is the way to a full buffer, label 1 the stub's check. */
+.macro APPEND
+    mov %eax, (%rcx)
+    mov %rdx, 8(%rcx)
+    lea 16(%rcx), %rcx
+    mov %rcx, %fs:lp_cursor@tpoff
+    ret
+2:  call lp_full
+    jmp 1b
+.endm
+
 stub_abi8:
     lea 0x1000000(%rax), %eax
 1:  mov %fs:lp_room@tpoff, %rcx
@@ -29,13 +41,7 @@ stub_abi8:
     lea -1(%rcx), %rcx
     mov %rcx, %fs:lp_room@tpoff
     mov %fs:lp_cursor@tpoff, %rcx
-    mov %eax, (%rcx)
-    mov %rdx, 8(%rcx)
-    lea 16(%rcx), %rcx
-    mov %rcx, %fs:lp_cursor@tpoff
-    ret
-2:  call lp_full
-    jmp 1b
+    APPEND
 
 stub_abi9:
     lea 0x1000000(%rax), %eax
@@ -43,13 +49,7 @@ stub_abi9:
     movzwl %cx, %ecx
     jrcxz 2f
     mov %fs:lp_cursor@tpoff, %rcx
-    mov %eax, (%rcx)
-    mov %rdx, 8(%rcx)
-    lea 16(%rcx), %rcx
-    mov %rcx, %fs:lp_cursor@tpoff
-    ret
-2:  call lp_full
-    jmp 1b
+    APPEND
 
 /* lp_full: a full buffer starts over (no registers but rcx change) */
 lp_full:
