@@ -10,11 +10,13 @@
  *   abi9    the stub of rewrite ABI 9 (src/rewrite/emit.c): the cursor
  *           alone, its low 16 bits telling a full buffer
  *   inline  no call: the trampoline writes the entry itself, the site an
- *           immediate, only rcx and rdx used (what a trampoline with its
- *           own log sequence would do; not what memtap emits)
+ *           immediate and the cursor's TLS offset in its instructions
+ *           (what patching each trampoline at start-up would give)
+ *   abi10   rewrite ABI 10 (src/rewrite/emit.c): as inline, but the TLS
+ *           offset and the tag loaded from slots by rip
  *
  * with none or all of rax, rcx and rdx live, and so saved around it (the
- * inline sequence leaves rax alone: it saves rcx and rdx).  A full buffer
+ * inline sequences leave rax alone: they save rcx and rdx).  A full buffer
  * starts over.
  */
     .text
@@ -58,14 +60,23 @@ lp_full:
     movq $4095, %fs:lp_room@tpoff
     ret
 
-/* One site: the address EA; with saves 3, rax (unless inline), rcx and
- * rdx saved. */
+/* One site: the address EA; with saves 3, rax (for a stub's call), rcx
+ * and rdx saved.  The inline sequences move rsp only to save registers
+ * or to call lp_full, as memtap's trampolines do. */
 .macro SITE kind, ea, saves
-    lea -128(%rsp), %rsp
-    .ifnc \kind, inline
-    .if \saves >= 3
-    push %rax
+    inline = 0
+    .ifc \kind, inline
+    inline = 1
     .endif
+    .ifc \kind, abi10
+    inline = 1
+    .endif
+    frame = !inline || \saves > 0
+    .if frame
+    lea -128(%rsp), %rsp
+    .endif
+    .if \saves >= 3 && !inline
+    push %rax
     .endif
     .if \saves >= 2
     push %rcx
@@ -74,18 +85,38 @@ lp_full:
     push %rdx
     .endif
     lea \ea, %rdx
+    .ifc \kind, abi10
+8:  mov lp_tlsoff(%rip), %rcx
+    jrcxz 9f
+    movzwl %fs:(%rcx), %ecx
+    jrcxz 7f
+    mov lp_tlsoff(%rip), %rcx
+    mov %fs:(%rcx), %rcx
+    mov %rdx, 8(%rcx)
+    mov lp_tag(%rip), %edx
+    lea 0x37(%rdx), %edx
+    mov %edx, (%rcx)
+    mov lp_tlsoff(%rip), %rdx
+    lea 16(%rcx), %rcx
+    mov %rcx, %fs:(%rdx)
+    jmp 9f
+    .endif
     .ifc \kind, inline
-    mov %fs:lp_cursor@tpoff, %rcx
+8:  mov %fs:lp_cursor@tpoff, %rcx
     movzwl %cx, %ecx
-    jrcxz 8f
-7:  mov %fs:lp_cursor@tpoff, %rcx
+    jrcxz 7f
+    mov %fs:lp_cursor@tpoff, %rcx
     movl $0x1000037, (%rcx)
     mov %rdx, 8(%rcx)
     lea 16(%rcx), %rcx
     mov %rcx, %fs:lp_cursor@tpoff
     jmp 9f
-8:  call lp_full
-    jmp 7b
+    .endif
+    .if inline
+7:  lea -128(%rsp), %rsp
+    call lp_full
+    lea 128(%rsp), %rsp
+    jmp 8b
 9:
     .else
     mov $0x37, %eax
@@ -97,12 +128,12 @@ lp_full:
     .if \saves >= 2
     pop %rcx
     .endif
-    .ifnc \kind, inline
-    .if \saves >= 3
+    .if \saves >= 3 && !inline
     pop %rax
     .endif
-    .endif
+    .if frame
     lea 128(%rsp), %rsp
+    .endif
 .endm
 
 /* void scatter_K_S(const unsigned *order, long n, long *cells):
@@ -149,11 +180,18 @@ walk_\kind\()_\saves:
 
 SCATTER native, 0
 WALK native, 0
-.irp kind, off, abi8, abi9, inline
+.irp kind, off, abi8, abi9, inline, abi10
 .irp saves, 0, 3
 SCATTER \kind, \saves
 WALK \kind, \saves
 .endr
 .endr
+
+    .data
+    .globl lp_tlsoff, lp_tag
+lp_tlsoff:
+    .quad 0
+lp_tag:
+    .long 0x1000000
 
     .section .note.GNU-stack,"",@progbits

@@ -1,7 +1,7 @@
 /*
  * log_path_bench.c - what a logged access costs the program's thread, by
- * log sequence (log_path_bench.S): rewrite ABI 8's stub against ABI 9's,
- * and a trampoline that writes its entry itself, in a loop of stores to
+ * log sequence (log_path_bench.S): rewrite ABI 8's and 9's stubs, and
+ * trampolines that write their entries themselves (ABI 10), in a loop of stores to
  * random lines and in a walk of dependent loads, with none or all of the
  * scratch registers live.  Prints ns per access over the loop alone,
  * median of RUNS, all variants interleaved in each run.
@@ -18,6 +18,7 @@ enum { CELLS = 1 << 22, NODES = 1 << 20, STEPS = 1 << 23, MAX_RUNS = 31 };
 
 __thread uint64_t lp_cursor, lp_room;
 uint64_t lp_buffer; /* entries from here to a 64 KiB boundary */
+extern uint64_t lp_tlsoff; /* the cursor's offset from the thread pointer */
 
 #define VARIANT(k, s)                                                        \
     void scatter_##k##_##s(const unsigned *, long, long *);                  \
@@ -25,6 +26,7 @@ uint64_t lp_buffer; /* entries from here to a 64 KiB boundary */
 VARIANT(native, 0)
 VARIANT(off, 0) VARIANT(off, 3) VARIANT(abi8, 0) VARIANT(abi8, 3)
 VARIANT(abi9, 0) VARIANT(abi9, 3) VARIANT(inline, 0) VARIANT(inline, 3)
+VARIANT(abi10, 0) VARIANT(abi10, 3)
 
 static const struct variant {
     const char *name;
@@ -37,6 +39,7 @@ static const struct variant {
     V(abi8, 0, "ABI 8, none live"),    V(abi8, 3, "ABI 8, all live"),
     V(abi9, 0, "ABI 9, none live"),    V(abi9, 3, "ABI 9, all live"),
     V(inline, 0, "inline, none live"), V(inline, 3, "inline, all live"),
+    V(abi10, 0, "ABI 10, none live"),  V(abi10, 3, "ABI 10, all live"),
 #undef V
 };
 enum { NV = sizeof variants / sizeof *variants };
@@ -90,6 +93,8 @@ int main(int argc, char **argv)
     memset(buf, 0, 65536);
     memset(cells, 0, 2 * (size_t)CELLS * sizeof *cells);
     lp_buffer = (uint64_t)(uintptr_t)buf + 16;
+    lp_tlsoff = (uint64_t)((char *)&lp_cursor -
+                           (char *)__builtin_thread_pointer());
     shuffle(order, CELLS);
     shuffle(cycle, NODES); /* one cycle through all nodes */
     for (unsigned i = 0; i < NODES; i++) {

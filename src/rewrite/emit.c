@@ -9,8 +9,6 @@
 #include <string.h>
 
 #define RED_ZONE 128
-#define TAG_PLACEHOLDER 0x7f000000 /* forces a disp32 the runtime fills */
-#define TLS_PLACEHOLDER 0x7f000000
 #define XSAVE_AREA 4096
 #define XSAVE_MASK 0xe7            /* x87, SSE, AVX, AVX-512 state */
 
@@ -81,17 +79,28 @@ static void lea(code_buf *b, ZydisRegister reg, ZydisRegister base,
     put(b, &r);
 }
 
-/* mov between reg and %fs:disp32; returns the disp32's offset. */
-static size_t mov_fs(code_buf *b, ZydisRegister reg, int to_fs, int64_t disp)
+/* mov between reg and %fs:disp(base) */
+static void mov_fs(code_buf *b, ZydisRegister reg, int to_fs,
+                   ZydisRegister base, int64_t disp)
 {
     ZydisEncoderRequest r;
     request(&r, ZYDIS_MNEMONIC_MOV, 2);
     r.prefixes = ZYDIS_ATTRIB_HAS_SEGMENT_FS;
     op_reg(&r.operands[to_fs ? 1 : 0], reg);
-    op_mem(&r.operands[to_fs ? 0 : 1], ZYDIS_REGISTER_NONE,
-           ZYDIS_REGISTER_NONE, 0, disp, 8);
+    op_mem(&r.operands[to_fs ? 0 : 1], base, ZYDIS_REGISTER_NONE, 0, disp, 8);
     put(b, &r);
-    return b->len - 4; /* absolute addressing ends with its disp32 */
+}
+
+/* mov slot(%rip), reg: the slot at link-time address `slot` */
+static void load_slot(code_buf *b, ZydisRegister reg, uint64_t slot,
+                      uint16_t size)
+{
+    ZydisEncoderRequest r;
+    request(&r, ZYDIS_MNEMONIC_MOV, 2);
+    op_reg(&r.operands[0], reg);
+    op_mem(&r.operands[1], ZYDIS_REGISTER_RIP, ZYDIS_REGISTER_NONE, 0,
+           (int64_t)slot, size);
+    put(b, &r);
 }
 
 static void mov_store(code_buf *b, ZydisRegister base, int64_t disp,
@@ -171,15 +180,25 @@ int emit_call(code_buf *b, uint64_t target, uint64_t ret)
     return b->failed ? -1 : 0;
 }
 
-static void note_tls(mt_rewrite_header *h, code_buf *b, size_t at,
-                     uint64_t header_vaddr, uint8_t field)
+/* A short forward branch whose rel8 land() fills in; returns its offset. */
+static size_t jump8(code_buf *b, ZydisMnemonic m)
 {
-    if (h->ntls < MT_TLS_PATCHES) {
-        h->tls_disp[h->ntls] = b->base + at - header_vaddr;
-        h->tls_field[h->ntls++] = field;
-    } else {
+    ZydisEncoderRequest r;
+    request(&r, m, 1);
+    r.branch_width = ZYDIS_BRANCH_WIDTH_8;
+    op_imm(&r.operands[0], (int64_t)(code_here(b) + 2));
+    put(b, &r);
+    return b->len - 2;
+}
+
+/* Points the jump8() at `at` here. */
+static void land(code_buf *b, size_t at)
+{
+    int64_t rel = (int64_t)b->len - (int64_t)(at + 2);
+    if (b->failed || rel > 127)
         b->failed = 1;
-    }
+    else
+        b->p[at + 1] = (uint8_t)rel;
 }
 
 static const ZydisRegister saved_by_flush[] = {
@@ -190,59 +209,19 @@ static const ZydisRegister saved_by_flush[] = {
 };
 #define NSAVED (sizeof saved_by_flush / sizeof *saved_by_flush)
 
-/* The stub: in eax the site, in rdx the address; clobbers rcx.  The
- * thread's buffer ends at an MT_BUFFER_ALIGN boundary, so a cursor whose
- * low 16 bits are 0 has no room (or is 0: no buffer yet); only the
- * cursor is stored per entry, no count of the room left.
+/* The flush stub: saves the flags, the registers C may change and the
+ * extended state, calls the flush function, restores them and returns.
  *
- *   stub:  ret                          (the runtime makes it a nop)
- *          lea  TAG(%rax), %eax
- *   again: mov  %fs:CURSOR, %rcx
- *          movzwl %cx, %ecx
- *          jrcxz full
- *          mov  %fs:CURSOR, %rcx
- *          mov  %eax, (%rcx)
- *          mov  %rdx, 8(%rcx)
- *          lea  16(%rcx), %rcx
- *          mov  %rcx, %fs:CURSOR
- *          ret
- *   full:  save flags, registers and extended state; call *flush; restore;
- *          jmp again
+ *   stub:  pushfq; push rax, rcx, rdx, rsi, rdi, r8-r11, rbx
+ *          mov %rsp, %rbx; and $-64, %rsp; xsave below it
+ *          call *flush(%rip)
+ *          xrstor; mov %rbx, %rsp; pop them; popfq; ret
  */
 int emit_stub(code_buf *b, uint64_t header_vaddr, uint64_t flush_slot,
               mt_rewrite_header *h)
 {
-    _Static_assert(MT_BUFFER_ALIGN == 1u << 16, "movzwl tests 16 bits");
     h->stub = code_here(b) - header_vaddr;
-    put1(b, ZYDIS_MNEMONIC_RET, ZYDIS_REGISTER_NONE);
-    lea(b, ZYDIS_REGISTER_EAX, ZYDIS_REGISTER_RAX, TAG_PLACEHOLDER);
-    h->tag_disp = code_here(b) - 4 - header_vaddr;
-    uint64_t again = code_here(b);
-    note_tls(h, b, mov_fs(b, ZYDIS_REGISTER_RCX, 0, TLS_PLACEHOLDER),
-             header_vaddr, MT_TLS_CURSOR);
     ZydisEncoderRequest r;
-    request(&r, ZYDIS_MNEMONIC_MOVZX, 2); /* movzwl %cx, %ecx */
-    op_reg(&r.operands[0], ZYDIS_REGISTER_ECX);
-    op_reg(&r.operands[1], ZYDIS_REGISTER_CX);
-    put(b, &r);
-    size_t jrcxz_at = b->len;
-    branch(b, ZYDIS_MNEMONIC_JRCXZ, code_here(b) + 2);
-    note_tls(h, b, mov_fs(b, ZYDIS_REGISTER_RCX, 0, TLS_PLACEHOLDER),
-             header_vaddr, MT_TLS_CURSOR);
-    mov_store(b, ZYDIS_REGISTER_RCX, 0, ZYDIS_REGISTER_EAX, 4);
-    mov_store(b, ZYDIS_REGISTER_RCX, 8, ZYDIS_REGISTER_RDX, 8);
-    lea(b, ZYDIS_REGISTER_RCX, ZYDIS_REGISTER_RCX, (int64_t)sizeof(mt_entry));
-    note_tls(h, b, mov_fs(b, ZYDIS_REGISTER_RCX, 1, TLS_PLACEHOLDER),
-             header_vaddr, MT_TLS_CURSOR);
-    put1(b, ZYDIS_MNEMONIC_RET, ZYDIS_REGISTER_NONE);
-    if (b->failed)
-        return -1;
-    /* full: jrcxz's rel8 reaches it (the fast path is short) */
-    int64_t rel = (int64_t)(code_here(b) - (b->base + jrcxz_at + 2));
-    if (b->p[jrcxz_at] != 0xe3 || rel > 127)
-        return -1;
-    b->p[jrcxz_at + 1] = (uint8_t)rel;
-
     put1(b, ZYDIS_MNEMONIC_PUSHFQ, ZYDIS_REGISTER_NONE);
     for (size_t i = 0; i < NSAVED; i++)
         put1(b, ZYDIS_MNEMONIC_PUSH, saved_by_flush[i]);
@@ -280,7 +259,7 @@ int emit_stub(code_buf *b, uint64_t header_vaddr, uint64_t flush_slot,
     for (size_t i = NSAVED; i-- > 0;)
         put1(b, ZYDIS_MNEMONIC_POP, saved_by_flush[i]);
     put1(b, ZYDIS_MNEMONIC_POPFQ, ZYDIS_REGISTER_NONE);
-    branch(b, ZYDIS_MNEMONIC_JMP, again);
+    put1(b, ZYDIS_MNEMONIC_RET, ZYDIS_REGISTER_NONE);
     return b->failed ? -1 : 0;
 }
 
@@ -332,21 +311,38 @@ static void op_original(ZydisEncoderOperand *o, const x86_mem *m,
 }
 
 /*
- *   lea  -128(%rsp), %rsp
- *   push the live ones of %rax, %rcx, %rdx
+ *   [lea -128(%rsp), %rsp; push the live ones of %rcx and %rdx]
  *   lea  EA, %rdx              (rsp-based: + what rsp moved)
  *   [mov %edx, %edx]                              for 32-bit addressing
  *   [mov %fs:0, %rcx; lea (%rdx,%rcx), %rdx]     for %fs: operands
- *   mov  $site, %eax
- *   call stub
- *   pop what was pushed; lea 128(%rsp), %rsp
+ * again:
+ *   mov  CURSOR(%rip), %rcx    the cursor's TLS offset
+ *   jrcxz done                 0: logging is off
+ *   movzwl %fs:(%rcx), %ecx    the cursor's low 16 bits
+ *   jrcxz full                 0: no room
+ *   mov  CURSOR(%rip), %rcx
+ *   mov  %fs:(%rcx), %rcx
+ *   mov  %rdx, 8(%rcx)
+ *   mov  TAG(%rip), %edx
+ *   lea  site(%rdx), %edx
+ *   mov  %edx, (%rcx)
+ *   mov  CURSOR(%rip), %rdx
+ *   lea  16(%rcx), %rcx
+ *   mov  %rcx, %fs:(%rdx)
+ *   jmp  done
+ * full:
+ *   lea -128(%rsp), %rsp; call stub; lea 128(%rsp), %rsp
+ *   jmp  again
+ * done:
+ *   [pop what was pushed; lea 128(%rsp), %rsp]
  */
 int emit_log(code_buf *b, const x86_insn *insn, const x86_mem *m,
-             uint32_t site, uint64_t stub_addr, unsigned live)
+             uint32_t site, const log_refs *to, unsigned live)
 {
     if (m->segment == ZYDIS_REGISTER_GS)
         return -1;
-    int64_t moved = frame_enter(b, live);
+    unsigned saves = live & (LIVE_RCX | LIVE_RDX);
+    int64_t moved = saves ? frame_enter(b, saves) : 0;
     ZydisEncoderRequest r;
     request(&r, ZYDIS_MNEMONIC_LEA, 2);
     op_reg(&r.operands[0], ZYDIS_REGISTER_RDX);
@@ -359,15 +355,40 @@ int emit_log(code_buf *b, const x86_insn *insn, const x86_mem *m,
         put(b, &r);
     }
     if (m->segment == ZYDIS_REGISTER_FS) {
-        mov_fs(b, ZYDIS_REGISTER_RCX, 0, 0);
+        mov_fs(b, ZYDIS_REGISTER_RCX, 0, ZYDIS_REGISTER_NONE, 0);
         request(&r, ZYDIS_MNEMONIC_LEA, 2);
         op_reg(&r.operands[0], ZYDIS_REGISTER_RDX);
         op_mem(&r.operands[1], ZYDIS_REGISTER_RDX, ZYDIS_REGISTER_RCX, 1, 0, 8);
         put(b, &r);
     }
-    mov_imm(b, ZYDIS_REGISTER_EAX, site);
-    branch(b, ZYDIS_MNEMONIC_CALL, stub_addr);
-    frame_leave(b, live);
+    uint64_t again = code_here(b);
+    load_slot(b, ZYDIS_REGISTER_RCX, to->cursor_slot, 8);
+    size_t off = jump8(b, ZYDIS_MNEMONIC_JRCXZ);
+    request(&r, ZYDIS_MNEMONIC_MOVZX, 2); /* movzwl %fs:(%rcx), %ecx */
+    r.prefixes = ZYDIS_ATTRIB_HAS_SEGMENT_FS;
+    op_reg(&r.operands[0], ZYDIS_REGISTER_ECX);
+    op_mem(&r.operands[1], ZYDIS_REGISTER_RCX, ZYDIS_REGISTER_NONE, 0, 0, 2);
+    put(b, &r);
+    size_t full = jump8(b, ZYDIS_MNEMONIC_JRCXZ);
+    load_slot(b, ZYDIS_REGISTER_RCX, to->cursor_slot, 8);
+    mov_fs(b, ZYDIS_REGISTER_RCX, 0, ZYDIS_REGISTER_RCX, 0);
+    mov_store(b, ZYDIS_REGISTER_RCX, 8, ZYDIS_REGISTER_RDX, 8);
+    load_slot(b, ZYDIS_REGISTER_EDX, to->tag_slot, 4);
+    lea(b, ZYDIS_REGISTER_EDX, ZYDIS_REGISTER_RDX, site);
+    mov_store(b, ZYDIS_REGISTER_RCX, 0, ZYDIS_REGISTER_EDX, 4);
+    load_slot(b, ZYDIS_REGISTER_RDX, to->cursor_slot, 8);
+    lea(b, ZYDIS_REGISTER_RCX, ZYDIS_REGISTER_RCX, (int64_t)sizeof(mt_entry));
+    mov_fs(b, ZYDIS_REGISTER_RCX, 1, ZYDIS_REGISTER_RDX, 0);
+    size_t done = jump8(b, ZYDIS_MNEMONIC_JMP);
+    land(b, full);
+    lea(b, ZYDIS_REGISTER_RSP, ZYDIS_REGISTER_RSP, -RED_ZONE);
+    branch(b, ZYDIS_MNEMONIC_CALL, to->stub);
+    lea(b, ZYDIS_REGISTER_RSP, ZYDIS_REGISTER_RSP, RED_ZONE);
+    branch(b, ZYDIS_MNEMONIC_JMP, again);
+    land(b, off);
+    land(b, done);
+    if (saves)
+        frame_leave(b, saves);
     return b->failed ? -1 : 0;
 }
 

@@ -22,9 +22,9 @@ typedef struct code_buf {
 
 static inline uint64_t code_here(const code_buf *b) { return b->base + b->len; }
 
-/* Emits the log stub at the buffer's end and records the offsets the
- * runtime patches (relative to header_vaddr) in h.  flush_slot is the
- * link-time address of the flush function's slot.  Returns 0 or -1. */
+/* Emits the flush stub at the buffer's end and records its offset
+ * (relative to header_vaddr) in h.  flush_slot is the link-time address
+ * of the flush function's slot.  Returns 0 or -1. */
 int emit_stub(code_buf *b, uint64_t header_vaddr, uint64_t flush_slot,
               mt_rewrite_header *h);
 
@@ -32,11 +32,17 @@ int emit_stub(code_buf *b, uint64_t header_vaddr, uint64_t flush_slot,
  * save only these. */
 enum { LIVE_RAX = 1, LIVE_RCX = 2, LIVE_RDX = 4, LIVE_ALL = 7 };
 
-/* Emits the logging of one memory operand of insn (site index `site`)
- * through the stub at stub_addr.  Returns 0, or -1 when the operand's
- * address cannot be computed here (gs segment). */
+/* What a log sequence refers to, at link-time addresses: the flush stub
+ * and the header's cursor and tag slots. */
+typedef struct log_refs {
+    uint64_t stub, cursor_slot, tag_slot;
+} log_refs;
+
+/* Emits the logging of one memory operand of insn (site index `site`),
+ * which saves the live ones of rcx and rdx.  Returns 0, or -1 when the
+ * operand's address cannot be computed here (gs segment). */
 int emit_log(code_buf *b, const x86_insn *insn, const x86_mem *m,
-             uint32_t site, uint64_t stub_addr, unsigned live);
+             uint32_t site, const log_refs *to, unsigned live);
 
 /* Emits the count stub (--profile) and records its offset and the
  * counters slot's in h. */

@@ -88,7 +88,8 @@ typedef struct rewriter {
                                  operand whose entry stands for it too
                                  (elided), or SEL_NONE */
     size_t lead_cap;
-    uint64_t header_vaddr, stub_addr, count_stub_addr;
+    uint64_t header_vaddr, count_stub_addr;
+    log_refs log;                /* what the log sequences refer to */
     rewrite_report *rep;
 } rewriter;
 
@@ -285,11 +286,12 @@ static int logs(const rewriter *r, const sel_expr *x, uint32_t i)
     return x[i].selected && r->lead[i] == SEL_NONE;
 }
 
-static void count_saves(rewriter *r, unsigned live)
+/* Counts the saves of a sequence that uses the scratch registers `used`
+ * where `live` are live. */
+static void count_saves(rewriter *r, unsigned used, unsigned live)
 {
-    unsigned saved = (unsigned)__builtin_popcount(live);
-    r->rep->saves += saved;
-    r->rep->saves_skipped += 3 - saved;
+    r->rep->saves += (unsigned)__builtin_popcount(used & live);
+    r->rep->saves_skipped += (unsigned)__builtin_popcount(used & ~live);
 }
 
 /* Appends the table t to the segment's code; its offset into *at.  0, or
@@ -427,10 +429,10 @@ static int emit_logs(rewriter *r, const x86_insn *insn, unsigned live,
         int once = x[i].read && !x[i].write && !followers;
         if (r->max_sites - r->nsites < 1 + followers ||
             (once && emit_check_slot(&r->code) != 0) ||
-            emit_log(&r->code, insn, m, r->nsites, r->stub_addr, live) != 0 ||
+            emit_log(&r->code, insn, m, r->nsites, &r->log, live) != 0 ||
             (once && add_check(r, slot) != 0))
             return -1;
-        count_saves(r, live);
+        count_saves(r, LIVE_RCX | LIVE_RDX, live);
         mt_site *s = &r->sites[r->nsites++];
         memset(s, 0, sizeof *s);
         s->pc = insn->addr;
@@ -593,7 +595,7 @@ static int emit_window(rewriter *r, const window *win, const sel_expr *x,
         if (emit_count(&r->code, (uint32_t)*block, r->count_stub_addr,
                        win->live[0]) != 0)
             return -1;
-        count_saves(r, win->live[0]);
+        count_saves(r, LIVE_ALL, win->live[0]);
         if (win->trap)
             r->rep->blocks_trapped++;
         *block = -1;
@@ -1140,7 +1142,9 @@ static int run(rewriter *r, const char *out, const char *in_path,
     at += (size_t)r->max_blocks * sizeof(uint64_t);
     h.flush_slot = at;
     h.counters_slot = at + 8;
-    at = align_up(at + 16, 64);
+    h.cursor_slot = at + 16;
+    h.tag_slot = at + 24;
+    at = align_up(at + 32, 64);
     r->code.cap = at + 4096 + (size_t)a->total.selected * 200 +
                   (size_t)r->max_blocks * 64 + (size_t)a->total.insns / 4;
     r->code.p = calloc(1, r->code.cap);
@@ -1155,7 +1159,9 @@ static int run(rewriter *r, const char *out, const char *in_path,
         emit_count_stub(&r->code, r->header_vaddr,
                         r->header_vaddr + h.counters_slot, &h) != 0)
         return rewrite_fail(err, cap, "cannot encode the stubs");
-    r->stub_addr = r->header_vaddr + h.stub;
+    r->log = (log_refs){ r->header_vaddr + h.stub,
+                         r->header_vaddr + h.cursor_slot,
+                         r->header_vaddr + h.tag_slot };
     r->count_stub_addr = r->header_vaddr + h.count_stub;
 
     int rc = 0;

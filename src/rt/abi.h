@@ -3,24 +3,28 @@
  *
  * `memtap instrument` turns a spare PT_NOTE program header into a PT_LOAD
  * segment (read + execute) that it appends to the file.  The segment
- * starts with this header, then the site table, then the log stub and the
- * trampolines, and ends with the trap and check tables, the site table
+ * starts with this header, then the site table, then the flush stub and
+ * the trampolines, and ends with the trap and check tables, the site table
  * compressed (what the runtime writes into each trace as it is) and the
  * records each site's entry stands for (what the runtime packs with).  Each
- * patched site jumps to its trampoline, which saves those of rax, rcx and
- * rdx that are live below the red zone, puts the site's index in eax and
- * the effective address in rdx, and calls the stub; the stub appends
- * {site | module tag << 24, address} to the calling thread's buffer and
- * returns.  No instruction on this path changes the flags.  A buffer ends
- * at an MT_BUFFER_ALIGN boundary: the stub finds it full when the
- * cursor's low 16 bits are 0 (a cursor of 0, no buffer yet, is full too)
- * and calls the runtime's flush function, which gives it room.
+ * patched site jumps to its trampoline, which saves those of rcx and rdx
+ * that are live below the red zone and appends {site | module tag << 24,
+ * address} to the calling thread's buffer itself: loads of two slots
+ * after the site table (the cursor's offset from the thread pointer, the
+ * tag) and three stores (the entry's two, the cursor).  No instruction
+ * on this path changes the flags.  A buffer ends at an MT_BUFFER_ALIGN
+ * boundary: the trampoline finds it full when the cursor's low 16 bits
+ * are 0 (a cursor of 0, no buffer yet, is full too) and calls the flush
+ * stub, which saves everything and calls the runtime's flush function,
+ * which gives it room.
  *
- * The stub starts with `ret`: a rewritten program run without the runtime
- * logs nothing and behaves as the original.  The runtime (in
- * libmemtap.so), at start-up, makes the segment's first pages writable
- * for a moment, fills in the TLS offsets of its buffer cursor, the module
- * tag and the flush function, and turns that `ret` into a `nop`.
+ * The cursor slot holds 0 in the file, and a trampoline that reads 0 there
+ * logs nothing: a rewritten program run without the runtime behaves as the
+ * original.  The runtime (in libmemtap.so), at start-up, makes the
+ * slots' page writable for a moment, fills in the module tag and
+ * the flush function's address, and last the cursor's TLS offset (never
+ * 0), which turns the module's logging on.  No trampoline is written to
+ * turn it on.
  *
  * Sites with no room for a jump keep their bytes in the file; the header
  * lists them as traps with a one-instruction trampoline each, and the
@@ -43,9 +47,9 @@
 #include "memtap/trace.h"
 
 #define MT_REWRITE_MAGIC "MTREWR01"
-#define MT_REWRITE_VERSION 9u   /* 9: the cursor alone says when the
-                                   buffer is full (8: the records of each
-                                   site too) */
+#define MT_REWRITE_VERSION 10u  /* 10: trampolines append their entries
+                                   themselves (9: through a call of a stub
+                                   the runtime patched) */
 #define MT_BUFFER_ALIGN 65536u  /* entry buffers end at a multiple */
 
 /* The site table goes into a trace in pieces of this many sites (the last
@@ -59,26 +63,24 @@ static inline uint32_t mt_sites_piece(uint32_t nsites, uint32_t first)
     return nsites - first < MT_SITES_PER_FRAME ? nsites - first
                                                : MT_SITES_PER_FRAME;
 }
-#define MT_TLS_PATCHES 8
 #define MT_SITE_BITS 24          /* site index bits; the tag is above */
 
 enum mt_mode { MT_MODE_LOG = 0, MT_MODE_MA = 1, MT_MODE_AIA = 2 };
-enum mt_tls_field { MT_TLS_CURSOR = 0 }; /* the thread's buffer cursor */
 
 typedef struct mt_rewrite_header {
     char magic[8];               /* MT_REWRITE_MAGIC */
     uint32_t version;
     uint32_t mode;               /* enum mt_mode */
     uint32_t nsites;
-    uint32_t ntls;               /* used entries of tls_disp */
+    uint32_t reserved;
     uint64_t segment_vaddr;      /* link-time address of this header */
     uint64_t segment_size;
     uint64_t sites;              /* offsets from the header: site table */
-    uint64_t stub;               /* the stub's first byte (ret -> nop) */
-    uint64_t tag_disp;           /* disp32 that adds the module tag */
+    uint64_t stub;               /* the flush stub */
+    uint64_t tag_slot;           /* 4 bytes: the module tag << MT_SITE_BITS */
     uint64_t flush_slot;         /* 8 bytes: address of the flush function */
-    uint64_t tls_disp[MT_TLS_PATCHES]; /* disp32 fields of %fs: accesses */
-    uint8_t tls_field[MT_TLS_PATCHES]; /* enum mt_tls_field of each */
+    uint64_t cursor_slot;        /* 8 bytes: the buffer cursor's offset from
+                                    the thread pointer; 0: logging off */
     double omega;
     uint64_t chunk;
     double static_ma, static_aia;  /* the analysis' estimates, whole file */
@@ -139,7 +141,7 @@ typedef struct mt_trap {
  * an elided one (memtap_site.elided) is logged through its leader. */
 typedef memtap_site mt_site;
 
-/* What the stub appends to a thread's buffer. */
+/* What a trampoline appends to a thread's buffer. */
 typedef struct mt_entry {
     uint32_t site;               /* index | module tag << MT_SITE_BITS */
     uint32_t reserved;

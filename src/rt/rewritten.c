@@ -794,19 +794,17 @@ static int patch_at(const mt_rewrite_header *h, uint64_t off, uint64_t len,
     return 1;
 }
 
-/* The bytes of h's segment that hook() patches, as offsets [*lo, *hi):
- * a few hundred bytes around the stub, so that only their page turns
- * writable (the whole segment, libc's 3.5 MB, had cost two system calls
- * that changed every page the site table's reading had brought in).  0
- * when one lies outside the segment. */
+/* The bytes of h's segment that turn_on() writes, as offsets [*lo, *hi):
+ * the slots and the count stub's first byte, so that only their page or
+ * two turn writable (the whole segment, libc's 3.5 MB, had cost two
+ * system calls that changed every page the site table's reading had
+ * brought in).  0 when one lies outside the segment. */
 static int patch_span(const mt_rewrite_header *h, int counters, uint64_t *lo,
                       uint64_t *hi)
 {
-    int ok = patch_at(h, h->tag_disp, 4, lo, hi) &&
+    int ok = patch_at(h, h->tag_slot, 4, lo, hi) &&
              patch_at(h, h->flush_slot, 8, lo, hi) &&
-             patch_at(h, h->stub, 1, lo, hi);
-    for (uint32_t i = 0; ok && i < h->ntls; i++)
-        ok = patch_at(h, h->tls_disp[i], 4, lo, hi);
+             patch_at(h, h->cursor_slot, 8, lo, hi);
     return ok && (!counters || (patch_at(h, h->counters_slot, 8, lo, hi) &&
                                 patch_at(h, h->count_stub, 1, lo, hi)));
 }
@@ -822,8 +820,7 @@ static const char *turn_on(const struct dl_phdr_info *info,
                "it again)";
     if (m == MAX_MODULES)
         return "more rewritten modules than memtap can follow";
-    if (h->ntls > MT_TLS_PATCHES ||
-        !in_segment(h, h->sites, h->nsites, sizeof(mt_site)))
+    if (!in_segment(h, h->sites, h->nsites, sizeof(mt_site)))
         return "its rewrite header is damaged";
     if (!rt.scratch_end) { /* before any stub is on (rt.lock held) */
         mt_entry *scratch = map_buffer();
@@ -876,12 +873,12 @@ static const char *turn_on(const struct dl_phdr_info *info,
         atomic_store(&rt.nmods, m + 1);
         return "its rewritten code cannot be turned on";
     }
-    for (uint32_t i = 0; i < h->ntls; i++)
-        put32(at + h->tls_disp[i], tls_offset(&tls_log.cursor));
-    put32(at + h->tag_disp, (int64_t)m << MT_SITE_BITS);
+    put32(at + h->tag_slot, (int64_t)m << MT_SITE_BITS);
     void (*flush)(void) = rewritten_flush;
     memcpy((void *)(uintptr_t)(at + h->flush_slot), &flush, sizeof flush);
-    *(volatile uint8_t *)(uintptr_t)(at + h->stub) = 0x90; /* ret -> nop */
+    /* last: the trampolines read it first, the rest only once it is on */
+    atomic_store_explicit((_Atomic int64_t *)(uintptr_t)(at + h->cursor_slot),
+                          tls_offset(&tls_log.cursor), memory_order_release);
     if (mod->counters) {
         memcpy((void *)(uintptr_t)(at + h->counters_slot), &mod->counters,
                sizeof mod->counters);

@@ -104,7 +104,7 @@ def test_rewrite_libc():
 
 # ---- the site table of a rewritten file (rt/abi.h) ----
 
-HEADER = struct.Struct("<8sIIIIQQQQQQ8Q8BdQddQIIQQQQ")
+HEADER = struct.Struct("<8sIIIIQQQQQQQdQddQIIQQQQ")
 SITE = struct.Struct("<QIHBBiHBB")  # memtap_site
 
 
@@ -138,8 +138,8 @@ def header(path):
     data = open(path, "rb").read()
     i = data.find(b"MTREWR01")
     check(i >= 0, "%s: a rewrite header" % path)
-    names = ("magic version mode nsites ntls segment_vaddr segment_size sites stub "
-             "tag_disp flush_slot").split()
+    names = ("magic version mode nsites reserved segment_vaddr segment_size sites stub "
+             "tag_slot flush_slot cursor_slot").split()
     h = HEADER.unpack_from(data, i)
     out = dict(zip(names, h))
     out.update(zip("omega chunk static_ma static_aia source_id nblocks ntraps blocks "
@@ -671,9 +671,9 @@ def test_rewrite_other_abi():
     data = bytearray(open(copy, "rb").read())
     at = data.find(b"MTREWR01")
     check(at >= 0, "a rewrite header")
-    # ABI 8, whose stub also counted the room left: the last one before
-    # this runtime's, which would fill its buffers without a check
-    struct.pack_into("<I", data, at + 8, 8)
+    # ABI 9, whose trampolines called a stub the runtime patched: the last
+    # one before this runtime's, which would leave that stub a `ret`
+    struct.pack_into("<I", data, at + 8, 9)
     open(copy, "wb").write(data)
     trace = os.path.join(TMP, "old_abi.mtr")
     p = subprocess.run([MEMTAP_BIN, "run", "-o", trace, "--", copy], capture_output=True)
@@ -695,7 +695,7 @@ def test_rewrite_cannot_turn_on():
     size = header(copy)["segment_size"]
     struct.pack_into("<Q", data, at + struct.calcsize("<8sIIIIQQQQ"), size + 4096)
     open(copy, "wb").write(data)
-    check_eq(header(copy)["tag_disp"], size + 4096, "tag_disp moved past the segment")
+    check_eq(header(copy)["tag_slot"], size + 4096, "tag_slot moved past the segment")
     trace = os.path.join(TMP, "off_segment.mtr")
     p = subprocess.run([MEMTAP_BIN, "run", "-o", trace, "--", copy], capture_output=True)
     want_out, _ = run([prog("lk_globals")])
