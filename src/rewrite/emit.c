@@ -310,11 +310,23 @@ static void op_original(ZydisEncoderOperand *o, const x86_mem *m,
     op_mem(o, widen(m->base), widen(m->index), m->scale, disp, size);
 }
 
-/*
- *   [lea -128(%rsp), %rsp; push the live ones of %rcx and %rdx]
- *   lea  EA, %rdx              (rsp-based: + what rsp moved)
- *   [mov %edx, %edx]                              for 32-bit addressing
- *   [mov %fs:0, %rcx; lea (%rdx,%rcx), %rdx]     for %fs: operands
+/* A rel32 or disp32 field of the log sequence: where it lies in the
+ * template, where its instruction ends (what it is relative to) and what
+ * it points at. */
+enum { REF_CURSOR1, REF_CURSOR2, REF_CURSOR3, REF_TAG, REF_STUB, NREFS };
+_Static_assert((int)NREFS == (int)LOG_REFS, "log_template's fields");
+
+/* Notes the field of the instruction just encoded (rip-relative and call
+ * operands end with theirs). */
+static void note_field(const code_buf *b, log_template *t, int k)
+{
+    t->end[k] = b->len;
+    t->at[k] = b->len - 4;
+}
+
+/* The log sequence from `again` on, encoded once at address 0 (its
+ * rip-relative and call fields patched per site by emit_log):
+ *
  * again:
  *   mov  CURSOR(%rip), %rcx    the cursor's TLS offset
  *   jrcxz done                 0: logging is off
@@ -324,7 +336,7 @@ static void op_original(ZydisEncoderOperand *o, const x86_mem *m,
  *   mov  %fs:(%rcx), %rcx
  *   mov  %rdx, 8(%rcx)
  *   mov  TAG(%rip), %edx
- *   lea  site(%rdx), %edx
+ *   lea  site(%rdx), %edx      (disp32, whatever the site)
  *   mov  %edx, (%rcx)
  *   mov  CURSOR(%rip), %rdx
  *   lea  16(%rcx), %rcx
@@ -334,6 +346,64 @@ static void op_original(ZydisEncoderOperand *o, const x86_mem *m,
  *   lea -128(%rsp), %rsp; call stub; lea 128(%rsp), %rsp
  *   jmp  again
  * done:
+ */
+int log_template_init(log_template *t)
+{
+    /* far targets force the 32-bit forms the patching assumes */
+    const int64_t far = 0x40000000;
+    code_buf b = { t->bytes, 0, sizeof t->bytes, 0, 0 };
+    ZydisEncoderRequest r;
+    load_slot(&b, ZYDIS_REGISTER_RCX, far, 8);
+    note_field(&b, t, REF_CURSOR1);
+    size_t off = jump8(&b, ZYDIS_MNEMONIC_JRCXZ);
+    request(&r, ZYDIS_MNEMONIC_MOVZX, 2); /* movzwl %fs:(%rcx), %ecx */
+    r.prefixes = ZYDIS_ATTRIB_HAS_SEGMENT_FS;
+    op_reg(&r.operands[0], ZYDIS_REGISTER_ECX);
+    op_mem(&r.operands[1], ZYDIS_REGISTER_RCX, ZYDIS_REGISTER_NONE, 0, 0, 2);
+    put(&b, &r);
+    size_t full = jump8(&b, ZYDIS_MNEMONIC_JRCXZ);
+    load_slot(&b, ZYDIS_REGISTER_RCX, far, 8);
+    note_field(&b, t, REF_CURSOR2);
+    mov_fs(&b, ZYDIS_REGISTER_RCX, 0, ZYDIS_REGISTER_RCX, 0);
+    mov_store(&b, ZYDIS_REGISTER_RCX, 8, ZYDIS_REGISTER_RDX, 8);
+    load_slot(&b, ZYDIS_REGISTER_EDX, far, 4);
+    note_field(&b, t, REF_TAG);
+    lea(&b, ZYDIS_REGISTER_EDX, ZYDIS_REGISTER_RDX, far);
+    t->site_at = b.len - 4;
+    mov_store(&b, ZYDIS_REGISTER_RCX, 0, ZYDIS_REGISTER_EDX, 4);
+    load_slot(&b, ZYDIS_REGISTER_RDX, far, 8);
+    note_field(&b, t, REF_CURSOR3);
+    lea(&b, ZYDIS_REGISTER_RCX, ZYDIS_REGISTER_RCX, (int64_t)sizeof(mt_entry));
+    mov_fs(&b, ZYDIS_REGISTER_RCX, 1, ZYDIS_REGISTER_RDX, 0);
+    size_t done = jump8(&b, ZYDIS_MNEMONIC_JMP);
+    land(&b, full);
+    lea(&b, ZYDIS_REGISTER_RSP, ZYDIS_REGISTER_RSP, -RED_ZONE);
+    branch(&b, ZYDIS_MNEMONIC_CALL, (uint64_t)far);
+    note_field(&b, t, REF_STUB);
+    lea(&b, ZYDIS_REGISTER_RSP, ZYDIS_REGISTER_RSP, RED_ZONE);
+    branch(&b, ZYDIS_MNEMONIC_JMP, 0);
+    land(&b, off);
+    land(&b, done);
+    t->len = b.len;
+    return b.failed ? -1 : 0;
+}
+
+/* Writes v into the 4-byte field at p; 0, or -1 when it does not fit. */
+static int put_rel32(uint8_t *p, int64_t v)
+{
+    if (v != (int32_t)v)
+        return -1;
+    int32_t d = (int32_t)v;
+    memcpy(p, &d, 4);
+    return 0;
+}
+
+/*
+ *   [lea -128(%rsp), %rsp; push the live ones of %rcx and %rdx]
+ *   lea  EA, %rdx              (rsp-based: + what rsp moved)
+ *   [mov %edx, %edx]                              for 32-bit addressing
+ *   [mov %fs:0, %rcx; lea (%rdx,%rcx), %rdx]     for %fs: operands
+ *   the template (log_template_init), its fields pointed at to's
  *   [pop what was pushed; lea 128(%rsp), %rsp]
  */
 int emit_log(code_buf *b, const x86_insn *insn, const x86_mem *m,
@@ -361,32 +431,19 @@ int emit_log(code_buf *b, const x86_insn *insn, const x86_mem *m,
         op_mem(&r.operands[1], ZYDIS_REGISTER_RDX, ZYDIS_REGISTER_RCX, 1, 0, 8);
         put(b, &r);
     }
-    uint64_t again = code_here(b);
-    load_slot(b, ZYDIS_REGISTER_RCX, to->cursor_slot, 8);
-    size_t off = jump8(b, ZYDIS_MNEMONIC_JRCXZ);
-    request(&r, ZYDIS_MNEMONIC_MOVZX, 2); /* movzwl %fs:(%rcx), %ecx */
-    r.prefixes = ZYDIS_ATTRIB_HAS_SEGMENT_FS;
-    op_reg(&r.operands[0], ZYDIS_REGISTER_ECX);
-    op_mem(&r.operands[1], ZYDIS_REGISTER_RCX, ZYDIS_REGISTER_NONE, 0, 0, 2);
-    put(b, &r);
-    size_t full = jump8(b, ZYDIS_MNEMONIC_JRCXZ);
-    load_slot(b, ZYDIS_REGISTER_RCX, to->cursor_slot, 8);
-    mov_fs(b, ZYDIS_REGISTER_RCX, 0, ZYDIS_REGISTER_RCX, 0);
-    mov_store(b, ZYDIS_REGISTER_RCX, 8, ZYDIS_REGISTER_RDX, 8);
-    load_slot(b, ZYDIS_REGISTER_EDX, to->tag_slot, 4);
-    lea(b, ZYDIS_REGISTER_EDX, ZYDIS_REGISTER_RDX, site);
-    mov_store(b, ZYDIS_REGISTER_RCX, 0, ZYDIS_REGISTER_EDX, 4);
-    load_slot(b, ZYDIS_REGISTER_RDX, to->cursor_slot, 8);
-    lea(b, ZYDIS_REGISTER_RCX, ZYDIS_REGISTER_RCX, (int64_t)sizeof(mt_entry));
-    mov_fs(b, ZYDIS_REGISTER_RCX, 1, ZYDIS_REGISTER_RDX, 0);
-    size_t done = jump8(b, ZYDIS_MNEMONIC_JMP);
-    land(b, full);
-    lea(b, ZYDIS_REGISTER_RSP, ZYDIS_REGISTER_RSP, -RED_ZONE);
-    branch(b, ZYDIS_MNEMONIC_CALL, to->stub);
-    lea(b, ZYDIS_REGISTER_RSP, ZYDIS_REGISTER_RSP, RED_ZONE);
-    branch(b, ZYDIS_MNEMONIC_JMP, again);
-    land(b, off);
-    land(b, done);
+    const log_template *t = &to->seq;
+    if (b->failed || b->cap - b->len < t->len)
+        return b->failed = 1, -1;
+    uint8_t *p = b->p + b->len;
+    uint64_t at = code_here(b);
+    memcpy(p, t->bytes, t->len);
+    const uint64_t target[NREFS] = { to->cursor_slot, to->cursor_slot,
+                                     to->cursor_slot, to->tag_slot, to->stub };
+    for (int k = 0; k < NREFS; k++)
+        if (put_rel32(p + t->at[k], (int64_t)(target[k] - (at + t->end[k]))))
+            return b->failed = 1, -1;
+    put_rel32(p + t->site_at, site);
+    b->len += t->len;
     if (saves)
         frame_leave(b, saves);
     return b->failed ? -1 : 0;

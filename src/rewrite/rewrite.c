@@ -1159,9 +1159,11 @@ static int run(rewriter *r, const char *out, const char *in_path,
         emit_count_stub(&r->code, r->header_vaddr,
                         r->header_vaddr + h.counters_slot, &h) != 0)
         return rewrite_fail(err, cap, "cannot encode the stubs");
-    r->log = (log_refs){ r->header_vaddr + h.stub,
-                         r->header_vaddr + h.cursor_slot,
-                         r->header_vaddr + h.tag_slot };
+    r->log.stub = r->header_vaddr + h.stub;
+    r->log.cursor_slot = r->header_vaddr + h.cursor_slot;
+    r->log.tag_slot = r->header_vaddr + h.tag_slot;
+    if (log_template_init(&r->log.seq) != 0)
+        return rewrite_fail(err, cap, "cannot encode the log sequence");
     r->count_stub_addr = r->header_vaddr + h.count_stub;
 
     int rc = 0;
