@@ -3,9 +3,9 @@
 the original and with Valgrind Lackey, median of RUNS interleaved runs:
 
   native          the original program
-  stub off        the non-selective copy run on its own: the runtime is
-                  not loaded, each site's trampoline runs and the stub
-                  returns at once (the cost of the jumps and saves)
+  no runtime      the non-selective copy run on its own: the runtime is
+                  not loaded, each site's trampoline runs and finds
+                  logging off (the cost of the jumps, saves and the check)
   log only        the non-selective copy under memtap run with
                   MEMTAP_REWRITE_DISCARD=1: every access appended to the
                   thread's buffer, nothing written (the logging path)
@@ -64,7 +64,7 @@ def main():
     under = lambda path, w: [memtap, "run", "-o", trace, "--", path, w]
     tools = {
         "native": (lambda w: [orig, w], None),
-        "stub off": (lambda w: [copies["non-selective"], w], None),
+        "no runtime": (lambda w: [copies["non-selective"], w], None),
         "log only": (lambda w: under(copies["non-selective"], w),
                      {"MEMTAP_REWRITE_DISCARD": "1"}),
     }
@@ -99,9 +99,9 @@ def main():
               " ".join("%12.1fx" % (m[n] / m["native"]) for n in tools if n != "native") +
               "   %d" % events)
         per = lambda n: (m[n] - m["native"]) / events * 1e9
-        print("%-8s per record: stub off %.1f ns, log only %.1f ns, traced %.1f ns "
+        print("%-8s per record: no runtime %.1f ns, log only %.1f ns, traced %.1f ns "
               "(no writer %.1f ns%s), %.2f bytes"
-              % ("", per("stub off"), per("log only"), per("non-selective"),
+              % ("", per("no runtime"), per("log only"), per("non-selective"),
                  per("no writer"), ", against %.1f ns" % per("against") if other else "",
                  size / events))
 
