@@ -68,15 +68,22 @@ static void put1(code_buf *b, ZydisMnemonic m, ZydisRegister reg)
     put(b, &r);
 }
 
+/* m reg, [base + disp] (rip-based: disp is the absolute target) */
+static void reg_mem(code_buf *b, ZydisMnemonic m, ZydisRegister reg,
+                    ZydisRegister base, int64_t disp, uint16_t size)
+{
+    ZydisEncoderRequest r;
+    request(&r, m, 2);
+    op_reg(&r.operands[0], reg);
+    op_mem(&r.operands[1], base, ZYDIS_REGISTER_NONE, 0, disp, size);
+    put(b, &r);
+}
+
 /* lea reg, [base + disp] */
 static void lea(code_buf *b, ZydisRegister reg, ZydisRegister base,
                 int64_t disp)
 {
-    ZydisEncoderRequest r;
-    request(&r, ZYDIS_MNEMONIC_LEA, 2);
-    op_reg(&r.operands[0], reg);
-    op_mem(&r.operands[1], base, ZYDIS_REGISTER_NONE, 0, disp, 8);
-    put(b, &r);
+    reg_mem(b, ZYDIS_MNEMONIC_LEA, reg, base, disp, 8);
 }
 
 /* mov between reg and %fs:disp(base) */
@@ -95,12 +102,8 @@ static void mov_fs(code_buf *b, ZydisRegister reg, int to_fs,
 static void load_slot(code_buf *b, ZydisRegister reg, uint64_t slot,
                       uint16_t size)
 {
-    ZydisEncoderRequest r;
-    request(&r, ZYDIS_MNEMONIC_MOV, 2);
-    op_reg(&r.operands[0], reg);
-    op_mem(&r.operands[1], ZYDIS_REGISTER_RIP, ZYDIS_REGISTER_NONE, 0,
-           (int64_t)slot, size);
-    put(b, &r);
+    reg_mem(b, ZYDIS_MNEMONIC_MOV, reg, ZYDIS_REGISTER_RIP, (int64_t)slot,
+            size);
 }
 
 static void mov_store(code_buf *b, ZydisRegister base, int64_t disp,
@@ -473,12 +476,8 @@ int emit_count_stub(code_buf *b, uint64_t header_vaddr, uint64_t counters_slot,
 {
     h->count_stub = code_here(b) - header_vaddr;
     put1(b, ZYDIS_MNEMONIC_RET, ZYDIS_REGISTER_NONE);
+    load_slot(b, ZYDIS_REGISTER_RCX, counters_slot, 8);
     ZydisEncoderRequest r;
-    request(&r, ZYDIS_MNEMONIC_MOV, 2);
-    op_reg(&r.operands[0], ZYDIS_REGISTER_RCX);
-    op_mem(&r.operands[1], ZYDIS_REGISTER_RIP, ZYDIS_REGISTER_NONE, 0,
-           (int64_t)counters_slot, 8);
-    put(b, &r);
     request(&r, ZYDIS_MNEMONIC_MOV, 2);
     op_reg(&r.operands[0], ZYDIS_REGISTER_RDX);
     op_mem(&r.operands[1], ZYDIS_REGISTER_RCX, ZYDIS_REGISTER_RAX, 8, 0, 8);
