@@ -822,7 +822,7 @@ static const char *turn_on(const struct dl_phdr_info *info,
         return "more rewritten modules than memtap can follow";
     if (!in_segment(h, h->sites, h->nsites, sizeof(mt_site)))
         return "its rewrite header is damaged";
-    if (!rt.scratch_end) { /* before any stub is on (rt.lock held) */
+    if (!rt.scratch_end) { /* before any module is on (rt.lock held) */
         mt_entry *scratch = map_buffer();
         if (!scratch)
             return "no memory for its entry buffers";

@@ -160,7 +160,7 @@ uint8_t *trace_run_pack(trace_packer *p, const trace_sites *sites,
         /* the entries were written on another CPU: ask for them 1 KiB
          * ahead (the writer packed sort's 4095-entry buffers in 9.5 us
          * instead of 18-23; 4 lines ahead 13.5 us, 32 lines 9.7) */
-        __builtin_prefetch(x + 64);
+        __builtin_prefetch((const void *)((uintptr_t)x + 1024));
         uint32_t site = x->site;
         uint64_t addr = x->addr;
         uint32_t k, i = site - w.base;
