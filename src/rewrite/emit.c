@@ -352,13 +352,14 @@ static void note_field(const code_buf *b, log_template *t, int k)
  */
 int log_template_init(log_template *t)
 {
+    _Static_assert(MT_BUFFER_ALIGN == 1u << 16, "movzwl tests 16 bits");
     /* far targets force the 32-bit forms the patching assumes */
     const int64_t far = 0x40000000;
     code_buf b = { t->bytes, 0, sizeof t->bytes, 0, 0 };
     ZydisEncoderRequest r;
     load_slot(&b, ZYDIS_REGISTER_RCX, far, 8);
     note_field(&b, t, REF_CURSOR1);
-    size_t off = jump8(&b, ZYDIS_MNEMONIC_JRCXZ);
+    size_t logging_off = jump8(&b, ZYDIS_MNEMONIC_JRCXZ);
     request(&r, ZYDIS_MNEMONIC_MOVZX, 2); /* movzwl %fs:(%rcx), %ecx */
     r.prefixes = ZYDIS_ATTRIB_HAS_SEGMENT_FS;
     op_reg(&r.operands[0], ZYDIS_REGISTER_ECX);
@@ -385,7 +386,7 @@ int log_template_init(log_template *t)
     note_field(&b, t, REF_STUB);
     lea(&b, ZYDIS_REGISTER_RSP, ZYDIS_REGISTER_RSP, RED_ZONE);
     branch(&b, ZYDIS_MNEMONIC_JMP, 0);
-    land(&b, off);
+    land(&b, logging_off);
     land(&b, done);
     t->len = b.len;
     return b.failed ? -1 : 0;
@@ -406,7 +407,8 @@ static int put_rel32(uint8_t *p, int64_t v)
  *   lea  EA, %rdx              (rsp-based: + what rsp moved)
  *   [mov %edx, %edx]                              for 32-bit addressing
  *   [mov %fs:0, %rcx; lea (%rdx,%rcx), %rdx]     for %fs: operands
- *   the template (log_template_init), its fields pointed at to's
+ *   the template (log_template_init), its fields pointed at to's stub
+ *   and slots
  *   [pop what was pushed; lea 128(%rsp), %rsp]
  */
 int emit_log(code_buf *b, const x86_insn *insn, const x86_mem *m,
