@@ -77,7 +77,7 @@ enum { HAND_FREE, HAND_QUEUED, HAND_WRITING };
 
 /* The state of a slot of offered entries (job). */
 enum { JOB_FREE, JOB_QUEUED, JOB_PACKING };
-#define JOBS 2u                      /* slots a thread's jobs queue in */
+#define JOBS TRACER_OFFERS            /* slots a thread's jobs queue in */
 
 typedef struct tracer_job {
     _Atomic uint32_t state;          /* JOB_*: the entries are the writer's

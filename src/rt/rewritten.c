@@ -3,17 +3,17 @@
  * `memtap instrument` (see rt/abi.h), inside libmemtap.so.
  *
  * At start-up and after each dlopen it finds the modules that carry a
- * rewritten segment, fills in their stub (the TLS offsets of this
- * library's log cursor, the module's tag, the flush function) and turns
- * the stub on.  The stub appends 16-byte entries to the calling thread's
- * buffer without locks or system calls; when the buffer is full it calls
- * rewritten_flush(), which hands the entries to the tracer as they are
+ * rewritten segment and fills in their slots (the module's tag, the flush
+ * function and, last, the TLS offset of this library's log cursor, which
+ * turns logging on).  The trampolines append 16-byte entries to the
+ * calling thread's buffer without locks or system calls; when the buffer
+ * is full they call rewritten_flush() through the flush stub, which hands the entries to the tracer as they are
  * (access runs, expanded when the trace is read through the module's site
  * table, which hook() gives the tracer first), or turns them into L and S
  * records for a shadow-memory tool.  A thread has three buffers: a full
- * one is offered to memtap's writer to pack while the stub fills the
- * next (the tracer queues two at most, packed in order, so the one after
- * is free again).  A thread's entries are also handed
+ * one is offered to memtap's writer to pack while the trampolines fill
+ * the next (the tracer queues TRACER_OFFERS at most, packed in order, so
+ * the one after is free again).  A thread's entries are also handed
  * over before any other event of that thread (an allocation, a free), so
  * the trace keeps its order.  With
  * MEMTAP_CONSUMER set, the entries go to the user's memtap_consume()
@@ -59,15 +59,15 @@
 #define MAX_MODULES 255
 /* Entries per thread buffer: a mapping of MT_BUFFER_ALIGN bytes, aligned
  * so, less its first entry, so that the buffer ends at the boundary the
- * stub looks for and its start is not one.  Its entries usually stand for
- * well under a chunk's records (16384 by default, MEMTAP_BUFFER_RECORDS),
+ * trampolines look for and its start is not one.  Its entries usually
+ * stand for well under a chunk's records (16384 by default, MEMTAP_BUFFER_RECORDS),
  * so handing it over completes at most one chunk, and a thread's chunks
  * reach the writer spread out rather than two at once, the second waiting
  * for the first (16384 entries here: walk 1.23 s, 4096: 1.19 s). */
 #define ENTRIES (MT_BUFFER_ALIGN / sizeof(mt_entry) - 1)
 #define SCRATCH 256u            /* entries of memtap's own work, dropped */
 
-/* The stub's entries are what the trace format's access runs hold. */
+/* The trampolines' entries are what the trace format's access runs hold. */
 _Static_assert(sizeof(mt_entry) == sizeof(trace_entry) &&
                offsetof(mt_entry, addr) == offsetof(trace_entry, addr) &&
                MT_SITE_BITS == MEMTAP_SITE_BITS,
@@ -87,8 +87,8 @@ typedef struct rt_module {
     const mt_check *checks;
 } rt_module;
 
-/* The cursor: the stub reads and writes it through %fs, so it must stay
- * in the initial-exec TLS block. */
+/* The cursor: the trampolines read and write it through %fs, so it must
+ * stay in the initial-exec TLS block. */
 typedef struct rt_tls {
     uint64_t cursor;
 } rt_tls;
@@ -125,9 +125,10 @@ static struct {
 
 static __thread rt_tls tls_log __attribute__((tls_model("initial-exec")));
 static __thread mt_entry *tls_base __attribute__((tls_model("initial-exec")));
-/* the other two buffers, in the order they were offered: the writer's
- * while the tracer has them (tracer_offer_entries) */
-static __thread mt_entry *tls_spares[2] __attribute__((tls_model("initial-exec")));
+/* the other buffers, in the order they were offered: the writer's while
+ * the tracer has them (tracer_offer_entries) */
+static __thread mt_entry *tls_spares[TRACER_OFFERS]
+    __attribute__((tls_model("initial-exec")));
 static __thread int tls_flushing __attribute__((tls_model("initial-exec")));
 /* Depth of memtap's own work on the program's behalf (an allocator call,
  * a block operation): what rewritten code logs meanwhile is dropped. */
@@ -215,6 +216,16 @@ static mt_entry *keep_entries(mt_entry *e, mt_entry *end)
     return out;
 }
 
+/* Whether the calling thread has a buffer for each entry buffer the
+ * tracer may hold (the writer's to pack while the thread logs on). */
+static int spares_ready(void)
+{
+    for (unsigned i = 0; i < TRACER_OFFERS; i++)
+        if (!tls_spares[i])
+            return 0;
+    return 1;
+}
+
 /* Hands entries over; returns 1 when the tracer's writer took the
  * buffer to pack them (offer: a full buffer, which the caller then sets
  * aside), 0 when they were dealt with here. */
@@ -230,7 +241,7 @@ static int hand_over_entries(mt_entry *e, mt_entry *end, int offer)
     }
     const trace_entry *te = (const trace_entry *)e;
     const trace_entry *tend = (const trace_entry *)end;
-    if (offer && tls_spares[0] && tls_spares[1] &&
+    if (offer && spares_ready() &&
         tracer_offer_entries(te, tend))
         return 1;
     if (tracer_append_entries(te, tend))
@@ -251,7 +262,7 @@ static int hand_over_entries(mt_entry *e, mt_entry *end, int offer)
 }
 
 /* The calling thread's log: its own state, or the one its own-work mode
- * set aside (meanwhile the stub logs into the scratch buffer). */
+ * set aside (meanwhile the trampolines log into the scratch buffer). */
 static rt_tls *real_log(void)
 {
     return tls_own ? &tls_saved : &tls_log;
@@ -287,8 +298,8 @@ static void unmap_buffer(mt_entry *base)
 }
 
 /* Hands the calling thread's entries over and empties its buffer; a
- * full one may go to the writer (offer), the stub then logging into the
- * other.  What memtap's own work logs meanwhile (when libc itself is
+ * full one may go to the writer (offer), the trampolines then logging
+ * into another.  What memtap's own work logs meanwhile (when libc itself is
  * rewritten) goes to the scratch buffer and is dropped. */
 static void drain(int offer)
 {
@@ -305,8 +316,8 @@ static void drain(int offer)
         base = map_buffer();
         tls_base = base;
         end = base;
-    } else if (offer && !tls_spares[1]) {
-        for (int i = 0; i < 2; i++)
+    } else if (offer && !spares_ready()) {
+        for (unsigned i = 0; i < TRACER_OFFERS; i++)
             if (!tls_spares[i])
                 tls_spares[i] = map_buffer();
     }
@@ -315,8 +326,9 @@ static void drain(int offer)
                                   memory_order_relaxed);
         if (hand_over_entries(base, end, offer)) {
             tls_base = tls_spares[0];
-            tls_spares[0] = tls_spares[1];
-            tls_spares[1] = base;
+            for (unsigned i = 0; i + 1 < TRACER_OFFERS; i++)
+                tls_spares[i] = tls_spares[i + 1];
+            tls_spares[TRACER_OFFERS - 1] = base;
             base = tls_base;
         }
     }
@@ -327,11 +339,11 @@ static void drain(int offer)
     tls_flushing = 0;
 }
 
-/* The flush function the stubs call (with everything saved); memtap's
- * own mode (tracer_internal_enter) sets the full buffer aside first.  A
- * log left with no room gets the scratch buffer: the stub retries until
- * there is room, so it must find some.  That is after the thread's exit
- * hook (its exit path goes nowhere, by design), or when there was no
+/* The flush function the flush stubs call (with everything saved);
+ * memtap's own mode (tracer_internal_enter) sets the full buffer aside
+ * first.  A log left with no room gets the scratch buffer: the trampoline
+ * retries until there is room, so it must find some.  That is after the
+ * thread's exit hook (its exit path goes nowhere, by design), or when there was no
  * memory for a buffer: then the scratch's entries are counted lost (all
  * 256 each time, a few more than may be). */
 static void rewritten_flush(void)
@@ -339,7 +351,7 @@ static void rewritten_flush(void)
     tracer_internal_enter();
     drain(1);
     tracer_internal_leave();
-    if ((tls_log.cursor & (MT_BUFFER_ALIGN - 1)) == 0) { /* as the stub sees */
+    if ((tls_log.cursor & (MT_BUFFER_ALIGN - 1)) == 0) { /* as a trampoline sees */
         if (!tls_flushing)
             tracer_lose(SCRATCH);
         to_scratch();
@@ -397,7 +409,7 @@ static void rewritten_thread_exit(void)
 {
     rewritten_sync();
     tracer_settle_entries(); /* the writer is done with the spares */
-    for (int i = 0; i < 2; i++) {
+    for (unsigned i = 0; i < TRACER_OFFERS; i++) {
         unmap_buffer(tls_spares[i]);
         tls_spares[i] = NULL;
     }
@@ -831,7 +843,7 @@ static int patch_span(const mt_rewrite_header *h, int counters, uint64_t *lo,
                                 patch_at(h, h->count_stub, 1, lo, hi)));
 }
 
-/* Fills in and turns on the stub of one rewritten module as tag m;
+/* Fills in the slots of one rewritten module as tag m, turning it on;
  * returns NULL, or why it is not on. */
 static const char *turn_on(const struct dl_phdr_info *info,
                            const mt_rewrite_header *h, uint32_t m)
