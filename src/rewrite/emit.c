@@ -416,7 +416,7 @@ int emit_log(code_buf *b, const x86_insn *insn, const x86_mem *m,
 {
     if (m->segment == ZYDIS_REGISTER_GS)
         return -1;
-    unsigned saves = live & (LIVE_RCX | LIVE_RDX);
+    unsigned saves = live & LOG_USES;
     int64_t moved = saves ? frame_enter(b, saves) : 0;
     ZydisEncoderRequest r;
     request(&r, ZYDIS_MNEMONIC_LEA, 2);

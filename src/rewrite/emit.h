@@ -31,6 +31,9 @@ int emit_stub(code_buf *b, uint64_t header_vaddr, uint64_t flush_slot,
 /* Live scratch registers at a site, bit per register: the trampolines
  * save only these. */
 enum { LIVE_RAX = 1, LIVE_RCX = 2, LIVE_RDX = 4, LIVE_ALL = 7 };
+/* The scratch registers a log sequence uses (and saves when live); the
+ * count stub's call uses all three. */
+enum { LOG_USES = LIVE_RCX | LIVE_RDX };
 
 /* The part of every log sequence that is the same but for its site and
  * where it lies: encoded once, copied and patched per site (the

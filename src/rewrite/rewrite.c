@@ -432,7 +432,7 @@ static int emit_logs(rewriter *r, const x86_insn *insn, unsigned live,
             emit_log(&r->code, insn, m, r->nsites, &r->log, live) != 0 ||
             (once && add_check(r, slot) != 0))
             return -1;
-        count_saves(r, LIVE_RCX | LIVE_RDX, live);
+        count_saves(r, LOG_USES, live);
         mt_site *s = &r->sites[r->nsites++];
         memset(s, 0, sizeof *s);
         s->pc = insn->addr;
