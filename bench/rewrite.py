@@ -16,6 +16,9 @@ the original and with Valgrind Lackey, median of RUNS interleaved runs:
                   gets)
   lackey          valgrind --tool=lackey --trace-mem=yes (to /dev/null)
 
+The ratios are of medians; the ns per record below each line are the
+median of each run's excess over the native run of the same round.
+
     bench/rewrite.py [--no-lackey] [--against DIR] [RUNS]
                                      (builds build/ first if needed)
 
@@ -98,7 +101,10 @@ def main():
         print("%-8s %9.3f " % (w, m["native"]) +
               " ".join("%12.1fx" % (m[n] / m["native"]) for n in tools if n != "native") +
               "   %d" % events)
-        per = lambda n: (m[n] - m["native"]) / events * 1e9
+        # paired: each run's excess over the native run of its round, so
+        # that the machine's drift from round to round cancels
+        per = lambda n: statistics.median(
+            (a - b) / events * 1e9 for a, b in zip(t[n], t["native"]))
         print("%-8s per record: no runtime %.1f ns, log only %.1f ns, traced %.1f ns "
               "(no writer %.1f ns%s), %.2f bytes"
               % ("", per("no runtime"), per("log only"), per("non-selective"),
