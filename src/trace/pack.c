@@ -44,9 +44,38 @@ static uint64_t unzigzag(uint64_t z)
     return (z >> 1) ^ (uint64_t)-(int64_t)(z & 1);
 }
 
-void trace_packer_reset(trace_packer *p)
+void trace_packer_init(trace_packer *p)
 {
     memset(p, 0, sizeof *p);
+}
+
+void trace_packer_reset(trace_packer *p)
+{
+    if (p->ntouched > TRACE_TOUCHED_MAX) {
+        trace_packer_init(p);
+        return;
+    }
+    /* every site's first entry in a chunk is one whose site was not the
+     * guess, which notes its slot (trace_run_pack), but for site 0, whose
+     * slot is 0, as is the slot of the site before the chunk's first */
+    for (uint32_t i = 0; i < p->ntouched; i++) {
+        p->slots[p->touched[i]] = 0;
+        p->next[p->touched[i]] = 0;
+    }
+    p->slots[0] = 0;
+    p->next[0] = 0;
+    p->ntouched = 0;
+    memset(&p->prev, 0, sizeof p->prev);
+    p->prev_site = 0;
+}
+
+/* Notes that slot is set (trace_packer_reset clears it). */
+static inline void touch(trace_packer *p, uint32_t slot)
+{
+    if (p->ntouched < TRACE_TOUCHED_MAX)
+        p->touched[p->ntouched] = (uint16_t)slot;
+    if (p->ntouched <= TRACE_TOUCHED_MAX)
+        p->ntouched++;
 }
 
 uint8_t *trace_pack_record(trace_packer *p, const memtap_record *x,
@@ -91,11 +120,11 @@ void trace_site_records_fill(const trace_sites *s, uint32_t tag,
             s, tag << MEMTAP_SITE_BITS | i, &tab, &index);
 }
 
-static uint32_t site_slot(uint32_t site)
+/* The predictors' slot of site, of the first 2^bits slots (trace.h). */
+static inline uint32_t site_slot(uint32_t site, unsigned bits)
 {
-    return (site * 0x9E3779B1u) >> (32 - 10);
+    return (site * 0x9E3779B1u) >> (32 - bits);
 }
-_Static_assert(TRACE_SITE_SLOTS == 1u << 10, "site_slot takes 10 bits");
 
 /* The records an entry naming `site` stands for (trace_site_records),
  * from the table's records bytes when it has them. */
@@ -152,7 +181,7 @@ uint8_t *trace_run_pack(trace_packer *p, const trace_sites *sites,
     const trace_entry *x = *e, *first = x;
     const trace_sites tabs = *sites;
     uint32_t prev_site = p->prev_site, skipped = 0, budget = max_records;
-    uint32_t prev_slot = site_slot(prev_site);
+    uint32_t prev_slot = site_slot(prev_site, TRACE_SITE_SLOT_BITS);
     uint8_t *o = out + TRACE_RUN_FRAME; /* mark, u32 entries, u64 seq */
     const uint8_t *stop = limit - TRACE_ENTRY_MAX;
     site_window w = { 0, 0, NULL };
@@ -181,7 +210,7 @@ uint8_t *trace_run_pack(trace_packer *p, const trace_sites *sites,
         uint32_t guess = p->next[prev_slot];
         p->next[prev_slot] = site;
         prev_site = site;
-        prev_slot = site_slot(site);
+        prev_slot = site_slot(site, TRACE_SITE_SLOT_BITS);
         uint64_t daddr = zigzag(addr - p->slots[prev_slot]);
         p->slots[prev_slot] = addr;
         /* the usual, the site guessed and a small delta: one byte (or
@@ -197,6 +226,10 @@ uint8_t *trace_run_pack(trace_packer *p, const trace_sites *sites,
         } else if (site == guess && daddr >> 63 == 0) {
             o = put(o, daddr << 1 | 1);
         } else {
+            /* a site's first entry in the chunk comes here (it followed
+             * no site yet): note its slot when it was clear */
+            if (unzigzag(daddr) == addr)
+                touch(p, prev_slot);
             uint32_t dsite = site - guess;
             o = put(put(o, zigzag((uint64_t)(int64_t)(int32_t)dsite) << 1),
                     daddr);
@@ -207,7 +240,7 @@ uint8_t *trace_run_pack(trace_packer *p, const trace_sites *sites,
     uint32_t entries = (uint32_t)(x - first) - skipped;
     if (!entries)
         return out;
-    out[0] = MEMTAP_RUN_MARK_NEXT;
+    out[0] = MEMTAP_RUN_MARK_WIDE;
     memcpy(out + 1, &entries, 4);
     *records += max_records - budget;
     return o;
@@ -223,7 +256,7 @@ void trace_run_seal(trace_packer *p, uint8_t *run, uint64_t first_seq,
 size_t trace_events_pack(const memtap_record *r, size_t n, uint8_t *out)
 {
     trace_packer p;
-    trace_packer_reset(&p);
+    trace_packer_init(&p);
     uint8_t *o = out;
     for (size_t i = 0; i < n; i++)
         o = trace_pack_record(&p, &r[i], o);
@@ -337,20 +370,28 @@ size_t trace_entry_expand(const trace_sites *s, const trace_entry *e,
     return expand_site(tab, index, e->addr, 0, out);
 }
 
-/* Reads the site and address delta of one entry of a run (trace.h): of
- * the first format when !next_form.  NULL when malformed. */
-static inline const uint8_t *get_entry(trace_packer *pk, int next_form,
+/* The forms of access runs (trace.h): which predicts the site, and how
+ * many slots the predictors have. */
+typedef struct run_form {
+    int next;       /* the site that followed (formats 4, 5), else the
+                       site before (format 3) */
+    unsigned bits;  /* of the slots */
+} run_form;
+
+/* Reads the site and address delta of one entry of a run (trace.h).  NULL
+ * when malformed. */
+static inline const uint8_t *get_entry(trace_packer *pk, run_form form,
                                        const uint8_t *p, const uint8_t *end,
                                        uint32_t *site, uint64_t *daddr)
 {
     uint64_t h;
     if (!(p = get_short(p, end, &h)))
         return NULL;
-    if (!next_form) {
+    if (!form.next) {
         *site = pk->prev_site + (uint32_t)unzigzag(h);
         return get_short(p, end, daddr);
     }
-    uint32_t *next = &pk->next[site_slot(pk->prev_site)];
+    uint32_t *next = &pk->next[site_slot(pk->prev_site, form.bits)];
     if (h & 1) {
         *daddr = h >> 1;
     } else {
@@ -362,19 +403,19 @@ static inline const uint8_t *get_entry(trace_packer *pk, int next_form,
 }
 
 /* Expands one access run (after its mark) into out[*i..n); NULL when
- * malformed.  A run of the first form has its sequence number last. */
+ * malformed.  A run of format 3 has its sequence number last. */
 static const uint8_t *unpack_run(trace_packer *pk, const trace_sites *sites,
-                                 int next_form, const uint8_t *p,
+                                 run_form form, const uint8_t *p,
                                  const uint8_t *end, memtap_record *out,
                                  size_t *i, size_t n)
 {
     uint32_t entries;
     uint64_t seq = 0;
-    if (end - p < (next_form ? 12 : 4))
+    if (end - p < (form.next ? 12 : 4))
         return NULL;
     memcpy(&entries, p, 4);
     p += 4;
-    if (next_form) {
+    if (form.next) {
         memcpy(&seq, p, 8);
         p += 8;
     }
@@ -382,20 +423,20 @@ static const uint8_t *unpack_run(trace_packer *pk, const trace_sites *sites,
     for (uint32_t k = 0; k < entries; k++) {
         uint32_t site, index;
         uint64_t daddr;
-        if (!(p = get_entry(pk, next_form, p, end, &site, &daddr)))
+        if (!(p = get_entry(pk, form, p, end, &site, &daddr)))
             return NULL;
         const trace_site_table *tab;
         uint32_t records = site_records(sites, site, &tab, &index);
         if (!records || n - *i < records)
             return NULL;
         pk->prev_site = site;
-        uint64_t *slot = &pk->slots[site_slot(site)];
+        uint64_t *slot = &pk->slots[site_slot(site, form.bits)];
         *slot += unzigzag(daddr);
         *i += expand_site(tab, index, *slot, seq + (*i - first), &out[*i]);
     }
     if (!entries)
         return NULL;
-    if (!next_form) {
+    if (!form.next) {
         uint64_t dseq;
         if (!(p = get(p, end, &dseq)))
             return NULL;
@@ -412,16 +453,21 @@ int trace_events_unpack(const uint8_t *in, size_t len, memtap_record *out,
 {
     const uint8_t *p = in, *end = in + len;
     trace_packer pk;
-    trace_packer_reset(&pk);
+    trace_packer_init(&pk);
     size_t i = 0;
     int rising = 1; /* a run's numbers rise unless they wrap around */
     while (i < n && p && p < end) {
         uint8_t kind = *p++;
         size_t first = i;
-        if (kind == MEMTAP_RUN_MARK || kind == MEMTAP_RUN_MARK_NEXT)
-            p = unpack_run(&pk, sites, kind == MEMTAP_RUN_MARK_NEXT, p, end,
-                           out, &i, n);
-        else
+        if (kind == MEMTAP_RUN_MARK || kind == MEMTAP_RUN_MARK_NEXT ||
+            kind == MEMTAP_RUN_MARK_WIDE) {
+            run_form form = {
+                kind != MEMTAP_RUN_MARK,
+                kind == MEMTAP_RUN_MARK_WIDE ? TRACE_SITE_SLOT_BITS
+                                             : TRACE_SITE_SLOT_BITS_4
+            };
+            p = unpack_run(&pk, sites, form, p, end, out, &i, n);
+        } else
             p = unpack_record(&pk, kind, p, end, &out[i++]);
         if (p && ((first && out[first].seq <= out[first - 1].seq) ||
                   out[i - 1].seq < out[first].seq))

@@ -145,7 +145,7 @@ static void seed_runs(doc *d)
         e[i] = (trace_entry){ i % 2 ? 2 : 0, 0, 0x601000 + i * 8 };
     uint8_t packed[2048];
     trace_packer pk;
-    trace_packer_reset(&pk);
+    trace_packer_init(&pk);
     memtap_record m = { .seq = 300, .kind = 'M', .addr = 0x5000, .size = 8,
                         .count = 1 };
     uint8_t *o = trace_pack_record(&pk, &m, packed);

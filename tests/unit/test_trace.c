@@ -468,7 +468,7 @@ static void test_access_runs(void)
     }
     trace_sites ts = { tabs, 2 };
     trace_packer pk;
-    trace_packer_reset(&pk);
+    trace_packer_init(&pk);
     uint64_t seq = 7;
     size_t nwant = 0;
     want[nwant] = rec(seq++, 'M');
@@ -515,8 +515,8 @@ static void test_access_runs(void)
     trace_sites fs = { fast, 2 };
     static uint8_t again[sizeof packed];
     trace_packer a, b;
-    trace_packer_reset(&a);
-    trace_packer_reset(&b);
+    trace_packer_init(&a);
+    trace_packer_init(&b);
     const trace_entry *ea = e, *eb = e;
     uint32_t ra = 0, rb = 0;
     uint8_t *oa = trace_run_pack(&a, &ts, &ea, e + N, packed, packed + sizeof packed,
@@ -562,9 +562,10 @@ static int run_reads_back(const uint8_t *bytes, size_t len,
 }
 
 /* Runs in both entry forms by trace.h's rules, encoded by hand: site 3
- * (a load and a store of 8 bytes) at 0x601000, 0x601008, then format 4's
- * third access at 0x601010 and format 3's tag 1 site 0 at 0x20.  Slots:
- * site 0 -> 0, site 3 -> 874, site 1 << 24 -> 708. */
+ * (a load and a store of 8 bytes) at 0x601000, 0x601008, then format 4
+ * and 5's third access at 0x601010 and format 3's tag 1 site 0 at 0x20.
+ * Slots: site 0 -> 0, site 3 -> 874, site 1 << 24 -> 708 of 1024 (format
+ * 5: 0, 6996, 5664 of 8192; no two sites share one in either). */
 static void test_run_forms(void)
 {
     static const uint8_t next_form[] = {
@@ -585,21 +586,193 @@ static void test_run_forms(void)
                                 { 3, 0, 0x601010 } };
     const trace_entry e3[3] = { { 3, 0, 0x601000 }, { 3, 0, 0x601008 },
                                 { 1u << 24, 0, 0x20 } };
+    uint8_t wide_form[sizeof next_form];
+    memcpy(wide_form, next_form, sizeof next_form);
+    wide_form[0] = MEMTAP_RUN_MARK_WIDE;
+    CHECK(run_reads_back(wide_form, sizeof wide_form, e4, 6));
     CHECK(run_reads_back(next_form, sizeof next_form, e4, 6));
     CHECK(run_reads_back(first_form, sizeof first_form, e3, 5));
 
-    /* the writer writes exactly format 4's bytes */
+    /* the writer writes exactly format 5's bytes */
     trace_sites ts = { tabs, 2 };
     trace_packer pk;
-    trace_packer_reset(&pk);
+    trace_packer_init(&pk);
     uint8_t packed[64];
     const trace_entry *at = e4;
     uint32_t records = 0;
     uint8_t *o = trace_run_pack(&pk, &ts, &at, e4 + 3, packed,
                                 packed + sizeof packed, UINT32_MAX, &records);
     trace_run_seal(&pk, packed, 5, records);
-    CHECK(o - packed == (ptrdiff_t)sizeof next_form &&
-          memcmp(packed, next_form, sizeof next_form) == 0);
+    CHECK(o - packed == (ptrdiff_t)sizeof wide_form &&
+          memcmp(packed, wide_form, sizeof wide_form) == 0);
+}
+
+static uint8_t *put_varint(uint8_t *o, uint64_t v)
+{
+    for (; v >= 0x80; v >>= 7)
+        *o++ = (uint8_t)(v | 0x80);
+    *o++ = (uint8_t)v;
+    return o;
+}
+
+static uint64_t zigzag64(uint64_t d)
+{
+    return d << 1 ^ (uint64_t)((int64_t)d >> 63);
+}
+
+/* trace.h's rules for a run of formats 4 and 5, written out: entries
+ * e[0..n) numbered from seq, with 2^bits slots, from fresh predictors. */
+static size_t encode_run(const trace_entry *e, size_t n, uint8_t mark,
+                         unsigned bits, uint64_t seq, uint8_t *out)
+{
+    static uint64_t last[1u << 13];
+    static uint32_t next[1u << 13];
+    memset(last, 0, sizeof last);
+    memset(next, 0, sizeof next);
+    uint8_t *o = out;
+    uint32_t entries = (uint32_t)n, prev = 0;
+    *o++ = mark;
+    memcpy(o, &entries, 4);
+    memcpy(o + 4, &seq, 8);
+    o += 12;
+    for (size_t i = 0; i < n; i++) {
+        uint32_t site = e[i].site, *follows = &next[(prev * 0x9E3779B1u) >> (32 - bits)];
+        uint32_t guess = *follows;
+        *follows = prev = site;
+        uint64_t *at = &last[(site * 0x9E3779B1u) >> (32 - bits)];
+        uint64_t d = zigzag64(e[i].addr - *at);
+        *at = e[i].addr;
+        if (site == guess && d >> 63 == 0) {
+            o = put_varint(o, d << 1 | 1);
+        } else {
+            o = put_varint(o, zigzag64((uint64_t)(int64_t)(int32_t)(site - guess)) << 1);
+            o = put_varint(o, d);
+        }
+    }
+    return (size_t)(o - out);
+}
+
+/* Format 5's 8192 slots against format 4's 1024: two sites of one slot of
+ * 1024 but not of 8192, striding through two regions in turn, take a byte
+ * an entry in format 5 and several in format 4; the writer writes format
+ * 5's bytes as encode_run does, and both read back. */
+enum { NMANY = 8192 };
+static memtap_site many[NMANY]; /* loads of 8 bytes at 4 * i */
+
+static void make_many(void)
+{
+    for (uint32_t i = 0; i < NMANY; i++)
+        many[i] = (memtap_site)SITE(4 * i, 1, 8, 1, 0, 0, 0, 0);
+}
+
+static void test_run_slots(void)
+{
+    enum { NS = NMANY, N = 400 };
+    make_many();
+    uint32_t a = 1, b = 2;
+    while ((a * 0x9E3779B1u) >> 22 != (b * 0x9E3779B1u) >> 22 ||
+           (a * 0x9E3779B1u) >> 19 == (b * 0x9E3779B1u) >> 19)
+        b++;
+    CHECK(b < NS);
+    static trace_entry e[N];
+    static memtap_record want[N], back[N];
+    for (uint32_t i = 0; i < N; i++) {
+        e[i].site = i % 2 ? b : a;
+        e[i].addr = (i % 2 ? 0x7f0000000000ull : 0x10000000ull) + 8 * (i / 2);
+        memset(&want[i], 0, sizeof want[i]);
+        want[i].seq = 9 + i;
+        want[i].kind = 'L';
+        want[i].pc = 0x1000 + 4 * e[i].site;
+        want[i].addr = e[i].addr;
+        want[i].size = 8;
+        want[i].count = 1;
+    }
+    trace_site_table tab = { 0x1000, many, NS, NULL };
+    trace_sites ts = { &tab, 1 };
+    static uint8_t wide[16 * N], next[16 * N], packed[16 * N];
+    size_t nw = encode_run(e, N, MEMTAP_RUN_MARK_WIDE, 13, 9, wide);
+    size_t nn = encode_run(e, N, MEMTAP_RUN_MARK_NEXT, 10, 9, next);
+    CHECK(nw <= TRACE_RUN_FRAME + N + 4 * 10 && nn >= 5 * N);
+    trace_packer pk;
+    trace_packer_init(&pk);
+    const trace_entry *at = e;
+    uint32_t records = 0;
+    uint8_t *o = trace_run_pack(&pk, &ts, &at, e + N, packed,
+                                packed + sizeof packed, UINT32_MAX, &records);
+    trace_run_seal(&pk, packed, 9, records);
+    CHECK(records == N && (size_t)(o - packed) == nw &&
+          memcmp(packed, wide, nw) == 0);
+    CHECK(trace_events_unpack(wide, nw, back, N, &ts, NULL) == 0 &&
+          memcmp(back, want, sizeof want) == 0);
+    memset(back, 0, sizeof back);
+    CHECK(trace_events_unpack(next, nn, back, N, &ts, NULL) == 0 &&
+          memcmp(back, want, sizeof want) == 0);
+}
+
+/* Packs e[0..n) as one run with p; its length. */
+static size_t pack_all(trace_packer *p, const trace_sites *ts,
+                       const trace_entry *e, size_t n, uint8_t *out,
+                       size_t cap)
+{
+    const trace_entry *at = e;
+    uint32_t records = 0;
+    uint8_t *o = trace_run_pack(p, ts, &at, e + n, out, out + cap,
+                                UINT32_MAX, &records);
+    CHECK(at == e + n);
+    trace_run_seal(p, out, 1, records);
+    return (size_t)(o - out);
+}
+
+/* A chunk starts from nothing however the packer was used: reset after
+ * a chunk of five sites (the slots it noted cleared) and after one of
+ * 3000 (more than it notes: all cleared), it packs the same entries,
+ * at other addresses, as a packer just made. */
+static void test_packer_reset(void)
+{
+    enum { N = 3000 };
+    make_many();
+    trace_site_table tab = { 0x1000, many, NMANY, NULL };
+    trace_sites ts = { &tab, 1 };
+    static trace_entry e[N];
+    static trace_packer used, fresh;
+    static uint8_t a[16 * N], b[16 * N];
+    for (uint32_t sites = 5; sites <= N; sites += N - 5) {
+        for (uint32_t i = 0; i < N; i++) {
+            e[i].site = (7 * i) % sites;
+            e[i].addr = 0x500000 + 64 * i;
+        }
+        trace_packer_init(&fresh);
+        size_t want = pack_all(&fresh, &ts, e, N, b, sizeof b);
+        trace_packer_init(&used);
+        for (uint32_t i = 0; i < N; i++) /* a chunk at other addresses */
+            e[i].addr += 1u << 20;
+        pack_all(&used, &ts, e, N, a, sizeof a);
+        trace_packer_reset(&used);
+        for (uint32_t i = 0; i < N; i++)
+            e[i].addr -= 1u << 20;
+        size_t got = pack_all(&used, &ts, e, N, a, sizeof a);
+        CHECK(got == want && memcmp(a, b, want) == 0);
+        CHECK(sites < N ? used.ntouched <= TRACE_TOUCHED_MAX
+                        : used.ntouched > TRACE_TOUCHED_MAX);
+    }
+    /* and after chunks of random sites (site 0 among them, sites sharing
+     * slots) at random addresses, 0 among them */
+    uint64_t x = 99;
+    trace_packer_reset(&used);
+    for (int round = 0; round < 300; round++) {
+        uint32_t nsites = 1 + (uint32_t)(round % 7) * (round % 5 ? 3 : 400);
+        for (uint32_t i = 0; i < N; i++) {
+            x = x * 6364136223846793005ull + 1442695040888963407ull;
+            e[i].site = (uint32_t)(x >> 33) % nsites * (round % 3 ? 1 : 1024);
+            e[i].addr = x % 11 == 0 ? 0 : (x >> 20) & 0xffffff;
+        }
+        uint32_t n = (uint32_t)(x >> 40) % N + 1;
+        trace_packer_init(&fresh);
+        size_t want = pack_all(&fresh, &ts, e, n, b, sizeof b);
+        size_t got = pack_all(&used, &ts, e, n, a, sizeof a);
+        trace_packer_reset(&used);
+        CHECK(got == want && memcmp(a, b, want) == 0);
+    }
 }
 
 /* Writes a trace of one thread: module tag 0's sites (as one compressed
@@ -632,7 +805,7 @@ static size_t read_back_run(const char *path, int framed, const trace_entry *e,
     CHECK(f && len > 0 && fwrite(out_chunk, 1, len, f) == len);
     trace_sites ts = { tabs, 1 };
     trace_packer pk;
-    trace_packer_reset(&pk);
+    trace_packer_init(&pk);
     const trace_entry *at = e;
     uint32_t records = 0;
     uint8_t *o = trace_run_pack(&pk, &ts, &at, e + n, raw, raw + sizeof raw,
@@ -793,6 +966,8 @@ int main(void)
     test_packing();
     test_access_runs();
     test_run_forms();
+    test_run_slots();
+    test_packer_reset();
     test_workspace();
     test_earlier_formats();
     test_site_table_bomb();
