@@ -42,16 +42,8 @@ ZSTD_CCtx *trace_chunk_context(void *workspace, size_t size,
     ZSTD_CCtx *cctx = ZSTD_initStaticCCtx(workspace, size);
     if (!cctx)
         return NULL;
-    /* Level 1 picks a hash table of 2^13 entries for inputs of a chunk's
-     * size; 2^11 compressed the packed streams of python3's run 23 %
-     * faster, a third as large 2.8 %, and the walk's 15 % faster, its
-     * set-up's 18 %, none larger (a harness of ZSTD_compress2 on the
-     * chunks of their traces; gzip's and sort's, which compress well,
-     * within 2 %). */
     if (ZSTD_isError(ZSTD_CCtx_setParameter(cctx, ZSTD_c_compressionLevel,
                                             level_of(c))) ||
-        (c != TRACE_SMALL &&
-         ZSTD_isError(ZSTD_CCtx_setParameter(cctx, ZSTD_c_hashLog, 11))) ||
         ZSTD_isError(ZSTD_CCtx_setParameter(cctx, ZSTD_c_checksumFlag, 1)) ||
         (c == TRACE_FAST &&
          ZSTD_isError(ZSTD_CCtx_setParameter(
@@ -65,6 +57,24 @@ size_t trace_chunk_bound(size_t raw_size)
     return sizeof(memtap_chunk_header) + ZSTD_compressBound(raw_size);
 }
 
+/* At level 1, a hash table of a quarter the entries level 1 picks for
+ * the input's size: for a chunk of access runs (30-45 KB) 2^11, not 2^13,
+ * which compressed the packed streams of python3's run 23 % faster, a
+ * third as large 2.8 %, the walk's 15 % faster and its set-up's 18 %, none
+ * larger; for one of records (150 KB) 2^12, not 2^14, 2 % slower and 2 %
+ * larger, where 2^11 was 6 % slower and 15 % larger (a harness of
+ * ZSTD_compress2 on the chunks of their traces). */
+static void fit_hash(ZSTD_CCtx *cctx, size_t raw_size)
+{
+    int level = 0;
+    if (!ZSTD_isError(ZSTD_CCtx_getParameter(cctx, ZSTD_c_compressionLevel,
+                                             &level)) &&
+        level == 1)
+        ZSTD_CCtx_setParameter(
+            cctx, ZSTD_c_hashLog,
+            (int)ZSTD_getCParams(1, raw_size, 0).hashLog - 2);
+}
+
 size_t trace_chunk_encode(ZSTD_CCtx *cctx, uint16_t type, uint32_t tid,
                           uint32_t count, const void *raw, size_t raw_size,
                           void *out, size_t out_cap)
@@ -72,6 +82,7 @@ size_t trace_chunk_encode(ZSTD_CCtx *cctx, uint16_t type, uint32_t tid,
     memtap_chunk_header h;
     if (out_cap < sizeof h || raw_size > MEMTAP_CHUNK_MAX_RAW)
         return 0;
+    fit_hash(cctx, raw_size);
     size_t z = ZSTD_compress2(cctx, (char *)out + sizeof h,
                               out_cap - sizeof h, raw, raw_size);
     if (ZSTD_isError(z))
