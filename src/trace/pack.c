@@ -403,11 +403,12 @@ static inline const uint8_t *get_entry(trace_packer *pk, run_form form,
 }
 
 /* Expands one access run (after its mark) into out[*i..n); NULL when
- * malformed.  A run of format 3 has its sequence number last. */
-static const uint8_t *unpack_run(trace_packer *pk, const trace_sites *sites,
-                                 run_form form, const uint8_t *p,
-                                 const uint8_t *end, memtap_record *out,
-                                 size_t *i, size_t n)
+ * malformed.  A run of format 3 has its sequence number last.  Inlined
+ * into each call, whose form is a constant. */
+static inline __attribute__((always_inline)) const uint8_t *
+unpack_run(trace_packer *pk, const trace_sites *sites, run_form form,
+           const uint8_t *p, const uint8_t *end, memtap_record *out,
+           size_t *i, size_t n)
 {
     uint32_t entries;
     uint64_t seq = 0;
@@ -430,7 +431,10 @@ static const uint8_t *unpack_run(trace_packer *pk, const trace_sites *sites,
         if (!records || n - *i < records)
             return NULL;
         pk->prev_site = site;
-        uint64_t *slot = &pk->slots[site_slot(site, form.bits)];
+        uint32_t at = site_slot(site, form.bits);
+        uint64_t *slot = &pk->slots[at];
+        if (__builtin_expect(!*slot, 0)) /* for trace_packer_reset */
+            touch(pk, at);
         *slot += unzigzag(daddr);
         *i += expand_site(tab, index, *slot, seq + (*i - first), &out[*i]);
     }
@@ -448,27 +452,28 @@ static const uint8_t *unpack_run(trace_packer *pk, const trace_sites *sites,
     return p;
 }
 
-int trace_events_unpack(const uint8_t *in, size_t len, memtap_record *out,
-                        size_t n, const trace_sites *sites, int *ordered)
+int trace_events_unpack(trace_packer *pk, const uint8_t *in, size_t len,
+                        memtap_record *out, size_t n,
+                        const trace_sites *sites, int *ordered)
 {
+    static const run_form first_form = { 0, TRACE_SITE_SLOT_BITS_4 },
+                          next_form = { 1, TRACE_SITE_SLOT_BITS_4 },
+                          wide_form = { 1, TRACE_SITE_SLOT_BITS };
     const uint8_t *p = in, *end = in + len;
-    trace_packer pk;
-    trace_packer_init(&pk);
+    trace_packer_reset(pk);
     size_t i = 0;
     int rising = 1; /* a run's numbers rise unless they wrap around */
     while (i < n && p && p < end) {
         uint8_t kind = *p++;
         size_t first = i;
-        if (kind == MEMTAP_RUN_MARK || kind == MEMTAP_RUN_MARK_NEXT ||
-            kind == MEMTAP_RUN_MARK_WIDE) {
-            run_form form = {
-                kind != MEMTAP_RUN_MARK,
-                kind == MEMTAP_RUN_MARK_WIDE ? TRACE_SITE_SLOT_BITS
-                                             : TRACE_SITE_SLOT_BITS_4
-            };
-            p = unpack_run(&pk, sites, form, p, end, out, &i, n);
-        } else
-            p = unpack_record(&pk, kind, p, end, &out[i++]);
+        if (kind == MEMTAP_RUN_MARK_WIDE)
+            p = unpack_run(pk, sites, wide_form, p, end, out, &i, n);
+        else if (kind == MEMTAP_RUN_MARK_NEXT)
+            p = unpack_run(pk, sites, next_form, p, end, out, &i, n);
+        else if (kind == MEMTAP_RUN_MARK)
+            p = unpack_run(pk, sites, first_form, p, end, out, &i, n);
+        else
+            p = unpack_record(pk, kind, p, end, &out[i++]);
         if (p && ((first && out[first].seq <= out[first - 1].seq) ||
                   out[i - 1].seq < out[first].seq))
             rising = 0;

@@ -146,11 +146,14 @@ void trace_run_seal(trace_packer *p, uint8_t *run, uint64_t first_seq,
  * chunk of their own; returns the packed length. */
 size_t trace_events_pack(const memtap_record *r, size_t n, uint8_t *out);
 
-/* Unpacks exactly n records from in[0..len), access runs expanded through
- * sites (NULL: a run is an error); 0, or -1 when the bytes are not n
+/* Unpacks exactly n records from the chunk in[0..len), access runs
+ * expanded through sites (NULL: a run is an error), with pk (see
+ * trace_packer_reset), kept from chunk to chunk: clearing what a chunk set
+ * costs less than clearing all of it; 0, or -1 when the bytes are not n
  * well-formed records.  *ordered (when not NULL) says whether their
  * sequence numbers rise from each record to the next. */
-int trace_events_unpack(const uint8_t *in, size_t len, memtap_record *out,
-                        size_t n, const trace_sites *sites, int *ordered);
+int trace_events_unpack(trace_packer *pk, const uint8_t *in, size_t len,
+                        memtap_record *out, size_t n,
+                        const trace_sites *sites, int *ordered);
 
 #endif

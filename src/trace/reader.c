@@ -71,6 +71,7 @@ struct memtap_trace {
     size_t zbuf_cap;
     uint8_t *packed;    /* a packed chunk's bytes, decompressed */
     size_t packed_cap;
+    trace_packer *unpacker; /* unpacks them (its 96 KiB cleared once) */
     trace_site_table site_tabs[1u << (32 - MEMTAP_SITE_BITS)];
     trace_sites sites;  /* site_tabs: what access runs refer to */
     chunk_ref *site_refs; /* the SITES chunks, read when the walk starts
@@ -583,6 +584,7 @@ void memtap_trace_close(memtap_trace *t)
     free(t->info);
     free(t->zbuf);
     free(t->packed);
+    free(t->unpacker);
     for (size_t i = 0; i < t->sites.ntabs; i++) {
         free((void *)(uintptr_t)t->site_tabs[i].sites);
         free((void *)(uintptr_t)t->site_tabs[i].records);
@@ -640,10 +642,12 @@ static int load_records(memtap_trace *t, const chunk_ref *r,
     if (r->type == MEMTAP_CHUNK_EVENTS)
         return load_payload(t, r->payload, r->stored, out, r->raw);
     int rc = grow((void **)&t->packed, &t->packed_cap, r->raw ? r->raw : 1, 1);
+    if (!rc && !t->unpacker && !(t->unpacker = calloc(1, sizeof *t->unpacker)))
+        rc = MEMTAP_E_NOMEM;
     if (!rc)
         rc = load_payload(t, r->payload, r->stored, t->packed, r->raw);
-    if (!rc && trace_events_unpack(t->packed, r->raw, out, r->count,
-                                   &t->sites, ordered) != 0)
+    if (!rc && trace_events_unpack(t->unpacker, t->packed, r->raw, out,
+                                   r->count, &t->sites, ordered) != 0)
         rc = MEMTAP_E_CORRUPT;
     return rc;
 }

@@ -24,6 +24,8 @@ static char *path_in_dir(const char *name)
     return p;
 }
 
+static trace_packer unpacker; /* all zeros: trace_events_unpack's */
+
 static memtap_record rec(uint64_t seq, uint8_t kind)
 {
     memtap_record r;
@@ -384,15 +386,15 @@ static void test_packing(void)
     CHECK(len > 0 && len <= sizeof packed);
     memtap_record back[6];
     int ordered = 1;
-    CHECK(trace_events_unpack(packed, len, back, 6, NULL, &ordered) == 0);
+    CHECK(trace_events_unpack(&unpacker, packed, len, back, 6, NULL, &ordered) == 0);
     CHECK(memcmp(back, r, sizeof r) == 0);
     CHECK(!ordered); /* r[4] after r[3]'s largest seq */
     /* short, one record too many, one missing */
-    CHECK(trace_events_unpack(packed, len - 1, back, 6, NULL, NULL) != 0);
-    CHECK(trace_events_unpack(packed, len, back, 5, NULL, NULL) != 0);
-    CHECK(trace_events_unpack(packed, len, back, 7, NULL, NULL) != 0);
+    CHECK(trace_events_unpack(&unpacker, packed, len - 1, back, 6, NULL, NULL) != 0);
+    CHECK(trace_events_unpack(&unpacker, packed, len, back, 5, NULL, NULL) != 0);
+    CHECK(trace_events_unpack(&unpacker, packed, len, back, 7, NULL, NULL) != 0);
     uint8_t bad[3] = { 'L', 0x80, 0xff };                      /* bad flags */
-    CHECK(trace_events_unpack(bad, sizeof bad, back, 1, NULL, NULL) != 0);
+    CHECK(trace_events_unpack(&unpacker, bad, sizeof bad, back, 1, NULL, NULL) != 0);
 }
 
 /* Two modules' sites: tag 0 a load leading two elided sites (a store
@@ -495,13 +497,13 @@ static void test_access_runs(void)
     o = trace_pack_record(&pk, &want[nwant++], o);
     size_t len = (size_t)(o - packed);
     int ordered = 0;
-    CHECK(trace_events_unpack(packed, len, back, nwant, &ts, &ordered) == 0);
+    CHECK(trace_events_unpack(&unpacker, packed, len, back, nwant, &ts, &ordered) == 0);
     CHECK(memcmp(back, want, nwant * sizeof *want) == 0 && ordered);
-    CHECK(trace_events_unpack(packed, len, back, nwant, NULL, NULL) != 0);
+    CHECK(trace_events_unpack(&unpacker, packed, len, back, nwant, NULL, NULL) != 0);
     trace_sites one = { tabs, 1 };                          /* no tag 1 */
-    CHECK(trace_events_unpack(packed, len, back, nwant, &one, NULL) != 0);
-    CHECK(trace_events_unpack(packed, len - 1, back, nwant, &ts, NULL) != 0);
-    CHECK(trace_events_unpack(packed, len, back, nwant - 1, &ts, NULL) != 0);
+    CHECK(trace_events_unpack(&unpacker, packed, len, back, nwant, &one, NULL) != 0);
+    CHECK(trace_events_unpack(&unpacker, packed, len - 1, back, nwant, &ts, NULL) != 0);
+    CHECK(trace_events_unpack(&unpacker, packed, len, back, nwant - 1, &ts, NULL) != 0);
 
     /* the writer's per-site record counts pack the same bytes */
     uint8_t rec0[6], rec1[1];
@@ -557,7 +559,7 @@ static int run_reads_back(const uint8_t *bytes, size_t len,
     for (int i = 0; i < 3; i++)
         n += expand(&e[i], &seq, &want[n]);
     return n == nrecords &&
-           trace_events_unpack(bytes, len, back, n, &ts, NULL) == 0 &&
+           trace_events_unpack(&unpacker, bytes, len, back, n, &ts, NULL) == 0 &&
            memcmp(back, want, n * sizeof *want) == 0;
 }
 
@@ -702,10 +704,10 @@ static void test_run_slots(void)
     trace_run_seal(&pk, packed, 9, records);
     CHECK(records == N && (size_t)(o - packed) == nw &&
           memcmp(packed, wide, nw) == 0);
-    CHECK(trace_events_unpack(wide, nw, back, N, &ts, NULL) == 0 &&
+    CHECK(trace_events_unpack(&unpacker, wide, nw, back, N, &ts, NULL) == 0 &&
           memcmp(back, want, sizeof want) == 0);
     memset(back, 0, sizeof back);
-    CHECK(trace_events_unpack(next, nn, back, N, &ts, NULL) == 0 &&
+    CHECK(trace_events_unpack(&unpacker, next, nn, back, N, &ts, NULL) == 0 &&
           memcmp(back, want, sizeof want) == 0);
 }
 
