@@ -131,7 +131,7 @@ const char *namer_region(namer *n, uint64_t addr, uint64_t *lo, uint64_t *hi)
         return block_region(b);
     }
     *lo = *hi = 0;
-    return n->sym ? symbolizer_region(n->sym, addr) : "[unknown]";
+    return n->sym ? symbolizer_region(n->sym, addr, lo, hi) : "[unknown]";
 }
 
 /* MadT Table II: <mallocN@site>, <freed:N@site>, <memmapN@site>, ... */

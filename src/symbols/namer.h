@@ -55,9 +55,9 @@ const char *namer_heap_name(namer *n, uint64_t addr, uint64_t *off,
                             const char **region, char *buf, size_t cap,
                             size_t *len);
 
-/* The region holding addr alone; [*lo, *hi) is the heap block holding it,
- * where the answer holds until the next heap event (empty outside the
- * heap). */
+/* The region holding addr alone; the answer holds in [*lo, *hi) until the
+ * next heap event: the heap block holding addr, or the module's segment
+ * (empty elsewhere). */
 const char *namer_region(namer *n, uint64_t addr, uint64_t *lo,
                          uint64_t *hi);
 

@@ -324,7 +324,8 @@ void symbolizer_data(symbolizer *s, uint64_t addr, data_name *out)
 {
     memset(out, 0, sizeof *out);
     out->addr = addr;
-    out->region = symbolizer_region(s, addr);
+    uint64_t lo, hi;
+    out->region = symbolizer_region(s, addr, &lo, &hi);
     sym_module *sm = module_at(s, addr);
     if (!sm) {
         const range *r = find_range(s->regions, s->nregions, addr);
@@ -402,11 +403,20 @@ void symbolizer_object_text(const data_name *d, char *buf, size_t cap)
         snprintf(buf, cap, "0x%" PRIx64, d->addr);
 }
 
-const char *symbolizer_region(symbolizer *s, uint64_t addr)
+const char *symbolizer_region(symbolizer *s, uint64_t addr, uint64_t *lo,
+                              uint64_t *hi)
 {
     sym_module *sm = module_at(s, addr);
-    if (sm)
+    *lo = *hi = 0;
+    if (sm) {
+        /* module_at's answer up to the next range, which takes over */
+        const range *r = s->last_range;
+        *lo = r->start;
+        *hi = r + 1 < s->mod_ranges + s->nmod_ranges && r[1].start < r->end
+                  ? r[1].start
+                  : r->end;
         return sm->region;
+    }
     const range *r = find_range(s->regions, s->nregions, addr);
     return r ? s->region_names[r->index] : "[unknown]";
 }

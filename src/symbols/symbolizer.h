@@ -74,8 +74,11 @@ void symbolizer_object_text(const data_name *d, char *buf, size_t cap);
 
 /* Name of the memory region holding addr: "[heap]", "[stack]", "[prog]"
  * (a module's basename), "[anon]", ...; "[unknown]" when nothing holds it.
- * Blocks of the heap map are the caller's to name first. */
-const char *symbolizer_region(symbolizer *s, uint64_t addr);
+ * Blocks of the heap map are the caller's to name first.  [*lo, *hi): the
+ * addresses of the module's segment that get the same answer (empty for
+ * an address of no module). */
+const char *symbolizer_region(symbolizer *s, uint64_t addr, uint64_t *lo,
+                              uint64_t *hi);
 
 /* Path of the module with the trace's module id, or NULL. */
 const char *symbolizer_module_path(const symbolizer *s, uint64_t id);
