@@ -177,7 +177,7 @@ enum memtap_chunk_type {
  * slots; formats 3 and 4: >> 22, 1024 slots), holds the last address of
  * a site with that slot, and the previous site's slot holds the site that
  * last followed it (collisions only cost bytes: a program of many sites,
- * python3, packed 18 % fewer bytes with 8192 slots, and its trace was 23
+ * python3, packed 18 % fewer bytes with 8192 slots, and its trace was 19
  * % smaller).  With d = zigzag(addr - last address of the site's slot):
  *
  *   formats 4 and 5:
