@@ -215,6 +215,13 @@ static __thread tracer_thread *tls_self __attribute__((tls_model("initial-exec")
 static __thread int tls_internal __attribute__((tls_model("initial-exec")));
 static __thread int tls_exited __attribute__((tls_model("initial-exec")));
 static __thread int tls_writer __attribute__((tls_model("initial-exec")));
+/* What this thread is in the middle of, for a flush-all from a signal
+ * handler that interrupted it (which must not wait for itself): packing
+ * the job of that thread (run_job), writing that hand (write_hand), and
+ * whether the hand's chunk is written yet. */
+static __thread tracer_thread *tls_packing __attribute__((tls_model("initial-exec")));
+static __thread tracer_hand *tls_hand __attribute__((tls_model("initial-exec")));
+static __thread int tls_hand_put __attribute__((tls_model("initial-exec")));
 
 void *tracer_map(uint64_t size)
 {
@@ -763,6 +770,10 @@ static int write_hand(tracer_thread *t, uint32_t i, ZSTD_CCtx *cctx,
         wake_on(t, &h->state);
         return 0;
     }
+    tracer_hand *outer = tls_hand; /* (a flush-all's, interrupting one) */
+    int outer_put = tls_hand_put;
+    tls_hand = h;
+    tls_hand_put = 0;
     size_t clen = encode_events(cctx, out, out_cap, h->tid, h->n, h->buf,
                                 h->len);
     while ((head = atomic_load(&t->hand_head)) != i) {
@@ -772,9 +783,12 @@ static int write_hand(tracer_thread *t, uint32_t i, ZSTD_CCtx *cctx,
             wait_on(t, before, now);
     }
     put_events(out, clen, h->n);
+    tls_hand_put = 1;
     /* free before the head moves on: the holder refills the slot then */
     atomic_store(&h->state, HAND_FREE);
     atomic_store(&t->hand_head, i + 1);
+    tls_hand = outer;
+    tls_hand_put = outer_put;
     wake_on(t, &h->state);
     return 1;
 }
@@ -1123,7 +1137,10 @@ static int run_job(tracer_thread *t, int by_writer)
      * stale head may hold a later job, which must wait its turn */
     int locked = atomic_load(&t->job_head) == head && try_lock(t);
     if (locked) {
+        tracer_thread *outer = tls_packing; /* (as tls_hand) */
+        tls_packing = t;
         pack_entries_locked(t, job->e, job->end);
+        tls_packing = outer;
         unlock(t);
         if (by_writer)
             atomic_fetch_add(&g.writer.jobs, 1);
@@ -1232,15 +1249,33 @@ static void await_hands(tracer_thread *t)
         uint32_t head = atomic_load(&t->hand_head);
         if (atomic_load(&t->hand_tail) == head)
             return;
-        _Atomic uint32_t *state = &t->hands[head % HANDS].state;
-        uint32_t now = atomic_load(state);
+        tracer_hand *h = &t->hands[head % HANDS];
+        uint32_t now = atomic_load(&h->state);
         if (now == HAND_QUEUED && meta_acquire(0)) {
             write_hand(t, head, g.meta_cctx, g.meta_out, g.meta_out_cap);
             meta_release();
             continue;
         }
+        if (now == HAND_WRITING && tls_hand == h) {
+            /* this thread's own, in the code this call interrupted, which
+             * will not go on: its bytes are whole, write it here */
+            if (!tls_hand_put && meta_acquire(0)) {
+                put_events(g.meta_out,
+                           encode_events(g.meta_cctx, g.meta_out,
+                                         g.meta_out_cap, h->tid, h->n,
+                                         h->buf, h->len),
+                           h->n);
+                meta_release();
+            } else if (!tls_hand_put) {
+                lose(h->n, 0);
+            }
+            atomic_store(&h->state, HAND_FREE);
+            atomic_store(&t->hand_head, head + 1);
+            tls_hand = NULL;
+            continue;
+        }
         if (now != HAND_FREE)
-            wait_on(t, state, now);
+            wait_on(t, &h->state, now);
     }
     uint32_t tail = atomic_load(&t->hand_tail);
     for (uint32_t i = atomic_load(&t->hand_head); i != tail; i++)
@@ -1248,10 +1283,24 @@ static void await_hands(tracer_thread *t)
             lose(t->hands[i % HANDS].n, 0); /* (free: written) */
 }
 
+/* Loses t's offered jobs, left unpacked: those of this thread, whose
+ * oldest it was packing when the call that ends the process interrupted
+ * it (that one counted whole, though part of it is in the buffer). */
+static void lose_jobs(tracer_thread *t)
+{
+    uint32_t tail = atomic_load(&t->job_tail);
+    for (uint32_t i = atomic_load(&t->job_head); i != tail; i++)
+        if (atomic_load(&t->jobs[i % JOBS].state) != JOB_FREE)
+            lose_entries(t->jobs[i % JOBS].e, t->jobs[i % JOBS].end);
+}
+
 void tracer_flush_all(void)
 {
     for (tracer_thread *t = atomic_load(&g.threads); t; t = t->next) {
-        settle_jobs(t, 0);
+        if (t == tls_packing) /* interrupted mid-pack: no waiting */
+            lose_jobs(t);
+        else
+            settle_jobs(t, 0);
         if (try_lock(t)) {
             tracer_internal_enter();
             settle_hands(t, 0);
@@ -1260,6 +1309,8 @@ void tracer_flush_all(void)
             unlock(t);
         } else {
             await_hands(t);
+            if (t == tls_self)
+                lose(t->n, 0); /* its buffer, mid-change under us */
         }
     }
 }
