@@ -12,7 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
+#include "clock.h"
 
 enum { CELLS = 1 << 22, NODES = 1 << 20, STEPS = 1 << 23, MAX_RUNS = 31 };
 
@@ -43,13 +43,6 @@ static const struct variant {
 #undef V
 };
 enum { NV = sizeof variants / sizeof *variants };
-
-static double now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
 
 static int by_value(const void *a, const void *b)
 {
@@ -106,12 +99,12 @@ int main(int argc, char **argv)
     for (int r = 0; r < runs; r++)
         for (int v = 0; v < NV; v++) {
             reset_log();
-            double a = now();
+            double a = bench_now();
             variants[v].scatter(order, CELLS, cells);
-            double b = now();
+            double b = bench_now();
             check += variants[v].walk(&nodes[2 * cycle[0]], STEPS);
             t[0][v][r] = b - a;
-            t[1][v][r] = now() - b;
+            t[1][v][r] = bench_now() - b;
         }
     printf("%-22s %12s %12s\n", "log sequence", "scatter", "walk");
     double base[2] = { 0, 0 };

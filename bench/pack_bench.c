@@ -22,16 +22,9 @@
 
 #include <stdio.h>
 #include <stdlib.h>
-#include <time.h>
+#include "clock.h"
 
 enum { N = 4096, ROUNDS = 2000 };
-
-static double now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
 
 static uint64_t next_random(uint64_t *s)
 {
@@ -88,7 +81,7 @@ int main(int argc, char **argv)
         for (int r = 0; r < runs; r++) {
             trace_packer_reset(&p);
             bytes = 0;
-            double t0 = now();
+            double t0 = bench_now();
             for (int k = 0; k < ROUNDS; k++) {
                 const trace_entry *x = e;
                 uint32_t recs = 0;
@@ -102,7 +95,7 @@ int main(int argc, char **argv)
                 }
                 bytes += (size_t)(o - out);
             }
-            double t = (now() - t0) / ((double)N * ROUNDS) * 1e9;
+            double t = (bench_now() - t0) / ((double)N * ROUNDS) * 1e9;
             best = t < best ? t : best;
         }
         printf("%-11s %10.2f %10.2f\n", modes[m].name, best,

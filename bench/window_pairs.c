@@ -17,7 +17,7 @@
  *   window_pairs [ROUNDS] */
 #include <stdio.h>
 #include <stdlib.h>
-#include <time.h>
+#include "clock.h"
 
 #include "memtap/memtap.h"
 
@@ -27,13 +27,6 @@ typedef struct node {
     struct node *next;
     long value;
 } node;
-
-static double now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
 
 static unsigned lcg(unsigned *s)
 {
@@ -97,9 +90,9 @@ int main(int argc, char **argv)
                 MEMTAP_START();
             else
                 MEMTAP_STOP();
-            double a = now();
+            double a = bench_now();
             walk_half();
-            t[open] = now() - a;
+            t[open] = bench_now() - a;
         }
         d[r] = (t[1] - t[0]) / STEPS * 1e9;
     }
