@@ -31,6 +31,9 @@ typedef struct type_shape {
     shape_kind kind;
     int ndims;                   /* ARRAY: dimensions, outermost first */
     uint64_t strides[MAX_DIMS];  /* ARRAY: bytes per index of each */
+    int8_t shifts[MAX_DIMS];     /* ARRAY: log2 of a stride that is a
+                                    power of two (a shift, not a division,
+                                    per name), else -1 */
     Dwarf_Off elem;              /* ARRAY: the element type */
     member *members;             /* RECORD: in DIE order */
     size_t nmembers;
@@ -40,6 +43,7 @@ typedef struct dwarf_var {
     uint64_t addr;
     uint64_t size;
     char *name;
+    size_t name_len;
     Dwarf_Off type;  /* 0 when untyped */
 } dwarf_var;
 
@@ -94,7 +98,7 @@ static void add_var(dwarf_vars *vs, Dwarf_Die *die)
         free(copy);
         return;
     }
-    *v = (dwarf_var){ addr, size, copy, toff };
+    *v = (dwarf_var){ addr, size, copy, strlen(copy), toff };
 }
 
 static void walk_dies(dwarf_vars *vs, Dwarf_Die *parent, int depth)
@@ -239,6 +243,10 @@ static void read_array(type_shape *t, Dwarf_Die *type)
                             ? t->strides[d + 1] *
                                   (counts[d + 1] ? counts[d + 1] : 1)
                             : esize;
+    for (int d = 0; d < ndims; d++)
+        t->shifts[d] = (int8_t)((t->strides[d] & (t->strides[d] - 1))
+                                    ? -1
+                                    : __builtin_ctzll(t->strides[d]));
     t->ndims = ndims;
     t->kind = SHAPE_ARRAY;
 }
@@ -338,11 +346,11 @@ typedef struct text {
     size_t n, cap;
 } text;
 
-static void add_str(text *t, char lead, const char *s)
+static void add_mem(text *t, char lead, const char *s, size_t len)
 {
     if (lead && t->n + 1 < t->cap)
         t->b[t->n++] = lead;
-    size_t len = strlen(s), room = t->cap - 1 - t->n;
+    size_t room = t->cap - 1 - t->n;
     if (len > room)
         len = room;
     memcpy(t->b + t->n, s, len);
@@ -354,13 +362,12 @@ static void add_num(text *t, char lead, uint64_t v, char close)
 {
     char d[24];
     size_t k = sizeof d;
-    d[--k] = '\0';
     if (close)
         d[--k] = close;
     do
         d[--k] = (char)('0' + v % 10);
     while (v /= 10);
-    add_str(t, lead, d + k);
+    add_mem(t, lead, d + k, sizeof d - k);
 }
 
 int dwarf_vars_name(dwarf_vars *vs, uint64_t addr, char *buf, size_t cap)
@@ -371,14 +378,15 @@ int dwarf_vars_name(dwarf_vars *vs, uint64_t addr, char *buf, size_t cap)
         return v != NULL;
     uint64_t off = addr - v->addr;
     text t = { buf, 0, cap };
-    add_str(&t, 0, v->name);
+    add_mem(&t, 0, v->name, v->name_len);
     Dwarf_Off type = v->type;
     for (int depth = 0; type && depth < 32; depth++) {
         const type_shape *s = shape_of(vs, type);
         type = 0;
         if (s && s->kind == SHAPE_ARRAY) {
             for (int d = 0; d < s->ndims; d++) {
-                uint64_t idx = off / s->strides[d];
+                uint64_t idx = s->shifts[d] >= 0 ? off >> s->shifts[d]
+                                                 : off / s->strides[d];
                 add_num(&t, '[', idx, ']');
                 off -= idx * s->strides[d];
             }
@@ -389,7 +397,7 @@ int dwarf_vars_name(dwarf_vars *vs, uint64_t addr, char *buf, size_t cap)
                 if (off < m->off || off - m->off >= m->size)
                     continue;
                 if (m->name)
-                    add_str(&t, '.', m->name);
+                    add_mem(&t, '.', m->name, strlen(m->name));
                 off -= m->off;
                 type = m->type;
                 break;
