@@ -136,10 +136,12 @@ typedef struct memtap_record {
 } memtap_record;
 
 #define MEMTAP_TRACE_MAGIC "MEMTAPTR"
-#define MEMTAP_TRACE_VERSION 5u   /* 2: events as MEMTAP_CHUNK_PACKED;
+#define MEMTAP_TRACE_VERSION 6u   /* 2: events as MEMTAP_CHUNK_PACKED;
                                      3: with access runs and SITES;
                                      4: runs predict the next site;
-                                     5: from 8192 slots, not 1024 */
+                                     5: from 8192 slots, not 1024;
+                                     6: followers due after a later
+                                        entry (memtap_site.due) */
 #define MEMTAP_TRACE_VERSION_MIN 1u /* the oldest this reader reads */
 #define MEMTAP_CHUNK_MAGIC 0x4b43544du /* "MTCK" */
 
@@ -236,16 +238,31 @@ typedef struct memtap_site {
     uint16_t followers;     /* the elided sites right after this one in
                                the table (at most MEMTAP_FOLLOWERS_MAX) */
     uint8_t elided;         /* never logged itself: its leader is */
-    uint8_t reserved;
+    uint8_t due;            /* elided, format 6: 0, or the site (this
+                               follower's leader's index + due) after
+                               whose entry its records come (0 before) */
 } memtap_site;
 
 /* Lossless elision: an access whose address is another's of the same
  * block execution plus a constant (same base and index registers, not
  * written in between, nothing but straight-line code between them) is not
  * logged; its leader's entry stands for it too.  An entry expands to the
- * leader's records, then each follower's, at the leader's address plus
- * the follower's delta. */
+ * leader's records, then those of each follower whose due is 0, at the
+ * leader's address plus the follower's delta.
+ *
+ * A follower with due d > 0 (format 6) comes later in program order, after
+ * other logged accesses: its records, at the same address, are due after
+ * the records of the next entry naming site L + d of the leader L's module
+ * (and L + d's own followers of due 0), then those due there before it in
+ * the order their leaders' entries came.  Sites between the leader and
+ * the due site name only that stretch of code, so an entry outside (L, L
+ * + d] (another module, the stretch left early: its due access was
+ * dropped by MEMTAP_ONLY, or a signal handler's) is preceded by the
+ * records still due; so is the end of a run.  memtap packs no run that
+ * ends before a follower's due site, and expands at most
+ * MEMTAP_DEFERRED_MAX records held so at once. */
 #define MEMTAP_FOLLOWERS_MAX 15u
+#define MEMTAP_DEFERRED_MAX 32u
 
 typedef struct memtap_file_header {
     char magic[8];          /* MEMTAP_TRACE_MAGIC */

@@ -960,13 +960,14 @@ static void flush_locked(tracer_thread *t)
 /* Whether t's buffer has room for `records` more records in `bytes`. */
 static int has_room(const tracer_thread *t, uint32_t records, size_t bytes)
 {
-    return g.cap - t->n >= records && t->buf_cap - t->len >= bytes;
+    return t->n <= g.cap && g.cap - t->n >= records &&
+           t->buf_cap - t->len >= bytes;
 }
 
 /* Whether t's buffer is to be written now: full, or the process ending. */
 static void flush_if_due(tracer_thread *t)
 {
-    if (t->n == g.cap || atomic_load(&g.finished) || tls_exited)
+    if (t->n >= g.cap || atomic_load(&g.finished) || tls_exited)
         flush_locked(t);
 }
 
@@ -1092,7 +1093,10 @@ static void pack_entries_locked(tracer_thread *t, const trace_entry *e,
                                 const trace_entry *end)
 {
     trace_sites sites = { g.site_tabs, atomic_load(&g.nsite_tabs) };
-    const size_t run_min = TRACE_RUN_FRAME + TRACE_ENTRY_MAX;
+    /* a run may go past its limits to end where no follower's records
+     * are still due: the buffer keeps the bytes for that */
+    const size_t run_min = TRACE_RUN_FRAME + TRACE_ENTRY_MAX +
+                           TRACE_RUN_OVER_BYTES;
     while (e < end) {
         if (!has_room(t, TRACE_ENTRY_RECORDS_MAX, run_min))
             flush_locked(t);
@@ -1104,8 +1108,8 @@ static void pack_entries_locked(tracer_thread *t, const trace_entry *e,
         uint32_t records = 0;
         uint8_t *at = t->buf + t->len;
         uint8_t *o = trace_run_pack(&t->packer, &sites, &e, end, at,
-                                    t->buf + t->buf_cap, g.cap - t->n,
-                                    &records);
+                                    t->buf + t->buf_cap - TRACE_RUN_OVER_BYTES,
+                                    g.cap - t->n, &records);
         if (o == at)
             continue; /* nothing left that names a site */
         trace_run_seal(&t->packer, at, atomic_fetch_add(&g.seq, records),

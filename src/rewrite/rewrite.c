@@ -58,6 +58,17 @@ static void collect(const x86_insn *x, void *arg)
         l->oom = 1;
 }
 
+/* What becomes of one selected operand of a block (plan_elision). */
+typedef struct op_plan {
+    uint32_t lead;            /* the operand whose entry stands for it too
+                                 (elided), or SEL_NONE */
+    uint32_t due;             /* elided after other logged operands: the
+                                 last of them (memtap_site.due), else
+                                 SEL_NONE */
+    uint32_t site;            /* its site index once emitted, else
+                                 SEL_NONE */
+} op_plan;
+
 typedef struct rewriter {
     const rewrite_options *opt;
     analysis *a;
@@ -84,10 +95,8 @@ typedef struct rewriter {
     size_t live_cap;
     uint8_t *start;           /* insn_vec.start of the current chain */
     size_t start_cap;
-    uint32_t *lead;           /* per operand of the current block: the
-                                 operand whose entry stands for it too
-                                 (elided), or SEL_NONE */
-    size_t lead_cap;
+    op_plan *plan;            /* per operand of the current block */
+    size_t plan_cap;
     uint64_t header_vaddr, count_stub_addr;
     log_refs log;                /* what the log sequences refer to */
     rewrite_report *rep;
@@ -237,45 +246,100 @@ static int same_registers(const bid_expr *a, const bid_expr *b)
            a->r2.scale == b->r2.scale;
 }
 
-/* Lossless elision (memtap/trace.h): a selected operand joins the group
- * of the selected operand logged before it in the block when both are
- * plain RRI expressions of the same register incarnations, only
- * straight-line instructions lie between (nothing that jumps, calls or
- * makes a system call), the displacements differ by an int32, and the
- * group has room; its leader's entry then stands for it. */
+/* A logged operand of the current stretch of straight-line code, as
+ * plan_elision knows it. */
+typedef struct stretch_op {
+    uint32_t op;              /* its operand */
+    uint32_t members;         /* its followers so far */
+    uint32_t held;            /* records of followers due later held
+                                 (trace_deferred) as its entry is read */
+    int source;               /* a plain RRI operand at a movable
+                                 instruction: others may follow it */
+} stretch_op;
+
+/* Whether x[i] may follow the logged operand l: the same registers, a
+ * displacement an int32 away, and room in l's group. */
+static int may_follow(const sel_expr *x, const stretch_op *l, uint32_t i)
+{
+    int64_t delta = x[i].e.imm - x[l->op].e.imm;
+    return l->source && l->members < MEMTAP_FOLLOWERS_MAX &&
+           plain_rri(&x[i].e) && same_registers(&x[l->op].e, &x[i].e) &&
+           delta == (int32_t)delta;
+}
+
+/* Lossless elision (memtap/trace.h): a selected operand of plain RRI
+ * registers is not logged when another logged before it in the stretch
+ * (only straight-line instructions between: nothing that jumps, calls or
+ * makes a system call) used the same register incarnations, a
+ * displacement an int32 away: that one's entry stands for it too.  It
+ * joins the group of the operand logged last before it while that group
+ * is open (its records right after that entry's); else the group of an
+ * earlier one (up to TRACE_WINDOW_ENTRIES back) with its records due
+ * after the last logged entry.  The reader puts those after the last
+ * entry's group, in the order their leaders came, so one due there from
+ * a leader before another's closes the way. */
 static int plan_elision(rewriter *r, const insn_vec *iv, const sel_expr *x,
                         uint32_t nx)
 {
-    if (nx > r->lead_cap) {
-        uint32_t *l = realloc(r->lead, nx * sizeof *l);
+    if (nx > r->plan_cap) {
+        op_plan *l = realloc(r->plan, nx * sizeof *l);
         if (!l)
             return -1;
-        r->lead = l;
-        r->lead_cap = nx;
+        r->plan = l;
+        r->plan_cap = nx;
     }
-    uint32_t lead = SEL_NONE, members = 0;
+    stretch_op w[TRACE_WINDOW_ENTRIES]; /* its last logged operands */
+    uint32_t nw = 0, open = 0, after = 0; /* the last's group open; the
+                                              latest leader due after it */
     size_t k = 0; /* instruction of the operand before */
     for (uint32_t i = 0; i < nx; i++) {
-        r->lead[i] = SEL_NONE;
+        r->plan[i] = (op_plan){ SEL_NONE, SEL_NONE, SEL_NONE };
         if (!x[i].selected)
             continue;
         for (; k < iv->n && iv->v[k].addr < x[i].addr; k++)
             if (iv->v[k].flow != X86_FLOW_NEXT ||
                 (iv->start && k + 1 < iv->n && iv->start[k + 1]))
-                lead = SEL_NONE; /* a branch, or another block's registers */
-        int64_t delta = lead == SEL_NONE ? 0 : x[i].e.imm - x[lead].e.imm;
-        if (!r->opt->no_elision && lead != SEL_NONE &&
-            members < MEMTAP_FOLLOWERS_MAX && plain_rri(&x[i].e) &&
-            same_registers(&x[lead].e, &x[i].e) && delta == (int32_t)delta) {
-            r->lead[i] = lead;
-            members++;
-            r->rep->elided++;
+                nw = 0; /* a branch, or another block's registers */
+        uint32_t l = nw; /* of w: the leader, or nw to log it */
+        if (r->opt->no_elision || !nw) {
+        } else if (open && may_follow(x, &w[nw - 1], i)) {
+            l = nw - 1;
         } else {
-            int ends;
-            lead = plain_rri(&x[i].e) && k < iv->n &&
-                           movable(&iv->v[k], &ends) ? i : SEL_NONE;
-            members = 0;
+            uint32_t rec = (uint32_t)(x[i].read != 0) + (x[i].write != 0);
+            uint32_t most = w[nw - 1].held; /* of w[j..nw) */
+            for (uint32_t j = nw - 1; j-- > after;) { /* latest first */
+                most = w[j].held > most ? w[j].held : most;
+                if (most + rec <= MEMTAP_DEFERRED_MAX &&
+                    may_follow(x, &w[j], i)) {
+                    l = j;
+                    break;
+                }
+            }
+            if (l < nw) { /* held from entry l's records to entry nw-1's */
+                for (uint32_t j = l; j < nw; j++)
+                    w[j].held += rec;
+                r->plan[i].due = w[nw - 1].op;
+                open = 0;
+                after = l;
+            }
         }
+        if (l < nw) {
+            r->plan[i].lead = w[l].op;
+            w[l].members++;
+            r->rep->elided++;
+            continue;
+        }
+        if (nw == TRACE_WINDOW_ENTRIES) {
+            memmove(w, w + 1, (nw - 1) * sizeof *w);
+            nw--;
+            after = after ? after - 1 : 0;
+        }
+        int ends;
+        w[nw++] = (stretch_op){ i, 0, 0,
+                                plain_rri(&x[i].e) && k < iv->n &&
+                                    movable(&iv->v[k], &ends) };
+        open = 1;
+        after = 0;
     }
     return 0;
 }
@@ -283,7 +347,7 @@ static int plan_elision(rewriter *r, const insn_vec *iv, const sel_expr *x,
 /* Whether operand i of the block logs an entry. */
 static int logs(const rewriter *r, const sel_expr *x, uint32_t i)
 {
-    return x[i].selected && r->lead[i] == SEL_NONE;
+    return x[i].selected && r->plan[i].lead == SEL_NONE;
 }
 
 /* Counts the saves of a sequence that uses the scratch registers `used`
@@ -406,7 +470,8 @@ static int add_check(rewriter *r, uint64_t slot)
 }
 
 /* Emits the logging of insn's selected operands; exprs are its block's.
- * A leader's elided followers take the site indices after its own. */
+ * A leader's elided followers take the site indices after its own (their
+ * dues are set once the block's sites are: set_dues). */
 static int emit_logs(rewriter *r, const x86_insn *insn, unsigned live,
                      const sel_expr *x, uint32_t nx)
 {
@@ -419,7 +484,7 @@ static int emit_logs(rewriter *r, const x86_insn *insn, unsigned live,
             continue;
         uint32_t followers = 0;
         for (uint32_t j = i + 1; j < nx; j++)
-            followers += r->lead[j] == i;
+            followers += r->plan[j].lead == i;
         if (!m || m->segment == ZYDIS_REGISTER_GS) { /* and its group */
             r->rep->unaddressable += 1 + followers;
             r->rep->elided -= followers;
@@ -433,6 +498,7 @@ static int emit_logs(rewriter *r, const x86_insn *insn, unsigned live,
             (once && add_check(r, slot) != 0))
             return -1;
         count_saves(r, LOG_USES, live);
+        r->plan[i].site = r->nsites;
         mt_site *s = &r->sites[r->nsites++];
         memset(s, 0, sizeof *s);
         s->pc = insn->addr;
@@ -443,8 +509,9 @@ static int emit_logs(rewriter *r, const x86_insn *insn, unsigned live,
         s->followers = (uint16_t)followers;
         r->rep->sites++;
         for (uint32_t j = i + 1; followers && j < nx; j++) {
-            if (r->lead[j] != i)
+            if (r->plan[j].lead != i)
                 continue;
+            r->plan[j].site = r->nsites;
             mt_site *f = &r->sites[r->nsites++];
             memset(f, 0, sizeof *f);
             f->pc = x[j].addr;
@@ -458,6 +525,24 @@ static int emit_logs(rewriter *r, const x86_insn *insn, unsigned live,
         }
     }
     return 0;
+}
+
+/* Sets the due of each follower of the block's emitted sites elided
+ * after other logged operands: the distance from its leader's site to the
+ * site of the last of them.  When that one has no site (it turned out
+ * unaddressable), the follower's own: a site no entry names, so its
+ * records come before the next entry's (memtap/trace.h). */
+static void set_dues(rewriter *r, uint32_t nx)
+{
+    for (uint32_t j = 0; j < nx; j++) {
+        const op_plan *p = &r->plan[j];
+        if (p->due == SEL_NONE || p->site == SEL_NONE)
+            continue;
+        uint32_t lead = r->plan[p->lead].site, at = r->plan[p->due].site;
+        if (at == SEL_NONE || at <= lead || at - lead > UINT8_MAX)
+            at = p->site;
+        r->sites[p->site].due = (uint8_t)(at - lead);
+    }
 }
 
 static uint32_t selected_in(const rewriter *r, const x86_insn *insn,
@@ -994,6 +1079,8 @@ static size_t rewrite_chain(rewriter *r, size_t bi, insn_list *list)
         }
         i = from = j;
     }
+    if (!r->planning)
+        set_dues(r, nx);
     if (block >= 0 && count_alone(r, iv, &block) != 0)
         return 0;
     return !r->planning && note_kept_branches(r, iv->v, kept, iv->n) != 0
@@ -1274,7 +1361,7 @@ int rewrite_file(const char *in_path, const char *out, const rewrite_options *o,
     liveness_free(&r.lv);
     free(r.live);
     free(r.start);
-    free(r.lead);
+    free(r.plan);
     analysis_free(r.a);
     elf_input_unmap(&in);
     return rc;

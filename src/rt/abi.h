@@ -47,9 +47,11 @@
 #include "memtap/trace.h"
 
 #define MT_REWRITE_MAGIC "MTREWR01"
-#define MT_REWRITE_VERSION 10u  /* 10: trampolines append their entries
-                                   themselves (9: through a call of a stub
-                                   the runtime patched) */
+#define MT_REWRITE_VERSION 11u  /* 11: followers due after later entries
+                                   (memtap_site.due); 10: trampolines
+                                   append their entries themselves (9:
+                                   through a call of a stub the runtime
+                                   patched) */
 #define MT_BUFFER_ALIGN 65536u  /* entry buffers end at a multiple */
 
 /* The site table goes into a trace in pieces of this many sites (the last

@@ -135,22 +135,28 @@ static __thread int tls_flushing __attribute__((tls_model("initial-exec")));
 static __thread int tls_own __attribute__((tls_model("initial-exec")));
 static __thread rt_tls tls_saved __attribute__((tls_model("initial-exec")));
 
-/* The records an entry stands for (followers included); 0 for an
- * entry of no known site. */
-static size_t entry_records(const mt_entry *e, memtap_record *out)
+/* The records that come with an entry (trace_entry_expand) into out
+ * (room for TRACE_EXPAND_MAX), with d those still due; at the end of
+ * the entries (e NULL), those still due. */
+static size_t entry_records(trace_deferred *d, const mt_entry *e,
+                            memtap_record *out)
 {
     trace_sites sites = { rt.tabs, atomic_load(&rt.nmods) };
-    return trace_entry_expand(&sites, (const trace_entry *)e, out);
+    return e ? trace_entry_expand(&sites, d, (const trace_entry *)e, out)
+             : trace_deferred_flush(d, out);
 }
 
 /* Hands the entries to the user's consumer in batches. */
 static void consume_entries(const mt_entry *e, const mt_entry *end)
 {
     memtap_access batch[128];
-    memtap_record r[TRACE_ENTRY_RECORDS_MAX];
+    memtap_record r[TRACE_EXPAND_MAX];
+    trace_deferred d;
+    d.n = 0;
     size_t n = 0;
-    for (; e < end; e++) {
-        size_t k = entry_records(e, r);
+    for (int more = 1; more; e += more) {
+        more = e < end;
+        size_t k = entry_records(&d, more ? e : NULL, r);
         if (n + k > sizeof batch / sizeof *batch) {
             rt.consume(batch, n);
             n = 0;
@@ -249,13 +255,16 @@ static int hand_over_entries(mt_entry *e, mt_entry *end, int offer)
     /* a shadow tool takes records */
     enum { BATCH = 256 };
     memtap_record batch[BATCH];
+    trace_deferred d;
+    d.n = 0;
     size_t n = 0;
-    for (; e < end; e++) {
-        if (n + TRACE_ENTRY_RECORDS_MAX > BATCH) {
+    for (int more = 1; more; e += more) {
+        more = e < end;
+        if (n + TRACE_EXPAND_MAX > BATCH) {
             tracer_record_accesses(batch, n);
             n = 0;
         }
-        n += entry_records(e, &batch[n]);
+        n += entry_records(&d, more ? e : NULL, &batch[n]);
     }
     tracer_record_accesses(batch, n);
     return 0;
@@ -321,7 +330,17 @@ static void drain(int offer)
             if (!tls_spares[i])
                 tls_spares[i] = map_buffer();
     }
+    mt_entry tail[TRACE_WINDOW_ENTRIES];
+    size_t ntail = 0;
     if (base && end >= base && end <= base + ENTRIES && !rt.discard) {
+        if (offer) { /* a full buffer: cut where no record is still due */
+            trace_sites sites = { rt.tabs, atomic_load(&rt.nmods) };
+            size_t n = (size_t)(end - base);
+            ntail = n - trace_window_start(&sites, (const trace_entry *)base,
+                                           n);
+            end -= ntail;
+            memcpy(tail, end, ntail * sizeof *tail);
+        }
         atomic_fetch_add_explicit(&rt.entries, (uint64_t)(end - base),
                                   memory_order_relaxed);
         if (hand_over_entries(base, end, offer)) {
@@ -332,8 +351,10 @@ static void drain(int offer)
             base = tls_base;
         }
     }
-    real->cursor = (uint64_t)(uintptr_t)base; /* NULL: no room, as when
-                                                 full (rewritten_flush) */
+    if (base && ntail) /* the cut's tail begins the buffer logged into */
+        memcpy(base, tail, ntail * sizeof *tail);
+    /* NULL: no room, as when full (rewritten_flush) */
+    real->cursor = (uint64_t)(uintptr_t)(base ? base + ntail : NULL);
     if (tls_own)
         to_scratch();
     tls_flushing = 0;

@@ -1,6 +1,11 @@
 /*
  * pack.c - packing and unpacking the records and access runs of event
- * chunks (pack.h).  Safe inside traced processes: no allocation, no stdio.
+ * chunks (pack.h), and the records an entry stands for (its followers',
+ * those due later).  Safe inside traced processes: no allocation, no
+ * stdio.
+ *
+ * One file: unpacking a run expands each entry in its loop, inlined, and
+ * packing one ends where expanding finds no record still due.
  */
 #include "pack.h"
 
@@ -171,79 +176,108 @@ __attribute__((noinline)) static uint32_t records_of(const trace_sites *s,
     return trace_site_records(s, site, &tab, &index);
 }
 
+/* What packing a run keeps from entry to entry, in locals of
+ * trace_run_pack (the bytes written may alias anything). */
+typedef struct run_state {
+    uint8_t *o;
+    uint32_t prev_site, prev_slot, skipped, budget;
+    site_window w;
+} run_state;
+
+/* Packs entry x into the run; 0 when its records are past the budget.
+ * Inlined into both of trace_run_pack's loops. */
+static inline __attribute__((always_inline)) int
+pack_entry(trace_packer *p, const trace_sites *tabs, run_state *st,
+           const trace_entry *x)
+{
+    /* the entries were written on another CPU: ask for them 1 KiB ahead
+     * (the writer packed sort's 4095-entry buffers in 9.5 us instead of
+     * 18-23; 4 lines ahead 13.5 us, 32 lines 9.7) */
+    __builtin_prefetch((const void *)((uintptr_t)x + 1024));
+    uint32_t site = x->site;
+    uint64_t addr = x->addr;
+    uint32_t k, i = site - st->w.base;
+    if (__builtin_expect(i < st->w.n, 1)) {
+        k = st->w.records[i];
+    } else {
+        st->w = window_of(tabs, site);
+        i = site - st->w.base;
+        k = i < st->w.n ? st->w.records[i] : records_of(tabs, site);
+    }
+    if (k > st->budget)
+        return 0;
+    if (!k) {
+        st->skipped++;
+        return 1;
+    }
+    st->budget -= k;
+    uint32_t guess = p->next[st->prev_slot];
+    p->next[st->prev_slot] = site;
+    st->prev_site = site;
+    st->prev_slot = site_slot(site, TRACE_SITE_SLOT_BITS);
+    uint64_t daddr = zigzag(addr - p->slots[st->prev_slot]);
+    p->slots[st->prev_slot] = addr;
+    uint8_t *o = st->o;
+    /* the usual, the site guessed and a small delta: one byte (or two) */
+    if ((daddr | (uint64_t)(site ^ guess) << 32) < 0x40) {
+        *o++ = (uint8_t)(daddr << 1 | 1);
+    } else if ((daddr | (uint64_t)(site ^ guess) << 32) < 0x2000) {
+        o[0] = (uint8_t)(daddr << 1 | 0x81);
+        o[1] = (uint8_t)(daddr >> 6);
+        o += 2;
+    } else if (site == guess && daddr >> 20 && daddr < 1u << 27) {
+        o = put4(o, (uint32_t)daddr << 1 | 1);
+    } else if (site == guess && daddr >> 63 == 0) {
+        o = put(o, daddr << 1 | 1);
+    } else {
+        /* a site's first entry in the chunk comes here (it followed no
+         * site yet): note its slot when it was clear */
+        if (unzigzag(daddr) == addr)
+            touch(p, st->prev_slot);
+        uint32_t dsite = site - guess;
+        o = put(put(o, zigzag((uint64_t)(int64_t)(int32_t)dsite) << 1),
+                daddr);
+    }
+    st->o = o;
+    return 1;
+}
+
 uint8_t *trace_run_pack(trace_packer *p, const trace_sites *sites,
                         const trace_entry **e, const trace_entry *end,
                         uint8_t *out, const uint8_t *limit,
                         uint32_t max_records, uint32_t *records)
 {
-    /* the state in locals (the bytes written may alias anything), the
-     * predictor slots addressed from p */
     const trace_entry *x = *e, *first = x;
     const trace_sites tabs = *sites;
-    uint32_t prev_site = p->prev_site, skipped = 0, budget = max_records;
-    uint32_t prev_slot = site_slot(prev_site, TRACE_SITE_SLOT_BITS);
-    uint8_t *o = out + TRACE_RUN_FRAME; /* mark, u32 entries, u64 seq */
+    run_state st = { out + TRACE_RUN_FRAME, /* mark, u32 entries, u64 seq */
+                     p->prev_site, 0, 0, max_records, { 0, 0, NULL } };
+    st.prev_slot = site_slot(st.prev_site, TRACE_SITE_SLOT_BITS);
     const uint8_t *stop = limit - TRACE_ENTRY_MAX;
-    site_window w = { 0, 0, NULL };
-    for (; x < end && o <= stop; x++) {
-        /* the entries were written on another CPU: ask for them 1 KiB
-         * ahead (the writer packed sort's 4095-entry buffers in 9.5 us
-         * instead of 18-23; 4 lines ahead 13.5 us, 32 lines 9.7) */
-        __builtin_prefetch((const void *)((uintptr_t)x + 1024));
-        uint32_t site = x->site;
-        uint64_t addr = x->addr;
-        uint32_t k, i = site - w.base;
-        if (__builtin_expect(i < w.n, 1)) {
-            k = w.records[i];
-        } else {
-            w = window_of(&tabs, site);
-            i = site - w.base;
-            k = i < w.n ? w.records[i] : records_of(&tabs, site);
-        }
-        if (k > budget)
+    for (; x < end && st.o <= stop; x++)
+        if (!pack_entry(p, &tabs, &st, x))
             break;
-        if (!k) {
-            skipped++;
-            continue;
-        }
-        budget -= k;
-        uint32_t guess = p->next[prev_slot];
-        p->next[prev_slot] = site;
-        prev_site = site;
-        prev_slot = site_slot(site, TRACE_SITE_SLOT_BITS);
-        uint64_t daddr = zigzag(addr - p->slots[prev_slot]);
-        p->slots[prev_slot] = addr;
-        /* the usual, the site guessed and a small delta: one byte (or
-         * two) */
-        if ((daddr | (uint64_t)(site ^ guess) << 32) < 0x40) {
-            *o++ = (uint8_t)(daddr << 1 | 1);
-        } else if ((daddr | (uint64_t)(site ^ guess) << 32) < 0x2000) {
-            o[0] = (uint8_t)(daddr << 1 | 0x81);
-            o[1] = (uint8_t)(daddr >> 6);
-            o += 2;
-        } else if (site == guess && daddr >> 20 && daddr < 1u << 27) {
-            o = put4(o, (uint32_t)daddr << 1 | 1);
-        } else if (site == guess && daddr >> 63 == 0) {
-            o = put(o, daddr << 1 | 1);
-        } else {
-            /* a site's first entry in the chunk comes here (it followed
-             * no site yet): note its slot when it was clear */
-            if (unzigzag(daddr) == addr)
-                touch(p, prev_slot);
-            uint32_t dsite = site - guess;
-            o = put(put(o, zigzag((uint64_t)(int64_t)(int32_t)dsite) << 1),
-                    daddr);
+    if (x < end && trace_window_start(&tabs, first, (size_t)(x - first)) <
+                       (size_t)(x - first)) {
+        /* a follower's records are still due: on past the limits until
+         * they are not (trace.h) */
+        st.budget += TRACE_RUN_OVER_RECORDS;
+        max_records += TRACE_RUN_OVER_RECORDS;
+        stop += TRACE_RUN_OVER_BYTES;
+        while (x < end && st.o <= stop && pack_entry(p, &tabs, &st, x)) {
+            size_t n = (size_t)(++x - first);
+            if (trace_window_start(&tabs, first, n) == n)
+                break;
         }
     }
     *e = x;
-    p->prev_site = prev_site;
-    uint32_t entries = (uint32_t)(x - first) - skipped;
+    p->prev_site = st.prev_site;
+    uint32_t entries = (uint32_t)(x - first) - st.skipped;
     if (!entries)
         return out;
     out[0] = MEMTAP_RUN_MARK_WIDE;
     memcpy(out + 1, &entries, 4);
-    *records += max_records - budget;
-    return o;
+    *records += max_records - st.budget;
+    return st.o;
 }
 
 void trace_run_seal(trace_packer *p, uint8_t *run, uint64_t first_seq,
@@ -334,40 +368,121 @@ static const uint8_t *unpack_record(trace_packer *pk, uint8_t kind,
     return p;
 }
 
-/* The records of the site at index of tab (known valid) at addr, with
- * sequence numbers from seq on. */
-static size_t expand_site(const trace_site_table *tab, uint32_t index,
-                          uint64_t addr0, uint64_t seq, memtap_record *out)
+/* Moves records held in d to out (numbered from seq on), in their order:
+ * with `due` clear, those an entry naming site (tag, index) lies outside
+ * the stretch of (all, for an index of 0 and tag UINT32_MAX), else those
+ * due at it.  Returns how many. */
+static size_t deferred_take(trace_deferred *d, uint32_t tag, uint32_t index,
+                            int due, memtap_record *out, uint64_t seq)
+{
+    uint32_t kept = 0;
+    size_t n = 0;
+    for (uint32_t k = 0; k < d->n; k++) {
+        const trace_due *a = &d->at[k];
+        int go = due ? a->tag == tag && a->due == index
+                     : a->tag != tag || index <= a->lo || index > a->due;
+        if (go) {
+            out[n] = d->r[k];
+            out[n].seq = seq + n;
+            n++;
+        } else {
+            d->at[kept] = *a;
+            d->r[kept++] = d->r[k];
+        }
+    }
+    d->n = kept;
+    return n;
+}
+
+/* The records of the site at index of tab (known valid, of module tag) at
+ * addr, with sequence numbers from seq on; those of followers due later
+ * go to d (or here, when d is full: a corrupt table). */
+static size_t expand_site(const trace_site_table *tab, uint32_t tag,
+                          uint32_t index, uint64_t addr0, uint64_t seq,
+                          memtap_record *out, trace_deferred *d)
 {
     const memtap_site *x = &tab->sites[index];
     size_t n = 0;
     for (uint32_t f = 0; f <= x->followers; f++) {
         const memtap_site *y = &x[f];
         uint64_t addr = addr0 + (uint64_t)(int64_t)(f ? y->delta : 0);
+        int later = f && y->due &&
+                    d->n + (y->read != 0) + (y->write != 0) <=
+                        MEMTAP_DEFERRED_MAX;
         for (int store = 0; store < 2; store++) {
             if (!(store ? y->write : y->read))
                 continue;
-            memtap_record *r = &out[n++];
+            memtap_record *r = later ? &d->r[d->n] : &out[n];
             memset(r, 0, sizeof *r);
-            r->seq = seq++;
+            r->seq = seq + n; /* a later one's when it is taken */
             r->kind = store ? MEMTAP_EV_STORE : MEMTAP_EV_LOAD;
             r->pc = tab->bias + y->pc;
             r->addr = addr;
             r->size = y->size;
             r->count = y->count;
+            if (later)
+                d->at[d->n++] = (trace_due){ tag, index, index + y->due };
+            else
+                n++;
         }
     }
     return n;
 }
 
-size_t trace_entry_expand(const trace_sites *s, const trace_entry *e,
-                          memtap_record *out)
+size_t trace_entry_expand(const trace_sites *s, trace_deferred *d,
+                          const trace_entry *e, memtap_record *out)
 {
     const trace_site_table *tab;
-    uint32_t index;
+    uint32_t index, tag = e->site >> MEMTAP_SITE_BITS;
     if (!trace_site_records(s, e->site, &tab, &index))
         return 0;
-    return expand_site(tab, index, e->addr, 0, out);
+    size_t n = d->n ? deferred_take(d, tag, index, 0, out, 0) : 0;
+    n += expand_site(tab, tag, index, e->addr, n, out + n, d);
+    if (d->n)
+        n += deferred_take(d, tag, index, 1, out + n, n);
+    return n;
+}
+
+size_t trace_deferred_flush(trace_deferred *d, memtap_record *out)
+{
+    return deferred_take(d, UINT32_MAX, 0, 0, out, 0);
+}
+
+/* Whether the follower y of the site at index of module tag, entries[j],
+ * is still due after the entries after it up to n. */
+static int still_due(const trace_sites *s, const trace_entry *e, size_t j,
+                     size_t n, uint32_t tag, uint32_t index,
+                     const memtap_site *y)
+{
+    uint32_t due = index + y->due;
+    for (size_t k = j + 1; k < n; k++) {
+        const trace_site_table *tab;
+        uint32_t at;
+        if (!trace_site_records(s, e[k].site, &tab, &at))
+            continue; /* packed by no one */
+        if (e[k].site >> MEMTAP_SITE_BITS != tag || at <= index || at >= due)
+            return 0; /* outside its stretch, or its due site */
+    }
+    return 1;
+}
+
+size_t trace_window_start(const trace_sites *s, const trace_entry *e,
+                          size_t n)
+{
+    for (size_t j = n > TRACE_WINDOW_ENTRIES ? n - TRACE_WINDOW_ENTRIES : 0;
+         j < n; j++) {
+        const trace_site_table *tab;
+        uint32_t index;
+        if (!trace_site_records(s, e[j].site, &tab, &index))
+            continue;
+        const memtap_site *x = &tab->sites[index];
+        for (uint32_t f = 1; f <= x->followers; f++)
+            if (x[f].due && still_due(s, e, j, n,
+                                      e[j].site >> MEMTAP_SITE_BITS, index,
+                                      &x[f]))
+                return j;
+    }
+    return n;
 }
 
 /* The forms of access runs (trace.h): which predicts the site, and how
@@ -408,7 +523,7 @@ static inline const uint8_t *get_entry(trace_packer *pk, run_form form,
 static inline __attribute__((always_inline)) const uint8_t *
 unpack_run(trace_packer *pk, const trace_sites *sites, run_form form,
            const uint8_t *p, const uint8_t *end, memtap_record *out,
-           size_t *i, size_t n)
+           size_t *i, size_t n, trace_deferred *d)
 {
     uint32_t entries;
     uint64_t seq = 0;
@@ -428,7 +543,7 @@ unpack_run(trace_packer *pk, const trace_sites *sites, run_form form,
             return NULL;
         const trace_site_table *tab;
         uint32_t records = site_records(sites, site, &tab, &index);
-        if (!records || n - *i < records)
+        if (!records || n - *i < records + d->n)
             return NULL;
         pk->prev_site = site;
         uint32_t at = site_slot(site, form.bits);
@@ -436,10 +551,18 @@ unpack_run(trace_packer *pk, const trace_sites *sites, run_form form,
         if (__builtin_expect(!*slot, 0)) /* for trace_packer_reset */
             touch(pk, at);
         *slot += unzigzag(daddr);
-        *i += expand_site(tab, index, *slot, seq + (*i - first), &out[*i]);
+        uint32_t tag = site >> MEMTAP_SITE_BITS;
+        if (__builtin_expect(d->n != 0, 0))
+            *i += deferred_take(d, tag, index, 0, &out[*i], seq + (*i - first));
+        *i += expand_site(tab, tag, index, *slot, seq + (*i - first), &out[*i],
+                          d);
+        if (__builtin_expect(d->n != 0, 0))
+            *i += deferred_take(d, tag, index, 1, &out[*i], seq + (*i - first));
     }
     if (!entries)
         return NULL;
+    if (d->n) /* a run cut short (by a signal, say) */
+        *i += deferred_take(d, UINT32_MAX, 0, 0, &out[*i], seq + (*i - first));
     if (!form.next) {
         uint64_t dseq;
         if (!(p = get(p, end, &dseq)))
@@ -461,17 +584,19 @@ int trace_events_unpack(trace_packer *pk, const uint8_t *in, size_t len,
                           wide_form = { 1, TRACE_SITE_SLOT_BITS };
     const uint8_t *p = in, *end = in + len;
     trace_packer_reset(pk);
+    trace_deferred d;
+    d.n = 0;
     size_t i = 0;
     int rising = 1; /* a run's numbers rise unless they wrap around */
     while (i < n && p && p < end) {
         uint8_t kind = *p++;
         size_t first = i;
         if (kind == MEMTAP_RUN_MARK_WIDE)
-            p = unpack_run(pk, sites, wide_form, p, end, out, &i, n);
+            p = unpack_run(pk, sites, wide_form, p, end, out, &i, n, &d);
         else if (kind == MEMTAP_RUN_MARK_NEXT)
-            p = unpack_run(pk, sites, next_form, p, end, out, &i, n);
+            p = unpack_run(pk, sites, next_form, p, end, out, &i, n, &d);
         else if (kind == MEMTAP_RUN_MARK)
-            p = unpack_run(pk, sites, first_form, p, end, out, &i, n);
+            p = unpack_run(pk, sites, first_form, p, end, out, &i, n, &d);
         else
             p = unpack_record(pk, kind, p, end, &out[i++]);
         if (p && ((first && out[first].seq <= out[first - 1].seq) ||

@@ -77,7 +77,7 @@ typedef struct trace_entry {
 /* The records an entry naming `site` stands for, followers included
  * (*tab and *index say where the site is); 0 when the tables do not know
  * the site, it is elided, stands for nothing, or its followers are not
- * elided sites of the table. */
+ * elided sites of the table (due ones, due at one). */
 static inline uint32_t trace_site_records(const trace_sites *s, uint32_t site,
                                           const trace_site_table **tab,
                                           uint32_t *index)
@@ -97,7 +97,7 @@ static inline uint32_t trace_site_records(const trace_sites *s, uint32_t site,
             return 0;
         for (uint32_t f = 1; f <= x->followers; f++) {
             uint32_t kf = (uint32_t)(x[f].read != 0) + (x[f].write != 0);
-            if (!x[f].elided || !kf)
+            if (!x[f].elided || !kf || x[f].due >= t->nsites - i)
                 return 0;
             k += kf;
         }
@@ -107,10 +107,51 @@ static inline uint32_t trace_site_records(const trace_sites *s, uint32_t site,
     return k;
 }
 
-/* Writes the records of one entry (seq 0) into out (room for
- * TRACE_ENTRY_RECORDS_MAX); returns how many, 0 for an unknown site. */
-size_t trace_entry_expand(const trace_sites *s, const trace_entry *e,
-                          memtap_record *out);
+/* The records of followers whose due site (memtap_site.due) is still to
+ * come, in the order their leaders' entries came, each with its stretch:
+ * the due site's module and index, and its leader's. */
+typedef struct trace_due {
+    uint32_t tag, lo, due;
+} trace_due;
+
+typedef struct trace_deferred {
+    uint32_t n;
+    trace_due at[MEMTAP_DEFERRED_MAX];
+    memtap_record r[MEMTAP_DEFERRED_MAX];
+} trace_deferred;
+
+/* The most records trace_entry_expand() writes for one entry. */
+#define TRACE_EXPAND_MAX (TRACE_ENTRY_RECORDS_MAX + MEMTAP_DEFERRED_MAX)
+
+/* Writes into out (room for TRACE_EXPAND_MAX) the records that come with
+ * entry e of a stream of entries, with d the followers' records still due
+ * (empty, {0}, before the first entry): those due before it, its own,
+ * those due after it; numbered from 0.  Returns how many: 0 for an
+ * unknown site (which leaves d as it was). */
+size_t trace_entry_expand(const trace_sites *s, trace_deferred *d,
+                          const trace_entry *e, memtap_record *out);
+
+/* Writes the records still due in d into out (room for
+ * MEMTAP_DEFERRED_MAX), numbered from 0, and empties d: at the end of a
+ * stream of entries.  Returns how many. */
+size_t trace_deferred_flush(trace_deferred *d, memtap_record *out);
+
+/* The entries of a stretch of code a run must not end inside of: a
+ * follower's due site comes at most this many entries after its leader
+ * (`memtap instrument` keeps it so). */
+#define TRACE_WINDOW_ENTRIES 8u
+
+/* The first of entries e[0..n) after which a follower's records are still
+ * due at the end (its due site not yet reached), looking at the last
+ * TRACE_WINDOW_ENTRIES; n when none: where a stream of entries may be cut
+ * without reordering records. */
+size_t trace_window_start(const trace_sites *s, const trace_entry *e,
+                          size_t n);
+
+/* What trace_run_pack() may pack past its max_records and limit to end a
+ * run where no follower's records are still due. */
+#define TRACE_RUN_OVER_RECORDS (TRACE_WINDOW_ENTRIES * TRACE_ENTRY_RECORDS_MAX)
+#define TRACE_RUN_OVER_BYTES (TRACE_WINDOW_ENTRIES * TRACE_ENTRY_MAX)
 
 /* Makes p a packer at the start of a chunk. */
 void trace_packer_init(trace_packer *p);
@@ -127,7 +168,10 @@ uint8_t *trace_pack_record(trace_packer *p, const memtap_record *r,
 /*
  * Packs entries from *e on as the body of one access run at out, while the
  * run's bytes stay below limit (framing included) and its records at most
- * max_records; entries of sites the tables do not know are left out.
+ * max_records, and then on, up to TRACE_RUN_OVER_BYTES and
+ * TRACE_RUN_OVER_RECORDS past them, while a follower's records are still
+ * due (trace_window_start); entries of sites the tables do not know are
+ * left out.
  * Moves *e past the entries taken, adds their records to *records and
  * returns the end of what it wrote, or out when it wrote no run; seal a
  * run with trace_run_seal().

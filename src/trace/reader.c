@@ -241,8 +241,10 @@ static int parse_sites(memtap_trace *t, const char *raw, size_t len)
         tab->nsites = h.nsites;
         tab->bias = h.bias;
     }
-    memcpy((memtap_site *)(uintptr_t)tab->sites + h.first, raw + sizeof h,
-           (size_t)h.n * sizeof(memtap_site));
+    memtap_site *to = (memtap_site *)(uintptr_t)tab->sites + h.first;
+    memcpy(to, raw + sizeof h, (size_t)h.n * sizeof(memtap_site));
+    for (uint32_t i = 0; t->hdr.version < 6 && i < h.n; i++)
+        to[i].due = 0; /* a reserved byte before format 6 */
     return MEMTAP_OK;
 }
 
