@@ -77,7 +77,8 @@ static void summary(const char *in, const char *out, const rewrite_options *o,
            " more instructions moved)\n",
            r->sites, r->windows, r->traps, r->trapped, r->displaced);
     printf("  elided             %" PRIu64 " operands (rebuilt from a neighbour's"
-           " address when read)\n", r->elided);
+           " address when read; %" PRIu64 " after other accesses)\n",
+           r->elided, r->elided_later);
     printf("  string operations  %" PRIu64 " movs/stos/lods, each one block event"
            " (through int3)\n", r->strings);
     printf("  int3 avoided       %" PRIu64 " jumps moved back before their"

@@ -319,6 +319,7 @@ static int plan_elision(rewriter *r, const insn_vec *iv, const sel_expr *x,
                 for (uint32_t j = l; j < nw; j++)
                     w[j].held += rec;
                 r->plan[i].due = w[nw - 1].op;
+                r->rep->elided_later++;
                 open = 0;
                 after = l;
             }
@@ -482,12 +483,15 @@ static int emit_logs(rewriter *r, const x86_insn *insn, unsigned live,
         const x86_mem *m = operand_of(r, insn, &x[i], &k);
         if (!logs(r, x, i))
             continue;
-        uint32_t followers = 0;
-        for (uint32_t j = i + 1; j < nx; j++)
+        uint32_t followers = 0, later = 0;
+        for (uint32_t j = i + 1; j < nx; j++) {
             followers += r->plan[j].lead == i;
+            later += r->plan[j].lead == i && r->plan[j].due != SEL_NONE;
+        }
         if (!m || m->segment == ZYDIS_REGISTER_GS) { /* and its group */
             r->rep->unaddressable += 1 + followers;
             r->rep->elided -= followers;
+            r->rep->elided_later -= later;
             continue;
         }
         uint64_t slot = code_here(&r->code);

@@ -30,6 +30,8 @@ typedef struct rewrite_report {
     uint64_t sites;           /* operands that log */
     uint64_t trapped;         /* of those, reached through int3 */
     uint64_t elided;          /* of those, logged by a leader's entry */
+    uint64_t elided_later;    /* of those, with records due after a later
+                                 operand's (memtap_site.due) */
     uint64_t windows;         /* places patched with a jump */
     uint64_t moved_back;      /* of those, starting before their first
                                  site (no room after it) */

@@ -304,25 +304,35 @@ def test_rewrite_elision():
     records in the same order, sequence numbers included (as symbolic
     lines: heap blocks by allocation and offset, as the copies' segments,
     of different sizes, may move a non-PIE program's brk heap by a
-    page)."""
-    elided = 0
-    for name in ("lk_structs", "lk_heap", "switcher_O2", "heat_counts"):
+    page).  swaps has followers due after other accesses (a swap's store
+    after the other element's); its copy also runs with chunks of 64
+    records and 100, which end runs anywhere but inside such a stretch."""
+    elided = due = 0
+    for name in ("lk_structs", "lk_heap", "switcher_O2", "heat_counts", "swaps"):
         lines = []
-        for opts in ((), ("--no-elision",)):
+        runs = [((), None), (("--no-elision",), None)]
+        if name == "swaps":
+            runs += [((), "64"), ((), "100")]
+        for opts, records in runs:
             # paths of one length: the stack holds them
             d = os.path.join(TMP, "elision-" + ("no" if opts else "on"), name)
             os.makedirs(d, exist_ok=True)
             copy = instrument(prog(name), os.path.join(d, name), "--nonselective", *opts)
-            if not opts:
+            if not opts and not records:
                 elided += elided_sites(copy)
+                due += sum(1 for site in sites_of(copy) if site[8])
             trace = os.path.join(d, "t.mtr")
+            env = dict(os.environ, MEMTAP_BUFFER_RECORDS=records) if records else None
             subprocess.run(["setarch", "-R", MEMTAP_BIN, "run", "-q", "-o", trace, "--", copy],
-                           check=True, capture_output=True, cwd=d)
+                           check=True, capture_output=True, cwd=d, env=env)
             lines.append([l for l in show(trace) if not l.startswith("#")])
-        check(lines[0] and lines[0] == lines[1],
-              "%s: elided and non-elided copies give the same records (%d and %d)"
-              % (name, len(lines[0]), len(lines[1])))
+        for other, (opts, records) in zip(lines[1:], runs[1:]):
+            check(lines[0] and lines[0] == other,
+                  "%s: elided and %s copies give the same records (%d and %d)"
+                  % (name, "chunks of %s records of the elided" % records if records
+                     else "non-elided", len(lines[0]), len(other)))
     check(elided > 0, "some operands were elided (%d)" % elided)
+    check(due >= 2, "some followers were due after other accesses (%d)" % due)
 
 
 def test_rewrite_one_core():

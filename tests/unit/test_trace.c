@@ -10,6 +10,7 @@
 #include "trace/writer.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -957,6 +958,108 @@ static void test_earlier_formats(void)
     CHECK(memtap_trace_open(path, &t) == MEMTAP_E_VERSION);
 }
 
+/* Followers due after a later entry (memtap_site.due): a load L leading
+ * a store at its address (due 0) and a store 8 bytes on (due at M, site
+ * L + 3); X lies outside L's stretch, as does every site of tag 1.  Each
+ * entry's records come in program order, those still due before an entry
+ * outside the stretch and at the end; a run is not ended while one is
+ * due, though past its record cap; trace_window_start says where a
+ * stream of entries may be cut. */
+static const memtap_site due_sites[5] = {
+    { 0x200, 1, 8, 1, 0, 0, 2, 0, 0 }, { 0x204, 1, 8, 0, 1, 0, 0, 1, 0 },
+    { 0x20c, 1, 8, 0, 1, 8, 0, 1, 3 }, { 0x208, 1, 4, 1, 0, 0, 0, 0, 0 },
+    { 0x210, 1, 4, 1, 0, 0, 0, 0, 0 } };
+
+/* "L1000 S1000 L2000 S1008": each record's kind and address (pc checked
+ * against the sites) */
+static void check_due_records(const memtap_record *r, size_t n,
+                              const char *want)
+{
+    char got[256];
+    size_t len = 0;
+    for (size_t i = 0; i < n && len + 24 < sizeof got; i++) {
+        uint64_t pc = r[i].pc - 0x400000;
+        int known = 0;
+        for (int k = 0; k < 5; k++)
+            known |= due_sites[k].pc == pc;
+        if (r[i].pc == 0x7f0020)
+            known = 1;
+        len += (size_t)snprintf(got + len, sizeof got - len, "%s%c%" PRIx64,
+                                i ? " " : "", known ? r[i].kind : '?',
+                                r[i].addr);
+    }
+    CHECK_STREQ(got, want);
+}
+
+static void test_due_followers(void)
+{
+    trace_site_table t[2] = { { 0x400000, due_sites, 5, NULL }, tabs[1] };
+    trace_sites ts = { t, 2 };
+    enum { L = 0, M = 3, X = 4, Y = 1u << 24 };
+    const trace_entry e[] = { { L, 0, 0x1000 }, { M, 0, 0x2000 },
+                              { L, 0, 0x3000 }, { X, 0, 0x4000 },
+                              { L, 0, 0x5000 }, { Y, 0, 0x6000 },
+                              { L, 0, 0x7000 }, { L, 0, 0x8000 },
+                              { M, 0, 0x9000 }, { L, 0, 0xa000 } };
+    const char *want = "L1000 S1000 L2000 S1008 " /* due at M */
+                       "L3000 S3000 S3008 L4000 "  /* X: outside */
+                       "L5000 S5000 S5008 L6000 "  /* another module */
+                       "L7000 S7000 S7008 L8000 S8000 L9000 S8008 "
+                       "La000 Sa000 Sa008";        /* at the end */
+    enum { N = sizeof e / sizeof *e };
+    memtap_record r[64];
+    size_t n = 0;
+    trace_deferred d;
+    d.n = 0;
+    for (size_t i = 0; i < N; i++)
+        n += trace_entry_expand(&ts, &d, &e[i], &r[n]);
+    n += trace_deferred_flush(&d, &r[n]);
+    check_due_records(r, n, want);
+    CHECK_EQ_U64(d.n, 0);
+
+    /* packed as one run and read back: the same, numbered in order */
+    uint8_t packed[512];
+    trace_packer pk;
+    trace_packer_init(&pk);
+    const trace_entry *at = e;
+    uint32_t records = 0;
+    uint8_t *o = trace_run_pack(&pk, &ts, &at, e + N, packed,
+                                packed + sizeof packed, UINT32_MAX, &records);
+    CHECK(at == e + N && records == n);
+    trace_run_seal(&pk, packed, 100, records);
+    memtap_record back[64];
+    CHECK(trace_events_unpack(&unpacker, packed, (size_t)(o - packed), back, n,
+                              &ts, NULL) == 0);
+    check_due_records(back, n, want);
+    for (size_t i = 0; i < n; i++)
+        CHECK_EQ_U64(back[i].seq, 100 + i);
+
+    /* a run's cap of 3 records falls after L: it takes M too */
+    trace_packer_init(&pk);
+    at = e;
+    records = 0;
+    trace_run_pack(&pk, &ts, &at, e + N, packed, packed + sizeof packed, 3,
+                   &records);
+    CHECK(at == e + 2 && records == 4);
+
+    /* where entries may be cut */
+    CHECK_EQ_U64(trace_window_start(&ts, e, 1), 0);  /* after L */
+    CHECK_EQ_U64(trace_window_start(&ts, e, 2), 2);  /* after M */
+    CHECK_EQ_U64(trace_window_start(&ts, e, 3), 2);  /* after M, L */
+    CHECK_EQ_U64(trace_window_start(&ts, e, 4), 4);  /* X closes it */
+    CHECK_EQ_U64(trace_window_start(&ts, e, 8), 7);  /* L, L: the second */
+    CHECK_EQ_U64(trace_window_start(&ts, e, 10), 9);
+
+    /* a due site past the table is refused */
+    memtap_site bad[5];
+    memcpy(bad, due_sites, sizeof bad);
+    bad[2].due = 5;
+    t[0].sites = bad;
+    const trace_site_table *tab;
+    uint32_t index;
+    CHECK_EQ_U64(trace_site_records(&ts, L, &tab, &index), 0);
+}
+
 int main(void)
 {
     if (!mkdtemp(dir))
@@ -974,6 +1077,7 @@ int main(void)
     test_earlier_formats();
     test_site_table_bomb();
     test_framed_sites();
+    test_due_followers();
     char cmd[300];
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     if (system(cmd) != 0)
