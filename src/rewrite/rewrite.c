@@ -246,6 +246,10 @@ static int same_registers(const bid_expr *a, const bid_expr *b)
            a->r2.scale == b->r2.scale;
 }
 
+/* op_plan.due of a follower of the last logged operand whose records come
+ * after those due there: before the next entry's. */
+#define DUE_NEXT (SEL_NONE - 1)
+
 /* A logged operand of the current stretch of straight-line code, as
  * plan_elision knows it. */
 typedef struct stretch_op {
@@ -319,9 +323,18 @@ static int plan_elision(rewriter *r, const insn_vec *iv, const sel_expr *x,
                 for (uint32_t j = l; j < nw; j++)
                     w[j].held += rec;
                 r->plan[i].due = w[nw - 1].op;
+                after = l;
+            } else if (w[nw - 1].held + rec <= MEMTAP_DEFERRED_MAX &&
+                       may_follow(x, &w[nw - 1], i)) {
+                /* the last's, after those due there: before the next */
+                l = nw - 1;
+                w[l].held += rec;
+                r->plan[i].due = DUE_NEXT;
+                after = l;
+            }
+            if (l < nw) {
                 r->rep->elided_later++;
                 open = 0;
-                after = l;
             }
         }
         if (l < nw) {
@@ -533,16 +546,18 @@ static int emit_logs(rewriter *r, const x86_insn *insn, unsigned live,
 
 /* Sets the due of each follower of the block's emitted sites elided
  * after other logged operands: the distance from its leader's site to the
- * site of the last of them.  When that one has no site (it turned out
- * unaddressable), the follower's own: a site no entry names, so its
- * records come before the next entry's (memtap/trace.h). */
+ * site of the last of them.  For one due before the next entry (DUE_NEXT),
+ * or when the last has no site (it turned out unaddressable), the
+ * follower's own: a site no entry names, so its records come before the
+ * next entry's (memtap/trace.h). */
 static void set_dues(rewriter *r, uint32_t nx)
 {
     for (uint32_t j = 0; j < nx; j++) {
         const op_plan *p = &r->plan[j];
         if (p->due == SEL_NONE || p->site == SEL_NONE)
             continue;
-        uint32_t lead = r->plan[p->lead].site, at = r->plan[p->due].site;
+        uint32_t lead = r->plan[p->lead].site;
+        uint32_t at = p->due == DUE_NEXT ? p->site : r->plan[p->due].site;
         if (at == SEL_NONE || at <= lead || at - lead > UINT8_MAX)
             at = p->site;
         r->sites[p->site].due = (uint8_t)(at - lead);

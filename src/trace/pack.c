@@ -176,70 +176,90 @@ __attribute__((noinline)) static uint32_t records_of(const trace_sites *s,
     return trace_site_records(s, site, &tab, &index);
 }
 
-/* What packing a run keeps from entry to entry, in locals of
- * trace_run_pack (the bytes written may alias anything). */
+/* The state of packing a run (trace_run_pack), in locals: the bytes
+ * written may alias anything. */
 typedef struct run_state {
+    const trace_entry *x;
     uint8_t *o;
     uint32_t prev_site, prev_slot, skipped, budget;
     site_window w;
 } run_state;
 
-/* Packs entry x into the run; 0 when its records are past the budget.
- * Inlined into both of trace_run_pack's loops. */
-static inline __attribute__((always_inline)) int
-pack_entry(trace_packer *p, const trace_sites *tabs, run_state *st,
-           const trace_entry *x)
+/* Packs entries from s.x on, up to `to`, while the bytes stay below stop
+ * and the records within the budget; returns the state after.  Inlined
+ * into both of trace_run_pack's calls, the state passed by value. */
+static inline __attribute__((always_inline)) run_state
+pack_entries(trace_packer *p, const trace_sites *tabs, run_state s,
+             const trace_entry *to, const uint8_t *stop)
 {
-    /* the entries were written on another CPU: ask for them 1 KiB ahead
-     * (the writer packed sort's 4095-entry buffers in 9.5 us instead of
-     * 18-23; 4 lines ahead 13.5 us, 32 lines 9.7) */
-    __builtin_prefetch((const void *)((uintptr_t)x + 1024));
-    uint32_t site = x->site;
-    uint64_t addr = x->addr;
-    uint32_t k, i = site - st->w.base;
-    if (__builtin_expect(i < st->w.n, 1)) {
-        k = st->w.records[i];
-    } else {
-        st->w = window_of(tabs, site);
-        i = site - st->w.base;
-        k = i < st->w.n ? st->w.records[i] : records_of(tabs, site);
+    const trace_entry *x = s.x;
+    uint8_t *o = s.o;
+    uint32_t prev_site = s.prev_site, prev_slot = s.prev_slot;
+    uint32_t skipped = s.skipped, budget = s.budget;
+    site_window w = s.w;
+    for (; x < to && o <= stop; x++) {
+        /* the entries were written on another CPU: ask for them 1 KiB
+         * ahead (the writer packed sort's 4095-entry buffers in 9.5 us
+         * instead of 18-23; 4 lines ahead 13.5 us, 32 lines 9.7) */
+        __builtin_prefetch((const void *)((uintptr_t)x + 1024));
+        uint32_t site = x->site;
+        uint64_t addr = x->addr;
+        uint32_t k, i = site - w.base;
+        if (__builtin_expect(i < w.n, 1)) {
+            k = w.records[i];
+        } else {
+            w = window_of(tabs, site);
+            i = site - w.base;
+            k = i < w.n ? w.records[i] : records_of(tabs, site);
+        }
+        if (k > budget)
+            break;
+        if (!k) {
+            skipped++;
+            continue;
+        }
+        budget -= k;
+        uint32_t guess = p->next[prev_slot];
+        p->next[prev_slot] = site;
+        prev_site = site;
+        prev_slot = site_slot(site, TRACE_SITE_SLOT_BITS);
+        uint64_t daddr = zigzag(addr - p->slots[prev_slot]);
+        p->slots[prev_slot] = addr;
+        /* the usual, the site guessed and a small delta: one byte (or
+         * two) */
+        if ((daddr | (uint64_t)(site ^ guess) << 32) < 0x40) {
+            *o++ = (uint8_t)(daddr << 1 | 1);
+        } else if ((daddr | (uint64_t)(site ^ guess) << 32) < 0x2000) {
+            o[0] = (uint8_t)(daddr << 1 | 0x81);
+            o[1] = (uint8_t)(daddr >> 6);
+            o += 2;
+        } else if (site == guess && daddr >> 20 && daddr < 1u << 27) {
+            o = put4(o, (uint32_t)daddr << 1 | 1);
+        } else if (site == guess && daddr >> 63 == 0) {
+            o = put(o, daddr << 1 | 1);
+        } else {
+            /* a site's first entry in the chunk comes here (it followed
+             * no site yet): note its slot when it was clear */
+            if (unzigzag(daddr) == addr)
+                touch(p, prev_slot);
+            uint32_t dsite = site - guess;
+            o = put(put(o, zigzag((uint64_t)(int64_t)(int32_t)dsite) << 1),
+                    daddr);
+        }
     }
-    if (k > st->budget)
-        return 0;
-    if (!k) {
-        st->skipped++;
-        return 1;
-    }
-    st->budget -= k;
-    uint32_t guess = p->next[st->prev_slot];
-    p->next[st->prev_slot] = site;
-    st->prev_site = site;
-    st->prev_slot = site_slot(site, TRACE_SITE_SLOT_BITS);
-    uint64_t daddr = zigzag(addr - p->slots[st->prev_slot]);
-    p->slots[st->prev_slot] = addr;
-    uint8_t *o = st->o;
-    /* the usual, the site guessed and a small delta: one byte (or two) */
-    if ((daddr | (uint64_t)(site ^ guess) << 32) < 0x40) {
-        *o++ = (uint8_t)(daddr << 1 | 1);
-    } else if ((daddr | (uint64_t)(site ^ guess) << 32) < 0x2000) {
-        o[0] = (uint8_t)(daddr << 1 | 0x81);
-        o[1] = (uint8_t)(daddr >> 6);
-        o += 2;
-    } else if (site == guess && daddr >> 20 && daddr < 1u << 27) {
-        o = put4(o, (uint32_t)daddr << 1 | 1);
-    } else if (site == guess && daddr >> 63 == 0) {
-        o = put(o, daddr << 1 | 1);
-    } else {
-        /* a site's first entry in the chunk comes here (it followed no
-         * site yet): note its slot when it was clear */
-        if (unzigzag(daddr) == addr)
-            touch(p, st->prev_slot);
-        uint32_t dsite = site - guess;
-        o = put(put(o, zigzag((uint64_t)(int64_t)(int32_t)dsite) << 1),
-                daddr);
-    }
-    st->o = o;
-    return 1;
+    return (run_state){ x, o, prev_site, prev_slot, skipped, budget, w };
+}
+
+/* How many entries from `from` of entries[0..) (to at most n) a run
+ * packing them must take on for no follower's records to be due. */
+static size_t to_close(const trace_sites *s, const trace_entry *e,
+                       size_t from, size_t n)
+{
+    size_t more = 0;
+    while (from + more < n && more < TRACE_WINDOW_ENTRIES &&
+           trace_window_start(s, e, from + more) < from + more)
+        more++;
+    return more;
 }
 
 uint8_t *trace_run_pack(trace_packer *p, const trace_sites *sites,
@@ -247,37 +267,31 @@ uint8_t *trace_run_pack(trace_packer *p, const trace_sites *sites,
                         uint8_t *out, const uint8_t *limit,
                         uint32_t max_records, uint32_t *records)
 {
-    const trace_entry *x = *e, *first = x;
+    const trace_entry *first = *e;
     const trace_sites tabs = *sites;
-    run_state st = { out + TRACE_RUN_FRAME, /* mark, u32 entries, u64 seq */
-                     p->prev_site, 0, 0, max_records, { 0, 0, NULL } };
-    st.prev_slot = site_slot(st.prev_site, TRACE_SITE_SLOT_BITS);
+    run_state s = { first, out + TRACE_RUN_FRAME, /* mark, u32, u64 seq */
+                    p->prev_site, site_slot(p->prev_site, TRACE_SITE_SLOT_BITS),
+                    0, max_records, { 0, 0, NULL } };
     const uint8_t *stop = limit - TRACE_ENTRY_MAX;
-    for (; x < end && st.o <= stop; x++)
-        if (!pack_entry(p, &tabs, &st, x))
-            break;
-    if (x < end && trace_window_start(&tabs, first, (size_t)(x - first)) <
-                       (size_t)(x - first)) {
-        /* a follower's records are still due: on past the limits until
-         * they are not (trace.h) */
-        st.budget += TRACE_RUN_OVER_RECORDS;
+    s = pack_entries(p, &tabs, s, end, stop);
+    size_t more = s.x < end ? to_close(&tabs, first, (size_t)(s.x - first),
+                                       (size_t)(end - first))
+                            : 0;
+    if (more) { /* on past the limits (trace.h) */
+        s.budget += TRACE_RUN_OVER_RECORDS;
         max_records += TRACE_RUN_OVER_RECORDS;
-        stop += TRACE_RUN_OVER_BYTES;
-        while (x < end && st.o <= stop && pack_entry(p, &tabs, &st, x)) {
-            size_t n = (size_t)(++x - first);
-            if (trace_window_start(&tabs, first, n) == n)
-                break;
-        }
+        s = pack_entries(p, &tabs, s, s.x + more,
+                         stop + TRACE_RUN_OVER_BYTES);
     }
-    *e = x;
-    p->prev_site = st.prev_site;
-    uint32_t entries = (uint32_t)(x - first) - st.skipped;
+    *e = s.x;
+    p->prev_site = s.prev_site;
+    uint32_t entries = (uint32_t)(s.x - first) - s.skipped;
     if (!entries)
         return out;
     out[0] = MEMTAP_RUN_MARK_WIDE;
     memcpy(out + 1, &entries, 4);
-    *records += max_records - st.budget;
-    return st.o;
+    *records += max_records - s.budget;
+    return s.o;
 }
 
 void trace_run_seal(trace_packer *p, uint8_t *run, uint64_t first_seq,
