@@ -254,6 +254,7 @@ static int same_registers(const bid_expr *a, const bid_expr *b)
  * plan_elision knows it. */
 typedef struct stretch_op {
     uint32_t op;              /* its operand */
+    uint32_t at;              /* its entry's place in the stretch */
     uint32_t members;         /* its followers so far */
     uint32_t held;            /* records of followers due later held
                                  (trace_deferred) as its entry is read */
@@ -295,6 +296,11 @@ static int plan_elision(rewriter *r, const insn_vec *iv, const sel_expr *x,
     stretch_op w[TRACE_WINDOW_ENTRIES]; /* its last logged operands */
     uint32_t nw = 0, open = 0, after = 0; /* the last's group open; the
                                               latest leader due after it */
+    /* the places between entries where records are still due (a cut
+     * there would reorder them), the last run of them: [cut_lo, cut_hi),
+     * place t being before the stretch's entry t; TRACE_WINDOW_ENTRIES
+     * entries back from any place, there is one that is not */
+    uint32_t cut_lo = 0, cut_hi = 0;
     size_t k = 0; /* instruction of the operand before */
     for (uint32_t i = 0; i < nx; i++) {
         r->plan[i] = (op_plan){ SEL_NONE, SEL_NONE, SEL_NONE };
@@ -303,7 +309,8 @@ static int plan_elision(rewriter *r, const insn_vec *iv, const sel_expr *x,
         for (; k < iv->n && iv->v[k].addr < x[i].addr; k++)
             if (iv->v[k].flow != X86_FLOW_NEXT ||
                 (iv->start && k + 1 < iv->n && iv->start[k + 1]))
-                nw = 0; /* a branch, or another block's registers */
+                nw = cut_lo = cut_hi = 0; /* a branch, or another
+                                             block's registers */
         uint32_t l = nw; /* of w: the leader, or nw to log it */
         if (r->opt->no_elision || !nw) {
         } else if (open && may_follow(x, &w[nw - 1], i)) {
@@ -311,11 +318,19 @@ static int plan_elision(rewriter *r, const insn_vec *iv, const sel_expr *x,
         } else {
             uint32_t rec = (uint32_t)(x[i].read != 0) + (x[i].write != 0);
             uint32_t most = w[nw - 1].held; /* of w[j..nw) */
+            uint32_t last = w[nw - 1].at;
             for (uint32_t j = nw - 1; j-- > after;) { /* latest first */
                 most = w[j].held > most ? w[j].held : most;
+                /* places w[j].at + 1 .. last become ones not to cut */
+                uint32_t lo = w[j].at + 1;
+                if (lo <= cut_hi && cut_lo < lo)
+                    lo = cut_lo; /* joins the run before */
                 if (most + rec <= MEMTAP_DEFERRED_MAX &&
+                    last + 1 - lo < TRACE_WINDOW_ENTRIES &&
                     may_follow(x, &w[j], i)) {
                     l = j;
+                    cut_lo = lo;
+                    cut_hi = last + 1;
                     break;
                 }
             }
@@ -349,9 +364,10 @@ static int plan_elision(rewriter *r, const insn_vec *iv, const sel_expr *x,
             after = after ? after - 1 : 0;
         }
         int ends;
-        w[nw++] = (stretch_op){ i, 0, 0,
-                                plain_rri(&x[i].e) && k < iv->n &&
-                                    movable(&iv->v[k], &ends) };
+        w[nw] = (stretch_op){ i, nw ? w[nw - 1].at + 1 : 0, 0, 0,
+                              plain_rri(&x[i].e) && k < iv->n &&
+                                  movable(&iv->v[k], &ends) };
+        nw++;
         open = 1;
         after = 0;
     }

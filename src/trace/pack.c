@@ -480,8 +480,10 @@ static int still_due(const trace_sites *s, const trace_entry *e, size_t j,
     return 1;
 }
 
-size_t trace_window_start(const trace_sites *s, const trace_entry *e,
-                          size_t n)
+/* The first of the last TRACE_WINDOW_ENTRIES of entries e[0..n) after
+ * which a follower's records are still due at n, or n. */
+static size_t first_open(const trace_sites *s, const trace_entry *e,
+                         size_t n)
 {
     for (size_t j = n > TRACE_WINDOW_ENTRIES ? n - TRACE_WINDOW_ENTRIES : 0;
          j < n; j++) {
@@ -491,12 +493,25 @@ size_t trace_window_start(const trace_sites *s, const trace_entry *e,
             continue;
         const memtap_site *x = &tab->sites[index];
         for (uint32_t f = 1; f <= x->followers; f++)
-            if (x[f].due && still_due(s, e, j, n,
+            /* one due at a site of its own group comes before whatever
+             * entry is next: at the end of a run too */
+            if (x[f].due > x->followers && still_due(s, e, j, n,
                                       e[j].site >> MEMTAP_SITE_BITS, index,
                                       &x[f]))
                 return j;
     }
     return n;
+}
+
+size_t trace_window_start(const trace_sites *s, const trace_entry *e,
+                          size_t n)
+{
+    /* a cut before an entry leaves records due there still due; memtap
+     * instrument leaves a place to cut in every TRACE_WINDOW_ENTRIES */
+    size_t least = n > TRACE_WINDOW_ENTRIES ? n - TRACE_WINDOW_ENTRIES : 0;
+    for (size_t cut = first_open(s, e, n); cut < n; cut = first_open(s, e, n))
+        n = cut;
+    return n > least ? n : least;
 }
 
 /* The forms of access runs (trace.h): which predicts the site, and how

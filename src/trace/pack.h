@@ -141,10 +141,10 @@ size_t trace_deferred_flush(trace_deferred *d, memtap_record *out);
  * (`memtap instrument` keeps it so). */
 #define TRACE_WINDOW_ENTRIES 8u
 
-/* The first of entries e[0..n) after which a follower's records are still
- * due at the end (its due site not yet reached), looking at the last
- * TRACE_WINDOW_ENTRIES; n when none: where a stream of entries may be cut
- * without reordering records. */
+/* Where entries e[0..n) may be cut without reordering records: the
+ * longest prefix after which no follower's records are still due (its
+ * due site not yet reached), looking TRACE_WINDOW_ENTRIES back; n when
+ * none are. */
 size_t trace_window_start(const trace_sites *s, const trace_entry *e,
                           size_t n);
 

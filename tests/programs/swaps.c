@@ -21,7 +21,7 @@ int main(void)
         return 1;
     for (unsigned i = 0; i < N; i++)
         order[i] = i;
-    static unsigned seen[64];
+    static unsigned seen[64], hits[32];
     unsigned s = 12345;
     for (unsigned i = N - 1; i > 0; i--) {
         s = s * 1103515245u + 12345u;
@@ -29,6 +29,7 @@ int main(void)
         order[i] = order[j];
         order[j] = t;
         seen[i & 63] += j;
+        hits[j & 31]++;
     }
     for (unsigned i = 0; i < N; i++) {
         nodes[order[i]].next = &nodes[order[(i + 1) % N]];
@@ -40,7 +41,7 @@ int main(void)
         sum += p->value * (k & 7);
         p = p->next;
     }
-    printf("%ld %u\n", sum, seen[5]);
+    printf("%ld %u %u\n", sum, seen[5], hits[7]);
     free(nodes);
     free(order);
     return 0;

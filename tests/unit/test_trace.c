@@ -1047,8 +1047,29 @@ static void test_due_followers(void)
     CHECK_EQ_U64(trace_window_start(&ts, e, 2), 2);  /* after M */
     CHECK_EQ_U64(trace_window_start(&ts, e, 3), 2);  /* after M, L */
     CHECK_EQ_U64(trace_window_start(&ts, e, 4), 4);  /* X closes it */
-    CHECK_EQ_U64(trace_window_start(&ts, e, 8), 7);  /* L, L: the second */
+    CHECK_EQ_U64(trace_window_start(&ts, e, 8), 6);  /* L, L: before both */
     CHECK_EQ_U64(trace_window_start(&ts, e, 10), 9);
+
+    /* A's follower due at B, B's before the next entry (its own group):
+     * the next entry, whatever it is, or the end, comes after both */
+    static const memtap_site chain[4] = {
+        { 0x300, 1, 8, 1, 0, 0, 1, 0, 0 }, { 0x308, 1, 8, 0, 1, 0, 0, 1, 2 },
+        { 0x304, 1, 8, 1, 0, 0, 1, 0, 0 }, { 0x30c, 1, 8, 0, 1, 0, 0, 1, 1 } };
+    trace_site_table ct[1] = { { 0x400000, chain, 4, NULL } };
+    trace_sites cs = { ct, 1 };
+    const trace_entry ab[4] = { { 0, 0, 0x100 }, { 2, 0, 0x200 },
+                                { 0, 0, 0x300 }, { 2, 0, 0x400 } };
+    n = 0;
+    for (size_t i = 0; i < 4; i++)
+        n += trace_entry_expand(&cs, &d, &ab[i], &r[n]);
+    n += trace_deferred_flush(&d, &r[n]);
+    CHECK_EQ_U64(n, 8);
+    for (size_t i = 0; i < n; i++) /* L100 L200 S100 S200, twice */
+        CHECK(r[i].kind == (i % 4 < 2 ? 'L' : 'S') &&
+              r[i].addr == (i / 4 * 2 + 1 + (i % 2)) * 0x100);
+    CHECK_EQ_U64(trace_window_start(&cs, ab, 1), 0); /* A: due at B */
+    CHECK_EQ_U64(trace_window_start(&cs, ab, 2), 2); /* B's: any next */
+    CHECK_EQ_U64(trace_window_start(&cs, ab, 3), 2);
 
     /* a due site past the table is refused */
     memtap_site bad[5];
