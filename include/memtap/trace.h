@@ -251,16 +251,19 @@ typedef struct memtap_site {
  * leader's address plus the follower's delta.
  *
  * A follower with due d > 0 (format 6) comes later in program order, after
- * other logged accesses: its records, at the same address, are due after
- * the records of the next entry naming site L + d of the leader L's module
- * (and L + d's own followers of due 0), then those due there before it in
- * the order their leaders' entries came.  Sites between the leader and
- * the due site name only that stretch of code, so an entry outside (L, L
- * + d] (another module, the stretch left early: its due access was
- * dropped by MEMTAP_ONLY, or a signal handler's) is preceded by the
- * records still due; so is the end of a run.  memtap packs no run that
- * ends before a follower's due site, and expands at most
- * MEMTAP_DEFERRED_MAX records held so at once. */
+ * other logged accesses: its records (at the leader's address plus its
+ * delta, as any follower's) are due after the records of the next entry
+ * naming site L + d of the leader L's module (and L + d's own followers
+ * of due 0), after those due there before it, in the order their leaders'
+ * entries came.  Sites between the leader and the due site name only that
+ * stretch of code, so an entry outside (L, L + d] (another module, the
+ * stretch left early: its due access was dropped by MEMTAP_ONLY, or a
+ * signal handler's) is preceded by the records still due; so is the end
+ * of a run.  A due site in L's own group (d at most its followers, sites
+ * no entry names) so puts the follower's records before the next entry's,
+ * after those due at L.  memtap packs no run that ends where records are
+ * still due but those, and expands at most MEMTAP_DEFERRED_MAX records
+ * held so at once. */
 #define MEMTAP_FOLLOWERS_MAX 15u
 #define MEMTAP_DEFERRED_MAX 32u
 

@@ -49,6 +49,7 @@
 #include <linux/futex.h>
 #include <pthread.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -782,8 +783,17 @@ static int write_hand(tracer_thread *t, uint32_t i, ZSTD_CCtx *cctx,
         if (now != HAND_FREE && atomic_load(&t->hand_head) == head)
             wait_on(t, before, now);
     }
+    /* a signal is taken as the write returns: one that ends the process
+     * must find the hand marked written, or it writes the hand again
+     * (await_hands); memtap's writer takes none */
+    uint64_t all = ~0ull, mask;
+    if (!tls_writer)
+        raw_syscall6(SYS_rt_sigprocmask, SIG_SETMASK, (long)&all, (long)&mask,
+                     8, 0, 0);
     put_events(out, clen, h->n);
     tls_hand_put = 1;
+    if (!tls_writer)
+        raw_syscall6(SYS_rt_sigprocmask, SIG_SETMASK, (long)&mask, 0, 8, 0, 0);
     /* free before the head moves on: the holder refills the slot then */
     atomic_store(&h->state, HAND_FREE);
     atomic_store(&t->hand_head, i + 1);

@@ -246,6 +246,8 @@ static int same_registers(const bid_expr *a, const bid_expr *b)
            a->r2.scale == b->r2.scale;
 }
 
+static int string_op(const x86_insn *in, mt_trap *t);
+
 /* op_plan.due of a follower of the last logged operand whose records come
  * after those due there: before the next entry's. */
 #define DUE_NEXT (SEL_NONE - 1)
@@ -274,8 +276,9 @@ static int may_follow(const sel_expr *x, const stretch_op *l, uint32_t i)
 
 /* Lossless elision (memtap/trace.h): a selected operand of plain RRI
  * registers is not logged when another logged before it in the stretch
- * (only straight-line instructions between: nothing that jumps, calls or
- * makes a system call) used the same register incarnations, a
+ * (only straight-line instructions between: nothing that jumps, calls,
+ * makes a system call or records an event of its own, as a string
+ * operation does) used the same register incarnations, a
  * displacement an int32 away: that one's entry stands for it too.  It
  * joins the group of the operand logged last before it while that group
  * is open (its records right after that entry's); else the group of an
@@ -306,11 +309,14 @@ static int plan_elision(rewriter *r, const insn_vec *iv, const sel_expr *x,
         r->plan[i] = (op_plan){ SEL_NONE, SEL_NONE, SEL_NONE };
         if (!x[i].selected)
             continue;
-        for (; k < iv->n && iv->v[k].addr < x[i].addr; k++)
-            if (iv->v[k].flow != X86_FLOW_NEXT ||
+        for (; k < iv->n && iv->v[k].addr < x[i].addr; k++) {
+            mt_trap str;
+            if (iv->v[k].flow != X86_FLOW_NEXT || string_op(&iv->v[k], &str) ||
                 (iv->start && k + 1 < iv->n && iv->start[k + 1]))
-                nw = cut_lo = cut_hi = 0; /* a branch, or another
-                                             block's registers */
+                nw = cut_lo = cut_hi = 0; /* a branch, an event of its
+                                             own, or another block's
+                                             registers */
+        }
         uint32_t l = nw; /* of w: the leader, or nw to log it */
         if (r->opt->no_elision || !nw) {
         } else if (open && may_follow(x, &w[nw - 1], i)) {

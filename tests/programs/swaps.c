@@ -1,11 +1,14 @@
 /* Shuffles an array by swaps and links nodes in its order (compiled -O2):
  * loops where an address is used twice with another access between, so
- * the second use is elided after that access (memtap_site.due).  About
+ * the second use is elided after that access (memtap_site.due); and
+ * stamp (swaps_asm.S), where a string operation lies between two uses.  About
  * 100,000 entries: many entry buffers and chunks, cut anywhere (the
  * shuffle logs four entries a step, which 4095-entry buffers do not
  * divide into).*/
 #include <stdio.h>
 #include <stdlib.h>
+
+long stamp(long *r, const long *src, long *dst);
 
 typedef struct node {
     struct node *next;
@@ -41,6 +44,9 @@ int main(void)
         sum += p->value * (k & 7);
         p = p->next;
     }
+    long r[2], src[4] = { 3, 4, 5, 6 }, dst[4];
+    for (int k = 0; k < 3; k++)
+        sum += stamp(r, src, dst) + r[1] + dst[k];
     printf("%ld %u %u\n", sum, seen[5], hits[7]);
     free(nodes);
     free(order);
