@@ -408,36 +408,49 @@ static size_t deferred_take(trace_deferred *d, uint32_t tag, uint32_t index,
     return n;
 }
 
+/* Writes the records of site y (its load, its store, or both) at addr
+ * into out, numbered from seq on; returns how many. */
+static inline size_t put_site(const memtap_site *y, uint64_t bias,
+                              uint64_t addr, uint64_t seq, memtap_record *out)
+{
+    size_t n = 0;
+    for (int store = 0; store < 2; store++) {
+        if (!(store ? y->write : y->read))
+            continue;
+        memtap_record *r = &out[n];
+        memset(r, 0, sizeof *r);
+        r->seq = seq + n;
+        r->kind = store ? MEMTAP_EV_STORE : MEMTAP_EV_LOAD;
+        r->pc = bias + y->pc;
+        r->addr = addr;
+        r->size = y->size;
+        r->count = y->count;
+        n++;
+    }
+    return n;
+}
+
 /* The records of the site at index of tab (known valid, of module tag) at
- * addr, with sequence numbers from seq on; those of followers due later
- * go to d (or here, when d is full: a corrupt table). */
-static size_t expand_site(const trace_site_table *tab, uint32_t tag,
-                          uint32_t index, uint64_t addr0, uint64_t seq,
-                          memtap_record *out, trace_deferred *d)
+ * addr, its followers' included, with sequence numbers from seq on; those
+ * of followers due later go to d (or here, when d is full: a corrupt
+ * table), numbered when taken. */
+static inline __attribute__((always_inline)) size_t
+expand_site(const trace_site_table *tab, uint32_t tag, uint32_t index,
+            uint64_t addr, uint64_t seq, memtap_record *out,
+            trace_deferred *d)
 {
     const memtap_site *x = &tab->sites[index];
-    size_t n = 0;
-    for (uint32_t f = 0; f <= x->followers; f++) {
+    size_t n = put_site(x, tab->bias, addr, seq, out);
+    for (uint32_t f = 1; f <= x->followers; f++) {
         const memtap_site *y = &x[f];
-        uint64_t addr = addr0 + (uint64_t)(int64_t)(f ? y->delta : 0);
-        int later = f && y->due &&
-                    d->n + (y->read != 0) + (y->write != 0) <=
-                        MEMTAP_DEFERRED_MAX;
-        for (int store = 0; store < 2; store++) {
-            if (!(store ? y->write : y->read))
-                continue;
-            memtap_record *r = later ? &d->r[d->n] : &out[n];
-            memset(r, 0, sizeof *r);
-            r->seq = seq + n; /* a later one's when it is taken */
-            r->kind = store ? MEMTAP_EV_STORE : MEMTAP_EV_LOAD;
-            r->pc = tab->bias + y->pc;
-            r->addr = addr;
-            r->size = y->size;
-            r->count = y->count;
-            if (later)
+        uint64_t at = addr + (uint64_t)(int64_t)y->delta;
+        uint32_t k = (uint32_t)(y->read != 0) + (y->write != 0);
+        if (y->due && d->n + k <= MEMTAP_DEFERRED_MAX) {
+            put_site(y, tab->bias, at, 0, &d->r[d->n]);
+            for (; k; k--)
                 d->at[d->n++] = (trace_due){ tag, index, index + y->due };
-            else
-                n++;
+        } else {
+            n += put_site(y, tab->bias, at, seq + n, out + n);
         }
     }
     return n;
@@ -565,6 +578,7 @@ unpack_run(trace_packer *pk, const trace_sites *sites, run_form form,
         p += 8;
     }
     size_t first = *i;
+    uint32_t held = d->n; /* d's records, in a register */
     for (uint32_t k = 0; k < entries; k++) {
         uint32_t site, index;
         uint64_t daddr;
@@ -572,7 +586,7 @@ unpack_run(trace_packer *pk, const trace_sites *sites, run_form form,
             return NULL;
         const trace_site_table *tab;
         uint32_t records = site_records(sites, site, &tab, &index);
-        if (!records || n - *i < records + d->n)
+        if (!records || n - *i < records + held)
             return NULL;
         pk->prev_site = site;
         uint32_t at = site_slot(site, form.bits);
@@ -581,12 +595,20 @@ unpack_run(trace_packer *pk, const trace_sites *sites, run_form form,
             touch(pk, at);
         *slot += unzigzag(daddr);
         uint32_t tag = site >> MEMTAP_SITE_BITS;
-        if (__builtin_expect(d->n != 0, 0))
+        const memtap_site *x = &tab->sites[index];
+        if (__builtin_expect(held != 0, 0))
             *i += deferred_take(d, tag, index, 0, &out[*i], seq + (*i - first));
-        *i += expand_site(tab, tag, index, *slot, seq + (*i - first), &out[*i],
-                          d);
-        if (__builtin_expect(d->n != 0, 0))
+        if (!x->followers) { /* most entries */
+            *i += put_site(x, tab->bias, *slot, seq + (*i - first), &out[*i]);
+        } else {
+            *i += expand_site(tab, tag, index, *slot, seq + (*i - first),
+                              &out[*i], d);
+            held = d->n;
+        }
+        if (__builtin_expect(held != 0, 0)) {
             *i += deferred_take(d, tag, index, 1, &out[*i], seq + (*i - first));
+            held = d->n;
+        }
     }
     if (!entries)
         return NULL;
