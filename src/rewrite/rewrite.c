@@ -274,6 +274,36 @@ static int may_follow(const sel_expr *x, const stretch_op *l, uint32_t i)
            delta == (int32_t)delta;
 }
 
+/* The latest of the stretch's logged operands w[after..nw-1) that x[i]
+ * may follow with its records (rec of them) due after the last one's
+ * entry, or nw.  Its records are held from that one's entry on, up to
+ * MEMTAP_DEFERRED_MAX with the others held; and the places between the
+ * entries where records are still due (a cut there would reorder them)
+ * run no more than TRACE_WINDOW_ENTRIES - 1 in a row, so that a cut is
+ * found that many entries back from anywhere (trace_window_start).
+ * cuts is the last such run, [cuts[0], cuts[1]), place t being before
+ * the stretch's entry t; it grows with the operand taken. */
+static uint32_t earlier_leader(const sel_expr *x, const stretch_op *w,
+                               uint32_t nw, uint32_t after, uint32_t i,
+                               uint32_t rec, uint32_t cuts[2])
+{
+    uint32_t most = w[nw - 1].held; /* of w[j..nw) */
+    uint32_t last = w[nw - 1].at;
+    for (uint32_t j = nw - 1; j-- > after;) { /* latest first */
+        most = w[j].held > most ? w[j].held : most;
+        uint32_t lo = w[j].at + 1; /* places lo .. last join the run */
+        if (lo <= cuts[1] && cuts[0] < lo)
+            lo = cuts[0]; /* the run before goes on */
+        if (most + rec <= MEMTAP_DEFERRED_MAX &&
+            last + 1 - lo < TRACE_WINDOW_ENTRIES && may_follow(x, &w[j], i)) {
+            cuts[0] = lo;
+            cuts[1] = last + 1;
+            return j;
+        }
+    }
+    return nw;
+}
+
 /* Lossless elision (memtap/trace.h): a selected operand of plain RRI
  * registers is not logged when another logged before it in the stretch
  * (only straight-line instructions between: nothing that jumps, calls,
@@ -299,11 +329,7 @@ static int plan_elision(rewriter *r, const insn_vec *iv, const sel_expr *x,
     stretch_op w[TRACE_WINDOW_ENTRIES]; /* its last logged operands */
     uint32_t nw = 0, open = 0, after = 0; /* the last's group open; the
                                               latest leader due after it */
-    /* the places between entries where records are still due (a cut
-     * there would reorder them), the last run of them: [cut_lo, cut_hi),
-     * place t being before the stretch's entry t; TRACE_WINDOW_ENTRIES
-     * entries back from any place, there is one that is not */
-    uint32_t cut_lo = 0, cut_hi = 0;
+    uint32_t cuts[2] = { 0, 0 }; /* earlier_leader's run of places */
     size_t k = 0; /* instruction of the operand before */
     for (uint32_t i = 0; i < nx; i++) {
         r->plan[i] = (op_plan){ SEL_NONE, SEL_NONE, SEL_NONE };
@@ -313,9 +339,9 @@ static int plan_elision(rewriter *r, const insn_vec *iv, const sel_expr *x,
             mt_trap str;
             if (iv->v[k].flow != X86_FLOW_NEXT || string_op(&iv->v[k], &str) ||
                 (iv->start && k + 1 < iv->n && iv->start[k + 1]))
-                nw = cut_lo = cut_hi = 0; /* a branch, an event of its
-                                             own, or another block's
-                                             registers */
+                nw = cuts[0] = cuts[1] = 0; /* a branch, an event of
+                                               its own, or another
+                                               block's registers */
         }
         uint32_t l = nw; /* of w: the leader, or nw to log it */
         if (r->opt->no_elision || !nw) {
@@ -323,39 +349,22 @@ static int plan_elision(rewriter *r, const insn_vec *iv, const sel_expr *x,
             l = nw - 1;
         } else {
             uint32_t rec = (uint32_t)(x[i].read != 0) + (x[i].write != 0);
-            uint32_t most = w[nw - 1].held; /* of w[j..nw) */
-            uint32_t last = w[nw - 1].at;
-            for (uint32_t j = nw - 1; j-- > after;) { /* latest first */
-                most = w[j].held > most ? w[j].held : most;
-                /* places w[j].at + 1 .. last become ones not to cut */
-                uint32_t lo = w[j].at + 1;
-                if (lo <= cut_hi && cut_lo < lo)
-                    lo = cut_lo; /* joins the run before */
-                if (most + rec <= MEMTAP_DEFERRED_MAX &&
-                    last + 1 - lo < TRACE_WINDOW_ENTRIES &&
-                    may_follow(x, &w[j], i)) {
-                    l = j;
-                    cut_lo = lo;
-                    cut_hi = last + 1;
-                    break;
-                }
-            }
+            l = earlier_leader(x, w, nw, after, i, rec, cuts);
             if (l < nw) { /* held from entry l's records to entry nw-1's */
                 for (uint32_t j = l; j < nw; j++)
                     w[j].held += rec;
                 r->plan[i].due = w[nw - 1].op;
-                after = l;
             } else if (w[nw - 1].held + rec <= MEMTAP_DEFERRED_MAX &&
                        may_follow(x, &w[nw - 1], i)) {
                 /* the last's, after those due there: before the next */
                 l = nw - 1;
                 w[l].held += rec;
                 r->plan[i].due = DUE_NEXT;
-                after = l;
             }
             if (l < nw) {
                 r->rep->elided_later++;
                 open = 0;
+                after = l;
             }
         }
         if (l < nw) {
@@ -367,7 +376,6 @@ static int plan_elision(rewriter *r, const insn_vec *iv, const sel_expr *x,
         if (nw == TRACE_WINDOW_ENTRIES) {
             memmove(w, w + 1, (nw - 1) * sizeof *w);
             nw--;
-            after = after ? after - 1 : 0;
         }
         int ends;
         w[nw] = (stretch_op){ i, nw ? w[nw - 1].at + 1 : 0, 0, 0,
