@@ -752,6 +752,25 @@ static void wake_on(tracer_thread *t, _Atomic uint32_t *word)
 
 static int run_job(tracer_thread *t, int by_writer);
 
+/* Blocks a program thread's signals (memtap's writer takes none) from a
+ * chunk's write to the mark that says it is written: a signal is taken as
+ * the write returns, and one that ends the process (tracer_flush_all)
+ * must find the mark.  Returns the mask to restore. */
+static uint64_t hold_signals(void)
+{
+    uint64_t all = ~0ull, mask = 0;
+    if (!tls_writer)
+        raw_syscall6(SYS_rt_sigprocmask, SIG_SETMASK, (long)&all, (long)&mask,
+                     8, 0, 0);
+    return mask;
+}
+
+static void release_signals(uint64_t mask)
+{
+    if (!tls_writer)
+        raw_syscall6(SYS_rt_sigprocmask, SIG_SETMASK, (long)&mask, 0, 8, 0, 0);
+}
+
 /* Writes t's hand number i when it is queued, compressed with cctx into
  * out (the writer's, the thread's or the metadata's); whether it did.  A
  * hand after the oldest is compressed at once and written in its turn,
@@ -783,17 +802,12 @@ static int write_hand(tracer_thread *t, uint32_t i, ZSTD_CCtx *cctx,
         if (now != HAND_FREE && atomic_load(&t->hand_head) == head)
             wait_on(t, before, now);
     }
-    /* a signal is taken as the write returns: one that ends the process
-     * must find the hand marked written, or it writes the hand again
-     * (await_hands); memtap's writer takes none */
-    uint64_t all = ~0ull, mask;
-    if (!tls_writer)
-        raw_syscall6(SYS_rt_sigprocmask, SIG_SETMASK, (long)&all, (long)&mask,
-                     8, 0, 0);
+    /* else a signal that ends the process, taken as the write returns,
+     * writes the hand again (await_hands) */
+    uint64_t mask = hold_signals();
     put_events(out, clen, h->n);
     tls_hand_put = 1;
-    if (!tls_writer)
-        raw_syscall6(SYS_rt_sigprocmask, SIG_SETMASK, (long)&mask, 0, 8, 0, 0);
+    release_signals(mask);
     /* free before the head moves on: the holder refills the slot then */
     atomic_store(&h->state, HAND_FREE);
     atomic_store(&t->hand_head, i + 1);
@@ -956,10 +970,14 @@ static void flush_locked(tracer_thread *t)
         hand_over(t);
     } else {
         settle_hands(t, 0);
-        put_events(t->out,
-                   encode_events(t->cctx, t->out, t->out_cap, t->tid, t->n,
-                                 t->buf, t->len),
-                   t->n);
+        size_t clen = encode_events(t->cctx, t->out, t->out_cap, t->tid, t->n,
+                                    t->buf, t->len);
+        /* else a signal that ends the process, taken as the write
+         * returns, counts the records written lost (tracer_flush_all) */
+        uint64_t mask = hold_signals();
+        put_events(t->out, clen, t->n);
+        t->n = 0;
+        release_signals(mask);
     }
     t->n = 0;
     t->len = 0;
