@@ -382,6 +382,16 @@ static const uint8_t *unpack_record(trace_packer *pk, uint8_t kind,
     return p;
 }
 
+/* Whether an entry naming site index of module tag lies outside the
+ * stretch of a follower whose leader is site lo and due site due, both
+ * of module dtag (trace.h): the records it holds come before that
+ * entry's. */
+static inline int outside_stretch(uint32_t tag, uint32_t index,
+                                  uint32_t dtag, uint32_t lo, uint32_t due)
+{
+    return tag != dtag || index <= lo || index > due;
+}
+
 /* Moves records held in d to out (numbered from seq on), in their order:
  * with `due` clear, those an entry naming site (tag, index) lies outside
  * the stretch of (all, for an index of 0 and tag UINT32_MAX), else those
@@ -394,7 +404,7 @@ static size_t deferred_take(trace_deferred *d, uint32_t tag, uint32_t index,
     for (uint32_t k = 0; k < d->n; k++) {
         const trace_due *a = &d->at[k];
         int go = due ? a->tag == tag && a->due == index
-                     : a->tag != tag || index <= a->lo || index > a->due;
+                     : outside_stretch(tag, index, a->tag, a->lo, a->due);
         if (go) {
             out[n] = d->r[k];
             out[n].seq = seq + n;
@@ -487,8 +497,9 @@ static int still_due(const trace_sites *s, const trace_entry *e, size_t j,
         uint32_t at;
         if (!trace_site_records(s, e[k].site, &tab, &at))
             continue; /* packed by no one */
-        if (e[k].site >> MEMTAP_SITE_BITS != tag || at <= index || at >= due)
-            return 0; /* outside its stretch, or its due site */
+        if (at == due ||
+            outside_stretch(e[k].site >> MEMTAP_SITE_BITS, at, tag, index, due))
+            return 0; /* its due site, or outside its stretch */
     }
     return 1;
 }
