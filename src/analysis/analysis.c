@@ -109,7 +109,7 @@ static uint64_t frame_from(const analysis *a, uint32_t fi)
     for (uint32_t i = 0; i < fn->nblocks && !f.bad; i++) {
         const cfg_block *b = &a->cfg->blocks[fn->first_block + i];
         f.entry_block = i == 0 && (b->flags & CFG_BLOCK_ENTRY);
-        if ((i && (b->flags & CFG_BLOCK_ENTRY)) || (b->flags & CFG_BLOCK_GAP) ||
+        if ((i && (b->flags & CFG_BLOCK_ENTRY)) || (b->flags & (CFG_BLOCK_GAP | CFG_BLOCK_DATA)) ||
             b->func != fi || analysis_block_insns(a, b, scan_frame, &f) ||
             f.leaving)
             f.bad = 1;

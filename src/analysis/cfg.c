@@ -575,7 +575,7 @@ static int form_blocks(walker *w, builder *b, uint32_t fi, cfg_func *cf)
             cur->start = a;
             cur->first_insn = (uint32_t)b->addr.n;
             cur->func = fi;
-            cur->flags = w->leader[off] | (data ? CFG_BLOCK_GAP : 0);
+            cur->flags = w->leader[off] | (data ? CFG_BLOCK_DATA : 0);
             cf->nblocks++;
         }
         uint64_t *pa = vec_push(&b->addr);
@@ -722,7 +722,12 @@ int cfg_build(const code_image *img, cfg_program **out)
     if (w) {
         free(w->mark);
         free(w->work);
-        free(w->ptrs.v);
+        if (!rc && !w->oom) {
+            p->code_ptrs = w->ptrs.v;
+            p->ncode_ptrs = w->ptrs.n;
+        } else {
+            free(w->ptrs.v);
+        }
         free(w->data_refs.v);
         free(w->deferred.v);
         free(w);
@@ -751,6 +756,7 @@ void cfg_free(cfg_program *p)
     free(p->insn_addr);
     free(p->insn_len);
     free(p->funcs);
+    free(p->code_ptrs);
     free(p);
 }
 

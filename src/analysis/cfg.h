@@ -19,9 +19,12 @@ enum {
     CFG_BLOCK_ENTRY = 1,         /* a function entry */
     CFG_BLOCK_BRANCH_TARGET = 2, /* target of a direct branch */
     CFG_BLOCK_TABLE_TARGET = 4,  /* target of a jump-table entry */
-    CFG_BLOCK_GAP = 8,           /* found by scanning unreached bytes, or
-                                    reached from there among bytes that code
-                                    takes the address of (a table) */
+    CFG_BLOCK_GAP = 8,           /* found by scanning unreached bytes: code
+                                    that only indirect jumps the walk did
+                                    not resolve (or none) reach */
+    CFG_BLOCK_DATA = 16,         /* decoded by the gap scan among bytes that
+                                    code takes the address of (a table kept
+                                    in code): data, never patched */
 };
 
 typedef struct cfg_block {
@@ -50,6 +53,9 @@ typedef struct cfg_program {
     uint8_t *insn_len;
     size_t ninsn;
     cfg_func *funcs;         /* parallel to img->funcs */
+    uint64_t *code_ptrs;     /* code addresses the data holds and direct
+                                branch targets across functions, sorted */
+    size_t ncode_ptrs;
     cfg_stats stats;
 } cfg_program;
 

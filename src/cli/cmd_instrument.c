@@ -8,6 +8,7 @@
 
 #include "rt/abi.h"
 #include "rewrite/rewrite.h"
+#include "rewrite/verify.h"
 
 #include <getopt.h>
 #include <inttypes.h>
@@ -15,6 +16,7 @@
 
 static const char usage[] =
     "usage: memtap instrument PROGRAM -o OUTPUT [options]\n"
+    "       memtap instrument --verify COPY [PROGRAM]\n"
     "\n"
     "Writes OUTPUT, a copy of PROGRAM (an x86-64 executable, PIE or not, or a\n"
     "shared library) in which the memory instructions the static analysis\n"
@@ -43,6 +45,14 @@ static const char usage[] =
     "  --trap-all         reach every site through int3, none through a\n"
     "                     jump (slow: microseconds a site; tests that\n"
     "                     path)\n"
+    "  --verify           check the copy just written (with -o), or COPY,\n"
+    "                     against PROGRAM (default: the original a cache\n"
+    "                     entry names in COPY.src) with a decoder of its\n"
+    "                     own: every instruction start of PROGRAM still\n"
+    "                     runs as it did (unchanged, a jump to a trampoline\n"
+    "                     that runs it, or a registered int3), and every\n"
+    "                     changed byte is accounted for.  Exit 1 on a\n"
+    "                     violation\n"
     "  -q, --quiet        no summary\n"
     "  -h, --help         show this help\n";
 
@@ -91,6 +101,11 @@ static void summary(const char *in, const char *out, const rewrite_options *o,
            " place's trampoline (%" PRIu64 " short ones moved into a window"
            " for it, others through %" PRIu64 " jumps written in padding)\n",
            r->redirected, r->shorts_moved, r->islands);
+    printf("  entries            %" PRIu64 " addresses code may be entered at"
+           " (%" PRIu64 " instructions the linear sweep decodes otherwise);"
+           " %" PRIu64 " instruction starts past a window's jump, each an"
+           " int3 into its trampoline\n",
+           r->entry_points, r->sweep_disagree, r->inner_traps);
     printf("  registers saved    %" PRIu64 " (%" PRIu64 " found dead, not saved)\n",
            r->saves, r->saves_skipped);
     if (o->profile)
@@ -106,14 +121,54 @@ static void summary(const char *in, const char *out, const rewrite_options *o,
                ", ignored %" PRIu64 ")\n",
                bypassed, r->bypass[0], r->bypass[1], r->bypass[2],
                r->bypass[3], r->bypass[4]);
-    uint64_t lost = r->no_room + r->unaddressable + r->gap_code;
+    uint64_t lost = r->no_room + r->unaddressable + r->data_code + r->undecided;
     printf("  not instrumented   %" PRIu64, lost);
     if (lost)
         printf(" (cannot move: %" PRIu64 ", %%gs or unnamed operand: %" PRIu64
-               ", unreached code: %" PRIu64 ")",
-               r->no_room, r->unaddressable, r->gap_code);
+               ", among bytes taken as data: %" PRIu64 ", decoded two ways: %"
+               PRIu64 ")", r->no_room, r->unaddressable, r->data_code,
+               r->undecided);
     printf("\n  new segment        %" PRIu64 " bytes at 0x%" PRIx64 "\n",
            r->segment_bytes, r->segment_vaddr);
+}
+
+/* The original a cache entry's COPY.src names, in buf, or NULL. */
+static const char *cached_source(const char *copy, char *buf, size_t cap)
+{
+    char side[4096];
+    snprintf(side, sizeof side, "%s.src", copy);
+    FILE *f = fopen(side, "re");
+    if (!f)
+        return NULL;
+    int ok = fgets(buf, (int)cap, f) != NULL;
+    fclose(f);
+    buf[strcspn(buf, "\n")] = '\0';
+    return ok && buf[0] ? buf : NULL;
+}
+
+/* memtap instrument --verify: 0, 1 on a violation, or an error. */
+static int verify_copy(const char *orig, const char *copy, int quiet)
+{
+    verify_report v;
+    char err[512];
+    if (rewrite_verify(orig, copy, &v, err, sizeof err) != 0)
+        return cli_error("--verify", "%s", err);
+    if (!quiet || v.violations)
+        printf("memtap instrument: verified %s against %s\n"
+               "  instruction starts %" PRIu64 ": %" PRIu64 " unchanged, %"
+               PRIu64 " jumps to trampolines, %" PRIu64 " int3 traps, %" PRIu64
+               " under a jump's bytes (no way in seen)\n"
+               "  branches           %" PRIu64 " sent to trampolines, %" PRIu64
+               " jumps written into padding\n"
+               "  relocated          %" PRIu64 " instructions found again in "
+               "trampolines (%" PRIu64 " of %" PRIu64 " with memory operands)\n"
+               "  violations         %" PRIu64 "\n",
+               copy, orig, v.starts, v.unchanged, v.jumps, v.traps, v.covered,
+               v.redirected, v.islands, v.relocated, v.mem_moved, v.mem_insns,
+               v.violations);
+    for (uint64_t i = 0; i < v.violations && i < VERIFY_SHOWN; i++)
+        fprintf(stderr, "memtap: %s: %s\n", copy, v.shown[i]);
+    return v.violations ? 1 : 0;
 }
 
 int cmd_instrument(int argc, char **argv)
@@ -133,6 +188,7 @@ int cmd_instrument(int argc, char **argv)
         { "profile", no_argument, NULL, 'p' },
         { "no-elision", no_argument, NULL, 'E' },
         { "trap-all", no_argument, NULL, 'T' },
+        { "verify", no_argument, NULL, 'V' },
         { "quiet", no_argument, NULL, 'q' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
@@ -141,7 +197,7 @@ int cmd_instrument(int argc, char **argv)
     memset(&o, 0, sizeof o);
     select_params_default(&o.params);
     const char *out = NULL;
-    int quiet = 0, c;
+    int quiet = 0, verify = 0, c;
     while ((c = getopt_long(argc, argv, "o:qh", longs, NULL)) != -1) {
         switch (c) {
         case 'o': out = optarg; break;
@@ -149,6 +205,7 @@ int cmd_instrument(int argc, char **argv)
         case 'p': o.profile = 1; break;
         case 'E': o.no_elision = 1; break;
         case 'T': o.trap_all = 1; break;
+        case 'V': verify = 1; break;
         case 'm':
             o.mode = parse_mode(optarg);
             if (o.mode < 0)
@@ -170,6 +227,15 @@ int cmd_instrument(int argc, char **argv)
         default: fputs(usage, stderr); return 2;
         }
     }
+    if (verify && !out && optind < argc && argc - optind <= 2) {
+        char src[4096];
+        const char *copy = argv[optind];
+        const char *orig = optind + 1 < argc ? argv[optind + 1]
+                                             : cached_source(copy, src, sizeof src);
+        if (!orig)
+            return cli_error("--verify", "name the original of %s", copy);
+        return verify_copy(orig, copy, quiet);
+    }
     if (optind != argc - 1 || !out) {
         fputs(usage, stderr);
         return 2;
@@ -186,5 +252,5 @@ int cmd_instrument(int argc, char **argv)
         return cli_error(in, "%s", err);
     if (!quiet)
         summary(in, out, &o, &rep);
-    return 0;
+    return verify ? verify_copy(in, out, quiet) : 0;
 }

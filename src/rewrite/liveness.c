@@ -27,7 +27,7 @@ typedef struct block_sum block_sum;
 static int32_t block_starting(const cfg_program *cfg, uint64_t addr)
 {
     const cfg_block *b = cfg_block_at(cfg, addr);
-    if (!b || b->start != addr || (b->flags & CFG_BLOCK_GAP))
+    if (!b || b->start != addr || (b->flags & (CFG_BLOCK_GAP | CFG_BLOCK_DATA)))
         return NO_BLOCK;
     return (int32_t)(b - cfg->blocks);
 }
@@ -84,7 +84,7 @@ static void sum_begin(const liveness *lv, size_t bi, summing *g)
     const cfg_block *b = &lv->cfg->blocks[bi];
     block_sum *s = &lv->sums[bi];
     *s = (block_sum){ .noted = 1, .fall = NO_BLOCK, .target = NO_BLOCK,
-                      .fixed = (b->flags & CFG_BLOCK_GAP) != 0 };
+                      .fixed = (b->flags & (CFG_BLOCK_GAP | CFG_BLOCK_DATA)) != 0 };
     *g = (summing){ lv->cfg, s, b->end, 0 };
 }
 

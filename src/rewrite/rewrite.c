@@ -18,6 +18,7 @@
 #include "rewrite/rewrite.h"
 
 #include "analysis/analysis.h"
+#include "analysis/entries.h"
 #include "rewrite/elf_input.h"
 #include "rewrite/emit.h"
 #include "rewrite/liveness.h"
@@ -91,6 +92,7 @@ typedef struct rewriter {
     vec pads;                 /* pad_region: free padding, by address */
     vec islands;              /* island */
     liveness lv;              /* live-ins of the file's blocks */
+    entry_map *em;            /* where the file's code may be entered */
     uint8_t *live;            /* per instruction of the current chain */
     size_t live_cap;
     uint8_t *start;           /* insn_vec.start of the current chain */
@@ -712,6 +714,14 @@ typedef struct window {
     int trap;
 } window;
 
+/* Whether code may be entered at the window's instruction k > 0 (past
+ * its jump): a branch target of the chain, or any possible entry. */
+static int inner_entry(const rewriter *r, const window *win, size_t k)
+{
+    return (win->start && (win->start[k] & BLOCK_ENTRY)) ||
+           (entry_bits(r->em, win->w[k].addr) & ENTRY_MAY);
+}
+
 static int emit_window(rewriter *r, const window *win, const sel_expr *x,
                        uint32_t nx, int64_t *block)
 {
@@ -739,12 +749,14 @@ static int emit_window(rewriter *r, const window *win, const sel_expr *x,
     int first_is_string = win->trap && string_op(&w[0], &first_str);
     for (size_t k = 0; k < win->count; k++) {
         const uint8_t *bytes = r->in->bytes + off + (w[k].addr - start);
-        if (k > 0 && win->start && (win->start[k] & BLOCK_ENTRY)) {
-            /* a branch target inside the window, past its jump: entered
-             * here by the redirected branches, or through an int3 */
+        if (k > 0 && w[k].addr >= start + JMP_LEN) {
+            /* an instruction start past the window's jump (window.c lets
+             * none lie under it): whatever enters here, by a branch or in
+             * a way no analysis saw, goes on through an int3 */
             if (add_trap(r, w[k].addr, code_here(&r->code), NULL) != 0)
                 return -1;
-            r->rep->entries++;
+            r->rep->entries += (uint64_t)inner_entry(r, win, k);
+            r->rep->inner_traps++;
         }
         if (emit_logs(r, &w[k], win->live[k], x, nx) != 0)
             return -1;
@@ -788,8 +800,8 @@ static int emit_window(rewriter *r, const window *win, const sel_expr *x,
     /* from a branch target in it on, the bytes stay the file's, where
      * the runtime writes its int3 (the file runs as it did without) */
     uint64_t pad_end = end;
-    for (size_t k = 1; win->start && k < win->count && pad_end == end; k++)
-        if (win->start[k] & BLOCK_ENTRY)
+    for (size_t k = 1; k < win->count && pad_end == end; k++)
+        if (inner_entry(r, win, k))
             pad_end = w[k].addr;
     if (span > end - start) {
         pad_region *u = vec_push(&r->pads_used);
@@ -847,8 +859,8 @@ static int add_place(rewriter *r, uint64_t pc)
  * its jump become int3 places. */
 static int plan_entries(rewriter *r, const window *win)
 {
-    for (size_t k = 1; win->start && k < win->count; k++)
-        if ((win->start[k] & BLOCK_ENTRY) && add_place(r, win->w[k].addr) != 0)
+    for (size_t k = 1; k < win->count; k++)
+        if (inner_entry(r, win, k) && add_place(r, win->w[k].addr) != 0)
             return -1;
     return 0;
 }
@@ -875,6 +887,11 @@ static int trap_each(rewriter *r, const insn_vec *iv, size_t i, size_t j,
             continue; /* a short branch: it stays as it is */
         if (!movable(&iv->v[k], &ends)) {
             r->rep->no_room += sel;
+            continue;
+        }
+        if (!agreed(r->em, &iv->v[k])) { /* an int3 there may split an
+                                            instruction of the sweep's */
+            r->rep->undecided += sel;
             continue;
         }
         if (r->planning) {
@@ -931,7 +948,7 @@ static int falls_through_only(const rewriter *r, size_t bi)
     int falls = b->exit == X86_FLOW_JCC || b->exit == X86_FLOW_NEXT ||
                 b->exit == X86_FLOW_SYSCALL;
     return falls && b->end == next->start &&
-           b->func == next->func && !(b->flags & CFG_BLOCK_GAP) &&
+           b->func == next->func && !(b->flags & (CFG_BLOCK_GAP | CFG_BLOCK_DATA)) &&
            (next->flags & ~CFG_BLOCK_BRANCH_TARGET) == 0 &&
            r->a->blocks[bi + 1].first_expr == ab->first_expr + ab->sel.n;
 }
@@ -1047,8 +1064,8 @@ static size_t rewrite_chain(rewriter *r, size_t bi, insn_list *list)
     const sel_expr *x = r->a->exprs + ab->first_expr;
     uint32_t nx = ab->sel.n, selected = ab->sel.selected;
     int profiled = r->opt->profile && nx > 0;
-    if (b->flags & CFG_BLOCK_GAP) {
-        r->rep->gap_code += ab->sel.selected;
+    if (b->flags & CFG_BLOCK_DATA) {
+        r->rep->data_code += ab->sel.selected;
         r->rep->blocks += (uint64_t)profiled;
         r->rep->blocks_uncounted += (uint64_t)profiled;
         return 1;
@@ -1066,7 +1083,7 @@ static size_t rewrite_chain(rewriter *r, size_t bi, insn_list *list)
     if (r->planning) /* liveness_solve need not decode them again */
         liveness_note(&r->lv, bi, nb, list->v.v, list->v.n);
     insn_vec view = { list->v.v, list->v.n, NULL,
-                      padding_after(r, bi + nb - 1) };
+                      padding_after(r, bi + nb - 1), r->em };
     if (nb > 1 && mark_starts(r, b, nb, &view) != 0)
         return 0;
     const insn_vec *iv = &view;
@@ -1165,7 +1182,8 @@ static uint64_t island_for(rewriter *r, uint64_t next, const mt_trap *t)
     size_t k = BISECT_AFTER(p, r->pads.n, at, next + 127);
     for (; k-- > 0 && p[k].end >= next - 128 + JMP_LEN;) {
         int64_t off = elf_input_offset(r->in, p[k].at, JMP_LEN);
-        if (p[k].end - p[k].at < JMP_LEN || !reaches(next, p[k].at) || off < 0)
+        if (p[k].end - p[k].at < JMP_LEN || !reaches(next, p[k].at) || off < 0 ||
+            entry_map_any(r->em, p[k].at, p[k].at + JMP_LEN))
             continue;
         island *n = vec_push(&r->islands);
         if (!n)
@@ -1390,8 +1408,13 @@ int rewrite_file(const char *in_path, const char *out, const rewrite_options *o,
         int st = analysis_run(in_path, &o->params, &r.a);
         if (st != 0)
             rc = rewrite_fail(err, cap, "%s", elf_strerror(st));
-        else if (liveness_init(&r.lv, r.a->cfg) != 0)
+        else if (liveness_init(&r.lv, r.a->cfg) != 0 ||
+                 entry_map_build(r.a->cfg, &r.em) != 0)
             rc = rewrite_fail(err, cap, "out of memory");
+        else {
+            rep->entry_points = r.em->entries;
+            rep->sweep_disagree = r.em->disagree;
+        }
     }
     if (!rc) {
         r.opt = o;
@@ -1408,6 +1431,7 @@ int rewrite_file(const char *in_path, const char *out, const rewrite_options *o,
     free(r.pads.v);
     free(r.islands.v);
     liveness_free(&r.lv);
+    entry_map_free(r.em);
     free(r.live);
     free(r.start);
     free(r.plan);

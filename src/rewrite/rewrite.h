@@ -57,7 +57,13 @@ typedef struct rewrite_report {
     uint64_t no_room;         /* an instruction that cannot move */
     uint64_t unaddressable;   /* %gs: operands, or operands the
                                  trampoline cannot name */
-    uint64_t gap_code;        /* in code found only by scanning gaps */
+    uint64_t data_code;       /* in bytes code takes the address of (a
+                                 table kept among instructions) */
+    uint64_t undecided;       /* at an instruction the linear sweep
+                                 decodes otherwise: left as it is */
+    uint64_t inner_traps;     /* instruction starts past a window's jump,
+                                 each an int3 into the trampoline */
+    uint64_t entry_points, sweep_disagree; /* of the entry map */
     uint64_t saves, saves_skipped;  /* scratch registers saved, and those
                                        liveness found dead */
     uint64_t blocks, blocks_trapped, blocks_uncounted; /* --profile */

@@ -1,8 +1,9 @@
 /*
  * rewrite/window.c - where a patch window fits (rewrite/window.h): whole
  * instructions that can move into a trampoline, 5 bytes for the jump (or
- * fewer that end the chain, and the padding after them), and no branch
- * target among the bytes of that jump.
+ * fewer that end the chain, and the padding after them), decoded alike by
+ * the graph and the linear sweep, and no possible entry among the bytes of
+ * that jump (analysis/entries.h).
  */
 #include "rewrite/window.h"
 
@@ -34,16 +35,36 @@ int movable(const x86_insn *x, int *ends)
     }
 }
 
-/* Whether a branch target of the chain lies inside the jump a window
- * [s, j) would start with (one further in keeps its bytes and gets an
- * int3 place; emit_window). */
-static int entry_under_jump(const insn_vec *iv, size_t s, size_t j)
+int agreed(const entry_map *em, const x86_insn *x)
 {
-    for (size_t m = s + 1; iv->start && m < j &&
-                           iv->v[m].addr < iv->v[s].addr + JMP_LEN; m++)
-        if (iv->start[m] & BLOCK_ENTRY)
-            return 1;
-    return 0;
+    if (!(entry_bits(em, x->addr) & ENTRY_SWEEP))
+        return 0;
+    for (uint64_t a = x->addr + 1; a < x->addr + x->length; a++)
+        if (entry_bits(em, a) & ENTRY_SWEEP)
+            return 0;
+    return 1;
+}
+
+/* Whether a window [s, j) may be patched: its instructions decoded alike,
+ * no entry under the jump, and past the jump entries only at instruction
+ * starts (each becomes a trap, emit_window); none in the padding a short
+ * window's jump takes. */
+static int clear(const insn_vec *iv, size_t s, size_t j)
+{
+    uint64_t from = iv->v[s].addr, jump_end = from + JMP_LEN;
+    for (size_t m = s; m < j; m++) {
+        const x86_insn *x = &iv->v[m];
+        if (!agreed(iv->em, x))
+            return 0;
+        uint64_t a = m == s ? x->addr + 1 : x->addr;
+        if (a < jump_end && entry_map_any(iv->em, a, jump_end))
+            return 0;
+        uint64_t in = x->addr + 1 > jump_end ? x->addr + 1 : jump_end;
+        if (entry_map_any(iv->em, in, x->addr + x->length))
+            return 0;
+    }
+    uint64_t end = iv->v[j - 1].addr + iv->v[j - 1].length;
+    return end >= jump_end || !entry_map_any(iv->em, end, jump_end);
 }
 
 /* Whether a window [s, j) has room for a jump: 5 bytes of instructions,
@@ -65,7 +86,7 @@ size_t plan_window(const insn_vec *iv, size_t i, int *fits)
         len += iv->v[j].length;
         j++;
     }
-    *fits = ok && room(iv, i, j) && !entry_under_jump(iv, i, j);
+    *fits = ok && room(iv, i, j) && clear(iv, i, j);
     return j;
 }
 
@@ -82,7 +103,7 @@ size_t plan_earlier(const insn_vec *iv, size_t from, size_t i, size_t *end)
         }
         if (!ok || j <= i)
             break; /* what stops it stops every earlier start too */
-        if (room(iv, s, j) && !entry_under_jump(iv, s, j)) {
+        if (room(iv, s, j) && clear(iv, s, j)) {
             *end = j;
             return s;
         }

@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "analysis/entries.h"
 #include "x86/insn.h"
 
 #define JMP_LEN 5             /* jmp rel32: what a window must hold */
@@ -24,6 +25,7 @@ typedef struct insn_vec {
                                  go on (ret, jmp), the end of the padding
                                  that follows it (nops, int3), which a
                                  window's jump may take; else its end */
+    const entry_map *em;      /* where the file's code may be entered */
 } insn_vec;
 
 enum {
@@ -31,13 +33,19 @@ enum {
     BLOCK_ENTRY = 2,          /* and direct branches lead there */
 };
 
+/* Whether the linear sweep decodes the instruction as the graph does: it
+ * starts one there and none inside it.  Only such bytes are patched. */
+int agreed(const entry_map *em, const x86_insn *x);
+
 /* Whether an instruction can move into a trampoline (*ends: it ends the
  * window, which then needs no jump back). */
 int movable(const x86_insn *x, int *ends);
 
 /* The window that starts at instruction i: whole movable instructions
  * until 5 bytes or one that ends it.  Returns its end (exclusive) and
- * whether it can take a jump. */
+ * whether it can take a jump: room for it, both decodings agree on its
+ * instructions, and code cannot be entered under its jump (nor past it
+ * but at an instruction start, which gets a trap) or in padding it takes. */
 size_t plan_window(const insn_vec *iv, size_t i, int *fits);
 
 /* When no jump fits from instruction i: a window that starts at an

@@ -1,0 +1,591 @@
+/*
+ * rewrite/verify.c - the verifier of a rewritten copy (rewrite/verify.h).
+ * It shares nothing of the planner's decisions: it decodes the original's
+ * executable sections itself with Zydis (a linear sweep, resynchronised at
+ * function starts), reads the copy's bytes, trap table and trampolines as
+ * they are, and checks each instruction start of the original:
+ *   - its bytes are unchanged; or
+ *   - it is an int3 of the trap table, or a jump into memtap's segment,
+ *     and the trampoline there runs the original instructions from it
+ *     (relocated: equal bytes but a rip-relative displacement that names
+ *     the same address; branches to the same target or to a trampoline),
+ *     in order, and jumps back to an instruction start right after them;
+ *     instruction starts a jump's bytes cover are counted, and are
+ *     violations where the verifier sees a way in (a direct branch or call
+ *     target, a return address, the instruction after a jump or return,
+ *     a function start); past the jump each must be a trap; or
+ *   - it is a direct branch sent to a trampoline.
+ * Every other changed byte of the executable sections must be a jump
+ * written into padding (an island).
+ */
+#define _GNU_SOURCE
+#include "rewrite/verify.h"
+
+#include "analysis/image.h"
+#include "rewrite/elf_input.h"
+#include "rt/abi.h"
+
+#include <Zydis/Zydis.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define TRAMP_STEPS 2048      /* instructions read of one trampoline */
+
+/* How an original instruction leaves. */
+enum { K_NEXT = 0, K_JMP, K_JCC, K_CALL, K_ICALL, K_IJMP, K_RET, K_STOP };
+/* vinsn.flags */
+enum { V_PADDING = 1, V_COVERED = 2, V_MEM = 4, V_MOVED = 8 };
+
+typedef struct vinsn {
+    uint64_t addr, target;    /* target: a direct branch's, else 0 */
+    uint8_t len, kind, flags;
+} vinsn;
+
+typedef struct verifier {
+    const code_image *img;
+    elf_input copy;
+    mt_rewrite_header h;
+    const mt_trap *traps;     /* by pc */
+    size_t ntraps;
+    uint64_t *tramps;         /* every trap's tramp, sorted */
+    uint64_t seg_lo, seg_hi;
+    ZydisDecoder dec;
+    vinsn *v;
+    size_t n, cap;
+    uint64_t lo, hi;          /* the executable sections' span */
+    uint8_t *known;           /* per byte: a way in the verifier sees */
+    uint8_t *explained;       /* per byte: a change accounted for */
+    verify_report *rep;
+} verifier;
+
+static void violation(verifier *vr, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+static void violation(verifier *vr, const char *fmt, ...)
+{
+    verify_report *rep = vr->rep;
+    if (rep->violations < VERIFY_SHOWN) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(rep->shown[rep->violations], sizeof rep->shown[0], fmt, ap);
+        va_end(ap);
+    }
+    rep->violations++;
+}
+
+static int decode(const verifier *vr, const uint8_t *p, size_t avail,
+                  ZydisDecodedInstruction *zi, ZydisDecodedOperand *ops)
+{
+    return ZYAN_SUCCESS(ZydisDecoderDecodeFull(&vr->dec, p, avail, zi, ops))
+               ? 0 : -1;
+}
+
+/* The absolute target of a relative branch, or 0. */
+static uint64_t branch_target(const ZydisDecodedInstruction *zi,
+                              const ZydisDecodedOperand *ops, uint64_t at)
+{
+    ZyanU64 t;
+    if (zi->operand_count_visible < 1 || ops[0].type != ZYDIS_OPERAND_TYPE_IMMEDIATE ||
+        !ops[0].imm.is_relative ||
+        !ZYAN_SUCCESS(ZydisCalcAbsoluteAddress(zi, &ops[0], at, &t)))
+        return 0;
+    return t;
+}
+
+static uint8_t kind_of(const ZydisDecodedInstruction *zi,
+                       const ZydisDecodedOperand *ops)
+{
+    int direct = zi->operand_count_visible >= 1 &&
+                 ops[0].type == ZYDIS_OPERAND_TYPE_IMMEDIATE;
+    switch (zi->meta.category) {
+    case ZYDIS_CATEGORY_UNCOND_BR: return direct ? K_JMP : K_IJMP;
+    case ZYDIS_CATEGORY_COND_BR: return K_JCC;
+    case ZYDIS_CATEGORY_CALL: return direct ? K_CALL : K_ICALL;
+    case ZYDIS_CATEGORY_RET: return K_RET;
+    default: break;
+    }
+    return zi->mnemonic == ZYDIS_MNEMONIC_UD2 || zi->mnemonic == ZYDIS_MNEMONIC_HLT
+               ? K_STOP : K_NEXT;
+}
+
+static int has_memory(const ZydisDecodedInstruction *zi,
+                      const ZydisDecodedOperand *ops)
+{
+    for (uint8_t i = 0; i < zi->operand_count_visible; i++)
+        if (ops[i].type == ZYDIS_OPERAND_TYPE_MEMORY &&
+            ops[i].mem.type == ZYDIS_MEMOP_TYPE_MEM &&
+            zi->mnemonic != ZYDIS_MNEMONIC_NOP)
+            return 1;
+    return 0;
+}
+
+static void mark_known(verifier *vr, uint64_t a)
+{
+    if (a >= vr->lo && a < vr->hi)
+        vr->known[a - vr->lo] = 1;
+}
+
+static int push_insn(verifier *vr, const vinsn *x)
+{
+    if (vr->n == vr->cap) {
+        size_t cap = vr->cap ? vr->cap * 2 : 4096;
+        vinsn *v = realloc(vr->v, cap * sizeof *v);
+        if (!v)
+            return -1;
+        vr->v = v;
+        vr->cap = cap;
+    }
+    vr->v[vr->n++] = *x;
+    return 0;
+}
+
+/* The verifier's own linear sweep of one section. */
+static int sweep(verifier *vr, const image_section *sec)
+{
+    const code_image *img = vr->img;
+    size_t fi = 0;
+    uint64_t a = sec->addr, end = sec->addr + sec->size;
+    int after_stop = 1;
+    while (a < end) {
+        while (fi < img->nfuncs && img->funcs[fi].start <= a)
+            fi++;
+        uint64_t f = fi < img->nfuncs ? img->funcs[fi].start : UINT64_MAX;
+        ZydisDecodedInstruction zi;
+        ZydisDecodedOperand ops[ZYDIS_MAX_OPERAND_COUNT];
+        if (decode(vr, sec->data + (a - sec->addr), end - a, &zi, ops) != 0) {
+            a++;
+            after_stop = 1;
+            continue;
+        }
+        if (a + zi.length > f) {
+            a = f;
+            continue;
+        }
+        vinsn x = { a, branch_target(&zi, ops, a), zi.length,
+                    kind_of(&zi, ops), 0 };
+        if (zi.mnemonic == ZYDIS_MNEMONIC_NOP || zi.mnemonic == ZYDIS_MNEMONIC_INT3)
+            x.flags |= V_PADDING;
+        if (has_memory(&zi, ops))
+            x.flags |= V_MEM;
+        if (after_stop && !(x.flags & V_PADDING)) {
+            mark_known(vr, a);
+            after_stop = 0;
+        }
+        if (x.target)
+            mark_known(vr, x.target);
+        if (x.kind == K_CALL || x.kind == K_ICALL)
+            mark_known(vr, a + x.len);
+        if (x.kind == K_JMP || x.kind == K_IJMP || x.kind == K_RET ||
+            x.kind == K_STOP)
+            after_stop = 1;
+        if (push_insn(vr, &x) != 0)
+            return -1;
+        a += zi.length;
+    }
+    return 0;
+}
+
+/* The copy's bytes at a (n of them), or NULL. */
+static const uint8_t *copy_at(const verifier *vr, uint64_t a, uint64_t n)
+{
+    int64_t off = elf_input_offset(&vr->copy, a, n);
+    return off < 0 ? NULL : vr->copy.bytes + off;
+}
+
+static const mt_trap *trap_at(const verifier *vr, uint64_t pc)
+{
+    size_t lo = 0, hi = vr->ntraps;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (vr->traps[mid].pc < pc)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < vr->ntraps && vr->traps[lo].pc == pc ? &vr->traps[lo] : NULL;
+}
+
+static int is_tramp(const verifier *vr, uint64_t t)
+{
+    size_t lo = 0, hi = vr->ntraps;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (vr->tramps[mid] < t)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < vr->ntraps && vr->tramps[lo] == t;
+}
+
+static int in_segment(const verifier *vr, uint64_t a)
+{
+    return a >= vr->seg_lo && a < vr->seg_hi;
+}
+
+/* Whether a branch of the copy leads where the original's did: the same
+ * place, or the trampoline of a trap (the rewriter sends branches to an
+ * int3 site there). */
+static int same_target(const verifier *vr, uint64_t copy_t, uint64_t orig_t)
+{
+    return copy_t == orig_t || is_tramp(vr, copy_t);
+}
+
+/* The address a rip-relative operand names, or 0. */
+static uint64_t rip_address(const ZydisDecodedInstruction *zi,
+                            const ZydisDecodedOperand *ops, uint64_t at)
+{
+    for (uint8_t i = 0; i < zi->operand_count_visible; i++) {
+        ZyanU64 t;
+        if (ops[i].type == ZYDIS_OPERAND_TYPE_MEMORY &&
+            ops[i].mem.base == ZYDIS_REGISTER_RIP &&
+            ZYAN_SUCCESS(ZydisCalcAbsoluteAddress(zi, &ops[i], at, &t)))
+            return t;
+    }
+    return 0;
+}
+
+/* Whether the copy's instruction at `at` is the original o moved there.
+ * Calls are emulated: a lea of the return address, then a jump (direct)
+ * or a ret (indirect); *saw_ret remembers the lea. */
+static int same_insn(const verifier *vr, const vinsn *o, uint64_t at,
+                     const ZydisDecodedInstruction *zi,
+                     const ZydisDecodedOperand *ops, int *saw_ret)
+{
+    switch (o->kind) {
+    case K_JCC:
+    case K_JMP: {
+        const uint8_t *ob = image_code(vr->img, o->addr, &(size_t){ 0 });
+        ZydisDecodedInstruction oz;
+        ZydisDecodedOperand oo[ZYDIS_MAX_OPERAND_COUNT];
+        if (!ob || decode(vr, ob, o->len, &oz, oo) != 0)
+            return 0;
+        return zi->mnemonic == oz.mnemonic &&
+               same_target(vr, branch_target(zi, ops, at), o->target);
+    }
+    case K_CALL:
+    case K_ICALL:
+        if (zi->mnemonic == ZYDIS_MNEMONIC_LEA &&
+            rip_address(zi, ops, at) == o->addr + o->len) {
+            *saw_ret = 1;
+            return 0;
+        }
+        if (!*saw_ret)
+            return 0;
+        return o->kind == K_CALL
+                   ? zi->mnemonic == ZYDIS_MNEMONIC_JMP &&
+                         same_target(vr, branch_target(zi, ops, at), o->target)
+                   : zi->mnemonic == ZYDIS_MNEMONIC_RET;
+    default:
+        break;
+    }
+    size_t avail;
+    const uint8_t *ob = image_code(vr->img, o->addr, &avail);
+    const uint8_t *cb = copy_at(vr, at, o->len);
+    if (!ob || !cb || zi->length != o->len)
+        return 0;
+    if (memcmp(ob, cb, o->len) == 0)
+        return 1;
+    /* relocated: only the displacement differs, naming the same address */
+    ZydisDecodedInstruction oz;
+    ZydisDecodedOperand oo[ZYDIS_MAX_OPERAND_COUNT];
+    if (decode(vr, ob, o->len, &oz, oo) != 0 || oz.raw.disp.size != 32 ||
+        zi->raw.disp.offset != oz.raw.disp.offset)
+        return 0;
+    uint8_t d = oz.raw.disp.offset;
+    return memcmp(ob, cb, d) == 0 &&
+           memcmp(ob + d + 4, cb + d + 4, o->len - d - 4u) == 0 &&
+           rip_address(&oz, oo, o->addr) == rip_address(zi, ops, at) &&
+           rip_address(zi, ops, at) != 0;
+}
+
+static int ends_window(const vinsn *o)
+{
+    return o->kind == K_JMP || o->kind == K_IJMP || o->kind == K_RET ||
+           o->kind == K_CALL || o->kind == K_ICALL;
+}
+
+/* Reads the trampoline at t against the original instructions from i:
+ * how many it runs, in order, before it leaves for the original code
+ * (*end: where; it must be right after them), or -1. */
+static long run_of(verifier *vr, uint64_t t, size_t i, uint64_t *end)
+{
+    size_t k = i;
+    int saw_ret = 0;
+    for (int step = 0; step < TRAMP_STEPS && in_segment(vr, t); step++) {
+        const uint8_t *cb = copy_at(vr, t, 1);
+        ZydisDecodedInstruction zi;
+        ZydisDecodedOperand ops[ZYDIS_MAX_OPERAND_COUNT];
+        if (!cb || decode(vr, cb, vr->seg_hi - t, &zi, ops) != 0)
+            return -1;
+        if (k < vr->n && same_insn(vr, &vr->v[k], t, &zi, ops, &saw_ret)) {
+            saw_ret = 0;
+            vr->v[k].flags |= V_MOVED;
+            vr->rep->relocated++;
+            k++;
+            if (ends_window(&vr->v[k - 1])) {
+                *end = vr->v[k - 1].addr + vr->v[k - 1].len;
+                return (long)(k - i);
+            }
+        } else if (zi.mnemonic == ZYDIS_MNEMONIC_JMP) {
+            uint64_t back = branch_target(&zi, ops, t);
+            if (back && !in_segment(vr, back)) {
+                *end = back;
+                return k > i && back == vr->v[k - 1].addr + vr->v[k - 1].len
+                           ? (long)(k - i) : -1;
+            }
+        }
+        t += zi.length;
+    }
+    return -1;
+}
+
+static void explain(verifier *vr, uint64_t from, uint64_t to)
+{
+    for (uint64_t a = from; a < to; a++)
+        if (a >= vr->lo && a < vr->hi)
+            vr->explained[a - vr->lo] = 1;
+}
+
+/* A jump at instruction i into the trampoline at t. */
+static void check_jump(verifier *vr, size_t i, uint64_t t)
+{
+    const vinsn *s = &vr->v[i];
+    uint64_t end = 0, jump_end = s->addr + 5;
+    if (run_of(vr, t, i, &end) <= 0) {
+        violation(vr, "0x%" PRIx64 ": the trampoline its jump leads to does "
+                  "not run the original instructions", s->addr);
+        return;
+    }
+    vr->rep->jumps++;
+    explain(vr, s->addr, end > jump_end ? end : jump_end);
+    for (size_t j = i + 1; j < vr->n && vr->v[j].addr < jump_end; j++) {
+        if (vr->v[j].addr >= end && !(vr->v[j].flags & V_PADDING))
+            violation(vr, "0x%" PRIx64 ": the jump at 0x%" PRIx64 " takes "
+                      "bytes of an instruction after its window",
+                      vr->v[j].addr, s->addr);
+        vr->v[j].flags |= V_COVERED;
+    }
+}
+
+/* A jump written into padding at instruction i (an island a short
+ * branch is sent through to a trampoline): the padding it takes is
+ * entered no other way. */
+static void island(verifier *vr, size_t i)
+{
+    uint64_t at = vr->v[i].addr;
+    vr->rep->islands++;
+    explain(vr, at, at + 5);
+    for (size_t j = i + 1; j < vr->n && vr->v[j].addr < at + 5; j++) {
+        if (!(vr->v[j].flags & V_PADDING))
+            violation(vr, "0x%" PRIx64 ": the jump written into padding at 0x%"
+                      PRIx64 " takes bytes of an instruction", vr->v[j].addr, at);
+        vr->v[j].flags |= V_COVERED;
+    }
+}
+
+/* A direct branch of the original whose copy leads to a trampoline. */
+static int redirected(verifier *vr, const vinsn *s, const uint8_t *cb)
+{
+    ZydisDecodedInstruction zi, oz;
+    ZydisDecodedOperand ops[ZYDIS_MAX_OPERAND_COUNT], oo[ZYDIS_MAX_OPERAND_COUNT];
+    size_t avail;
+    const uint8_t *ob = image_code(vr->img, s->addr, &avail);
+    if ((s->kind != K_JMP && s->kind != K_JCC && s->kind != K_CALL) || !ob ||
+        decode(vr, cb, s->len, &zi, ops) != 0 ||
+        decode(vr, ob, s->len, &oz, oo) != 0 || zi.mnemonic != oz.mnemonic ||
+        zi.length != oz.length)
+        return 0;
+    uint64_t t = branch_target(&zi, ops, s->addr);
+    if (!is_tramp(vr, t)) { /* a short branch: through an island */
+        const uint8_t *ib = copy_at(vr, t, 5);
+        ZydisDecodedInstruction iz;
+        ZydisDecodedOperand io[ZYDIS_MAX_OPERAND_COUNT];
+        if (!ib || decode(vr, ib, 5, &iz, io) != 0 ||
+            iz.mnemonic != ZYDIS_MNEMONIC_JMP ||
+            !is_tramp(vr, branch_target(&iz, io, t)))
+            return 0;
+    }
+    vr->rep->redirected++;
+    explain(vr, s->addr, s->addr + s->len);
+    return 1;
+}
+
+static void check_start(verifier *vr, size_t i)
+{
+    vinsn *s = &vr->v[i];
+    size_t avail;
+    const uint8_t *ob = image_code(vr->img, s->addr, &avail);
+    const uint8_t *cb = copy_at(vr, s->addr, s->len);
+    vr->rep->starts++;
+    vr->rep->mem_insns += (s->flags & V_MEM) != 0;
+    if (!ob || !cb) {
+        violation(vr, "0x%" PRIx64 ": not in the copy's loaded bytes", s->addr);
+        return;
+    }
+    const mt_trap *trap = trap_at(vr, s->addr);
+    uint64_t end;
+    if (trap) {
+        if (cb[0] != 0xcc && memcmp(cb, ob, s->len) != 0)
+            violation(vr, "0x%" PRIx64 ": a trap over changed bytes", s->addr);
+        else if (run_of(vr, trap->tramp, i, &end) <= 0)
+            violation(vr, "0x%" PRIx64 ": the trampoline its trap leads to "
+                      "does not run the original instruction", s->addr);
+        vr->rep->traps++;
+        explain(vr, s->addr, s->addr + 1);
+    } else if (memcmp(cb, ob, s->len) == 0) {
+        vr->rep->unchanged++;
+    } else if (s->flags & V_COVERED) {
+        vr->rep->covered++;
+        if (vr->known[s->addr - vr->lo])
+            violation(vr, "0x%" PRIx64 ": code may be entered here, under the "
+                      "bytes of a jump", s->addr);
+    } else if (cb[0] == 0xe9 && s->len >= 1) {
+        const uint8_t *jb = copy_at(vr, s->addr, 5);
+        int32_t rel;
+        if (!jb) {
+            violation(vr, "0x%" PRIx64 ": a jump past the loaded bytes", s->addr);
+            return;
+        }
+        memcpy(&rel, jb + 1, 4);
+        uint64_t t = s->addr + 5 + (uint64_t)(int64_t)rel;
+        if (redirected(vr, s, cb))
+            return;
+        if ((s->flags & V_PADDING) && is_tramp(vr, t))
+            island(vr, i);
+        else if (in_segment(vr, t))
+            check_jump(vr, i, t);
+        else
+            violation(vr, "0x%" PRIx64 ": changed into a jump outside memtap's "
+                      "segment", s->addr);
+    } else if (!redirected(vr, s, cb)) {
+        violation(vr, "0x%" PRIx64 ": changed, but neither a jump to a "
+                  "trampoline, a trap nor a redirected branch", s->addr);
+    }
+}
+
+/* Changed bytes no start explained: jumps written into padding. */
+static void check_changes(verifier *vr)
+{
+    size_t i = 0;
+    for (uint64_t a = vr->lo; a < vr->hi; a++) {
+        size_t avail;
+        const uint8_t *ob = image_code(vr->img, a, &avail);
+        const uint8_t *cb = ob ? copy_at(vr, a, 1) : NULL;
+        if (!ob || !cb || *ob == *cb || vr->explained[a - vr->lo])
+            continue;
+        while (i < vr->n && vr->v[i].addr + vr->v[i].len <= a)
+            i++;
+        const uint8_t *jb = copy_at(vr, a, 5);
+        int32_t rel = 0;
+        if (jb)
+            memcpy(&rel, jb + 1, 4);
+        int in_padding = i < vr->n && vr->v[i].addr <= a &&
+                         (vr->v[i].flags & V_PADDING);
+        for (size_t j = i; in_padding && j < vr->n && vr->v[j].addr < a + 5; j++)
+            in_padding = (vr->v[j].flags & V_PADDING) != 0;
+        if (jb && jb[0] == 0xe9 && in_padding &&
+            is_tramp(vr, a + 5 + (uint64_t)(int64_t)rel)) {
+            vr->rep->islands++;
+            explain(vr, a, a + 5);
+            a += 4;
+            continue;
+        }
+        violation(vr, "0x%" PRIx64 ": a byte changed that no patch explains", a);
+        explain(vr, a, a + 1);
+    }
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* The copy's header, segment and trap table. */
+static int open_copy(verifier *vr, const char *copy, char *err, size_t cap)
+{
+    if (elf_input_map(copy, &vr->copy, err, cap) != 0)
+        return -1;
+    if (elf_input_header(&vr->copy, &vr->h) != 0)
+        return rewrite_fail(err, cap, "%s: not a copy memtap instrument wrote "
+                            "(of this version)", copy);
+    vr->seg_lo = vr->h.segment_vaddr;
+    vr->seg_hi = vr->h.segment_vaddr + vr->h.segment_size;
+    vr->ntraps = vr->h.ntraps;
+    const uint8_t *t = copy_at(vr, vr->seg_lo + vr->h.traps,
+                               vr->ntraps * sizeof(mt_trap) + 1);
+    vr->tramps = calloc(vr->ntraps + 1, sizeof *vr->tramps);
+    if (!t || !vr->tramps)
+        return rewrite_fail(err, cap, "%s: its trap table is damaged", copy);
+    vr->traps = (const mt_trap *)(const void *)t;
+    for (size_t i = 0; i < vr->ntraps; i++)
+        vr->tramps[i] = vr->traps[i].tramp;
+    qsort(vr->tramps, vr->ntraps, sizeof *vr->tramps, cmp_u64);
+    return 0;
+}
+
+static int verify(verifier *vr, char *err, size_t cap)
+{
+    const code_image *img = vr->img;
+    vr->lo = UINT64_MAX;
+    for (size_t i = 0; i < img->nsecs; i++)
+        if (img->secs[i].exec && img->secs[i].data && img->secs[i].size) {
+            uint64_t a = img->secs[i].addr, e = a + img->secs[i].size;
+            vr->lo = a < vr->lo ? a : vr->lo;
+            vr->hi = e > vr->hi ? e : vr->hi;
+        }
+    if (vr->lo >= vr->hi)
+        return rewrite_fail(err, cap, "no executable section");
+    vr->known = calloc(vr->hi - vr->lo, 1);
+    vr->explained = calloc(vr->hi - vr->lo, 1);
+    if (!vr->known || !vr->explained)
+        return rewrite_fail(err, cap, "out of memory");
+    for (size_t i = 0; i < img->nsecs; i++)
+        if (img->secs[i].exec && img->secs[i].data &&
+            sweep(vr, &img->secs[i]) != 0)
+            return rewrite_fail(err, cap, "out of memory");
+    for (size_t i = 0; i < img->nfuncs; i++)
+        if (img->funcs[i].source != FUNC_GAP)
+            mark_known(vr, img->funcs[i].start);
+    mark_known(vr, img->entry);
+    for (size_t i = 0; i < vr->n; i++)
+        check_start(vr, i);
+    for (size_t i = 0; i < vr->n; i++)
+        vr->rep->mem_moved += (vr->v[i].flags & (V_MEM | V_MOVED)) ==
+                              (V_MEM | V_MOVED);
+    check_changes(vr);
+    return 0;
+}
+
+int rewrite_verify(const char *original, const char *copy, verify_report *rep,
+                   char *err, size_t errcap)
+{
+    memset(rep, 0, sizeof *rep);
+    verifier vr;
+    memset(&vr, 0, sizeof vr);
+    vr.copy.fd = -1;
+    vr.rep = rep;
+    code_image *img = NULL;
+    int st = image_open(original, &img);
+    int rc = st != 0 ? rewrite_fail(err, errcap, "%s: %s", original,
+                                    elf_strerror(st)) : 0;
+    vr.img = img;
+    if (!rc && !ZYAN_SUCCESS(ZydisDecoderInit(&vr.dec, ZYDIS_MACHINE_MODE_LONG_64,
+                                               ZYDIS_STACK_WIDTH_64)))
+        rc = rewrite_fail(err, errcap, "cannot set up the x86 decoder");
+    if (!rc)
+        rc = open_copy(&vr, copy, err, errcap);
+    if (!rc)
+        rc = verify(&vr, err, errcap);
+    free(vr.v);
+    free(vr.known);
+    free(vr.explained);
+    free(vr.tramps);
+    elf_input_unmap(&vr.copy);
+    image_close(img);
+    return rc;
+}
