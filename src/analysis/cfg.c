@@ -429,9 +429,9 @@ static void decode_run(walker *w, uint64_t a)
         if (w->in_gap) {
             w->gap_lo = a < w->gap_lo ? a : w->gap_lo;
             w->gap_hi = next_of(x) > w->gap_hi ? next_of(x) : w->gap_hi;
-        } else if (w->collect) {
-            note_data_refs(w, x);
         }
+        if (w->collect)
+            note_data_refs(w, x);
         uint64_t next = a + x->length;
         switch (x->flow) {
         case X86_FLOW_JCC:
@@ -671,9 +671,9 @@ static int walk_function(walker *w, builder *b, uint32_t fi, cfg_func *cf)
     if (f->source != FUNC_GAP)
         push_work(w, f->start, CFG_BLOCK_ENTRY);
     drain(w);
+    scan_gaps(w, code); /* the first pass: for the addresses gaps take */
     if (w->collect)
         return w->oom ? -1 : 0;
-    scan_gaps(w, code);
     spread_tables(w);
     mark_pointed(w);
     if (w->oom)

@@ -16,6 +16,7 @@
 
 #include "cache/key.h"
 #include "rewrite/rewrite.h"
+#include "rewrite/verify.h"
 #include "rt/abi.h"
 #include "sys/build_id.h"
 
@@ -23,6 +24,7 @@
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <link.h>
 #include <stdlib.h>
 #include <string.h>
@@ -167,6 +169,23 @@ static void write_text(const char *path, const char *text)
     }
 }
 
+/* Checks the copy at tmp of real before anything runs it (rewrite/
+ * verify.h): 0, or -1 with why (the module is then left to the fault
+ * engine, as any the rewriter refuses). */
+static int verified(const char *real, const char *tmp, char *why,
+                    size_t whycap)
+{
+    verify_report v;
+    if (rewrite_verify(real, tmp, &v, why, whycap) != 0)
+        return -1;
+    if (!v.violations)
+        return 0;
+    snprintf(why, whycap, "memtap's verifier found %" PRIu64 " fault%s in "
+             "the rewritten copy (%s); please report it", v.violations,
+             v.violations == 1 ? "" : "s", v.shown[0]);
+    return -1;
+}
+
 /* Rewrites real into the entry; the caller holds its lock. */
 static cache_result build(const cache *c, const char *real, const char *copy,
                           const char *name, char *why, size_t whycap)
@@ -176,7 +195,8 @@ static cache_result build(const cache *c, const char *real, const char *copy,
     rewrite_options o;
     copy_options(c, real, &o);
     rewrite_report rep;
-    if (rewrite_file(real, tmp, &o, &rep, why, whycap) != 0) {
+    if (rewrite_file(real, tmp, &o, &rep, why, whycap) != 0 ||
+        verified(real, tmp, why, whycap) != 0) {
         unlink(tmp);
         if (entry_path(c, name, ".refused", side, sizeof side) == 0)
             write_text(side, why);
@@ -213,6 +233,18 @@ static cache_result get_locked(const cache *c, const char *real,
         return r == CACHE_BUILT ? CACHE_REBUILT : r;
     }
     return build(c, real, copy, name, why, whycap);
+}
+
+int cache_find(const cache *c, const char *path, char *copy, size_t copycap)
+{
+    char real[PATH_MAX], name[NAME_MAX + 1];
+    struct stat st;
+    struct mt_rewrite_header h;
+    if (!realpath(path, real) || stat(real, &st) != 0 ||
+        cache_entry_name(real, &st, c->salt, name, sizeof name) < 0 ||
+        entry_path(c, name, "", copy, copycap) != 0)
+        return -1;
+    return rewrite_read_header(copy, &h);
 }
 
 cache_result cache_get(const cache *c, const char *path, char *copy,

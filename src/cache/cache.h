@@ -43,6 +43,10 @@ typedef enum cache_result {
 cache_result cache_get(const cache *c, const char *path, char *copy,
                        size_t copycap, char *why, size_t whycap);
 
+/* The copy of path the cache holds, in copy, without making one: 0, or -1
+ * when there is none. */
+int cache_find(const cache *c, const char *path, char *copy, size_t copycap);
+
 /* Prints one line per copy (size, original) to out; returns how many. */
 size_t cache_list(const cache *c, FILE *out);
 

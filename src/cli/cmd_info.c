@@ -39,7 +39,7 @@ int cmd_info(int argc, char **argv)
     printf("truncated: %s\ncorrupt_chunks: %" PRIu64 "\n",
            hl->truncated ? "yes" : "no", hl->corrupt_chunks);
     static const char *const keys[] = { "exe", "argc", "parent_trace",
-                                        "fork_seq", "end", "end_code",
+                                        "fork_seq", "end", "end_code", "end_pc",
                                         "end_seq", "dropped", "faults",
                                         "faults_completed", "hot_sites",
                                         "hot_followers", "hot_accesses",

@@ -356,11 +356,15 @@ static int prepare_static(engine_kind want, const char *path, char **argv,
         char lib_copy[PATH_MAX];
         if (own_module(base ? base + 1 : libs.v[i]))
             continue;
-        if (get_copy(p, libs.v[i], lib_copy, why, sizeof why, quiet) ==
-            CACHE_ERROR) {
+        cache_result lr = get_copy(p, libs.v[i], lib_copy, why, sizeof why,
+                                   quiet);
+        if (lr == CACHE_ERROR) {
             path_list_free(&libs);
             return cli_error("cache", "%s", why);
         }
+        if (lr == CACHE_REFUSED && !quiet)
+            fprintf(stderr, "memtap: %s: not rewritten (%s): it runs as "
+                    "it is, its accesses unrecorded\n", libs.v[i], why);
     }
     path_list_free(&libs);
     if (set_audit_env(p, preload, 1))

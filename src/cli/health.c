@@ -7,9 +7,14 @@
  */
 #include "cli.h"
 
+#include "cache/cache.h"
+#include "rewrite/rewrite.h"
+#include "rewrite/verify.h"
+#include "rt/abi.h"
 #include "trace/info.h"
 
 #include <inttypes.h>
+#include <signal.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -46,6 +51,51 @@ static void where_in_modules(const memtap_trace *t, uint64_t pc, char *out,
         }
     }
     snprintf(out, cap, "0x%" PRIx64, pc);
+}
+
+/* The rewritten module whose loaded bytes hold pc, or NULL. */
+static const memtap_module *rewritten_at(const memtap_trace *t, uint64_t pc)
+{
+    for (size_t i = 0; i < memtap_trace_module_count(t); i++) {
+        const memtap_module *m = memtap_trace_module_at(t, i);
+        for (size_t k = 0; k < m->nsegs; k++) {
+            uint64_t start = m->base + m->segs[k].vaddr;
+            if ((m->flags & MEMTAP_MODF_REWRITTEN) && pc >= start &&
+                pc < start + m->segs[k].memsz)
+                return m;
+        }
+    }
+    return NULL;
+}
+
+/* A process that died of a fault (end_pc) in code the static engine
+ * changed: memtap's fault, said as such (what to do, what to report).
+ * Returns whether it was. */
+static int blame(const char *path, const memtap_trace *t, int sig)
+{
+    char pcs[32], why[512], copy[PATH_MAX], err[512], where[PATH_MAX + 32];
+    cli_info_value(t, "end_pc", pcs, sizeof pcs);
+    uint64_t pc = strtoull(pcs, NULL, 16);
+    const memtap_module *m = pc ? rewritten_at(t, pc) : NULL;
+    if (!m)
+        return 0;
+    cache c;
+    struct mt_rewrite_header h;
+    if (rewrite_read_header(m->path, &h) == 0) /* memtap instrument's copy */
+        snprintf(copy, sizeof copy, "%s", m->path);
+    else if (cache_open(&c, NULL, err, sizeof err) != 0 ||
+             cache_find(&c, m->path, copy, sizeof copy) != 0)
+        return 0;
+    if (rewrite_blame(m->path, copy, pc - m->base, sig, why,
+                      sizeof why) != 1)
+        return 0;
+    where_in_modules(t, pc, where, sizeof where);
+    fprintf(stderr, "memtap: error: %s: the process died of signal %d (%s) at "
+                    "%s, %s.  This is memtap's fault, not the program's: run "
+                    "it with --engine fault, and please report this message "
+                    "with the file's package and version\n",
+            path, sig, strsignal(sig), where, why);
+    return 1;
 }
 
 /* What the bypass rules left out of the rewritten modules, by rule
@@ -101,7 +151,7 @@ int cli_report_health(const char *path, const memtap_trace *t, int dropped)
         fprintf(stderr, "memtap: warning: %s: no end record: the process "
                         "was killed, is still running, or its trace could "
                         "not be written to the end\n", path);
-    else if (strcmp(end, "signal") == 0)
+    else if (strcmp(end, "signal") == 0 && !blame(path, t, atoi(code)))
         fprintf(stderr, "memtap: note: %s: the process ended by signal %s\n",
                 path, code);
     uint64_t exposed = info_u64(t, "exposed_windows");

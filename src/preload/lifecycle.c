@@ -48,8 +48,13 @@ static const int fatal_signals[] = {
     SIGHUP, SIGQUIT, SIGPIPE, SIGALRM, SIGXCPU, SIGXFSZ, SIGUSR1, SIGUSR2,
 };
 
-void process_die_by_signal(int sig, const siginfo_t *si)
+void process_die_by_signal(int sig, const siginfo_t *si, const void *uc)
 {
+    int fault = sig == SIGSEGV || sig == SIGBUS || sig == SIGILL ||
+                sig == SIGTRAP || sig == SIGFPE;
+    if (fault && si->si_code > 0 && uc)
+        tracer_note_fault_pc((uint64_t)((const ucontext_t *)uc)
+                                 ->uc_mcontext.gregs[REG_RIP]);
     tracer_finish("signal", sig);
     /* the kernel's own call: the C library's would be trapped, and this
      * may run inside the SIGSYS handler (a waiting call let it through) */
@@ -69,7 +74,7 @@ static void on_fatal_signal(int sig, siginfo_t *si, void *uc)
     if (hot_defer(sig, si, uc))
         return;
     fault_handler_enter();
-    process_die_by_signal(sig, si);
+    process_die_by_signal(sig, si, uc);
     fault_handler_leave();
 }
 

@@ -382,5 +382,5 @@ void signals_chain(int sig, siginfo_t *si, void *uc)
     }
     if (a->sa_handler == SIG_IGN && si->si_code <= 0)
         return; /* an ignored signal sent by kill */
-    process_die_by_signal(sig, si);
+    process_die_by_signal(sig, si, uc);
 }

@@ -41,6 +41,6 @@ uint64_t signals_merged(void);
 uint64_t signals_program_handlers(void);
 
 /* Ends the process by sig as its default action would, trace flushed. */
-void process_die_by_signal(int sig, const siginfo_t *si);
+void process_die_by_signal(int sig, const siginfo_t *si, const void *uc);
 
 #endif

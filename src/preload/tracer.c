@@ -134,6 +134,8 @@ static struct {
     _Atomic uint64_t alloc;
     _Atomic uint64_t dropped;        /* records lost, for any reason */
     _Atomic int write_errno;         /* the first failed write's */
+    _Atomic uint64_t fault_pc;       /* the instruction a fatal fault
+                                        stopped at, or 0 */
     memtap_run_status *status;       /* shared with memtap run, or NULL */
     int status_fd;
     _Atomic(tracer_thread *) threads;
@@ -1367,6 +1369,12 @@ void tracer_thread_exit(void)
     atomic_store(&t->owner, 0);
 }
 
+void tracer_note_fault_pc(uint64_t pc)
+{
+    uint64_t none = 0;
+    atomic_compare_exchange_strong(&g.fault_pc, &none, pc);
+}
+
 void tracer_finish(const char *how, int code)
 {
     /* a vfork child shares our memory until it execs or exits: the output
@@ -1394,6 +1402,10 @@ void tracer_finish(const char *how, int code)
     if (atomic_load(&g.writer.jobs)) {
         fmt_str(&b, "\nwriter_jobs=");
         fmt_u64(&b, atomic_load(&g.writer.jobs));
+    }
+    if (atomic_load(&g.fault_pc)) {
+        fmt_str(&b, "\nend_pc=");
+        fmt_hex(&b, atomic_load(&g.fault_pc));
     }
     if (atomic_load(&g.write_errno)) {
         fmt_str(&b, "\nwrite_errno=");

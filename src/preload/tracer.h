@@ -102,6 +102,9 @@ void tracer_thread_exit(void);
 /* Flushes everything and writes the closing INFO chunk; later records are
  * written through immediately.  `how` names the ending ("exit", "signal"). */
 void tracer_finish(const char *how, int code);
+/* The instruction a fault that ends the process stopped at (its trace's
+ * end_pc, for memtap run to tell its own faults from the program's). */
+void tracer_note_fault_pc(uint64_t pc);
 
 /* The descriptors memtap keeps open in the program (the trace, the status
  * page memtap run shares): fills fds, returns how many (0 to 2). */

@@ -340,10 +340,13 @@ static int plan_elision(rewriter *r, const insn_vec *iv, const sel_expr *x,
         for (; k < iv->n && iv->v[k].addr < x[i].addr; k++) {
             mt_trap str;
             if (iv->v[k].flow != X86_FLOW_NEXT || string_op(&iv->v[k], &str) ||
-                (iv->start && k + 1 < iv->n && iv->start[k + 1]))
+                (iv->start && k + 1 < iv->n && iv->start[k + 1]) ||
+                (k + 1 < iv->n &&
+                 (entry_bits(r->em, iv->v[k + 1].addr) & ENTRY_MAY)))
                 nw = cuts[0] = cuts[1] = 0; /* a branch, an event of
-                                               its own, or another
-                                               block's registers */
+                                               its own, another block's
+                                               registers, or a way in
+                                               past the leaders */
         }
         uint32_t l = nw; /* of w: the leader, or nw to log it */
         if (r->opt->no_elision || !nw) {

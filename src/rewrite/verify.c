@@ -27,6 +27,7 @@
 
 #include <Zydis/Zydis.h>
 #include <inttypes.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -52,6 +53,9 @@ typedef struct verifier {
     size_t ntraps;
     uint64_t *tramps;         /* every trap's tramp, sorted */
     uint64_t seg_lo, seg_hi;
+    uint64_t code_lo, code_hi;   /* the segment's stubs and trampolines */
+    uint8_t *code_starts;        /* per byte of them: a linear sweep of
+                                    the segment starts an instruction */
     ZydisDecoder dec;
     vinsn *v;
     size_t n, cap;
@@ -226,6 +230,39 @@ static int in_segment(const verifier *vr, uint64_t a)
     return a >= vr->seg_lo && a < vr->seg_hi;
 }
 
+/* Whether a jump into the segment lands where its own linear sweep starts
+ * an instruction (a trampoline's first, or one of its instructions). */
+static int segment_start(const verifier *vr, uint64_t a)
+{
+    return a >= vr->code_lo && a < vr->code_hi &&
+           vr->code_starts[a - vr->code_lo];
+}
+
+/* Decodes the segment's code from its first stub to its trap table, one
+ * instruction after the other. */
+static int sweep_segment(verifier *vr, char *err, size_t cap)
+{
+    vr->code_lo = vr->seg_lo + vr->h.stub;
+    vr->code_hi = vr->seg_lo + vr->h.traps;
+    const uint8_t *p = vr->code_hi > vr->code_lo
+                           ? copy_at(vr, vr->code_lo, vr->code_hi - vr->code_lo)
+                           : NULL;
+    vr->code_starts = calloc(vr->code_hi > vr->code_lo ? vr->code_hi - vr->code_lo : 1, 1);
+    if (!p || !vr->code_starts)
+        return rewrite_fail(err, cap, "the copy's segment is damaged");
+    for (uint64_t a = vr->code_lo; a < vr->code_hi;) {
+        ZydisDecodedInstruction zi;
+        if (!ZYAN_SUCCESS(ZydisDecoderDecodeInstruction(
+                &vr->dec, NULL, p + (a - vr->code_lo), vr->code_hi - a, &zi))) {
+            a++; /* zero fill between pieces */
+            continue;
+        }
+        vr->code_starts[a - vr->code_lo] = 1;
+        a += zi.length;
+    }
+    return 0;
+}
+
 /* Whether a branch of the copy leads where the original's did: the same
  * place, or the trampoline of a trap (the rewriter sends branches to an
  * int3 site there). */
@@ -315,6 +352,8 @@ static long run_of(verifier *vr, uint64_t t, size_t i, uint64_t *end)
 {
     size_t k = i;
     int saw_ret = 0;
+    if (!segment_start(vr, t))
+        return -1;
     for (int step = 0; step < TRAMP_STEPS && in_segment(vr, t); step++) {
         const uint8_t *cb = copy_at(vr, t, 1);
         ZydisDecodedInstruction zi;
@@ -580,10 +619,116 @@ int rewrite_verify(const char *original, const char *copy, verify_report *rep,
     if (!rc)
         rc = open_copy(&vr, copy, err, errcap);
     if (!rc)
+        rc = sweep_segment(&vr, err, errcap);
+    if (!rc)
         rc = verify(&vr, err, errcap);
     free(vr.v);
     free(vr.known);
     free(vr.explained);
+    free(vr.tramps);
+    free(vr.code_starts);
+    elf_input_unmap(&vr.copy);
+    image_close(img);
+    return rc;
+}
+
+/* The original instruction of the sweep that holds vaddr, as text. */
+static void describe_original(verifier *vr, uint64_t vaddr, char *out,
+                              size_t cap)
+{
+    size_t lo = 0, hi = vr->n;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (vr->v[mid].addr + vr->v[mid].len <= vaddr)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    size_t avail;
+    const vinsn *x = lo < vr->n && vr->v[lo].addr <= vaddr ? &vr->v[lo] : NULL;
+    const uint8_t *ob = x ? image_code(vr->img, x->addr, &avail) : NULL;
+    ZydisDecodedInstruction zi;
+    ZydisDecodedOperand ops[ZYDIS_MAX_OPERAND_COUNT];
+    ZydisFormatter f;
+    char text[96];
+    if (!ob || decode(vr, ob, x->len, &zi, ops) != 0 ||
+        !ZYAN_SUCCESS(ZydisFormatterInit(&f, ZYDIS_FORMATTER_STYLE_ATT)) ||
+        !ZYAN_SUCCESS(ZydisFormatterFormatInstruction(&f, &zi, ops,
+                                                      zi.operand_count_visible,
+                                                      text, sizeof text,
+                                                      ZYDIS_RUNTIME_ADDRESS_NONE,
+                                                      NULL))) {
+        snprintf(out, cap, "no instruction of the original there");
+        return;
+    }
+    snprintf(out, cap, "the original has '%s' at 0x%" PRIx64, text, x->addr);
+}
+
+/* Whether the copy's instruction at vaddr in memtap's segment is memtap's
+ * own (a log sequence's: it addresses the thread's buffer through %fs or
+ * the segment's slots), not an original instruction moved there, which
+ * faults where it faulted before. */
+static int own_in_segment(verifier *vr, uint64_t vaddr)
+{
+    const uint8_t *cb = copy_at(vr, vaddr, 1);
+    ZydisDecodedInstruction zi;
+    ZydisDecodedOperand ops[ZYDIS_MAX_OPERAND_COUNT];
+    if (!cb || decode(vr, cb, vr->seg_hi - vaddr, &zi, ops) != 0)
+        return 1;
+    for (uint8_t i = 0; i < zi.operand_count_visible; i++) {
+        if (ops[i].type != ZYDIS_OPERAND_TYPE_MEMORY)
+            continue;
+        if (ops[i].mem.segment == ZYDIS_REGISTER_FS ||
+            in_segment(vr, rip_address(&zi, ops, vaddr)))
+            return 1;
+    }
+    return 0;
+}
+
+int rewrite_blame(const char *original, const char *copy, uint64_t vaddr,
+                  int sig, char *out, size_t cap)
+{
+    int after_trap = sig == SIGTRAP;
+    verifier vr;
+    verify_report rep;
+    char err[256];
+    memset(&vr, 0, sizeof vr);
+    memset(&rep, 0, sizeof rep);
+    vr.copy.fd = -1;
+    vr.rep = &rep;
+    code_image *img = NULL;
+    int rc = image_open(original, &img) != 0 ||
+             !ZYAN_SUCCESS(ZydisDecoderInit(&vr.dec, ZYDIS_MACHINE_MODE_LONG_64,
+                                            ZYDIS_STACK_WIDTH_64))
+                 ? -1 : 0;
+    vr.img = img;
+    if (!rc)
+        rc = open_copy(&vr, copy, err, sizeof err);
+    for (size_t i = 0; !rc && i < img->nsecs; i++)
+        if (img->secs[i].exec && img->secs[i].data &&
+            sweep(&vr, &img->secs[i]) != 0)
+            rc = -1;
+    if (!rc) {
+        uint64_t at = after_trap && vaddr ? vaddr - 1 : vaddr;
+        size_t avail;
+        const uint8_t *ob = image_code(img, at, &avail);
+        const uint8_t *cb = copy_at(&vr, at, 1);
+        int data_fault = sig == SIGSEGV || sig == SIGBUS || sig == SIGFPE;
+        if (in_segment(&vr, vaddr) && data_fault && !own_in_segment(&vr, vaddr)) {
+            rc = 0; /* the program's instruction, moved */
+        } else if (in_segment(&vr, vaddr)) {
+            snprintf(out, cap, "in a trampoline memtap's static engine added "
+                     "(segment at 0x%" PRIx64 ")", vr.seg_lo);
+            rc = 1;
+        } else if (ob && cb && *ob != *cb) {
+            char what[160];
+            describe_original(&vr, at, what, sizeof what);
+            snprintf(out, cap, "in code memtap's static engine changed (%s; "
+                     "the copy has %02x there)", what, *cb);
+            rc = 1;
+        }
+    }
+    free(vr.v);
     free(vr.tramps);
     elf_input_unmap(&vr.copy);
     image_close(img);

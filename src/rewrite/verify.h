@@ -35,4 +35,13 @@ typedef struct verify_report {
 int rewrite_verify(const char *original, const char *copy, verify_report *rep,
                    char *err, size_t errcap);
 
+/* Whether a fatal signal sig at vaddr (link-time; an int3's SIGTRAP stops
+ * one byte past it) lies in what the copy changed of original: bytes that
+ * differ, or memtap's segment, but for a data fault of an original
+ * instruction moved there (the program's own).  Then 1, with a
+ * description in out (the original instruction there and the copy's
+ * byte); else 0; -1 when the files cannot be read. */
+int rewrite_blame(const char *original, const char *copy, uint64_t vaddr,
+                  int sig, char *out, size_t cap);
+
 #endif

@@ -288,6 +288,24 @@ def test_rewrite_block_edges():
     check_eq(traps, 5, "int3 places")
 
 
+def test_rewrite_hazards():
+    """Code that hides its ways in (lk_hazards, as built and stripped: a
+    computed-goto interpreter, a cold piece outside every symbol, reached
+    by a computed jump, that jumps into the middle of a hot pair of short
+    instructions, a jump table whose base moves to another register and
+    whose cases fall into each other, a table kept in .text that decodes as
+    stores and loads): the non-selective copy prints what the original
+    prints (the memtap of an earlier commit died of SIGTRAP in the first,
+    and patched the table of the second, which then printed another sum
+    of its bytes), logs every access Lackey sees, instruction by
+    instruction, and the verifier finds nothing wrong."""
+    lackey_differential(("lk_hazards", "lk_hazards_stripped"))
+    for name in ("lk_hazards", "lk_hazards_stripped"):
+        out = os.path.join(TMP, name + ".mt")
+        p = memtap("instrument", "--verify", out, prog(name), check_rc=False)
+        check_eq(p.returncode, 0, "%s: the verifier: %s%s" % (name, p.stdout, p.stderr))
+
+
 def test_rewrite_live_edges():
     """Loads whose block's rax, rcx or rdx are needed only after a branch,
     a loop or a jump (lk_live_edges, laid out by hand; unit.liveness checks
@@ -809,6 +827,113 @@ def test_rewrite_data_in_text():
     trace = os.path.join(TMP, "data_in_text.mtr")
     check_eq(run([MEMTAP_BIN, "run", "-o", trace, "--", prog("data_in_text")]), want,
              "under memtap run")
+
+
+def text_section(path):
+    """(address, file offset, size) of path's .text."""
+    out = subprocess.run(["readelf", "-SW", path], capture_output=True, text=True,
+                         check=True).stdout
+    for line in out.splitlines():
+        if " .text " in line:
+            f = line.split("]", 1)[1].split()
+            return int(f[2], 16), int(f[3], 16), int(f[4], 16)
+    raise Failure("no .text in " + path)
+
+
+def verify(copy, original):
+    p = memtap("instrument", "--verify", copy, original, check_rc=False)
+    m = re.search(r"violations\s+(\d+)", p.stdout)
+    check(m, "--verify %s: a count of violations: %s%s" % (copy, p.stdout, p.stderr))
+    check_eq(p.returncode, 1 if int(m.group(1)) else 0, "--verify %s: exit status" % copy)
+    return int(m.group(1)), p
+
+
+def test_rewrite_verify():
+    """The verifier, which decodes the original and the copy itself, finds
+    nothing wrong in the copies of the test programs and of the system's
+    libc, libstdc++, libsqlite3 and python3 (default and non-selective),
+    and finds each of three faults made by hand in a copy: an int3 no trap
+    names, a window's jump sent one byte off, a trampoline's jump back
+    sent one byte off."""
+    files = [prog(n) for n in ("lk_hazards", "lk_hazards_stripped", "lk_block_edges",
+                               "switcher_O2", "switcher_clang_O3", "three_mallocs_stripped",
+                               "cxx_alloc", "exceptions", "data_in_text")]
+    files += [f for f in (LIBC, "/lib/x86_64-linux-gnu/libstdc++.so.6",
+                          "/lib/x86_64-linux-gnu/libsqlite3.so.0", "/usr/bin/python3.11")
+              if os.path.exists(f)]
+    check(len(files) >= 11, "libc, libstdc++ and libsqlite3 are installed")
+    for f in files:
+        for opts in ((), ("--nonselective",)):
+            copy = instrument(f, os.path.join(TMP, os.path.basename(f) + ".vf"), *opts)
+            n, p = verify(copy, f)
+            check_eq(n, 0, "%s %s: violations:\n%s%s" % (f, opts, p.stdout, p.stderr))
+            starts = int(re.search(r"instruction starts (\d+)", p.stdout).group(1))
+            check(starts > 100, "%s: instruction starts checked: %d" % (f, starts))
+    original = prog("lk_hazards")
+    copy = instrument(original, os.path.join(TMP, "hz.vf"), "--nonselective")
+    a, off, size = text_section(original)
+    old, new = open(original, "rb").read(), open(copy, "rb").read()
+    jumps = [i for i in range(off, off + size) if old[i] != new[i] and new[i] == 0xe9]
+    same = [i for i in range(off, off + size - 16) if old[i:i + 16] == new[i:i + 16]]
+    check(jumps and same, "windows and unchanged code in the copy")
+    seg = header(copy)
+    for what, at, byte in (("an int3 no trap names", same[0], None),
+                           ("a window's jump one byte off", jumps[0] + 1, None),
+                           ("a trampoline's jump back one byte off", None, None)):
+        bad = bytearray(new)
+        if at is None:
+            # the first jump back out of the segment: e9 rel32 to .text
+            segoff = new.find(b"MTREWR01")
+            for i in range(segoff + seg["stub"], len(new) - 5):
+                if new[i] == 0xe9:
+                    t = seg["segment_vaddr"] + (i - segoff) + 5 + \
+                        struct.unpack_from("<i", new, i + 1)[0]
+                    if a <= t < a + size:
+                        at = i + 1
+                        break
+            check(at, "a jump back from a trampoline")
+        if what.startswith("an int3"):
+            bad[at] = 0xcc
+        else:
+            struct.pack_into("<i", bad, at, struct.unpack_from("<i", new, at)[0] + 1)
+        path = os.path.join(TMP, "bad.vf")
+        open(path, "wb").write(bad)
+        n, p = verify(path, original)
+        check(n > 0, "the verifier finds %s" % what)
+
+
+def test_rewrite_blames_itself():
+    """A fatal fault in bytes the static engine changed is memtap's, and
+    memtap says so (where, the original instruction, what to do): the
+    cached copy of a program, damaged after it was verified (a window's
+    jump made an invalid opcode), dies of SIGILL there.  A program's own
+    crash (crasher's store to NULL, moved into a trampoline) stays the
+    program's."""
+    cache = os.path.join(TMP, "blame-cache")
+    shutil.rmtree(cache, ignore_errors=True)
+    env = {"MEMTAP_CACHE_DIR": cache}
+    trace = os.path.join(TMP, "blame.mtr")
+    binary = prog("globals")
+    p = memtap("run", "-q", "-o", trace, "--", binary, env=env, check_rc=False)
+    check_eq(p.returncode, 0, "globals under memtap run: %s" % p.stderr)
+    copy = [os.path.join(cache, f) for f in os.listdir(cache) if f.endswith("-globals")]
+    check_eq(len(copy), 1, "the program's copy in the cache")
+    a, off, size = text_section(binary)
+    old, new = open(binary, "rb").read(), bytearray(open(copy[0], "rb").read())
+    at = next(i for i in range(off, off + size) if old[i] != new[i] and new[i] == 0xe9)
+    new[at] = 0x06  # not an instruction in 64-bit mode
+    open(copy[0], "wb").write(new)
+    p = memtap("run", "-o", trace, "--", binary, env=env, check_rc=False)
+    check_eq(p.returncode, -signal.SIGILL, "the damaged copy dies of SIGILL: %s" % p.stderr)
+    m = re.search(r"^memtap: error: .*signal 4 .* at globals\+0x([0-9a-f]+), in code memtap's "
+                  r"static engine changed \(the original has '([^']+)'.*This is memtap's "
+                  r"fault.*--engine fault", p.stderr, re.M)
+    check(m, "memtap names its own fault: %s" % p.stderr)
+    check_eq(int(m.group(1), 16), a + at - off, "where")
+    p = memtap("run", "-o", trace, "--", prog("crasher"), env=env, check_rc=False)
+    check_eq(p.returncode, -signal.SIGSEGV, "crasher dies of SIGSEGV: %s" % p.stderr)
+    check("memtap's fault" not in p.stderr and "ended by signal 11" in p.stderr,
+          "the program's own crash is the program's: %s" % p.stderr)
 
 
 def test_rewrite_bad_input():
