@@ -16,7 +16,11 @@
  *     a function start); past the jump each must be a trap; or
  *   - it is a direct branch sent to a trampoline.
  * Every other changed byte of the executable sections must be a jump
- * written into padding (an island).
+ * written into padding (an island).  rewrite_blame reads a copy the same
+ * way to tell memtap's faults from the program's.
+ *
+ * One file: the checks and the blame share the verifier's own sweep and
+ * reading of the copy, which nothing of the rewriter may share.
  */
 #define _GNU_SOURCE
 #include "rewrite/verify.h"
