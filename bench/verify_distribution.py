@@ -52,7 +52,7 @@ def one(path, tmp):
     """(path, 'refused', reason) or (path, 'verified', counts, violation lines, seconds)."""
     copy = os.path.join(tmp, "%d.copy" % os.getpid())
     start = time.perf_counter()
-    p = subprocess.run([MEMTAP, "instrument", "-q", "--nonselective", "--only", "heap,static",
+    p = subprocess.run([MEMTAP, "instrument", "--nonselective", "--only", "heap,static",
                         path, "-o", copy, "--verify"], capture_output=True, text=True)
     secs = time.perf_counter() - start
     if "verified" not in p.stdout:
@@ -78,6 +78,7 @@ def main():
     if a.limit:
         files = files[:a.limit]
     totals, refused, bad = collections.Counter(), collections.Counter(), []
+    examples = collections.defaultdict(list)
     verified = 0
     start = time.perf_counter()
     with tempfile.TemporaryDirectory() as tmp, \
@@ -85,6 +86,7 @@ def main():
         for r in pool.map(one, files, [tmp] * len(files), chunksize=4):
             if r[1] == "refused":
                 refused[r[2]] += 1
+                examples[r[2]].append(r[0])
                 continue
             verified += 1
             totals.update(r[2])
@@ -101,7 +103,7 @@ def main():
         print("  %s: %s" % (path, "; ".join(lines[:3])))
     print("refused, by reason:")
     for why, n in refused.most_common(12):
-        print("  %5d  %s" % (n, why))
+        print("  %5d  %s (%s)" % (n, why, ", ".join(examples[why][:3])))
     return 1 if bad else 0
 
 

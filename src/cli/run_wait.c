@@ -277,6 +277,12 @@ static int check_files(const char *output, const memtap_run_status *st,
         fprintf(stderr, "memtap: warning: trace %s: %" PRIu32 " traced "
                         "process(es) could not create their trace file: "
                         "their events are missing\n", output, no_file);
+    uint32_t untraced = atomic_load(&st->untraced_execs);
+    if (untraced && ++problems)
+        fprintf(stderr, "memtap: warning: trace %s: %" PRIu32 " exec(s) of "
+                        "statically linked programs, which memtap cannot "
+                        "trace (named above): their accesses are missing\n",
+                output, untraced);
     if (opened > files && ++problems)
         fprintf(stderr, "memtap: warning: trace %s: %" PRIu32 " of the "
                         "run's %" PRIu32 " trace files are gone (removed or "

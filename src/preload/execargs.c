@@ -11,6 +11,7 @@
 #include "fmt.h"
 #include "pagemap.h"
 #include "own_text.h"
+#include "tracer.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -172,6 +173,21 @@ static void warn_if_setid(long nr, const long *a, const char *path)
     raw_say(msg, b.len);
 }
 
+/* A statically linked program about to replace this image: nothing of
+ * memtap follows it (LD_PRELOAD never reaches it).  Said now, and counted
+ * for memtap run, which marks the run incomplete. */
+static void say_untraced(const char *path)
+{
+    char msg[512];
+    fmt_buf b = { msg, 0, sizeof msg };
+    fmt_str(&b, "memtap: warning: ");
+    fmt_str(&b, path);
+    fmt_str(&b, " is statically linked: memtap cannot trace it (LD_PRELOAD "
+                "never reaches it), its accesses are missing\n");
+    raw_say(msg, b.len);
+    tracer_note_untraced_exec();
+}
+
 void execargs_reclaim(void)
 {
     if (tls_left.base) {
@@ -217,6 +233,8 @@ long execargs_run(long nr, const long *a, const sigset_t *program_mask)
     }
     if (rc == 0) {
         warn_if_setid(nr, a, path);
+        if (plain && execcopy_static_program(path))
+            say_untraced(path);
         /* the new image gets a randomized layout (so that no text of it
          * lies where this image's filter traps) and the program's mask */
         long pers = raw_syscall3(SYS_personality, 0xffffffffl, 0, 0);

@@ -62,9 +62,9 @@ void execcopy_init(void)
             put(ec.tested, sizeof ec.tested, ENV_TESTED "=", c->tested) == 0;
 }
 
-/* Whether the open file is a dynamically linked ELF program (a PT_INTERP
- * header): what the static engine runs from a copy. */
-static int dynamic_program(int fd)
+/* What the open file is: 0 not an x86-64 ELF program, 1 one linked
+ * statically, 2 one linked dynamically (a PT_INTERP header). */
+static int elf_program(int fd)
 {
     Elf64_Ehdr eh;
     if (raw_syscall6(SYS_pread64, fd, (long)&eh, sizeof eh, 0, 0, 0) !=
@@ -82,8 +82,26 @@ static int dynamic_program(int fd)
         return 0;
     for (int i = 0; i < eh.e_phnum; i++)
         if (ph[i].p_type == PT_INTERP)
-            return 1;
-    return 0;
+            return 2;
+    return 1;
+}
+
+/* Whether the open file is a dynamically linked ELF program: what the
+ * static engine runs from a copy. */
+static int dynamic_program(int fd)
+{
+    return elf_program(fd) == 2;
+}
+
+int execcopy_static_program(const char *path)
+{
+    long fd = raw_syscall6(SYS_openat, AT_FDCWD, (long)path,
+                           O_RDONLY | O_CLOEXEC, 0, 0, 0);
+    if (fd < 0)
+        return 0;
+    int kind = elf_program((int)fd);
+    raw_syscall3(SYS_close, fd, 0, 0);
+    return kind == 1;
 }
 
 static int exists(const char *path)

@@ -20,6 +20,10 @@ void execcopy_init(void);
  * handler. */
 const char *execcopy_path(const char *path, char *out, size_t cap);
 
+/* Whether path is a statically linked x86-64 program: one LD_PRELOAD never
+ * reaches, so no engine can trace it.  Async-signal-safe. */
+int execcopy_static_program(const char *path);
+
 /* For a script ("#!INTERP [ARG]") the caller may run: the argument vector
  * the kernel would give its interpreter (INTERP, ARG if any, path, then
  * argv's arguments after argv[0]), built in space (cap bytes, 8-byte

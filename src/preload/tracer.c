@@ -1369,6 +1369,12 @@ void tracer_thread_exit(void)
     atomic_store(&t->owner, 0);
 }
 
+void tracer_note_untraced_exec(void)
+{
+    if (g.status)
+        atomic_fetch_add(&g.status->untraced_execs, 1);
+}
+
 void tracer_note_fault_pc(uint64_t pc)
 {
     uint64_t none = 0;

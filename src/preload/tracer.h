@@ -105,6 +105,8 @@ void tracer_finish(const char *how, int code);
 /* The instruction a fault that ends the process stopped at (its trace's
  * end_pc, for memtap run to tell its own faults from the program's). */
 void tracer_note_fault_pc(uint64_t pc);
+/* An exec of a program no engine follows (memtap run's status page). */
+void tracer_note_untraced_exec(void);
 
 /* The descriptors memtap keeps open in the program (the trace, the status
  * page memtap run shares): fills fds, returns how many (0 to 2). */

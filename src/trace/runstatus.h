@@ -12,7 +12,7 @@
 #include <stdint.h>
 
 #define MEMTAP_STATUS_MAGIC 0x5453544du /* "MTST" */
-#define MEMTAP_STATUS_VERSION 2u
+#define MEMTAP_STATUS_VERSION 3u
 #define MEMTAP_STATUS_SIZE 4096u
 
 typedef struct memtap_run_status {
@@ -25,7 +25,10 @@ typedef struct memtap_run_status {
     _Atomic uint32_t processes;     /* processes that opened a trace */
     _Atomic uint32_t no_file;       /* processes whose trace file could
                                        not be created */
-    uint32_t reserved;
+    _Atomic uint32_t untraced_execs; /* execs of programs no traced
+                                       process can follow (statically
+                                       linked: LD_PRELOAD never reaches
+                                       them) */
     uint64_t run_id;                /* the run's own number: each trace
                                        says it in INFO "run", so that the
                                        summary counts this run's files

@@ -350,6 +350,27 @@ def test_setid_children():
           "the set-ID exec is reported: %r" % p.stderr)
 
 
+def test_static_exec_reported():
+    """A statically linked program a traced process execs (in place, and
+    from a child) is one no engine can follow: under both engines memtap
+    says so as it happens, the run is incomplete (exit 125), and
+    --keep-going passes the program's status (it was silent, exit 0)."""
+    static = prog("static_prog")
+    for engine in ("static", "fault"):
+        for script in ("exec " + static, static + "; echo done"):
+            p = memtap("run", "--engine", engine, "-o", os.path.join(TMP, "st.mtr"), "--",
+                       "/bin/sh", "-c", script, check_rc=False)
+            what = "%s, sh -c '%s'" % (engine, script)
+            check_eq(p.returncode, 125, "%s: %s" % (what, p.stderr))
+            check(re.search(r"^memtap: warning: %s is statically linked: memtap cannot trace it"
+                            % re.escape(static), p.stderr, re.M)
+                  and re.search(r"1 exec\(s\) of statically linked programs", p.stderr)
+                  and "(incomplete)" in p.stderr, "%s: reported: %s" % (what, p.stderr))
+        p = memtap("run", "--engine", engine, "--keep-going", "-o", os.path.join(TMP, "st.mtr"),
+                   "--", "/bin/sh", "-c", "exec " + static, check_rc=False)
+        check_eq(p.returncode, 0, "%s --keep-going: %s" % (engine, p.stderr))
+
+
 def test_syscalls_across_4g():
     """A system call made from code that lies across a 4 GiB boundary is
     trapped like any other: it reads into a traced heap block, and the
