@@ -1,8 +1,12 @@
 /*
  * lifecycle.c - the life of the traced process as the tracer sees it: start
- * (constructor), end (destructor, _exit, fatal signals), fork (the child
+ * (constructor), end (exit_group, destructor, _exit, fatal signals), fork (the child
  * writes its own file), exec (everything is flushed first), and dlopen /
  * dlclose (the module table follows).
+ *
+ * One file: each way into and out of the process changes the same few
+ * pieces of state (started, the exit code, the engines' activity) in an
+ * order that matters.
  */
 #define _GNU_SOURCE
 #include "complete.h"
@@ -122,12 +126,24 @@ static void install_fatal_handlers(void)
     }
 }
 
-MEMTAP_EXPORT void _exit(int status)
+static void end_trace(int status)
 {
+    if (tracer_owns_process()) { /* not a vfork child's, whose memory is
+                                    its parent's */
+        fault_set_active(0);
+        rewritten_set_active(0);
+    }
     tracer_finish("exit", status);
-    syscall(SYS_exit_group, status);
+}
+
+void process_exit(int status)
+{
+    end_trace(status);
+    raw_syscall3(SYS_exit_group, status, 0, 0);
     __builtin_unreachable();
 }
+
+MEMTAP_EXPORT void _exit(int status) { process_exit(status); }
 
 MEMTAP_EXPORT void _Exit(int status) __attribute__((alias("_exit")));
 
@@ -580,10 +596,11 @@ __attribute__((constructor(101))) static void memtap_preload_init(void)
     tracer_internal_leave();
 }
 
+/* With the filter, exit_group ends the trace (process_exit), after
+ * stdio's last flush; without, this is the last memtap sees. */
 __attribute__((destructor(101))) static void memtap_preload_fini(void)
 {
     atomic_store(&started, 0); /* the loader's exit tells of changes too */
-    fault_set_active(0);
-    rewritten_set_active(0);
-    tracer_finish("exit", exit_code);
+    if (!syscalls_enabled())
+        end_trace(exit_code);
 }

@@ -16,6 +16,8 @@
 #include "shadow/tool.h"
 #include "tracer.h"
 
+#include <link.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -25,7 +27,28 @@
 static struct {
     const shadow_tool *tool;
     memtap_shadow *space;
+    uint64_t libc_lo, libc_hi;  /* the C library's text: blocks it
+                                   allocates for itself (stdio's) it fills
+                                   in code that is not the program's */
 } g;
+
+/* Finds the text segment of the object holding `fopen`'s code. */
+static int libc_text(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    (void)size;
+    uint64_t at = (uint64_t)(uintptr_t)arg;
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *p = &info->dlpi_phdr[i];
+        uint64_t lo = info->dlpi_addr + p->p_vaddr;
+        if (p->p_type == PT_LOAD && (p->p_flags & PF_X) && at >= lo &&
+            at < lo + p->p_memsz) {
+            g.libc_lo = lo;
+            g.libc_hi = lo + p->p_memsz;
+            return 1;
+        }
+    }
+    return 0;
+}
 
 static __thread memtap_shadow_thread *tls_thread
     __attribute__((tls_model("initial-exec")));
@@ -67,6 +90,7 @@ void shadow_host_init(void)
         raw_say_lit("memtap: the shadow memory cannot be set up\n");
         return;
     }
+    dl_iterate_phdr(libc_text, (void *)(uintptr_t)&fopen);
     g.tool = tool;
 }
 
@@ -124,7 +148,8 @@ static int shadow_host_event(uint8_t kind, uint64_t pc, uint64_t addr, uint64_t 
     case MEMTAP_EV_MALLOC:
     case MEMTAP_EV_CALLOC:
         if (tool->alloc)
-            tool->alloc(t, addr, size, kind == MEMTAP_EV_CALLOC);
+            tool->alloc(t, addr, size, kind == MEMTAP_EV_CALLOC ||
+                                           (pc >= g.libc_lo && pc < g.libc_hi));
         return 0;
     case MEMTAP_EV_REALLOC:
         if (!addr) /* realloc(p, 0): p is freed */

@@ -40,6 +40,10 @@ uint64_t signals_merged(void);
  * have told. */
 uint64_t signals_program_handlers(void);
 
+/* Ends the process with status, trace finished (the process's exit_group,
+ * trapped: the last the program does). */
+void process_exit(int status) __attribute__((noreturn));
+
 /* Ends the process by sig as its default action would, trace flushed. */
 void process_die_by_signal(int sig, const siginfo_t *si, const void *uc);
 

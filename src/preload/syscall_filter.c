@@ -36,7 +36,7 @@ static struct {
 
 /* Calls that are never trapped: no user memory, or not emulable. */
 static const int passthrough[] = {
-    SYS_rt_sigreturn, SYS_exit, SYS_exit_group, SYS_clone, SYS_clone3,
+    SYS_rt_sigreturn, SYS_exit, SYS_clone, SYS_clone3,
     SYS_fork, SYS_vfork, SYS_getpid, SYS_gettid, SYS_getppid, SYS_sched_yield,
     SYS_dup, SYS_lseek, SYS_madvise,
     SYS_kill, SYS_tgkill, SYS_tkill, SYS_getuid, SYS_geteuid, SYS_getgid,

@@ -170,6 +170,7 @@ static struct {
 } s;
 
 unsigned long syscalls_emulated(void) { return s.emulated; }
+int syscalls_enabled(void) { return s.enabled; }
 unsigned long syscalls_reopened(void) { return s.reopened; }
 
 int syscalls_own_signal(int sig)
@@ -437,6 +438,16 @@ static void on_sigsys_body(int sig, siginfo_t *si, ucontext_t *uc)
         g[REG_RAX] = execargs_run(nr, a, &uc->uc_sigmask);
         return;
     }
+    if (nr == SYS_exit_group) {
+        /* what exit did after the destructors (stdio's last flush) is
+         * recorded; the trace ends out of this handler, as if the call had
+         * been a call of process_exit, so that a consumer's or a tool's
+         * last system calls are trapped as any are */
+        g[REG_RDI] = a[0];
+        g[REG_RSP] = (greg_t)((((uint64_t)g[REG_RSP] - 128) & ~(uint64_t)15) - 8);
+        g[REG_RIP] = (greg_t)(uintptr_t)process_exit;
+        return;
+    }
     if (nr == SYS_sigaltstack && s.all) {
         g[REG_RAX] = syscall_sigaltstack(uc, (const stack_t *)a[0],
                                          (stack_t *)a[1]);
@@ -502,7 +513,7 @@ static void on_sigsys(int sig, siginfo_t *si, void *uc)
  * those naming memtap's descriptors, and the block calls of the table. */
 static const int static_traps[] = {
     SYS_execve, SYS_execveat, SYS_rt_sigaction, SYS_rt_sigprocmask,
-    SYS_io_uring_setup, SYS_io_setup,
+    SYS_io_uring_setup, SYS_io_setup, SYS_exit_group,
 };
 
 int syscalls_init(int all)

@@ -19,6 +19,8 @@
 int syscalls_init(int all);
 int syscalls_own_signal(int sig);
 unsigned long syscalls_emulated(void);
+/* Whether the system call filter is on (exit_group is then trapped). */
+int syscalls_enabled(void);
 /* Calls that failed with EFAULT and were retried with every page open. */
 unsigned long syscalls_reopened(void);
 /* Code made at run time: memory mapped (nr SYS_mmap) or made executable

@@ -1,7 +1,9 @@
 /*
  * shadow/uninit.c - the uninit tool: heap bytes read before any write.
  * One shadow byte per application byte (1B-to-1B): 1 while a byte of a
- * malloc'd block has not been written, 0 for everything else.  Stores and
+ * malloc'd block has not been written, 0 for everything else (a block the
+ * C library allocates for itself, a stdio buffer, counts as written: the
+ * host says so, as it fills it in code that is not the program's).  Stores and
  * memset-like operations clear it, copies carry it along (copying
  * uninitialized bytes is no error), frees forget it.  A load, or a block
  * the program hands to write()-like calls, that covers a byte still at 1 is

@@ -195,11 +195,24 @@ def test_write_failure_reported():
 
 
 def test_missing_end_record_exit_status():
+    """An exit memtap never sees (exit_group from code made at run time)
+    leaves no end record: a warning, and 125 unless --keep-going.  A raw
+    exit_group from the program's own code (as Go's runtime leaves) is
+    trapped and ends the trace (it had left none)."""
     for opts in ([], ["--heap-only"], ["--keep-going"]):
         p = memtap("run", *opts, "-o", os.path.join(TMP, "raw%d.mtr" % len(opts)), "--",
-                   prog("exit_status"), "7", "raw", check_rc=False)
+                   prog("exit_status"), "7", "unseen", check_rc=False)
         check("no end record" in p.stderr, "%s: the missing end is a warning" % opts)
         check_eq(p.returncode, 7 if "--keep-going" in opts else 125, "%s: exit status" % opts)
+    for engine in ("static", "fault"):
+        trace = os.path.join(TMP, "raw-%s.mtr" % engine)
+        p = memtap("run", "--engine", engine, "-o", trace, "--", prog("exit_status"), "7", "raw",
+                   check_rc=False)
+        check_eq((p.returncode, "warning" in p.stderr), (7, False),
+                 "%s: a raw exit_group ends the trace: %s" % (engine, p.stderr))
+        info = memtap("info", trace).stdout
+        check("end: exit" in info and "end_code: 7" in info, "%s: the end record: %s"
+              % (engine, info))
     p = memtap("run", "-o", os.path.join(TMP, "ok.mtr"), "--", prog("exit_status"), "7",
                check_rc=False)
     check_eq((p.returncode, "warning" in p.stderr), (7, False),
