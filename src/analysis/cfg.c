@@ -17,7 +17,8 @@
 #include "sys/vec.h"
 #include "x86/insn.h"
 
-enum { M_NONE = 0, M_START, M_INSIDE, M_DATA, M_PAD };
+enum { M_NONE = 0, M_START, M_INSIDE, M_DATA, M_PAD,
+       M_OBJECT /* a data object's bytes (image.h): never decoded */ };
 /* What scan_gaps made of an instruction it decoded (walker.gap). */
 enum { G_NONE = 0, G_NOW, G_CODE, G_DATA };
 
@@ -376,7 +377,8 @@ static int free_bytes(const walker *w, uint64_t a, size_t n)
         return 0;
     for (size_t i = 0; i < n; i++)
         if (w->mark[a - w->start + i] == M_START ||
-            w->mark[a - w->start + i] == M_INSIDE)
+            w->mark[a - w->start + i] == M_INSIDE ||
+            w->mark[a - w->start + i] == M_OBJECT)
             return 0;
     return 1;
 }
@@ -405,6 +407,8 @@ static void decode_run(walker *w, uint64_t a)
             w->stats->overlaps++;
             return;
         }
+        if (m == M_OBJECT)
+            return;
         if (w->nring == RING) {
             w->head = (w->head + 1) % RING;
             w->nring--;
@@ -647,6 +651,28 @@ static void mark_pointed(walker *w)
             w->leader[ptrs[i] - w->start] |= CFG_BLOCK_TABLE_TARGET;
 }
 
+/* The data objects' bytes in the function's range are never decoded. */
+static void mark_objects(walker *w)
+{
+    const code_image *img = w->img;
+    size_t lo_i = 0, hi_i = img->nobjects;
+    while (lo_i < hi_i) { /* the first object from the function's start */
+        size_t mid = (lo_i + hi_i) / 2;
+        if (img->objects[mid].start < w->start)
+            lo_i = mid + 1;
+        else
+            hi_i = mid;
+    }
+    for (size_t i = lo_i ? lo_i - 1 : 0;
+         i < img->nobjects && img->objects[i].start < w->end; i++) {
+        uint64_t lo = img->objects[i].start > w->start ? img->objects[i].start
+                                                       : w->start;
+        uint64_t hi = img->objects[i].end < w->end ? img->objects[i].end : w->end;
+        if (lo < hi)
+            memset(w->mark + (lo - w->start), M_OBJECT, hi - lo);
+    }
+}
+
 static int walk_function(walker *w, builder *b, uint32_t fi, cfg_func *cf)
 {
     const image_func *f = &w->img->funcs[fi];
@@ -668,6 +694,7 @@ static int walk_function(walker *w, builder *b, uint32_t fi, cfg_func *cf)
     memset(w->mark, 0, 5 * n);
     w->start = f->start;
     w->end = f->end;
+    mark_objects(w);
     if (f->source != FUNC_GAP)
         push_work(w, f->start, CFG_BLOCK_ENTRY);
     drain(w);

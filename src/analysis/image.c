@@ -162,15 +162,17 @@ typedef struct symbol_walk {
     code_image *img;
     image_priv *p;
     vec *cands;
+    vec *objects;            /* image_range */
     func_source source;
 } symbol_walk;
 
-/* A function symbol defined in an executable section is a candidate. */
+/* A function symbol defined in an executable section is a candidate; an
+ * object symbol there is data. */
 static int add_symbol(void *arg, const GElf_Sym *s, const char *name)
 {
     symbol_walk *w = arg;
     int type = GELF_ST_TYPE(s->st_info);
-    if ((type != STT_FUNC && type != STT_GNU_IFUNC) ||
+    if ((type != STT_FUNC && type != STT_GNU_IFUNC && type != STT_OBJECT) ||
         s->st_shndx == SHN_UNDEF || s->st_shndx >= w->p->nsec_base)
         return 0;
     uint64_t a = s->st_value;
@@ -179,14 +181,20 @@ static int add_symbol(void *arg, const GElf_Sym *s, const char *name)
     const image_section *sec = image_section_at(w->img, a);
     if (!sec || !sec->exec)
         return 0;
+    if (type == STT_OBJECT) {
+        image_range *r = s->st_size ? vec_push(w->objects) : NULL;
+        if (r)
+            *r = (image_range){ a, a + s->st_size };
+        return s->st_size && !r ? ELF_E_NOMEM : 0;
+    }
     return add_cand(w->cands, a, s->st_size, name, w->source,
                     elf_symbol_rank(s, name));
 }
 
 static int load_symbols(code_image *img, image_priv *p, GElf_Word want,
-                        vec *l, int *found)
+                        vec *l, vec *objects, int *found)
 {
-    symbol_walk w = { img, p, l,
+    symbol_walk w = { img, p, l, objects,
                       want == SHT_SYMTAB ? FUNC_SYMTAB : FUNC_DYNSYM };
     return elf_each_symbol(p->file.elf, want, add_symbol, &w, found);
 }
@@ -458,13 +466,24 @@ static int load_plt(code_image *img, vec *l)
     return ELF_OK;
 }
 
+static int range_order(const void *a, const void *b)
+{
+    uint64_t x = ((const image_range *)a)->start, y = ((const image_range *)b)->start;
+    return (x > y) - (x < y);
+}
+
 static int load_funcs(code_image *img, image_priv *p)
 {
     vec l = {0, 0, 0, sizeof(func_cand)};
+    vec objects = {0, 0, 0, sizeof(image_range)};
     int has_symtab = 0, has_dynsym = 0;
-    int rc = load_symbols(img, p, SHT_SYMTAB, &l, &has_symtab);
+    int rc = load_symbols(img, p, SHT_SYMTAB, &l, &objects, &has_symtab);
     if (!rc)
-        rc = load_symbols(img, p, SHT_DYNSYM, &l, &has_dynsym);
+        rc = load_symbols(img, p, SHT_DYNSYM, &l, &objects, &has_dynsym);
+    if (objects.n)
+        qsort(objects.v, objects.n, sizeof(image_range), range_order);
+    img->objects = objects.v;
+    img->nobjects = objects.n;
     if (!rc)
         rc = load_eh_frame(img, p, &l);
     if (!rc)
@@ -562,5 +581,6 @@ void image_close(code_image *img)
     free(img->secs);
     free(img->segs);
     free(img->funcs);
+    free(img->objects);
     free(img);
 }

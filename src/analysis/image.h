@@ -46,6 +46,11 @@ typedef enum image_memory {
     IMAGE_MEM_READ_ONLY,
 } image_memory;
 
+/* Bytes [start, end) of an executable section. */
+typedef struct image_range {
+    uint64_t start, end;
+} image_range;
+
 typedef struct image_segment {
     uint64_t vaddr, memsz;
     uint32_t flags;        /* PF_R | PF_W | PF_X */
@@ -59,6 +64,9 @@ typedef struct code_image {
     size_t nsecs;
     image_func *funcs;     /* sorted by start, non-overlapping */
     size_t nfuncs;
+    image_range *objects;  /* data in executable sections, by address: the
+                              STT_OBJECT symbols there (OpenSSL's tables) */
+    size_t nobjects;
     int stripped;          /* no .symtab */
     image_segment *segs;   /* PT_LOAD, as in the file */
     size_t nsegs;

@@ -14,6 +14,7 @@
 #include "sys/env.h"
 
 #include "cli.h"
+#include "elf/elf_file.h"
 #include "rewrite/rewrite.h"
 #include "rt/abi.h"
 #include "symbols/elfimage.h"
@@ -268,6 +269,23 @@ void cli_prepend_env(const char *name, const char *value)
     }
 }
 
+/* The static TLS surplus libmemtap.so needs: its PT_TLS, aligned, and
+ * 1 KiB for the loader's rounding (32 KiB when it cannot be read). */
+static size_t static_tls_need(const char *preload)
+{
+    elf_file f;
+    size_t need = 32768;
+    if (elf_file_open(preload, &f) != ELF_OK)
+        return need;
+    for (size_t i = 0; i < f.nph; i++)
+        if (f.ph[i].p_type == PT_TLS) {
+            uint64_t align = f.ph[i].p_align ? f.ph[i].p_align : 1;
+            need = (size_t)((f.ph[i].p_memsz + align - 1) / align * align) + 1024;
+        }
+    elf_file_close(&f);
+    return need;
+}
+
 /* The environment libmemtap-audit.so reads (cache/audit.c): the module
  * itself under either engine (it tells libmemtap.so of every library the
  * loader opens, those the C library opens itself too), and with
@@ -286,8 +304,13 @@ static int set_audit_env(const engine_plan *p, const char *preload,
         return cli_error(audit, "not found beside libmemtap.so");
     cli_prepend_env("LD_AUDIT", audit);
     /* with an audit module, the loader gives preloaded libraries' TLS only
-     * the surplus of the static TLS block, which libmemtap.so's exceeds */
-    cli_prepend_env("GLIBC_TUNABLES", "glibc.rtld.optional_static_tls=32768");
+     * the surplus of the static TLS block, which libmemtap.so's exceeds.
+     * No more than it needs: every thread's block grows by the surplus,
+     * and a thread created with a small stack (node's) must still fit */
+    char tunable[64];
+    snprintf(tunable, sizeof tunable, "glibc.rtld.optional_static_tls=%zu",
+             static_tls_need(preload));
+    cli_prepend_env("GLIBC_TUNABLES", tunable);
     if (!with_cache)
         return 0;
     ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);

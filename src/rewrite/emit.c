@@ -411,10 +411,17 @@ static int put_rel32(uint8_t *p, int64_t v)
  *   and slots
  *   [pop what was pushed; lea 128(%rsp), %rsp]
  */
+int emit_log_addressable(const x86_mem *m)
+{
+    return m->segment != ZYDIS_REGISTER_GS &&
+           !(m->base == ZYDIS_REGISTER_NONE && m->index == ZYDIS_REGISTER_NONE &&
+             m->disp != (int32_t)m->disp);
+}
+
 int emit_log(code_buf *b, const x86_insn *insn, const x86_mem *m,
              uint32_t site, const log_refs *to, unsigned live)
 {
-    if (m->segment == ZYDIS_REGISTER_GS)
+    if (!emit_log_addressable(m))
         return -1;
     unsigned saves = live & LOG_USES;
     int64_t moved = saves ? frame_enter(b, saves) : 0;
@@ -499,13 +506,31 @@ int emit_count_stub(code_buf *b, uint64_t header_vaddr, uint64_t counters_slot,
  *   push %rax; lea ret(%rip), %rax; mov %rax, 8(%rsp); pop %rax
  *   push TARGET                  (the operand, rsp-based: + 8)
  *   ret                          jumps to it, the return address on top */
+/* The explicit memory operand of an indirect call, or NULL. */
+static const x86_mem *icall_mem(const x86_insn *insn)
+{
+    for (unsigned i = 0; i < insn->nmem; i++)
+        if (insn->mem[i].implicit == X86_IMPL_NONE)
+            return &insn->mem[i];
+    return NULL;
+}
+
+int emit_icall_encodable(const x86_insn *insn)
+{
+    const ZydisDecodedOperand *t = &insn->zops[0];
+    const x86_mem *m = icall_mem(insn);
+    return (t->type == ZYDIS_OPERAND_TYPE_REGISTER && t->size == 64 &&
+            t->reg.value != ZYDIS_REGISTER_RSP) ||
+           (t->type == ZYDIS_OPERAND_TYPE_MEMORY && m && m->size == 8 &&
+            insn->zi.address_width == 64 && m->segment != ZYDIS_REGISTER_GS);
+}
+
 int emit_icall(code_buf *b, const x86_insn *insn)
 {
     const ZydisDecodedOperand *t = &insn->zops[0];
-    const x86_mem *m = NULL;
-    for (unsigned i = 0; i < insn->nmem && !m; i++)
-        if (insn->mem[i].implicit == X86_IMPL_NONE)
-            m = &insn->mem[i];
+    const x86_mem *m = icall_mem(insn);
+    if (!emit_icall_encodable(insn))
+        return b->failed = 1, -1;
     ZydisEncoderRequest r;
     lea(b, ZYDIS_REGISTER_RSP, ZYDIS_REGISTER_RSP, -8);
     put1(b, ZYDIS_MNEMONIC_PUSH, ZYDIS_REGISTER_RAX);
@@ -514,17 +539,12 @@ int emit_icall(code_buf *b, const x86_insn *insn)
     mov_store(b, ZYDIS_REGISTER_RSP, 8, ZYDIS_REGISTER_RAX, 8);
     put1(b, ZYDIS_MNEMONIC_POP, ZYDIS_REGISTER_RAX);
     request(&r, ZYDIS_MNEMONIC_PUSH, 1);
-    if (t->type == ZYDIS_OPERAND_TYPE_REGISTER && t->size == 64 &&
-        t->reg.value != ZYDIS_REGISTER_RSP) {
+    if (t->type == ZYDIS_OPERAND_TYPE_REGISTER) {
         op_reg(&r.operands[0], t->reg.value);
-    } else if (t->type == ZYDIS_OPERAND_TYPE_MEMORY && m && m->size == 8 &&
-               insn->zi.address_width == 64 &&
-               m->segment != ZYDIS_REGISTER_GS) {
+    } else {
         op_original(&r.operands[0], m, 8, 8);
         if (m->segment == ZYDIS_REGISTER_FS)
             r.prefixes = ZYDIS_ATTRIB_HAS_SEGMENT_FS;
-    } else {
-        return b->failed = 1, -1;
     }
     put(b, &r);
     put1(b, ZYDIS_MNEMONIC_RET, ZYDIS_REGISTER_NONE);

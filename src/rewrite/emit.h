@@ -57,9 +57,13 @@ typedef struct log_refs {
     log_template seq;
 } log_refs;
 
+/* Whether a log sequence can compute the operand's address: not %gs:,
+ * and not a 64-bit absolute address (movabs; lea takes 32 bits). */
+int emit_log_addressable(const x86_mem *m);
+
 /* Emits the logging of one memory operand of insn (site index `site`),
  * which saves the live ones of rcx and rdx.  Returns 0, or -1 when the
- * operand's address cannot be computed here (gs segment). */
+ * operand's address cannot be computed here (emit_log_addressable). */
 int emit_log(code_buf *b, const x86_insn *insn, const x86_mem *m,
              uint32_t site, const log_refs *to, unsigned live);
 
@@ -71,8 +75,13 @@ int emit_count_stub(code_buf *b, uint64_t header_vaddr, uint64_t counters_slot,
 int emit_count(code_buf *b, uint32_t block, uint64_t count_stub, unsigned live);
 
 /* Emits the indirect call insn so that it returns to the original next
- * instruction.  Returns 0, or -1 for an operand it cannot move. */
+ * instruction.  Returns 0, or -1 for an operand it cannot move (see
+ * emit_icall_encodable). */
 int emit_icall(code_buf *b, const x86_insn *insn);
+/* Whether emit_icall can move insn: a call through a 64-bit register
+ * other than rsp or an 8-byte memory operand (not %gs:); not a call
+ * whose target the decoder could not name (call 0 of a weak symbol). */
+int emit_icall_encodable(const x86_insn *insn);
 
 /* Emits insn (originally at insn->addr) at the buffer's end: its bytes as
  * they are, re-encoded when it addresses memory relative to rip.  Returns

@@ -536,7 +536,7 @@ static int emit_logs(rewriter *r, const x86_insn *insn, unsigned live,
             followers += r->plan[j].lead == i;
             later += r->plan[j].lead == i && r->plan[j].due != SEL_NONE;
         }
-        if (!m || m->segment == ZYDIS_REGISTER_GS) { /* and its group */
+        if (!m || !emit_log_addressable(m)) { /* and its group */
             r->rep->unaddressable += 1 + followers;
             r->rep->elided -= followers;
             r->rep->elided_later -= later;

@@ -6,6 +6,7 @@
  * that jump (analysis/entries.h).
  */
 #include "rewrite/window.h"
+#include "rewrite/emit.h"
 
 int movable(const x86_insn *x, int *ends)
 {
@@ -14,11 +15,13 @@ int movable(const x86_insn *x, int *ends)
     case X86_FLOW_NEXT:
     case X86_FLOW_SYSCALL:
         return 1;
+    case X86_FLOW_ICALL:
+        *ends = 1;
+        return emit_icall_encodable(x);
     case X86_FLOW_JUMP:
     case X86_FLOW_IJUMP:
     case X86_FLOW_RET:
     case X86_FLOW_CALL:
-    case X86_FLOW_ICALL:
         *ends = 1;
         return 1;
     case X86_FLOW_JCC: /* loop and jrcxz have no rel32 form */
