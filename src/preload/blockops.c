@@ -366,7 +366,7 @@ MEMTAP_EXPORT size_t fread(void *buf, size_t size, size_t count, FILE *f)
 {
     if (!recording())
         return NEXT(fread)(buf, size, count, f);
-    fault_own_begin(); /* FILE is the program's: reading it is memtap's */
+    own_begin(); /* FILE is the program's: reading it is memtap's */
     stdio_span was = stdio_read_span(f);
     size_t r = NEXT(fread)(buf, size, count, f);
     stdio_span now = stdio_read_span(f);

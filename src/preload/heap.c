@@ -91,9 +91,12 @@ static void *checked(void *p)
     return p;
 }
 
+/* Both run as memtap's: errno is the C library's (__errno_location,
+ * rewritten), and its access is not the program's. */
 static void record_alloc(uint8_t kind, uint8_t flags, void *p, uint64_t size,
                          void *old, uint64_t site)
 {
+    rewritten_own_begin();
     int saved = errno;
     take_operator(&site, &flags);
     if (watch_active())
@@ -105,16 +108,19 @@ static void record_alloc(uint8_t kind, uint8_t flags, void *p, uint64_t size,
     tracer_record(kind, flags, site, (uint64_t)(uintptr_t)p, size,
                 (uint64_t)(uintptr_t)old, tracer_next_alloc_id());
     errno = saved;
+    rewritten_own_end();
 }
 
 static void record_release(uint8_t kind, uint8_t flags, void *p,
                            uint64_t size, uint64_t site)
 {
+    rewritten_own_begin();
     int saved = errno;
     take_operator(&site, &flags);
     watch_block_released((uint64_t)(uintptr_t)p);
     tracer_record(kind, flags, site, (uint64_t)(uintptr_t)p, size, 0, 0);
     errno = saved;
+    rewritten_own_end();
 }
 
 /* ---- the malloc family ---- */
