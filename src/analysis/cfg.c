@@ -39,6 +39,8 @@ typedef struct walker {
     uint8_t *mark, *len, *flow, *leader;
     uint8_t *gap;            /* G_*: decoded from a gap's entry */
     uint8_t in_gap;          /* G_NOW while scan_gaps drains */
+    uint8_t in_gap_func;     /* the function is code outside any symbol
+                                or FDE (FUNC_GAP) */
     uint64_t gap_lo, gap_hi; /* the bytes that drain decoded */
     size_t cap;
     uint64_t *work;
@@ -54,6 +56,10 @@ typedef struct walker {
     vec data_refs;           /* uint64_t: addresses in code that code takes
                                 rip-relative (lea or memory operand), sorted:
                                 a table kept among the instructions */
+    vec labels;              /* uint64_t: of those, the ones an indirect
+                                jump goes to (lea L(%rip),%r; add ...,%r;
+                                jmp *%r: glibc's memmove-ssse3), sorted:
+                                code, not a table */
     int oom;
 } walker;
 
@@ -111,12 +117,20 @@ static void note_data_refs(walker *w, const x86_insn *x)
 
 /* Whether code takes an address inside one of the instructions the last
  * gap drain decoded: then they are a table's bytes, not code. */
+static int is_label(const walker *w, uint64_t a)
+{
+    size_t i = first_from(&w->labels, a);
+    return i < w->labels.n && ((const uint64_t *)w->labels.v)[i] == a;
+}
+
 static int gap_is_data(const walker *w)
 {
     const uint64_t *refs = w->data_refs.v;
     for (size_t i = first_from(&w->data_refs, w->gap_lo);
          i < w->data_refs.n && refs[i] < w->gap_hi; i++) {
         uint64_t a = refs[i];
+        if (is_label(w, a))
+            continue;
         for (unsigned back = 0; back < 16 && a >= w->start; back++, a--) {
             uint8_t m = w->mark[a - w->start];
             if (m == M_START) {
@@ -394,6 +408,53 @@ static int decode_at(walker *w, uint64_t a, x86_insn *x)
     return x86_decode(&w->dec, code, avail, a, x);
 }
 
+/* A computed jump `jmp *%r` whose r the run made from `lea L(%rip)`
+ * (then added to or offset, as glibc's memmove-ssse3 does): L is code, a
+ * label whose address the code takes, not a table (the collect pass). */
+static void note_label(walker *w, const x86_insn *j)
+{
+    const ZydisDecodedOperand *t = &j->zops[0];
+    if (t->type != ZYDIS_OPERAND_TYPE_REGISTER || !w->nring)
+        return;
+    int gpr = x86_gpr_index(t->reg.value);
+    unsigned before = w->nring - 1; /* the jump is the run's last */
+    for (int steps = 0; steps < RING; steps++) {
+        const x86_insn *x = writer_of(w, before, gpr);
+        if (!x)
+            return;
+        if (x->mnemonic == ZYDIS_MNEMONIC_LEA && x->zops[1].mem.base == ZYDIS_REGISTER_RIP) {
+            ZyanU64 l;
+            if (ZYAN_SUCCESS(ZydisCalcAbsoluteAddress(&x->zi, &x->zops[1], x->addr, &l))) {
+                uint64_t *p = vec_push(&w->labels);
+                if (p)
+                    *p = l;
+                else
+                    w->oom = 1;
+            }
+            return;
+        }
+        /* r = r + a (add, sub, lea (r,a)): L may come through a, else
+         * through r's value before */
+        int other = -1;
+        if (x->mnemonic == ZYDIS_MNEMONIC_ADD || x->mnemonic == ZYDIS_MNEMONIC_SUB)
+            other = x->zops[1].type == ZYDIS_OPERAND_TYPE_REGISTER
+                        ? x86_gpr_index(x->zops[1].reg.value) : -1;
+        else if (x->mnemonic == ZYDIS_MNEMONIC_LEA &&
+                 x86_gpr_index(x->zops[1].mem.base) == gpr)
+            other = x86_gpr_index(x->zops[1].mem.index);
+        else if (x->mnemonic == ZYDIS_MNEMONIC_LEA &&
+                 x86_gpr_index(x->zops[1].mem.index) == gpr)
+            other = x86_gpr_index(x->zops[1].mem.base);
+        else
+            return;
+        before = run_pos(w, x);
+        const x86_insn *y = other >= 0 ? writer_of(w, before, other) : NULL;
+        if (y && y->mnemonic == ZYDIS_MNEMONIC_LEA &&
+            y->zops[1].mem.base == ZYDIS_REGISTER_RIP)
+            gpr = other;
+    }
+}
+
 /* Decodes straight-line code from a until it reaches decoded code, a
  * terminator, or bytes that do not decode. */
 static void decode_run(walker *w, uint64_t a)
@@ -434,7 +495,10 @@ static void decode_run(walker *w, uint64_t a)
             w->gap_lo = a < w->gap_lo ? a : w->gap_lo;
             w->gap_hi = next_of(x) > w->gap_hi ? next_of(x) : w->gap_hi;
         }
-        if (w->collect)
+        /* what a gap's code takes counts only where no symbol or FDE
+         * covers it (hand-written code without CFI): inside a function,
+         * a gap is as likely bytes that decode by chance */
+        if (w->collect && (!w->in_gap || w->in_gap_func))
             note_data_refs(w, x);
         uint64_t next = a + x->length;
         switch (x->flow) {
@@ -445,6 +509,8 @@ static void decode_run(walker *w, uint64_t a)
             push_work(w, x->target, CFG_BLOCK_BRANCH_TARGET);
             return;
         case X86_FLOW_IJUMP:
+            if (w->collect && (!w->in_gap || w->in_gap_func))
+                note_label(w, x);
             if (x->nmem && x->mem[0].base == ZYDIS_REGISTER_RIP)
                 w->stats->pointer_jumps++;
             else if (!jump_table(w))
@@ -543,7 +609,7 @@ static void spread_tables(walker *w)
     const uint64_t *refs = w->data_refs.v;
     for (size_t i = first_from(&w->data_refs, w->start);
          i < w->data_refs.n && refs[i] < w->end; i++)
-        for (uint64_t a = refs[i]; a < w->end; a++) {
+        for (uint64_t a = refs[i]; a < w->end && !is_label(w, refs[i]); a++) {
             size_t off = a - w->start;
             if (w->mark[off] == M_START && w->gap[off] == G_NONE)
                 break; /* code a path reached */
@@ -694,6 +760,7 @@ static int walk_function(walker *w, builder *b, uint32_t fi, cfg_func *cf)
     memset(w->mark, 0, 5 * n);
     w->start = f->start;
     w->end = f->end;
+    w->in_gap_func = f->source == FUNC_GAP;
     mark_objects(w);
     if (f->source != FUNC_GAP)
         push_work(w, f->start, CFG_BLOCK_ENTRY);
@@ -717,6 +784,7 @@ int cfg_build(const code_image *img, cfg_program **out)
         w->ptrs.elem = sizeof(uint64_t);
         w->deferred.elem = sizeof(deferred_table);
         w->data_refs.elem = sizeof(uint64_t);
+        w->labels.elem = sizeof(uint64_t);
     }
     builder b = {{0, 0, 0, sizeof(cfg_block)}, {0, 0, 0, 8}, {0, 0, 0, 1}};
     int rc = p && w && x86_decoder_init(&w->dec) == 0 ? 0 : -1;
@@ -742,6 +810,8 @@ int cfg_build(const code_image *img, cfg_program **out)
             qsort(w->ptrs.v, w->ptrs.n, sizeof(uint64_t), cmp_u64);
         if (w->data_refs.n)
             qsort(w->data_refs.v, w->data_refs.n, sizeof(uint64_t), cmp_u64);
+        if (w->labels.n)
+            qsort(w->labels.v, w->labels.n, sizeof(uint64_t), cmp_u64);
     }
     for (size_t i = 0; !rc && i < img->nfuncs; i++)
         rc = walk_function(w, &b, (uint32_t)i, &p->funcs[i]);
@@ -756,6 +826,7 @@ int cfg_build(const code_image *img, cfg_program **out)
             free(w->ptrs.v);
         }
         free(w->data_refs.v);
+        free(w->labels.v);
         free(w->deferred.v);
         free(w);
     }

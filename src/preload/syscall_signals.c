@@ -49,7 +49,7 @@ long syscall_sigprocmask(ucontext_t *uc, long how, const uint64_t *set,
 static __thread stack_t tls_program_altstack
     __attribute__((tls_model("initial-exec")));
 
-/* sigaltstack for the program under the fault engine.  The call cannot be
+/* sigaltstack for the program (under either engine).  The call cannot be
  * made from here (this handler runs on memtap's alternate stack: EPERM),
  * and the program's stack must not replace memtap's (its handlers need
  * the room, and a traced page could not take a signal frame): the

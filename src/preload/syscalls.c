@@ -448,7 +448,9 @@ static void on_sigsys_body(int sig, siginfo_t *si, ucontext_t *uc)
         g[REG_RIP] = (greg_t)(uintptr_t)process_exit;
         return;
     }
-    if (nr == SYS_sigaltstack && s.all) {
+    if (nr == SYS_sigaltstack) { /* memtap's stays: its handlers need the
+                                    room (Python's faulthandler gives 16 KiB
+                                    of heap, which a flush overran) */
         g[REG_RAX] = syscall_sigaltstack(uc, (const stack_t *)a[0],
                                          (stack_t *)a[1]);
         return;
@@ -513,7 +515,7 @@ static void on_sigsys(int sig, siginfo_t *si, void *uc)
  * those naming memtap's descriptors, and the block calls of the table. */
 static const int static_traps[] = {
     SYS_execve, SYS_execveat, SYS_rt_sigaction, SYS_rt_sigprocmask,
-    SYS_io_uring_setup, SYS_io_setup, SYS_exit_group,
+    SYS_io_uring_setup, SYS_io_setup, SYS_exit_group, SYS_sigaltstack,
 };
 
 int syscalls_init(int all)

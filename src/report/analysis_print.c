@@ -279,15 +279,17 @@ void analysis_print_blocks(FILE *o, const analysis *a)
     char name[512];
     fprintf(o, "# start end insns n m selected MA_b AIA_b kind function\n"
                "# kind: e function entry, b branch target, t table or data "
-               "pointer target, d bytes taken as data (never patched), - none\n");
+               "pointer target, g found by scanning unreached bytes, d bytes "
+               "taken as data (never patched), - none\n");
     for (size_t i = 0; i < a->cfg->nblocks; i++) {
         const cfg_block *b = &a->cfg->blocks[i];
         const sel_block *s = &a->blocks[i].sel;
-        char kind[5], *k = kind;
+        char kind[6], *k = kind;
         if (b->flags & CFG_BLOCK_ENTRY) *k++ = 'e';
         if (b->flags & CFG_BLOCK_BRANCH_TARGET) *k++ = 'b';
         if (b->flags & CFG_BLOCK_TABLE_TARGET) *k++ = 't';
-        if (b->flags & CFG_BLOCK_GAP) *k++ = 'd';
+        if (b->flags & CFG_BLOCK_GAP) *k++ = 'g';
+        if (b->flags & CFG_BLOCK_DATA) *k++ = 'd';
         if (k == kind) *k++ = '-';
         *k = 0;
         fprintf(o, "%" PRIx64 " %" PRIx64 " %u %u %u %u %.4f %.4f %s %s\n", b->start,

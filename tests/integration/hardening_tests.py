@@ -384,6 +384,20 @@ def test_static_exec_reported():
         check_eq(p.returncode, 0, "%s --keep-going: %s" % (engine, p.stderr))
 
 
+def test_small_program_altstack():
+    """A program's alternate signal stack of 8 KiB in the heap (as Python's
+    faulthandler makes one): memtap's handlers keep running on memtap's
+    own, under both engines, so the heap around it stays as it was (the
+    static engine's handlers ran on it and wrote 660 bytes below it, and
+    Debian's python3 -m test died in its garbage collector)."""
+    native = subprocess.run([prog("small_altstack")], capture_output=True, text=True)
+    check_eq(native.returncode, 0, "natively: %s" % native.stdout)
+    for engine in ("static", "fault"):
+        p = memtap("run", "--engine", engine, "-q", "-o", os.path.join(TMP, "alt.mtr"), "--",
+                   prog("small_altstack"), check_rc=False)
+        check_eq((p.returncode, p.stdout), (0, native.stdout), "%s: %s" % (engine, p.stderr))
+
+
 def test_syscalls_across_4g():
     """A system call made from code that lies across a 4 GiB boundary is
     trapped like any other: it reads into a traced heap block, and the
