@@ -108,21 +108,35 @@ static void altstack_remove(void)
     }
 }
 
+static int fatal_installed;
+
+int process_fatal_action(int sig, struct sigaction *sa)
+{
+    for (size_t i = 0; fatal_installed &&
+                       i < sizeof fatal_signals / sizeof *fatal_signals; i++)
+        if (fatal_signals[i] == sig) {
+            memset(sa, 0, sizeof *sa);
+            sa->sa_sigaction = on_fatal_signal;
+            sa->sa_flags = SA_SIGINFO | SA_ONSTACK;
+            /* flushing may touch traced memory: those faults must get in */
+            fault_async_mask(&sa->sa_mask);
+            return 1;
+        }
+    return 0;
+}
+
 static void install_fatal_handlers(void)
 {
     altstack_install();
+    fatal_installed = 1;
     for (size_t i = 0; i < sizeof fatal_signals / sizeof *fatal_signals;
          i++) {
         struct sigaction old, sa;
         if (__sigaction(fatal_signals[i], NULL, &old) != 0 ||
             old.sa_handler != SIG_DFL || (old.sa_flags & SA_SIGINFO))
             continue; /* the program's own disposition stays */
-        memset(&sa, 0, sizeof sa);
-        sa.sa_sigaction = on_fatal_signal;
-        sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
-        /* flushing may touch traced memory: those faults must get in */
-        fault_async_mask(&sa.sa_mask);
-        __sigaction(fatal_signals[i], &sa, NULL);
+        if (process_fatal_action(fatal_signals[i], &sa))
+            __sigaction(fatal_signals[i], &sa, NULL);
     }
 }
 

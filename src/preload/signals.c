@@ -192,6 +192,21 @@ static void on_async(int sig, siginfo_t *si, void *ucv)
     st->paid = st->traps != before;
 }
 
+/* Whether a is one of memtap's own handlers (the fatal signals': they
+ * stand for SIG_DFL, as the program sees them). */
+static int memtaps_handler(const struct sigaction *a)
+{
+    unsigned long lo, hi, at = (unsigned long)a->sa_handler;
+    rawsys_text_range(&lo, &hi);
+    return has_handler(a) && at >= lo && at < hi;
+}
+
+static void stands_for_default(struct sigaction *a)
+{
+    memset(a, 0, sizeof *a);
+    a->sa_handler = SIG_DFL;
+}
+
 /* Sets the program's action for a wrappable signal: recorded, and the
  * kernel's action is on_async when it has a handler. */
 static int set_wrapped(int sig, const struct sigaction *act,
@@ -202,12 +217,16 @@ static int set_wrapped(int sig, const struct sigaction *act,
         return -1;
     if (wrapped_now[sig])
         had = program_action[sig];
+    else if (memtaps_handler(&had))
+        stands_for_default(&had);
     if (act) {
         struct sigaction k = *act;
         strip_owned(&k.sa_mask);
         if (has_handler(act)) {
             k.sa_sigaction = on_async;
             k.sa_flags |= SA_SIGINFO;
+        } else if (act->sa_handler == SIG_DFL) {
+            process_fatal_action(sig, &k); /* it stands for SIG_DFL */
         }
         if (kernel_sigaction(sig, &k, NULL) != 0)
             return -1;
@@ -222,15 +241,11 @@ static int set_wrapped(int sig, const struct sigaction *act,
 
 void signals_wrap_existing(void)
 {
-    unsigned long own_start, own_end;
-    rawsys_text_range(&own_start, &own_end);
     for (int sig = 1; sig < _NSIG; sig++) {
         struct sigaction a;
         if (owned(sig) || kernel_sigaction(sig, NULL, &a) != 0)
             continue;
-        unsigned long at = (unsigned long)a.sa_handler;
-        /* memtap's handlers for fatal signals stand for SIG_DFL */
-        int handler = has_handler(&a) && !(at >= own_start && at < own_end);
+        int handler = has_handler(&a) && !memtaps_handler(&a);
         note_program_action(sig, handler);
         if (wrappable(sig) && handler)
             set_wrapped(sig, &a, NULL);
@@ -246,14 +261,20 @@ MEMTAP_EXPORT int sigaction(int sig, const struct sigaction *act,
         return set_wrapped(sig, act, old);
     if (!owned(sig)) {
         struct sigaction copy;
-        if (act) {
+        const struct sigaction *given = act;
+        if (act && !has_handler(act) && act->sa_handler == SIG_DFL &&
+            process_fatal_action(sig, &copy)) {
+            act = &copy; /* memtap's handler stands for SIG_DFL */
+        } else if (act) {
             copy = *act;
             if (strip_owned(&copy.sa_mask))
                 act = &copy;
         }
         int rc = __sigaction(sig, act, old);
-        if (rc == 0 && act)
-            note_program_action(sig, has_handler(act));
+        if (rc == 0 && given)
+            note_program_action(sig, has_handler(given));
+        if (rc == 0 && old && memtaps_handler(old))
+            stands_for_default(old);
         return rc;
     }
     if (old)

@@ -44,6 +44,10 @@ uint64_t signals_program_handlers(void);
  * trapped: the last the program does). */
 void process_exit(int status) __attribute__((noreturn));
 
+/* memtap's action for a fatal signal (SIGSEGV, SIGTERM, ...), which stands
+ * for SIG_DFL, in *sa: 1, or 0 for a signal it does not take. */
+int process_fatal_action(int sig, struct sigaction *sa);
+
 /* Ends the process by sig as its default action would, trace flushed. */
 void process_die_by_signal(int sig, const siginfo_t *si, const void *uc);
 

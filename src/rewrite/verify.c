@@ -562,10 +562,11 @@ static int open_copy(verifier *vr, const char *copy, char *err, size_t cap)
     vr->seg_lo = vr->h.segment_vaddr;
     vr->seg_hi = vr->h.segment_vaddr + vr->h.segment_size;
     vr->ntraps = vr->h.ntraps;
-    const uint8_t *t = copy_at(vr, vr->seg_lo + vr->h.traps,
-                               vr->ntraps * sizeof(mt_trap) + 1);
+    const uint8_t *t = vr->ntraps ? copy_at(vr, vr->seg_lo + vr->h.traps,
+                                            vr->ntraps * sizeof(mt_trap))
+                                  : NULL;
     vr->tramps = calloc(vr->ntraps + 1, sizeof *vr->tramps);
-    if (!t || !vr->tramps)
+    if ((vr->ntraps && !t) || !vr->tramps)
         return rewrite_fail(err, cap, "%s: its trap table is damaged", copy);
     vr->traps = (const mt_trap *)(const void *)t;
     for (size_t i = 0; i < vr->ntraps; i++)

@@ -398,6 +398,26 @@ def test_small_program_altstack():
         check_eq((p.returncode, p.stdout), (0, native.stdout), "%s: %s" % (engine, p.stderr))
 
 
+def test_fatal_handlers_stand_for_default():
+    """memtap's handlers for fatal signals stand for SIG_DFL: a program that
+    installs its SIGINT handler only over SIG_DFL (as CPython does: its
+    KeyboardInterrupt, and test_generators, depend on it) finds SIG_DFL and
+    its handler runs, under both engines; a SIGTERM set to SIG_DFL still
+    ends the trace (memtap's handler stays)."""
+    native = subprocess.run([prog("sig_default")], capture_output=True, text=True)
+    check_eq((native.returncode, native.stdout), (-signal.SIGTERM,
+             "SIGINT was SIG_DFL\nhandled: 1\n"), "natively")
+    for engine in ("static", "fault"):
+        trace = os.path.join(TMP, "sigdfl-%s.mtr" % engine)
+        p = memtap("run", "--engine", engine, "-o", trace, "--", prog("sig_default"),
+                   check_rc=False)
+        check_eq((p.returncode, p.stdout), (native.returncode, native.stdout),
+                 "%s: %s" % (engine, p.stderr))
+        info = memtap("info", trace).stdout
+        check("end: signal" in info and "end_code: 15" in info, "%s: the end: %s"
+              % (engine, info))
+
+
 def test_syscalls_across_4g():
     """A system call made from code that lies across a 4 GiB boundary is
     trapped like any other: it reads into a traced heap block, and the

@@ -1,0 +1,158 @@
+#!/usr/bin/env python3
+"""Do the engines record the same accesses, instruction by instruction, on
+programs of the distribution?  For each program (small inputs, so that the
+fault engine and Valgrind finish quickly):
+
+  static vs fault   `memtap run` (the default engine) and `memtap run
+                    --engine fault`, default options: per instruction
+                    (module + offset), the loads and the stores of each
+                    engine; the accesses of instructions whose counts
+                    differ, and the instructions.
+  lackey            for the library named (liblzma, libsqlite3, liblua),
+                    `memtap run --only heap,static,stack --implicit
+                    --string-elements` against `valgrind --tool=lackey
+                    --trace-mem=yes` (a modify counts as a load and a
+                    store), per instruction of that library.
+
+    bench/agree.py [--top N] [--no-lackey]
+"""
+import argparse
+import collections
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+MEMTAP = os.path.join(ROOT, "build", "bin", "memtap")
+
+SQL = ("create table t(a, b); with recursive n(i) as (select 1 union all select i+1 from n "
+       "where i < 200) insert into t select i, 'v' || i from n; "
+       "select count(*) from t where b like '%7%'; select count(*) from t where b glob '*1?';"
+       "select json_group_array(a) from t where a % 50 = 0;")
+LUA = ("local t = {} for i = 1, 300 do t[i] = (i * 37) % 101 end table.sort(t) "
+       "local s = 0 for _, v in ipairs(t) do s = s + v end "
+       "print(s, ('x'):rep(20):gsub('x', 'y'))")
+
+
+def programs(tmp):
+    text = os.path.join(tmp, "input.txt")
+    with open(os.path.join(ROOT, "README.md"), "rb") as f:
+        open(text, "wb").write(f.read()[:3000])
+    return [
+        ("xz -0", ["xz", "-0", "-c", text], "liblzma.so.5"),
+        ("sqlite3", ["sqlite3", ":memory:", SQL], "libsqlite3.so.0"),
+        ("lua5.4", ["lua5.4", "-e", LUA], "liblua5.4.so.0"),
+        ("gzip -6", ["gzip", "-6", "-c", text], None),
+        ("bzip2", ["bzip2", "-c", text], None),
+    ]
+
+
+def modules(trace):
+    """[(base, path)] of the trace's module table."""
+    out = subprocess.run([MEMTAP, "info", trace], capture_output=True, text=True).stdout
+    return [(int(m.group(1), 16), m.group(2))
+            for m in re.finditer(r"^module \d+: (0x[0-9a-f]+) \S+ (\S+)$", out, re.M)]
+
+
+def where(pc, mods):
+    """(module base name, offset) of a runtime pc: the module with the
+    highest base at or below it."""
+    best = None
+    for base, path in mods:
+        if base <= pc and (best is None or base > best[0]):
+            best = (base, path)
+    return (os.path.basename(best[1]), pc - best[0]) if best else ("?", pc)
+
+
+def memtap_counts(argv, tmp, name, *opts):
+    trace = os.path.join(tmp, name + ".mtr")
+    p = subprocess.run([MEMTAP, "run", "-q", "-o", trace, *opts, "--", *argv],
+                       capture_output=True)
+    counts = collections.Counter()
+    mods = modules(trace)
+    show = subprocess.run([MEMTAP, "show", "--raw", "--format", "csv", trace],
+                          capture_output=True, text=True).stdout
+    for line in show.splitlines()[1:]:
+        f = line.split(",")
+        if len(f) > 8 and f[2] in ("L", "S"):
+            counts[(where(int(f[3], 16), mods), f[2])] += int(f[8])
+    return counts, p.stdout, p.returncode
+
+
+def lackey_counts(argv, lib):
+    """Per instruction of lib (offset), Lackey's loads and stores."""
+    env = dict(os.environ, LD_DEBUG="files")
+    p = subprocess.run(["valgrind", "--tool=lackey", "--trace-mem=yes"] + argv,
+                       capture_output=True, text=True, env=env)
+    base = None
+    for m in re.finditer(r"file=(\S+) \[0\];\s+generating link map\n\s+dynamic: \S+\s+base: "
+                         r"(0x[0-9a-f]+)", p.stderr):
+        if os.path.basename(m.group(1)) == lib:
+            base = int(m.group(2), 16)
+    counts, pc = collections.Counter(), None
+    for line in p.stderr.splitlines():
+        if line.startswith("I  "):
+            pc = int(line[3:].split(",")[0], 16)
+        elif line[:3] in (" L ", " S ", " M ") and pc is not None and base is not None:
+            off = pc - base
+            if 0 <= off < 1 << 28:
+                kinds = ("L", "S") if line[1] == "M" else (line[1],)
+                for k in kinds:
+                    counts[((lib, off), k)] += 1
+    return counts, base
+
+
+def compare(a, b):
+    """(accesses in a, in b, instructions that differ, their accesses)."""
+    keys = set(a) | set(b)
+    insns = {k[0] for k in keys if a.get(k, 0) != b.get(k, 0)}
+    diff = sum(abs(a.get(k, 0) - b.get(k, 0)) for k in keys)
+    return sum(a.values()), sum(b.values()), insns, diff
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--top", type=int, default=4)
+    ap.add_argument("--no-lackey", action="store_true")
+    a = ap.parse_args()
+    tmp = tempfile.mkdtemp(prefix="memtap-agree-")
+    print("| program | static | fault | instructions that differ | accesses that differ |")
+    print("| --- | --- | --- | --- | --- |")
+    notes = []
+    for name, argv, lib in programs(tmp):
+        s, out_s, _ = memtap_counts(argv, tmp, name.split()[0] + "-static")
+        f, out_f, _ = memtap_counts(argv, tmp, name.split()[0] + "-fault", "--engine", "fault")
+        ns, nf, insns, diff = compare(s, f)
+        print("| %s | %d | %d | %d | %d (%.3f %%) |" % (name, ns, nf, len(insns), diff,
+                                                      100.0 * diff / max(ns, nf, 1)))
+        worst = sorted(insns, key=lambda i: -sum(abs(s.get((i, k), 0) - f.get((i, k), 0))
+                                                 for k in "LS"))[:a.top]
+        for i in worst:
+            notes.append("  %s %s+0x%x: static L%d S%d, fault L%d S%d" % (
+                name, i[0], i[1], s.get((i, "L"), 0), s.get((i, "S"), 0),
+                f.get((i, "L"), 0), f.get((i, "S"), 0)))
+        if out_s != out_f:
+            notes.append("  %s: the outputs differ" % name)
+        if lib and not a.no_lackey:
+            m, _, _ = memtap_counts(argv, tmp, name.split()[0] + "-lk", "--only",
+                                    "heap,static,stack", "--implicit", "--string-elements")
+            m = collections.Counter({k: v for k, v in m.items() if k[0][0] == lib})
+            lk, base = lackey_counts(argv, lib)
+            nm, nl, insns, diff = compare(m, lk)
+            print("| %s, %s, Lackey's options | %d | Lackey %d | %d | %d (%.3f %%) |" % (
+                name, lib, nm, nl, len(insns), diff, 100.0 * diff / max(nm, nl, 1)))
+            for i in sorted(insns)[:a.top]:
+                notes.append("  %s (Lackey) %s+0x%x: memtap L%d S%d, Lackey L%d S%d" % (
+                    name, i[0], i[1], m.get((i, "L"), 0), m.get((i, "S"), 0),
+                    lk.get((i, "L"), 0), lk.get((i, "S"), 0)))
+        sys.stdout.flush()
+    if notes:
+        print("\nlargest differences:")
+        print("\n".join(notes))
+    subprocess.run(["rm", "-rf", tmp])
+
+
+if __name__ == "__main__":
+    main()
