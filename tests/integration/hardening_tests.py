@@ -418,6 +418,20 @@ def test_fatal_handlers_stand_for_default():
               % (engine, info))
 
 
+def test_program_defines_memcmp():
+    """A program that defines memcmp and strlen itself (as every
+    AddressSanitizer program does), touching its heap in them, runs to the
+    end under both engines: memtap's code in its handlers calls its own
+    (the fault engine faulted into itself and spun with every signal
+    blocked: timeout and Ctrl-C did nothing)."""
+    native = subprocess.run([prog("own_memcmp")], capture_output=True, text=True)
+    for engine in ("static", "fault"):
+        p = run_bounded([MEMTAP, "run", "--engine", engine, "-q", "-o",
+                         os.path.join(TMP, "memcmp.mtr"), "--", prog("own_memcmp")], 60,
+                        text=True)
+        check_eq((p.returncode, p.stdout), (0, native.stdout), "%s: %s" % (engine, p.stderr))
+
+
 def test_syscalls_across_4g():
     """A system call made from code that lies across a 4 GiB boundary is
     trapped like any other: it reads into a traced heap block, and the
