@@ -35,13 +35,20 @@ static int is_exec(const code_image *img, uint64_t a)
     return s && s->exec && s->data;
 }
 
-/* The addresses x takes rip-relative: code (a label or function whose
- * address is taken) is an entry; data may be a relative jump table. */
+/* The addresses x takes rip-relative, or as an immediate (a non-PIE
+ * program's `mov $label, (%rbp)`: GHC's return addresses): code (a label
+ * or function whose address is taken) is an entry; data taken with lea
+ * may be a relative jump table. */
 static void note_rip_refs(sweeper *s, const x86_insn *x)
 {
     for (uint8_t i = 0; i < x->zi.operand_count; i++) {
         const ZydisDecodedOperand *op = &x->zops[i];
         ZyanU64 t;
+        if (op->type == ZYDIS_OPERAND_TYPE_IMMEDIATE && !op->imm.is_relative &&
+            op->size >= 32 && is_exec(s->img, op->imm.value.u)) {
+            mark(s->m, op->imm.value.u, ENTRY_MAY);
+            continue;
+        }
         if (op->type != ZYDIS_OPERAND_TYPE_MEMORY ||
             op->mem.base != ZYDIS_REGISTER_RIP ||
             !ZYAN_SUCCESS(ZydisCalcAbsoluteAddress(&x->zi, op, x->addr, &t)))

@@ -161,6 +161,7 @@ static int note_kept_branches(rewriter *r, const x86_insn *v, size_t i,
         if ((v[k].flow == X86_FLOW_JUMP || v[k].flow == X86_FLOW_JCC ||
              v[k].flow == X86_FLOW_CALL) && v[k].target &&
             zi->raw.imm[0].is_relative && (size == 32 || size == 8) &&
+            agreed(r->em, &v[k]) && /* its field is not another's bytes */
             add_branch(r, v[k].addr + zi->raw.imm[0].offset, v[k].target,
                        size == 8 ? v[k].addr + v[k].length : 0) != 0)
             return -1;

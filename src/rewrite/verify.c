@@ -728,6 +728,12 @@ int rewrite_blame(const char *original, const char *copy, uint64_t vaddr,
             snprintf(out, cap, "in a trampoline memtap's static engine added "
                      "(segment at 0x%" PRIx64 ")", vr.seg_lo);
             rc = 1;
+        } else if (after_trap && trap_at(&vr, at)) {
+            char what[160];
+            describe_original(&vr, at, what, sizeof what);
+            snprintf(out, cap, "at an int3 memtap's runtime writes there (%s) "
+                     "that its handler did not take", what);
+            rc = 1;
         } else if (ob && cb && *ob != *cb) {
             char what[160];
             describe_original(&vr, at, what, sizeof what);
