@@ -195,10 +195,16 @@ static cache_result build(const cache *c, const char *real, const char *copy,
     rewrite_options o;
     copy_options(c, real, &o);
     rewrite_report rep;
+    errno = 0;
     if (rewrite_file(real, tmp, &o, &rep, why, whycap) != 0 ||
         verified(real, tmp, why, whycap) != 0) {
+        int e = errno;
         unlink(tmp);
-        if (entry_path(c, name, ".refused", side, sizeof side) == 0)
+        /* a full disk or a failed write is this run's trouble, not the
+         * file's: not remembered */
+        int transient = e == ENOSPC || e == EDQUOT || e == EIO || e == EROFS ||
+                        e == ENOMEM || e == EMFILE || e == ENFILE;
+        if (!transient && entry_path(c, name, ".refused", side, sizeof side) == 0)
             write_text(side, why);
         return CACHE_REFUSED;
     }

@@ -1,6 +1,7 @@
 /*
  * cache/key.h - the name of a rewritten copy in memtap's cache: a hash of
- * the original file's identity (device, inode, size, modification time)
+ * the original file's identity (device, inode, size, modification and
+ * change times)
  * and of the settings it was rewritten with (the salt), then its base
  * name.  Shared by the memtap command, which fills the cache, and the
  * loader audit module, which finds copies in it while a program runs;
@@ -25,9 +26,13 @@
 static inline int cache_entry_name(const char *path, const struct stat *st,
                                    const char *salt, char *out, size_t cap)
 {
-    uint64_t id[5] = { (uint64_t)st->st_dev, (uint64_t)st->st_ino,
+    /* the change time too: a file rewritten in place whose size and
+     * modification time were put back (touch -r) is another file */
+    uint64_t id[7] = { (uint64_t)st->st_dev, (uint64_t)st->st_ino,
                        (uint64_t)st->st_size, (uint64_t)st->st_mtim.tv_sec,
-                       (uint64_t)st->st_mtim.tv_nsec };
+                       (uint64_t)st->st_mtim.tv_nsec,
+                       (uint64_t)st->st_ctim.tv_sec,
+                       (uint64_t)st->st_ctim.tv_nsec };
     uint64_t h = fnv1a64(FNV64_OFFSET, id, sizeof id);
     size_t salt_len = 0;
     while (salt[salt_len])

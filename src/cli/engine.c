@@ -357,8 +357,14 @@ static int prepare_static(engine_kind want, const char *path, char **argv,
         return 2;
     }
     char err[512];
-    if (cache_open(&p->cache, NULL, err, sizeof err) != 0)
-        return cli_error("cache", "%s", err);
+    if (cache_open(&p->cache, NULL, err, sizeof err) != 0) {
+        if (want == ENGINE_STATIC)
+            return cli_error("cache", "%s", err);
+        if (!quiet) /* no cache (no HOME, say): no copies, still a run */
+            fprintf(stderr, "memtap: cache: %s: the fault engine traces "
+                            "the program\n", err);
+        return 2;
+    }
     cache_result r = CACHE_REFUSED;
     if (rewritable_program(exe, interp, sizeof interp, why, sizeof why))
         r = get_copy(p, exe, copy, why, sizeof why, quiet);

@@ -156,16 +156,31 @@ int64_t elf_input_offset(const elf_input *in, uint64_t vaddr, uint64_t len)
 }
 
 /* Copies [at, at+len) of the input file to out's current position. */
+/* Writes all n bytes: 0, or -1 with errno (ENOSPC for a short write,
+ * which sets none). */
+static int write_all(int fd, const void *p, size_t n)
+{
+    ssize_t w = write(fd, p, n);
+    if (w == (ssize_t)n)
+        return 0;
+    if (w >= 0)
+        errno = ENOSPC;
+    return -1;
+}
+
 static int copy_span(const elf_input *in, int out, size_t at, size_t len)
 {
     static uint8_t buf[1 << 16];
     while (len > 0) {
         off_t from = (off_t)at;
         ssize_t n = copy_file_range(in->fd, &from, out, NULL, len, 0);
+        if (n < 0 && errno != EXDEV && errno != ENOSYS && errno != EINVAL &&
+            errno != EOPNOTSUPP)
+            return -1; /* the disk is full, say: the real reason */
         if (n <= 0) { /* not between these file systems: read and write */
             n = pread(in->fd, buf, len < sizeof buf ? len : sizeof buf,
                       (off_t)at);
-            if (n <= 0 || write(out, buf, (size_t)n) != n)
+            if (n <= 0 || write_all(out, buf, (size_t)n) != 0)
                 return -1;
         }
         at += (size_t)n;
@@ -186,18 +201,18 @@ static int write_copy(int fd, const elf_input *in, const uint8_t *b, size_t blen
         while (q < npages && is_dirty(in, q) == dirty)
             q++;
         size_t at = p * PAGE, end = q * PAGE < in->size ? q * PAGE : in->size;
-        if (dirty ? write(fd, in->bytes + at, end - at) != (ssize_t)(end - at)
+        if (dirty ? write_all(fd, in->bytes + at, end - at) != 0
                   : copy_span(in, fd, at, end - at) != 0)
             return -1;
         p = q;
     }
     for (size_t at = in->size; at < b_at;) {
         size_t n = b_at - at < PAGE ? b_at - at : PAGE;
-        if (write(fd, zeros, n) != (ssize_t)n)
+        if (write_all(fd, zeros, n) != 0)
             return -1;
         at += n;
     }
-    return write(fd, b, blen) == (ssize_t)blen ? 0 : -1;
+    return write_all(fd, b, blen);
 }
 
 int elf_input_write(const char *path, const char *in_path,
@@ -217,7 +232,9 @@ int elf_input_write(const char *path, const char *in_path,
     if (!ok || rename(tmp, path) != 0) {
         int e = errno;
         unlink(tmp);
-        return rewrite_fail(err, cap, "%s: %s", path, strerror(e));
+        rewrite_fail(err, cap, "%s: %s", path, strerror(e));
+        errno = e; /* for the cache: a full disk is no reason to refuse */
+        return -1;
     }
     return 0;
 }

@@ -410,6 +410,47 @@ def test_engine_cache_changed_and_damaged():
     check_eq(memtap("cache", "ls", env={"MEMTAP_CACHE_DIR": CACHE}).stdout, "", "empty after clear")
 
 
+def test_engine_cache_same_size_and_mtime():
+    """A program changed in place with its size and modification time put
+    back (touch -r) gets a new copy: the key holds the change time (the
+    stale copy ran, printing what the old program printed)."""
+    exe = os.path.join(TMP, "sig_default")
+    shutil.copy(prog("sig_default"), exe)
+    _, p = run(exe, expect_rc=None)
+    check(p.stdout.startswith("SIGINT was"), "the program runs: %r" % p.stdout)
+    data = bytearray(open(exe, "rb").read())
+    at = data.find(b"SIGINT was %s")
+    check(at > 0, "the program's format string")
+    data[at] = ord("X")
+    st = os.stat(exe)
+    with open(exe, "r+b") as f:  # in place: same inode, same size
+        f.write(data)
+    os.utime(exe, ns=(st.st_atime_ns, st.st_mtime_ns))
+    check_eq((os.stat(exe).st_size, os.stat(exe).st_mtime_ns), (st.st_size, st.st_mtime_ns),
+             "size and modification time put back")
+    _, p = run(exe, expect_rc=None)
+    check(p.stdout.startswith("XIGINT was"), "the changed program runs: %r" % p.stdout)
+    check_eq(rewrote(p.stderr), [exe], "rewritten again")
+
+
+def test_engine_no_home():
+    """Without HOME (no cache directory) memtap run still runs the program,
+    under the fault engine, saying why; --engine static refuses (it had
+    refused under auto too)."""
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("HOME", "XDG_CACHE_HOME", "MEMTAP_CACHE_DIR")}
+    trace = os.path.join(TMP, "nohome.mtr")
+    p = subprocess.run([prog("memtap"), "run", "-o", trace, "--", prog("three_mallocs")],
+                       capture_output=True, text=True, env=env)
+    native = subprocess.run([prog("three_mallocs")], capture_output=True, text=True)
+    check_eq((p.returncode, p.stdout), (native.returncode, native.stdout), p.stderr)
+    check("the fault engine traces the program" in p.stderr, "said: %s" % p.stderr)
+    p = subprocess.run([prog("memtap"), "run", "--engine", "static", "-o", trace, "--",
+                        prog("three_mallocs")], capture_output=True, text=True, env=env)
+    check(p.returncode != 0 and re.search(r"^memtap: cache: ", p.stderr, re.M),
+          "--engine static: %s" % p.stderr)
+
+
 def test_engine_dlopen():
     """A library loaded by dlopen is rewritten when it is loaded (the audit
     module runs memtap cache add) and traced by the static engine."""
