@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -177,7 +178,13 @@ static int status_open(status_page *p)
 {
     p->st = NULL;
     int fd = memfd_create("memtap-status", 0);
-    p->fd = fd >= 0 ? fcntl(fd, F_DUPFD, 701) : -1;
+    /* high, out of the program's way; under a descriptor limit of 701 or
+     * less, just under the limit (F_DUPFD fails past it) */
+    struct rlimit rl;
+    int base = 701;
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur <= 702)
+        base = rl.rlim_cur > 8 ? (int)rl.rlim_cur - 2 : 3;
+    p->fd = fd >= 0 ? fcntl(fd, F_DUPFD, base) : -1;
     if (fd >= 0)
         close(fd);
     /* the file holds the struct only (a small RLIMIT_FSIZE still fits) */

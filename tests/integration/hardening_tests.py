@@ -432,6 +432,24 @@ def test_program_defines_memcmp():
         check_eq((p.returncode, p.stdout), (0, native.stdout), "%s: %s" % (engine, p.stderr))
 
 
+def test_small_fd_limit():
+    """Under a soft descriptor limit of 64 (or 701) memtap run works under
+    both engines: its status page goes just under the limit (it failed:
+    "status page: Invalid argument")."""
+    native = subprocess.run([prog("three_mallocs")], capture_output=True, text=True)
+    for limit in (64, 701):
+        def lower(limit=limit):
+            hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
+            resource.setrlimit(resource.RLIMIT_NOFILE, (limit, hard))
+        for engine in ("static", "fault"):
+            p = subprocess.run([MEMTAP, "run", "--engine", engine, "-o",
+                                os.path.join(TMP, "fdl.mtr"), "--", prog("three_mallocs")],
+                               capture_output=True, text=True, preexec_fn=lower)
+            check_eq((p.returncode, p.stdout), (native.returncode, native.stdout),
+                     "limit %d, %s: %s" % (limit, engine, p.stderr))
+            check("warning" not in p.stderr, "limit %d, %s: whole: %s" % (limit, engine, p.stderr))
+
+
 def test_syscalls_across_4g():
     """A system call made from code that lies across a 4 GiB boundary is
     trapped like any other: it reads into a traced heap block, and the
