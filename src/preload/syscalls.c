@@ -17,8 +17,6 @@
  */
 #define _GNU_SOURCE
 #include "syscalls.h"
-#include "modules.h"
-#include "sys/page.h"
 
 #include "execargs.h"
 #include "fault.h"
@@ -304,26 +302,10 @@ static void after_memory_call(long nr, const long *a, long ret)
                    (size_t)a[2]);
 }
 
-/* Whether [lo, hi) lies in a module's own code (a program that makes its
- * text writable and back, to patch or relocate it, makes no new code). */
-static int in_module_text(uint64_t lo, uint64_t hi)
-{
-    uint64_t ranges[128][2];
-    uint32_t from = 0;
-    size_t n = modules_text_ranges(&from, 0, ranges, 128);
-    for (size_t i = 0; i < n && i < 128; i++) /* the pages they lie on */
-        if (lo >= (ranges[i][0] & ~(uint64_t)(PAGE - 1)) &&
-            hi <= ((ranges[i][1] + PAGE - 1) & ~(uint64_t)(PAGE - 1)))
-            return 1;
-    return 0;
-}
-
 void syscalls_note_code_made(long nr, const long *a, long ret, uint64_t pc)
 {
     if (!s.enabled || s.all || !(a[2] & PROT_EXEC) ||
         (pc >= s.loader_text[0] && pc < s.loader_text[1]))
-        return;
-    if (nr != SYS_mmap && in_module_text((uint64_t)a[0], (uint64_t)a[0] + (uint64_t)a[1]))
         return;
     if ((nr == SYS_mmap && !RAW_FAILED(ret)) ||
         ((nr == SYS_mprotect || nr == SYS_pkey_mprotect) && ret == 0)) {
