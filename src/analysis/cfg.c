@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sys/bisect.h"
 #include "sys/vec.h"
 #include "x86/insn.h"
 
@@ -115,14 +116,14 @@ static void note_data_refs(walker *w, const x86_insn *x)
     }
 }
 
-/* Whether code takes an address inside one of the instructions the last
- * gap drain decoded: then they are a table's bytes, not code. */
 static int is_label(const walker *w, uint64_t a)
 {
     size_t i = first_from(&w->labels, a);
     return i < w->labels.n && ((const uint64_t *)w->labels.v)[i] == a;
 }
 
+/* Whether code takes an address inside one of the instructions the last
+ * gap drain decoded: then they are a table's bytes, not code. */
 static int gap_is_data(const walker *w)
 {
     const uint64_t *refs = w->data_refs.v;
@@ -721,15 +722,8 @@ static void mark_pointed(walker *w)
 static void mark_objects(walker *w)
 {
     const code_image *img = w->img;
-    size_t lo_i = 0, hi_i = img->nobjects;
-    while (lo_i < hi_i) { /* the first object from the function's start */
-        size_t mid = (lo_i + hi_i) / 2;
-        if (img->objects[mid].start < w->start)
-            lo_i = mid + 1;
-        else
-            hi_i = mid;
-    }
-    for (size_t i = lo_i ? lo_i - 1 : 0;
+    size_t from = BISECT_AFTER(img->objects, img->nobjects, start, w->start);
+    for (size_t i = from ? from - 1 : 0; /* the one before may reach in */
          i < img->nobjects && img->objects[i].start < w->end; i++) {
         uint64_t lo = img->objects[i].start > w->start ? img->objects[i].start
                                                        : w->start;

@@ -28,6 +28,7 @@
 #include "analysis/image.h"
 #include "rewrite/elf_input.h"
 #include "rt/abi.h"
+#include "sys/bisect.h"
 
 #include <Zydis/Zydis.h>
 #include <inttypes.h>
@@ -205,28 +206,14 @@ static const uint8_t *copy_at(const verifier *vr, uint64_t a, uint64_t n)
 
 static const mt_trap *trap_at(const verifier *vr, uint64_t pc)
 {
-    size_t lo = 0, hi = vr->ntraps;
-    while (lo < hi) {
-        size_t mid = (lo + hi) / 2;
-        if (vr->traps[mid].pc < pc)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo < vr->ntraps && vr->traps[lo].pc == pc ? &vr->traps[lo] : NULL;
+    size_t i = vr->ntraps ? BISECT_AFTER(vr->traps, vr->ntraps, pc, pc) : 0;
+    return i > 0 && vr->traps[i - 1].pc == pc ? &vr->traps[i - 1] : NULL;
 }
 
 static int is_tramp(const verifier *vr, uint64_t t)
 {
-    size_t lo = 0, hi = vr->ntraps;
-    while (lo < hi) {
-        size_t mid = (lo + hi) / 2;
-        if (vr->tramps[mid] < t)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo < vr->ntraps && vr->tramps[lo] == t;
+    size_t i = bisect_after(vr->tramps, vr->ntraps, sizeof *vr->tramps, 0, t);
+    return i > 0 && vr->tramps[i - 1] == t;
 }
 
 static int in_segment(const verifier *vr, uint64_t a)
