@@ -8,6 +8,7 @@
  */
 #define _GNU_SOURCE
 #include "analysis/image.h"
+#include "analysis/go_functab.h"
 #include "sys/vec.h"
 #include "x86/insn.h"
 
@@ -305,6 +306,34 @@ static int load_eh_frame(code_image *img, image_priv *p, vec *l)
     return ELF_OK;
 }
 
+typedef struct add_go {
+    const code_image *img;
+    vec *cands;
+} add_go;
+
+static int add_go_func(void *arg, uint64_t start, uint64_t size)
+{
+    add_go *g = arg;
+    const image_section *sec = image_section_at(g->img, start);
+    if (!sec || !sec->exec)
+        return 0;
+    return add_cand(g->cands, start, size, NULL, FUNC_GO, 0);
+}
+
+/* Function extents from Go's .gopclntab (stripped Go binaries have no
+ * symbols, and no FDEs for Go's own code). */
+static int load_go_functab(code_image *img, vec *l)
+{
+    for (size_t i = 0; i < img->nsecs; i++) {
+        const image_section *s = &img->secs[i];
+        if (s->data && strcmp(s->name, ".gopclntab") == 0) {
+            add_go g = { img, l };
+            return go_functab_each(s->data, s->size, add_go_func, &g);
+        }
+    }
+    return ELF_OK;
+}
+
 static int cmp_cand(const void *a, const void *b)
 {
     const func_cand *x = a, *y = b;
@@ -317,6 +346,13 @@ static int cmp_func(const void *a, const void *b)
 {
     const image_func *x = a, *y = b;
     return x->start < y->start ? -1 : x->start > y->start;
+}
+
+/* Whether a start of this source resynchronizes the linear sweep: not the
+ * tables' (unwind entries and Go's table are checked against it). */
+static int trusted_start(uint8_t source)
+{
+    return source != FUNC_EH_FRAME && source != FUNC_GO;
 }
 
 /* Instruction starts of the executable sections as a linear sweep finds
@@ -348,7 +384,7 @@ static int sweep_code(const code_image *img, const func_cand *c, size_t nc,
         if (!sec->exec || !sec->data)
             continue;
         for (uint64_t at = sec->addr; at < sec->addr + sec->size;) {
-            while (k < nc && (c[k].f.source == FUNC_EH_FRAME ||
+            while (k < nc && (!trusted_start(c[k].f.source) ||
                               c[k].f.start < at))
                 k++;
             size_t bit = sw->first[i] + (at - sec->addr);
@@ -379,9 +415,9 @@ static int swept(const code_image *img, const sweep *sw, uint64_t addr)
 /* One function per distinct start, named by its best candidate, ending at
  * the largest known extent but never past the next function or its
  * section; uncovered stretches of executable sections become FUNC_GAP.
- * Unwind entries are not trusted blindly (hand-written code has wrong CFI,
- * files get damaged): one that starts where the linear sweep of the code
- * finds no instruction is dropped. */
+ * Unwind entries and Go's table are not trusted blindly (hand-written code
+ * has wrong CFI, files get damaged): an entry that starts where the linear
+ * sweep of the code finds no instruction is dropped. */
 static int merge_funcs(code_image *img, vec *cands)
 {
     const func_cand *c = cands->v;
@@ -405,9 +441,9 @@ static int merge_funcs(code_image *img, vec *cands)
             if (c[j].f.end > f.end)
                 f.end = c[j].f.end;
         const image_section *sec = image_section_at(img, f.start);
-        if (!sec || (c[i].f.source == FUNC_EH_FRAME &&
+        if (!sec || (!trusted_start(c[i].f.source) &&
                      !swept(img, &sw, f.start))) {
-            i = j; /* an unwind entry that starts inside an instruction */
+            i = j; /* a table's entry that starts inside an instruction */
             continue;
         }
         uint64_t limit = sec->addr + sec->size;
@@ -486,6 +522,8 @@ static int load_funcs(code_image *img, image_priv *p)
     img->nobjects = objects.n;
     if (!rc)
         rc = load_eh_frame(img, p, &l);
+    if (!rc)
+        rc = load_go_functab(img, &l);
     if (!rc)
         rc = load_plt(img, &l);
     const image_section *es = image_section_at(img, img->entry);

@@ -2,7 +2,8 @@
  * image.h - one ELF file as the static engine sees it: its executable
  * sections with their bytes, its allocated sections (to recognise static
  * addresses), and its functions, found from .symtab, .dynsym, the
- * .eh_frame FDE ranges (stripped files) and the entry point.  Object files
+ * .eh_frame FDE ranges (stripped files), Go's function table and the
+ * entry point.  Object files
  * (ET_REL) get their sections laid out one after the other, as a linker
  * would, so that every address is unique.
  */
@@ -19,6 +20,7 @@ typedef enum func_source {
     FUNC_SYMTAB = 0,
     FUNC_DYNSYM,
     FUNC_EH_FRAME,
+    FUNC_GO,        /* an entry of Go's .gopclntab function table */
     FUNC_ENTRY,
     FUNC_PLT,       /* a 16-byte entry of .plt, .plt.sec or .plt.got */
     FUNC_GAP,       /* code in an executable section outside any function */
