@@ -115,8 +115,9 @@ static __thread sigset_t tls_mask __attribute__((tls_model("initial-exec")));
 void hot_access(hot_frame *fr, uint8_t *xsave);
 
 /* The trampolines' common part: everything saved, hot_access called on
- * 64-byte aligned xsave space, everything loaded, and `ret $128` goes to
- * the frame's slot and back over the red zone. */
+ * 64-byte aligned xsave space on memtap's own stack (own_stack_for: a
+ * goroutine's stack has no room for it), everything loaded, and
+ * `ret $128` goes to the frame's slot and back over the red zone. */
 __asm__(".text\n"
         ".globl hot_entry\n"
         ".hidden hot_entry\n"
@@ -129,6 +130,11 @@ __asm__(".text\n"
         "  push %r8\n  push %r9\n  push %r10\n  push %r11\n"
         "  push %r12\n  push %r13\n  push %r14\n  push %r15\n"
         "  mov %rsp, %rbx\n"
+        "  cld\n"
+        "  mov %rsp, %rdi\n"
+        "  and $-16, %rsp\n"
+        "  call own_stack_for\n"
+        "  mov %rax, %rsp\n"
         "  and $-64, %rsp\n"
         "  sub $" XSTR(XSAVE_BYTES) ", %rsp\n"
         "  xor %eax, %eax\n"

@@ -108,6 +108,14 @@ static void altstack_remove(void)
     }
 }
 
+uintptr_t own_stack_for(uintptr_t sp)
+{
+    uintptr_t lo = (uintptr_t)tls_altstack, hi = lo + ALTSTACK_SIZE;
+    if (!lo || (sp >= lo && sp < hi))
+        return sp & ~(uintptr_t)15;
+    return hi;
+}
+
 static int fatal_installed;
 
 int process_fatal_action(int sig, struct sigaction *sa)

@@ -9,8 +9,6 @@
 #include <string.h>
 
 #define RED_ZONE 128
-#define XSAVE_AREA 4096
-#define XSAVE_MASK 0xe7            /* x87, SSE, AVX, AVX-512 state */
 
 static void request(ZydisEncoderRequest *r, ZydisMnemonic m, int nops)
 {
@@ -212,13 +210,15 @@ static const ZydisRegister saved_by_flush[] = {
 };
 #define NSAVED (sizeof saved_by_flush / sizeof *saved_by_flush)
 
-/* The flush stub: saves the flags, the registers C may change and the
- * extended state, calls the flush function, restores them and returns.
+/* The flush stub: saves the flags and the registers C may change, calls
+ * the flush function (which moves to memtap's own stack and saves the
+ * extended state there: a goroutine's stack has no room for it), restores
+ * them and returns.
  *
  *   stub:  pushfq; push rax, rcx, rdx, rsi, rdi, r8-r11, rbx
- *          mov %rsp, %rbx; and $-64, %rsp; xsave below it
+ *          mov %rsp, %rbx; and $-16, %rsp
  *          call *flush(%rip)
- *          xrstor; mov %rbx, %rsp; pop them; popfq; ret
+ *          mov %rbx, %rsp; pop them; popfq; ret
  */
 int emit_stub(code_buf *b, uint64_t header_vaddr, uint64_t flush_slot,
               mt_rewrite_header *h)
@@ -232,29 +232,14 @@ int emit_stub(code_buf *b, uint64_t header_vaddr, uint64_t flush_slot,
     op_reg(&r.operands[0], ZYDIS_REGISTER_RBX);
     op_reg(&r.operands[1], ZYDIS_REGISTER_RSP);
     put(b, &r);
-    request(&r, ZYDIS_MNEMONIC_AND, 2); /* and $-64, %rsp */
+    request(&r, ZYDIS_MNEMONIC_AND, 2); /* and $-16, %rsp */
     op_reg(&r.operands[0], ZYDIS_REGISTER_RSP);
-    op_imm(&r.operands[1], -64);
+    op_imm(&r.operands[1], -16);
     put(b, &r);
-    lea(b, ZYDIS_REGISTER_RSP, ZYDIS_REGISTER_RSP, -XSAVE_AREA);
-    /* xrstor faults unless the header xsave leaves alone is zero */
-    mov_imm(b, ZYDIS_REGISTER_ECX, 0);
-    for (int k = 0; k < 8; k++)
-        mov_store(b, ZYDIS_REGISTER_RSP, 512 + 8 * k, ZYDIS_REGISTER_RCX, 8);
-    for (int pass = 0; pass < 2; pass++) {
-        mov_imm(b, ZYDIS_REGISTER_EAX, XSAVE_MASK);
-        mov_imm(b, ZYDIS_REGISTER_EDX, 0);
-        request(&r, pass ? ZYDIS_MNEMONIC_XRSTOR64 : ZYDIS_MNEMONIC_XSAVE64, 1);
-        op_mem(&r.operands[0], ZYDIS_REGISTER_RSP, ZYDIS_REGISTER_NONE, 0, 0,
-               0);
-        put(b, &r);
-        if (pass == 0) { /* call *flush_slot(%rip) */
-            request(&r, ZYDIS_MNEMONIC_CALL, 1);
-            op_mem(&r.operands[0], ZYDIS_REGISTER_RIP, ZYDIS_REGISTER_NONE, 0,
-                   (int64_t)flush_slot, 8);
-            put(b, &r);
-        }
-    }
+    request(&r, ZYDIS_MNEMONIC_CALL, 1); /* call *flush_slot(%rip) */
+    op_mem(&r.operands[0], ZYDIS_REGISTER_RIP, ZYDIS_REGISTER_NONE, 0,
+           (int64_t)flush_slot, 8);
+    put(b, &r);
     request(&r, ZYDIS_MNEMONIC_MOV, 2); /* mov %rbx, %rsp */
     op_reg(&r.operands[0], ZYDIS_REGISTER_RSP);
     op_reg(&r.operands[1], ZYDIS_REGISTER_RBX);

@@ -15,8 +15,9 @@
  * on this path changes the flags.  A buffer ends at an MT_BUFFER_ALIGN
  * boundary: the trampoline finds it full when the cursor's low 16 bits
  * are 0 (a cursor of 0, no buffer yet, is full too) and calls the flush
- * stub, which saves everything and calls the runtime's flush function,
- * which gives it room.
+ * stub, which saves the flags and general registers and calls the
+ * runtime's flush function, which saves the extended state on memtap's
+ * own stack and gives the buffer room.
  *
  * The cursor slot holds 0 in the file, and a trampoline that reads 0 there
  * logs nothing: a rewritten program run without the runtime behaves as the
@@ -47,7 +48,9 @@
 #include "memtap/trace.h"
 
 #define MT_REWRITE_MAGIC "MTREWR01"
-#define MT_REWRITE_VERSION 11u  /* 11: followers due after later entries
+#define MT_REWRITE_VERSION 12u  /* 12: the flush function saves the
+                                   extended state, on memtap's stack; 11:
+                                   followers due after later entries
                                    (memtap_site.due); 10: trampolines
                                    append their entries themselves (9:
                                    through a call of a stub the runtime

@@ -367,7 +367,8 @@ static void drain(int offer)
  * thread's exit hook (its exit path goes nowhere, by design), or when there was no
  * memory for a buffer: then the scratch's entries are counted lost (all
  * 256 each time, a few more than may be). */
-static void rewritten_flush(void)
+void rewritten_flush(void);
+void rewritten_flush(void)
 {
     tracer_internal_enter();
     drain(1);
@@ -378,6 +379,40 @@ static void rewritten_flush(void)
         to_scratch();
     }
 }
+
+/* What the flush stubs call, with the flags and general registers saved
+ * on the program's stack and rbx holding its stack pointer: rewritten_flush
+ * on memtap's own stack (own_stack_for), the extended state saved around
+ * it (the runtime's C code may change vector registers). */
+void rewritten_flush_entry(void);
+__asm__(".text\n"
+        ".type rewritten_flush_entry, @function\n"
+        "rewritten_flush_entry:\n"
+        "  endbr64\n"
+        "  push %rbp\n"
+        "  mov %rsp, %rbp\n"
+        "  cld\n"
+        "  mov %rsp, %rdi\n"
+        "  call own_stack_for\n"
+        "  mov %rax, %rsp\n"
+        "  and $-64, %rsp\n"
+        "  sub $4096, %rsp\n"
+        "  xor %eax, %eax\n"
+        "  mov %rax, 512(%rsp)\n  mov %rax, 520(%rsp)\n"
+        "  mov %rax, 528(%rsp)\n  mov %rax, 536(%rsp)\n"
+        "  mov %rax, 544(%rsp)\n  mov %rax, 552(%rsp)\n"
+        "  mov %rax, 560(%rsp)\n  mov %rax, 568(%rsp)\n"
+        "  mov $0xe7, %eax\n"
+        "  xor %edx, %edx\n"
+        "  xsave64 (%rsp)\n"
+        "  call rewritten_flush\n"
+        "  mov $0xe7, %eax\n"
+        "  xor %edx, %edx\n"
+        "  xrstor64 (%rsp)\n"
+        "  mov %rbp, %rsp\n"
+        "  pop %rbp\n"
+        "  ret\n"
+        ".size rewritten_flush_entry, .-rewritten_flush_entry\n");
 
 void rewritten_own_begin(void)
 {
@@ -929,7 +964,7 @@ static const char *turn_on(const struct dl_phdr_info *info,
         return "its rewritten code cannot be turned on";
     }
     put32(at + h->tag_slot, (int64_t)m << MT_SITE_BITS);
-    void (*flush)(void) = rewritten_flush;
+    void (*flush)(void) = rewritten_flush_entry;
     memcpy((void *)(uintptr_t)(at + h->flush_slot), &flush, sizeof flush);
     /* last: the trampolines read it first, the rest only once it is on */
     atomic_store_explicit((_Atomic int64_t *)(uintptr_t)(at + h->cursor_slot),
