@@ -45,7 +45,8 @@ long syscall_sigprocmask(ucontext_t *uc, long how, const uint64_t *set,
 }
 
 /* The program's alternate signal stack of this thread, under the fault
- * engine (syscall_sigaltstack); its size 0 while it has none. */
+ * engine (syscall_sigaltstack); its size 0 while it has none, its flags
+ * SS_DISABLE once the program disabled it. */
 static __thread stack_t tls_program_altstack
     __attribute__((tls_model("initial-exec")));
 
@@ -54,7 +55,8 @@ static __thread stack_t tls_program_altstack
  * and the program's stack must not replace memtap's (its handlers need
  * the room, and a traced page could not take a signal frame): the
  * program's is kept per thread and answered as the kernel would, and its
- * SA_ONSTACK handlers run on memtap's.  Traced pages of ss and old are
+ * SA_ONSTACK handlers run on memtap's (which is the answer where the
+ * program set none).  Traced pages of ss and old are
  * opened as memtap's own. */
 long syscall_sigaltstack(const ucontext_t *uc, const stack_t *ss,
                          stack_t *old)
@@ -64,9 +66,17 @@ long syscall_sigaltstack(const ucontext_t *uc, const stack_t *ss,
      * of a frame nested on it lacked SS_ONSTACK) */
     uint64_t sp = (uint64_t)uc->uc_mcontext.gregs[REG_RSP];
     uint64_t base = (uint64_t)(uintptr_t)uc->uc_stack.ss_sp;
-    int on = cur->ss_size && sp - base < uc->uc_stack.ss_size;
+    int on = sp - base < uc->uc_stack.ss_size;
+    /* A thread whose program never set one is told of memtap's, which its
+     * handlers run on: a program that checks where its handler runs (Go's
+     * runtime adopts the stack it finds at thread start, and dies on one
+     * it was not told of) sees the truth.  One it disabled stays disabled
+     * (cur's ss_flags SS_DISABLE). */
     stack_t was = *cur;
-    was.ss_flags = on ? SS_ONSTACK : cur->ss_size ? 0 : SS_DISABLE;
+    if (!cur->ss_size && !(cur->ss_flags & SS_DISABLE))
+        was = (stack_t){ uc->uc_stack.ss_sp, 0, uc->uc_stack.ss_size };
+    was.ss_flags = !was.ss_size ? SS_DISABLE : on ? SS_ONSTACK : 0;
+    on = on && cur->ss_size; /* the program's own is in use */
     if (ss) {
         stack_t want = *ss;
         int mode = want.ss_flags & ~(1 << 31); /* SS_AUTODISARM */
@@ -75,7 +85,7 @@ long syscall_sigaltstack(const ucontext_t *uc, const stack_t *ss,
         if (mode != SS_DISABLE && mode != SS_ONSTACK && mode != 0)
             return -EINVAL;
         if (mode == SS_DISABLE)
-            want = (stack_t){ NULL, 0, 0 };
+            want = (stack_t){ NULL, SS_DISABLE, 0 };
         else if (want.ss_size < 2048) /* the kernel's MINSIGSTKSZ (the C
                                           library's asks sysconf) */
             return -ENOMEM;
