@@ -527,6 +527,11 @@ static int integer_only(const ZydisDecodedInstruction *insn,
     return 1;
 }
 
+/* Set while this thread runs an instruction in complete_run. */
+static __thread int tls_running __attribute__((tls_model("initial-exec")));
+
+int complete_running(void) { return tls_running; }
+
 int complete_run(const ucontext_t *uc, const ZydisDecodedInstruction *insn,
                  const ZydisDecodedOperand *ops, int mem, uint64_t addr,
                  int direct, const uint8_t *bytes, complete_regs *after)
@@ -549,10 +554,16 @@ int complete_run(const ucontext_t *uc, const ZydisDecodedInstruction *insn,
         a = b;
         b = t;
     }
+    /* a fault inside a completion (the program's handler run meanwhile,
+     * touching traced memory) cannot complete here: its stripe is held */
+    if (tls_running)
+        return 0;
     futex_lock(a);
     if (b != a)
         futex_lock(b);
+    tls_running = 1;
     int rc = run_locked(uc, &ops[mem], addr, direct, xsave, code, s, after);
+    tls_running = 0;
     if (b != a)
         futex_unlock(b);
     futex_unlock(a);

@@ -63,6 +63,10 @@ void complete_commit(ucontext_t *uc, const ZydisDecodedInstruction *insn,
 void complete_after_fork(void);
 
 /* Reads n bytes at addr whatever the page's rights: 0, or -1. */
+/* Whether this thread is running an instruction for complete_run: a fault
+ * then is memtap's (the copy it runs on is its own), never the program's. */
+int complete_running(void);
+
 int complete_peek(void *buf, size_t n, uint64_t addr);
 
 /* Writes n bytes at addr whatever the page's rights: 0, or -1. */

@@ -39,7 +39,6 @@
 #include "shadow_host.h"
 #include "tracer.h"
 #include "stop_world.h"
-#include "strings.h"
 
 #include <Zydis/Zydis.h>
 #include <errno.h>
@@ -223,65 +222,6 @@ static int try_complete(ucontext_t *uc, const ZydisDecodedInstruction *insn,
     return 1;
 }
 
-/* Whether an element at addr is the fault engine's to record. */
-static int traced_byte(uint64_t addr)
-{
-    return fault_is_tracked((uintptr_t)addr, 1);
-}
-
-/* rep movs / rep stos: performed here, recorded as strings.c says (one
- * block event, or element by element). */
-static int emulate_rep_string(ucontext_t *uc,
-                              const ZydisDecodedInstruction *insn,
-                              const ZydisDecodedOperand *ops)
-{
-    int movs = insn->mnemonic == ZYDIS_MNEMONIC_MOVSB ||
-               insn->mnemonic == ZYDIS_MNEMONIC_MOVSW ||
-               insn->mnemonic == ZYDIS_MNEMONIC_MOVSD ||
-               insn->mnemonic == ZYDIS_MNEMONIC_MOVSQ;
-    int stos = insn->mnemonic == ZYDIS_MNEMONIC_STOSB ||
-               insn->mnemonic == ZYDIS_MNEMONIC_STOSW ||
-               insn->mnemonic == ZYDIS_MNEMONIC_STOSD ||
-               insn->mnemonic == ZYDIS_MNEMONIC_STOSQ;
-    if (!(insn->attributes & ZYDIS_ATTRIB_HAS_REP) || (!movs && !stos) ||
-        insn->address_width != 64 || ops[0].type != ZYDIS_OPERAND_TYPE_MEMORY)
-        return 0;
-    greg_t *g = uc->uc_mcontext.gregs;
-    uint64_t elem = ops[0].size / 8, n = (uint64_t)g[REG_RCX];
-    int down = (g[REG_EFL] & 0x400) != 0;
-    uint64_t dst = (uint64_t)g[REG_RDI], src = (uint64_t)g[REG_RSI];
-    uint64_t bytes = n * elem;
-    uint64_t dlo = down ? dst - bytes + elem : dst;
-    uint64_t slo = down ? src - bytes + elem : src;
-    fault_open_set d, s;
-    fault_open(&d, dlo, bytes);
-    if (movs)
-        fault_open(&s, slo, bytes);
-    uint64_t val = (uint64_t)g[REG_RAX];
-    for (uint64_t k = 0; k < n; k++) {
-        uint8_t *to = (uint8_t *)(uintptr_t)dst;
-        const uint8_t *from = movs ? (const uint8_t *)(uintptr_t)src
-                                   : (const uint8_t *)&val;
-        for (uint64_t b = 0; b < elem; b++)
-            ((volatile uint8_t *)to)[b] = from[b];
-        dst = down ? dst - elem : dst + elem;
-        src = down ? src - elem : src + elem;
-    }
-    if (movs)
-        fault_close(&s);
-    fault_close(&d);
-    string_op op = { movs ? MEMTAP_EV_COPY : MEMTAP_EV_BLOCK_STORE,
-                     (uint8_t)elem, (uint8_t)down, (uint64_t)g[REG_RIP],
-                     (uint64_t)g[REG_RDI], (uint64_t)g[REG_RSI], n };
-    strings_record(&op, strings_per_element() ? traced_byte : NULL);
-    g[REG_RDI] = (greg_t)dst;
-    if (movs)
-        g[REG_RSI] = (greg_t)src;
-    g[REG_RCX] = 0;
-    g[REG_RIP] += insn->length;
-    return 1;
-}
-
 void fault_async_mask(sigset_t *m)
 {
     sigfillset(m);
@@ -297,15 +237,32 @@ void fault_async_mask(sigset_t *m)
 
 extern int __sigaction(int, const struct sigaction *, struct sigaction *);
 
+/* How far around its stack pointer memtap's code may be running: the hot
+ * sites' frame and xsave area above it, the calls it makes below. */
+#define OWN_STACK_REACH (16 * 1024)
+
+/* Closes the pages memtap's own code opened, except those of the stack it
+ * runs on: a hot site's memtap code runs on the program's stack, which a
+ * Go program keeps in traced memory (a goroutine's), and closing that page
+ * under it would fault on its next push.  Those stay open, and are closed
+ * by a later release that runs elsewhere (a handler on memtap's signal
+ * stack). */
 void fault_internal_release(void)
 {
     if (tls_own.n == 0)
         return;
+    uintptr_t sp = (uintptr_t)__builtin_frame_address(0);
     sigset_t old;
     int guard = pages_lock_guarded(&old);
-    for (int i = 0; i < tls_own.n; i++)
-        page_close_locked(tls_own.pages[i]);
-    tls_own.n = 0;
+    int kept = 0;
+    for (int i = 0; i < tls_own.n; i++) {
+        uintptr_t page = tls_own.pages[i];
+        if (page + OWN_STACK_REACH > sp && page < sp + OWN_STACK_REACH)
+            tls_own.pages[kept++] = page;
+        else
+            page_close_locked(page);
+    }
+    tls_own.n = kept;
     pages_unlock_guarded(guard, &old);
 }
 
@@ -440,13 +397,33 @@ static int allowed(uint8_t state, const ucontext_t *uc)
     return (state & PROT_READ) && (!write || (state & PROT_WRITE));
 }
 
+/* A fault while memtap runs an instruction for the program (complete_run
+ * holds a lock the program's handler could need): said, and the process
+ * ended with its trace, rather than handed to the program. */
+static void memtaps_own_fault(const siginfo_t *si, const ucontext_t *uc)
+{
+    char b[160];
+    fmt_buf m = { b, 0, sizeof b };
+    fmt_str(&m, "memtap: internal fault at 0x");
+    fmt_hex(&m, (uint64_t)uc->uc_mcontext.gregs[REG_RIP]);
+    fmt_str(&m, " (address 0x");
+    fmt_hex(&m, (uint64_t)(uintptr_t)si->si_addr);
+    fmt_str(&m, ") completing an access: this is memtap's fault; rerun "
+                "with --engine static\n");
+    raw_say(b, m.len);
+    process_die_by_signal(SIGSEGV, si, uc);
+}
+
 static void on_segv_body(int sig, siginfo_t *si, ucontext_t *uc)
 {
     uintptr_t addr = (uintptr_t)si->si_addr;
     uint8_t state = pagemap_get(addr);
     if (si->si_code != SEGV_ACCERR || !(state & PM_TRACKED) ||
         !allowed(state, uc)) {
-        signals_chain(sig, si, uc);
+        if (complete_running())
+            memtaps_own_fault(si, uc); /* dies as its instruction re-runs */
+        else
+            signals_chain(sig, si, uc);
         return;
     }
     if (own_fault(addr))
@@ -475,7 +452,7 @@ static void on_segv_body(int sig, siginfo_t *si, ucontext_t *uc)
     if (!w->stopped)
         fault_note_exposed(FAULT_EXPOSED_STOP);
     if (decoded) {
-        if (emulate_rep_string(uc, &insn, ops)) {
+        if (fault_emulate_rep_string(uc, &insn, ops)) {
             world_resume();
             return;
         }

@@ -148,6 +148,11 @@ void fault_thread_trapped(void);
 int fault_complete_access(ucontext_t *uc, const ZydisDecodedInstruction *insn,
                           const ZydisDecodedOperand *ops, int mem,
                           const uint8_t *bytes, int record);
+/* rep movs / rep stos at uc's pc, performed and recorded here (uc moved
+ * past it); 0 for any other instruction (uc untouched). */
+int fault_emulate_rep_string(ucontext_t *uc,
+                             const ZydisDecodedInstruction *insn,
+                             const ZydisDecodedOperand *ops);
 /* Counters for the closing note. */
 uint64_t fault_count(void);
 uint64_t fault_exposed_windows(void);
