@@ -38,12 +38,70 @@ static const int forwarded[] = { SIGINT, SIGQUIT, SIGTERM, SIGHUP,
                                  SIGUSR1, SIGUSR2 };
 #define NFORWARDED (sizeof forwarded / sizeof *forwarded)
 static volatile sig_atomic_t program_pid;
+/* The last signal meant to end the program (SIGTERM, SIGINT, SIGHUP,
+ * SIGQUIT), forwarded or sent by the terminal, and when it came. */
+static volatile sig_atomic_t stop_sig;
+static struct timespec stop_time;
+
+/* How long a signal meant to end the program may stay pending, blocked,
+ * before memtap ends the program itself: a program whose every signal
+ * stays blocked is stuck (in memtap's handlers, or its own), and a
+ * program that takes its signals through signalfd reads them sooner. */
+#define STOP_GRACE_SECONDS 3.0
 
 static void forward(int sig, siginfo_t *si, void *uc)
 {
     (void)uc;
+    if (sig != SIGUSR1 && sig != SIGUSR2) {
+        clock_gettime(CLOCK_MONOTONIC, &stop_time);
+        stop_sig = sig;
+    }
     if (si->si_code != SI_KERNEL && program_pid > 0)
         kill((pid_t)program_pid, sig);
+}
+
+/* Whether sig is pending for process pid or one of its threads, by its
+ * /proc status (the shared set, ShdPnd, and its main thread's SigPnd). */
+static int signal_pending(pid_t pid, int sig)
+{
+    char path[64], line[128];
+    snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return 0;
+    int pending = 0;
+    while (!pending && fgets(line, sizeof line, f)) {
+        unsigned long long set;
+        if ((sscanf(line, "ShdPnd: %llx", &set) == 1 ||
+             sscanf(line, "SigPnd: %llx", &set) == 1) &&
+            (set >> (sig - 1) & 1))
+            pending = 1;
+    }
+    fclose(f);
+    return pending;
+}
+
+/* Ends pid with SIGKILL, once, when the signal meant to end it has stayed
+ * pending longer than STOP_GRACE_SECONDS. */
+static void end_if_stuck(pid_t pid)
+{
+    static int killed;
+    int sig = stop_sig;
+    if (!sig || killed)
+        return;
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    double waited = (double)(now.tv_sec - stop_time.tv_sec) +
+                    (double)(now.tv_nsec - stop_time.tv_nsec) / 1e9;
+    if (waited < STOP_GRACE_SECONDS || !signal_pending(pid, sig))
+        return;
+    killed = 1;
+    fprintf(stderr,
+            "%smemtap: the program left %s pending for %.0f s with it "
+            "blocked; ending it with SIGKILL (what the trace holds is "
+            "kept)\n",
+            isatty(2) ? "\r\033[K" : "", strsignal(sig), STOP_GRACE_SECONDS);
+    kill(pid, SIGKILL);
 }
 
 static void print_size(FILE *f, uint64_t bytes)
@@ -89,15 +147,11 @@ static void nap_for(int pidfd)
 }
 
 /* Waits for pid; with st, shows a status line from the first second on
- * and clears it at the end. */
+ * and clears it at the end.  A program that cannot take the signal meant
+ * to end it is ended (end_if_stuck). */
 static int wait_for(pid_t pid, const memtap_run_status *st)
 {
     int status = -1;
-    if (!st) {
-        while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-            ;
-        return status;
-    }
     struct timespec t0;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     int shown = 0, pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
@@ -106,8 +160,9 @@ static int wait_for(pid_t pid, const memtap_run_status *st)
         if (r == pid || (r < 0 && errno != EINTR))
             break;
         nap_for(pidfd);
+        end_if_stuck(pid);
         double secs = seconds_since(&t0);
-        if (secs >= 1.0) {
+        if (st && secs >= 1.0) {
             show_progress(st, secs);
             shown = 1;
         }
