@@ -13,7 +13,7 @@ import subprocess
 import sys
 import threading
 
-from memtap_tests import TMP, check, check_eq, memtap, prog, run_named, show
+from memtap_tests import MEMTAP, TMP, check, check_eq, memtap, prog, run_bounded, run_named, show
 
 CACHE = os.path.join(TMP, "cache")
 
@@ -812,6 +812,38 @@ def test_engine_string_elements():
         blocks = [re.sub(r"\$\d+:", "$:", l) for l in string_lines(engine)]
         check_eq(blocks, ["Y$:dst[0],src[0],300, main+101", "W$:pages[0],100, main+169"],
                  "%s: one block event each without the option" % engine)
+
+
+def test_engine_go_program():
+    """A Go program of the distribution (fzf: Go's runtime, goroutines on
+    small stacks in heap memory, its own signal stacks, a raw exit_group)
+    under the default engine gives its native output on every run, with
+    all its code instrumented (Go's function table names the starts the
+    sweep would take for data) and an end record (it panicked in regexp in
+    half the runs, and its traces had no end)."""
+    fzf = "/usr/bin/fzf"
+    check(os.path.exists(fzf), "fzf is installed (scripts/deps.sh)")
+    p = memtap("instrument", "-o", os.path.join(TMP, "fzf.copy"), fzf)
+    check(re.search(r"^\s*not instrumented\s+0$", p.stdout + p.stderr, re.M),
+          "every operand of fzf instrumented: %s" % (p.stdout + p.stderr))
+    data = os.path.join(TMP, "numbers.txt")
+    with open(data, "w") as f:
+        f.write("".join("%d\n" % i for i in range(1, 20001)))
+    with open(data) as f:
+        native = subprocess.run([fzf, "-f", "99"], stdin=f, capture_output=True, text=True)
+    check(native.returncode == 0 and native.stdout.count("\n") > 100, "fzf natively")
+    for i in range(3):
+        trace = os.path.join(TMP, "fzf%d.mtr" % i)
+        with open(data) as f:
+            p = run_bounded([MEMTAP, "run", "-o", trace, "--", fzf, "-f", "99"], 120,
+                            stdin=f, text=True, env=dict(os.environ, MEMTAP_CACHE_DIR=CACHE))
+        check_eq((p.returncode, p.stdout), (0, native.stdout), "run %d: %s" % (i, p.stderr))
+        check("static engine: " in p.stderr and "warning" not in p.stderr,
+              "run %d: traced by the static engine, whole: %s" % (i, p.stderr))
+        info = info_of(trace)
+        check_eq((info["end"], info["end_code"], info["dropped"]), ("exit", "0", "0"),
+                 "run %d: the end record" % i)
+        check(int(info["events"]) > 1000000, "run %d: events: %s" % (i, info["events"]))
 
 
 if __name__ == "__main__":

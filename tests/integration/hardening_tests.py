@@ -833,5 +833,39 @@ def test_sigterm_reaches_program():
         check("killed by signal %d" % sig in m.stderr.read(), "memtap reports the signal")
 
 
+def test_signals_blocked_for_good():
+    """A program that blocks every signal and never ends: memtap run's
+    SIGTERM (as timeout or Ctrl-C send it) stays pending, and after a
+    grace of 3 s memtap ends it with SIGKILL, says so and keeps its trace
+    (the run hung for ever, under the fault engine even where the block
+    was memtap's own handler spinning).  What a thread logged since its
+    last full buffer dies with it (SIGKILL)."""
+    for engine in ("static", "fault"):
+        out = os.path.join(TMP, "blocked_%s.mtr" % engine)
+        m = subprocess.Popen([MEMTAP, "run", "--engine", engine, "-o", out, "--",
+                              prog("blocks_all")], stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True, start_new_session=True)
+        try:
+            check_eq(m.stdout.readline(), "ready\n", "%s: the program started" % engine)
+            sent = time.time()
+            m.send_signal(signal.SIGTERM)
+            _, err = m.communicate(timeout=30)
+        except subprocess.TimeoutExpired:
+            os.killpg(m.pid, signal.SIGKILL)
+            m.communicate()
+            raise Failure("%s: memtap run did not end the program" % engine)
+        took = time.time() - sent
+        check(2.5 < took < 25, "%s: ended after the grace, took %.1f s" % (engine, took))
+        check_eq(m.returncode, -signal.SIGKILL, "%s: the run ends as the program did: %s"
+                 % (engine, err))
+        check("left Terminated pending for 3 s with it blocked; ending it with SIGKILL" in err,
+              "%s: said: %s" % (engine, err))
+        check(re.search(r"^memtap: trace %s: \d+ events" % re.escape(out), err, re.M),
+              "%s: the trace reported: %s" % (engine, err))
+        info = memtap("info", out).stdout
+        check(re.search(r"^exe: .*blocks_all$", info, re.M) and "corrupt_chunks: 0" in info,
+              "%s: the trace readable: %s" % (engine, info))
+
+
 if __name__ == "__main__":
     sys.exit(run_named(globals(), sys.argv[1]))
