@@ -16,7 +16,7 @@
  * jumps to hot_entry, which saves the general registers, flags and vector
  * state on the program's stack (about 7 KiB with C's frames) and calls
  * hot_access, in which memtap's asynchronous handlers defer their signals
- * (hot_defer).  That completes each access as the handler would (fault.c:
+ * (defer.c).  That completes each access as the handler would (fault.c:
  * through /proc/self/mem, the page left closed, recorded, or on the
  * memory itself when it is not traced), then returns past the
  * instructions.  When the site's own cannot be completed (a rare state:
@@ -32,6 +32,7 @@
 
 #include "complete.h"
 #include "config.h"
+#include "defer.h"
 #include "fault.h"
 #include "live_code.h"
 #include "traced_set.h"
@@ -104,13 +105,11 @@ static struct {
 } h;
 
 static __thread const hot_site *tls_site __attribute__((tls_model("initial-exec")));
-/* In hot_access: memtap's asynchronous handlers defer their signals (see
- * hot_defer), which costs no system call when none comes. */
+/* In hot_access (a critical section: memtap's asynchronous handlers
+ * defer their signals, defer.c). */
 static __thread int tls_in_access __attribute__((tls_model("initial-exec")));
-static __thread int tls_deferred __attribute__((tls_model("initial-exec")));
 /* The calling thread holds h.lock (in hot_completed). */
 static __thread int tls_patching __attribute__((tls_model("initial-exec")));
-static __thread sigset_t tls_mask __attribute__((tls_model("initial-exec")));
 
 void hot_access(hot_frame *fr, uint8_t *xsave);
 
@@ -411,7 +410,7 @@ void hot_access(hot_frame *fr, uint8_t *xsave)
         return;
     }
     tls_in_access++;
-    atomic_signal_fence(memory_order_seq_cst);
+    defer_enter();
     ucontext_t uc;
     memset(&uc, 0, sizeof uc);
     greg_t *g = uc.uc_mcontext.gregs;
@@ -438,33 +437,8 @@ void hot_access(hot_frame *fr, uint8_t *xsave)
         fr->gpr[i] = (uint64_t)g[frame_regs[i]];
     fr->flags = (uint64_t)g[REG_EFL];
     fr->slot = (uint64_t)g[REG_RIP];
-    atomic_signal_fence(memory_order_seq_cst);
-    if (--tls_in_access == 0 && tls_deferred) {
-        /* what came meanwhile is delivered now */
-        tls_deferred = 0;
-        raw_syscall6(SYS_rt_sigprocmask, SIG_SETMASK, (long)&tls_mask, 0, 8, 0,
-                     0);
-    }
-}
-
-int hot_defer(int sig, const siginfo_t *si, void *ucv)
-{
-    if (!tls_in_access)
-        return 0;
-    sigset_t async;
-    fault_async_mask(&async);
-    if (!sigismember(&async, sig) && si->si_code > 0)
-        return 0; /* raised by an instruction: it would be raised again */
-    ucontext_t *uc = ucv;
-    if (!tls_deferred) {
-        tls_mask = uc->uc_sigmask;
-        tls_deferred = 1;
-    }
-    /* pending again, and blocked once the handler returns */
-    sigaddset(&uc->uc_sigmask, sig);
-    raw_syscall6(SYS_rt_tgsigqueueinfo, raw_syscall3(SYS_getpid, 0, 0, 0),
-                 raw_syscall3(SYS_gettid, 0, 0, 0), sig, (long)si, 0, 0);
-    return 1;
+    defer_leave(); /* what came meanwhile is delivered now */
+    tls_in_access--;
 }
 
 void hot_end_stats(fmt_buf *b)

@@ -28,12 +28,6 @@ void hot_completed(uint64_t pc, const ZydisDecodedInstruction *insn);
  * when the int3 is not one of ours. */
 int hot_trap(ucontext_t *uc);
 
-/* Called first by each of memtap's handlers of asynchronous signals: 1
- * when the thread is completing a trampoline's access, which the signal
- * must not interrupt (the handler returns at once; the signal is queued
- * again, blocked until the access is done), else 0. */
-int hot_defer(int sig, const siginfo_t *si, void *uc);
-
 /* In a forked child: a patch another thread of the parent was making is
  * not in progress here. */
 void hot_after_fork(void);

@@ -12,6 +12,7 @@
 #include "complete.h"
 #include "hot.h"
 #include "config.h"
+#include "defer.h"
 #include "fault.h"
 #include "watch.h"
 #include "sys/env.h"
@@ -75,7 +76,7 @@ void process_die_by_signal(int sig, const siginfo_t *si, const void *uc)
 
 static void on_fatal_signal(int sig, siginfo_t *si, void *uc)
 {
-    if (hot_defer(sig, si, uc))
+    if (defer_signal(sig, si, uc))
         return;
     fault_handler_enter();
     process_die_by_signal(sig, si, uc);

@@ -7,6 +7,7 @@
 #define _GNU_SOURCE
 #include "signals.h"
 
+#include "defer.h"
 #include "fault.h"
 #include "hot.h"
 #include "own_text.h"
@@ -150,7 +151,7 @@ static __thread async_state tls_async[STANDARD_SIGNALS]
 
 static int wrappable(int sig)
 {
-    return fault_enabled() && sig > 0 && sig < STANDARD_SIGNALS && !owned(sig) &&
+    return (fault_enabled() || rewritten_modules() > 0) && sig > 0 && sig < STANDARD_SIGNALS && !owned(sig) &&
            sig != SIGKILL && sig != SIGSTOP && sig != SIGSEGV &&
            sig != SIGBUS && sig != SIGILL && sig != SIGFPE &&
            sig != SIGTRAP && sig != SIGSYS;
@@ -163,10 +164,11 @@ static int has_handler(const struct sigaction *a)
 }
 
 /* No progress: the interrupted code is where the last run of a paying
- * handler left it, and has not trapped since. */
+ * handler left it, and has not trapped since (the fault engine's: under
+ * the static engine a handler costs no traps). */
 static int starved(const async_state *st, const ucontext_t *uc)
 {
-    return st->paid && st->skips < 2 &&
+    return fault_enabled() && st->paid && st->skips < 2 &&
            st->rip == (uint64_t)uc->uc_mcontext.gregs[REG_RIP] &&
            st->rsp == (uint64_t)uc->uc_mcontext.gregs[REG_RSP] &&
            st->traps == fault_thread_traps();
@@ -174,7 +176,7 @@ static int starved(const async_state *st, const ucontext_t *uc)
 
 static void on_async(int sig, siginfo_t *si, void *ucv)
 {
-    if (hot_defer(sig, si, ucv))
+    if (defer_signal(sig, si, ucv))
         return;
     ucontext_t *uc = ucv;
     async_state *st = &tls_async[sig];
@@ -373,6 +375,8 @@ static void call_program_handler(const struct sigaction *a, int sig,
 {
     fault_bracket b;
     fault_bracket_suspend(&b, uc); /* may give uc the program's mask back */
+    rewritten_bracket rb;
+    rewritten_handler_enter(&rb, uc);
     sigset_t mask = ((ucontext_t *)uc)->uc_sigmask, ours;
     sigorset(&mask, &mask, &a->sa_mask);
     if (!(a->sa_flags & SA_NODEFER))
@@ -385,6 +389,7 @@ static void call_program_handler(const struct sigaction *a, int sig,
     else
         a->sa_handler(sig);
     raw_syscall6(SYS_rt_sigprocmask, SIG_SETMASK, (long)&ours, 0, 8, 0, 0);
+    rewritten_handler_leave(&rb);
     fault_bracket_resume(&b);
 }
 

@@ -13,6 +13,7 @@
 #define _GNU_SOURCE
 #include "stop_world.h"
 
+#include "defer.h"
 #include "fault.h"
 #include "hot.h"
 #include "own_text.h"
@@ -76,7 +77,7 @@ static void park(uint32_t gen)
 
 static void on_park(int sig, siginfo_t *si, void *uc)
 {
-    if (hot_defer(sig, si, uc))
+    if (defer_signal(sig, si, uc))
         return;
     uint32_t gen = atomic_load(&w.gen);
     if ((gen & 1) && w.stopper != my_tid())

@@ -341,29 +341,36 @@ int log_template_init(log_template *t)
     /* far targets force the 32-bit forms the patching assumes */
     const int64_t far = 0x40000000;
     code_buf b = { t->bytes, 0, sizeof t->bytes, 0, 0 };
+    mt_log_shape *sh = &t->shape;
+    memset(sh, 0, sizeof *sh);
     ZydisEncoderRequest r;
-    load_slot(&b, ZYDIS_REGISTER_RCX, far, 8);
+#define STEP(insn) (sh->starts |= 1ull << (b.len & 63), insn)
+    STEP(load_slot(&b, ZYDIS_REGISTER_RCX, far, 8));
     note_field(&b, t, REF_CURSOR1);
-    size_t logging_off = jump8(&b, ZYDIS_MNEMONIC_JRCXZ);
+    size_t logging_off = STEP(jump8(&b, ZYDIS_MNEMONIC_JRCXZ));
     request(&r, ZYDIS_MNEMONIC_MOVZX, 2); /* movzwl %fs:(%rcx), %ecx */
     r.prefixes = ZYDIS_ATTRIB_HAS_SEGMENT_FS;
     op_reg(&r.operands[0], ZYDIS_REGISTER_ECX);
     op_mem(&r.operands[1], ZYDIS_REGISTER_RCX, ZYDIS_REGISTER_NONE, 0, 0, 2);
-    put(&b, &r);
-    size_t full = jump8(&b, ZYDIS_MNEMONIC_JRCXZ);
-    load_slot(&b, ZYDIS_REGISTER_RCX, far, 8);
+    STEP(put(&b, &r));
+    size_t full = STEP(jump8(&b, ZYDIS_MNEMONIC_JRCXZ));
+    STEP(load_slot(&b, ZYDIS_REGISTER_RCX, far, 8));
     note_field(&b, t, REF_CURSOR2);
-    mov_fs(&b, ZYDIS_REGISTER_RCX, 0, ZYDIS_REGISTER_RCX, 0);
-    mov_store(&b, ZYDIS_REGISTER_RCX, 8, ZYDIS_REGISTER_RDX, 8);
-    load_slot(&b, ZYDIS_REGISTER_EDX, far, 4);
+    STEP(mov_fs(&b, ZYDIS_REGISTER_RCX, 0, ZYDIS_REGISTER_RCX, 0));
+    STEP(mov_store(&b, ZYDIS_REGISTER_RCX, 8, ZYDIS_REGISTER_RDX, 8));
+    sh->rdx_kept = (uint8_t)b.len;
+    STEP(load_slot(&b, ZYDIS_REGISTER_EDX, far, 4));
     note_field(&b, t, REF_TAG);
-    lea(&b, ZYDIS_REGISTER_EDX, ZYDIS_REGISTER_RDX, far);
+    STEP(lea(&b, ZYDIS_REGISTER_EDX, ZYDIS_REGISTER_RDX, far));
     t->site_at = b.len - 4;
-    mov_store(&b, ZYDIS_REGISTER_RCX, 0, ZYDIS_REGISTER_EDX, 4);
-    load_slot(&b, ZYDIS_REGISTER_RDX, far, 8);
+    STEP(mov_store(&b, ZYDIS_REGISTER_RCX, 0, ZYDIS_REGISTER_EDX, 4));
+    STEP(load_slot(&b, ZYDIS_REGISTER_RDX, far, 8));
     note_field(&b, t, REF_CURSOR3);
-    lea(&b, ZYDIS_REGISTER_RCX, ZYDIS_REGISTER_RCX, (int64_t)sizeof(mt_entry));
-    mov_fs(&b, ZYDIS_REGISTER_RCX, 1, ZYDIS_REGISTER_RDX, 0);
+    STEP(lea(&b, ZYDIS_REGISTER_RCX, ZYDIS_REGISTER_RCX, (int64_t)sizeof(mt_entry)));
+    sh->bumped = (uint8_t)b.len;
+    STEP(mov_fs(&b, ZYDIS_REGISTER_RCX, 1, ZYDIS_REGISTER_RDX, 0));
+#undef STEP
+    int described = b.len <= 64; /* the commit's end: starts holds them */
     size_t done = jump8(&b, ZYDIS_MNEMONIC_JMP);
     land(&b, full);
     lea(&b, ZYDIS_REGISTER_RSP, ZYDIS_REGISTER_RSP, -RED_ZONE);
@@ -374,7 +381,17 @@ int log_template_init(log_template *t)
     land(&b, logging_off);
     land(&b, done);
     t->len = b.len;
-    return b.failed ? -1 : 0;
+    if (b.failed || !described || b.len > MT_LOG_BYTES)
+        return -1;
+    /* the shape: the bytes with the fields each copy fills in zeroed */
+    sh->len = (uint8_t)b.len;
+    memcpy(sh->bytes, t->bytes, b.len);
+    for (int k = 0; k < NREFS; k++)
+        sh->fields[sh->nfields++] = (uint8_t)t->at[k];
+    sh->fields[sh->nfields++] = (uint8_t)t->site_at;
+    for (int k = 0; k < sh->nfields; k++)
+        memset(sh->bytes + sh->fields[k], 0, 4);
+    return 0;
 }
 
 /* Writes v into the 4-byte field at p; 0, or -1 when it does not fit. */

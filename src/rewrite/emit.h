@@ -45,6 +45,7 @@ typedef struct log_template {
     size_t at[LOG_REFS], end[LOG_REFS]; /* rel32 fields: where, and where
                                            their instructions end */
     size_t site_at;        /* the site's disp32 */
+    mt_log_shape shape;    /* what the copy's header says of it */
 } log_template;
 
 /* Encodes t; 0 or -1. */

@@ -1322,6 +1322,7 @@ static int run(rewriter *r, const char *out, const char *in_path,
     r->log.tag_slot = r->header_vaddr + h.tag_slot;
     if (log_template_init(&r->log.seq) != 0)
         return rewrite_fail(err, cap, "cannot encode the log sequence");
+    h.log = r->log.seq.shape;
     r->count_stub_addr = r->header_vaddr + h.count_stub;
 
     int rc = 0;

@@ -48,7 +48,8 @@
 #include "memtap/trace.h"
 
 #define MT_REWRITE_MAGIC "MTREWR01"
-#define MT_REWRITE_VERSION 12u  /* 12: the flush function saves the
+#define MT_REWRITE_VERSION 13u  /* 13: the header describes the log
+                                   sequence (mt_log_shape); 12: the flush function saves the
                                    extended state, on memtap's stack; 11:
                                    followers due after later entries
                                    (memtap_site.due); 10: trampolines
@@ -71,6 +72,26 @@ static inline uint32_t mt_sites_piece(uint32_t nsites, uint32_t first)
 #define MT_SITE_BITS 24          /* site index bits; the tag is above */
 
 enum mt_mode { MT_MODE_LOG = 0, MT_MODE_MA = 1, MT_MODE_AIA = 2 };
+
+/* The log sequence as every trampoline holds a copy of it, for the
+ * runtime to recognise one a signal interrupted: until its last store
+ * (the cursor's) it has written nothing another log could not overwrite,
+ * so the runtime sends it back to its start before a program handler
+ * that logs runs (rewritten_signal_enter), rdx holding the address again:
+ * while the pc is before `rdx_kept` rdx still does; then rcx points at
+ * the entry (whose address field holds it), and from `bumped` past it. */
+#define MT_LOG_BYTES 128
+typedef struct mt_log_shape {
+    uint8_t len;                 /* bytes; 0: not described */
+    uint8_t rdx_kept;
+    uint8_t bumped;              /* the cursor's store: the commit */
+    uint8_t nfields;
+    uint8_t fields[8];           /* the 4-byte fields each copy fills in
+                                    (zeros in bytes) */
+    uint64_t starts;             /* bit i: an instruction starts at i
+                                    (those before the commit, < 64) */
+    uint8_t bytes[MT_LOG_BYTES];
+} mt_log_shape;
 
 typedef struct mt_rewrite_header {
     char magic[8];               /* MT_REWRITE_MAGIC */
@@ -108,6 +129,7 @@ typedef struct mt_rewrite_header {
     uint64_t records;            /* offset: a byte a site, the records an
                                     entry of it stands for (what packing
                                     looks up; trace_site_records); 0: none */
+    mt_log_shape log;            /* the log sequence every site copies */
 } mt_rewrite_header;
 
 /* A check-once slot: the `jmp .+2` at `slot` (offset from the header)

@@ -30,6 +30,7 @@
 #define _GNU_SOURCE
 #include "rewritten.h"
 #include "preload/config.h"
+#include "preload/defer.h"
 #include "preload/watch.h"
 #include "sys/env.h"
 #include "sys/spin.h"
@@ -85,6 +86,8 @@ typedef struct rt_module {
     uint64_t span;              /* link-time end of the segment */
     uint32_t nchecks;           /* 0 unless checks can be removed */
     const mt_check *checks;
+    const mt_log_shape *log;    /* its log sequence; NULL: not described */
+    uint64_t size;              /* the segment's bytes from the header */
 } rt_module;
 
 /* The cursor: the trampolines read and write it through %fs, so it must
@@ -111,6 +114,7 @@ static struct {
     void (*consume)(const memtap_access *, size_t);
     void (*consume_end)(void);
     _Atomic uint64_t traps_hit;
+    _Atomic uint64_t restarts;  /* log sequences a signal sent back */
     _Atomic uint64_t checks_removed;
     _Atomic uint64_t entries;   /* logged by rewritten code, handed over */
     uint64_t refused[MAX_MODULES]; /* headers hook() turned down */
@@ -316,6 +320,7 @@ static void drain(int offer)
         to_scratch();
         return;
     }
+    defer_enter(); /* a program handler would log into the scratch */
     tls_flushing = 1;
     rt_tls *real = real_log();
     mt_entry *base = tls_base;
@@ -358,6 +363,7 @@ static void drain(int offer)
     if (tls_own)
         to_scratch();
     tls_flushing = 0;
+    defer_leave();
 }
 
 /* The flush function the flush stubs call (with everything saved);
@@ -899,6 +905,83 @@ static int patch_span(const mt_rewrite_header *h, int counters, uint64_t *lo,
                                 patch_at(h, h->count_stub, 1, lo, hi)));
 }
 
+/* Whether the header's log shape is one rewritten_signal_enter can go
+ * by: its steps and fields inside its bytes, in their order. */
+static int valid_shape(const mt_log_shape *sh)
+{
+    if (!sh->len || sh->len > MT_LOG_BYTES || sh->bumped >= 64 ||
+        sh->rdx_kept >= sh->bumped || sh->bumped >= sh->len ||
+        sh->nfields > sizeof sh->fields || !(sh->starts & 1))
+        return 0;
+    for (unsigned k = 0; k < sh->nfields; k++)
+        if (sh->fields[k] + 4u > sh->len)
+            return 0;
+    return 1;
+}
+
+/* Whether the bytes at p are a copy of the log sequence sh describes. */
+static int is_log_copy(const mt_log_shape *sh, const uint8_t *p)
+{
+    uint8_t mask[MT_LOG_BYTES];
+    memset(mask, 0xff, sh->len);
+    for (unsigned k = 0; k < sh->nfields; k++)
+        memset(mask + sh->fields[k], 0, 4);
+    for (unsigned i = 0; i < sh->len; i++)
+        if ((p[i] & mask[i]) != sh->bytes[i])
+            return 0;
+    return 1;
+}
+
+/* A log sequence uc interrupted before its commit goes back to its
+ * start (see mt_log_shape). */
+static void restart_log(ucontext_t *uc)
+{
+    greg_t *g = uc->uc_mcontext.gregs;
+    uint64_t pc = (uint64_t)g[REG_RIP];
+    uint32_t nmods = atomic_load(&rt.nmods);
+    for (uint32_t m = 0; m < nmods; m++) {
+        const rt_module *mod = &rt.mods[m];
+        const mt_log_shape *sh = mod->log;
+        if (!sh || pc - mod->header >= mod->size)
+            continue;
+        for (unsigned o = 1; o <= sh->bumped; o++) {
+            uint64_t start = pc - o;
+            if (!(sh->starts >> o & 1) || start < mod->header ||
+                start + sh->len > mod->header + mod->size ||
+                !is_log_copy(sh, (const uint8_t *)(uintptr_t)start))
+                continue;
+            if (o >= sh->rdx_kept) { /* rdx is gone: the entry holds it */
+                const mt_entry *e = (const mt_entry *)(uintptr_t)g[REG_RCX];
+                g[REG_RDX] = (greg_t)(o < sh->bumped ? e : e - 1)->addr;
+            }
+            g[REG_RIP] = (greg_t)start;
+            atomic_fetch_add_explicit(&rt.restarts, 1, memory_order_relaxed);
+            return;
+        }
+        return;
+    }
+}
+
+void rewritten_handler_enter(rewritten_bracket *b, ucontext_t *uc)
+{
+    restart_log(uc);
+    b->own = tls_own;
+    b->scratch = tls_log.cursor;
+    if (tls_own) { /* the handler's accesses are the program's */
+        tls_log = tls_saved;
+        tls_own = 0;
+    }
+}
+
+void rewritten_handler_leave(const rewritten_bracket *b)
+{
+    if (b->own) {
+        tls_saved = tls_log;
+        tls_log.cursor = b->scratch;
+        tls_own = b->own;
+    }
+}
+
 /* Fills in the slots of one rewritten module as tag m, turning it on;
  * returns NULL, or why it is not on. */
 static const char *turn_on(const struct dl_phdr_info *info,
@@ -977,6 +1060,8 @@ static const char *turn_on(const struct dl_phdr_info *info,
     set_prot(at + lo, at + hi, PROT_READ | PROT_EXEC);
     add_bypassed(h);
     mod->span = h->segment_vaddr + h->segment_size;
+    mod->size = h->segment_size;
+    mod->log = valid_shape(&h->log) ? &h->log : NULL;
     /* the module's site table is live before its first int3 is */
     mod->traps = (const mt_trap *)(uintptr_t)(at + h->traps);
     mod->ntraps = h->ntraps;
@@ -1077,6 +1162,8 @@ void rewritten_end_stats(fmt_buf *b)
     fmt_u64(b, atomic_load(&rt.nrefused));
     fmt_str(b, "\nrewritten_traps_hit=");
     fmt_u64(b, atomic_load(&rt.traps_hit));
+    fmt_str(b, "\nrewritten_restarts=");
+    fmt_u64(b, atomic_load(&rt.restarts));
     fmt_str(b, "\nrewritten_entries=");
     fmt_u64(b, atomic_load(&rt.entries));
     fmt_str(b, "\nrewritten_checks_removed=");

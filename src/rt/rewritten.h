@@ -22,6 +22,19 @@ void rewritten_scan(void);
 /* A SIGTRAP at uc: 1 when it was an int3 site, now sent to its
  * trampoline. */
 int rewritten_trap(ucontext_t *uc);
+
+/* Around a program's signal handler, which runs over uc: a log sequence
+ * it interrupted before its commit goes back to its start (mt_log_shape),
+ * so that neither overwrites the other's entries; and memtap's own work it
+ * interrupted (whose logs are dropped) is suspended, since the handler's
+ * accesses are the program's.  A handler that leaves by longjmp leaves
+ * the thread out of memtap's work. */
+typedef struct rewritten_bracket {
+    int own;
+    uint64_t scratch;
+} rewritten_bracket;
+void rewritten_handler_enter(rewritten_bracket *b, ucontext_t *uc);
+void rewritten_handler_leave(const rewritten_bracket *b);
 /* Whether SIGTRAP's handler is the runtime's (int3 sites, no fault engine). */
 int rewritten_owns_signal(int sig);
 struct fmt_buf;
