@@ -69,6 +69,8 @@ typedef struct code_image {
     image_range *objects;  /* data in executable sections, by address: the
                               STT_OBJECT symbols there (OpenSSL's tables) */
     size_t nobjects;
+    image_range copied;    /* code the program copies at run time (V8's
+                              builtins): among objects, left as it is */
     int stripped;          /* no .symtab */
     image_segment *segs;   /* PT_LOAD, as in the file */
     size_t nsegs;

@@ -128,6 +128,10 @@ static void summary(const char *in, const char *out, const rewrite_options *o,
                ", among bytes taken as data: %" PRIu64 ", decoded two ways: %"
                PRIu64 ")", r->no_room, r->unaddressable, r->data_code,
                r->undecided);
+    if (r->copied)
+        printf("\n  left as it is: %" PRIu64 " bytes the program copies to run"
+               " elsewhere (V8's embedded builtins); their accesses are not"
+               " recorded", r->copied);
     printf("\n  new segment        %" PRIu64 " bytes at 0x%" PRIx64 "\n",
            r->segment_bytes, r->segment_vaddr);
 }

@@ -85,12 +85,19 @@ static void on_fatal_signal(int sig, siginfo_t *si, void *uc)
 
 /* Every thread memtap sees start gets an alternate signal stack of its own
  * (memory of memtap's, never the traced heap), so that a stack overflow on
- * any thread still reaches memtap's handlers and the trace is flushed. */
+ * any thread still reaches memtap's handlers and the trace is flushed; a
+ * thread memtap did not see start (raw clone, or code of the thread
+ * library's that runs before the start routine) gets it when memtap's
+ * code first needs a stack of its own (own_stack_for).  After its removal
+ * at the thread's end, none is made again. */
 #define ALTSTACK_SIZE (64u * 1024)
 static __thread void *tls_altstack __attribute__((tls_model("initial-exec")));
+static __thread int tls_altstack_removed __attribute__((tls_model("initial-exec")));
 
 static void altstack_install(void)
 {
+    if (tls_altstack || tls_altstack_removed)
+        return;
     void *mem = tracer_map(ALTSTACK_SIZE);
     stack_t ss = { .ss_sp = mem, .ss_size = ALTSTACK_SIZE };
     if (mem && raw_syscall3(SYS_sigaltstack, (long)&ss, 0, 0) == 0)
@@ -102,6 +109,7 @@ static void altstack_install(void)
 static void altstack_remove(void)
 {
     stack_t off = { .ss_flags = SS_DISABLE };
+    tls_altstack_removed = 1;
     /* not while a handler runs on it (pthread_exit from a handler) */
     if (tls_altstack && raw_syscall3(SYS_sigaltstack, (long)&off, 0, 0) == 0) {
         tracer_unmap(tls_altstack, ALTSTACK_SIZE);
@@ -111,6 +119,8 @@ static void altstack_remove(void)
 
 uintptr_t own_stack_for(uintptr_t sp)
 {
+    if (!tls_altstack)
+        altstack_install();
     uintptr_t lo = (uintptr_t)tls_altstack, hi = lo + ALTSTACK_SIZE;
     if (!lo || (sp >= lo && sp < hi))
         return sp & ~(uintptr_t)15;

@@ -1277,6 +1277,7 @@ static int run(rewriter *r, const char *out, const char *in_path,
     analysis *a = r->a;
     rewrite_report *rep = r->rep;
     rep->insns = a->total.insns;
+    rep->copied = a->img->copied.end - a->img->copied.start;
     rep->mem_insns = a->total.mem_insns;
     rep->exprs = a->total.n;
     rep->selected = a->total.selected;

@@ -61,6 +61,8 @@ typedef struct rewrite_report {
                                  table kept among instructions) */
     uint64_t undecided;       /* at an instruction the linear sweep
                                  decodes otherwise: left as it is */
+    uint64_t copied;          /* bytes of code the program copies to run
+                                 elsewhere (V8's builtins): left as it is */
     uint64_t inner_traps;     /* instruction starts past a window's jump,
                                  each an int3 into the trampoline */
     uint64_t entry_points, sweep_disagree; /* of the entry map */

@@ -236,6 +236,28 @@ static int spares_ready(void)
     return 1;
 }
 
+/* Hands entries over as records, to a shadow tool.  Not inlined: its
+ * batch (14 KiB) must not be on the stack of every flush, which may be a
+ * small thread stack's. */
+static __attribute__((noinline)) void hand_over_records(const mt_entry *e,
+                                                       const mt_entry *end)
+{
+    enum { BATCH = 256 };
+    memtap_record batch[BATCH];
+    trace_deferred d;
+    d.n = 0;
+    size_t n = 0;
+    for (int more = 1; more; e += more) {
+        more = e < end;
+        if (n + TRACE_EXPAND_MAX > BATCH) {
+            tracer_record_accesses(batch, n);
+            n = 0;
+        }
+        n += entry_records(&d, more ? e : NULL, &batch[n]);
+    }
+    tracer_record_accesses(batch, n);
+}
+
 /* Hands entries over; returns 1 when the tracer's writer took the
  * buffer to pack them (offer: a full buffer, which the caller then sets
  * aside), 0 when they were dealt with here. */
@@ -254,23 +276,8 @@ static int hand_over_entries(mt_entry *e, mt_entry *end, int offer)
     if (offer && spares_ready() &&
         tracer_offer_entries(te, tend))
         return 1;
-    if (tracer_append_entries(te, tend))
-        return 0;
-    /* a shadow tool takes records */
-    enum { BATCH = 256 };
-    memtap_record batch[BATCH];
-    trace_deferred d;
-    d.n = 0;
-    size_t n = 0;
-    for (int more = 1; more; e += more) {
-        more = e < end;
-        if (n + TRACE_EXPAND_MAX > BATCH) {
-            tracer_record_accesses(batch, n);
-            n = 0;
-        }
-        n += entry_records(&d, more ? e : NULL, &batch[n]);
-    }
-    tracer_record_accesses(batch, n);
+    if (!tracer_append_entries(te, tend))
+        hand_over_records(e, end);
     return 0;
 }
 

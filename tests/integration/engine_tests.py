@@ -867,5 +867,24 @@ def test_engine_timer_signals():
     check("rewritten_restarts" in info_of(trace), "memtap info tells the restarts")
 
 
+def test_engine_copied_code():
+    """Code a program copies to run elsewhere keeps its bytes (V8's
+    embedded builtins, by their symbols): node crashed under the static
+    engine, a copied builtin's patched jump landing in the middle of a
+    trampoline.  The copy gives the right answer; the blob in place
+    runs as it is (its load not instrumented, said by instrument)."""
+    exe = prog("copied_code")
+    native = subprocess.run([exe], capture_output=True, text=True)
+    check_eq((native.returncode, native.stdout), (0, "in place 14850, copied 14850\n"),
+             "natively (3 * (0 + ... + 99))")
+    _, p = run(exe, out="copied.mtr", opts=("--keep-going",))
+    check_eq(p.stdout, native.stdout, "under the static engine: %s" % p.stderr)
+    check("executable mapping" in p.stderr, "the copy is said to be untraced: %s" % p.stderr)
+    p = memtap("instrument", "-o", os.path.join(TMP, "copied.copy"), exe)
+    check(re.search(r"left as it is: \d+ bytes the program copies to run elsewhere "
+                    r"\(V8's embedded builtins\)", p.stdout + p.stderr),
+          "instrument says so: %s" % (p.stdout + p.stderr))
+
+
 if __name__ == "__main__":
     sys.exit(run_named(globals(), sys.argv[1]))
