@@ -368,6 +368,14 @@ static int own_fault(uintptr_t addr)
 {
     if (tls_depth <= 1 && !tracer_internal() && !tls_own_mode)
         return 0;
+    if (tls_own.overflow ||
+        tls_own.n == (int)(sizeof tls_own.pages / sizeof *tls_own.pages)) {
+        /* full (a block operation over hundreds of pages): the pages it
+         * opened so far close, to open again if it comes back to them
+         * (kept full, the fault would repeat for ever) */
+        tls_own.overflow = 0;
+        fault_internal_release();
+    }
     int from = tls_own.n;
     pages_add(&tls_own, addr, 1);
     sigset_t old;
