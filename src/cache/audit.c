@@ -75,6 +75,15 @@ static int copy_path(const char *path, const struct stat *st)
     return n < 0 || (size_t)n >= sizeof chosen ? -1 : 0;
 }
 
+/* Whether path is a readable file, not a symbolic link (memtap run checked
+ * that the cache is the user's alone; this is the second lock). */
+static int is_file(const char *path)
+{
+    struct stat st;
+    return lstat(path, &st) == 0 && S_ISREG(st.st_mode) &&
+           access(path, R_OK) == 0;
+}
+
 /* Runs `memtap cache add --dir DIR -q PATH` and waits for it. */
 static void rewrite_now(const char *path)
 {
@@ -103,14 +112,14 @@ EXPORT char *la_objsearch(const char *name, uintptr_t *cookie,
         return (char *)name; /* a bare name (candidates follow), or not ours */
     if (copy_path(real, &st) != 0)
         return (char *)name;
-    if (access(chosen, R_OK) == 0)
+    if (is_file(chosen))
         return chosen;
     char refused[PATH_MAX + 16];
     snprintf(refused, sizeof refused, "%s.refused", chosen);
     if (access(refused, F_OK) == 0)
         return (char *)name;
     rewrite_now(real);
-    return access(chosen, R_OK) == 0 ? chosen : (char *)name;
+    return is_file(chosen) ? chosen : (char *)name;
 }
 
 /* A loaded module's dynamic pointer: glibc has made most of them absolute

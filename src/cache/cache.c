@@ -106,6 +106,28 @@ static int own_build_id(struct dl_phdr_info *info, size_t size, void *data)
     return 1;
 }
 
+/* Whether dir is the calling user's alone: a directory it owns that no one
+ * else may write.  Its copies run as the user (as root under sudo), so
+ * one another user could plant or replace (a symbolic link to a file to
+ * overwrite, a library of theirs under a key) is refused. */
+static int private_dir(const char *dir, char *err, size_t errcap)
+{
+    struct stat st;
+    if (stat(dir, &st) != 0)
+        return snprintf(err, errcap, "%s: %s", dir, strerror(errno)), -1;
+    const char *why = !S_ISDIR(st.st_mode) ? "is not a directory"
+                      : st.st_uid != geteuid() ? "is not owned by you"
+                      : (st.st_mode & (S_IWGRP | S_IWOTH)) ? "is writable by others"
+                                                            : NULL;
+    if (!why)
+        return 0;
+    snprintf(err, errcap, "%s %s (owner uid %u, mode %03o): copies there could "
+                          "be anyone's; set MEMTAP_CACHE_DIR to a directory of "
+                          "your own", dir, why, (unsigned)st.st_uid,
+             (unsigned)(st.st_mode & 0777));
+    return -1;
+}
+
 int cache_open(cache *c, const char *dir, char *err, size_t errcap)
 {
     const char *env = getenv(ENV_CACHE_DIR);
@@ -126,6 +148,8 @@ int cache_open(cache *c, const char *dir, char *err, size_t errcap)
         return snprintf(err, errcap, "cache directory path too long"), -1;
     if (mkdirs(c->dir) != 0)
         return snprintf(err, errcap, "%s: %s", c->dir, strerror(errno)), -1;
+    if (private_dir(c->dir, err, errcap) != 0)
+        return -1;
     char id[65] = "";
     dl_iterate_phdr(own_build_id, id);
     const char *bypass = getenv(ENV_BYPASS), *tested = getenv(ENV_TESTED);
@@ -148,11 +172,26 @@ static int entry_path(const cache *c, const char *name, const char *suffix,
     return n < 0 || (size_t)n >= cap ? -1 : 0;
 }
 
+/* fopen of a file in the cache, never through a symbolic link: one to
+ * write is made anew. */
+static FILE *open_entry(const char *path, int write)
+{
+    if (write)
+        unlink(path);
+    int fd = open(path, write ? O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
+                                    O_CLOEXEC
+                              : O_RDONLY | O_NOFOLLOW | O_CLOEXEC, 0644);
+    FILE *f = fd >= 0 ? fdopen(fd, write ? "w" : "r") : NULL;
+    if (!f && fd >= 0)
+        close(fd);
+    return f;
+}
+
 /* Reads a small text file into buf (trailing newline dropped). */
 static void read_text(const char *path, char *buf, size_t cap)
 {
     buf[0] = '\0';
-    FILE *f = fopen(path, "re");
+    FILE *f = open_entry(path, 0);
     if (!f)
         return;
     if (fgets(buf, (int)cap, f))
@@ -162,7 +201,7 @@ static void read_text(const char *path, char *buf, size_t cap)
 
 static void write_text(const char *path, const char *text)
 {
-    FILE *f = fopen(path, "we");
+    FILE *f = open_entry(path, 1);
     if (f) {
         fprintf(f, "%s\n", text);
         fclose(f);
@@ -225,16 +264,18 @@ static cache_result get_locked(const cache *c, const char *real,
                                size_t whycap)
 {
     char side[PATH_MAX + 16];
+    struct stat st;
     if (entry_path(c, name, ".refused", side, sizeof side) == 0 &&
-        access(side, F_OK) == 0) {
+        lstat(side, &st) == 0 && S_ISREG(st.st_mode)) {
         read_text(side, why, whycap);
         return CACHE_REFUSED;
     }
-    struct mt_rewrite_header h;
-    if (access(copy, F_OK) == 0) {
-        if (rewrite_read_header(copy, &h) == 0)
+    if (lstat(copy, &st) == 0) {
+        if (S_ISREG(st.st_mode) && rewrite_is_copy_of(real, copy) == 1)
             return CACHE_HIT;
-        unlink(copy); /* damaged: not one memtap wrote whole */
+        /* damaged (not one memtap wrote whole), another file's, or not
+         * a file */
+        unlink(copy);
         cache_result r = build(c, real, copy, name, why, whycap);
         return r == CACHE_BUILT ? CACHE_REBUILT : r;
     }
@@ -264,7 +305,7 @@ cache_result cache_get(const cache *c, const char *path, char *copy,
         entry_path(c, name, "", copy, copycap) != 0 ||
         entry_path(c, name, ".lock", lock, sizeof lock) != 0)
         return snprintf(why, whycap, "path too long"), CACHE_ERROR;
-    int fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    int fd = open(lock, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
     if (fd < 0 || flock(fd, LOCK_EX) != 0) {
         snprintf(why, whycap, "%s: %s", lock, strerror(errno));
         if (fd >= 0)

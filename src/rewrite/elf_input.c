@@ -311,7 +311,13 @@ int elf_input_header(elf_input *in, mt_rewrite_header *h)
             p->p_offset + sizeof *h <= in->size &&
             memcmp(in->bytes + p->p_offset, MT_REWRITE_MAGIC, 8) == 0) {
             memcpy(h, in->bytes + p->p_offset, sizeof *h);
-            return h->version == MT_REWRITE_VERSION ? 0 : -1;
+            /* the whole segment in the file (a copy cut short is not
+             * one memtap wrote) */
+            return h->version == MT_REWRITE_VERSION &&
+                           p->p_filesz <= in->size - p->p_offset &&
+                           h->segment_size <= p->p_filesz
+                       ? 0
+                       : -1;
         }
     }
     return -1;

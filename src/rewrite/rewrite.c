@@ -1462,6 +1462,36 @@ int rewrite_source_id(const char *path, uint64_t *id)
     return rc;
 }
 
+/* The GNU build-id of the file at path into id (room for 64); its length,
+ * 0 when it has none, -1 when the file is not one memtap reads. */
+static int file_build_id(const char *path, uint8_t *id)
+{
+    elf_file f;
+    if (elf_file_open(path, &f) != ELF_OK)
+        return -1;
+    int n = (int)f.build_id_len;
+    memcpy(id, f.build_id, f.build_id_len);
+    elf_file_close(&f);
+    return n;
+}
+
+int rewrite_is_copy_of(const char *orig, const char *copy)
+{
+    mt_rewrite_header h;
+    uint8_t a[64], b[64];
+    if (rewrite_read_header(copy, &h) != 0)
+        return 0;
+    int na = file_build_id(orig, a), nb = file_build_id(copy, b);
+    if (na < 0 || nb < 0)
+        return -1;
+    if (na || nb)
+        return na == nb && memcmp(a, b, (size_t)na) == 0;
+    uint64_t id;
+    if (rewrite_source_id(orig, &id) != 0)
+        return -1;
+    return id == h.source_id;
+}
+
 int rewrite_read_header(const char *path, mt_rewrite_header *h)
 {
     elf_input in = { .fd = -1 };

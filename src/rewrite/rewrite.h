@@ -81,6 +81,11 @@ int rewrite_file(const char *in, const char *out, const rewrite_options *o,
  * copy memtap instrument wrote, its original's (kept in the header).
  * Returns 0 or -1. */
 int rewrite_source_id(const char *path, uint64_t *id);
+/* Whether copy is a rewritten copy (of this version) of orig, by what
+ * both carry cheaply: the same GNU build-id, or for files without one the
+ * hash of orig's contents its header holds.  1, 0, or -1 when either
+ * cannot be read. */
+int rewrite_is_copy_of(const char *orig, const char *copy);
 
 /* Reads the rewrite header of a file memtap instrument wrote.  Returns 0,
  * or -1 when the file is not one (of this version). */

@@ -36,7 +36,7 @@ def info_of(trace):
 
 def rewrote(stderr):
     """The files a run rewrote into the cache, by path."""
-    return re.findall(r"^memtap: (?:rewrote|the cached copy was damaged; rewrote) (\S+) for the "
+    return re.findall(r"^memtap: (?:rewrote|the cached copy was damaged or not this file's; rewrote) (\S+) for the "
                       r"static engine", stderr, re.M)
 
 
@@ -404,7 +404,7 @@ def test_engine_cache_changed_and_damaged():
         with open(c, "r+b") as f:
             f.truncate(4096)
     _, p = run(exe)
-    check("the cached copy was damaged; rewrote %s" % exe in p.stderr, "damaged copy rebuilt: %s" % p.stderr)
+    check("the cached copy was damaged or not this file's; rewrote %s" % exe in p.stderr, "damaged copy rebuilt: %s" % p.stderr)
     out = memtap("cache", "clear", env={"MEMTAP_CACHE_DIR": CACHE}).stdout
     check(re.match(r"removed \d+ files", out), "cache clear: %s" % out)
     check_eq(memtap("cache", "ls", env={"MEMTAP_CACHE_DIR": CACHE}).stdout, "", "empty after clear")
@@ -884,6 +884,64 @@ def test_engine_copied_code():
     check(re.search(r"left as it is: \d+ bytes the program copies to run elsewhere "
                     r"\(V8's embedded builtins\)", p.stdout + p.stderr),
           "instrument says so: %s" % (p.stdout + p.stderr))
+
+
+def test_engine_cache_private():
+    """The cache is trusted only when it is the user's alone and its copies
+    are its originals': a cache directory others may write (or, as root,
+    one another user owns) is refused with a message, the run going to the
+    fault engine; in a private one, a symbolic link planted for a copy or
+    its side file is never followed (a 0600 file it pointed at stays as it
+    was), and another program's copy under a program's key is rebuilt
+    (root under sudo -E followed links into files it overwrote, and ran a
+    foreign copy silently)."""
+    exe = prog("three_mallocs")
+    native = subprocess.run([exe], capture_output=True, text=True)
+    shared = os.path.join(TMP, "shared_cache")
+    os.makedirs(shared)
+    os.chmod(shared, 0o777)
+    cases = [(shared, "is writable by others")]
+    if os.geteuid() == 0:
+        owned = os.path.join(TMP, "others_cache")
+        os.makedirs(owned, 0o755)
+        os.chown(owned, 65534, 65534)
+        cases.append((owned, "is not owned by you"))
+    for d, why in cases:
+        env = {"MEMTAP_CACHE_DIR": d}
+        _, p = run(exe, engine="auto", env=env, out="shared.mtr")
+        check_eq(p.stdout, native.stdout, "%s: the run" % why)
+        check(why in p.stderr and "the fault engine traces the program" in p.stderr,
+              "%s: said: %s" % (why, p.stderr))
+        _, p = run(exe, engine="static", env=env, out="shared.mtr", expect_rc=None)
+        check(p.returncode != 0 and why in p.stderr, "%s: --engine static: %s" % (why, p.stderr))
+        check_eq([n for n in os.listdir(d)], [], "%s: nothing written there" % why)
+
+    private = os.path.join(TMP, "private_cache")
+    env = {"MEMTAP_CACHE_DIR": private}
+    _, p = run(exe, env=env, out="private.mtr")
+    copy = [c for c in rewrote(p.stderr) if c.endswith("three_mallocs")]
+    check(copy, "the program's copy: %s" % p.stderr)
+    copy = os.path.join(private, [n for n in os.listdir(private)
+                                  if n.endswith("-three_mallocs")][0])
+    victim = os.path.join(TMP, "victim")
+    with open(victim, "w") as f:
+        f.write("secret\n")
+    os.chmod(victim, 0o600)
+    for path in (copy, copy + ".src"):
+        os.unlink(path)
+        os.symlink(victim, path)
+    _, p = run(exe, env=env, out="private.mtr")
+    check_eq(p.stdout, native.stdout, "planted links: the run")
+    check_eq(open(victim).read(), "secret\n", "the file the links pointed at")
+    check(not os.path.islink(copy) and not os.path.islink(copy + ".src"),
+          "the links replaced by memtap's files")
+    other = os.path.join(private, [n for n in os.listdir(private)
+                                   if n.endswith("-libc.so.6")][0])
+    shutil.copy(other, copy)
+    _, p = run(exe, env=env, out="private.mtr")
+    check_eq(p.stdout, native.stdout, "a foreign copy: the run")
+    check("the cached copy was damaged or not this file's; rewrote %s" % exe in p.stderr,
+          "a foreign copy rebuilt: %s" % p.stderr)
 
 
 if __name__ == "__main__":
