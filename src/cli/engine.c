@@ -403,9 +403,31 @@ static int prepare_static(engine_kind want, const char *path, char **argv,
     return 0;
 }
 
+/* A set-user-ID or set-group-ID program that would change who runs it
+ * does not under memtap (its rewritten copy is no set-ID file, the loader
+ * drops LD_PRELOAD from a set-ID run, the system call filter's
+ * no_new_privs drops the change): its results may differ, which is said
+ * whatever -q asks. */
+static void warn_setid(const char *path)
+{
+    struct stat st;
+    if (stat(path, &st) != 0)
+        return;
+    int uid = (st.st_mode & S_ISUID) && st.st_uid != geteuid();
+    int gid = (st.st_mode & S_ISGID) && (st.st_mode & S_IXGRP) &&
+              st.st_gid != getegid();
+    if (uid || gid)
+        fprintf(stderr, "memtap: warning: %s is set-%s-ID (%s %u): under "
+                        "memtap it runs as you, without that change, and may "
+                        "behave differently\n", path, uid ? "user" : "group",
+                uid ? "owner" : "group", uid ? (unsigned)st.st_uid
+                                             : (unsigned)st.st_gid);
+}
+
 int engine_prepare(engine_kind want, const char *path, char **argv,
                    const char *preload, int quiet, engine_plan *p)
 {
+    warn_setid(path);
     memset(p, 0, sizeof *p);
     p->engine = ENGINE_FAULT;
     p->argv = argv;

@@ -7,6 +7,7 @@ Usage: hardening_tests.py TEST_NAME   (MEMTAP_BUILD names the build tree)
 import os
 import re
 import resource
+import shutil
 import signal
 import stat
 import subprocess
@@ -886,6 +887,30 @@ def test_threaded_xz():
             raise Failure("%s: xz did not end in 120 s" % engine)
         check_eq((p.returncode, p.stdout == native), (0, True),
                  "%s: xz's output: %s" % (engine, p.stderr.decode(errors="replace")))
+
+
+def test_setid_program_warned():
+    """A set-user-ID program that would change who runs it (run by root
+    here: owned by nobody, it runs as nobody natively) runs as the user
+    under memtap, and memtap says so loudly, even with -q (it printed
+    another result with exit 0 and no word); one owned by the user itself
+    changes nothing and gets no warning."""
+    setid = os.path.join(TMP, "id_setuid")
+    shutil.copy("/usr/bin/id", setid)
+    os.chmod(setid, 0o4755)
+    p = memtap("run", "-q", "-o", os.path.join(TMP, "own_setid.mtr"), "--", setid, "-u")
+    check("set-user-ID" not in p.stderr, "an own set-ID file: no warning: %s" % p.stderr)
+    if os.geteuid() != 0:
+        return  # only root can give the file to another user
+    os.chown(setid, 65534, 65534)
+    os.chmod(setid, 0o4755)
+    native = subprocess.run([setid, "-u"], capture_output=True, text=True)
+    check_eq(native.stdout, "65534\n", "natively it runs as its owner")
+    p = memtap("run", "-q", "--keep-going", "-o", os.path.join(TMP, "setid_direct.mtr"),
+               "--", setid, "-u", check_rc=False)
+    check(re.search(r"^memtap: warning: %s is set-user-ID \(owner 65534\): under memtap it "
+                    r"runs as you" % re.escape(setid), p.stderr, re.M),
+          "the warning: %s" % p.stderr)
 
 
 if __name__ == "__main__":
