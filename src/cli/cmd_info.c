@@ -17,6 +17,21 @@ static const char usage[] =
     "\n"
     "  -h, --help    show this help\n";
 
+/* key: value up to its line's end, its control characters as \xNN (a
+ * crafted trace's must not reach the terminal). */
+static void print_value(const char *key, const char *v)
+{
+    printf("%s: ", key);
+    for (; *v && *v != '\n'; v++) {
+        unsigned char c = (unsigned char)*v;
+        if (c < 0x20 || c == 0x7f)
+            printf("\\x%02x", c);
+        else
+            putchar(c);
+    }
+    putchar('\n');
+}
+
 int cmd_info(int argc, char **argv)
 {
     if (argc == 2 && (strcmp(argv[1], "--help") == 0 ||
@@ -67,7 +82,7 @@ int cmd_info(int argc, char **argv)
         if (v && strcmp(keys[i], "write_errno") == 0)
             printf("write_error: %s\n", strerror(atoi(v)));
         else if (v)
-            printf("%s: %.*s\n", keys[i], (int)strcspn(v, "\n"), v);
+            print_value(keys[i], v);
     }
     for (size_t i = 0; i < memtap_trace_module_count(t); i++) {
         const memtap_module *m = memtap_trace_module_at(t, i);

@@ -23,6 +23,10 @@
 
 #include <zstd.h>
 
+/* The most module, maps and info chunks may hold in all (a trace of a
+ * program that loaded thousands of libraries holds a few MiB). */
+#define META_BUDGET (256ull << 20)
+
 typedef struct chunk_ref {
     uint64_t payload;   /* file offset of the zstd frame */
     uint32_t stored;
@@ -59,8 +63,9 @@ struct memtap_trace {
     size_t *tid_slots;  /* open addressing: tid -> cursor index + 1 */
     size_t tid_cap;     /* a power of two, at least twice ncursors */
     uint64_t buffered;  /* bytes of decompressed records held by cursors,
-                           and of site tables */
+                           of site tables and of metadata chunks */
     uint64_t budget;    /* the most they may hold */
+    uint64_t meta_bytes; /* of module, maps and info chunks, kept */
     int started;        /* the walk has begun (rewind done) */
     size_t lent;        /* records of the top cursor memtap_trace_next_run
                            lent out: passed at the next call */
@@ -170,6 +175,25 @@ static int load_payload(memtap_trace *t, uint64_t off, uint32_t stored,
     return MEMTAP_OK;
 }
 
+/* Copies a recorded path to out (NUL-terminated), its control characters
+ * as \xNN: a newline or an escape sequence in a crafted trace's module
+ * name must not forge lines of show and info nor reach a terminal. */
+static void escape_path(char *out, const char *in, size_t len)
+{
+    for (size_t i = 0; i < len && in[i]; i++) {
+        unsigned char c = (unsigned char)in[i];
+        if (c < 0x20 || c == 0x7f) {
+            *out++ = '\\';
+            *out++ = 'x';
+            *out++ = "0123456789abcdef"[c >> 4];
+            *out++ = "0123456789abcdef"[c & 15];
+        } else {
+            *out++ = (char)c;
+        }
+    }
+    *out = '\0';
+}
+
 static int parse_modules(memtap_trace *t, const char *raw, size_t len,
                          uint32_t count)
 {
@@ -182,18 +206,20 @@ static int parse_modules(memtap_trace *t, const char *raw, size_t len,
         size_t need = sizeof e + (size_t)e.nsegs * sizeof(memtap_segment) +
                       e.path_len;
         if (e.entry_size < need || e.entry_size > len - off ||
-            e.build_id_len > sizeof e.build_id)
-            return MEMTAP_E_CORRUPT;
+            e.build_id_len > sizeof e.build_id || e.path_len > PATH_MAX)
+            return MEMTAP_E_CORRUPT; /* no path of Linux's is longer */
         int rc = grow((void **)&t->mods, &t->mods_cap, t->nmods + 1,
                       sizeof *t->mods);
         if (rc)
             return rc;
-        /* one allocation per module: entry copy, segments, path, NUL */
-        char *blob = malloc(need + 1);
+        /* one allocation per module: entry copy, segments, path (each
+         * control character as \xNN, 3 more bytes), NUL */
+        size_t fixed = need - e.path_len;
+        char *blob = malloc(fixed + 4 * (size_t)e.path_len + 1);
         if (!blob)
             return MEMTAP_E_NOMEM;
-        memcpy(blob, raw + off, need);
-        blob[need] = '\0';
+        memcpy(blob, raw + off, fixed);
+        escape_path(blob + fixed, raw + off + fixed, e.path_len);
         memtap_module *m = &t->mods[t->nmods++];
         memset(m, 0, sizeof *m);
         m->id = e.id;
@@ -266,6 +292,16 @@ static int append_text(char **dst, const char *src, size_t len)
 static int load_meta_chunk(memtap_trace *t, const memtap_chunk_header *h,
                            uint64_t payload)
 {
+    /* what the chunk holds stays (module table, maps, info text): within
+     * META_BUDGET and the reader's budget, so that a few KiB of chunks
+     * that each claim 64 MiB of zeros cannot take the machine's memory */
+    if (h->type != MEMTAP_CHUNK_SITES) {
+        if (h->raw_size > META_BUDGET - t->meta_bytes ||
+            h->raw_size > t->budget - t->buffered)
+            return MEMTAP_E_CORRUPT;
+        t->meta_bytes += h->raw_size;
+        t->buffered += h->raw_size;
+    }
     char *raw = malloc(h->raw_size ? h->raw_size : 1);
     if (!raw)
         return MEMTAP_E_NOMEM;

@@ -337,6 +337,36 @@ def test_crafted_trace_bomb():
     check(peak_rss_mib() < 500, "show stays within its bound (%d MiB)" % peak_rss_mib())
 
 
+def test_crafted_trace_metadata():
+    """Metadata chunks are bounded like records: 40 info chunks of 64 MiB
+    each (a 1 MB file) are refused past the reader's metadata budget
+    (memtap info took 52 s and 2.7 GB); a module path longer than any of
+    Linux's is refused (a 65,000-character one made every event cost its
+    length); control characters in a module's name print as \\xNN, so
+    they cannot forge lines of show and info nor reach the terminal."""
+    path = gen_trace("infobomb", 40)
+    try:
+        p = subprocess.run([MEMTAP, "info", path], capture_output=True, text=True, timeout=60)
+    except subprocess.TimeoutExpired:
+        raise Failure("memtap info on 40 info chunks of 64 MiB did not end in 60 s")
+    corrupt = int(re.search(r"^corrupt_chunks: (\d+)$", p.stdout, re.M).group(1))
+    check(corrupt >= 36, "the chunks past the budget refused: %d" % corrupt)
+    check(peak_rss_mib() < 700, "info within its budget (%d MiB)" % peak_rss_mib())
+
+    path = gen_trace("modules", 1, "/" + "d" * 65000)
+    info = memtap("info", path).stdout
+    check("corrupt_chunks: 1" in info and "module 0" not in info,
+          "a 65,000-character path refused: %s" % info[:300])
+
+    forged = "/tmp/a\nmodule 9: 0x0 forged\x1b[31m"
+    path = gen_trace("modules", 2, forged)
+    shown = memtap("show", path).stdout
+    check_eq(len(shown.splitlines()), 2, "one line per event")
+    info = memtap("info", path).stdout
+    check(not re.search(r"^module 9", info, re.M) and "\x1b" not in shown + info and
+          "/tmp/a\\x0amodule 9: 0x0 forged\\x1b[31m" in info,
+          "the name escaped: %r" % info[-200:])
+
 # ------------------------------------------- 9: set-user-ID children
 
 def test_setid_children():

@@ -8,6 +8,7 @@
  *   gen_trace PATH paths FILE       a module and the parent trace named FILE
  *   gen_trace PATH bomb N           N threads, each one chunk declaring
  *                                   64 MiB of (zero) records
+ *   gen_trace PATH infobomb N       N info chunks of 64 MiB of text each
  */
 #include "memtap/trace.h"
 #include "trace/writer.h"
@@ -95,12 +96,28 @@ static int bomb(trace_writer *w, uint64_t n)
     return rc;
 }
 
+static int info_bomb(trace_writer *w, uint64_t n)
+{
+    size_t len = (64u << 20) - 1;
+    char *text = malloc(len + 1);
+    if (!text)
+        return 1;
+    memset(text, 'x', len);
+    text[len] = '\0';
+    trace_writer_info(w, "end=exit\n");
+    for (uint64_t i = 0; i < n; i++)
+        trace_writer_info(w, text);
+    free(text);
+    memtap_record r = access_at(0, 0x401000, 0x7f0000000000ull);
+    return trace_writer_event(w, 1, &r) != 0;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 3) {
         fprintf(stderr, "usage: gen_trace PATH N | PATH threads N | "
                         "PATH modules N FILE | PATH paths FILE | "
-                        "PATH bomb N\n");
+                        "PATH bomb N | PATH infobomb N\n");
         return 2;
     }
     trace_writer *w;
@@ -117,6 +134,8 @@ int main(int argc, char **argv)
         rc = modules(w, 1, argv[3], argv[3]);
     else if (strcmp(mode, "bomb") == 0)
         rc = bomb(w, n);
+    else if (strcmp(mode, "infobomb") == 0)
+        rc = info_bomb(w, n);
     else
         rc = ordinary(w, strtoull(mode, NULL, 10));
     return trace_writer_close(w) == MEMTAP_OK && !rc ? 0 : 1;
