@@ -34,10 +34,10 @@ void defer_leave(void)
     }
 }
 
-int defer_signal(int sig, const siginfo_t *si, void *ucv)
+/* Holds sig back until the end of the critical section the thread is
+ * in, or is about to enter. */
+static int hold(int sig, const siginfo_t *si, void *ucv)
 {
-    if (!tls_depth)
-        return 0;
     sigset_t async;
     fault_async_mask(&async);
     if (!sigismember(&async, sig) && si->si_code > 0)
@@ -52,4 +52,14 @@ int defer_signal(int sig, const siginfo_t *si, void *ucv)
     raw_syscall6(SYS_rt_tgsigqueueinfo, raw_syscall3(SYS_getpid, 0, 0, 0),
                  raw_syscall3(SYS_gettid, 0, 0, 0), sig, (long)si, 0, 0);
     return 1;
+}
+
+int defer_signal(int sig, const siginfo_t *si, void *uc)
+{
+    return tls_depth && hold(sig, si, uc);
+}
+
+int defer_until_section(int sig, const siginfo_t *si, void *uc)
+{
+    return hold(sig, si, uc);
 }

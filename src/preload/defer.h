@@ -20,4 +20,9 @@ void defer_leave(void);
  * raised (a fault) is never deferred: it would be raised again. */
 int defer_signal(int sig, const siginfo_t *si, void *uc);
 
+/* defer_signal for a thread about to enter a critical section (its code
+ * at uc is on the way in, nothing between): the section's end delivers
+ * it.  0 for a fault, as defer_signal. */
+int defer_until_section(int sig, const siginfo_t *si, void *uc);
+
 #endif

@@ -176,7 +176,8 @@ static int starved(const async_state *st, const ucontext_t *uc)
 
 static void on_async(int sig, siginfo_t *si, void *ucv)
 {
-    if (defer_signal(sig, si, ucv))
+    if (defer_signal(sig, si, ucv) ||
+        (rewritten_flush_coming(ucv) && defer_until_section(sig, si, ucv)))
         return;
     ucontext_t *uc = ucv;
     async_state *st = &tls_async[sig];

@@ -240,6 +240,7 @@ int emit_stub(code_buf *b, uint64_t header_vaddr, uint64_t flush_slot,
     op_mem(&r.operands[0], ZYDIS_REGISTER_RIP, ZYDIS_REGISTER_NONE, 0,
            (int64_t)flush_slot, 8);
     put(b, &r);
+    h->stub_call_end = code_here(b) - header_vaddr;
     request(&r, ZYDIS_MNEMONIC_MOV, 2); /* mov %rbx, %rsp */
     op_reg(&r.operands[0], ZYDIS_REGISTER_RSP);
     op_reg(&r.operands[1], ZYDIS_REGISTER_RBX);
@@ -373,7 +374,9 @@ int log_template_init(log_template *t)
     int described = b.len <= 64; /* the commit's end: starts holds them */
     size_t done = jump8(&b, ZYDIS_MNEMONIC_JMP);
     land(&b, full);
+    sh->full = (uint8_t)b.len;
     lea(&b, ZYDIS_REGISTER_RSP, ZYDIS_REGISTER_RSP, -RED_ZONE);
+    sh->full_call = (uint8_t)b.len;
     branch(&b, ZYDIS_MNEMONIC_CALL, (uint64_t)far);
     note_field(&b, t, REF_STUB);
     lea(&b, ZYDIS_REGISTER_RSP, ZYDIS_REGISTER_RSP, RED_ZONE);

@@ -77,7 +77,7 @@ enum mt_mode { MT_MODE_LOG = 0, MT_MODE_MA = 1, MT_MODE_AIA = 2 };
  * runtime to recognise one a signal interrupted: until its last store
  * (the cursor's) it has written nothing another log could not overwrite,
  * so the runtime sends it back to its start before a program handler
- * that logs runs (rewritten_signal_enter), rdx holding the address again:
+ * that logs runs (rewritten_handler_enter), rdx holding the address again:
  * while the pc is before `rdx_kept` rdx still does; then rcx points at
  * the entry (whose address field holds it), and from `bumped` past it. */
 #define MT_LOG_BYTES 128
@@ -90,6 +90,9 @@ typedef struct mt_log_shape {
                                     (zeros in bytes) */
     uint64_t starts;             /* bit i: an instruction starts at i
                                     (those before the commit, < 64) */
+    uint8_t full, full_call;     /* the no-room path's two instructions
+                                    before the flush stub's call: a
+                                    signal there waits for the flush */
     uint8_t bytes[MT_LOG_BYTES];
 } mt_log_shape;
 
@@ -130,6 +133,7 @@ typedef struct mt_rewrite_header {
                                     entry of it stands for (what packing
                                     looks up; trace_site_records); 0: none */
     mt_log_shape log;            /* the log sequence every site copies */
+    uint64_t stub_call_end;      /* offset: past the flush stub's call */
 } mt_rewrite_header;
 
 /* A check-once slot: the `jmp .+2` at `slot` (offset from the header)

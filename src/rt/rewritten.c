@@ -396,14 +396,22 @@ void rewritten_flush(void)
 /* What the flush stubs call, with the flags and general registers saved
  * on the program's stack and rbx holding its stack pointer: rewritten_flush
  * on memtap's own stack (own_stack_for), the extended state saved around
- * it (the runtime's C code may change vector registers). */
+ * it (the runtime's C code may change vector registers), all of it a
+ * critical section (defer.c): a program handler that logs runs after
+ * the flush, never inside it, where the thread's buffers are changing
+ * hands; one that comes on the way in (rewritten_flush_coming) waits
+ * for the section's end too. */
 void rewritten_flush_entry(void);
+extern const char rewritten_flush_deferring[];
 __asm__(".text\n"
         ".type rewritten_flush_entry, @function\n"
         "rewritten_flush_entry:\n"
         "  endbr64\n"
         "  push %rbp\n"
         "  mov %rsp, %rbp\n"
+        "  and $-16, %rsp\n"
+        "  call defer_enter\n"
+        "rewritten_flush_deferring:\n"
         "  cld\n"
         "  mov %rsp, %rdi\n"
         "  call own_stack_for\n"
@@ -419,6 +427,7 @@ __asm__(".text\n"
         "  xor %edx, %edx\n"
         "  xsave64 (%rsp)\n"
         "  call rewritten_flush\n"
+        "  call defer_leave\n"
         "  mov $0xe7, %eax\n"
         "  xor %edx, %edx\n"
         "  xrstor64 (%rsp)\n"
@@ -427,18 +436,25 @@ __asm__(".text\n"
         "  ret\n"
         ".size rewritten_flush_entry, .-rewritten_flush_entry\n");
 
+/* The switch between the thread's log and the scratch buffer is one step
+ * for a program handler (rewritten_handler_enter): no signal comes
+ * between the count and the cursors. */
 void rewritten_own_begin(void)
 {
+    defer_enter();
     if (tls_own++ == 0) {
         tls_saved = tls_log;
         to_scratch();
     }
+    defer_leave();
 }
 
 void rewritten_own_end(void)
 {
+    defer_enter();
     if (tls_own > 0 && --tls_own == 0)
         tls_log = tls_saved;
+    defer_leave();
 }
 
 static void take_fault_signals(void);
@@ -918,6 +934,8 @@ static int valid_shape(const mt_log_shape *sh)
 {
     if (!sh->len || sh->len > MT_LOG_BYTES || sh->bumped >= 64 ||
         sh->rdx_kept >= sh->bumped || sh->bumped >= sh->len ||
+        sh->full <= sh->bumped || sh->full_call <= sh->full ||
+        sh->full_call >= sh->len ||
         sh->nfields > sizeof sh->fields || !(sh->starts & 1))
         return 0;
     for (unsigned k = 0; k < sh->nfields; k++)
@@ -939,6 +957,40 @@ static int is_log_copy(const mt_log_shape *sh, const uint8_t *p)
     return 1;
 }
 
+/* The start of the copy of sh that pc is at offset o of, in the segment
+ * [lo, hi), or 0. */
+static uint64_t log_copy_at(const mt_log_shape *sh, uint64_t lo, uint64_t hi,
+                            uint64_t pc, unsigned o)
+{
+    uint64_t start = pc - o;
+    return pc - lo >= o && start + sh->len <= hi &&
+                   is_log_copy(sh, (const uint8_t *)(uintptr_t)start)
+               ? start
+               : 0;
+}
+
+int rewritten_flush_coming(const ucontext_t *uc)
+{
+    uint64_t pc = (uint64_t)uc->uc_mcontext.gregs[REG_RIP];
+    uint64_t entry = (uint64_t)(uintptr_t)rewritten_flush_entry;
+    if (pc - entry < (uint64_t)(uintptr_t)rewritten_flush_deferring - entry)
+        return 1;
+    uint32_t nmods = atomic_load(&rt.nmods);
+    for (uint32_t m = 0; m < nmods; m++) {
+        const rt_module *mod = &rt.mods[m];
+        if (!mod->log || pc - mod->header >= mod->size)
+            continue;
+        const mt_rewrite_header *h =
+            (const mt_rewrite_header *)(uintptr_t)mod->header;
+        uint64_t hi = mod->header + mod->size;
+        return (pc >= mod->header + h->stub &&
+                pc < mod->header + h->stub_call_end) ||
+               log_copy_at(mod->log, mod->header, hi, pc, mod->log->full) ||
+               log_copy_at(mod->log, mod->header, hi, pc, mod->log->full_call);
+    }
+    return 0;
+}
+
 /* A log sequence uc interrupted before its commit goes back to its
  * start (see mt_log_shape). */
 static void restart_log(ucontext_t *uc)
@@ -952,10 +1004,11 @@ static void restart_log(ucontext_t *uc)
         if (!sh || pc - mod->header >= mod->size)
             continue;
         for (unsigned o = 1; o <= sh->bumped; o++) {
-            uint64_t start = pc - o;
-            if (!(sh->starts >> o & 1) || start < mod->header ||
-                start + sh->len > mod->header + mod->size ||
-                !is_log_copy(sh, (const uint8_t *)(uintptr_t)start))
+            uint64_t start = sh->starts >> o & 1
+                                 ? log_copy_at(sh, mod->header,
+                                               mod->header + mod->size, pc, o)
+                                 : 0;
+            if (!start)
                 continue;
             if (o >= sh->rdx_kept) { /* rdx is gone: the entry holds it */
                 const mt_entry *e = (const mt_entry *)(uintptr_t)g[REG_RCX];

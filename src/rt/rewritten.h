@@ -34,6 +34,10 @@ typedef struct rewritten_bracket {
     uint64_t scratch;
 } rewritten_bracket;
 void rewritten_handler_enter(rewritten_bracket *b, ucontext_t *uc);
+/* Whether the code at uc is on its way into a flush (a log sequence's
+ * no-room path, the flush stub before its call, the flush's entry): a
+ * program handler must wait for the flush's end (defer_until_section). */
+int rewritten_flush_coming(const ucontext_t *uc);
 void rewritten_handler_leave(const rewritten_bracket *b);
 /* Whether SIGTRAP's handler is the runtime's (int3 sites, no fault engine). */
 int rewritten_owns_signal(int sig);
