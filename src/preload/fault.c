@@ -252,12 +252,15 @@ void fault_internal_release(void)
     if (tls_own.n == 0)
         return;
     uintptr_t sp = (uintptr_t)__builtin_frame_address(0);
+    /* only a stack in traced memory (memtap's own stacks are not) */
+    int traced_stack = (pagemap_get(sp) & PM_TRACKED) != 0;
     sigset_t old;
     int guard = pages_lock_guarded(&old);
     int kept = 0;
     for (int i = 0; i < tls_own.n; i++) {
         uintptr_t page = tls_own.pages[i];
-        if (page + OWN_STACK_REACH > sp && page < sp + OWN_STACK_REACH)
+        if (traced_stack && page + OWN_STACK_REACH > sp &&
+            page < sp + OWN_STACK_REACH)
             tls_own.pages[kept++] = page;
         else
             page_close_locked(page);
