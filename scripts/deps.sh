@@ -7,7 +7,7 @@ set -eu
 cd "$(dirname "$0")/.."
 PACKAGES="cmake make gcc g++ libc6-dev binutils pkg-config python3 \
 libelf-dev libdw-dev libbz2-dev libzstd-dev libzydis-dev libsqlite3-dev valgrind clang \
-help2man chromium fzf"
+help2man chromium fzf shellcheck"
 command -v npm >/dev/null 2>&1 || PACKAGES="$PACKAGES nodejs npm"
 missing=""
 for p in $PACKAGES; do

@@ -31,6 +31,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <inttypes.h>
 #include <string.h>
 #include <zstd.h>
 
@@ -1383,6 +1384,26 @@ static int run(rewriter *r, const char *out, const char *in_path,
                         err, cap);
 }
 
+/* A file whose code and data the decoder cannot tell apart is refused:
+ * where the linear sweep and the graph disagree on more than one
+ * instruction in a hundred (GHC's tables next to code: shellcheck, 14 %;
+ * compilers' code: none to a few in a file), a window would be written
+ * across instructions the program runs, and the verifier, which sweeps
+ * too, would not see it. */
+#define INTERLEAVED_PER_MILLE 10
+static int interleaved(const analysis *a, const entry_map *em, char *err,
+                       size_t cap)
+{
+    uint64_t insns = a->total.insns;
+    if (em->disagree < 1000 ||
+        em->disagree * 1000 <= insns * INTERLEAVED_PER_MILLE)
+        return 0;
+    return rewrite_fail(err, cap, "its code and data are interleaved where "
+                        "the decoder cannot tell them apart (%" PRIu64 " of %"
+                        PRIu64 " instructions decode two ways, as in GHC's "
+                        "tables next to code)", (uint64_t)em->disagree, insns);
+}
+
 int rewrite_file(const char *in_path, const char *out, const rewrite_options *o,
                  rewrite_report *rep, char *err, size_t cap)
 {
@@ -1420,6 +1441,7 @@ int rewrite_file(const char *in_path, const char *out, const rewrite_options *o,
         else {
             rep->entry_points = r.em->entries;
             rep->sweep_disagree = r.em->disagree;
+            rc = interleaved(r.a, r.em, err, cap);
         }
     }
     if (!rc) {

@@ -628,8 +628,8 @@ int rewrite_verify(const char *original, const char *copy, verify_report *rep,
 }
 
 /* The original instruction of the sweep that holds vaddr, as text. */
-static void describe_original(verifier *vr, uint64_t vaddr, char *out,
-                              size_t cap)
+/* The original's swept instruction whose bytes hold vaddr, or NULL. */
+static const vinsn *insn_holding(const verifier *vr, uint64_t vaddr)
 {
     size_t lo = 0, hi = vr->n;
     while (lo < hi) {
@@ -639,8 +639,14 @@ static void describe_original(verifier *vr, uint64_t vaddr, char *out,
         else
             hi = mid;
     }
+    return lo < vr->n && vr->v[lo].addr <= vaddr ? &vr->v[lo] : NULL;
+}
+
+static void describe_original(verifier *vr, uint64_t vaddr, char *out,
+                              size_t cap)
+{
     size_t avail;
-    const vinsn *x = lo < vr->n && vr->v[lo].addr <= vaddr ? &vr->v[lo] : NULL;
+    const vinsn *x = insn_holding(vr, vaddr);
     const uint8_t *ob = x ? image_code(vr->img, x->addr, &avail) : NULL;
     ZydisDecodedInstruction zi;
     ZydisDecodedOperand ops[ZYDIS_MAX_OPERAND_COUNT];
@@ -720,6 +726,16 @@ int rewrite_blame(const char *original, const char *copy, uint64_t vaddr,
             describe_original(&vr, at, what, sizeof what);
             snprintf(out, cap, "at an int3 memtap's runtime writes there (%s) "
                      "that its handler did not take", what);
+            rc = 1;
+        } else if (after_trap && ob && *ob == 0xcc && insn_holding(&vr, at) &&
+                   insn_holding(&vr, at)->addr != at) {
+            /* an int3 byte inside an instruction: a jump landed where the
+             * original never goes */
+            char what[160];
+            describe_original(&vr, at, what, sizeof what);
+            snprintf(out, cap, "inside an instruction (%s): a jump of the "
+                     "rewritten code landed where the original never goes",
+                     what);
             rc = 1;
         } else if (ob && cb && *ob != *cb) {
             char what[160];
