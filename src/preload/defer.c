@@ -7,6 +7,7 @@
  */
 #define _GNU_SOURCE
 #include "defer.h"
+#include "sys/sigbits.h"
 #include "fault.h"
 #include "sys/rawsys.h"
 
@@ -40,7 +41,7 @@ static int hold(int sig, const siginfo_t *si, void *ucv)
 {
     sigset_t async;
     fault_async_mask(&async);
-    if (!sigismember(&async, sig) && si->si_code > 0)
+    if (!sigbits_has(&async, sig) && si->si_code > 0)
         return 0;
     ucontext_t *uc = ucv;
     if (!tls_deferred) {
@@ -48,7 +49,7 @@ static int hold(int sig, const siginfo_t *si, void *ucv)
         tls_deferred = 1;
     }
     /* pending again, and blocked once the handler returns */
-    sigaddset(&uc->uc_sigmask, sig);
+    sigbits_add(&uc->uc_sigmask, sig);
     raw_syscall6(SYS_rt_tgsigqueueinfo, raw_syscall3(SYS_getpid, 0, 0, 0),
                  raw_syscall3(SYS_gettid, 0, 0, 0), sig, (long)si, 0, 0);
     return 1;

@@ -26,6 +26,7 @@
  */
 #define _GNU_SOURCE
 #include "fault.h"
+#include "sys/sigbits.h"
 #include "sys/page.h"
 #include "rt/rewritten.h"
 #include "x86/context.h"
@@ -224,13 +225,13 @@ static int try_complete(ucontext_t *uc, const ZydisDecodedInstruction *insn,
 
 void fault_async_mask(sigset_t *m)
 {
-    sigfillset(m);
-    sigdelset(m, SIGSEGV);
-    sigdelset(m, SIGBUS);
-    sigdelset(m, SIGTRAP);
-    sigdelset(m, SIGSYS);
-    sigdelset(m, SIGFPE);
-    sigdelset(m, SIGILL);
+    sigbits_set_all(m, 1);
+    sigbits_del(m, SIGSEGV);
+    sigbits_del(m, SIGBUS);
+    sigbits_del(m, SIGTRAP);
+    sigbits_del(m, SIGSYS);
+    sigbits_del(m, SIGFPE);
+    sigbits_del(m, SIGILL);
 }
 
 #include "signals.h"

@@ -6,6 +6,7 @@
  */
 #define _GNU_SOURCE
 #include "signals.h"
+#include "sys/sigbits.h"
 
 #include "defer.h"
 #include "fault.h"
@@ -62,8 +63,8 @@ static int strip_owned(sigset_t *m)
     int changed = 0;
     /* (owned() covers SIGTRAP of rewritten code's int3 sites too) */
     for (size_t i = 0; i < sizeof sync / sizeof *sync; i++)
-        if (owned(sync[i]) && sigismember(m, sync[i])) {
-            sigdelset(m, sync[i]);
+        if (owned(sync[i]) && sigbits_has(m, sync[i])) {
+            sigbits_del(m, sync[i]);
             changed = 1;
         }
     return changed;
@@ -190,7 +191,12 @@ static void on_async(int sig, siginfo_t *si, void *ucv)
     st->rip = (uint64_t)uc->uc_mcontext.gregs[REG_RIP];
     st->rsp = (uint64_t)uc->uc_mcontext.gregs[REG_RSP];
     uint64_t before = fault_thread_traps();
+    /* memtap's work here is not the program's: what the rewritten C
+     * library logs for it is dropped (the program's handler logs again,
+     * rewritten_handler_enter) */
+    rewritten_own_begin();
     signals_chain(sig, si, uc);
+    rewritten_own_end();
     st->traps = fault_thread_traps();
     st->paid = st->traps != before;
 }
@@ -379,9 +385,9 @@ static void call_program_handler(const struct sigaction *a, int sig,
     rewritten_bracket rb;
     rewritten_handler_enter(&rb, uc);
     sigset_t mask = ((ucontext_t *)uc)->uc_sigmask, ours;
-    sigorset(&mask, &mask, &a->sa_mask);
+    sigbits_or(&mask, &a->sa_mask);
     if (!(a->sa_flags & SA_NODEFER))
-        sigaddset(&mask, sig);
+        sigbits_add(&mask, sig);
     strip_owned(&mask);
     raw_syscall6(SYS_rt_sigprocmask, SIG_SETMASK, (long)&mask, (long)&ours,
                  8, 0, 0);
