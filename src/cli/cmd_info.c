@@ -56,7 +56,7 @@ int cmd_info(int argc, char **argv)
     static const char *const keys[] = { "exe", "argc", "parent_trace",
                                         "fork_seq", "end", "end_code", "end_pc",
                                         "end_seq", "dropped", "faults",
-                                        "faults_completed", "hot_sites",
+                                        "faults_completed", "stack_pages", "hot_sites",
                                         "hot_followers", "hot_accesses",
                                         "hot_untraced", "hot_refused",
                                         "hot_unpatched",

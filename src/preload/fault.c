@@ -66,6 +66,7 @@ static struct {
     int enabled;
     ZydisDecoder decoder;
     _Atomic uint64_t faults;
+    _Atomic uint64_t stack_pages; /* pages untraced as stacks */
     _Atomic uint64_t exposed;
     _Atomic int64_t first_exposed; /* why + 2 of the first, 0: none */
 } f;
@@ -99,6 +100,7 @@ void fault_note_exposed(long why)
 }
 int64_t fault_first_exposed(void) { return atomic_load(&f.first_exposed); }
 uint64_t fault_count(void) { return atomic_load(&f.faults); }
+uint64_t fault_stack_pages(void) { return atomic_load(&f.stack_pages); }
 uint64_t fault_exposed_windows(void) { return atomic_load(&f.exposed); }
 
 /* ---- decoding and recording ---- */
@@ -161,6 +163,22 @@ static void record_accesses(const ucontext_t *uc,
         /* an access the decoder does not describe: name the fault itself */
         pages_add(s, fault, 1);
     }
+}
+
+/* Whether insn reaches the page of `fault` through the stack pointer (a
+ * push, call or ret, or an rsp-based operand): the thread runs on a stack
+ * in traced memory, a goroutine's or a coroutine's on a heap block. */
+static int through_stack_pointer(const ucontext_t *uc,
+                                 const ZydisDecodedInstruction *insn,
+                                 const ZydisDecodedOperand *ops,
+                                 uintptr_t fault)
+{
+    for (int i = 0; i < insn->operand_count; i++)
+        if (is_access(&ops[i]) && ops[i].mem.base == ZYDIS_REGISTER_RSP &&
+            page_start(x86_effective_address(uc, insn, &ops[i])) ==
+                page_start(fault))
+            return 1;
+    return 0;
 }
 
 /* jmp *m / call *m through a traced pointer: the branch taken here. */
@@ -426,10 +444,30 @@ static void memtaps_own_fault(const siginfo_t *si, const ucontext_t *uc)
     process_die_by_signal(SIGSEGV, si, uc);
 }
 
+/* A fault on a page no longer traced may have raced with the page's
+ * untracking by another thread (its protection was memtap's when the
+ * access faulted): the instruction runs once more, and only the same
+ * fault again is the program's. */
+static __thread uintptr_t tls_retried_addr, tls_retried_pc;
+static int retry_once(uintptr_t addr, const ucontext_t *uc)
+{
+    uintptr_t pc = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP];
+    if (tls_retried_addr == addr && tls_retried_pc == pc) {
+        tls_retried_addr = tls_retried_pc = 0;
+        return 0;
+    }
+    tls_retried_addr = addr;
+    tls_retried_pc = pc;
+    return 1;
+}
+
 static void on_segv_body(int sig, siginfo_t *si, ucontext_t *uc)
 {
     uintptr_t addr = (uintptr_t)si->si_addr;
     uint8_t state = pagemap_get(addr);
+    if (si->si_code == SEGV_ACCERR && !(state & PM_TRACKED) &&
+        retry_once(addr, uc))
+        return; /* another thread untracked the page after this fault */
     if (si->si_code != SEGV_ACCERR || !(state & PM_TRACKED) ||
         !allowed(state, uc)) {
         if (complete_running())
@@ -455,6 +493,13 @@ static void on_segv_body(int sig, siginfo_t *si, ucontext_t *uc)
     ZydisDecodedInstruction insn;
     ZydisDecodedOperand ops[ZYDIS_MAX_OPERAND_COUNT];
     int decoded = decode(uc, &insn, ops) == 0;
+    if (decoded && through_stack_pointer(uc, &insn, ops, addr)) {
+        /* the fault engine traces no stack: the page is one, and stops
+         * being traced (or every push would fault) */
+        fault_stop_tracing(page_start(addr), page_start(addr) + PAGE);
+        atomic_fetch_add(&f.stack_pages, 1);
+        return;
+    }
     if (decoded && try_complete(uc, &insn, ops, addr))
         return;
     w->open.n = 0;

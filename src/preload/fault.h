@@ -63,6 +63,10 @@ typedef struct fault_open_set {
 void fault_open(fault_open_set *s, uintptr_t addr, size_t len);
 void fault_close(fault_open_set *s);
 
+/* Stops tracing the pages of [start, end) for good, the program's own
+ * rights given back (the mapping stays). */
+void fault_stop_tracing(uintptr_t start, uintptr_t end);
+
 /* Whether any page of [addr, addr+len) is traced. */
 int fault_is_tracked(uintptr_t addr, size_t len);
 /* Whether every page of [addr, addr+len) is traced and the program's own
@@ -155,6 +159,9 @@ int fault_emulate_rep_string(ucontext_t *uc,
                              const ZydisDecodedOperand *ops);
 /* Counters for the closing note. */
 uint64_t fault_count(void);
+/* Pages of traced memory found to be a thread's stack (an access through
+ * the stack pointer faulted there) and no longer traced. */
+uint64_t fault_stack_pages(void);
 uint64_t fault_exposed_windows(void);
 
 /* The program's own disposition for a signal memtap handles (sigaction

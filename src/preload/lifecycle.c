@@ -493,6 +493,8 @@ static void process_end_stats(fmt_buf *b)
     fmt_u64(b, fault_count());
     fmt_str(b, "\nfaults_completed=");
     fmt_u64(b, complete_count());
+    fmt_str(b, "\nstack_pages=");
+    fmt_u64(b, fault_stack_pages());
     fmt_char(b, '\n');
     hot_end_stats(b);
     fmt_str(b, "exposed_windows=");

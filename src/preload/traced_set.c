@@ -369,6 +369,20 @@ void fault_move(uintptr_t old, size_t old_len, uintptr_t new_addr,
                     st & PM_REGION_MASK);
 }
 
+void fault_stop_tracing(uintptr_t start, uintptr_t end)
+{
+    sigset_t old;
+    int guard = pages_lock_guarded(&old);
+    for (uintptr_t p = page_start(start); p < end; p += PAGE) {
+        uint8_t st = pagemap_get(p);
+        if (!(st & PM_TRACKED))
+            continue;
+        pagemap_set_range(p, p + PAGE, 0);
+        set_prot(p, PAGE, st & PM_PROT_MASK);
+    }
+    pages_unlock_guarded(guard, &old);
+}
+
 void fault_untrack(uintptr_t start, uintptr_t end)
 {
     shadow_host_unmapped(start, end);

@@ -820,7 +820,8 @@ def test_engine_go_program():
     under the default engine gives its native output on every run, with
     all its code instrumented (Go's function table names the starts the
     sweep would take for data) and an end record (it panicked in regexp in
-    half the runs, and its traces had no end)."""
+    half the runs, and its traces had no end); and `fzf --version` under
+    the fault engine."""
     fzf = "/usr/bin/fzf"
     check(os.path.exists(fzf), "fzf is installed (scripts/deps.sh)")
     p = memtap("instrument", "-o", os.path.join(TMP, "fzf.copy"), fzf)
@@ -844,6 +845,17 @@ def test_engine_go_program():
         check_eq((info["end"], info["end_code"], info["dropped"]), ("exit", "0", "0"),
                  "run %d: the end record" % i)
         check(int(info["events"]) > 1000000, "run %d: events: %s" % (i, info["events"]))
+    # the fault engine: goroutine stacks are traced memory, found by an
+    # access through the stack pointer and no longer traced (every push
+    # faulted; it never finished, and then died of the pages left closed)
+    native = subprocess.run([fzf, "--version"], capture_output=True, text=True)
+    trace = os.path.join(TMP, "fzf_fault.mtr")
+    p = run_bounded([MEMTAP, "run", "--engine", "fault", "-q", "-o", trace, "--", fzf,
+                     "--version"], 120, text=True)
+    check_eq((p.returncode, p.stdout), (0, native.stdout), "fault engine: %s" % p.stderr)
+    info = info_of(trace)
+    check(info["end"] == "exit" and int(info["stack_pages"]) > 0,
+          "fault engine: an end record, stack pages found: %s" % info)
 
 
 def test_engine_timer_signals():
