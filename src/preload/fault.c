@@ -23,6 +23,11 @@
  * (fault_exposed_windows) and reported.  This file also keeps each
  * thread's handler state: its depth in memtap's handlers, its own-mode
  * work and its window.
+ *
+ * One file: the SIGSEGV and SIGTRAP handlers, the completion and window
+ * paths and the brackets other modules suspend share that per-thread
+ * state, which no other file should see (rep string emulation, which
+ * needs none of it, is fault_rep.c).
  */
 #define _GNU_SOURCE
 #include "fault.h"
