@@ -928,7 +928,7 @@ static int patch_span(const mt_rewrite_header *h, int counters, uint64_t *lo,
                                 patch_at(h, h->count_stub, 1, lo, hi)));
 }
 
-/* Whether the header's log shape is one rewritten_signal_enter can go
+/* Whether the header's log shape is one rewritten_handler_enter can go
  * by: its steps and fields inside its bytes, in their order. */
 static int valid_shape(const mt_log_shape *sh)
 {
