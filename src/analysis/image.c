@@ -158,6 +158,41 @@ static int add_cand(vec *l, uint64_t start, uint64_t size, const char *name,
     return ELF_OK;
 }
 
+/* Code the program copies elsewhere at run time keeps its bytes: V8's
+ * embedded builtins (node), which V8 copies next to the code it
+ * generates, where a patched site's rel32 jump would land anywhere.  The
+ * blob is named by two symbols: its start, and a 4-byte size in data. */
+#define V8_BLOB "v8_Default_embedded_blob_code_"
+typedef struct blob_walk {
+    uint64_t code, size_at;
+    int n;
+} blob_walk;
+
+static void find_blob(blob_walk *w, const GElf_Sym *s, const char *name)
+{
+    if (s->st_shndx == SHN_UNDEF || strncmp(name, V8_BLOB, sizeof V8_BLOB - 1))
+        return;
+    if (!name[sizeof V8_BLOB - 1])
+        w->code = s->st_value, w->n |= 1;
+    else if (!strcmp(name + sizeof V8_BLOB - 1, "size_"))
+        w->size_at = s->st_value, w->n |= 2;
+}
+
+/* The blob find_blob saw as data among the objects (and as img->copied). */
+static int load_copied_code(code_image *img, const blob_walk *w, vec *objects)
+{
+    uint32_t size;
+    if (w->n != 3 || image_read(img, w->size_at, &size, sizeof size) != 0 ||
+        !size)
+        return 0;
+    image_range *r = vec_push(objects);
+    if (!r)
+        return ELF_E_NOMEM;
+    *r = (image_range){ w->code, w->code + size };
+    img->copied = *r;
+    return 0;
+}
+
 /* What add_symbol needs. */
 typedef struct symbol_walk {
     code_image *img;
@@ -165,6 +200,7 @@ typedef struct symbol_walk {
     vec *cands;
     vec *objects;            /* image_range */
     func_source source;
+    blob_walk blob;          /* V8's embedded builtins, when named */
 } symbol_walk;
 
 /* A function symbol defined in an executable section is a candidate; an
@@ -172,6 +208,7 @@ typedef struct symbol_walk {
 static int add_symbol(void *arg, const GElf_Sym *s, const char *name)
 {
     symbol_walk *w = arg;
+    find_blob(&w->blob, s, name);
     int type = GELF_ST_TYPE(s->st_info);
     if ((type != STT_FUNC && type != STT_GNU_IFUNC && type != STT_OBJECT) ||
         s->st_shndx == SHN_UNDEF || s->st_shndx >= w->p->nsec_base)
@@ -196,47 +233,10 @@ static int load_symbols(code_image *img, image_priv *p, GElf_Word want,
                         vec *l, vec *objects, int *found)
 {
     symbol_walk w = { img, p, l, objects,
-                      want == SHT_SYMTAB ? FUNC_SYMTAB : FUNC_DYNSYM };
-    return elf_each_symbol(p->file.elf, want, add_symbol, &w, found);
-}
-
-/* Code the program copies elsewhere at run time keeps its bytes: V8's
- * embedded builtins (node), which V8 copies next to the code it
- * generates, where a patched site's rel32 jump would land anywhere.  The
- * blob is named by two symbols: its start, and a 4-byte size in data. */
-#define V8_BLOB "v8_Default_embedded_blob_code_"
-typedef struct blob_walk {
-    uint64_t code, size_at;
-    int n;
-} blob_walk;
-
-static int find_blob(void *arg, const GElf_Sym *s, const char *name)
-{
-    blob_walk *w = arg;
-    if (s->st_shndx == SHN_UNDEF || strncmp(name, V8_BLOB, sizeof V8_BLOB - 1))
-        return 0;
-    if (!name[sizeof V8_BLOB - 1])
-        w->code = s->st_value, w->n |= 1;
-    else if (!strcmp(name + sizeof V8_BLOB - 1, "size_"))
-        w->size_at = s->st_value, w->n |= 2;
-    return 0;
-}
-
-static int load_copied_code(code_image *img, image_priv *p, vec *objects)
-{
-    blob_walk w = { 0, 0, 0 };
-    int found = 0;
-    elf_each_symbol(p->file.elf, SHT_SYMTAB, find_blob, &w, &found);
-    uint32_t size;
-    if (w.n != 3 || image_read(img, w.size_at, &size, sizeof size) != 0 ||
-        !size)
-        return 0;
-    image_range *r = vec_push(objects);
-    if (!r)
-        return ELF_E_NOMEM;
-    *r = (image_range){ w.code, w.code + size };
-    img->copied = *r;
-    return 0;
+                      want == SHT_SYMTAB ? FUNC_SYMTAB : FUNC_DYNSYM,
+                      { 0, 0, 0 } };
+    int rc = elf_each_symbol(p->file.elf, want, add_symbol, &w, found);
+    return rc ? rc : load_copied_code(img, &w.blob, objects);
 }
 
 /* FDE pointer encoding of a CIE: the 'R' entry of its augmentation data
@@ -555,8 +555,6 @@ static int load_funcs(code_image *img, image_priv *p)
     int rc = load_symbols(img, p, SHT_SYMTAB, &l, &objects, &has_symtab);
     if (!rc)
         rc = load_symbols(img, p, SHT_DYNSYM, &l, &objects, &has_dynsym);
-    if (!rc && has_symtab)
-        rc = load_copied_code(img, p, &objects);
     if (objects.n)
         qsort(objects.v, objects.n, sizeof(image_range), range_order);
     img->objects = objects.v;

@@ -35,9 +35,7 @@ void defer_leave(void)
     }
 }
 
-/* Holds sig back until the end of the critical section the thread is
- * in, or is about to enter. */
-static int hold(int sig, const siginfo_t *si, void *ucv)
+int defer_until_section(int sig, const siginfo_t *si, void *ucv)
 {
     sigset_t async;
     fault_async_mask(&async);
@@ -57,10 +55,5 @@ static int hold(int sig, const siginfo_t *si, void *ucv)
 
 int defer_signal(int sig, const siginfo_t *si, void *uc)
 {
-    return tls_depth && hold(sig, si, uc);
-}
-
-int defer_until_section(int sig, const siginfo_t *si, void *uc)
-{
-    return hold(sig, si, uc);
+    return tls_depth && defer_until_section(sig, si, uc);
 }

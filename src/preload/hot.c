@@ -13,9 +13,9 @@
  * on the signal path (counted as refused).
  *
  * The trampoline steps over the red zone, pushes the site's number and
- * jumps to hot_entry, which saves the general registers, flags and vector
- * state on the program's stack (about 7 KiB with C's frames) and calls
- * hot_access, in which memtap's asynchronous handlers defer their signals
+ * jumps to hot_entry, which saves the general registers and flags on the
+ * program's stack, moves to memtap's own stack (own_stack_for), saves the
+ * vector state there (about 7 KiB with C's frames) and calls hot_access, in which memtap's asynchronous handlers defer their signals
  * (defer.c).  That completes each access as the handler would (fault.c:
  * through /proc/self/mem, the page left closed, recorded, or on the
  * memory itself when it is not traced), then returns past the

@@ -152,8 +152,9 @@ static __thread async_state tls_async[STANDARD_SIGNALS]
 
 static int wrappable(int sig)
 {
-    return (fault_enabled() || rewritten_modules() > 0) && sig > 0 && sig < STANDARD_SIGNALS && !owned(sig) &&
-           sig != SIGKILL && sig != SIGSTOP && sig != SIGSEGV &&
+    return (fault_enabled() || rewritten_modules() > 0) && sig > 0 &&
+           sig < STANDARD_SIGNALS && !owned(sig) && sig != SIGKILL &&
+           sig != SIGSTOP && sig != SIGSEGV &&
            sig != SIGBUS && sig != SIGILL && sig != SIGFPE &&
            sig != SIGTRAP && sig != SIGSYS;
 }

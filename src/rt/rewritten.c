@@ -969,26 +969,33 @@ static uint64_t log_copy_at(const mt_log_shape *sh, uint64_t lo, uint64_t hi,
                : 0;
 }
 
+/* The module whose segment holds pc and whose log sequence is described,
+ * or NULL. */
+static const rt_module *log_module_at(uint64_t pc)
+{
+    uint32_t nmods = atomic_load(&rt.nmods);
+    for (uint32_t m = 0; m < nmods; m++)
+        if (rt.mods[m].log && pc - rt.mods[m].header < rt.mods[m].size)
+            return &rt.mods[m];
+    return NULL;
+}
+
 int rewritten_flush_coming(const ucontext_t *uc)
 {
     uint64_t pc = (uint64_t)uc->uc_mcontext.gregs[REG_RIP];
     uint64_t entry = (uint64_t)(uintptr_t)rewritten_flush_entry;
     if (pc - entry < (uint64_t)(uintptr_t)rewritten_flush_deferring - entry)
         return 1;
-    uint32_t nmods = atomic_load(&rt.nmods);
-    for (uint32_t m = 0; m < nmods; m++) {
-        const rt_module *mod = &rt.mods[m];
-        if (!mod->log || pc - mod->header >= mod->size)
-            continue;
-        const mt_rewrite_header *h =
-            (const mt_rewrite_header *)(uintptr_t)mod->header;
-        uint64_t hi = mod->header + mod->size;
-        return (pc >= mod->header + h->stub &&
-                pc < mod->header + h->stub_call_end) ||
-               log_copy_at(mod->log, mod->header, hi, pc, mod->log->full) ||
-               log_copy_at(mod->log, mod->header, hi, pc, mod->log->full_call);
-    }
-    return 0;
+    const rt_module *mod = log_module_at(pc);
+    if (!mod)
+        return 0;
+    const mt_rewrite_header *h =
+        (const mt_rewrite_header *)(uintptr_t)mod->header;
+    uint64_t hi = mod->header + mod->size;
+    return (pc >= mod->header + h->stub &&
+            pc < mod->header + h->stub_call_end) ||
+           log_copy_at(mod->log, mod->header, hi, pc, mod->log->full) ||
+           log_copy_at(mod->log, mod->header, hi, pc, mod->log->full_call);
 }
 
 /* A log sequence uc interrupted before its commit goes back to its
@@ -997,27 +1004,23 @@ static void restart_log(ucontext_t *uc)
 {
     greg_t *g = uc->uc_mcontext.gregs;
     uint64_t pc = (uint64_t)g[REG_RIP];
-    uint32_t nmods = atomic_load(&rt.nmods);
-    for (uint32_t m = 0; m < nmods; m++) {
-        const rt_module *mod = &rt.mods[m];
-        const mt_log_shape *sh = mod->log;
-        if (!sh || pc - mod->header >= mod->size)
+    const rt_module *mod = log_module_at(pc);
+    if (!mod)
+        return;
+    const mt_log_shape *sh = mod->log;
+    for (unsigned o = 1; o <= sh->bumped; o++) {
+        uint64_t start = sh->starts >> o & 1
+                             ? log_copy_at(sh, mod->header,
+                                           mod->header + mod->size, pc, o)
+                             : 0;
+        if (!start)
             continue;
-        for (unsigned o = 1; o <= sh->bumped; o++) {
-            uint64_t start = sh->starts >> o & 1
-                                 ? log_copy_at(sh, mod->header,
-                                               mod->header + mod->size, pc, o)
-                                 : 0;
-            if (!start)
-                continue;
-            if (o >= sh->rdx_kept) { /* rdx is gone: the entry holds it */
-                const mt_entry *e = (const mt_entry *)(uintptr_t)g[REG_RCX];
-                g[REG_RDX] = (greg_t)(o < sh->bumped ? e : e - 1)->addr;
-            }
-            g[REG_RIP] = (greg_t)start;
-            atomic_fetch_add_explicit(&rt.restarts, 1, memory_order_relaxed);
-            return;
+        if (o >= sh->rdx_kept) { /* rdx is gone: the entry holds it */
+            const mt_entry *e = (const mt_entry *)(uintptr_t)g[REG_RCX];
+            g[REG_RDX] = (greg_t)(o < sh->bumped ? e : e - 1)->addr;
         }
+        g[REG_RIP] = (greg_t)start;
+        atomic_fetch_add_explicit(&rt.restarts, 1, memory_order_relaxed);
         return;
     }
 }
