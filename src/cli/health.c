@@ -172,6 +172,12 @@ int cli_report_health(const char *path, const memtap_trace *t, int dropped)
                         "asynchronous signals were merged into the next: "
                         "their handlers' traced accesses took longer than "
                         "the signals' period\n", path, merged);
+    uint64_t stacks = info_u64(t, "stack_pages");
+    if (stacks)
+        fprintf(stderr, "memtap: note: %s: %" PRIu64 " pages of traced "
+                        "memory were thread stacks (a goroutine's, say) and "
+                        "were traced no more from then on: other data on "
+                        "those pages is not recorded\n", path, stacks);
     uint64_t missed = info_u64(t, "watch_blocks_missed");
     if (missed && ++problems)
         fprintf(stderr, "memtap: warning: %s: %" PRIu64 " blocks of watched "

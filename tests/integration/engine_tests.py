@@ -856,6 +856,9 @@ def test_engine_go_program():
     info = info_of(trace)
     check(info["end"] == "exit" and int(info["stack_pages"]) > 0,
           "fault engine: an end record, stack pages found: %s" % info)
+    check(re.search(r"^memtap: note: .*: %s pages of traced memory were thread stacks"
+                    % info["stack_pages"], p.stderr, re.M),
+          "fault engine: the untraced stack pages said: %s" % p.stderr)
 
 
 def test_engine_timer_signals():
