@@ -16,6 +16,7 @@
 #include "tracer.h"
 #include "sys/build_id.h"
 #include "sys/own_modules.h"
+#include "sys/page.h"
 
 #include <elf.h>
 #include <fcntl.h>
@@ -28,13 +29,15 @@
 
 #define MAX_MODULES 4096
 #define MAX_SEGS 16
+#define MAX_TEXTS 4 /* executable segments kept per module for modules_own_text */
 
 typedef struct module_slot {
     uint64_t base;
     uint64_t first_vaddr;  /* identifies the mapping with base */
+    uint64_t text[MAX_TEXTS][2]; /* [start, end) of its executable segments */
     uint32_t offset;       /* encoded entry in the arena */
     uint32_t size;
-    uint8_t alive, seen;
+    uint8_t alive, seen;   /* alive: read without the lock (atomic access) */
     uint8_t untraced;      /* memtap's own, the loader, the vdso */
     uint8_t data_tracked;
 } module_slot;
@@ -43,6 +46,7 @@ static struct {
     atomic_int lock;
     module_slot *slots;
     uint32_t nslots;
+    _Atomic uint32_t published; /* slots complete, for readers without the lock */
     char *arena;
     uint32_t arena_len, arena_cap;
     char exe[4096];
@@ -273,6 +277,13 @@ static int on_module(struct dl_phdr_info *info, size_t size, void *data)
     s->alive = s->seen = 1;
     s->untraced = is_untraced(path, flags);
     s->data_tracked = 0;
+    memset(s->text, 0, sizeof s->text);
+    for (size_t i = 0, t = 0; i < nsegs && t < MAX_TEXTS; i++)
+        if (segs[i].prot & PF_X) {
+            s->text[t][0] = info->dlpi_addr + segs[i].vaddr;
+            s->text[t++][1] = info->dlpi_addr + segs[i].vaddr + segs[i].memsz;
+        }
+    atomic_store_explicit(&m.published, m.nslots, memory_order_release);
     m.arena_len += (uint32_t)n;
     return 0;
 }
@@ -302,7 +313,7 @@ void modules_rescan(void)
         if (i >= first_new)
             tracer_record(MEMTAP_EV_MODULE_LOAD, 0, 0, m.slots[i].base, 0, 0, i);
         else if (m.slots[i].alive && !m.slots[i].seen) {
-            m.slots[i].alive = 0;
+            __atomic_store_n(&m.slots[i].alive, 0, __ATOMIC_RELEASE);
             tracer_record(MEMTAP_EV_MODULE_UNLOAD, 0, 0, m.slots[i].base, 0, 0,
                         i);
         }
@@ -310,6 +321,21 @@ void modules_rescan(void)
     unlock();
     rewritten_scan();
     tracer_internal_leave();
+}
+
+int modules_own_text(uint64_t start, uint64_t end)
+{
+    uint32_t n = atomic_load_explicit(&m.published, memory_order_acquire);
+    for (uint32_t k = 0; k < n; k++) {
+        const module_slot *s = &m.slots[k];
+        if (!__atomic_load_n(&s->alive, __ATOMIC_ACQUIRE))
+            continue;
+        for (int t = 0; t < MAX_TEXTS && s->text[t][1]; t++)
+            if (start >= (s->text[t][0] & ~(uint64_t)(PAGE - 1)) &&
+                end <= ((s->text[t][1] + PAGE - 1) & ~(uint64_t)(PAGE - 1)))
+                return 1;
+    }
+    return 0;
 }
 
 void modules_write_all(void)

@@ -26,6 +26,12 @@ void modules_track_data(void);
 size_t modules_text_ranges(uint32_t *from, int syscalls_only,
                            uint64_t (*ranges)[2], size_t max);
 
+/* Whether [start, end) lies on the pages of one executable segment of a
+ * loaded module (the program's own code, not code made at run time).
+ * Takes no lock: for the SIGSYS handler, which may interrupt a thread
+ * that holds the module table's lock. */
+int modules_own_text(uint64_t start, uint64_t end);
+
 /* Writes every known module to the (new) output file, e.g. after fork. */
 void modules_write_all(void);
 

@@ -17,6 +17,7 @@
  */
 #define _GNU_SOURCE
 #include "syscalls.h"
+#include "modules.h"
 
 #include "execargs.h"
 #include "fault.h"
@@ -306,6 +307,11 @@ void syscalls_note_code_made(long nr, const long *a, long ret, uint64_t pc)
 {
     if (!s.enabled || s.all || !(a[2] & PROT_EXEC) ||
         (pc >= s.loader_text[0] && pc < s.loader_text[1]))
+        return;
+    /* a program that makes its own text writable and back, to patch or
+     * relocate it, makes no new code */
+    if (nr != SYS_mmap &&
+        modules_own_text((uint64_t)a[0], (uint64_t)a[0] + (uint64_t)a[1]))
         return;
     if ((nr == SYS_mmap && !RAW_FAILED(ret)) ||
         ((nr == SYS_mprotect || nr == SYS_pkey_mprotect) && ret == 0)) {

@@ -451,6 +451,15 @@ def test_engine_no_home():
           "--engine static: %s" % p.stderr)
 
 
+def test_engine_self_mprotect():
+    """A program that makes its own text writable and back makes no new
+    code: its run is whole (it was called a JIT's, exit 125)."""
+    trace, p = run(prog("self_mprotect"))
+    check_eq(p.stdout, "ok\n", "its output")
+    check("executable mapping" not in p.stderr and "incomplete" not in p.stderr,
+          "no warning: %s" % p.stderr)
+
+
 def test_engine_dlopen():
     """A library loaded by dlopen is rewritten when it is loaded (the audit
     module runs memtap cache add) and traced by the static engine."""
