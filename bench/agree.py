@@ -8,18 +8,21 @@ fault engine and Valgrind finish quickly):
                     (module + offset), the loads and the stores of each
                     engine; the accesses of instructions whose counts
                     differ, and the instructions.
-  lackey            for the library named (liblzma, libsqlite3),
+  lackey            for the module named (liblzma, libsqlite3, lua5.4's
+                    own executable, where its virtual machine is),
                     `memtap run --only heap,static,stack --implicit
                     --string-elements` against `valgrind --tool=lackey
                     --trace-mem=yes` (a modify counts as a load and a
                     store), per instruction of that library.
 
-    bench/agree.py [--top N] [--no-lackey]
+    bench/agree.py [--top N] [--no-lackey] [--only xz,lua5.4,...]
 """
 import argparse
 import collections
 import os
 import re
+import shutil
+import struct
 import subprocess
 import sys
 import tempfile
@@ -43,7 +46,9 @@ def programs(tmp):
     return [
         ("xz -0", ["xz", "-0", "-c", text], "liblzma.so.5"),
         ("sqlite3", ["sqlite3", ":memory:", SQL], "libsqlite3.so.0"),
-        ("lua5.4", ["lua5.4", "-e", LUA], None),  # the VM is in the program
+        # the VM is in the program; its string hashes take a seed from the
+        # time and addresses, so runs differ from each other (measured)
+        ("lua5.4", ["lua5.4", "-e", LUA], "lua5.4"),
         ("gzip -6", ["gzip", "-6", "-c", text], None),
         ("bzip2", ["bzip2", "-c", text], None),
     ]
@@ -81,14 +86,40 @@ def memtap_counts(argv, tmp, name, *opts):
     return counts, p.stdout, p.returncode
 
 
+def entry_and_span(path):
+    """(e_entry, end of the highest PT_LOAD) of an ELF64 file."""
+    with open(path, "rb") as f:
+        data = f.read(1 << 16)
+    entry, phoff = struct.unpack_from("<QQ", data, 24)
+    phentsize, phnum = struct.unpack_from("<HH", data, 54)
+    span = 0
+    for i in range(phnum):
+        ptype, _, _, vaddr, _, _, memsz, _ = struct.unpack_from("<IIQQQQQQ", data,
+                                                                phoff + i * phentsize)
+        if ptype == 1:
+            span = max(span, vaddr + memsz)
+    return entry, span
+
+
 def lackey_counts(argv, lib):
-    """Per instruction of lib (offset), Lackey's loads and stores."""
+    """Per instruction of lib (offset), Lackey's loads and stores; lib is a
+    shared library's file name or the program's own (argv[0])."""
+    main = lib == argv[0]
     env = dict(os.environ, LD_DEBUG="files")
+    if main:  # the loader names libraries only; the entry point places the program
+        env["LD_SHOW_AUXV"] = "1"
     p = subprocess.run(["valgrind", "--tool=lackey", "--trace-mem=yes"] + argv,
                        capture_output=True, env=env)
     err = p.stderr.decode(errors="replace")
     base, wanted = None, False
+    if main:
+        entry, size = entry_and_span(shutil.which(lib))
+        # the last one printed: valgrind's own launcher prints its auxv first
+        m = re.findall(r"^AT_ENTRY:\s+0x([0-9a-f]+)", p.stdout.decode(errors="replace"), re.M)
+        base = int(m[-1], 16) - entry if m else None
     for line in err.splitlines():  # LD_DEBUG's lines among Lackey's
+        if main:
+            break
         if re.search(r"file=(\S*/)?%s \[0\];\s+generating link map" % re.escape(lib), line):
             wanted = True
         m = wanted and re.match(r"^\s*\d+:\s+dynamic: \S+\s+base: (0x[0-9a-f]+)\s+size: "
@@ -120,12 +151,15 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--top", type=int, default=4)
     ap.add_argument("--no-lackey", action="store_true")
+    ap.add_argument("--only", default="", help="the programs named (xz,lua5.4,...)")
     a = ap.parse_args()
     tmp = tempfile.mkdtemp(prefix="memtap-agree-")
     print("| program | static | fault | instructions that differ | accesses that differ |")
     print("| --- | --- | --- | --- | --- |")
     notes = []
     for name, argv, lib in programs(tmp):
+        if a.only and argv[0] not in a.only.split(","):
+            continue
         s, out_s, _ = memtap_counts(argv, tmp, name.split()[0] + "-static")
         f, out_f, _ = memtap_counts(argv, tmp, name.split()[0] + "-fault", "--engine", "fault")
         ns, nf, insns, diff = compare(s, f)
@@ -147,6 +181,11 @@ def main():
             nm, nl, insns, diff = compare(m, lk)
             print("| %s, %s, Lackey's options | %d | Lackey %d | %d | %d (%.3f %%) |" % (
                 name, lib, nm, nl, len(insns), diff, 100.0 * diff / max(nm, nl, 1)))
+            if argv[0] == "lua5.4":  # what two of Lackey's own runs differ by
+                lk2, _ = lackey_counts(argv, lib)
+                n1, n2, insns2, diff2 = compare(lk, lk2)
+                print("| %s, %s, Lackey against Lackey | %d | Lackey %d | %d | %d (%.3f %%) |" % (
+                    name, lib, n1, n2, len(insns2), diff2, 100.0 * diff2 / max(n1, n2, 1)))
             for i in sorted(insns)[:a.top]:
                 notes.append("  %s (Lackey) %s+0x%x: memtap L%d S%d, Lackey L%d S%d" % (
                     name, i[0], i[1], m.get((i, "L"), 0), m.get((i, "S"), 0),

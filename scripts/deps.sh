@@ -3,11 +3,15 @@
 # packages (apt-get), then the npm packages pinned in npm/package-lock.json
 # (ECharts for `memtap report --html`, DuckDB's library for `memtap export
 # --format parquet`, playwright-core to drive Chromium in the tests).
+# With --bench, also the programs and test suites the benchmarks under
+# bench/ run (bench/suites.py, bench/agree.py).
 set -eu
 cd "$(dirname "$0")/.."
 PACKAGES="cmake make gcc g++ libc6-dev binutils pkg-config python3 \
 libelf-dev libdw-dev libbz2-dev libzstd-dev libzydis-dev libsqlite3-dev valgrind clang \
 help2man chromium fzf shellcheck"
+[ "${1:-}" = "--bench" ] && PACKAGES="$PACKAGES lua5.4 perl jq sqlite3 xz-utils bzip2 zstd \
+gzip libpython3.11-testsuite"
 command -v npm >/dev/null 2>&1 || PACKAGES="$PACKAGES nodejs npm"
 missing=""
 for p in $PACKAGES; do
