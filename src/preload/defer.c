@@ -38,7 +38,7 @@ void defer_leave(void)
 int defer_until_section(int sig, const siginfo_t *si, void *ucv)
 {
     sigset_t async;
-    fault_async_mask(&async);
+    sigbits_async(&async);
     if (!sigbits_has(&async, sig) && si->si_code > 0)
         return 0;
     ucontext_t *uc = ucv;

@@ -31,6 +31,7 @@
  */
 #define _GNU_SOURCE
 #include "fault.h"
+#include "own_signals.h"
 #include "sys/sigbits.h"
 #include "sys/page.h"
 #include "rt/rewritten.h"
@@ -244,17 +245,6 @@ static int try_complete(ucontext_t *uc, const ZydisDecodedInstruction *insn,
     complete_counted();
     hot_completed(pc, insn);
     return 1;
-}
-
-void fault_async_mask(sigset_t *m)
-{
-    sigbits_set_all(m, 1);
-    sigbits_del(m, SIGSEGV);
-    sigbits_del(m, SIGBUS);
-    sigbits_del(m, SIGTRAP);
-    sigbits_del(m, SIGSYS);
-    sigbits_del(m, SIGFPE);
-    sigbits_del(m, SIGILL);
 }
 
 #include "signals.h"
@@ -534,7 +524,7 @@ static void on_segv_body(int sig, siginfo_t *si, ucontext_t *uc)
     w->active = 1;
     w->pc = (uint64_t)uc->uc_mcontext.gregs[REG_RIP];
     w->saved_mask = uc->uc_sigmask;
-    fault_async_mask(&uc->uc_sigmask);
+    sigbits_async(&uc->uc_sigmask);
     uc->uc_mcontext.gregs[REG_EFL] |= (greg_t)TF_FLAG;
 }
 
@@ -595,11 +585,6 @@ static void on_trap(int sig, siginfo_t *si, void *uc)
     fault_run_handler(on_trap_body, 1, sig, si, uc);
 }
 
-int fault_owns_signal(int sig)
-{
-    return f.enabled && (sig == SIGSEGV || sig == SIGTRAP);
-}
-
 static int install(int sig, void (*fn)(int, siginfo_t *, void *))
 {
     struct sigaction sa;
@@ -608,7 +593,7 @@ static int install(int sig, void (*fn)(int, siginfo_t *, void *))
     /* both nest: memtap's own code may touch a protected page, or meet
      * the int3 of a hot site being patched (a blocked SIGTRAP would kill) */
     sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_NODEFER;
-    fault_async_mask(&sa.sa_mask);
+    sigbits_async(&sa.sa_mask);
     /* while our handler runs, the program's asynchronous signals wait */
     return __sigaction(sig, &sa, NULL);
 }
@@ -623,6 +608,8 @@ int fault_init(void)
         return -1;
     if (complete_init() == 0) /* without it, every access is stepped */
         hot_init();
+    own_signals_claim(SIGSEGV);
+    own_signals_claim(SIGTRAP);
     f.enabled = 1;
     return 0;
 }

@@ -106,12 +106,6 @@ int fault_own_mode(void);
  * a fault during it may leave by longjmp). */
 void fault_own_reset(void);
 
-/* Every signal but the synchronous ones (SIGSEGV, SIGBUS, SIGTRAP, SIGSYS,
- * SIGFPE, SIGILL): what memtap's handlers, and an open window, hold off.
- * The synchronous ones must stay deliverable: blocked, the kernel would
- * kill the process on the next fault. */
-void fault_async_mask(sigset_t *m);
-
 /* Brackets a memtap signal handler (faults inside are memtap's own). */
 void fault_handler_enter(void);
 void fault_handler_leave(void);
@@ -163,9 +157,5 @@ uint64_t fault_count(void);
  * the stack pointer faulted there) and no longer traced. */
 uint64_t fault_stack_pages(void);
 uint64_t fault_exposed_windows(void);
-
-/* The program's own disposition for a signal memtap handles (sigaction
- * interposition); returns 1 when memtap keeps the signal for itself. */
-int fault_owns_signal(int sig);
 
 #endif

@@ -3,6 +3,7 @@
  */
 #include "preload/ignore.h"
 #include "config.h"
+#include "filters.h"
 
 #include "memtap/trace.h"
 #include "preload/ranges.h"
@@ -13,17 +14,17 @@
 static range_set ig;
 static _Atomic uint64_t hits;
 
-void ignore_init(void) { ranges_parse(&ig, config()->ignore); }
 
 void ignore_module_loaded(const char *path, uint64_t bias)
 {
     ranges_module_loaded(&ig, path, bias);
 }
 
-int ignore_any(void) { return ranges_count(&ig) != 0; }
-
-int ignore_drops(uint8_t kind, uint64_t addr, uint64_t size, uint64_t addr2)
+static int ignore_keeps(uint8_t kind, uint64_t addr, uint64_t size,
+                        uint64_t addr2)
 {
+    if (ranges_count(&ig) == 0) /* none of their modules loaded yet */
+        return 1;
     uint64_t n = size ? size : 1;
     int drop;
     switch (kind) {
@@ -37,11 +38,18 @@ int ignore_drops(uint8_t kind, uint64_t addr, uint64_t size, uint64_t addr2)
         drop = ranges_cover(&ig, addr, n) && ranges_cover(&ig, addr2, n);
         break;
     default:
-        return 0;
+        return 1;
     }
     if (drop)
         atomic_fetch_add_explicit(&hits, 1, memory_order_relaxed);
-    return drop;
+    return !drop;
+}
+
+void ignore_init(void)
+{
+    ranges_parse(&ig, config()->ignore);
+    if (ig.given)
+        filters_add(ignore_keeps);
 }
 
 void ignore_end_stats(fmt_buf *b)

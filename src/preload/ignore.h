@@ -12,19 +12,15 @@
 
 /* Reads MEMTAP_IGNORE before the program runs: comma-separated
  * "0xLO-0xHI" (addresses) or "PATH@0xLO-0xHI" (link-time addresses of
- * the module loaded from PATH, as the trace names it). */
+ * the module loaded from PATH, as the trace names it).  When ranges are
+ * given, a filter of the recorder's stage (filters.h) drops an event of
+ * this kind (memtap_kind): an access whose bytes lie inside one range, a
+ * copy both of whose sides do; counted. */
 void ignore_init(void);
 
 /* A module was loaded from path with this bias: its ranges become
  * active. */
 void ignore_module_loaded(const char *path, uint64_t bias);
-
-/* Whether any range is active (the fast path's test). */
-int ignore_any(void);
-
-/* Whether an event of this kind (memtap_kind) is dropped: an access whose
- * bytes lie inside one range, a copy both of whose sides do; counted. */
-int ignore_drops(uint8_t kind, uint64_t addr, uint64_t size, uint64_t addr2);
 
 /* "ignored=N" for the closing note, when ranges were given. */
 void ignore_end_stats(fmt_buf *b);

@@ -10,6 +10,8 @@
  */
 #define _GNU_SOURCE
 #include "complete.h"
+#include "sys/rawsys.h"
+#include "sys/sigbits.h"
 #include "hot.h"
 #include "config.h"
 #include "defer.h"
@@ -98,12 +100,12 @@ static void altstack_install(void)
 {
     if (tls_altstack || tls_altstack_removed)
         return;
-    void *mem = tracer_map(ALTSTACK_SIZE);
+    void *mem = raw_map(ALTSTACK_SIZE);
     stack_t ss = { .ss_sp = mem, .ss_size = ALTSTACK_SIZE };
     if (mem && raw_syscall3(SYS_sigaltstack, (long)&ss, 0, 0) == 0)
         tls_altstack = mem;
     else if (mem)
-        tracer_unmap(mem, ALTSTACK_SIZE);
+        raw_unmap(mem, ALTSTACK_SIZE);
 }
 
 static void altstack_remove(void)
@@ -112,7 +114,7 @@ static void altstack_remove(void)
     tls_altstack_removed = 1;
     /* not while a handler runs on it (pthread_exit from a handler) */
     if (tls_altstack && raw_syscall3(SYS_sigaltstack, (long)&off, 0, 0) == 0) {
-        tracer_unmap(tls_altstack, ALTSTACK_SIZE);
+        raw_unmap(tls_altstack, ALTSTACK_SIZE);
         tls_altstack = NULL;
     }
 }
@@ -138,7 +140,7 @@ int process_fatal_action(int sig, struct sigaction *sa)
             sa->sa_sigaction = on_fatal_signal;
             sa->sa_flags = SA_SIGINFO | SA_ONSTACK;
             /* flushing may touch traced memory: those faults must get in */
-            fault_async_mask(&sa->sa_mask);
+            sigbits_async(&sa->sa_mask);
             return 1;
         }
     return 0;
@@ -242,7 +244,7 @@ typedef struct thread_start_arg {
 static void *thread_start(void *p)
 {
     thread_start_arg a = *(thread_start_arg *)p;
-    tracer_unmap(p, 4096);
+    raw_unmap(p, 4096);
     altstack_install();
     world_thread_announced();
     world_thread_begin();
@@ -258,7 +260,7 @@ MEMTAP_EXPORT int pthread_create(pthread_t *t, const pthread_attr_t *attr,
 {
     if (!next.pthread_create)
         resolve_next_symbols();
-    thread_start_arg *a = tracer_enabled() ? tracer_map(4096) : NULL;
+    thread_start_arg *a = tracer_enabled() ? raw_map(4096) : NULL;
     if (!a)
         return next.pthread_create(t, attr, fn, arg);
     a->fn = fn;
@@ -267,7 +269,7 @@ MEMTAP_EXPORT int pthread_create(pthread_t *t, const pthread_attr_t *attr,
     int rc = next.pthread_create(t, attr, thread_start, a);
     if (rc != 0) {
         world_thread_created(-1);
-        tracer_unmap(a, 4096);
+        raw_unmap(a, 4096);
     }
     return rc;
 }

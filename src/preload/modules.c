@@ -6,6 +6,7 @@
  */
 #define _GNU_SOURCE
 #include "modules.h"
+#include "sys/rawsys.h"
 #include "watch.h"
 #include "sys/spin.h"
 #include "rt/rewritten.h"
@@ -58,7 +59,7 @@ static void unlock(void) { spin_release(&m.lock); }
 static int reserve(uint32_t need)
 {
     if (!m.slots) {
-        m.slots = tracer_map(MAX_MODULES * sizeof *m.slots);
+        m.slots = raw_map(MAX_MODULES * sizeof *m.slots);
         if (!m.slots)
             return -1;
     }
@@ -67,12 +68,12 @@ static int reserve(uint32_t need)
     uint32_t cap = m.arena_cap ? m.arena_cap * 2 : 1u << 16;
     while (cap < m.arena_len + need)
         cap *= 2;
-    char *a = tracer_map(cap);
+    char *a = raw_map(cap);
     if (!a)
         return -1;
     if (m.arena) {
         memcpy(a, m.arena, m.arena_len);
-        tracer_unmap(m.arena, m.arena_cap);
+        raw_unmap(m.arena, m.arena_cap);
     }
     m.arena = a;
     m.arena_cap = cap;
@@ -196,7 +197,7 @@ static void track_data(int with_heap)
         if (m.slots[k].alive)
             m.slots[k].data_tracked = 1;
     if (maps)
-        tracer_unmap(maps, map_size);
+        raw_unmap(maps, map_size);
 }
 
 void modules_track_data(void)

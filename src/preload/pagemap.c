@@ -9,6 +9,7 @@
  * memtap_start/memtap_stop).
  */
 #include "pagemap.h"
+#include "sys/rawsys.h"
 #include "sys/page.h"
 
 #include "tracer.h"
@@ -29,10 +30,10 @@ int pagemap_init(void)
 {
     if (root)
         return 0;
-    installed = tracer_map(ROOT_SLOTS / 8);
+    installed = raw_map(ROOT_SLOTS / 8);
     if (!installed)
         return -1;
-    root = tracer_map(ROOT_SLOTS * sizeof *root);
+    root = raw_map(ROOT_SLOTS * sizeof *root);
     return root ? 0 : -1;
 }
 
@@ -44,12 +45,12 @@ static uint8_t *leaf(uintptr_t page, int create)
     uint8_t *l = atomic_load(&root[slot]);
     if (l || !create)
         return l;
-    uint8_t *fresh = tracer_map(LEAF_PAGES);
+    uint8_t *fresh = raw_map(LEAF_PAGES);
     if (!fresh)
         return NULL;
     uint8_t *expected = NULL;
     if (!atomic_compare_exchange_strong(&root[slot], &expected, fresh)) {
-        tracer_unmap(fresh, LEAF_PAGES);
+        raw_unmap(fresh, LEAF_PAGES);
         return expected;
     }
     atomic_fetch_or(&installed[slot / 64], 1ull << (slot % 64));

@@ -6,6 +6,7 @@
  */
 #define _GNU_SOURCE
 #include "signals.h"
+#include "own_signals.h"
 #include "sys/sigbits.h"
 
 #include "defer.h"
@@ -49,9 +50,7 @@ uint64_t signals_program_handlers(void)
 
 static int owned(int sig)
 {
-    return sig > 0 && sig < _NSIG &&
-           (fault_owns_signal(sig) || syscalls_own_signal(sig) ||
-            world_owns_signal(sig) || rewritten_owns_signal(sig));
+    return own_signals_has(sig);
 }
 
 /* The synchronous signals memtap runs on must never be blocked: the kernel

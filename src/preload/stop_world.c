@@ -12,6 +12,9 @@
  */
 #define _GNU_SOURCE
 #include "stop_world.h"
+#include "own_signals.h"
+#include "sys/rawsys.h"
+#include "sys/sigbits.h"
 
 #include "defer.h"
 #include "fault.h"
@@ -84,23 +87,19 @@ static void on_park(int sig, siginfo_t *si, void *uc)
         park(gen);
 }
 
-int world_owns_signal(int sig)
-{
-    return w.enabled && sig == PARK_SIGNAL;
-}
-
 int world_init(void)
 {
-    w.slots = tracer_map(SLOTS * sizeof *w.slots);
+    w.slots = raw_map(SLOTS * sizeof *w.slots);
     if (!w.slots)
         return -1;
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_sigaction = on_park;
     sa.sa_flags = SA_SIGINFO | SA_RESTART | SA_ONSTACK;
-    fault_async_mask(&sa.sa_mask);
+    sigbits_async(&sa.sa_mask);
     if (__sigaction(PARK_SIGNAL, &sa, NULL) != 0)
         return -1;
+    own_signals_claim(PARK_SIGNAL);
     w.enabled = 1;
     world_thread_begin();
     return 0;

@@ -43,6 +43,5 @@ int world_shared(void);
  * created is not counted: it runs none of the program's code during such a
  * window unless it registers in it, which is not detected. */
 int world_others_registered(void);
-int world_owns_signal(int sig);
 
 #endif

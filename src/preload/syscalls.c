@@ -17,6 +17,8 @@
  */
 #define _GNU_SOURCE
 #include "syscalls.h"
+#include "own_signals.h"
+#include "sys/sigbits.h"
 #include "modules.h"
 
 #include "execargs.h"
@@ -173,11 +175,6 @@ static struct {
 unsigned long syscalls_emulated(void) { return s.emulated; }
 int syscalls_enabled(void) { return s.enabled; }
 unsigned long syscalls_reopened(void) { return s.reopened; }
-
-int syscalls_own_signal(int sig)
-{
-    return s.enabled && sig == SIGSYS;
-}
 
 static const sys_spec *spec_of(long nr)
 {
@@ -534,7 +531,7 @@ int syscalls_init(int all)
     memset(&sa, 0, sizeof sa);
     sa.sa_sigaction = on_sigsys;
     sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
-    fault_async_mask(&sa.sa_mask);
+    sigbits_async(&sa.sa_mask);
     /* a call that blocks here must not keep a stopper waiting */
     sigdelset(&sa.sa_mask, __SIGRTMAX - 1);
     sa.sa_flags |= SA_RESTART;
@@ -551,6 +548,7 @@ int syscalls_init(int all)
     s.all = all;
     if (syscall_filter_init(all, traps, nt) != 0)
         return -1;
+    own_signals_claim(SIGSYS);
     s.enabled = 1;
     return 0;
 }

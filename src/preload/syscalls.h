@@ -17,7 +17,6 @@
  * exec, signal actions and masks, and calls naming memtap's
  * descriptors. */
 int syscalls_init(int all);
-int syscalls_own_signal(int sig);
 unsigned long syscalls_emulated(void);
 /* Whether the system call filter is on (exit_group is then trapped). */
 int syscalls_enabled(void);

@@ -9,6 +9,7 @@
  */
 #define _GNU_SOURCE
 #include "traced_set.h"
+#include "sys/sigbits.h"
 
 #include "fault.h"
 #include "pagemap.h"
@@ -171,7 +172,7 @@ void pages_completion_end(void)
 void pages_guard_signals(sigset_t *old)
 {
     sigset_t async;
-    fault_async_mask(&async);
+    sigbits_async(&async);
     raw_syscall6(SYS_rt_sigprocmask, SIG_BLOCK, (long)&async, (long)old, 8,
                  0, 0);
 }

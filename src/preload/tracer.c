@@ -31,14 +31,14 @@
  */
 #define _GNU_SOURCE
 #include "tracer.h"
+#include "filters.h"
+#include "sys/rawsys.h"
 #include "config.h"
-#include "watch.h"
 #include "sys/env.h"
 #include "sys/spin.h"
 
 #include "fmt.h"
 #include "hidden_thread.h"
-#include "ignore.h"
 #include "own_text.h"
 #include "rt/abi.h"
 #include "trace/chunk.h"
@@ -226,18 +226,6 @@ static __thread tracer_thread *tls_packing __attribute__((tls_model("initial-exe
 static __thread tracer_hand *tls_hand __attribute__((tls_model("initial-exec")));
 static __thread int tls_hand_put __attribute__((tls_model("initial-exec")));
 
-void *tracer_map(uint64_t size)
-{
-    long p = raw_syscall6(SYS_mmap, 0, (long)size, PROT_READ | PROT_WRITE,
-                          MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    return p < 0 && p > -4096 ? NULL : (void *)p;
-}
-
-void tracer_unmap(void *p, uint64_t size)
-{
-    raw_syscall3(SYS_munmap, p, size, 0);
-}
-
 /* write(2) from memtap's own code (not trapped by the syscall filter).
  * Returns 0 or a negative errno. */
 static int raw_write_all(int fd, const void *buf, size_t len)
@@ -380,7 +368,7 @@ void tracer_write_modules(const void *entries, uint32_t len, uint32_t count)
 size_t tracer_read_proc(const char *path, char **out, size_t *map_size)
 {
     size_t cap = 1u << 16, len = 0;
-    char *buf = tracer_map(cap);
+    char *buf = raw_map(cap);
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     *out = buf;
     *map_size = cap;
@@ -393,11 +381,11 @@ size_t tracer_read_proc(const char *path, char **out, size_t *map_size)
         if (len == cap) {
             if (cap >= META_MAX)
                 break;
-            char *bigger = tracer_map(cap * 2);
+            char *bigger = raw_map(cap * 2);
             if (!bigger)
                 break;
             memcpy(bigger, buf, len);
-            tracer_unmap(buf, cap);
+            raw_unmap(buf, cap);
             buf = bigger;
             cap *= 2;
         }
@@ -416,7 +404,7 @@ size_t tracer_read_proc(const char *path, char **out, size_t *map_size)
 
 static void write_info_start(void)
 {
-    char *text = tracer_map(META_MAX);
+    char *text = raw_map(META_MAX);
     if (!text)
         return;
     fmt_buf b = { text, 0, META_MAX };
@@ -448,7 +436,7 @@ static void write_info_start(void)
         i++;
     }
     if (cmd)
-        tracer_unmap(cmd, cmd_map);
+        raw_unmap(cmd, cmd_map);
     fmt_str(&b, "\nargc=");
     fmt_u64(&b, argi);
     /* how far the main thread's stack may grow below the mapping seen now */
@@ -470,7 +458,7 @@ static void write_info_start(void)
     }
     fmt_char(&b, '\n');
     write_meta_locked(MEMTAP_CHUNK_INFO, 0, text, b.len);
-    tracer_unmap(text, META_MAX);
+    raw_unmap(text, META_MAX);
 }
 
 static void write_maps(void)
@@ -481,7 +469,7 @@ static void write_maps(void)
     if (len)
         write_meta_locked(MEMTAP_CHUNK_MAPS, 0, maps, len);
     if (maps)
-        tracer_unmap(maps, map_size);
+        raw_unmap(maps, map_size);
 }
 
 _Static_assert(sizeof(memtap_sites_header) +
@@ -531,7 +519,7 @@ static int write_sites_locked(uint32_t tag)
                                   .first = first, .n = n, .bias = tab->bias };
         if (write_sites_frame(&h, &frames, &left) != 0) {
             frames = NULL; /* none, or not as expected: compress here */
-            if (!buf && !(buf = tracer_map(META_MAX)))
+            if (!buf && !(buf = raw_map(META_MAX)))
                 return -1;
             memcpy(buf, &h, sizeof h);
             memcpy(buf + sizeof h, tab->sites + first,
@@ -542,7 +530,7 @@ static int write_sites_locked(uint32_t tag)
         first += n;
     } while (first < tab->nsites);
     if (buf)
-        tracer_unmap(buf, META_MAX);
+        raw_unmap(buf, META_MAX);
     return 0;
 }
 
@@ -641,7 +629,7 @@ static tracer_thread *thread_new(void)
     size_t head = 64 * ((sizeof(tracer_thread) + 63) / 64);
     size_t total = head + ws + out + (1 + HANDS) * bytes;
     total = (total + 4095) & ~(size_t)4095;
-    char *m = tracer_map(total);
+    char *m = raw_map(total);
     if (!m)
         return NULL;
     tracer_thread *t = (tracer_thread *)(void *)m;
@@ -654,7 +642,7 @@ static tracer_thread *thread_new(void)
         t->hands[i].buf = t->buf + (i + 1) * bytes;
     t->buf_cap = bytes;
     if (!t->cctx) {
-        tracer_unmap(m, total);
+        raw_unmap(m, total);
         return NULL;
     }
     tracer_thread *first = atomic_load(&g.threads);
@@ -896,7 +884,7 @@ static int writer_ready(void)
         size_t bytes = (size_t)g.cap * BYTES_PER_RECORD;
         size_t ws = trace_chunk_workspace_size(bytes, g.compression);
         size_t out = trace_chunk_bound(bytes);
-        char *m = tracer_map(ws + out);
+        char *m = raw_map(ws + out);
         g.writer.cctx = m ? trace_chunk_context(m, ws, g.compression) : NULL;
         g.writer.out = m + ws;
         g.writer.out_cap = out;
@@ -1055,8 +1043,7 @@ void tracer_sync(void)
 void tracer_record(uint8_t kind, uint8_t flags, uint64_t pc, uint64_t addr,
                  uint64_t size, uint64_t addr2, uint64_t aux)
 {
-    if ((ignore_any() && ignore_drops(kind, addr, size, addr2)) ||
-        (watch_active() && !watch_keeps(kind, addr, size, addr2)))
+    if (filters_on() && !filters_keep(kind, addr, size, addr2))
         return;
     /* accesses a rewritten module logged come first */
     if (kind != MEMTAP_EV_LOAD && kind != MEMTAP_EV_STORE)
@@ -1084,7 +1071,7 @@ int tracer_add_sites(uint32_t tag, uint64_t bias, const memtap_site *sites,
      * rewriter's when each is a count an entry can stand for (47 KB for
      * libc), else worked out from the sites (reading libc's 1.1 MB table
      * took a quarter of a millisecond) */
-    uint8_t *own = nsites ? tracer_map(nsites) : NULL;
+    uint8_t *own = nsites ? raw_map(nsites) : NULL;
     int copied = own && records;
     if (copied)
         memcpy(own, records, nsites);
@@ -1101,7 +1088,7 @@ int tracer_add_sites(uint32_t tag, uint64_t bias, const memtap_site *sites,
         atomic_store(&g.nsite_tabs, tag + 1);
     meta_release();
     if (rc && own)
-        tracer_unmap(own, nsites);
+        raw_unmap(own, nsites);
     return rc;
 }
 
@@ -1506,7 +1493,7 @@ void tracer_init(void)
     if (g.writer.wanted && hidden_thread_prepare() != 0)
         g.writer.wanted = 0;
     size_t ws = trace_chunk_workspace_size(META_MAX, g.compression);
-    void *mem = tracer_map(ws + g.meta_out_cap);
+    void *mem = raw_map(ws + g.meta_out_cap);
     if (!mem)
         return;
     g.meta_cctx = trace_chunk_context(mem, ws, g.compression);

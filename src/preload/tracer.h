@@ -138,14 +138,11 @@ void tracer_internal_enter(void);
 void tracer_internal_leave(void);
 
 /* Reads a whole /proc file into memory of memtap's own (free it with
- * tracer_unmap(*out, *map_size)); returns its length. */
+ * raw_unmap(*out, *map_size)); returns its length. */
 size_t tracer_read_proc(const char *path, char **out, size_t *map_size);
 
 /* Current sequence number (the next event will get it or a later one). */
 uint64_t tracer_seq(void);
 
-/* Memory for memtap's own use, straight from the kernel (never traced). */
-void *tracer_map(uint64_t size);
-void tracer_unmap(void *p, uint64_t size);
 
 #endif

@@ -6,6 +6,7 @@
  */
 #include "preload/watch.h"
 #include "config.h"
+#include "filters.h"
 
 #include "preload/fault.h"
 #include "preload/pagemap.h"
@@ -34,11 +35,15 @@ static struct {
                                          room for */
 } w;
 
+static int watch_keeps(uint8_t kind, uint64_t addr, uint64_t size, uint64_t addr2);
+
 void watch_init(void)
 {
     ranges_parse(&w.objects, config()->watch);
     ranges_parse(&w.sites, config()->watch_sites);
     w.on = w.objects.given || w.sites.given;
+    if (w.on)
+        filters_add(watch_keeps);
     for (int i = 0; i < RANGES_MAX; i++)
         w.prot[i] = PROT_READ | PROT_WRITE;
 }
@@ -129,7 +134,10 @@ int watch_block_made(uint64_t p, uint64_t size, uint64_t site, uint64_t old)
     return 1;
 }
 
-int watch_keeps(uint8_t kind, uint64_t addr, uint64_t size, uint64_t addr2)
+/* The recorder's filter (filters.h) while --watch is given: keeps an
+ * access that meets a watched object, a copy either of whose sides does,
+ * and everything that is not an access. */
+static int watch_keeps(uint8_t kind, uint64_t addr, uint64_t size, uint64_t addr2)
 {
     uint64_t n = size ? size : 1;
     switch (kind) {

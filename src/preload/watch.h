@@ -14,7 +14,8 @@
 #include "preload/fmt.h"
 #include "memtap/trace.h"
 
-/* Reads the lists before the program runs. */
+/* Reads the lists before the program runs; when given, registers the
+ * recorder's filter (filters.h) that keeps only what meets them. */
 void watch_init(void);
 
 /* Whether --watch was given (then everything else is left out). */
@@ -33,10 +34,6 @@ void watch_track_all(void);
 int watch_block_made(uint64_t p, uint64_t size, uint64_t site, uint64_t old);
 void watch_block_released(uint64_t p);
 
-/* Whether an event is kept: an access that meets a watched object, a
- * copy either of whose sides does; everything else that is not an
- * access. */
-int watch_keeps(uint8_t kind, uint64_t addr, uint64_t size, uint64_t addr2);
 
 /* "watch_blocks_missed=N" for the closing note (blocks of watched sites
  * beyond the table). */

@@ -29,16 +29,17 @@
  */
 #define _GNU_SOURCE
 #include "rewritten.h"
+#include "preload/filters.h"
+#include "preload/own_signals.h"
+#include "sys/rawsys.h"
 #include "preload/config.h"
 #include "preload/defer.h"
-#include "preload/watch.h"
 #include "sys/env.h"
 #include "sys/spin.h"
 #include "sys/page.h"
 
 #include "preload/fault.h"
 #include "preload/fmt.h"
-#include "preload/ignore.h"
 #include "preload/own_text.h"
 #include "preload/signals.h"
 #include "preload/strings.h"
@@ -215,13 +216,12 @@ static int kept_cached(page_answers *c, uint64_t addr)
 static mt_entry *keep_entries(mt_entry *e, mt_entry *end)
 {
     mt_entry *out = e;
-    int ranges = ignore_any(), watched = watch_active();
+    int filtered = filters_on();
     page_answers answers;
     memset(answers.page, 0, sizeof answers.page);
     for (; e < end; e++)
         if ((!rt.drop || kept_cached(&answers, e->addr)) &&
-            !(ranges && ignore_drops(MEMTAP_EV_LOAD, e->addr, 1, 0)) &&
-            (!watched || watch_keeps(MEMTAP_EV_LOAD, e->addr, 1, 0)))
+            (!filtered || filters_keep(MEMTAP_EV_LOAD, e->addr, 1, 0)))
             *out++ = *e;
     return out;
 }
@@ -265,7 +265,7 @@ static int hand_over_entries(mt_entry *e, mt_entry *end, int offer)
 {
     if (atomic_load(&rt.closed))
         return 0;
-    if (rt.drop || ignore_any() || watch_active())
+    if (rt.drop || filters_on())
         end = keep_entries(e, end);
     if (rt.consume) {
         consume_entries(e, end);
@@ -298,15 +298,15 @@ static void to_scratch(void)
 /* A thread's entry buffer (ENTRIES), or NULL. */
 static mt_entry *map_buffer(void)
 {
-    uint8_t *m = tracer_map(2 * MT_BUFFER_ALIGN);
+    uint8_t *m = raw_map(2 * MT_BUFFER_ALIGN);
     if (!m)
         return NULL;
     uintptr_t at = ((uintptr_t)m + MT_BUFFER_ALIGN - 1) &
                    ~(uintptr_t)(MT_BUFFER_ALIGN - 1);
     if (at > (uintptr_t)m)
-        tracer_unmap(m, at - (uintptr_t)m);
+        raw_unmap(m, at - (uintptr_t)m);
     if ((uintptr_t)m + MT_BUFFER_ALIGN > at)
-        tracer_unmap((void *)(at + MT_BUFFER_ALIGN),
+        raw_unmap((void *)(at + MT_BUFFER_ALIGN),
                      (uintptr_t)m + MT_BUFFER_ALIGN - at);
     return (mt_entry *)at + 1;
 }
@@ -314,7 +314,7 @@ static mt_entry *map_buffer(void)
 static void unmap_buffer(mt_entry *base)
 {
     if (base)
-        tracer_unmap(base - 1, MT_BUFFER_ALIGN);
+        raw_unmap(base - 1, MT_BUFFER_ALIGN);
 }
 
 /* Hands the calling thread's entries over and empties its buffer; a
@@ -660,20 +660,6 @@ static void on_trap(int sig, siginfo_t *si, void *uc)
  * returns to it). */
 static const int fault_signals[] = { SIGSEGV, SIGBUS, SIGFPE, SIGILL };
 
-static int watched(int sig)
-{
-    for (size_t i = 0; i < sizeof fault_signals / sizeof *fault_signals; i++)
-        if (sig == fault_signals[i])
-            return 1;
-    return 0;
-}
-
-int rewritten_owns_signal(int sig)
-{
-    return (sig == SIGTRAP && rt.trap_handler) ||
-           (rt.fault_handlers && watched(sig));
-}
-
 /* A fault during memtap's own work on the program's behalf (memcpy on a
  * bad pointer): the program's handler may longjmp out of it, so the
  * thread's own mode ends here, before the handler runs. */
@@ -703,6 +689,7 @@ static int take_sigtrap(void)
         return -1;
     signals_adopt(SIGTRAP, &had); /* a library dlopened late: keep the
                                      program's handler */
+    own_signals_claim(SIGTRAP);
     rt.trap_handler = 1;
     return 0;
 }
@@ -718,6 +705,7 @@ static void take_fault_signals(void)
         sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_NODEFER;
         if (__sigaction(fault_signals[i], &sa, &had) == 0)
             signals_adopt(fault_signals[i], &had);
+        own_signals_claim(fault_signals[i]);
     }
     rt.fault_handlers = 1;
 }
@@ -897,7 +885,7 @@ void rewritten_check_passed(uint64_t pc)
 static void release_slot(rt_module *mod, const mt_rewrite_header *h)
 {
     if (mod->counters)
-        tracer_unmap(mod->counters, h->nblocks * sizeof(uint64_t));
+        raw_unmap(mod->counters, h->nblocks * sizeof(uint64_t));
     memset(mod, 0, sizeof *mod);
 }
 
@@ -1071,7 +1059,7 @@ static const char *turn_on(const struct dl_phdr_info *info,
     mod->header = at;
     mod->source_id = h->source_id;
     if (h->nblocks) {
-        mod->counters = tracer_map(h->nblocks * sizeof(uint64_t));
+        mod->counters = raw_map(h->nblocks * sizeof(uint64_t));
         if (!mod->counters) {
             release_slot(mod, h);
             return "no memory for its block counters";

@@ -39,8 +39,6 @@ void rewritten_handler_enter(rewritten_bracket *b, ucontext_t *uc);
  * program handler must wait for the flush's end (defer_until_section). */
 int rewritten_flush_coming(const ucontext_t *uc);
 void rewritten_handler_leave(const rewritten_bracket *b);
-/* Whether SIGTRAP's handler is the runtime's (int3 sites, no fault engine). */
-int rewritten_owns_signal(int sig);
 struct fmt_buf;
 /* Appends the modules hooked and the int3 sites hit to the closing note. */
 void rewritten_end_stats(struct fmt_buf *b);

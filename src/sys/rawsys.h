@@ -8,6 +8,7 @@
 #ifndef MEMTAP_SYS_RAWSYS_H
 #define MEMTAP_SYS_RAWSYS_H
 
+#include <sys/mman.h>
 #include <sys/syscall.h>
 
 /* Returns the kernel's result: -errno on failure. */
@@ -26,6 +27,20 @@ static inline long long raw_clock_ns(int clock)
 
 /* A result that is an error (-4095..-1) rather than an address or count. */
 #define RAW_FAILED(r) ((unsigned long)(r) > -4096ul)
+
+/* Memory for memtap's own use, straight from the kernel: never in the
+ * program's heap, never traced.  NULL when the kernel refuses. */
+static inline void *raw_map(unsigned long size)
+{
+    long p = raw_syscall6(SYS_mmap, 0, (long)size, PROT_READ | PROT_WRITE,
+                          MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    return RAW_FAILED(p) ? (void *)0 : (void *)p;
+}
+
+static inline void raw_unmap(void *p, unsigned long size)
+{
+    raw_syscall3(SYS_munmap, p, size, 0);
+}
 
 /* What memtap says to the user from inside a traced process: n bytes to
  * standard error, by the raw system call (no stdio, no lock, nothing a

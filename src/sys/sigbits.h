@@ -36,6 +36,21 @@ static inline void sigbits_set_all(sigset_t *s, int all)
     s->__val[0] = all ? ~0ull : 0;
 }
 
+/* Every signal but the synchronous ones (SIGSEGV, SIGBUS, SIGTRAP, SIGSYS,
+ * SIGFPE, SIGILL): what memtap's handlers, and an open window, hold off.
+ * The synchronous ones must stay deliverable: blocked, the kernel would
+ * kill the process on the next fault. */
+static inline void sigbits_async(sigset_t *s)
+{
+    sigbits_set_all(s, 1);
+    sigbits_del(s, SIGSEGV);
+    sigbits_del(s, SIGBUS);
+    sigbits_del(s, SIGTRAP);
+    sigbits_del(s, SIGSYS);
+    sigbits_del(s, SIGFPE);
+    sigbits_del(s, SIGILL);
+}
+
 static inline void sigbits_or(sigset_t *to, const sigset_t *from)
 {
     to->__val[0] |= from->__val[0];
