@@ -85,8 +85,6 @@ static __thread fault_open_set tls_own __attribute__((tls_model("initial-exec"))
 static __thread int tls_own_mode __attribute__((tls_model("initial-exec")));
 /* Set while in a SIGSEGV/SIGTRAP handler, whose mask already holds off
  * every asynchronous signal (the park signal included). */
-static __thread int tls_masked __attribute__((tls_model("initial-exec")));
-int fault_masked(void) { return tls_masked; }
 static __thread sigset_t tls_exclusive_mask __attribute__((tls_model("initial-exec")));
 static __thread int tls_exclusive __attribute__((tls_model("initial-exec")));
 /* Faults and emulated system calls of this thread: what its code paid. */
@@ -313,14 +311,14 @@ static void window_close(ucontext_t *uc)
 void fault_bracket_suspend(fault_bracket *b, ucontext_t *uc)
 {
     b->depth = tls_depth;
-    b->masked = tls_masked;
+    b->masked = fault_masked();
     b->own_mode = tls_own_mode;
     b->exclusive = tls_exclusive;
     window_close(uc);
     if (tls_exclusive) /* the program's own mask, not the guard's */
         uc->uc_sigmask = tls_exclusive_mask;
     b->world = world_release();
-    tls_masked = 0;
+    fault_set_masked(0);
     tls_depth = 0;
     tls_own_mode = 0;
     tls_exclusive = 0;
@@ -331,7 +329,7 @@ void fault_bracket_suspend(fault_bracket *b, ucontext_t *uc)
 void fault_bracket_resume(const fault_bracket *b)
 {
     tls_depth = b->depth;
-    tls_masked = b->masked;
+    fault_set_masked(b->masked);
     tls_own_mode = b->own_mode;
     tls_exclusive = b->exclusive;
     world_reacquire(b->world);
@@ -405,13 +403,13 @@ static int own_fault(uintptr_t addr)
 void fault_run_handler(fault_handler_body body, int masked, int sig,
                        siginfo_t *si, void *uc)
 {
-    tls_masked += masked;
+    fault_set_masked(fault_masked() + masked);
     fault_handler_enter(); /* first: errno may live behind a traced page */
     int saved = errno;
     body(sig, si, uc);
     fault_handler_leave();
     errno = saved;
-    tls_masked -= masked;
+    fault_set_masked(fault_masked() - masked);
 }
 
 /* Whether the page's own rights (the program's) allow this access: if not,
@@ -608,6 +606,7 @@ int fault_init(void)
         return -1;
     if (complete_init() == 0) /* without it, every access is stepped */
         hot_init();
+    fault_set_protecting();
     own_signals_claim(SIGSEGV);
     own_signals_claim(SIGTRAP);
     f.enabled = 1;

@@ -24,6 +24,20 @@ int fault_enabled(void);
 /* Keeps the traced set without the engine (nothing is protected): the
  * static engine asks it which accesses MadT records.  0, or -1. */
 int fault_init_tracking(void);
+/* From now on the traced set's pages are protected (the engine is on). */
+void fault_set_protecting(void);
+
+/* Who hears of changes to the mappings under the traced set (a shadow
+ * tool's shadow follows them): an unmapping, a move (mremap), a fixed
+ * mapping about to be made over [addr, addr+len). */
+typedef struct fault_map_listener {
+    void (*unmapped)(uintptr_t start, uintptr_t end);
+    void (*moved)(uintptr_t old, size_t old_len, uintptr_t new_addr,
+                  size_t new_len);
+    void (*before_fixed)(uintptr_t addr, size_t len);
+} fault_map_listener;
+/* Sets the listener (at start, before the program runs; one at most). */
+void fault_set_map_listener(const fault_map_listener *l);
 /* Whether the traced set is kept (the engine, or tracking alone). */
 int fault_tracking(void);
 /* The kind of traced memory addr lies in: PM_HEAP, PM_STATIC or 0. */

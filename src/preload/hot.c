@@ -25,6 +25,7 @@
  */
 #define _GNU_SOURCE
 #include "hot.h"
+#include "own_stack.h"
 #include "sys/futex_lock.h"
 #include "sys/hash.h"
 #include "sys/rawsys.h"

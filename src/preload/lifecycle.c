@@ -23,6 +23,7 @@
 #include "fmt.h"
 #include "ignore.h"
 #include "modules.h"
+#include "own_stack.h"
 #include "own_text.h"
 #include "rt/rewritten.h"
 #include "shadow_host.h"
@@ -85,50 +86,6 @@ static void on_fatal_signal(int sig, siginfo_t *si, void *uc)
     fault_handler_leave();
 }
 
-/* Every thread memtap sees start gets an alternate signal stack of its own
- * (memory of memtap's, never the traced heap), so that a stack overflow on
- * any thread still reaches memtap's handlers and the trace is flushed; a
- * thread memtap did not see start (raw clone, or code of the thread
- * library's that runs before the start routine) gets it when memtap's
- * code first needs a stack of its own (own_stack_for).  After its removal
- * at the thread's end, none is made again. */
-#define ALTSTACK_SIZE (64u * 1024)
-static __thread void *tls_altstack __attribute__((tls_model("initial-exec")));
-static __thread int tls_altstack_removed __attribute__((tls_model("initial-exec")));
-
-static void altstack_install(void)
-{
-    if (tls_altstack || tls_altstack_removed)
-        return;
-    void *mem = raw_map(ALTSTACK_SIZE);
-    stack_t ss = { .ss_sp = mem, .ss_size = ALTSTACK_SIZE };
-    if (mem && raw_syscall3(SYS_sigaltstack, (long)&ss, 0, 0) == 0)
-        tls_altstack = mem;
-    else if (mem)
-        raw_unmap(mem, ALTSTACK_SIZE);
-}
-
-static void altstack_remove(void)
-{
-    stack_t off = { .ss_flags = SS_DISABLE };
-    tls_altstack_removed = 1;
-    /* not while a handler runs on it (pthread_exit from a handler) */
-    if (tls_altstack && raw_syscall3(SYS_sigaltstack, (long)&off, 0, 0) == 0) {
-        raw_unmap(tls_altstack, ALTSTACK_SIZE);
-        tls_altstack = NULL;
-    }
-}
-
-uintptr_t own_stack_for(uintptr_t sp)
-{
-    if (!tls_altstack)
-        altstack_install();
-    uintptr_t lo = (uintptr_t)tls_altstack, hi = lo + ALTSTACK_SIZE;
-    if (!lo || (sp >= lo && sp < hi))
-        return sp & ~(uintptr_t)15;
-    return hi;
-}
-
 static int fatal_installed;
 
 int process_fatal_action(int sig, struct sigaction *sa)
@@ -148,7 +105,7 @@ int process_fatal_action(int sig, struct sigaction *sa)
 
 static void install_fatal_handlers(void)
 {
-    altstack_install();
+    own_stack_install();
     fatal_installed = 1;
     for (size_t i = 0; i < sizeof fatal_signals / sizeof *fatal_signals;
          i++) {
@@ -245,13 +202,13 @@ static void *thread_start(void *p)
 {
     thread_start_arg a = *(thread_start_arg *)p;
     raw_unmap(p, 4096);
-    altstack_install();
+    own_stack_install();
     world_thread_announced();
     world_thread_begin();
     void *ret = a.fn(a.arg);
     world_thread_end();
     tracer_thread_exit();
-    altstack_remove();
+    own_stack_remove();
     return ret;
 }
 
@@ -280,7 +237,7 @@ MEMTAP_EXPORT void pthread_exit(void *ret)
         resolve_next_symbols();
     world_thread_end();
     tracer_thread_exit();
-    altstack_remove();
+    own_stack_remove();
     next.pthread_exit(ret);
     __builtin_unreachable();
 }

@@ -11,6 +11,7 @@
 #include "sys/env.h"
 #include "sys/hash.h"
 
+#include "fault.h"
 #include "fmt.h"
 #include "rt/rewritten.h"
 #include "shadow/tool.h"
@@ -65,6 +66,32 @@ static void record(uint8_t kind, uint64_t pc, uint64_t addr, uint64_t size,
     tracer_record(kind, 0, pc, addr, size, addr2, aux);
 }
 
+/* The program's mappings change (the traced set's listener): the shadow
+ * of [start, end) is gone; a mapping moved; a MAP_FIXED mapping of
+ * [addr, addr+len) is about to be made. */
+static void shadow_host_unmapped(uintptr_t start, uintptr_t end)
+{
+    if (g.tool && end > start)
+        memtap_shadow_app_unmap(g.space, start, end - start);
+}
+
+static void shadow_host_moved(uintptr_t old, size_t old_len,
+                             uintptr_t new_addr, size_t new_len)
+{
+    if (g.tool)
+        memtap_shadow_app_move(g.space, old, old_len, new_addr, new_len);
+}
+
+static void shadow_host_before_fixed(uintptr_t addr, size_t len)
+{
+    if (g.tool && len)
+        memtap_shadow_make_room(g.space, addr, len);
+}
+
+static const fault_map_listener map_listener = {
+    shadow_host_unmapped, shadow_host_moved, shadow_host_before_fixed,
+};
+
 void shadow_host_init(void)
 {
     const preload_config *c = config();
@@ -92,6 +119,7 @@ void shadow_host_init(void)
     }
     dl_iterate_phdr(libc_text, (void *)(uintptr_t)&fopen);
     g.tool = tool;
+    fault_set_map_listener(&map_listener);
 }
 
 static memtap_shadow_thread *thread_state(void)
@@ -163,25 +191,6 @@ static int shadow_host_event(uint8_t kind, uint64_t pc, uint64_t addr, uint64_t 
     default:
         return 0;
     }
-}
-
-void shadow_host_unmapped(uintptr_t start, uintptr_t end)
-{
-    if (g.tool && end > start)
-        memtap_shadow_app_unmap(g.space, start, end - start);
-}
-
-void shadow_host_moved(uintptr_t old, size_t old_len, uintptr_t new_addr,
-                 size_t new_len)
-{
-    if (g.tool)
-        memtap_shadow_app_move(g.space, old, old_len, new_addr, new_len);
-}
-
-void shadow_host_before_fixed(uintptr_t addr, size_t len)
-{
-    if (g.tool && len)
-        memtap_shadow_make_room(g.space, addr, len);
 }
 
 static void shadow_host_thread_exit(void)

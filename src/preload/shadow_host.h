@@ -13,7 +13,8 @@
 #include "tracer.h"
 
 /* Reads MEMTAP_TOOL, MEMTAP_TOOL_CHUNK and MEMTAP_TOOL_CHECK_ONCE (after
- * the recorder's start). */
+ * the recorder's start); with a tool, its shadow follows the program's
+ * mappings as the traced set hears of them (fault_set_map_listener). */
 void shadow_host_init(void);
 /* Whether a tool runs. */
 int shadow_host_active(void);
@@ -27,13 +28,6 @@ extern const tracer_client shadow_host_client;
 /* Usable size of the block a free or realloc is about to release (the
  * wrappers measure it while the block is still the program's). */
 void shadow_host_note_block_size(uint64_t size);
-
-/* The program's mappings change: [start, end) is gone; a mapping moved;
- * a MAP_FIXED mapping of [addr, addr+len) is about to be made. */
-void shadow_host_unmapped(uintptr_t start, uintptr_t end);
-void shadow_host_moved(uintptr_t old, size_t old_len, uintptr_t new_addr,
-                 size_t new_len);
-void shadow_host_before_fixed(uintptr_t addr, size_t len);
 
 /* Appends "tool=NAME" and the shadow memory's figures to the closing
  * note. */

@@ -40,13 +40,6 @@ uint64_t signals_merged(void);
  * have told. */
 uint64_t signals_program_handlers(void);
 
-/* Where memtap's code that needs room (the flush of rewritten code's
- * entries, a hot site's access) runs, called on stack pointer sp: the top
- * of the thread's alternate signal stack, which is memtap's, or sp (16-byte
- * aligned) when it is already there or the thread has none.  A program's
- * stack can be small and in traced memory (a goroutine's). */
-uintptr_t own_stack_for(uintptr_t sp);
-
 /* Ends the process with status, trace finished (the process's exit_group,
  * trapped: the last the program does). */
 void process_exit(int status) __attribute__((noreturn));

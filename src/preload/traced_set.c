@@ -13,7 +13,6 @@
 
 #include "fault.h"
 #include "pagemap.h"
-#include "shadow_host.h"
 #include "tracer.h"
 #include "sys/futex_lock.h"
 #include "sys/hash.h"
@@ -30,6 +29,8 @@
 static struct {
     int tracking;        /* the traced set is kept, nothing protected (the
                             static engine filters with it) */
+    int protecting;      /* its pages are protected: the fault engine */
+    const fault_map_listener *listener;
     atomic_int active;
     atomic_int lock;
     struct { uintptr_t page; uint32_t count; } open[OPEN_SLOTS];
@@ -43,7 +44,14 @@ static struct {
     atomic_int unmapping; /* fault_unmap calls in progress */
 } t;
 
+/* Depth of the masked handlers the calling thread is in. */
+static __thread int tls_masked __attribute__((tls_model("initial-exec")));
+
 int fault_active(void) { return atomic_load(&t.active); }
+int fault_masked(void) { return tls_masked; }
+void fault_set_masked(int depth) { tls_masked = depth; }
+void fault_set_protecting(void) { t.protecting = 1; }
+void fault_set_map_listener(const fault_map_listener *l) { t.listener = l; }
 
 /* Brackets a change of rights or of the open counts (lock held): it
  * begins once no completion is in flight, and none starts until it ends,
@@ -303,7 +311,7 @@ int fault_traced_allows(uintptr_t a, size_t n, int write)
     return 1;
 }
 
-int fault_tracking(void) { return fault_enabled() || t.tracking; }
+int fault_tracking(void) { return t.protecting || t.tracking; }
 
 int fault_init_tracking(void)
 {
@@ -363,7 +371,8 @@ void fault_move(uintptr_t old, size_t old_len, uintptr_t new_addr,
                 size_t new_len)
 {
     uint8_t st = pagemap_get(old);
-    shadow_host_moved(old, old_len, new_addr, new_len);
+    if (t.listener)
+        t.listener->moved(old, old_len, new_addr, new_len);
     untrack(old, old + old_len);
     if (st & PM_TRACKED)
         fault_track(new_addr, new_addr + new_len, st & PM_PROT_MASK,
@@ -386,7 +395,8 @@ void fault_stop_tracing(uintptr_t start, uintptr_t end)
 
 void fault_untrack(uintptr_t start, uintptr_t end)
 {
-    shadow_host_unmapped(start, end);
+    if (t.listener)
+        t.listener->unmapped(start, end);
     untrack(start, end);
 }
 
@@ -394,8 +404,9 @@ long fault_unmap(long nr, const long *a)
 {
     uintptr_t start = (uintptr_t)a[0], end = start + (uintptr_t)a[1];
     tracer_sync(); /* as untrack does */
-    if (nr == SYS_mmap) /* the tools' shadow moves out of the way first */
-        shadow_host_before_fixed(start, (size_t)a[1]);
+    if (nr == SYS_mmap && t.listener) /* the tools' shadow moves out of
+                                         the way first */
+        t.listener->before_fixed(start, (size_t)a[1]);
     atomic_fetch_add(&t.unmapping, 1);
     sigset_t old;
     int guard = pages_lock_guarded(&old);
@@ -407,8 +418,8 @@ long fault_unmap(long nr, const long *a)
         forget(start, end);
     pages_unlock_guarded(guard, &old);
     atomic_fetch_sub(&t.unmapping, 1);
-    if (done) /* the tools' own work: not under the lock */
-        shadow_host_unmapped(start, end);
+    if (done && t.listener) /* the tools' own work: not under the lock */
+        t.listener->unmapped(start, end);
     return r;
 }
 
@@ -439,7 +450,7 @@ static void protect_run(uintptr_t start, uintptr_t end, uint8_t state,
 
 void fault_set_active(int on)
 {
-    if (!fault_enabled() || atomic_load(&t.active) == on)
+    if (!t.protecting || atomic_load(&t.active) == on)
         return;
     sigset_t old;
     pages_guard_signals(&old);

@@ -43,8 +43,10 @@ void page_close_locked(uintptr_t page);
 int pages_completion_begin(uintptr_t a, size_t n);
 void pages_completion_end(void);
 
-/* Whether the calling thread is in a memtap handler whose mask holds off
- * every asynchronous signal (fault.c). */
+/* How deep the calling thread is in memtap handlers whose mask holds off
+ * every asynchronous signal (fault.c sets it): there the page lock needs
+ * no guard. */
 int fault_masked(void);
+void fault_set_masked(int depth);
 
 #endif

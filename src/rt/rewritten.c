@@ -29,6 +29,7 @@
  */
 #define _GNU_SOURCE
 #include "rewritten.h"
+#include "preload/own_stack.h"
 #include "preload/filters.h"
 #include "preload/own_signals.h"
 #include "sys/rawsys.h"
