@@ -7,7 +7,7 @@ business, not an edge to the wrapper).  Prints the cycles, each a set of
 files that reach one another; a cycle whose files lie in more than one
 folder (src/preload/fault and src/preload/syscall are two) is a fault.
 
-    scripts/call_graph.py BUILD_DIR [SRC_ROOT]    exit 0, or 1 and the cycles
+    scripts/call_graph.py BUILD_DIR               exit 0, or 1 and the cycles
     scripts/call_graph.py --dot BUILD_DIR         the graph, for graphviz
     scripts/call_graph.py --self-test
 """
@@ -17,6 +17,7 @@ import re
 import subprocess
 import sys
 
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 LIBC = ["/lib/x86_64-linux-gnu/libc.so.6", "/lib/x86_64-linux-gnu/libm.so.6"]
 
 
@@ -43,7 +44,8 @@ def objects(build):
             if not name.endswith(".c.o"):
                 continue
             src = source_of(rel, m.group(1) or "", name[:-2])
-            if src and src.startswith("src/"):
+            # (a source moved or removed since leaves its object behind)
+            if src and src.startswith("src/") and os.path.isfile(os.path.join(ROOT, src)):
                 found.setdefault(src, os.path.join(dirpath, name))
     return found
 

@@ -1,8 +1,11 @@
 #!/usr/bin/env python3
 """The shape of memtap's source, checked (ARCHITECTURE.md says why):
 
-- a folder of src/ includes another folder's headers only where LAYERS
-  allows it (and, where it names headers, only those);
+- a folder of src/ (src/preload's subfolders are folders of their own)
+  includes another folder's headers, directly or through other headers,
+  only where LAYERS allows it (and, where it names headers, only those);
+- the call graph of the object files has no cycle across folders:
+  scripts/call_graph.py, a test of its own;
 - every source file opens with a comment saying what it owns;
 - a file over LONG lines says at its top why it is one file ("One file:").
 
@@ -16,7 +19,12 @@ import tempfile
 
 # folder -> the folders it may include from; a folder mapped to a list of
 # headers may be included only for those.  "memtap" is include/memtap/.
-IN_PROCESS = {"sys", "x86", "rt", "preload", "shadow", "memtap"}
+# src/preload's subfolders are folders of their own ("preload/fault"),
+# listed bottom to top: each sees only folders listed before it.
+P = "preload/"
+IN_PROCESS = {"sys", "x86", "rt", "shadow", "memtap", P + "core", P + "record",
+              P + "signal", P + "memmap", P + "filter", P + "fault", P + "modules",
+              P + "syscall", P + "interpose"}
 LAYERS = {
     "sys": {},
     "x86": {"sys": None},
@@ -24,15 +32,43 @@ LAYERS = {
     "elf": {"sys": None},
     "symbols": {"sys": None, "memtap": None, "elf": None},
     "analysis": {"sys": None, "x86": None, "elf": None},
-    "rt": {"sys": None, "memtap": None, "preload": None},
-    "rewrite": {"sys": None, "x86": None, "elf": None, "analysis": None,
+    # libmemtap.so, bottom to top
+    P + "core": {"sys": None},
+    P + "record": {"sys": None, "memtap": None, "trace": None, P + "core": None,
+                   # the format of the entries rewritten code logs
+                   "rt": ["abi.h"]},
+    # (the recorder's interface speaks of records and entries: whoever
+    # sees preload/record sees memtap/trace.h and trace/pack.h)
+    P + "signal": {"sys": None, "memtap": None, "trace": ["pack.h"],
+                   P + "core": None, P + "record": None},
+    P + "memmap": {"sys": None, "memtap": None, "trace": ["pack.h"],
+                   P + "core": None, P + "record": None},
+    P + "filter": {"sys": None, "memtap": None, "trace": ["pack.h"],
+                   P + "core": None, P + "record": None, P + "memmap": None},
+    P + "fault": {"sys": None, "x86": None, "memtap": None, "trace": ["pack.h"],
+                  P + "core": None, P + "record": None, P + "signal": None,
+                  P + "memmap": None},
+    "rt": {"sys": None, "memtap": None, "trace": ["pack.h"], P + "core": None,
+           P + "record": None, P + "signal": None, P + "memmap": None,
+           P + "fault": None},
+    P + "modules": {"sys": None, "memtap": None, "trace": None, "rt": None,
+                    P + "core": None, P + "record": None, P + "memmap": None,
+                    P + "filter": None},
+    P + "syscall": {"sys": None, "memtap": None, "trace": ["pack.h"], "rt": None,
+                    "cache": ["key.h"], P + "core": None, P + "record": None,
+                    P + "signal": None, P + "memmap": None, P + "fault": None,
+                    P + "modules": None},
+    P + "interpose": {"sys": None, "memtap": None, "trace": None, "rt": None,
+                      "shadow": None, P + "core": None, P + "record": None,
+                      P + "signal": None, P + "memmap": None, P + "filter": None,
+                      P + "fault": None, P + "modules": None, P + "syscall": None},
+    "rewrite": {"sys": None, "memtap": None, "x86": None, "elf": None,
+                "analysis": None,
                 "rt": ["abi.h"],
                 # the records of a site's entry, which the copy carries
                 "trace": ["pack.h"]},
-    "cache": {"sys": None, "rewrite": None, "rt": ["abi.h"]},
+    "cache": {"sys": None, "memtap": None, "rewrite": None, "rt": ["abi.h"]},
     "shadow": {"sys": None, "memtap": None},
-    "preload": {"sys": None, "x86": None, "memtap": None, "trace": None,
-                "rt": None, "shadow": None, "cache": ["key.h"]},
     "report": {"sys": None, "memtap": None, "trace": None, "symbols": None,
                "analysis": None},
     "cli": {"sys": None, "memtap": None, "trace": None, "elf": None,
@@ -40,38 +76,92 @@ LAYERS = {
             "analysis": None, "report": None, "rewrite": None,
             "cache": None, "rt": ["abi.h"]},
 }
+# Transitive reaches still tolerated: analysis/'s and rewrite/'s headers
+# expose x86 and ELF types (Zydis's among them) to their users.  Until one
+# decoder interface hides them (x86 behind one seam), a folder may reach
+# these through another folder's header, never by its own include.  The
+# list may only shrink.
+LEAKS = {("cache", "analysis"), ("cache", "elf"), ("cache", "x86"), ("cli", "x86"),
+         ("report", "elf"), ("report", "x86")}
 LONG = 600
-INCLUDE = re.compile(r'^\s*#\s*include\s+"([a-z0-9_]+)/([^"]+)"', re.M)
+INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
+
+
+def folder_of(rel):
+    """The layer-table folder of a path under src/ (preload's subfolders
+    are folders of their own), or of an include written "folder/..."."""
+    parts = rel.split("/")
+    if parts[0] == "preload" and len(parts) > 2:
+        return "preload/" + parts[1]
+    return parts[0]
 
 
 def sources(root):
-    for folder in sorted(os.listdir(os.path.join(root, "src"))):
-        path = os.path.join(root, "src", folder)
-        if not os.path.isdir(path):
-            continue
-        for dirpath, _, files in os.walk(path):
-            for name in sorted(files):
-                if name.endswith((".c", ".h")):
-                    yield folder, os.path.join(dirpath, name)
+    src = os.path.join(root, "src")
+    for dirpath, _, files in sorted(os.walk(src)):
+        for name in sorted(files):
+            if name.endswith((".c", ".h")):
+                path = os.path.join(dirpath, name)
+                yield folder_of(os.path.relpath(path, src)), path
+
+
+def resolve(root, including, name):
+    """The file an include names: beside the including file, under src/,
+    or under include/ ("memtap/..."); None for a system header."""
+    for base in (os.path.dirname(including), os.path.join(root, "src"),
+                 os.path.join(root, "include")):
+        path = os.path.normpath(os.path.join(base, name))
+        if os.path.isfile(path):
+            return path
+    return None
+
+
+def reached(root, path, texts):
+    """Every local header path includes, directly or through other headers:
+    {header path: the chain of includes that reaches it}."""
+    seen, todo = {}, [(path, [])]
+    while todo:
+        cur, chain = todo.pop()
+        if cur not in texts:
+            texts[cur] = open(cur, encoding="utf-8").read()
+        for name in INCLUDE.findall(texts[cur]):
+            hdr = resolve(root, cur, name)
+            if hdr is None and "/" in name:  # not there: judged by its name
+                seen.setdefault(os.path.join(root, "src", name), chain + [name])
+            elif hdr and hdr not in seen and hdr != path:
+                seen[hdr] = chain + [name]
+                todo.append((hdr, chain + [name]))
+    return seen
+
+
+def folder_of_path(root, path):
+    rel = os.path.relpath(path, root)
+    if rel.startswith("include/memtap/"):
+        return "memtap"
+    return folder_of(os.path.relpath(path, os.path.join(root, "src")))
 
 
 def faults(root):
+    texts = {}
     for folder, path in sources(root):
         rel = os.path.relpath(path, root)
-        text = open(path, encoding="utf-8").read()
         allowed = LAYERS.get(folder)
         if allowed is None:
             yield "%s: src/%s is not in the layer table" % (rel, folder)
             continue
-        for other, header in INCLUDE.findall(text):
-            if other == folder:
+        for hdr, chain in sorted(reached(root, path, texts).items()):
+            other = folder_of_path(root, hdr)
+            how = " (through %s)" % " -> ".join(chain[:-1]) if len(chain) > 1 else ""
+            name = os.path.basename(hdr)
+            if other == folder or (len(chain) > 1 and (folder, other) in LEAKS):
                 continue
             if other not in allowed:
-                yield "%s: includes %s/%s (%s may not see %s)" % (rel, other, header,
-                                                                  folder, other)
-            elif allowed[other] is not None and header not in allowed[other]:
-                yield "%s: includes %s/%s (of %s, only %s)" % (
-                    rel, other, header, other, ", ".join(allowed[other]))
+                yield "%s: includes %s%s (%s may not see %s)" % (rel, chain[-1], how,
+                                                                 folder, other)
+            elif allowed[other] is not None and name not in allowed[other]:
+                yield "%s: includes %s%s (of %s, only %s)" % (
+                    rel, chain[-1], how, other, ", ".join(allowed[other]))
+        text = texts.get(path) or open(path, encoding="utf-8").read()
         if not text.lstrip().startswith("/*"):
             yield "%s: does not open with a comment saying what it owns" % rel
         lines = text.count("\n")
@@ -97,6 +187,10 @@ def self_test():
         "src/sys/long.c": "/* x */\n" + "int y;\n" * (LONG + 1),
         "src/newfolder/a.c": "/* x */\n",
         "src/cli/fine.c": '/* x */\n#include "report/render.h"\n#include "rt/abi.h"\n',
+        # allowed itself, but what it includes is not memmap's to see
+        "src/preload/memmap/through.c": '/* x */\n#include "preload/record/r.h"\n',
+        "src/preload/record/r.h": '/* x */\n#include "preload/interpose/i.h"\n',
+        "src/preload/interpose/i.h": "/* x */\n",
     }
     with tempfile.TemporaryDirectory() as root:
         for name, text in files.items():
@@ -104,7 +198,8 @@ def self_test():
             with open(os.path.join(root, name), "w") as f:
                 f.write(text)
         found = sorted(faults(root))
-    want = ["src/newfolder/a.c", "src/report/wrong.c", "src/rewrite/private.c",
+    want = ["src/newfolder/a.c", "src/preload/memmap/through.c",
+            "src/preload/record/r.h", "src/report/wrong.c", "src/rewrite/private.c",
             "src/sys/long.c", "src/trace/bare.c"]
     got = [f.split(":")[0] for f in found]
     if got != want:

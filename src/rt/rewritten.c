@@ -29,22 +29,23 @@
  */
 #define _GNU_SOURCE
 #include "rewritten.h"
-#include "preload/own_stack.h"
-#include "preload/filters.h"
-#include "preload/own_signals.h"
+#include "preload/signal/sigtable.h"
+#include "preload/core/own_stack.h"
+#include "preload/core/filters.h"
+#include "preload/core/own_signals.h"
 #include "sys/rawsys.h"
-#include "preload/config.h"
-#include "preload/defer.h"
+#include "preload/core/config.h"
+#include "preload/core/defer.h"
 #include "sys/env.h"
 #include "sys/spin.h"
 #include "sys/page.h"
 
-#include "preload/fault.h"
-#include "preload/fmt.h"
-#include "preload/own_text.h"
-#include "preload/signals.h"
-#include "preload/strings.h"
-#include "preload/tracer.h"
+#include "preload/fault/fault.h"
+#include "preload/memmap/traced_set.h"
+#include "preload/core/fmt.h"
+#include "preload/core/own_text.h"
+#include "preload/record/strings.h"
+#include "preload/record/tracer.h"
 #include "rt/abi.h"
 
 #include "memtap/consumer.h"
@@ -184,7 +185,7 @@ static void consume_entries(const mt_entry *e, const mt_entry *end)
 /* Whether accesses to addr are kept (MEMTAP_ONLY). */
 static int kept(uint64_t addr)
 {
-    uint8_t region = fault_region((uintptr_t)addr);
+    uint8_t region = traced_region((uintptr_t)addr);
     unsigned kind = region == PM_HEAP     ? RT_KEEP_HEAP
                     : region == PM_STATIC ? RT_KEEP_STATIC
                                           : RT_KEEP_STACK;
@@ -652,7 +653,7 @@ static void on_trap(int sig, siginfo_t *si, void *uc)
             fmt_char(&f, '\n');
             raw_say(b, f.len);
         }
-        signals_chain(sig, si, uc);
+        sigtable_chain(sig, si, uc);
     }
 }
 
@@ -671,7 +672,7 @@ static void on_fault(int sig, siginfo_t *si, void *uc)
         tls_log = tls_saved;
     }
     fault_own_reset();
-    signals_chain(sig, si, uc);
+    sigtable_chain(sig, si, uc);
 }
 
 extern int __sigaction(int, const struct sigaction *, struct sigaction *);
@@ -688,7 +689,7 @@ static int take_sigtrap(void)
     sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_NODEFER | SA_RESTART;
     if (__sigaction(SIGTRAP, &sa, &had) != 0)
         return -1;
-    signals_adopt(SIGTRAP, &had); /* a library dlopened late: keep the
+    sigtable_adopt(SIGTRAP, &had); /* a library dlopened late: keep the
                                      program's handler */
     own_signals_claim(SIGTRAP);
     rt.trap_handler = 1;
@@ -705,7 +706,7 @@ static void take_fault_signals(void)
         sa.sa_sigaction = on_fault;
         sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_NODEFER;
         if (__sigaction(fault_signals[i], &sa, &had) == 0)
-            signals_adopt(fault_signals[i], &had);
+            sigtable_adopt(fault_signals[i], &had);
         own_signals_claim(fault_signals[i]);
     }
     rt.fault_handlers = 1;
@@ -1014,8 +1015,14 @@ static void restart_log(ucontext_t *uc)
     }
 }
 
-void rewritten_handler_enter(rewritten_bracket *b, ucontext_t *uc)
+typedef struct rewritten_bracket {
+    int own;
+    uint64_t scratch;
+} rewritten_bracket;
+
+static void handler_enter(void *state, ucontext_t *uc)
 {
+    rewritten_bracket *b = state;
     restart_log(uc);
     b->own = tls_own;
     b->scratch = tls_log.cursor;
@@ -1025,14 +1032,17 @@ void rewritten_handler_enter(rewritten_bracket *b, ucontext_t *uc)
     }
 }
 
-void rewritten_handler_leave(const rewritten_bracket *b)
+static void handler_leave(const void *state)
 {
+    const rewritten_bracket *b = state;
     if (b->own) {
         tls_saved = tls_log;
         tls_log.cursor = b->scratch;
         tls_own = b->own;
     }
 }
+
+const sigtable_bracket rewritten_handler_bracket = { handler_enter, handler_leave };
 
 /* Fills in the slots of one rewritten module as tag m, turning it on;
  * returns NULL, or why it is not on. */

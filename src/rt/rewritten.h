@@ -8,7 +8,7 @@
 
 #include <ucontext.h>
 
-#include "preload/tracer.h"
+#include "preload/record/tracer.h"
 #include "sys/only.h"
 
 /* What the recorder calls: hand over a thread's logged entries before its
@@ -28,17 +28,13 @@ int rewritten_trap(ucontext_t *uc);
  * so that neither overwrites the other's entries; and memtap's own work it
  * interrupted (whose logs are dropped) is suspended, since the handler's
  * accesses are the program's.  A handler that leaves by longjmp leaves
- * the thread out of memtap's work. */
-typedef struct rewritten_bracket {
-    int own;
-    uint64_t scratch;
-} rewritten_bracket;
-void rewritten_handler_enter(rewritten_bracket *b, ucontext_t *uc);
+ * the thread out of memtap's work.  The inner bracket of sigtable.h,
+ * whichever engine runs. */
+extern const struct sigtable_bracket rewritten_handler_bracket;
 /* Whether the code at uc is on its way into a flush (a log sequence's
  * no-room path, the flush stub before its call, the flush's entry): a
  * program handler must wait for the flush's end (defer_until_section). */
 int rewritten_flush_coming(const ucontext_t *uc);
-void rewritten_handler_leave(const rewritten_bracket *b);
 struct fmt_buf;
 /* Appends the modules hooked and the int3 sites hit to the closing note. */
 void rewritten_end_stats(struct fmt_buf *b);
@@ -47,7 +43,7 @@ int rewritten_modules(void);
 
 /* The kinds of memory whose accesses are kept (MEMTAP_ONLY): heap blocks
  * and mappings, the modules' data and bss (both need the traced set:
- * fault_init_tracking), and everything else (stacks first of all). */
+ * traced_init), and everything else (stacks first of all). */
 enum { RT_KEEP_HEAP = ONLY_HEAP, RT_KEEP_STATIC = ONLY_STATIC,
        RT_KEEP_STACK = ONLY_STACK, RT_KEEP_ALL = ONLY_ALL };
 /* Sets what is kept, and whether the window is open from the start. */

@@ -1,0 +1,254 @@
+/*
+ * stop_world.c - stop-the-world for the fault engine.
+ *
+ * The stopper takes the world lock, makes the generation odd ("stopped"),
+ * signals each other registered thread with PARK_SIGNAL and waits until
+ * each has recorded that generation in its slot (or has gone).  A parked
+ * thread waits on the generation with futex until it turns even again.
+ * A thread that is itself waiting for the world lock (its handler blocks
+ * PARK_SIGNAL) parks in the lock loop instead.  If a thread does not park
+ * within WAIT_NS, stopping is given up for the rest of the run: windows are
+ * then only counted as exposed.
+ */
+#define _GNU_SOURCE
+#include "stop_world.h"
+#include "own_signals.h"
+#include "sys/rawsys.h"
+#include "sys/sigbits.h"
+
+#include "defer.h"
+#include "own_text.h"
+
+#include <linux/futex.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+
+/* a constant: SIGRTMAX calls into the C library, whose data is traced */
+#define PARK_SIGNAL (__SIGRTMAX - 1)
+#define SLOTS 4096
+/* long enough for a runnable thread on a loaded machine (two cores, a
+ * test suite running two at a time); one that cannot be parked costs it
+ * once, as stopping is then given up */
+#define WAIT_NS 2000000000ll
+
+typedef struct slot {
+    _Atomic int tid;
+    _Atomic uint32_t parked_gen;
+} slot;
+
+static struct {
+    int enabled;
+    int unreliable;
+    slot *slots;
+    atomic_int live;
+    atomic_int pending;        /* threads created, not yet registered */
+    atomic_int lock;
+    _Atomic uint32_t gen;      /* odd while stopped */
+    int depth;                 /* nesting of the stopper */
+    int stopper;
+} w;
+
+static __thread slot *tls_slot __attribute__((tls_model("initial-exec")));
+/* This thread was announced by world_thread_created() (it counts as
+ * pending until it registers). */
+static __thread int tls_created __attribute__((tls_model("initial-exec")));
+
+extern int __sigaction(int, const struct sigaction *, struct sigaction *);
+
+static int my_tid(void) { return (int)raw_syscall3(SYS_gettid, 0, 0, 0); }
+
+static void futex_wait(_Atomic uint32_t *addr, uint32_t val)
+{
+    struct timespec ts = { 0, 10000000 }; /* re-check every 10 ms */
+    raw_syscall6(SYS_futex, (long)addr, FUTEX_WAIT_PRIVATE, val, (long)&ts,
+                 0, 0);
+}
+
+static void park(uint32_t gen)
+{
+    if (tls_slot)
+        atomic_store(&tls_slot->parked_gen, gen);
+    while (atomic_load(&w.gen) == gen)
+        futex_wait(&w.gen, gen);
+}
+
+static void on_park(int sig, siginfo_t *si, void *uc)
+{
+    if (defer_signal(sig, si, uc))
+        return;
+    uint32_t gen = atomic_load(&w.gen);
+    if ((gen & 1) && w.stopper != my_tid())
+        park(gen);
+}
+
+int world_init(void)
+{
+    w.slots = raw_map(SLOTS * sizeof *w.slots);
+    if (!w.slots)
+        return -1;
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = on_park;
+    sa.sa_flags = SA_SIGINFO | SA_RESTART | SA_ONSTACK;
+    sigbits_async(&sa.sa_mask);
+    if (__sigaction(PARK_SIGNAL, &sa, NULL) != 0)
+        return -1;
+    own_signals_claim(PARK_SIGNAL);
+    w.enabled = 1;
+    world_thread_begin();
+    return 0;
+}
+
+void world_thread_begin(void)
+{
+    if (!w.enabled || tls_slot)
+        return;
+    int tid = my_tid();
+    for (int i = 0; i < SLOTS; i++) {
+        int free_tid = 0;
+        if (atomic_compare_exchange_strong(&w.slots[i].tid, &free_tid, tid)) {
+            atomic_store(&w.slots[i].parked_gen, 0);
+            tls_slot = &w.slots[i];
+            atomic_fetch_add(&w.live, 1);
+            if (tls_created)
+                atomic_fetch_sub(&w.pending, 1);
+            tls_created = 0;
+            /* a stopper that looked at the slots before this one was taken
+             * neither signals nor waits for this thread: park before the
+             * program's code runs */
+            uint32_t gen = atomic_load(&w.gen);
+            if ((gen & 1) && w.stopper != tid)
+                park(gen);
+            return;
+        }
+    }
+    w.unreliable = 1; /* more threads than slots: count instead */
+}
+
+void world_thread_created(int delta)
+{
+    if (w.enabled)
+        atomic_fetch_add(&w.pending, delta);
+}
+
+void world_thread_announced(void) { tls_created = 1; }
+
+void world_thread_end(void)
+{
+    if (!tls_slot)
+        return;
+    atomic_store(&tls_slot->tid, 0);
+    tls_slot = NULL;
+    atomic_fetch_sub(&w.live, 1);
+}
+
+void world_after_fork(void)
+{
+    if (!w.enabled)
+        return;
+    for (int i = 0; i < SLOTS; i++)
+        if (&w.slots[i] != tls_slot)
+            atomic_store(&w.slots[i].tid, 0);
+    atomic_store(&w.live, tls_slot ? 1 : 0);
+    atomic_store(&w.pending, 0);
+    atomic_store(&w.lock, 0);
+    atomic_store(&w.gen, 0);
+    w.depth = 0;
+    w.stopper = 0;
+    /* the forked child's only thread has a new tid */
+    if (tls_slot)
+        atomic_store(&tls_slot->tid, my_tid());
+}
+
+int world_shared(void)
+{
+    return w.enabled && atomic_load(&w.live) + atomic_load(&w.pending) > 1;
+}
+
+int world_others_registered(void)
+{
+    return w.enabled && atomic_load(&w.live) > 1;
+}
+
+int world_stop(void)
+{
+    if (!world_shared())
+        return 1;
+    int me = my_tid();
+    if (w.stopper == me) {
+        w.depth++;
+        return !w.unreliable;
+    }
+    if (w.unreliable)
+        return 0;
+    for (;;) {
+        int expected = 0;
+        if (atomic_compare_exchange_strong(&w.lock, &expected, 1))
+            break;
+        /* someone else is stopping the world: be stopped */
+        uint32_t gen = atomic_load(&w.gen);
+        if (gen & 1)
+            park(gen);
+        else
+            raw_syscall3(SYS_sched_yield, 0, 0, 0);
+    }
+    w.stopper = me;
+    w.depth = 1;
+    uint32_t gen = atomic_fetch_add(&w.gen, 1) + 1; /* odd: stopped */
+    long pid = raw_syscall3(SYS_getpid, 0, 0, 0);
+    for (int i = 0; i < SLOTS; i++) {
+        int tid = atomic_load(&w.slots[i].tid);
+        if (tid && tid != me)
+            raw_syscall3(SYS_tgkill, pid, tid, PARK_SIGNAL);
+    }
+    long long deadline = raw_clock_ns(CLOCK_MONOTONIC) + WAIT_NS;
+    for (int i = 0; i < SLOTS; i++) {
+        for (;;) {
+            int tid = atomic_load(&w.slots[i].tid);
+            if (!tid || tid == me ||
+                atomic_load(&w.slots[i].parked_gen) == gen)
+                break;
+            if (raw_clock_ns(CLOCK_MONOTONIC) > deadline) {
+                w.unreliable = 1; /* a thread that cannot be parked */
+                return 0;
+            }
+            raw_syscall3(SYS_sched_yield, 0, 0, 0);
+        }
+    }
+    return 1;
+}
+
+int world_release(void)
+{
+    if (!w.enabled || w.stopper != my_tid())
+        return 0;
+    int depth = w.depth;
+    w.depth = 1;
+    world_resume();
+    return depth;
+}
+
+void world_reacquire(int depth)
+{
+    if (depth <= 0)
+        return;
+    world_stop();
+    if (w.stopper == my_tid())
+        w.depth = depth;
+}
+
+void world_resume(void)
+{
+    if (!w.enabled || w.stopper != my_tid())
+        return;
+    if (--w.depth > 0)
+        return;
+    w.stopper = 0;
+    atomic_fetch_add(&w.gen, 1); /* even: running */
+    raw_syscall6(SYS_futex, (long)&w.gen, FUTEX_WAKE_PRIVATE, 0x7fffffff, 0,
+                 0, 0);
+    atomic_store(&w.lock, 0);
+}

@@ -1,0 +1,210 @@
+/*
+ * bounce.c - read- and write-like system calls on traced buffers while
+ * other threads run, made on buffers of memtap's instead: the program's
+ * bytes go in and out through /proc/self/mem (complete.c), so no page of
+ * the program is open, for every thread, while the call blocks.  The
+ * plain calls (read, pread64, recvfrom, write, pwrite64, sendto), the
+ * vector calls (readv, preadv, writev, pwritev and their 2 forms) and
+ * recvmsg and sendmsg (on a copy of the msghdr).  Runs in the SIGSYS
+ * handler: raw system calls, memory from mmap.
+ */
+#define _GNU_SOURCE
+#include "bounce.h"
+
+#include "complete.h"
+#include "fault.h"
+#include "preload/core/stop_world.h"
+#include "sys/rawsys.h"
+
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+
+#define BOUNCE_MAX (64u << 20)
+
+/* Whether a bounced call is one of these: its buffer in a[1], its length
+ * in a[2]; *into when the kernel writes the buffer.  recvfrom and sendto
+ * only when their address arguments are not traced (they stay where
+ * they are). */
+static int bounceable(long nr, const long *a, int *into)
+{
+    *into = nr == SYS_read || nr == SYS_pread64 || nr == SYS_recvfrom;
+    switch (nr) {
+    case SYS_read: case SYS_pread64: case SYS_write: case SYS_pwrite64:
+        return 1;
+    case SYS_recvfrom:
+        return !(a[5] && traced_has((uintptr_t)a[5], sizeof(int))) &&
+               !(a[4] && traced_has((uintptr_t)a[4], 1));
+    case SYS_sendto:
+        return !(a[4] && traced_has((uintptr_t)a[4], (size_t)a[5]));
+    default:
+        return 0;
+    }
+}
+
+/* Bytes a bounced call read, copied to the program's buffer at to: they
+ * must land, through an opened page if /proc/self/mem will not. */
+static void land(uint64_t to, const void *from, size_t n)
+{
+    if (complete_poke(to, from, n) != 0) {
+        traced_open_set o;
+        traced_open(&o, to, n);
+        memcpy((void *)(uintptr_t)to, from, n);
+        traced_close(&o);
+    }
+}
+
+/* read, pread64, recvfrom, write, pwrite64 and sendto on a traced buffer
+ * while other threads run: through a buffer of memtap's, the program's
+ * bytes read or written through /proc/self/mem, so no page of the program
+ * is open while the call blocks.  1 when done so (*ret is the call's
+ * result). */
+static int bounced_io(long nr, const long *a, long *ret)
+{
+    int into;
+    uint64_t buf = (uint64_t)a[1];
+    size_t n = (size_t)a[2];
+    if (!bounceable(nr, a, &into) || n == 0 ||
+        n > BOUNCE_MAX || !traced_active() || !world_others_registered() ||
+        complete_fd() < 0 || !traced_allows(buf, n, into))
+        return 0; /* the kernel's own checks for anything else */
+    size_t len = (n + 4095) & ~(size_t)4095;
+    long m = raw_syscall6(SYS_mmap, 0, (long)len, PROT_READ | PROT_WRITE,
+                          MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (RAW_FAILED(m))
+        return 0;
+    int done = into || complete_peek((void *)m, n, buf) == 0;
+    if (done) {
+        *ret = raw_syscall6(nr, a[0], m, a[2], a[3], a[4], a[5]);
+        if (into && *ret > 0)
+            land(buf, (const void *)m, (size_t)*ret);
+    }
+    raw_syscall3(SYS_munmap, m, len, 0);
+    return done;
+}
+
+/* Whether a bounced vector call is one of these: its iovec array in a[1],
+ * their count in a[2] (recvmsg and sendmsg: in the msghdr at a[1]); *into
+ * when the kernel writes the buffers. */
+static int vector_call(long nr, int *into)
+{
+    *into = nr == SYS_readv || nr == SYS_preadv || nr == SYS_preadv2 ||
+            nr == SYS_recvmsg;
+    return *into || nr == SYS_writev || nr == SYS_pwritev ||
+           nr == SYS_pwritev2 || nr == SYS_sendmsg;
+}
+
+/* The call on memtap's buffers in place of the program's iovecs: the
+ * vector calls' own form, or the program's msghdr (read into m) pointing
+ * at them, what the kernel writes in it (lengths, flags) written back. */
+static long call_bounced(long nr, const long *a, struct iovec *bounce,
+                         long cnt, struct msghdr *m)
+{
+    if (nr != SYS_recvmsg && nr != SYS_sendmsg)
+        return raw_syscall6(nr, a[0], (long)bounce, cnt, a[3], a[4], a[5]);
+    struct iovec *theirs = m->msg_iov;
+    m->msg_iov = bounce;
+    long ret = raw_syscall6(nr, a[0], (long)m, a[2], a[3], a[4], a[5]);
+    m->msg_iov = theirs;
+    if (nr == SYS_recvmsg)
+        complete_poke((uint64_t)a[1], m, sizeof *m);
+    return ret;
+}
+
+/* Where the iovecs of a bounceable call are (recvmsg and sendmsg: their
+ * msghdr read into m): 0, or -1 when the call keeps the general path (an
+ * unreadable argument, whose EFAULT is the kernel's to give; a traced
+ * msghdr, name or control). */
+static int iovecs_of(long nr, const long *a, struct msghdr *m, uint64_t *iov,
+                     long *cnt)
+{
+    if (nr != SYS_recvmsg && nr != SYS_sendmsg) {
+        *iov = (uint64_t)a[1];
+        *cnt = a[2];
+        return 0;
+    }
+    if (!a[1] || traced_has((uintptr_t)a[1], sizeof *m) ||
+        complete_peek(m, sizeof *m, (uint64_t)a[1]) != 0 ||
+        (m->msg_name && traced_has((uintptr_t)m->msg_name,
+                                         m->msg_namelen ? m->msg_namelen : 1)) ||
+        (m->msg_control &&
+         traced_has((uintptr_t)m->msg_control,
+                          m->msg_controllen ? m->msg_controllen : 1)))
+        return -1;
+    *iov = (uint64_t)(uintptr_t)m->msg_iov;
+    *cnt = (long)m->msg_iovlen;
+    return 0;
+}
+
+/* readv, preadv(2), writev, pwritev(2), recvmsg and sendmsg whose buffers
+ * are all traced, while other threads run: as bounced_io, the same call
+ * made on memtap's buffers (one per iovec, the array first in the same
+ * mapping).  A call that mixes traced and untraced buffers keeps the
+ * general path. */
+static int bounced_vector_io(long nr, const long *a, long *ret)
+{
+    int into;
+    uint64_t at;
+    long cnt;
+    struct msghdr msg;
+    if (!vector_call(nr, &into) || !traced_active() ||
+        !world_others_registered() || complete_fd() < 0 ||
+        iovecs_of(nr, a, &msg, &at, &cnt) != 0 || cnt <= 0 || cnt > 1024)
+        return 0;
+    size_t head = ((size_t)cnt * sizeof(struct iovec) + 4095) & ~(size_t)4095;
+    long m = raw_syscall6(SYS_mmap, 0, (long)head, PROT_READ | PROT_WRITE,
+                          MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (RAW_FAILED(m))
+        return 0;
+    struct iovec *orig = (struct iovec *)m;
+    size_t total = 0;
+    int ok = complete_peek(orig, (size_t)cnt * sizeof *orig, at) == 0;
+    for (long i = 0; ok && i < cnt; i++) {
+        total += orig[i].iov_len;
+        ok = total <= BOUNCE_MAX &&
+             (orig[i].iov_len == 0 ||
+              traced_allows((uint64_t)(uintptr_t)orig[i].iov_base,
+                                  orig[i].iov_len, into));
+    }
+    size_t len = ((size_t)cnt * sizeof(struct iovec) + total + 4095) &
+                 ~(size_t)4095;
+    long b = ok && total ? raw_syscall6(SYS_mmap, 0, (long)len,
+                                        PROT_READ | PROT_WRITE,
+                                        MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)
+                         : -1;
+    int done = !RAW_FAILED(b);
+    if (done) {
+        struct iovec *bounce = (struct iovec *)b;
+        uint8_t *data = (uint8_t *)(bounce + cnt);
+        for (long i = 0; done && i < cnt; i++) {
+            bounce[i].iov_base = data;
+            bounce[i].iov_len = orig[i].iov_len;
+            done = into || orig[i].iov_len == 0 ||
+                   complete_peek(data, orig[i].iov_len,
+                                 (uint64_t)(uintptr_t)orig[i].iov_base) == 0;
+            data += orig[i].iov_len;
+        }
+        if (done)
+            *ret = call_bounced(nr, a, bounce, cnt, &msg);
+        for (long i = 0, left = done && into ? *ret : 0; left > 0; i++) {
+            size_t n = (size_t)left < orig[i].iov_len ? (size_t)left
+                                                       : orig[i].iov_len;
+            if (n)
+                land((uint64_t)(uintptr_t)orig[i].iov_base,
+                     bounce[i].iov_base, n);
+            left -= (long)n;
+        }
+        raw_syscall3(SYS_munmap, b, (long)len, 0);
+    }
+    raw_syscall3(SYS_munmap, m, (long)head, 0);
+    return done;
+}
+
+int bounce_io(long nr, const long *a, long *ret)
+{
+    return bounced_io(nr, a, ret) || bounced_vector_io(nr, a, ret);
+}

@@ -1,0 +1,584 @@
+/*
+ * complete.c - completes a faulting access inside the SIGSEGV handler (see
+ * complete.h).  Owns the descriptor of /proc/self/mem, the code area the
+ * instructions run from and the switch into and out of the program's
+ * registers (complete_enter, below).
+ *
+ * The instruction is re-encoded with Zydis once per instruction (kept in
+ * an append-only code area, found by pc and bytes), its memory operand
+ * replaced by (S), S a general register it does not name, which holds the
+ * address of a copy of the operand's bytes on the handler's stack (at the
+ * same offset modulo 64, so alignment rules hold as they did).
+ * complete_enter loads the program's vector state (xrstor from the signal
+ * frame), flags and general registers, jumps to that code (the
+ * instruction, then a jump back) and saves them all again.  A lock per
+ * cache line (hashed into 256) serializes completions that touch the same
+ * line, so a locked read-modify-write stays atomic against every other
+ * completed access (the handler runs with asynchronous signals blocked,
+ * and nothing between taking and releasing it can fault).
+ */
+#define _GNU_SOURCE
+#include "complete.h"
+#include "preload/core/config.h"
+
+#include "sys/env.h"
+#include "sys/hash.h"
+#include "sys/rawsys.h"
+#include "sys/futex_lock.h"
+#include "sys/spin.h"
+#include "x86/context.h"
+#include "x86/insn.h"
+
+#include <fcntl.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+
+#define MAX_BYTES 64
+#define FP_XSTATE_MAGIC 0x46505853u   /* the signal frame holds xsave data */
+/* x87, SSE, AVX and AVX-512's state (a VEX write to ymm clears the upper
+ * half of its zmm): what complete_enter loads and saves; never AMX, whose
+ * state the kernel hands out only on request */
+#define XSTATE_RUN 0xe7u
+#define ARITH_FLAGS 0x8d5ull          /* CF PF AF ZF SF OF */
+#define LOADED_FLAGS (ARITH_FLAGS | 0x400ull) /* and DF */
+
+_Static_assert(offsetof(complete_regs, flags) == 128 &&
+                   offsetof(complete_regs, xmask) == 136,
+               "complete_enter's offsets");
+
+void complete_enter(complete_regs *r, void *xsave_area, const void *code);
+extern const char complete_back[];
+
+/* The MXCSR the handler's code runs with, as complete_enter leaves it. */
+__attribute__((used)) static const uint32_t complete_mxcsr = 0x1f80;
+
+#define LOAD(off, reg) "  mov " #off "(%rdi), %" #reg "\n"
+#define SAVE(off, reg) "  mov %" #reg ", " #off "(%rdi)\n"
+/* Every general register but rsp (the run's own) and rdi (it holds the
+ * complete_regs pointer), at its offset there. */
+#define EACH_GPR(M)                                                       \
+    M(0, rax) M(8, rcx) M(16, rdx) M(24, rbx) M(40, rbp) M(48, rsi)       \
+    M(64, r8) M(72, r9) M(80, r10) M(88, r11) M(96, r12) M(104, r13)      \
+    M(112, r14) M(120, r15)
+__asm__(".text\n"
+        ".p2align 4\n"
+        ".globl complete_enter\n"
+        ".hidden complete_enter\n"
+        ".type complete_enter, @function\n"
+        "complete_enter:\n"
+        "  push %rbx\n  push %rbp\n  push %r12\n  push %r13\n"
+        "  push %r14\n  push %r15\n"
+        "  push %rdx\n"
+        "  push %rdi\n"
+        "  push %rsi\n"
+        "  mov 136(%rdi), %eax\n"
+        "  test %eax, %eax\n" /* an integer instruction: none to load */
+        "  jz 2f\n"
+        "  xor %edx, %edx\n"
+        "  xrstor64 (%rsi)\n"
+        "2:\n"
+        "  pushq 128(%rdi)\n"
+        "  popfq\n"
+        EACH_GPR(LOAD) LOAD(56, rdi)
+        "  jmp *16(%rsp)\n"
+        ".globl complete_back\n"
+        ".hidden complete_back\n"
+        "complete_back:\n"
+        "  xchg %rdi, 8(%rsp)\n"
+        "  pushfq\n"
+        "  popq 128(%rdi)\n"
+        EACH_GPR(SAVE)
+        "  mov 8(%rsp), %rax\n"
+        "  mov %rax, 56(%rdi)\n"
+        "  pushq $2\n"
+        "  popfq\n"
+        "  pop %rsi\n"
+        "  mov 136(%rdi), %eax\n"
+        "  test %eax, %eax\n" /* nothing loaded: memtap's state still */
+        "  jz 1f\n"
+        "  xor %edx, %edx\n"
+        "  xsave64 (%rsi)\n"
+        "  fninit\n"
+        "  ldmxcsr complete_mxcsr(%rip)\n"
+        "1:\n"
+        "  add $16, %rsp\n"
+        "  pop %r15\n  pop %r14\n  pop %r13\n  pop %r12\n"
+        "  pop %rbp\n  pop %rbx\n"
+        "  ret\n"
+        ".size complete_enter, .-complete_enter\n");
+#undef EACH_GPR
+#undef LOAD
+#undef SAVE
+
+#define CODE_BYTES (1u << 20)   /* the code area: about 30,000 instructions */
+#define CODE_ENTRY 32           /* an instruction, a jump back, its register */
+#define INDEX_SLOTS 65536       /* twice as many as the area holds */
+#define STRIPES 256
+
+/* One instruction's code: found by pc and its bytes. */
+typedef struct code_key {
+    _Atomic uint64_t pc;        /* published last: 0 while being written */
+    uint8_t bytes[ZYDIS_MAX_INSTRUCTION_LENGTH];
+    uint8_t scratch;            /* S's number */
+    uint32_t offset;            /* in the code area */
+} code_key;
+
+static struct {
+    int on;
+    int fd;
+    /* A page the kernel clears in a forked child (MADV_WIPEONFORK): its
+     * zero tells a child, however it was forked, that fd still reads its
+     * parent; without the page, the pid is compared. */
+    _Atomic uint8_t *forked_mark;
+    long pid;
+    uint8_t *code;       /* the code area (read, write, execute) */
+    uint32_t code_used;
+    code_key *index;     /* open addressing on pc; entries never leave */
+    atomic_int code_lock;
+    atomic_int stripes[STRIPES];
+    _Atomic uint64_t completed;
+} c = { .fd = -1 };
+
+static int open_mem(void)
+{
+    long fd = raw_syscall3(SYS_open, "/proc/self/mem", O_RDWR | O_CLOEXEC, 0);
+    if (RAW_FAILED(fd))
+        return -1;
+    if (c.fd >= 0 && fd != c.fd) {
+        /* keep the number fdguard knows */
+        long moved = raw_syscall3(SYS_dup3, fd, c.fd, O_CLOEXEC);
+        raw_syscall3(SYS_close, fd, 0, 0);
+        if (RAW_FAILED(moved))
+            return -1;
+        fd = c.fd;
+    }
+    c.fd = (int)fd;
+    c.pid = raw_syscall3(SYS_getpid, 0, 0, 0);
+    if (c.forked_mark)
+        atomic_store(c.forked_mark, 1);
+    return 0;
+}
+
+static void *map(size_t len, int prot)
+{
+    long p = raw_syscall6(SYS_mmap, 0, (long)len, prot,
+                          MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    return RAW_FAILED(p) ? NULL : (void *)p;
+}
+
+int complete_init(void)
+{
+    if (config()->fault_step)
+        return -1;
+    c.forked_mark = map(4096, PROT_READ | PROT_WRITE);
+    if (c.forked_mark &&
+        RAW_FAILED(raw_syscall3(SYS_madvise, c.forked_mark, 4096,
+                                MADV_WIPEONFORK))) {
+        raw_syscall3(SYS_munmap, c.forked_mark, 4096, 0);
+        c.forked_mark = NULL;
+    }
+    c.code = map(CODE_BYTES, PROT_READ | PROT_WRITE | PROT_EXEC);
+    c.index = map(INDEX_SLOTS * sizeof *c.index, PROT_READ | PROT_WRITE);
+    if (!c.code || !c.index || open_mem() != 0) {
+        if (c.code)
+            raw_syscall3(SYS_munmap, c.code, CODE_BYTES, 0);
+        if (c.index)
+            raw_syscall3(SYS_munmap, c.index, INDEX_SLOTS * sizeof *c.index, 0);
+        return -1;
+    }
+    c.on = 1;
+    return 0;
+}
+
+void complete_after_fork(void)
+{
+    /* a thread that held one when the parent forked is not in the child */
+    atomic_store(&c.code_lock, 0);
+    for (int i = 0; i < STRIPES; i++)
+        atomic_store(&c.stripes[i], 0);
+}
+
+int complete_fd(void) { return c.on ? c.fd : -1; }
+uint64_t complete_count(void) { return atomic_load(&c.completed); }
+
+/* Registers the out-of-line run loads and saves faithfully. */
+static int usable_register(ZydisRegister r)
+{
+    switch (ZydisRegisterGetClass(r)) {
+    case ZYDIS_REGCLASS_GPR8:
+    case ZYDIS_REGCLASS_GPR16:
+    case ZYDIS_REGCLASS_GPR32:
+    case ZYDIS_REGCLASS_GPR64:
+        return x86_gpr_index(r) != 4; /* rsp: the run has its own stack */
+    case ZYDIS_REGCLASS_X87:
+    case ZYDIS_REGCLASS_MMX:
+    case ZYDIS_REGCLASS_XMM:
+    case ZYDIS_REGCLASS_YMM:
+    case ZYDIS_REGCLASS_ZMM:
+    case ZYDIS_REGCLASS_MASK: /* AVX-512's state is loaded and saved too */
+    case ZYDIS_REGCLASS_FLAGS:
+        return 1;
+    default:
+        return r == ZYDIS_REGISTER_MXCSR || r == ZYDIS_REGISTER_X87CONTROL ||
+               r == ZYDIS_REGISTER_X87STATUS || r == ZYDIS_REGISTER_X87TAG;
+    }
+}
+
+static int refused_mnemonic(const ZydisDecodedInstruction *insn,
+                            const ZydisDecodedOperand *ops)
+{
+    switch (insn->mnemonic) {
+    case ZYDIS_MNEMONIC_DIV:
+    case ZYDIS_MNEMONIC_IDIV:       /* may raise #DE in the handler */
+    case ZYDIS_MNEMONIC_MOVDIR64B:
+    case ZYDIS_MNEMONIC_ENQCMD:
+    case ZYDIS_MNEMONIC_ENQCMDS:    /* a second, register-addressed store */
+        return 1;
+    case ZYDIS_MNEMONIC_BT:
+    case ZYDIS_MNEMONIC_BTS:
+    case ZYDIS_MNEMONIC_BTR:
+    case ZYDIS_MNEMONIC_BTC:        /* a register bit offset leaves the operand */
+        return ops[1].type == ZYDIS_OPERAND_TYPE_REGISTER;
+    default:
+        return 0;
+    }
+}
+
+int complete_operand(const ZydisDecodedInstruction *insn,
+                     const ZydisDecodedOperand *ops)
+{
+    if (!c.on || insn->meta.branch_type != ZYDIS_BRANCH_TYPE_NONE ||
+        insn->encoding == ZYDIS_INSTRUCTION_ENCODING_MVEX ||
+        (insn->attributes & (ZYDIS_ATTRIB_HAS_REP | ZYDIS_ATTRIB_HAS_REPE |
+                             ZYDIS_ATTRIB_HAS_REPNE)) ||
+        refused_mnemonic(insn, ops))
+        return -1;
+    int mem = -1;
+    for (int i = 0; i < insn->operand_count; i++) {
+        const ZydisDecodedOperand *op = &ops[i];
+        switch (op->type) {
+        case ZYDIS_OPERAND_TYPE_MEMORY:
+            if (op->mem.type == ZYDIS_MEMOP_TYPE_AGEN)
+                break;
+            if (op->mem.type != ZYDIS_MEMOP_TYPE_MEM || mem >= 0 ||
+                i >= insn->operand_count_visible || op->size == 0 ||
+                op->size / 8 > MAX_BYTES)
+                return -1;
+            mem = i;
+            break;
+        case ZYDIS_OPERAND_TYPE_REGISTER:
+            if (!usable_register(op->reg.value))
+                return -1;
+            break;
+        case ZYDIS_OPERAND_TYPE_IMMEDIATE:
+            break;
+        default:
+            return -1;
+        }
+    }
+    return mem;
+}
+
+/* The general registers insn names as register operands (its memory
+ * operand's base and index are not among them: they are replaced). */
+static unsigned named_gprs(const ZydisDecodedInstruction *insn,
+                           const ZydisDecodedOperand *ops)
+{
+    unsigned named = 1u << 4; /* rsp */
+    for (int i = 0; i < insn->operand_count; i++) {
+        int g = ops[i].type == ZYDIS_OPERAND_TYPE_REGISTER
+                    ? x86_gpr_index(ops[i].reg.value) : -1;
+        if (g >= 0)
+            named |= 1u << g;
+    }
+    return named;
+}
+
+/* Encodes insn with operand `mem` as (S) for a register S it does not
+ * name, then `jmp *0(%rip)` back to complete_back, at `to`: S's number, or
+ * -1 when nothing encodes. */
+static int encode(const ZydisDecodedInstruction *insn,
+                  const ZydisDecodedOperand *ops, int mem, uint8_t *to)
+{
+    static const int order[] = { 11, 10, 9, 8, 7, 6, 3, 5, 2, 1, 0 };
+    ZydisEncoderRequest r;
+    if (!ZYAN_SUCCESS(ZydisEncoderDecodedInstructionToEncoderRequest(
+            insn, ops, insn->operand_count_visible, &r)))
+        return -1;
+    r.prefixes &= ~(ZydisInstructionAttributes)ZYDIS_ATTRIB_HAS_SEGMENT;
+    r.address_size_hint = ZYDIS_ADDRESS_SIZE_HINT_NONE;
+    ZydisEncoderOperand *m = &r.operands[mem];
+    m->mem.index = ZYDIS_REGISTER_NONE;
+    m->mem.scale = 0;
+    m->mem.displacement = 0;
+    unsigned named = named_gprs(insn, ops);
+    for (size_t i = 0; i < sizeof order / sizeof *order; i++) {
+        if (named & (1u << order[i]))
+            continue;
+        m->mem.base = (ZydisRegister)(ZYDIS_REGISTER_RAX + order[i]);
+        ZyanUSize n = ZYDIS_MAX_INSTRUCTION_LENGTH;
+        if (!ZYAN_SUCCESS(ZydisEncoderEncodeInstruction(&r, to, &n)))
+            continue; /* e.g. ah with a REX-only register */
+        static const uint8_t jmp[6] = { 0xff, 0x25, 0, 0, 0, 0 };
+        uint64_t back = (uint64_t)(uintptr_t)complete_back;
+        memcpy(to + n, jmp, sizeof jmp);
+        memcpy(to + n + sizeof jmp, &back, sizeof back);
+        return order[i];
+    }
+    return -1;
+}
+
+static int same_insn(const code_key *k, uint64_t pc, const uint8_t *bytes,
+                     size_t len)
+{
+    return atomic_load_explicit(&k->pc, memory_order_acquire) == pc &&
+           memcmp(k->bytes, bytes, len) == 0;
+}
+
+/* The code of insn at pc, whose bytes are `bytes` (the program's text, or
+ * the copy hot.c kept of a patched site), made on first sight, with S's
+ * number in *s; NULL when it cannot be made or the area is full. */
+static const uint8_t *code_for(const ZydisDecodedInstruction *insn,
+                               const ZydisDecodedOperand *ops, int mem,
+                               uint64_t pc, const uint8_t *bytes, int *s)
+{
+    size_t h = (size_t)(fib_mix(pc) % INDEX_SLOTS);
+    for (size_t probes = 0; probes < INDEX_SLOTS; probes++) {
+        code_key *k = &c.index[(h + probes) % INDEX_SLOTS];
+        if (same_insn(k, pc, bytes, insn->length)) {
+            *s = k->scratch;
+            return c.code + k->offset;
+        }
+        if (atomic_load_explicit(&k->pc, memory_order_acquire) != 0)
+            continue;
+        /* an empty slot: add the instruction here unless another thread
+         * took the slot first (then look on) */
+        spin_acquire(&c.code_lock);
+        const uint8_t *made = NULL;
+        if (atomic_load(&k->pc) == 0 &&
+            c.code_used + CODE_ENTRY <= CODE_BYTES) {
+            int reg = encode(insn, ops, mem, c.code + c.code_used);
+            if (reg >= 0) {
+                memcpy(k->bytes, bytes, insn->length);
+                k->scratch = (uint8_t)reg;
+                k->offset = c.code_used;
+                c.code_used += CODE_ENTRY;
+                atomic_store_explicit(&k->pc, pc, memory_order_release);
+                *s = reg;
+                made = c.code + k->offset;
+            }
+        }
+        int taken = atomic_load(&k->pc) != 0;
+        spin_release(&c.code_lock);
+        if (made || !taken)
+            return made;
+        if (same_insn(k, pc, bytes, insn->length)) {
+            *s = k->scratch;
+            return c.code + k->offset;
+        }
+    }
+    return NULL;
+}
+
+/* The lock of the cache line at addr. */
+static atomic_int *stripe_of(uint64_t addr)
+{
+    return &c.stripes[fib_mix(addr >> 6) % STRIPES];
+}
+
+/* The signal frame's xsave area, when it is one complete_enter can use
+ * and the program's floating-point exceptions are all masked (an unmasked
+ * one could be raised inside the handler). */
+static void *xsave_area(const ucontext_t *uc, uint32_t *mask)
+{
+    const uint8_t *fp = (const uint8_t *)uc->uc_mcontext.fpregs;
+    if (!fp || ((uintptr_t)fp & 63))
+        return NULL;
+    uint32_t magic;
+    uint64_t features;
+    memcpy(&magic, fp + 464, sizeof magic);
+    memcpy(&features, fp + 472, sizeof features);
+    const struct _libc_fpstate *fx = uc->uc_mcontext.fpregs;
+    if (magic != FP_XSTATE_MAGIC || (features & 3) != 3 ||
+        (fx->cwd & 0x3f) != 0x3f || (fx->mxcsr & 0x1f80) != 0x1f80)
+        return NULL;
+    *mask = (uint32_t)(features & XSTATE_RUN);
+    return (void *)(uintptr_t)fp;
+}
+
+/* In a forked child (however it forked), the descriptor and pid this
+ * process's own: 0, or -1. */
+static int own_process(void)
+{
+    int forked = c.forked_mark ? atomic_load(c.forked_mark) == 0
+                               : raw_syscall3(SYS_getpid, 0, 0, 0) != c.pid;
+    return forked ? open_mem() : 0;
+}
+
+static int mem_io(long nr, void *buf, size_t n, uint64_t addr)
+{
+    if (own_process() != 0)
+        return -1;
+    long got = raw_syscall6(nr, c.fd, (long)buf, (long)n, (long)addr, 0, 0);
+    return got == (long)n ? 0 : -1;
+}
+
+int complete_peek(void *buf, size_t n, uint64_t addr)
+{
+    return c.on ? mem_io(SYS_pread64, buf, n, addr) : -1;
+}
+
+int complete_indirect(const ZydisDecodedInstruction *insn,
+                      const ZydisDecodedOperand *ops, uint64_t addr,
+                      uint64_t *target)
+{
+    if (!c.on ||
+        (insn->mnemonic != ZYDIS_MNEMONIC_JMP &&
+         insn->mnemonic != ZYDIS_MNEMONIC_CALL) ||
+        insn->meta.branch_type != ZYDIS_BRANCH_TYPE_NEAR ||
+        ops[0].type != ZYDIS_OPERAND_TYPE_MEMORY ||
+        ops[0].mem.type != ZYDIS_MEMOP_TYPE_MEM || ops[0].size != 64)
+        return 0;
+    return mem_io(SYS_pread64, target, sizeof *target, addr) == 0;
+}
+
+int complete_push(uint64_t sp, uint64_t value)
+{
+    /* process_vm_writev keeps the page's rights (a guard page refuses),
+     * which /proc/self/mem would override */
+    if (own_process() != 0)
+        return -1;
+    struct iovec local = { &value, sizeof value };
+    struct iovec remote = { (void *)(uintptr_t)sp, sizeof value };
+    long n = raw_syscall6(SYS_process_vm_writev, c.pid, (long)&local, 1,
+                          (long)&remote, 1, 0);
+    return n == (long)sizeof value ? 0 : -1;
+}
+
+int complete_poke(uint64_t addr, const void *buf, size_t n)
+{
+    return c.on ? mem_io(SYS_pwrite64, (void *)(uintptr_t)buf, n, addr) : -1;
+}
+
+static int run_locked(const ucontext_t *uc, const ZydisDecodedOperand *op,
+                      uint64_t addr, int direct, void *xsave,
+                      const uint8_t *code, int s, complete_regs *st)
+{
+    size_t n = op->size / 8;
+    uint8_t buf[2 * MAX_BYTES] __attribute__((aligned(MAX_BYTES)));
+    uint8_t *copy = direct ? (uint8_t *)(uintptr_t)addr
+                           : buf + (addr & (MAX_BYTES - 1));
+    /* a plain store writes every byte: nothing to read first */
+    if (!direct && (op->actions & ~ZYDIS_OPERAND_ACTION_WRITE) &&
+        mem_io(SYS_pread64, copy, n, addr) != 0)
+        return -1;
+    const greg_t *g = uc->uc_mcontext.gregs;
+    for (int i = 0; i < 16; i++)
+        st->gpr[i] = (uint64_t)g[x86_greg_of[i]];
+    st->gpr[s] = (uint64_t)(uintptr_t)copy;
+    st->flags = ((uint64_t)g[REG_EFL] & LOADED_FLAGS) | 2;
+    complete_enter(st, xsave, code);
+    st->gpr[s] = (uint64_t)g[x86_greg_of[s]];
+    if (!direct && (op->actions & ZYDIS_OPERAND_ACTION_MASK_WRITE) &&
+        mem_io(SYS_pwrite64, copy, n, addr) != 0)
+        return -1;
+    return 0;
+}
+
+/* Whether insn is of the base instruction set and names only general,
+ * flags, instruction-pointer and segment registers: it runs without the
+ * program's x87, SSE and AVX state loaded (saving and loading it is most
+ * of a completion's time in user space). */
+static int integer_only(const ZydisDecodedInstruction *insn,
+                        const ZydisDecodedOperand *ops)
+{
+    if (insn->meta.isa_ext != ZYDIS_ISA_EXT_BASE &&
+        insn->meta.isa_ext != ZYDIS_ISA_EXT_LONGMODE)
+        return 0;
+    for (uint8_t i = 0; i < insn->operand_count; i++) {
+        const ZydisDecodedOperand *op = &ops[i];
+        ZydisRegister regs[3] = { ZYDIS_REGISTER_NONE, ZYDIS_REGISTER_NONE,
+                                  ZYDIS_REGISTER_NONE };
+        if (op->type == ZYDIS_OPERAND_TYPE_REGISTER)
+            regs[0] = op->reg.value;
+        else if (op->type == ZYDIS_OPERAND_TYPE_MEMORY) {
+            regs[1] = op->mem.base;
+            regs[2] = op->mem.index;
+        }
+        for (int r = 0; r < 3; r++) {
+            if (regs[r] == ZYDIS_REGISTER_NONE)
+                continue;
+            switch (ZydisRegisterGetClass(regs[r])) {
+            case ZYDIS_REGCLASS_GPR8: case ZYDIS_REGCLASS_GPR16:
+            case ZYDIS_REGCLASS_GPR32: case ZYDIS_REGCLASS_GPR64:
+            case ZYDIS_REGCLASS_FLAGS: case ZYDIS_REGCLASS_IP:
+            case ZYDIS_REGCLASS_SEGMENT:
+                break;
+            default:
+                return 0;
+            }
+        }
+    }
+    return 1;
+}
+
+/* Set while this thread runs an instruction in complete_run. */
+static __thread int tls_running __attribute__((tls_model("initial-exec")));
+
+int complete_running(void) { return tls_running; }
+
+int complete_run(const ucontext_t *uc, const ZydisDecodedInstruction *insn,
+                 const ZydisDecodedOperand *ops, int mem, uint64_t addr,
+                 int direct, const uint8_t *bytes, complete_regs *after)
+{
+    void *xsave = xsave_area(uc, &after->xmask);
+    if (xsave && integer_only(insn, ops))
+        after->xmask = 0; /* the state stays as it is, in the frame */
+    int s;
+    const uint8_t *code =
+        xsave ? code_for(insn, ops, mem, (uint64_t)uc->uc_mcontext.gregs[REG_RIP],
+                         bytes, &s)
+              : NULL;
+    if (!code)
+        return 0;
+    /* the operand's first and last cache lines, in one order */
+    atomic_int *a = stripe_of(addr);
+    atomic_int *b = stripe_of(addr + ops[mem].size / 8 - 1);
+    if (b < a) {
+        atomic_int *t = a;
+        a = b;
+        b = t;
+    }
+    /* a fault inside a completion (the program's handler run meanwhile,
+     * touching traced memory) cannot complete here: its stripe is held */
+    if (tls_running)
+        return 0;
+    futex_lock(a);
+    if (b != a)
+        futex_lock(b);
+    tls_running = 1;
+    int rc = run_locked(uc, &ops[mem], addr, direct, xsave, code, s, after);
+    tls_running = 0;
+    if (b != a)
+        futex_unlock(b);
+    futex_unlock(a);
+    return rc == 0;
+}
+
+void complete_commit(ucontext_t *uc, const ZydisDecodedInstruction *insn,
+                     const complete_regs *after)
+{
+    greg_t *g = uc->uc_mcontext.gregs;
+    for (int i = 0; i < 16; i++)
+        g[x86_greg_of[i]] = (greg_t)after->gpr[i];
+    g[REG_EFL] = (greg_t)(((uint64_t)g[REG_EFL] & ~ARITH_FLAGS) |
+                          (after->flags & ARITH_FLAGS));
+    g[REG_RIP] += insn->length;
+}
+
+void complete_counted(void) { atomic_fetch_add(&c.completed, 1); }

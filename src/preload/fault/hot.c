@@ -1,0 +1,464 @@
+/*
+ * hot.c - hot sites of the fault engine (see hot.h).  Owns the count of
+ * completions per instruction, the patched sites, their trampolines and
+ * the switch from a trampoline into C and back (hot_entry, below).
+ *
+ * A site is patched without knowing where branches land: only the
+ * instruction's own bytes change, into a punned jmp rel32 to a trampoline
+ * live_code.c places.  A thread that meets the int3 of a patch in
+ * progress goes back and waits (hot_trap).  A hot instruction right
+ * after a patched site, closer than 5 bytes (its own jump would change
+ * the site's), is run by the site's trampoline too; instructions of one
+ * byte, other sites too close, and sites with no free page in reach stay
+ * on the signal path (counted as refused).
+ *
+ * The trampoline steps over the red zone, pushes the site's number and
+ * jumps to hot_entry, which saves the general registers and flags on the
+ * program's stack, moves to memtap's own stack (own_stack_for), saves the
+ * vector state there (about 7 KiB with C's frames) and calls hot_access, in which memtap's asynchronous handlers defer their signals
+ * (defer.c).  That completes each access as the handler would (fault.c:
+ * through /proc/self/mem, the page left closed, recorded, or on the
+ * memory itself when it is not traced), then returns past the
+ * instructions.  When the site's own cannot be completed (a rare state:
+ * unmasked x87 or SSE exceptions, say), the site is unpatched and the
+ * instruction runs again on the signal path.
+ */
+#define _GNU_SOURCE
+#include "hot.h"
+#include "preload/core/own_stack.h"
+#include "sys/futex_lock.h"
+#include "sys/hash.h"
+#include "sys/rawsys.h"
+#include "x86/context.h"
+
+#include "complete.h"
+#include "preload/core/config.h"
+#include "preload/core/defer.h"
+#include "fault.h"
+#include "live_code.h"
+#include "preload/memmap/traced_set.h"
+
+#include <stdatomic.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+
+#define COUNT_SLOTS 16384       /* instructions counted */
+#define MAX_SITES 8192          /* instructions patched */
+#define SLOT_BYTES 24           /* one trampoline */
+#define HOT_AFTER 16            /* completions that make a site hot */
+#define RUN_MAX 4               /* instructions one trampoline runs */
+#define XSAVE_BYTES 4096        /* x87, SSE, AVX and AVX-512 state fit */
+#define FP_XSTATE_MAGIC 0x46505853u
+#define XSTATE_RUN 0xe7         /* the components complete.c runs with */
+#define STR(x) #x
+#define XSTR(x) STR(x)
+
+/* What hot_entry pushed, lowest address first; above it the red zone
+ * (128 bytes) and then the program's stack. */
+typedef struct hot_frame {
+    uint64_t gpr[15];   /* r15 first, rax last (frame_regs) */
+    uint64_t flags;
+    uint64_t slot;      /* in: the site's number; out: where to go on */
+} hot_frame;
+
+/* The ucontext register of each of hot_frame's gpr. */
+static const int frame_regs[15] = {
+    REG_R15, REG_R14, REG_R13, REG_R12, REG_R11, REG_R10, REG_R9, REG_R8,
+    REG_RDI, REG_RSI, REG_RBP, REG_RBX, REG_RDX, REG_RCX, REG_RAX,
+};
+
+/* One instruction a trampoline runs. */
+typedef struct hot_insn {
+    uint64_t pc;
+    uint8_t bytes[ZYDIS_MAX_INSTRUCTION_LENGTH]; /* the instruction's own */
+    int mem;                                     /* its memory operand */
+    ZydisDecodedInstruction insn;
+    ZydisDecodedOperand ops[ZYDIS_MAX_OPERAND_COUNT];
+} hot_insn;
+
+/* A patched site: the instruction whose bytes jump to the trampoline, and
+ * the hot ones right after it, too close to be patched themselves (their
+ * jump would change this one's displacement), which the trampoline runs
+ * too.  `n` is published after the instruction it adds is whole. */
+typedef struct hot_site {
+    uint64_t trampoline;
+    _Atomic int patched;
+    _Atomic uint32_t n;
+    hot_insn run[RUN_MAX];
+} hot_site;
+
+typedef struct hot_count {
+    _Atomic uint64_t pc;
+    _Atomic uint32_t n;
+} hot_count;
+
+static struct {
+    int on;
+    uint32_t after;            /* completions that make a site hot */
+    uint64_t xfeatures;        /* XCR0's share of XSTATE_RUN */
+    ZydisDecoder decoder;
+    hot_count *counts;
+    hot_site *sites;
+    _Atomic uint32_t nsites;   /* published after a site is whole */
+    atomic_int lock;           /* patching and unpatching */
+    _Atomic uint64_t accesses, untraced, refused, unpatched;
+} h;
+
+static __thread const hot_site *tls_site __attribute__((tls_model("initial-exec")));
+/* In hot_access (a critical section: memtap's asynchronous handlers
+ * defer their signals, defer.c). */
+static __thread int tls_in_access __attribute__((tls_model("initial-exec")));
+/* The calling thread holds h.lock (in hot_completed). */
+static __thread int tls_patching __attribute__((tls_model("initial-exec")));
+
+void hot_access(hot_frame *fr, uint8_t *xsave);
+
+/* The trampolines' common part: everything saved, hot_access called on
+ * 64-byte aligned xsave space on memtap's own stack (own_stack_for: a
+ * goroutine's stack has no room for it), everything loaded, and
+ * `ret $128` goes to the frame's slot and back over the red zone. */
+__asm__(".text\n"
+        ".globl hot_entry\n"
+        ".hidden hot_entry\n"
+        ".type hot_entry, @function\n"
+        "hot_entry:\n"
+        "  endbr64\n"
+        "  pushfq\n"
+        "  push %rax\n  push %rcx\n  push %rdx\n  push %rbx\n"
+        "  push %rbp\n  push %rsi\n  push %rdi\n"
+        "  push %r8\n  push %r9\n  push %r10\n  push %r11\n"
+        "  push %r12\n  push %r13\n  push %r14\n  push %r15\n"
+        "  mov %rsp, %rbx\n"
+        "  cld\n"
+        "  mov %rsp, %rdi\n"
+        "  and $-16, %rsp\n"
+        "  call own_stack_for\n"
+        "  mov %rax, %rsp\n"
+        "  and $-64, %rsp\n"
+        "  sub $" XSTR(XSAVE_BYTES) ", %rsp\n"
+        "  xor %eax, %eax\n"
+        "  mov %rax, 512(%rsp)\n  mov %rax, 520(%rsp)\n"
+        "  mov %rax, 528(%rsp)\n  mov %rax, 536(%rsp)\n"
+        "  mov %rax, 544(%rsp)\n  mov %rax, 552(%rsp)\n"
+        "  mov %rax, 560(%rsp)\n  mov %rax, 568(%rsp)\n"
+        "  mov $" XSTR(XSTATE_RUN) ", %eax\n"
+        "  xor %edx, %edx\n"
+        "  xsave64 (%rsp)\n"
+        "  cld\n"
+        "  mov %rbx, %rdi\n"
+        "  mov %rsp, %rsi\n"
+        "  call hot_access\n"
+        "  mov $" XSTR(XSTATE_RUN) ", %eax\n"
+        "  xor %edx, %edx\n"
+        "  xrstor64 (%rsp)\n"
+        "  mov %rbx, %rsp\n"
+        "  pop %r15\n  pop %r14\n  pop %r13\n  pop %r12\n"
+        "  pop %r11\n  pop %r10\n  pop %r9\n  pop %r8\n"
+        "  pop %rdi\n  pop %rsi\n  pop %rbp\n  pop %rbx\n"
+        "  pop %rdx\n  pop %rcx\n  pop %rax\n"
+        "  popfq\n"
+        "  ret $128\n"
+        ".size hot_entry, .-hot_entry\n");
+extern const char hot_entry[];
+
+_Static_assert(sizeof(hot_frame) == 17 * 8, "hot_entry's pushes");
+
+static void *map(size_t len)
+{
+    long p = raw_syscall6(SYS_mmap, 0, (long)len, PROT_READ | PROT_WRITE,
+                          MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    return RAW_FAILED(p) ? NULL : (void *)p;
+}
+
+int hot_init(void)
+{
+    const preload_config *cfg = config();
+    if (cfg->fault_complete_only)
+        return -1;
+    h.after = cfg->fault_hot ? 1 : HOT_AFTER;
+    uint32_t lo, hi;
+    __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+    h.xfeatures = (((uint64_t)hi << 32) | lo) & XSTATE_RUN;
+    if ((h.xfeatures & 3) != 3 ||
+        !ZYAN_SUCCESS(ZydisDecoderInit(&h.decoder, ZYDIS_MACHINE_MODE_LONG_64,
+                                       ZYDIS_STACK_WIDTH_64)) ||
+        live_code_init() != 0)
+        return -1;
+    h.counts = map(COUNT_SLOTS * sizeof *h.counts);
+    h.sites = map(MAX_SITES * sizeof *h.sites);
+    if (!h.counts || !h.sites)
+        return -1;
+    h.on = 1;
+    return 0;
+}
+
+void hot_after_fork(void) { atomic_store(&h.lock, 0); }
+
+/* ---- patching ---- */
+
+/* The trampoline of site number i at t. */
+static int write_trampoline(uint64_t t, uint32_t i)
+{
+    uint8_t b[SLOT_BYTES] = {
+        0x48, 0x8d, 0x64, 0x24, 0x80, /* lea -128(%rsp), %rsp */
+        0x68, 0, 0, 0, 0,             /* push $i */
+        0xff, 0x25, 0, 0, 0, 0,       /* jmp *0(%rip) */
+    };
+    uint64_t entry = (uint64_t)(uintptr_t)hot_entry;
+    memcpy(b + 6, &i, 4);
+    memcpy(b + 16, &entry, 8);
+    return complete_poke(t, b, sizeof b);
+}
+
+/* The patched site whose jump a site at pc would change, or that would
+ * change its jump (closer than 5 bytes); NULL when none. */
+static hot_site *crowding(uint64_t pc)
+{
+    uint32_t n = atomic_load(&h.nsites);
+    for (uint32_t i = 0; i < n; i++) {
+        uint64_t at = h.sites[i].run[0].pc;
+        if ((at > pc ? at - pc : pc - at) < 5)
+            return &h.sites[i];
+    }
+    return NULL;
+}
+
+/* Reads and decodes the instruction at pc (len bytes, and 4 after it
+ * into `tail`) into in.  0, or -1 when it is not one complete.c runs. */
+static int take_insn(hot_insn *in, uint64_t pc, size_t len, uint8_t *tail)
+{
+    uint8_t text[ZYDIS_MAX_INSTRUCTION_LENGTH + 4];
+    memset(in, 0, sizeof *in);
+    if (complete_peek(text, len + 4, pc) != 0 ||
+        !ZYAN_SUCCESS(ZydisDecoderDecodeFull(&h.decoder, text, len, &in->insn,
+                                             in->ops)) ||
+        in->insn.length != len ||
+        (in->mem = complete_operand(&in->insn, in->ops)) < 0)
+        return -1;
+    in->pc = pc;
+    memcpy(in->bytes, text, len);
+    memcpy(tail, text + len, 4);
+    return 0;
+}
+
+/* A hot instruction too close to patched site s: run by s's trampoline
+ * when it follows s's last instruction. */
+static int append(hot_site *s, uint64_t pc, size_t len)
+{
+    uint32_t n = atomic_load(&s->n);
+    const hot_insn *last = &s->run[n - 1];
+    uint8_t tail[4];
+    if (!atomic_load(&s->patched) || n == RUN_MAX ||
+        last->pc + last->insn.length != pc ||
+        take_insn(&s->run[n], pc, len, tail) != 0)
+        return -1;
+    atomic_store(&s->n, n + 1);
+    return 0;
+}
+
+static int patch(uint64_t pc, const ZydisDecodedInstruction *insn)
+{
+    size_t len = insn->length;
+    uint32_t i = atomic_load(&h.nsites);
+    hot_site *near = crowding(pc);
+    if (near)
+        return append(near, pc, len);
+    uint8_t tail[4];
+    hot_site *s = &h.sites[i];
+    if (len < 2 || i == MAX_SITES)
+        return -1;
+    memset(s, 0, sizeof *s);
+    if (take_insn(&s->run[0], pc, len, tail) != 0)
+        return -1;
+    uint64_t t;
+    if (live_code_slot(pc, len, tail, SLOT_BYTES, &t) != 0 ||
+        write_trampoline(t, i) != 0)
+        return -1;
+    s->trampoline = t;
+    s->n = 1;
+    uint8_t jump[ZYDIS_MAX_INSTRUCTION_LENGTH + 4];
+    uint32_t rel = (uint32_t)(t - (pc + 5));
+    jump[0] = 0xe9;
+    memcpy(jump + 1, &rel, 4);
+    for (size_t k = len; k < 5; k++) /* no libc here: see unpatch */
+        if (jump[k] != tail[k - len])
+            return -1; /* the displacement's fixed bytes: cannot differ */
+    /* published before its int3 can be met */
+    atomic_store(&s->patched, 1);
+    atomic_store(&h.nsites, i + 1);
+    if (live_code_write(pc, jump, len < 5 ? len : 5) != 0) {
+        atomic_store(&s->patched, 0);
+        return -1;
+    }
+    return 0;
+}
+
+/* Gives a site its own bytes back (hot_access could not run it).  The
+ * calling thread may hold h.lock already: patch() reached a site through
+ * code outside memtap (none is called there now; a libc memcmp was, and a
+ * hot site in it whose access failed would have waited on this thread's
+ * own lock forever). */
+static void unpatch(const hot_site *cs)
+{
+    hot_site *s = &h.sites[cs - h.sites];
+    int held = tls_patching;
+    if (!held)
+        futex_lock(&h.lock);
+    if (atomic_load(&s->patched)) {
+        const hot_insn *in = &s->run[0];
+        size_t len = in->insn.length < 5 ? in->insn.length : 5;
+        if (live_code_write(in->pc, in->bytes, len) == 0) {
+            atomic_store(&s->patched, 0);
+            atomic_fetch_add(&h.unpatched, 1);
+        }
+    }
+    if (!held)
+        futex_unlock(&h.lock);
+}
+
+static hot_count *count_of(uint64_t pc)
+{
+    size_t at = (size_t)(fib_mix(pc) % COUNT_SLOTS);
+    for (size_t probes = 0; probes < 64; probes++) {
+        hot_count *c = &h.counts[(at + probes) % COUNT_SLOTS];
+        uint64_t seen = atomic_load(&c->pc);
+        if (seen == pc)
+            return c;
+        if (seen == 0) {
+            uint64_t none = 0;
+            if (atomic_compare_exchange_strong(&c->pc, &none, pc) || none == pc)
+                return c;
+        }
+    }
+    return NULL;
+}
+
+void hot_completed(uint64_t pc, const ZydisDecodedInstruction *insn)
+{
+    if (!h.on)
+        return;
+    hot_count *c = count_of(pc);
+    if (!c || atomic_fetch_add(&c->n, 1) + 1 != h.after)
+        return;
+    futex_lock(&h.lock);
+    tls_patching = 1;
+    if (patch(pc, insn) != 0)
+        atomic_fetch_add(&h.refused, 1);
+    tls_patching = 0;
+    futex_unlock(&h.lock);
+}
+
+int hot_trap(ucontext_t *uc)
+{
+    if (!h.on)
+        return 0;
+    uint64_t at = (uint64_t)uc->uc_mcontext.gregs[REG_RIP] - 1;
+    uint32_t n = atomic_load(&h.nsites);
+    for (uint32_t i = 0; i < n; i++)
+        if (h.sites[i].run[0].pc == at) {
+            uc->uc_mcontext.gregs[REG_RIP] = (greg_t)at;
+            raw_syscall3(SYS_sched_yield, 0, 0, 0);
+            return 1;
+        }
+    return 0;
+}
+
+/* ---- the trampolines' accesses ---- */
+
+/* One execution of tls_site's run, in fault.c's handler bracket (or, for
+ * memtap's own code, `quiet`: not the program's accesses).  An
+ * instruction after the first that cannot be completed is left to run
+ * where it is (the trampoline returns to it). */
+static void hot_run(ucontext_t *uc, const hot_site *s, int quiet)
+{
+    uint32_t n = atomic_load(&s->n);
+    for (uint32_t i = 0; i < n; i++) {
+        const hot_insn *in = &s->run[i];
+        const ZydisDecodedOperand *op = &in->ops[in->mem];
+        int record = !quiet && traced_active() &&
+                     traced_has(x86_effective_address(uc, &in->insn, op),
+                                      op->size / 8);
+        if (!fault_complete_access(uc, &in->insn, in->ops, in->mem, in->bytes,
+                                   record)) {
+            if (i == 0)
+                unpatch(s); /* uc's pc is the site's: it runs as it was */
+            return;
+        }
+        if (!quiet)
+            atomic_fetch_add(record ? &h.accesses : &h.untraced, 1);
+    }
+}
+
+static void hot_body(int sig, siginfo_t *si, ucontext_t *uc)
+{
+    (void)sig;
+    (void)si;
+    hot_run(uc, tls_site, 0);
+}
+
+void hot_access(hot_frame *fr, uint8_t *xsave)
+{
+    const hot_site *s = &h.sites[fr->slot];
+    if (tls_in_access) {
+        /* memtap's own code ran into a site while completing an access (a
+         * libc function it calls, memset say, hot for the program): the
+         * site gets its bytes back and runs as it is, so that accesses do
+         * not nest (one in the site's own function would never end).
+         * Nothing before this line may call outside memtap. */
+        unpatch(s);
+        fr->slot = s->run[0].pc;
+        return;
+    }
+    tls_in_access++;
+    defer_enter();
+    ucontext_t uc;
+    memset(&uc, 0, sizeof uc);
+    greg_t *g = uc.uc_mcontext.gregs;
+    for (int i = 0; i < 15; i++)
+        g[frame_regs[i]] = (greg_t)fr->gpr[i];
+    g[REG_RSP] = (greg_t)((uint64_t)(uintptr_t)(&fr->slot + 1) + 128);
+    g[REG_EFL] = (greg_t)fr->flags;
+    g[REG_RIP] = (greg_t)s->run[0].pc;
+    /* the software bytes a signal frame's xsave area carries */
+    uint32_t magic = FP_XSTATE_MAGIC;
+    memcpy(xsave + 464, &magic, sizeof magic);
+    memcpy(xsave + 472, &h.xfeatures, sizeof h.xfeatures);
+    uc.uc_mcontext.fpregs = (struct _libc_fpstate *)(void *)xsave;
+    if (fault_in_memtap()) {
+        /* memtap's own code ran into the site: its access, not the
+         * program's */
+        hot_run(&uc, s, 1);
+    } else {
+        tls_site = s;
+        fault_run_handler(hot_body, 1, 0, NULL, &uc);
+        fault_thread_trapped();
+    }
+    for (int i = 0; i < 15; i++)
+        fr->gpr[i] = (uint64_t)g[frame_regs[i]];
+    fr->flags = (uint64_t)g[REG_EFL];
+    fr->slot = (uint64_t)g[REG_RIP];
+    defer_leave(); /* what came meanwhile is delivered now */
+    tls_in_access--;
+}
+
+void hot_end_stats(fmt_buf *b)
+{
+    if (!h.on)
+        return;
+    static const char *const keys[] = { "hot_sites=", "\nhot_followers=",
+                                        "\nhot_accesses=", "\nhot_untraced=",
+                                        "\nhot_refused=", "\nhot_unpatched=" };
+    uint64_t v[] = { 0, 0, atomic_load(&h.accesses), atomic_load(&h.untraced),
+                     atomic_load(&h.refused), atomic_load(&h.unpatched) };
+    for (uint32_t i = 0; i < atomic_load(&h.nsites); i++)
+        if (atomic_load(&h.sites[i].patched)) {
+            v[0]++;
+            v[1] += atomic_load(&h.sites[i].n) - 1;
+        }
+    for (size_t i = 0; i < sizeof v / sizeof *v; i++) {
+        fmt_str(b, keys[i]);
+        fmt_u64(b, v[i]);
+    }
+    fmt_char(b, '\n');
+}

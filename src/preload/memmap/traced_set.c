@@ -1,0 +1,462 @@
+/*
+ * traced_set.c - the fault engine's traced set: which pages it protects
+ * (the page map holds each page's kind and the program's own rights), and
+ * the open count of each page memtap has given its rights back for a
+ * while (its own work on the program's behalf, a block operation, a
+ * stepped instruction).  A page is closed again when its last opener
+ * closes it.  One lock guards the counts and every mprotect of a traced
+ * page; it is never held where a signal could park or re-enter the thread.
+ */
+#define _GNU_SOURCE
+#include "traced_set.h"
+#include "sys/sigbits.h"
+
+#include "pagemap.h"
+#include "preload/record/tracer.h"
+#include "sys/futex_lock.h"
+#include "sys/hash.h"
+#include "sys/page.h"
+#include "sys/rawsys.h"
+
+#include <signal.h>
+#include <stdatomic.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+
+#define OPEN_SLOTS 4096
+
+static struct {
+    int tracking;        /* the traced set is kept, nothing protected (the
+                            static engine filters with it) */
+    int protecting;      /* its pages are protected: the fault engine */
+    const traced_map_listener *listener;
+    atomic_int active;
+    atomic_int lock;
+    struct { uintptr_t page; uint32_t count; } open[OPEN_SLOTS];
+    /* Completions in flight, and a change of rights waiting for them: a
+     * completion reads and writes memory behind the program's back, so no
+     * page may open (the program's own accesses would race with it) or
+     * close (one run on the page itself would fault) meanwhile. */
+    atomic_int inflight;
+    atomic_int changing;
+    int change_depth;   /* nesting of change_begin (lock held) */
+    atomic_int unmapping; /* traced_unmap calls in progress */
+} t;
+
+/* Depth of the masked handlers the calling thread is in. */
+static __thread int tls_masked __attribute__((tls_model("initial-exec")));
+
+int traced_active(void) { return atomic_load(&t.active); }
+int traced_masked(void) { return tls_masked; }
+void traced_set_masked(int depth) { tls_masked = depth; }
+void traced_protect_pages(void) { t.protecting = 1; }
+void traced_set_listener(const traced_map_listener *l) { t.listener = l; }
+
+/* Brackets a change of rights or of the open counts (lock held): it
+ * begins once no completion is in flight, and none starts until it ends,
+ * so a completion sees counts and rights that agree. */
+static void change_begin(void)
+{
+    if (t.change_depth++)
+        return;
+    atomic_store(&t.changing, 1);
+    while (atomic_load(&t.inflight))
+        raw_syscall3(SYS_sched_yield, 0, 0, 0);
+}
+
+static void change_end(void)
+{
+    if (--t.change_depth == 0)
+        atomic_store(&t.changing, 0);
+}
+
+static void set_prot(uintptr_t page, size_t len, int prot)
+{
+    change_begin();
+    raw_syscall3(SYS_mprotect, page, len, prot);
+    change_end();
+}
+
+/* ---- page open counts ---- */
+
+void traced_lock(void) { futex_lock(&t.lock); }
+void traced_unlock(void) { futex_unlock(&t.lock); }
+
+static size_t slot_of(uintptr_t page)
+{
+    size_t h = (size_t)(fib_mix(page >> PAGE_SHIFT) % OPEN_SLOTS);
+    while (t.open[h].page && t.open[h].page != page)
+        h = (h + 1) % OPEN_SLOTS;
+    return h;
+}
+
+/* Opens one tracked page for the calling context (lock held). */
+static void page_open_locked(uintptr_t page)
+{
+    change_begin();
+    size_t h = slot_of(page);
+    if (t.open[h].count++ == 0) {
+        t.open[h].page = page;
+        uint8_t st = pagemap_get(page);
+        set_prot(page, PAGE, st & PM_PROT_MASK);
+    }
+    change_end();
+}
+
+/* traced_page_close_locked's work, inside a change. */
+static void page_close_changing(uintptr_t page)
+{
+    size_t h = slot_of(page);
+    if (t.open[h].page != page || t.open[h].count == 0)
+        return;
+    if (--t.open[h].count)
+        return;
+    if (atomic_load(&t.active) && (pagemap_get(page) & PM_TRACKED))
+        set_prot(page, PAGE, PROT_NONE);
+    /* backward-shift deletion keeps probe chains intact */
+    size_t i = h;
+    t.open[i].page = 0;
+    for (size_t j = (i + 1) % OPEN_SLOTS; t.open[j].page;
+         j = (j + 1) % OPEN_SLOTS) {
+        size_t home = (size_t)(fib_mix(t.open[j].page >> PAGE_SHIFT) %
+                               OPEN_SLOTS);
+        if ((j > i && (home <= i || home > j)) ||
+            (j < i && home <= i && home > j)) {
+            t.open[i] = t.open[j];
+            t.open[j].page = 0;
+            t.open[j].count = 0;
+            i = j;
+        }
+    }
+}
+
+void traced_page_close_locked(uintptr_t page)
+{
+    change_begin();
+    page_close_changing(page);
+    change_end();
+}
+
+static int page_is_open(uintptr_t page)
+{
+    size_t h = slot_of(page);
+    return t.open[h].page == page && t.open[h].count;
+}
+
+/* Whether an access may touch the page itself: it is open, or memtap
+ * keeps no rights of it (a traced page not open is read and written
+ * through /proc/self/mem, whether or not the engine is active). */
+static int page_direct(uintptr_t page)
+{
+    return page_is_open(page) || !(pagemap_get(page) & PM_TRACKED);
+}
+
+int traced_completion_begin(uintptr_t a, size_t n)
+{
+    for (;;) {
+        while (atomic_load(&t.changing)) /* its changer needs the CPU */
+            raw_syscall3(SYS_sched_yield, 0, 0, 0);
+        atomic_fetch_add(&t.inflight, 1);
+        if (!atomic_load(&t.changing))
+            break;
+        atomic_fetch_sub(&t.inflight, 1);
+    }
+    /* no rights change now: the counts hold still for us to read */
+    int direct = 0, pages = 0;
+    for (uintptr_t p = page_start(a); p < a + n; p += PAGE, pages++)
+        direct += page_direct(p);
+    return direct == 0 ? 0 : direct == pages ? 1 : -1;
+}
+
+void traced_completion_end(void)
+{
+    atomic_fetch_sub(&t.inflight, 1);
+}
+
+
+/* Holds off every asynchronous signal (a program handler, the park signal)
+ * around the page lock; faults and traps stay deliverable. */
+void traced_guard_signals(sigset_t *old)
+{
+    sigset_t async;
+    sigbits_async(&async);
+    raw_syscall6(SYS_rt_sigprocmask, SIG_BLOCK, (long)&async, (long)old, 8,
+                 0, 0);
+}
+
+void traced_unguard_signals(const sigset_t *old)
+{
+    raw_syscall6(SYS_rt_sigprocmask, SIG_SETMASK, (long)old, 0, 8, 0, 0);
+}
+
+/* The page lock is never held where a signal could park or re-enter the
+ * thread: outside the masked handlers, signals are blocked around it. */
+int traced_lock_guarded(sigset_t *old)
+{
+    int guard = !traced_masked();
+    if (guard)
+        traced_guard_signals(old);
+    traced_lock();
+    return guard;
+}
+
+void traced_unlock_guarded(int guard, const sigset_t *old)
+{
+    traced_unlock();
+    if (guard)
+        traced_unguard_signals(old);
+}
+
+void traced_pages_add(traced_open_set *s, uintptr_t addr, size_t len)
+{
+    if (len == 0)
+        return;
+    for (uintptr_t p = page_start(addr); p < addr + len && !s->overflow;
+         p += PAGE) {
+        if (!(pagemap_get(p) & PM_TRACKED))
+            continue;
+        int seen = 0;
+        for (int i = 0; i < s->n && !seen; i++)
+            seen = s->pages[i] == p;
+        if (seen)
+            continue;
+        if (s->n == (int)(sizeof s->pages / sizeof *s->pages)) {
+            s->overflow = 1;
+            break;
+        }
+        s->pages[s->n++] = p;
+    }
+}
+
+void traced_pages_open_locked(traced_open_set *s, int from)
+{
+    for (int i = from; i < s->n; i++)
+        page_open_locked(s->pages[i]);
+}
+
+/* Large ranges: open every tracked page of [addr, addr+len) as one run. */
+static void open_range_locked(uintptr_t addr, size_t len, int open)
+{
+    for (uintptr_t p = page_start(addr); p < addr + len; p += PAGE)
+        if (pagemap_get(p) & PM_TRACKED) {
+            if (open)
+                page_open_locked(p);
+            else
+                traced_page_close_locked(p);
+        }
+}
+
+void traced_open(traced_open_set *s, uintptr_t addr, size_t len)
+{
+    s->n = 0;
+    s->overflow = 0;
+    if (!atomic_load(&t.active) || len == 0)
+        return;
+    traced_pages_add(s, addr, len);
+    if (s->n == 0 && !s->overflow)
+        return;
+    sigset_t old;
+    traced_guard_signals(&old);
+    traced_lock();
+    if (s->overflow) {
+        /* remember the range itself in the first two slots */
+        s->pages[0] = addr;
+        s->pages[1] = len;
+        open_range_locked(addr, len, 1);
+    } else {
+        traced_pages_open_locked(s, 0);
+    }
+    traced_unlock();
+    traced_unguard_signals(&old);
+}
+
+void traced_close(traced_open_set *s)
+{
+    if (s->n == 0 && !s->overflow)
+        return;
+    sigset_t old;
+    traced_guard_signals(&old);
+    traced_lock();
+    if (s->overflow)
+        open_range_locked(s->pages[0], s->pages[1], 0);
+    else
+        for (int i = 0; i < s->n; i++)
+            traced_page_close_locked(s->pages[i]);
+    traced_unlock();
+    traced_unguard_signals(&old);
+    s->n = 0;
+    s->overflow = 0;
+}
+
+int traced_has(uintptr_t addr, size_t len)
+{
+    for (uintptr_t p = page_start(addr); p < addr + (len ? len : 1);
+         p += PAGE)
+        if (pagemap_get(p) & PM_TRACKED)
+            return 1;
+    return 0;
+}
+
+/* ---- the traced set ---- */
+
+int traced_allows(uintptr_t a, size_t n, int write)
+{
+    for (uintptr_t p = page_start(a); p < a + n; p += PAGE) {
+        uint8_t st = pagemap_get(p);
+        if (!(st & PM_TRACKED) || !(st & PROT_READ) ||
+            (write && !(st & PROT_WRITE)))
+            return 0;
+    }
+    return 1;
+}
+
+int traced_kept(void) { return t.protecting || t.tracking; }
+
+int traced_init(void)
+{
+    if (pagemap_init() != 0)
+        return -1;
+    t.tracking = 1;
+    return 0;
+}
+
+uint8_t traced_region(uintptr_t addr)
+{
+    return (uint8_t)(pagemap_get(addr) & PM_REGION_MASK);
+}
+
+void traced_add(uintptr_t start, uintptr_t end, int prot, int region)
+{
+    if (!traced_kept() || end <= start || !(prot & PROT_READ))
+        return;
+    uint8_t state = (uint8_t)(PM_TRACKED | (region & PM_REGION_MASK) |
+                              (prot & 7));
+    uintptr_t p = page_start(start);
+    /* already traced, the common case: unless an unmapping may be about
+     * to clear the state read here (then the lock waits for it) */
+    while (!atomic_load(&t.unmapping) && p < end && pagemap_get(p) == state)
+        p += PAGE;
+    if (p >= end)
+        return;
+    sigset_t old;
+    int guard = traced_lock_guarded(&old);
+    int active = atomic_load(&t.active);
+    for (; p < end; p += PAGE) {
+        if (pagemap_get(p) == state)
+            continue;
+        pagemap_set_range(p, p + 1, state);
+        if (active && !page_is_open(p))
+            set_prot(p, PAGE, PROT_NONE);
+    }
+    traced_unlock_guarded(guard, &old);
+}
+
+/* Clears the state of [start, end): its pages are traced no more. */
+static void forget(uintptr_t start, uintptr_t end)
+{
+    if (traced_kept() && end > start)
+        pagemap_set_range(page_start(start), end, 0);
+}
+
+static void untrack(uintptr_t start, uintptr_t end)
+{
+    /* accesses logged before (rewritten code) are judged by the set as it
+     * was when they were made */
+    tracer_sync();
+    forget(start, end);
+}
+
+void traced_move(uintptr_t old, size_t old_len, uintptr_t new_addr,
+                size_t new_len)
+{
+    uint8_t st = pagemap_get(old);
+    if (t.listener)
+        t.listener->moved(old, old_len, new_addr, new_len);
+    untrack(old, old + old_len);
+    if (st & PM_TRACKED)
+        traced_add(new_addr, new_addr + new_len, st & PM_PROT_MASK,
+                    st & PM_REGION_MASK);
+}
+
+void traced_stop(uintptr_t start, uintptr_t end)
+{
+    sigset_t old;
+    int guard = traced_lock_guarded(&old);
+    for (uintptr_t p = page_start(start); p < end; p += PAGE) {
+        uint8_t st = pagemap_get(p);
+        if (!(st & PM_TRACKED))
+            continue;
+        pagemap_set_range(p, p + PAGE, 0);
+        set_prot(p, PAGE, st & PM_PROT_MASK);
+    }
+    traced_unlock_guarded(guard, &old);
+}
+
+void traced_remove(uintptr_t start, uintptr_t end)
+{
+    if (t.listener)
+        t.listener->unmapped(start, end);
+    untrack(start, end);
+}
+
+long traced_unmap(long nr, const long *a)
+{
+    uintptr_t start = (uintptr_t)a[0], end = start + (uintptr_t)a[1];
+    tracer_sync(); /* as untrack does */
+    if (nr == SYS_mmap && t.listener) /* the tools' shadow moves out of
+                                         the way first */
+        t.listener->before_fixed(start, (size_t)a[1]);
+    atomic_fetch_add(&t.unmapping, 1);
+    sigset_t old;
+    int guard = traced_lock_guarded(&old);
+    long r = nr == SYS_munmap
+                 ? raw_syscall3(SYS_munmap, a[0], a[1], 0)
+                 : raw_syscall6(SYS_mmap, a[0], a[1], a[2], a[3], a[4], a[5]);
+    int done = nr == SYS_munmap ? r == 0 : r == a[0];
+    if (done)
+        forget(start, end);
+    traced_unlock_guarded(guard, &old);
+    atomic_fetch_sub(&t.unmapping, 1);
+    if (done && t.listener) /* the tools' own work: not under the lock */
+        t.listener->unmapped(start, end);
+    return r;
+}
+
+void traced_reprotect(uintptr_t start, uintptr_t end, int prot)
+{
+    for (uintptr_t p = page_start(start); p < end; p += PAGE) {
+        uint8_t st = pagemap_get(p);
+        if (!(st & PM_TRACKED))
+            continue;
+        pagemap_set_range(p, p + 1, (uint8_t)((st & ~PM_PROT_MASK) |
+                                              (prot & 7)));
+        /* the kernel gave the page the program's rights: a traced page that
+         * is not open goes back to none */
+        sigset_t old;
+        int guard = traced_lock_guarded(&old);
+        if (atomic_load(&t.active) && !page_is_open(p))
+            set_prot(p, PAGE, PROT_NONE);
+        traced_unlock_guarded(guard, &old);
+    }
+}
+
+static void protect_run(uintptr_t start, uintptr_t end, uint8_t state,
+                        void *arg)
+{
+    int on = *(int *)arg;
+    set_prot(start, end - start, on ? PROT_NONE : (state & PM_PROT_MASK));
+}
+
+void traced_set_active(int on)
+{
+    if (!t.protecting || atomic_load(&t.active) == on)
+        return;
+    sigset_t old;
+    traced_guard_signals(&old);
+    traced_lock();
+    atomic_store(&t.active, on);
+    pagemap_for_each_tracked(protect_run, &on);
+    traced_unlock();
+    traced_unguard_signals(&old);
+}
+

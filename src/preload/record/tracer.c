@@ -1,0 +1,1503 @@
+/*
+ * tracer.c - the recording core of libmemtap.so.
+ *
+ * Each thread owns a buffer in memory mapped straight from the kernel,
+ * with its own zstd workspace, into which its events are packed as they
+ * come (trace/chunk.h): records one by one, and what rewritten code logs
+ * as access runs of {site, address} pairs, which the reader expands
+ * through the site tables written here once per module.  A full buffer
+ * becomes one chunk written with a single write(2) to the O_APPEND
+ * output, so threads never wait for each other.  With a CPU to spare, a
+ * hidden thread of memtap's own (the writer) compresses and writes full
+ * buffers: a thread hands its full buffer over and packs into another;
+ * with HANDS buffers queued, it takes the oldest the writer has not begun
+ * back and compresses it itself, and writes it after the ones before it,
+ * so a thread's chunks stay in order.  The writer also packs: a thread of
+ * rewritten code offers it each full entry buffer (a job, two queued at
+ * most) and logs into another; the writer packs a thread's jobs in
+ * order, and before anything else of that thread goes into its buffer
+ * they are settled: waited for while the writer packs one, taken back
+ * and packed by the thread when the writer has not begun it (busy
+ * compressing), so a thread's events stay in order too.  A buffer is
+ * guarded by a try-lock that is never waited on: its owner drops a record
+ * rather than wait (only possible when a signal handler records while the
+ * owner is mid-flush), and a flush-all at exit or on a fatal signal skips
+ * a buffer that is busy.
+ * Buffers of exited threads are reused by new threads.
+ *
+ * One file: the buffers, their packing, the handover to the writer and
+ * the flush at exit share the per-thread state and its try-lock protocol,
+ * which no other file should see.
+ */
+#define _GNU_SOURCE
+#include "tracer.h"
+#include "preload/core/filters.h"
+#include "sys/rawsys.h"
+#include "preload/core/config.h"
+#include "sys/env.h"
+#include "sys/spin.h"
+
+#include "preload/core/fmt.h"
+#include "preload/core/hidden_thread.h"
+#include "preload/core/own_text.h"
+#include "rt/abi.h"
+#include "trace/chunk.h"
+#include "trace/runstatus.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/futex.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#define DEFAULT_RECORDS 16384u
+#define BYTES_PER_RECORD 32u         /* buffer bytes per record of the cap */
+#define MAX_SITE_TABS (1u << (32 - MEMTAP_SITE_BITS))
+#define MAX_CLIENTS 4
+#define META_MAX (4u << 20)          /* largest metadata chunk (maps text) */
+#define TRACE_FD_MIN 700             /* keep our descriptor out of the way */
+#define WRITER_LINGER_NS 2000000ll   /* writer_main */
+#define JOB_SPIN_NS 100000ll         /* settle_jobs */
+#define JOB_ALL_NS 10000000ll        /* settle_jobs, MEMTAP_WRITER=all */
+
+/* Who writes full buffers (MEMTAP_WRITER): each thread (off), the writer
+ * as far as it keeps up (mix: the default with a CPU to spare), or the
+ * writer alone, threads waiting for it (all: for tests). */
+enum { WRITER_NONE, WRITER_SHARED, WRITER_ALL };
+
+/* The state of a full buffer handed to the writer (hand). */
+enum { HAND_FREE, HAND_QUEUED, HAND_WRITING };
+/* Full buffers a thread may have queued for the writer: while the writer
+ * compresses one, the thread packs on and hands over the next without
+ * compressing anything itself (with one, the walk's set-up under memtap
+ * run took 75 ms more than natively, with three 68, with six 68). */
+#define HANDS 3u
+
+/* The state of a slot of offered entries (job). */
+enum { JOB_FREE, JOB_QUEUED, JOB_PACKING };
+#define JOBS TRACER_OFFERS            /* slots a thread's jobs queue in */
+
+typedef struct tracer_job {
+    _Atomic uint32_t state;          /* JOB_*: the entries are the writer's
+                                        to pack while not JOB_FREE */
+    const trace_entry *e, *end;
+} tracer_job;
+
+typedef struct tracer_hand {
+    _Atomic uint32_t state;          /* HAND_*: buf is the writer's to
+                                        write while not HAND_FREE */
+    uint32_t tid, n;                 /* the chunk buf holds */
+    size_t len;
+    uint8_t *buf;                    /* a buffer, the slot's while free */
+} tracer_hand;
+typedef struct tracer_thread {
+    _Atomic uint32_t owner;          /* tid of the owning thread, 0 = free */
+    atomic_int lock;                 /* try-lock over the buffer */
+    uint32_t tid;
+    uint32_t n;                      /* records in the buffer */
+    uint8_t *buf;                    /* packed records and access runs */
+    size_t len, buf_cap;
+    trace_packer packer;             /* the state of buf's packing */
+    tracer_hand hands[HANDS];        /* hand n in slot n % HANDS */
+    _Atomic uint32_t hand_head;      /* hands before it are written */
+    _Atomic uint32_t hand_tail;      /* hands queued (by the buffer's
+                                        holder) */
+    tracer_job jobs[JOBS];           /* job n in slot n % JOBS */
+    _Atomic uint32_t job_head;       /* jobs before it are packed */
+    _Atomic uint32_t job_tail;       /* jobs offered (by the owner) */
+    atomic_uint waiters;             /* threads asleep on hand or a job */
+    ZSTD_CCtx *cctx;
+    void *out;
+    size_t out_cap;
+    size_t map_size;
+    struct tracer_thread *next;      /* registry, append-only */
+} tracer_thread;
+
+static struct {
+    int enabled;
+    int fd;
+    pid_t pid;                       /* the process that owns the output */
+    uint32_t cap;
+    char base_path[4096];
+    char path[4096];
+    char parent_path[4096];
+    uint64_t fork_seq;
+    _Atomic uint64_t seq;
+    _Atomic uint64_t alloc;
+    _Atomic uint64_t dropped;        /* records lost, for any reason */
+    _Atomic int write_errno;         /* the first failed write's */
+    _Atomic uint64_t fault_pc;       /* the instruction a fatal fault
+                                        stopped at, or 0 */
+    memtap_run_status *status;       /* shared with memtap run, or NULL */
+    int status_fd;
+    _Atomic(tracer_thread *) threads;
+    atomic_int finished;
+    atomic_int meta_lock;
+    ZSTD_CCtx *meta_cctx;
+    void *meta_out;
+    size_t meta_out_cap;
+    trace_site_table site_tabs[MAX_SITE_TABS];
+    struct {
+        const uint8_t *p;            /* the tables compressed (or NULL) */
+        size_t len;
+    } site_frames[MAX_SITE_TABS];
+    _Atomic uint32_t nsite_tabs;     /* tags below are filled in */
+    unsigned nclients;
+    trace_compression compression;   /* MEMTAP_COMPRESS */
+    struct {
+        int wanted;                  /* WRITER_*: MEMTAP_WRITER, CPUs */
+        atomic_int started;          /* in this process */
+        _Atomic uint32_t work;       /* bumped for every buffer handed over */
+        atomic_int sleeping;         /* it waits on work: wake it */
+        int cpus;                    /* the process may run on */
+        ZSTD_CCtx *cctx;
+        void *out;
+        size_t out_cap;
+        _Atomic uint64_t chunks;     /* chunks the writer wrote */
+        _Atomic uint64_t jobs;       /* entry buffers it packed */
+    } writer;
+} g = { .fd = -1, .status_fd = -1 };
+
+/* The clients' hooks, one array each, so that a hook no client has costs
+ * one compare on the recording path. */
+#define TRACER_HOOKS(X) X(sync) X(active) X(take) X(thread_exit) \
+    X(after_fork_child) X(finish) X(end_stats) X(internal_begin) \
+    X(internal_done)
+#define HOOK_ARRAY(name) \
+    __typeof__(((tracer_client *)0)->name) name[MAX_CLIENTS]; unsigned n_##name;
+static struct { TRACER_HOOKS(HOOK_ARRAY) } hooks;
+
+int tracer_add_client(const tracer_client *c)
+{
+    if (g.nclients == MAX_CLIENTS)
+        return -1;
+    g.nclients++;
+#define HOOK_ADD(name) \
+    if (c->name)       \
+        hooks.name[hooks.n_##name++] = c->name;
+    TRACER_HOOKS(HOOK_ADD)
+#undef HOOK_ADD
+    return 0;
+}
+
+/* Calls hook `fn` of every client that has it. */
+#define EACH_CLIENT(fn, ...)                                               \
+    do {                                                                   \
+        for (unsigned ci_ = 0; ci_ < hooks.n_##fn; ci_++)                  \
+            hooks.fn[ci_](__VA_ARGS__);                                    \
+    } while (0)
+
+/* Whether a client takes accesses instead of the trace. */
+static int clients_active(void)
+{
+    for (unsigned i = 0; i < hooks.n_active; i++)
+        if (hooks.active[i]())
+            return 1;
+    return 0;
+}
+
+/* Whether a client keeps the event out of the trace. */
+static int clients_take(uint8_t kind, uint64_t pc, uint64_t addr,
+                        uint64_t size, uint64_t addr2)
+{
+    for (unsigned i = 0; i < hooks.n_take; i++)
+        if (hooks.take[i](kind, pc, addr, size, addr2))
+            return 1;
+    return 0;
+}
+
+static __thread tracer_thread *tls_self __attribute__((tls_model("initial-exec")));
+static __thread int tls_internal __attribute__((tls_model("initial-exec")));
+static __thread int tls_exited __attribute__((tls_model("initial-exec")));
+static __thread int tls_writer __attribute__((tls_model("initial-exec")));
+/* What this thread is in the middle of, for a flush-all from a signal
+ * handler that interrupted it (which must not wait for itself): packing
+ * the job of that thread (run_job), writing that hand (write_hand), and
+ * whether the hand's chunk is written yet. */
+static __thread tracer_thread *tls_packing __attribute__((tls_model("initial-exec")));
+static __thread tracer_hand *tls_hand __attribute__((tls_model("initial-exec")));
+static __thread int tls_hand_put __attribute__((tls_model("initial-exec")));
+
+/* write(2) from memtap's own code (not trapped by the syscall filter).
+ * Returns 0 or a negative errno. */
+static int raw_write_all(int fd, const void *buf, size_t len)
+{
+    const char *p = buf;
+    while (len > 0) {
+        long n = raw_syscall3(SYS_write, fd, p, len);
+        if (n == -EINTR)
+            continue;
+        if (n <= 0)
+            return n < 0 ? (int)n : -EIO;
+        p += n;
+        len -= (size_t)n;
+    }
+    return 0;
+}
+
+/* n records that will never reach the file; err is the failed write's
+ * errno, or 0 (dropped while recording). */
+static void lose(uint64_t n, int err)
+{
+    atomic_fetch_add(&g.dropped, n);
+    int none = 0;
+    if (err)
+        atomic_compare_exchange_strong(&g.write_errno, &none, err);
+    if (g.status) {
+        atomic_fetch_add(&g.status->lost, n);
+        int32_t zero = 0;
+        if (err)
+            atomic_compare_exchange_strong(&g.status->write_errno, &zero, err);
+    }
+}
+
+/* Writes one encoded chunk of n records (n = 0 for metadata). */
+static void write_chunk(const void *buf, size_t len, uint64_t n)
+{
+    int rc = raw_write_all(g.fd, buf, len);
+    if (rc < 0) {
+        lose(n, -rc);
+    } else if (g.status) {
+        atomic_fetch_add(&g.status->events, n);
+        atomic_fetch_add(&g.status->bytes, len);
+    }
+}
+
+/* Maps the status page memtap run shares (MEMTAP_STATUS_FD). */
+static void map_status(void)
+{
+    int fd = config()->status_fd;
+    if (fd < 0)
+        return;
+    long p = raw_syscall6(SYS_mmap, 0, MEMTAP_STATUS_SIZE,
+                          PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (p < 0 && p > -4096)
+        return;
+    memtap_run_status *st = (memtap_run_status *)p;
+    if (st->magic != MEMTAP_STATUS_MAGIC ||
+        st->version != MEMTAP_STATUS_VERSION) {
+        raw_syscall3(SYS_munmap, p, MEMTAP_STATUS_SIZE, 0);
+        return;
+    }
+    g.status = st;
+    g.status_fd = fd;
+}
+
+int tracer_guarded_fds(int fds[2])
+{
+    int n = 0;
+    if (g.fd >= 0)
+        fds[n++] = g.fd;
+    if (g.status_fd >= 0)
+        fds[n++] = g.status_fd;
+    return n;
+}
+
+int tracer_enabled(void) { return g.enabled; }
+int tracer_internal(void) { return tls_internal; }
+void tracer_internal_enter(void)
+{
+    if (tls_internal++ == 0)
+        EACH_CLIENT(internal_begin);
+}
+
+void tracer_internal_leave(void)
+{
+    if (--tls_internal == 0)
+        EACH_CLIENT(internal_done);
+}
+uint64_t tracer_seq(void) { return atomic_load(&g.seq); }
+void tracer_lose(uint64_t n) { lose(n, 0); }
+
+uint64_t tracer_next_alloc_id(void)
+{
+    return atomic_fetch_add(&g.alloc, 1);
+}
+
+static uint32_t current_tid(void)
+{
+    return (uint32_t)syscall(SYS_gettid);
+}
+
+/* ---- metadata chunks (rare: start, fork, dlopen, end) ---- */
+
+static int meta_acquire(int may_wait)
+{
+    for (;;) {
+        if (spin_try(&g.meta_lock))
+            return 1;
+        if (!may_wait)
+            return 0;
+        sched_yield();
+    }
+}
+
+static void meta_release(void) { spin_release(&g.meta_lock); }
+
+static void write_meta_locked(uint16_t type, uint32_t count, const void *raw,
+                              size_t len)
+{
+    if (g.fd < 0 || !g.meta_cctx || len > META_MAX)
+        return;
+    tracer_internal_enter();
+    size_t n = trace_chunk_encode(g.meta_cctx, type, current_tid(), count,
+                                  raw, len, g.meta_out, g.meta_out_cap);
+    if (n)
+        write_chunk(g.meta_out, n, 0);
+    tracer_internal_leave();
+}
+
+void tracer_write_modules(const void *entries, uint32_t len, uint32_t count)
+{
+    if (!g.enabled || count == 0)
+        return;
+    meta_acquire(1);
+    write_meta_locked(MEMTAP_CHUNK_MODULES, count, entries, len);
+    meta_release();
+}
+
+/* Reads a whole /proc file into memory of our own; returns its length. */
+size_t tracer_read_proc(const char *path, char **out, size_t *map_size)
+{
+    size_t cap = 1u << 16, len = 0;
+    char *buf = raw_map(cap);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    *out = buf;
+    *map_size = cap;
+    if (!buf || fd < 0) {
+        if (fd >= 0)
+            close(fd);
+        return 0;
+    }
+    for (;;) {
+        if (len == cap) {
+            if (cap >= META_MAX)
+                break;
+            char *bigger = raw_map(cap * 2);
+            if (!bigger)
+                break;
+            memcpy(bigger, buf, len);
+            raw_unmap(buf, cap);
+            buf = bigger;
+            cap *= 2;
+        }
+        ssize_t n = read(fd, buf + len, cap - len);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            break;
+        len += (size_t)n;
+    }
+    close(fd);
+    *out = buf;
+    *map_size = cap;
+    return len;
+}
+
+static void write_info_start(void)
+{
+    char *text = raw_map(META_MAX);
+    if (!text)
+        return;
+    fmt_buf b = { text, 0, META_MAX };
+    fmt_str(&b, "pid=");
+    fmt_u64(&b, (uint64_t)getpid());
+    fmt_str(&b, "\nppid=");
+    fmt_u64(&b, (uint64_t)getppid());
+    if (g.status && g.status->run_id) {
+        fmt_str(&b, "\nrun=");
+        fmt_u64(&b, g.status->run_id);
+    }
+    char exe[4096];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n > 0) {
+        exe[n] = '\0';
+        fmt_str(&b, "\nexe=");
+        fmt_str(&b, exe);
+    }
+    char *cmd;
+    size_t cmd_map;
+    size_t len = tracer_read_proc("/proc/self/cmdline", &cmd, &cmd_map);
+    uint64_t argi = 0;
+    for (size_t i = 0; i < len; argi++) {
+        fmt_str(&b, "\narg");
+        fmt_u64(&b, argi);
+        fmt_char(&b, '=');
+        for (; i < len && cmd[i]; i++)
+            fmt_char(&b, cmd[i] == '\n' ? ' ' : cmd[i]);
+        i++;
+    }
+    if (cmd)
+        raw_unmap(cmd, cmd_map);
+    fmt_str(&b, "\nargc=");
+    fmt_u64(&b, argi);
+    /* how far the main thread's stack may grow below the mapping seen now */
+    struct { uint64_t cur, max; } rl;
+    if (raw_syscall6(SYS_prlimit64, 0, 3 /* RLIMIT_STACK */, 0, (long)&rl, 0,
+                     0) == 0) {
+        fmt_str(&b, "\nstack_limit=");
+        fmt_u64(&b, rl.cur == ~0ull ? 0 : rl.cur);
+    }
+    if (g.compression != TRACE_BALANCED) {
+        fmt_str(&b, "\ncompress=");
+        fmt_str(&b, g.compression == TRACE_FAST ? "fast" : "small");
+    }
+    if (g.parent_path[0]) {
+        fmt_str(&b, "\nparent_trace=");
+        fmt_str(&b, g.parent_path);
+        fmt_str(&b, "\nfork_seq=");
+        fmt_u64(&b, g.fork_seq);
+    }
+    fmt_char(&b, '\n');
+    write_meta_locked(MEMTAP_CHUNK_INFO, 0, text, b.len);
+    raw_unmap(text, META_MAX);
+}
+
+static void write_maps(void)
+{
+    char *maps;
+    size_t map_size;
+    size_t len = tracer_read_proc("/proc/self/maps", &maps, &map_size);
+    if (len)
+        write_meta_locked(MEMTAP_CHUNK_MAPS, 0, maps, len);
+    if (maps)
+        raw_unmap(maps, map_size);
+}
+
+_Static_assert(sizeof(memtap_sites_header) +
+                   MT_SITES_PER_FRAME * sizeof(memtap_site) <= META_MAX,
+               "a piece of a site table fits a metadata chunk");
+
+/* Writes the SITES chunk of h from the frame the rewriter made of its
+ * sites (`*frames`, after its length): the chunk is h compressed here and
+ * that frame.  0, or -1 when the frames do not hold that piece. */
+static int write_sites_frame(const memtap_sites_header *h,
+                             const uint8_t **frames, size_t *left)
+{
+    uint32_t len;
+    if (!*frames || *left < sizeof len)
+        return -1;
+    memcpy(&len, *frames, sizeof len);
+    if (len > *left - sizeof len)
+        return -1;
+    tracer_internal_enter();
+    size_t n = trace_chunk_encode_sites(g.meta_cctx, current_tid(), h,
+                                       *frames + sizeof len, len, g.meta_out,
+                                       g.meta_out_cap);
+    if (n)
+        write_chunk(g.meta_out, n, 0);
+    tracer_internal_leave();
+    *frames += sizeof len + len;
+    *left -= sizeof len + len;
+    return n ? 0 : -1;
+}
+
+/* Writes the site table of tag in pieces of MT_SITES_PER_FRAME sites, a
+ * SITES chunk each: from the rewriter's frames (no compression here;
+ * libc's 1.1 MB took ~2.5 ms a process), or else compressed here.  -1
+ * when memtap has no memory to build them in. */
+static int write_sites_locked(uint32_t tag)
+{
+    if (g.fd < 0 || !g.meta_cctx)
+        return 0;
+    const trace_site_table *tab = &g.site_tabs[tag];
+    const uint8_t *frames = g.site_frames[tag].p;
+    size_t left = g.site_frames[tag].len;
+    char *buf = NULL;
+    uint32_t first = 0;
+    do {
+        uint32_t n = mt_sites_piece(tab->nsites, first);
+        memtap_sites_header h = { .tag = tag, .nsites = tab->nsites,
+                                  .first = first, .n = n, .bias = tab->bias };
+        if (write_sites_frame(&h, &frames, &left) != 0) {
+            frames = NULL; /* none, or not as expected: compress here */
+            if (!buf && !(buf = raw_map(META_MAX)))
+                return -1;
+            memcpy(buf, &h, sizeof h);
+            memcpy(buf + sizeof h, tab->sites + first,
+                   n * sizeof(memtap_site));
+            write_meta_locked(MEMTAP_CHUNK_SITES, n, buf,
+                              sizeof h + n * sizeof(memtap_site));
+        }
+        first += n;
+    } while (first < tab->nsites);
+    if (buf)
+        raw_unmap(buf, META_MAX);
+    return 0;
+}
+
+/* A forked child's trace describes the sites its parent's did (a table
+ * missing there leaves that module's runs unreadable: the reader counts
+ * those chunks as corrupt, and show warns). */
+static void write_all_sites(void)
+{
+    uint32_t n = atomic_load(&g.nsite_tabs);
+    meta_acquire(1);
+    for (uint32_t tag = 0; tag < n; tag++)
+        write_sites_locked(tag);
+    meta_release();
+}
+
+/* "<stem>.<pid>.mtr", or "<stem>.<pid>-<n>.mtr" for n > 0. */
+static void derived_path(char *out, size_t cap, uint64_t pid, uint64_t n)
+{
+    size_t len = strlen(g.base_path);
+    if (len > 4 && strcmp(g.base_path + len - 4, ".mtr") == 0)
+        len -= 4;
+    fmt_buf b = { out, 0, cap };
+    for (size_t i = 0; i < len; i++)
+        fmt_char(&b, g.base_path[i]);
+    fmt_char(&b, '.');
+    fmt_u64(&b, pid);
+    if (n) {
+        fmt_char(&b, '-');
+        fmt_u64(&b, n);
+    }
+    fmt_str(&b, ".mtr");
+}
+
+/* Creates a file that no other process of this run has: the base name for
+ * the first process, pid-derived names for forks and execs. */
+static int create_output(void)
+{
+    int flags = O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC;
+    int fd = g.parent_path[0] ? -1 : open(g.base_path, flags, 0644);
+    if (fd >= 0) {
+        strcpy(g.path, g.base_path);
+    } else {
+        for (uint64_t n = 0; fd < 0 && n < 1000; n++) {
+            derived_path(g.path, sizeof g.path, (uint64_t)getpid(), n);
+            fd = open(g.path, flags, 0644);
+            if (fd < 0 && errno != EEXIST)
+                break;
+        }
+    }
+    if (fd < 0)
+        return -1;
+    /* a forked child's file takes the number the parent's had, which the
+     * seccomp filter it inherited guards */
+    int high = g.fd >= 0 ? (int)raw_syscall3(SYS_dup3, fd, g.fd, O_CLOEXEC)
+                         : fcntl(fd, F_DUPFD_CLOEXEC, TRACE_FD_MIN);
+    if (high >= 0) {
+        close(fd);
+        fd = high;
+    }
+    return fd;
+}
+
+static void open_output(void)
+{
+    g.pid = getpid();
+    g.fd = create_output();
+    if (g.fd < 0) {
+        static const char msg[] = "memtap: cannot create the trace file\n";
+        raw_say_lit(msg);
+        if (g.status)
+            atomic_fetch_add(&g.status->no_file, 1);
+        g.enabled = 0;
+        return;
+    }
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    memtap_file_header h;
+    trace_file_header_init(&h, (uint32_t)getpid(), (uint32_t)getppid(),
+                           (uint64_t)ts.tv_sec * 1000000000u +
+                               (uint64_t)ts.tv_nsec,
+                           atomic_load(&g.seq));
+    write_chunk(&h, sizeof h, 0);
+    if (g.status)
+        atomic_fetch_add(&g.status->processes, 1);
+    write_info_start();
+    write_maps();
+}
+
+/* ---- per-thread buffers ---- */
+
+static tracer_thread *thread_new(void)
+{
+    size_t bytes = (size_t)g.cap * BYTES_PER_RECORD;
+    size_t ws = trace_chunk_workspace_size(bytes, g.compression);
+    size_t out = trace_chunk_bound(bytes);
+    size_t head = 64 * ((sizeof(tracer_thread) + 63) / 64);
+    size_t total = head + ws + out + (1 + HANDS) * bytes;
+    total = (total + 4095) & ~(size_t)4095;
+    char *m = raw_map(total);
+    if (!m)
+        return NULL;
+    tracer_thread *t = (tracer_thread *)(void *)m;
+    t->map_size = total;
+    t->cctx = trace_chunk_context(m + head, ws, g.compression);
+    t->out = m + head + ws;
+    t->out_cap = out;
+    t->buf = (uint8_t *)t->out + out; /* touched only as far as used */
+    for (unsigned i = 0; i < HANDS; i++)
+        t->hands[i].buf = t->buf + (i + 1) * bytes;
+    t->buf_cap = bytes;
+    if (!t->cctx) {
+        raw_unmap(m, total);
+        return NULL;
+    }
+    tracer_thread *first = atomic_load(&g.threads);
+    do {
+        t->next = first;
+    } while (!atomic_compare_exchange_weak(&g.threads, &first, t));
+    return t;
+}
+
+static tracer_thread *thread_claim(uint32_t tid)
+{
+    for (tracer_thread *t = atomic_load(&g.threads); t; t = t->next) {
+        uint32_t free_owner = 0;
+        if (atomic_compare_exchange_strong(&t->owner, &free_owner, tid))
+            return t;
+    }
+    tracer_thread *t = thread_new();
+    if (t)
+        atomic_store(&t->owner, tid);
+    return t;
+}
+
+static void append(tracer_thread *t, uint8_t kind, uint8_t flags,
+                   uint64_t pc, uint64_t addr, uint64_t size, uint64_t addr2,
+                   uint64_t aux, uint32_t count);
+
+static tracer_thread *self(void)
+{
+    tracer_thread *t = tls_self;
+    if (t)
+        return t;
+    uint32_t tid = current_tid();
+    t = thread_claim(tid);
+    if (!t)
+        return NULL;
+    t->tid = tid;
+    t->n = 0;
+    t->len = 0;
+    trace_packer_reset(&t->packer);
+    tls_self = t;
+    if (!tls_exited)
+        append(t, MEMTAP_EV_THREAD_START, 0, 0,
+               (uint64_t)pthread_self(), 0, 0, 0, 1);
+    return t;
+}
+
+/* Compresses n records packed in buf as one event chunk into out; its
+ * length, 0 when it does not fit. */
+static size_t encode_events(ZSTD_CCtx *cctx, void *out, size_t out_cap,
+                            uint32_t tid, uint32_t n, const uint8_t *buf,
+                            size_t len)
+{
+    return trace_chunk_encode(cctx, MEMTAP_CHUNK_PACKED, tid, n, buf, len,
+                              out, out_cap);
+}
+
+/* Writes the chunk of n records encode_events made (or loses them). */
+static void put_events(const void *out, size_t clen, uint32_t n)
+{
+    if (clen == 0)
+        lose(n, 0);
+    else
+        write_chunk(out, clen, n);
+}
+
+static void futex_wake_all(_Atomic uint32_t *word)
+{
+    raw_syscall6(SYS_futex, (long)word, FUTEX_WAKE_PRIVATE, 0x7fffffff, 0, 0,
+                 0);
+}
+
+/* Sleeps while *word is `value`, at most ns nanoseconds (0: no limit). */
+static void futex_wait_for(_Atomic uint32_t *word, uint32_t value, long ns)
+{
+    struct timespec ts = { 0, ns };
+    raw_syscall6(SYS_futex, (long)word, FUTEX_WAIT_PRIVATE, value,
+                 ns ? (long)&ts : 0, 0, 0);
+}
+
+/* Sleeps while t's word (hand or a job's state) is `value`, at most a
+ * millisecond, counted in t->waiters so that whoever changes the word
+ * makes the wake system call only when someone sleeps (the writer made
+ * one per chunk: 1,576 on the walk). */
+static void wait_on(tracer_thread *t, _Atomic uint32_t *word, uint32_t value)
+{
+    atomic_fetch_add(&t->waiters, 1);
+    futex_wait_for(word, value, 1000000);
+    atomic_fetch_sub(&t->waiters, 1);
+}
+
+/* Wakes whoever sleeps on t's word (after the word changed). */
+static void wake_on(tracer_thread *t, _Atomic uint32_t *word)
+{
+    if (atomic_load(&t->waiters))
+        futex_wake_all(word);
+}
+
+static int run_job(tracer_thread *t, int by_writer);
+
+/* Blocks a program thread's signals (memtap's writer takes none) from a
+ * chunk's write to the mark that says it is written: a signal is taken as
+ * the write returns, and one that ends the process (tracer_flush_all)
+ * must find the mark.  Returns the mask to restore. */
+static uint64_t hold_signals(void)
+{
+    uint64_t all = ~0ull, mask = 0;
+    if (!tls_writer)
+        raw_syscall6(SYS_rt_sigprocmask, SIG_SETMASK, (long)&all, (long)&mask,
+                     8, 0, 0);
+    return mask;
+}
+
+static void release_signals(uint64_t mask)
+{
+    if (!tls_writer)
+        raw_syscall6(SYS_rt_sigprocmask, SIG_SETMASK, (long)&mask, 0, 8, 0, 0);
+}
+
+/* Writes t's hand number i when it is queued, compressed with cctx into
+ * out (the writer's, the thread's or the metadata's); whether it did.  A
+ * hand after the oldest is compressed at once and written in its turn,
+ * after the ones before it, which others are writing. */
+static int write_hand(tracer_thread *t, uint32_t i, ZSTD_CCtx *cctx,
+                      void *out, size_t out_cap)
+{
+    uint32_t queued = HAND_QUEUED;
+    tracer_hand *h = &t->hands[i % HANDS];
+    if (!atomic_compare_exchange_strong(&h->state, &queued, HAND_WRITING))
+        return 0;
+    /* the head only moves under the slot's WRITING: a slot taken for a
+     * hand already written holds a later one, which must wait its turn */
+    uint32_t head = atomic_load(&t->hand_head);
+    if (i - head >= HANDS) {
+        atomic_store(&h->state, HAND_QUEUED);
+        wake_on(t, &h->state);
+        return 0;
+    }
+    tracer_hand *outer = tls_hand; /* (a flush-all's, interrupting one) */
+    int outer_put = tls_hand_put;
+    tls_hand = h;
+    tls_hand_put = 0;
+    size_t clen = encode_events(cctx, out, out_cap, h->tid, h->n, h->buf,
+                                h->len);
+    while ((head = atomic_load(&t->hand_head)) != i) {
+        _Atomic uint32_t *before = &t->hands[head % HANDS].state;
+        uint32_t now = atomic_load(before);
+        if (now != HAND_FREE && atomic_load(&t->hand_head) == head)
+            wait_on(t, before, now);
+    }
+    /* else a signal that ends the process, taken as the write returns,
+     * writes the hand again (await_hands) */
+    uint64_t mask = hold_signals();
+    put_events(out, clen, h->n);
+    tls_hand_put = 1;
+    release_signals(mask);
+    /* free before the head moves on: the holder refills the slot then */
+    atomic_store(&h->state, HAND_FREE);
+    atomic_store(&t->hand_head, i + 1);
+    tls_hand = outer;
+    tls_hand_put = outer_put;
+    wake_on(t, &h->state);
+    return 1;
+}
+
+/* Packs the entries offered to the writer and writes the buffers handed
+ * to it; whether there were any. */
+static int writer_pass(void)
+{
+    int wrote = 0;
+    for (tracer_thread *t = atomic_load(&g.threads); t; t = t->next) {
+        while (run_job(t, 1))
+            wrote = 1;
+        if (!write_hand(t, atomic_load(&t->hand_head), g.writer.cctx,
+                        g.writer.out, g.writer.out_cap))
+            continue;
+        atomic_fetch_add(&g.writer.chunks, 1);
+        wrote = 1;
+    }
+    return wrote;
+}
+
+/* Whether the program leaves a CPU to the writer: it has fewer threads
+ * than the process has CPUs. */
+static int cpu_to_spare(void)
+{
+    int threads = 0;
+    for (tracer_thread *t = atomic_load(&g.threads); t; t = t->next)
+        threads += atomic_load(&t->owner) != 0;
+    return threads < g.writer.cpus;
+}
+
+/* The writer: writes every handed-over buffer.  After its last one it
+ * keeps looking for WRITER_LINGER_NS, giving its CPU to anyone who wants
+ * it between looks, before it sleeps, when the program leaves it a CPU: a
+ * program that streams accesses hands a buffer over every few hundred
+ * microseconds, and waking a sleeping writer costs the program a system
+ * call (~15 us on a virtual machine) and the writer a wake-up (sort under
+ * memtap run: 0.242 -> 0.209 s); a program whose threads take every CPU
+ * would lose to the looks what it gains (four threads on two: 0.302 ->
+ * 0.332 s).  It never returns (exit_group ends it with the process). */
+static void writer_main(void *unused)
+{
+    (void)unused;
+    tls_internal = 1; /* the compressor's memcpy calls are memtap's */
+    tls_writer = 1;
+    long long last = raw_clock_ns(CLOCK_MONOTONIC);
+    for (unsigned looks = 1;; looks++) {
+        uint32_t work = atomic_load(&g.writer.work);
+        if (writer_pass()) {
+            looks = 0;
+            last = raw_clock_ns(CLOCK_MONOTONIC);
+        } else if (looks % 16 ||
+                   (raw_clock_ns(CLOCK_MONOTONIC) - last < WRITER_LINGER_NS &&
+                    cpu_to_spare())) {
+            raw_syscall3(SYS_sched_yield, 0, 0, 0);
+        } else {
+            /* a thread that hands over after this store wakes the writer;
+             * one before it has bumped work, which the wait then sees */
+            atomic_store(&g.writer.sleeping, 1);
+            if (atomic_load(&g.writer.work) == work)
+                futex_wait_for(&g.writer.work, work, 0);
+            atomic_store(&g.writer.sleeping, 0);
+            last = raw_clock_ns(CLOCK_MONOTONIC);
+        }
+    }
+}
+
+/* Whether full buffers go to the writer now; starts it on first use. */
+static int writer_ready(void)
+{
+    if (!g.writer.wanted || atomic_load(&g.finished))
+        return 0;
+    int state = atomic_load(&g.writer.started); /* 1 runs, -1 failed */
+    if (state != 0)
+        return state == 1;
+    if (!atomic_compare_exchange_strong(&g.writer.started, &state, 2))
+        return 0; /* another thread is starting it */
+    if (!g.writer.cctx) {
+        size_t bytes = (size_t)g.cap * BYTES_PER_RECORD;
+        size_t ws = trace_chunk_workspace_size(bytes, g.compression);
+        size_t out = trace_chunk_bound(bytes);
+        char *m = raw_map(ws + out);
+        g.writer.cctx = m ? trace_chunk_context(m, ws, g.compression) : NULL;
+        g.writer.out = m + ws;
+        g.writer.out_cap = out;
+    }
+    long tid = g.writer.cctx ? hidden_thread_start(writer_main, NULL) : -1;
+    atomic_store(&g.writer.started, tid > 0 ? 1 : -1);
+    return tid > 0;
+}
+
+/* Settles t's hands until `keep` are left, the oldest first: takes back
+ * (and writes here) the oldest the writer has not begun, compressing it
+ * while the writer compresses the one before (the writer itself, packing
+ * t's entries, writes them before the next), else waits; the caller
+ * holds t->lock. */
+static void settle_hands(tracer_thread *t, uint32_t keep)
+{
+    int may_write = g.writer.wanted != WRITER_ALL || tls_writer;
+    for (;;) {
+        uint32_t head = atomic_load(&t->hand_head);
+        uint32_t tail = atomic_load(&t->hand_tail);
+        if (tail - head <= keep)
+            return;
+        int took = 0;
+        for (uint32_t i = head; may_write && !took && i != tail; i++)
+            took = write_hand(t, i, t->cctx, t->out, t->out_cap);
+        if (took)
+            continue;
+        _Atomic uint32_t *state = &t->hands[head % HANDS].state;
+        uint32_t now = atomic_load(state);
+        if (now != HAND_FREE && atomic_load(&t->hand_head) == head)
+            wait_on(t, state, now);
+    }
+}
+
+/* Tells the writer there is work. */
+static void writer_kick(void)
+{
+    atomic_fetch_add(&g.writer.work, 1);
+    if (atomic_load(&g.writer.sleeping))
+        futex_wake_all(&g.writer.work);
+}
+
+/* Hands t's full buffer to the writer and takes the buffer of the free
+ * slot it goes into (settle_hands made one). */
+static void hand_over(tracer_thread *t)
+{
+    uint32_t tail = atomic_load(&t->hand_tail);
+    tracer_hand *h = &t->hands[tail % HANDS];
+    uint8_t *full = t->buf;
+    t->buf = h->buf;
+    h->buf = full;
+    h->tid = t->tid;
+    h->n = t->n;
+    h->len = t->len;
+    atomic_store(&h->state, HAND_QUEUED);
+    atomic_store(&t->hand_tail, tail + 1);
+    writer_kick();
+}
+
+/* Writes t's buffer as one chunk, or hands it to the writer; the caller
+ * holds t->lock. */
+static void flush_locked(tracer_thread *t)
+{
+    if (t->n == 0)
+        return;
+    if (g.fd < 0 && t->n < g.cap && t->buf_cap - t->len >= TRACE_PACKED_MAX)
+        return; /* before the output exists: keep while there is room */
+    tracer_internal_enter(); /* zstd's memcpy calls are memtap's */
+    if (g.fd < 0) {
+        lose(t->n, 0);
+    } else if (!tls_exited && writer_ready()) {
+        settle_hands(t, HANDS - 1);
+        hand_over(t);
+    } else {
+        settle_hands(t, 0);
+        size_t clen = encode_events(t->cctx, t->out, t->out_cap, t->tid, t->n,
+                                    t->buf, t->len);
+        /* else a signal that ends the process, taken as the write
+         * returns, counts the records written lost (tracer_flush_all) */
+        uint64_t mask = hold_signals();
+        put_events(t->out, clen, t->n);
+        t->n = 0;
+        release_signals(mask);
+    }
+    t->n = 0;
+    t->len = 0;
+    trace_packer_reset(&t->packer);
+    tracer_internal_leave();
+}
+
+/* Whether t's buffer has room for `records` more records in `bytes`. */
+static int has_room(const tracer_thread *t, uint32_t records, size_t bytes)
+{
+    return t->n <= g.cap && g.cap - t->n >= records &&
+           t->buf_cap - t->len >= bytes;
+}
+
+/* Whether t's buffer is to be written now: full, or the process ending. */
+static void flush_if_due(tracer_thread *t)
+{
+    if (t->n >= g.cap || atomic_load(&g.finished) || tls_exited)
+        flush_locked(t);
+}
+
+static int try_lock(tracer_thread *t) { return spin_try(&t->lock); }
+static void unlock(tracer_thread *t) { spin_release(&t->lock); }
+
+static void settle_jobs(tracer_thread *t, uint32_t keep);
+
+static void append(tracer_thread *t, uint8_t kind, uint8_t flags,
+                   uint64_t pc, uint64_t addr, uint64_t size, uint64_t addr2,
+                   uint64_t aux, uint32_t count)
+{
+    settle_jobs(t, 0); /* the thread's offered accesses come first */
+    if (!try_lock(t)) {
+        lose(1, 0);
+        return;
+    }
+    if (!has_room(t, 1, TRACE_PACKED_MAX))
+        flush_locked(t);
+    if (has_room(t, 1, TRACE_PACKED_MAX)) {
+        memtap_record r = {
+            .seq = atomic_fetch_add(&g.seq, 1), .pc = pc, .addr = addr,
+            .size = size, .addr2 = addr2, .aux = aux, .kind = kind,
+            .flags = flags, .count = count };
+        t->len = (size_t)(trace_pack_record(&t->packer, &r, t->buf + t->len) -
+                          t->buf);
+        t->n++;
+    } else {
+        lose(1, 0);
+    }
+    flush_if_due(t);
+    unlock(t);
+}
+
+static void record(uint8_t kind, uint8_t flags, uint64_t pc, uint64_t addr,
+                 uint64_t size, uint64_t addr2, uint64_t aux, uint32_t count)
+{
+    if (!g.enabled || clients_take(kind, pc, addr, size, addr2))
+        return;
+    tracer_internal_enter(); /* what libc does for us here is not the program's */
+    tracer_thread *t = self();
+    if (t)
+        append(t, kind, flags, pc, addr, size, addr2, aux, count);
+    else
+        lose(1, 0);
+    tracer_internal_leave();
+}
+
+void tracer_sync(void)
+{
+    if (g.enabled)
+        EACH_CLIENT(sync);
+}
+
+void tracer_record(uint8_t kind, uint8_t flags, uint64_t pc, uint64_t addr,
+                 uint64_t size, uint64_t addr2, uint64_t aux)
+{
+    if (filters_on() && !filters_keep(kind, addr, size, addr2))
+        return;
+    /* accesses a rewritten module logged come first */
+    if (kind != MEMTAP_EV_LOAD && kind != MEMTAP_EV_STORE)
+        EACH_CLIENT(sync);
+    record(kind, flags, pc, addr, size, addr2, aux, 1);
+}
+
+void tracer_record_accesses(const memtap_record *r, size_t n)
+{
+    for (size_t i = 0; i < n; i++) /* a shadow tool takes them one by one */
+        record(r[i].kind, 0, r[i].pc, r[i].addr, r[i].size, 0, 0, r[i].count);
+}
+
+int tracer_add_sites(uint32_t tag, uint64_t bias, const memtap_site *sites,
+                     uint32_t nsites, const uint8_t *frames,
+                     size_t frames_len, const uint8_t *records)
+{
+    if (tag >= MAX_SITE_TABS || tag != atomic_load(&g.nsite_tabs))
+        return -1;
+    g.site_tabs[tag] = (trace_site_table){ bias, sites, nsites, NULL };
+    g.site_frames[tag].p = frames;
+    g.site_frames[tag].len = frames_len;
+    /* a byte a site: what packing an entry looks up, in memtap's memory
+     * (entries of a module drain after dlclose unmaps it): a copy of the
+     * rewriter's when each is a count an entry can stand for (47 KB for
+     * libc), else worked out from the sites (reading libc's 1.1 MB table
+     * took a quarter of a millisecond) */
+    uint8_t *own = nsites ? raw_map(nsites) : NULL;
+    int copied = own && records;
+    if (copied)
+        memcpy(own, records, nsites);
+    for (uint32_t i = 0; copied && i < nsites; i++)
+        copied = own[i] <= TRACE_ENTRY_RECORDS_MAX;
+    if (own && !copied) {
+        trace_sites all = { g.site_tabs, tag + 1 };
+        trace_site_records_fill(&all, tag, own);
+    }
+    g.site_tabs[tag].records = own;
+    meta_acquire(1);
+    int rc = write_sites_locked(tag);
+    if (rc == 0)
+        atomic_store(&g.nsite_tabs, tag + 1);
+    meta_release();
+    if (rc && own)
+        raw_unmap(own, nsites);
+    return rc;
+}
+
+/* The records entries stand for (what is lost when they are). */
+static uint64_t entry_records(const trace_sites *sites, const trace_entry *e,
+                              const trace_entry *end)
+{
+    uint64_t n = 0;
+    for (; e < end; e++) {
+        const trace_site_table *tab;
+        uint32_t index;
+        n += trace_site_records(sites, e->site, &tab, &index);
+    }
+    return n;
+}
+
+/* Packs entries into t's buffer as access runs; the caller holds t->lock. */
+static void pack_entries_locked(tracer_thread *t, const trace_entry *e,
+                                const trace_entry *end)
+{
+    trace_sites sites = { g.site_tabs, atomic_load(&g.nsite_tabs) };
+    /* a run may go past its limits to end where no follower's records
+     * are still due: the buffer keeps the bytes for that */
+    const size_t run_min = TRACE_RUN_FRAME + TRACE_ENTRY_MAX +
+                           TRACE_RUN_OVER_BYTES;
+    while (e < end) {
+        if (!has_room(t, TRACE_ENTRY_RECORDS_MAX, run_min))
+            flush_locked(t);
+        if (!has_room(t, TRACE_ENTRY_RECORDS_MAX, run_min)) {
+            /* no output yet: nowhere to go */
+            lose(entry_records(&sites, e, end), 0);
+            break;
+        }
+        uint32_t records = 0;
+        uint8_t *at = t->buf + t->len;
+        uint8_t *o = trace_run_pack(&t->packer, &sites, &e, end, at,
+                                    t->buf + t->buf_cap - TRACE_RUN_OVER_BYTES,
+                                    g.cap - t->n, &records);
+        if (o == at)
+            continue; /* nothing left that names a site */
+        trace_run_seal(&t->packer, at, atomic_fetch_add(&g.seq, records),
+                       records);
+        t->len = (size_t)(o - t->buf);
+        t->n += records;
+    }
+    flush_if_due(t);
+}
+
+/* The entries lost with t's buffer busy. */
+static void lose_entries(const trace_entry *e, const trace_entry *end)
+{
+    trace_sites sites = { g.site_tabs, atomic_load(&g.nsite_tabs) };
+    lose(entry_records(&sites, e, end), 0);
+}
+
+/* Packs t's oldest job when it is queued: by the writer, which leaves it
+ * queued when the buffer is busy (its owner mid-append, interrupted by
+ * the signal whose handler offered), or by the owner settling it, which
+ * loses it then as any record it cannot append.  Whether it ran. */
+static int run_job(tracer_thread *t, int by_writer)
+{
+    uint32_t head = atomic_load(&t->job_head), queued = JOB_QUEUED;
+    tracer_job *job = &t->jobs[head % JOBS];
+    if (!atomic_compare_exchange_strong(&job->state, &queued, JOB_PACKING))
+        return 0;
+    /* the head only moves under the slot's PACKING: a slot taken on a
+     * stale head may hold a later job, which must wait its turn */
+    int locked = atomic_load(&t->job_head) == head && try_lock(t);
+    if (locked) {
+        tracer_thread *outer = tls_packing; /* (as tls_hand) */
+        tls_packing = t;
+        pack_entries_locked(t, job->e, job->end);
+        tls_packing = outer;
+        unlock(t);
+        if (by_writer)
+            atomic_fetch_add(&g.writer.jobs, 1);
+    } else if (!by_writer && atomic_load(&t->job_head) == head) {
+        lose_entries(job->e, job->end);
+        locked = 1;
+    }
+    /* free before the head moves on: the owner refills the slot then */
+    atomic_store(&job->state, locked ? JOB_FREE : JOB_QUEUED);
+    if (locked)
+        atomic_store(&t->job_head, head + 1);
+    wake_on(t, &job->state);
+    return locked;
+}
+
+/* Settles t's jobs until `keep` are left: packs the oldest here when the
+ * writer has not begun it (under MEMTAP_WRITER=all, only when it has not
+ * for JOB_ALL_NS: its buffer may be busy in the code a signal handler
+ * interrupted), else waits for the writer, spinning for as long as
+ * packing a job takes (a sleep and a wake-up cost several times that on
+ * a virtual machine: sweep under memtap run 0.104 -> 0.170 s), then
+ * sleeping. */
+static void settle_jobs(tracer_thread *t, uint32_t keep)
+{
+    long long since = 0, now = 0;
+    for (;;) {
+        uint32_t head = atomic_load(&t->job_head);
+        if (atomic_load(&t->job_tail) - head <= keep)
+            return;
+        if ((g.writer.wanted != WRITER_ALL || now - since > JOB_ALL_NS) &&
+            run_job(t, 0))
+            continue;
+        now = raw_clock_ns(CLOCK_MONOTONIC);
+        since = since ? since : now;
+        if (now - since < JOB_SPIN_NS) {
+            for (int i = 0; i < 64; i++)
+                __builtin_ia32_pause();
+            continue;
+        }
+        if (atomic_load(&t->job_head) == head)
+            wait_on(t, &t->jobs[head % JOBS].state, JOB_PACKING);
+    }
+}
+
+int tracer_append_entries(const trace_entry *e, const trace_entry *end)
+{
+    if (!g.enabled)
+        return 1;
+    if (clients_active())
+        return 0;
+    tracer_internal_enter();
+    tracer_thread *t = self();
+    if (t)
+        settle_jobs(t, 0);
+    if (t && try_lock(t)) {
+        pack_entries_locked(t, e, end);
+        unlock(t);
+    } else {
+        lose_entries(e, end);
+    }
+    tracer_internal_leave();
+    return 1;
+}
+
+int tracer_offer_entries(const trace_entry *e, const trace_entry *end)
+{
+    if (!g.enabled || e == end || tls_exited || clients_active())
+        return 0;
+    tracer_internal_enter();
+    tracer_thread *t = self();
+    int taken = 0;
+    if (t)
+        taken = writer_ready() &&
+                (g.writer.wanted == WRITER_ALL || cpu_to_spare());
+    if (taken) {
+        settle_jobs(t, JOBS - 1); /* a slot for this one */
+        uint32_t tail = atomic_load(&t->job_tail);
+        tracer_job *job = &t->jobs[tail % JOBS];
+        job->e = e;
+        job->end = end;
+        atomic_store(&job->state, JOB_QUEUED);
+        atomic_store(&t->job_tail, tail + 1);
+        writer_kick();
+    }
+    tracer_internal_leave();
+    return taken;
+}
+
+void tracer_settle_entries(void)
+{
+    tracer_thread *t = tls_self;
+    if (!t || !g.enabled)
+        return;
+    tracer_internal_enter();
+    settle_jobs(t, 0);
+    tracer_internal_leave();
+}
+
+/* The hands of t, whose owner is busy (it may be the code this call
+ * interrupted): a chunk the writer has not begun is written here (with
+ * the metadata context), one it is writing is waited for, up to ten
+ * seconds in all; what does not make it is counted lost. */
+static void await_hands(tracer_thread *t)
+{
+    for (int ms = 0; ms < 10000; ms++) {
+        uint32_t head = atomic_load(&t->hand_head);
+        if (atomic_load(&t->hand_tail) == head)
+            return;
+        tracer_hand *h = &t->hands[head % HANDS];
+        uint32_t now = atomic_load(&h->state);
+        if (now == HAND_QUEUED && meta_acquire(0)) {
+            write_hand(t, head, g.meta_cctx, g.meta_out, g.meta_out_cap);
+            meta_release();
+            continue;
+        }
+        if (now == HAND_WRITING && tls_hand == h) {
+            /* this thread's own, in the code this call interrupted, which
+             * will not go on: its bytes are whole, write it here */
+            if (!tls_hand_put && meta_acquire(0)) {
+                put_events(g.meta_out,
+                           encode_events(g.meta_cctx, g.meta_out,
+                                         g.meta_out_cap, h->tid, h->n,
+                                         h->buf, h->len),
+                           h->n);
+                meta_release();
+            } else if (!tls_hand_put) {
+                lose(h->n, 0);
+            }
+            atomic_store(&h->state, HAND_FREE);
+            atomic_store(&t->hand_head, head + 1);
+            tls_hand = NULL;
+            continue;
+        }
+        if (now != HAND_FREE)
+            wait_on(t, &h->state, now);
+    }
+    uint32_t tail = atomic_load(&t->hand_tail);
+    for (uint32_t i = atomic_load(&t->hand_head); i != tail; i++)
+        if (atomic_load(&t->hands[i % HANDS].state) != HAND_FREE)
+            lose(t->hands[i % HANDS].n, 0); /* (free: written) */
+}
+
+/* Loses t's offered jobs, left unpacked: those of this thread, whose
+ * oldest it was packing when the call that ends the process interrupted
+ * it (that one counted whole, though part of it is in the buffer). */
+static void lose_jobs(tracer_thread *t)
+{
+    uint32_t tail = atomic_load(&t->job_tail);
+    for (uint32_t i = atomic_load(&t->job_head); i != tail; i++)
+        if (atomic_load(&t->jobs[i % JOBS].state) != JOB_FREE)
+            lose_entries(t->jobs[i % JOBS].e, t->jobs[i % JOBS].end);
+}
+
+void tracer_flush_all(void)
+{
+    for (tracer_thread *t = atomic_load(&g.threads); t; t = t->next) {
+        if (t == tls_packing) /* interrupted mid-pack: no waiting */
+            lose_jobs(t);
+        else
+            settle_jobs(t, 0);
+        if (try_lock(t)) {
+            tracer_internal_enter();
+            settle_hands(t, 0);
+            tracer_internal_leave();
+            flush_locked(t);
+            unlock(t);
+        } else {
+            await_hands(t);
+            if (t == tls_self)
+                lose(t->n, 0); /* its buffer, mid-change under us */
+        }
+    }
+}
+
+void tracer_thread_exit(void)
+{
+    tracer_thread *t = tls_self;
+    if (!t || !g.enabled)
+        return;
+    EACH_CLIENT(thread_exit);
+    /* From here on this thread's chunks are written in place, none handed
+     * to the writer: what the C library records after this (its thread
+     * cache freed) goes into another buffer, whose chunks must not
+     * overtake this one's at the writer. */
+    tls_exited = 1;
+    append(t, MEMTAP_EV_THREAD_EXIT, 0, 0, 0, 0, 0, 0, 1);
+    if (try_lock(t)) {
+        flush_locked(t);
+        unlock(t);
+    }
+    tls_self = NULL;
+    atomic_store(&t->owner, 0);
+}
+
+void tracer_note_untraced_exec(void)
+{
+    if (g.status)
+        atomic_fetch_add(&g.status->untraced_execs, 1);
+}
+
+void tracer_note_fault_pc(uint64_t pc)
+{
+    uint64_t none = 0;
+    atomic_compare_exchange_strong(&g.fault_pc, &none, pc);
+}
+
+void tracer_finish(const char *how, int code)
+{
+    /* a vfork child shares our memory until it execs or exits: the output
+     * and the buffers stay the parent's */
+    if (!g.enabled || !tracer_owns_process())
+        return;
+    if (atomic_exchange(&g.finished, 1))
+        return;
+    EACH_CLIENT(finish);
+    tracer_flush_all();
+    char text[512];
+    fmt_buf b = { text, 0, sizeof text };
+    fmt_str(&b, "end=");
+    fmt_str(&b, how);
+    fmt_str(&b, "\nend_code=");
+    fmt_u64(&b, (uint64_t)(uint32_t)code);
+    fmt_str(&b, "\nend_seq=");
+    fmt_u64(&b, atomic_load(&g.seq));
+    fmt_str(&b, "\ndropped=");
+    fmt_u64(&b, atomic_load(&g.dropped));
+    if (atomic_load(&g.writer.chunks)) {
+        fmt_str(&b, "\nwriter_chunks=");
+        fmt_u64(&b, atomic_load(&g.writer.chunks));
+    }
+    if (atomic_load(&g.writer.jobs)) {
+        fmt_str(&b, "\nwriter_jobs=");
+        fmt_u64(&b, atomic_load(&g.writer.jobs));
+    }
+    if (atomic_load(&g.fault_pc)) {
+        fmt_str(&b, "\nend_pc=");
+        fmt_hex(&b, atomic_load(&g.fault_pc));
+    }
+    if (atomic_load(&g.write_errno)) {
+        fmt_str(&b, "\nwrite_errno=");
+        fmt_u64(&b, (uint64_t)atomic_load(&g.write_errno));
+    }
+    fmt_char(&b, '\n');
+    EACH_CLIENT(end_stats, &b);
+    /* a signal may have interrupted a metadata write: then skip the note */
+    if (meta_acquire(0)) {
+        write_meta_locked(MEMTAP_CHUNK_INFO, 0, text, b.len);
+        meta_release();
+    }
+}
+
+int tracer_owns_process(void)
+{
+    return raw_syscall3(SYS_getpid, 0, 0, 0) == g.pid;
+}
+
+void tracer_exec_failed(void)
+{
+    if (g.enabled && tracer_owns_process())
+        atomic_store(&g.finished, 0);
+}
+
+void tracer_after_fork_child(void)
+{
+    if (!g.enabled)
+        return;
+    tracer_internal_enter(); /* what libc does for memtap is its own */
+    uint32_t tid = current_tid();
+    for (tracer_thread *t = atomic_load(&g.threads); t; t = t->next) {
+        atomic_store(&t->lock, 0);
+        for (unsigned j = 0; j < HANDS; j++) /* the parent's to write */
+            atomic_store(&t->hands[j].state, HAND_FREE);
+        atomic_store(&t->hand_head, 0);
+        atomic_store(&t->hand_tail, 0);
+        for (unsigned j = 0; j < JOBS; j++) /* the parent's writer packs */
+            atomic_store(&t->jobs[j].state, JOB_FREE);
+        atomic_store(&t->job_head, 0);
+        atomic_store(&t->job_tail, 0);
+        atomic_store(&t->waiters, 0);
+        t->n = 0; /* the parent's records are the parent's to write */
+        t->len = 0;
+        trace_packer_reset(&t->packer);
+        atomic_store(&t->owner, t == tls_self ? tid : 0);
+    }
+    if (tls_self)
+        tls_self->tid = tid;
+    atomic_store(&g.meta_lock, 0);
+    atomic_store(&g.finished, 0);
+    atomic_store(&g.dropped, 0);
+    atomic_store(&g.writer.started, 0); /* the writer stayed in the parent */
+    atomic_store(&g.writer.sleeping, 0);
+    atomic_store(&g.writer.chunks, 0);
+    atomic_store(&g.writer.jobs, 0);
+    atomic_store(&g.write_errno, 0);
+    EACH_CLIENT(after_fork_child);
+    strcpy(g.parent_path, g.path);
+    g.fork_seq = atomic_load(&g.seq);
+    open_output();
+    write_all_sites();
+    if (tls_self)
+        append(tls_self, MEMTAP_EV_THREAD_START, 0, 0,
+               (uint64_t)pthread_self(), 0, 0, 0, 1);
+    tracer_internal_leave();
+}
+
+void tracer_init(void)
+{
+    const preload_config *c = config();
+    if (!*c->output || strlen(c->output) >= sizeof g.base_path - 32)
+        return;
+    strcpy(g.base_path, c->output);
+    map_status();
+    g.cap = c->buffer_records ? c->buffer_records : DEFAULT_RECORDS;
+    g.meta_out_cap = trace_chunk_bound(META_MAX);
+    if (strcmp(c->compress, "fast") == 0)
+        g.compression = TRACE_FAST;
+    else if (strcmp(c->compress, "small") == 0)
+        g.compression = TRACE_SMALL;
+    if (strcmp(c->writer, "all") == 0)
+        g.writer.wanted = WRITER_ALL;
+    else if (strcmp(c->writer, "mix") == 0)
+        g.writer.wanted = WRITER_SHARED;
+    else if (strcmp(c->writer, "off") == 0)
+        g.writer.wanted = WRITER_NONE;
+    else
+        g.writer.wanted = hidden_thread_cpus() > 1 ? WRITER_SHARED
+                                                   : WRITER_NONE;
+    g.writer.cpus = hidden_thread_cpus();
+    if (g.writer.wanted && hidden_thread_prepare() != 0)
+        g.writer.wanted = 0;
+    size_t ws = trace_chunk_workspace_size(META_MAX, g.compression);
+    void *mem = raw_map(ws + g.meta_out_cap);
+    if (!mem)
+        return;
+    g.meta_cctx = trace_chunk_context(mem, ws, g.compression);
+    g.meta_out = (char *)mem + ws;
+    g.enabled = 1;
+    open_output();
+}

@@ -1,0 +1,133 @@
+/*
+ * syscall_signals.c - the program's signal state as the SIGSYS handler
+ * sees it (syscalls.c): rt_sigprocmask on the interrupted code's mask,
+ * sigaltstack kept per thread under the fault engine, and the signals a
+ * waiting call lets through.
+ */
+#define _GNU_SOURCE
+#include "syscall_signals.h"
+#include "preload/signal/sigtable.h"
+
+
+#include <errno.h>
+#include <signal.h>
+#include <stdint.h>
+#include <sys/syscall.h>
+
+/* rt_sigprocmask on the mask of the interrupted code (uc), which the
+ * kernel puts back when this handler returns: a change made to the thread's
+ * mask here would be undone, and a query would see this handler's.  The
+ * signals memtap runs on stay deliverable (the kernel's set is 8 bytes: bit
+ * n-1 for signal n). */
+long syscall_sigprocmask(ucontext_t *uc, long how, const uint64_t *set,
+                         uint64_t *old, long size)
+{
+    static const uint64_t keep =
+        (1ull << (SIGSEGV - 1)) | (1ull << (SIGTRAP - 1)) |
+        (1ull << (SIGSYS - 1)) | (1ull << (SIGKILL - 1)) |
+        (1ull << (SIGSTOP - 1)) | (1ull << (__SIGRTMAX - 2));
+    if (size != 8)
+        return -EINVAL;
+    uint64_t cur = uc->uc_sigmask.__val[0], was = cur;
+    if (set) {
+        uint64_t v = *set; /* a traced page is opened as memtap's own */
+        switch (how) {
+        case SIG_BLOCK: cur |= v; break;
+        case SIG_UNBLOCK: cur &= ~v; break;
+        case SIG_SETMASK: cur = v; break;
+        default: return -EINVAL;
+        }
+    }
+    if (old)
+        *old = was;
+    uc->uc_sigmask.__val[0] = cur & ~keep;
+    return 0;
+}
+
+/* The program's alternate signal stack of this thread, under the fault
+ * engine (syscall_sigaltstack); its size 0 while it has none, its flags
+ * SS_DISABLE once the program disabled it. */
+static __thread stack_t tls_program_altstack
+    __attribute__((tls_model("initial-exec")));
+
+/* sigaltstack for the program (under either engine).  The call cannot be
+ * made from here (this handler runs on memtap's alternate stack: EPERM),
+ * and the program's stack must not replace memtap's (its handlers need
+ * the room, and a traced page could not take a signal frame): the
+ * program's is kept per thread and answered as the kernel would, and its
+ * SA_ONSTACK handlers run on memtap's (which is the answer where the
+ * program set none).  Traced pages of ss and old are
+ * opened as memtap's own. */
+long syscall_sigaltstack(const ucontext_t *uc, const stack_t *ss,
+                         stack_t *old)
+{
+    stack_t *cur = &tls_program_altstack;
+    /* on it: the interrupted code runs on the real one (here the flags
+     * of a frame nested on it lacked SS_ONSTACK) */
+    uint64_t sp = (uint64_t)uc->uc_mcontext.gregs[REG_RSP];
+    uint64_t base = (uint64_t)(uintptr_t)uc->uc_stack.ss_sp;
+    int on = sp - base < uc->uc_stack.ss_size;
+    /* A thread whose program never set one is told of memtap's, which its
+     * handlers run on: a program that checks where its handler runs (Go's
+     * runtime adopts the stack it finds at thread start, and dies on one
+     * it was not told of) sees the truth.  One it disabled stays disabled
+     * (cur's ss_flags SS_DISABLE). */
+    stack_t was = *cur;
+    if (!cur->ss_size && !(cur->ss_flags & SS_DISABLE))
+        was = (stack_t){ uc->uc_stack.ss_sp, 0, uc->uc_stack.ss_size };
+    was.ss_flags = !was.ss_size ? SS_DISABLE : on ? SS_ONSTACK : 0;
+    on = on && cur->ss_size; /* the program's own is in use */
+    if (ss) {
+        stack_t want = *ss;
+        int mode = want.ss_flags & ~(1 << 31); /* SS_AUTODISARM */
+        if (on)
+            return -EPERM;
+        if (mode != SS_DISABLE && mode != SS_ONSTACK && mode != 0)
+            return -EINVAL;
+        if (mode == SS_DISABLE)
+            want = (stack_t){ NULL, SS_DISABLE, 0 };
+        else if (want.ss_size < 2048) /* the kernel's MINSIGSTKSZ (the C
+                                          library's asks sysconf) */
+            return -ENOMEM;
+        *cur = want;
+    }
+    if (old)
+        *old = was;
+    return 0;
+}
+
+/* Calls that may wait for another process, a device or the clock. */
+static int may_block(long nr)
+{
+    switch (nr) {
+    case SYS_read: case SYS_readv: case SYS_write: case SYS_writev:
+    case SYS_recvfrom: case SYS_recvmsg: case SYS_recvmmsg:
+    case SYS_sendto: case SYS_sendmsg: case SYS_sendmmsg:
+    case SYS_accept: case SYS_accept4: case SYS_connect:
+    case SYS_poll: case SYS_ppoll: case SYS_select: case SYS_pselect6:
+    case SYS_epoll_wait: case SYS_epoll_pwait: case SYS_wait4:
+    case SYS_waitid: case SYS_nanosleep: case SYS_clock_nanosleep:
+    case SYS_open: case SYS_openat: case SYS_ioctl: case SYS_fcntl:
+    case SYS_flock: case SYS_rt_sigtimedwait:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+/* Signals that, at their default action, stop or end the process. */
+#define SIGBIT(s) (1ull << ((s) - 1))
+#define ENDING_SIGNALS                                                     \
+    (SIGBIT(SIGHUP) | SIGBIT(SIGINT) | SIGBIT(SIGQUIT) | SIGBIT(SIGPIPE) | \
+     SIGBIT(SIGALRM) | SIGBIT(SIGTERM) | SIGBIT(SIGUSR1) |                 \
+     SIGBIT(SIGUSR2) | SIGBIT(SIGTSTP) | SIGBIT(SIGTTIN) |                 \
+     SIGBIT(SIGTTOU) | SIGBIT(SIGXCPU) | SIGBIT(SIGXFSZ) |                 \
+     SIGBIT(SIGVTALRM) | SIGBIT(SIGPROF))
+
+uint64_t syscall_signals_passing(long nr, const ucontext_t *uc)
+{
+    if (!may_block(nr))
+        return 0;
+    return ~uc->uc_sigmask.__val[0] & ~sigtable_handlers() &
+           ENDING_SIGNALS;
+}

@@ -1,0 +1,554 @@
+/*
+ * syscalls.c - seccomp-trapped system calls, emulated with their buffers
+ * open.
+ *
+ * The filter (syscall_filter.c) traps every system call made from the
+ * traced modules except a few that take no user memory or must not be
+ * emulated (clone, fork, sigreturn, exit).  For a trapped call, the table
+ * below says which arguments point at user memory and how long that
+ * memory is; those pages are opened, the call is made from here
+ * (raw_syscall6 lives inside libmemtap.so, so the filter lets it
+ * through), and the pages are closed.
+ * A call the table does not know that still fails with EFAULT is retried
+ * with all traced memory opened.  read/write-like calls on traced buffers
+ * while other threads run go through memtap's buffers instead
+ * (bounce.c).  They are recorded as block events (W: the kernel stored
+ * into the buffer, G: it fetched from it).
+ */
+#define _GNU_SOURCE
+#include "syscalls.h"
+#include "process_end.h"
+#include "preload/signal/sigtable.h"
+#include "preload/core/own_signals.h"
+#include "sys/sigbits.h"
+#include "preload/modules/modules.h"
+
+#include "execargs.h"
+#include "preload/fault/fault.h"
+#include "preload/memmap/traced_set.h"
+#include "preload/fault/bounce.h"
+#include "preload/core/fmt.h"
+#include "fdguard.h"
+#include "preload/fault/futex.h"
+#include "rt/rewritten.h"
+#include "signals.h"
+#include "syscall_filter.h"
+#include "syscall_signals.h"
+#include "sys/rawsys.h"
+#include "preload/record/tracer.h"
+
+#include <elf.h>
+#include <errno.h>
+#include <link.h>
+#include <stdatomic.h>
+#include <poll.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <ucontext.h>
+
+extern int __sigaction(int, const struct sigaction *, struct sigaction *);
+
+/* How an argument points at memory. */
+enum {
+    A_NONE = 0,
+    A_LEN,      /* length in argument `n` */
+    A_RET,      /* length is the result (kernel stores up to arg n bytes) */
+    A_FIXED,    /* n bytes */
+    A_STR,      /* NUL-terminated string (opened: 2 pages) */
+    A_IOV,      /* iovec array, count in argument n */
+    A_MSG,      /* struct msghdr */
+    A_MMSG,     /* struct mmsghdr array, count in argument n */
+    A_POLL,     /* pollfd array, count in argument n */
+};
+
+typedef struct arg_spec {
+    uint8_t how;
+    uint16_t n;
+} arg_spec;
+
+typedef struct sys_spec {
+    int nr;
+    char block;          /* 'W' kernel stores, 'G' kernel fetches, 0 none */
+    arg_spec args[6];
+} sys_spec;
+
+#define L(n) { A_LEN, n }
+#define R(n) { A_RET, n }
+#define F(n) { A_FIXED, n }
+#define S { A_STR, 0 }
+#define V(n) { A_IOV, n }
+#define M { A_MSG, 0 }
+#define MM(n) { A_MMSG, n }
+#define N { A_NONE, 0 }
+
+static const sys_spec table[] = {
+    { SYS_read, 'W', { N, R(2), N, N, N, N } },
+    { SYS_pread64, 'W', { N, R(2), N, N, N, N } },
+    { SYS_write, 'G', { N, L(2), N, N, N, N } },
+    { SYS_pwrite64, 'G', { N, L(2), N, N, N, N } },
+    { SYS_readv, 'W', { N, V(2), N, N, N, N } },
+    { SYS_preadv, 'W', { N, V(2), N, N, N, N } },
+    { SYS_preadv2, 'W', { N, V(2), N, N, N, N } },
+    { SYS_writev, 'G', { N, V(2), N, N, N, N } },
+    { SYS_pwritev, 'G', { N, V(2), N, N, N, N } },
+    { SYS_pwritev2, 'G', { N, V(2), N, N, N, N } },
+    { SYS_recvfrom, 'W', { N, R(2), N, N, F(128), F(4) } },
+    { SYS_sendto, 'G', { N, L(2), N, N, F(128), N } },
+    { SYS_recvmsg, 'W', { N, M, N, N, N, N } },
+    { SYS_sendmsg, 'G', { N, M, N, N, N, N } },
+    { SYS_recvmmsg, 'W', { N, MM(2), N, N, F(16), N } },
+    { SYS_sendmmsg, 'G', { N, MM(2), N, N, N, N } },
+    { SYS_getrandom, 'W', { R(1), N, N, N, N, N } },
+    { SYS_getdents64, 0, { N, L(2), N, N, N, N } },
+    { SYS_readlink, 0, { S, L(2), N, N, N, N } },
+    { SYS_readlinkat, 0, { N, S, L(3), N, N, N } },
+    { SYS_getcwd, 0, { L(1), N, N, N, N, N } },
+    { SYS_open, 0, { S, N, N, N, N, N } },
+    { SYS_openat, 0, { N, S, N, N, N, N } },
+    { SYS_stat, 0, { S, F(144), N, N, N, N } },
+    { SYS_lstat, 0, { S, F(144), N, N, N, N } },
+    { SYS_fstat, 0, { N, F(144), N, N, N, N } },
+    { SYS_newfstatat, 0, { N, S, F(144), N, N, N } },
+    { SYS_statx, 0, { N, S, N, N, F(256), N } },
+    { SYS_access, 0, { S, N, N, N, N, N } },
+    { SYS_faccessat, 0, { N, S, N, N, N, N } },
+    { SYS_faccessat2, 0, { N, S, N, N, N, N } },
+    { SYS_unlink, 0, { S, N, N, N, N, N } },
+    { SYS_unlinkat, 0, { N, S, N, N, N, N } },
+    { SYS_mkdir, 0, { S, N, N, N, N, N } },
+    { SYS_rename, 0, { S, S, N, N, N, N } },
+    { SYS_chdir, 0, { S, N, N, N, N, N } },
+    { SYS_clock_gettime, 0, { N, F(16), N, N, N, N } },
+    { SYS_gettimeofday, 0, { F(16), F(8), N, N, N, N } },
+    { SYS_nanosleep, 0, { F(16), F(16), N, N, N, N } },
+    { SYS_clock_nanosleep, 0, { N, N, F(16), F(16), N, N } },
+    { SYS_uname, 0, { F(390), N, N, N, N, N } },
+    { SYS_sysinfo, 0, { F(112), N, N, N, N, N } },
+    { SYS_getrusage, 0, { N, F(144), N, N, N, N } },
+    { SYS_wait4, 0, { N, F(4), N, F(144), N, N } },
+    { SYS_pipe, 0, { F(8), N, N, N, N, N } },
+    { SYS_pipe2, 0, { F(8), N, N, N, N, N } },
+    { SYS_socketpair, 0, { N, N, N, F(8), N, N } },
+    { SYS_sigaltstack, 0, { F(24), F(24), N, N, N, N } },
+    { SYS_prlimit64, 0, { N, N, F(16), F(16), N, N } },
+    { SYS_getrlimit, 0, { N, F(16), N, N, N, N } },
+    { SYS_poll, 0, { { A_POLL, 1 }, N, N, N, N, N } },
+    { SYS_ppoll, 0, { { A_POLL, 1 }, N, F(16), F(8), N, N } },
+    { SYS_select, 0, { N, F(128), F(128), F(128), F(16), N } },
+    { SYS_pselect6, 0, { N, F(128), F(128), F(128), F(16), F(16) } },
+    { SYS_epoll_wait, 0, { N, F(4096), N, N, N, N } },
+    { SYS_epoll_pwait, 0, { N, F(4096), N, N, F(8), N } },
+    { SYS_epoll_ctl, 0, { N, N, N, F(12), N, N } },
+    { SYS_futex, 0, { F(4), N, N, F(16), F(4), N } },
+    { SYS_connect, 0, { N, L(2), N, N, N, N } },
+    { SYS_bind, 0, { N, L(2), N, N, N, N } },
+    { SYS_accept, 0, { N, F(128), F(4), N, N, N } },
+    { SYS_accept4, 0, { N, F(128), F(4), N, N, N } },
+    { SYS_getsockname, 0, { N, F(128), F(4), N, N, N } },
+    { SYS_getpeername, 0, { N, F(128), F(4), N, N, N } },
+    { SYS_getsockopt, 0, { N, N, N, F(256), F(4), N } },
+    { SYS_setsockopt, 0, { N, N, N, L(4), N, N } },
+    { SYS_sched_getaffinity, 0, { N, N, L(1), N, N, N } },
+    { SYS_ioctl, 0, { N, N, F(256), N, N, N } },
+    { SYS_fcntl, 0, { N, N, F(64), N, N, N } },
+    { SYS_time, 0, { F(8), N, N, N, N, N } },
+    { SYS_times, 0, { F(32), N, N, N, N, N } },
+};
+
+static struct {
+    int enabled;
+    int all;                          /* syscalls_init's */
+    uint64_t loader_text[2];          /* the loader's code: [start, end) */
+    _Atomic unsigned long emulated;
+    _Atomic unsigned long reopened;   /* calls retried with all pages open */
+    _Atomic unsigned long code_made;  /* syscalls_note_code_made */
+    _Atomic uint64_t code_made_first; /* the first one's call site */
+    _Atomic unsigned long async_io_refused; /* io_uring_setup, io_setup */
+} s;
+
+unsigned long syscalls_emulated(void) { return s.emulated; }
+int syscalls_enabled(void) { return s.enabled; }
+unsigned long syscalls_reopened(void) { return s.reopened; }
+
+static const sys_spec *spec_of(long nr)
+{
+    for (size_t i = 0; i < sizeof table / sizeof *table; i++)
+        if (table[i].nr == nr)
+            return &table[i];
+    return NULL;
+}
+
+typedef struct opened {
+    traced_open_set sets[8];
+    int n;
+} opened;
+
+static void open_buf(opened *o, uint64_t addr, uint64_t len)
+{
+    if (!addr || !len || o->n == 8 || !traced_has(addr, len))
+        return;
+    traced_open(&o->sets[o->n++], addr, len);
+}
+
+static void open_iov(opened *o, const struct iovec *iov, long cnt)
+{
+    if (cnt < 0 || cnt > 1024)
+        return;
+    open_buf(o, (uint64_t)(uintptr_t)iov, (uint64_t)cnt * sizeof *iov);
+    for (long i = 0; i < cnt; i++)
+        open_buf(o, (uint64_t)(uintptr_t)iov[i].iov_base, iov[i].iov_len);
+}
+
+static void open_msg(opened *o, const struct msghdr *m)
+{
+    open_buf(o, (uint64_t)(uintptr_t)m, sizeof *m);
+    if (!m)
+        return;
+    open_buf(o, (uint64_t)(uintptr_t)m->msg_name, m->msg_namelen);
+    open_buf(o, (uint64_t)(uintptr_t)m->msg_control, m->msg_controllen);
+    open_iov(o, m->msg_iov, (long)m->msg_iovlen);
+}
+
+static void open_args(opened *o, const sys_spec *sp, const long *a)
+{
+    for (int i = 0; i < 6; i++) {
+        const arg_spec *x = &sp->args[i];
+        uint64_t p = (uint64_t)a[i];
+        switch (x->how) {
+        case A_LEN:
+        case A_RET: open_buf(o, p, (uint64_t)a[x->n]); break;
+        case A_FIXED: open_buf(o, p, x->n); break;
+        case A_STR: open_buf(o, p, 2 * 4096 - (p & 4095)); break;
+        case A_IOV: open_iov(o, (const struct iovec *)(uintptr_t)p, a[x->n]); break;
+        case A_POLL: open_buf(o, p, (uint64_t)a[x->n] * sizeof(struct pollfd)); break;
+        case A_MSG: open_msg(o, (const struct msghdr *)(uintptr_t)p); break;
+        case A_MMSG: {
+            const struct mmsghdr *v = (const struct mmsghdr *)(uintptr_t)p;
+            long cnt = a[x->n];
+            if (!v || cnt < 0 || cnt > 1024) /* UIO_MAXIOV */
+                break;
+            open_buf(o, p, (uint64_t)cnt * sizeof *v);
+            for (long k = 0; k < cnt; k++)
+                open_msg(o, &v[k].msg_hdr);
+            break;
+        }
+        default: break;
+        }
+    }
+}
+
+static void close_all(opened *o)
+{
+    while (o->n > 0)
+        traced_close(&o->sets[--o->n]);
+}
+
+/* The block events of `done` bytes moved through iov[0..cnt). */
+static void record_iov(uint8_t kind, uint64_t pc, const struct iovec *iov,
+                       long cnt, long done)
+{
+    for (long i = 0; iov && i < cnt && done > 0; i++) {
+        long n = (long)iov[i].iov_len < done ? (long)iov[i].iov_len : done;
+        if (n)
+            tracer_record(kind, 0, pc, (uint64_t)(uintptr_t)iov[i].iov_base,
+                          (uint64_t)n, 0, 0);
+        done -= n;
+    }
+}
+
+/* The block event of a read/write-like call that moved `done` bytes (or
+ * messages, for the mmsg calls). */
+static void record_block(const sys_spec *sp, const long *a, long done,
+                         uint64_t pc)
+{
+    /* inside a block operation, the operation is the event */
+    if (!sp || !sp->block || done <= 0 || fault_own_mode() ||
+        !(traced_active() || rewritten_recording()))
+        return;
+    uint8_t kind = sp->block == 'W' ? MEMTAP_EV_BLOCK_STORE
+                                    : MEMTAP_EV_BLOCK_FETCH;
+    int buf_arg = sp->args[0].how ? 0 : 1, how = sp->args[buf_arg].how;
+    const void *p = (const void *)(uintptr_t)a[buf_arg];
+    if (how == A_IOV) {
+        record_iov(kind, pc, p, a[2], done);
+    } else if (how == A_MSG && p) {
+        const struct msghdr *m = p;
+        record_iov(kind, pc, m->msg_iov, (long)m->msg_iovlen, done);
+    } else if (how == A_MMSG && p) { /* done: messages, each its msg_len */
+        const struct mmsghdr *v = p;
+        for (long k = 0; k < done; k++)
+            record_iov(kind, pc, v[k].msg_hdr.msg_iov,
+                       (long)v[k].msg_hdr.msg_iovlen, (long)v[k].msg_len);
+    } else if (how != A_NONE && how != A_MSG && how != A_MMSG) {
+        tracer_record(kind, 0, pc, (uint64_t)a[buf_arg], (uint64_t)done, 0, 0);
+    }
+}
+
+/* Keeps the traced set current across the program's own memory calls. */
+static void after_memory_call(long nr, const long *a, long ret)
+{
+    /* mremap: the pages keep their rights, and so their state (munmap and
+     * mmap over traced pages are traced_unmap's) */
+    if (nr == SYS_mremap && !RAW_FAILED(ret))
+        traced_move((uintptr_t)a[0], (size_t)a[1], (uintptr_t)ret,
+                   (size_t)a[2]);
+}
+
+void syscalls_note_code_made(long nr, const long *a, long ret, uint64_t pc)
+{
+    if (!s.enabled || s.all || !(a[2] & PROT_EXEC) ||
+        (pc >= s.loader_text[0] && pc < s.loader_text[1]))
+        return;
+    /* a program that makes its own text writable and back, to patch or
+     * relocate it, makes no new code */
+    if (nr != SYS_mmap &&
+        modules_own_text((uint64_t)a[0], (uint64_t)a[0] + (uint64_t)a[1]))
+        return;
+    if ((nr == SYS_mmap && !RAW_FAILED(ret)) ||
+        ((nr == SYS_mprotect || nr == SYS_pkey_mprotect) && ret == 0)) {
+        uint64_t none = 0;
+        atomic_compare_exchange_strong(&s.code_made_first, &none, pc);
+        atomic_fetch_add(&s.code_made, 1);
+    }
+}
+
+void syscalls_end_stats(fmt_buf *b)
+{
+    unsigned long made = atomic_load(&s.code_made);
+    unsigned long refused = atomic_load(&s.async_io_refused);
+    if (made) {
+        fmt_str(b, "code_made=");
+        fmt_u64(b, made);
+        fmt_str(b, "\ncode_made_first=0x");
+        fmt_hex(b, atomic_load(&s.code_made_first));
+        fmt_char(b, '\n');
+    }
+    if (refused) {
+        fmt_str(b, "async_io_refused=");
+        fmt_u64(b, refused);
+        fmt_char(b, '\n');
+    }
+}
+
+/* The loader's executable segments, from its program headers. */
+static void find_loader_text(uint64_t out[2])
+{
+    const ElfW(Ehdr) *eh = (const ElfW(Ehdr) *)getauxval(AT_BASE);
+    if (!eh)
+        return;
+    const ElfW(Phdr) *ph =
+        (const ElfW(Phdr) *)(const void *)((const char *)eh + eh->e_phoff);
+    for (int i = 0; i < eh->e_phnum; i++)
+        if (ph[i].p_type == PT_LOAD && (ph[i].p_flags & PF_X)) {
+            out[0] = (uint64_t)eh + ph[i].p_vaddr;
+            out[1] = out[0] + ph[i].p_memsz;
+        }
+}
+
+/* Makes the call.  Without page protection (the static engine) it runs
+ * under the program's own signal mask, as the real call would: a signal
+ * that comes while it blocks (a pipe, a socket) is delivered at once (its
+ * handler nested in this one) and interrupts or restarts the call as the
+ * handler's SA_RESTART says, instead of waiting for the call to end.
+ * Under the fault engine a program handler must not run nested here
+ * (its accesses to the pages opened for the call would go unseen): a call
+ * that may block lets through only the signals the program has not
+ * blocked whose action runs none of its code (Ctrl-C, kill, Ctrl-Z of a
+ * program waiting on a pipe: they waited for the call to end); the
+ * others wait until it returns. */
+static long call_as_program(ucontext_t *uc, int unmasked, long nr,
+                            const long *a)
+{
+    uint64_t saved, pass = 0;
+    if (unmasked && !fault_nested_in_memtap()) {
+        raw_syscall6(SYS_rt_sigprocmask, SIG_SETMASK, (long)&uc->uc_sigmask,
+                     (long)&saved, 8, 0, 0);
+    } else if ((pass = syscall_signals_passing(nr, uc))) {
+        raw_syscall6(SYS_rt_sigprocmask, SIG_UNBLOCK, (long)&pass,
+                     (long)&saved, 8, 0, 0);
+    } else {
+        return raw_syscall6(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
+    }
+    long ret = raw_syscall6(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
+    raw_syscall6(SYS_rt_sigprocmask, SIG_SETMASK, (long)&saved, 0, 8, 0, 0);
+    return ret;
+}
+
+/* The call with the traced pages of its arguments open: an exposed
+ * window when other threads run meanwhile. */
+static long call_opened(ucontext_t *uc, const sys_spec *sp, long nr,
+                        const long *a)
+{
+    opened o;
+    o.n = 0;
+    if (sp && fault_enabled()) /* with nothing protected, none to open */
+        open_args(&o, sp, a);
+    if (o.n)
+        fault_note_exposed(nr); /* the call may block: others run */
+    long ret = call_as_program(uc, !fault_enabled(), nr, a);
+    close_all(&o);
+    return ret;
+}
+
+/* A call that met a closed page.  Another thread may have traced a page
+ * of its arguments after this call looked (a new malloc arena's lock, say):
+ * it goes once more as the table is now.  If it still fails, the memory is
+ * one the table does not describe, and every page is opened for it (an
+ * exposed window when others run). */
+static long retry_closed(ucontext_t *uc, const sys_spec *sp, long nr,
+                         const long *a)
+{
+    long ret;
+    if (nr == SYS_futex && futex_emulate(a, &uc->uc_sigmask, &ret))
+        return ret;
+    ret = call_opened(uc, sp, nr, a);
+    if (ret != -EFAULT)
+        return ret;
+    atomic_fetch_add(&s.reopened, 1);
+    fault_note_exposed(nr);
+    traced_set_active(0);
+    ret = raw_syscall6(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
+    traced_set_active(1);
+    return ret;
+}
+
+static void on_sigsys_body(int sig, siginfo_t *si, ucontext_t *uc)
+{
+    if (si->si_code != 1 /* SYS_SECCOMP */) {
+        sigtable_chain(sig, si, uc);
+        return;
+    }
+    greg_t *g = uc->uc_mcontext.gregs;
+    long nr = si->si_syscall;
+    long a[6] = { g[REG_RDI], g[REG_RSI], g[REG_RDX],
+                  g[REG_R10], g[REG_R8],  g[REG_R9] };
+    atomic_fetch_add(&s.emulated, 1);
+    fault_thread_trapped();
+    execargs_reclaim();
+    long ret;
+    if (fdguard_syscall(nr, a, &ret) ||
+        (nr == SYS_futex && futex_emulate(a, &uc->uc_sigmask, &ret))) {
+        g[REG_RAX] = ret;
+        return;
+    }
+    if (nr == SYS_execve || nr == SYS_execveat) {
+        g[REG_RAX] = execargs_run(nr, a, &uc->uc_sigmask);
+        return;
+    }
+    if (nr == SYS_exit_group) {
+        /* what exit did after the destructors (stdio's last flush) is
+         * recorded; the trace ends out of this handler, as if the call had
+         * been a call of process_exit, so that a consumer's or a tool's
+         * last system calls are trapped as any are */
+        g[REG_RDI] = a[0];
+        g[REG_RSP] = (greg_t)((((uint64_t)g[REG_RSP] - 128) & ~(uint64_t)15) - 8);
+        g[REG_RIP] = (greg_t)(uintptr_t)process_exit;
+        return;
+    }
+    if (nr == SYS_sigaltstack) { /* memtap's stays: its handlers need the
+                                    room (Python's faulthandler gives 16 KiB
+                                    of heap, which a flush overran) */
+        g[REG_RAX] = syscall_sigaltstack(uc, (const stack_t *)a[0],
+                                         (stack_t *)a[1]);
+        return;
+    }
+    if (nr == SYS_io_uring_setup || nr == SYS_io_setup) {
+        /* the kernel would copy into and out of the program's buffers
+         * later, outside any call: with traced pages closed that fails
+         * (EFAULT in a completion), and no copy is recorded.  Programs
+         * fall back to calls memtap sees, as where seccomp profiles
+         * refuse these */
+        atomic_fetch_add(&s.async_io_refused, 1);
+        g[REG_RAX] = -ENOSYS;
+        return;
+    }
+    if (nr == SYS_rt_sigprocmask) {
+        g[REG_RAX] = syscall_sigprocmask(uc, a[0], (const uint64_t *)a[1],
+                                         (uint64_t *)a[2], a[3]);
+        return;
+    }
+    if (nr == SYS_rt_sigaction && a[3] == 8 && a[0] > 0 && a[0] < _NSIG &&
+        !fault_nested_in_memtap()) { /* memtap's own calls are real */
+        g[REG_RAX] = signals_raw_action((int)a[0], (const void *)a[1],
+                                        (void *)a[2], !tracer_owns_process());
+        return;
+    }
+    if (bounce_io(nr, a, &ret)) {
+        record_block(spec_of(nr), a, ret, (uint64_t)g[REG_RIP] - 2);
+    } else if (nr == SYS_munmap) {
+        ret = traced_unmap(nr, a);
+    } else if (nr == SYS_mmap && (a[3] & MAP_FIXED)) {
+        ret = traced_unmap(nr, a);
+    } else if (nr == SYS_mprotect && traced_has((uintptr_t)a[0],
+                                                      (size_t)a[1])) {
+        /* the program changes rights memtap is holding: remember them */
+        ret = raw_syscall6(nr, a[0], a[1], a[2], 0, 0, 0);
+        if (ret == 0)
+            traced_reprotect((uintptr_t)a[0],
+                            (uintptr_t)a[0] + (uintptr_t)a[1], (int)a[2]);
+    } else {
+        const sys_spec *sp = spec_of(nr);
+        long old_break = nr == SYS_brk ? raw_syscall3(SYS_brk, 0, 0, 0) : 0;
+        ret = call_opened(uc, sp, nr, a);
+        if (ret == -EFAULT && traced_active())
+            ret = retry_closed(uc, sp, nr, a);
+        record_block(sp, a, ret, (uint64_t)g[REG_RIP] - 2);
+        after_memory_call(nr, a, ret);
+        if (nr == SYS_brk && ret < old_break) /* the heap shrank */
+            traced_remove((uintptr_t)ret, (uintptr_t)old_break);
+    }
+    syscalls_note_code_made(nr, a, ret, (uint64_t)g[REG_RIP] - 2);
+    g[REG_RAX] = ret;
+}
+
+/* Its mask lets the park signal through: a call that blocks here must not
+ * keep a stopper waiting. */
+static void on_sigsys(int sig, siginfo_t *si, void *uc)
+{
+    fault_run_handler(on_sigsys_body, 0, sig, si, uc);
+}
+
+/* Without page protection (the static engine), the calls trapped besides
+ * those naming memtap's descriptors, and the block calls of the table. */
+static const int static_traps[] = {
+    SYS_execve, SYS_execveat, SYS_rt_sigaction, SYS_rt_sigprocmask,
+    SYS_io_uring_setup, SYS_io_setup, SYS_exit_group, SYS_sigaltstack,
+};
+
+int syscalls_init(int all)
+{
+    enum { NTABLE = sizeof table / sizeof *table,
+           NSTATIC = sizeof static_traps / sizeof *static_traps };
+    _Static_assert(NTABLE + NSTATIC <= SYSCALL_FILTER_TRAPS_MAX,
+                   "the filter holds every call the static engine traps");
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = on_sigsys;
+    sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
+    sigbits_async(&sa.sa_mask);
+    /* a call that blocks here must not keep a stopper waiting */
+    sigdelset(&sa.sa_mask, __SIGRTMAX - 1);
+    sa.sa_flags |= SA_RESTART;
+    if (__sigaction(SIGSYS, &sa, NULL) != 0)
+        return -1;
+    int traps[NTABLE + NSTATIC];
+    size_t nt = 0;
+    for (size_t i = 0; i < NTABLE; i++)
+        if (table[i].block)
+            traps[nt++] = table[i].nr;
+    for (size_t i = 0; i < NSTATIC; i++)
+        traps[nt++] = static_traps[i];
+    find_loader_text(s.loader_text);
+    s.all = all;
+    if (syscall_filter_init(all, traps, nt) != 0)
+        return -1;
+    own_signals_claim(SIGSYS);
+    s.enabled = 1;
+    return 0;
+}
