@@ -72,6 +72,13 @@ def test_install_relocatable():
               "share/man/man1/memtap.1", "share/man/man1/memtap-report.1",
               "share/bash-completion/completions/memtap", "lib/memtap/libduckdb.so"):
         check(os.path.exists(os.path.join(prefix, f)), "installed " + f)
+    # no installed library exports the shadow memory: its header stays out
+    check(not os.path.exists(os.path.join(prefix, "include/memtap/shadow.h")),
+          "shadow.h not installed")
+    # a manual page for every command the command's own table lists
+    for c in run([os.path.join(prefix, "bin", "memtap"), "--commands"]).stdout.split():
+        check(os.path.exists(os.path.join(prefix, "share/man/man1/memtap-%s.1" % c)),
+              "memtap-%s(1)" % c)
     # a page per command, from its --help
     with open(os.path.join(prefix, "share/man/man1/memtap-run.1")) as f:
         page = f.read()
