@@ -45,6 +45,8 @@ struct select_params;
 int cli_select_option(int c, const char *arg, struct select_params *p,
                       const char *cmd);
 int cli_select_ranges(struct select_params *p, const char *file);
+/* A number in base (0: C's prefixes), whole; 0, or -1. */
+int cli_parse_u64(const char *s, int base, uint64_t *out);
 
 /* The argument of opt (--ignore, --watch): A-B (hexadecimal addresses)
  * or SYMBOL (a symbol of file with a size): the range [lo, hi).  0, or 1

@@ -1,10 +1,12 @@
 /*
- * libpath.c - finds the shared objects the memtap command loads or injects
- * (libmemtap.so, DuckDB's library) beside its own executable, in the
- * build tree and in an installed, possibly moved, prefix alike.
+ * libpath.c - finds files: the shared objects the memtap command loads or
+ * injects (libmemtap.so, DuckDB's library) beside its own executable, in
+ * the build tree and in an installed, possibly moved, prefix alike; and a
+ * program by its name, on PATH as the shell would.
  */
 #include "cli.h"
 
+#include <errno.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,5 +42,25 @@ int cli_find_library(const char *env, const char *name, char *out,
             return 0;
         }
     }
+    return -1;
+}
+
+int cli_find_program(const char *name, char *out, size_t cap)
+{
+    if (strchr(name, '/')) {
+        snprintf(out, cap, "%s", name);
+        return access(out, F_OK) == 0 ? 0 : -1;
+    }
+    const char *path = getenv("PATH");
+    if (!path)
+        path = "/usr/local/bin:/usr/bin:/bin";
+    while (*path) {
+        size_t len = strcspn(path, ":");
+        snprintf(out, cap, "%.*s/%s", (int)len, path, name);
+        if (access(out, X_OK) == 0)
+            return 0;
+        path += len + (path[len] == ':');
+    }
+    errno = ENOENT;
     return -1;
 }

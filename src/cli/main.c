@@ -40,17 +40,6 @@ static void usage(FILE *out)
     fputs("\n'memtap <command> --help' describes a command's options.\n", out);
 }
 
-int cli_error(const char *what, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    fprintf(stderr, "memtap: %s: ", what);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
-    va_end(ap);
-    return 1;
-}
-
 /* Ends memtap by the signal the traced program died of, so that shells
  * and CI see a signal death (as valgrind and perf do); 128+N if the signal
  * does not end the process. */

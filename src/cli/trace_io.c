@@ -1,0 +1,108 @@
+/*
+ * trace_io.c - what the commands that read a trace share: opening it (a
+ * clear message for a file that is not one), their output file, the
+ * end of a walk (what the trace lacks), the --format names, and the whole
+ * trace rendered as text (show, run --text).
+ */
+#include "cli.h"
+#include "trace/walk.h"
+#include "report/parent.h"
+#include <errno.h>
+#include <string.h>
+
+int cli_parse_format(const char *s)
+{
+    if (strcmp(s, "madt") == 0)
+        return RENDER_MADT;
+    if (strcmp(s, "lackey") == 0)
+        return RENDER_LACKEY;
+    if (strcmp(s, "csv") == 0)
+        return RENDER_CSV;
+    return -1;
+}
+
+int cli_walk_done(const char *path, const memtap_trace *t, int rc,
+                  FILE *out)
+{
+    int status = 0;
+    if (rc < 0)
+        status = cli_error(path, "%s", memtap_status_string(rc));
+    if (fflush(out) != 0 || ferror(out))
+        status = cli_error("output", "%s", strerror(errno));
+    cli_report_health(path, t, 1);
+    return status;
+}
+
+FILE *cli_output_open(const char *path)
+{
+    FILE *out = path ? fopen(path, "w") : stdout;
+    if (!out)
+        cli_error(path, "%s", strerror(errno));
+    return out;
+}
+
+int cli_output_close(FILE *out, const char *path, int rc)
+{
+    if (out != stdout && fclose(out) != 0)
+        rc = cli_error(path, "%s", strerror(errno));
+    return rc;
+}
+
+int cli_open_trace(const char *path, memtap_trace **t)
+{
+    int rc = memtap_trace_open(path, t);
+    if (rc == MEMTAP_E_IO)
+        return cli_error(path, "%s", strerror(errno));
+    if (rc != MEMTAP_OK)
+        return cli_error(path, "%s", memtap_status_string(rc));
+    return 0;
+}
+
+static void learn(void *r, const memtap_event *ev) { renderer_learn(r, ev); }
+
+/* A forked child's trace names blocks its parent allocated. */
+static void learn_parent(const memtap_trace *t, renderer *r)
+{
+    if (parent_replay(t, learn, r) != 0) {
+        char parent[4096];
+        cli_info_value(t, "parent_trace", parent, sizeof parent);
+        fprintf(stderr, "memtap: warning: %s: parent trace unreadable; "
+                        "blocks inherited at fork stay unnamed\n", parent);
+    }
+}
+
+int cli_render_trace(const char *path, const render_options *opt, FILE *out,
+                     int quiet)
+{
+    memtap_trace *t;
+    if (cli_open_trace(path, &t))
+        return 1;
+    symbolizer *sym = NULL;
+    int rc = symbolizer_create(t, stderr, &sym);
+    renderer *r = rc == MEMTAP_OK ? renderer_create(sym, opt, out) : NULL;
+    if (!r) {
+        symbolizer_destroy(sym);
+        memtap_trace_close(t);
+        return cli_error(path, "out of memory");
+    }
+    learn_parent(t, r);
+    renderer_begin(r);
+    cli_progress p;
+    cli_progress_start(&p, "show", memtap_trace_get_health(t)->events, out,
+                       quiet);
+    const memtap_record *recs;
+    uint32_t tid;
+    trace_walk *w = trace_walk_open(t);
+    while ((rc = w ? trace_walk_next(w, &recs, &tid) : MEMTAP_E_NOMEM) > 0) {
+        renderer_run(r, recs, (size_t)rc, tid);
+        cli_progress_steps(&p, (uint64_t)rc);
+    }
+    trace_walk_close(w);
+    cli_progress_end(&p);
+    renderer_flush(r);
+    int status = cli_walk_done(path, t, rc, out);
+    renderer_destroy(r);
+    symbolizer_destroy(sym);
+    memtap_trace_close(t);
+    return status;
+}
