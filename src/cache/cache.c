@@ -74,9 +74,9 @@ static void copy_options(const cache *c, const char *path, rewrite_options *o)
     memset(o, 0, sizeof *o);
     select_params_default(&o->params);
     o->params.nonselective = 1;
-    o->params.bypass = c->bypass;
-    o->params.implicit = c->implicit;
-    apply_tested(c->tested, path, &o->params);
+    o->params.bypass = c->rules.bypass;
+    o->params.implicit = c->rules.implicit;
+    apply_tested(c->rules.tested, path, &o->params);
 }
 
 static int mkdirs(char *path)
@@ -128,7 +128,32 @@ static int private_dir(const char *dir, char *err, size_t errcap)
     return -1;
 }
 
-int cache_open(cache *c, const char *dir, char *err, size_t errcap)
+void cache_rules_from_env(cache_rules *r)
+{
+    const char *bypass = getenv(ENV_BYPASS), *tested = getenv(ENV_TESTED);
+    const char *implicit = getenv(ENV_IMPLICIT);
+    r->bypass = bypass ? (unsigned)strtoul(bypass, NULL, 0) : 0;
+    r->implicit = implicit && strcmp(implicit, "1") == 0;
+    snprintf(r->tested, sizeof r->tested, "%s", tested ? tested : "");
+}
+
+void cache_rules_to_env(const cache_rules *r)
+{
+    char hex[16];
+    snprintf(hex, sizeof hex, "0x%x", r->bypass);
+    setenv(ENV_BYPASS, hex, 1);
+    if (r->implicit)
+        setenv(ENV_IMPLICIT, "1", 1);
+    else
+        unsetenv(ENV_IMPLICIT);
+    if (r->tested[0])
+        setenv(ENV_TESTED, r->tested, 1);
+    else
+        unsetenv(ENV_TESTED);
+}
+
+int cache_open(cache *c, const char *dir, const cache_rules *rules, char *err,
+               size_t errcap)
 {
     const char *env = getenv(ENV_CACHE_DIR);
     const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
@@ -152,15 +177,13 @@ int cache_open(cache *c, const char *dir, char *err, size_t errcap)
         return -1;
     char id[65] = "";
     dl_iterate_phdr(own_build_id, id);
-    const char *bypass = getenv(ENV_BYPASS), *tested = getenv(ENV_TESTED);
-    const char *implicit = getenv(ENV_IMPLICIT);
-    c->bypass = bypass ? (unsigned)strtoul(bypass, NULL, 0) : 0;
-    c->implicit = implicit && strcmp(implicit, "1") == 0;
-    snprintf(c->tested, sizeof c->tested, "%s", tested ? tested : "");
+    memset(&c->rules, 0, sizeof c->rules);
+    if (rules)
+        c->rules = *rules;
     snprintf(c->salt, sizeof c->salt,
              "abi%u-%s-nonselective-b%x%s-t%016llx", MT_REWRITE_VERSION, id,
-             c->bypass, c->implicit ? "-implicit" : "",
-             (unsigned long long)fnv1a64_str(FNV64_OFFSET, c->tested));
+             c->rules.bypass, c->rules.implicit ? "-implicit" : "",
+             (unsigned long long)fnv1a64_str(FNV64_OFFSET, c->rules.tested));
     return 0;
 }
 

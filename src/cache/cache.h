@@ -13,22 +13,34 @@
 
 #include "sys/env.h"
 
+/* The rules copies are rewritten with; part of every key. */
+typedef struct cache_rules {
+    unsigned bypass;      /* the bypass rules (enum select_bypass) */
+    int implicit;         /* copies log push/pop/call/ret's stack slots */
+    char tested[ENV_TESTED_MAX]; /* code whose loads are not instrumented
+                             (module base names and PATH@LO-HI ranges,
+                             comma-separated) */
+} cache_rules;
+
+/* The rules in the environment ($MEMTAP_BYPASS, $MEMTAP_IMPLICIT,
+ * $MEMTAP_TESTED), as `memtap run` passes them on to its traced process,
+ * whose loader audit module runs `memtap cache add`; none when unset. */
+void cache_rules_from_env(cache_rules *r);
+/* Puts the rules into the environment, for the traced process. */
+void cache_rules_to_env(const cache_rules *r);
+
 typedef struct cache {
     char dir[PATH_MAX];   /* the copies */
-    char salt[160];       /* what the keys take from memtap and its settings */
-    unsigned bypass;      /* the bypass rules copies are rewritten with
-                             ($MEMTAP_BYPASS, enum select_bypass) */
-    int implicit;         /* copies log push/pop/call/ret's stack slots
-                             ($MEMTAP_IMPLICIT) */
-    char tested[ENV_TESTED_MAX]; /* code whose loads are not instrumented
-                             ($MEMTAP_TESTED: module base names and
-                             PATH@LO-HI ranges, comma-separated) */
+    char salt[160];       /* what the keys take from memtap and its rules */
+    cache_rules rules;
 } cache;
 
 /* Opens the cache: dir if given, else $MEMTAP_CACHE_DIR, else
- * $XDG_CACHE_HOME/memtap, else ~/.cache/memtap (created as needed).
+ * $XDG_CACHE_HOME/memtap, else ~/.cache/memtap (created as needed), for
+ * copies made with rules (NULL: none, enough to list or clear it).
  * Returns 0, or -1 with the reason in err. */
-int cache_open(cache *c, const char *dir, char *err, size_t errcap);
+int cache_open(cache *c, const char *dir, const cache_rules *rules, char *err,
+               size_t errcap);
 
 typedef enum cache_result {
     CACHE_HIT,       /* the copy was there */

@@ -135,11 +135,13 @@ typedef struct trace_launch {
  * the same signal once it has reported (main.c). */
 extern int cli_program_signal;
 
+struct cache_rules;
 /* Sets the MEMTAP_* environment (and LD_PRELOAD) the program at prog is
  * traced with, for l, writing to abs_out (run_env.c).  0, or 1 after
  * printing an error. */
 int cli_launch_env(const trace_launch *l, const char *prog,
-                   const char *preload, const char *abs_out);
+                   const char *preload, const char *abs_out,
+                   struct cache_rules *rules);
 
 /* Runs prog_argv under libmemtap.so and waits, then checks every trace
  * file of the run and prints a summary line.  Returns 0 with the absolute
@@ -203,8 +205,13 @@ void cli_info_value(const memtap_trace *t, const char *key, char *buf,
 
 /* Prints a warning to stderr for each thing the trace at path may be
  * missing (and a note for an ending by signal); returns how many.  Lost
- * records are counted always, printed only when `dropped` is set. */
-int cli_report_health(const char *path, const memtap_trace *t, int dropped);
+ * records are counted always, printed only when `dropped` is set.  A
+ * death in code the static engine changed is blamed on memtap by its
+ * copy in `copies` (the run's cache; NULL: the one the environment's
+ * rules name). */
+struct cache;
+int cli_report_health(const char *path, const memtap_trace *t, int dropped,
+                      const struct cache *copies);
 
 /* Streams the trace at path to out in the given rendering (with a
  * progress line unless quiet).  Returns 0, or 1 after printing an error. */

@@ -71,8 +71,10 @@ int cmd_cache(int argc, char **argv)
     }
     const char *what = argv[optind++];
     cache ch;
+    cache_rules rules; /* add: the traced run's, through its environment */
+    cache_rules_from_env(&rules);
     char err[512];
-    if (cache_open(&ch, dir, err, sizeof err) != 0)
+    if (cache_open(&ch, dir, &rules, err, sizeof err) != 0)
         return cli_error("cache", "%s", err);
     if (strcmp(what, "add") == 0 && optind < argc)
         return add(&ch, argv + optind, argc - optind, quiet);

@@ -120,7 +120,7 @@ static int export_database(const char *path, database_format format,
         cli_progress_end(&p);
         if (rc)
             status = cli_error(out, "%s", err);
-        cli_report_health(path, t, 1);
+        cli_report_health(path, t, 1, NULL);
     }
     symbolizer_destroy(sym);
     memtap_trace_close(t);

@@ -122,7 +122,7 @@ static int report(const char *path, const report_options *opt)
         status = cli_error(path, "%s", memtap_status_string(rc));
     } else {
         profile_meta m = { path, program_of(t), memtap_trace_header(t)->pid,
-                           cli_report_health(path, t, 1) == 0 };
+                           cli_report_health(path, t, 1, NULL) == 0 };
         if ((opt->json || opt->html) && add_heatmaps(&p, path, opt->quiet))
             status = 1;
         if (status == 0 && !(opt->json && strcmp(opt->json, "-") == 0)) {

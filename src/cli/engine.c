@@ -343,7 +343,8 @@ static int rewritable_program(const char *path, char *interp, size_t cap,
  * it will run, 1 after an error, 2 when the program cannot be rewritten
  * (the reason printed as a note when auto falls back). */
 static int prepare_static(engine_kind want, const char *path, char **argv,
-                          const char *preload, int quiet, engine_plan *p)
+                          const char *preload, const cache_rules *rules,
+                          int quiet, engine_plan *p)
 {
     char exe[PATH_MAX], interp[PATH_MAX], why[512], copy[PATH_MAX];
     int script = script_interpreter(path, argv, exe, sizeof exe, p);
@@ -357,7 +358,7 @@ static int prepare_static(engine_kind want, const char *path, char **argv,
         return 2;
     }
     char err[512];
-    if (cache_open(&p->cache, NULL, err, sizeof err) != 0) {
+    if (cache_open(&p->cache, NULL, rules, err, sizeof err) != 0) {
         if (want == ENGINE_STATIC)
             return cli_error("cache", "%s", err);
         if (!quiet) /* no cache (no HOME, say): no copies, still a run */
@@ -425,7 +426,8 @@ static void warn_setid(const char *path)
 }
 
 int engine_prepare(engine_kind want, const char *path, char **argv,
-                   const char *preload, int quiet, engine_plan *p)
+                   const char *preload, const cache_rules *rules, int quiet,
+                   engine_plan *p)
 {
     warn_setid(path);
     memset(p, 0, sizeof *p);
@@ -434,7 +436,7 @@ int engine_prepare(engine_kind want, const char *path, char **argv,
     snprintf(p->exec_path, sizeof p->exec_path, "%s", path);
     if (want == ENGINE_FAULT)
         return set_audit_env(p, preload, 0);
-    int rc = prepare_static(want, path, argv, preload, quiet, p);
+    int rc = prepare_static(want, path, argv, preload, rules, quiet, p);
     if (rc == 2) { /* the program runs as it is: the runtime of a copy
                       memtap instrument wrote, or the fault engine */
         engine_done(p);

@@ -31,10 +31,11 @@ typedef struct engine_plan {
 
 /* Chooses the engine for the program at path (argv its arguments, argv[0]
  * included), with preload the libmemtap.so in use.  For the static
- * engine, fills the cache and sets the audit environment.  Returns 0, or
- * 1 after printing an error. */
+ * engine, fills the cache with copies made by rules and sets the audit
+ * environment.  Returns 0, or 1 after printing an error. */
 int engine_prepare(engine_kind want, const char *path, char **argv,
-                   const char *preload, int quiet, engine_plan *plan);
+                   const char *preload, const cache_rules *rules, int quiet,
+                   engine_plan *plan);
 
 /* After the run: says which modules of trace t (read from trace_path)
  * were traced and warns about each one that was not.  Returns how many

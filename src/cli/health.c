@@ -71,7 +71,8 @@ static const memtap_module *rewritten_at(const memtap_trace *t, uint64_t pc)
 /* A process that died of a fault (end_pc) in code the static engine
  * changed: memtap's fault, said as such (what to do, what to report).
  * Returns whether it was. */
-static int blame(const char *path, const memtap_trace *t, int sig)
+static int blame(const char *path, const memtap_trace *t, int sig,
+                 const cache *copies)
 {
     char pcs[32], why[512], copy[PATH_MAX], err[512], where[PATH_MAX + 32];
     cli_info_value(t, "end_pc", pcs, sizeof pcs);
@@ -80,11 +81,15 @@ static int blame(const char *path, const memtap_trace *t, int sig)
     if (!m)
         return 0;
     cache c;
+    cache_rules rules;
     struct mt_rewrite_header h;
+    if (!copies) {
+        cache_rules_from_env(&rules);
+        copies = cache_open(&c, NULL, &rules, err, sizeof err) == 0 ? &c : NULL;
+    }
     if (rewrite_read_header(m->path, &h) == 0) /* memtap instrument's copy */
         snprintf(copy, sizeof copy, "%s", m->path);
-    else if (cache_open(&c, NULL, err, sizeof err) != 0 ||
-             cache_find(&c, m->path, copy, sizeof copy) != 0)
+    else if (!copies || cache_find(copies, m->path, copy, sizeof copy) != 0)
         return 0;
     if (rewrite_blame(m->path, copy, pc - m->base, sig, why,
                       sizeof why) != 1)
@@ -128,7 +133,8 @@ static void note_bypassed(const char *path, const memtap_trace *t)
                 path, total, text);
 }
 
-int cli_report_health(const char *path, const memtap_trace *t, int dropped)
+int cli_report_health(const char *path, const memtap_trace *t, int dropped,
+                      const cache *copies)
 {
     int problems = 0;
     const memtap_trace_health *h = memtap_trace_get_health(t);
@@ -151,7 +157,7 @@ int cli_report_health(const char *path, const memtap_trace *t, int dropped)
         fprintf(stderr, "memtap: warning: %s: no end record: the process "
                         "was killed, is still running, or its trace could "
                         "not be written to the end\n", path);
-    else if (strcmp(end, "signal") == 0 && !blame(path, t, atoi(code)))
+    else if (strcmp(end, "signal") == 0 && !blame(path, t, atoi(code), copies))
         fprintf(stderr, "memtap: note: %s: the process ended by signal %s\n",
                 path, code);
     uint64_t exposed = info_u64(t, "exposed_windows");

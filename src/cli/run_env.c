@@ -8,6 +8,7 @@
 #define _GNU_SOURCE
 #include "cli.h"
 #include "sys/env.h"
+#include "cache/cache.h"
 
 #include "analysis/select.h"
 #include "symbols/elfimage.h"
@@ -72,30 +73,9 @@ static void real_path(const char *prog, char *real)
         snprintf(real, PATH_MAX, "%s", prog);
 }
 
-/* The bypass rules the static engine's copies are rewritten with, for
- * cache.c (here and in `memtap cache add`, which the loader audit module
- * runs): what --only leaves out, --ignore-read-only, and --implicit
- * (--tested: set_tested_env). */
-static void set_bypass_env(const trace_launch *l)
-{
-    unsigned bypass = 0;
-    cli_parse_only(l->only ? l->only : "heap,static", &bypass);
-    if (l->ignore_read_only)
-        bypass |= BYPASS_READ_ONLY;
-    char hex[16];
-    snprintf(hex, sizeof hex, "0x%x", bypass);
-    setenv(ENV_BYPASS, hex, 1);
-    if (l->implicit)
-        setenv(ENV_IMPLICIT, "1", 1);
-    else
-        unsetenv(ENV_IMPLICIT);
-}
-
-/* MEMTAP_TESTED for cache.c, from the --tested list: a range A-B (of the
- * program's link-time addresses) or a function of the program as
- * "PROGRAM@LO-HI", anything else as the base name of a module.  0, or 1
- * after printing an error. */
-static int set_tested_env(const char *tested, const char *prog)
+/* The --tested list's items as copy_rules says.  0, or 1 after printing
+ * an error. */
+static int tested_list(const char *tested, const char *prog, env_list *out)
 {
     env_list l = { .env = ENV_TESTED };
     char real[PATH_MAX], item[256];
@@ -120,7 +100,26 @@ static int set_tested_env(const char *tested, const char *prog)
         if (list_add(&l, real, lo, hi, rc ? item : NULL))
             return 1;
     }
-    list_set(&l);
+    *out = l;
+    return 0;
+}
+
+/* The rules the static engine's copies are rewritten with: what --only
+ * leaves out, --ignore-read-only, --implicit, and the --tested list: a
+ * range A-B (of the program's link-time addresses) or a function of the
+ * program as "PROGRAM@LO-HI", anything else as the base name of a
+ * module.  0, or 1 after printing an error. */
+static int copy_rules(const trace_launch *l, const char *prog, cache_rules *r)
+{
+    memset(r, 0, sizeof *r);
+    cli_parse_only(l->only ? l->only : "heap,static", &r->bypass);
+    if (l->ignore_read_only)
+        r->bypass |= BYPASS_READ_ONLY;
+    r->implicit = l->implicit;
+    env_list list = { .env = ENV_TESTED };
+    if (tested_list(l->tested, prog, &list))
+        return 1;
+    snprintf(r->tested, sizeof r->tested, "%s", list.text);
     return 0;
 }
 
@@ -153,7 +152,8 @@ static int set_ranges_env(const char *env, const char *opt,
 }
 
 int cli_launch_env(const trace_launch *l, const char *prog,
-                   const char *preload, const char *abs_out)
+                   const char *preload, const char *abs_out,
+                   cache_rules *rules)
 {
     cli_prepend_env("LD_PRELOAD", preload);
     setenv(ENV_OUTPUT, abs_out, 1);
@@ -179,9 +179,10 @@ int cli_launch_env(const trace_launch *l, const char *prog,
         setenv(ENV_COMPRESS, l->compress, 1);
     if (l->string_elements) /* else the environment's, if any */
         setenv(ENV_STRING_ELEMENTS, "1", 1);
-    set_bypass_env(l);
-    return set_tested_env(l->tested, prog) ||
-           set_ranges_env(ENV_IGNORE, "--ignore", l->ignore, l->nignore, 0,
+    if (copy_rules(l, prog, rules))
+        return 1;
+    cache_rules_to_env(rules); /* for the audit module's `memtap cache add` */
+    return set_ranges_env(ENV_IGNORE, "--ignore", l->ignore, l->nignore, 0,
                           prog) ||
            set_ranges_env(ENV_WATCH, "--watch", l->watch, l->nwatch, 0,
                           prog) ||

@@ -321,7 +321,9 @@ static int check_trace(const char *path, uint64_t run_id, int dropped,
         return 1;
     }
     int problems = engine_report(plan, path, t, quiet);
-    problems += cli_report_health(path, t, dropped);
+    problems += cli_report_health(path, t, dropped,
+                                  plan->engine == ENGINE_STATIC ? &plan->cache
+                                                                : NULL);
     memtap_trace_close(t);
     return problems;
 }

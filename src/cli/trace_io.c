@@ -29,7 +29,7 @@ int cli_walk_done(const char *path, const memtap_trace *t, int rc,
         status = cli_error(path, "%s", memtap_status_string(rc));
     if (fflush(out) != 0 || ferror(out))
         status = cli_error("output", "%s", strerror(errno));
-    cli_report_health(path, t, 1);
+    cli_report_health(path, t, 1, NULL);
     return status;
 }
 

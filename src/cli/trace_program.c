@@ -142,12 +142,13 @@ int cli_trace_program(char **prog_argv, const trace_launch *l, char *abs_out,
                                          "command (set MEMTAP_PRELOAD)");
     if (prepare_output(l->output, abs_out, cap))
         return 1;
-    if (cli_launch_env(l, prog, preload, abs_out))
+    cache_rules rules;
+    if (cli_launch_env(l, prog, preload, abs_out, &rules))
         return 1;
     engine_plan plan;
     /* heap events alone need no rewriting */
     if (engine_prepare(l->heap_only ? ENGINE_FAULT : l->engine, prog,
-                       prog_argv, preload, l->quiet, &plan))
+                       prog_argv, preload, &rules, l->quiet, &plan))
         return 1;
     if (plan.engine == ENGINE_STATIC) {
         setenv(ENV_ONLY, l->only ? l->only : "heap,static", 1);
