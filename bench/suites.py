@@ -119,10 +119,15 @@ def run(argv, stdin, traced, trace, env=None):
 
 def python_result(out):
     """What regrtest says ran, passed, failed and was skipped."""
-    text = out.decode(errors="replace")
-    keep = [l for l in text.splitlines()
-            if re.match(r"^(Total tests|Total test files|Result|== Tests result)", l)
-            or re.search(r"tests? (failed|skipped)", l)]
+    lines = out.decode(errors="replace").splitlines()
+    keep = []
+    for i, l in enumerate(lines):
+        if re.match(r"^(Total tests|Total test files|Result|== Tests result)", l):
+            keep.append(l)
+        elif re.search(r"tests? failed", l):  # and which
+            keep.append(l + (" " + lines[i + 1].strip() if i + 1 < len(lines) else ""))
+        elif re.search(r"tests? skipped", l):
+            keep.append(l)
     return "\n".join(keep)
 
 
