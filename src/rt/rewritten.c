@@ -186,9 +186,9 @@ static void consume_entries(const mt_entry *e, const mt_entry *end)
 static int kept(uint64_t addr)
 {
     uint8_t region = traced_region((uintptr_t)addr);
-    unsigned kind = region == PM_HEAP     ? RT_KEEP_HEAP
-                    : region == PM_STATIC ? RT_KEEP_STATIC
-                                          : RT_KEEP_STACK;
+    unsigned kind = region == PM_HEAP     ? ONLY_HEAP
+                    : region == PM_STATIC ? ONLY_STATIC
+                                          : ONLY_STACK;
     return !(rt.drop & kind);
 }
 
@@ -465,7 +465,7 @@ void rewritten_start(unsigned keep, int open)
 {
     if (!fault_enabled())
         take_fault_signals();
-    rt.drop = RT_KEEP_ALL & ~keep;
+    rt.drop = ONLY_ALL & ~keep;
     atomic_store(&rt.closed, !open);
 }
 

@@ -41,12 +41,10 @@ void rewritten_end_stats(struct fmt_buf *b);
 /* How many rewritten modules are hooked. */
 int rewritten_modules(void);
 
-/* The kinds of memory whose accesses are kept (MEMTAP_ONLY): heap blocks
- * and mappings, the modules' data and bss (both need the traced set:
- * traced_init), and everything else (stacks first of all). */
-enum { RT_KEEP_HEAP = ONLY_HEAP, RT_KEEP_STATIC = ONLY_STATIC,
-       RT_KEEP_STACK = ONLY_STACK, RT_KEEP_ALL = ONLY_ALL };
-/* Sets what is kept, and whether the window is open from the start. */
+/* Sets what is kept (ONLY_* of sys/only.h, MEMTAP_ONLY: heap blocks and
+ * mappings, the modules' data and bss, both judged by the traced set, and
+ * everything else, stacks first of all), and whether the window is open
+ * from the start. */
 void rewritten_start(unsigned keep, int open);
 /* Opens or closes the window (memtap_start/stop, main with --from-main);
  * the calling thread's entries logged before are handed over first. */

@@ -402,7 +402,7 @@ static unsigned kept_memory(void)
 {
     const char *only = config()->only;
     int keep = only ? only_parse(only) : -1;
-    return keep < 0 ? RT_KEEP_ALL : (unsigned)keep;
+    return keep < 0 ? ONLY_ALL : (unsigned)keep;
 }
 
 /* The seccomp filter: system calls of the traced modules are emulated, so
@@ -426,14 +426,14 @@ static void start_syscall_layer(int all)
 static void start_static_engine(int open)
 {
     unsigned keep = kept_memory();
-    if (keep != RT_KEEP_ALL) {
+    if (keep != ONLY_ALL) {
         if (traced_init() == 0) {
             modules_track_data();
         } else {
             static const char msg[] =
                 "memtap: warning: no page map: every access is recorded\n";
             raw_say_lit(msg);
-            keep = RT_KEEP_ALL;
+            keep = ONLY_ALL;
         }
     }
     execcopy_init();
