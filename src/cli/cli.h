@@ -186,6 +186,8 @@ static inline void cli_progress_step(cli_progress *p)
         cli_progress_tick(p);
 }
 /* n events walked past. */
+/* As a walk's progress callback (trace/tool.h): records walked past. */
+void cli_progress_records(void *p, uint64_t n);
 static inline void cli_progress_steps(cli_progress *p, uint64_t n)
 {
     uint64_t before = p->done;

@@ -4,7 +4,7 @@
  * size.
  */
 #include "cli.h"
-#include "trace/walk.h"
+#include "trace/tool.h"
 #include "sys/env.h"
 
 #include "report/export.h"
@@ -69,17 +69,9 @@ static int export_trace(const char *path, const export_options *opt,
     cli_progress p;
     cli_progress_start(&p, "export", memtap_trace_get_health(t)->events, out,
                        quiet);
-    const memtap_record *recs;
-    uint32_t tid;
-    int rc;
-    trace_walk *w = trace_walk_open(t);
-    while ((rc = w ? trace_walk_next(w, &recs, &tid) : MEMTAP_E_NOMEM) > 0) {
-        exporter_run(x, recs, (size_t)rc, tid);
-        cli_progress_steps(&p, (uint64_t)rc);
-    }
-    trace_walk_close(w);
+    trace_tool tool = exporter_tool(x);
+    int rc = trace_tools_walk(t, &tool, 1, cli_progress_records, &p);
     cli_progress_end(&p);
-    exporter_finish(x);
     int status = cli_walk_done(path, t, rc, out);
     memtap_trace_close(t);
     return status;

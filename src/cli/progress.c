@@ -50,3 +50,5 @@ void cli_progress_end(cli_progress *p)
         fputs("\r\033[K", stderr);
     p->shown = 0;
 }
+
+void cli_progress_records(void *p, uint64_t n) { cli_progress_steps(p, n); }

@@ -5,7 +5,7 @@
  * trace rendered as text (show, run --text).
  */
 #include "cli.h"
-#include "trace/walk.h"
+#include "trace/tool.h"
 #include "report/parent.h"
 #include <errno.h>
 #include <string.h>
@@ -90,16 +90,9 @@ int cli_render_trace(const char *path, const render_options *opt, FILE *out,
     cli_progress p;
     cli_progress_start(&p, "show", memtap_trace_get_health(t)->events, out,
                        quiet);
-    const memtap_record *recs;
-    uint32_t tid;
-    trace_walk *w = trace_walk_open(t);
-    while ((rc = w ? trace_walk_next(w, &recs, &tid) : MEMTAP_E_NOMEM) > 0) {
-        renderer_run(r, recs, (size_t)rc, tid);
-        cli_progress_steps(&p, (uint64_t)rc);
-    }
-    trace_walk_close(w);
+    trace_tool tool = renderer_tool(r);
+    rc = trace_tools_walk(t, &tool, 1, cli_progress_records, &p);
     cli_progress_end(&p);
-    renderer_flush(r);
     int status = cli_walk_done(path, t, rc, out);
     renderer_destroy(r);
     symbolizer_destroy(sym);

@@ -147,3 +147,20 @@ void exporter_finish(exporter *x)
     line_buf_free(&x->lines);
     free(x);
 }
+
+static int tool_run(void *x, const memtap_record *recs, size_t n, uint32_t tid)
+{
+    exporter_run(x, recs, n, tid);
+    return 0;
+}
+
+static int tool_finish(void *x, int status)
+{
+    exporter_finish(x);
+    return status;
+}
+
+trace_tool exporter_tool(exporter *x)
+{
+    return (trace_tool){ x, tool_run, tool_finish };
+}

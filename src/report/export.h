@@ -11,6 +11,7 @@
 #include <stdio.h>
 
 #include "memtap/trace.h"
+#include "trace/tool.h"
 
 typedef enum export_format {
     EXPORT_LACKEY = 0,
@@ -35,5 +36,7 @@ void exporter_run(exporter *x, const memtap_record *recs, size_t n,
                   uint32_t tid);
 /* Writes what is held back and frees the exporter. */
 void exporter_finish(exporter *x);
+/* x as a tool of the offline interface: its finish is exporter_finish. */
+trace_tool exporter_tool(exporter *x);
 
 #endif

@@ -13,7 +13,7 @@
 #include "report/parent.h"
 #include "sys/vec.h"
 #include "symbols/symbolizer.h"
-#include "trace/walk.h"
+#include "trace/tool.h"
 #include "symbols/heapmap.h"
 
 #include <inttypes.h>
@@ -612,6 +612,30 @@ static int add_run(profile *p, builder *b, const memtap_record *recs,
     return 0;
 }
 
+/* The profile's walks as tools of the offline interface (trace/tool.h). */
+typedef struct build_walk {
+    profile *p;
+    builder *b;
+    void (*progress)(void *);
+    void *arg;
+} build_walk;
+
+static int build_run(void *self, const memtap_record *recs, size_t n,
+                     uint32_t tid)
+{
+    build_walk *w = self;
+    return add_run(w->p, w->b, recs, n, tid, w->progress, w->arg) != 0
+               ? MEMTAP_E_NOMEM : 0;
+}
+
+static int build_finish(void *self, int status)
+{
+    build_walk *w = self;
+    if (status == 0 && finish(w->p, w->b) != 0)
+        return MEMTAP_E_NOMEM;
+    return status;
+}
+
 int profile_build(profile *p, memtap_trace *t, symbolizer *sym,
                   void (*progress)(void *), void *arg)
 {
@@ -624,18 +648,9 @@ int profile_build(profile *p, memtap_trace *t, symbolizer *sym,
         return MEMTAP_E_NOMEM;
     }
     b->sym = sym;
-    trace_walk *w = trace_walk_open(t);
-    const memtap_record *recs;
-    uint32_t tid;
-    int rc;
-    while ((rc = w ? trace_walk_next(w, &recs, &tid) : MEMTAP_E_NOMEM) > 0)
-        if (add_run(p, b, recs, (size_t)rc, tid, progress, arg) != 0) {
-            rc = MEMTAP_E_NOMEM;
-            break;
-        }
-    trace_walk_close(w);
-    if (rc == 0 && finish(p, b) != 0)
-        rc = MEMTAP_E_NOMEM;
+    build_walk bw = { p, b, progress, arg };
+    trace_tool tool = { &bw, build_run, build_finish };
+    int rc = trace_tools_walk(t, &tool, 1, NULL, NULL);
     if (rc != 0)
         profile_free(p);
     return rc < 0 ? rc : MEMTAP_OK;
@@ -732,6 +747,15 @@ static int heat_run(profile *p, builder *b, const memtap_record *recs,
     return 0;
 }
 
+static int heat_tool_run(void *self, const memtap_record *recs, size_t n,
+                         uint32_t tid)
+{
+    (void)tid;
+    build_walk *w = self;
+    return heat_run(w->p, w->b, recs, n, w->progress, w->arg) != 0
+               ? MEMTAP_E_NOMEM : 0;
+}
+
 int profile_heatmaps(profile *p, memtap_trace *t,
                      void (*progress)(void *), void *arg)
 {
@@ -750,16 +774,9 @@ int profile_heatmaps(profile *p, memtap_trace *t,
         p->maps[i + 1].object = (int)i;
         object_rows(&p->maps[i + 1], &p->objects[i]);
     }
-    trace_walk *w = trace_walk_open(t);
-    const memtap_record *recs;
-    uint32_t tid;
-    int rc;
-    while ((rc = w ? trace_walk_next(w, &recs, &tid) : MEMTAP_E_NOMEM) > 0)
-        if (heat_run(p, b, recs, (size_t)rc, progress, arg) != 0) {
-            rc = MEMTAP_E_NOMEM;
-            break;
-        }
-    trace_walk_close(w);
+    build_walk hw = { p, b, progress, arg };
+    trace_tool tool = { &hw, heat_tool_run, NULL };
+    int rc = trace_tools_walk(t, &tool, 1, NULL, NULL);
     return rc < 0 ? rc : MEMTAP_OK;
 }
 

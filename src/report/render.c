@@ -525,3 +525,20 @@ void renderer_run(renderer *r, const memtap_record *recs, size_t n,
         render(r, &recs[i], tid);
     }
 }
+
+static int tool_run(void *r, const memtap_record *recs, size_t n, uint32_t tid)
+{
+    renderer_run(r, recs, n, tid);
+    return 0;
+}
+
+static int tool_finish(void *r, int status)
+{
+    renderer_flush(r);
+    return status;
+}
+
+trace_tool renderer_tool(renderer *r)
+{
+    return (trace_tool){ r, tool_run, tool_finish };
+}

@@ -10,6 +10,7 @@
 #include <stdio.h>
 
 #include "memtap/trace.h"
+#include "trace/tool.h"
 #include "symbols/namer.h"
 
 typedef enum render_format {
@@ -52,6 +53,9 @@ void renderer_event(renderer *r, const memtap_event *ev);
 /* Prints n events of thread tid in a row (memtap_trace_next_run's). */
 void renderer_run(renderer *r, const memtap_record *recs, size_t n,
                   uint32_t tid);
+/* r as a tool of the offline interface: runs printed, flushed at the end
+ * (r stays the caller's to destroy). */
+trace_tool renderer_tool(renderer *r);
 
 /* Whether a record kind is a data access Table I lines show (L S Y W
  * G). */

@@ -1,0 +1,34 @@
+/*
+ * tool.c - the driver of the offline tool interface (trace/tool.h): one
+ * read-ahead walk, every run to every tool, then their finish.
+ */
+#include "trace/tool.h"
+#include "trace/walk.h"
+
+int trace_tools_walk(memtap_trace *t, const trace_tool *tools, size_t ntools,
+                     void (*progress)(void *arg, uint64_t records), void *arg)
+{
+    trace_walk *w = trace_walk_open(t);
+    const memtap_record *recs;
+    uint32_t tid;
+    int rc;
+    while ((rc = w ? trace_walk_next(w, &recs, &tid) : MEMTAP_E_NOMEM) > 0) {
+        for (size_t i = 0; i < ntools && rc > 0; i++) {
+            int r = tools[i].run(tools[i].self, recs, (size_t)rc, tid);
+            if (r < 0)
+                rc = r;
+        }
+        if (rc < 0)
+            break;
+        if (progress)
+            progress(arg, (uint64_t)rc);
+    }
+    trace_walk_close(w);
+    for (size_t i = 0; i < ntools; i++)
+        if (tools[i].finish) {
+            int r = tools[i].finish(tools[i].self, rc);
+            if (rc == 0 && r < 0)
+                rc = r;
+        }
+    return rc;
+}

@@ -1,0 +1,34 @@
+/*
+ * trace/tool.h - the offline tool interface: what reads a whole trace
+ * (show's renderer, export's exporter, report's profile walks) is a tool
+ * that takes the trace's runs of records in order and then finishes; one
+ * driver walks the trace once, read ahead on a second CPU (trace/walk.h),
+ * for any number of tools.  A tool is created with its options by its own
+ * constructor and freed by its owner; the driver only runs it.
+ */
+#ifndef MEMTAP_TRACE_TOOL_H
+#define MEMTAP_TRACE_TOOL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "memtap/trace.h"
+
+typedef struct trace_tool {
+    void *self;
+    /* One run: n records of thread tid, in the trace's order.  0, or a
+     * negative status (memtap_status) that ends the walk. */
+    int (*run)(void *self, const memtap_record *recs, size_t n, uint32_t tid);
+    /* After the last run, with how the walk ended (0, or a negative
+     * status): the tool's output.  0, or a negative status.  May be NULL. */
+    int (*finish)(void *self, int status);
+} trace_tool;
+
+/* Walks t from where its reader stands to the end, each run handed to
+ * every tool in turn (and counted to progress(arg, records) when given),
+ * then finishes every tool.  Returns 0, or the first negative status: the
+ * walk's, a tool's run's, or a finish's. */
+int trace_tools_walk(memtap_trace *t, const trace_tool *tools, size_t ntools,
+                     void (*progress)(void *arg, uint64_t records), void *arg);
+
+#endif
