@@ -13,6 +13,7 @@
  */
 #define _GNU_SOURCE
 #include "report/accuracy.h"
+#include "trace/tool.h"
 
 #include "report/index.h"
 #include "symbols/namer.h"
@@ -100,6 +101,49 @@ typedef struct cached {
     char key[NAME_CAP + 24];
 } cached;
 
+/* One trace's walk (a tool of the offline interface, trace/tool.h). */
+typedef struct adding {
+    namer *n;
+    cached *cache;
+    const char *prog;
+    uint64_t chunk;
+    uint64_t gen;        /* cache entries of other generations are stale */
+    table *t;
+    int col;
+} adding;
+
+/* Counts an access to its chunk; 1 when out of memory. */
+static int add_event(void *self, const memtap_event *ev)
+{
+    adding *a = self;
+    const memtap_record *x = &ev->rec;
+    if (x->kind != MEMTAP_EV_LOAD && x->kind != MEMTAP_EV_STORE) {
+        if (heap_map_kind(x->kind)) { /* names change */
+            namer_learn(a->n, x, NULL);
+            a->gen++;
+        }
+        return 0;
+    }
+    cached *c = &a->cache[(x->addr >> 3) & (CACHE - 1)];
+    if (c->gen != a->gen || c->addr != x->addr) {
+        c->gen = a->gen;
+        data_name d;
+        namer_data(a->n, x->addr, &d);
+        chunk_key(a->n, &d, a->prog, a->chunk, c->key, sizeof c->key);
+        c->addr = x->addr;
+    }
+    uint64_t *counts = counts_of(a->t, c->key);
+    if (!counts)
+        return 1;
+    counts[a->col] += x->count ? x->count : 1;
+    return 0;
+}
+
+static int add_run(void *self, const memtap_record *recs, size_t n, uint32_t tid)
+{
+    return trace_tool_each(recs, n, tid, add_event, self);
+}
+
 /* Adds the trace's accesses (with their counts) to column col. */
 static int add_trace(const char *path, int col, uint64_t chunk, table *t,
                      char *err, size_t cap)
@@ -111,51 +155,24 @@ static int add_trace(const char *path, int col, uint64_t chunk, table *t,
         return -1;
     }
     symbolizer *sym = NULL;
-    namer *n = NULL;
-    cached *cache = calloc(CACHE, sizeof *cache);
+    adding a = { NULL, calloc(CACHE, sizeof(cached)), program_name(tr), chunk,
+                 1, t, col };
     if (symbolizer_create(tr, NULL, &sym) == MEMTAP_OK)
-        n = namer_create(sym, 0);
-    rc = n && cache ? 0 : -1;
-    if (rc)
+        a.n = namer_create(sym, 0);
+    rc = a.n && a.cache ? 0 : 1;
+    if (!rc) {
+        trace_tool tool = { &a, add_run, NULL };
+        rc = trace_tools_walk(tr, &tool, 1, NULL, NULL);
+    }
+    if (rc > 0)
         snprintf(err, cap, "out of memory");
-    const char *prog = program_name(tr);
-    memtap_event ev;
-    int got;
-    uint64_t gen = 1; /* cache entries start at 0: stale */
-    while (!rc && (got = memtap_trace_next(tr, &ev)) > 0) {
-        const memtap_record *x = &ev.rec;
-        if (x->kind != MEMTAP_EV_LOAD && x->kind != MEMTAP_EV_STORE) {
-            if (heap_map_kind(x->kind)) { /* names change */
-                namer_learn(n, x, NULL);
-                gen++;
-            }
-            continue;
-        }
-        cached *c = &cache[(x->addr >> 3) & (CACHE - 1)];
-        if (c->gen != gen || c->addr != x->addr) {
-            c->gen = gen;
-            data_name d;
-            namer_data(n, x->addr, &d);
-            chunk_key(n, &d, prog, chunk, c->key, sizeof c->key);
-            c->addr = x->addr;
-        }
-        uint64_t *counts = counts_of(t, c->key);
-        if (!counts) {
-            snprintf(err, cap, "out of memory");
-            rc = -1;
-        } else {
-            counts[col] += x->count ? x->count : 1;
-        }
-    }
-    if (!rc && got < 0) {
-        snprintf(err, cap, "%s: %s", path, memtap_status_string(got));
-        rc = -1;
-    }
-    free(cache);
-    namer_destroy(n);
+    else if (rc < 0)
+        snprintf(err, cap, "%s: %s", path, memtap_status_string(rc));
+    free(a.cache);
+    namer_destroy(a.n);
     symbolizer_destroy(sym);
     memtap_trace_close(tr);
-    return rc;
+    return rc ? -1 : 0;
 }
 
 int accuracy_compare(const char *selective, const char *full, uint64_t chunk,

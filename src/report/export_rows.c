@@ -4,6 +4,7 @@
  * realloc, munmap of a range of mappings) completes their row.
  */
 #include "report/export_rows.h"
+#include "trace/tool.h"
 
 #include "report/index.h"
 #include "report/render.h"
@@ -34,6 +35,9 @@ typedef struct walk {
     index_map by_tid;
     char *err;
     size_t errcap;
+    void (*progress)(void *);     /* per event, with parg */
+    void *parg;
+    int failed;                   /* add_event's error, which ended the walk */
 } walk;
 
 static int oom(walk *w)
@@ -216,6 +220,21 @@ static void walk_free(walk *w)
     namer_destroy(w->names);
 }
 
+/* The walk as a tool of the offline interface (trace/tool.h). */
+static int rows_event(void *self, const memtap_event *ev)
+{
+    walk *w = self;
+    w->failed = add_event(w, ev); /* its message is in w->err */
+    if (w->progress)
+        w->progress(w->parg);
+    return w->failed != 0;
+}
+
+static int rows_run(void *self, const memtap_record *recs, size_t n, uint32_t tid)
+{
+    return trace_tool_each(recs, n, tid, rows_event, self);
+}
+
 int export_rows(memtap_trace *t, symbolizer *sym, const export_sink *sink,
                 void (*progress)(void *), void *parg, char *err,
                 size_t errcap)
@@ -226,17 +245,18 @@ int export_rows(memtap_trace *t, symbolizer *sym, const export_sink *sink,
     w.err = err;
     w.errcap = errcap;
     w.names = namer_create(sym, 0);
+    w.progress = progress;
+    w.parg = parg;
     int rc = w.names ? add_modules(&w, t) : oom(&w);
-    memtap_event ev;
-    int got = 0;
-    while (rc == 0 && (got = memtap_trace_next(t, &ev)) > 0) {
-        rc = add_event(&w, &ev);
-        if (progress)
-            progress(parg);
-    }
-    if (rc == 0 && got < 0) {
-        snprintf(err, errcap, "%s", memtap_status_string(got));
-        rc = -1;
+    if (rc == 0) {
+        trace_tool tool = { &w, rows_run, NULL };
+        rc = trace_tools_walk(t, &tool, 1, NULL, NULL);
+        if (w.failed) {
+            rc = w.failed;
+        } else if (rc < 0) { /* the walk's status */
+            snprintf(err, errcap, "%s", memtap_status_string(rc));
+            rc = -1;
+        }
     }
     if (rc == 0)
         rc = finish(&w);

@@ -7,6 +7,7 @@
  */
 #define _GNU_SOURCE
 #include "report/shadow_report.h"
+#include "trace/tool.h"
 #include "sys/page.h"
 
 #include "report/json.h"
@@ -568,6 +569,18 @@ static int report_uninit(reading *rd, const tool_report_options *opt, FILE *o)
     return 0;
 }
 
+/* The reading as a tool of the offline interface (trace/tool.h): 1 ends
+ * it (out of memory). */
+static int take_event(void *rd, const memtap_event *ev)
+{
+    return take(rd, ev) != 0;
+}
+
+static int take_run(void *rd, const memtap_record *recs, size_t n, uint32_t tid)
+{
+    return trace_tool_each(recs, n, tid, take_event, rd);
+}
+
 int tool_report(memtap_trace *t, symbolizer *sym,
                 const tool_report_options *opt, FILE *out)
 {
@@ -578,11 +591,8 @@ int tool_report(memtap_trace *t, symbolizer *sym,
     rd.names = namer_create(sym, 0);
     if (!rd.names)
         return -1;
-    memtap_event ev;
-    int rc;
-    while ((rc = memtap_trace_next(t, &ev)) > 0)
-        if (take(&rd, &ev) != 0)
-            break;
+    trace_tool tool = { &rd, take_run, NULL };
+    int rc = trace_tools_walk(t, &tool, 1, NULL, NULL);
     if (rc == 0) {
         if (strcmp(opt->tool, "heat") == 0)
             rc = report_heat(&rd, opt, out);

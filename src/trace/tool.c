@@ -11,23 +11,22 @@ int trace_tools_walk(memtap_trace *t, const trace_tool *tools, size_t ntools,
     trace_walk *w = trace_walk_open(t);
     const memtap_record *recs;
     uint32_t tid;
-    int rc;
-    while ((rc = w ? trace_walk_next(w, &recs, &tid) : MEMTAP_E_NOMEM) > 0) {
-        for (size_t i = 0; i < ntools && rc > 0; i++) {
-            int r = tools[i].run(tools[i].self, recs, (size_t)rc, tid);
-            if (r < 0)
-                rc = r;
-        }
-        if (rc < 0)
+    int n, rc = 0;
+    while (!rc && (n = w ? trace_walk_next(w, &recs, &tid) : MEMTAP_E_NOMEM) != 0) {
+        if (n < 0) {
+            rc = n;
             break;
-        if (progress)
-            progress(arg, (uint64_t)rc);
+        }
+        for (size_t i = 0; i < ntools && !rc; i++)
+            rc = tools[i].run(tools[i].self, recs, (size_t)n, tid);
+        if (!rc && progress)
+            progress(arg, (uint64_t)n);
     }
     trace_walk_close(w);
     for (size_t i = 0; i < ntools; i++)
         if (tools[i].finish) {
             int r = tools[i].finish(tools[i].self, rc);
-            if (rc == 0 && r < 0)
+            if (!rc)
                 rc = r;
         }
     return rc;

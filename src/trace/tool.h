@@ -16,19 +16,35 @@
 
 typedef struct trace_tool {
     void *self;
-    /* One run: n records of thread tid, in the trace's order.  0, or a
-     * negative status (memtap_status) that ends the walk. */
+    /* One run: n records of thread tid, in the trace's order.  0 goes on;
+     * anything else ends the walk: a negative status (memtap_status), or
+     * a positive error of the tool's own. */
     int (*run)(void *self, const memtap_record *recs, size_t n, uint32_t tid);
-    /* After the last run, with how the walk ended (0, or a negative
-     * status): the tool's output.  0, or a negative status.  May be NULL. */
+    /* After the last run, with how the walk ended (0, or what ended it):
+     * the tool's output.  0, or an error as run's.  May be NULL. */
     int (*finish)(void *self, int status);
 } trace_tool;
 
 /* Walks t from where its reader stands to the end, each run handed to
  * every tool in turn (and counted to progress(arg, records) when given),
- * then finishes every tool.  Returns 0, or the first negative status: the
- * walk's, a tool's run's, or a finish's. */
+ * then finishes every tool.  Returns 0, or the first error: the walk's
+ * status, a run's, or a finish's. */
 int trace_tools_walk(memtap_trace *t, const trace_tool *tools, size_t ntools,
                      void (*progress)(void *arg, uint64_t records), void *arg);
+
+/* For a tool that takes one event at a time: fn(self, event) for each
+ * record of a run, until one returns nonzero (returned). */
+static inline int trace_tool_each(const memtap_record *recs, size_t n, uint32_t tid,
+                                  int (*fn)(void *self, const memtap_event *ev),
+                                  void *self)
+{
+    for (size_t i = 0; i < n; i++) {
+        memtap_event ev = { recs[i], tid };
+        int rc = fn(self, &ev);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
 
 #endif
