@@ -11,6 +11,7 @@
  * for Dinero, so does an instruction's access that crosses a line.
  */
 #include "export.h"
+#include "trace/accesses.h"
 #include "line_buf.h"
 
 #include <stdlib.h>
@@ -71,10 +72,8 @@ static void pieces(exporter *x, char kind, uint64_t addr, uint64_t size,
         piece(x, kind, addr, size);
         return;
     }
-    uint64_t cache_line = x->opt.line;
     while (size > 0) {
-        uint64_t room = cache_line - (addr & (cache_line - 1));
-        uint64_t n = size < room ? size : room;
+        uint64_t n = trace_line_piece(addr, size, x->opt.line);
         piece(x, kind, addr, n);
         addr += n;
         size -= n;
@@ -106,28 +105,21 @@ void exporter_event(exporter *x, const memtap_event *ev)
         return;
     }
     release(x);
-    int whole = x->opt.format == EXPORT_LACKEY && x->opt.whole_blocks;
-    switch (r->kind) {
-    case MEMTAP_EV_LOAD:
+    if (r->kind == MEMTAP_EV_LOAD) { /* a store of it may follow: M */
         x->held = *ev;
         x->holding = 1;
-        break;
-    case MEMTAP_EV_STORE:
-        insn_access(x, r, 'S');
-        break;
-    case MEMTAP_EV_COPY:
-        pieces(x, 'L', r->addr2, r->size, whole);
-        pieces(x, 'S', r->addr, r->size, whole);
-        break;
-    case MEMTAP_EV_BLOCK_STORE:
-        pieces(x, 'S', r->addr, r->size, whole);
-        break;
-    case MEMTAP_EV_BLOCK_FETCH:
-        pieces(x, 'L', r->addr, r->size, whole);
-        break;
-    default:
-        break; /* heap, module and thread events have no line */
+        return;
     }
+    if (r->kind == MEMTAP_EV_STORE) {
+        insn_access(x, r, 'S');
+        return;
+    }
+    /* block operations; heap, module and thread events have no line */
+    int whole = x->opt.format == EXPORT_LACKEY && x->opt.whole_blocks;
+    trace_access a[2];
+    int n = trace_record_accesses(r, a);
+    for (int i = 0; i < n; i++)
+        pieces(x, a[i].write ? 'S' : 'L', a[i].addr, a[i].size, whole);
 }
 
 void exporter_run(exporter *x, const memtap_record *recs, size_t n,

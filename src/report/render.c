@@ -12,6 +12,7 @@
  * Internal events print as comment lines starting with '#'.
  */
 #include "render.h"
+#include "trace/accesses.h"
 #include "csv_rows.h"
 #include "line_buf.h"
 
@@ -95,13 +96,9 @@ void renderer_destroy(renderer *r)
 
 int render_is_access_kind(uint8_t kind)
 {
-    switch (kind) {
-    case MEMTAP_EV_LOAD: case MEMTAP_EV_STORE: case MEMTAP_EV_COPY:
-    case MEMTAP_EV_BLOCK_STORE: case MEMTAP_EV_BLOCK_FETCH:
-        return 1;
-    default:
-        return 0;
-    }
+    memtap_record r = { .kind = kind };
+    trace_access a[2];
+    return trace_record_accesses(&r, a) != 0;
 }
 
 static void print_internal(renderer *r, const memtap_record *x, uint32_t tid)
