@@ -38,23 +38,24 @@ LAYERS = {
                    # the format of the entries rewritten code logs
                    "rt": ["abi.h"]},
     # (the recorder's interface speaks of records and entries: whoever
-    # sees preload/record sees memtap/trace.h and trace/pack.h)
-    P + "signal": {"sys": None, "memtap": None, "trace": ["pack.h"],
+    # sees preload/record sees memtap/trace.h, trace/pack.h and the format
+    # it packs to, trace/format.h)
+    P + "signal": {"sys": None, "memtap": None, "trace": ["pack.h", "format.h"],
                    P + "core": None, P + "record": None},
-    P + "memmap": {"sys": None, "memtap": None, "trace": ["pack.h"],
+    P + "memmap": {"sys": None, "memtap": None, "trace": ["pack.h", "format.h"],
                    P + "core": None, P + "record": None},
-    P + "filter": {"sys": None, "memtap": None, "trace": ["pack.h"],
+    P + "filter": {"sys": None, "memtap": None, "trace": ["pack.h", "format.h"],
                    P + "core": None, P + "record": None, P + "memmap": None},
-    P + "fault": {"sys": None, "x86": None, "memtap": None, "trace": ["pack.h"],
+    P + "fault": {"sys": None, "x86": None, "memtap": None, "trace": ["pack.h", "format.h"],
                   P + "core": None, P + "record": None, P + "signal": None,
                   P + "memmap": None},
-    "rt": {"sys": None, "memtap": None, "trace": ["pack.h"], P + "core": None,
+    "rt": {"sys": None, "memtap": None, "trace": ["pack.h", "format.h"], P + "core": None,
            P + "record": None, P + "signal": None, P + "memmap": None,
            P + "fault": None},
     P + "modules": {"sys": None, "memtap": None, "trace": None, "rt": None,
                     P + "core": None, P + "record": None, P + "memmap": None,
                     P + "filter": None},
-    P + "syscall": {"sys": None, "memtap": None, "trace": ["pack.h"], "rt": None,
+    P + "syscall": {"sys": None, "memtap": None, "trace": ["pack.h", "format.h"], "rt": None,
                     "cache": ["key.h"], P + "core": None, P + "record": None,
                     P + "signal": None, P + "memmap": None, P + "fault": None,
                     P + "modules": None},
@@ -66,8 +67,9 @@ LAYERS = {
                 "analysis": None,
                 "rt": ["abi.h"],
                 # the records of a site's entry, which the copy carries
-                "trace": ["pack.h"]},
-    "cache": {"sys": None, "memtap": None, "rewrite": None, "rt": ["abi.h"]},
+                "trace": ["pack.h", "format.h"]},
+    "cache": {"sys": None, "memtap": None, "rewrite": None, "rt": ["abi.h"],
+              "trace": ["format.h"]},
     "shadow": {"sys": None, "memtap": None},
     "report": {"sys": None, "memtap": None, "trace": None, "symbols": None,
                "analysis": None},

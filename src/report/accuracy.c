@@ -139,11 +139,6 @@ static int add_event(void *self, const memtap_event *ev)
     return 0;
 }
 
-static int add_run(void *self, const memtap_record *recs, size_t n, uint32_t tid)
-{
-    return trace_tool_each(recs, n, tid, add_event, self);
-}
-
 /* Adds the trace's accesses (with their counts) to column col. */
 static int add_trace(const char *path, int col, uint64_t chunk, table *t,
                      char *err, size_t cap)
@@ -161,7 +156,7 @@ static int add_trace(const char *path, int col, uint64_t chunk, table *t,
         a.n = namer_create(sym, 0);
     rc = a.n && a.cache ? 0 : 1;
     if (!rc) {
-        trace_tool tool = { &a, add_run, NULL };
+        trace_tool tool = { &a, NULL, add_event, NULL };
         rc = trace_tools_walk(tr, &tool, 1, NULL, NULL);
     }
     if (rc > 0)

@@ -230,11 +230,6 @@ static int rows_event(void *self, const memtap_event *ev)
     return w->failed != 0;
 }
 
-static int rows_run(void *self, const memtap_record *recs, size_t n, uint32_t tid)
-{
-    return trace_tool_each(recs, n, tid, rows_event, self);
-}
-
 int export_rows(memtap_trace *t, symbolizer *sym, const export_sink *sink,
                 void (*progress)(void *), void *parg, char *err,
                 size_t errcap)
@@ -249,7 +244,7 @@ int export_rows(memtap_trace *t, symbolizer *sym, const export_sink *sink,
     w.parg = parg;
     int rc = w.names ? add_modules(&w, t) : oom(&w);
     if (rc == 0) {
-        trace_tool tool = { &w, rows_run, NULL };
+        trace_tool tool = { &w, NULL, rows_event, NULL };
         rc = trace_tools_walk(t, &tool, 1, NULL, NULL);
         if (w.failed) {
             rc = w.failed;

@@ -537,5 +537,5 @@ static int tool_finish(void *r, int status)
 
 trace_tool renderer_tool(renderer *r)
 {
-    return (trace_tool){ r, tool_run, tool_finish };
+    return (trace_tool){ r, tool_run, NULL, tool_finish };
 }

@@ -150,8 +150,10 @@ typedef struct reading {
     uint64_t chunk;
 } reading;
 
-static int take(reading *rd, const memtap_event *ev)
+/* One event read (a tool's, trace/tool.h); nonzero when out of memory. */
+static int take(void *self, const memtap_event *ev)
 {
+    reading *rd = self;
     const memtap_record *x = &ev->rec;
     char name[NAME_CAP];
     item it;
@@ -569,18 +571,6 @@ static int report_uninit(reading *rd, const tool_report_options *opt, FILE *o)
     return 0;
 }
 
-/* The reading as a tool of the offline interface (trace/tool.h): 1 ends
- * it (out of memory). */
-static int take_event(void *rd, const memtap_event *ev)
-{
-    return take(rd, ev) != 0;
-}
-
-static int take_run(void *rd, const memtap_record *recs, size_t n, uint32_t tid)
-{
-    return trace_tool_each(recs, n, tid, take_event, rd);
-}
-
 int tool_report(memtap_trace *t, symbolizer *sym,
                 const tool_report_options *opt, FILE *out)
 {
@@ -591,7 +581,7 @@ int tool_report(memtap_trace *t, symbolizer *sym,
     rd.names = namer_create(sym, 0);
     if (!rd.names)
         return -1;
-    trace_tool tool = { &rd, take_run, NULL };
+    trace_tool tool = { &rd, NULL, take, NULL };
     int rc = trace_tools_walk(t, &tool, 1, NULL, NULL);
     if (rc == 0) {
         if (strcmp(opt->tool, "heat") == 0)

@@ -46,6 +46,7 @@
 #include <stdint.h>
 
 #include "memtap/trace.h"
+#include "trace/format.h"
 
 #define MT_REWRITE_MAGIC "MTREWR01"
 #define MT_REWRITE_VERSION 13u  /* 13: the header describes the log

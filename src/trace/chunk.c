@@ -3,6 +3,7 @@
  * the reader.  Safe inside traced processes: no allocation, no stdio.
  */
 #include "chunk.h"
+#include "trace/format.h"
 #include "sys/hash.h"
 
 #include <errno.h>

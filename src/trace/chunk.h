@@ -13,6 +13,7 @@
 #include <zstd.h>
 
 #include "memtap/trace.h"
+#include "trace/format.h"
 #include "trace/pack.h"
 
 /* How chunks are compressed (memtap run --compress): zstd level 1

@@ -8,6 +8,7 @@
  * packing one ends where expanding finds no record still due.
  */
 #include "pack.h"
+#include "trace/format.h"
 
 #include <string.h>
 

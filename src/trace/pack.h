@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "memtap/trace.h"
+#include "trace/format.h"
 
 /* The most bytes one packed record takes (MEMTAP_CHUNK_PACKED). */
 #define TRACE_PACKED_MAX 96u

@@ -5,6 +5,21 @@
 #include "trace/tool.h"
 #include "trace/walk.h"
 
+/* One run to one tool. */
+static int run_tool(const trace_tool *tool, const memtap_record *recs, size_t n,
+                    uint32_t tid)
+{
+    if (tool->run)
+        return tool->run(tool->self, recs, n, tid);
+    for (size_t i = 0; i < n; i++) {
+        memtap_event ev = { recs[i], tid };
+        int rc = tool->event(tool->self, &ev);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
 int trace_tools_walk(memtap_trace *t, const trace_tool *tools, size_t ntools,
                      void (*progress)(void *arg, uint64_t records), void *arg)
 {
@@ -18,7 +33,7 @@ int trace_tools_walk(memtap_trace *t, const trace_tool *tools, size_t ntools,
             break;
         }
         for (size_t i = 0; i < ntools && !rc; i++)
-            rc = tools[i].run(tools[i].self, recs, (size_t)n, tid);
+            rc = run_tool(&tools[i], recs, (size_t)n, tid);
         if (!rc && progress)
             progress(arg, (uint64_t)n);
     }

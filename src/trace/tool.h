@@ -20,6 +20,9 @@ typedef struct trace_tool {
      * anything else ends the walk: a negative status (memtap_status), or
      * a positive error of the tool's own. */
     int (*run)(void *self, const memtap_record *recs, size_t n, uint32_t tid);
+    /* Or, for a tool that takes one event at a time (run NULL): each
+     * record of the run as an event, until one returns nonzero. */
+    int (*event)(void *self, const memtap_event *ev);
     /* After the last run, with how the walk ended (0, or what ended it):
      * the tool's output.  0, or an error as run's.  May be NULL. */
     int (*finish)(void *self, int status);
@@ -31,20 +34,5 @@ typedef struct trace_tool {
  * status, a run's, or a finish's. */
 int trace_tools_walk(memtap_trace *t, const trace_tool *tools, size_t ntools,
                      void (*progress)(void *arg, uint64_t records), void *arg);
-
-/* For a tool that takes one event at a time: fn(self, event) for each
- * record of a run, until one returns nonzero (returned). */
-static inline int trace_tool_each(const memtap_record *recs, size_t n, uint32_t tid,
-                                  int (*fn)(void *self, const memtap_event *ev),
-                                  void *self)
-{
-    for (size_t i = 0; i < n; i++) {
-        memtap_event ev = { recs[i], tid };
-        int rc = fn(self, &ev);
-        if (rc)
-            return rc;
-    }
-    return 0;
-}
 
 #endif
