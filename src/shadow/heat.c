@@ -20,7 +20,7 @@ static struct {
     memtap_shadow *space;
     uint64_t chunk;
     tool_record_fn record;
-} h;
+} heat_state;
 
 static void count(uint64_t *c)
 {
@@ -30,14 +30,14 @@ static void count(uint64_t *c)
 static void count_range(memtap_shadow_thread *t, memtap_shadow_ref *rc,
                         uint64_t addr, uint64_t len)
 {
-    const struct memtap_shadow_fast *f = memtap_shadow_fast_of(h.space);
-    uint64_t last = (addr + (len ? len : 1) - 1) & ~(h.chunk - 1);
-    for (uint64_t c = addr & ~(h.chunk - 1); c <= last; c += h.chunk) {
+    const struct memtap_shadow_fast *f = memtap_shadow_fast_of(heat_state.space);
+    uint64_t last = (addr + (len ? len : 1) - 1) & ~(heat_state.chunk - 1);
+    for (uint64_t c = addr & ~(heat_state.chunk - 1); c <= last; c += heat_state.chunk) {
         uint64_t word = (c > addr ? c : addr) & ~(uint64_t)(WORD - 1);
         uint64_t *ctr = memtap_shadow_ref_lookup(t, f, rc, word);
         if (ctr)
             count(ctr);
-        if (c + h.chunk < c)
+        if (c + heat_state.chunk < c)
             break;
     }
 }
@@ -54,7 +54,7 @@ static void harvest(uint64_t lo, uint64_t hi, void *sh)
             continue;
         uint64_t n = __atomic_exchange_n(shadow, 0, __ATOMIC_RELAXED);
         if (n)
-            h.record(MEMTAP_EV_HEAT, 0, w, h.chunk, 0, n);
+            heat_state.record(MEMTAP_EV_HEAT, 0, w, heat_state.chunk, 0, n);
     }
 }
 
@@ -66,15 +66,15 @@ static void on_remove(void *user, uintptr_t lo, uintptr_t hi, void *shadow)
 
 static int heat_init(const tool_options *opt, memtap_shadow **space)
 {
-    h.chunk = opt->chunk;
-    h.record = opt->record;
+    heat_state.chunk = opt->chunk;
+    heat_state.record = opt->record;
     memtap_shadow_client c;
     memset(&c, 0, sizeof c);
     c.app_bytes = WORD;
     c.shadow_bits = 64;
     c.remove = on_remove;
-    int rc = memtap_shadow_create(&c, &h.space);
-    *space = h.space;
+    int rc = memtap_shadow_create(&c, &heat_state.space);
+    *space = heat_state.space;
     return rc;
 }
 
@@ -110,9 +110,9 @@ static void heat_realloc(memtap_shadow_thread *t, uint64_t addr,
         heat_release(t, old, old_size);
 }
 
-static void heat_finish(void) { tool_harvest_all(h.space, harvest); }
+static void heat_finish(void) { tool_harvest_all(heat_state.space, harvest); }
 
-static void heat_forked(void) { memtap_shadow_clear(h.space); }
+static void heat_forked(void) { memtap_shadow_clear(heat_state.space); }
 
 const shadow_tool tool_heat = {
     .name = "heat",

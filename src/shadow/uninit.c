@@ -44,21 +44,21 @@ static struct {
     tool_passed_fn passed;
     int check_once;
     site *sites;               /* open addressing, keyed by pc */
-} u;
+} uninit_state;
 
 /* The site of pc, inserted on first use; NULL when the table is full. */
 static site *site_of(uint64_t pc)
 {
     uint32_t i = (uint32_t)fib_hash(pc, SITE_BITS);
     for (uint32_t probes = 0; probes < SITES; probes++, i = (i + 1) & (SITES - 1)) {
-        uint64_t seen = __atomic_load_n(&u.sites[i].pc, __ATOMIC_ACQUIRE);
+        uint64_t seen = __atomic_load_n(&uninit_state.sites[i].pc, __ATOMIC_ACQUIRE);
         if (seen == pc)
-            return &u.sites[i];
+            return &uninit_state.sites[i];
         if (seen == 0 &&
-            (__atomic_compare_exchange_n(&u.sites[i].pc, &seen, pc, 0,
+            (__atomic_compare_exchange_n(&uninit_state.sites[i].pc, &seen, pc, 0,
                                          __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE) ||
              seen == pc))
-            return &u.sites[i];
+            return &uninit_state.sites[i];
     }
     return NULL;
 }
@@ -75,7 +75,7 @@ static void report(uint64_t pc, uint64_t addr, uint64_t size, uint64_t first,
             SITE_REPORTED)
             return;
     }
-    u.record(MEMTAP_EV_UNINIT, pc, first, size, addr, undefined);
+    uninit_state.record(MEMTAP_EV_UNINIT, pc, first, size, addr, undefined);
 }
 
 /* Checks a read of [addr, addr+len) by pc. */
@@ -85,10 +85,10 @@ static void report(uint64_t pc, uint64_t addr, uint64_t size, uint64_t first,
 static void check(memtap_shadow_thread *t, memtap_shadow_ref *rc, uint64_t pc,
                   uint64_t addr, uint64_t len, int partial_ok)
 {
-    site *s = u.check_once ? site_of(pc) : NULL;
+    site *s = uninit_state.check_once ? site_of(pc) : NULL;
     if (s && (__atomic_load_n(&s->state, __ATOMIC_RELAXED) & SITE_PASSED))
         return;
-    const struct memtap_shadow_fast *f = memtap_shadow_fast_of(u.space);
+    const struct memtap_shadow_fast *f = memtap_shadow_fast_of(uninit_state.space);
     uint64_t undefined = 0, first = 0;
     for (uint64_t off = 0; off < len;) {
         uint64_t n = len - off < room(addr + off) ? len - off : room(addr + off);
@@ -103,8 +103,8 @@ static void check(memtap_shadow_thread *t, memtap_shadow_ref *rc, uint64_t pc,
         report(pc, addr, len, first, undefined);
     else if (s && !(__atomic_fetch_or(&s->state, SITE_PASSED,
                                       __ATOMIC_RELAXED) & SITE_PASSED) &&
-             u.passed)
-        u.passed(pc);
+             uninit_state.passed)
+        uninit_state.passed(pc);
 }
 
 static void define_span(void *ctx, uint8_t *sh, uint64_t lo, uint64_t n)
@@ -151,21 +151,21 @@ static void copy_state(memtap_shadow_thread *t, uint64_t dst, uint64_t src,
 
 static int uninit_init(const tool_options *opt, memtap_shadow **space)
 {
-    u.record = opt->record;
-    u.check_once = opt->check_once;
-    u.passed = opt->passed;
+    uninit_state.record = opt->record;
+    uninit_state.check_once = opt->check_once;
+    uninit_state.passed = opt->passed;
     long p = raw_syscall6(SYS_mmap, 0, SITES * sizeof(site),
                           PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
                           -1, 0);
     if (RAW_FAILED(p))
         return MEMTAP_SHADOW_E_NOMEM;
-    u.sites = (site *)p;
+    uninit_state.sites = (site *)p;
     memtap_shadow_client c;
     memset(&c, 0, sizeof c);
     c.app_bytes = 1;
     c.shadow_bits = 8;
-    int rc = memtap_shadow_create(&c, &u.space);
-    *space = u.space;
+    int rc = memtap_shadow_create(&c, &uninit_state.space);
+    *space = uninit_state.space;
     return rc;
 }
 
@@ -221,14 +221,14 @@ static void uninit_realloc(memtap_shadow_thread *t, uint64_t addr,
 static void uninit_finish(void)
 {
     for (uint32_t i = 0; i < SITES; i++)
-        if (u.sites[i].count)
-            u.record(MEMTAP_EV_UNINIT_TOTAL, u.sites[i].pc, 0, 0, 0,
-                   u.sites[i].count);
+        if (uninit_state.sites[i].count)
+            uninit_state.record(MEMTAP_EV_UNINIT_TOTAL, uninit_state.sites[i].pc, 0, 0, 0,
+                   uninit_state.sites[i].count);
 }
 
 /* The child's heap is the parent's (its state stays); its reports are
  * its own. */
-static void uninit_forked(void) { memset(u.sites, 0, SITES * sizeof(site)); }
+static void uninit_forked(void) { memset(uninit_state.sites, 0, SITES * sizeof(site)); }
 
 const shadow_tool tool_uninit = {
     .name = "uninit",

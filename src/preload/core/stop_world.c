@@ -49,7 +49,7 @@ static struct {
     _Atomic uint32_t gen;      /* odd while stopped */
     int depth;                 /* nesting of the stopper */
     int stopper;
-} w;
+} world_state;
 
 static __thread slot *tls_slot __attribute__((tls_model("initial-exec")));
 /* This thread was announced by world_thread_created() (it counts as
@@ -71,23 +71,23 @@ static void park(uint32_t gen)
 {
     if (tls_slot)
         atomic_store(&tls_slot->parked_gen, gen);
-    while (atomic_load(&w.gen) == gen)
-        futex_wait(&w.gen, gen);
+    while (atomic_load(&world_state.gen) == gen)
+        futex_wait(&world_state.gen, gen);
 }
 
 static void on_park(int sig, siginfo_t *si, void *uc)
 {
     if (defer_signal(sig, si, uc))
         return;
-    uint32_t gen = atomic_load(&w.gen);
-    if ((gen & 1) && w.stopper != my_tid())
+    uint32_t gen = atomic_load(&world_state.gen);
+    if ((gen & 1) && world_state.stopper != my_tid())
         park(gen);
 }
 
 int world_init(void)
 {
-    w.slots = raw_map(SLOTS * sizeof *w.slots);
-    if (!w.slots)
+    world_state.slots = raw_map(SLOTS * sizeof *world_state.slots);
+    if (!world_state.slots)
         return -1;
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
@@ -97,41 +97,41 @@ int world_init(void)
     if (__sigaction(PARK_SIGNAL, &sa, NULL) != 0)
         return -1;
     own_signals_claim(PARK_SIGNAL);
-    w.enabled = 1;
+    world_state.enabled = 1;
     world_thread_begin();
     return 0;
 }
 
 void world_thread_begin(void)
 {
-    if (!w.enabled || tls_slot)
+    if (!world_state.enabled || tls_slot)
         return;
     int tid = my_tid();
     for (int i = 0; i < SLOTS; i++) {
         int free_tid = 0;
-        if (atomic_compare_exchange_strong(&w.slots[i].tid, &free_tid, tid)) {
-            atomic_store(&w.slots[i].parked_gen, 0);
-            tls_slot = &w.slots[i];
-            atomic_fetch_add(&w.live, 1);
+        if (atomic_compare_exchange_strong(&world_state.slots[i].tid, &free_tid, tid)) {
+            atomic_store(&world_state.slots[i].parked_gen, 0);
+            tls_slot = &world_state.slots[i];
+            atomic_fetch_add(&world_state.live, 1);
             if (tls_created)
-                atomic_fetch_sub(&w.pending, 1);
+                atomic_fetch_sub(&world_state.pending, 1);
             tls_created = 0;
             /* a stopper that looked at the slots before this one was taken
              * neither signals nor waits for this thread: park before the
              * program's code runs */
-            uint32_t gen = atomic_load(&w.gen);
-            if ((gen & 1) && w.stopper != tid)
+            uint32_t gen = atomic_load(&world_state.gen);
+            if ((gen & 1) && world_state.stopper != tid)
                 park(gen);
             return;
         }
     }
-    w.unreliable = 1; /* more threads than slots: count instead */
+    world_state.unreliable = 1; /* more threads than slots: count instead */
 }
 
 void world_thread_created(int delta)
 {
-    if (w.enabled)
-        atomic_fetch_add(&w.pending, delta);
+    if (world_state.enabled)
+        atomic_fetch_add(&world_state.pending, delta);
 }
 
 void world_thread_announced(void) { tls_created = 1; }
@@ -142,22 +142,22 @@ void world_thread_end(void)
         return;
     atomic_store(&tls_slot->tid, 0);
     tls_slot = NULL;
-    atomic_fetch_sub(&w.live, 1);
+    atomic_fetch_sub(&world_state.live, 1);
 }
 
 void world_after_fork(void)
 {
-    if (!w.enabled)
+    if (!world_state.enabled)
         return;
     for (int i = 0; i < SLOTS; i++)
-        if (&w.slots[i] != tls_slot)
-            atomic_store(&w.slots[i].tid, 0);
-    atomic_store(&w.live, tls_slot ? 1 : 0);
-    atomic_store(&w.pending, 0);
-    atomic_store(&w.lock, 0);
-    atomic_store(&w.gen, 0);
-    w.depth = 0;
-    w.stopper = 0;
+        if (&world_state.slots[i] != tls_slot)
+            atomic_store(&world_state.slots[i].tid, 0);
+    atomic_store(&world_state.live, tls_slot ? 1 : 0);
+    atomic_store(&world_state.pending, 0);
+    atomic_store(&world_state.lock, 0);
+    atomic_store(&world_state.gen, 0);
+    world_state.depth = 0;
+    world_state.stopper = 0;
     /* the forked child's only thread has a new tid */
     if (tls_slot)
         atomic_store(&tls_slot->tid, my_tid());
@@ -165,12 +165,12 @@ void world_after_fork(void)
 
 int world_shared(void)
 {
-    return w.enabled && atomic_load(&w.live) + atomic_load(&w.pending) > 1;
+    return world_state.enabled && atomic_load(&world_state.live) + atomic_load(&world_state.pending) > 1;
 }
 
 int world_others_registered(void)
 {
-    return w.enabled && atomic_load(&w.live) > 1;
+    return world_state.enabled && atomic_load(&world_state.live) > 1;
 }
 
 int world_stop(void)
@@ -178,41 +178,41 @@ int world_stop(void)
     if (!world_shared())
         return 1;
     int me = my_tid();
-    if (w.stopper == me) {
-        w.depth++;
-        return !w.unreliable;
+    if (world_state.stopper == me) {
+        world_state.depth++;
+        return !world_state.unreliable;
     }
-    if (w.unreliable)
+    if (world_state.unreliable)
         return 0;
     for (;;) {
         int expected = 0;
-        if (atomic_compare_exchange_strong(&w.lock, &expected, 1))
+        if (atomic_compare_exchange_strong(&world_state.lock, &expected, 1))
             break;
         /* someone else is stopping the world: be stopped */
-        uint32_t gen = atomic_load(&w.gen);
+        uint32_t gen = atomic_load(&world_state.gen);
         if (gen & 1)
             park(gen);
         else
             raw_syscall3(SYS_sched_yield, 0, 0, 0);
     }
-    w.stopper = me;
-    w.depth = 1;
-    uint32_t gen = atomic_fetch_add(&w.gen, 1) + 1; /* odd: stopped */
+    world_state.stopper = me;
+    world_state.depth = 1;
+    uint32_t gen = atomic_fetch_add(&world_state.gen, 1) + 1; /* odd: stopped */
     long pid = raw_syscall3(SYS_getpid, 0, 0, 0);
     for (int i = 0; i < SLOTS; i++) {
-        int tid = atomic_load(&w.slots[i].tid);
+        int tid = atomic_load(&world_state.slots[i].tid);
         if (tid && tid != me)
             raw_syscall3(SYS_tgkill, pid, tid, PARK_SIGNAL);
     }
     long long deadline = raw_clock_ns(CLOCK_MONOTONIC) + WAIT_NS;
     for (int i = 0; i < SLOTS; i++) {
         for (;;) {
-            int tid = atomic_load(&w.slots[i].tid);
+            int tid = atomic_load(&world_state.slots[i].tid);
             if (!tid || tid == me ||
-                atomic_load(&w.slots[i].parked_gen) == gen)
+                atomic_load(&world_state.slots[i].parked_gen) == gen)
                 break;
             if (raw_clock_ns(CLOCK_MONOTONIC) > deadline) {
-                w.unreliable = 1; /* a thread that cannot be parked */
+                world_state.unreliable = 1; /* a thread that cannot be parked */
                 return 0;
             }
             raw_syscall3(SYS_sched_yield, 0, 0, 0);
@@ -223,10 +223,10 @@ int world_stop(void)
 
 int world_release(void)
 {
-    if (!w.enabled || w.stopper != my_tid())
+    if (!world_state.enabled || world_state.stopper != my_tid())
         return 0;
-    int depth = w.depth;
-    w.depth = 1;
+    int depth = world_state.depth;
+    world_state.depth = 1;
     world_resume();
     return depth;
 }
@@ -236,19 +236,19 @@ void world_reacquire(int depth)
     if (depth <= 0)
         return;
     world_stop();
-    if (w.stopper == my_tid())
-        w.depth = depth;
+    if (world_state.stopper == my_tid())
+        world_state.depth = depth;
 }
 
 void world_resume(void)
 {
-    if (!w.enabled || w.stopper != my_tid())
+    if (!world_state.enabled || world_state.stopper != my_tid())
         return;
-    if (--w.depth > 0)
+    if (--world_state.depth > 0)
         return;
-    w.stopper = 0;
-    atomic_fetch_add(&w.gen, 1); /* even: running */
-    raw_syscall6(SYS_futex, (long)&w.gen, FUTEX_WAKE_PRIVATE, 0x7fffffff, 0,
+    world_state.stopper = 0;
+    atomic_fetch_add(&world_state.gen, 1); /* even: running */
+    raw_syscall6(SYS_futex, (long)&world_state.gen, FUTEX_WAKE_PRIVATE, 0x7fffffff, 0,
                  0, 0);
-    atomic_store(&w.lock, 0);
+    atomic_store(&world_state.lock, 0);
 }

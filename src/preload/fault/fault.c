@@ -76,7 +76,7 @@ static struct {
     _Atomic uint64_t exposed;
     _Atomic int64_t first_exposed; /* why + 2 of the first, 0: none */
     int (*trap_claim)(ucontext_t *uc); /* the static engine's int3 sites */
-} f;
+} fault_state;
 
 static __thread window tls_win __attribute__((tls_model("initial-exec")));
 /* Depth of memtap handlers on this thread, and the pages memtap's own code
@@ -90,8 +90,8 @@ static __thread int tls_exclusive __attribute__((tls_model("initial-exec")));
 /* Faults and emulated system calls of this thread: what its code paid. */
 static __thread uint64_t tls_traps __attribute__((tls_model("initial-exec")));
 
-int fault_enabled(void) { return f.enabled; }
-void fault_set_trap_claim(int (*claim)(ucontext_t *uc)) { f.trap_claim = claim; }
+int fault_enabled(void) { return fault_state.enabled; }
+void fault_set_trap_claim(int (*claim)(ucontext_t *uc)) { fault_state.trap_claim = claim; }
 uint64_t fault_thread_traps(void) { return tls_traps; }
 void fault_thread_trapped(void) { tls_traps++; }
 
@@ -99,14 +99,14 @@ void fault_note_exposed(long why)
 {
     if (!world_others_registered())
         return;
-    atomic_fetch_add(&f.exposed, 1);
+    atomic_fetch_add(&fault_state.exposed, 1);
     int64_t none = 0;
-    atomic_compare_exchange_strong(&f.first_exposed, &none, why + 2);
+    atomic_compare_exchange_strong(&fault_state.first_exposed, &none, why + 2);
 }
-int64_t fault_first_exposed(void) { return atomic_load(&f.first_exposed); }
-uint64_t fault_count(void) { return atomic_load(&f.faults); }
-uint64_t fault_stack_pages(void) { return atomic_load(&f.stack_pages); }
-uint64_t fault_exposed_windows(void) { return atomic_load(&f.exposed); }
+int64_t fault_first_exposed(void) { return atomic_load(&fault_state.first_exposed); }
+uint64_t fault_count(void) { return atomic_load(&fault_state.faults); }
+uint64_t fault_stack_pages(void) { return atomic_load(&fault_state.stack_pages); }
+uint64_t fault_exposed_windows(void) { return atomic_load(&fault_state.exposed); }
 
 /* ---- decoding and recording ---- */
 
@@ -117,10 +117,10 @@ static int decode(const ucontext_t *uc, ZydisDecodedInstruction *insn,
     size_t room = PAGE - ((uintptr_t)pc & (PAGE - 1));
     if (room > ZYDIS_MAX_INSTRUCTION_LENGTH)
         room = ZYDIS_MAX_INSTRUCTION_LENGTH;
-    if (ZYAN_SUCCESS(ZydisDecoderDecodeFull(&f.decoder, pc, room, insn, ops)))
+    if (ZYAN_SUCCESS(ZydisDecoderDecodeFull(&fault_state.decoder, pc, room, insn, ops)))
         return 0;
     return ZYAN_SUCCESS(ZydisDecoderDecodeFull(
-               &f.decoder, pc, ZYDIS_MAX_INSTRUCTION_LENGTH, insn, ops))
+               &fault_state.decoder, pc, ZYDIS_MAX_INSTRUCTION_LENGTH, insn, ops))
                ? 0
                : -1;
 }
@@ -495,7 +495,7 @@ static void on_segv_body(int sig, siginfo_t *si, ucontext_t *uc)
         traced_unlock();
         return;
     }
-    atomic_fetch_add(&f.faults, 1);
+    atomic_fetch_add(&fault_state.faults, 1);
     tls_traps++;
     ZydisDecodedInstruction insn;
     ZydisDecodedOperand ops[ZYDIS_MAX_OPERAND_COUNT];
@@ -504,7 +504,7 @@ static void on_segv_body(int sig, siginfo_t *si, ucontext_t *uc)
         /* the fault engine traces no stack: the page is one, and stops
          * being traced (or every push would fault) */
         traced_stop(page_start(addr), page_start(addr) + PAGE);
-        atomic_fetch_add(&f.stack_pages, 1);
+        atomic_fetch_add(&fault_state.stack_pages, 1);
         return;
     }
     if (decoded && try_complete(uc, &insn, ops, addr))
@@ -544,7 +544,7 @@ static void on_trap_body(int sig, siginfo_t *si, ucontext_t *uc)
 {
     window *w = &tls_win;
     if (si->si_code == SI_KERNEL &&
-        ((f.trap_claim && f.trap_claim(uc)) || hot_trap(uc)))
+        ((fault_state.trap_claim && fault_state.trap_claim(uc)) || hot_trap(uc)))
         return; /* an int3 site of a rewritten module, or a site being
                  * patched */
     /* a step's trap, which some virtual machines report now and then
@@ -614,7 +614,7 @@ static int install(int sig, void (*fn)(int, siginfo_t *, void *))
 int fault_init(void)
 {
     if (pagemap_init() != 0 ||
-        !ZYAN_SUCCESS(ZydisDecoderInit(&f.decoder, ZYDIS_MACHINE_MODE_LONG_64,
+        !ZYAN_SUCCESS(ZydisDecoderInit(&fault_state.decoder, ZYDIS_MACHINE_MODE_LONG_64,
                                        ZYDIS_STACK_WIDTH_64)))
         return -1;
     if (install(SIGSEGV, on_segv) != 0 || install(SIGTRAP, on_trap) != 0)
@@ -624,6 +624,6 @@ int fault_init(void)
     traced_protect_pages();
     own_signals_claim(SIGSEGV);
     own_signals_claim(SIGTRAP);
-    f.enabled = 1;
+    fault_state.enabled = 1;
     return 0;
 }

@@ -103,13 +103,13 @@ static struct {
     _Atomic uint32_t nsites;   /* published after a site is whole */
     atomic_int lock;           /* patching and unpatching */
     _Atomic uint64_t accesses, untraced, refused, unpatched;
-} h;
+} hot_state;
 
 static __thread const hot_site *tls_site __attribute__((tls_model("initial-exec")));
 /* In hot_access (a critical section: memtap's asynchronous handlers
  * defer their signals, defer.c). */
 static __thread int tls_in_access __attribute__((tls_model("initial-exec")));
-/* The calling thread holds h.lock (in hot_completed). */
+/* The calling thread holds hot_state.lock (in hot_completed). */
 static __thread int tls_patching __attribute__((tls_model("initial-exec")));
 
 void hot_access(hot_frame *fr, uint8_t *xsave);
@@ -176,24 +176,24 @@ int hot_init(void)
     const preload_config *cfg = config();
     if (cfg->fault_complete_only)
         return -1;
-    h.after = cfg->fault_hot ? 1 : HOT_AFTER;
+    hot_state.after = cfg->fault_hot ? 1 : HOT_AFTER;
     uint32_t lo, hi;
     __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
-    h.xfeatures = (((uint64_t)hi << 32) | lo) & XSTATE_RUN;
-    if ((h.xfeatures & 3) != 3 ||
-        !ZYAN_SUCCESS(ZydisDecoderInit(&h.decoder, ZYDIS_MACHINE_MODE_LONG_64,
+    hot_state.xfeatures = (((uint64_t)hi << 32) | lo) & XSTATE_RUN;
+    if ((hot_state.xfeatures & 3) != 3 ||
+        !ZYAN_SUCCESS(ZydisDecoderInit(&hot_state.decoder, ZYDIS_MACHINE_MODE_LONG_64,
                                        ZYDIS_STACK_WIDTH_64)) ||
         live_code_init() != 0)
         return -1;
-    h.counts = map(COUNT_SLOTS * sizeof *h.counts);
-    h.sites = map(MAX_SITES * sizeof *h.sites);
-    if (!h.counts || !h.sites)
+    hot_state.counts = map(COUNT_SLOTS * sizeof *hot_state.counts);
+    hot_state.sites = map(MAX_SITES * sizeof *hot_state.sites);
+    if (!hot_state.counts || !hot_state.sites)
         return -1;
-    h.on = 1;
+    hot_state.on = 1;
     return 0;
 }
 
-void hot_after_fork(void) { atomic_store(&h.lock, 0); }
+void hot_after_fork(void) { atomic_store(&hot_state.lock, 0); }
 
 /* ---- patching ---- */
 
@@ -215,11 +215,11 @@ static int write_trampoline(uint64_t t, uint32_t i)
  * change its jump (closer than 5 bytes); NULL when none. */
 static hot_site *crowding(uint64_t pc)
 {
-    uint32_t n = atomic_load(&h.nsites);
+    uint32_t n = atomic_load(&hot_state.nsites);
     for (uint32_t i = 0; i < n; i++) {
-        uint64_t at = h.sites[i].run[0].pc;
+        uint64_t at = hot_state.sites[i].run[0].pc;
         if ((at > pc ? at - pc : pc - at) < 5)
-            return &h.sites[i];
+            return &hot_state.sites[i];
     }
     return NULL;
 }
@@ -231,7 +231,7 @@ static int take_insn(hot_insn *in, uint64_t pc, size_t len, uint8_t *tail)
     uint8_t text[ZYDIS_MAX_INSTRUCTION_LENGTH + 4];
     memset(in, 0, sizeof *in);
     if (complete_peek(text, len + 4, pc) != 0 ||
-        !ZYAN_SUCCESS(ZydisDecoderDecodeFull(&h.decoder, text, len, &in->insn,
+        !ZYAN_SUCCESS(ZydisDecoderDecodeFull(&hot_state.decoder, text, len, &in->insn,
                                              in->ops)) ||
         in->insn.length != len ||
         (in->mem = complete_operand(&in->insn, in->ops)) < 0)
@@ -260,12 +260,12 @@ static int append(hot_site *s, uint64_t pc, size_t len)
 static int patch(uint64_t pc, const ZydisDecodedInstruction *insn)
 {
     size_t len = insn->length;
-    uint32_t i = atomic_load(&h.nsites);
+    uint32_t i = atomic_load(&hot_state.nsites);
     hot_site *near = crowding(pc);
     if (near)
         return append(near, pc, len);
     uint8_t tail[4];
-    hot_site *s = &h.sites[i];
+    hot_site *s = &hot_state.sites[i];
     if (len < 2 || i == MAX_SITES)
         return -1;
     memset(s, 0, sizeof *s);
@@ -286,7 +286,7 @@ static int patch(uint64_t pc, const ZydisDecodedInstruction *insn)
             return -1; /* the displacement's fixed bytes: cannot differ */
     /* published before its int3 can be met */
     atomic_store(&s->patched, 1);
-    atomic_store(&h.nsites, i + 1);
+    atomic_store(&hot_state.nsites, i + 1);
     if (live_code_write(pc, jump, len < 5 ? len : 5) != 0) {
         atomic_store(&s->patched, 0);
         return -1;
@@ -295,33 +295,33 @@ static int patch(uint64_t pc, const ZydisDecodedInstruction *insn)
 }
 
 /* Gives a site its own bytes back (hot_access could not run it).  The
- * calling thread may hold h.lock already: patch() reached a site through
+ * calling thread may hold hot_state.lock already: patch() reached a site through
  * code outside memtap (none is called there now; a libc memcmp was, and a
  * hot site in it whose access failed would have waited on this thread's
  * own lock forever). */
 static void unpatch(const hot_site *cs)
 {
-    hot_site *s = &h.sites[cs - h.sites];
+    hot_site *s = &hot_state.sites[cs - hot_state.sites];
     int held = tls_patching;
     if (!held)
-        futex_lock(&h.lock);
+        futex_lock(&hot_state.lock);
     if (atomic_load(&s->patched)) {
         const hot_insn *in = &s->run[0];
         size_t len = in->insn.length < 5 ? in->insn.length : 5;
         if (live_code_write(in->pc, in->bytes, len) == 0) {
             atomic_store(&s->patched, 0);
-            atomic_fetch_add(&h.unpatched, 1);
+            atomic_fetch_add(&hot_state.unpatched, 1);
         }
     }
     if (!held)
-        futex_unlock(&h.lock);
+        futex_unlock(&hot_state.lock);
 }
 
 static hot_count *count_of(uint64_t pc)
 {
     size_t at = (size_t)(fib_mix(pc) % COUNT_SLOTS);
     for (size_t probes = 0; probes < 64; probes++) {
-        hot_count *c = &h.counts[(at + probes) % COUNT_SLOTS];
+        hot_count *c = &hot_state.counts[(at + probes) % COUNT_SLOTS];
         uint64_t seen = atomic_load(&c->pc);
         if (seen == pc)
             return c;
@@ -336,27 +336,27 @@ static hot_count *count_of(uint64_t pc)
 
 void hot_completed(uint64_t pc, const ZydisDecodedInstruction *insn)
 {
-    if (!h.on)
+    if (!hot_state.on)
         return;
     hot_count *c = count_of(pc);
-    if (!c || atomic_fetch_add(&c->n, 1) + 1 != h.after)
+    if (!c || atomic_fetch_add(&c->n, 1) + 1 != hot_state.after)
         return;
-    futex_lock(&h.lock);
+    futex_lock(&hot_state.lock);
     tls_patching = 1;
     if (patch(pc, insn) != 0)
-        atomic_fetch_add(&h.refused, 1);
+        atomic_fetch_add(&hot_state.refused, 1);
     tls_patching = 0;
-    futex_unlock(&h.lock);
+    futex_unlock(&hot_state.lock);
 }
 
 int hot_trap(ucontext_t *uc)
 {
-    if (!h.on)
+    if (!hot_state.on)
         return 0;
     uint64_t at = (uint64_t)uc->uc_mcontext.gregs[REG_RIP] - 1;
-    uint32_t n = atomic_load(&h.nsites);
+    uint32_t n = atomic_load(&hot_state.nsites);
     for (uint32_t i = 0; i < n; i++)
-        if (h.sites[i].run[0].pc == at) {
+        if (hot_state.sites[i].run[0].pc == at) {
             uc->uc_mcontext.gregs[REG_RIP] = (greg_t)at;
             raw_syscall3(SYS_sched_yield, 0, 0, 0);
             return 1;
@@ -386,7 +386,7 @@ static void hot_run(ucontext_t *uc, const hot_site *s, int quiet)
             return;
         }
         if (!quiet)
-            atomic_fetch_add(record ? &h.accesses : &h.untraced, 1);
+            atomic_fetch_add(record ? &hot_state.accesses : &hot_state.untraced, 1);
     }
 }
 
@@ -399,7 +399,7 @@ static void hot_body(int sig, siginfo_t *si, ucontext_t *uc)
 
 void hot_access(hot_frame *fr, uint8_t *xsave)
 {
-    const hot_site *s = &h.sites[fr->slot];
+    const hot_site *s = &hot_state.sites[fr->slot];
     if (tls_in_access) {
         /* memtap's own code ran into a site while completing an access (a
          * libc function it calls, memset say, hot for the program): the
@@ -423,7 +423,7 @@ void hot_access(hot_frame *fr, uint8_t *xsave)
     /* the software bytes a signal frame's xsave area carries */
     uint32_t magic = FP_XSTATE_MAGIC;
     memcpy(xsave + 464, &magic, sizeof magic);
-    memcpy(xsave + 472, &h.xfeatures, sizeof h.xfeatures);
+    memcpy(xsave + 472, &hot_state.xfeatures, sizeof hot_state.xfeatures);
     uc.uc_mcontext.fpregs = (struct _libc_fpstate *)(void *)xsave;
     if (fault_in_memtap()) {
         /* memtap's own code ran into the site: its access, not the
@@ -444,17 +444,17 @@ void hot_access(hot_frame *fr, uint8_t *xsave)
 
 void hot_end_stats(fmt_buf *b)
 {
-    if (!h.on)
+    if (!hot_state.on)
         return;
     static const char *const keys[] = { "hot_sites=", "\nhot_followers=",
                                         "\nhot_accesses=", "\nhot_untraced=",
                                         "\nhot_refused=", "\nhot_unpatched=" };
-    uint64_t v[] = { 0, 0, atomic_load(&h.accesses), atomic_load(&h.untraced),
-                     atomic_load(&h.refused), atomic_load(&h.unpatched) };
-    for (uint32_t i = 0; i < atomic_load(&h.nsites); i++)
-        if (atomic_load(&h.sites[i].patched)) {
+    uint64_t v[] = { 0, 0, atomic_load(&hot_state.accesses), atomic_load(&hot_state.untraced),
+                     atomic_load(&hot_state.refused), atomic_load(&hot_state.unpatched) };
+    for (uint32_t i = 0; i < atomic_load(&hot_state.nsites); i++)
+        if (atomic_load(&hot_state.sites[i].patched)) {
             v[0]++;
-            v[1] += atomic_load(&h.sites[i].n) - 1;
+            v[1] += atomic_load(&hot_state.sites[i].n) - 1;
         }
     for (size_t i = 0; i < sizeof v / sizeof *v; i++) {
         fmt_str(b, keys[i]);

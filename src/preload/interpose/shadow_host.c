@@ -31,7 +31,7 @@ static struct {
     uint64_t libc_lo, libc_hi;  /* the C library's text: blocks it
                                    allocates for itself (stdio's) it fills
                                    in code that is not the program's */
-} g;
+} host;
 
 /* Finds the text segment of the object holding `fopen`'s code. */
 static int libc_text(struct dl_phdr_info *info, size_t size, void *arg)
@@ -43,8 +43,8 @@ static int libc_text(struct dl_phdr_info *info, size_t size, void *arg)
         uint64_t lo = info->dlpi_addr + p->p_vaddr;
         if (p->p_type == PT_LOAD && (p->p_flags & PF_X) && at >= lo &&
             at < lo + p->p_memsz) {
-            g.libc_lo = lo;
-            g.libc_hi = lo + p->p_memsz;
+            host.libc_lo = lo;
+            host.libc_hi = lo + p->p_memsz;
             return 1;
         }
     }
@@ -58,7 +58,7 @@ static __thread memtap_shadow_ref tls_refs[REFS]
 static __thread uint64_t tls_block_size
     __attribute__((tls_model("initial-exec")));
 
-int shadow_host_active(void) { return g.tool != NULL; }
+int shadow_host_active(void) { return host.tool != NULL; }
 
 static void record(uint8_t kind, uint64_t pc, uint64_t addr, uint64_t size,
                  uint64_t addr2, uint64_t aux)
@@ -71,21 +71,21 @@ static void record(uint8_t kind, uint64_t pc, uint64_t addr, uint64_t size,
  * [addr, addr+len) is about to be made. */
 static void shadow_host_unmapped(uintptr_t start, uintptr_t end)
 {
-    if (g.tool && end > start)
-        memtap_shadow_app_unmap(g.space, start, end - start);
+    if (host.tool && end > start)
+        memtap_shadow_app_unmap(host.space, start, end - start);
 }
 
 static void shadow_host_moved(uintptr_t old, size_t old_len,
                              uintptr_t new_addr, size_t new_len)
 {
-    if (g.tool)
-        memtap_shadow_app_move(g.space, old, old_len, new_addr, new_len);
+    if (host.tool)
+        memtap_shadow_app_move(host.space, old, old_len, new_addr, new_len);
 }
 
 static void shadow_host_before_fixed(uintptr_t addr, size_t len)
 {
-    if (g.tool && len)
-        memtap_shadow_make_room(g.space, addr, len);
+    if (host.tool && len)
+        memtap_shadow_make_room(host.space, addr, len);
 }
 
 static const traced_map_listener map_listener = {
@@ -113,12 +113,12 @@ void shadow_host_init(void)
                     "4096\n");
         return;
     }
-    if (tool->init(&opt, &g.space) != 0) {
+    if (tool->init(&opt, &host.space) != 0) {
         raw_say_lit("memtap: the shadow memory cannot be set up\n");
         return;
     }
     dl_iterate_phdr(libc_text, (void *)(uintptr_t)&fopen);
-    g.tool = tool;
+    host.tool = tool;
     traced_set_listener(&map_listener);
 }
 
@@ -127,7 +127,7 @@ static memtap_shadow_thread *thread_state(void)
     if (!tls_thread) {
         for (unsigned i = 0; i < REFS; i++)
             tls_refs[i] = (memtap_shadow_ref)MEMTAP_SHADOW_REF_INIT;
-        tls_thread = memtap_shadow_thread_begin(g.space);
+        tls_thread = memtap_shadow_thread_begin(host.space);
     }
     return tls_thread;
 }
@@ -156,12 +156,12 @@ static int shadow_host_event(uint8_t kind, uint64_t pc, uint64_t addr, uint64_t 
                                     MEMTAP_EV_FREE, 0 };
     /* the tool's own records (written while a thread's state is being
      * made, too) pass straight through */
-    if (!g.tool || !memchr(handled, kind, sizeof handled - 1))
+    if (!host.tool || !memchr(handled, kind, sizeof handled - 1))
         return 0;
     memtap_shadow_thread *t = thread_state();
     if (!t)
         return kind == MEMTAP_EV_LOAD || kind == MEMTAP_EV_STORE;
-    const shadow_tool *tool = g.tool;
+    const shadow_tool *tool = host.tool;
     switch (kind) {
     case MEMTAP_EV_LOAD:
     case MEMTAP_EV_STORE:
@@ -177,7 +177,7 @@ static int shadow_host_event(uint8_t kind, uint64_t pc, uint64_t addr, uint64_t 
     case MEMTAP_EV_CALLOC:
         if (tool->alloc)
             tool->alloc(t, addr, size, kind == MEMTAP_EV_CALLOC ||
-                                           (pc >= g.libc_lo && pc < g.libc_hi));
+                                           (pc >= host.libc_lo && pc < host.libc_hi));
         return 0;
     case MEMTAP_EV_REALLOC:
         if (!addr) /* realloc(p, 0): p is freed */
@@ -195,7 +195,7 @@ static int shadow_host_event(uint8_t kind, uint64_t pc, uint64_t addr, uint64_t 
 
 static void shadow_host_thread_exit(void)
 {
-    if (g.tool && tls_thread) {
+    if (host.tool && tls_thread) {
         memtap_shadow_thread_end(tls_thread);
         tls_thread = NULL;
     }
@@ -203,24 +203,24 @@ static void shadow_host_thread_exit(void)
 
 static void shadow_host_after_fork(void)
 {
-    if (g.tool && g.tool->forked)
-        g.tool->forked();
+    if (host.tool && host.tool->forked)
+        host.tool->forked();
 }
 
 static void shadow_host_finish(void)
 {
-    if (g.tool)
-        g.tool->finish();
+    if (host.tool)
+        host.tool->finish();
 }
 
 void shadow_host_end_stats(fmt_buf *b)
 {
-    if (!g.tool)
+    if (!host.tool)
         return;
     memtap_shadow_stats st;
-    memtap_shadow_get_stats(g.space, &st);
+    memtap_shadow_get_stats(host.space, &st);
     fmt_str(b, "tool=");
-    fmt_str(b, g.tool->name);
+    fmt_str(b, host.tool->name);
     fmt_str(b, "\nshadow_units=");
     fmt_u64(b, st.units);
     fmt_str(b, "\nshadow_relocations=");
@@ -228,7 +228,7 @@ void shadow_host_end_stats(fmt_buf *b)
     fmt_str(b, "\nshadow_table_bytes=");
     fmt_u64(b, st.table_bytes);
     fmt_str(b, "\nshadow_resident_bytes=");
-    fmt_u64(b, memtap_shadow_resident_bytes(g.space));
+    fmt_u64(b, memtap_shadow_resident_bytes(host.space));
     fmt_char(b, '\n');
 }
 

@@ -41,33 +41,33 @@ static struct {
     atomic_int changing;
     int change_depth;   /* nesting of change_begin (lock held) */
     atomic_int unmapping; /* traced_unmap calls in progress */
-} t;
+} set_state;
 
 /* Depth of the masked handlers the calling thread is in. */
 static __thread int tls_masked __attribute__((tls_model("initial-exec")));
 
-int traced_active(void) { return atomic_load(&t.active); }
+int traced_active(void) { return atomic_load(&set_state.active); }
 int traced_masked(void) { return tls_masked; }
 void traced_set_masked(int depth) { tls_masked = depth; }
-void traced_protect_pages(void) { t.protecting = 1; }
-void traced_set_listener(const traced_map_listener *l) { t.listener = l; }
+void traced_protect_pages(void) { set_state.protecting = 1; }
+void traced_set_listener(const traced_map_listener *l) { set_state.listener = l; }
 
 /* Brackets a change of rights or of the open counts (lock held): it
  * begins once no completion is in flight, and none starts until it ends,
  * so a completion sees counts and rights that agree. */
 static void change_begin(void)
 {
-    if (t.change_depth++)
+    if (set_state.change_depth++)
         return;
-    atomic_store(&t.changing, 1);
-    while (atomic_load(&t.inflight))
+    atomic_store(&set_state.changing, 1);
+    while (atomic_load(&set_state.inflight))
         raw_syscall3(SYS_sched_yield, 0, 0, 0);
 }
 
 static void change_end(void)
 {
-    if (--t.change_depth == 0)
-        atomic_store(&t.changing, 0);
+    if (--set_state.change_depth == 0)
+        atomic_store(&set_state.changing, 0);
 }
 
 static void set_prot(uintptr_t page, size_t len, int prot)
@@ -79,13 +79,13 @@ static void set_prot(uintptr_t page, size_t len, int prot)
 
 /* ---- page open counts ---- */
 
-void traced_lock(void) { futex_lock(&t.lock); }
-void traced_unlock(void) { futex_unlock(&t.lock); }
+void traced_lock(void) { futex_lock(&set_state.lock); }
+void traced_unlock(void) { futex_unlock(&set_state.lock); }
 
 static size_t slot_of(uintptr_t page)
 {
     size_t h = (size_t)(fib_mix(page >> PAGE_SHIFT) % OPEN_SLOTS);
-    while (t.open[h].page && t.open[h].page != page)
+    while (set_state.open[h].page && set_state.open[h].page != page)
         h = (h + 1) % OPEN_SLOTS;
     return h;
 }
@@ -95,8 +95,8 @@ static void page_open_locked(uintptr_t page)
 {
     change_begin();
     size_t h = slot_of(page);
-    if (t.open[h].count++ == 0) {
-        t.open[h].page = page;
+    if (set_state.open[h].count++ == 0) {
+        set_state.open[h].page = page;
         uint8_t st = pagemap_get(page);
         set_prot(page, PAGE, st & PM_PROT_MASK);
     }
@@ -107,24 +107,24 @@ static void page_open_locked(uintptr_t page)
 static void page_close_changing(uintptr_t page)
 {
     size_t h = slot_of(page);
-    if (t.open[h].page != page || t.open[h].count == 0)
+    if (set_state.open[h].page != page || set_state.open[h].count == 0)
         return;
-    if (--t.open[h].count)
+    if (--set_state.open[h].count)
         return;
-    if (atomic_load(&t.active) && (pagemap_get(page) & PM_TRACKED))
+    if (atomic_load(&set_state.active) && (pagemap_get(page) & PM_TRACKED))
         set_prot(page, PAGE, PROT_NONE);
     /* backward-shift deletion keeps probe chains intact */
     size_t i = h;
-    t.open[i].page = 0;
-    for (size_t j = (i + 1) % OPEN_SLOTS; t.open[j].page;
+    set_state.open[i].page = 0;
+    for (size_t j = (i + 1) % OPEN_SLOTS; set_state.open[j].page;
          j = (j + 1) % OPEN_SLOTS) {
-        size_t home = (size_t)(fib_mix(t.open[j].page >> PAGE_SHIFT) %
+        size_t home = (size_t)(fib_mix(set_state.open[j].page >> PAGE_SHIFT) %
                                OPEN_SLOTS);
         if ((j > i && (home <= i || home > j)) ||
             (j < i && home <= i && home > j)) {
-            t.open[i] = t.open[j];
-            t.open[j].page = 0;
-            t.open[j].count = 0;
+            set_state.open[i] = set_state.open[j];
+            set_state.open[j].page = 0;
+            set_state.open[j].count = 0;
             i = j;
         }
     }
@@ -140,7 +140,7 @@ void traced_page_close_locked(uintptr_t page)
 static int page_is_open(uintptr_t page)
 {
     size_t h = slot_of(page);
-    return t.open[h].page == page && t.open[h].count;
+    return set_state.open[h].page == page && set_state.open[h].count;
 }
 
 /* Whether an access may touch the page itself: it is open, or memtap
@@ -154,12 +154,12 @@ static int page_direct(uintptr_t page)
 int traced_completion_begin(uintptr_t a, size_t n)
 {
     for (;;) {
-        while (atomic_load(&t.changing)) /* its changer needs the CPU */
+        while (atomic_load(&set_state.changing)) /* its changer needs the CPU */
             raw_syscall3(SYS_sched_yield, 0, 0, 0);
-        atomic_fetch_add(&t.inflight, 1);
-        if (!atomic_load(&t.changing))
+        atomic_fetch_add(&set_state.inflight, 1);
+        if (!atomic_load(&set_state.changing))
             break;
-        atomic_fetch_sub(&t.inflight, 1);
+        atomic_fetch_sub(&set_state.inflight, 1);
     }
     /* no rights change now: the counts hold still for us to read */
     int direct = 0, pages = 0;
@@ -170,7 +170,7 @@ int traced_completion_begin(uintptr_t a, size_t n)
 
 void traced_completion_end(void)
 {
-    atomic_fetch_sub(&t.inflight, 1);
+    atomic_fetch_sub(&set_state.inflight, 1);
 }
 
 
@@ -250,7 +250,7 @@ void traced_open(traced_open_set *s, uintptr_t addr, size_t len)
 {
     s->n = 0;
     s->overflow = 0;
-    if (!atomic_load(&t.active) || len == 0)
+    if (!atomic_load(&set_state.active) || len == 0)
         return;
     traced_pages_add(s, addr, len);
     if (s->n == 0 && !s->overflow)
@@ -310,13 +310,13 @@ int traced_allows(uintptr_t a, size_t n, int write)
     return 1;
 }
 
-int traced_kept(void) { return t.protecting || t.tracking; }
+int traced_kept(void) { return set_state.protecting || set_state.tracking; }
 
 int traced_init(void)
 {
     if (pagemap_init() != 0)
         return -1;
-    t.tracking = 1;
+    set_state.tracking = 1;
     return 0;
 }
 
@@ -334,13 +334,13 @@ void traced_add(uintptr_t start, uintptr_t end, int prot, int region)
     uintptr_t p = page_start(start);
     /* already traced, the common case: unless an unmapping may be about
      * to clear the state read here (then the lock waits for it) */
-    while (!atomic_load(&t.unmapping) && p < end && pagemap_get(p) == state)
+    while (!atomic_load(&set_state.unmapping) && p < end && pagemap_get(p) == state)
         p += PAGE;
     if (p >= end)
         return;
     sigset_t old;
     int guard = traced_lock_guarded(&old);
-    int active = atomic_load(&t.active);
+    int active = atomic_load(&set_state.active);
     for (; p < end; p += PAGE) {
         if (pagemap_get(p) == state)
             continue;
@@ -370,8 +370,8 @@ void traced_move(uintptr_t old, size_t old_len, uintptr_t new_addr,
                 size_t new_len)
 {
     uint8_t st = pagemap_get(old);
-    if (t.listener)
-        t.listener->moved(old, old_len, new_addr, new_len);
+    if (set_state.listener)
+        set_state.listener->moved(old, old_len, new_addr, new_len);
     untrack(old, old + old_len);
     if (st & PM_TRACKED)
         traced_add(new_addr, new_addr + new_len, st & PM_PROT_MASK,
@@ -394,8 +394,8 @@ void traced_stop(uintptr_t start, uintptr_t end)
 
 void traced_remove(uintptr_t start, uintptr_t end)
 {
-    if (t.listener)
-        t.listener->unmapped(start, end);
+    if (set_state.listener)
+        set_state.listener->unmapped(start, end);
     untrack(start, end);
 }
 
@@ -403,10 +403,10 @@ long traced_unmap(long nr, const long *a)
 {
     uintptr_t start = (uintptr_t)a[0], end = start + (uintptr_t)a[1];
     tracer_sync(); /* as untrack does */
-    if (nr == SYS_mmap && t.listener) /* the tools' shadow moves out of
+    if (nr == SYS_mmap && set_state.listener) /* the tools' shadow moves out of
                                          the way first */
-        t.listener->before_fixed(start, (size_t)a[1]);
-    atomic_fetch_add(&t.unmapping, 1);
+        set_state.listener->before_fixed(start, (size_t)a[1]);
+    atomic_fetch_add(&set_state.unmapping, 1);
     sigset_t old;
     int guard = traced_lock_guarded(&old);
     long r = nr == SYS_munmap
@@ -416,9 +416,9 @@ long traced_unmap(long nr, const long *a)
     if (done)
         forget(start, end);
     traced_unlock_guarded(guard, &old);
-    atomic_fetch_sub(&t.unmapping, 1);
-    if (done && t.listener) /* the tools' own work: not under the lock */
-        t.listener->unmapped(start, end);
+    atomic_fetch_sub(&set_state.unmapping, 1);
+    if (done && set_state.listener) /* the tools' own work: not under the lock */
+        set_state.listener->unmapped(start, end);
     return r;
 }
 
@@ -434,7 +434,7 @@ void traced_reprotect(uintptr_t start, uintptr_t end, int prot)
          * is not open goes back to none */
         sigset_t old;
         int guard = traced_lock_guarded(&old);
-        if (atomic_load(&t.active) && !page_is_open(p))
+        if (atomic_load(&set_state.active) && !page_is_open(p))
             set_prot(p, PAGE, PROT_NONE);
         traced_unlock_guarded(guard, &old);
     }
@@ -449,12 +449,12 @@ static void protect_run(uintptr_t start, uintptr_t end, uint8_t state,
 
 void traced_set_active(int on)
 {
-    if (!t.protecting || atomic_load(&t.active) == on)
+    if (!set_state.protecting || atomic_load(&set_state.active) == on)
         return;
     sigset_t old;
     traced_guard_signals(&old);
     traced_lock();
-    atomic_store(&t.active, on);
+    atomic_store(&set_state.active, on);
     pagemap_for_each_tracked(protect_run, &on);
     traced_unlock();
     traced_unguard_signals(&old);

@@ -51,40 +51,40 @@ static struct {
     char *arena;
     uint32_t arena_len, arena_cap;
     char exe[4096];
-} m;
+} table;
 
-static void lock(void) { spin_acquire(&m.lock); }
-static void unlock(void) { spin_release(&m.lock); }
+static void lock(void) { spin_acquire(&table.lock); }
+static void unlock(void) { spin_release(&table.lock); }
 
 static int reserve(uint32_t need)
 {
-    if (!m.slots) {
-        m.slots = raw_map(MAX_MODULES * sizeof *m.slots);
-        if (!m.slots)
+    if (!table.slots) {
+        table.slots = raw_map(MAX_MODULES * sizeof *table.slots);
+        if (!table.slots)
             return -1;
     }
-    if (m.arena_len + need <= m.arena_cap)
+    if (table.arena_len + need <= table.arena_cap)
         return 0;
-    uint32_t cap = m.arena_cap ? m.arena_cap * 2 : 1u << 16;
-    while (cap < m.arena_len + need)
+    uint32_t cap = table.arena_cap ? table.arena_cap * 2 : 1u << 16;
+    while (cap < table.arena_len + need)
         cap *= 2;
     char *a = raw_map(cap);
     if (!a)
         return -1;
-    if (m.arena) {
-        memcpy(a, m.arena, m.arena_len);
-        raw_unmap(m.arena, m.arena_cap);
+    if (table.arena) {
+        memcpy(a, table.arena, table.arena_len);
+        raw_unmap(table.arena, table.arena_cap);
     }
-    m.arena = a;
-    m.arena_cap = cap;
+    table.arena = a;
+    table.arena_cap = cap;
     return 0;
 }
 
 static int slot_find(uint64_t base, uint64_t first_vaddr)
 {
-    for (uint32_t i = 0; i < m.nslots; i++)
-        if (m.slots[i].alive && m.slots[i].base == base &&
-            m.slots[i].first_vaddr == first_vaddr)
+    for (uint32_t i = 0; i < table.nslots; i++)
+        if (table.slots[i].alive && table.slots[i].base == base &&
+            table.slots[i].first_vaddr == first_vaddr)
             return (int)i;
     return -1;
 }
@@ -169,12 +169,12 @@ static void track_data(int with_heap)
         int is_heap = eol && eol - p > 6 && memcmp(eol - 6, "[heap]", 6) == 0;
         if (is_heap && with_heap)
             traced_add(lo, hi, prot, PM_HEAP);
-        for (uint32_t k = 0; k < m.nslots && !is_heap; k++) {
-            module_slot *s = &m.slots[k];
+        for (uint32_t k = 0; k < table.nslots && !is_heap; k++) {
+            module_slot *s = &table.slots[k];
             if (!s->alive || s->untraced || s->data_tracked)
                 continue;
             const memtap_module_entry *e =
-                (const memtap_module_entry *)(const void *)(m.arena + s->offset);
+                (const memtap_module_entry *)(const void *)(table.arena + s->offset);
             const memtap_segment *seg =
                 (const memtap_segment *)(const void *)(e + 1);
             for (uint16_t j = 0; j < e->nsegs; j++) {
@@ -193,9 +193,9 @@ static void track_data(int with_heap)
         }
         i = next;
     }
-    for (uint32_t k = 0; k < m.nslots; k++)
-        if (m.slots[k].alive)
-            m.slots[k].data_tracked = 1;
+    for (uint32_t k = 0; k < table.nslots; k++)
+        if (table.slots[k].alive)
+            table.slots[k].data_tracked = 1;
     if (maps)
         raw_unmap(maps, map_size);
 }
@@ -233,7 +233,7 @@ static int on_module(struct dl_phdr_info *info, size_t size, void *data)
     uint64_t first = nsegs ? segs[0].vaddr : 0;
     int idx = slot_find(info->dlpi_addr, first);
     if (idx >= 0) {
-        m.slots[idx].seen = 1;
+        table.slots[idx].seen = 1;
         st->is_first = 0;
         return 0;
     }
@@ -241,14 +241,14 @@ static int on_module(struct dl_phdr_info *info, size_t size, void *data)
     const char *path = info->dlpi_name;
     if (st->is_first && (!path || !*path)) {
         flags |= MEMTAP_MODF_MAIN;
-        path = m.exe;
+        path = table.exe;
     } else if (info->dlpi_addr + first == getauxval(AT_SYSINFO_EHDR) ||
                (path && strncmp(path, "linux-vdso", 10) == 0)) {
         flags |= MEMTAP_MODF_VDSO;
         path = "[vdso]";
     }
     st->is_first = 0;
-    if (!path || !*path || m.nslots == MAX_MODULES)
+    if (!path || !*path || table.nslots == MAX_MODULES)
         return 0;
     char original[4096];
     if (rewritten_header(info)) {
@@ -266,14 +266,14 @@ static int on_module(struct dl_phdr_info *info, size_t size, void *data)
     if (reserve(need) != 0)
         return 0;
     size_t n = trace_module_entry_encode(
-        m.arena + m.arena_len, need, m.nslots, tracer_seq(), info->dlpi_addr,
+        table.arena + table.arena_len, need, table.nslots, tracer_seq(), info->dlpi_addr,
         flags, build_id, bid_len, segs, nsegs, path, plen);
     if (!n)
         return 0;
-    module_slot *s = &m.slots[m.nslots++];
+    module_slot *s = &table.slots[table.nslots++];
     s->base = info->dlpi_addr;
     s->first_vaddr = first;
-    s->offset = m.arena_len;
+    s->offset = table.arena_len;
     s->size = (uint32_t)n;
     s->alive = s->seen = 1;
     s->untraced = is_untraced(path, flags);
@@ -284,8 +284,8 @@ static int on_module(struct dl_phdr_info *info, size_t size, void *data)
             s->text[t][0] = info->dlpi_addr + segs[i].vaddr;
             s->text[t++][1] = info->dlpi_addr + segs[i].vaddr + segs[i].memsz;
         }
-    atomic_store_explicit(&m.published, m.nslots, memory_order_release);
-    m.arena_len += (uint32_t)n;
+    atomic_store_explicit(&table.published, table.nslots, memory_order_release);
+    table.arena_len += (uint32_t)n;
     return 0;
 }
 
@@ -295,27 +295,27 @@ void modules_rescan(void)
         return;
     tracer_internal_enter();
     lock();
-    if (!m.exe[0]) {
-        ssize_t n = readlink("/proc/self/exe", m.exe, sizeof m.exe - 1);
-        m.exe[n > 0 ? n : 0] = '\0';
+    if (!table.exe[0]) {
+        ssize_t n = readlink("/proc/self/exe", table.exe, sizeof table.exe - 1);
+        table.exe[n > 0 ? n : 0] = '\0';
     }
-    for (uint32_t i = 0; i < m.nslots; i++)
-        m.slots[i].seen = 0;
-    scan_state st = { m.nslots, 1 };
+    for (uint32_t i = 0; i < table.nslots; i++)
+        table.slots[i].seen = 0;
+    scan_state st = { table.nslots, 1 };
     dl_iterate_phdr(on_module, &st);
     uint32_t first_new = st.first_new;
-    if (m.nslots > first_new)
-        tracer_write_modules(m.arena + m.slots[first_new].offset,
-                             m.arena_len - m.slots[first_new].offset,
-                             m.nslots - first_new);
-    if (traced_kept() && m.nslots > first_new)
+    if (table.nslots > first_new)
+        tracer_write_modules(table.arena + table.slots[first_new].offset,
+                             table.arena_len - table.slots[first_new].offset,
+                             table.nslots - first_new);
+    if (traced_kept() && table.nslots > first_new)
         track_data(0);
-    for (uint32_t i = 0; i < m.nslots; i++) {
+    for (uint32_t i = 0; i < table.nslots; i++) {
         if (i >= first_new)
-            tracer_record(MEMTAP_EV_MODULE_LOAD, 0, 0, m.slots[i].base, 0, 0, i);
-        else if (m.slots[i].alive && !m.slots[i].seen) {
-            __atomic_store_n(&m.slots[i].alive, 0, __ATOMIC_RELEASE);
-            tracer_record(MEMTAP_EV_MODULE_UNLOAD, 0, 0, m.slots[i].base, 0, 0,
+            tracer_record(MEMTAP_EV_MODULE_LOAD, 0, 0, table.slots[i].base, 0, 0, i);
+        else if (table.slots[i].alive && !table.slots[i].seen) {
+            __atomic_store_n(&table.slots[i].alive, 0, __ATOMIC_RELEASE);
+            tracer_record(MEMTAP_EV_MODULE_UNLOAD, 0, 0, table.slots[i].base, 0, 0,
                         i);
         }
     }
@@ -326,9 +326,9 @@ void modules_rescan(void)
 
 int modules_own_text(uint64_t start, uint64_t end)
 {
-    uint32_t n = atomic_load_explicit(&m.published, memory_order_acquire);
+    uint32_t n = atomic_load_explicit(&table.published, memory_order_acquire);
     for (uint32_t k = 0; k < n; k++) {
-        const module_slot *s = &m.slots[k];
+        const module_slot *s = &table.slots[k];
         if (!__atomic_load_n(&s->alive, __ATOMIC_ACQUIRE))
             continue;
         for (int t = 0; t < MAX_TEXTS && s->text[t][1]; t++)
@@ -341,8 +341,8 @@ int modules_own_text(uint64_t start, uint64_t end)
 
 void modules_write_all(void)
 {
-    if (m.nslots)
-        tracer_write_modules(m.arena, m.arena_len, m.nslots);
+    if (table.nslots)
+        tracer_write_modules(table.arena, table.arena_len, table.nslots);
 }
 
 /* Whether a text segment may hold a syscall instruction (its bytes
@@ -360,10 +360,10 @@ size_t modules_text_ranges(uint32_t *from, int syscalls_only,
 {
     size_t n = 0;
     lock();
-    for (uint32_t k = *from; k < m.nslots; k++) {
-        const module_slot *s = &m.slots[k];
+    for (uint32_t k = *from; k < table.nslots; k++) {
+        const module_slot *s = &table.slots[k];
         const memtap_module_entry *e =
-            (const memtap_module_entry *)(const void *)(m.arena + s->offset);
+            (const memtap_module_entry *)(const void *)(table.arena + s->offset);
         const char *path = (const char *)(const void *)(e + 1) +
                            e->nsegs * sizeof(memtap_segment);
         /* the loader's system calls touch the program's heap too */
@@ -383,7 +383,7 @@ size_t modules_text_ranges(uint32_t *from, int syscalls_only,
             }
         }
     }
-    *from = m.nslots;
+    *from = table.nslots;
     unlock();
     return n;
 }

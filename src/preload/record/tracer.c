@@ -164,7 +164,7 @@ static struct {
         _Atomic uint64_t chunks;     /* chunks the writer wrote */
         _Atomic uint64_t jobs;       /* entry buffers it packed */
     } writer;
-} g = { .fd = -1, .status_fd = -1 };
+} rec = { .fd = -1, .status_fd = -1 };
 
 /* The clients' hooks, one array each, so that a hook no client has costs
  * one compare on the recording path. */
@@ -177,9 +177,9 @@ static struct { TRACER_HOOKS(HOOK_ARRAY) } hooks;
 
 int tracer_add_client(const tracer_client *c)
 {
-    if (g.nclients == MAX_CLIENTS)
+    if (rec.nclients == MAX_CLIENTS)
         return -1;
-    g.nclients++;
+    rec.nclients++;
 #define HOOK_ADD(name) \
     if (c->name)       \
         hooks.name[hooks.n_##name++] = c->name;
@@ -247,27 +247,27 @@ static int raw_write_all(int fd, const void *buf, size_t len)
  * errno, or 0 (dropped while recording). */
 static void lose(uint64_t n, int err)
 {
-    atomic_fetch_add(&g.dropped, n);
+    atomic_fetch_add(&rec.dropped, n);
     int none = 0;
     if (err)
-        atomic_compare_exchange_strong(&g.write_errno, &none, err);
-    if (g.status) {
-        atomic_fetch_add(&g.status->lost, n);
+        atomic_compare_exchange_strong(&rec.write_errno, &none, err);
+    if (rec.status) {
+        atomic_fetch_add(&rec.status->lost, n);
         int32_t zero = 0;
         if (err)
-            atomic_compare_exchange_strong(&g.status->write_errno, &zero, err);
+            atomic_compare_exchange_strong(&rec.status->write_errno, &zero, err);
     }
 }
 
 /* Writes one encoded chunk of n records (n = 0 for metadata). */
 static void write_chunk(const void *buf, size_t len, uint64_t n)
 {
-    int rc = raw_write_all(g.fd, buf, len);
+    int rc = raw_write_all(rec.fd, buf, len);
     if (rc < 0) {
         lose(n, -rc);
-    } else if (g.status) {
-        atomic_fetch_add(&g.status->events, n);
-        atomic_fetch_add(&g.status->bytes, len);
+    } else if (rec.status) {
+        atomic_fetch_add(&rec.status->events, n);
+        atomic_fetch_add(&rec.status->bytes, len);
     }
 }
 
@@ -287,21 +287,21 @@ static void map_status(void)
         raw_syscall3(SYS_munmap, p, MEMTAP_STATUS_SIZE, 0);
         return;
     }
-    g.status = st;
-    g.status_fd = fd;
+    rec.status = st;
+    rec.status_fd = fd;
 }
 
 int tracer_guarded_fds(int fds[2])
 {
     int n = 0;
-    if (g.fd >= 0)
-        fds[n++] = g.fd;
-    if (g.status_fd >= 0)
-        fds[n++] = g.status_fd;
+    if (rec.fd >= 0)
+        fds[n++] = rec.fd;
+    if (rec.status_fd >= 0)
+        fds[n++] = rec.status_fd;
     return n;
 }
 
-int tracer_enabled(void) { return g.enabled; }
+int tracer_enabled(void) { return rec.enabled; }
 int tracer_internal(void) { return tls_internal; }
 void tracer_internal_enter(void)
 {
@@ -314,12 +314,12 @@ void tracer_internal_leave(void)
     if (--tls_internal == 0)
         EACH_CLIENT(internal_done);
 }
-uint64_t tracer_seq(void) { return atomic_load(&g.seq); }
+uint64_t tracer_seq(void) { return atomic_load(&rec.seq); }
 void tracer_lose(uint64_t n) { lose(n, 0); }
 
 uint64_t tracer_next_alloc_id(void)
 {
-    return atomic_fetch_add(&g.alloc, 1);
+    return atomic_fetch_add(&rec.alloc, 1);
 }
 
 static uint32_t current_tid(void)
@@ -332,7 +332,7 @@ static uint32_t current_tid(void)
 static int meta_acquire(int may_wait)
 {
     for (;;) {
-        if (spin_try(&g.meta_lock))
+        if (spin_try(&rec.meta_lock))
             return 1;
         if (!may_wait)
             return 0;
@@ -340,24 +340,24 @@ static int meta_acquire(int may_wait)
     }
 }
 
-static void meta_release(void) { spin_release(&g.meta_lock); }
+static void meta_release(void) { spin_release(&rec.meta_lock); }
 
 static void write_meta_locked(uint16_t type, uint32_t count, const void *raw,
                               size_t len)
 {
-    if (g.fd < 0 || !g.meta_cctx || len > META_MAX)
+    if (rec.fd < 0 || !rec.meta_cctx || len > META_MAX)
         return;
     tracer_internal_enter();
-    size_t n = trace_chunk_encode(g.meta_cctx, type, current_tid(), count,
-                                  raw, len, g.meta_out, g.meta_out_cap);
+    size_t n = trace_chunk_encode(rec.meta_cctx, type, current_tid(), count,
+                                  raw, len, rec.meta_out, rec.meta_out_cap);
     if (n)
-        write_chunk(g.meta_out, n, 0);
+        write_chunk(rec.meta_out, n, 0);
     tracer_internal_leave();
 }
 
 void tracer_write_modules(const void *entries, uint32_t len, uint32_t count)
 {
-    if (!g.enabled || count == 0)
+    if (!rec.enabled || count == 0)
         return;
     meta_acquire(1);
     write_meta_locked(MEMTAP_CHUNK_MODULES, count, entries, len);
@@ -412,9 +412,9 @@ static void write_info_start(void)
     fmt_u64(&b, (uint64_t)getpid());
     fmt_str(&b, "\nppid=");
     fmt_u64(&b, (uint64_t)getppid());
-    if (g.status && g.status->run_id) {
+    if (rec.status && rec.status->run_id) {
         fmt_str(&b, "\nrun=");
-        fmt_u64(&b, g.status->run_id);
+        fmt_u64(&b, rec.status->run_id);
     }
     char exe[4096];
     ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
@@ -446,15 +446,15 @@ static void write_info_start(void)
         fmt_str(&b, "\nstack_limit=");
         fmt_u64(&b, rl.cur == ~0ull ? 0 : rl.cur);
     }
-    if (g.compression != TRACE_BALANCED) {
+    if (rec.compression != TRACE_BALANCED) {
         fmt_str(&b, "\ncompress=");
-        fmt_str(&b, g.compression == TRACE_FAST ? "fast" : "small");
+        fmt_str(&b, rec.compression == TRACE_FAST ? "fast" : "small");
     }
-    if (g.parent_path[0]) {
+    if (rec.parent_path[0]) {
         fmt_str(&b, "\nparent_trace=");
-        fmt_str(&b, g.parent_path);
+        fmt_str(&b, rec.parent_path);
         fmt_str(&b, "\nfork_seq=");
-        fmt_u64(&b, g.fork_seq);
+        fmt_u64(&b, rec.fork_seq);
     }
     fmt_char(&b, '\n');
     write_meta_locked(MEMTAP_CHUNK_INFO, 0, text, b.len);
@@ -489,11 +489,11 @@ static int write_sites_frame(const memtap_sites_header *h,
     if (len > *left - sizeof len)
         return -1;
     tracer_internal_enter();
-    size_t n = trace_chunk_encode_sites(g.meta_cctx, current_tid(), h,
-                                       *frames + sizeof len, len, g.meta_out,
-                                       g.meta_out_cap);
+    size_t n = trace_chunk_encode_sites(rec.meta_cctx, current_tid(), h,
+                                       *frames + sizeof len, len, rec.meta_out,
+                                       rec.meta_out_cap);
     if (n)
-        write_chunk(g.meta_out, n, 0);
+        write_chunk(rec.meta_out, n, 0);
     tracer_internal_leave();
     *frames += sizeof len + len;
     *left -= sizeof len + len;
@@ -506,11 +506,11 @@ static int write_sites_frame(const memtap_sites_header *h,
  * when memtap has no memory to build them in. */
 static int write_sites_locked(uint32_t tag)
 {
-    if (g.fd < 0 || !g.meta_cctx)
+    if (rec.fd < 0 || !rec.meta_cctx)
         return 0;
-    const trace_site_table *tab = &g.site_tabs[tag];
-    const uint8_t *frames = g.site_frames[tag].p;
-    size_t left = g.site_frames[tag].len;
+    const trace_site_table *tab = &rec.site_tabs[tag];
+    const uint8_t *frames = rec.site_frames[tag].p;
+    size_t left = rec.site_frames[tag].len;
     char *buf = NULL;
     uint32_t first = 0;
     do {
@@ -539,7 +539,7 @@ static int write_sites_locked(uint32_t tag)
  * those chunks as corrupt, and show warns). */
 static void write_all_sites(void)
 {
-    uint32_t n = atomic_load(&g.nsite_tabs);
+    uint32_t n = atomic_load(&rec.nsite_tabs);
     meta_acquire(1);
     for (uint32_t tag = 0; tag < n; tag++)
         write_sites_locked(tag);
@@ -549,12 +549,12 @@ static void write_all_sites(void)
 /* "<stem>.<pid>.mtr", or "<stem>.<pid>-<n>.mtr" for n > 0. */
 static void derived_path(char *out, size_t cap, uint64_t pid, uint64_t n)
 {
-    size_t len = strlen(g.base_path);
-    if (len > 4 && strcmp(g.base_path + len - 4, ".mtr") == 0)
+    size_t len = strlen(rec.base_path);
+    if (len > 4 && strcmp(rec.base_path + len - 4, ".mtr") == 0)
         len -= 4;
     fmt_buf b = { out, 0, cap };
     for (size_t i = 0; i < len; i++)
-        fmt_char(&b, g.base_path[i]);
+        fmt_char(&b, rec.base_path[i]);
     fmt_char(&b, '.');
     fmt_u64(&b, pid);
     if (n) {
@@ -569,13 +569,13 @@ static void derived_path(char *out, size_t cap, uint64_t pid, uint64_t n)
 static int create_output(void)
 {
     int flags = O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC;
-    int fd = g.parent_path[0] ? -1 : open(g.base_path, flags, 0644);
+    int fd = rec.parent_path[0] ? -1 : open(rec.base_path, flags, 0644);
     if (fd >= 0) {
-        strcpy(g.path, g.base_path);
+        strcpy(rec.path, rec.base_path);
     } else {
         for (uint64_t n = 0; fd < 0 && n < 1000; n++) {
-            derived_path(g.path, sizeof g.path, (uint64_t)getpid(), n);
-            fd = open(g.path, flags, 0644);
+            derived_path(rec.path, sizeof rec.path, (uint64_t)getpid(), n);
+            fd = open(rec.path, flags, 0644);
             if (fd < 0 && errno != EEXIST)
                 break;
         }
@@ -584,7 +584,7 @@ static int create_output(void)
         return -1;
     /* a forked child's file takes the number the parent's had, which the
      * seccomp filter it inherited guards */
-    int high = g.fd >= 0 ? (int)raw_syscall3(SYS_dup3, fd, g.fd, O_CLOEXEC)
+    int high = rec.fd >= 0 ? (int)raw_syscall3(SYS_dup3, fd, rec.fd, O_CLOEXEC)
                          : fcntl(fd, F_DUPFD_CLOEXEC, TRACE_FD_MIN);
     if (high >= 0) {
         close(fd);
@@ -595,14 +595,14 @@ static int create_output(void)
 
 static void open_output(void)
 {
-    g.pid = getpid();
-    g.fd = create_output();
-    if (g.fd < 0) {
+    rec.pid = getpid();
+    rec.fd = create_output();
+    if (rec.fd < 0) {
         static const char msg[] = "memtap: cannot create the trace file\n";
         raw_say_lit(msg);
-        if (g.status)
-            atomic_fetch_add(&g.status->no_file, 1);
-        g.enabled = 0;
+        if (rec.status)
+            atomic_fetch_add(&rec.status->no_file, 1);
+        rec.enabled = 0;
         return;
     }
     struct timespec ts;
@@ -611,10 +611,10 @@ static void open_output(void)
     trace_file_header_init(&h, (uint32_t)getpid(), (uint32_t)getppid(),
                            (uint64_t)ts.tv_sec * 1000000000u +
                                (uint64_t)ts.tv_nsec,
-                           atomic_load(&g.seq));
+                           atomic_load(&rec.seq));
     write_chunk(&h, sizeof h, 0);
-    if (g.status)
-        atomic_fetch_add(&g.status->processes, 1);
+    if (rec.status)
+        atomic_fetch_add(&rec.status->processes, 1);
     write_info_start();
     write_maps();
 }
@@ -623,8 +623,8 @@ static void open_output(void)
 
 static tracer_thread *thread_new(void)
 {
-    size_t bytes = (size_t)g.cap * BYTES_PER_RECORD;
-    size_t ws = trace_chunk_workspace_size(bytes, g.compression);
+    size_t bytes = (size_t)rec.cap * BYTES_PER_RECORD;
+    size_t ws = trace_chunk_workspace_size(bytes, rec.compression);
     size_t out = trace_chunk_bound(bytes);
     size_t head = 64 * ((sizeof(tracer_thread) + 63) / 64);
     size_t total = head + ws + out + (1 + HANDS) * bytes;
@@ -634,7 +634,7 @@ static tracer_thread *thread_new(void)
         return NULL;
     tracer_thread *t = (tracer_thread *)(void *)m;
     t->map_size = total;
-    t->cctx = trace_chunk_context(m + head, ws, g.compression);
+    t->cctx = trace_chunk_context(m + head, ws, rec.compression);
     t->out = m + head + ws;
     t->out_cap = out;
     t->buf = (uint8_t *)t->out + out; /* touched only as far as used */
@@ -645,16 +645,16 @@ static tracer_thread *thread_new(void)
         raw_unmap(m, total);
         return NULL;
     }
-    tracer_thread *first = atomic_load(&g.threads);
+    tracer_thread *first = atomic_load(&rec.threads);
     do {
         t->next = first;
-    } while (!atomic_compare_exchange_weak(&g.threads, &first, t));
+    } while (!atomic_compare_exchange_weak(&rec.threads, &first, t));
     return t;
 }
 
 static tracer_thread *thread_claim(uint32_t tid)
 {
-    for (tracer_thread *t = atomic_load(&g.threads); t; t = t->next) {
+    for (tracer_thread *t = atomic_load(&rec.threads); t; t = t->next) {
         uint32_t free_owner = 0;
         if (atomic_compare_exchange_strong(&t->owner, &free_owner, tid))
             return t;
@@ -812,13 +812,13 @@ static int write_hand(tracer_thread *t, uint32_t i, ZSTD_CCtx *cctx,
 static int writer_pass(void)
 {
     int wrote = 0;
-    for (tracer_thread *t = atomic_load(&g.threads); t; t = t->next) {
+    for (tracer_thread *t = atomic_load(&rec.threads); t; t = t->next) {
         while (run_job(t, 1))
             wrote = 1;
-        if (!write_hand(t, atomic_load(&t->hand_head), g.writer.cctx,
-                        g.writer.out, g.writer.out_cap))
+        if (!write_hand(t, atomic_load(&t->hand_head), rec.writer.cctx,
+                        rec.writer.out, rec.writer.out_cap))
             continue;
-        atomic_fetch_add(&g.writer.chunks, 1);
+        atomic_fetch_add(&rec.writer.chunks, 1);
         wrote = 1;
     }
     return wrote;
@@ -829,9 +829,9 @@ static int writer_pass(void)
 static int cpu_to_spare(void)
 {
     int threads = 0;
-    for (tracer_thread *t = atomic_load(&g.threads); t; t = t->next)
+    for (tracer_thread *t = atomic_load(&rec.threads); t; t = t->next)
         threads += atomic_load(&t->owner) != 0;
-    return threads < g.writer.cpus;
+    return threads < rec.writer.cpus;
 }
 
 /* The writer: writes every handed-over buffer.  After its last one it
@@ -850,7 +850,7 @@ static void writer_main(void *unused)
     tls_writer = 1;
     long long last = raw_clock_ns(CLOCK_MONOTONIC);
     for (unsigned looks = 1;; looks++) {
-        uint32_t work = atomic_load(&g.writer.work);
+        uint32_t work = atomic_load(&rec.writer.work);
         if (writer_pass()) {
             looks = 0;
             last = raw_clock_ns(CLOCK_MONOTONIC);
@@ -861,10 +861,10 @@ static void writer_main(void *unused)
         } else {
             /* a thread that hands over after this store wakes the writer;
              * one before it has bumped work, which the wait then sees */
-            atomic_store(&g.writer.sleeping, 1);
-            if (atomic_load(&g.writer.work) == work)
-                futex_wait_for(&g.writer.work, work, 0);
-            atomic_store(&g.writer.sleeping, 0);
+            atomic_store(&rec.writer.sleeping, 1);
+            if (atomic_load(&rec.writer.work) == work)
+                futex_wait_for(&rec.writer.work, work, 0);
+            atomic_store(&rec.writer.sleeping, 0);
             last = raw_clock_ns(CLOCK_MONOTONIC);
         }
     }
@@ -873,24 +873,24 @@ static void writer_main(void *unused)
 /* Whether full buffers go to the writer now; starts it on first use. */
 static int writer_ready(void)
 {
-    if (!g.writer.wanted || atomic_load(&g.finished))
+    if (!rec.writer.wanted || atomic_load(&rec.finished))
         return 0;
-    int state = atomic_load(&g.writer.started); /* 1 runs, -1 failed */
+    int state = atomic_load(&rec.writer.started); /* 1 runs, -1 failed */
     if (state != 0)
         return state == 1;
-    if (!atomic_compare_exchange_strong(&g.writer.started, &state, 2))
+    if (!atomic_compare_exchange_strong(&rec.writer.started, &state, 2))
         return 0; /* another thread is starting it */
-    if (!g.writer.cctx) {
-        size_t bytes = (size_t)g.cap * BYTES_PER_RECORD;
-        size_t ws = trace_chunk_workspace_size(bytes, g.compression);
+    if (!rec.writer.cctx) {
+        size_t bytes = (size_t)rec.cap * BYTES_PER_RECORD;
+        size_t ws = trace_chunk_workspace_size(bytes, rec.compression);
         size_t out = trace_chunk_bound(bytes);
         char *m = raw_map(ws + out);
-        g.writer.cctx = m ? trace_chunk_context(m, ws, g.compression) : NULL;
-        g.writer.out = m + ws;
-        g.writer.out_cap = out;
+        rec.writer.cctx = m ? trace_chunk_context(m, ws, rec.compression) : NULL;
+        rec.writer.out = m + ws;
+        rec.writer.out_cap = out;
     }
-    long tid = g.writer.cctx ? hidden_thread_start(writer_main, NULL) : -1;
-    atomic_store(&g.writer.started, tid > 0 ? 1 : -1);
+    long tid = rec.writer.cctx ? hidden_thread_start(writer_main, NULL) : -1;
+    atomic_store(&rec.writer.started, tid > 0 ? 1 : -1);
     return tid > 0;
 }
 
@@ -901,7 +901,7 @@ static int writer_ready(void)
  * holds t->lock. */
 static void settle_hands(tracer_thread *t, uint32_t keep)
 {
-    int may_write = g.writer.wanted != WRITER_ALL || tls_writer;
+    int may_write = rec.writer.wanted != WRITER_ALL || tls_writer;
     for (;;) {
         uint32_t head = atomic_load(&t->hand_head);
         uint32_t tail = atomic_load(&t->hand_tail);
@@ -922,9 +922,9 @@ static void settle_hands(tracer_thread *t, uint32_t keep)
 /* Tells the writer there is work. */
 static void writer_kick(void)
 {
-    atomic_fetch_add(&g.writer.work, 1);
-    if (atomic_load(&g.writer.sleeping))
-        futex_wake_all(&g.writer.work);
+    atomic_fetch_add(&rec.writer.work, 1);
+    if (atomic_load(&rec.writer.sleeping))
+        futex_wake_all(&rec.writer.work);
 }
 
 /* Hands t's full buffer to the writer and takes the buffer of the free
@@ -950,10 +950,10 @@ static void flush_locked(tracer_thread *t)
 {
     if (t->n == 0)
         return;
-    if (g.fd < 0 && t->n < g.cap && t->buf_cap - t->len >= TRACE_PACKED_MAX)
+    if (rec.fd < 0 && t->n < rec.cap && t->buf_cap - t->len >= TRACE_PACKED_MAX)
         return; /* before the output exists: keep while there is room */
     tracer_internal_enter(); /* zstd's memcpy calls are memtap's */
-    if (g.fd < 0) {
+    if (rec.fd < 0) {
         lose(t->n, 0);
     } else if (!tls_exited && writer_ready()) {
         settle_hands(t, HANDS - 1);
@@ -978,14 +978,14 @@ static void flush_locked(tracer_thread *t)
 /* Whether t's buffer has room for `records` more records in `bytes`. */
 static int has_room(const tracer_thread *t, uint32_t records, size_t bytes)
 {
-    return t->n <= g.cap && g.cap - t->n >= records &&
+    return t->n <= rec.cap && rec.cap - t->n >= records &&
            t->buf_cap - t->len >= bytes;
 }
 
 /* Whether t's buffer is to be written now: full, or the process ending. */
 static void flush_if_due(tracer_thread *t)
 {
-    if (t->n >= g.cap || atomic_load(&g.finished) || tls_exited)
+    if (t->n >= rec.cap || atomic_load(&rec.finished) || tls_exited)
         flush_locked(t);
 }
 
@@ -1007,7 +1007,7 @@ static void append(tracer_thread *t, uint8_t kind, uint8_t flags,
         flush_locked(t);
     if (has_room(t, 1, TRACE_PACKED_MAX)) {
         memtap_record r = {
-            .seq = atomic_fetch_add(&g.seq, 1), .pc = pc, .addr = addr,
+            .seq = atomic_fetch_add(&rec.seq, 1), .pc = pc, .addr = addr,
             .size = size, .addr2 = addr2, .aux = aux, .kind = kind,
             .flags = flags, .count = count };
         t->len = (size_t)(trace_pack_record(&t->packer, &r, t->buf + t->len) -
@@ -1023,7 +1023,7 @@ static void append(tracer_thread *t, uint8_t kind, uint8_t flags,
 static void record(uint8_t kind, uint8_t flags, uint64_t pc, uint64_t addr,
                  uint64_t size, uint64_t addr2, uint64_t aux, uint32_t count)
 {
-    if (!g.enabled || clients_take(kind, pc, addr, size, addr2))
+    if (!rec.enabled || clients_take(kind, pc, addr, size, addr2))
         return;
     tracer_internal_enter(); /* what libc does for us here is not the program's */
     tracer_thread *t = self();
@@ -1036,7 +1036,7 @@ static void record(uint8_t kind, uint8_t flags, uint64_t pc, uint64_t addr,
 
 void tracer_sync(void)
 {
-    if (g.enabled)
+    if (rec.enabled)
         EACH_CLIENT(sync);
 }
 
@@ -1061,11 +1061,11 @@ int tracer_add_sites(uint32_t tag, uint64_t bias, const memtap_site *sites,
                      uint32_t nsites, const uint8_t *frames,
                      size_t frames_len, const uint8_t *records)
 {
-    if (tag >= MAX_SITE_TABS || tag != atomic_load(&g.nsite_tabs))
+    if (tag >= MAX_SITE_TABS || tag != atomic_load(&rec.nsite_tabs))
         return -1;
-    g.site_tabs[tag] = (trace_site_table){ bias, sites, nsites, NULL };
-    g.site_frames[tag].p = frames;
-    g.site_frames[tag].len = frames_len;
+    rec.site_tabs[tag] = (trace_site_table){ bias, sites, nsites, NULL };
+    rec.site_frames[tag].p = frames;
+    rec.site_frames[tag].len = frames_len;
     /* a byte a site: what packing an entry looks up, in memtap's memory
      * (entries of a module drain after dlclose unmaps it): a copy of the
      * rewriter's when each is a count an entry can stand for (47 KB for
@@ -1078,14 +1078,14 @@ int tracer_add_sites(uint32_t tag, uint64_t bias, const memtap_site *sites,
     for (uint32_t i = 0; copied && i < nsites; i++)
         copied = own[i] <= TRACE_ENTRY_RECORDS_MAX;
     if (own && !copied) {
-        trace_sites all = { g.site_tabs, tag + 1 };
+        trace_sites all = { rec.site_tabs, tag + 1 };
         trace_site_records_fill(&all, tag, own);
     }
-    g.site_tabs[tag].records = own;
+    rec.site_tabs[tag].records = own;
     meta_acquire(1);
     int rc = write_sites_locked(tag);
     if (rc == 0)
-        atomic_store(&g.nsite_tabs, tag + 1);
+        atomic_store(&rec.nsite_tabs, tag + 1);
     meta_release();
     if (rc && own)
         raw_unmap(own, nsites);
@@ -1109,7 +1109,7 @@ static uint64_t entry_records(const trace_sites *sites, const trace_entry *e,
 static void pack_entries_locked(tracer_thread *t, const trace_entry *e,
                                 const trace_entry *end)
 {
-    trace_sites sites = { g.site_tabs, atomic_load(&g.nsite_tabs) };
+    trace_sites sites = { rec.site_tabs, atomic_load(&rec.nsite_tabs) };
     /* a run may go past its limits to end where no follower's records
      * are still due: the buffer keeps the bytes for that */
     const size_t run_min = TRACE_RUN_FRAME + TRACE_ENTRY_MAX +
@@ -1126,10 +1126,10 @@ static void pack_entries_locked(tracer_thread *t, const trace_entry *e,
         uint8_t *at = t->buf + t->len;
         uint8_t *o = trace_run_pack(&t->packer, &sites, &e, end, at,
                                     t->buf + t->buf_cap - TRACE_RUN_OVER_BYTES,
-                                    g.cap - t->n, &records);
+                                    rec.cap - t->n, &records);
         if (o == at)
             continue; /* nothing left that names a site */
-        trace_run_seal(&t->packer, at, atomic_fetch_add(&g.seq, records),
+        trace_run_seal(&t->packer, at, atomic_fetch_add(&rec.seq, records),
                        records);
         t->len = (size_t)(o - t->buf);
         t->n += records;
@@ -1140,7 +1140,7 @@ static void pack_entries_locked(tracer_thread *t, const trace_entry *e,
 /* The entries lost with t's buffer busy. */
 static void lose_entries(const trace_entry *e, const trace_entry *end)
 {
-    trace_sites sites = { g.site_tabs, atomic_load(&g.nsite_tabs) };
+    trace_sites sites = { rec.site_tabs, atomic_load(&rec.nsite_tabs) };
     lose(entry_records(&sites, e, end), 0);
 }
 
@@ -1164,7 +1164,7 @@ static int run_job(tracer_thread *t, int by_writer)
         tls_packing = outer;
         unlock(t);
         if (by_writer)
-            atomic_fetch_add(&g.writer.jobs, 1);
+            atomic_fetch_add(&rec.writer.jobs, 1);
     } else if (!by_writer && atomic_load(&t->job_head) == head) {
         lose_entries(job->e, job->end);
         locked = 1;
@@ -1191,7 +1191,7 @@ static void settle_jobs(tracer_thread *t, uint32_t keep)
         uint32_t head = atomic_load(&t->job_head);
         if (atomic_load(&t->job_tail) - head <= keep)
             return;
-        if ((g.writer.wanted != WRITER_ALL || now - since > JOB_ALL_NS) &&
+        if ((rec.writer.wanted != WRITER_ALL || now - since > JOB_ALL_NS) &&
             run_job(t, 0))
             continue;
         now = raw_clock_ns(CLOCK_MONOTONIC);
@@ -1208,7 +1208,7 @@ static void settle_jobs(tracer_thread *t, uint32_t keep)
 
 int tracer_append_entries(const trace_entry *e, const trace_entry *end)
 {
-    if (!g.enabled)
+    if (!rec.enabled)
         return 1;
     if (clients_active())
         return 0;
@@ -1228,14 +1228,14 @@ int tracer_append_entries(const trace_entry *e, const trace_entry *end)
 
 int tracer_offer_entries(const trace_entry *e, const trace_entry *end)
 {
-    if (!g.enabled || e == end || tls_exited || clients_active())
+    if (!rec.enabled || e == end || tls_exited || clients_active())
         return 0;
     tracer_internal_enter();
     tracer_thread *t = self();
     int taken = 0;
     if (t)
         taken = writer_ready() &&
-                (g.writer.wanted == WRITER_ALL || cpu_to_spare());
+                (rec.writer.wanted == WRITER_ALL || cpu_to_spare());
     if (taken) {
         settle_jobs(t, JOBS - 1); /* a slot for this one */
         uint32_t tail = atomic_load(&t->job_tail);
@@ -1253,7 +1253,7 @@ int tracer_offer_entries(const trace_entry *e, const trace_entry *end)
 void tracer_settle_entries(void)
 {
     tracer_thread *t = tls_self;
-    if (!t || !g.enabled)
+    if (!t || !rec.enabled)
         return;
     tracer_internal_enter();
     settle_jobs(t, 0);
@@ -1273,7 +1273,7 @@ static void await_hands(tracer_thread *t)
         tracer_hand *h = &t->hands[head % HANDS];
         uint32_t now = atomic_load(&h->state);
         if (now == HAND_QUEUED && meta_acquire(0)) {
-            write_hand(t, head, g.meta_cctx, g.meta_out, g.meta_out_cap);
+            write_hand(t, head, rec.meta_cctx, rec.meta_out, rec.meta_out_cap);
             meta_release();
             continue;
         }
@@ -1281,9 +1281,9 @@ static void await_hands(tracer_thread *t)
             /* this thread's own, in the code this call interrupted, which
              * will not go on: its bytes are whole, write it here */
             if (!tls_hand_put && meta_acquire(0)) {
-                put_events(g.meta_out,
-                           encode_events(g.meta_cctx, g.meta_out,
-                                         g.meta_out_cap, h->tid, h->n,
+                put_events(rec.meta_out,
+                           encode_events(rec.meta_cctx, rec.meta_out,
+                                         rec.meta_out_cap, h->tid, h->n,
                                          h->buf, h->len),
                            h->n);
                 meta_release();
@@ -1317,7 +1317,7 @@ static void lose_jobs(tracer_thread *t)
 
 void tracer_flush_all(void)
 {
-    for (tracer_thread *t = atomic_load(&g.threads); t; t = t->next) {
+    for (tracer_thread *t = atomic_load(&rec.threads); t; t = t->next) {
         if (t == tls_packing) /* interrupted mid-pack: no waiting */
             lose_jobs(t);
         else
@@ -1339,7 +1339,7 @@ void tracer_flush_all(void)
 void tracer_thread_exit(void)
 {
     tracer_thread *t = tls_self;
-    if (!t || !g.enabled)
+    if (!t || !rec.enabled)
         return;
     EACH_CLIENT(thread_exit);
     /* From here on this thread's chunks are written in place, none handed
@@ -1358,23 +1358,23 @@ void tracer_thread_exit(void)
 
 void tracer_note_untraced_exec(void)
 {
-    if (g.status)
-        atomic_fetch_add(&g.status->untraced_execs, 1);
+    if (rec.status)
+        atomic_fetch_add(&rec.status->untraced_execs, 1);
 }
 
 void tracer_note_fault_pc(uint64_t pc)
 {
     uint64_t none = 0;
-    atomic_compare_exchange_strong(&g.fault_pc, &none, pc);
+    atomic_compare_exchange_strong(&rec.fault_pc, &none, pc);
 }
 
 void tracer_finish(const char *how, int code)
 {
     /* a vfork child shares our memory until it execs or exits: the output
      * and the buffers stay the parent's */
-    if (!g.enabled || !tracer_owns_process())
+    if (!rec.enabled || !tracer_owns_process())
         return;
-    if (atomic_exchange(&g.finished, 1))
+    if (atomic_exchange(&rec.finished, 1))
         return;
     EACH_CLIENT(finish);
     tracer_flush_all();
@@ -1385,24 +1385,24 @@ void tracer_finish(const char *how, int code)
     fmt_str(&b, "\nend_code=");
     fmt_u64(&b, (uint64_t)(uint32_t)code);
     fmt_str(&b, "\nend_seq=");
-    fmt_u64(&b, atomic_load(&g.seq));
+    fmt_u64(&b, atomic_load(&rec.seq));
     fmt_str(&b, "\ndropped=");
-    fmt_u64(&b, atomic_load(&g.dropped));
-    if (atomic_load(&g.writer.chunks)) {
+    fmt_u64(&b, atomic_load(&rec.dropped));
+    if (atomic_load(&rec.writer.chunks)) {
         fmt_str(&b, "\nwriter_chunks=");
-        fmt_u64(&b, atomic_load(&g.writer.chunks));
+        fmt_u64(&b, atomic_load(&rec.writer.chunks));
     }
-    if (atomic_load(&g.writer.jobs)) {
+    if (atomic_load(&rec.writer.jobs)) {
         fmt_str(&b, "\nwriter_jobs=");
-        fmt_u64(&b, atomic_load(&g.writer.jobs));
+        fmt_u64(&b, atomic_load(&rec.writer.jobs));
     }
-    if (atomic_load(&g.fault_pc)) {
+    if (atomic_load(&rec.fault_pc)) {
         fmt_str(&b, "\nend_pc=");
-        fmt_hex(&b, atomic_load(&g.fault_pc));
+        fmt_hex(&b, atomic_load(&rec.fault_pc));
     }
-    if (atomic_load(&g.write_errno)) {
+    if (atomic_load(&rec.write_errno)) {
         fmt_str(&b, "\nwrite_errno=");
-        fmt_u64(&b, (uint64_t)atomic_load(&g.write_errno));
+        fmt_u64(&b, (uint64_t)atomic_load(&rec.write_errno));
     }
     fmt_char(&b, '\n');
     EACH_CLIENT(end_stats, &b);
@@ -1415,22 +1415,22 @@ void tracer_finish(const char *how, int code)
 
 int tracer_owns_process(void)
 {
-    return raw_syscall3(SYS_getpid, 0, 0, 0) == g.pid;
+    return raw_syscall3(SYS_getpid, 0, 0, 0) == rec.pid;
 }
 
 void tracer_exec_failed(void)
 {
-    if (g.enabled && tracer_owns_process())
-        atomic_store(&g.finished, 0);
+    if (rec.enabled && tracer_owns_process())
+        atomic_store(&rec.finished, 0);
 }
 
 void tracer_after_fork_child(void)
 {
-    if (!g.enabled)
+    if (!rec.enabled)
         return;
     tracer_internal_enter(); /* what libc does for memtap is its own */
     uint32_t tid = current_tid();
-    for (tracer_thread *t = atomic_load(&g.threads); t; t = t->next) {
+    for (tracer_thread *t = atomic_load(&rec.threads); t; t = t->next) {
         atomic_store(&t->lock, 0);
         for (unsigned j = 0; j < HANDS; j++) /* the parent's to write */
             atomic_store(&t->hands[j].state, HAND_FREE);
@@ -1448,17 +1448,17 @@ void tracer_after_fork_child(void)
     }
     if (tls_self)
         tls_self->tid = tid;
-    atomic_store(&g.meta_lock, 0);
-    atomic_store(&g.finished, 0);
-    atomic_store(&g.dropped, 0);
-    atomic_store(&g.writer.started, 0); /* the writer stayed in the parent */
-    atomic_store(&g.writer.sleeping, 0);
-    atomic_store(&g.writer.chunks, 0);
-    atomic_store(&g.writer.jobs, 0);
-    atomic_store(&g.write_errno, 0);
+    atomic_store(&rec.meta_lock, 0);
+    atomic_store(&rec.finished, 0);
+    atomic_store(&rec.dropped, 0);
+    atomic_store(&rec.writer.started, 0); /* the writer stayed in the parent */
+    atomic_store(&rec.writer.sleeping, 0);
+    atomic_store(&rec.writer.chunks, 0);
+    atomic_store(&rec.writer.jobs, 0);
+    atomic_store(&rec.write_errno, 0);
     EACH_CLIENT(after_fork_child);
-    strcpy(g.parent_path, g.path);
-    g.fork_seq = atomic_load(&g.seq);
+    strcpy(rec.parent_path, rec.path);
+    rec.fork_seq = atomic_load(&rec.seq);
     open_output();
     write_all_sites();
     if (tls_self)
@@ -1470,34 +1470,34 @@ void tracer_after_fork_child(void)
 void tracer_init(void)
 {
     const preload_config *c = config();
-    if (!*c->output || strlen(c->output) >= sizeof g.base_path - 32)
+    if (!*c->output || strlen(c->output) >= sizeof rec.base_path - 32)
         return;
-    strcpy(g.base_path, c->output);
+    strcpy(rec.base_path, c->output);
     map_status();
-    g.cap = c->buffer_records ? c->buffer_records : DEFAULT_RECORDS;
-    g.meta_out_cap = trace_chunk_bound(META_MAX);
+    rec.cap = c->buffer_records ? c->buffer_records : DEFAULT_RECORDS;
+    rec.meta_out_cap = trace_chunk_bound(META_MAX);
     if (strcmp(c->compress, "fast") == 0)
-        g.compression = TRACE_FAST;
+        rec.compression = TRACE_FAST;
     else if (strcmp(c->compress, "small") == 0)
-        g.compression = TRACE_SMALL;
+        rec.compression = TRACE_SMALL;
     if (strcmp(c->writer, "all") == 0)
-        g.writer.wanted = WRITER_ALL;
+        rec.writer.wanted = WRITER_ALL;
     else if (strcmp(c->writer, "mix") == 0)
-        g.writer.wanted = WRITER_SHARED;
+        rec.writer.wanted = WRITER_SHARED;
     else if (strcmp(c->writer, "off") == 0)
-        g.writer.wanted = WRITER_NONE;
+        rec.writer.wanted = WRITER_NONE;
     else
-        g.writer.wanted = hidden_thread_cpus() > 1 ? WRITER_SHARED
+        rec.writer.wanted = hidden_thread_cpus() > 1 ? WRITER_SHARED
                                                    : WRITER_NONE;
-    g.writer.cpus = hidden_thread_cpus();
-    if (g.writer.wanted && hidden_thread_prepare() != 0)
-        g.writer.wanted = 0;
-    size_t ws = trace_chunk_workspace_size(META_MAX, g.compression);
-    void *mem = raw_map(ws + g.meta_out_cap);
+    rec.writer.cpus = hidden_thread_cpus();
+    if (rec.writer.wanted && hidden_thread_prepare() != 0)
+        rec.writer.wanted = 0;
+    size_t ws = trace_chunk_workspace_size(META_MAX, rec.compression);
+    void *mem = raw_map(ws + rec.meta_out_cap);
     if (!mem)
         return;
-    g.meta_cctx = trace_chunk_context(mem, ws, g.compression);
-    g.meta_out = (char *)mem + ws;
-    g.enabled = 1;
+    rec.meta_cctx = trace_chunk_context(mem, ws, rec.compression);
+    rec.meta_out = (char *)mem + ws;
+    rec.enabled = 1;
     open_output();
 }

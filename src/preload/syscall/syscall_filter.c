@@ -32,7 +32,7 @@ static struct {
     uint32_t covered;                 /* modules the filters cover */
     unsigned later;                   /* filters installed after start-up */
     atomic_int lock;                  /* over the above after start-up */
-} f;
+} filter_state;
 
 /* Calls that are never trapped: no user memory, or not emulable. */
 static const int passthrough[] = {
@@ -81,7 +81,7 @@ static const char too_many_ranges[] =
     "recorded)\n";
 
 /* The filter over the text pieces of ranges[0..nr): calls made from them
- * are trapped, except the passthrough ones (all) or all but f.traps
+ * are trapped, except the passthrough ones (all) or all but filter_state.traps
  * (!all); everything else (memtap's own calls, the
  * loader's, and any process image that replaces this one by exec, whose
  * modules lie elsewhere) passes.  Returns the filter's length. */
@@ -142,7 +142,7 @@ static size_t filter_build(struct sock_filter *prog,
     STMT(BPF_RET | BPF_K, SECCOMP_RET_TRAP);
     STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
     STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr));
-    if (f.all) { /* everything but the passthrough calls */
+    if (filter_state.all) { /* everything but the passthrough calls */
         for (size_t i = 0; i < NPASS; i++)
             JUMP(BPF_JMP | BPF_JEQ | BPF_K, (uint32_t)passthrough[i],
                  (uint8_t)(NPASS - i), 0);
@@ -150,7 +150,7 @@ static size_t filter_build(struct sock_filter *prog,
         STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
     } else { /* executable mappings (syscalls_note_code_made: the
               * program's mmap calls reach libmemtap's mmap, not here),
-              * the calls of f.traps */
+              * the calls of filter_state.traps */
         JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_mmap, 2, 0);
         JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_mprotect, 1, 0);
         JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_pkey_mprotect, 0, 4);
@@ -158,9 +158,9 @@ static size_t filter_build(struct sock_filter *prog,
         JUMP(BPF_JMP | BPF_JSET | BPF_K, PROT_EXEC, 0, 1);
         STMT(BPF_RET | BPF_K, SECCOMP_RET_TRAP);
         STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
-        for (size_t i = 0; i < f.ntraps; i++)
-            JUMP(BPF_JMP | BPF_JEQ | BPF_K, (uint32_t)f.traps[i],
-                 (uint8_t)(f.ntraps - i), 0);
+        for (size_t i = 0; i < filter_state.ntraps; i++)
+            JUMP(BPF_JMP | BPF_JEQ | BPF_K, (uint32_t)filter_state.traps[i],
+                 (uint8_t)(filter_state.ntraps - i), 0);
         STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
         STMT(BPF_RET | BPF_K, SECCOMP_RET_TRAP);
     }
@@ -189,9 +189,9 @@ int syscall_filter_init(int all, const int *traps, size_t ntraps)
 {
     if (ntraps > SYSCALL_FILTER_TRAPS_MAX)
         return -1;
-    f.all = all;
-    memcpy(f.traps, traps, ntraps * sizeof *traps);
-    f.ntraps = ntraps;
+    filter_state.all = all;
+    memcpy(filter_state.traps, traps, ntraps * sizeof *traps);
+    filter_state.ntraps = ntraps;
     uint64_t found[MAX_RANGES][2], ranges[MAX_PIECES][2];
     uint32_t from = 0;
     size_t nfound = modules_text_ranges(&from, 0, found, MAX_RANGES);
@@ -204,30 +204,30 @@ int syscall_filter_init(int all, const int *traps, size_t ntraps)
     struct sock_filter prog[FILTER_MAX];
     if (filter_install(prog, filter_build(prog, ranges, nr)) != 0)
         return -1;
-    f.covered = from;
-    f.installed = 1;
+    filter_state.covered = from;
+    filter_state.installed = 1;
     return 0;
 }
 
 void syscall_filter_cover_new(void)
 {
-    if (!f.installed)
+    if (!filter_state.installed)
         return;
     tracer_internal_enter(); /* the scan's memmem is memtap's */
-    spin_acquire(&f.lock);
+    spin_acquire(&filter_state.lock);
     uint64_t found[MAX_RANGES][2], ranges[MAX_PIECES][2];
-    size_t nfound = modules_text_ranges(&f.covered, 1, found, MAX_RANGES);
+    size_t nfound = modules_text_ranges(&filter_state.covered, 1, found, MAX_RANGES);
     size_t nr = text_pieces(found, nfound < MAX_RANGES ? nfound : MAX_RANGES,
                             ranges, MAX_PIECES);
-    if (nr && f.later == MAX_LATER_FILTERS) {
+    if (nr && filter_state.later == MAX_LATER_FILTERS) {
         static const char msg[] =
             "memtap: warning: too many loaded libraries make system calls "
             "themselves: calls from the last ones are not trapped (they may "
             "fail with EFAULT on traced memory, and their copies are not "
             "recorded)\n";
         raw_say_lit(msg);
-        f.later++;
-    } else if (nr && f.later < MAX_LATER_FILTERS) {
+        filter_state.later++;
+    } else if (nr && filter_state.later < MAX_LATER_FILTERS) {
         if (nfound > MAX_RANGES || nr == MAX_PIECES)
             raw_say_lit(too_many_ranges);
         struct sock_filter prog[FILTER_MAX];
@@ -239,8 +239,8 @@ void syscall_filter_cover_new(void)
                 "recorded\n";
             raw_say_lit(msg);
         }
-        f.later++;
+        filter_state.later++;
     }
-    spin_release(&f.lock);
+    spin_release(&filter_state.lock);
     tracer_internal_leave();
 }

@@ -170,11 +170,11 @@ static struct {
     _Atomic unsigned long code_made;  /* syscalls_note_code_made */
     _Atomic uint64_t code_made_first; /* the first one's call site */
     _Atomic unsigned long async_io_refused; /* io_uring_setup, io_setup */
-} s;
+} call_state;
 
-unsigned long syscalls_emulated(void) { return s.emulated; }
-int syscalls_enabled(void) { return s.enabled; }
-unsigned long syscalls_reopened(void) { return s.reopened; }
+unsigned long syscalls_emulated(void) { return call_state.emulated; }
+int syscalls_enabled(void) { return call_state.enabled; }
+unsigned long syscalls_reopened(void) { return call_state.reopened; }
 
 static const sys_spec *spec_of(long nr)
 {
@@ -302,8 +302,8 @@ static void after_memory_call(long nr, const long *a, long ret)
 
 void syscalls_note_code_made(long nr, const long *a, long ret, uint64_t pc)
 {
-    if (!s.enabled || s.all || !(a[2] & PROT_EXEC) ||
-        (pc >= s.loader_text[0] && pc < s.loader_text[1]))
+    if (!call_state.enabled || call_state.all || !(a[2] & PROT_EXEC) ||
+        (pc >= call_state.loader_text[0] && pc < call_state.loader_text[1]))
         return;
     /* a program that makes its own text writable and back, to patch or
      * relocate it, makes no new code */
@@ -313,20 +313,20 @@ void syscalls_note_code_made(long nr, const long *a, long ret, uint64_t pc)
     if ((nr == SYS_mmap && !RAW_FAILED(ret)) ||
         ((nr == SYS_mprotect || nr == SYS_pkey_mprotect) && ret == 0)) {
         uint64_t none = 0;
-        atomic_compare_exchange_strong(&s.code_made_first, &none, pc);
-        atomic_fetch_add(&s.code_made, 1);
+        atomic_compare_exchange_strong(&call_state.code_made_first, &none, pc);
+        atomic_fetch_add(&call_state.code_made, 1);
     }
 }
 
 void syscalls_end_stats(fmt_buf *b)
 {
-    unsigned long made = atomic_load(&s.code_made);
-    unsigned long refused = atomic_load(&s.async_io_refused);
+    unsigned long made = atomic_load(&call_state.code_made);
+    unsigned long refused = atomic_load(&call_state.async_io_refused);
     if (made) {
         fmt_str(b, "code_made=");
         fmt_u64(b, made);
         fmt_str(b, "\ncode_made_first=0x");
-        fmt_hex(b, atomic_load(&s.code_made_first));
+        fmt_hex(b, atomic_load(&call_state.code_made_first));
         fmt_char(b, '\n');
     }
     if (refused) {
@@ -410,7 +410,7 @@ static long retry_closed(ucontext_t *uc, const sys_spec *sp, long nr,
     ret = call_opened(uc, sp, nr, a);
     if (ret != -EFAULT)
         return ret;
-    atomic_fetch_add(&s.reopened, 1);
+    atomic_fetch_add(&call_state.reopened, 1);
     fault_note_exposed(nr);
     traced_set_active(0);
     ret = raw_syscall6(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
@@ -428,7 +428,7 @@ static void on_sigsys_body(int sig, siginfo_t *si, ucontext_t *uc)
     long nr = si->si_syscall;
     long a[6] = { g[REG_RDI], g[REG_RSI], g[REG_RDX],
                   g[REG_R10], g[REG_R8],  g[REG_R9] };
-    atomic_fetch_add(&s.emulated, 1);
+    atomic_fetch_add(&call_state.emulated, 1);
     fault_thread_trapped();
     execargs_reclaim();
     long ret;
@@ -464,7 +464,7 @@ static void on_sigsys_body(int sig, siginfo_t *si, ucontext_t *uc)
          * (EFAULT in a completion), and no copy is recorded.  Programs
          * fall back to calls memtap sees, as where seccomp profiles
          * refuse these */
-        atomic_fetch_add(&s.async_io_refused, 1);
+        atomic_fetch_add(&call_state.async_io_refused, 1);
         g[REG_RAX] = -ENOSYS;
         return;
     }
@@ -544,11 +544,11 @@ int syscalls_init(int all)
             traps[nt++] = table[i].nr;
     for (size_t i = 0; i < NSTATIC; i++)
         traps[nt++] = static_traps[i];
-    find_loader_text(s.loader_text);
-    s.all = all;
+    find_loader_text(call_state.loader_text);
+    call_state.all = all;
     if (syscall_filter_init(all, traps, nt) != 0)
         return -1;
     own_signals_claim(SIGSYS);
-    s.enabled = 1;
+    call_state.enabled = 1;
     return 0;
 }
