@@ -1,92 +1,104 @@
 /*
- * config.c - the MEMTAP_* environment read once (config.h).  No malloc:
- * the strings are copied into this file's static storage.
+ * config.c - the MEMTAP_* environment read once (config.h), row by row of
+ * sys/run_config.h.  No malloc and no C library: the program's environ
+ * is read as it is and the strings are copied into this file's static
+ * storage (a program may define getenv, strtol and the like itself).
  */
-#define _GNU_SOURCE
 #include "config.h"
 
-#include <stdlib.h>
-#include <string.h>
+#include <stddef.h>
 
-#define LIST_MAX ENV_TESTED_MAX
+extern char **environ;
 
-static preload_config cfg;
-static char lists[6][LIST_MAX];  /* only, ignore, watch, watch_sites,
-                                    bypass, tested */
+static run_config cfg;
 static int loaded;
 
-/* name's value copied into buf ("" when unset or too long). */
-static void copy(char *buf, size_t cap, const char *name)
+/* The value of variable name in the environment, or NULL. */
+static const char *value_of(const char *name)
 {
-    const char *v = getenv(name);
-    size_t n = v ? strlen(v) : 0;
-    if (n >= cap)
-        n = 0;
-    memcpy(buf, v ? v : "", n);
-    buf[n] = '\0';
+    for (char **e = environ; e && *e; e++) {
+        const char *v = *e, *n = name;
+        while (*n && *v == *n)
+            v++, n++;
+        if (!*n && *v == '=')
+            return v + 1;
+    }
+    return NULL;
 }
 
-/* name's value kept in list slot k, or NULL when unset or too long. */
-static const char *list(int k, const char *name)
+static size_t length(const char *s)
 {
-    const char *v = getenv(name);
-    if (!v || strlen(v) >= LIST_MAX)
-        return NULL;
-    strcpy(lists[k], v);
-    return lists[k];
+    size_t n = 0;
+    while (s[n])
+        n++;
+    return n;
 }
 
-/* Whether name is set to "1" (its first character: MEMTAP_REWRITE_DISCARD
- * takes "1" with anything after). */
-static int switched_on(const char *name, int whole)
+/* s into buf of cap bytes ("" when it does not fit); 0, or -1 when it
+ * did not. */
+static int copy(char *buf, size_t cap, const char *s)
 {
-    const char *v = getenv(name);
-    return v && v[0] == '1' && (!whole || v[1] == '\0');
+    size_t n = length(s);
+    if (n >= cap) {
+        buf[0] = '\0';
+        return -1;
+    }
+    for (size_t i = 0; i <= n; i++)
+        buf[i] = s[i];
+    return 0;
 }
 
-/* A decimal number in [lo, hi], else 0. */
-static uint32_t number(const char *name, long lo, long hi)
+/* A decimal number, as strtol reads one (sign, digits up to the first
+ * other character). */
+static long decimal(const char *s)
 {
-    const char *v = getenv(name);
-    long n = v && *v ? strtol(v, NULL, 10) : 0;
-    return n >= lo && n <= hi ? (uint32_t)n : 0;
+    int neg = *s == '-';
+    s += neg || *s == '+';
+    long n = 0;
+    while (*s >= '0' && *s <= '9')
+        n = n * 10 + (*s++ - '0');
+    return neg ? -n : n;
 }
+
+/* The index of v among the '|'-separated words, or 0. */
+static int word_index(const char *words, const char *v)
+{
+    for (int i = 0; *words; i++) {
+        const char *p = v;
+        while (*words && *words != '|' && *words == *p)
+            words++, p++;
+        if ((!*words || *words == '|') && !*p)
+            return i;
+        while (*words && *words != '|')
+            words++;
+        words += *words == '|';
+    }
+    return 0;
+}
+
+#define DECODE_TEXT(f, v, a, b) copy(cfg.f, sizeof cfg.f, v ? v : "");
+#define DECODE_LIST(f, v, a, b) \
+    cfg.f = v && copy(cfg.f##_text, sizeof cfg.f##_text, v) == 0 ? cfg.f##_text : NULL;
+#define DECODE_FLAG(f, v, a, b) cfg.f = v && v[0] == '1' && v[1] == '\0';
+#define DECODE_LEAD1(f, v, a, b) cfg.f = v && v[0] == '1';
+#define DECODE_SET(f, v, a, b) cfg.f = v != NULL;
+#define DECODE_NUM(f, v, a, b)                                         \
+    {                                                                  \
+        long n_ = v && *v ? decimal(v) : 0;                            \
+        cfg.f = n_ >= (long)(a) && n_ <= (long)(b) ? (uint32_t)n_ : 0; \
+    }
+#define DECODE_FD(f, v, a, b) cfg.f = v && *v ? (int)decimal(v) : -1;
+#define DECODE_SIZE(f, v, a, b) cfg.f = v && *v ? (int64_t)decimal(v) : -1;
+#define DECODE_WORDS(f, v, a, b) cfg.f = v ? word_index(a, v) : 0;
+#define DECODE(kind, f, env, a, b)             \
+    {                                          \
+        const char *v_ = value_of(env);        \
+        DECODE_##kind(f, v_, a, b)             \
+    }
 
 static void load(void)
 {
-    copy(cfg.output, sizeof cfg.output, ENV_OUTPUT);
-    const char *fd = getenv(ENV_STATUS_FD);
-    cfg.status_fd = fd && *fd ? atoi(fd) : -1;
-    cfg.accesses = switched_on(ENV_ACCESSES, 1);
-    const char *w = getenv(ENV_WINDOW);
-    cfg.window = w && strcmp(w, "main") == 0    ? WINDOW_MAIN
-                 : w && strcmp(w, "marks") == 0 ? WINDOW_MARKS
-                                                : WINDOW_ALL;
-    copy(cfg.compress, sizeof cfg.compress, ENV_COMPRESS);
-    copy(cfg.writer, sizeof cfg.writer, ENV_WRITER);
-    cfg.buffer_records = number(ENV_BUFFER_RECORDS, 64, 1 << 20);
-    copy(cfg.consumer, sizeof cfg.consumer, ENV_CONSUMER);
-    copy(cfg.tool, sizeof cfg.tool, ENV_TOOL);
-    const char *chunk = getenv(ENV_TOOL_CHUNK);
-    cfg.tool_chunk = chunk && *chunk ? (int64_t)strtoul(chunk, NULL, 10) : -1;
-    cfg.check_once = switched_on(ENV_TOOL_CHECK_ONCE, 1);
-    cfg.only = list(0, ENV_ONLY);
-    cfg.ignore = list(1, ENV_IGNORE);
-    cfg.watch = list(2, ENV_WATCH);
-    cfg.watch_sites = list(3, ENV_WATCH_SITES);
-    copy(cfg.cache, sizeof cfg.cache, ENV_CACHE);
-    copy(cfg.cache_salt, sizeof cfg.cache_salt, ENV_CACHE_SALT);
-    copy(cfg.command, sizeof cfg.command, ENV_COMMAND);
-    cfg.bypass = list(4, ENV_BYPASS);
-    cfg.tested = list(5, ENV_TESTED);
-    cfg.rewrite_discard = switched_on(ENV_REWRITE_DISCARD, 0);
-    cfg.debug_traps = getenv(ENV_DEBUG_TRAPS) != NULL;
-    cfg.string_elements = switched_on(ENV_STRING_ELEMENTS, 1);
-    const char *path = getenv(ENV_FAULT_PATH);
-    cfg.fault_step = path && strcmp(path, "step") == 0;
-    cfg.fault_complete_only =
-        cfg.fault_step || (path && strcmp(path, "complete") == 0);
-    cfg.fault_hot = path && strcmp(path, "hot") == 0;
+    RUN_CONFIG_ROWS(DECODE)
 }
 
 const preload_config *config(void)

@@ -173,7 +173,7 @@ static void *map(size_t len, int prot)
 
 int complete_init(void)
 {
-    if (config()->fault_step)
+    if (config()->fault_path == FAULT_PATH_STEP)
         return -1;
     c.forked_mark = map(4096, PROT_READ | PROT_WRITE);
     if (c.forked_mark &&

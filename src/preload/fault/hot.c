@@ -174,9 +174,10 @@ static void *map(size_t len)
 int hot_init(void)
 {
     const preload_config *cfg = config();
-    if (cfg->fault_complete_only)
+    if (cfg->fault_path == FAULT_PATH_STEP ||
+        cfg->fault_path == FAULT_PATH_COMPLETE)
         return -1;
-    hot_state.after = cfg->fault_hot ? 1 : HOT_AFTER;
+    hot_state.after = cfg->fault_path == FAULT_PATH_HOT ? 1 : HOT_AFTER;
     uint32_t lo, hi;
     __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
     hot_state.xfeatures = (((uint64_t)hi << 32) | lo) & XSTATE_RUN;
