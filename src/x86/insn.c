@@ -179,6 +179,12 @@ static void summarize(x86_insn *out)
         out->flow = X86_FLOW_ICALL;
 }
 
+int x86_decode_raw(const x86_decoder *d, const uint8_t *buf, size_t len,
+                   ZydisDecodedInstruction *zi, ZydisDecodedOperand *zops)
+{
+    return ZYAN_SUCCESS(ZydisDecoderDecodeFull(&d->dec, buf, len, zi, zops)) ? 0 : -1;
+}
+
 int x86_decode(const x86_decoder *d, const uint8_t *buf, size_t len,
                uint64_t addr, x86_insn *out)
 {

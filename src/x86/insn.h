@@ -83,6 +83,12 @@ typedef struct x86_decoder {
 
 int x86_decoder_init(x86_decoder *d);
 
+/* Decodes the instruction at buf (len bytes available) into Zydis's own
+ * form only, for the fault engine's emulation: 0, or -1 when the bytes
+ * are not a valid instruction.  No allocation, no lock: for handlers. */
+int x86_decode_raw(const x86_decoder *d, const uint8_t *buf, size_t len,
+                   ZydisDecodedInstruction *zi, ZydisDecodedOperand *zops);
+
 /* Decodes the instruction at buf (len bytes available) whose link-time
  * address is addr.  Returns 0, or -1 when the bytes are not a valid
  * instruction. */

@@ -31,6 +31,7 @@
  */
 #define _GNU_SOURCE
 #include "fault.h"
+#include "x86/insn.h"
 #include "preload/signal/process_death.h"
 #include "preload/signal/sigtable.h"
 #include "preload/core/own_signals.h"
@@ -70,7 +71,7 @@ typedef struct window {
 
 static struct {
     int enabled;
-    ZydisDecoder decoder;
+    x86_decoder decoder;
     _Atomic uint64_t faults;
     _Atomic uint64_t stack_pages; /* pages untraced as stacks */
     _Atomic uint64_t exposed;
@@ -117,12 +118,10 @@ static int decode(const ucontext_t *uc, ZydisDecodedInstruction *insn,
     size_t room = PAGE - ((uintptr_t)pc & (PAGE - 1));
     if (room > ZYDIS_MAX_INSTRUCTION_LENGTH)
         room = ZYDIS_MAX_INSTRUCTION_LENGTH;
-    if (ZYAN_SUCCESS(ZydisDecoderDecodeFull(&fault_state.decoder, pc, room, insn, ops)))
+    if (x86_decode_raw(&fault_state.decoder, pc, room, insn, ops) == 0)
         return 0;
-    return ZYAN_SUCCESS(ZydisDecoderDecodeFull(
-               &fault_state.decoder, pc, ZYDIS_MAX_INSTRUCTION_LENGTH, insn, ops))
-               ? 0
-               : -1;
+    return x86_decode_raw(&fault_state.decoder, pc, ZYDIS_MAX_INSTRUCTION_LENGTH,
+                          insn, ops);
 }
 
 static int is_access(const ZydisDecodedOperand *op)
@@ -613,9 +612,7 @@ static int install(int sig, void (*fn)(int, siginfo_t *, void *))
 
 int fault_init(void)
 {
-    if (pagemap_init() != 0 ||
-        !ZYAN_SUCCESS(ZydisDecoderInit(&fault_state.decoder, ZYDIS_MACHINE_MODE_LONG_64,
-                                       ZYDIS_STACK_WIDTH_64)))
+    if (pagemap_init() != 0 || x86_decoder_init(&fault_state.decoder) != 0)
         return -1;
     if (install(SIGSEGV, on_segv) != 0 || install(SIGTRAP, on_trap) != 0)
         return -1;

@@ -25,6 +25,7 @@
  */
 #define _GNU_SOURCE
 #include "hot.h"
+#include "x86/insn.h"
 #include "preload/core/own_stack.h"
 #include "sys/futex_lock.h"
 #include "sys/hash.h"
@@ -97,7 +98,7 @@ static struct {
     int on;
     uint32_t after;            /* completions that make a site hot */
     uint64_t xfeatures;        /* XCR0's share of XSTATE_RUN */
-    ZydisDecoder decoder;
+    x86_decoder decoder;
     hot_count *counts;
     hot_site *sites;
     _Atomic uint32_t nsites;   /* published after a site is whole */
@@ -182,8 +183,7 @@ int hot_init(void)
     __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
     hot_state.xfeatures = (((uint64_t)hi << 32) | lo) & XSTATE_RUN;
     if ((hot_state.xfeatures & 3) != 3 ||
-        !ZYAN_SUCCESS(ZydisDecoderInit(&hot_state.decoder, ZYDIS_MACHINE_MODE_LONG_64,
-                                       ZYDIS_STACK_WIDTH_64)) ||
+        x86_decoder_init(&hot_state.decoder) != 0 ||
         live_code_init() != 0)
         return -1;
     hot_state.counts = map(COUNT_SLOTS * sizeof *hot_state.counts);
@@ -232,8 +232,7 @@ static int take_insn(hot_insn *in, uint64_t pc, size_t len, uint8_t *tail)
     uint8_t text[ZYDIS_MAX_INSTRUCTION_LENGTH + 4];
     memset(in, 0, sizeof *in);
     if (complete_peek(text, len + 4, pc) != 0 ||
-        !ZYAN_SUCCESS(ZydisDecoderDecodeFull(&hot_state.decoder, text, len, &in->insn,
-                                             in->ops)) ||
+        x86_decode_raw(&hot_state.decoder, text, len, &in->insn, in->ops) != 0 ||
         in->insn.length != len ||
         (in->mem = complete_operand(&in->insn, in->ops)) < 0)
         return -1;
