@@ -21,6 +21,7 @@ int cmd_shadow(int argc, char **argv); /* heat, share, uninit */
 int cmd_instrument(int argc, char **argv);
 int cmd_accuracy(int argc, char **argv);
 int cmd_cache(int argc, char **argv);
+int cmd_cachesim(int argc, char **argv);
 
 /* Sets the environment variable name to value, before its old value and
  * a ':' when it has one (LD_PRELOAD, LD_AUDIT, GLIBC_TUNABLES). */

@@ -14,7 +14,7 @@ import shutil
 import subprocess
 import sys
 
-from memtap_tests import TMP, check, check_eq, memtap, prog, run_named, show
+from memtap_tests import TMP, check, check_eq, memtap, prog, run_named, show, trace
 
 PAGE_TEST = os.path.join(os.path.dirname(__file__), "../browser/report_page.mjs")
 
@@ -249,6 +249,54 @@ def test_report_bad_input():
     check(p.returncode != 0 and "not a memtap trace" in p.stderr, p.stderr)
     p = memtap("report", "--html", "/nonexistent/dir/r.html", path, check_rc=False)
     check(p.returncode != 0 and "r.html" in p.stderr, p.stderr)
+
+
+def cachesim_rows(path, *opts):
+    """{object: (D1 misses, LL misses, compulsory, accesses)} of memtap
+    cachesim's table."""
+    out = memtap("cachesim", *opts, path).stdout
+    rows = {}
+    for line in out.split("objects by D1 misses:", 1)[1].splitlines()[2:]:
+        f = line.split()
+        rows[f[4]] = tuple(int(x) for x in f[:4])
+    return out, rows
+
+
+def test_report_cachesim():
+    """The cache model's misses per object equal the hand count of
+    cache_walk.c (its comment) under both engines: a 64 KiB array walked
+    twice through a 32 KiB first level misses every line both times, the
+    1 MiB last level only the first time; a 16 KiB array only its
+    compulsory misses."""
+    want = {"big": (2048, 1024, 1024, 2048), "small": (256, 256, 256, 512)}
+    for engine in ("static", "fault"):
+        path = os.path.join(TMP, "cw-%s.mtr" % engine)
+        memtap("run", "-q", "--engine", engine, "-o", path, "--", prog("cache_walk"))
+        out, rows = cachesim_rows(path, "--D1", "32K,8,64", "--LL", "1M,16,64")
+        for name, counts in want.items():
+            check_eq(rows.get(name), counts, "%s under the %s engine: %s" % (name, engine, out))
+        check("D1 32768 B, 8-way, 64-B lines; LL 1048576 B, 16-way" in out, out)
+        # a last level as small as the first: big's second pass misses there too
+        _, rows = cachesim_rows(path, "--D1", "32K,8,64", "--LL", "32K,8,64")
+        check_eq(rows["big"][:2], (2048, 2048), "LL as small as D1")
+
+
+def test_report_cachesim_bad_input():
+    """Geometries that are not caches, and a file that is not a trace, get
+    a clear message and a non-zero exit."""
+    path, _ = trace("three_mallocs")
+    for opt, value in (("--D1", "32K,8"), ("--D1", "32K,8,48"), ("--LL", "1000,16,64"),
+                       ("--D1", "x,8,64")):
+        p = memtap("cachesim", opt, value, path, check_rc=False)
+        check(p.returncode != 0 and "memtap: " + opt in p.stderr,
+              "%s %s: %d %s" % (opt, value, p.returncode, p.stderr))
+    p = memtap("cachesim", "--D1", "32K,8,64", "--LL", "1M,16,128", path, check_rc=False)
+    check(p.returncode != 0 and "lines differ" in p.stderr, p.stderr)
+    bogus = os.path.join(TMP, "not-a-trace")
+    with open(bogus, "w") as f:
+        f.write("hello\n")
+    p = memtap("cachesim", bogus, check_rc=False)
+    check(p.returncode != 0 and p.stderr.startswith("memtap: "), p.stderr)
 
 
 if __name__ == "__main__":

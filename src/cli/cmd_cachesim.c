@@ -1,0 +1,90 @@
+/*
+ * cmd_cachesim.c - "memtap cachesim": runs a trace through a model of the
+ * data caches (report/cachesim.h) and says which objects miss.
+ */
+#include "cli.h"
+#include "report/cachesim.h"
+
+#include <getopt.h>
+#include <stdlib.h>
+
+static const char usage[] =
+    "usage: memtap cachesim [options] TRACE.mtr\n"
+    "\n"
+    "Runs the accesses of a trace through a model of the data caches, a\n"
+    "first level (D1) and a last level (LL), set-associative, least\n"
+    "recently used, write-allocate, the last level looked up on a first-\n"
+    "level miss (as Cachegrind models them; one hierarchy for all\n"
+    "threads), and prints the misses, then the objects (variables, heap\n"
+    "blocks, symbols, sections) by first-level misses.  A block operation\n"
+    "is an access of each line it covers; a miss on a line the run had\n"
+    "never touched is compulsory.\n"
+    "\n"
+    "  --D1 SIZE,ASSOC,LINE  the first level (SIZE in bytes, or with K or M)\n"
+    "                        (default: this machine's, from sysfs)\n"
+    "  --LL SIZE,ASSOC,LINE  the last level (default: this machine's)\n"
+    "  --top N               objects listed (default 20)\n"
+    "  -h, --help            show this help\n";
+
+int cmd_cachesim(int argc, char **argv)
+{
+    static const struct option longopts[] = {
+        { "D1", required_argument, NULL, 'd' },
+        { "LL", required_argument, NULL, 'l' },
+        { "top", required_argument, NULL, 't' },
+        { "help", no_argument, NULL, 'h' },
+        { NULL, 0, NULL, 0 },
+    };
+    cachesim_options opt = { { 32768, 8, 64 }, { 8u << 20, 16, 64 }, 20 };
+    int given_d1 = 0, given_ll = 0, c;
+    while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+        switch (c) {
+        case 'd':
+            if (cache_geometry_parse(optarg, &opt.d1) != 0)
+                return cli_error("--D1", "not SIZE,ASSOC,LINE of a cache: %s", optarg);
+            given_d1 = 1;
+            break;
+        case 'l':
+            if (cache_geometry_parse(optarg, &opt.ll) != 0)
+                return cli_error("--LL", "not SIZE,ASSOC,LINE of a cache: %s", optarg);
+            given_ll = 1;
+            break;
+        case 't':
+            opt.top = atoi(optarg);
+            if (opt.top < 0)
+                return cli_error("--top", "not a count: %s", optarg);
+            break;
+        case 'h': fputs(usage, stdout); return 0;
+        default: fputs(usage, stderr); return 2;
+        }
+    }
+    if (optind != argc - 1) {
+        fputs(usage, stderr);
+        return 2;
+    }
+    cache_geometry d1, ll;
+    if ((!given_d1 || !given_ll) && cache_geometry_of_machine(&d1, &ll) == 0) {
+        if (!given_d1)
+            opt.d1 = d1;
+        if (!given_ll)
+            opt.ll = ll;
+    }
+    if (opt.d1.line != opt.ll.line)
+        return cli_error("cachesim", "the levels' lines differ (%u and %u bytes)",
+                         opt.d1.line, opt.ll.line);
+    const char *path = argv[optind];
+    memtap_trace *t;
+    if (cli_open_trace(path, &t))
+        return 1;
+    symbolizer *sym = NULL;
+    int rc = symbolizer_create(t, stderr, &sym);
+    if (rc == MEMTAP_OK)
+        rc = cachesim_report(t, sym, &opt, stdout);
+    symbolizer_destroy(sym);
+    memtap_trace_close(t);
+    if (rc > 0 || rc == MEMTAP_E_NOMEM)
+        return cli_error(path, "out of memory");
+    if (rc < 0)
+        return cli_error(path, "%s", memtap_status_string(rc));
+    return 0;
+}

@@ -1,0 +1,308 @@
+/*
+ * cachesim.c - the data cache model and its report (cachesim.h): a tool
+ * of the offline interface (trace/tool.h) that runs every line access
+ * through D1 and LL and counts the misses per object, as the namer names
+ * the address the access starts at.
+ */
+#define _GNU_SOURCE
+#include "report/cachesim.h"
+#include "report/index.h"
+#include "symbols/heapmap.h"
+#include "symbols/namer.h"
+#include "sys/vec.h"
+#include "trace/accesses.h"
+#include "trace/tool.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define NAME_CAP 512
+#define ADDR_CACHE 4096 /* the names of recent addresses, direct-mapped */
+
+/* One level: sets of `assoc` lines, each with the time of its last use. */
+typedef struct level {
+    uint64_t sets;
+    uint32_t assoc;
+    uint64_t *tags;      /* line number + 1; 0: empty */
+    uint64_t *used;
+    uint64_t clock;
+} level;
+
+typedef struct object_stats {
+    char *name;
+    uint64_t accesses, d1, ll, compulsory;
+} object_stats;
+
+typedef struct named {
+    uint64_t addr, gen;  /* gen 0: empty */
+    uint32_t object;
+} named;
+
+typedef struct sim {
+    level d1, ll;
+    unsigned line_shift;
+    namer *names;
+    uint64_t gen;        /* heap events so far + 1: names change with them */
+    named *recent;
+    index_map seen;      /* lines touched */
+    index_map by_name;
+    object_stats *objects;
+    size_t nobjects, objects_cap;
+    uint64_t accesses, reads, writes, d1_misses, ll_misses, compulsory;
+} sim;
+
+static int level_init(level *l, const cache_geometry *g)
+{
+    memset(l, 0, sizeof *l);
+    l->assoc = g->assoc;
+    l->sets = g->size / ((uint64_t)g->assoc * g->line);
+    l->tags = calloc(l->sets * l->assoc, sizeof *l->tags);
+    l->used = calloc(l->sets * l->assoc, sizeof *l->used);
+    return l->tags && l->used ? 0 : -1;
+}
+
+static void level_free(level *l)
+{
+    free(l->tags);
+    free(l->used);
+}
+
+/* Looks line up; on a miss it replaces the set's least recently used
+ * line.  Returns 1 on a hit. */
+static int level_access(level *l, uint64_t line)
+{
+    uint64_t *tags = &l->tags[(line % l->sets) * l->assoc];
+    uint64_t *used = &l->used[(line % l->sets) * l->assoc];
+    uint32_t victim = 0;
+    l->clock++;
+    for (uint32_t w = 0; w < l->assoc; w++) {
+        if (tags[w] == line + 1) {
+            used[w] = l->clock;
+            return 1;
+        }
+        if (used[w] < used[victim])
+            victim = w;
+    }
+    tags[victim] = line + 1;
+    used[victim] = l->clock;
+    return 0;
+}
+
+/* The object holding addr, by index into s->objects; -1 when out of
+ * memory. */
+static int64_t object_of(sim *s, uint64_t addr)
+{
+    named *r = &s->recent[(addr >> 3) % ADDR_CACHE];
+    if (r->gen == s->gen && r->addr == addr)
+        return r->object;
+    data_name d;
+    char name[NAME_CAP];
+    namer_data(s->names, addr, &d);
+    namer_object_text(s->names, &d, name, sizeof name);
+    int64_t i = index_get_str(&s->by_name, name);
+    if (i < 0) {
+        object_stats *o = array_push((void **)&s->objects, &s->nobjects,
+                                     &s->objects_cap, sizeof *o);
+        if (!o || !(o->name = strdup(name)) ||
+            index_put_str(&s->by_name, name, (uint32_t)(s->nobjects - 1)) != 0)
+            return -1;
+        i = (int64_t)s->nobjects - 1;
+    }
+    *r = (named){ addr, s->gen, (uint32_t)i };
+    return i;
+}
+
+/* One line access starting at addr; 0, or 1 when out of memory. */
+static int access_line(sim *s, uint64_t addr, int write)
+{
+    uint64_t line = addr >> s->line_shift;
+    int first = index_get(&s->seen, line) < 0;
+    if (first && index_put(&s->seen, line, 1) != 0)
+        return 1;
+    int d1_hit = level_access(&s->d1, line);
+    int ll_hit = d1_hit || level_access(&s->ll, line);
+    int64_t i = object_of(s, addr);
+    if (i < 0)
+        return 1;
+    object_stats *o = &s->objects[i];
+    o->accesses++;
+    o->d1 += !d1_hit;
+    o->ll += !ll_hit;
+    o->compulsory += first;
+    s->accesses++;
+    s->reads += !write;
+    s->writes += write;
+    s->d1_misses += !d1_hit;
+    s->ll_misses += !ll_hit;
+    s->compulsory += first;
+    return 0;
+}
+
+/* One event (the tool's, trace/tool.h): its accesses, line by line. */
+static int take(void *self, const memtap_event *ev)
+{
+    sim *s = self;
+    const memtap_record *r = &ev->rec;
+    trace_access a[2];
+    int n = trace_record_accesses(r, a);
+    if (n == 0 && heap_map_kind(r->kind)) { /* names change */
+        namer_learn(s->names, r, NULL);
+        s->gen++;
+    }
+    uint64_t line = 1ull << s->line_shift;
+    for (int k = 0; k < n; k++) {
+        uint64_t addr = a[k].addr, size = a[k].size ? a[k].size : 1;
+        while (size > 0) {
+            uint64_t piece = trace_line_piece(addr, size, line);
+            if (access_line(s, addr, a[k].write))
+                return 1;
+            addr += piece;
+            size -= piece;
+        }
+    }
+    return 0;
+}
+
+static int by_d1_misses(const void *a, const void *b)
+{
+    const object_stats *x = a, *y = b;
+    if (x->d1 != y->d1)
+        return x->d1 < y->d1 ? 1 : -1;
+    return strcmp(x->name, y->name);
+}
+
+static double per_mille(uint64_t n, uint64_t of)
+{
+    return of ? 1000.0 * (double)n / (double)of : 0.0;
+}
+
+static void print_report(sim *s, const cachesim_options *opt, FILE *out)
+{
+    const cache_geometry *d1 = &opt->d1, *ll = &opt->ll;
+    fprintf(out, "cache model: D1 %" PRIu64 " B, %u-way, %u-B lines; LL %" PRIu64
+                 " B, %u-way, %u-B lines; LRU, write-allocate\n",
+            d1->size, d1->assoc, d1->line, ll->size, ll->assoc, ll->line);
+    fprintf(out, "line accesses: %" PRIu64 " (%" PRIu64 " reads, %" PRIu64
+                 " writes); lines touched: %" PRIu64 "\n",
+            s->accesses, s->reads, s->writes, s->compulsory);
+    fprintf(out, "D1 misses: %" PRIu64 " (%.1f per 1000 accesses); LL misses: %"
+                 PRIu64 " (%.1f per 1000); compulsory: %" PRIu64 "\n",
+            s->d1_misses, per_mille(s->d1_misses, s->accesses), s->ll_misses,
+            per_mille(s->ll_misses, s->accesses), s->compulsory);
+    qsort(s->objects, s->nobjects, sizeof *s->objects, by_d1_misses);
+    fprintf(out, "\nobjects by D1 misses:\n%12s %12s %12s %12s  %s\n", "D1 misses",
+            "LL misses", "compulsory", "accesses", "object");
+    for (size_t i = 0; i < s->nobjects && (int)i < opt->top; i++) {
+        const object_stats *o = &s->objects[i];
+        fprintf(out, "%12" PRIu64 " %12" PRIu64 " %12" PRIu64 " %12" PRIu64 "  %s\n",
+                o->d1, o->ll, o->compulsory, o->accesses, o->name);
+    }
+}
+
+int cachesim_report(memtap_trace *t, symbolizer *sym,
+                    const cachesim_options *opt, FILE *out)
+{
+    sim s;
+    memset(&s, 0, sizeof s);
+    s.gen = 1;
+    s.line_shift = (unsigned)__builtin_ctz(opt->d1.line);
+    s.names = namer_create(sym, 0);
+    s.recent = calloc(ADDR_CACHE, sizeof *s.recent);
+    int rc = 1;
+    if (s.names && s.recent && level_init(&s.d1, &opt->d1) == 0 &&
+        level_init(&s.ll, &opt->ll) == 0) {
+        trace_tool tool = { &s, NULL, take, NULL };
+        rc = trace_tools_walk(t, &tool, 1, NULL, NULL);
+        if (rc == 0)
+            print_report(&s, opt, out);
+    }
+    for (size_t i = 0; i < s.nobjects; i++)
+        free(s.objects[i].name);
+    free(s.objects);
+    index_free(&s.seen);
+    index_free(&s.by_name);
+    level_free(&s.d1);
+    level_free(&s.ll);
+    free(s.recent);
+    namer_destroy(s.names);
+    return rc;
+}
+
+/* A number with an optional K or M (binary). */
+static int size_of(const char *s, char **end, uint64_t *out)
+{
+    if (*s < '0' || *s > '9')
+        return -1;
+    *out = strtoull(s, end, 10);
+    if (**end == 'K' || **end == 'k')
+        *out <<= 10, (*end)++;
+    else if (**end == 'M' || **end == 'm')
+        *out <<= 20, (*end)++;
+    return 0;
+}
+
+static int valid(const cache_geometry *g)
+{
+    return g->line >= 8 && g->line <= 4096 && !(g->line & (g->line - 1)) &&
+           g->assoc > 0 && g->size > 0 &&
+           g->size % ((uint64_t)g->assoc * g->line) == 0;
+}
+
+int cache_geometry_parse(const char *s, cache_geometry *out)
+{
+    char *end;
+    uint64_t size, assoc, line;
+    if (size_of(s, &end, &size) != 0 || *end != ',' ||
+        size_of(end + 1, &end, &assoc) != 0 || *end != ',' ||
+        size_of(end + 1, &end, &line) != 0 || *end || assoc > UINT32_MAX ||
+        line > UINT32_MAX)
+        return -1;
+    *out = (cache_geometry){ size, (uint32_t)assoc, (uint32_t)line };
+    return valid(out) ? 0 : -1;
+}
+
+/* The first line of a sysfs file, newline dropped; 0, or -1. */
+static int sysfs_text(const char *dir, const char *name, char *buf, size_t cap)
+{
+    char path[256];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return -1;
+    int ok = fgets(buf, (int)cap, f) != NULL;
+    fclose(f);
+    buf[strcspn(buf, "\n")] = '\0';
+    return ok ? 0 : -1;
+}
+
+int cache_geometry_of_machine(cache_geometry *d1, cache_geometry *ll)
+{
+    int have_d1 = 0, ll_level = 0;
+    for (int i = 0; i < 16; i++) {
+        char dir[128], type[32], lvl[8], size[32], ways[16], line[16];
+        snprintf(dir, sizeof dir, "/sys/devices/system/cpu/cpu0/cache/index%d", i);
+        if (sysfs_text(dir, "type", type, sizeof type) != 0)
+            break;
+        cache_geometry g;
+        char *end;
+        uint64_t sz;
+        if (sysfs_text(dir, "level", lvl, sizeof lvl) != 0 ||
+            sysfs_text(dir, "size", size, sizeof size) != 0 ||
+            sysfs_text(dir, "ways_of_associativity", ways, sizeof ways) != 0 ||
+            sysfs_text(dir, "coherency_line_size", line, sizeof line) != 0 ||
+            size_of(size, &end, &sz) != 0)
+            continue;
+        g = (cache_geometry){ sz, (uint32_t)atoi(ways), (uint32_t)atoi(line) };
+        if (!valid(&g))
+            continue;
+        if (atoi(lvl) == 1 && strcmp(type, "Data") == 0) {
+            *d1 = g;
+            have_d1 = 1;
+        } else if (strcmp(type, "Unified") == 0 && atoi(lvl) > ll_level) {
+            *ll = g;
+            ll_level = atoi(lvl);
+        }
+    }
+    return have_d1 && ll_level ? 0 : -1;
+}

@@ -1,0 +1,45 @@
+/*
+ * report/cachesim.h - a data cache model fed from a trace, its misses
+ * named after the program's objects: a first level (D1) and a last level
+ * (LL), set-associative, least recently used, write-allocate, LL looked
+ * up on a D1 miss (as Cachegrind models them), one hierarchy for all
+ * threads.  Every access a record stands for (trace/accesses.h) is cut at
+ * line boundaries; each piece is one access of its line.  A miss on a
+ * line the run never touched before is compulsory.
+ */
+#ifndef MEMTAP_REPORT_CACHESIM_H
+#define MEMTAP_REPORT_CACHESIM_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "memtap/trace.h"
+#include "symbols/symbolizer.h"
+
+typedef struct cache_geometry {
+    uint64_t size;       /* bytes */
+    uint32_t assoc;      /* ways per set */
+    uint32_t line;       /* bytes, a power of two */
+} cache_geometry;
+
+/* "SIZE,ASSOC,LINE" (Cachegrind's --D1/--LL form; SIZE may end in K or
+ * M); 0, or -1 when it is not one or not a cache: size a multiple of
+ * assoc * line, line a power of two from 8 to 4096. */
+int cache_geometry_parse(const char *s, cache_geometry *out);
+
+/* This machine's first-level data cache and its last level, from sysfs
+ * (cpu0); 0, or -1 when sysfs does not say. */
+int cache_geometry_of_machine(cache_geometry *d1, cache_geometry *ll);
+
+typedef struct cachesim_options {
+    cache_geometry d1, ll;
+    int top;             /* objects listed */
+} cachesim_options;
+
+/* Runs the model over t (opened, at its start) and prints the totals and
+ * the objects by D1 misses to out.  0, or a negative status, or 1 when out
+ * of memory. */
+int cachesim_report(memtap_trace *t, symbolizer *sym,
+                    const cachesim_options *opt, FILE *out);
+
+#endif
