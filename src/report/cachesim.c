@@ -29,9 +29,21 @@ typedef struct level {
     uint64_t clock;
 } level;
 
+/* A fully associative LRU cache of as many lines as D1: a D1 miss that
+ * it would have hit is a conflict miss (the set's fault), one it misses
+ * too a capacity miss.  Lines in a list by last use, found by an
+ * open-addressing table (linear probing, deletion by backward shift). */
+typedef struct full_lru {
+    uint32_t cap, n, head, tail;   /* head: most recent; UINT32_MAX: none */
+    uint64_t *line;                /* per slot */
+    uint32_t *prev, *next;
+    uint32_t *table;               /* slot + 1, 0: empty */
+    uint64_t mask;                 /* table size - 1 */
+} full_lru;
+
 typedef struct object_stats {
     char *name;
-    uint64_t accesses, d1, ll, compulsory;
+    uint64_t accesses, d1, ll, compulsory, capacity, conflict;
 } object_stats;
 
 typedef struct named {
@@ -41,6 +53,7 @@ typedef struct named {
 
 typedef struct sim {
     level d1, ll;
+    full_lru full;
     unsigned line_shift;
     namer *names;
     uint64_t gen;        /* heap events so far + 1: names change with them */
@@ -50,6 +63,7 @@ typedef struct sim {
     object_stats *objects;
     size_t nobjects, objects_cap;
     uint64_t accesses, reads, writes, d1_misses, ll_misses, compulsory;
+    uint64_t capacity, conflict;
 } sim;
 
 static int level_init(level *l, const cache_geometry *g)
@@ -89,6 +103,110 @@ static int level_access(level *l, uint64_t line)
     return 0;
 }
 
+#define NONE UINT32_MAX
+
+static int full_init(full_lru *f, uint32_t lines)
+{
+    memset(f, 0, sizeof *f);
+    uint64_t size = 1;
+    while (size < 2ull * lines)
+        size <<= 1;
+    f->cap = lines;
+    f->head = f->tail = NONE;
+    f->mask = size - 1;
+    f->line = calloc(lines, sizeof *f->line);
+    f->prev = calloc(lines, sizeof *f->prev);
+    f->next = calloc(lines, sizeof *f->next);
+    f->table = calloc(size, sizeof *f->table);
+    return f->line && f->prev && f->next && f->table ? 0 : -1;
+}
+
+static void full_free(full_lru *f)
+{
+    free(f->line);
+    free(f->prev);
+    free(f->next);
+    free(f->table);
+}
+
+static uint64_t home(const full_lru *f, uint64_t line)
+{
+    return (line * 0x9e3779b97f4a7c15ull >> 20) & f->mask;
+}
+
+/* The table position holding line, or the empty one where it would go. */
+static uint64_t full_find(const full_lru *f, uint64_t line)
+{
+    uint64_t i = home(f, line);
+    while (f->table[i] && f->line[f->table[i] - 1] != line)
+        i = (i + 1) & f->mask;
+    return i;
+}
+
+/* Empties table position i, shifting back the entries after it. */
+static void full_erase(full_lru *f, uint64_t i)
+{
+    f->table[i] = 0;
+    for (uint64_t j = (i + 1) & f->mask; f->table[j]; j = (j + 1) & f->mask) {
+        uint64_t h = home(f, f->line[f->table[j] - 1]);
+        /* entry j may move to i when i lies between its home and j */
+        if (((j - h) & f->mask) >= ((j - i) & f->mask)) {
+            f->table[i] = f->table[j];
+            f->table[j] = 0;
+            i = j;
+        }
+    }
+}
+
+static void unlink_slot(full_lru *f, uint32_t k)
+{
+    if (f->prev[k] != NONE)
+        f->next[f->prev[k]] = f->next[k];
+    else
+        f->head = f->next[k];
+    if (f->next[k] != NONE)
+        f->prev[f->next[k]] = f->prev[k];
+    else
+        f->tail = f->prev[k];
+}
+
+static void push_front(full_lru *f, uint32_t k)
+{
+    f->prev[k] = NONE;
+    f->next[k] = f->head;
+    if (f->head != NONE)
+        f->prev[f->head] = k;
+    f->head = k;
+    if (f->tail == NONE)
+        f->tail = k;
+}
+
+/* An access of line: 1 on a hit; on a miss the least recently used line
+ * makes room. */
+static int full_access(full_lru *f, uint64_t line)
+{
+    uint64_t i = full_find(f, line);
+    if (f->table[i]) {
+        uint32_t k = f->table[i] - 1;
+        unlink_slot(f, k);
+        push_front(f, k);
+        return 1;
+    }
+    uint32_t k;
+    if (f->n < f->cap) {
+        k = f->n++;
+    } else {
+        k = f->tail;
+        unlink_slot(f, k);
+        full_erase(f, full_find(f, f->line[k]));
+        i = full_find(f, line);
+    }
+    f->line[k] = line;
+    f->table[i] = k + 1;
+    push_front(f, k);
+    return 0;
+}
+
 /* The object holding addr, by index into s->objects; -1 when out of
  * memory. */
 static int64_t object_of(sim *s, uint64_t addr)
@@ -122,6 +240,9 @@ static int access_line(sim *s, uint64_t addr, int write)
         return 1;
     int d1_hit = level_access(&s->d1, line);
     int ll_hit = d1_hit || level_access(&s->ll, line);
+    int full_hit = full_access(&s->full, line);
+    int capacity = !d1_hit && !first && !full_hit;
+    int conflict = !d1_hit && !first && full_hit;
     int64_t i = object_of(s, addr);
     if (i < 0)
         return 1;
@@ -130,12 +251,16 @@ static int access_line(sim *s, uint64_t addr, int write)
     o->d1 += !d1_hit;
     o->ll += !ll_hit;
     o->compulsory += first;
+    o->capacity += capacity;
+    o->conflict += conflict;
     s->accesses++;
     s->reads += !write;
     s->writes += write;
     s->d1_misses += !d1_hit;
     s->ll_misses += !ll_hit;
     s->compulsory += first;
+    s->capacity += capacity;
+    s->conflict += conflict;
     return 0;
 }
 
@@ -187,16 +312,20 @@ static void print_report(sim *s, const cachesim_options *opt, FILE *out)
                  " writes); lines touched: %" PRIu64 "\n",
             s->accesses, s->reads, s->writes, s->compulsory);
     fprintf(out, "D1 misses: %" PRIu64 " (%.1f per 1000 accesses); LL misses: %"
-                 PRIu64 " (%.1f per 1000); compulsory: %" PRIu64 "\n",
+                 PRIu64 " (%.1f per 1000)\n",
             s->d1_misses, per_mille(s->d1_misses, s->accesses), s->ll_misses,
-            per_mille(s->ll_misses, s->accesses), s->compulsory);
+            per_mille(s->ll_misses, s->accesses));
+    fprintf(out, "D1 misses by cause: compulsory %" PRIu64 ", capacity %" PRIu64
+                 ", conflict %" PRIu64 "\n", s->compulsory, s->capacity, s->conflict);
     qsort(s->objects, s->nobjects, sizeof *s->objects, by_d1_misses);
-    fprintf(out, "\nobjects by D1 misses:\n%12s %12s %12s %12s  %s\n", "D1 misses",
-            "LL misses", "compulsory", "accesses", "object");
+    fprintf(out, "\nobjects by D1 misses:\n%11s %11s %11s %11s %11s %11s  %s\n",
+            "D1 misses", "LL misses", "compulsory", "capacity", "conflict",
+            "accesses", "object");
     for (size_t i = 0; i < s->nobjects && (int)i < opt->top; i++) {
         const object_stats *o = &s->objects[i];
-        fprintf(out, "%12" PRIu64 " %12" PRIu64 " %12" PRIu64 " %12" PRIu64 "  %s\n",
-                o->d1, o->ll, o->compulsory, o->accesses, o->name);
+        fprintf(out, "%11" PRIu64 " %11" PRIu64 " %11" PRIu64 " %11" PRIu64 " %11" PRIu64
+                     " %11" PRIu64 "  %s\n", o->d1, o->ll, o->compulsory, o->capacity,
+                o->conflict, o->accesses, o->name);
     }
 }
 
@@ -211,7 +340,8 @@ int cachesim_report(memtap_trace *t, symbolizer *sym,
     s.recent = calloc(ADDR_CACHE, sizeof *s.recent);
     int rc = 1;
     if (s.names && s.recent && level_init(&s.d1, &opt->d1) == 0 &&
-        level_init(&s.ll, &opt->ll) == 0) {
+        level_init(&s.ll, &opt->ll) == 0 &&
+        full_init(&s.full, (uint32_t)(opt->d1.size / opt->d1.line)) == 0) {
         trace_tool tool = { &s, NULL, take, NULL };
         rc = trace_tools_walk(t, &tool, 1, NULL, NULL);
         if (rc == 0)
@@ -224,6 +354,7 @@ int cachesim_report(memtap_trace *t, symbolizer *sym,
     index_free(&s.by_name);
     level_free(&s.d1);
     level_free(&s.ll);
+    full_free(&s.full);
     free(s.recent);
     namer_destroy(s.names);
     return rc;

@@ -252,23 +252,26 @@ def test_report_bad_input():
 
 
 def cachesim_rows(path, *opts):
-    """{object: (D1 misses, LL misses, compulsory, accesses)} of memtap
-    cachesim's table."""
+    """{object: (D1 misses, LL misses, compulsory, capacity, conflict,
+    accesses)} of memtap cachesim's table."""
     out = memtap("cachesim", *opts, path).stdout
     rows = {}
     for line in out.split("objects by D1 misses:", 1)[1].splitlines()[2:]:
         f = line.split()
-        rows[f[4]] = tuple(int(x) for x in f[:4])
+        rows[f[6]] = tuple(int(x) for x in f[:6])
     return out, rows
 
 
 def test_report_cachesim():
-    """The cache model's misses per object equal the hand count of
-    cache_walk.c (its comment) under both engines: a 64 KiB array walked
-    twice through a 32 KiB first level misses every line both times, the
-    1 MiB last level only the first time; a 16 KiB array only its
-    compulsory misses."""
-    want = {"big": (2048, 1024, 1024, 2048), "small": (256, 256, 256, 512)}
+    """The cache model's misses per object, and their causes, equal the
+    hand count of cache_walk.c (its comment) under both engines: a 64 KiB
+    array walked twice through a 32 KiB first level misses every line both
+    times (compulsory, then capacity), the 1 MiB last level only the first
+    time; a 16 KiB array only its compulsory misses; 9 lines of one 8-way
+    set, ten times round, conflict misses."""
+    want = {"big": (2048, 1024, 1024, 1024, 0, 2048),
+            "small": (256, 256, 256, 0, 0, 512),
+            "conflicting": (90, 9, 9, 0, 81, 90)}
     for engine in ("static", "fault"):
         path = os.path.join(TMP, "cw-%s.mtr" % engine)
         memtap("run", "-q", "--engine", engine, "-o", path, "--", prog("cache_walk"))
@@ -276,6 +279,10 @@ def test_report_cachesim():
         for name, counts in want.items():
             check_eq(rows.get(name), counts, "%s under the %s engine: %s" % (name, engine, out))
         check("D1 32768 B, 8-way, 64-B lines; LL 1048576 B, 16-way" in out, out)
+        m = re.search(r"compulsory (\d+), capacity (\d+), conflict (\d+)", out)
+        check(m and sum(int(x) for x in m.groups()) ==
+              int(re.search(r"D1 misses: (\d+)", out).group(1)),
+              "the causes add up to the D1 misses: " + out)
         # a last level as small as the first: big's second pass misses there too
         _, rows = cachesim_rows(path, "--D1", "32K,8,64", "--LL", "32K,8,64")
         check_eq(rows["big"][:2], (2048, 2048), "LL as small as D1")
