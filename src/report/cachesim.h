@@ -4,8 +4,10 @@
  * (LL), set-associative, least recently used, write-allocate, LL looked
  * up on a D1 miss (as Cachegrind models them), one hierarchy for all
  * threads.  Every access a record stands for (trace/accesses.h) is cut at
- * line boundaries; each piece is one access of its line.  A miss on a
- * line the run never touched before is compulsory.
+ * line boundaries; each piece is one access of its line.  A D1 miss on a
+ * line the run never touched before is compulsory, one a fully
+ * associative LRU cache of D1's size misses too is a capacity miss, any
+ * other a conflict miss.
  */
 #ifndef MEMTAP_REPORT_CACHESIM_H
 #define MEMTAP_REPORT_CACHESIM_H
