@@ -288,6 +288,31 @@ def test_report_cachesim():
         check_eq(rows["big"][:2], (2048, 2048), "LL as small as D1")
 
 
+def test_report_cachesim_cachegrind():
+    """Against Valgrind's Cachegrind with the same geometry: the first- and
+    last-level read misses of cache_walk.c's main (cg_annotate) equal the
+    misses memtap's model counts on the objects main reads (the loader's
+    start-up, which memtap does not trace, is Cachegrind's alone)."""
+    geometry = ("32768,8,64", "1048576,16,64")
+    out = os.path.join(TMP, "cg.out")
+    subprocess.run(["valgrind", "--tool=cachegrind", "--cache-sim=yes",
+                    "--D1=" + geometry[0], "--LL=" + geometry[1],
+                    "--cachegrind-out-file=" + out, prog("cache_walk")],
+                   capture_output=True, check=True)
+    ann = subprocess.run(["cg_annotate", "--show=D1mr,DLmr", out], capture_output=True,
+                         text=True, check=True).stdout
+    m = re.search(r"^\s*([\d,]+) \([^)]*\)\s+([\d,]+) \([^)]*\)\s+\S*cache_walk\.c:main$",
+                  ann, re.M)
+    check(m, "cg_annotate names main's misses: " + ann[-1500:])
+    d1, ll = (int(x.replace(",", "")) for x in m.groups())
+    path = os.path.join(TMP, "cw.mtr")
+    memtap("run", "-q", "-o", path, "--", prog("cache_walk"))
+    _, rows = cachesim_rows(path, "--D1", geometry[0], "--LL", geometry[1])
+    ours = [rows[o] for o in ("big", "small", "conflicting")]
+    check_eq((sum(r[0] for r in ours), sum(r[1] for r in ours)), (d1, ll),
+             "memtap's D1 and LL misses of main's objects against Cachegrind's")
+
+
 def test_report_cachesim_bad_input():
     """Geometries that are not caches, and a file that is not a trace, get
     a clear message and a non-zero exit."""
