@@ -55,6 +55,7 @@ typedef struct sim {
     level d1, ll;
     full_lru full;
     unsigned line_shift;
+    symbolizer *sym;
     namer *names;
     uint64_t gen;        /* heap events so far + 1: names change with them */
     named *recent;
@@ -217,7 +218,10 @@ static int64_t object_of(sim *s, uint64_t addr)
     data_name d;
     char name[NAME_CAP];
     namer_data(s->names, addr, &d);
-    namer_object_text(s->names, &d, name, sizeof name);
+    if (d.kind == DATA_HEAP) /* a site's blocks together, as report has them */
+        symbolizer_site_text(s->sym, &d.block, name, sizeof name);
+    else
+        namer_object_text(s->names, &d, name, sizeof name);
     int64_t i = index_get_str(&s->by_name, name);
     if (i < 0) {
         object_stats *o = array_push((void **)&s->objects, &s->nobjects,
@@ -336,6 +340,7 @@ int cachesim_report(memtap_trace *t, symbolizer *sym,
     memset(&s, 0, sizeof s);
     s.gen = 1;
     s.line_shift = (unsigned)__builtin_ctz(opt->d1.line);
+    s.sym = sym;
     s.names = namer_create(sym, 0);
     s.recent = calloc(ADDR_CACHE, sizeof *s.recent);
     int rc = 1;

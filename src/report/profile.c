@@ -98,14 +98,8 @@ static int64_t site_object(profile *p, builder *b, const heap_block *blk)
     int64_t i = index_get(&b->by_site, key);
     if (i >= 0)
         return i;
-    char code[NAME_CAP / 2], name[NAME_CAP];
-    symbolizer_code(b->sym, blk->site, code, sizeof code);
-    const char *what = mapping ? "mmap" : "malloc";
-    if (blk->kind == MEMTAP_EV_CALLOC)
-        what = "calloc";
-    else if (blk->kind == MEMTAP_EV_REALLOC)
-        what = "realloc";
-    snprintf(name, sizeof name, "%s@%s", what, code);
+    char name[NAME_CAP];
+    symbolizer_site_text(b->sym, blk, name, sizeof name);
     i = new_object(p, b, name, mapping ? "[mmap]" : "[heap]");
     if (i < 0 || index_put(&b->by_site, key, (uint32_t)i) != 0)
         return -1;

@@ -291,6 +291,19 @@ static sym_module *module_at(symbolizer *s, uint64_t addr)
     return r ? &s->mods[r->index] : NULL;
 }
 
+void symbolizer_site_text(symbolizer *s, const heap_block *b, char *buf,
+                          size_t cap)
+{
+    const char *what = b->kind == MEMTAP_EV_MMAP || b->kind == MEMTAP_EV_MREMAP
+                           ? "mmap"
+                       : b->kind == MEMTAP_EV_CALLOC  ? "calloc"
+                       : b->kind == MEMTAP_EV_REALLOC ? "realloc"
+                                                      : "malloc";
+    char code[256];
+    symbolizer_code(s, b->site, code, sizeof code);
+    snprintf(buf, cap, "%s@%s", what, code);
+}
+
 void symbolizer_code(symbolizer *s, uint64_t pc, char *buf, size_t cap)
 {
     sym_module *sm = module_at(s, pc);

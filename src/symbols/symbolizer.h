@@ -27,6 +27,12 @@ void symbolizer_destroy(symbolizer *s);
 /* "function+off", "module+0xoff" or "0xaddr". */
 void symbolizer_code(symbolizer *s, uint64_t pc, char *buf, size_t cap);
 
+/* The allocation site of heap block b, as the reports name all the blocks
+ * made there together: "malloc@main+51", "calloc@...", "realloc@...",
+ * "mmap@..." (its code at most 255 bytes). */
+void symbolizer_site_text(symbolizer *s, const heap_block *b, char *buf,
+                          size_t cap);
+
 /* "file:line" of pc; returns 0 when unknown. */
 int symbolizer_line(symbolizer *s, uint64_t pc, char *buf, size_t cap);
 
