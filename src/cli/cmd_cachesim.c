@@ -16,7 +16,8 @@ static const char usage[] =
     "recently used, write-allocate, the last level looked up on a first-\n"
     "level miss (as Cachegrind models them; one hierarchy for all\n"
     "threads), and prints the misses, then the objects (variables, heap\n"
-    "blocks, symbols, sections) by first-level misses.  A block operation\n"
+    "blocks by allocation site, symbols, sections) and the instructions\n"
+    "(with file:line) by first-level misses.  A block operation\n"
     "is an access of each line it covers.  A first-level miss on a line\n"
     "the run had never touched is compulsory, one a fully associative\n"
     "cache of the first level's size would have missed too is a capacity\n"
@@ -25,7 +26,7 @@ static const char usage[] =
     "  --D1 SIZE,ASSOC,LINE  the first level (SIZE in bytes, or with K or M)\n"
     "                        (default: this machine's, from sysfs)\n"
     "  --LL SIZE,ASSOC,LINE  the last level (default: this machine's)\n"
-    "  --top N               objects listed (default 20)\n"
+    "  --top N               objects and instructions listed (default 20)\n"
     "  -h, --help            show this help\n";
 
 int cmd_cachesim(int argc, char **argv)

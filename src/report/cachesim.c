@@ -46,6 +46,11 @@ typedef struct object_stats {
     uint64_t accesses, d1, ll, compulsory, capacity, conflict;
 } object_stats;
 
+typedef struct insn_stats {
+    uint64_t pc;
+    uint64_t accesses, d1, ll;
+} insn_stats;
+
 typedef struct named {
     uint64_t addr, gen;  /* gen 0: empty */
     uint32_t object;
@@ -63,6 +68,9 @@ typedef struct sim {
     index_map by_name;
     object_stats *objects;
     size_t nobjects, objects_cap;
+    index_map by_pc;
+    insn_stats *insns;
+    size_t ninsns, insns_cap;
     uint64_t accesses, reads, writes, d1_misses, ll_misses, compulsory;
     uint64_t capacity, conflict;
 } sim;
@@ -235,8 +243,23 @@ static int64_t object_of(sim *s, uint64_t addr)
     return i;
 }
 
-/* One line access starting at addr; 0, or 1 when out of memory. */
-static int access_line(sim *s, uint64_t addr, int write)
+/* The instruction at pc, by index into s->insns; -1 when out of memory. */
+static int64_t insn_of(sim *s, uint64_t pc)
+{
+    int64_t i = index_get(&s->by_pc, pc);
+    if (i >= 0)
+        return i;
+    insn_stats *x = array_push((void **)&s->insns, &s->ninsns, &s->insns_cap,
+                               sizeof *x);
+    if (!x || index_put(&s->by_pc, pc, (uint32_t)(s->ninsns - 1)) != 0)
+        return -1;
+    x->pc = pc;
+    return (int64_t)s->ninsns - 1;
+}
+
+/* One line access starting at addr, by the instruction at pc; 0, or 1
+ * when out of memory. */
+static int access_line(sim *s, uint64_t pc, uint64_t addr, int write)
 {
     uint64_t line = addr >> s->line_shift;
     int first = index_get(&s->seen, line) < 0;
@@ -247,9 +270,13 @@ static int access_line(sim *s, uint64_t addr, int write)
     int full_hit = full_access(&s->full, line);
     int capacity = !d1_hit && !first && !full_hit;
     int conflict = !d1_hit && !first && full_hit;
-    int64_t i = object_of(s, addr);
-    if (i < 0)
+    int64_t i = object_of(s, addr), k = insn_of(s, pc);
+    if (i < 0 || k < 0)
         return 1;
+    insn_stats *x = &s->insns[k];
+    x->accesses++;
+    x->d1 += !d1_hit;
+    x->ll += !ll_hit;
     object_stats *o = &s->objects[i];
     o->accesses++;
     o->d1 += !d1_hit;
@@ -284,7 +311,7 @@ static int take(void *self, const memtap_event *ev)
         uint64_t addr = a[k].addr, size = a[k].size ? a[k].size : 1;
         while (size > 0) {
             uint64_t piece = trace_line_piece(addr, size, line);
-            if (access_line(s, addr, a[k].write))
+            if (access_line(s, r->pc, addr, a[k].write))
                 return 1;
             addr += piece;
             size -= piece;
@@ -299,6 +326,14 @@ static int by_d1_misses(const void *a, const void *b)
     if (x->d1 != y->d1)
         return x->d1 < y->d1 ? 1 : -1;
     return strcmp(x->name, y->name);
+}
+
+static int insn_by_d1_misses(const void *a, const void *b)
+{
+    const insn_stats *x = a, *y = b;
+    if (x->d1 != y->d1)
+        return x->d1 < y->d1 ? 1 : -1;
+    return x->pc < y->pc ? -1 : x->pc > y->pc;
 }
 
 static double per_mille(uint64_t n, uint64_t of)
@@ -331,6 +366,17 @@ static void print_report(sim *s, const cachesim_options *opt, FILE *out)
                      " %11" PRIu64 "  %s\n", o->d1, o->ll, o->compulsory, o->capacity,
                 o->conflict, o->accesses, o->name);
     }
+    qsort(s->insns, s->ninsns, sizeof *s->insns, insn_by_d1_misses);
+    fprintf(out, "\ninstructions by D1 misses:\n%11s %11s %11s  %s\n", "D1 misses",
+            "LL misses", "accesses", "instruction");
+    for (size_t i = 0; i < s->ninsns && (int)i < opt->top; i++) {
+        const insn_stats *x = &s->insns[i];
+        char code[NAME_CAP], line[NAME_CAP];
+        symbolizer_code(s->sym, x->pc, code, sizeof code);
+        int has_line = symbolizer_line(s->sym, x->pc, line, sizeof line);
+        fprintf(out, "%11" PRIu64 " %11" PRIu64 " %11" PRIu64 "  %s%s%s\n", x->d1,
+                x->ll, x->accesses, code, has_line ? " " : "", has_line ? line : "");
+    }
 }
 
 int cachesim_report(memtap_trace *t, symbolizer *sym,
@@ -355,6 +401,8 @@ int cachesim_report(memtap_trace *t, symbolizer *sym,
     for (size_t i = 0; i < s.nobjects; i++)
         free(s.objects[i].name);
     free(s.objects);
+    free(s.insns);
+    index_free(&s.by_pc);
     index_free(&s.seen);
     index_free(&s.by_name);
     level_free(&s.d1);

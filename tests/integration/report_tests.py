@@ -257,6 +257,8 @@ def cachesim_rows(path, *opts):
     out = memtap("cachesim", *opts, path).stdout
     rows = {}
     for line in out.split("objects by D1 misses:", 1)[1].splitlines()[2:]:
+        if not line.strip():  # the instructions' table follows
+            break
         f = line.split()
         rows[f[6]] = tuple(int(x) for x in f[:6])
     return out, rows
@@ -283,6 +285,13 @@ def test_report_cachesim():
         check(m and sum(int(x) for x in m.groups()) ==
               int(re.search(r"D1 misses: (\d+)", out).group(1)),
               "the causes add up to the D1 misses: " + out)
+        # per instruction: the loop's load of each array, on its own line
+        src = open(os.path.join(os.path.dirname(__file__), "../programs/cache_walk.c")).read()
+        insns = out.split("instructions by D1 misses:", 1)[1]
+        for array, (d1, ll, _, _, _, n) in want.items():
+            line = 1 + src[:src.index("sum += %s[" % array)].count("\n")
+            check(re.search(r"^\s+%d\s+%d\s+%d\s+main\+\d+ cache_walk\.c:%d$" % (d1, ll, n, line),
+                            insns, re.M), "%s's load at cache_walk.c:%d: %s" % (array, line, insns))
         # a last level as small as the first: big's second pass misses there too
         _, rows = cachesim_rows(path, "--D1", "32K,8,64", "--LL", "32K,8,64")
         check_eq(rows["big"][:2], (2048, 2048), "LL as small as D1")
