@@ -41,10 +41,23 @@ typedef struct full_lru {
     uint64_t mask;                 /* table size - 1 */
 } full_lru;
 
+#define REUSE_BINS 40 /* 0, 1, 2-3, 4-7, ... distinct lines between uses */
+
 typedef struct object_stats {
     char *name;
     uint64_t accesses, d1, ll, compulsory, capacity, conflict;
+    uint64_t reuse[REUSE_BINS];
 } object_stats;
+
+/* Reuse distances: each line's last use is a mark at its time slot in a
+ * Fenwick tree, so the distinct lines used between two uses of a line are
+ * the marks between its two slots.  When the slots run out, the live
+ * marks are numbered again in order (and the tree grows when they fill
+ * half of it). */
+typedef struct reuse_clock {
+    uint32_t *tree;      /* 1..cap */
+    uint32_t cap, now;
+} reuse_clock;
 
 typedef struct insn_stats {
     uint64_t pc;
@@ -64,7 +77,8 @@ typedef struct sim {
     namer *names;
     uint64_t gen;        /* heap events so far + 1: names change with them */
     named *recent;
-    index_map seen;      /* lines touched */
+    index_map seen;      /* lines touched -> the slot of their last use */
+    reuse_clock clock;
     index_map by_name;
     object_stats *objects;
     size_t nobjects, objects_cap;
@@ -216,6 +230,86 @@ static int full_access(full_lru *f, uint64_t line)
     return 0;
 }
 
+static void tree_add(reuse_clock *c, uint32_t i, int32_t v)
+{
+    for (; i <= c->cap; i += i & -i)
+        c->tree[i] += (uint32_t)v;
+}
+
+static uint32_t tree_prefix(const reuse_clock *c, uint32_t i)
+{
+    uint32_t n = 0;
+    for (; i > 0; i -= i & -i)
+        n += c->tree[i];
+    return n;
+}
+
+typedef struct slot_ref {
+    uint32_t slot;
+    index_slot *entry;
+} slot_ref;
+
+static int by_slot(const void *a, const void *b)
+{
+    const slot_ref *x = a, *y = b;
+    return x->slot < y->slot ? -1 : x->slot > y->slot;
+}
+
+/* Numbers the lines' last uses 1..n again, in order; 0, or -1 when out of
+ * memory. */
+static int renumber(reuse_clock *c, index_map *seen)
+{
+    slot_ref *refs = malloc((seen->n + 1) * sizeof *refs);
+    if (!refs)
+        return -1;
+    size_t n = 0;
+    for (size_t i = 0; i < seen->cap; i++)
+        if (seen->v[i].used)
+            refs[n++] = (slot_ref){ seen->v[i].value, &seen->v[i] };
+    qsort(refs, n, sizeof *refs, by_slot);
+    if (2 * n >= c->cap) {
+        uint32_t *t = realloc(c->tree, ((size_t)c->cap * 2 + 1) * sizeof *t);
+        if (!t) {
+            free(refs);
+            return -1;
+        }
+        c->tree = t;
+        c->cap *= 2;
+    }
+    memset(c->tree, 0, ((size_t)c->cap + 1) * sizeof *c->tree);
+    for (size_t i = 0; i < n; i++) {
+        refs[i].entry->value = (uint32_t)i + 1;
+        tree_add(c, (uint32_t)i + 1, 1);
+    }
+    c->now = (uint32_t)n;
+    free(refs);
+    return 0;
+}
+
+/* A use of line: its reuse distance (distinct lines since its last use),
+ * or -1 for its first use; -2 when out of memory. */
+static int64_t reuse_distance(sim *s, uint64_t line)
+{
+    reuse_clock *c = &s->clock;
+    if (c->now == c->cap && renumber(c, &s->seen) != 0)
+        return -2;
+    int64_t last = index_get(&s->seen, line);
+    uint32_t t = ++c->now;
+    int64_t d = -1;
+    if (last >= 0) {
+        d = tree_prefix(c, t - 1) - tree_prefix(c, (uint32_t)last);
+        tree_add(c, (uint32_t)last, -1);
+    }
+    tree_add(c, t, 1);
+    return index_put(&s->seen, line, t) == 0 ? d : -2;
+}
+
+static int reuse_bin(int64_t d)
+{
+    int b = d == 0 ? 0 : 64 - __builtin_clzll((uint64_t)d);
+    return b < REUSE_BINS ? b : REUSE_BINS - 1;
+}
+
 /* The object holding addr, by index into s->objects; -1 when out of
  * memory. */
 static int64_t object_of(sim *s, uint64_t addr)
@@ -262,9 +356,10 @@ static int64_t insn_of(sim *s, uint64_t pc)
 static int access_line(sim *s, uint64_t pc, uint64_t addr, int write)
 {
     uint64_t line = addr >> s->line_shift;
-    int first = index_get(&s->seen, line) < 0;
-    if (first && index_put(&s->seen, line, 1) != 0)
+    int64_t distance = reuse_distance(s, line);
+    if (distance == -2)
         return 1;
+    int first = distance < 0;
     int d1_hit = level_access(&s->d1, line);
     int ll_hit = d1_hit || level_access(&s->ll, line);
     int full_hit = full_access(&s->full, line);
@@ -282,6 +377,8 @@ static int access_line(sim *s, uint64_t pc, uint64_t addr, int write)
     o->d1 += !d1_hit;
     o->ll += !ll_hit;
     o->compulsory += first;
+    if (!first)
+        o->reuse[reuse_bin(distance)]++;
     o->capacity += capacity;
     o->conflict += conflict;
     s->accesses++;
@@ -366,6 +463,19 @@ static void print_report(sim *s, const cachesim_options *opt, FILE *out)
                      " %11" PRIu64 "  %s\n", o->d1, o->ll, o->compulsory, o->capacity,
                 o->conflict, o->accesses, o->name);
     }
+    fprintf(out, "\nreuse distances of these objects (distinct lines used between "
+                 "two uses of a line: uses):\n");
+    for (size_t i = 0; i < s->nobjects && (int)i < opt->top; i++) {
+        const object_stats *o = &s->objects[i];
+        fprintf(out, "  %s:", o->name);
+        for (int b = 0; b < REUSE_BINS; b++)
+            if (o->reuse[b] && b < 2)
+                fprintf(out, " %d: %" PRIu64, b, o->reuse[b]);
+            else if (o->reuse[b])
+                fprintf(out, " %llu-%llu: %" PRIu64, 1ull << (b - 1),
+                        (1ull << b) - 1, o->reuse[b]);
+        fprintf(out, o->accesses > o->compulsory ? "\n" : " (no line used twice)\n");
+    }
     qsort(s->insns, s->ninsns, sizeof *s->insns, insn_by_d1_misses);
     fprintf(out, "\ninstructions by D1 misses:\n%11s %11s %11s  %s\n", "D1 misses",
             "LL misses", "accesses", "instruction");
@@ -390,7 +500,9 @@ int cachesim_report(memtap_trace *t, symbolizer *sym,
     s.names = namer_create(sym, 0);
     s.recent = calloc(ADDR_CACHE, sizeof *s.recent);
     int rc = 1;
-    if (s.names && s.recent && level_init(&s.d1, &opt->d1) == 0 &&
+    s.clock.cap = 1u << 10; /* grows with the lines live */
+    s.clock.tree = calloc((size_t)s.clock.cap + 1, sizeof *s.clock.tree);
+    if (s.names && s.recent && s.clock.tree && level_init(&s.d1, &opt->d1) == 0 &&
         level_init(&s.ll, &opt->ll) == 0 &&
         full_init(&s.full, (uint32_t)(opt->d1.size / opt->d1.line)) == 0) {
         trace_tool tool = { &s, NULL, take, NULL };
@@ -408,6 +520,7 @@ int cachesim_report(memtap_trace *t, symbolizer *sym,
     level_free(&s.d1);
     level_free(&s.ll);
     full_free(&s.full);
+    free(s.clock.tree);
     free(s.recent);
     namer_destroy(s.names);
     return rc;

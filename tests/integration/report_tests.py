@@ -292,6 +292,13 @@ def test_report_cachesim():
             line = 1 + src[:src.index("sum += %s[" % array)].count("\n")
             check(re.search(r"^\s+%d\s+%d\s+%d\s+main\+\d+ cache_walk\.c:%d$" % (d1, ll, n, line),
                             insns, re.M), "%s's load at cache_walk.c:%d: %s" % (array, line, insns))
+        # reuse distances: between two uses of a line of big, the other 1023
+        # lines; of small, 255; of conflicting, the other 8
+        reuse = out.split("reuse distances of these objects", 1)[1]
+        for array, hist in (("big", "512-1023: 1024"), ("small", "128-255: 256"),
+                            ("conflicting", "8-15: 81")):
+            check(re.search(r"^  %s: %s$" % (array, hist), reuse, re.M),
+                  "%s's reuse distances: %s" % (array, reuse))
         # a last level as small as the first: big's second pass misses there too
         _, rows = cachesim_rows(path, "--D1", "32K,8,64", "--LL", "32K,8,64")
         check_eq(rows["big"][:2], (2048, 2048), "LL as small as D1")
