@@ -53,7 +53,7 @@ typedef struct object_stats {
  * Fenwick tree, so the distinct lines used between two uses of a line are
  * the marks between its two slots.  When the slots run out, the live
  * marks are numbered again in order (and the tree grows when they fill
- * half of it). */
+ * an eighth of it). */
 typedef struct reuse_clock {
     uint32_t *tree;      /* 1..cap */
     uint32_t cap, now;
@@ -267,7 +267,7 @@ static int renumber(reuse_clock *c, index_map *seen)
         if (seen->v[i].used)
             refs[n++] = (slot_ref){ seen->v[i].value, &seen->v[i] };
     qsort(refs, n, sizeof *refs, by_slot);
-    if (2 * n >= c->cap) {
+    if (8 * n >= c->cap) { /* keep most slots free: fewer renumberings */
         uint32_t *t = realloc(c->tree, ((size_t)c->cap * 2 + 1) * sizeof *t);
         if (!t) {
             free(refs);
