@@ -24,11 +24,6 @@
 
 extern int __sigaction(int, const struct sigaction *, struct sigaction *);
 
-static int owned(int sig)
-{
-    return own_signals_has(sig);
-}
-
 #define KERNEL_SA_RESTORER 0x04000000 /* the kernel's SA_RESTORER */
 
 /* rt_sigaction's own argument. */
@@ -112,7 +107,7 @@ static __thread async_state tls_async[STANDARD_SIGNALS]
 static int wrappable(int sig)
 {
     return (fault_enabled() || rewritten_modules() > 0) && sig > 0 &&
-           sig < STANDARD_SIGNALS && !owned(sig) && sig != SIGKILL &&
+           sig < STANDARD_SIGNALS && !own_signals_has(sig) && sig != SIGKILL &&
            sig != SIGSTOP && sig != SIGSEGV &&
            sig != SIGBUS && sig != SIGILL && sig != SIGFPE &&
            sig != SIGTRAP && sig != SIGSYS;
@@ -206,7 +201,7 @@ void signals_wrap_existing(void)
 {
     for (int sig = 1; sig < _NSIG; sig++) {
         struct sigaction a;
-        if (owned(sig) || kernel_sigaction(sig, NULL, &a) != 0)
+        if (own_signals_has(sig) || kernel_sigaction(sig, NULL, &a) != 0)
             continue;
         int handler = sigtable_runs_handler(&a) && !memtaps_handler(&a);
         sigtable_note(sig, handler);
@@ -222,7 +217,7 @@ MEMTAP_EXPORT int sigaction(int sig, const struct sigaction *act,
 {
     if (wrappable(sig))
         return set_wrapped(sig, act, old);
-    if (!owned(sig)) {
+    if (!own_signals_has(sig)) {
         struct sigaction copy;
         const struct sigaction *given = act;
         if (act && !sigtable_runs_handler(act) && act->sa_handler == SIG_DFL &&
@@ -281,7 +276,7 @@ long signals_raw_action(int sig, const void *act, void *old, int shared)
     kernel_action now, had;
     if (act)
         now = *(const kernel_action *)act;
-    if (!owned(sig) && !(wrappable(sig) && !shared)) {
+    if (!own_signals_has(sig) && !(wrappable(sig) && !shared)) {
         if (act) {
             sigset_t m;
             sigemptyset(&m);
@@ -299,7 +294,7 @@ long signals_raw_action(int sig, const void *act, void *old, int shared)
         }
         return rc;
     }
-    if (!owned(sig)) { /* a wrappable signal, in the process that owns it */
+    if (!own_signals_has(sig)) { /* a wrappable signal, in the process that owns it */
         struct sigaction a = act ? from_kernel(&now) : (struct sigaction){ 0 };
         struct sigaction b;
         if (set_wrapped(sig, act ? &a : NULL, &b) != 0)
