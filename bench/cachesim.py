@@ -1,0 +1,82 @@
+#!/usr/bin/env python3
+"""The data cache model's cost, side by side with Valgrind's Cachegrind on
+the same programs and geometry: per program, the CPU time (user + sys of
+the whole run, every thread) of the program natively, under Cachegrind
+(--cache-sim=yes), and memtap's way (`memtap run` to a trace, then
+`memtap cachesim`, each timed), medians of RUNS runs, interleaved; then
+the line accesses memtap simulated and its rate, and both tools' D1 and
+LL data misses (Cachegrind's also count the loader's start-up, which runs
+before memtap traces).
+
+    bench/cachesim.py [RUNS]       (default 3; builds nothing: build/ first)
+"""
+import os
+import re
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+MEMTAP = os.path.join(ROOT, "build", "bin", "memtap")
+D1, LL = "32768,8,64", "1048576,16,64"
+
+
+def programs(tmp):
+    text = os.path.join(tmp, "input.txt")
+    with open(os.path.join(ROOT, "README.md"), "rb") as f:
+        data = f.read()
+    with open(text, "wb") as f:
+        f.write(data * 4)
+    return [("cache_walk", [os.path.join(ROOT, "build", "bin", "cache_walk")]),
+            ("gzip -6", ["gzip", "-6", "-c", text]),
+            ("xz -0", ["xz", "-0", "-c", text])]
+
+
+def cpu_of(argv):
+    """(CPU seconds of argv's whole run, its stdout and stderr)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    p = subprocess.run(argv, capture_output=True, text=True)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if p.returncode != 0:
+        sys.exit("bench/cachesim.py: %s: exit %d\n%s" % (argv[0], p.returncode, p.stderr))
+    return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime), p
+
+
+def main():
+    runs = int(sys.argv[1]) if len(sys.argv) > 1 else 3
+    tmp = tempfile.mkdtemp(prefix="memtap-cachesim-")
+    print("| program | native CPU s | Cachegrind CPU s | memtap run + cachesim CPU s "
+          "| line accesses | cachesim rate | D1 misses memtap / Cachegrind "
+          "| LL misses memtap / Cachegrind |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- |")
+    for name, argv in programs(tmp):
+        trace = os.path.join(tmp, "t.mtr")
+        times = {"native": [], "cachegrind": [], "run": [], "sim": []}
+        for _ in range(runs):
+            times["native"].append(cpu_of(argv)[0])
+            t, p = cpu_of(["valgrind", "--tool=cachegrind", "--cache-sim=yes",
+                           "--D1=" + D1, "--LL=" + LL,
+                           "--cachegrind-out-file=/dev/null"] + argv)
+            times["cachegrind"].append(t)
+            cg = p.stderr
+            times["run"].append(cpu_of([MEMTAP, "run", "-q", "-o", trace, "--"] + argv)[0])
+            t, p = cpu_of([MEMTAP, "cachesim", "--D1", D1, "--LL", LL, "--top", "0", trace])
+            times["sim"].append(t)
+            ours = p.stdout
+        med = {k: statistics.median(v) for k, v in times.items()}
+        n = int(re.search(r"line accesses: (\d+)", ours).group(1))
+        d1 = re.search(r"D1 misses: (\d+)", ours).group(1)
+        ll = re.search(r"LL misses: (\d+)", ours).group(1)
+        cg_d1 = re.search(r"D1  misses:\s+([\d,]+)", cg).group(1)
+        cg_ll = re.search(r"LLd misses:\s+([\d,]+)", cg).group(1)
+        print("| %s | %.2f | %.2f | %.2f + %.2f | %d | %.1f M/s | %s / %s | %s / %s |" % (
+            name, med["native"], med["cachegrind"], med["run"], med["sim"], n,
+            n / med["sim"] / 1e6 if med["sim"] else 0, d1, cg_d1, ll, cg_ll))
+        sys.stdout.flush()
+    subprocess.run(["rm", "-rf", tmp])
+
+
+if __name__ == "__main__":
+    main()
