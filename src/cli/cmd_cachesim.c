@@ -27,6 +27,8 @@ static const char usage[] =
     "                        (default: this machine's, from sysfs)\n"
     "  --LL SIZE,ASSOC,LINE  the last level (default: this machine's)\n"
     "  --top N               objects and instructions listed (default 20)\n"
+    "  --json                the same as one JSON object (every object, the\n"
+    "                        top instructions)\n"
     "  -h, --help            show this help\n";
 
 int cmd_cachesim(int argc, char **argv)
@@ -35,10 +37,11 @@ int cmd_cachesim(int argc, char **argv)
         { "D1", required_argument, NULL, 'd' },
         { "LL", required_argument, NULL, 'l' },
         { "top", required_argument, NULL, 't' },
+        { "json", no_argument, NULL, 'j' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
-    cachesim_options opt = { { 32768, 8, 64 }, { 8u << 20, 16, 64 }, 20 };
+    cachesim_options opt = { { 32768, 8, 64 }, { 8u << 20, 16, 64 }, 20, 0 };
     int given_d1 = 0, given_ll = 0, c;
     while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
         switch (c) {
@@ -57,6 +60,7 @@ int cmd_cachesim(int argc, char **argv)
             if (opt.top < 0)
                 return cli_error("--top", "not a count: %s", optarg);
             break;
+        case 'j': opt.json = 1; break;
         case 'h': fputs(usage, stdout); return 0;
         default: fputs(usage, stderr); return 2;
         }

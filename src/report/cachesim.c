@@ -7,6 +7,7 @@
 #define _GNU_SOURCE
 #include "report/cachesim.h"
 #include "report/index.h"
+#include "report/json.h"
 #include "symbols/heapmap.h"
 #include "symbols/namer.h"
 #include "sys/vec.h"
@@ -489,6 +490,66 @@ static void print_report(sim *s, const cachesim_options *opt, FILE *out)
     }
 }
 
+static void json_level(FILE *out, const char *key, const cache_geometry *g)
+{
+    fprintf(out, "\"%s\": {\"size\": %" PRIu64 ", \"assoc\": %u, \"line\": %u}", key,
+            g->size, g->assoc, g->line);
+}
+
+/* The same as print_report, as one JSON object: every object, the top
+ * instructions. */
+static void print_json(sim *s, const cachesim_options *opt, FILE *out)
+{
+    qsort(s->objects, s->nobjects, sizeof *s->objects, by_d1_misses);
+    qsort(s->insns, s->ninsns, sizeof *s->insns, insn_by_d1_misses);
+    fputc('{', out);
+    json_level(out, "d1", &opt->d1);
+    fputs(", ", out);
+    json_level(out, "ll", &opt->ll);
+    fprintf(out, ", \"accesses\": %" PRIu64 ", \"reads\": %" PRIu64 ", \"writes\": %"
+                 PRIu64 ", \"d1_misses\": %" PRIu64 ", \"ll_misses\": %" PRIu64
+                 ", \"compulsory\": %" PRIu64 ", \"capacity\": %" PRIu64
+                 ", \"conflict\": %" PRIu64 ",\n\"objects\": [",
+            s->accesses, s->reads, s->writes, s->d1_misses, s->ll_misses, s->compulsory,
+            s->capacity, s->conflict);
+    for (size_t i = 0; i < s->nobjects; i++) {
+        const object_stats *o = &s->objects[i];
+        fputs(i ? ",\n{\"name\": " : "\n{\"name\": ", out);
+        json_str(out, o->name);
+        fprintf(out, ", \"accesses\": %" PRIu64 ", \"d1_misses\": %" PRIu64
+                     ", \"ll_misses\": %" PRIu64 ", \"compulsory\": %" PRIu64
+                     ", \"capacity\": %" PRIu64 ", \"conflict\": %" PRIu64
+                     ", \"reuse\": [", o->accesses, o->d1, o->ll, o->compulsory,
+                o->capacity, o->conflict);
+        int first = 1;
+        for (int b = 0; b < REUSE_BINS; b++)
+            if (o->reuse[b]) {
+                fprintf(out, "%s[%llu, %llu, %" PRIu64 "]", first ? "" : ", ",
+                        b ? 1ull << (b - 1) : 0ull, b ? (1ull << b) - 1 : 0ull,
+                        o->reuse[b]);
+                first = 0;
+            }
+        fputs("]}", out);
+    }
+    fputs("],\n\"instructions\": [", out);
+    for (size_t i = 0; i < s->ninsns && (int)i < opt->top; i++) {
+        const insn_stats *x = &s->insns[i];
+        char code[NAME_CAP], line[NAME_CAP];
+        symbolizer_code(s->sym, x->pc, code, sizeof code);
+        if (!symbolizer_line(s->sym, x->pc, line, sizeof line))
+            line[0] = '\0';
+        fputs(i ? ",\n{" : "\n{", out);
+        json_addr(out, "pc", x->pc);
+        fputs(", \"code\": ", out);
+        json_str(out, code);
+        fputs(", \"line\": ", out);
+        json_str(out, line);
+        fprintf(out, ", \"accesses\": %" PRIu64 ", \"d1_misses\": %" PRIu64
+                     ", \"ll_misses\": %" PRIu64 "}", x->accesses, x->d1, x->ll);
+    }
+    fputs("]}\n", out);
+}
+
 int cachesim_report(memtap_trace *t, symbolizer *sym,
                     const cachesim_options *opt, FILE *out)
 {
@@ -507,7 +568,9 @@ int cachesim_report(memtap_trace *t, symbolizer *sym,
         full_init(&s.full, (uint32_t)(opt->d1.size / opt->d1.line)) == 0) {
         trace_tool tool = { &s, NULL, take, NULL };
         rc = trace_tools_walk(t, &tool, 1, NULL, NULL);
-        if (rc == 0)
+        if (rc == 0 && opt->json)
+            print_json(&s, opt, out);
+        else if (rc == 0)
             print_report(&s, opt, out);
     }
     for (size_t i = 0; i < s.nobjects; i++)

@@ -35,12 +35,15 @@ int cache_geometry_of_machine(cache_geometry *d1, cache_geometry *ll);
 
 typedef struct cachesim_options {
     cache_geometry d1, ll;
-    int top;             /* objects listed */
+    int top;             /* objects and instructions listed */
+    int json;            /* JSON (every object, the top instructions)
+                            instead of text */
 } cachesim_options;
 
-/* Runs the model over t (opened, at its start) and prints the totals and
- * the objects by D1 misses to out.  0, or a negative status, or 1 when out
- * of memory. */
+/* Runs the model over t (opened, at its start) and prints to out the
+ * totals, the objects by D1 misses with their reuse distances, and the
+ * instructions by D1 misses.  0, or a negative status, or 1 when out of
+ * memory. */
 int cachesim_report(memtap_trace *t, symbolizer *sym,
                     const cachesim_options *opt, FILE *out);
 

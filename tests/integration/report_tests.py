@@ -299,6 +299,19 @@ def test_report_cachesim():
                             ("conflicting", "8-15: 81")):
             check(re.search(r"^  %s: %s$" % (array, hist), reuse, re.M),
                   "%s's reuse distances: %s" % (array, reuse))
+        # --json holds the same numbers, every object
+        doc = json.loads(memtap("cachesim", "--json", "--D1", "32K,8,64", "--LL", "1M,16,64",
+                                path).stdout)
+        objs = {o["name"]: o for o in doc["objects"]}
+        check_eq(len(objs), len(doc["objects"]), "one entry per object")
+        for name, (d1, ll, comp, cap, conf, n) in want.items():
+            o = objs[name]
+            check_eq((o["d1_misses"], o["ll_misses"], o["compulsory"], o["capacity"],
+                      o["conflict"], o["accesses"]), (d1, ll, comp, cap, conf, n),
+                     "%s in JSON" % name)
+        check_eq(objs["big"]["reuse"], [[512, 1023, 1024]], "big's reuse in JSON")
+        check_eq(sum(o["d1_misses"] for o in doc["objects"]), doc["d1_misses"],
+                 "the objects' D1 misses add up")
         # a last level as small as the first: big's second pass misses there too
         _, rows = cachesim_rows(path, "--D1", "32K,8,64", "--LL", "32K,8,64")
         check_eq(rows["big"][:2], (2048, 2048), "LL as small as D1")
