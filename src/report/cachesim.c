@@ -78,6 +78,10 @@ typedef struct sim {
     namer *names;
     uint64_t gen;        /* heap events so far + 1: names change with them */
     named *recent;
+    struct {             /* the last object found, over its whole extent */
+        uint64_t lo, hi, gen;
+        uint32_t object;
+    } span;
     index_map seen;      /* lines touched -> the slot of their last use */
     reuse_clock clock;
     index_map by_name;
@@ -315,6 +319,8 @@ static int reuse_bin(int64_t d)
  * memory. */
 static int64_t object_of(sim *s, uint64_t addr)
 {
+    if (addr - s->span.lo < s->span.hi - s->span.lo && s->span.gen == s->gen)
+        return s->span.object; /* an array's elements, one after another */
     named *r = &s->recent[(addr >> 3) % ADDR_CACHE];
     if (r->gen == s->gen && r->addr == addr)
         return r->object;
@@ -335,6 +341,14 @@ static int64_t object_of(sim *s, uint64_t addr)
         i = (int64_t)s->nobjects - 1;
     }
     *r = (named){ addr, s->gen, (uint32_t)i };
+    if (d.kind == DATA_HEAP)
+        s->span.lo = d.block.start, s->span.hi = d.block.start + d.block.size;
+    else if (d.end > d.start)
+        s->span.lo = d.start, s->span.hi = d.end;
+    else /* no extent known: an empty span */
+        s->span.lo = s->span.hi = 0;
+    s->span.gen = s->gen;
+    s->span.object = (uint32_t)i;
     return i;
 }
 
