@@ -16,22 +16,8 @@
 #include <stdio.h>
 
 #include "memtap/trace.h"
+#include "report/cache_model.h"
 #include "symbols/symbolizer.h"
-
-typedef struct cache_geometry {
-    uint64_t size;       /* bytes */
-    uint32_t assoc;      /* ways per set */
-    uint32_t line;       /* bytes, a power of two */
-} cache_geometry;
-
-/* "SIZE,ASSOC,LINE" (Cachegrind's --D1/--LL form; SIZE may end in K or
- * M); 0, or -1 when it is not one or not a cache: size a multiple of
- * assoc * line, line a power of two from 8 to 4096. */
-int cache_geometry_parse(const char *s, cache_geometry *out);
-
-/* This machine's first-level data cache and its last level, from sysfs
- * (cpu0); 0, or -1 when sysfs does not say. */
-int cache_geometry_of_machine(cache_geometry *d1, cache_geometry *ll);
 
 typedef struct cachesim_options {
     cache_geometry d1, ll;
