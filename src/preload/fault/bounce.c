@@ -59,17 +59,18 @@ static void land(uint64_t to, const void *from, size_t n)
 }
 
 /* read, pread64, recvfrom, write, pwrite64 and sendto on a traced buffer
- * while other threads run: through a buffer of memtap's, the program's
- * bytes read or written through /proc/self/mem, so no page of the program
- * is open while the call blocks.  1 when done so (*ret is the call's
- * result). */
+ * while other threads run, or are being created (one that registers while
+ * the call blocks would run beside its open pages): through a buffer of
+ * memtap's, the program's bytes read or written through /proc/self/mem,
+ * so no page of the program is open while the call blocks.  1 when done
+ * so (*ret is the call's result). */
 static int bounced_io(long nr, const long *a, long *ret)
 {
     int into;
     uint64_t buf = (uint64_t)a[1];
     size_t n = (size_t)a[2];
     if (!bounceable(nr, a, &into) || n == 0 ||
-        n > BOUNCE_MAX || !traced_active() || !world_others_registered() ||
+        n > BOUNCE_MAX || !traced_active() || !world_shared() ||
         complete_fd() < 0 || !traced_allows(buf, n, into))
         return 0; /* the kernel's own checks for anything else */
     size_t len = (n + 4095) & ~(size_t)4095;
@@ -152,7 +153,7 @@ static int bounced_vector_io(long nr, const long *a, long *ret)
     long cnt;
     struct msghdr msg;
     if (!vector_call(nr, &into) || !traced_active() ||
-        !world_others_registered() || complete_fd() < 0 ||
+        !world_shared() || complete_fd() < 0 ||
         iovecs_of(nr, a, &msg, &at, &cnt) != 0 || cnt <= 0 || cnt > 1024)
         return 0;
     size_t head = ((size_t)cnt * sizeof(struct iovec) + 4095) & ~(size_t)4095;
