@@ -37,8 +37,10 @@ def programs(tmp):
 def cpu_of(argv):
     """(CPU seconds of argv's whole run, its stdout and stderr)."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    p = subprocess.run(argv, capture_output=True, text=True)
+    p = subprocess.run(argv, capture_output=True)
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    p.stdout = p.stdout.decode(errors="replace")  # a compressor's output too
+    p.stderr = p.stderr.decode(errors="replace")
     if p.returncode != 0:
         sys.exit("bench/cachesim.py: %s: exit %d\n%s" % (argv[0], p.returncode, p.stderr))
     return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime), p
