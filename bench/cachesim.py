@@ -5,8 +5,8 @@ the whole run, every thread) of the program natively, under Cachegrind
 (--cache-sim=yes), and memtap's way (`memtap run` to a trace, then
 `memtap cachesim`, each timed), medians of RUNS runs, interleaved; then
 the line accesses memtap simulated and its rate, and both tools' D1 and
-LL data misses (Cachegrind's also count the loader's start-up, which runs
-before memtap traces).
+LL data misses (memtap runs with --only heap,static,stack; Cachegrind's
+also count the loader's start-up, which runs before memtap traces).
 
     bench/cachesim.py [RUNS]       (default 3; builds nothing: build/ first)
 """
@@ -63,7 +63,9 @@ def main():
                            "--cachegrind-out-file=/dev/null"] + argv)
             times["cachegrind"].append(t)
             cg = p.stderr
-            times["run"].append(cpu_of([MEMTAP, "run", "-q", "-o", trace, "--"] + argv)[0])
+            # every data access, as Cachegrind sees them (the stack too)
+            times["run"].append(cpu_of([MEMTAP, "run", "-q", "--only", "heap,static,stack",
+                                        "-o", trace, "--"] + argv)[0])
             t, p = cpu_of([MEMTAP, "cachesim", "--D1", D1, "--LL", LL, "--top", "0", trace])
             times["sim"].append(t)
             ours = p.stdout
