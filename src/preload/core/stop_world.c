@@ -165,7 +165,8 @@ void world_after_fork(void)
 
 int world_shared(void)
 {
-    return world_state.enabled && atomic_load(&world_state.live) + atomic_load(&world_state.pending) > 1;
+    return world_state.enabled &&
+           atomic_load(&world_state.live) + atomic_load(&world_state.pending) > 1;
 }
 
 int world_others_registered(void)
