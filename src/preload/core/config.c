@@ -2,11 +2,13 @@
  * config.c - the MEMTAP_* environment read once (config.h), row by row of
  * sys/run_config.h.  No malloc and no C library: the program's environ
  * is read as it is and the strings are copied into this file's static
- * storage (a program may define getenv, strtol and the like itself).
+ * storage (a program may define getenv, strtol and the like itself; the
+ * string functions called here are libmemtap.so's own, own_string.c).
  */
 #include "config.h"
 
 #include <stddef.h>
+#include <string.h>
 
 extern char **environ;
 
@@ -16,29 +18,18 @@ static int loaded;
 /* The value of variable name in the environment, or NULL. */
 static const char *value_of(const char *name)
 {
-    for (char **e = environ; e && *e; e++) {
-        const char *v = *e, *n = name;
-        while (*n && *v == *n)
-            v++, n++;
-        if (!*n && *v == '=')
-            return v + 1;
-    }
+    size_t n = strlen(name);
+    for (char **e = environ; e && *e; e++)
+        if (strncmp(*e, name, n) == 0 && (*e)[n] == '=')
+            return *e + n + 1;
     return NULL;
-}
-
-static size_t length(const char *s)
-{
-    size_t n = 0;
-    while (s[n])
-        n++;
-    return n;
 }
 
 /* s into buf of cap bytes ("" when it does not fit); 0, or -1 when it
  * did not. */
 static int copy(char *buf, size_t cap, const char *s)
 {
-    size_t n = length(s);
+    size_t n = strlen(s);
     if (n >= cap) {
         buf[0] = '\0';
         return -1;
@@ -63,17 +54,15 @@ static long decimal(const char *s)
 /* The index of v among the '|'-separated words, or 0. */
 static int word_index(const char *words, const char *v)
 {
-    for (int i = 0; *words; i++) {
-        const char *p = v;
-        while (*words && *words != '|' && *words == *p)
-            words++, p++;
-        if ((!*words || *words == '|') && !*p)
+    size_t len = strlen(v);
+    for (int i = 0;; i++) {
+        size_t w = strcspn(words, "|");
+        if (w == len && strncmp(words, v, len) == 0)
             return i;
-        while (*words && *words != '|')
-            words++;
-        words += *words == '|';
+        if (!words[w])
+            return 0;
+        words += w + 1;
     }
-    return 0;
 }
 
 #define DECODE_TEXT(f, v, a, b) copy(cfg.f, sizeof cfg.f, v ? v : "");
