@@ -88,10 +88,10 @@ int cmd_cachesim(int argc, char **argv)
     if (rc == MEMTAP_OK)
         rc = cachesim_report(t, sym, &opt, stdout);
     symbolizer_destroy(sym);
+    /* as show and export end: the walk's status, and what the trace may
+     * lack (a trace cut short is said, its counts a lower bound) */
+    int status = rc > 0 ? cli_error(path, "out of memory")
+                        : cli_walk_done(path, t, rc, stdout);
     memtap_trace_close(t);
-    if (rc > 0 || rc == MEMTAP_E_NOMEM)
-        return cli_error(path, "out of memory");
-    if (rc < 0)
-        return cli_error(path, "%s", memtap_status_string(rc));
-    return 0;
+    return status;
 }

@@ -344,7 +344,8 @@ def test_report_cachesim_cachegrind():
 
 def test_report_cachesim_bad_input():
     """Geometries that are not caches, and a file that is not a trace, get
-    a clear message and a non-zero exit."""
+    a clear message and a non-zero exit; a trace cut short is said to be
+    (it was read without a word)."""
     path, _ = trace("three_mallocs")
     for opt, value in (("--D1", "32K,8"), ("--D1", "32K,8,48"), ("--LL", "1000,16,64"),
                        ("--D1", "x,8,64")):
@@ -353,6 +354,15 @@ def test_report_cachesim_bad_input():
               "%s %s: %d %s" % (opt, value, p.returncode, p.stderr))
     p = memtap("cachesim", "--D1", "32K,8,64", "--LL", "1M,16,128", path, check_rc=False)
     check(p.returncode != 0 and "lines differ" in p.stderr, p.stderr)
+    # a trace cut short: what was read is simulated, and the cut said
+    cut = os.path.join(TMP, "cachesim-cut.mtr")
+    with open(path, "rb") as f:
+        data = f.read()
+    with open(cut, "wb") as f:
+        f.write(data[:-8])
+    p = memtap("cachesim", "--D1", "32K,8,64", "--LL", "1M,16,64", cut, check_rc=False)
+    check("memtap: warning: " in p.stderr and "no end record" in p.stderr,
+          "the cut trace is said: %s" % p.stderr)
     bogus = os.path.join(TMP, "not-a-trace")
     with open(bogus, "w") as f:
         f.write("hello\n")
