@@ -47,8 +47,24 @@ enum { V_PADDING = 1, V_COVERED = 2, V_MEM = 4, V_MOVED = 8 };
 
 typedef struct vinsn {
     uint64_t addr, target;    /* target: a direct branch's, else 0 */
+    uint16_t mnemonic;        /* ZydisMnemonic */
     uint8_t len, kind, flags;
 } vinsn;
+
+/* An instruction of memtap's segment, decoded once by the sweep: what
+ * reading trampolines against the original needs of it. */
+typedef struct seg_insn {
+    uint32_t off;             /* from code_lo */
+    int32_t rel;              /* a relative branch's immediate, or a
+                                 rip-relative operand's displacement */
+    uint16_t mnemonic;        /* ZydisMnemonic */
+    uint8_t len, disp_off;    /* disp_off: raw.disp.offset */
+} seg_insn;
+
+/* seg_insn.rel means (in the high bits of len) */
+#define SEG_LEN 0x0f
+#define SEG_BRANCH 0x10
+#define SEG_RIP 0x20
 
 typedef struct verifier {
     const code_image *img;
@@ -59,9 +75,10 @@ typedef struct verifier {
     uint64_t *tramps;         /* every trap's tramp, sorted */
     uint64_t seg_lo, seg_hi;
     uint64_t code_lo, code_hi;   /* the segment's stubs and trampolines */
-    uint8_t *code_starts;        /* per byte of them: a linear sweep of
-                                    the segment starts an instruction */
+    struct seg_insn *seg;        /* their instructions, as a linear sweep */
+    size_t nseg;                 /* of the segment finds them, by address */
     ZydisDecoder dec;
+    ZydisDecoder lengths;     /* minimal mode: lengths, mnemonics, raw */
     vinsn *v;
     size_t n, cap;
     uint64_t lo, hi;          /* the executable sections' span */
@@ -92,23 +109,58 @@ static int decode(const verifier *vr, const uint8_t *p, size_t avail,
                ? 0 : -1;
 }
 
-/* The absolute target of a relative branch, or 0. */
-static uint64_t branch_target(const ZydisDecodedInstruction *zi,
-                              const ZydisDecodedOperand *ops, uint64_t at)
+/* Length, mnemonic and raw fields only: what the reading of trampolines
+ * and the comparison of moved instructions need (a fraction of a full
+ * decode's cost, over millions of instructions). */
+static int decode_raw(const verifier *vr, const uint8_t *p, size_t avail,
+                      ZydisDecodedInstruction *zi)
 {
-    ZyanU64 t;
-    if (zi->operand_count_visible < 1 || ops[0].type != ZYDIS_OPERAND_TYPE_IMMEDIATE ||
-        !ops[0].imm.is_relative ||
-        !ZYAN_SUCCESS(ZydisCalcAbsoluteAddress(zi, &ops[0], at, &t)))
-        return 0;
-    return t;
+    return ZYAN_SUCCESS(ZydisDecoderDecodeInstruction(&vr->lengths, NULL, p,
+                                                      avail, zi)) ? 0 : -1;
 }
 
-static uint8_t kind_of(const ZydisDecodedInstruction *zi,
-                       const ZydisDecodedOperand *ops)
+static int decoders_init(verifier *vr)
 {
-    int direct = zi->operand_count_visible >= 1 &&
-                 ops[0].type == ZYDIS_OPERAND_TYPE_IMMEDIATE;
+    return ZYAN_SUCCESS(ZydisDecoderInit(&vr->dec, ZYDIS_MACHINE_MODE_LONG_64,
+                                         ZYDIS_STACK_WIDTH_64)) &&
+                   ZYAN_SUCCESS(ZydisDecoderInit(&vr->lengths,
+                                                 ZYDIS_MACHINE_MODE_LONG_64,
+                                                 ZYDIS_STACK_WIDTH_64)) &&
+                   ZYAN_SUCCESS(ZydisDecoderEnableMode(&vr->lengths,
+                                                       ZYDIS_DECODER_MODE_MINIMAL,
+                                                       ZYAN_TRUE))
+               ? 0 : -1;
+}
+
+static int is_direct(const ZydisDecodedInstruction *zi)
+{
+    return zi->raw.imm[0].size && zi->raw.imm[0].is_relative;
+}
+
+/* The absolute target of a relative branch, or 0. */
+static uint64_t branch_target(const ZydisDecodedInstruction *zi, uint64_t at)
+{
+    if (!is_direct(zi))
+        return 0;
+    uint64_t rel = zi->raw.imm[0].is_signed ? (uint64_t)zi->raw.imm[0].value.s
+                                            : zi->raw.imm[0].value.u;
+    return at + zi->length + rel;
+}
+
+/* The address a rip-relative operand names (modrm 00 101 with a 32-bit
+ * displacement, 64-bit addressing), or 0. */
+static uint64_t rip_address(const ZydisDecodedInstruction *zi, uint64_t at)
+{
+    if (!(zi->attributes & ZYDIS_ATTRIB_HAS_MODRM) || zi->raw.modrm.mod != 0 ||
+        zi->raw.modrm.rm != 5 || zi->raw.disp.size != 32 ||
+        zi->address_width != 64)
+        return 0;
+    return at + zi->length + (uint64_t)zi->raw.disp.value;
+}
+
+static uint8_t kind_of(const ZydisDecodedInstruction *zi)
+{
+    int direct = is_direct(zi);
     switch (zi->meta.category) {
     case ZYDIS_CATEGORY_UNCOND_BR: return direct ? K_JMP : K_IJMP;
     case ZYDIS_CATEGORY_COND_BR: return K_JCC;
@@ -120,13 +172,21 @@ static uint8_t kind_of(const ZydisDecodedInstruction *zi,
                ? K_STOP : K_NEXT;
 }
 
-static int has_memory(const ZydisDecodedInstruction *zi,
-                      const ZydisDecodedOperand *ops)
+/* Whether a visible operand reads or writes memory (lea and nops do not);
+ * ctx: the decoding of zi, whose operands are decoded only where a
+ * modrm byte or its absence allows a memory operand. */
+static int has_memory(const verifier *vr, const ZydisDecoderContext *ctx,
+                      const ZydisDecodedInstruction *zi)
 {
+    ZydisDecodedOperand ops[ZYDIS_MAX_OPERAND_COUNT_VISIBLE];
+    if (!zi->operand_count_visible || zi->mnemonic == ZYDIS_MNEMONIC_NOP ||
+        ((zi->attributes & ZYDIS_ATTRIB_HAS_MODRM) && zi->raw.modrm.mod == 3) ||
+        !ZYAN_SUCCESS(ZydisDecoderDecodeOperands(&vr->dec, ctx, zi, ops,
+                                                 zi->operand_count_visible)))
+        return 0;
     for (uint8_t i = 0; i < zi->operand_count_visible; i++)
         if (ops[i].type == ZYDIS_OPERAND_TYPE_MEMORY &&
-            ops[i].mem.type == ZYDIS_MEMOP_TYPE_MEM &&
-            zi->mnemonic != ZYDIS_MNEMONIC_NOP)
+            ops[i].mem.type == ZYDIS_MEMOP_TYPE_MEM)
             return 1;
     return 0;
 }
@@ -162,9 +222,10 @@ static int sweep(verifier *vr, const image_section *sec)
         while (fi < img->nfuncs && img->funcs[fi].start <= a)
             fi++;
         uint64_t f = fi < img->nfuncs ? img->funcs[fi].start : UINT64_MAX;
+        ZydisDecoderContext ctx;
         ZydisDecodedInstruction zi;
-        ZydisDecodedOperand ops[ZYDIS_MAX_OPERAND_COUNT];
-        if (decode(vr, sec->data + (a - sec->addr), end - a, &zi, ops) != 0) {
+        if (!ZYAN_SUCCESS(ZydisDecoderDecodeInstruction(
+                &vr->dec, &ctx, sec->data + (a - sec->addr), end - a, &zi))) {
             a++;
             after_stop = 1;
             continue;
@@ -173,11 +234,11 @@ static int sweep(verifier *vr, const image_section *sec)
             a = f;
             continue;
         }
-        vinsn x = { a, branch_target(&zi, ops, a), zi.length,
-                    kind_of(&zi, ops), 0 };
+        vinsn x = { a, branch_target(&zi, a), (uint16_t)zi.mnemonic,
+                    zi.length, kind_of(&zi), 0 };
         if (zi.mnemonic == ZYDIS_MNEMONIC_NOP || zi.mnemonic == ZYDIS_MNEMONIC_INT3)
             x.flags |= V_PADDING;
-        if (has_memory(&zi, ops))
+        if (has_memory(vr, &ctx, &zi))
             x.flags |= V_MEM;
         if (after_stop && !(x.flags & V_PADDING)) {
             mark_known(vr, a);
@@ -221,12 +282,37 @@ static int in_segment(const verifier *vr, uint64_t a)
     return a >= vr->seg_lo && a < vr->seg_hi;
 }
 
-/* Whether a jump into the segment lands where its own linear sweep starts
- * an instruction (a trampoline's first, or one of its instructions). */
-static int segment_start(const verifier *vr, uint64_t a)
+/* The index of the segment's instruction that starts at a (where a jump
+ * into the segment must land: a trampoline's first, or one of its
+ * instructions), or SIZE_MAX. */
+static size_t segment_start(const verifier *vr, uint64_t a)
 {
-    return a >= vr->code_lo && a < vr->code_hi &&
-           vr->code_starts[a - vr->code_lo];
+    if (a < vr->code_lo || a >= vr->code_hi)
+        return SIZE_MAX;
+    uint32_t off = (uint32_t)(a - vr->code_lo);
+    size_t lo = 0, hi = vr->nseg;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (vr->seg[mid].off < off)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < vr->nseg && vr->seg[lo].off == off ? lo : SIZE_MAX;
+}
+
+static int push_seg(verifier *vr, size_t *cap, const seg_insn *x)
+{
+    if (vr->nseg == *cap) {
+        size_t c = *cap ? *cap * 2 : 65536;
+        seg_insn *s = realloc(vr->seg, c * sizeof *s);
+        if (!s)
+            return -1;
+        vr->seg = s;
+        *cap = c;
+    }
+    vr->seg[vr->nseg++] = *x;
+    return 0;
 }
 
 /* Decodes the segment's code from its first stub to its trap table, one
@@ -235,23 +321,46 @@ static int sweep_segment(verifier *vr, char *err, size_t cap)
 {
     vr->code_lo = vr->seg_lo + vr->h.stub;
     vr->code_hi = vr->seg_lo + vr->h.traps;
-    const uint8_t *p = vr->code_hi > vr->code_lo
+    const uint8_t *p = vr->code_hi > vr->code_lo && vr->code_hi - vr->code_lo < UINT32_MAX
                            ? copy_at(vr, vr->code_lo, vr->code_hi - vr->code_lo)
                            : NULL;
-    vr->code_starts = calloc(vr->code_hi > vr->code_lo ? vr->code_hi - vr->code_lo : 1, 1);
-    if (!p || !vr->code_starts)
+    size_t segcap = 0;
+    if (!p)
         return rewrite_fail(err, cap, "the copy's segment is damaged");
     for (uint64_t a = vr->code_lo; a < vr->code_hi;) {
         ZydisDecodedInstruction zi;
-        if (!ZYAN_SUCCESS(ZydisDecoderDecodeInstruction(
-                &vr->dec, NULL, p + (a - vr->code_lo), vr->code_hi - a, &zi))) {
+        if (decode_raw(vr, p + (a - vr->code_lo), vr->code_hi - a, &zi) != 0) {
             a++; /* zero fill between pieces */
             continue;
         }
-        vr->code_starts[a - vr->code_lo] = 1;
+        seg_insn x = { (uint32_t)(a - vr->code_lo), 0, (uint16_t)zi.mnemonic,
+                       zi.length, zi.raw.disp.offset };
+        uint64_t t = branch_target(&zi, a), r = rip_address(&zi, a);
+        if (t || r) {
+            x.rel = (int32_t)((t ? t : r) - (a + zi.length));
+            x.len |= t ? SEG_BRANCH : SEG_RIP;
+        }
+        if (push_seg(vr, &segcap, &x) != 0)
+            return rewrite_fail(err, cap, "out of memory");
         a += zi.length;
     }
     return 0;
+}
+
+/* What reading a trampoline needs of the segment's instruction j. */
+typedef struct seen {
+    uint64_t target, rip;     /* as branch_target and rip_address */
+    uint16_t mnemonic;
+    uint8_t len, disp_off;
+} seen;
+
+static seen seen_at(const verifier *vr, size_t j)
+{
+    const seg_insn *x = &vr->seg[j];
+    uint64_t at = vr->code_lo + x->off, len = x->len & SEG_LEN;
+    uint64_t to = at + len + (uint64_t)(int64_t)x->rel;
+    return (seen){ (x->len & SEG_BRANCH) ? to : 0, (x->len & SEG_RIP) ? to : 0,
+                   x->mnemonic, (uint8_t)len, x->disp_off };
 }
 
 /* Whether a branch of the copy leads where the original's did: the same
@@ -262,42 +371,19 @@ static int same_target(const verifier *vr, uint64_t copy_t, uint64_t orig_t)
     return copy_t == orig_t || is_tramp(vr, copy_t);
 }
 
-/* The address a rip-relative operand names, or 0. */
-static uint64_t rip_address(const ZydisDecodedInstruction *zi,
-                            const ZydisDecodedOperand *ops, uint64_t at)
-{
-    for (uint8_t i = 0; i < zi->operand_count_visible; i++) {
-        ZyanU64 t;
-        if (ops[i].type == ZYDIS_OPERAND_TYPE_MEMORY &&
-            ops[i].mem.base == ZYDIS_REGISTER_RIP &&
-            ZYAN_SUCCESS(ZydisCalcAbsoluteAddress(zi, &ops[i], at, &t)))
-            return t;
-    }
-    return 0;
-}
-
 /* Whether the copy's instruction at `at` is the original o moved there.
  * Calls are emulated: a lea of the return address, then a jump (direct)
  * or a ret (indirect); *saw_ret remembers the lea. */
 static int same_insn(const verifier *vr, const vinsn *o, uint64_t at,
-                     const ZydisDecodedInstruction *zi,
-                     const ZydisDecodedOperand *ops, int *saw_ret)
+                     const seen *zi, int *saw_ret)
 {
     switch (o->kind) {
     case K_JCC:
-    case K_JMP: {
-        const uint8_t *ob = image_code(vr->img, o->addr, &(size_t){ 0 });
-        ZydisDecodedInstruction oz;
-        ZydisDecodedOperand oo[ZYDIS_MAX_OPERAND_COUNT];
-        if (!ob || decode(vr, ob, o->len, &oz, oo) != 0)
-            return 0;
-        return zi->mnemonic == oz.mnemonic &&
-               same_target(vr, branch_target(zi, ops, at), o->target);
-    }
+    case K_JMP:
+        return zi->mnemonic == o->mnemonic && same_target(vr, zi->target, o->target);
     case K_CALL:
     case K_ICALL:
-        if (zi->mnemonic == ZYDIS_MNEMONIC_LEA &&
-            rip_address(zi, ops, at) == o->addr + o->len) {
+        if (zi->mnemonic == ZYDIS_MNEMONIC_LEA && zi->rip == o->addr + o->len) {
             *saw_ret = 1;
             return 0;
         }
@@ -305,7 +391,7 @@ static int same_insn(const verifier *vr, const vinsn *o, uint64_t at,
             return 0;
         return o->kind == K_CALL
                    ? zi->mnemonic == ZYDIS_MNEMONIC_JMP &&
-                         same_target(vr, branch_target(zi, ops, at), o->target)
+                         same_target(vr, zi->target, o->target)
                    : zi->mnemonic == ZYDIS_MNEMONIC_RET;
     default:
         break;
@@ -313,21 +399,19 @@ static int same_insn(const verifier *vr, const vinsn *o, uint64_t at,
     size_t avail;
     const uint8_t *ob = image_code(vr->img, o->addr, &avail);
     const uint8_t *cb = copy_at(vr, at, o->len);
-    if (!ob || !cb || zi->length != o->len)
+    if (!ob || !cb || zi->len != o->len)
         return 0;
     if (memcmp(ob, cb, o->len) == 0)
         return 1;
     /* relocated: only the displacement differs, naming the same address */
     ZydisDecodedInstruction oz;
-    ZydisDecodedOperand oo[ZYDIS_MAX_OPERAND_COUNT];
-    if (decode(vr, ob, o->len, &oz, oo) != 0 || oz.raw.disp.size != 32 ||
-        zi->raw.disp.offset != oz.raw.disp.offset)
+    if (decode_raw(vr, ob, o->len, &oz) != 0 || oz.raw.disp.size != 32 ||
+        zi->disp_off != oz.raw.disp.offset)
         return 0;
     uint8_t d = oz.raw.disp.offset;
     return memcmp(ob, cb, d) == 0 &&
            memcmp(ob + d + 4, cb + d + 4, o->len - d - 4u) == 0 &&
-           rip_address(&oz, oo, o->addr) == rip_address(zi, ops, at) &&
-           rip_address(zi, ops, at) != 0;
+           rip_address(&oz, o->addr) == zi->rip && zi->rip != 0;
 }
 
 static int ends_window(const vinsn *o)
@@ -341,17 +425,16 @@ static int ends_window(const vinsn *o)
  * (*end: where; it must be right after them), or -1. */
 static long run_of(verifier *vr, uint64_t t, size_t i, uint64_t *end)
 {
-    size_t k = i;
+    size_t k = i, j = segment_start(vr, t);
     int saw_ret = 0;
-    if (!segment_start(vr, t))
+    if (j == SIZE_MAX)
         return -1;
-    for (int step = 0; step < TRAMP_STEPS && in_segment(vr, t); step++) {
-        const uint8_t *cb = copy_at(vr, t, 1);
-        ZydisDecodedInstruction zi;
-        ZydisDecodedOperand ops[ZYDIS_MAX_OPERAND_COUNT];
-        if (!cb || decode(vr, cb, vr->seg_hi - t, &zi, ops) != 0)
-            return -1;
-        if (k < vr->n && same_insn(vr, &vr->v[k], t, &zi, ops, &saw_ret)) {
+    for (int step = 0; step < TRAMP_STEPS && j < vr->nseg; step++, j++) {
+        seen zi = seen_at(vr, j);
+        if (step && vr->seg[j].off != vr->seg[j - 1].off + (vr->seg[j - 1].len & SEG_LEN))
+            return -1; /* bytes that decode as nothing */
+        t = vr->code_lo + vr->seg[j].off;
+        if (k < vr->n && same_insn(vr, &vr->v[k], t, &zi, &saw_ret)) {
             saw_ret = 0;
             vr->v[k].flags |= V_MOVED;
             vr->rep->relocated++;
@@ -361,14 +444,13 @@ static long run_of(verifier *vr, uint64_t t, size_t i, uint64_t *end)
                 return (long)(k - i);
             }
         } else if (zi.mnemonic == ZYDIS_MNEMONIC_JMP) {
-            uint64_t back = branch_target(&zi, ops, t);
+            uint64_t back = zi.target;
             if (back && !in_segment(vr, back)) {
                 *end = back;
                 return k > i && back == vr->v[k - 1].addr + vr->v[k - 1].len
                            ? (long)(k - i) : -1;
             }
         }
-        t += zi.length;
     }
     return -1;
 }
@@ -420,23 +502,18 @@ static void island(verifier *vr, size_t i)
 /* A direct branch of the original whose copy leads to a trampoline. */
 static int redirected(verifier *vr, const vinsn *s, const uint8_t *cb)
 {
-    ZydisDecodedInstruction zi, oz;
-    ZydisDecodedOperand ops[ZYDIS_MAX_OPERAND_COUNT], oo[ZYDIS_MAX_OPERAND_COUNT];
-    size_t avail;
-    const uint8_t *ob = image_code(vr->img, s->addr, &avail);
-    if ((s->kind != K_JMP && s->kind != K_JCC && s->kind != K_CALL) || !ob ||
-        decode(vr, cb, s->len, &zi, ops) != 0 ||
-        decode(vr, ob, s->len, &oz, oo) != 0 || zi.mnemonic != oz.mnemonic ||
-        zi.length != oz.length)
+    ZydisDecodedInstruction zi;
+    if ((s->kind != K_JMP && s->kind != K_JCC && s->kind != K_CALL) ||
+        decode_raw(vr, cb, s->len, &zi) != 0 || zi.mnemonic != s->mnemonic ||
+        zi.length != s->len)
         return 0;
-    uint64_t t = branch_target(&zi, ops, s->addr);
+    uint64_t t = branch_target(&zi, s->addr);
     if (!is_tramp(vr, t)) { /* a short branch: through an island */
         const uint8_t *ib = copy_at(vr, t, 5);
         ZydisDecodedInstruction iz;
-        ZydisDecodedOperand io[ZYDIS_MAX_OPERAND_COUNT];
-        if (!ib || decode(vr, ib, 5, &iz, io) != 0 ||
+        if (!ib || decode_raw(vr, ib, 5, &iz) != 0 ||
             iz.mnemonic != ZYDIS_MNEMONIC_JMP ||
-            !is_tramp(vr, branch_target(&iz, io, t)))
+            !is_tramp(vr, branch_target(&iz, t)))
             return 0;
     }
     vr->rep->redirected++;
@@ -608,8 +685,7 @@ int rewrite_verify(const char *original, const char *copy, verify_report *rep,
     int rc = st != 0 ? rewrite_fail(err, errcap, "%s: %s", original,
                                     elf_strerror(st)) : 0;
     vr.img = img;
-    if (!rc && !ZYAN_SUCCESS(ZydisDecoderInit(&vr.dec, ZYDIS_MACHINE_MODE_LONG_64,
-                                               ZYDIS_STACK_WIDTH_64)))
+    if (!rc && decoders_init(&vr) != 0)
         rc = rewrite_fail(err, errcap, "cannot set up the x86 decoder");
     if (!rc)
         rc = open_copy(&vr, copy, err, errcap);
@@ -621,7 +697,7 @@ int rewrite_verify(const char *original, const char *copy, verify_report *rep,
     free(vr.known);
     free(vr.explained);
     free(vr.tramps);
-    free(vr.code_starts);
+    free(vr.seg);
     elf_input_unmap(&vr.copy);
     image_close(img);
     return rc;
@@ -680,7 +756,7 @@ static int own_in_segment(verifier *vr, uint64_t vaddr)
         if (ops[i].type != ZYDIS_OPERAND_TYPE_MEMORY)
             continue;
         if (ops[i].mem.segment == ZYDIS_REGISTER_FS ||
-            in_segment(vr, rip_address(&zi, ops, vaddr)))
+            in_segment(vr, rip_address(&zi, vaddr)))
             return 1;
     }
     return 0;
@@ -699,8 +775,7 @@ int rewrite_blame(const char *original, const char *copy, uint64_t vaddr,
     vr.rep = &rep;
     code_image *img = NULL;
     int rc = image_open(original, &img) != 0 ||
-             !ZYAN_SUCCESS(ZydisDecoderInit(&vr.dec, ZYDIS_MACHINE_MODE_LONG_64,
-                                            ZYDIS_STACK_WIDTH_64))
+             decoders_init(&vr) != 0
                  ? -1 : 0;
     vr.img = img;
     if (!rc)
