@@ -100,7 +100,7 @@ static int exec_addr(const code_image *img, uint64_t v);
 /* Notes the code addresses x takes rip-relative (the collect pass). */
 static void note_data_refs(walker *w, const x86_insn *x)
 {
-    for (uint8_t i = 0; i < x->zi.operand_count; i++) {
+    for (uint8_t i = 0; i < x->zi.operand_count_visible; i++) {
         const ZydisDecodedOperand *op = &x->zops[i];
         ZyanU64 t;
         if (op->type != ZYDIS_OPERAND_TYPE_MEMORY ||
@@ -398,7 +398,9 @@ static int free_bytes(const walker *w, uint64_t a, size_t n)
     return 1;
 }
 
-static int decode_at(walker *w, uint64_t a, x86_insn *x)
+/* The instruction at a, whole (flow_only: as x86_decode_flow, what
+ * judging bytes no path reached needs). */
+static int decode_part(walker *w, uint64_t a, x86_insn *x, int flow_only)
 {
     size_t avail;
     const uint8_t *code = image_code(w->img, a, &avail);
@@ -406,7 +408,13 @@ static int decode_at(walker *w, uint64_t a, x86_insn *x)
         return -1;
     if (avail > w->end - a)
         avail = w->end - a;
-    return x86_decode(&w->dec, code, avail, a, x);
+    return flow_only ? x86_decode_flow(&w->dec, code, avail, a, x)
+                     : x86_decode(&w->dec, code, avail, a, x);
+}
+
+static int decode_at(walker *w, uint64_t a, x86_insn *x)
+{
+    return decode_part(w, a, x, 0);
 }
 
 /* A computed jump `jmp *%r` whose r the run made from `lea L(%rip)`
@@ -456,6 +464,19 @@ static void note_label(walker *w, const x86_insn *j)
     }
 }
 
+/* The run's instructions whole (decode_run reads them as x86_decode_flow
+ * does, at a fraction of the cost): what the analysis of the computed
+ * jump that ends it looks back at. */
+static int complete_run(walker *w)
+{
+    for (unsigned i = 0; i < w->nring; i++) {
+        x86_insn *x = &w->ring[(w->head + i) % RING];
+        if (decode_at(w, x->addr, x))
+            return -1;
+    }
+    return 0;
+}
+
 /* Decodes straight-line code from a until it reaches decoded code, a
  * terminator, or bytes that do not decode. */
 static void decode_run(walker *w, uint64_t a)
@@ -476,7 +497,7 @@ static void decode_run(walker *w, uint64_t a)
             w->nring--;
         }
         x86_insn *x = &w->ring[(w->head + w->nring) % RING];
-        if (decode_at(w, a, x)) {
+        if (decode_part(w, a, x, 1)) {
             w->mark[a - w->start] = M_DATA;
             w->stats->undecodable_bytes++;
             return;
@@ -510,6 +531,8 @@ static void decode_run(walker *w, uint64_t a)
             push_work(w, x->target, CFG_BLOCK_BRANCH_TARGET);
             return;
         case X86_FLOW_IJUMP:
+            if (complete_run(w) != 0)
+                return;
             if (w->collect && (!w->in_gap || w->in_gap_func))
                 note_label(w, x);
             if (x->nmem && x->mem[0].base == ZYDIS_REGISTER_RIP)
@@ -543,7 +566,7 @@ static int plausible_code(walker *w, uint64_t a)
     for (int n = 0; n < 100000; n++) {
         if (a == w->end || w->mark[a - w->start] == M_START)
             return n > 0;
-        if (decode_at(w, a, &x) || !free_bytes(w, a, x.length))
+        if (decode_part(w, a, &x, 1) || !free_bytes(w, a, x.length))
             return 0;
         if (x.flow == X86_FLOW_JUMP || x.flow == X86_FLOW_IJUMP ||
             x.flow == X86_FLOW_RET || (x.flow == X86_FLOW_STOP && !x.is_padding))
@@ -569,7 +592,7 @@ static void scan_gaps(walker *w, const uint8_t *code)
             w->mark[off] = M_PAD;
             w->stats->padding_bytes++;
             a++;
-        } else if (decode_at(w, a, &x) || !free_bytes(w, a, x.length)) {
+        } else if (decode_part(w, a, &x, 1) || !free_bytes(w, a, x.length)) {
             w->mark[off] = M_DATA;
             w->stats->undecodable_bytes++;
             a++;

@@ -41,7 +41,7 @@ static int is_exec(const code_image *img, uint64_t a)
  * may be a relative jump table. */
 static void note_rip_refs(sweeper *s, const x86_insn *x)
 {
-    for (uint8_t i = 0; i < x->zi.operand_count; i++) {
+    for (uint8_t i = 0; i < x->zi.operand_count_visible; i++) {
         const ZydisDecodedOperand *op = &x->zops[i];
         ZyanU64 t;
         if (op->type == ZYDIS_OPERAND_TYPE_IMMEDIATE && !op->imm.is_relative &&
@@ -113,7 +113,7 @@ static void sweep_section(sweeper *s, const image_section *sec)
     uint64_t f = next_func(s->img, &fi, a);
     while (a < end) {
         x86_insn x;
-        if (x86_decode(&s->dec, sec->data + (a - sec->addr), end - a, a, &x)) {
+        if (x86_decode_flow(&s->dec, sec->data + (a - sec->addr), end - a, a, &x)) {
             a++;
             after_stop = 1;
         } else if (a + x.length > f) {

@@ -428,12 +428,9 @@ static int sweep_code(const code_image *img, const func_cand *c, size_t nc,
                 k++;
             size_t bit = sw->first[i] + (at - sec->addr);
             sw->bits[bit / 8] |= (uint8_t)(1u << (bit % 8));
-            x86_insn insn;
             size_t avail = sec->size - (at - sec->addr);
-            uint64_t next = at + 1;
-            if (x86_decode(&dec, sec->data + (at - sec->addr), avail, at,
-                           &insn) == 0)
-                next = at + insn.length;
+            unsigned len = x86_decode_length(&dec, sec->data + (at - sec->addr), avail);
+            uint64_t next = at + (len ? len : 1);
             if (k < nc && c[k].f.start > at && c[k].f.start < next)
                 next = c[k].f.start; /* a trusted start inside: resync */
             at = next;

@@ -10,9 +10,14 @@
 
 int x86_decoder_init(x86_decoder *d)
 {
-    ZyanStatus st = ZydisDecoderInit(&d->dec, ZYDIS_MACHINE_MODE_LONG_64,
-                                     ZYDIS_STACK_WIDTH_64);
-    return ZYAN_SUCCESS(st) ? 0 : -1;
+    return ZYAN_SUCCESS(ZydisDecoderInit(&d->dec, ZYDIS_MACHINE_MODE_LONG_64,
+                                         ZYDIS_STACK_WIDTH_64)) &&
+                   ZYAN_SUCCESS(ZydisDecoderInit(&d->lengths, ZYDIS_MACHINE_MODE_LONG_64,
+                                                 ZYDIS_STACK_WIDTH_64)) &&
+                   ZYAN_SUCCESS(ZydisDecoderEnableMode(&d->lengths,
+                                                       ZYDIS_DECODER_MODE_MINIMAL,
+                                                       ZYAN_TRUE))
+               ? 0 : -1;
 }
 
 int x86_gpr_index(ZydisRegister r)
@@ -142,14 +147,48 @@ static void add_mem(x86_insn *out, const ZydisDecodedInstruction *zi,
         m->kind = X86_MEM_ACCESS;
 }
 
+static int is_nop(const ZydisDecodedInstruction *zi)
+{
+    return zi->meta.category == ZYDIS_CATEGORY_NOP ||
+           zi->meta.category == ZYDIS_CATEGORY_WIDENOP;
+}
+
+/* A direct branch's or call's target from its relative immediate. */
+static void note_target(x86_insn *out, const ZydisDecodedOperand *op)
+{
+    ZyanU64 t;
+    if (op->type == ZYDIS_OPERAND_TYPE_IMMEDIATE && op->imm.is_relative &&
+        (out->flow == X86_FLOW_JUMP || out->flow == X86_FLOW_JCC ||
+         out->flow == X86_FLOW_CALL) &&
+        ZYAN_SUCCESS(ZydisCalcAbsoluteAddress(&out->zi, op, out->addr, &t)))
+        out->target = t;
+}
+
+/* flow, is_padding and avx512 of out->zi. */
+static void classify(x86_insn *out)
+{
+    const ZydisDecodedInstruction *zi = &out->zi;
+    out->length = zi->length;
+    out->mnemonic = (uint16_t)zi->mnemonic;
+    out->flow = (uint8_t)classify_flow(zi);
+    out->is_padding = is_nop(zi) || zi->mnemonic == ZYDIS_MNEMONIC_INT3;
+    out->avx512 = zi->encoding == ZYDIS_INSTRUCTION_ENCODING_EVEX;
+}
+
+/* A jump or call with no direct target is an indirect one. */
+static void refine_flow(x86_insn *out)
+{
+    if (out->flow == X86_FLOW_JUMP && out->target == 0)
+        out->flow = X86_FLOW_IJUMP;
+    if (out->flow == X86_FLOW_CALL && out->target == 0)
+        out->flow = X86_FLOW_ICALL;
+}
+
 static void summarize(x86_insn *out)
 {
     const ZydisDecodedInstruction *zi = &out->zi;
-    int nop = zi->meta.category == ZYDIS_CATEGORY_NOP ||
-              zi->meta.category == ZYDIS_CATEGORY_WIDENOP;
-    out->flow = (uint8_t)classify_flow(zi);
-    out->is_padding = nop || zi->mnemonic == ZYDIS_MNEMONIC_INT3;
-    out->avx512 = zi->encoding == ZYDIS_INSTRUCTION_ENCODING_EVEX;
+    int nop = is_nop(zi);
+    classify(out);
     for (unsigned i = 0; i < zi->operand_count; i++) {
         const ZydisDecodedOperand *op = &out->zops[i];
         if (op->type == ZYDIS_OPERAND_TYPE_REGISTER &&
@@ -160,23 +199,15 @@ static void summarize(x86_insn *out)
         } else if (op->type == ZYDIS_OPERAND_TYPE_MEMORY && !nop &&
                    op->mem.type != ZYDIS_MEMOP_TYPE_AGEN) {
             add_mem(out, zi, op);
-        } else if (op->type == ZYDIS_OPERAND_TYPE_IMMEDIATE &&
-                   op->imm.is_relative &&
-                   (out->flow == X86_FLOW_JUMP || out->flow == X86_FLOW_JCC ||
-                    out->flow == X86_FLOW_CALL)) {
-            ZyanU64 t;
-            if (ZYAN_SUCCESS(ZydisCalcAbsoluteAddress(zi, op, out->addr, &t)))
-                out->target = t;
+        } else {
+            note_target(out, op);
         }
     }
     /* The kernel returns in rax; Zydis lists only rcx and r11. */
     if (zi->meta.category == ZYDIS_CATEGORY_SYSCALL ||
         zi->mnemonic == ZYDIS_MNEMONIC_INT)
         out->writes |= 1u << 0 | 1u << 1 | 1u << 11;
-    if (out->flow == X86_FLOW_JUMP && out->target == 0)
-        out->flow = X86_FLOW_IJUMP;
-    if (out->flow == X86_FLOW_CALL && out->target == 0)
-        out->flow = X86_FLOW_ICALL;
+    refine_flow(out);
 }
 
 int x86_decode_raw(const x86_decoder *d, const uint8_t *buf, size_t len,
@@ -195,10 +226,34 @@ int x86_decode(const x86_decoder *d, const uint8_t *buf, size_t len,
     if (!ZYAN_SUCCESS(ZydisDecoderDecodeFull(&d->dec, buf, len, &out->zi,
                                              out->zops)))
         return -1;
-    out->length = out->zi.length;
-    out->mnemonic = (uint16_t)out->zi.mnemonic;
     summarize(out);
     return 0;
+}
+
+int x86_decode_flow(const x86_decoder *d, const uint8_t *buf, size_t len,
+                    uint64_t addr, x86_insn *out)
+{
+    ZydisDecoderContext ctx;
+    out->addr = addr;
+    out->nmem = 0;
+    out->writes = 0;
+    out->target = 0;
+    if (!ZYAN_SUCCESS(ZydisDecoderDecodeInstruction(&d->dec, &ctx, buf, len, &out->zi)) ||
+        !ZYAN_SUCCESS(ZydisDecoderDecodeOperands(&d->dec, &ctx, &out->zi, out->zops,
+                                                 out->zi.operand_count_visible)))
+        return -1;
+    classify(out);
+    for (unsigned i = 0; i < out->zi.operand_count_visible; i++)
+        note_target(out, &out->zops[i]);
+    refine_flow(out);
+    return 0;
+}
+
+unsigned x86_decode_length(const x86_decoder *d, const uint8_t *buf, size_t len)
+{
+    ZydisDecodedInstruction zi;
+    return ZYAN_SUCCESS(ZydisDecoderDecodeInstruction(&d->lengths, NULL, buf, len, &zi))
+               ? zi.length : 0;
 }
 
 static uint32_t gpr_bit(ZydisRegister r)

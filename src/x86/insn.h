@@ -79,6 +79,7 @@ typedef struct x86_insn {
 
 typedef struct x86_decoder {
     ZydisDecoder dec;
+    ZydisDecoder lengths;    /* Zydis's minimal mode: x86_decode_length */
 } x86_decoder;
 
 int x86_decoder_init(x86_decoder *d);
@@ -94,6 +95,17 @@ int x86_decode_raw(const x86_decoder *d, const uint8_t *buf, size_t len,
  * instruction. */
 int x86_decode(const x86_decoder *d, const uint8_t *buf, size_t len,
                uint64_t addr, x86_insn *out);
+
+/* The part of x86_decode that finding code needs, at a fraction of its
+ * cost: length, mnemonic, flow, target and is_padding, and in zi and
+ * zops the instruction and its visible operands (zi.operand_count_visible
+ * of them; none of the hidden ones, no mem[] and no writes). */
+int x86_decode_flow(const x86_decoder *d, const uint8_t *buf, size_t len,
+                    uint64_t addr, x86_insn *out);
+
+/* The length of the instruction at buf (len bytes available), or 0 when
+ * the bytes are not a valid instruction. */
+unsigned x86_decode_length(const x86_decoder *d, const uint8_t *buf, size_t len);
 
 /* Index 0..16 of the 64-bit register enclosing r (rax=0 ... r15=15,
  * 16 = rip), or -1 when r is not a general-purpose register. */
