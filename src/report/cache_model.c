@@ -42,7 +42,20 @@ int cache_level_access(cache_level *l, uint64_t line)
     return 0;
 }
 
+int cache_level_drop(cache_level *l, uint64_t line)
+{
+    uint64_t *tags = &l->tags[(line % l->sets) * l->assoc];
+    uint64_t *used = &l->used[(line % l->sets) * l->assoc];
+    for (uint32_t w = 0; w < l->assoc; w++)
+        if (tags[w] == line + 1) {
+            tags[w] = used[w] = 0;
+            return 1;
+        }
+    return 0;
+}
+
 #define NONE UINT32_MAX
+#define DROPPED UINT64_MAX /* a slot's line after cache_full_drop */
 
 int cache_full_init(cache_full *f, uint32_t lines)
 {
@@ -135,13 +148,33 @@ int cache_full_access(cache_full *f, uint64_t line)
     } else {
         k = f->tail;
         unlink_slot(f, k);
-        full_erase(f, full_find(f, f->line[k]));
+        if (f->line[k] != DROPPED)
+            full_erase(f, full_find(f, f->line[k]));
         i = full_find(f, line);
     }
     f->line[k] = line;
     f->table[i] = k + 1;
     push_front(f, k);
     return 0;
+}
+
+int cache_full_drop(cache_full *f, uint64_t line)
+{
+    uint64_t i = full_find(f, line);
+    if (!f->table[i])
+        return 0;
+    uint32_t k = f->table[i] - 1;
+    full_erase(f, i);
+    unlink_slot(f, k);
+    f->line[k] = DROPPED;
+    f->next[k] = NONE; /* last: the next to be taken */
+    f->prev[k] = f->tail;
+    if (f->tail != NONE)
+        f->next[f->tail] = k;
+    f->tail = k;
+    if (f->head == NONE)
+        f->head = k;
+    return 1;
 }
 
 static void tree_add(reuse_clock *c, uint32_t i, int32_t v)

@@ -43,6 +43,9 @@ void cache_level_free(cache_level *l);
 /* Looks line up; on a miss it replaces the set's least recently used
  * line.  Returns 1 on a hit. */
 int cache_level_access(cache_level *l, uint64_t line);
+/* Takes line out (another thread's write invalidated it): its way is the
+ * set's next to be filled.  Returns 1 when it was there. */
+int cache_level_drop(cache_level *l, uint64_t line);
 
 /* A fully associative LRU cache (what tells capacity misses from
  * conflict misses): lines in a list by last use, found by an
@@ -60,6 +63,8 @@ void cache_full_free(cache_full *f);
 /* An access of line: 1 on a hit; on a miss the least recently used line
  * makes room. */
 int cache_full_access(cache_full *f, uint64_t line);
+/* Takes line out, its slot the next to be filled; 1 when it was there. */
+int cache_full_drop(cache_full *f, uint64_t line);
 
 /* Reuse distances: each line's last use is a mark at its time slot in a
  * Fenwick tree, so the distinct lines used between two uses of a line are

@@ -1,8 +1,11 @@
 /*
  * cachesim.c - the data cache model and its report (cachesim.h): a tool
- * of the offline interface (trace/tool.h) that runs every line access
- * through D1 and LL and counts the misses per object, as the namer names
- * the address the access starts at.
+ * of the offline interface (trace/tool.h) that puts the threads' events
+ * back in the order of their sequence numbers (a window of WINDOW
+ * events), runs every line access through the thread's D1 and the shared
+ * LL, keeps the D1s coherent (a directory of who holds each line), and
+ * counts the misses per object, as the namer names the address the access
+ * starts at.
  */
 #define _GNU_SOURCE
 #include "report/cachesim.h"
@@ -22,12 +25,28 @@
 #define ADDR_CACHE 4096 /* the names of recent addresses, direct-mapped */
 
 #define REUSE_BINS 40 /* 0, 1, 2-3, 4-7, ... distinct lines between uses */
+#define WINDOW (1u << 18) /* events held to put threads' events in order */
 
 typedef struct object_stats {
     char *name;
     uint64_t accesses, d1, ll, compulsory, capacity, conflict;
+    uint64_t true_sharing, false_sharing;   /* coherence misses */
     uint64_t reuse[REUSE_BINS];
 } object_stats;
+
+/* A thread's private first level (and the fully associative cache of its
+ * size that tells capacity from conflict misses). */
+typedef struct thread_cache {
+    cache_level d1;
+    cache_full full;
+} thread_cache;
+
+/* The directory entry of a line: bits per thread (index % 64). */
+typedef struct line_state {
+    uint64_t touched;    /* threads that used the line */
+    uint64_t holders;    /* threads whose D1 may hold it */
+    uint64_t lost;       /* threads whose copy a write of another took */
+} line_state;
 
 typedef struct insn_stats {
     uint64_t pc;
@@ -40,8 +59,21 @@ typedef struct named {
 } named;
 
 typedef struct sim {
-    cache_level d1, ll;
-    cache_full full;
+    const cachesim_options *opt;
+    cache_level ll;
+    thread_cache *threads;
+    size_t nthreads, threads_cap;
+    index_map by_tid;
+    index_map dir;       /* line -> its line_state */
+    line_state *lines;
+    size_t nlines, lines_cap;
+    index_map taken;     /* line << 6 | thread bit -> bytes written by other
+                            threads since its copy was taken (a mask) */
+    uint64_t *written;
+    size_t nwritten, written_cap;
+    memtap_event *pending; /* a min-heap by seq */
+    size_t npending;
+    uint64_t last_seq, out_of_order;
     unsigned line_shift;
     symbolizer *sym;
     namer *names;
@@ -59,7 +91,7 @@ typedef struct sim {
     insn_stats *insns;
     size_t ninsns, insns_cap;
     uint64_t accesses, reads, writes, d1_misses, ll_misses, compulsory;
-    uint64_t capacity, conflict;
+    uint64_t capacity, conflict, true_sharing, false_sharing;
 } sim;
 
 static int reuse_bin(int64_t d)
@@ -119,20 +151,123 @@ static int64_t insn_of(sim *s, uint64_t pc)
     return (int64_t)s->ninsns - 1;
 }
 
-/* One line access starting at addr, by the instruction at pc; 0, or 1
- * when out of memory. */
-static int access_line(sim *s, uint64_t pc, uint64_t addr, int write)
+/* The index of thread tid's caches, made on its first access; -1 when
+ * out of memory. */
+static int64_t thread_of(sim *s, uint32_t tid)
 {
-    uint64_t line = addr >> s->line_shift;
+    int64_t i = index_get(&s->by_tid, tid);
+    if (i >= 0)
+        return i;
+    thread_cache *t = array_push((void **)&s->threads, &s->nthreads, &s->threads_cap,
+                                 sizeof *t);
+    if (!t || index_put(&s->by_tid, tid, (uint32_t)(s->nthreads - 1)) != 0 ||
+        cache_level_init(&t->d1, &s->opt->d1) != 0 ||
+        cache_full_init(&t->full, (uint32_t)(s->opt->d1.size / s->opt->d1.line)) != 0)
+        return -1;
+    return (int64_t)s->nthreads - 1;
+}
+
+/* The directory entry of line, made on its first use; NULL when out of
+ * memory. */
+static line_state *line_of(sim *s, uint64_t line)
+{
+    int64_t i = index_get(&s->dir, line);
+    if (i >= 0)
+        return &s->lines[i];
+    line_state *l = array_push((void **)&s->lines, &s->nlines, &s->lines_cap, sizeof *l);
+    if (!l || index_put(&s->dir, line, (uint32_t)(s->nlines - 1)) != 0)
+        return NULL;
+    return l;
+}
+
+/* The bytes written into line by other threads since thread bit b's copy
+ * was taken; NULL when out of memory. */
+static uint64_t *written_since(sim *s, uint64_t line, unsigned b)
+{
+    uint64_t key = line << 6 | b;
+    int64_t i = index_get(&s->taken, key);
+    if (i >= 0)
+        return &s->written[i];
+    uint64_t *w = array_push((void **)&s->written, &s->nwritten, &s->written_cap,
+                             sizeof *w);
+    if (!w || index_put(&s->taken, key, (uint32_t)(s->nwritten - 1)) != 0)
+        return NULL;
+    return w;
+}
+
+/* The bytes of its line that [addr, addr + size) covers, a bit per
+ * 64th of the line. */
+static uint64_t byte_mask(const sim *s, uint64_t addr, uint64_t size)
+{
+    unsigned shift = s->line_shift > 6 ? s->line_shift - 6 : 0;
+    uint64_t off = addr & ((1ull << s->line_shift) - 1);
+    unsigned from = (unsigned)(off >> shift), to = (unsigned)((off + size - 1) >> shift);
+    uint64_t upto = to >= 63 ? ~0ull : (2ull << to) - 1;
+    return upto & ~((1ull << from) - 1);
+}
+
+/* Thread ti writes the bytes `mask` of line: every other thread's copy
+ * goes, and what it has lost since grows by them; 0, or 1 when out of
+ * memory. */
+static int invalidate_others(sim *s, line_state *ls, uint64_t line, size_t ti,
+                             uint64_t mask)
+{
+    uint64_t me = 1ull << (ti % 64);
+    for (uint64_t others = ls->holders & ~me; others; others &= others - 1) {
+        unsigned b = (unsigned)__builtin_ctzll(others);
+        for (size_t j = b; j < s->nthreads; j += 64) {
+            if (!cache_level_drop(&s->threads[j].d1, line))
+                continue;
+            cache_full_drop(&s->threads[j].full, line);
+            uint64_t *w = written_since(s, line, b);
+            if (!w)
+                return 1;
+            *w = 0;
+            ls->lost |= 1ull << b;
+        }
+    }
+    ls->holders = me;
+    for (uint64_t lost = ls->lost & ~me; lost; lost &= lost - 1) {
+        uint64_t *w = written_since(s, line, (unsigned)__builtin_ctzll(lost));
+        if (!w)
+            return 1;
+        *w |= mask;
+    }
+    return 0;
+}
+
+/* One line access of size bytes at addr, by thread ti's instruction at
+ * pc; 0, or 1 when out of memory. */
+static int access_line(sim *s, size_t ti, uint64_t pc, uint64_t addr,
+                       uint64_t size, int write)
+{
+    uint64_t line = addr >> s->line_shift, me = 1ull << (ti % 64);
+    thread_cache *tc = &s->threads[ti];
     int64_t distance = reuse_clock_use(&s->clock, line);
-    if (distance == -2)
+    line_state *ls = line_of(s, line);
+    if (distance == -2 || !ls)
         return 1;
-    int first = distance < 0;
-    int d1_hit = cache_level_access(&s->d1, line);
+    uint64_t mask = byte_mask(s, addr, size);
+    int first = !(ls->touched & me);
+    int d1_hit = cache_level_access(&tc->d1, line);
     int ll_hit = d1_hit || cache_level_access(&s->ll, line);
-    int full_hit = cache_full_access(&s->full, line);
-    int capacity = !d1_hit && !first && !full_hit;
-    int conflict = !d1_hit && !first && full_hit;
+    int full_hit = cache_full_access(&tc->full, line);
+    int coherence = !first && !d1_hit && (ls->lost & me);
+    int true_sharing = 0;
+    if (ls->lost & me) {
+        uint64_t *w = written_since(s, line, (unsigned)(ti % 64));
+        if (!w)
+            return 1;
+        true_sharing = coherence && (*w & mask);
+        *w = 0;
+    }
+    int capacity = !d1_hit && !first && !coherence && !full_hit;
+    int conflict = !d1_hit && !first && !coherence && full_hit;
+    ls->touched |= me;
+    ls->holders |= me;
+    ls->lost &= ~me;
+    if (write && invalidate_others(s, ls, line, ti, mask))
+        return 1;
     int64_t i = object_of(s, addr), k = insn_of(s, pc);
     if (i < 0 || k < 0)
         return 1;
@@ -145,10 +280,12 @@ static int access_line(sim *s, uint64_t pc, uint64_t addr, int write)
     o->d1 += !d1_hit;
     o->ll += !ll_hit;
     o->compulsory += first;
-    if (!first)
+    if (distance >= 0)
         o->reuse[reuse_bin(distance)]++;
     o->capacity += capacity;
     o->conflict += conflict;
+    o->true_sharing += true_sharing;
+    o->false_sharing += coherence && !true_sharing;
     s->accesses++;
     s->reads += !write;
     s->writes += write;
@@ -157,14 +294,21 @@ static int access_line(sim *s, uint64_t pc, uint64_t addr, int write)
     s->compulsory += first;
     s->capacity += capacity;
     s->conflict += conflict;
+    s->true_sharing += true_sharing;
+    s->false_sharing += coherence && !true_sharing;
     return 0;
 }
 
-/* One event (the tool's, trace/tool.h): its accesses, line by line. */
-static int take(void *self, const memtap_event *ev)
+/* One event, in the order of sequence numbers: its accesses, line by
+ * line. */
+static int simulate(sim *s, const memtap_event *ev)
 {
-    sim *s = self;
     const memtap_record *r = &ev->rec;
+    s->out_of_order += r->seq < s->last_seq;
+    s->last_seq = r->seq > s->last_seq ? r->seq : s->last_seq;
+    int64_t ti = thread_of(s, ev->tid);
+    if (ti < 0)
+        return 1;
     trace_access a[2];
     int n = trace_record_accesses(r, a);
     if (n == 0 && heap_map_kind(r->kind)) { /* names change */
@@ -176,13 +320,75 @@ static int take(void *self, const memtap_event *ev)
         uint64_t addr = a[k].addr, size = a[k].size ? a[k].size : 1;
         while (size > 0) {
             uint64_t piece = trace_line_piece(addr, size, line);
-            if (access_line(s, r->pc, addr, a[k].write))
+            if (access_line(s, (size_t)ti, r->pc, addr, piece, a[k].write))
                 return 1;
             addr += piece;
             size -= piece;
         }
     }
     return 0;
+}
+
+/* ---- the window: the threads' events back in the order of their
+ * sequence numbers (a thread's chunks come in order, but one thread's
+ * chunk may come after later events of another) ---- */
+
+static void sift_up(memtap_event *h, size_t i)
+{
+    memtap_event x = h[i];
+    while (i > 0 && h[(i - 1) / 2].rec.seq > x.rec.seq) {
+        h[i] = h[(i - 1) / 2];
+        i = (i - 1) / 2;
+    }
+    h[i] = x;
+}
+
+/* Takes the earliest event off the heap into *out. */
+static void pop_first(sim *s, memtap_event *out)
+{
+    memtap_event *h = s->pending;
+    *out = h[0];
+    memtap_event x = h[--s->npending];
+    size_t i = 0, n = s->npending;
+    for (size_t c; (c = 2 * i + 1) < n; i = c) {
+        if (c + 1 < n && h[c + 1].rec.seq < h[c].rec.seq)
+            c++;
+        if (h[c].rec.seq >= x.rec.seq)
+            break;
+        h[i] = h[c];
+    }
+    if (n)
+        h[i] = x;
+}
+
+/* One event of the walk (the tool's, trace/tool.h): held until WINDOW
+ * later ones have come. */
+static int take(void *self, const memtap_event *ev)
+{
+    sim *s = self;
+    if (!s->pending && !(s->pending = malloc((WINDOW + 1) * sizeof *s->pending)))
+        return 1;
+    s->pending[s->npending] = *ev;
+    sift_up(s->pending, s->npending++);
+    if (s->npending <= WINDOW)
+        return 0;
+    memtap_event first;
+    pop_first(s, &first);
+    return simulate(s, &first);
+}
+
+/* After the walk (a trace cut short too: what was read counts): the
+ * events still held. */
+static int drain(void *self, int status)
+{
+    sim *s = self;
+    while (s->npending) {
+        memtap_event first;
+        pop_first(s, &first);
+        if (simulate(s, &first))
+            return 1;
+    }
+    return status;
 }
 
 static int by_d1_misses(const void *a, const void *b)
@@ -209,27 +415,39 @@ static double per_mille(uint64_t n, uint64_t of)
 static void print_report(sim *s, const cachesim_options *opt, FILE *out)
 {
     const cache_geometry *d1 = &opt->d1, *ll = &opt->ll;
-    fprintf(out, "cache model: D1 %" PRIu64 " B, %u-way, %u-B lines; LL %" PRIu64
-                 " B, %u-way, %u-B lines; LRU, write-allocate\n",
+    fprintf(out, "cache model: D1 %" PRIu64 " B, %u-way, %u-B lines, one per thread; LL %"
+                 PRIu64 " B, %u-way, %u-B lines, shared; LRU, write-allocate, a write "
+                 "invalidates other threads' copies\n",
             d1->size, d1->assoc, d1->line, ll->size, ll->assoc, ll->line);
     fprintf(out, "line accesses: %" PRIu64 " (%" PRIu64 " reads, %" PRIu64
-                 " writes); lines touched: %" PRIu64 "\n",
-            s->accesses, s->reads, s->writes, s->compulsory);
+                 " writes); lines touched: %zu; threads: %zu\n",
+            s->accesses, s->reads, s->writes, s->nlines, s->nthreads);
+    if (s->nthreads > 1)
+        fprintf(out, "threads interleave in the order of the trace's sequence numbers "
+                     "(the static engine numbers a thread's logged accesses a buffer "
+                     "at a time: for sharing misses, trace with --engine fault)\n");
+    if (s->out_of_order)
+        fprintf(out, "events out of order past the model's window: %" PRIu64
+                     " (simulated as they came)\n", s->out_of_order);
     fprintf(out, "D1 misses: %" PRIu64 " (%.1f per 1000 accesses); LL misses: %"
                  PRIu64 " (%.1f per 1000)\n",
             s->d1_misses, per_mille(s->d1_misses, s->accesses), s->ll_misses,
             per_mille(s->ll_misses, s->accesses));
     fprintf(out, "D1 misses by cause: compulsory %" PRIu64 ", capacity %" PRIu64
-                 ", conflict %" PRIu64 "\n", s->compulsory, s->capacity, s->conflict);
+                 ", conflict %" PRIu64 ", coherence %" PRIu64 " (true sharing %" PRIu64
+                 ", false sharing %" PRIu64 ")\n", s->compulsory, s->capacity,
+            s->conflict, s->true_sharing + s->false_sharing, s->true_sharing,
+            s->false_sharing);
     qsort(s->objects, s->nobjects, sizeof *s->objects, by_d1_misses);
-    fprintf(out, "\nobjects by D1 misses:\n%11s %11s %11s %11s %11s %11s  %s\n",
+    fprintf(out, "\nobjects by D1 misses:\n%11s %11s %11s %11s %11s %11s %11s %11s  %s\n",
             "D1 misses", "LL misses", "compulsory", "capacity", "conflict",
-            "accesses", "object");
+            "true-share", "false-share", "accesses", "object");
     for (size_t i = 0; i < s->nobjects && (int)i < opt->top; i++) {
         const object_stats *o = &s->objects[i];
         fprintf(out, "%11" PRIu64 " %11" PRIu64 " %11" PRIu64 " %11" PRIu64 " %11" PRIu64
-                     " %11" PRIu64 "  %s\n", o->d1, o->ll, o->compulsory, o->capacity,
-                o->conflict, o->accesses, o->name);
+                     " %11" PRIu64 " %11" PRIu64 " %11" PRIu64 "  %s\n", o->d1, o->ll,
+                o->compulsory, o->capacity, o->conflict, o->true_sharing,
+                o->false_sharing, o->accesses, o->name);
     }
     fprintf(out, "\nreuse distances of these objects (distinct lines used between "
                  "two uses of a line: uses):\n");
@@ -273,12 +491,15 @@ static void print_json(sim *s, const cachesim_options *opt, FILE *out)
     json_level(out, "d1", &opt->d1);
     fputs(", ", out);
     json_level(out, "ll", &opt->ll);
-    fprintf(out, ", \"accesses\": %" PRIu64 ", \"reads\": %" PRIu64 ", \"writes\": %"
+    fprintf(out, ", \"threads\": %zu, \"out_of_order\": %" PRIu64 ", \"accesses\": %"
+                 PRIu64 ", \"reads\": %" PRIu64 ", \"writes\": %"
                  PRIu64 ", \"d1_misses\": %" PRIu64 ", \"ll_misses\": %" PRIu64
                  ", \"compulsory\": %" PRIu64 ", \"capacity\": %" PRIu64
-                 ", \"conflict\": %" PRIu64 ",\n\"objects\": [",
-            s->accesses, s->reads, s->writes, s->d1_misses, s->ll_misses, s->compulsory,
-            s->capacity, s->conflict);
+                 ", \"conflict\": %" PRIu64 ", \"true_sharing\": %" PRIu64
+                 ", \"false_sharing\": %" PRIu64 ",\n\"objects\": [",
+            s->nthreads, s->out_of_order, s->accesses, s->reads, s->writes, s->d1_misses,
+            s->ll_misses, s->compulsory, s->capacity, s->conflict, s->true_sharing,
+            s->false_sharing);
     for (size_t i = 0; i < s->nobjects; i++) {
         const object_stats *o = &s->objects[i];
         fputs(i ? ",\n{\"name\": " : "\n{\"name\": ", out);
@@ -286,8 +507,9 @@ static void print_json(sim *s, const cachesim_options *opt, FILE *out)
         fprintf(out, ", \"accesses\": %" PRIu64 ", \"d1_misses\": %" PRIu64
                      ", \"ll_misses\": %" PRIu64 ", \"compulsory\": %" PRIu64
                      ", \"capacity\": %" PRIu64 ", \"conflict\": %" PRIu64
+                     ", \"true_sharing\": %" PRIu64 ", \"false_sharing\": %" PRIu64
                      ", \"reuse\": [", o->accesses, o->d1, o->ll, o->compulsory,
-                o->capacity, o->conflict);
+                o->capacity, o->conflict, o->true_sharing, o->false_sharing);
         int first = 1;
         for (int b = 0; b < REUSE_BINS; b++)
             if (o->reuse[b]) {
@@ -322,6 +544,7 @@ int cachesim_report(memtap_trace *t, symbolizer *sym,
 {
     sim s;
     memset(&s, 0, sizeof s);
+    s.opt = opt;
     s.gen = 1;
     s.line_shift = (unsigned)__builtin_ctz(opt->d1.line);
     s.sym = sym;
@@ -329,10 +552,8 @@ int cachesim_report(memtap_trace *t, symbolizer *sym,
     s.recent = calloc(ADDR_CACHE, sizeof *s.recent);
     int rc = 1;
     if (s.names && s.recent && reuse_clock_init(&s.clock) == 0 &&
-        cache_level_init(&s.d1, &opt->d1) == 0 &&
-        cache_level_init(&s.ll, &opt->ll) == 0 &&
-        cache_full_init(&s.full, (uint32_t)(opt->d1.size / opt->d1.line)) == 0) {
-        trace_tool tool = { &s, NULL, take, NULL };
+        cache_level_init(&s.ll, &opt->ll) == 0) {
+        trace_tool tool = { &s, NULL, take, drain };
         rc = trace_tools_walk(t, &tool, 1, NULL, NULL);
         if (rc == 0 && opt->json)
             print_json(&s, opt, out);
@@ -341,13 +562,22 @@ int cachesim_report(memtap_trace *t, symbolizer *sym,
     }
     for (size_t i = 0; i < s.nobjects; i++)
         free(s.objects[i].name);
+    for (size_t i = 0; i < s.nthreads; i++) {
+        cache_level_free(&s.threads[i].d1);
+        cache_full_free(&s.threads[i].full);
+    }
+    free(s.threads);
     free(s.objects);
     free(s.insns);
+    free(s.lines);
+    free(s.written);
+    free(s.pending);
     index_free(&s.by_pc);
     index_free(&s.by_name);
-    cache_level_free(&s.d1);
+    index_free(&s.by_tid);
+    index_free(&s.dir);
+    index_free(&s.taken);
     cache_level_free(&s.ll);
-    cache_full_free(&s.full);
     reuse_clock_free(&s.clock);
     free(s.recent);
     namer_destroy(s.names);

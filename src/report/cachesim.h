@@ -1,13 +1,17 @@
 /*
  * report/cachesim.h - a data cache model fed from a trace, its misses
- * named after the program's objects: a first level (D1) and a last level
- * (LL), set-associative, least recently used, write-allocate, LL looked
- * up on a D1 miss (as Cachegrind models them), one hierarchy for all
- * threads.  Every access a record stands for (trace/accesses.h) is cut at
- * line boundaries; each piece is one access of its line.  A D1 miss on a
- * line the run never touched before is compulsory, one a fully
- * associative LRU cache of D1's size misses too is a capacity miss, any
- * other a conflict miss.
+ * named after the program's objects: a first level (D1) per thread and a
+ * shared last level (LL), set-associative, least recently used,
+ * write-allocate, LL looked up on a D1 miss (as Cachegrind models them),
+ * the D1s kept coherent: a write takes the line out of every other
+ * thread's D1.  The threads' events are simulated in the order of their
+ * sequence numbers.  Every access a record stands for (trace/accesses.h)
+ * is cut at line boundaries; each piece is one access of its line.  A D1
+ * miss on a line the thread never touched before is compulsory; one on a
+ * line another thread's write took is a coherence miss, true sharing when
+ * the access touches a byte written by another thread since, else false
+ * sharing; one a fully associative LRU cache of D1's size misses too is a
+ * capacity miss, any other a conflict miss.
  */
 #ifndef MEMTAP_REPORT_CACHESIM_H
 #define MEMTAP_REPORT_CACHESIM_H

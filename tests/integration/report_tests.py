@@ -253,14 +253,15 @@ def test_report_bad_input():
 
 def cachesim_rows(path, *opts):
     """{object: (D1 misses, LL misses, compulsory, capacity, conflict,
-    accesses)} of memtap cachesim's table."""
+    accesses, true sharing, false sharing)} of memtap cachesim's table."""
     out = memtap("cachesim", *opts, path).stdout
     rows = {}
     for line in out.split("objects by D1 misses:", 1)[1].splitlines()[2:]:
         if not line.strip():  # the instructions' table follows
             break
         f = line.split()
-        rows[f[6]] = tuple(int(x) for x in f[:6])
+        n = [int(x) for x in f[:8]]
+        rows[f[8]] = tuple(n[:5] + [n[7]] + n[5:7])
     return out, rows
 
 
@@ -279,9 +280,12 @@ def test_report_cachesim():
         memtap("run", "-q", "--engine", engine, "-o", path, "--", prog("cache_walk"))
         out, rows = cachesim_rows(path, "--D1", "32K,8,64", "--LL", "1M,16,64")
         for name, counts in want.items():
-            check_eq(rows.get(name), counts, "%s under the %s engine: %s" % (name, engine, out))
-        check("D1 32768 B, 8-way, 64-B lines; LL 1048576 B, 16-way" in out, out)
-        m = re.search(r"compulsory (\d+), capacity (\d+), conflict (\d+)", out)
+            check_eq(rows.get(name, ())[:6], counts,
+                     "%s under the %s engine: %s" % (name, engine, out))
+        check("D1 32768 B, 8-way, 64-B lines, one per thread; LL 1048576 B, 16-way" in out,
+              out)
+        m = re.search(r"compulsory (\d+), capacity (\d+), conflict (\d+), coherence (\d+)",
+                      out)
         check(m and sum(int(x) for x in m.groups()) ==
               int(re.search(r"D1 misses: (\d+)", out).group(1)),
               "the causes add up to the D1 misses: " + out)
@@ -343,6 +347,40 @@ def test_report_cachesim_cachegrind():
     for obj in ("big", "small", "conflicting"):
         check_eq(rows[obj][:2], theirs[obj],
                  "memtap's D1 and LL misses of %s against Cachegrind's line" % obj)
+
+
+def test_report_cachesim_sharing():
+    """Threads: a first level each, kept coherent.  cache_sharing.c's hand
+    count (its comment) under the fault engine, whose sequence numbers
+    order every access: of `neighbours` 3 compulsory and 198 false-
+    sharing misses, of `both` 3 and 198 true-sharing ones, none of
+    either a capacity or conflict miss; the turn flag's line moves between
+    the threads too (coherence misses, counted but not by hand: how often
+    a thread spins is the scheduler's).  Under the static engine the report
+    says that its order is coarser."""
+    path = os.path.join(TMP, "sharing-fault.mtr")
+    memtap("run", "-q", "--engine", "fault", "-o", path, "--", prog("cache_sharing"))
+    out, rows = cachesim_rows(path, "--D1", "32K,8,64", "--LL", "1M,16,64")
+    for name, sharing in (("neighbours", (0, 198)), ("both", (198, 0))):
+        r = rows.get(name, (0,) * 8)
+        check_eq((r[0], r[2], r[3], r[4]) + r[6:], (201, 3, 0, 0) + sharing,
+                 "%s: D1 misses, compulsory, capacity, conflict, true and false "
+                 "sharing: %s" % (name, out))
+    turn = rows.get("turn", (0,) * 8)
+    check(turn[6] >= 198, "the flag's line moves with each turn: %s" % (turn,))
+    check(re.search(r"threads: 3$", out, re.M), out)
+    total = re.search(r"coherence (\d+) \(true sharing (\d+), false sharing (\d+)\)", out)
+    check(total and int(total.group(1)) == int(total.group(2)) + int(total.group(3)) and
+          int(total.group(3)) >= 198, out)
+    doc = json.loads(memtap("cachesim", "--json", "--D1", "32K,8,64", "--LL", "1M,16,64",
+                            path).stdout)
+    obj = {o["name"]: o for o in doc["objects"]}
+    check_eq((obj["both"]["true_sharing"], obj["neighbours"]["false_sharing"], doc["threads"]),
+             (198, 198, 3), "the same in JSON")
+    static = os.path.join(TMP, "sharing-static.mtr")
+    memtap("run", "-q", "-o", static, "--", prog("cache_sharing"))
+    out = memtap("cachesim", static).stdout
+    check("for sharing misses, trace with --engine fault" in out, out)
 
 
 def test_report_cachesim_bad_input():
