@@ -137,62 +137,66 @@ static int64_t object_of(sim *s, uint64_t addr)
     return i;
 }
 
+/* The index of key's element of the array *v (*n of them, room for
+ * *cap, elem bytes each) that m indexes, a new zeroed one when key has
+ * none (*made then set); -1 when out of memory. */
+static int64_t element_of(index_map *m, uint64_t key, void **v, size_t *n,
+                          size_t *cap, size_t elem, int *made)
+{
+    int64_t i = index_get(m, key);
+    *made = i < 0;
+    if (i >= 0)
+        return i;
+    if (!array_push(v, n, cap, elem) || index_put(m, key, (uint32_t)(*n - 1)) != 0)
+        return -1;
+    return (int64_t)*n - 1;
+}
+
 /* The instruction at pc, by index into s->insns; -1 when out of memory. */
 static int64_t insn_of(sim *s, uint64_t pc)
 {
-    int64_t i = index_get(&s->by_pc, pc);
-    if (i >= 0)
-        return i;
-    insn_stats *x = array_push((void **)&s->insns, &s->ninsns, &s->insns_cap,
-                               sizeof *x);
-    if (!x || index_put(&s->by_pc, pc, (uint32_t)(s->ninsns - 1)) != 0)
-        return -1;
-    x->pc = pc;
-    return (int64_t)s->ninsns - 1;
+    int made;
+    int64_t i = element_of(&s->by_pc, pc, (void **)&s->insns, &s->ninsns,
+                           &s->insns_cap, sizeof *s->insns, &made);
+    if (i >= 0 && made)
+        s->insns[i].pc = pc;
+    return i;
 }
 
 /* The index of thread tid's caches, made on its first access; -1 when
  * out of memory. */
 static int64_t thread_of(sim *s, uint32_t tid)
 {
-    int64_t i = index_get(&s->by_tid, tid);
-    if (i >= 0)
+    int made;
+    int64_t i = element_of(&s->by_tid, tid, (void **)&s->threads, &s->nthreads,
+                           &s->threads_cap, sizeof *s->threads, &made);
+    if (i < 0 || !made)
         return i;
-    thread_cache *t = array_push((void **)&s->threads, &s->nthreads, &s->threads_cap,
-                                 sizeof *t);
-    if (!t || index_put(&s->by_tid, tid, (uint32_t)(s->nthreads - 1)) != 0 ||
-        cache_level_init(&t->d1, &s->opt->d1) != 0 ||
-        cache_full_init(&t->full, (uint32_t)(s->opt->d1.size / s->opt->d1.line)) != 0)
-        return -1;
-    return (int64_t)s->nthreads - 1;
+    thread_cache *t = &s->threads[i];
+    return cache_level_init(&t->d1, &s->opt->d1) == 0 &&
+                   cache_full_init(&t->full,
+                                   (uint32_t)(s->opt->d1.size / s->opt->d1.line)) == 0
+               ? i : -1;
 }
 
 /* The directory entry of line, made on its first use; NULL when out of
  * memory. */
 static line_state *line_of(sim *s, uint64_t line)
 {
-    int64_t i = index_get(&s->dir, line);
-    if (i >= 0)
-        return &s->lines[i];
-    line_state *l = array_push((void **)&s->lines, &s->nlines, &s->lines_cap, sizeof *l);
-    if (!l || index_put(&s->dir, line, (uint32_t)(s->nlines - 1)) != 0)
-        return NULL;
-    return l;
+    int made;
+    int64_t i = element_of(&s->dir, line, (void **)&s->lines, &s->nlines,
+                           &s->lines_cap, sizeof *s->lines, &made);
+    return i < 0 ? NULL : &s->lines[i];
 }
 
 /* The bytes written into line by other threads since thread bit b's copy
  * was taken; NULL when out of memory. */
 static uint64_t *written_since(sim *s, uint64_t line, unsigned b)
 {
-    uint64_t key = line << 6 | b;
-    int64_t i = index_get(&s->taken, key);
-    if (i >= 0)
-        return &s->written[i];
-    uint64_t *w = array_push((void **)&s->written, &s->nwritten, &s->written_cap,
-                             sizeof *w);
-    if (!w || index_put(&s->taken, key, (uint32_t)(s->nwritten - 1)) != 0)
-        return NULL;
-    return w;
+    int made;
+    int64_t i = element_of(&s->taken, line << 6 | b, (void **)&s->written,
+                           &s->nwritten, &s->written_cap, sizeof *s->written, &made);
+    return i < 0 ? NULL : &s->written[i];
 }
 
 /* The bytes of its line that [addr, addr + size) covers, a bit per
