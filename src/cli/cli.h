@@ -136,6 +136,17 @@ typedef struct trace_launch {
  * the same signal once it has reported (main.c). */
 extern int cli_program_signal;
 
+struct run_config;
+/* The configuration the command hands the traced process (run_env.c):
+ * whoever knows a setting fills its field, then puts its row into the
+ * environment (cli_run_config_put), encoded as sys/run_config.h's table
+ * says (TEXT as it is; LIST, SET, FD and SIZE unset when NULL, 0 or
+ * negative; FLAG "1" or "0"; NUM decimal; WORDS the word). */
+struct run_config *cli_run_config(void);
+void cli_run_config_put(int row);
+/* A LIST row's value (NULL or "": unset), then put. */
+void cli_run_config_list(int row, const char *value);
+
 struct cache_rules;
 /* Sets the MEMTAP_* environment (and LD_PRELOAD) the program at prog is
  * traced with, for l, writing to abs_out (run_env.c).  0, or 1 after

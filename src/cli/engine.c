@@ -14,6 +14,7 @@
 #include "sys/env.h"
 
 #include "cli.h"
+#include "sys/run_config.h"
 #include "elf/elf_file.h"
 #include "rewrite/rewrite.h"
 #include "rt/abi.h"
@@ -317,9 +318,13 @@ static int set_audit_env(const engine_plan *p, const char *preload,
     if (n <= 0)
         return cli_error("/proc/self/exe", "%s", strerror(errno));
     self[n] = '\0';
-    setenv(ENV_CACHE, p->cache.dir, 1);
-    setenv(ENV_CACHE_SALT, p->cache.salt, 1);
-    setenv(ENV_COMMAND, self, 1);
+    run_config *run = cli_run_config();
+    snprintf(run->cache, sizeof run->cache, "%s", p->cache.dir);
+    snprintf(run->cache_salt, sizeof run->cache_salt, "%s", p->cache.salt);
+    snprintf(run->command, sizeof run->command, "%s", self);
+    cli_run_config_put(RUN_CONFIG_cache);
+    cli_run_config_put(RUN_CONFIG_cache_salt);
+    cli_run_config_put(RUN_CONFIG_command);
     return 0;
 }
 

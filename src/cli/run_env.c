@@ -1,6 +1,8 @@
 /*
  * run_env.c - the MEMTAP_* environment a traced program starts with (the
- * contract with libmemtap.so and the copy cache, sys/env.h), from the
+ * contract with libmemtap.so and the copy cache, sys/env.h): the run's
+ * run_config, each row put into its variable as sys/run_config.h's table
+ * encodes it (libmemtap.so decodes it by the same table), filled from the
  * options of `memtap run` and the shadow commands: the output, the window,
  * the tool, the consumer, the bypass rules, and the lists of ranges
  * (--tested, --ignore, --watch) turned into addresses.
@@ -8,6 +10,7 @@
 #define _GNU_SOURCE
 #include "cli.h"
 #include "sys/env.h"
+#include "sys/run_config.h"
 #include "cache/cache.h"
 
 #include "analysis/select.h"
@@ -21,6 +24,94 @@
 #include <string.h>
 #include <unistd.h>
 
+static run_config run;
+
+run_config *cli_run_config(void)
+{
+    return &run;
+}
+
+static void put_number(const char *env, long long n)
+{
+    char v[32];
+    snprintf(v, sizeof v, "%lld", n);
+    setenv(env, v, 1);
+}
+
+/* The i-th of the '|'-separated words (the first when there are fewer). */
+static void put_word(const char *env, const char *words, int i)
+{
+    const char *w = words;
+    for (int k = 0; k < i && strchr(w, '|'); k++)
+        w = strchr(w, '|') + 1;
+    char v[64];
+    snprintf(v, sizeof v, "%.*s", (int)strcspn(w, "|"), w);
+    setenv(env, v, 1);
+}
+
+static void put_or_unset(const char *env, const char *v)
+{
+    if (v)
+        setenv(env, v, 1);
+    else
+        unsetenv(env);
+}
+
+#define ENCODE_TEXT(f, env, a) setenv(env, run.f, 1);
+#define ENCODE_LIST(f, env, a) put_or_unset(env, run.f);
+#define ENCODE_FLAG(f, env, a) setenv(env, run.f ? "1" : "0", 1);
+#define ENCODE_LEAD1(f, env, a) ENCODE_FLAG(f, env, a)
+#define ENCODE_SET(f, env, a) put_or_unset(env, run.f ? "1" : NULL);
+#define ENCODE_NUM(f, env, a) put_number(env, run.f);
+#define ENCODE_FD(f, env, a) \
+    if (run.f < 0)           \
+        unsetenv(env);       \
+    else                     \
+        put_number(env, run.f);
+#define ENCODE_SIZE(f, env, a) ENCODE_FD(f, env, a)
+#define ENCODE_WORDS(f, env, a) put_word(env, a, run.f);
+#define ENCODE(kind, f, env, a, b) \
+    case RUN_CONFIG_##f:           \
+        ENCODE_##kind(f, env, a) break;
+
+void cli_run_config_put(int row)
+{
+    switch (row) {
+        RUN_CONFIG_ROWS(ENCODE)
+    default:
+        break;
+    }
+}
+
+/* A LIST row's text (NULL: none), kept in the row's own storage. */
+static void list_row(const char **field, char *text, size_t cap, const char *v)
+{
+    *field = v && *v && snprintf(text, cap, "%s", v) < (int)cap ? text : NULL;
+}
+#define LIST_CASE_LIST(f)                                            \
+    case RUN_CONFIG_##f:                                             \
+        list_row(&run.f, run.f##_text, sizeof run.f##_text, value); \
+        break;
+#define LIST_CASE_TEXT(f)
+#define LIST_CASE_FLAG(f)
+#define LIST_CASE_LEAD1(f)
+#define LIST_CASE_SET(f)
+#define LIST_CASE_NUM(f)
+#define LIST_CASE_FD(f)
+#define LIST_CASE_SIZE(f)
+#define LIST_CASE_WORDS(f)
+#define LIST_CASE(kind, f, env, a, b) LIST_CASE_##kind(f)
+
+void cli_run_config_list(int row, const char *value)
+{
+    switch (row) {
+        RUN_CONFIG_ROWS(LIST_CASE)
+    default:
+        break;
+    }
+    cli_run_config_put(row);
+}
+
 /* Whether the program calls memtap_start() (its dynamic symbols name it). */
 static int uses_marks(const char *path)
 {
@@ -32,7 +123,7 @@ static int uses_marks(const char *path)
     return found;
 }
 
-/* One list of a MEMTAP_* variable, built item by item. */
+/* One list of a MEMTAP_* variable (for its errors), built item by item. */
 typedef struct env_list {
     const char *env;
     char text[ENV_TESTED_MAX];
@@ -55,15 +146,6 @@ static int list_add(env_list *l, const char *real, uint64_t lo, uint64_t hi,
         return cli_error(l->env, "too long a list");
     l->used += (size_t)k;
     return 0;
-}
-
-/* The list in the environment (unset when empty). */
-static void list_set(const env_list *l)
-{
-    if (l->used)
-        setenv(l->env, l->text, 1);
-    else
-        unsetenv(l->env);
 }
 
 /* The program's path as the list names it. */
@@ -128,7 +210,7 @@ static int copy_rules(const trace_launch *l, const char *prog, cache_rules *r)
  * "PROGRAM@LO-HI" in the program's link-time addresses; want_sites picks
  * the arguments with a '@' (sites) or those without.  0, or 1 after
  * printing an error. */
-static int set_ranges_env(const char *env, const char *opt,
+static int set_ranges_env(const char *env, int row, const char *opt,
                           const char *const *args, unsigned n, int want_sites,
                           const char *prog)
 {
@@ -147,7 +229,7 @@ static int set_ranges_env(const char *env, const char *opt,
         if (list_add(&l, absolute ? NULL : real, lo, hi, NULL))
             return 1;
     }
-    list_set(&l);
+    cli_run_config_list(row, l.text);
     return 0;
 }
 
@@ -156,36 +238,40 @@ int cli_launch_env(const trace_launch *l, const char *prog,
                    cache_rules *rules)
 {
     cli_prepend_env("LD_PRELOAD", preload);
-    setenv(ENV_OUTPUT, abs_out, 1);
-    setenv(ENV_ACCESSES, l->heap_only ? "0" : "1", 1);
-    setenv(ENV_WINDOW, l->from_main        ? "main"
-                            : uses_marks(prog) ? "marks"
-                                               : "all",
-           1);
+    snprintf(run.output, sizeof run.output, "%s", abs_out);
+    run.accesses = !l->heap_only;
+    run.window = l->from_main ? WINDOW_MAIN : uses_marks(prog) ? WINDOW_MARKS : WINDOW_ALL;
+    cli_run_config_put(RUN_CONFIG_output);
+    cli_run_config_put(RUN_CONFIG_accesses);
+    cli_run_config_put(RUN_CONFIG_window);
     if (l->tool) {
-        char chunk[32];
-        snprintf(chunk, sizeof chunk, "%u", l->chunk);
-        setenv(ENV_TOOL, l->tool, 1);
-        setenv(ENV_TOOL_CHUNK, chunk, 1);
-        setenv(ENV_TOOL_CHECK_ONCE, l->check_once ? "1" : "0", 1);
+        snprintf(run.tool, sizeof run.tool, "%s", l->tool);
+        run.tool_chunk = l->chunk;
+        run.check_once = l->check_once;
+        cli_run_config_put(RUN_CONFIG_tool);
+        cli_run_config_put(RUN_CONFIG_tool_chunk);
+        cli_run_config_put(RUN_CONFIG_check_once);
     }
     if (l->consumer) {
-        char lib[PATH_MAX];
-        if (!realpath(l->consumer, lib) || access(lib, R_OK) != 0)
+        if (!realpath(l->consumer, run.consumer) || access(run.consumer, R_OK) != 0)
             return cli_error(l->consumer, "%s", strerror(errno));
-        setenv(ENV_CONSUMER, lib, 1);
+        cli_run_config_put(RUN_CONFIG_consumer);
     }
-    if (l->compress)
-        setenv(ENV_COMPRESS, l->compress, 1);
-    if (l->string_elements) /* else the environment's, if any */
-        setenv(ENV_STRING_ELEMENTS, "1", 1);
+    if (l->compress) {
+        snprintf(run.compress, sizeof run.compress, "%s", l->compress);
+        cli_run_config_put(RUN_CONFIG_compress);
+    }
+    if (l->string_elements) { /* else the environment's, if any */
+        run.string_elements = 1;
+        cli_run_config_put(RUN_CONFIG_string_elements);
+    }
     if (copy_rules(l, prog, rules))
         return 1;
     cache_rules_to_env(rules); /* for the audit module's `memtap cache add` */
-    return set_ranges_env(ENV_IGNORE, "--ignore", l->ignore, l->nignore, 0,
-                          prog) ||
-           set_ranges_env(ENV_WATCH, "--watch", l->watch, l->nwatch, 0,
-                          prog) ||
-           set_ranges_env(ENV_WATCH_SITES, "--watch", l->watch, l->nwatch, 1,
-                          prog);
+    return set_ranges_env(ENV_IGNORE, RUN_CONFIG_ignore, "--ignore", l->ignore,
+                          l->nignore, 0, prog) ||
+           set_ranges_env(ENV_WATCH, RUN_CONFIG_watch, "--watch", l->watch,
+                          l->nwatch, 0, prog) ||
+           set_ranges_env(ENV_WATCH_SITES, RUN_CONFIG_watch_sites, "--watch", l->watch,
+                          l->nwatch, 1, prog);
 }

@@ -7,6 +7,7 @@
  */
 #define _GNU_SOURCE
 #include "cli.h"
+#include "sys/run_config.h"
 #include "engine.h"
 
 #include "memtap/trace.h"
@@ -256,9 +257,8 @@ static int status_open(status_page *p)
     if (getrandom(&id, sizeof id, 0) != (ssize_t)sizeof id)
         id = (uint64_t)getpid() << 32 ^ (uint64_t)time(NULL);
     p->st->run_id = id | 1; /* 0: none */
-    char v[16];
-    snprintf(v, sizeof v, "%d", p->fd);
-    setenv(ENV_STATUS_FD, v, 1);
+    cli_run_config()->status_fd = p->fd;
+    cli_run_config_put(RUN_CONFIG_status_fd);
     return 0;
 }
 
@@ -268,7 +268,8 @@ static void status_close(status_page *p)
         munmap(p->st, MEMTAP_STATUS_SIZE);
     if (p->fd >= 0)
         close(p->fd);
-    unsetenv(ENV_STATUS_FD);
+    cli_run_config()->status_fd = -1;
+    cli_run_config_put(RUN_CONFIG_status_fd);
 }
 
 /* The trace files whose names say they may be this run's forked or

@@ -5,6 +5,7 @@
  */
 #define _GNU_SOURCE
 #include "cli.h"
+#include "sys/run_config.h"
 #include "engine.h"
 #include "symbols/elfimage.h"
 #include <errno.h>
@@ -151,10 +152,10 @@ int cli_trace_program(char **prog_argv, const trace_launch *l, char *abs_out,
                        prog_argv, preload, &rules, l->quiet, &plan))
         return 1;
     if (plan.engine == ENGINE_STATIC) {
-        setenv(ENV_ONLY, l->only ? l->only : "heap,static", 1);
+        cli_run_config_list(RUN_CONFIG_only, l->only ? l->only : "heap,static");
     } else if (plan.prewritten) {
         if (l->only) /* else all its instrumentation logs */
-            setenv(ENV_ONLY, l->only, 1);
+            cli_run_config_list(RUN_CONFIG_only, l->only);
     } else if (l->only && strcmp(l->only, "heap,static") &&
                strcmp(l->only, "static,heap")) {
         engine_done(&plan);

@@ -4,8 +4,8 @@
  * run_config that holds it, the MEMTAP_* variable that carries it
  * (sys/env.h) and the row's arguments.  The struct comes from the rows,
  * and so does libmemtap.so's decoding of the environment
- * (preload/core/config.c, without the C library); the command writes the
- * same variables (cli/run_env.c).
+ * (preload/core/config.c, without the C library), and the command's
+ * encoding of a row into its variable (cli/run_env.c).
  *
  * Kinds: TEXT (a string of at most a-1 bytes; "" when unset or longer),
  * LIST (a comma-separated list kept as it is; NULL when unset or longer
@@ -74,5 +74,11 @@ enum { FAULT_PATH_DEFAULT, FAULT_PATH_STEP, FAULT_PATH_COMPLETE, FAULT_PATH_HOT 
 typedef struct run_config {
     RUN_CONFIG_ROWS(RUN_CONFIG_FIELD)
 } run_config;
+
+/* The rows by name: RUN_CONFIG_<field>. */
+#define RUN_CONFIG_INDEX(kind, f, env, a, b) RUN_CONFIG_##f,
+typedef enum run_config_row {
+    RUN_CONFIG_ROWS(RUN_CONFIG_INDEX) RUN_CONFIG_NROWS
+} run_config_row;
 
 #endif
