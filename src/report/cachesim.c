@@ -1,11 +1,10 @@
 /*
  * cachesim.c - the data cache model and its report (cachesim.h): a tool
- * of the offline interface (trace/tool.h) that puts the threads' events
- * back in the order of their sequence numbers (a window of WINDOW
- * events), runs every line access through the thread's D1 and the shared
- * LL, keeps the D1s coherent (a directory of who holds each line), and
- * counts the misses per object, as the namer names the address the access
- * starts at.
+ * of the offline interface (trace/tool.h) that runs every line access,
+ * in the order of the events' sequence numbers (the reader's merged
+ * walk), through the thread's D1 and the shared LL, keeps the D1s
+ * coherent (a directory of who holds each line), and counts the misses
+ * per object, as the namer names the address the access starts at.
  */
 #define _GNU_SOURCE
 #include "report/cachesim.h"
@@ -25,7 +24,6 @@
 #define ADDR_CACHE 4096 /* the names of recent addresses, direct-mapped */
 
 #define REUSE_BINS 40 /* 0, 1, 2-3, 4-7, ... distinct lines between uses */
-#define WINDOW (1u << 18) /* events held to put threads' events in order */
 
 typedef struct object_stats {
     char *name;
@@ -71,9 +69,6 @@ typedef struct sim {
                             threads since its copy was taken (a mask) */
     uint64_t *written;
     size_t nwritten, written_cap;
-    memtap_event *pending; /* a min-heap by seq */
-    size_t npending;
-    uint64_t last_seq, out_of_order;
     unsigned line_shift;
     symbolizer *sym;
     namer *names;
@@ -303,13 +298,11 @@ static int access_line(sim *s, size_t ti, uint64_t pc, uint64_t addr,
     return 0;
 }
 
-/* One event, in the order of sequence numbers: its accesses, line by
- * line. */
-static int simulate(sim *s, const memtap_event *ev)
+/* One event (the tool's, trace/tool.h): its accesses, line by line. */
+static int take(void *self, const memtap_event *ev)
 {
+    sim *s = self;
     const memtap_record *r = &ev->rec;
-    s->out_of_order += r->seq < s->last_seq;
-    s->last_seq = r->seq > s->last_seq ? r->seq : s->last_seq;
     int64_t ti = thread_of(s, ev->tid);
     if (ti < 0)
         return 1;
@@ -331,68 +324,6 @@ static int simulate(sim *s, const memtap_event *ev)
         }
     }
     return 0;
-}
-
-/* ---- the window: the threads' events back in the order of their
- * sequence numbers (a thread's chunks come in order, but one thread's
- * chunk may come after later events of another) ---- */
-
-static void sift_up(memtap_event *h, size_t i)
-{
-    memtap_event x = h[i];
-    while (i > 0 && h[(i - 1) / 2].rec.seq > x.rec.seq) {
-        h[i] = h[(i - 1) / 2];
-        i = (i - 1) / 2;
-    }
-    h[i] = x;
-}
-
-/* Takes the earliest event off the heap into *out. */
-static void pop_first(sim *s, memtap_event *out)
-{
-    memtap_event *h = s->pending;
-    *out = h[0];
-    memtap_event x = h[--s->npending];
-    size_t i = 0, n = s->npending;
-    for (size_t c; (c = 2 * i + 1) < n; i = c) {
-        if (c + 1 < n && h[c + 1].rec.seq < h[c].rec.seq)
-            c++;
-        if (h[c].rec.seq >= x.rec.seq)
-            break;
-        h[i] = h[c];
-    }
-    if (n)
-        h[i] = x;
-}
-
-/* One event of the walk (the tool's, trace/tool.h): held until WINDOW
- * later ones have come. */
-static int take(void *self, const memtap_event *ev)
-{
-    sim *s = self;
-    if (!s->pending && !(s->pending = malloc((WINDOW + 1) * sizeof *s->pending)))
-        return 1;
-    s->pending[s->npending] = *ev;
-    sift_up(s->pending, s->npending++);
-    if (s->npending <= WINDOW)
-        return 0;
-    memtap_event first;
-    pop_first(s, &first);
-    return simulate(s, &first);
-}
-
-/* After the walk (a trace cut short too: what was read counts): the
- * events still held. */
-static int drain(void *self, int status)
-{
-    sim *s = self;
-    while (s->npending) {
-        memtap_event first;
-        pop_first(s, &first);
-        if (simulate(s, &first))
-            return 1;
-    }
-    return status;
 }
 
 static int by_d1_misses(const void *a, const void *b)
@@ -430,9 +361,6 @@ static void print_report(sim *s, const cachesim_options *opt, FILE *out)
         fprintf(out, "threads interleave in the order of the trace's sequence numbers "
                      "(the static engine numbers a thread's logged accesses a buffer "
                      "at a time: for sharing misses, trace with --engine fault)\n");
-    if (s->out_of_order)
-        fprintf(out, "events out of order past the model's window: %" PRIu64
-                     " (simulated as they came)\n", s->out_of_order);
     fprintf(out, "D1 misses: %" PRIu64 " (%.1f per 1000 accesses); LL misses: %"
                  PRIu64 " (%.1f per 1000)\n",
             s->d1_misses, per_mille(s->d1_misses, s->accesses), s->ll_misses,
@@ -495,13 +423,13 @@ static void print_json(sim *s, const cachesim_options *opt, FILE *out)
     json_level(out, "d1", &opt->d1);
     fputs(", ", out);
     json_level(out, "ll", &opt->ll);
-    fprintf(out, ", \"threads\": %zu, \"out_of_order\": %" PRIu64 ", \"accesses\": %"
+    fprintf(out, ", \"threads\": %zu, \"accesses\": %"
                  PRIu64 ", \"reads\": %" PRIu64 ", \"writes\": %"
                  PRIu64 ", \"d1_misses\": %" PRIu64 ", \"ll_misses\": %" PRIu64
                  ", \"compulsory\": %" PRIu64 ", \"capacity\": %" PRIu64
                  ", \"conflict\": %" PRIu64 ", \"true_sharing\": %" PRIu64
                  ", \"false_sharing\": %" PRIu64 ",\n\"objects\": [",
-            s->nthreads, s->out_of_order, s->accesses, s->reads, s->writes, s->d1_misses,
+            s->nthreads, s->accesses, s->reads, s->writes, s->d1_misses,
             s->ll_misses, s->compulsory, s->capacity, s->conflict, s->true_sharing,
             s->false_sharing);
     for (size_t i = 0; i < s->nobjects; i++) {
@@ -557,7 +485,7 @@ int cachesim_report(memtap_trace *t, symbolizer *sym,
     int rc = 1;
     if (s.names && s.recent && reuse_clock_init(&s.clock) == 0 &&
         cache_level_init(&s.ll, &opt->ll) == 0) {
-        trace_tool tool = { &s, NULL, take, drain };
+        trace_tool tool = { &s, NULL, take, NULL };
         rc = trace_tools_walk(t, &tool, 1, NULL, NULL);
         if (rc == 0 && opt->json)
             print_json(&s, opt, out);
@@ -575,7 +503,6 @@ int cachesim_report(memtap_trace *t, symbolizer *sym,
     free(s.insns);
     free(s.lines);
     free(s.written);
-    free(s.pending);
     index_free(&s.by_pc);
     index_free(&s.by_name);
     index_free(&s.by_tid);

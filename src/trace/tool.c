@@ -46,3 +46,26 @@ int trace_tools_walk(memtap_trace *t, const trace_tool *tools, size_t ntools,
         }
     return rc;
 }
+
+typedef struct before {
+    uint64_t until;
+    int (*fn)(void *arg, const memtap_event *ev);
+    void *arg;
+} before;
+
+#define BEFORE_DONE (-0x7fff) /* no memtap_status: the point is reached */
+
+static int before_event(void *self, const memtap_event *ev)
+{
+    before *b = self;
+    return ev->rec.seq >= b->until ? BEFORE_DONE : b->fn(b->arg, ev);
+}
+
+int trace_walk_before(memtap_trace *t, uint64_t until,
+                      int (*fn)(void *arg, const memtap_event *ev), void *arg)
+{
+    before b = { until, fn, arg };
+    trace_tool tool = { &b, NULL, before_event, NULL };
+    int rc = trace_tools_walk(t, &tool, 1, NULL, NULL);
+    return rc == BEFORE_DONE ? 0 : rc;
+}

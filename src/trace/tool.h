@@ -35,4 +35,11 @@ typedef struct trace_tool {
 int trace_tools_walk(memtap_trace *t, const trace_tool *tools, size_t ntools,
                      void (*progress)(void *arg, uint64_t records), void *arg);
 
+/* The same walk for one tool of the events before a point: each event of
+ * t before the first whose sequence number is `until` or later, to
+ * fn(arg, ev) (0 goes on).  Returns 0 when it got there or to the end,
+ * else the walk's status or fn's error. */
+int trace_walk_before(memtap_trace *t, uint64_t until,
+                      int (*fn)(void *arg, const memtap_event *ev), void *arg);
+
 #endif
