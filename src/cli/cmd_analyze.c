@@ -14,6 +14,7 @@
 
 #include "report/analysis_print.h"
 #include "rewrite/rewrite.h"
+#include "trace/tool.h"
 
 static const char usage[] =
     "usage: memtap analyze [options] PROGRAM|LIBRARY|OBJECT\n"
@@ -128,6 +129,26 @@ static int parse_opts(int argc, char **argv, analyze_opts *o, const char **path)
     return 0;
 }
 
+/* The block counts of one file's copy, the trace's tool. */
+typedef struct weigh {
+    const analysis *a;
+    analysis_weighted *w;
+    uint64_t id;              /* the file's (rewrite_source_id) */
+    uint64_t others;          /* counts of other files' copies */
+} weigh;
+
+static int weigh_event(void *self, const memtap_event *ev)
+{
+    weigh *wg = self;
+    if (ev->rec.kind != MEMTAP_EV_BLOCK_COUNT)
+        return 0;
+    if (ev->rec.addr2 == wg->id)
+        analysis_weigh_add(wg->a, wg->w, ev->rec.addr, ev->rec.aux);
+    else
+        wg->others++;
+    return 0;
+}
+
 /* The block counts a trace holds for the file at path (its rewritten copy
  * ran with --profile).  Returns 0, or -1 with the reason in err. */
 static int weigh_trace(const analysis *a, const char *path, const char *trace,
@@ -141,23 +162,16 @@ static int weigh_trace(const analysis *a, const char *path, const char *trace,
     int st = memtap_trace_open(trace, &t);
     if (st != MEMTAP_OK)
         return snprintf(err, cap, "%s", memtap_status_string(st)), -1;
-    memtap_event ev;
-    uint64_t others = 0;
-    while ((st = memtap_trace_next(t, &ev)) == 1) {
-        if (ev.rec.kind != MEMTAP_EV_BLOCK_COUNT)
-            continue;
-        if (ev.rec.addr2 == id)
-            analysis_weigh_add(a, w, ev.rec.addr, ev.rec.aux);
-        else
-            others++;
-    }
+    weigh wg = { a, w, id, 0 };
+    trace_tool tool = { &wg, NULL, weigh_event, NULL };
+    st = trace_tools_walk(t, &tool, 1, NULL, NULL);
     memtap_trace_close(t);
     if (st < 0)
         return snprintf(err, cap, "%s", memtap_status_string(st)), -1;
     if (!w->entries)
         return snprintf(err, cap, "no block counts of %s (%" PRIu64
                         " of other files): run a copy made by 'memtap "
-                        "instrument --profile'", path, others), -1;
+                        "instrument --profile'", path, wg.others), -1;
     analysis_weigh_done(w);
     return 0;
 }

@@ -4,6 +4,7 @@
  */
 #include "cli.h"
 #include "symbols/namer.h"
+#include "trace/tool.h"
 
 #include <getopt.h>
 #include <inttypes.h>
@@ -21,6 +22,13 @@ static const char usage[] =
     "  --at SEQ      heap blocks as they were just before event SEQ\n"
     "                (default: at the end of the trace)\n"
     "  -h, --help    show this help\n";
+
+/* One event before --at: the heap as it was then. */
+static int learn(void *names, const memtap_event *ev)
+{
+    namer_learn(names, &ev->rec, NULL);
+    return 0;
+}
 
 static int parse_address(const char *s, uint64_t *out)
 {
@@ -84,9 +92,7 @@ int cmd_symbolize(int argc, char **argv)
         memtap_trace_close(t);
         return cli_error(path, "out of memory");
     }
-    memtap_event ev;
-    while (memtap_trace_next(t, &ev) > 0 && ev.rec.seq < at)
-        namer_learn(n, &ev.rec, NULL);
+    trace_walk_before(t, at, learn, n); /* names as far as the trace was read */
     for (int i = optind + 1; i < argc; i++) {
         uint64_t a;
         parse_address(argv[i], &a);

@@ -4,9 +4,22 @@
 #include "report/parent.h"
 
 #include "trace/info.h"
+#include "trace/tool.h"
 
 #include <stdlib.h>
 #include <string.h>
+
+typedef struct replay {
+    void (*fn)(void *arg, const memtap_event *ev);
+    void *arg;
+} replay;
+
+static int replay_event(void *self, const memtap_event *ev)
+{
+    const replay *r = self;
+    r->fn(r->arg, ev);
+    return 0;
+}
 
 int parent_replay(const memtap_trace *t,
                   void (*fn)(void *arg, const memtap_event *ev), void *arg)
@@ -19,10 +32,9 @@ int parent_replay(const memtap_trace *t,
     memtap_trace *p;
     if (memtap_trace_open(parent, &p) != MEMTAP_OK)
         return -1;
-    uint64_t fork_seq = strtoull(seq, NULL, 10);
-    memtap_event ev;
-    while (memtap_trace_next(p, &ev) > 0 && ev.rec.seq < fork_seq)
-        fn(arg, &ev);
+    replay r = { fn, arg };
+    /* the parent's trace as far as it was read: no error of its own */
+    trace_walk_before(p, strtoull(seq, NULL, 10), replay_event, &r);
     memtap_trace_close(p);
     return 0;
 }
