@@ -336,16 +336,15 @@ symbolic_access(renderer *r, const memtap_record *x)
     const char *region;
     const char *blk = namer_heap_name(r->names, x->addr, &off, &region, a,
                                       sizeof a, &blen);
-    if (!blk)
-        region = namer_name_static(r->names, x->addr, a, sizeof a);
+    const char *name = blk ? blk
+                           : namer_name_static(r->names, x->addr, a, sizeof a,
+                                               &blen, &region);
     const char *code = namer_code(r->names, x->pc, c, sizeof c, &clen);
     char *o = access_begin(r, x, '$');
+    o = name_at(o, name, blen);
     if (blk) {
-        o = name_at(o, blk, blen);
         *o++ = '+';
         o = dec_at(o, off);
-    } else {
-        o = name_at(o, a, strlen(a));
     }
     memcpy(o, ", ", 2);
     o = name_at(o + 2, region, strlen(region));

@@ -1,8 +1,9 @@
 /*
  * namer.c - structured names of a trace's addresses, and their text.  Heap
  * blocks are named here (MadT Table II); everything else by the
- * symbolizer.  Code names and block names are kept in small direct-mapped
- * caches: most accesses of a trace repeat a few instructions and blocks.
+ * symbolizer.  Code names, block names and the names of static data are
+ * kept in small direct-mapped caches: most accesses of a trace repeat a
+ * few instructions, blocks and addresses.
  */
 #include "namer.h"
 #include "sys/hash.h"
@@ -15,6 +16,7 @@
 #define CODE_CACHE 4096u         /* instruction names kept, by pc */
 #define NAME_KEPT 120u           /* longer names are not kept */
 #define BLOCK_CACHE 1024u        /* heap block names kept, by number */
+#define STATIC_CACHE 4096u       /* static data names kept, by address */
 #define SITE_MAX 512u            /* an allocation site's name */
 
 /* An instruction's name as code_name() made it. */
@@ -33,12 +35,23 @@ typedef struct block_slot {
     char name[NAME_KEPT];
 } block_slot;
 
+/* The name of an address outside the heap as namer_name_static made it
+ * (the symbolizer's answer for an address never changes). */
+typedef struct static_slot {
+    uint64_t addr;
+    int valid;
+    uint32_t len;                /* of name */
+    const char *region;
+    char name[NAME_KEPT];
+} static_slot;
+
 struct namer {
     symbolizer *sym;
     int lines;
     heap_map *heap;
     code_slot *codes;            /* CODE_CACHE slots, direct-mapped */
     block_slot *blocks;          /* BLOCK_CACHE slots, direct-mapped */
+    static_slot *statics;        /* STATIC_CACHE slots, direct-mapped */
     data_name last;              /* the last answer with a range outside
                                     the heap (last.end != 0) */
 };
@@ -51,7 +64,8 @@ namer *namer_create(symbolizer *sym, int lines)
     n->heap = heap_map_create();
     n->codes = calloc(CODE_CACHE, sizeof *n->codes);
     n->blocks = calloc(BLOCK_CACHE, sizeof *n->blocks);
-    if (!n->heap || !n->codes || !n->blocks) {
+    n->statics = calloc(STATIC_CACHE, sizeof *n->statics);
+    if (!n->heap || !n->codes || !n->blocks || !n->statics) {
         namer_destroy(n);
         return NULL;
     }
@@ -67,6 +81,7 @@ void namer_destroy(namer *n)
     heap_map_destroy(n->heap);
     free(n->codes);
     free(n->blocks);
+    free(n->statics);
     free(n);
 }
 
@@ -249,16 +264,34 @@ const char *namer_name_data(namer *n, uint64_t addr, char *buf, size_t cap)
         heap_text(n, b, addr, buf, cap);
         return block_region(b);
     }
-    return namer_name_static(n, addr, buf, cap);
+    size_t len;
+    const char *region, *name = namer_name_static(n, addr, buf, cap, &len, &region);
+    if (name != buf)
+        memcpy(buf, name, len + 1);
+    return region;
 }
 
-const char *namer_name_static(namer *n, uint64_t addr, char *buf, size_t cap)
+const char *namer_name_static(namer *n, uint64_t addr, char *buf, size_t cap,
+                              size_t *len, const char **region)
 {
+    static_slot *slot = &n->statics[fib_hash(addr, 12)];
+    if (slot->valid && slot->addr == addr && slot->len < cap) {
+        *len = slot->len;
+        *region = slot->region;
+        return slot->name;
+    }
     data_name d;
     static_data(n, addr, &d);
     namer_data_text(n, &d, buf, cap);
-    return d.region;
+    *len = strlen(buf);
+    *region = d.region;
+    if (*len < NAME_KEPT && *len + 1 < cap) { /* (not cut to cap) */
+        *slot = (static_slot){ addr, 1, (uint32_t)*len, d.region, { 0 } };
+        memcpy(slot->name, buf, *len + 1);
+    }
+    return buf;
 }
+_Static_assert(STATIC_CACHE == 1u << 12, "namer_name_static takes 12 bits");
 
 static void code_name(namer *n, uint64_t pc, char *buf, size_t cap)
 {

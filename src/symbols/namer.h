@@ -41,10 +41,12 @@ void namer_object_text(namer *n, const data_name *d, char *buf, size_t cap);
 /* namer_data and namer_data_text in one step; returns the region. */
 const char *namer_name_data(namer *n, uint64_t addr, char *buf, size_t cap);
 
-/* namer_name_data of an address no heap block holds (namer_heap_name
- * said so): the heap map is not searched again. */
-const char *namer_name_static(namer *n, uint64_t addr, char *buf,
-                              size_t cap);
+/* The name of an address no heap block holds (namer_heap_name said so:
+ * the heap map is not searched again), as namer_name_data makes it: in
+ * buf, or the namer's kept copy (valid until the next call), which it
+ * returns, with its length in *len and the region in *region. */
+const char *namer_name_static(namer *n, uint64_t addr, char *buf, size_t cap,
+                              size_t *len, const char **region);
 
 /* When addr is in a heap block: the block's name (buf or a name the namer
  * keeps, its length in *len), with *off the offset in it and *region its
