@@ -363,3 +363,31 @@ int elf_image_variable(elf_image *img, uint64_t addr, char *buf, size_t cap)
     dwarf_vars *v = vars_of(img);
     return v && dwarf_vars_name(v, addr, buf, cap);
 }
+
+int elf_image_section_span(elf_image *img, uint64_t addr, uint64_t *lo,
+                           uint64_t *hi)
+{
+    if (vars_of(img)) /* variables may start anywhere: not known */
+        return 0;
+    size_t ns = BISECT_AFTER(img->secs, img->nsecs, addr, addr);
+    if (!ns || addr - img->secs[ns - 1].addr >= img->secs[ns - 1].size)
+        return 0; /* no section, or .tbss's shadow: not this simple */
+    const elf_section *sec = &img->secs[ns - 1];
+    *lo = sec->addr;
+    *hi = sec->addr + sec->size;
+    if (ns < img->nsecs && img->secs[ns].addr < *hi)
+        *hi = img->secs[ns].addr;
+    /* symbol_at looks back over the same 64 symbols from anywhere between
+     * the last symbol that starts at or before addr and the next: past
+     * their ends, none of them holds an address */
+    size_t n = BISECT_AFTER(img->syms, img->nsyms, addr, addr);
+    if (n < img->nsyms && img->syms[n].addr < *hi)
+        *hi = img->syms[n].addr;
+    for (size_t i = n, steps = 0; i-- > 0 && steps < 64; steps++) {
+        const elf_symbol *s = &img->syms[i];
+        uint64_t end = s->addr + (s->size ? s->size : 1);
+        if (end > *lo)
+            *lo = end;
+    }
+    return *lo <= addr && addr < *hi;
+}

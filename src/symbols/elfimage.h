@@ -52,6 +52,13 @@ const elf_symbol *elf_image_symbol(const elf_image *img, uint64_t addr,
 /* The allocated section containing addr. */
 const elf_section *elf_image_section(const elf_image *img, uint64_t addr);
 
+/* Where no DWARF variable and no symbol holds addr and a section does:
+ * 1, with the addresses around it named the same way (no variable, no
+ * symbol, the same section, as elf_image_variable_at, elf_image_symbol
+ * and elf_image_section see them) in [*lo, *hi); else 0. */
+int elf_image_section_span(elf_image *img, uint64_t addr, uint64_t *lo,
+                           uint64_t *hi);
+
 /* Source file and line of a code address, from DWARF; 0 if unknown. */
 int elf_image_line(elf_image *img, uint64_t addr, const char **file,
                    int *line);

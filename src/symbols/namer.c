@@ -53,7 +53,10 @@ struct namer {
     block_slot *blocks;          /* BLOCK_CACHE slots, direct-mapped */
     static_slot *statics;        /* STATIC_CACHE slots, direct-mapped */
     data_name last;              /* the last answer with a range outside
-                                    the heap (last.end != 0) */
+                                    the heap (last.same_hi != 0) */
+    char prefix[NAME_KEPT];      /* its text up to the offset */
+    uint32_t prefix_len;
+    unsigned prefix_base;        /* the offset's base; 0: no prefix */
 };
 
 namer *namer_create(symbolizer *sym, int lines)
@@ -106,13 +109,18 @@ static const char *block_region(const heap_block *b)
  * last one again while addr is in its range (an array's elements). */
 static void static_data(namer *n, uint64_t addr, data_name *out)
 {
-    if (addr - n->last.start < n->last.end - n->last.start) {
+    if (addr - n->last.same_lo < n->last.same_hi - n->last.same_lo) {
         *out = n->last;
         out->addr = addr;
     } else if (n->sym) {
         symbolizer_data(n->sym, addr, out);
-        if (out->end)
+        if (out->same_hi > out->same_lo) {
             n->last = *out;
+            n->prefix_base = symbolizer_data_prefix(out, n->prefix, sizeof n->prefix);
+            n->prefix_len = (uint32_t)strlen(n->prefix);
+            if (n->prefix_len + 1 >= sizeof n->prefix)
+                n->prefix_base = 0; /* cut: not kept */
+        }
     } else {
         memset(out, 0, sizeof *out);
         out->kind = DATA_UNKNOWN;
@@ -274,6 +282,26 @@ const char *namer_name_data(namer *n, uint64_t addr, char *buf, size_t cap)
 const char *namer_name_static(namer *n, uint64_t addr, char *buf, size_t cap,
                               size_t *len, const char **region)
 {
+    if (n->prefix_base && addr - n->last.same_lo < n->last.same_hi - n->last.same_lo &&
+        n->prefix_len + 24 < cap) { /* the last answer's prefix, the offset */
+        char digits[24], *p = digits + sizeof digits;
+        uint64_t off = addr - n->last.start;
+        if (n->prefix_base == 16) /* (a constant base: no division) */
+            do
+                *--p = "0123456789abcdef"[off & 15];
+            while ((off >>= 4) != 0);
+        else
+            do
+                *--p = (char)('0' + off % 10);
+            while ((off /= 10) != 0);
+        size_t k = (size_t)(digits + sizeof digits - p);
+        memcpy(buf, n->prefix, n->prefix_len);
+        memcpy(buf + n->prefix_len, p, k);
+        buf[n->prefix_len + k] = '\0';
+        *len = n->prefix_len + k;
+        *region = n->last.region;
+        return buf;
+    }
     static_slot *slot = &n->statics[fib_hash(addr, 12)];
     if (slot->valid && slot->addr == addr && slot->len < cap) {
         *len = slot->len;

@@ -360,6 +360,8 @@ void symbolizer_data(symbolizer *s, uint64_t addr, data_name *out)
         const range *seg = s->last_range;
         if (out->start >= seg->start)
             out->end = base + end < seg->end ? base + end : seg->end;
+        out->same_lo = out->start;
+        out->same_hi = out->end;
         return;
     }
     const elf_symbol *sym = img ? elf_image_symbol(img, link, 0) : NULL;
@@ -372,6 +374,12 @@ void symbolizer_data(symbolizer *s, uint64_t addr, data_name *out)
         out->kind = DATA_SECTION;
         out->object = sec->name;
         out->start = base + sec->addr;
+        /* a stripped file's data: what holds here holds between symbols
+         * (within the module's range, the region's) */
+        if (elf_image_section_span(img, link, &start, &end)) {
+            out->same_lo = base + start > lo ? base + start : lo;
+            out->same_hi = base + end < hi ? base + end : hi;
+        }
     } else {
         out->kind = DATA_MODULE;
         out->object = sm->basename;
@@ -400,9 +408,14 @@ static void put_num(text_out *t, uint64_t v, unsigned base)
 {
     char digits[24], *p = digits + sizeof digits;
     *--p = '\0';
-    do
-        *--p = "0123456789abcdef"[v % base];
-    while ((v /= base) != 0);
+    if (base == 16) /* (a constant base: no division) */
+        do
+            *--p = "0123456789abcdef"[v & 15];
+        while ((v >>= 4) != 0);
+    else
+        do
+            *--p = (char)('0' + v % 10);
+        while ((v /= 10) != 0);
     put_str(t, p);
 }
 
@@ -412,40 +425,55 @@ static void put_end(text_out *t)
         t->buf[t->at < t->cap ? t->at : t->cap - 1] = '\0';
 }
 
+/* The text up to the offset into t; the offset's base, or 0. */
+static unsigned data_prefix(const data_name *d, text_out *t)
+{
+    switch (d->kind) {
+    case DATA_SECTION: /* module:section+off */
+        put_str(t, d->module);
+        put_str(t, ":");
+        put_str(t, d->object);
+        put_str(t, "+");
+        return 10;
+    case DATA_MODULE: /* module+0xoff */
+        put_str(t, d->object);
+        put_str(t, "+0x");
+        return 16;
+    case DATA_SYMBOL:
+    case DATA_REGION: /* name+off */
+        put_str(t, d->object);
+        put_str(t, "+");
+        return 10;
+    default:
+        return 0;
+    }
+}
+
+unsigned symbolizer_data_prefix(const data_name *d, char *buf, size_t cap)
+{
+    text_out t = { buf, cap, 0 };
+    unsigned base = data_prefix(d, &t);
+    put_end(&t);
+    return base;
+}
+
 void symbolizer_data_text(symbolizer *s, const data_name *d, char *buf,
                           size_t cap)
 {
-    uint64_t off = d->addr - d->start;
     sym_module *sm;
     text_out t = { buf, cap, 0 };
-    switch (d->kind) {
-    case DATA_VARIABLE: /* the image is open: symbolizer_data found it */
+    unsigned base = data_prefix(d, &t);
+    if (base) {
+        put_num(&t, d->addr - d->start, base);
+    } else if (d->kind == DATA_VARIABLE) { /* the image is open:
+                                              symbolizer_data found it */
         sm = module_at(s, d->addr);
         elf_image_variable(module_image(s, sm), d->addr - sm->m->base, buf,
                            cap);
         return;
-    case DATA_SECTION: /* module:section+off */
-        put_str(&t, d->module);
-        put_str(&t, ":");
-        put_str(&t, d->object);
-        put_str(&t, "+");
-        put_num(&t, off, 10);
-        break;
-    case DATA_MODULE: /* module+0xoff */
-        put_str(&t, d->object);
-        put_str(&t, "+0x");
-        put_num(&t, off, 16);
-        break;
-    case DATA_SYMBOL:
-    case DATA_REGION: /* name+off */
-        put_str(&t, d->object);
-        put_str(&t, "+");
-        put_num(&t, off, 10);
-        break;
-    default:
+    } else {
         put_str(&t, "0x");
         put_num(&t, d->addr, 16);
-        break;
     }
     put_end(&t);
 }

@@ -56,6 +56,9 @@ typedef struct data_name {
     uint64_t end;        /* DATA_VARIABLE: [start, end) is named the same
                             way (the same kind, object and region); 0 when
                             not known */
+    uint64_t same_lo, same_hi; /* the addresses named the same way (kind,
+                            object, start, region): [same_lo, same_hi);
+                            both 0 when not known */
     const char *object;  /* variable, symbol or section name; the module's
                             base name (DATA_MODULE); the region */
     const char *module;  /* the module's base name (VARIABLE to MODULE) */
@@ -72,6 +75,12 @@ void symbolizer_data(symbolizer *s, uint64_t addr, data_name *out);
  * "module:.section+off", "module+0xoff", "[region]+off", "0xaddr". */
 void symbolizer_data_text(symbolizer *s, const data_name *d, char *buf,
                           size_t cap);
+
+/* The text of a section's, symbol's, region's or module's name up to its
+ * offset ("module:.section+", "symbol+", "[region]+", "module+0x"), as
+ * symbolizer_data_text begins it, and the base the offset follows in
+ * (10, or 16); 0 for the other kinds. */
+unsigned symbolizer_data_prefix(const data_name *d, char *buf, size_t cap);
 
 /* The text of a name's holder outside the heap, without the offset: the
  * variable (not its field), the symbol, "module:.section", the module, the
