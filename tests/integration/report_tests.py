@@ -14,7 +14,7 @@ import shutil
 import subprocess
 import sys
 
-from memtap_tests import TMP, check, check_eq, memtap, prog, run_named, show, trace
+from memtap_tests import MEMTAP, TMP, Failure, check, check_eq, memtap, prog, run_named, show, trace
 
 PAGE_TEST = os.path.join(os.path.dirname(__file__), "../browser/report_page.mjs")
 
@@ -234,6 +234,29 @@ def test_report_fork():
     heap = report_json(child[0])["heap"]
     check_eq((heap["allocs"], heap["alloc_bytes"], heap["frees"], heap["not_freed"], heap["peak_bytes"]),
              (1, 222, 1, 0, 222), "the child's own block")
+
+
+def test_report_json_utf8():
+    """A program whose path has a byte that is no UTF-8 (a Latin-1 file
+    name, say) beside a real non-ASCII character: report's and cachesim's
+    JSON are still UTF-8 (the byte as U+FFFD, the character as it is)."""
+    where = os.path.join(os.fsencode(TMP), b"caf\xe9-\xc3\xbc")
+    os.makedirs(where, exist_ok=True)
+    binary = os.path.join(where, b"three_mallocs")
+    shutil.copy(prog("three_mallocs"), binary)
+    path = os.path.join(TMP, "utf8.mtr")
+    subprocess.run([MEMTAP, "run", "-q", "-o", path, "--", binary], check=True,
+                   capture_output=True)
+    for cmd in (["report", "-q", "--json", "-"], ["cachesim", "--json"]):
+        out = subprocess.run([MEMTAP] + cmd + [path], check=True, capture_output=True).stdout
+        try:
+            text = out.decode("utf-8")
+        except UnicodeDecodeError as e:
+            raise Failure("memtap %s: not UTF-8: %s" % (cmd[0], e))
+        doc = json.loads(text)
+        if cmd[0] == "report":
+            check("/caf\ufffd-\u00fc/three_mallocs" in doc["program"],
+                  "the program's path: %r" % doc["program"])
 
 
 def test_report_bad_input():
