@@ -14,10 +14,13 @@
 
 #include "report/export_rows.h"
 #include "report/name_cache.h"
+#include "trace/info.h"
 
+#include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -352,10 +355,54 @@ static int sql_literal(const char *path, char *out, size_t cap)
     return 0;
 }
 
+static const char accesses_query[] =
+    "(SELECT a.pid, a.tid, a.seq, chr(a.kind) AS kind, a.pc, a.address,"
+    " a.size,"
+    " a.source, a.count, f.name AS function, o.name AS object,"
+    " r.name AS region FROM accesses a"
+    " JOIN names f ON f.id = a.function"
+    " JOIN names o ON o.id = a.object"
+    " JOIN names r ON r.id = a.region)";
+
+/* A table as COPY reads it. */
+static const char *exported(int i)
+{
+    return i == T_ACCESSES ? accesses_query : table_names[i];
+}
+
+/* The partition of table i that has no rows of this process (DuckDB's
+ * COPY writes no file for it): one empty file with the table's columns,
+ * so that read_parquet of DIR/TABLE and all below finds every table. */
+static int empty_partition(duckdb_api *api, duckdb_handle con, const char *dir,
+                           int i, uint32_t pid, char *err, size_t errcap)
+{
+    char part[4096 + 96], lit[2 * 4096 + 256], sql[2 * 4096 + 1024];
+    int n = snprintf(part, sizeof part, "%s/%s", dir, table_names[i]);
+    mkdir(part, 0777);
+    n += snprintf(part + n, sizeof part - (size_t)n, "/pid=%u", pid);
+    if (access(part, F_OK) == 0)
+        return 0; /* rows of this process: their files are there */
+    mkdir(part, 0777);
+    if (i == T_ACCESSES) { /* partitioned by thread too: the process's own */
+        n += snprintf(part + n, sizeof part - (size_t)n, "/tid=%u", pid);
+        mkdir(part, 0777);
+    }
+    snprintf(part + n, sizeof part - (size_t)n, "/data_0.parquet");
+    if (sql_literal(part, lit, sizeof lit)) {
+        snprintf(err, errcap, "output path too long");
+        return -1;
+    }
+    snprintf(sql, sizeof sql,
+             "COPY (SELECT * EXCLUDE (%s) FROM %s LIMIT 0) TO %s (FORMAT parquet)",
+             i == T_ACCESSES ? "pid, tid" : "pid", exported(i), lit);
+    return run_sql(api, con, sql, err, errcap);
+}
+
 /* COPY of every table into dir: accesses partitioned by process and
- * thread, the others by process. */
+ * thread, the others by process; a table with no rows as one empty
+ * file. */
 static int copy_out(duckdb_api *api, duckdb_handle con, const char *dir,
-                    char *err, size_t errcap)
+                    uint32_t pid, char *err, size_t errcap)
 {
     for (int i = 0; i < EXPORTED; i++) {
         char where[4096 + 64], lit[2 * 4096 + 80], sql[2 * 4096 + 512];
@@ -364,39 +411,71 @@ static int copy_out(duckdb_api *api, duckdb_handle con, const char *dir,
             snprintf(err, errcap, "output path too long");
             return -1;
         }
-        static const char accesses[] =
-            "(SELECT a.pid, a.tid, a.seq, chr(a.kind) AS kind, a.pc, a.address,"
-            " a.size,"
-            " a.source, a.count, f.name AS function, o.name AS object,"
-            " r.name AS region FROM accesses a"
-            " JOIN names f ON f.id = a.function"
-            " JOIN names o ON o.id = a.object"
-            " JOIN names r ON r.id = a.region)";
         snprintf(sql, sizeof sql,
                  "COPY %s TO %s (FORMAT parquet, COMPRESSION zstd, "
                  "PARTITION_BY (%s), OVERWRITE_OR_IGNORE)",
-                 i == T_ACCESSES ? accesses : table_names[i], lit,
-                 i == T_ACCESSES ? "pid, tid" : "pid");
-        if (run_sql(api, con, sql, err, errcap))
+                 exported(i), lit, i == T_ACCESSES ? "pid, tid" : "pid");
+        if (run_sql(api, con, sql, err, errcap) ||
+            empty_partition(api, con, dir, i, pid, err, errcap))
             return -1;
     }
     return 0;
 }
 
-/* dir is new, or an earlier export's that has no files of this pid. */
-static int check_output(const char *dir, uint32_t pid, char *err,
-                        size_t errcap)
+#define RUN_MARK ".memtap-run" /* in an export's directory: whose it is */
+
+/* Whether dir has nothing in it. */
+static int is_empty_dir(const char *dir)
 {
-    char mine[4096];
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    int empty = d != NULL;
+    while (empty && (e = readdir(d)))
+        empty = strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0;
+    if (d)
+        closedir(d);
+    return empty;
+}
+
+/* dir is new or empty, or an earlier export of the same run (its RUN_MARK
+ * says which; the processes of one run share a directory) that has no
+ * files of this pid.  A trace of no `memtap run` (no run number) goes
+ * into a directory of its own. */
+static int check_output(const char *dir, uint32_t pid, const char *run,
+                        char *err, size_t errcap)
+{
+    char mine[4096 + 64], mark[4096 + 16], theirs[64] = "";
     snprintf(mine, sizeof mine, "%s/accesses/pid=%u", dir, pid);
+    snprintf(mark, sizeof mark, "%s/" RUN_MARK, dir);
+    if (mkdir(dir, 0777) != 0 && errno != EEXIST) {
+        snprintf(err, errcap, "%s", strerror(errno));
+        return -1;
+    }
+    FILE *f = fopen(mark, "r");
+    if (f) {
+        if (!fgets(theirs, sizeof theirs, f))
+            theirs[0] = '\0';
+        fclose(f);
+        theirs[strcspn(theirs, "\n")] = '\0';
+    } else if (!is_empty_dir(dir)) {
+        snprintf(err, errcap, "holds other files (no export of memtap's): "
+                              "export into a new directory");
+        return -1;
+    }
+    if (f && (!run[0] || strcmp(theirs, run) != 0)) {
+        snprintf(err, errcap, "holds the export of another run (run %s): "
+                              "export each run into a directory of its own",
+                 theirs[0] ? theirs : "unknown");
+        return -1;
+    }
     if (access(mine, F_OK) == 0) {
         snprintf(err, errcap, "holds process %u's files already (remove "
                               "them first)", pid);
         return -1;
     }
-    if (mkdir(dir, 0777) != 0 && errno != EEXIST) {
-        snprintf(err, errcap, "%s", strerror(errno));
-        return -1;
+    if (!f && (f = fopen(mark, "w"))) {
+        fprintf(f, "%s\n", run);
+        fclose(f);
     }
     return 0;
 }
@@ -414,9 +493,11 @@ int export_parquet(memtap_trace *t, symbolizer *sym, const char *lib,
                    char *err, size_t errcap)
 {
     uint32_t pid = memtap_trace_header(t)->pid;
+    char run[64];
+    trace_info_copy(t, "run", run, sizeof run);
     duckdb_api api;
     memset(&api, 0, sizeof api);
-    if (check_output(dir, pid, err, errcap) ||
+    if (check_output(dir, pid, run, err, errcap) ||
         load_api(&api, lib, err, errcap)) {
         if (api.lib)
             dlclose(api.lib);
@@ -464,7 +545,7 @@ int export_parquet(memtap_trace *t, symbolizer *sym, const char *lib,
             rc = -1;
         }
     if (rc == 0)
-        rc = copy_out(&api, con, dir, err, errcap);
+        rc = copy_out(&api, con, dir, pid, err, errcap);
     if (con)
         api.disconnect(&con);
     if (db)

@@ -180,28 +180,35 @@ def duckdb_query(sql):
         lib.duckdb_close(ctypes.byref(db))
 
 
+def parquet_rows(sql, part):
+    return duckdb_query(sql % ("read_parquet('%s/**/*.parquet', hive_partitioning = true)" % part))
+
+
 def test_export_parquet():
     """--format parquet: DuckDB reads back every access (by kind and by
     thread, one partition per thread), block, module and thread of the
-    trace; the traces of a parent and its child export into one directory
-    side by side; an export is never written over."""
+    trace; the traces of a parent and its child (one run) export into one
+    directory side by side, and another run's is refused there; a table
+    with no rows is one empty file (DuckDB reads every table of a heap-only
+    trace); an export is never written over."""
     import shutil
-    out = os.path.join(TMP, "pq")
-    shutil.rmtree(out, ignore_errors=True)
+    traces = {}
     for name in ("share_lines", "blockops"):
         path, _ = trace(name, out="pq_%s.mtr" % name)
+        traces[name] = path
+        out = os.path.join(TMP, "pq_" + name)
+        shutil.rmtree(out, ignore_errors=True)
         memtap("export", "--format", "parquet", "-o", out, path)
         rows = [l.split(",") for l in memtap("show", "--raw", "--format", "csv", path).stdout.splitlines()[1:]]
         pid = re.search(r"^pid: (\d+)$", memtap("info", path).stdout, re.M).group(1)
         part = os.path.join(out, "accesses", "pid=" + pid)
-        files = "read_parquet('%s/**/*.parquet', hive_partitioning = true)" % part
         want = {}
         for r in rows:
             if r[2] in "LSYWG":
                 key = (r[1], int(r[3], 16), r[2])
                 want[key] = want.get(key, 0) + 1
-        got = {(t, int(pc), k): int(n) for t, pc, k, n in duckdb_query(
-            "select tid, pc, kind, count(*) from %s group by tid, pc, kind" % files)}
+        got = {(t, int(pc), k): int(n) for t, pc, k, n in parquet_rows(
+            "select tid, pc, kind, count(*) from %s group by tid, pc, kind", part)}
         check_eq(got, want, "%s: accesses per thread, instruction and kind" % name)
         tids = sorted(d for d in os.listdir(part))
         check_eq(tids, sorted({"tid=" + t for t, _, _ in want}), "%s: a partition per thread" % name)
@@ -219,9 +226,31 @@ def test_export_parquet():
         check_eq(events, [(str(len(rows)),)], "%s: the threads' events" % name)
         p = memtap("export", "--format", "parquet", "-o", out, path, check_rc=False)
         check(p.returncode != 0 and "already" in p.stderr, "a second export of one process is refused")
-    pids = duckdb_query("select count(distinct pid) from read_parquet('%s/accesses/**/*.parquet', "
-                        "hive_partitioning = true)" % out)
-    check_eq(pids, [("2",)], "two processes side by side")
+    # another run into share_lines' directory: refused, nothing written
+    out = os.path.join(TMP, "pq_share_lines")
+    before = sorted(os.listdir(os.path.join(out, "accesses")))
+    p = memtap("export", "--format", "parquet", "-o", out, traces["blockops"], check_rc=False)
+    check(p.returncode != 0 and "another run" in p.stderr, "another run is refused: %s" % p.stderr)
+    check_eq(sorted(os.listdir(os.path.join(out, "accesses"))), before, "nothing of it written")
+    # a parent and its child, one run: side by side
+    parent = os.path.join(TMP, "pq_fork.mtr")
+    p = memtap("run", "-q", "--engine", "fault", "-o", parent, "--", prog("forker"))
+    child = [l.split()[-1] for l in p.stderr.splitlines() if l.startswith("memtap: also wrote")]
+    out = os.path.join(TMP, "pq_fork")
+    shutil.rmtree(out, ignore_errors=True)
+    for path in [parent] + child:
+        memtap("export", "--format", "parquet", "-o", out, path)
+    check_eq(parquet_rows("select count(distinct pid) from %s", os.path.join(out, "accesses")),
+             [("2",)], "two processes of one run side by side")
+    # a heap-only trace: no accesses, yet every table reads
+    path, _ = trace("three_mallocs", out="pq_heap.mtr", heap_only=True)
+    out = os.path.join(TMP, "pq_heap")
+    shutil.rmtree(out, ignore_errors=True)
+    memtap("export", "--format", "parquet", "-o", out, path)
+    counts = [parquet_rows("select count(*) from %s", os.path.join(out, table))[0][0]
+              for table in ("accesses", "blocks", "modules", "threads")]
+    check(counts[0] == "0" and int(counts[1]) == 3 and int(counts[2]) > 0,
+          "the empty accesses table reads as such: %s" % counts)
     p = memtap("export", "--format", "parquet", "-o", os.path.join(TMP, "pq_none"),
                path, env={"MEMTAP_DUCKDB": "/nonexistent/libduckdb.so"}, check_rc=False)
     check(p.returncode != 0 and "MEMTAP_DUCKDB" in p.stderr, "no DuckDB: %s" % p.stderr)
