@@ -131,6 +131,8 @@ typedef struct trace_launch {
  * incomplete (write failures, dropped records, exposed windows, no end
  * record), unless --keep-going. */
 #define MEMTAP_EXIT_INCOMPLETE 125
+/* ... when the program is not found (as a shell says it). */
+#define MEMTAP_EXIT_NOT_FOUND 127
 
 /* The signal the traced program died of (0 if none): the command ends by
  * the same signal once it has reported (main.c). */
@@ -163,6 +165,15 @@ int cli_launch_env(const trace_launch *l, const char *prog,
  * (*exit_code still holds the program's status if it ran). */
 int cli_trace_program(char **prog_argv, const trace_launch *l, char *abs_out,
                       size_t cap, int *exit_code);
+
+/* The command running ("memtap run"; "memtap" before one is chosen): the
+ * prefix of getopt's messages too. */
+extern const char *cli_command;
+
+/* A command used wrongly (an unknown option, a missing argument): prints
+ * the synopsis of its usage (up to the first empty line) and where its
+ * help is; returns 2 (exit status). */
+int cli_usage_error(const char *usage);
 
 /* Prints "memtap: <what>: <why>" to stderr; returns 1 (exit status). */
 int cli_error(const char *what, const char *fmt, ...)

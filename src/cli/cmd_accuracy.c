@@ -74,13 +74,11 @@ int cmd_accuracy(int argc, char **argv)
                 return cli_error("--chunk", "not a size: %s", optarg);
             break;
         case 'h': fputs(usage, stdout); return 0;
-        default: fputs(usage, stderr); return 2;
+        default: return cli_usage_error(usage);
         }
     }
-    if (optind != argc - 1 || !full) {
-        fputs(usage, stderr);
-        return 2;
-    }
+    if (optind != argc - 1 || !full)
+        return cli_usage_error(usage);
     const char *sel = argv[optind];
     mt_rewrite_header hs, hf;
     if (header_of(sel, &hs) || header_of(full, &hf))

@@ -112,14 +112,11 @@ static int parse_opts(int argc, char **argv, analyze_opts *o, const char **path)
             fputs(usage, stdout);
             return -1;
         default:
-            fputs(usage, stderr);
-            return 2;
+            return cli_usage_error(usage);
         }
     }
-    if (optind != argc - 1) {
-        fputs(usage, stderr);
-        return 2;
-    }
+    if (optind != argc - 1)
+        return cli_usage_error(usage);
     *path = argv[optind];
     if (cli_select_ranges(&o->params, *path))
         return 2;

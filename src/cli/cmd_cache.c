@@ -62,13 +62,11 @@ int cmd_cache(int argc, char **argv)
         case 'd': dir = optarg; break;
         case 'q': quiet = 1; break;
         case 'h': fputs(usage, stdout); return 0;
-        default: fputs(usage, stderr); return 2;
+        default: return cli_usage_error(usage);
         }
     }
-    if (optind >= argc) {
-        fputs(usage, stderr);
-        return 2;
-    }
+    if (optind >= argc)
+        return cli_usage_error(usage);
     const char *what = argv[optind++];
     cache ch;
     cache_rules rules; /* add: the traced run's, through its environment */
@@ -78,10 +76,8 @@ int cmd_cache(int argc, char **argv)
         return cli_error("cache", "%s", err);
     if (strcmp(what, "add") == 0 && optind < argc)
         return add(&ch, argv + optind, argc - optind, quiet);
-    if (optind != argc) {
-        fputs(usage, stderr);
-        return 2;
-    }
+    if (optind != argc)
+        return cli_usage_error(usage);
     if (strcmp(what, "dir") == 0) {
         printf("%s\n", ch.dir);
     } else if (strcmp(what, "ls") == 0) {
@@ -94,9 +90,7 @@ int cmd_cache(int argc, char **argv)
             return cli_error(ch.dir, "%s", strerror(errno));
         if (!quiet)
             printf("removed %ld files from %s\n", n, ch.dir);
-    } else {
-        fputs(usage, stderr);
-        return 2;
-    }
+    } else 
+        return cli_usage_error(usage);
     return 0;
 }

@@ -68,13 +68,11 @@ int cmd_cachesim(int argc, char **argv)
             break;
         case 'j': opt.json = 1; break;
         case 'h': fputs(usage, stdout); return 0;
-        default: fputs(usage, stderr); return 2;
+        default: return cli_usage_error(usage);
         }
     }
-    if (optind != argc - 1) {
-        fputs(usage, stderr);
-        return 2;
-    }
+    if (optind != argc - 1)
+        return cli_usage_error(usage);
     cache_geometry d1, ll;
     if ((!given_d1 || !given_ll) && cache_geometry_of_machine(&d1, &ll) == 0) {
         if (!given_d1)

@@ -165,13 +165,11 @@ int cmd_export(int argc, char **argv)
         case 'o': output = optarg; break;
         case 'q': quiet = 1; break;
         case 'h': fputs(usage, stdout); return 0;
-        default: fputs(usage, stderr); return 2;
+        default: return cli_usage_error(usage);
         }
     }
-    if (optind != argc - 1) {
-        fputs(usage, stderr);
-        return 2;
-    }
+    if (optind != argc - 1)
+        return cli_usage_error(usage);
     if (database != DB_NONE)
         return output ? export_database(argv[optind], database, output, quiet)
                       : cli_error(database == DB_SQLITE ? "--format sqlite"

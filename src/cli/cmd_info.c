@@ -39,10 +39,8 @@ int cmd_info(int argc, char **argv)
         fputs(usage, stdout);
         return 0;
     }
-    if (argc != 2 || argv[1][0] == '-') {
-        fputs(usage, stderr);
-        return 2;
-    }
+    if (argc != 2 || argv[1][0] == '-')
+        return cli_usage_error(usage);
     memtap_trace *t;
     if (cli_open_trace(argv[1], &t))
         return 1;

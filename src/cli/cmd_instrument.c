@@ -228,7 +228,7 @@ int cmd_instrument(int argc, char **argv)
                 return 2;
             break;
         case 'h': fputs(usage, stdout); return 0;
-        default: fputs(usage, stderr); return 2;
+        default: return cli_usage_error(usage);
         }
     }
     if (verify && !out && optind < argc && argc - optind <= 2) {
@@ -240,10 +240,8 @@ int cmd_instrument(int argc, char **argv)
             return cli_error("--verify", "name the original of %s", copy);
         return verify_copy(orig, copy, quiet);
     }
-    if (optind != argc - 1 || !out) {
-        fputs(usage, stderr);
-        return 2;
-    }
+    if (optind != argc - 1 || !out)
+        return cli_usage_error(usage);
     const char *in = argv[optind];
     if (cli_select_ranges(&o.params, in))
         return 2;

@@ -165,12 +165,10 @@ int cmd_report(int argc, char **argv)
         case 'H': opt.html = optarg; break;
         case 'q': opt.quiet = 1; break;
         case 'h': fputs(usage, stdout); return 0;
-        default: fputs(usage, stderr); return 2;
+        default: return cli_usage_error(usage);
         }
     }
-    if (optind != argc - 1) {
-        fputs(usage, stderr);
-        return 2;
-    }
+    if (optind != argc - 1)
+        return cli_usage_error(usage);
     return report(argv[optind], &opt);
 }

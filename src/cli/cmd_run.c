@@ -25,7 +25,9 @@ static const char usage[] =
     "process without an end record), memtap warns, prints the program's\n"
     "status and exits with 125, unless --keep-going.  Signals sent to memtap\n"
     "(SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2) are passed on to\n"
-    "the program.\n"
+    "the program.  Memtap's own exit status: 2 when used wrongly (an\n"
+    "unknown option, a missing argument), 127 when PROGRAM is not found,\n"
+    "1 when it cannot trace it.\n"
     "\n"
     "A forked child, or an image started by exec, writes its own trace next\n"
     "to the first one: OUT.PID.mtr (OUT.PID-N.mtr after further execs).\n"
@@ -227,13 +229,11 @@ int cmd_run(int argc, char **argv)
             watch[nwatch++] = optarg;
             break;
         case 'h': fputs(usage, stdout); return 0;
-        default: fputs(usage, stderr); return 2;
+        default: return cli_usage_error(usage);
         }
     }
-    if (optind >= argc) {
-        fputs(usage, stderr);
-        return 2;
-    }
+    if (optind >= argc)
+        return cli_usage_error(usage);
     trace_launch l = { .output = output, .from_main = from_main,
                        .heap_only = heap_only, .consumer = consumer,
                        .keep_going = keep_going, .quiet = quiet,

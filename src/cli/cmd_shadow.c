@@ -67,6 +67,14 @@ static void print_usage(FILE *f, const char *tool)
     fprintf(f, usage_fmt, tool, tool, what_of(tool), tool, options_of(tool));
 }
 
+static int usage_error(const char *tool)
+{
+    char text[8192];
+    snprintf(text, sizeof text, usage_fmt, tool, tool, what_of(tool), tool,
+             options_of(tool));
+    return cli_usage_error(text);
+}
+
 /* Reads the trace at path and prints the report. */
 static int report(const char *path, const tool_report_options *opt,
                   FILE *out)
@@ -112,7 +120,9 @@ int cmd_shadow(int argc, char **argv)
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
-    const char *tool = argv[0], *input = NULL, *report_path = NULL;
+    /* the command's name ("memtap heat": main.c names it so) */
+    const char *tool = strchr(argv[0], ' ') ? strchr(argv[0], ' ') + 1 : argv[0];
+    const char *input = NULL, *report_path = NULL;
     char default_out[64];
     snprintf(default_out, sizeof default_out, "memtap-%s.mtr", tool);
     trace_launch l = { .output = default_out, .tool = tool, .chunk = 64 };
@@ -147,13 +157,11 @@ int cmd_shadow(int argc, char **argv)
             l.check_once = 1;
             break;
         case 'h': print_usage(stdout, tool); return 0;
-        default: print_usage(stderr, tool); return 2;
+        default: return usage_error(tool);
         }
     }
-    if ((optind >= argc) == !input) {
-        print_usage(stderr, tool);
-        return 2;
-    }
+    if ((optind >= argc) == !input)
+        return usage_error(tool);
     char path[PATH_MAX];
     int rc = 0;
     if (input) {

@@ -57,13 +57,11 @@ int cmd_show(int argc, char **argv)
         case 'o': output = optarg; break;
         case 'q': quiet = 1; break;
         case 'h': fputs(usage, stdout); return 0;
-        default: fputs(usage, stderr); return 2;
+        default: return cli_usage_error(usage);
         }
     }
-    if (optind != argc - 1) {
-        fputs(usage, stderr);
-        return 2;
-    }
+    if (optind != argc - 1)
+        return cli_usage_error(usage);
     FILE *out = cli_output_open(output);
     if (!out)
         return 1;

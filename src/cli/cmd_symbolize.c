@@ -68,13 +68,11 @@ int cmd_symbolize(int argc, char **argv)
         case 'c': code = 1; break;
         case 'a': at = strtoull(optarg, NULL, 10); break;
         case 'h': fputs(usage, stdout); return 0;
-        default: fputs(usage, stderr); return 2;
+        default: return cli_usage_error(usage);
         }
     }
-    if (argc - optind < 2) {
-        fputs(usage, stderr);
-        return 2;
-    }
+    if (argc - optind < 2)
+        return cli_usage_error(usage);
     for (int i = optind + 1; i < argc; i++) {
         uint64_t a;
         if (parse_address(argv[i], &a) != 0)

@@ -1,11 +1,23 @@
 /*
  * errors.c - the command line's one way of saying what went wrong:
- * "memtap: <what>: <why>" on standard error.
+ * "memtap: <what>: <why>" on standard error; and of a command used
+ * wrongly: its synopsis and where its help is, exit status 2.
  */
 #include "cli.h"
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
+
+const char *cli_command = "memtap";
+
+int cli_usage_error(const char *usage)
+{
+    const char *end = strstr(usage, "\n\n"); /* the synopsis ends there */
+    fwrite(usage, 1, end ? (size_t)(end - usage) + 1 : strlen(usage), stderr);
+    fprintf(stderr, "Try '%s --help' for more.\n", cli_command);
+    return 2;
+}
 
 int cli_error(const char *what, const char *fmt, ...)
 {

@@ -37,7 +37,13 @@ static void usage(FILE *out)
             fprintf(out, "%.*s\n%13s", (int)(nl - line), line, "");
         fprintf(out, "%s\n", line);
     }
-    fputs("\n'memtap <command> --help' describes a command's options.\n", out);
+    fputs("\n'memtap <command> --help' describes a command's options;\n"
+          "'memtap -V' (--version) says which memtap this is.\n"
+          "\n"
+          "exit status: a command's own (memtap run: the program's), 2 when\n"
+          "used wrongly, 127 when the program to run is not found, 1 when\n"
+          "memtap fails, 125 when a traced program's trace may be\n"
+          "incomplete.\n", out);
 }
 
 /* Ends memtap by the signal the traced program died of, so that shells
@@ -69,7 +75,7 @@ static int dispatch(int argc, char **argv)
         usage(stdout);
         return 0;
     }
-    if (strcmp(cmd, "--version") == 0) {
+    if (strcmp(cmd, "--version") == 0 || strcmp(cmd, "-V") == 0) {
         printf("memtap %s\n", MEMTAP_VERSION);
         return 0;
     }
@@ -79,8 +85,12 @@ static int dispatch(int argc, char **argv)
         return 0;
     }
     for (size_t i = 0; i < NCOMMANDS; i++)
-        if (strcmp(cmd, commands[i].name) == 0)
+        if (strcmp(cmd, commands[i].name) == 0) {
+            static char name[64];
+            snprintf(name, sizeof name, "memtap %s", commands[i].name);
+            cli_command = argv[1] = name; /* getopt's "memtap run: ..." */
             return commands[i].run(argc - 1, argv + 1);
+        }
     cli_error(cmd, "unknown command (try 'memtap --help')");
     return 2;
 }

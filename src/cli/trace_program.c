@@ -133,8 +133,10 @@ int cli_trace_program(char **prog_argv, const trace_launch *l, char *abs_out,
 {
     char prog[PATH_MAX], preload[PATH_MAX];
     *exit_code = 0;
-    if (cli_find_program(prog_argv[0], prog, sizeof prog) != 0)
+    if (cli_find_program(prog_argv[0], prog, sizeof prog) != 0) {
+        *exit_code = MEMTAP_EXIT_NOT_FOUND;
         return cli_error(prog_argv[0], "no such program");
+    }
     if (check_program(prog))
         return 1;
     if (cli_find_library(ENV_PRELOAD, "libmemtap.so", preload,

@@ -473,8 +473,15 @@ def expect_error(args, pattern, rc_nonzero=True):
 
 def test_bad_programs():
     out = os.path.join(TMP, "x.mtr")
-    expect_error(["run", "-o", out, "--", "/nonexistent/prog"],
-                 r"^memtap: /nonexistent/prog: no such program")
+    p = expect_error(["run", "-o", out, "--", "/nonexistent/prog"],
+                     r"^memtap: /nonexistent/prog: no such program")
+    check_eq(p.returncode, 127, "a program not found, as a shell says it")
+    # used wrongly: getopt's message under the command's name, the
+    # synopsis and where the help is, exit 2
+    p = expect_error(["run", "--bogus", "--", "/bin/true"],
+                     r"^memtap run: unrecognized option '--bogus'\nusage: memtap run .*\n"
+                     r"Try 'memtap run --help' for more\.\n$")
+    check_eq(p.returncode, 2, "a usage error's status")
     expect_error(["run", "-o", out, "--", prog("static_prog")],
                  r"static executable: neither engine can trace it")
     text = os.path.join(TMP, "notelf")
