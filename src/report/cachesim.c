@@ -23,6 +23,7 @@
 #define NAME_CAP 512
 #define ADDR_CACHE 4096 /* the names of recent addresses, direct-mapped */
 
+#define PC_CACHE 1024 /* instructions' indexes kept, direct-mapped */
 #define REUSE_BINS 40 /* 0, 1, 2-3, 4-7, ... distinct lines between uses */
 
 typedef struct object_stats {
@@ -87,6 +88,11 @@ typedef struct sim {
     size_t ninsns, insns_cap;
     uint64_t accesses, reads, writes, d1_misses, ll_misses, compulsory;
     uint64_t capacity, conflict, true_sharing, false_sharing;
+    uint64_t lines_touched;
+    struct {             /* recent instructions: pc -> index into insns */
+        uint64_t pc;
+        uint32_t index;
+    } recent_pc[PC_CACHE];
 } sim;
 
 static int reuse_bin(int64_t d)
@@ -123,8 +129,8 @@ static int64_t object_of(sim *s, uint64_t addr)
     *r = (named){ addr, s->gen, (uint32_t)i };
     if (d.kind == DATA_HEAP)
         s->span.lo = d.block.start, s->span.hi = d.block.start + d.block.size;
-    else if (d.end > d.start)
-        s->span.lo = d.start, s->span.hi = d.end;
+    else if (d.same_hi > d.same_lo) /* named the same way throughout */
+        s->span.lo = d.same_lo, s->span.hi = d.same_hi;
     else /* no extent known: an empty span */
         s->span.lo = s->span.hi = 0;
     s->span.gen = s->gen;
@@ -150,11 +156,16 @@ static int64_t element_of(index_map *m, uint64_t key, void **v, size_t *n,
 /* The instruction at pc, by index into s->insns; -1 when out of memory. */
 static int64_t insn_of(sim *s, uint64_t pc)
 {
+    __typeof__(s->recent_pc[0]) *r = &s->recent_pc[(pc ^ pc >> 10) % PC_CACHE];
+    if (r->pc == pc && s->ninsns > r->index && s->insns[r->index].pc == pc)
+        return r->index;
     int made;
     int64_t i = element_of(&s->by_pc, pc, (void **)&s->insns, &s->ninsns,
                            &s->insns_cap, sizeof *s->insns, &made);
     if (i >= 0 && made)
         s->insns[i].pc = pc;
+    if (i >= 0)
+        r->pc = pc, r->index = (uint32_t)i;
     return i;
 }
 
@@ -175,13 +186,19 @@ static int64_t thread_of(sim *s, uint32_t tid)
 }
 
 /* The directory entry of line, made on its first use; NULL when out of
- * memory. */
-static line_state *line_of(sim *s, uint64_t line)
+ * memory.  While the trace had one thread there was none: a line used
+ * before (used_before) then was used, and may be held, by the first
+ * thread (index 0) alone. */
+static line_state *line_of(sim *s, uint64_t line, int used_before)
 {
     int made;
     int64_t i = element_of(&s->dir, line, (void **)&s->lines, &s->nlines,
                            &s->lines_cap, sizeof *s->lines, &made);
-    return i < 0 ? NULL : &s->lines[i];
+    if (i < 0)
+        return NULL;
+    if (made && used_before)
+        s->lines[i].touched = s->lines[i].holders = 1;
+    return &s->lines[i];
 }
 
 /* The bytes written into line by other threads since thread bit b's copy
@@ -243,9 +260,11 @@ static int access_line(sim *s, size_t ti, uint64_t pc, uint64_t addr,
     uint64_t line = addr >> s->line_shift, me = 1ull << (ti % 64);
     thread_cache *tc = &s->threads[ti];
     int64_t distance = reuse_clock_use(&s->clock, line);
-    line_state *ls = line_of(s, line);
-    if (distance == -2 || !ls)
-        return 1;
+    line_state solo = { distance >= 0, distance >= 0, 0 }, *ls = &solo;
+    if (distance == -2 ||
+        (s->nthreads > 1 && !(ls = line_of(s, line, distance >= 0))))
+        return 1; /* (one thread: no directory, the reuse clock knows) */
+    s->lines_touched += distance == -1;
     uint64_t mask = byte_mask(s, addr, size);
     int first = !(ls->touched & me);
     int d1_hit = cache_level_access(&tc->d1, line);
@@ -355,8 +374,8 @@ static void print_report(sim *s, const cachesim_options *opt, FILE *out)
                  "invalidates other threads' copies\n",
             d1->size, d1->assoc, d1->line, ll->size, ll->assoc, ll->line);
     fprintf(out, "line accesses: %" PRIu64 " (%" PRIu64 " reads, %" PRIu64
-                 " writes); lines touched: %zu; threads: %zu\n",
-            s->accesses, s->reads, s->writes, s->nlines, s->nthreads);
+                 " writes); lines touched: %" PRIu64 "; threads: %zu\n",
+            s->accesses, s->reads, s->writes, s->lines_touched, s->nthreads);
     if (s->nthreads > 1)
         fprintf(out, "threads interleave in the order of the trace's sequence numbers "
                      "(the static engine numbers a thread's logged accesses a buffer "
