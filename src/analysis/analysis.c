@@ -15,10 +15,8 @@
 
 #include "sys/vec.h"
 
-/* The first `max` instructions of block b, in order, to fn (flow_only:
- * decoded as x86_decode_flow does). */
+/* The first `max` instructions of block b, in order, to fn. */
 static int first_insns(const analysis *a, const cfg_block *b, uint32_t max,
-                       int flow_only,
                        void (*fn)(const x86_insn *insn, void *arg), void *arg)
 {
     x86_decoder dec;
@@ -29,8 +27,7 @@ static int first_insns(const analysis *a, const cfg_block *b, uint32_t max,
         uint64_t addr = a->cfg->insn_addr[b->first_insn + k];
         size_t avail;
         const uint8_t *code = image_code(a->img, addr, &avail);
-        if (!code || (flow_only ? x86_decode_flow(&dec, code, avail, addr, &x)
-                                : x86_decode(&dec, code, avail, addr, &x)))
+        if (!code || x86_decode(&dec, code, avail, addr, &x))
             return -1;
         fn(&x, arg);
     }
@@ -40,13 +37,7 @@ static int first_insns(const analysis *a, const cfg_block *b, uint32_t max,
 int analysis_block_insns(const analysis *a, const cfg_block *b,
                          void (*fn)(const x86_insn *insn, void *arg), void *arg)
 {
-    return first_insns(a, b, UINT32_MAX, 0, fn, arg);
-}
-
-int analysis_block_flow(const analysis *a, const cfg_block *b,
-                        void (*fn)(const x86_insn *insn, void *arg), void *arg)
-{
-    return first_insns(a, b, UINT32_MAX, 1, fn, arg);
+    return first_insns(a, b, UINT32_MAX, fn, arg);
 }
 
 /* ---- frame pointers ----
@@ -112,7 +103,7 @@ static uint64_t frame_from(const analysis *a, uint32_t fi)
     frame_scan f = { NO_FRAME, 0, 0, 0 };
     int prologue = 0;
     if (!fn->nblocks ||
-        first_insns(a, &a->cfg->blocks[fn->first_block], 4, 0, find_frame_setup,
+        first_insns(a, &a->cfg->blocks[fn->first_block], 4, find_frame_setup,
                     &prologue) || !prologue)
         return NO_FRAME;
     for (uint32_t i = 0; i < fn->nblocks && !f.bad; i++) {

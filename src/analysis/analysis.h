@@ -56,10 +56,6 @@ void analysis_free(analysis *a);
 /* Decodes the instructions of block b in order, calling fn for each. */
 int analysis_block_insns(const analysis *a, const cfg_block *b,
                          void (*fn)(const x86_insn *insn, void *arg), void *arg);
-/* The same as x86_decode_flow decodes them (no memory operands, no
- * registers written): for a pass that needs only their control flow. */
-int analysis_block_flow(const analysis *a, const cfg_block *b,
-                        void (*fn)(const x86_insn *insn, void *arg), void *arg);
 
 /* Whole-program accuracy weighted by block executions (section III-E). */
 typedef struct analysis_weighted {

@@ -50,16 +50,6 @@ typedef struct insn_list {
     int oom;
 } insn_list;
 
-/* Whether one of the n instructions at v is a string operation (by its
- * category, which a flow-only decoding has too). */
-static int has_string_op(const x86_insn *v, size_t n)
-{
-    for (size_t i = 0; i < n; i++)
-        if (v[i].zi.meta.category == ZYDIS_CATEGORY_STRINGOP)
-            return 1;
-    return 0;
-}
-
 static void collect(const x86_insn *x, void *arg)
 {
     insn_list *l = arg;
@@ -1091,19 +1081,10 @@ static size_t rewrite_chain(rewriter *r, size_t bi, insn_list *list)
         selected += r->a->blocks[bi + nb].sel.selected;
         nb++;
     }
-    /* the second pass, of a chain with nothing selected: only its branches
-     * matter, unless it has a string operation (decoded whole then) */
-    int flow_only = !r->planning && !selected && !profiled;
-    for (int whole = !flow_only; whole < 2; whole++) {
-        list->v.n = 0;
-        for (size_t k = 0; k < nb; k++)
-            if ((whole ? analysis_block_insns(r->a, b + k, collect, list)
-                       : analysis_block_flow(r->a, b + k, collect, list)) != 0 ||
-                list->oom)
-                return 0;
-        if (whole || !has_string_op(list->v.v, list->v.n))
-            break;
-    }
+    list->v.n = 0;
+    for (size_t k = 0; k < nb; k++)
+        if (analysis_block_insns(r->a, b + k, collect, list) != 0 || list->oom)
+            return 0;
     if (r->planning) /* liveness_solve need not decode them again */
         liveness_note(&r->lv, bi, nb, list->v.v, list->v.n);
     insn_vec view = { list->v.v, list->v.n, NULL,
