@@ -89,6 +89,11 @@ typedef struct sim {
     uint64_t accesses, reads, writes, d1_misses, ll_misses, compulsory;
     uint64_t capacity, conflict, true_sharing, false_sharing;
     uint64_t lines_touched;
+    struct {             /* the last line access that went through the model */
+        uint64_t line;   /* line + 1; 0: none */
+        size_t thread;
+        int alone;       /* no other thread can hold the line */
+    } last;
     struct {             /* recent instructions: pc -> index into insns */
         uint64_t pc;
         uint32_t index;
@@ -252,12 +257,18 @@ static int invalidate_others(sim *s, line_state *ls, uint64_t line, size_t ti,
     return 0;
 }
 
-/* One line access of size bytes at addr, by thread ti's instruction at
- * pc; 0, or 1 when out of memory. */
-static int access_line(sim *s, size_t ti, uint64_t pc, uint64_t addr,
-                       uint64_t size, int write)
+/* What became of one line access. */
+typedef struct outcome {
+    int64_t distance;    /* reuse distance; -1: the line's first use */
+    int first, d1_hit, ll_hit, capacity, conflict, coherence, true_sharing;
+} outcome;
+
+/* Runs one line access of size bytes at addr by thread ti through the
+ * caches; 0, or 1 when out of memory. */
+static int model_line(sim *s, size_t ti, uint64_t line, uint64_t addr,
+                      uint64_t size, int write, outcome *out)
 {
-    uint64_t line = addr >> s->line_shift, me = 1ull << (ti % 64);
+    uint64_t me = 1ull << (ti % 64);
     thread_cache *tc = &s->threads[ti];
     int64_t distance = reuse_clock_use(&s->clock, line);
     line_state solo = { distance >= 0, distance >= 0, 0 }, *ls = &solo;
@@ -279,41 +290,63 @@ static int access_line(sim *s, size_t ti, uint64_t pc, uint64_t addr,
         true_sharing = coherence && (*w & mask);
         *w = 0;
     }
-    int capacity = !d1_hit && !first && !coherence && !full_hit;
-    int conflict = !d1_hit && !first && !coherence && full_hit;
+    *out = (outcome){ distance, first, d1_hit, ll_hit,
+                      !d1_hit && !first && !coherence && !full_hit,
+                      !d1_hit && !first && !coherence && full_hit, coherence,
+                      true_sharing };
     ls->touched |= me;
     ls->holders |= me;
     ls->lost &= ~me;
-    if (write && invalidate_others(s, ls, line, ti, mask))
-        return 1;
+    return write && invalidate_others(s, ls, line, ti, mask);
+}
+
+/* One line access of size bytes at addr, by thread ti's instruction at
+ * pc; 0, or 1 when out of memory.  The same thread's access of the line
+ * it accessed last changes nothing a model keeps but the counts: a hit
+ * everywhere (the line is the most recent in every cache, no thread came
+ * between), at reuse distance 0; a write too when no other thread can
+ * hold the line (the last access wrote it, or one thread only). */
+static int access_line(sim *s, size_t ti, uint64_t pc, uint64_t addr,
+                       uint64_t size, int write)
+{
+    uint64_t line = addr >> s->line_shift;
+    outcome r = { 0, 0, 1, 1, 0, 0, 0, 0 };
+    if (line + 1 != s->last.line || ti != s->last.thread ||
+        (write && !s->last.alone)) {
+        if (model_line(s, ti, line, addr, size, write, &r))
+            return 1;
+        s->last.line = line + 1;
+        s->last.thread = ti;
+        s->last.alone = write || s->nthreads == 1;
+    } /* (the reuse clock need not tick: no other line came between) */
     int64_t i = object_of(s, addr), k = insn_of(s, pc);
     if (i < 0 || k < 0)
         return 1;
     insn_stats *x = &s->insns[k];
     x->accesses++;
-    x->d1 += !d1_hit;
-    x->ll += !ll_hit;
+    x->d1 += !r.d1_hit;
+    x->ll += !r.ll_hit;
     object_stats *o = &s->objects[i];
     o->accesses++;
-    o->d1 += !d1_hit;
-    o->ll += !ll_hit;
-    o->compulsory += first;
-    if (distance >= 0)
-        o->reuse[reuse_bin(distance)]++;
-    o->capacity += capacity;
-    o->conflict += conflict;
-    o->true_sharing += true_sharing;
-    o->false_sharing += coherence && !true_sharing;
+    o->d1 += !r.d1_hit;
+    o->ll += !r.ll_hit;
+    o->compulsory += r.first;
+    if (r.distance >= 0)
+        o->reuse[reuse_bin(r.distance)]++;
+    o->capacity += r.capacity;
+    o->conflict += r.conflict;
+    o->true_sharing += r.true_sharing;
+    o->false_sharing += r.coherence && !r.true_sharing;
     s->accesses++;
     s->reads += !write;
     s->writes += write;
-    s->d1_misses += !d1_hit;
-    s->ll_misses += !ll_hit;
-    s->compulsory += first;
-    s->capacity += capacity;
-    s->conflict += conflict;
-    s->true_sharing += true_sharing;
-    s->false_sharing += coherence && !true_sharing;
+    s->d1_misses += !r.d1_hit;
+    s->ll_misses += !r.ll_hit;
+    s->compulsory += r.first;
+    s->capacity += r.capacity;
+    s->conflict += r.conflict;
+    s->true_sharing += r.true_sharing;
+    s->false_sharing += r.coherence && !r.true_sharing;
     return 0;
 }
 
