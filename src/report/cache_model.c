@@ -183,11 +183,20 @@ static void tree_add(reuse_clock *c, uint32_t i, int32_t v)
         c->tree[i] += (uint32_t)v;
 }
 
-static uint32_t tree_prefix(const reuse_clock *c, uint32_t i)
+/* The marks in slots (lo, hi]: the two prefix sums' walks down the tree
+ * until they meet (short when the slots are near: most reuses). */
+static uint32_t tree_range(const reuse_clock *c, uint32_t lo, uint32_t hi)
 {
     uint32_t n = 0;
-    for (; i > 0; i -= i & -i)
-        n += c->tree[i];
+    while (hi != lo) {
+        if (hi > lo) {
+            n += c->tree[hi];
+            hi -= hi & -hi;
+        } else {
+            n -= c->tree[lo];
+            lo -= lo & -lo;
+        }
+    }
     return n;
 }
 
@@ -256,7 +265,7 @@ int64_t reuse_clock_use(reuse_clock *c, uint64_t line)
     uint32_t t = ++c->now;
     int64_t d = -1;
     if (last >= 0) {
-        d = tree_prefix(c, t - 1) - tree_prefix(c, (uint32_t)last);
+        d = tree_range(c, (uint32_t)last, t - 1);
         tree_add(c, (uint32_t)last, -1);
     }
     tree_add(c, t, 1);
