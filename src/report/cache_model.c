@@ -183,6 +183,21 @@ static void tree_add(reuse_clock *c, uint32_t i, int32_t v)
         c->tree[i] += (uint32_t)v;
 }
 
+/* A mark moved from slot `from` to slot `to`: the two updates' walks up
+ * the tree stop where they meet (above it they cancel). */
+static void tree_move(reuse_clock *c, uint32_t from, uint32_t to)
+{
+    while (from != to && (from <= c->cap || to <= c->cap)) {
+        if (from < to) {
+            c->tree[from]--;
+            from += from & -from;
+        } else {
+            c->tree[to]++;
+            to += to & -to;
+        }
+    }
+}
+
 /* The marks in slots (lo, hi]: the two prefix sums' walks down the tree
  * until they meet (short when the slots are near: most reuses). */
 static uint32_t tree_range(const reuse_clock *c, uint32_t lo, uint32_t hi)
@@ -266,9 +281,10 @@ int64_t reuse_clock_use(reuse_clock *c, uint64_t line)
     int64_t d = -1;
     if (last >= 0) {
         d = tree_range(c, (uint32_t)last, t - 1);
-        tree_add(c, (uint32_t)last, -1);
+        tree_move(c, (uint32_t)last, t);
+    } else {
+        tree_add(c, t, 1);
     }
-    tree_add(c, t, 1);
     return index_put(&c->last, line, t) == 0 ? d : -2;
 }
 
