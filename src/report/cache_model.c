@@ -276,16 +276,19 @@ int64_t reuse_clock_use(reuse_clock *c, uint64_t line)
 {
     if (c->now == c->cap && renumber(c) != 0)
         return -2;
-    int64_t last = index_get(&c->last, line);
-    uint32_t t = ++c->now;
+    int made;
+    uint32_t *last = index_value(&c->last, line, &made), t = ++c->now;
+    if (!last)
+        return -2;
     int64_t d = -1;
-    if (last >= 0) {
-        d = tree_range(c, (uint32_t)last, t - 1);
-        tree_move(c, (uint32_t)last, t);
+    if (!made) {
+        d = tree_range(c, *last, t - 1);
+        tree_move(c, *last, t);
     } else {
         tree_add(c, t, 1);
     }
-    return index_put(&c->last, line, t) == 0 ? d : -2;
+    *last = t;
+    return d;
 }
 
 /* A number with an optional K or M (binary). */

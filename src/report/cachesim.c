@@ -149,13 +149,15 @@ static int64_t object_of(sim *s, uint64_t addr)
 static int64_t element_of(index_map *m, uint64_t key, void **v, size_t *n,
                           size_t *cap, size_t elem, int *made)
 {
-    int64_t i = index_get(m, key);
-    *made = i < 0;
-    if (i >= 0)
-        return i;
-    if (!array_push(v, n, cap, elem) || index_put(m, key, (uint32_t)(*n - 1)) != 0)
+    uint32_t *i = index_value(m, key, made);
+    if (!i)
         return -1;
-    return (int64_t)*n - 1;
+    if (*made) {
+        if (!array_push(v, n, cap, elem))
+            return -1;
+        *i = (uint32_t)(*n - 1);
+    }
+    return *i;
 }
 
 /* The instruction at pc, by index into s->insns; -1 when out of memory. */

@@ -72,6 +72,22 @@ static int put(index_map *m, uint64_t key, const char *str, uint32_t value)
 
 int64_t index_get(const index_map *m, uint64_t key) { return get(m, key, NULL); }
 
+uint32_t *index_value(index_map *m, uint64_t key, int *made)
+{
+    if ((m->n + 1) * 2 > m->cap && grow(m) != 0)
+        return NULL;
+    index_slot *s = &m->v[probe(m, key, NULL)];
+    *made = !s->used;
+    if (!s->used) {
+        s->key = key;
+        s->str = NULL;
+        s->value = 0;
+        s->used = 1;
+        m->n++;
+    }
+    return &s->value;
+}
+
 int index_put(index_map *m, uint64_t key, uint32_t value)
 {
     return put(m, key, NULL, value);

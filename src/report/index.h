@@ -25,6 +25,10 @@ typedef struct index_map {
 int64_t index_get(const index_map *m, uint64_t key);
 /* Adds key -> value; 0, or -1 when out of memory. */
 int index_put(index_map *m, uint64_t key, uint32_t value);
+/* The value of an integer key, made (0, *made set) when absent: one
+ * search for a get then a put.  Valid until the next insertion; NULL
+ * when out of memory. */
+uint32_t *index_value(index_map *m, uint64_t key, int *made);
 
 /* The same for string keys (copied on insertion). */
 int64_t index_get_str(const index_map *m, const char *key);
