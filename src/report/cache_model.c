@@ -133,6 +133,17 @@ static void push_front(cache_full *f, uint32_t k)
         f->tail = k;
 }
 
+static void push_back(cache_full *f, uint32_t k)
+{
+    f->next[k] = NONE;
+    f->prev[k] = f->tail;
+    if (f->tail != NONE)
+        f->next[f->tail] = k;
+    f->tail = k;
+    if (f->head == NONE)
+        f->head = k;
+}
+
 int cache_full_access(cache_full *f, uint64_t line)
 {
     uint64_t i = full_find(f, line);
@@ -167,13 +178,7 @@ int cache_full_drop(cache_full *f, uint64_t line)
     full_erase(f, i);
     unlink_slot(f, k);
     f->line[k] = DROPPED;
-    f->next[k] = NONE; /* last: the next to be taken */
-    f->prev[k] = f->tail;
-    if (f->tail != NONE)
-        f->next[f->tail] = k;
-    f->tail = k;
-    if (f->head == NONE)
-        f->head = k;
+    push_back(f, k); /* last: the next to be taken */
     return 1;
 }
 
