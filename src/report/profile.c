@@ -41,10 +41,19 @@ typedef struct chunk_page {
     uint64_t accesses[PAGE_CHUNKS];
 } chunk_page;
 
+/* Which threads touched and wrote one heap block (bits as
+ * profile_object.threads). */
+typedef struct block_share {
+    uint64_t threads, writers;
+} block_share;
+
 typedef struct builder {
     symbolizer *sym;
     heap_map *heap;
     index_map by_name, by_site, by_pc, by_tid, by_chunk_page;
+    index_map by_block;     /* block number -> its block_share */
+    block_share *shares;
+    size_t nshares, shares_cap;
     profile_chunk *chunks;  /* every chunk touched */
     size_t nchunks, chunks_cap;
     chunk_page *chunk_pages; /* by_chunk_page's values */
@@ -289,6 +298,34 @@ static void gather_chunk_counts(builder *b)
                     b->chunk_pages[i].accesses[k];
 }
 
+/* Thread bit `bit` touches (writes) heap block blk of object o: o's
+ * per-block truth.  0, or -1 when out of memory. */
+static int share_block(builder *b, profile_object *o, const heap_block *blk,
+                       uint64_t bit, int write)
+{
+    int made;
+    uint32_t *i = index_value(&b->by_block, blk->id, &made);
+    if (!i)
+        return -1;
+    if (made) {
+        if (!array_push((void **)&b->shares, &b->nshares, &b->shares_cap,
+                        sizeof *b->shares))
+            return -1;
+        *i = (uint32_t)(b->nshares - 1);
+    }
+    block_share *s = &b->shares[*i];
+    int was_shared = __builtin_popcountll(s->threads) >= 2;
+    s->threads |= bit;
+    if (write)
+        s->writers |= bit;
+    uint32_t threads = (uint32_t)__builtin_popcountll(s->threads);
+    uint32_t writers = (uint32_t)__builtin_popcountll(s->writers);
+    o->shared_blocks += !was_shared && threads >= 2;
+    o->block_threads = threads > o->block_threads ? threads : o->block_threads;
+    o->block_writers = writers > o->block_writers ? writers : o->block_writers;
+    return 0;
+}
+
 /* One access of `kind` to [addr, addr+size) by thread th. */
 static int touch(profile *p, builder *b, int kind, int write, uint64_t addr,
                  uint64_t size, int64_t th, profile_insn *x)
@@ -305,6 +342,9 @@ static int touch(profile *p, builder *b, int kind, int write, uint64_t addr,
     o->threads |= bit;
     if (write)
         o->writers |= bit;
+    /* (a freed block's accesses are the allocator's: no sharing) */
+    if (blk && !blk->released && share_block(b, o, blk, bit, write) != 0)
+        return -1;
     uint64_t at = blk ? addr - blk->start : addr;
     if (at < o->lo)
         o->lo = at;
@@ -554,6 +594,8 @@ static void builder_free(builder *b)
     heap_map_destroy(b->heap);
     index_free(&b->by_name);
     index_free(&b->by_site);
+    index_free(&b->by_block);
+    free(b->shares);
     index_free(&b->by_pc);
     index_free(&b->by_tid);
     index_free(&b->by_chunk_page);

@@ -59,7 +59,12 @@ typedef struct profile_object {
     uint64_t n[PROF_KINDS];
     uint64_t accesses, bytes_read, bytes_written;
     uint64_t uaf;        /* accesses to its blocks after they were freed */
-    uint64_t threads, writers; /* bit i: thread i (profile order, < 64) */
+    uint64_t threads, writers; /* bit i: thread i (profile order, < 64);
+                            heap: of all its blocks together */
+    /* heap: the truth per block while it is live, as sharing is (a
+     * site's blocks each touched by one thread share nothing) */
+    uint32_t block_threads, block_writers; /* the most of one block */
+    uint64_t shared_blocks;    /* blocks several threads touched */
     uint64_t lo, hi;     /* addresses touched (heap: offsets in blocks) */
     profile_walk walk;
     profile_pattern pattern;

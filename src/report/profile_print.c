@@ -136,16 +136,22 @@ static void text_threads(const profile *p, FILE *o, size_t top)
         fprintf(o, "%10" PRIu32 " %12" PRIu64 " %12" PRIu64 "\n",
                 p->threads[i].tid, p->threads[i].events,
                 p->threads[i].accesses);
-    fprintf(o, "\nObjects several threads touch\n%10s %8s %8s  %s\n",
-            "accesses", "threads", "writers", "object");
+    fprintf(o, "\nObjects several threads touch (a heap site: per block, "
+               "the most threads and writers of one, and how many were shared)\n"
+               "%10s %8s %8s %8s  %s\n", "accesses", "threads", "writers", "blocks",
+            "object");
     size_t shown = 0;
     for (size_t i = 0; i < p->nobjects && shown < top; i++) {
         const profile_object *x = &p->objects[i];
-        if (popcount(x->threads) < 2)
+        if (x->heap ? !x->shared_blocks : popcount(x->threads) < 2)
             continue;
         shown++;
-        fprintf(o, "%10" PRIu64 " %8u %8u  %s\n", x->accesses,
-                popcount(x->threads), popcount(x->writers), x->name);
+        if (x->heap)
+            fprintf(o, "%10" PRIu64 " %8u %8u %8" PRIu64 "  %s\n", x->accesses,
+                    x->block_threads, x->block_writers, x->shared_blocks, x->name);
+        else
+            fprintf(o, "%10" PRIu64 " %8u %8u %8s  %s\n", x->accesses,
+                    popcount(x->threads), popcount(x->writers), "-", x->name);
     }
     if (!shown)
         fputs("  (none)\n", o);
@@ -190,8 +196,12 @@ static void json_object(FILE *o, const profile_object *x)
                ", \"pattern\": \"%s\", \"stride\": %" PRId64
                ", \"threads\": %u, \"writers\": %u, \"after_free\": %" PRIu64 ", ",
             x->bytes_read, x->bytes_written, profile_pattern_name(x->pattern),
-            x->pattern == PATTERN_STRIDED ? x->stride : 0, popcount(x->threads),
-            popcount(x->writers), x->uaf);
+            x->pattern == PATTERN_STRIDED ? x->stride : 0,
+            x->heap ? x->block_threads : popcount(x->threads),
+            x->heap ? x->block_writers : popcount(x->writers), x->uaf);
+    if (x->heap) /* threads and writers above: the most of one block */
+        fprintf(o, "\"shared_blocks\": %" PRIu64 ", \"site_threads\": %u, ",
+                x->shared_blocks, popcount(x->threads));
     json_addr(o, x->heap ? "offset_lo" : "lo", x->lo);
     fputs(", ", o);
     json_addr(o, x->heap ? "offset_hi" : "hi", x->hi);

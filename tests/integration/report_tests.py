@@ -127,6 +127,27 @@ def test_report_threads():
           "the text lists the shared objects")
 
 
+def test_report_threads_per_block():
+    """heap_sharing: sharing is the truth per block, then per site: the
+    block main made, that two threads write (a word each) and main reads,
+    is shared (3 threads, 2 writers); the blocks the threads make at one
+    site, each touched by its own thread, are not, though two threads use
+    the site (site_threads); only the first site is listed as shared."""
+    for engine in ("static", "fault"):
+        path = os.path.join(TMP, "heap_sharing-%s.mtr" % engine)
+        memtap("run", "-q", "--engine", engine, "-o", path, "--", prog("heap_sharing"))
+        sites = {o["name"].split("+")[0]: o for o in report_json(path)["objects"] if o["heap"]}
+        made = sites.get("malloc@main", {})
+        own = sites.get("malloc@work", {})
+        check_eq((made.get("threads"), made.get("writers"), made.get("shared_blocks")), (3, 2, 1),
+                 "%s: main's block: %r" % (engine, made))
+        check_eq((own.get("threads"), own.get("writers"), own.get("shared_blocks"),
+                  own.get("site_threads")), (1, 1, 0, 2), "%s: the threads' own: %r" % (engine, own))
+        text = memtap("report", path).stdout.split("Objects several threads touch", 1)[1]
+        check(re.search(r"^\s+\d+\s+3\s+2\s+1  malloc@main\+", text, re.M) and
+              "malloc@work" not in text, "%s: the shared site alone listed: %s" % (engine, text))
+
+
 def open_page(html):
     p = subprocess.run(["node", PAGE_TEST, html], capture_output=True, text=True, timeout=120)
     check(p.returncode == 0, "the page test could not run: %s" % p.stderr[-2000:])
