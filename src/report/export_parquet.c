@@ -109,13 +109,16 @@ static const struct { const char *name; size_t at; } api_names[] = {
 enum { DUCKDB_TYPE_UTINYINT = 6, DUCKDB_TYPE_UINTEGER = 8,
        DUCKDB_TYPE_UBIGINT = 9 };
 enum { A_PID, A_TID, A_SEQ, A_KIND, A_PC, A_ADDRESS, A_SIZE, A_SOURCE,
-       A_COUNT, A_FUNCTION, A_OBJECT, A_REGION, A_COLUMNS };
+       A_COUNT, A_FUNCTION, A_OBJECT, A_REGION, A_BLOCK, A_SITE, A_COLUMNS };
 static const int access_types[A_COLUMNS] = {
     DUCKDB_TYPE_UINTEGER, DUCKDB_TYPE_UINTEGER, DUCKDB_TYPE_UBIGINT,
     DUCKDB_TYPE_UTINYINT, DUCKDB_TYPE_UBIGINT, DUCKDB_TYPE_UBIGINT,
     DUCKDB_TYPE_UBIGINT, DUCKDB_TYPE_UBIGINT, DUCKDB_TYPE_UINTEGER,
     DUCKDB_TYPE_UINTEGER, DUCKDB_TYPE_UINTEGER, DUCKDB_TYPE_UINTEGER,
+    DUCKDB_TYPE_UBIGINT, DUCKDB_TYPE_UINTEGER,
 };
+/* the columns that may be NULL (a validity mask each) */
+static const int nullable[] = { A_SOURCE, A_BLOCK, A_SITE };
 
 /* The tables exported, then the names the accesses' function, object and
  * region columns hold the ids of until the export joins them back (an
@@ -132,7 +135,7 @@ static const char schema[] =
     "CREATE TABLE accesses(pid UINTEGER, tid UINTEGER, seq UBIGINT,"
     " kind UTINYINT, pc UBIGINT, address UBIGINT, size UBIGINT,"
     " source UBIGINT, count UINTEGER, function UINTEGER, object UINTEGER,"
-    " region UINTEGER);"
+    " region UINTEGER, block UBIGINT, site UINTEGER);"
     "CREATE TABLE names(id UINTEGER, name VARCHAR);"
     "CREATE TABLE blocks(pid UINTEGER, number UBIGINT, kind VARCHAR,"
     " address UBIGINT, size UBIGINT, site UBIGINT, site_name VARCHAR,"
@@ -220,7 +223,8 @@ static int chunk_open(sink_state *s)
         s->vec[i] = d->data_chunk_get_vector(s->chunk, i);
         s->col[i] = d->vector_get_data(s->vec[i]);
     }
-    d->vector_ensure_validity_writable(s->vec[A_SOURCE]);
+    for (size_t i = 0; i < sizeof nullable / sizeof *nullable; i++)
+        d->vector_ensure_validity_writable(s->vec[nullable[i]]);
     return 0;
 }
 
@@ -236,7 +240,8 @@ static int chunk_flush(sink_state *s)
     d->data_chunk_reset(s->chunk);
     for (int i = 0; i < A_COLUMNS; i++) /* a reset may move the data */
         s->col[i] = d->vector_get_data(s->vec[i]);
-    d->vector_ensure_validity_writable(s->vec[A_SOURCE]);
+    for (size_t i = 0; i < sizeof nullable / sizeof *nullable; i++)
+        d->vector_ensure_validity_writable(s->vec[nullable[i]]);
     if (rc == DUCKDB_SUCCESS)
         return 0;
     const char *why = d->appender_error(s->app[T_ACCESSES]);
@@ -262,6 +267,16 @@ static int64_t name_id(sink_state *s, const char *name)
     return id;
 }
 
+/* Row r of vector v holds a value (valid) or NULL. */
+static void set_valid(duckdb_api *d, duckdb_handle v, uint64_t r, int valid)
+{
+    uint64_t *mask = d->vector_get_validity(v);
+    if (valid)
+        mask[r / 64] |= 1ull << (r % 64);
+    else
+        mask[r / 64] &= ~(1ull << (r % 64));
+}
+
 static int put_access(void *arg, const export_access *a)
 {
     sink_state *s = arg;
@@ -274,11 +289,7 @@ static int put_access(void *arg, const export_access *a)
     ((uint64_t *)s->col[A_ADDRESS])[r] = a->address;
     ((uint64_t *)s->col[A_SIZE])[r] = a->size;
     ((uint64_t *)s->col[A_SOURCE])[r] = a->source;
-    uint64_t *valid = d->vector_get_validity(s->vec[A_SOURCE]);
-    if (a->has_source)
-        valid[r / 64] |= 1ull << (r % 64);
-    else
-        valid[r / 64] &= ~(1ull << (r % 64));
+    set_valid(d, s->vec[A_SOURCE], r, a->has_source);
     ((uint32_t *)s->col[A_COUNT])[r] = a->count;
     ((uint8_t *)s->col[A_KIND])[r] = (uint8_t)a->kind[0];
     int64_t f = name_id(s, a->function), o = name_id(s, a->object),
@@ -288,6 +299,13 @@ static int put_access(void *arg, const export_access *a)
     ((uint32_t *)s->col[A_FUNCTION])[r] = (uint32_t)f;
     ((uint32_t *)s->col[A_OBJECT])[r] = (uint32_t)o;
     ((uint32_t *)s->col[A_REGION])[r] = (uint32_t)g;
+    int64_t site = a->site ? name_id(s, a->site) : 0;
+    if (site < 0)
+        return -1;
+    ((uint64_t *)s->col[A_BLOCK])[r] = a->block ? a->block - 1 : 0;
+    ((uint32_t *)s->col[A_SITE])[r] = (uint32_t)site;
+    set_valid(d, s->vec[A_BLOCK], r, a->block != 0);
+    set_valid(d, s->vec[A_SITE], r, a->block != 0);
     return ++s->rows == s->capacity ? chunk_flush(s) : 0;
 }
 
@@ -359,10 +377,11 @@ static const char accesses_query[] =
     "(SELECT a.pid, a.tid, a.seq, chr(a.kind) AS kind, a.pc, a.address,"
     " a.size,"
     " a.source, a.count, f.name AS function, o.name AS object,"
-    " r.name AS region FROM accesses a"
+    " r.name AS region, a.block, s.name AS site FROM accesses a"
     " JOIN names f ON f.id = a.function"
     " JOIN names o ON o.id = a.object"
-    " JOIN names r ON r.id = a.region)";
+    " JOIN names r ON r.id = a.region"
+    " LEFT JOIN names s ON s.id = a.site)";
 
 /* A table as COPY reads it. */
 static const char *exported(int i)

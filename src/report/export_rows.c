@@ -22,9 +22,19 @@ typedef struct live_block {
     int used;
 } live_block;
 
+#define SITE_CACHE 256u          /* site names kept, direct-mapped */
+
+/* An allocation site's name as symbolizer_site_text made it. */
+typedef struct site_slot {
+    uint64_t key;             /* site ^ kind << 56; 0: empty */
+    char name[NAME_CAP];
+} site_slot;
+
 typedef struct walk {
     const export_sink *sink;
+    symbolizer *sym;
     namer *names;
+    site_slot *sites;         /* SITE_CACHE slots */
     live_block *blocks;       /* slots; unused ones are on the free list */
     size_t nblocks, blocks_cap;
     uint32_t *free_slots;
@@ -62,16 +72,34 @@ static int count_thread(walk *w, uint32_t tid, uint64_t seq)
     return 0;
 }
 
+/* The name of heap block b's allocation site, kept per site. */
+static const char *site_of(walk *w, const heap_block *b, char *buf, size_t cap)
+{
+    uint64_t key = b->site ^ (uint64_t)b->kind << 56;
+    site_slot *slot = &w->sites[(key ^ key >> 17) % SITE_CACHE];
+    if (slot->key != key || !key) {
+        symbolizer_site_text(w->sym, b, buf, cap);
+        if (strlen(buf) >= sizeof slot->name)
+            return buf;
+        slot->key = key;
+        memcpy(slot->name, buf, strlen(buf) + 1);
+    }
+    return slot->name;
+}
+
 static int add_access(walk *w, const memtap_event *ev)
 {
     const memtap_record *x = &ev->rec;
-    char object[NAME_CAP], code[NAME_CAP], function[NAME_CAP];
+    char object[NAME_CAP], code[NAME_CAP], function[NAME_CAP], site[NAME_CAP];
     data_name d;
     namer_data(w->names, x->addr, &d);
     namer_object_text(w->names, &d, object, sizeof object);
+    int heap = d.kind == DATA_HEAP;
     export_access a = { ev->tid, x->seq, { (char)x->kind, 0 }, x->pc, x->addr,
                         x->size, x->kind == MEMTAP_EV_COPY, x->addr2,
-                        x->count, function, object, d.region };
+                        x->count, function, object, d.region,
+                        heap ? d.block.id + 1 : 0,
+                        heap ? site_of(w, &d.block, site, sizeof site) : NULL };
     const char *fn = namer_code(w->names, x->pc, code, sizeof code, NULL);
     snprintf(function, sizeof function, "%.*s", (int)strcspn(fn, "+ "), fn);
     return w->sink->access(w->sink->arg, &a) ? 1 : 0;
@@ -218,6 +246,7 @@ static void walk_free(walk *w)
     index_free(&w->by_address);
     index_free(&w->by_tid);
     namer_destroy(w->names);
+    free(w->sites);
 }
 
 /* The walk as a tool of the offline interface (trace/tool.h). */
@@ -239,10 +268,12 @@ int export_rows(memtap_trace *t, symbolizer *sym, const export_sink *sink,
     w.sink = sink;
     w.err = err;
     w.errcap = errcap;
+    w.sym = sym;
     w.names = namer_create(sym, 0);
+    w.sites = calloc(SITE_CACHE, sizeof *w.sites);
     w.progress = progress;
     w.parg = parg;
-    int rc = w.names ? add_modules(&w, t) : oom(&w);
+    int rc = w.names && w.sites ? add_modules(&w, t) : oom(&w);
     if (rc == 0) {
         trace_tool tool = { &w, NULL, rows_event, NULL };
         rc = trace_tools_walk(t, &tool, 1, NULL, NULL);

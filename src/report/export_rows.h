@@ -25,6 +25,10 @@ typedef struct export_access {
     const char *function;    /* "main" (the symbol, without +offset) */
     const char *object;      /* "<malloc0001@main+26>", "config", ... */
     const char *region;      /* "[heap]", "[prog]", ... */
+    uint64_t block;          /* a heap block's allocation number + 1; 0:
+                                no heap block */
+    const char *site;        /* its allocation site as `memtap report`
+                                names it ("malloc@main+26"), else NULL */
 } export_access;
 
 typedef struct export_block {

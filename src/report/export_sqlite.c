@@ -41,7 +41,8 @@ static const char schema[] =
     "CREATE TABLE accesses(seq INTEGER PRIMARY KEY, tid INTEGER, kind TEXT,"
     " pc INTEGER, address INTEGER, size INTEGER, source INTEGER,"
     " count INTEGER, function INTEGER REFERENCES names(id),"
-    " object INTEGER REFERENCES names(id), region TEXT);"
+    " object INTEGER REFERENCES names(id), region TEXT, block INTEGER,"
+    " site INTEGER REFERENCES names(id));"
     "BEGIN;";
 
 static const char indexes[] =
@@ -96,7 +97,8 @@ static int put_access(void *arg, const export_access *a)
 {
     writer *w = arg;
     int64_t fid = name_id(w, a->function), oid = name_id(w, a->object);
-    if (fid < 0 || oid < 0)
+    int64_t sid = a->site ? name_id(w, a->site) : 0;
+    if (fid < 0 || oid < 0 || sid < 0)
         return fail(w, "names");
     sqlite3_stmt *s = w->access;
     sqlite3_bind_int64(s, 1, (int64_t)a->seq);
@@ -113,6 +115,13 @@ static int put_access(void *arg, const export_access *a)
     sqlite3_bind_int64(s, 9, fid);
     sqlite3_bind_int64(s, 10, oid);
     sqlite3_bind_text(s, 11, a->region, -1, SQLITE_STATIC);
+    if (a->block) {
+        sqlite3_bind_int64(s, 12, (int64_t)(a->block - 1));
+        sqlite3_bind_int64(s, 13, sid);
+    } else {
+        sqlite3_bind_null(s, 12);
+        sqlite3_bind_null(s, 13);
+    }
     return step(w, s, "accesses");
 }
 
@@ -162,7 +171,7 @@ static int prepare(writer *w)
 {
     static const struct { size_t at; const char *sql; } stmts[] = {
         { offsetof(writer, access),
-          "INSERT INTO accesses VALUES(?,?,?,?,?,?,?,?,?,?,?)" },
+          "INSERT INTO accesses VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?)" },
         { offsetof(writer, block),
           "INSERT INTO blocks VALUES(?,?,?,?,?,?,?,?,?)" },
         { offsetof(writer, module), "INSERT INTO modules VALUES(?,?,?,?)" },

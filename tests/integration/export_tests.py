@@ -7,6 +7,7 @@ file's site table.
 
 Usage: export_tests.py TEST_NAME   (MEMTAP_BUILD names the build tree)
 """
+import json
 import os
 import re
 import sys
@@ -147,6 +148,36 @@ def test_export_sqlite():
           os.path.getmtime(db) == before, "an existing file is refused, untouched")
     p = memtap("export", "--format", "sqlite", path, check_rc=False)
     check(p.returncode != 0 and "needs -o" in p.stderr, "no database without -o")
+
+
+def test_export_heap_columns():
+    """Each access of a heap block carries the block (its allocation
+    number) and the allocation site as `memtap report` names it: per site
+    the accesses equal report's (heap_sharing: no copies, which report
+    counts twice), and the site the two threads allocate their own blocks
+    at has two blocks; other accesses have neither."""
+    import sqlite3
+    path = os.path.join(TMP, "heap_columns.mtr")
+    memtap("run", "-q", "-o", path, "--", prog("heap_sharing"))
+    db = os.path.join(TMP, "heap_columns.db")
+    if os.path.exists(db):
+        os.unlink(db)
+    memtap("export", "--format", "sqlite", "-o", db, path)
+    c = sqlite3.connect(db)
+    got = dict(c.execute("select n.name, count(*) from accesses a join names n on n.id = a.site"
+                         " group by n.name"))
+    rep = json.loads(memtap("report", "-q", "--json", "-", path).stdout)
+    want = {o["name"]: o["accesses"] for o in rep["objects"] if o["heap"] and o["accesses"]}
+    check_eq(got, want, "accesses per allocation site")
+    work = [k for k in got if k.startswith("malloc@work+")]
+    check(len(work) == 1, "the threads' site: %r" % got)
+    blocks = c.execute("select count(distinct a.block) from accesses a join names n"
+                       " on n.id = a.site where n.name = ?", (work[0],)).fetchone()[0]
+    check_eq(blocks, 2, "two blocks at the threads' site")
+    check_eq(c.execute("select count(*) from accesses where (block is null) != (site is null)"
+                       " or (block is null) = (region in ('[heap]', '[mmap]'))").fetchone()[0],
+             0, "block and site exactly on heap accesses")
+    c.close()
 
 
 def duckdb_query(sql):
