@@ -154,8 +154,9 @@ def test_export_heap_columns():
     """Each access of a heap block carries the block (its allocation
     number) and the allocation site as `memtap report` names it: per site
     the accesses equal report's (heap_sharing: no copies, which report
-    counts twice), and the site the two threads allocate their own blocks
-    at has two blocks; other accesses have neither."""
+    counts twice), in SQLite and Parquet, and the site the two threads
+    allocate their own blocks at has two blocks; other accesses have
+    neither."""
     import sqlite3
     path = os.path.join(TMP, "heap_columns.mtr")
     memtap("run", "-q", "-o", path, "--", prog("heap_sharing"))
@@ -178,6 +179,11 @@ def test_export_heap_columns():
                        " or (block is null) = (region in ('[heap]', '[mmap]'))").fetchone()[0],
              0, "block and site exactly on heap accesses")
     c.close()
+    out = os.path.join(TMP, "heap_columns.parquet")
+    memtap("export", "--format", "parquet", "-o", out, path)
+    rows = parquet_rows("select site, count(*) from %s where site is not null group by site",
+                        os.path.join(out, "accesses"))
+    check_eq({k: int(n) for k, n in rows}, want, "the same per site in Parquet")
 
 
 def duckdb_query(sql):
