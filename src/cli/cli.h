@@ -170,6 +170,13 @@ int cli_trace_program(char **prog_argv, const trace_launch *l, char *abs_out,
  * prefix of getopt's messages too. */
 extern const char *cli_command;
 
+/* -q given: notes (what a trace left out as asked, how it was made) are
+ * not said; warnings still are. */
+extern int cli_quiet;
+
+/* "memtap: note: ..." on stderr, unless cli_quiet (fmt ends the line). */
+void cli_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
 /* A command used wrongly (an unknown option, a missing argument): prints
  * the synopsis of its usage (up to the first empty line) and where its
  * help is; returns 2 (exit status). */

@@ -60,7 +60,7 @@ int cmd_cache(int argc, char **argv)
     while ((c = getopt_long(argc, argv, "qh", longs, NULL)) != -1) {
         switch (c) {
         case 'd': dir = optarg; break;
-        case 'q': quiet = 1; break;
+        case 'q': quiet = 1; cli_quiet = 1; break;
         case 'h': fputs(usage, stdout); return 0;
         default: return cli_usage_error(usage);
         }

@@ -53,7 +53,7 @@ static const char usage[] =
     "  --whole-blocks     lackey: a block operation as one line of its size\n"
     "  -o, --output FILE  write to FILE instead of standard output\n"
     "  -q, --quiet        no progress line (shown on a terminal when the\n"
-    "                     lines go to a file or a pipe)\n"
+    "                     lines go to a file or a pipe), no notes\n"
     "  -h, --help         show this help\n";
 
 static int export_trace(const char *path, const export_options *opt,
@@ -163,7 +163,7 @@ int cmd_export(int argc, char **argv)
             break;
         case 'w': opt.whole_blocks = 1; break;
         case 'o': output = optarg; break;
-        case 'q': quiet = 1; break;
+        case 'q': quiet = 1; cli_quiet = 1; break;
         case 'h': fputs(usage, stdout); return 0;
         default: return cli_usage_error(usage);
         }

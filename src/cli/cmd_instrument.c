@@ -205,7 +205,7 @@ int cmd_instrument(int argc, char **argv)
     while ((c = getopt_long(argc, argv, "o:qh", longs, NULL)) != -1) {
         switch (c) {
         case 'o': out = optarg; break;
-        case 'q': quiet = 1; break;
+        case 'q': quiet = 1; cli_quiet = 1; break;
         case 'p': o.profile = 1; break;
         case 'E': o.no_elision = 1; break;
         case 'T': o.trap_all = 1; break;

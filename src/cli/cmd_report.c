@@ -33,7 +33,7 @@ static const char usage[] =
     "                     tables and interactive charts: accesses over time,\n"
     "                     the heap over time, address x time heatmaps of the\n"
     "                     whole heap and of the 8 hottest objects\n"
-    "  -q, --quiet        no progress line\n"
+    "  -q, --quiet        no progress line, no notes\n"
     "  -h, --help         show this help\n"
     "\n"
     "Counts are the trace's records, as 'memtap show' prints them; a copy\n"
@@ -163,7 +163,7 @@ int cmd_report(int argc, char **argv)
             break;
         case 'j': opt.json = optarg; break;
         case 'H': opt.html = optarg; break;
-        case 'q': opt.quiet = 1; break;
+        case 'q': opt.quiet = 1; cli_quiet = 1; break;
         case 'h': fputs(usage, stdout); return 0;
         default: return cli_usage_error(usage);
         }

@@ -50,7 +50,8 @@ static const char usage[] =
     "                     trace is incomplete (the warnings stay)\n"
     "  -q, --quiet        no status line while the program runs (shown on a\n"
     "                     terminal from the first second: events, trace\n"
-    "                     size, rate, time)\n"
+    "                     size, rate, time), no notes (what the trace\n"
+    "                     left out as asked); warnings stay\n"
     "  --text FILE        also write the trace as MadT text lines to FILE\n"
     "  --symbolic         text lines are symbolic (default)\n"
     "  --raw              text lines are raw (numeric addresses)\n"
@@ -193,7 +194,7 @@ int cmd_run(int argc, char **argv)
         case 'H': heap_only = 1; break;
         case 'C': consumer = optarg; break;
         case 'k': keep_going = 1; break;
-        case 'q': quiet = 1; break;
+        case 'q': quiet = 1; cli_quiet = 1; break;
         case 'Z':
             if (strcmp(optarg, "fast") && strcmp(optarg, "small") &&
                 strcmp(optarg, "balanced"))

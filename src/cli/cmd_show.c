@@ -23,7 +23,7 @@ static const char usage[] =
     "                     line)\n"
     "  -o, --output FILE  write to FILE instead of standard output\n"
     "  -q, --quiet        no progress line (shown on a terminal when the\n"
-    "                     lines go to a file or a pipe)\n"
+    "                     lines go to a file or a pipe), no notes\n"
     "  -h, --help         show this help\n";
 
 int cmd_show(int argc, char **argv)
@@ -55,7 +55,7 @@ int cmd_show(int argc, char **argv)
             opt.format = (render_format)cli_parse_format(optarg);
             break;
         case 'o': output = optarg; break;
-        case 'q': quiet = 1; break;
+        case 'q': quiet = 1; cli_quiet = 1; break;
         case 'h': fputs(usage, stdout); return 0;
         default: return cli_usage_error(usage);
         }

@@ -10,6 +10,18 @@
 #include <string.h>
 
 const char *cli_command = "memtap";
+int cli_quiet;
+
+void cli_note(const char *fmt, ...)
+{
+    if (cli_quiet)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("memtap: note: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+}
 
 int cli_usage_error(const char *usage)
 {

@@ -128,7 +128,7 @@ static void note_bypassed(const char *path, const memtap_trace *t)
         }
     }
     if (total)
-        fprintf(stderr, "memtap: note: %s: the bypass rules left %" PRIu64
+        cli_note("%s: the bypass rules left %" PRIu64
                         " operands of the rewritten code uninstrumented (%s)\n",
                 path, total, text);
 }
@@ -158,7 +158,7 @@ int cli_report_health(const char *path, const memtap_trace *t, int dropped,
                         "was killed, is still running, or its trace could "
                         "not be written to the end\n", path);
     else if (strcmp(end, "signal") == 0 && !blame(path, t, atoi(code), copies))
-        fprintf(stderr, "memtap: note: %s: the process ended by signal %s\n",
+        cli_note("%s: the process ended by signal %s\n",
                 path, code);
     uint64_t exposed = info_u64(t, "exposed_windows");
     if (exposed && ++problems) {
@@ -174,13 +174,13 @@ int cli_report_health(const char *path, const memtap_trace *t, int dropped,
     }
     uint64_t merged = info_u64(t, "signals_merged");
     if (merged)
-        fprintf(stderr, "memtap: note: %s: %" PRIu64 " deliveries of "
+        cli_note("%s: %" PRIu64 " deliveries of "
                         "asynchronous signals were merged into the next: "
                         "their handlers' traced accesses took longer than "
                         "the signals' period\n", path, merged);
     uint64_t stacks = info_u64(t, "stack_pages");
     if (stacks)
-        fprintf(stderr, "memtap: note: %s: %" PRIu64 " pages of traced "
+        cli_note("%s: %" PRIu64 " pages of traced "
                         "memory were thread stacks (a goroutine's, say) and "
                         "were traced no more from then on: other data on "
                         "those pages is not recorded\n", path, stacks);
@@ -192,7 +192,7 @@ int cli_report_health(const char *path, const memtap_trace *t, int dropped,
                 missed);
     uint64_t ignored = info_u64(t, "ignored");
     if (ignored)
-        fprintf(stderr, "memtap: note: %s: %" PRIu64 " accesses inside the "
+        cli_note("%s: %" PRIu64 " accesses inside the "
                         "--ignore ranges were not recorded, as asked\n", path,
                 ignored);
     uint64_t refused = info_u64(t, "rewritten_refused");
@@ -214,7 +214,7 @@ int cli_report_health(const char *path, const memtap_trace *t, int dropped,
     }
     uint64_t async = info_u64(t, "async_io_refused");
     if (async)
-        fprintf(stderr, "memtap: note: %s: %" PRIu64 " set-up(s) of io_uring "
+        cli_note("%s: %" PRIu64 " set-up(s) of io_uring "
                         "or kernel AIO were answered ENOSYS (the kernel "
                         "would copy the program's buffers outside any system "
                         "call, unrecorded): the program ran its fallback\n",
@@ -222,7 +222,7 @@ int cli_report_health(const char *path, const memtap_trace *t, int dropped,
     note_bypassed(path, t);
     uint64_t traps = info_u64(t, "rewritten_traps_hit");
     if (traps && traps * 1000 > h->events) /* more than 0.1 % */
-        fprintf(stderr, "memtap: note: %s: %" PRIu64 " executions of "
+        cli_note("%s: %" PRIu64 " executions of "
                         "rewritten code went through int3 (no room for a "
                         "jump at those sites: microseconds each)\n", path,
                 traps);

@@ -542,6 +542,17 @@ def test_streaming_memory():
           % (rss_kb / 1024, raw_mb, before))
 
 
+def test_quiet_notes():
+    """A run's notes (here what the bypass rules left out) are said, and
+    -q silences them; the summary's warnings would stay."""
+    out = os.path.join(TMP, "quiet.mtr")
+    loud = memtap("run", "-o", out, "--", prog("heap_sharing"))
+    check("memtap: note: " in loud.stderr, "the note: %s" % loud.stderr)
+    quiet = memtap("run", "-q", "-o", out, "--", prog("heap_sharing"))
+    check("note:" not in quiet.stderr, "-q: no note: %s" % quiet.stderr)
+    check("note:" not in memtap("show", "-q", out).stderr, "show -q: no note")
+
+
 def test_help_lists_real_options():
     """Every command of the command table (memtap --commands) has a --help
     whose options the command accepts."""
