@@ -157,6 +157,8 @@ typedef struct sink_state {
     uint64_t rows, capacity;
     name_cache *names;          /* recent names -> ids in the names table */
     uint32_t next_id;
+    uint64_t site_key;          /* the last access's site, and its id */
+    uint32_t site_id;
 } sink_state;
 
 static int load_api(duckdb_api *api, const char *lib, char *err,
@@ -299,9 +301,12 @@ static int put_access(void *arg, const export_access *a)
     ((uint32_t *)s->col[A_FUNCTION])[r] = (uint32_t)f;
     ((uint32_t *)s->col[A_OBJECT])[r] = (uint32_t)o;
     ((uint32_t *)s->col[A_REGION])[r] = (uint32_t)g;
-    int64_t site = a->site ? name_id(s, a->site) : 0;
+    int64_t site = a->site_key == s->site_key ? s->site_id
+                   : a->site                   ? name_id(s, a->site) : 0;
     if (site < 0)
         return -1;
+    s->site_key = a->site_key;
+    s->site_id = (uint32_t)site;
     ((uint64_t *)s->col[A_BLOCK])[r] = a->block ? a->block - 1 : 0;
     ((uint32_t *)s->col[A_SITE])[r] = (uint32_t)site;
     set_valid(d, s->vec[A_BLOCK], r, a->block != 0);

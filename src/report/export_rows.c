@@ -73,11 +73,16 @@ static int count_thread(walk *w, uint32_t tid, uint64_t seq)
 }
 
 /* The name of heap block b's allocation site, kept per site. */
+static uint64_t site_key(const heap_block *b)
+{
+    return (b->site ^ (uint64_t)b->kind << 56) | 1; /* (never 0) */
+}
+
 static const char *site_of(walk *w, const heap_block *b, char *buf, size_t cap)
 {
-    uint64_t key = b->site ^ (uint64_t)b->kind << 56;
+    uint64_t key = site_key(b);
     site_slot *slot = &w->sites[(key ^ key >> 17) % SITE_CACHE];
-    if (slot->key != key || !key) {
+    if (slot->key != key) {
         symbolizer_site_text(w->sym, b, buf, cap);
         if (strlen(buf) >= sizeof slot->name)
             return buf;
@@ -99,7 +104,8 @@ static int add_access(walk *w, const memtap_event *ev)
                         x->size, x->kind == MEMTAP_EV_COPY, x->addr2,
                         x->count, function, object, d.region,
                         heap ? d.block.id + 1 : 0,
-                        heap ? site_of(w, &d.block, site, sizeof site) : NULL };
+                        heap ? site_of(w, &d.block, site, sizeof site) : NULL,
+                        heap ? site_key(&d.block) : 0 };
     const char *fn = namer_code(w->names, x->pc, code, sizeof code, NULL);
     snprintf(function, sizeof function, "%.*s", (int)strcspn(fn, "+ "), fn);
     return w->sink->access(w->sink->arg, &a) ? 1 : 0;

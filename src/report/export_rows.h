@@ -29,6 +29,8 @@ typedef struct export_access {
                                 no heap block */
     const char *site;        /* its allocation site as `memtap report`
                                 names it ("malloc@main+26"), else NULL */
+    uint64_t site_key;       /* one number per site (0 with no site): a
+                                sink may keep what it made of the name */
 } export_access;
 
 typedef struct export_block {

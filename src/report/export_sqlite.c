@@ -56,6 +56,8 @@ typedef struct writer {
     sqlite3 *db;
     sqlite3_stmt *access, *block, *module, *name_add, *name_id, *thread;
     name_cache *names;
+    uint64_t site_key;          /* the last access's site, and its id */
+    int64_t site_id;
     char *err;
     size_t errcap;
 } writer;
@@ -97,7 +99,10 @@ static int put_access(void *arg, const export_access *a)
 {
     writer *w = arg;
     int64_t fid = name_id(w, a->function), oid = name_id(w, a->object);
-    int64_t sid = a->site ? name_id(w, a->site) : 0;
+    int64_t sid = a->site_key == w->site_key ? w->site_id
+                  : a->site                   ? name_id(w, a->site) : 0;
+    w->site_key = a->site_key;
+    w->site_id = sid;
     if (fid < 0 || oid < 0 || sid < 0)
         return fail(w, "names");
     sqlite3_stmt *s = w->access;
