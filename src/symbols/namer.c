@@ -284,16 +284,9 @@ const char *namer_name_static(namer *n, uint64_t addr, char *buf, size_t cap,
 {
     if (n->prefix_base && addr - n->last.same_lo < n->last.same_hi - n->last.same_lo &&
         n->prefix_len + 24 < cap) { /* the last answer's prefix, the offset */
-        char digits[24], *p = digits + sizeof digits;
-        uint64_t off = addr - n->last.start;
-        if (n->prefix_base == 16) /* (a constant base: no division) */
-            do
-                *--p = "0123456789abcdef"[off & 15];
-            while ((off >>= 4) != 0);
-        else
-            do
-                *--p = (char)('0' + off % 10);
-            while ((off /= 10) != 0);
+        char digits[24];
+        const char *p = symbolizer_digits(digits + sizeof digits,
+                                          addr - n->last.start, n->prefix_base);
         size_t k = (size_t)(digits + sizeof digits - p);
         memcpy(buf, n->prefix, n->prefix_len);
         memcpy(buf + n->prefix_len, p, k);

@@ -404,19 +404,24 @@ static void put_str(text_out *t, const char *s)
     t->at += n;
 }
 
-static void put_num(text_out *t, uint64_t v, unsigned base)
+char *symbolizer_digits(char *end, uint64_t v, unsigned base)
 {
-    char digits[24], *p = digits + sizeof digits;
-    *--p = '\0';
-    if (base == 16) /* (a constant base: no division) */
+    if (base == 16) /* (a constant base either way: no division) */
         do
-            *--p = "0123456789abcdef"[v & 15];
+            *--end = "0123456789abcdef"[v & 15];
         while ((v >>= 4) != 0);
     else
         do
-            *--p = (char)('0' + v % 10);
+            *--end = (char)('0' + v % 10);
         while ((v /= 10) != 0);
-    put_str(t, p);
+    return end;
+}
+
+static void put_num(text_out *t, uint64_t v, unsigned base)
+{
+    char digits[25];
+    digits[24] = '\0';
+    put_str(t, symbolizer_digits(digits + 24, v, base));
 }
 
 static void put_end(text_out *t)

@@ -82,6 +82,10 @@ void symbolizer_data_text(symbolizer *s, const data_name *d, char *buf,
  * (10, or 16); 0 for the other kinds. */
 unsigned symbolizer_data_prefix(const data_name *d, char *buf, size_t cap);
 
+/* The digits of v in base 10 or 16, written backwards to end (24 bytes
+ * of room before it); returns where they start. */
+char *symbolizer_digits(char *end, uint64_t v, unsigned base);
+
 /* The text of a name's holder outside the heap, without the offset: the
  * variable (not its field), the symbol, "module:.section", the module, the
  * region, "0xaddr". */
