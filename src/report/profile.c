@@ -76,7 +76,7 @@ typedef struct builder {
 const char *profile_pattern_name(profile_pattern pattern)
 {
     static const char *const names[] = { "-", "same address", "sequential",
-                                         "strided", "random" };
+                                         "strided", "random", "block to block" };
     return names[pattern];
 }
 
@@ -163,7 +163,9 @@ static int64_t object_at(profile *p, builder *b, uint64_t addr,
 static void walk_step(profile_walk *w, profile_step *x, uint32_t object,
                       uint64_t addr, uint64_t size, uint64_t block)
 {
-    if (x->valid && x->object == object && x->block == block) {
+    if (x->valid && x->object == object && x->block != block) {
+        w->hops++;
+    } else if (x->valid && x->object == object) {
         int64_t d = (int64_t)(addr - x->addr);
         if (d == 0) {
             w->same++;
@@ -194,7 +196,9 @@ static void classify(profile_object *o)
 {
     const profile_walk *w = &o->walk;
     uint64_t all = w->moves + w->same;
-    if (all == 0)
+    if (w->hops * 10 >= (all + w->hops) * 6 && w->hops)
+        o->pattern = PATTERN_LINKED;
+    else if (all == 0)
         o->pattern = PATTERN_NONE;
     else if (w->same * 10 >= all * 9)
         o->pattern = PATTERN_SAME;

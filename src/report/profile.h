@@ -33,6 +33,9 @@ typedef enum profile_pattern {
     PATTERN_SEQUENTIAL, /* each access right after the one before */
     PATTERN_STRIDED,    /* a constant distance apart (stride) */
     PATTERN_RANDOM,
+    PATTERN_LINKED,     /* each access in another block of the site than
+                           the instruction's access before: nodes linked
+                           by pointers ("block to block") */
 } profile_pattern;
 
 /* Where an instruction went last (within one heap block, or an object). */
@@ -47,6 +50,7 @@ typedef struct profile_step {
  * own access before, to the same object (and heap block). */
 typedef struct profile_walk {
     uint64_t moves, same, sequential, strided;
+    uint64_t hops;             /* to another block of the same object */
     int64_t cand[4];           /* most frequent distances (Misra-Gries) */
     uint64_t cand_n[4];
 } profile_walk;

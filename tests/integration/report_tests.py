@@ -113,6 +113,16 @@ def test_report_equals_show():
         check("%d accesses" % rep["accesses"] in text.splitlines()[0], "text header: " + text[:200])
 
 
+def test_report_linked():
+    """linked_walk's 1000 nodes (one block each) walked by pointer: the
+    site's pattern is "block to block", under both engines."""
+    for engine in ("fault", "static"):
+        sites = [o for o in report_json(traced("linked_walk", engine))["objects"]
+                 if o["heap"] and o["allocs"] == 1000]
+        check(len(sites) == 1 and sites[0]["pattern"] == "block to block",
+              "the nodes' site (%s): %r" % (engine, sites))
+
+
 def test_report_threads():
     """share_lines: the pair two threads write (and main prints) and the
     word all read are shared; main's own word is not."""
