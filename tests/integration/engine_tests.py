@@ -859,8 +859,8 @@ def test_engine_go_program():
     # faulted; it never finished, and then died of the pages left closed)
     native = subprocess.run([fzf, "--version"], capture_output=True, text=True)
     trace = os.path.join(TMP, "fzf_fault.mtr")
-    p = run_bounded([MEMTAP, "run", "--engine", "fault", "-q", "-o", trace, "--", fzf,
-                     "--version"], 120, text=True)
+    p = run_bounded([MEMTAP, "run", "--engine", "fault", "-o", trace, "--", fzf,
+                     "--version"], 120, text=True)  # (no -q: its notes are checked)
     check_eq((p.returncode, p.stdout), (0, native.stdout), "fault engine: %s" % p.stderr)
     info = info_of(trace)
     check(info["end"] == "exit" and int(info["stack_pages"]) > 0,
