@@ -7,6 +7,7 @@
 
 #include <getopt.h>
 #include <stdlib.h>
+#include <string.h>
 
 static const char usage[] =
     "usage: memtap cachesim [options] TRACE.mtr\n"
@@ -33,6 +34,10 @@ static const char usage[] =
     "                        (default: this machine's, from sysfs)\n"
     "  --LL SIZE,ASSOC,LINE  the last level (default: this machine's)\n"
     "  --top N               objects and instructions listed (default 20)\n"
+    "  --misses FILE         also every first-level miss, one CSV line each\n"
+    "                        (seq,tid,pc,address,level,cause,object: level\n"
+    "                        D1 when the last level held the line, else\n"
+    "                        LL); - for standard output\n"
     "  --json                the same as one JSON object (every object, the\n"
     "                        top instructions)\n"
     "  -h, --help            show this help\n";
@@ -44,11 +49,13 @@ int cmd_cachesim(int argc, char **argv)
         { "LL", required_argument, NULL, 'l' },
         { "top", required_argument, NULL, 't' },
         { "json", no_argument, NULL, 'j' },
+        { "misses", required_argument, NULL, 'm' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
-    cachesim_options opt = { { 32768, 8, 64 }, { 8u << 20, 16, 64 }, 20, 0 };
+    cachesim_options opt = { { 32768, 8, 64 }, { 8u << 20, 16, 64 }, 20, 0, NULL };
     int given_d1 = 0, given_ll = 0, c;
+    const char *misses = NULL;
     while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
         switch (c) {
         case 'd':
@@ -67,6 +74,7 @@ int cmd_cachesim(int argc, char **argv)
                 return cli_error("--top", "not a count: %s", optarg);
             break;
         case 'j': opt.json = 1; break;
+        case 'm': misses = optarg; break;
         case 'h': fputs(usage, stdout); return 0;
         default: return cli_usage_error(usage);
         }
@@ -87,6 +95,12 @@ int cmd_cachesim(int argc, char **argv)
     memtap_trace *t;
     if (cli_open_trace(path, &t))
         return 1;
+    if (misses && !(opt.misses = cli_output_open(strcmp(misses, "-") ? misses : NULL))) {
+        memtap_trace_close(t);
+        return 1;
+    }
+    if (opt.misses)
+        fputs("seq,tid,pc,address,level,cause,object\n", opt.misses);
     symbolizer *sym = NULL;
     int rc = symbolizer_create(t, stderr, &sym);
     if (rc == MEMTAP_OK)
@@ -96,6 +110,8 @@ int cmd_cachesim(int argc, char **argv)
      * lack (a trace cut short is said, its counts a lower bound) */
     int status = rc > 0 ? cli_error(path, "out of memory")
                         : cli_walk_done(path, t, rc, stdout);
+    if (opt.misses && opt.misses != stdout)
+        status = cli_output_close(opt.misses, misses, status);
     memtap_trace_close(t);
     return status;
 }

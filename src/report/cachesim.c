@@ -302,15 +302,51 @@ static int model_line(sim *s, size_t ti, uint64_t line, uint64_t addr,
     return write && invalidate_others(s, ls, line, ti, mask);
 }
 
+static const char *cause_of(const outcome *r)
+{
+    return r->first ? "compulsory" : r->coherence ? (r->true_sharing ? "true sharing"
+                                                                     : "false sharing")
+           : r->capacity ? "capacity" : "conflict";
+}
+
+/* A CSV field: as it is, or quoted (quotes doubled) when it holds a comma,
+ * a quote or a line break. */
+static void csv_field(FILE *out, const char *s)
+{
+    if (!s[strcspn(s, ",\"\n\r")]) {
+        fputs(s, out);
+        return;
+    }
+    fputc('"', out);
+    for (; *s; s++) {
+        if (*s == '"')
+            fputc('"', out);
+        fputc(*s, out);
+    }
+    fputc('"', out);
+}
+
+/* One line of the miss stream. */
+static void put_miss(sim *s, const memtap_event *ev, uint64_t addr,
+                     const outcome *r, const char *object)
+{
+    fprintf(s->opt->misses, "%" PRIu64 ",%" PRIu32 ",0x%" PRIx64 ",0x%" PRIx64 ",%s,%s,",
+            ev->rec.seq, ev->tid, ev->rec.pc, addr, r->ll_hit ? "D1" : "LL",
+            cause_of(r));
+    csv_field(s->opt->misses, object);
+    fputc('\n', s->opt->misses);
+}
+
 /* One line access of size bytes at addr, by thread ti's instruction at
  * pc; 0, or 1 when out of memory.  The same thread's access of the line
  * it accessed last changes nothing a model keeps but the counts: a hit
  * everywhere (the line is the most recent in every cache, no thread came
  * between), at reuse distance 0; a write too when no other thread can
  * hold the line (the last access wrote it, or one thread only). */
-static int access_line(sim *s, size_t ti, uint64_t pc, uint64_t addr,
+static int access_line(sim *s, size_t ti, const memtap_event *ev, uint64_t addr,
                        uint64_t size, int write)
 {
+    uint64_t pc = ev->rec.pc;
     uint64_t line = addr >> s->line_shift;
     outcome r = { 0, 0, 1, 1, 0, 0, 0, 0 };
     if (line + 1 != s->last.line || ti != s->last.thread ||
@@ -324,6 +360,8 @@ static int access_line(sim *s, size_t ti, uint64_t pc, uint64_t addr,
     int64_t i = object_of(s, addr), k = insn_of(s, pc);
     if (i < 0 || k < 0)
         return 1;
+    if (!r.d1_hit && s->opt->misses)
+        put_miss(s, ev, addr, &r, s->objects[i].name);
     insn_stats *x = &s->insns[k];
     x->accesses++;
     x->d1 += !r.d1_hit;
@@ -371,7 +409,7 @@ static int take(void *self, const memtap_event *ev)
         uint64_t addr = a[k].addr, size = a[k].size ? a[k].size : 1;
         while (size > 0) {
             uint64_t piece = trace_line_piece(addr, size, line);
-            if (access_line(s, (size_t)ti, r->pc, addr, piece, a[k].write))
+            if (access_line(s, (size_t)ti, ev, addr, piece, a[k].write))
                 return 1;
             addr += piece;
             size -= piece;

@@ -28,6 +28,8 @@ typedef struct cachesim_options {
     int top;             /* objects and instructions listed */
     int json;            /* JSON (every object, the top instructions)
                             instead of text */
+    FILE *misses;        /* every D1 miss as a CSV line (seq, tid, pc,
+                            address, level, cause, object), or NULL */
 } cachesim_options;
 
 /* Runs the model over t (opened, at its start) and prints to out the

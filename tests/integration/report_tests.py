@@ -375,6 +375,38 @@ def test_report_cachesim():
         check_eq(rows["big"][:2], (2048, 2048), "LL as small as D1")
 
 
+def test_report_cachesim_misses():
+    """--misses: every first-level miss as a CSV line, as many as the
+    model counts; cache_walk's by object, level and cause are its hand
+    count (compulsory misses go on to the last level, capacity and
+    conflict misses stop at it); cache_sharing's coherence misses name
+    their kind of sharing."""
+    import csv
+    for prog_name, engine, want in (
+            ("cache_walk", "static", {("big", "LL", "compulsory"): 1024,
+                                      ("big", "D1", "capacity"): 1024,
+                                      ("small", "LL", "compulsory"): 256,
+                                      ("conflicting", "LL", "compulsory"): 9,
+                                      ("conflicting", "D1", "conflict"): 81}),
+            ("cache_sharing", "fault", {("neighbours", "D1", "false sharing"): 198,
+                                        ("both", "D1", "true sharing"): 198})):
+        path = os.path.join(TMP, "misses-%s.mtr" % prog_name)
+        memtap("run", "-q", "--engine", engine, "-o", path, "--", prog(prog_name))
+        out = os.path.join(TMP, "misses-%s.csv" % prog_name)
+        text = memtap("cachesim", "--D1", "32K,8,64", "--LL", "1M,16,64", "--misses", out,
+                      path).stdout
+        with open(out, newline="") as f:
+            rows = list(csv.DictReader(f))
+        check_eq(len(rows), int(re.search(r"D1 misses: (\d+)", text).group(1)),
+                 "%s: a line per D1 miss" % prog_name)
+        got = {}
+        for r in rows:
+            key = (r["object"], r["level"], r["cause"])
+            got[key] = got.get(key, 0) + 1
+        check_eq({k: got.get(k, 0) for k in want}, want, "%s: misses by object, level, cause"
+                 % prog_name)
+
+
 def test_report_cachesim_cachegrind():
     """Against Valgrind's Cachegrind with the same geometry: the first- and
     last-level read misses of each source line of cache_walk.c that reads
@@ -458,6 +490,9 @@ def test_report_cachesim_bad_input():
     p = memtap("cachesim", "--D1", "32K,8,64", "--LL", "1M,16,64", cut, check_rc=False)
     check("memtap: warning: " in p.stderr and "no end record" in p.stderr,
           "the cut trace is said: %s" % p.stderr)
+    p = memtap("cachesim", "--misses", "/nonexistent/dir/misses.csv", path, check_rc=False)
+    check(p.returncode != 0 and p.stderr.startswith("memtap: /nonexistent/dir/misses.csv"),
+          "a miss stream that cannot be written: %s" % p.stderr)
     bogus = os.path.join(TMP, "not-a-trace")
     with open(bogus, "w") as f:
         f.write("hello\n")
