@@ -8,6 +8,7 @@
  */
 #define _GNU_SOURCE
 #include "report/cachesim.h"
+#include "report/csv_rows.h"
 #include "report/index.h"
 #include "report/json.h"
 #include "symbols/heapmap.h"
@@ -307,23 +308,6 @@ static const char *cause_of(const outcome *r)
     return r->first ? "compulsory" : r->coherence ? (r->true_sharing ? "true sharing"
                                                                      : "false sharing")
            : r->capacity ? "capacity" : "conflict";
-}
-
-/* A CSV field: as it is, or quoted (quotes doubled) when it holds a comma,
- * a quote or a line break. */
-static void csv_field(FILE *out, const char *s)
-{
-    if (!s[strcspn(s, ",\"\n\r")]) {
-        fputs(s, out);
-        return;
-    }
-    fputc('"', out);
-    for (; *s; s++) {
-        if (*s == '"')
-            fputc('"', out);
-        fputc(*s, out);
-    }
-    fputc('"', out);
 }
 
 /* One line of the miss stream. */

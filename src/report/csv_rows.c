@@ -59,8 +59,7 @@ static int csv_plain(const char *s)
     return !strpbrk(s, ",\"\n");
 }
 
-/* RFC 4180: quote a field holding a comma, quote or newline. */
-static void csv_field(FILE *o, const char *s)
+void csv_field(FILE *o, const char *s)
 {
     if (csv_plain(s)) {
         fputs(s, o);

@@ -22,6 +22,10 @@ void csv_rows_destroy(csv_rows *c);
 
 /* The header line. */
 void csv_rows_header(const csv_rows *c, FILE *out);
+
+/* One field as RFC 4180 writes it: quoted when it holds a comma, quote
+ * or newline (quotes doubled). */
+void csv_field(FILE *o, const char *s);
 /* The row of x, an event of thread tid, built in lines (or, when a field
  * needs quoting or names are long, printed to its stream after it). */
 void csv_row(csv_rows *c, line_buf *lines, const memtap_record *x,
