@@ -121,7 +121,8 @@ int cmd_shadow(int argc, char **argv)
         { NULL, 0, NULL, 0 },
     };
     /* the command's name ("memtap heat": main.c names it so) */
-    const char *tool = strchr(argv[0], ' ') ? strchr(argv[0], ' ') + 1 : argv[0];
+    const char *space = strchr(argv[0], ' ');
+    const char *tool = space ? space + 1 : argv[0];
     const char *input = NULL, *report_path = NULL;
     char default_out[64];
     snprintf(default_out, sizeof default_out, "memtap-%s.mtr", tool);

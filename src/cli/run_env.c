@@ -74,6 +74,15 @@ static void put_or_unset(const char *env, const char *v)
     case RUN_CONFIG_##f:           \
         ENCODE_##kind(f, env, a) break;
 
+/* The variable that carries row. */
+static const char *env_of(int row)
+{
+#define ENV_NAME(kind, f, env, a, b) [RUN_CONFIG_##f] = env,
+    static const char *const names[RUN_CONFIG_NROWS] = { RUN_CONFIG_ROWS(ENV_NAME) };
+#undef ENV_NAME
+    return row >= 0 && row < RUN_CONFIG_NROWS ? names[row] : "";
+}
+
 void cli_run_config_put(int row)
 {
     switch (row) {
@@ -210,11 +219,10 @@ static int copy_rules(const trace_launch *l, const char *prog, cache_rules *r)
  * "PROGRAM@LO-HI" in the program's link-time addresses; want_sites picks
  * the arguments with a '@' (sites) or those without.  0, or 1 after
  * printing an error. */
-static int set_ranges_env(const char *env, int row, const char *opt,
-                          const char *const *args, unsigned n, int want_sites,
-                          const char *prog)
+static int set_ranges_env(int row, const char *opt, const char *const *args,
+                          unsigned n, int want_sites, const char *prog)
 {
-    env_list l = { .env = env };
+    env_list l = { .env = env_of(row) };
     char real[PATH_MAX];
     real_path(prog, real);
     for (unsigned i = 0; i < n; i++) {
@@ -268,10 +276,9 @@ int cli_launch_env(const trace_launch *l, const char *prog,
     if (copy_rules(l, prog, rules))
         return 1;
     cache_rules_to_env(rules); /* for the audit module's `memtap cache add` */
-    return set_ranges_env(ENV_IGNORE, RUN_CONFIG_ignore, "--ignore", l->ignore,
-                          l->nignore, 0, prog) ||
-           set_ranges_env(ENV_WATCH, RUN_CONFIG_watch, "--watch", l->watch,
-                          l->nwatch, 0, prog) ||
-           set_ranges_env(ENV_WATCH_SITES, RUN_CONFIG_watch_sites, "--watch", l->watch,
-                          l->nwatch, 1, prog);
+    return set_ranges_env(RUN_CONFIG_ignore, "--ignore", l->ignore, l->nignore, 0,
+                          prog) ||
+           set_ranges_env(RUN_CONFIG_watch, "--watch", l->watch, l->nwatch, 0, prog) ||
+           set_ranges_env(RUN_CONFIG_watch_sites, "--watch", l->watch, l->nwatch, 1,
+                          prog);
 }
