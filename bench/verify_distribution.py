@@ -23,7 +23,7 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MEMTAP = os.path.join(ROOT, "build", "bin", "memtap")
 DIRS = ["/usr/bin", "/usr/sbin", "/usr/lib/x86_64-linux-gnu"]
-FIELDS = ("starts", "unchanged", "jumps", "traps", "covered", "redirected", "islands",
+FIELDS = ("starts", "unchanged", "jumps", "traps", "covered", "shared", "redirected", "islands",
           "violations")
 
 
@@ -60,7 +60,8 @@ def one(path, tmp):
         return path, "refused", re.sub(r"^memtap: [^:]*: ", "", reason)
     counts = {}
     m = re.search(r"instruction starts (\d+): (\d+) unchanged, (\d+) jumps to trampolines, "
-                  r"(\d+) int3 traps, (\d+) under", p.stdout)
+                  r"(\d+) int3 traps, (\d+) in padding under a jump's bytes .*; (\d+) "
+                  r"unchanged ones", p.stdout)
     b = re.search(r"branches\s+(\d+) sent to trampolines, (\d+) jumps", p.stdout)
     v = re.search(r"violations\s+(\d+)", p.stdout)
     if m and b and v:
@@ -96,7 +97,8 @@ def main():
     print("files: %d ELF, %d rewritten and verified, %d refused (%.0f s, %d jobs)"
           % (len(files), verified, sum(refused.values()), time.perf_counter() - start, a.j))
     print("instruction starts checked: %d (%d unchanged, %d jumps to trampolines, %d int3 traps,"
-          " %d under a jump's bytes); branches sent to trampolines: %d; jumps into padding: %d"
+          " %d in padding under a jump's bytes, %d unchanged whose first byte ends a jump);"
+          " branches sent to trampolines: %d; jumps into padding: %d"
           % tuple(totals[f] for f in FIELDS[:-1]))
     print("violations: %d in %d files" % (totals["violations"], len(bad)))
     for path, lines in bad[:20]:

@@ -61,6 +61,8 @@ typedef struct walker {
                                 jump goes to (lea L(%rip),%r; add ...,%r;
                                 jmp *%r: glibc's memmove-ssse3), sorted:
                                 code, not a table */
+    vec calls;               /* uint64_t: direct call targets, sorted:
+                                code, where a table ends */
     int oom;
 } walker;
 
@@ -116,10 +118,15 @@ static void note_data_refs(walker *w, const x86_insn *x)
     }
 }
 
+static int in_sorted(const vec *v, uint64_t a)
+{
+    size_t i = first_from(v, a);
+    return i < v->n && ((const uint64_t *)v->v)[i] == a;
+}
+
 static int is_label(const walker *w, uint64_t a)
 {
-    size_t i = first_from(&w->labels, a);
-    return i < w->labels.n && ((const uint64_t *)w->labels.v)[i] == a;
+    return in_sorted(&w->labels, a);
 }
 
 /* Whether code takes an address inside one of the instructions the last
@@ -543,6 +550,15 @@ static void decode_run(walker *w, uint64_t a)
         case X86_FLOW_RET:
         case X86_FLOW_STOP:
             return;
+        case X86_FLOW_CALL:
+            if (w->collect && x->target) {
+                uint64_t *t = vec_push(&w->calls);
+                if (!t)
+                    w->oom = 1;
+                else
+                    *t = x->target;
+            }
+            break;
         default:
             break;
         }
@@ -625,9 +641,10 @@ static void scan_gaps(walker *w, const uint8_t *code)
 
 /* A table runs on from where code takes its address over what the gap
  * scan decoded (pieces of it that decode as code, with undecodable or
- * padding bytes between) up to the function's next code a path reached:
- * an AES table's 2 KiB decodes as many short runs, and only its first
- * byte is addressed. */
+ * padding bytes between) up to the function's next code a path reached,
+ * or a call leads to (hand-written code after a table, in a stripped
+ * file): an AES table's 2 KiB decodes as many short runs, and only its
+ * first byte is addressed. */
 static void spread_tables(walker *w)
 {
     const uint64_t *refs = w->data_refs.v;
@@ -635,8 +652,9 @@ static void spread_tables(walker *w)
          i < w->data_refs.n && refs[i] < w->end; i++)
         for (uint64_t a = refs[i]; a < w->end && !is_label(w, refs[i]); a++) {
             size_t off = a - w->start;
-            if (w->mark[off] == M_START && w->gap[off] == G_NONE)
-                break; /* code a path reached */
+            if (w->mark[off] == M_START &&
+                (w->gap[off] == G_NONE || in_sorted(&w->calls, a)))
+                break; /* code a path reached, or a call */
             if (w->mark[off] == M_START)
                 w->gap[off] = G_DATA;
         }
@@ -802,6 +820,7 @@ int cfg_build(const code_image *img, cfg_program **out)
         w->deferred.elem = sizeof(deferred_table);
         w->data_refs.elem = sizeof(uint64_t);
         w->labels.elem = sizeof(uint64_t);
+        w->calls.elem = sizeof(uint64_t);
     }
     builder b = {{0, 0, 0, sizeof(cfg_block)}, {0, 0, 0, 8}, {0, 0, 0, 1}};
     int rc = p && w && x86_decoder_init(&w->dec) == 0 ? 0 : -1;
@@ -829,6 +848,8 @@ int cfg_build(const code_image *img, cfg_program **out)
             qsort(w->data_refs.v, w->data_refs.n, sizeof(uint64_t), cmp_u64);
         if (w->labels.n)
             qsort(w->labels.v, w->labels.n, sizeof(uint64_t), cmp_u64);
+        if (w->calls.n)
+            qsort(w->calls.v, w->calls.n, sizeof(uint64_t), cmp_u64);
     }
     for (size_t i = 0; !rc && i < img->nfuncs; i++)
         rc = walk_function(w, &b, (uint32_t)i, &p->funcs[i]);
@@ -844,6 +865,7 @@ int cfg_build(const code_image *img, cfg_program **out)
         }
         free(w->data_refs.v);
         free(w->labels.v);
+        free(w->calls.v);
         free(w->deferred.v);
         free(w);
     }

@@ -68,6 +68,7 @@ int cmd_info(int argc, char **argv)
                                         "run", "rewritten_modules",
                                         "rewritten_refused",
                                         "rewritten_traps_hit",
+                                        "rewritten_past_leader",
                                         "rewritten_restarts",
                                         "rewritten_entries",
                                         "rewritten_checks_removed",

@@ -103,9 +103,15 @@ static void summary(const char *in, const char *out, const rewrite_options *o,
            r->redirected, r->shorts_moved, r->islands);
     printf("  entries            %" PRIu64 " addresses code may be entered at"
            " (%" PRIu64 " instructions the linear sweep decodes otherwise);"
-           " %" PRIu64 " instruction starts past a window's jump, each an"
+           " %" PRIu64 " instruction starts inside a window, each an"
            " int3 into its trampoline\n",
            r->entry_points, r->sweep_disagree, r->inner_traps);
+    printf("  stubs              %" PRIu64 " jumps through a stub (their"
+           " displacement carries the int3s under them, or the next"
+           " instruction's first byte); %" PRIu64 " windows no stub could"
+           " serve, entered through int3; %" PRIu64 " jumps with a prefix"
+           " for the jump before to share (%" PRIu64 " moving instructions"
+           " with no site)\n", r->stubs, r->stubless, r->prefixed, r->evicted);
     printf("  registers saved    %" PRIu64 " (%" PRIu64 " found dead, not saved)\n",
            r->saves, r->saves_skipped);
     if (o->profile)
@@ -161,14 +167,15 @@ static int verify_copy(const char *orig, const char *copy, int quiet)
         printf("memtap instrument: verified %s against %s\n"
                "  instruction starts %" PRIu64 ": %" PRIu64 " unchanged, %"
                PRIu64 " jumps to trampolines, %" PRIu64 " int3 traps, %" PRIu64
-               " under a jump's bytes (no way in seen)\n"
+               " in padding under a jump's bytes (no way in seen); %" PRIu64
+               " unchanged ones whose first byte ends a jump\n"
                "  branches           %" PRIu64 " sent to trampolines, %" PRIu64
                " jumps written into padding\n"
                "  relocated          %" PRIu64 " instructions found again in "
                "trampolines (%" PRIu64 " of %" PRIu64 " with memory operands)\n"
                "  violations         %" PRIu64 "\n",
                copy, orig, v.starts, v.unchanged, v.jumps, v.traps, v.covered,
-               v.redirected, v.islands, v.relocated, v.mem_moved, v.mem_insns,
+               v.shared, v.redirected, v.islands, v.relocated, v.mem_moved, v.mem_insns,
                v.violations);
     for (uint64_t i = 0; i < v.violations && i < VERIFY_SHOWN; i++)
         fprintf(stderr, "memtap: %s: %s\n", copy, v.shown[i]);

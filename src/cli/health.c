@@ -226,6 +226,14 @@ int cli_report_health(const char *path, const memtap_trace *t, int dropped,
                         "rewritten code went through int3 (no room for a "
                         "jump at those sites: microseconds each)\n", path,
                 traps);
+    uint64_t past = info_u64(t, "rewritten_past_leader");
+    if (past && ++problems)
+        fprintf(stderr, "memtap: warning: %s: %" PRIu64 " time(s) the program "
+                        "entered rewritten code where no analysis saw a way "
+                        "in, past an operand whose records an operand after it "
+                        "rebuilds (elision): those records are missing there "
+                        "(a copy made with `memtap instrument --no-elision` "
+                        "records them)\n", path, past);
     uint64_t lost = info_u64(t, "dropped");
     if (lost && ++problems && dropped) {
         int err = (int)info_u64(t, "write_errno");

@@ -3,9 +3,9 @@
  * mapped copy-on-write with a bit per patched page, its program headers
  * checked for what can be rewritten, its identity (FNV-1a of the bytes),
  * the rewrite header of a file memtap made, and the copy written out
- * (unpatched pages copied file to file, the PT_NOTE header turned into the
- * new segment's PT_LOAD, the segment at the end; renamed into place only
- * when whole).
+ * (unpatched pages copied file to file, a program header table of its own
+ * with memtap's PT_LOADs added, the segment and the stubs' pages at the
+ * end; renamed into place only when whole).
  */
 #define _GNU_SOURCE
 #include "rewrite/elf_input.h"
@@ -13,6 +13,7 @@
 #include "sys/page.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -112,7 +113,6 @@ int elf_input_check(elf_input *in, int rewriting, char *err, size_t cap)
     if (in->nph == 0)
         return rewrite_fail(err, cap, "no program headers");
     int dynamic = 0, loads = 0;
-    in->note = -1;
     for (size_t i = 0; i < in->nph; i++) {
         const GElf_Phdr *p = &in->ph[i];
         if (p->p_type == PT_LOAD) {
@@ -125,8 +125,6 @@ int elf_input_check(elf_input *in, int rewriting, char *err, size_t cap)
                 in->load_end = p->p_vaddr + p->p_memsz;
         }
         dynamic |= p->p_type == PT_DYNAMIC;
-        if (p->p_type == PT_NOTE && in->note < 0)
-            in->note = (int)i;
     }
     if (!rewriting)
         return 0;
@@ -137,9 +135,6 @@ int elf_input_check(elf_input *in, int rewriting, char *err, size_t cap)
                                       "loaded with LD_PRELOAD, which a "
                                       "statically linked program never does "
                                       "(link it dynamically)");
-    if (in->note < 0)
-        return rewrite_fail(err, cap, "no PT_NOTE program header to turn "
-                                      "into the trampolines' segment");
     return 0;
 }
 
@@ -216,8 +211,9 @@ static int write_copy(int fd, const elf_input *in, const uint8_t *b, size_t blen
 }
 
 int elf_input_write(const char *path, const char *in_path,
-                        const elf_input *in, const uint8_t *b, size_t blen,
-                        size_t b_at, char *err, size_t cap)
+                    const elf_input *in, const uint8_t *b, size_t blen,
+                    size_t b_at, const uint8_t *tail, size_t tail_len,
+                    size_t tail_at, char *err, size_t cap)
 {
     char tmp[4096];
     if (snprintf(tmp, sizeof tmp, "%s.tmp-XXXXXX", path) >= (int)sizeof tmp)
@@ -228,6 +224,8 @@ int elf_input_write(const char *path, const char *in_path,
     struct stat st;
     int ok = stat(in_path, &st) == 0 && fchmod(fd, st.st_mode & 07777) == 0;
     ok = ok && write_copy(fd, in, b, blen, b_at) == 0;
+    ok = ok && (!tail_len || (lseek(fd, (off_t)tail_at, SEEK_SET) >= 0 &&
+                              write_all(fd, tail, tail_len) == 0));
     ok = close(fd) == 0 && ok;
     if (!ok || rename(tmp, path) != 0) {
         int e = errno;
@@ -239,42 +237,53 @@ int elf_input_write(const char *path, const char *in_path,
     return 0;
 }
 
-/* Turns the PT_NOTE header into the segment's PT_LOAD, keeping the
- * PT_LOADs in ascending order (the loader maps them assuming so). */
-int elf_input_place_segment(elf_input *in, uint64_t off, uint64_t vaddr,
-                         uint64_t size)
+static void put_phdr(uint8_t *out, size_t i, const GElf_Phdr *p)
 {
-    GElf_Phdr seg;
-    memset(&seg, 0, sizeof seg);
-    seg.p_type = PT_LOAD;
-    seg.p_flags = PF_R | PF_X;
-    seg.p_offset = off;
-    seg.p_vaddr = seg.p_paddr = vaddr;
-    seg.p_filesz = seg.p_memsz = size;
-    seg.p_align = PAGE;
-    size_t last_load = 0;
+    Elf64_Phdr e = {
+        (Elf64_Word)p->p_type, (Elf64_Word)p->p_flags, p->p_offset, p->p_vaddr,
+        p->p_paddr, p->p_filesz, p->p_memsz, p->p_align,
+    };
+    memcpy(out + i * sizeof e, &e, sizeof e);
+}
+
+size_t elf_input_phdrs_size(const elf_input *in, size_t nadded)
+{
+    return (in->nph + nadded) * sizeof(Elf64_Phdr);
+}
+
+int elf_input_phdrs(elf_input *in, const added_load *added, size_t n,
+                    uint64_t at, uint64_t vaddr, uint8_t *out)
+{
+    size_t last_load = 0, size = elf_input_phdrs_size(in, n);
+    if (in->eh.e_phentsize != sizeof(Elf64_Phdr) || in->nph + n >= PN_XNUM)
+        return -1;
     for (size_t i = 0; i < in->nph; i++)
         if (in->ph[i].p_type == PT_LOAD)
             last_load = i;
-    size_t from = (size_t)in->note;
-    if (from < last_load) { /* slide the headers between into its place */
-        memmove(&in->ph[from], &in->ph[from + 1],
-                (last_load - from) * sizeof *in->ph);
-        from = last_load;
+    for (size_t i = 0, k = 0; i < in->nph; i++) {
+        GElf_Phdr p = in->ph[i];
+        if (p.p_type == PT_PHDR) {
+            p.p_offset = at;
+            p.p_vaddr = p.p_paddr = vaddr;
+            p.p_filesz = p.p_memsz = size;
+        }
+        put_phdr(out, k++, &p);
+        for (size_t j = 0; i == last_load && j < n; j++) {
+            GElf_Phdr l;
+            memset(&l, 0, sizeof l);
+            l.p_type = PT_LOAD;
+            l.p_flags = PF_R | PF_X;
+            l.p_offset = added[j].off;
+            l.p_vaddr = l.p_paddr = added[j].vaddr;
+            l.p_filesz = l.p_memsz = added[j].size;
+            l.p_align = PAGE;
+            put_phdr(out, k++, &l);
+        }
     }
-    in->ph[from] = seg;
-    if (in->eh.e_phentsize != sizeof(Elf64_Phdr) ||
-        in->eh.e_phoff + in->nph * sizeof(Elf64_Phdr) > in->size)
-        return -1;
-    for (size_t i = 0; i < in->nph; i++) {
-        Elf64_Phdr p = {
-            (Elf64_Word)in->ph[i].p_type,  (Elf64_Word)in->ph[i].p_flags,
-            in->ph[i].p_offset, in->ph[i].p_vaddr, in->ph[i].p_paddr,
-            in->ph[i].p_filesz, in->ph[i].p_memsz, in->ph[i].p_align,
-        };
-        memcpy(elf_input_patch(in, in->eh.e_phoff + i * sizeof p, sizeof p), &p,
-               sizeof p);
-    }
+    uint64_t phoff = at;
+    uint16_t phnum = (uint16_t)(in->nph + n);
+    memcpy(elf_input_patch(in, offsetof(Elf64_Ehdr, e_phoff), 8), &phoff, 8);
+    memcpy(elf_input_patch(in, offsetof(Elf64_Ehdr, e_phnum), 2), &phnum, 2);
     return 0;
 }
 

@@ -12,6 +12,7 @@
 
 #include "elf/elf_file.h"
 #include "rt/abi.h"
+#include "sys/page.h"
 
 typedef struct elf_input {
     int fd;
@@ -21,7 +22,6 @@ typedef struct elf_input {
     GElf_Ehdr eh;
     GElf_Phdr *ph;
     size_t nph;
-    int note;                  /* index of the PT_NOTE to convert */
     uint64_t load_end;         /* highest end of a PT_LOAD (vaddr) */
 } elf_input;
 
@@ -53,16 +53,28 @@ int elf_input_rewritten(const elf_input *in);
  * (of this version). */
 int elf_input_header(elf_input *in, mt_rewrite_header *h);
 
-/* Turns the PT_NOTE header into a PT_LOAD of [vaddr, vaddr+size) at file
- * offset off, keeping the PT_LOADs in ascending order: 0, or -1 when the
- * program header table is unusual. */
-int elf_input_place_segment(elf_input *in, uint64_t off, uint64_t vaddr,
-                            uint64_t size);
+/* A PT_LOAD memtap adds (r-x): [vaddr, vaddr+size) at file offset off. */
+typedef struct added_load {
+    uint64_t off, vaddr, size;
+} added_load;
+
+/* The bytes of the copy's program header table with nadded loads. */
+size_t elf_input_phdrs_size(const elf_input *in, size_t nadded);
+/* Writes the copy's program header table to out: the input's headers and
+ * the n added PT_LOADs after its last PT_LOAD (in address order, as the
+ * loader maps them); PT_PHDR, if any, names the table itself, at file
+ * offset `at` and link-time address `vaddr`, where the ELF header now
+ * points.  0, or -1 when the table is unusual. */
+int elf_input_phdrs(elf_input *in, const added_load *added, size_t n,
+                    uint64_t at, uint64_t vaddr, uint8_t *out);
+
 /* Writes the copy to path (mode of in_path): the input with its patched
- * pages, zeros up to b_at, then the segment b.  0, or -1 with err. */
+ * pages, zeros up to b_at, blen bytes b there (the segment), and
+ * tail_len bytes tail at tail_at (the stubs' pages).  0, or -1 with err. */
 int elf_input_write(const char *path, const char *in_path,
                     const elf_input *in, const uint8_t *b, size_t blen,
-                    size_t b_at, char *err, size_t cap);
+                    size_t b_at, const uint8_t *tail, size_t tail_len,
+                    size_t tail_at, char *err, size_t cap);
 
 /* Whether two paths name one file. */
 int rewrite_same_file(const char *a, const char *b);

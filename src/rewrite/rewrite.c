@@ -22,6 +22,7 @@
 #include "rewrite/elf_input.h"
 #include "rewrite/emit.h"
 #include "rewrite/liveness.h"
+#include "rewrite/stubs.h"
 #include "rewrite/window.h"
 #include "sys/bisect.h"
 #include "sys/page.h"
@@ -92,6 +93,9 @@ typedef struct rewriter {
     vec pads_used;            /* pad_region: padding windows' jumps took */
     vec pads;                 /* pad_region: free padding, by address */
     vec islands;              /* island */
+    vec held;                 /* held_jump, by address */
+    uint64_t prefixed;        /* insn_vec.prefixed, from one chain to the
+                                 next */
     liveness lv;              /* live-ins of the file's blocks */
     entry_map *em;            /* where the file's code may be entered */
     uint8_t *live;            /* per instruction of the current chain */
@@ -444,13 +448,19 @@ static int reserve_code(rewriter *r, size_t need)
 /* Appends the site table compressed in the pieces a trace holds it in
  * (MT_SITES_PER_FRAME sites, a zstd frame each after its length), which
  * the runtime writes into every trace as they are. */
-static int append_sites_z(rewriter *r, mt_rewrite_header *h)
+static size_t sites_z_bound(const rewriter *r)
 {
     size_t need = 0;
     for (uint32_t first = 0; first < r->nsites; first += MT_SITES_PER_FRAME) {
         uint32_t n = mt_sites_piece(r->nsites, first);
         need += 4 + ZSTD_compressBound(n * sizeof(mt_site));
     }
+    return need;
+}
+
+static int append_sites_z(rewriter *r, mt_rewrite_header *h)
+{
+    size_t need = sites_z_bound(r);
     if (reserve_code(r, need) != 0)
         return -1;
     ZSTD_CCtx *cctx = ZSTD_createCCtx();
@@ -711,12 +721,46 @@ static int nothing_wanted(const rewriter *r, const insn_vec *iv)
  * with their liveness; entered by a jump over them, or by int3 (`trap`)
  * when only the first is taken.  *block is the block's counter to bump,
  * or -1 when it already was. */
+/* A window's jump whose displacement must carry given bytes: an int3 at
+ * each instruction start under it (mask, value), and with `shares` its
+ * last byte, the next instruction's first.  Written last, through a stub
+ * (write_held_jumps); where no stub can be placed, the window is entered
+ * through int3s instead, or, moved only for the jump before it, left as
+ * it is. */
+typedef struct held_jump {
+    uint64_t at, tramp;
+    uint64_t end;             /* of the window */
+    uint64_t pad_end;         /* int3s after the jump up to here */
+    uint32_t mask, value;
+    uint32_t sites;           /* operands the window logs */
+    int shares;
+    int prefix;               /* 1: JMP_PREFIX before the jump */
+    int trapped;              /* no stub served it: int3 at its start */
+} held_jump;
+
+/* Writes the first n bytes of the held jump h's jump to `to`, at file
+ * offset off, and the int3s after it. */
+static void write_jump(rewriter *r, const held_jump *h, size_t off,
+                       uint64_t to, size_t n)
+{
+    uint8_t jump[JMP_LEN + 1];
+    size_t len = JMP_LEN + (size_t)h->prefix;
+    jump[0] = JMP_PREFIX;
+    encode_patch_jump(jump + 1, h->at + (uint64_t)h->prefix, to);
+    memcpy(elf_input_patch(r->in, off, n), jump + 1 - h->prefix, n);
+    if (h->pad_end > h->at + len)
+        memset(elf_input_patch(r->in, off + len, h->pad_end - h->at - len), 0xcc,
+               h->pad_end - h->at - len);
+}
+
 typedef struct window {
     const x86_insn *w;
     const uint8_t *live;
     const uint8_t *start;     /* insn_vec.start from w, or NULL */
     size_t count;
     int trap;
+    int fit;                  /* WINDOW_*, 0 for trap */
+    int prefix;               /* its jump has a prefix (insn_vec.prefixed) */
 } window;
 
 /* Whether code may be entered at the window's instruction k > 0 (past
@@ -727,14 +771,29 @@ static int inner_entry(const rewriter *r, const window *win, size_t k)
            (entry_bits(r->em, win->w[k].addr) & ENTRY_MAY);
 }
 
+/* Whether an operand elided at or after addr has its leader before it. */
+static int past_leader(const rewriter *r, const sel_expr *x, uint32_t nx,
+                       uint64_t addr)
+{
+    for (uint32_t j = 0; j < nx; j++)
+        if (x[j].addr >= addr && r->plan[j].lead != SEL_NONE &&
+            x[r->plan[j].lead].addr < addr)
+            return 1;
+    return 0;
+}
+
 static int emit_window(rewriter *r, const window *win, const sel_expr *x,
                        uint32_t nx, int64_t *block)
 {
     const x86_insn *w = win->w;
     uint64_t start = w[0].addr;
     uint64_t end = w[win->count - 1].addr + w[win->count - 1].length;
-    /* a jump longer than the window takes padding after it */
-    uint64_t span = !win->trap && end - start < JMP_LEN ? JMP_LEN : end - start;
+    unsigned jlen = JMP_LEN + (unsigned)win->prefix;
+    /* a jump longer than the window takes padding after it, or shares
+     * the next instruction's first byte */
+    uint64_t span = !win->trap && end - start < jlen &&
+                            win->fit != WINDOW_SHARES
+                        ? jlen : end - start;
     int64_t off = elf_input_offset(r->in, start, span);
     if (off < 0)
         return -1;
@@ -754,12 +813,15 @@ static int emit_window(rewriter *r, const window *win, const sel_expr *x,
     int first_is_string = win->trap && string_op(&w[0], &first_str);
     for (size_t k = 0; k < win->count; k++) {
         const uint8_t *bytes = r->in->bytes + off + (w[k].addr - start);
-        if (k > 0 && w[k].addr >= start + JMP_LEN) {
-            /* an instruction start past the window's jump (window.c lets
-             * none lie under it): whatever enters here, by a branch or in
-             * a way no analysis saw, goes on through an int3 */
+        if (k > 0) {
+            /* an instruction start under the window's jump (an int3 its
+             * displacement carries) or past it (written there):
+             * whatever enters here, by a branch or in a way no analysis
+             * saw, goes on through an int3 */
             if (add_trap(r, w[k].addr, code_here(&r->code), NULL) != 0)
                 return -1;
+            ((mt_trap *)r->traps.v)[r->traps.n - 1].past_leader =
+                (uint8_t)past_leader(r, x, nx, w[k].addr);
             r->rep->entries += (uint64_t)inner_entry(r, win, k);
             r->rep->inner_traps++;
         }
@@ -816,13 +878,38 @@ static int emit_window(rewriter *r, const window *win, const sel_expr *x,
         u->end = start + span;
         r->rep->padded++;
     }
-    uint8_t *at = elf_input_patch(r->in, off, span);
-    encode_patch_jump(at, start, tramp);
-    if (pad_end > start + JMP_LEN)
-        memset(at + JMP_LEN, 0xcc, pad_end - start - JMP_LEN);
     r->rep->windows++;
     r->rep->displaced += win->count - 1;
+    r->rep->prefixed += (uint64_t)win->prefix;
+    r->rep->evicted += (uint64_t)(win->prefix && r->rep->sites == sites_before);
+    held_jump h = { start, tramp, end, pad_end, 0, 0,
+                    (uint32_t)(r->rep->sites - sites_before),
+                    win->fit == WINDOW_SHARES, win->prefix, 0 };
+    for (size_t k = 1; k < win->count && w[k].addr < start + jlen; k++) {
+        unsigned shift = 8 * (unsigned)(w[k].addr - start - 1 - win->prefix);
+        h.mask |= 0xffu << shift;
+        h.value |= 0xccu << shift;
+    }
+    if (h.mask || h.shares) { /* its jump goes to a stub (held_jumps) */
+        held_jump *p = vec_push(&r->held);
+        if (!p)
+            return -1;
+        *p = h;
+        return 0;
+    }
+    write_jump(r, &h, (size_t)off, tramp, jlen);
     return 0;
+}
+
+/* Drops the traps emit_window registered inside the window of h (an
+ * instruction start under its jump or past it), the n of the table as
+ * sorted: a window moved only for the jump before, whose jump could not
+ * be written, stays as it is. */
+static void drop_inner_traps(rewriter *r, const held_jump *h, size_t n)
+{
+    mt_trap *t = r->traps.v;
+    for (size_t i = BISECT_AFTER(t, n, pc, h->at); i < n && t[i].pc < h->end; i++)
+        t[i].tramp = 0; /* dead: compacted by write_held_jumps */
 }
 
 /* A window that fits, ending at j, takes in the next selected
@@ -840,7 +927,7 @@ static size_t extend_window(const rewriter *r, const insn_vec *iv,
         if (k == iv->n)
             return j;
         plan_window(iv, k, &fits);
-        if (fits || plan_earlier(iv, j, k, &end) < k)
+        if (fits || plan_earlier(iv, j, k, &end, &fits) < k)
             return j; /* it gets a window of its own */
         for (size_t m = j; m <= k; m++) {
             int ends;
@@ -904,7 +991,7 @@ static int trap_each(rewriter *r, const insn_vec *iv, size_t i, size_t j,
                 return -1;
             continue;
         }
-        window win = { iv->v + k, r->live + k, NULL, 1, 1 };
+        window win = { iv->v + k, r->live + k, NULL, 1, 1, 0, 0 };
         if (emit_window(r, &win, x, nx, block) != 0)
             return -1;
     }
@@ -919,14 +1006,15 @@ static int count_alone(rewriter *r, const insn_vec *iv, int64_t *block)
         int fits;
         size_t j = plan_window(iv, i, &fits);
         if (fits) {
-            window win = { iv->v + i, r->live + i, NULL, j - i, 0 };
+            window win = { iv->v + i, r->live + i, NULL, j - i, 0, fits,
+                           iv->v[i].addr == iv->prefixed };
             return emit_window(r, &win, NULL, 0, block);
         }
     }
     for (size_t i = 0; i < iv->n; i++) {
         int ends;
         if (movable(&iv->v[i], &ends)) {
-            window win = { iv->v + i, r->live + i, NULL, 1, 1 };
+            window win = { iv->v + i, r->live + i, NULL, 1, 1, 0, 0 };
             return emit_window(r, &win, NULL, 0, block);
         }
     }
@@ -1058,6 +1146,84 @@ static int spans_blocks(const cfg_block *b, size_t nb, const window *win)
     return 0;
 }
 
+/* Whether the file's byte at `at` is below 0x80. */
+static int low_byte(const rewriter *r, uint64_t at)
+{
+    int64_t off = elf_input_offset(r->in, at, 1);
+    return off >= 0 && r->in->bytes[off] < 0x80;
+}
+
+/* Whether instruction j, after a window whose jump shares its first
+ * byte, keeps that byte below 0x80 when the program runs: left as it is
+ * (no site there, and such a byte), or starting a window of its own whose
+ * jump has a prefix, its site's or one that only moves it elsewhere (then
+ * iv->prefixed names it).  After the chain, a byte below 0x80 is all this
+ * can see: a window of the next chain that starts there gets a prefix,
+ * and the rest is checked when the jump is written (write_held_jumps). */
+static int next_can_share(const rewriter *r, insn_vec *iv, size_t j,
+                          const sel_expr *x, uint32_t nx, int depth)
+{
+    const x86_insn *last = &iv->v[j - 1];
+    uint64_t at = last->addr + last->length;
+    /* a stub for a jump whose last byte is 0 would lie under 16 MiB
+     * past the site, short of the trampolines of any large file */
+    int low = low_byte(r, at) && r->in->bytes[elf_input_offset(r->in, at, 1)];
+    if (j >= iv->n) { /* a site there takes a prefix (rewrite_chain) */
+        if (low)
+            iv->prefixed = at;
+        return low;
+    }
+    const x86_insn *n = &iv->v[j];
+    int site = wanted(r, n, x, nx);
+    if (low && !site) { /* a window an earlier start gives it: a prefix */
+        iv->prefixed = n->addr;
+        return 1;
+    }
+    if (depth == 8)
+        return 0;
+    uint64_t was = iv->prefixed;
+    iv->prefixed = n->addr;
+    int fits;
+    size_t e = plan_window(iv, j, &fits);
+
+    if (fits == WINDOW_SHARES && !next_can_share(r, iv, e, x, nx, depth + 1))
+        fits = 0;
+    iv->prefixed = fits ? n->addr : was;
+    return fits != 0;
+}
+
+/* The window for the site at instruction i (or the instruction a jump
+ * before shares a byte with, iv->prefixed): from i, else from an earlier
+ * instruction of the chain, not before `from`; [*start, *end), how its
+ * jump fits (WINDOW_*, or *fits 0) and whether it has a prefix. */
+static void choose_window(rewriter *r, insn_vec *iv, size_t from, size_t i,
+                          const sel_expr *x, uint32_t nx, size_t *start,
+                          size_t *end, int *fits, int *prefix)
+{
+    *start = i;
+    *end = plan_window(iv, i, fits);
+    if (!*fits && iv->v[i].addr == iv->prefixed && wanted(r, &iv->v[i], x, nx)) {
+        iv->prefixed = 0; /* the jump before will do without (an int3) */
+        *end = plan_window(iv, i, fits);
+    }
+    *prefix = iv->v[i].addr == iv->prefixed;
+    if (*fits == WINDOW_SHARES && !next_can_share(r, iv, *end, x, nx, 0))
+        *fits = 0;
+    if (*fits || *prefix)
+        return;
+    size_t e;
+    int f = 0;
+    size_t s = plan_earlier(iv, from, i, &e, &f);
+    int p = iv->v[s].addr == iv->prefixed;
+    if (s < i && (f != WINDOW_SHARES || next_can_share(r, iv, e, x, nx, 0))) {
+        *start = s;
+        *end = e;
+        *fits = f;
+        *prefix = p;
+        r->rep->moved_back++;
+    }
+}
+
 /* Rewrites the chain of blocks from bi that only fall through into each
  * other (one block with --profile, whose counters are per block); a site
  * with no room in its own block takes it from its neighbours.  Returns
@@ -1088,7 +1254,8 @@ static size_t rewrite_chain(rewriter *r, size_t bi, insn_list *list)
     if (r->planning) /* liveness_solve need not decode them again */
         liveness_note(&r->lv, bi, nb, list->v.v, list->v.n);
     insn_vec view = { list->v.v, list->v.n, NULL,
-                      padding_after(r, bi + nb - 1), r->em };
+                      padding_after(r, bi + nb - 1), r->em, r->in,
+                      r->prefixed };
     if (nb > 1 && mark_starts(r, b, nb, &view) != 0)
         return 0;
     const insn_vec *iv = &view;
@@ -1107,25 +1274,21 @@ static size_t rewrite_chain(rewriter *r, size_t bi, insn_list *list)
     }
     size_t kept = 0; /* instructions before it keep their bytes */
     for (size_t i = 0, from = 0; i < iv->n;) {
-        if (!wanted(r, &iv->v[i], x, nx)) {
+        /* a window for the jump before that shares this first byte */
+        int forced = iv->v[i].addr == iv->prefixed && !low_byte(r, iv->v[i].addr);
+        if (!forced && !wanted(r, &iv->v[i], x, nx)) {
             i++;
             continue;
         }
-        int fits;
-        size_t j = plan_window(iv, i, &fits), start = i;
-        if (r->opt->trap_all) {
-            fits = 0;
-            j = i + 1;
-        } else if (!fits) { /* the room of the instructions before it */
-            size_t end;
-            start = plan_earlier(iv, from, i, &end);
-            if (start < i) {
-                j = end;
-                fits = 1;
-                r->rep->moved_back++;
-            }
+        int fits = 0, prefix = 0;
+        size_t start = i, j = i + 1;
+        if (!r->opt->trap_all)
+            choose_window(r, &view, from, i, x, nx, &start, &j, &fits, &prefix);
+        if (!fits && forced && !wanted(r, &iv->v[i], x, nx)) {
+            i++; /* to be moved for the jump before it, which it cannot be */
+            continue;
         }
-        if (fits) {
+        if (fits == WINDOW_JUMP) { /* one sharing a byte stays short */
             size_t longer = extend_window(r, iv, x, nx, j);
             r->rep->extended += longer > j;
             j = longer;
@@ -1133,7 +1296,8 @@ static size_t rewrite_chain(rewriter *r, size_t bi, insn_list *list)
         /* when no jump fits from i or before, none fits from a later
          * start in [i, j) either: each of them is trapped alone */
         window win = { iv->v + start, r->live + start,
-                       iv->start ? iv->start + start : NULL, j - start, 0 };
+                       iv->start ? iv->start + start : NULL, j - start, 0, fits,
+                       fits && prefix };
         if (r->planning && fits) {
             if (plan_entries(r, &win) != 0)
                 return 0;
@@ -1150,6 +1314,7 @@ static size_t rewrite_chain(rewriter *r, size_t bi, insn_list *list)
         }
         i = from = j;
     }
+    r->prefixed = view.prefixed; /* for the chain after, if it starts there */
     if (!r->planning)
         set_dues(r, nx);
     if (block >= 0 && count_alone(r, iv, &block) != 0)
@@ -1247,6 +1412,7 @@ static void redirect_branches(rewriter *r)
 /* Every chain of blocks, in address order: 0 or -1. */
 static int rewrite_chains(rewriter *r)
 {
+    r->prefixed = 0;
     insn_list list = { { NULL, 0, 0, sizeof(x86_insn) }, 0 };
     int rc = 0;
     for (size_t bi = 0, n; bi < r->a->cfg->nblocks && !rc; bi += n) {
@@ -1272,6 +1438,226 @@ static int trap_order(const void *a, const void *b)
 /* The segment: header, site table, block table, the flush and counters
  * slots, the stubs, the trampolines, the trap and check tables, the site
  * table compressed. */
+#define MAX_STUB_LOADS 256    /* PT_LOADs of stubs, at most (a kernel
+                                 reads 64 KiB of program headers) */
+
+/* Where the segment's tables end at most: the code so far, then the
+ * traps (a held jump may add one), checks, sites and their records
+ * (run()). */
+static uint64_t segment_bound(const rewriter *r)
+{
+    return r->header_vaddr + align_up(r->code.len, 8) +
+           (r->traps.n + r->held.n) * sizeof(mt_trap) +
+           r->checks.n * sizeof(mt_check) + sites_z_bound(r) + r->nsites + 16 +
+           elf_input_phdrs_size(r->in, MAX_STUB_LOADS + 1) + 16;
+}
+
+/* Whether an int3 the runtime writes is at pc: a trap of the table as
+ * it was sorted (n of them), or a held jump's that no stub served. */
+static int trap_at(const rewriter *r, size_t n, uint64_t pc)
+{
+    const mt_trap *t = r->traps.v;
+    const held_jump *h = r->held.v;
+    size_t i = BISECT_AFTER(t, n, pc, pc), k = BISECT_AFTER(h, r->held.n, at, pc);
+    return (i > 0 && t[i - 1].pc == pc && t[i - 1].tramp) ||
+           (k > 0 && h[k - 1].at == pc && h[k - 1].trapped);
+}
+
+static int held_order(const void *a, const void *b)
+{
+    uint64_t x = ((const held_jump *)a)->at, y = ((const held_jump *)b)->at;
+    return x < y ? -1 : x > y;
+}
+
+/* Writes the held jumps (emit_window), each to a stub whose distance
+ * carries its fixed bytes; a jump that shares its last byte needs that
+ * byte to stay what it is when the program runs (no window's jump or
+ * int3 goes there).  A window no stub serves is entered through int3s:
+ * at its start, and at the instruction starts under its jump, whose traps
+ * are registered.  After every other byte of the file is written. */
+static int write_held_jumps(rewriter *r, stub_space *st)
+{
+    if (r->held.n)
+        qsort(r->held.v, r->held.n, sizeof(held_jump), held_order);
+    held_jump *v = r->held.v;
+    size_t sorted = r->traps.n;
+    for (size_t i = r->held.n; i-- > 0;) { /* down: stubs pack (stubs.h) */
+        held_jump *h = &v[i];
+        uint32_t mask = h->mask, value = h->value;
+        size_t n = JMP_LEN + (size_t)h->prefix;
+        int64_t off = elf_input_offset(r->in, h->at, n);
+        int ok = off >= 0;
+        if (ok && h->shares) { /* the jumps after it are written */
+            uint8_t b = r->in->bytes[off + (int64_t)n - 1];
+            ok = b < 0x80 && !trap_at(r, sorted, h->at + n - 1);
+            mask |= 0xffu << 24;
+            value |= (uint32_t)b << 24;
+            n--;
+        }
+        uint64_t t;
+        if (ok && stub_take(st, h->at + (uint64_t)h->prefix, mask, value,
+                            h->tramp, &t) == 0) {
+            write_jump(r, h, (size_t)off, t, n);
+            r->rep->stubs++;
+            continue;
+        }
+        r->rep->windows--;
+        r->rep->stubless++;
+        if (!h->sites && h->prefix) {
+            drop_inner_traps(r, h, sorted);
+            continue;
+        }
+        if (add_trap(r, h->at, h->tramp, NULL) != 0)
+            return -1;
+        h->trapped = 1;
+        r->rep->traps++;
+        r->rep->trapped += h->sites;
+    }
+    mt_trap *t = r->traps.v;
+    size_t live = 0;
+    for (size_t i = 0; i < r->traps.n; i++)
+        if (t[i].tramp)
+            t[live++] = t[i];
+    r->traps.n = live;
+    if (r->traps.n)
+        qsort(r->traps.v, r->traps.n, sizeof(mt_trap), trap_order);
+    return 0;
+}
+
+/* A page of stubs (stub_pages). */
+typedef struct stub_page_copy {
+    uint64_t vaddr;
+    uint8_t bytes[PAGE];
+} stub_page_copy;
+
+static int stub_page_out(uint64_t page, const uint8_t *bytes, void *arg)
+{
+    vec *pages = arg;
+    stub_page_copy *o = vec_push(pages);
+    if (!o)
+        return -1;
+    o->vaddr = page;
+    memcpy(o->bytes, bytes, PAGE);
+    return 0;
+}
+
+/* The stubs' pages laid out after the segment, from file offset tail_at:
+ * runs of pages, each a PT_LOAD (added; *nadded of them), runs closer
+ * than the gap that keeps them at MAX_STUB_LOADS joined by pages of
+ * int3.  The bytes in *tail (*tail_len).  0, or -1 without memory. */
+static int lay_out_stubs(const stub_page_copy *pg, size_t n, uint64_t tail_at,
+                         uint8_t **tail, size_t *tail_len, added_load *added,
+                         size_t *nadded)
+{
+    uint64_t *gaps = malloc((n + 1) * sizeof *gaps), join = 1;
+    if (!gaps)
+        return -1;
+    size_t ngaps = 0;
+    for (size_t i = 1; i < n; i++)
+        gaps[ngaps++] = (pg[i].vaddr - pg[i - 1].vaddr) / PAGE;
+    if (ngaps >= MAX_STUB_LOADS) { /* the largest gaps stay gaps */
+        qsort(gaps, ngaps, sizeof *gaps, u64_order);
+        join = gaps[ngaps - MAX_STUB_LOADS];
+    }
+    free(gaps);
+    size_t len = 0;
+    for (size_t i = 0; i < n; i++)
+        len += i && (pg[i].vaddr - pg[i - 1].vaddr) / PAGE <= join
+                   ? pg[i].vaddr - pg[i - 1].vaddr : PAGE;
+    *tail = malloc(len ? len : 1);
+    if (!*tail)
+        return -1;
+    memset(*tail, 0xcc, len);
+    size_t at = 0, k = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (i && (pg[i].vaddr - pg[i - 1].vaddr) / PAGE <= join) {
+            at += pg[i].vaddr - pg[i - 1].vaddr - PAGE;
+            added[k - 1].size = pg[i].vaddr + PAGE - added[k - 1].vaddr;
+        } else {
+            added[k++] = (added_load){ tail_at + at, pg[i].vaddr, PAGE };
+        }
+        memcpy(*tail + at, pg[i].bytes, PAGE);
+        at += PAGE;
+    }
+    *tail_len = len;
+    *nadded = k;
+    return 0;
+}
+
+/* Lays out the segment's tables, header and program header table, and
+ * writes the copy: the segment after the input, the stubs' pages after
+ * it, each run of them a PT_LOAD of its own. */
+static int write_segment(rewriter *r, mt_rewrite_header *hp, const char *out,
+                         const char *in_path, uint64_t source_id,
+                         const stub_page_copy *pages, size_t npages, char *err,
+                         size_t cap)
+{
+    mt_rewrite_header h = *hp;
+    rewrite_report *rep = r->rep;
+    uint64_t off = align_up(r->in->size, PAGE);
+    r->code.len = align_up(r->code.len, 8);
+    if (append_table(&r->code, &r->traps, &h.traps) ||
+        append_table(&r->code, &r->checks, &h.checks))
+        return rewrite_fail(err, cap, "cannot encode a trampoline (out of room)");
+    if (append_sites_z(r, &h) != 0 || append_site_records(r, &h) != 0)
+        return rewrite_fail(err, cap, "out of memory");
+    added_load *added = calloc(npages + 1, sizeof *added);
+    uint8_t *tail = NULL;
+    size_t nadded = 0, tail_len = 0;
+    /* the stubs' file offset waits for the segment's size, which holds
+     * the program header table: their runs' number first */
+    if (!added || lay_out_stubs(pages, npages, 0, &tail, &tail_len, added + 1,
+                                &nadded) != 0) {
+        free(added);
+        return rewrite_fail(err, cap, "out of memory");
+    }
+    size_t ph_at = align_up(r->code.len, 8);
+    size_t ph_size = elf_input_phdrs_size(r->in, nadded + 1);
+    int rc = 0;
+    if (reserve_code(r, ph_at - r->code.len + ph_size) != 0)
+        rc = rewrite_fail(err, cap, "out of memory");
+    else
+        r->code.len = ph_at + ph_size;
+
+    memcpy(h.magic, MT_REWRITE_MAGIC, sizeof h.magic);
+    h.version = MT_REWRITE_VERSION;
+    h.mode = (uint32_t)r->opt->mode;
+    h.nsites = r->nsites;
+    h.nblocks = r->nblocks;
+    h.ntraps = (uint32_t)r->traps.n;
+    h.nchecks = (uint32_t)r->checks.n;
+    _Static_assert(BYPASS_RULES <= sizeof h.bypassed / sizeof *h.bypassed,
+                   "bypass rules");
+    h.nbypass = BYPASS_RULES;
+    memcpy(h.bypassed, rep->bypass, sizeof rep->bypass);
+    h.segment_vaddr = r->header_vaddr;
+    h.segment_size = align_up(r->code.len, 16);
+    h.omega = r->opt->params.omega;
+    h.chunk = r->opt->params.chunk;
+    h.static_ma = rep->ma;
+    h.static_aia = rep->aia;
+    h.source_id = source_id;
+    rep->segment_vaddr = r->header_vaddr;
+    rep->segment_bytes = h.segment_size;
+    uint64_t tail_at = align_up(off + h.segment_size, PAGE);
+    added[0] = (added_load){ off, r->header_vaddr, h.segment_size };
+    for (size_t i = 1; i <= nadded; i++)
+        added[i].off += tail_at;
+    if (!rc && npages && r->header_vaddr + h.segment_size > pages[0].vaddr)
+        rc = rewrite_fail(err, cap, "the segment's tables overran its stubs");
+    if (!rc && elf_input_phdrs(r->in, added, nadded + 1, off + ph_at,
+                               r->header_vaddr + ph_at, r->code.p + ph_at) != 0)
+        rc = rewrite_fail(err, cap, "unusual program header table");
+    if (!rc) {
+        memcpy(r->code.p, &h, sizeof h);
+        rc = elf_input_write(out, in_path, r->in, r->code.p, h.segment_size, off,
+                             tail, tail_len, tail_at, err, cap);
+    }
+    free(added);
+    free(tail);
+    return rc;
+}
+
 static int run(rewriter *r, const char *out, const char *in_path,
                uint64_t source_id, char *err, size_t cap)
 {
@@ -1286,7 +1672,6 @@ static int run(rewriter *r, const char *out, const char *in_path,
     rep->ma = a->total.n ? (double)a->total.ma_num / (double)a->total.n : 1.0;
     rep->aia = a->total.n ? (double)a->total.aia_num / (double)a->total.n : 1.0;
 
-    uint64_t off = align_up(r->in->size, PAGE);
     r->header_vaddr = align_up(r->in->load_end, PAGE) + PAGE;
     r->max_sites = (uint32_t)a->total.selected;
     if (r->max_sites >= (1u << MT_SITE_BITS))
@@ -1350,38 +1735,19 @@ static int run(rewriter *r, const char *out, const char *in_path,
             return rewrite_fail(err, cap, "out of memory");
         redirect_branches(r);
     }
-    r->code.len = align_up(r->code.len, 8);
-    if (append_table(&r->code, &r->traps, &h.traps) ||
-        append_table(&r->code, &r->checks, &h.checks))
-        return rewrite_fail(err, cap, "cannot encode a trampoline (out of room)");
-    if (append_sites_z(r, &h) != 0 || append_site_records(r, &h) != 0)
+    stub_space st;
+    stub_space_init(&st, align_up(segment_bound(r), PAGE) + PAGE);
+    vec pages = { NULL, 0, 0, sizeof(stub_page_copy) };
+    rc = write_held_jumps(r, &st) != 0 ||
+         stub_pages(&st, stub_page_out, &pages) != 0;
+    stub_space_free(&st);
+    if (rc) {
+        free(pages.v);
         return rewrite_fail(err, cap, "out of memory");
-
-    memcpy(h.magic, MT_REWRITE_MAGIC, sizeof h.magic);
-    h.version = MT_REWRITE_VERSION;
-    h.mode = (uint32_t)r->opt->mode;
-    h.nsites = r->nsites;
-    h.nblocks = r->nblocks;
-    h.ntraps = (uint32_t)r->traps.n;
-    h.nchecks = (uint32_t)r->checks.n;
-    _Static_assert(BYPASS_RULES <= sizeof h.bypassed / sizeof *h.bypassed,
-                   "bypass rules");
-    h.nbypass = BYPASS_RULES;
-    memcpy(h.bypassed, rep->bypass, sizeof rep->bypass);
-    h.segment_vaddr = r->header_vaddr;
-    h.segment_size = align_up(r->code.len, 16);
-    h.omega = r->opt->params.omega;
-    h.chunk = r->opt->params.chunk;
-    h.static_ma = rep->ma;
-    h.static_aia = rep->aia;
-    h.source_id = source_id;
-    memcpy(r->code.p, &h, sizeof h);
-    rep->segment_vaddr = r->header_vaddr;
-    rep->segment_bytes = h.segment_size;
-    if (elf_input_place_segment(r->in, off, r->header_vaddr, h.segment_size))
-        return rewrite_fail(err, cap, "unusual program header table");
-    return elf_input_write(out, in_path, r->in, r->code.p, h.segment_size, off,
-                        err, cap);
+    }
+    rc = write_segment(r, &h, out, in_path, source_id, pages.v, pages.n, err, cap);
+    free(pages.v);
+    return rc;
 }
 
 /* A file whose code and data the decoder cannot tell apart is refused:
@@ -1421,6 +1787,7 @@ int rewrite_file(const char *in_path, const char *out, const rewrite_options *o,
     r.pads_used.elem = sizeof(pad_region);
     r.pads.elem = sizeof(pad_region);
     r.islands.elem = sizeof(island);
+    r.held.elem = sizeof(held_jump);
     if (x86_decoder_init(&r.dec) != 0)
         return rewrite_fail(err, cap, "cannot set up the x86 decoder");
     uint64_t id = 0;
@@ -1459,6 +1826,7 @@ int rewrite_file(const char *in_path, const char *out, const rewrite_options *o,
     free(r.pads_used.v);
     free(r.pads.v);
     free(r.islands.v);
+    free(r.held.v);
     liveness_free(&r.lv);
     entry_map_free(r.em);
     free(r.live);

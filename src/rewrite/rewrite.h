@@ -63,8 +63,18 @@ typedef struct rewrite_report {
                                  decodes otherwise: left as it is */
     uint64_t copied;          /* bytes of code the program copies to run
                                  elsewhere (V8's builtins): left as it is */
-    uint64_t inner_traps;     /* instruction starts past a window's jump,
-                                 each an int3 into the trampoline */
+    uint64_t inner_traps;     /* instruction starts inside a window, each
+                                 an int3 into the trampoline: under its
+                                 jump (its displacement carries 0xcc) or
+                                 past it */
+    uint64_t stubs;           /* windows whose jump goes through a stub
+                                 (rewrite/stubs.h) */
+    uint64_t stubless;        /* windows no stub could serve, entered
+                                 through int3 (counted in traps) */
+    uint64_t prefixed;        /* windows whose jump has a prefix: the jump
+                                 before shares its first byte */
+    uint64_t evicted;         /* of those, windows with no site, moved for
+                                 that jump only */
     uint64_t entry_points, sweep_disagree; /* of the entry map */
     uint64_t saves, saves_skipped;  /* scratch registers saved, and those
                                        liveness found dead */

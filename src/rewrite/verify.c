@@ -462,11 +462,15 @@ static void explain(verifier *vr, uint64_t from, uint64_t to)
             vr->explained[a - vr->lo] = 1;
 }
 
-/* A jump at instruction i into the trampoline at t. */
-static void check_jump(verifier *vr, size_t i, uint64_t t)
+/* A jump at instruction i into the trampoline at t.  The instruction
+ * starts under its bytes are the window's, each an int3 of the trap
+ * table (check_start), or padding; or the jump ends one byte into the
+ * next instruction, which it shares as it is: that one is checked as any
+ * other, but the runtime must not write an int3 there. */
+static void check_jump(verifier *vr, size_t i, uint64_t t, unsigned len)
 {
     const vinsn *s = &vr->v[i];
-    uint64_t end = 0, jump_end = s->addr + 5;
+    uint64_t end = 0, jump_end = s->addr + len;
     if (run_of(vr, t, i, &end) <= 0) {
         violation(vr, "0x%" PRIx64 ": the trampoline its jump leads to does "
                   "not run the original instructions", s->addr);
@@ -475,12 +479,31 @@ static void check_jump(verifier *vr, size_t i, uint64_t t)
     vr->rep->jumps++;
     explain(vr, s->addr, end > jump_end ? end : jump_end);
     for (size_t j = i + 1; j < vr->n && vr->v[j].addr < jump_end; j++) {
-        if (vr->v[j].addr >= end && !(vr->v[j].flags & V_PADDING))
+        vinsn *x = &vr->v[j];
+        if (x->addr >= end && x->addr == jump_end - 1 && !trap_at(vr, x->addr))
+            vr->rep->shared++;
+        else if (x->addr < end || (x->flags & V_PADDING))
+            x->flags |= V_COVERED;
+        else
             violation(vr, "0x%" PRIx64 ": the jump at 0x%" PRIx64 " takes "
                       "bytes of an instruction after its window",
-                      vr->v[j].addr, s->addr);
-        vr->v[j].flags |= V_COVERED;
+                      x->addr, s->addr);
     }
+}
+
+/* Where a jump to t goes: t, or for a stub of memtap's (a jump past the
+ * segment's code, rewrite/stubs.h) the stub's target. */
+static uint64_t through_stub(const verifier *vr, uint64_t t)
+{
+    if (in_segment(vr, t) || t < vr->seg_hi)
+        return t;
+    const uint8_t *b = copy_at(vr, t, 5);
+    int32_t rel;
+    if (!b || b[0] != 0xe9)
+        return t;
+    memcpy(&rel, b + 1, 4);
+    uint64_t to = t + 5 + (uint64_t)(int64_t)rel;
+    return in_segment(vr, to) ? to : t;
 }
 
 /* A jump written into padding at instruction i (an island a short
@@ -547,24 +570,29 @@ static void check_start(verifier *vr, size_t i)
         vr->rep->unchanged++;
     } else if (s->flags & V_COVERED) {
         vr->rep->covered++;
-        if (vr->known[s->addr - vr->lo])
+        if (!(s->flags & V_PADDING))
+            violation(vr, "0x%" PRIx64 ": an instruction start under the "
+                      "bytes of a jump, and no int3", s->addr);
+        else if (vr->known[s->addr - vr->lo])
             violation(vr, "0x%" PRIx64 ": code may be entered here, under the "
                       "bytes of a jump", s->addr);
-    } else if (cb[0] == 0xe9 && s->len >= 1) {
-        const uint8_t *jb = copy_at(vr, s->addr, 5);
+    } else if (cb[0] == 0xe9 || (cb[0] == 0x48 && s->len >= 2 && cb[1] == 0xe9)) {
+        unsigned p = cb[0] == 0x48; /* a REX.W prefix: the jump before
+                                       shares its first byte */
+        const uint8_t *jb = copy_at(vr, s->addr, 5 + p);
         int32_t rel;
         if (!jb) {
             violation(vr, "0x%" PRIx64 ": a jump past the loaded bytes", s->addr);
             return;
         }
-        memcpy(&rel, jb + 1, 4);
-        uint64_t t = s->addr + 5 + (uint64_t)(int64_t)rel;
+        memcpy(&rel, jb + 1 + p, 4);
+        uint64_t t = through_stub(vr, s->addr + 5 + p + (uint64_t)(int64_t)rel);
         if (redirected(vr, s, cb))
             return;
-        if ((s->flags & V_PADDING) && is_tramp(vr, t))
+        if (!p && (s->flags & V_PADDING) && is_tramp(vr, t))
             island(vr, i);
         else if (in_segment(vr, t))
-            check_jump(vr, i, t);
+            check_jump(vr, i, t, 5 + p);
         else
             violation(vr, "0x%" PRIx64 ": changed into a jump outside memtap's "
                       "segment", s->addr);

@@ -18,8 +18,11 @@ typedef struct verify_report {
     uint64_t unchanged;       /* their bytes as in the original */
     uint64_t jumps;           /* a jump to a trampoline that runs them */
     uint64_t traps;           /* an int3 the copy's trap table sends on */
-    uint64_t covered;         /* under a jump's bytes: entered by no way
-                                 the verifier knows */
+    uint64_t covered;         /* padding under a jump's bytes, entered
+                                 by no way the verifier knows (any other
+                                 start there is a violation but int3s) */
+    uint64_t shared;          /* unchanged, their first byte the last of
+                                 a jump before them */
     uint64_t redirected;      /* direct branches sent to a trampoline */
     uint64_t islands;         /* jumps written into padding */
     uint64_t relocated;       /* instructions found again in trampolines */

@@ -49,7 +49,11 @@
 #include "trace/format.h"
 
 #define MT_REWRITE_MAGIC "MTREWR01"
-#define MT_REWRITE_VERSION 13u  /* 13: the header describes the log
+#define MT_REWRITE_VERSION 14u  /* 14: the segment may go on past
+                                   segment_size with stubs (jumps whose
+                                   displacement carries the int3s of the
+                                   instruction starts under them); 13:
+                                   the header describes the log
                                    sequence (mt_log_shape); 12: the flush function saves the
                                    extended state, on memtap's stack; 11:
                                    followers due after later entries
@@ -166,7 +170,12 @@ typedef struct mt_trap {
     uint8_t string;              /* enum mt_string */
     uint8_t size;                /* bytes per element */
     uint8_t rep;                 /* enum mt_rep: repeated up to rcx times */
-    uint8_t reserved[5];
+    uint8_t past_leader;         /* an instruction start inside a window,
+                                    after the leader of an operand elided
+                                    at or after it: entered here (by a
+                                    way no analysis saw), that operand's
+                                    records are lost */
+    uint8_t reserved[4];
 } mt_trap;
 
 /* One instrumented memory operand, as the trace's SITES chunks hold it:

@@ -117,6 +117,7 @@ static struct {
     void (*consume)(const memtap_access *, size_t);
     void (*consume_end)(void);
     _Atomic uint64_t traps_hit;
+    _Atomic uint64_t past_leader; /* of those, at a trap past_leader */
     _Atomic uint64_t restarts;  /* log sequences a signal sent back */
     _Atomic uint64_t checks_removed;
     _Atomic uint64_t entries;   /* logged by rewritten code, handed over */
@@ -634,6 +635,9 @@ int rewritten_trap(ucontext_t *uc)
                 string_event(mod, t, uc);
             else
                 atomic_fetch_add_explicit(&rt.traps_hit, 1,
+                                          memory_order_relaxed);
+            if (t->past_leader)
+                atomic_fetch_add_explicit(&rt.past_leader, 1,
                                           memory_order_relaxed);
             uc->uc_mcontext.gregs[REG_RIP] = (greg_t)(mod->bias + t->tramp);
             return 1;
@@ -1224,6 +1228,8 @@ void rewritten_end_stats(fmt_buf *b)
     fmt_u64(b, atomic_load(&rt.nrefused));
     fmt_str(b, "\nrewritten_traps_hit=");
     fmt_u64(b, atomic_load(&rt.traps_hit));
+    fmt_str(b, "\nrewritten_past_leader=");
+    fmt_u64(b, atomic_load(&rt.past_leader));
     fmt_str(b, "\nrewritten_restarts=");
     fmt_u64(b, atomic_load(&rt.restarts));
     fmt_str(b, "\nrewritten_entries=");

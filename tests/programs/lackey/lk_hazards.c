@@ -3,7 +3,9 @@
  * lk_hazards_asm.S): a computed-goto interpreter (its label table in
  * data), a cold piece entered only by a computed jump that jumps into the
  * middle of a hot pair, a jump table with a hidden base and cases that
- * fall into each other, and a table kept in .text.  It prints what it
+ * fall into each other, a table kept in .text, and instructions entered
+ * where no analysis sees a way in, under the bytes a jump over the load
+ * before them takes.  It prints what it
  * computed: a rewritten copy must print the same.  Built as is and
  * stripped (lk_hazards_stripped).
  */
@@ -12,6 +14,7 @@
 long hot_cold(long *p, long n);
 long dispatch(const long *p, long op);
 long text_table_sum(void);
+long hidden_entries(long *p, long n);
 
 /* acc and mem[] through a computed goto per opcode: 0 load, 1 store,
  * 2 add immediate, 3 halt; operands one byte each. */
@@ -46,6 +49,8 @@ int main(void)
     for (long op = 0; op < 4; op++)
         printf("dispatch(%ld): %ld\n", op, dispatch(p, op));
     printf("text table: %ld\n", text_table_sum());
+    static long loads[3] = { 3, 40, 500 };
+    printf("hidden entries: %ld\n", hidden_entries(loads, 1000));
     static const unsigned char prog[] = { 2, 7, 1, 0, 0, 0, 2, 3, 1, 1, 0, 1,
                                           3 };
     long mem[2] = { 0, 0 };

@@ -4,7 +4,9 @@
  * only by a computed jump, that jumps straight into the middle of a hot
  * pair of short instructions; a relative jump table whose base reaches
  * the jump through another register and whose cases fall into each
- * other; and a table kept in .text that decodes as stores and loads.
+ * other; a table kept in .text that decodes as stores and loads; and
+ * loads followed by instructions no analysis can see entered, under the
+ * bytes a jump over the load would take.
  */
     .text
 /* long hot_cold(long *p, long n): n rounds of p[0] += 1 (skipped every
@@ -83,4 +85,48 @@ text_table_sum:
     .byte 0x48, 0x89, 0x07, 0x48, 0x8b, 0x0e, 0x48, 0x89, 0x47, 0x08, 0xc3
 .Ltt_end:
     .size text_table_sum, .-text_table_sum
+/* long hidden_entries(long *p, long n): n rounds of three loads, p[0]
+ * (2 bytes), p[1] (3 bytes) and p[2] (4 bytes), each added up by the
+ * instruction after it, which lies under the bytes of a jump over the
+ * load (or, after the 4-byte one, under its last byte).  Rounds 1, 2 and
+ * 3 of every 4 come back through a jump to one of those instructions,
+ * past its load, at a distance from the function's start kept as data:
+ * nothing a static analysis reads says code is entered there.  Returns
+ * the sum. */
+    .globl hidden_entries
+    .type hidden_entries, @function
+hidden_entries:
+    push %rbx
+    xor %eax, %eax
+    xor %ecx, %ecx
+    xor %edx, %edx
+.Lhe_loop:
+    mov (%rdi), %edx            /* 2 bytes */
+.Lhe_a:
+    add %rdx, %rax
+    mov 8(%rdi), %edx           /* 3 bytes */
+.Lhe_b:
+    add %rdx, %rax
+    mov 16(%rdi), %rdx          /* 4 bytes */
+.Lhe_c:
+    add %rdx, %rax
+    inc %rcx
+    cmp %rsi, %rcx
+    jae .Lhe_done
+    mov %rcx, %rbx
+    and $3, %ebx
+    jz .Lhe_loop
+    lea .Lhe_from(%rip), %r8
+    mov -8(%r8,%rbx,8), %r8     /* the distance for round 1, 2 or 3 */
+    lea hidden_entries(%rip), %r9
+    add %r9, %r8
+    jmp *%r8
+.Lhe_done:
+    pop %rbx
+    ret
+    .size hidden_entries, .-hidden_entries
+    .section .rodata
+    .p2align 3
+.Lhe_from:
+    .quad .Lhe_a - hidden_entries, .Lhe_b - hidden_entries, .Lhe_c - hidden_entries
     .section .note.GNU-stack, "", @progbits
