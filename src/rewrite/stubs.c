@@ -208,7 +208,8 @@ int stub_pages(stub_space *s,
 {
     stub *v = s->stubs.v;
     size_t n = s->stubs.n;
-    qsort(v, n, sizeof *v, by_address);
+    if (n)
+        qsort(v, n, sizeof *v, by_address);
     uint8_t *buf = malloc(PAGE);
     if (!buf)
         return -1;
