@@ -1147,10 +1147,15 @@ static int spans_blocks(const cfg_block *b, size_t nb, const window *win)
 }
 
 /* Whether the file's byte at `at` is below 0x80. */
+/* Whether the file's byte at `at`, as the last of a jump that shares it,
+ * lets the jump reach stubs: below 0x80 (a jump forward), and high
+ * enough that the 16 MiB it leaves free reach past the trampolines (by
+ * the segment's first estimate of its size). */
 static int low_byte(const rewriter *r, uint64_t at)
 {
     int64_t off = elf_input_offset(r->in, at, 1);
-    return off >= 0 && r->in->bytes[off] < 0x80;
+    uint64_t b = off >= 0 ? r->in->bytes[off] : 0x80;
+    return b < 0x80 && at + 1 + ((b + 1) << 24) > r->header_vaddr + r->code.cap;
 }
 
 /* Whether instruction j, after a window whose jump shares its first
@@ -1165,9 +1170,7 @@ static int next_can_share(const rewriter *r, insn_vec *iv, size_t j,
 {
     const x86_insn *last = &iv->v[j - 1];
     uint64_t at = last->addr + last->length;
-    /* a stub for a jump whose last byte is 0 would lie under 16 MiB
-     * past the site, short of the trampolines of any large file */
-    int low = low_byte(r, at) && r->in->bytes[elf_input_offset(r->in, at, 1)];
+    int low = low_byte(r, at);
     if (j >= iv->n) { /* a site there takes a prefix (rewrite_chain) */
         if (low)
             iv->prefixed = at;

@@ -1,7 +1,7 @@
 /*
  * rewrite/stubs.c - stubs for jumps whose rel32 carries fixed bytes
  * (rewrite/stubs.h): the places a constraint allows are enumerated in
- * address order (the free bits of the displacement counted up), each
+ * address order (the free bytes of the displacement counted up), each
  * constraint remembers where its last stub went (sites come down in
  * address order, so the next stub goes right after it while the site's
  * reach allows), and a bitmap per page says which bytes stubs took.  No stub crosses a page's end: each page is written whole.
@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define TRIES 65536           /* taken places skipped before giving up */
+#define TRIES 4096            /* taken places skipped before giving up */
 
 struct stub_page {
     uint64_t page;            /* link-time address, 0: an empty slot */
@@ -83,6 +83,23 @@ static int byte_used(stub_space *s, uint64_t a)
     return p && (p->used[o / 64] >> (o % 64) & 1);
 }
 
+/* The first byte at or after a that no stub took. */
+static uint64_t next_free(stub_space *s, uint64_t a)
+{
+    for (;;) {
+        struct stub_page *p = page_of(s, page_start(a), 0);
+        if (!p)
+            return a;
+        for (uint64_t o = a & (PAGE - 1); o < PAGE;) {
+            uint64_t free = ~p->used[o / 64] >> (o % 64);
+            if (free)
+                return page_start(a) + o + (uint64_t)__builtin_ctzll(free);
+            o = (o | 63) + 1;
+        }
+        a = page_start(a) + PAGE;
+    }
+}
+
 static int take_bytes(stub_space *s, uint64_t at)
 {
     for (uint64_t a = at; a < at + STUB_LEN; a++) {
@@ -109,35 +126,30 @@ static struct stub_hint *hint_of(stub_space *s, uint32_t mask, uint32_t value)
     return h;
 }
 
-/* The bits of c laid into the set bits of `free`, lowest first. */
-static uint64_t deposit(uint64_t c, uint32_t free)
-{
-    uint64_t x = 0;
-    for (int b = 0; b < 32 && c; b++)
-        if (free >> b & 1) {
-            x |= (c & 1) << b;
-            c >>= 1;
-        }
-    return x;
-}
-
 /* The least x >= r with (x & mask) == value among 32-bit values, in *x;
- * -1 when there is none. */
+ * -1 when there is none.  The constraint fixes whole bytes (mask's bytes
+ * are 0x00 or 0xff): the highest fixed byte that differs is raised to
+ * its value (the bytes below it then as low as allowed), or, when above
+ * it, the bytes above it carry one. */
 static int next_allowed(uint64_t r, uint32_t mask, uint32_t value, uint64_t *x)
 {
-    uint32_t free = ~mask;
-    uint64_t lo = 0, hi = 1ull << __builtin_popcount(free);
-    if ((value | deposit(hi - 1, free)) < r)
-        return -1;
-    while (lo < hi) { /* deposit grows with c */
-        uint64_t mid = lo + (hi - lo) / 2;
-        if ((value | deposit(mid, free)) >= r)
-            hi = mid;
-        else
-            lo = mid + 1;
+    uint64_t c = r;
+    for (int carries = 0; carries < 8 && c <= UINT32_MAX; carries++) {
+        int i = 3;
+        while (i >= 0 && !((mask >> (8 * i) & 0xff) && ((c ^ value) >> (8 * i) & 0xff)))
+            i--;
+        if (i < 0) {
+            *x = c;
+            return 0;
+        }
+        uint64_t m = 0xffull << (8 * i), below = (1ull << (8 * i)) - 1;
+        if ((c & m) < (value & m)) {
+            *x = (c & ~(m | below)) | (value & m) | (value & mask & below);
+            return 0;
+        }
+        c = (c | m | below) + 1;
     }
-    *x = value | deposit(lo, free);
-    return 0;
+    return -1;
 }
 
 /* The first free place for a stub from displacement r on, among those
@@ -155,14 +167,16 @@ static int first_free(stub_space *s, uint64_t base, uint64_t r, uint32_t mask,
         uint64_t t = base + x;
         if (t + STUB_LEN - to > INT32_MAX) /* the stub's jump back */
             return -1;
-        int used = page_start(t) != page_start(t + STUB_LEN - 1);
+        uint64_t used = 0; /* the first byte a stub took there */
         for (uint64_t a = t; a < t + STUB_LEN && !used; a++)
-            used = byte_used(s, a);
-        if (!used) {
+            used = byte_used(s, a) ? a : 0;
+        if (!used && page_start(t) == page_start(t + STUB_LEN - 1)) {
             *at = t;
             return 0;
         }
-        r = x + 1;
+        /* past the stubs there (a run of them: a bitmap's words at a
+         * time), or into the next page */
+        r = (used ? next_free(s, used) : page_start(t) + PAGE) - base;
     }
     return -1;
 }

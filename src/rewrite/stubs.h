@@ -35,8 +35,8 @@ void stub_space_init(stub_space *s, uint64_t floor);
 void stub_space_free(stub_space *s);
 
 /* Takes 5 bytes at *at for a stub jumping to `to`, such that the rel32 of
- * a jump at `from` to *at has the bits of `mask` equal to `value` (bytes
- * that must stay what they are), *at >= floor, and the stub reaches `to`:
+ * a jump at `from` to *at has the bytes of `mask` (each 0x00 or 0xff)
+ * equal to those of `value` (bytes that must stay what they are), *at >= floor, and the stub reaches `to`:
  * right after the last stub of the same constraint where that is allowed
  * (callers go down in address), else the lowest such place that is free.
  * Returns 0, or -1 when there is none (or no memory). */
