@@ -111,7 +111,9 @@ static void summary(const char *in, const char *out, const rewrite_options *o,
            " instruction's first byte); %" PRIu64 " windows no stub could"
            " serve, entered through int3; %" PRIu64 " jumps with a prefix"
            " for the jump before to share (%" PRIu64 " moving instructions"
-           " with no site)\n", r->stubs, r->stubless, r->prefixed, r->evicted);
+           " with no site); %" PRIu64 " trampolines running the instruction"
+           " whose first byte their jump shares\n", r->stubs, r->stubless,
+           r->prefixed, r->evicted, r->tails);
     printf("  registers saved    %" PRIu64 " (%" PRIu64 " found dead, not saved)\n",
            r->saves, r->saves_skipped);
     if (o->profile)

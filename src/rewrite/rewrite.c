@@ -761,6 +761,11 @@ typedef struct window {
     int trap;
     int fit;                  /* WINDOW_*, 0 for trap */
     int prefix;               /* its jump has a prefix (insn_vec.prefixed) */
+    const x86_insn *tail;     /* a window whose jump shares the next
+                                 instruction's first byte: that one, run
+                                 by the trampoline too, so that a loop
+                                 does not run that byte as two
+                                 instructions; else NULL */
 } window;
 
 /* Whether code may be entered at the window's instruction k > 0 (past
@@ -780,6 +785,27 @@ static int past_leader(const rewriter *r, const sel_expr *x, uint32_t nx,
             x[r->plan[j].lead].addr < addr)
             return 1;
     return 0;
+}
+
+/* The copy of an instruction a trampoline runs (*ends: it leaves). */
+static int emit_moved(rewriter *r, const x86_insn *insn, const uint8_t *bytes,
+                      int *ends)
+{
+    movable(insn, ends);
+    size_t before = r->code.len;
+    int bad;
+    switch (insn->flow) {
+    case X86_FLOW_JUMP: bad = emit_jump(&r->code, insn->target); break;
+    case X86_FLOW_JCC: bad = emit_jcc(&r->code, insn); break;
+    case X86_FLOW_CALL:
+        bad = emit_call(&r->code, insn->target, insn->addr + insn->length);
+        break;
+    case X86_FLOW_ICALL: bad = emit_icall(&r->code, insn); break;
+    default: bad = emit_relocated(&r->code, insn, bytes); break;
+    }
+    return bad || (insn->target && insn->flow != X86_FLOW_ICALL &&
+                   note_emitted_branch(r, before, insn->target) != 0)
+               ? -1 : 0;
 }
 
 static int emit_window(rewriter *r, const window *win, const sel_expr *x,
@@ -836,25 +862,20 @@ static int emit_window(rewriter *r, const window *win, const sel_expr *x,
                 return -1;
             r->rep->strings++;
         }
-        movable(&w[k], &ends);
-        size_t before = r->code.len;
-        int bad;
-        switch (w[k].flow) {
-        case X86_FLOW_JUMP: bad = emit_jump(&r->code, w[k].target); break;
-        case X86_FLOW_JCC: bad = emit_jcc(&r->code, &w[k]); break;
-        case X86_FLOW_CALL:
-            bad = emit_call(&r->code, w[k].target, w[k].addr + w[k].length);
-            break;
-        case X86_FLOW_ICALL: bad = emit_icall(&r->code, &w[k]); break;
-        default: bad = emit_relocated(&r->code, &w[k], bytes); break;
-        }
-        if (bad || (w[k].target && w[k].flow != X86_FLOW_ICALL &&
-                    note_emitted_branch(r, before, w[k].target) != 0))
+        if (emit_moved(r, &w[k], bytes, &ends) != 0)
             return -1;
     }
+    uint64_t back = end;
+    if (!ends && win->tail) { /* its first byte shared, its bytes kept */
+        int64_t toff = elf_input_offset(r->in, win->tail->addr, win->tail->length);
+        if (toff < 0 || emit_moved(r, win->tail, r->in->bytes + toff, &ends) != 0)
+            return -1;
+        back = win->tail->addr + win->tail->length;
+        r->rep->tails++;
+    }
     size_t before = r->code.len;
-    if (!ends && (emit_jump(&r->code, end) != 0 ||
-                  note_emitted_branch(r, before, end) != 0))
+    if (!ends && (emit_jump(&r->code, back) != 0 ||
+                  note_emitted_branch(r, before, back) != 0))
         return -1;
     if (r->code.failed)
         return -1;
@@ -991,7 +1012,7 @@ static int trap_each(rewriter *r, const insn_vec *iv, size_t i, size_t j,
                 return -1;
             continue;
         }
-        window win = { iv->v + k, r->live + k, NULL, 1, 1, 0, 0 };
+        window win = { iv->v + k, r->live + k, NULL, 1, 1, 0, 0, NULL };
         if (emit_window(r, &win, x, nx, block) != 0)
             return -1;
     }
@@ -1007,14 +1028,14 @@ static int count_alone(rewriter *r, const insn_vec *iv, int64_t *block)
         size_t j = plan_window(iv, i, &fits);
         if (fits) {
             window win = { iv->v + i, r->live + i, NULL, j - i, 0, fits,
-                           iv->v[i].addr == iv->prefixed };
+                           iv->v[i].addr == iv->prefixed, NULL };
             return emit_window(r, &win, NULL, 0, block);
         }
     }
     for (size_t i = 0; i < iv->n; i++) {
         int ends;
         if (movable(&iv->v[i], &ends)) {
-            window win = { iv->v + i, r->live + i, NULL, 1, 1, 0, 0 };
+            window win = { iv->v + i, r->live + i, NULL, 1, 1, 0, 0, NULL };
             return emit_window(r, &win, NULL, 0, block);
         }
     }
@@ -1227,6 +1248,24 @@ static void choose_window(rewriter *r, insn_vec *iv, size_t from, size_t i,
     }
 }
 
+/* The instruction j after a window whose jump shares its first byte, if
+ * the trampoline can run it too: no site of its own, nor a window (its
+ * bytes stay as they are, and whatever enters it runs them; no later
+ * window may start there: rewrite_chain), movable, decoded alike, no
+ * string operation. */
+static const x86_insn *tail_of(const rewriter *r, const insn_vec *iv, size_t j,
+                               const sel_expr *x, uint32_t nx)
+{
+    mt_trap t;
+    int ends;
+    if (j >= iv->n)
+        return NULL;
+    const x86_insn *n = &iv->v[j];
+    return low_byte(r, n->addr) && !wanted(r, n, x, nx) && movable(n, &ends) &&
+                   agreed(iv->em, n) && !string_op(n, &t)
+               ? n : NULL;
+}
+
 /* Rewrites the chain of blocks from bi that only fall through into each
  * other (one block with --profile, whose counters are per block); a site
  * with no room in its own block takes it from its neighbours.  Returns
@@ -1300,7 +1339,8 @@ static size_t rewrite_chain(rewriter *r, size_t bi, insn_list *list)
          * start in [i, j) either: each of them is trapped alone */
         window win = { iv->v + start, r->live + start,
                        iv->start ? iv->start + start : NULL, j - start, 0, fits,
-                       fits && prefix };
+                       fits && prefix,
+                       fits == WINDOW_SHARES ? tail_of(r, iv, j, x, nx) : NULL };
         if (r->planning && fits) {
             if (plan_entries(r, &win) != 0)
                 return 0;
@@ -1315,7 +1355,7 @@ static size_t rewrite_chain(rewriter *r, size_t bi, insn_list *list)
             kept = j;
             r->rep->spanning += spans_blocks(b, nb, &win);
         }
-        i = from = j;
+        i = from = j + (win.tail != NULL);
     }
     r->prefixed = view.prefixed; /* for the chain after, if it starts there */
     if (!r->planning)

@@ -75,6 +75,8 @@ typedef struct rewrite_report {
                                  before shares its first byte */
     uint64_t evicted;         /* of those, windows with no site, moved for
                                  that jump only */
+    uint64_t tails;           /* windows whose trampoline also runs the
+                                 instruction their jump shares a byte with */
     uint64_t entry_points, sweep_disagree; /* of the entry map */
     uint64_t saves, saves_skipped;  /* scratch registers saved, and those
                                        liveness found dead */

@@ -480,8 +480,8 @@ static void check_jump(verifier *vr, size_t i, uint64_t t, unsigned len)
     explain(vr, s->addr, end > jump_end ? end : jump_end);
     for (size_t j = i + 1; j < vr->n && vr->v[j].addr < jump_end; j++) {
         vinsn *x = &vr->v[j];
-        if (x->addr >= end && x->addr == jump_end - 1 && !trap_at(vr, x->addr))
-            vr->rep->shared++;
+        if (x->addr == jump_end - 1 && !trap_at(vr, x->addr))
+            vr->rep->shared++; /* its bytes the file's: checked as a start */
         else if (x->addr < end || (x->flags & V_PADDING))
             x->flags |= V_COVERED;
         else
