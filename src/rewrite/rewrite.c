@@ -6,10 +6,13 @@
  * an int3 place where none fits), works out which scratch registers are
  * live there, emits the trampolines (and with --profile the block
  * counters) into a new segment, sends direct branches to int3 places
- * straight to their trampolines, lays out the segment's header and
- * tables, and has elf_input.c write the copy: the original bytes with the
- * jumps over the windows, the segment at the end.  A first pass plans
- * without emitting, to know the int3 places short branches lead to.
+ * straight to their trampolines, writes last the jumps whose displacement
+ * must carry int3s or a byte they share with the next instruction
+ * (through stubs: rewrite/stubs.h), lays out the segment's header, tables
+ * and program header table, and has elf_input.c write the copy: the
+ * original bytes with the jumps over the windows, the segment and the
+ * stubs' pages at the end.  A first pass plans without emitting, to know
+ * the int3 places short branches lead to.
  *
  * One file: planning a chain's windows and emitting its trampolines share
  * the rewriter's state (liveness, elision, traps, checks, branches).
