@@ -112,8 +112,10 @@ static void summary(const char *in, const char *out, const rewrite_options *o,
            " serve, entered through int3; %" PRIu64 " jumps with a prefix"
            " for the jump before to share (%" PRIu64 " moving instructions"
            " with no site); %" PRIu64 " trampolines running the instruction"
-           " whose first byte their jump shares\n", r->stubs, r->stubless,
-           r->prefixed, r->evicted, r->tails);
+           " whose first byte their jump shares; %" PRIu64 " int3 places"
+           " entered by a short jump to a jump in padding instead\n",
+           r->stubs, r->stubless, r->prefixed, r->evicted, r->tails,
+           r->places_jumped);
     printf("  registers saved    %" PRIu64 " (%" PRIu64 " found dead, not saved)\n",
            r->saves, r->saves_skipped);
     if (o->profile)

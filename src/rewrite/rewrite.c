@@ -97,6 +97,8 @@ typedef struct rewriter {
     vec pads;                 /* pad_region: free padding, by address */
     vec islands;              /* island */
     vec held;                 /* held_jump, by address */
+    vec placed;               /* uint64_t: int3 places of 2 bytes or more
+                                 at a window's start (islands_for_places) */
     uint64_t prefixed;        /* insn_vec.prefixed, from one chain to the
                                  next */
     liveness lv;              /* live-ins of the file's blocks */
@@ -886,6 +888,12 @@ static int emit_window(rewriter *r, const window *win, const sel_expr *x,
         r->rep->traps++;
         r->rep->trapped += r->rep->sites - sites_before;
         r->rep->strings += (uint64_t)first_is_string;
+        if (!first_is_string && w[0].length >= 2) { /* islands_for_places */
+            uint64_t *p = vec_push(&r->placed);
+            if (!p)
+                return -1;
+            *p = start;
+        }
         return add_trap(r, start, tramp, first_is_string ? &first_str : NULL);
     }
     /* from a branch target in it on, the bytes stay the file's, where
@@ -1570,6 +1578,34 @@ static int write_held_jumps(rewriter *r, stub_space *st)
     return 0;
 }
 
+/* An int3 place at a window's start whose instruction has 2 bytes or
+ * more, and a 5-byte island in padding within a short jump's reach:
+ * entered by a short jump there (no signal), which the island sends to
+ * the trampoline; the runtime leaves its bytes (mt_trap.jumped).  Nothing
+ * shares its first byte: a jump that would have was refused (trap_at).
+ * After write_held_jumps, with the traps sorted. */
+static int islands_for_places(rewriter *r)
+{
+    const uint64_t *pc = r->placed.v;
+    mt_trap *t = r->traps.v;
+    for (size_t i = 0; i < r->placed.n; i++) {
+        size_t k = BISECT_AFTER(t, r->traps.n, pc, pc[i]);
+        int64_t off = elf_input_offset(r->in, pc[i], 2);
+        if (!k || t[k - 1].pc != pc[i] || t[k - 1].string || off < 0)
+            continue;
+        uint64_t at = island_for(r, pc[i] + 2, &t[k - 1]);
+        if (!at)
+            continue;
+        uint8_t *b = elf_input_patch(r->in, (size_t)off, 2);
+        b[0] = 0xeb;
+        b[1] = (uint8_t)(int8_t)(at - (pc[i] + 2));
+        t[k - 1].jumped = 1;
+        r->rep->traps--;
+        r->rep->places_jumped++;
+    }
+    return 0;
+}
+
 /* A page of stubs (stub_pages). */
 typedef struct stub_page_copy {
     uint64_t vaddr;
@@ -1784,7 +1820,7 @@ static int run(rewriter *r, const char *out, const char *in_path,
     stub_space st;
     stub_space_init(&st, align_up(segment_bound(r), PAGE) + PAGE);
     vec pages = { NULL, 0, 0, sizeof(stub_page_copy) };
-    rc = write_held_jumps(r, &st) != 0 ||
+    rc = write_held_jumps(r, &st) != 0 || islands_for_places(r) != 0 ||
          stub_pages(&st, stub_page_out, &pages) != 0;
     stub_space_free(&st);
     if (rc) {
@@ -1834,6 +1870,7 @@ int rewrite_file(const char *in_path, const char *out, const rewrite_options *o,
     r.pads.elem = sizeof(pad_region);
     r.islands.elem = sizeof(island);
     r.held.elem = sizeof(held_jump);
+    r.placed.elem = sizeof(uint64_t);
     if (x86_decoder_init(&r.dec) != 0)
         return rewrite_fail(err, cap, "cannot set up the x86 decoder");
     uint64_t id = 0;
@@ -1873,6 +1910,7 @@ int rewrite_file(const char *in_path, const char *out, const rewrite_options *o,
     free(r.pads.v);
     free(r.islands.v);
     free(r.held.v);
+    free(r.placed.v);
     liveness_free(&r.lv);
     entry_map_free(r.em);
     free(r.live);

@@ -77,6 +77,8 @@ typedef struct rewrite_report {
                                  that jump only */
     uint64_t tails;           /* windows whose trampoline also runs the
                                  instruction their jump shares a byte with */
+    uint64_t places_jumped;   /* int3 places entered by a short jump to an
+                                 island instead (not counted in traps) */
     uint64_t entry_points, sweep_disagree; /* of the entry map */
     uint64_t saves, saves_skipped;  /* scratch registers saved, and those
                                        liveness found dead */

@@ -558,7 +558,22 @@ static void check_start(verifier *vr, size_t i)
     }
     const mt_trap *trap = trap_at(vr, s->addr);
     uint64_t end;
-    if (trap) {
+    if (trap && trap->jumped) { /* a short jump to an island */
+        uint64_t at = s->addr + 2 + (uint64_t)(int64_t)(int8_t)cb[1];
+        const uint8_t *ib = s->len >= 2 && cb[0] == 0xeb ? copy_at(vr, at, 5) : NULL;
+        int32_t rel = 0;
+        if (ib)
+            memcpy(&rel, ib + 1, 4);
+        if (!ib || ib[0] != 0xe9 || at + 5 + (uint64_t)(int64_t)rel != trap->tramp ||
+            memcmp(cb + 2, ob + 2, s->len - 2u) != 0)
+            violation(vr, "0x%" PRIx64 ": not a short jump to a jump to its "
+                      "trampoline", s->addr);
+        else if (run_of(vr, trap->tramp, i, &end) <= 0)
+            violation(vr, "0x%" PRIx64 ": the trampoline its short jump leads to "
+                      "does not run the original instruction", s->addr);
+        vr->rep->traps++;
+        explain(vr, s->addr, s->addr + 2);
+    } else if (trap) {
         if (cb[0] != 0xcc && memcmp(cb, ob, s->len) != 0)
             violation(vr, "0x%" PRIx64 ": a trap over changed bytes", s->addr);
         else if (run_of(vr, trap->tramp, i, &end) <= 0)

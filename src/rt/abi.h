@@ -49,7 +49,9 @@
 #include "trace/format.h"
 
 #define MT_REWRITE_MAGIC "MTREWR01"
-#define MT_REWRITE_VERSION 14u  /* 14: the segment may go on past
+#define MT_REWRITE_VERSION 15u  /* 15: traps entered by a short jump to
+                                   an island (mt_trap.jumped); 14: the
+                                   segment may go on past
                                    segment_size with stubs (jumps whose
                                    displacement carries the int3s of the
                                    instruction starts under them); 13:
@@ -175,7 +177,10 @@ typedef struct mt_trap {
                                     at or after it: entered here (by a
                                     way no analysis saw), that operand's
                                     records are lost */
-    uint8_t reserved[4];
+    uint8_t jumped;              /* reached by a short jump at pc to an
+                                    island in padding that jumps to tramp:
+                                    the runtime leaves pc's bytes */
+    uint8_t reserved[3];
 } mt_trap;
 
 /* One instrumented memory operand, as the trace's SITES chunks hold it:

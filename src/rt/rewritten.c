@@ -780,7 +780,8 @@ static void write_traps(const rt_module *mod, const struct dl_phdr_info *info)
         }
         if (set_prot(lo, hi + 1, prot | PROT_WRITE) == 0) {
             for (uint32_t k = i; k < j; k++)
-                *(volatile uint8_t *)(uintptr_t)(mod->bias + mod->traps[k].pc) = 0xcc;
+                if (!mod->traps[k].jumped)
+                    *(volatile uint8_t *)(uintptr_t)(mod->bias + mod->traps[k].pc) = 0xcc;
             set_prot(lo, hi + 1, prot);
         }
         i = j;

@@ -307,19 +307,20 @@ def test_rewrite_block_edges():
     after its return; island_load's (a block of its own that a short
     branch from a block with no room leads to) through a jump written in
     the padding after it, which the short branch is sent to.
-    Four more through int3 since no instruction start may lie under a
-    jump's bytes but an int3 its displacement carries: main's add of
-    island_load's result (4 bytes, where that call returns), whose jump
-    would end on the first byte of the next add, which cannot take a
-    jump of its own with a prefix (the loop's test after it, a branch
-    target, would lie under that jump)."""
+    Since no instruction start may lie under a jump's bytes but an int3
+    its displacement carries, main's add of island_load's result (4 bytes,
+    where that call returns) has no window: its jump would end on the
+    first byte of the next add, which cannot take a jump of its own with
+    a prefix (the loop's test after it, a branch target, would lie under
+    that jump).  It is an int3 place entered by a short jump to a jump
+    written in the padding after main, not through int3."""
     traps, hit = lackey_differential(("lk_block_edges",))
-    check_eq(hit, 8, "executions through int3")
+    check_eq(hit, 4, "executions through int3")
     places, under = trap_kinds(os.path.join(TMP, "lk_block_edges.mt"), prog("lk_block_edges"))
     # the loads of short_entry, after_call and island_load, main's add
-    # above, and a branch target inside loop_head's window, which only an
-    # unforeseen way in would take (tiny_load's load has a jump now, its
-    # return under it)
+    # above (a short jump to padding in the file), and a branch target
+    # inside loop_head's window, which only an unforeseen way in would
+    # take (tiny_load's load has a jump now, its return under it)
     check_eq(len(places), 5, "int3 places")
     # instruction starts under a jump's bytes, each an int3 the jump's
     # displacement carries: three adds of main after a load of the same
