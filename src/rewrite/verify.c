@@ -491,18 +491,25 @@ static void check_jump(verifier *vr, size_t i, uint64_t t, unsigned len)
     }
 }
 
+/* Whether the copy has a jmp rel32 at a: its target in *to. */
+static int jump_at(const verifier *vr, uint64_t a, uint64_t *to)
+{
+    const uint8_t *b = copy_at(vr, a, 5);
+    int32_t rel;
+    if (!b || b[0] != 0xe9)
+        return 0;
+    memcpy(&rel, b + 1, 4);
+    *to = a + 5 + (uint64_t)(int64_t)rel;
+    return 1;
+}
+
 /* Where a jump to t goes: t, or for a stub of memtap's (a jump past the
  * segment's code, rewrite/stubs.h) the stub's target. */
 static uint64_t through_stub(const verifier *vr, uint64_t t)
 {
-    if (in_segment(vr, t) || t < vr->seg_hi)
+    uint64_t to;
+    if (in_segment(vr, t) || t < vr->seg_hi || !jump_at(vr, t, &to))
         return t;
-    const uint8_t *b = copy_at(vr, t, 5);
-    int32_t rel;
-    if (!b || b[0] != 0xe9)
-        return t;
-    memcpy(&rel, b + 1, 4);
-    uint64_t to = t + 5 + (uint64_t)(int64_t)rel;
     return in_segment(vr, to) ? to : t;
 }
 
@@ -559,13 +566,10 @@ static void check_start(verifier *vr, size_t i)
     const mt_trap *trap = trap_at(vr, s->addr);
     uint64_t end;
     if (trap && trap->jumped) { /* a short jump to an island */
-        uint64_t at = s->addr + 2 + (uint64_t)(int64_t)(int8_t)cb[1];
-        const uint8_t *ib = s->len >= 2 && cb[0] == 0xeb ? copy_at(vr, at, 5) : NULL;
-        int32_t rel = 0;
-        if (ib)
-            memcpy(&rel, ib + 1, 4);
-        if (!ib || ib[0] != 0xe9 || at + 5 + (uint64_t)(int64_t)rel != trap->tramp ||
-            memcmp(cb + 2, ob + 2, s->len - 2u) != 0)
+        uint64_t to = 0;
+        if (s->len < 2 || cb[0] != 0xeb ||
+            !jump_at(vr, s->addr + 2 + (uint64_t)(int64_t)(int8_t)cb[1], &to) ||
+            to != trap->tramp || memcmp(cb + 2, ob + 2, s->len - 2u) != 0)
             violation(vr, "0x%" PRIx64 ": not a short jump to a jump to its "
                       "trampoline", s->addr);
         else if (run_of(vr, trap->tramp, i, &end) <= 0)
@@ -632,16 +636,12 @@ static void check_changes(verifier *vr)
             continue;
         while (i < vr->n && vr->v[i].addr + vr->v[i].len <= a)
             i++;
-        const uint8_t *jb = copy_at(vr, a, 5);
-        int32_t rel = 0;
-        if (jb)
-            memcpy(&rel, jb + 1, 4);
+        uint64_t to;
         int in_padding = i < vr->n && vr->v[i].addr <= a &&
                          (vr->v[i].flags & V_PADDING);
         for (size_t j = i; in_padding && j < vr->n && vr->v[j].addr < a + 5; j++)
             in_padding = (vr->v[j].flags & V_PADDING) != 0;
-        if (jb && jb[0] == 0xe9 && in_padding &&
-            is_tramp(vr, a + 5 + (uint64_t)(int64_t)rel)) {
+        if (in_padding && jump_at(vr, a, &to) && is_tramp(vr, to)) {
             vr->rep->islands++;
             explain(vr, a, a + 5);
             a += 4;
