@@ -63,6 +63,10 @@ typedef struct walker {
                                 code, not a table */
     vec calls;               /* uint64_t: direct call targets, sorted:
                                 code, where a table ends */
+    vec leas;                /* uint64_t: every address code takes with a
+                                rip-relative lea, sorted: where a table
+                                with no bound found ends (the next one
+                                starts there) */
     int oom;
 } walker;
 
@@ -107,10 +111,18 @@ static void note_data_refs(walker *w, const x86_insn *x)
         ZyanU64 t;
         if (op->type != ZYDIS_OPERAND_TYPE_MEMORY ||
             op->mem.base != ZYDIS_REGISTER_RIP ||
-            !ZYAN_SUCCESS(ZydisCalcAbsoluteAddress(&x->zi, op, x->addr, &t)) ||
-            !exec_addr(w->img, t))
+            !ZYAN_SUCCESS(ZydisCalcAbsoluteAddress(&x->zi, op, x->addr, &t)))
             continue;
-        uint64_t *p = vec_push(&w->data_refs);
+        uint64_t *p;
+        if (x->zi.mnemonic == ZYDIS_MNEMONIC_LEA) {
+            if ((p = vec_push(&w->leas)) != NULL)
+                *p = t;
+            else
+                w->oom = 1;
+        }
+        if (!exec_addr(w->img, t))
+            continue;
+        p = vec_push(&w->data_refs);
         if (p)
             *p = t;
         else
@@ -362,6 +374,13 @@ static int resolve_deferred(walker *w)
 static int push_table(walker *w, uint64_t table, int rel, uint32_t bound)
 {
     uint32_t limit = bound ? bound : MAX_TABLE, found = 0;
+    if (!bound && !w->collect) { /* up to the next address code takes */
+        size_t i = first_from(&w->leas, table + 1);
+        if (i < w->leas.n) {
+            uint64_t room = (((const uint64_t *)w->leas.v)[i] - table) / (rel ? 4 : 8);
+            limit = room < limit ? (uint32_t)room : limit;
+        }
+    }
     for (uint32_t k = 0; k < limit; k++) {
         uint64_t target;
         if (rel) {
@@ -821,6 +840,7 @@ int cfg_build(const code_image *img, cfg_program **out)
         w->data_refs.elem = sizeof(uint64_t);
         w->labels.elem = sizeof(uint64_t);
         w->calls.elem = sizeof(uint64_t);
+        w->leas.elem = sizeof(uint64_t);
     }
     builder b = {{0, 0, 0, sizeof(cfg_block)}, {0, 0, 0, 8}, {0, 0, 0, 1}};
     int rc = p && w && x86_decoder_init(&w->dec) == 0 ? 0 : -1;
@@ -850,6 +870,8 @@ int cfg_build(const code_image *img, cfg_program **out)
             qsort(w->labels.v, w->labels.n, sizeof(uint64_t), cmp_u64);
         if (w->calls.n)
             qsort(w->calls.v, w->calls.n, sizeof(uint64_t), cmp_u64);
+        if (w->leas.n)
+            qsort(w->leas.v, w->leas.n, sizeof(uint64_t), cmp_u64);
     }
     for (size_t i = 0; !rc && i < img->nfuncs; i++)
         rc = walk_function(w, &b, (uint32_t)i, &p->funcs[i]);
@@ -866,6 +888,7 @@ int cfg_build(const code_image *img, cfg_program **out)
         free(w->data_refs.v);
         free(w->labels.v);
         free(w->calls.v);
+        free(w->leas.v);
         free(w->deferred.v);
         free(w);
     }
