@@ -8,6 +8,10 @@
  * after the run from the trace's module table.  memtap's own libraries
  * and the loader are never redirected.
  *
+ * At start-up it gives each copy libmemtap.so's memtap_start_early (the
+ * copy's start stub, rt/abi.h), so that memtap starts before the first
+ * library initializer instead of after them all.
+ *
  * It also tells libmemtap.so whenever the loader's module list is
  * consistent again after a change (memtap_loader_changed): libmemtap's
  * dlopen wrapper sees the program's dlopen calls, not the loads the C
@@ -19,6 +23,8 @@
  */
 #define _GNU_SOURCE
 #include "cache/key.h"
+#include "rt/abi.h"
+#include "sys/page.h"
 #include "sys/env.h"
 #include "sys/own_modules.h"
 
@@ -30,6 +36,8 @@
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -166,19 +174,54 @@ static void *module_function(const struct link_map *map, const char *name)
     return NULL;
 }
 
-/* libmemtap.so's memtap_loader_changed, once libmemtap.so is open. */
+/* libmemtap.so's memtap_loader_changed and memtap_start_early, once
+ * libmemtap.so is open. */
 static void (*loader_changed)(void);
+static void *start_early;
 static unsigned consistent_seen;
+
+/* Gives a copy opened at start-up memtap's start (rt/abi.h): its DT_INIT
+ * is the start stub, whose lea names the header, which names the slot
+ * and the stub again (the loader names a copy by the original's path). */
+static void give_start(const struct link_map *map)
+{
+    uintptr_t stub = 0;
+    for (const ElfW(Dyn) *d = map->l_ld; d && d->d_tag != DT_NULL; d++)
+        if (d->d_tag == DT_INIT)
+            stub = dyn_ptr(map, d->d_un.d_ptr);
+    if (!stub || memcmp((const void *)stub, MT_START_LEA, 3) != 0)
+        return;
+    int32_t rel;
+    memcpy(&rel, (const void *)(stub + 3), 4);
+    const mt_rewrite_header *h =
+        (const mt_rewrite_header *)(stub + 7 + (intptr_t)rel);
+    if (memcmp(h->magic, MT_REWRITE_MAGIC, sizeof h->magic) != 0 ||
+        h->version != MT_REWRITE_VERSION ||
+        (uintptr_t)h + h->start_stub != stub || h->start_slot < sizeof *h ||
+        h->start_slot + 8 > h->segment_size)
+        return;
+    uintptr_t slot = (uintptr_t)h + h->start_slot;
+    uintptr_t page = slot & ~(uintptr_t)(PAGE - 1);
+    if (mprotect((void *)page, PAGE, PROT_READ | PROT_WRITE) != 0)
+        return;
+    memcpy((void *)slot, &start_early, sizeof start_early);
+    mprotect((void *)page, PAGE, PROT_READ | PROT_EXEC);
+}
 
 EXPORT unsigned int la_objopen(struct link_map *map, Lmid_t lmid,
                                uintptr_t *cookie)
 {
     (void)cookie;
     const char *base = map->l_name ? strrchr(map->l_name, '/') : NULL;
-    if (lmid == LM_ID_BASE && !loader_changed && base &&
-        strcmp(base + 1, "libmemtap.so") == 0)
+    if (lmid != LM_ID_BASE || !base)
+        return 0;
+    if (!loader_changed && strcmp(base + 1, "libmemtap.so") == 0) {
         loader_changed = (void (*)(void))module_function(
             map, "memtap_loader_changed");
+        start_early = module_function(map, "memtap_start_early");
+    } else if (start_early && cfg.on && !consistent_seen) {
+        give_start(map); /* later ones find memtap started */
+    }
     return 0; /* no symbol binding to audit */
 }
 

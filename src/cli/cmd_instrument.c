@@ -177,9 +177,12 @@ static int verify_copy(const char *orig, const char *copy, int quiet)
                " jumps written into padding\n"
                "  relocated          %" PRIu64 " instructions found again in "
                "trampolines (%" PRIu64 " of %" PRIu64 " with memory operands)\n"
+               "  initializer        %s\n"
                "  violations         %" PRIu64 "\n",
                copy, orig, v.starts, v.unchanged, v.jumps, v.traps, v.covered,
                v.shared, v.redirected, v.islands, v.relocated, v.mem_moved, v.mem_insns,
+               v.start_stub ? "DT_INIT runs memtap's start stub, then the original's"
+                            : "as in the original",
                v.violations);
     for (uint64_t i = 0; i < v.violations && i < VERIFY_SHOWN; i++)
         fprintf(stderr, "memtap: %s: %s\n", copy, v.shown[i]);

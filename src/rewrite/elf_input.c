@@ -150,6 +150,28 @@ int64_t elf_input_offset(const elf_input *in, uint64_t vaddr, uint64_t len)
     return -1;
 }
 
+int64_t elf_input_dt_init(const elf_input *in, uint64_t *init)
+{
+    for (size_t i = 0; i < in->nph; i++) {
+        const GElf_Phdr *p = &in->ph[i];
+        if (p->p_type != PT_DYNAMIC || p->p_offset > in->size ||
+            p->p_filesz > in->size - p->p_offset)
+            continue;
+        for (size_t at = p->p_offset; at + sizeof(Elf64_Dyn) <= p->p_offset + p->p_filesz;
+             at += sizeof(Elf64_Dyn)) {
+            Elf64_Dyn d;
+            memcpy(&d, in->bytes + at, sizeof d);
+            if (d.d_tag == DT_NULL)
+                break;
+            if (d.d_tag == DT_INIT) {
+                *init = d.d_un.d_ptr;
+                return (int64_t)(at + offsetof(Elf64_Dyn, d_un));
+            }
+        }
+    }
+    return -1;
+}
+
 /* Copies [at, at+len) of the input file to out's current position. */
 /* Writes all n bytes: 0, or -1 with errno (ENOSPC for a short write,
  * which sets none). */

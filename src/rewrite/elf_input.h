@@ -44,6 +44,9 @@ int elf_input_check(elf_input *in, int rewriting, char *err, size_t cap);
 uint8_t *elf_input_patch(elf_input *in, size_t off, size_t len);
 /* File offset of the loaded bytes [vaddr, vaddr+len), or -1. */
 int64_t elf_input_offset(const elf_input *in, uint64_t vaddr, uint64_t len);
+/* File offset of the value of the file's DT_INIT, which *init gets, or
+ * -1 when it has none. */
+int64_t elf_input_dt_init(const elf_input *in, uint64_t *init);
 /* FNV-1a of the file's bytes: 0, or -1. */
 int elf_input_id(const elf_input *in, uint64_t *id);
 

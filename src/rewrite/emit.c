@@ -3,6 +3,9 @@
  * instruction emitted on the logging path leaves the flags alone (lea,
  * mov, push, pop, call, ret, jrcxz), so no site needs to save them; the
  * stub's slow path, which calls C, saves everything.
+ *
+ * One file: the stubs, the log sequence and the relocated instructions
+ * are all encoded through the same few request helpers, kept static here.
  */
 #include "rewrite/emit.h"
 
@@ -249,6 +252,40 @@ int emit_stub(code_buf *b, uint64_t header_vaddr, uint64_t flush_slot,
         put1(b, ZYDIS_MNEMONIC_POP, saved_by_flush[i]);
     put1(b, ZYDIS_MNEMONIC_POPFQ, ZYDIS_REGISTER_NONE);
     put1(b, ZYDIS_MNEMONIC_RET, ZYDIS_REGISTER_NONE);
+    return b->failed ? -1 : 0;
+}
+
+/* The start stub (rt/abi.h): memtap's start, if the audit module gave
+ * it, then the file's own initializer, its arguments kept. */
+int emit_start_stub(code_buf *b, uint64_t header_vaddr, uint64_t start_slot,
+                    uint64_t init, mt_rewrite_header *h)
+{
+    static const ZydisRegister args[] = {
+        ZYDIS_REGISTER_RDI, ZYDIS_REGISTER_RSI, ZYDIS_REGISTER_RDX,
+    };
+    size_t at = b->len;
+    h->start_stub = code_here(b) - header_vaddr;
+    h->start_slot = start_slot - header_vaddr;
+    lea(b, ZYDIS_REGISTER_RAX, ZYDIS_REGISTER_RIP, (int64_t)header_vaddr);
+    reg_mem(b, ZYDIS_MNEMONIC_MOV, ZYDIS_REGISTER_RAX, ZYDIS_REGISTER_RAX,
+            (int64_t)h->start_slot, 8);
+    ZydisEncoderRequest r;
+    request(&r, ZYDIS_MNEMONIC_TEST, 2);
+    op_reg(&r.operands[0], ZYDIS_REGISTER_RAX);
+    op_reg(&r.operands[1], ZYDIS_REGISTER_RAX);
+    put(b, &r);
+    size_t none = jump8(b, ZYDIS_MNEMONIC_JZ);
+    /* the loader calls with rsp 8 past a multiple of 16: three pushes
+     * align it for the call */
+    for (size_t i = 0; i < 3; i++)
+        put1(b, ZYDIS_MNEMONIC_PUSH, args[i]);
+    put1(b, ZYDIS_MNEMONIC_CALL, ZYDIS_REGISTER_RAX);
+    for (size_t i = 3; i-- > 0;)
+        put1(b, ZYDIS_MNEMONIC_POP, args[i]);
+    land(b, none);
+    branch(b, ZYDIS_MNEMONIC_JMP, init);
+    if (!b->failed && memcmp(b->p + at, MT_START_LEA, 3) != 0)
+        b->failed = 1; /* the audit module would not know it */
     return b->failed ? -1 : 0;
 }
 

@@ -70,6 +70,9 @@ int emit_log(code_buf *b, const x86_insn *insn, const x86_mem *m,
 
 /* Emits the count stub (--profile) and records its offset and the
  * counters slot's in h. */
+/* The start stub of rt/abi.h, which ends in a jump to init. */
+int emit_start_stub(code_buf *b, uint64_t header_vaddr, uint64_t start_slot,
+                    uint64_t init, mt_rewrite_header *h);
 int emit_count_stub(code_buf *b, uint64_t header_vaddr, uint64_t counters_slot,
                     mt_rewrite_header *h);
 /* Emits the counting of one execution of block `block`. */

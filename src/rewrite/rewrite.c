@@ -1771,7 +1771,8 @@ static int run(rewriter *r, const char *out, const char *in_path,
     h.counters_slot = at + 8;
     h.cursor_slot = at + 16;
     h.tag_slot = at + 24;
-    at = align_up(at + 32, 64);
+    uint64_t start_slot = r->header_vaddr + at + 32;
+    at = align_up(at + 40, 64);
     r->code.cap = at + 4096 + (size_t)a->total.selected * 200 +
                   (size_t)r->max_blocks * 64 + (size_t)a->total.insns / 4;
     r->code.p = calloc(1, r->code.cap);
@@ -1786,6 +1787,14 @@ static int run(rewriter *r, const char *out, const char *in_path,
         emit_count_stub(&r->code, r->header_vaddr,
                         r->header_vaddr + h.counters_slot, &h) != 0)
         return rewrite_fail(err, cap, "cannot encode the stubs");
+    uint64_t init;
+    int64_t init_at = elf_input_dt_init(r->in, &init);
+    if (init_at >= 0) { /* the loader runs the start stub instead */
+        if (emit_start_stub(&r->code, r->header_vaddr, start_slot, init, &h) != 0)
+            return rewrite_fail(err, cap, "cannot encode the start stub");
+        uint64_t start = r->header_vaddr + h.start_stub;
+        memcpy(elf_input_patch(r->in, (size_t)init_at, 8), &start, 8);
+    }
     r->log.stub = r->header_vaddr + h.stub;
     r->log.cursor_slot = r->header_vaddr + h.cursor_slot;
     r->log.tag_slot = r->header_vaddr + h.tag_slot;

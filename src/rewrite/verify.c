@@ -612,6 +612,9 @@ static void check_start(verifier *vr, size_t i)
             island(vr, i);
         else if (in_segment(vr, t))
             check_jump(vr, i, t, 5 + p);
+        else if ((s->flags & V_PADDING) && !vr->known[s->addr - vr->lo])
+            ; /* inside a jump written into padding from an earlier byte,
+                 whose displacement has an 0xe9 here: check_changes */
         else
             violation(vr, "0x%" PRIx64 ": changed into a jump outside memtap's "
                       "segment", s->addr);
@@ -682,6 +685,40 @@ static int open_copy(verifier *vr, const char *copy, char *err, size_t cap)
     return 0;
 }
 
+#define START_STEPS 16         /* instructions of the start stub */
+
+/* The copy's DT_INIT: the original's, or the start stub, which must end
+ * in a jump to the original's (rt/abi.h). */
+static void check_start_stub(verifier *vr, const char *original)
+{
+    elf_input orig = { .fd = -1 };
+    char err[256];
+    uint64_t was = 0, now = 0;
+    int had = elf_input_map(original, &orig, err, sizeof err) == 0 &&
+              elf_input_check(&orig, 0, err, sizeof err) == 0 &&
+              elf_input_dt_init(&orig, &was) >= 0;
+    int has = elf_input_dt_init(&vr->copy, &now) >= 0;
+    elf_input_unmap(&orig);
+    if (had != has)
+        violation(vr, "DT_INIT: %s", has ? "added" : "gone");
+    if (!has || now == was)
+        return;
+    size_t j = vr->h.start_stub && now == vr->seg_lo + vr->h.start_stub
+                   ? segment_start(vr, now)
+                   : SIZE_MAX;
+    for (size_t k = 0; j != SIZE_MAX && j + k < vr->nseg && k < START_STEPS; k++) {
+        seen x = seen_at(vr, j + k);
+        if (x.mnemonic == ZYDIS_MNEMONIC_JMP) {
+            if (x.target != was)
+                break;
+            vr->rep->start_stub = 1;
+            return;
+        }
+    }
+    violation(vr, "DT_INIT: 0x%" PRIx64 " is not a start stub that goes on "
+              "to the original's 0x%" PRIx64, now, was);
+}
+
 static int verify(verifier *vr, char *err, size_t cap)
 {
     const code_image *img = vr->img;
@@ -736,6 +773,8 @@ int rewrite_verify(const char *original, const char *copy, verify_report *rep,
         rc = sweep_segment(&vr, err, errcap);
     if (!rc)
         rc = verify(&vr, err, errcap);
+    if (!rc)
+        check_start_stub(&vr, original);
     free(vr.v);
     free(vr.known);
     free(vr.explained);

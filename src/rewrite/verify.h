@@ -28,6 +28,7 @@ typedef struct verify_report {
     uint64_t relocated;       /* instructions found again in trampolines */
     uint64_t mem_insns, mem_moved; /* instructions with memory operands,
                                       those moved into trampolines */
+    int start_stub;           /* DT_INIT goes through the start stub */
     uint64_t violations;
     char shown[VERIFY_SHOWN][200];
 } verify_report;

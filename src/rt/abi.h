@@ -34,6 +34,19 @@
  * memory operands also counts the block's executions through a second
  * stub (`ret` until turned on) into counters the runtime allocates.
  *
+ * The loader runs the initializers of a program's libraries before
+ * libmemtap.so's constructor (the preloaded library comes after them in
+ * its order).  So a file with a DT_INIT gets a start stub, where its
+ * DT_INIT now points:
+ *   lea header(%rip), %rax; mov start_slot(%rax), %rax
+ *   test %rax, %rax; je 1f
+ *   push %rdi; push %rsi; push %rdx; call *%rax; pop %rdx; pop %rsi; pop %rdi
+ *   1: jmp the original DT_INIT
+ * The start slot holds 0 in the file; memtap's loader audit module writes
+ * libmemtap.so's memtap_start_early there when the module is opened, so
+ * the first rewritten library initialized starts memtap, whose
+ * accesses and those of every initializer after it are then recorded.
+ *
  * The log sequence of a load site (no store, no elided followers) starts
  * with a check-once slot, `jmp .+2`: when a check the site feeds needs no
  * more of its accesses (uninit --check-once), the runtime writes the
@@ -49,7 +62,9 @@
 #include "trace/format.h"
 
 #define MT_REWRITE_MAGIC "MTREWR01"
-#define MT_REWRITE_VERSION 15u  /* 15: traps entered by a short jump to
+#define MT_REWRITE_VERSION 16u  /* 16: a start stub the file's DT_INIT
+                                   goes to (start_stub, start_slot); 15:
+                                   traps entered by a short jump to
                                    an island (mt_trap.jumped); 14: the
                                    segment may go on past
                                    segment_size with stubs (jumps whose
@@ -141,7 +156,15 @@ typedef struct mt_rewrite_header {
                                     looks up; trace_site_records); 0: none */
     mt_log_shape log;            /* the log sequence every site copies */
     uint64_t stub_call_end;      /* offset: past the flush stub's call */
+    uint64_t start_stub;         /* offset: the start stub; 0: none (the
+                                    file has no DT_INIT) */
+    uint64_t start_slot;         /* offset: 8 bytes: the function the start
+                                    stub calls; 0: none yet */
 } mt_rewrite_header;
+
+/* What the start stub begins with: lea header(%rip), %rax (the bytes
+ * before its displacement), for the audit module to find the header. */
+#define MT_START_LEA "\x48\x8d\x05"
 
 /* A check-once slot: the `jmp .+2` at `slot` (offset from the header)
  * before the log sequence of site `site`, which `skip` bytes after the

@@ -460,6 +460,47 @@ def test_engine_self_mprotect():
           "no warning: %s" % p.stderr)
 
 
+def test_engine_library_initializer():
+    """A library's initializer runs before libmemtap.so's constructor (the
+    loader initializes the program's libraries before the preloaded one):
+    under the static engine the copy's start stub starts memtap first, so
+    init_lib's constructor's 32 stores to init_table and its malloc(55) are
+    in the trace (none were before), and init_sum's 32 loads after them;
+    the copy's DT_INIT is the start stub, which the verifier follows."""
+    trace, p = run(prog("init_user"))
+    check_eq(p.stdout, "1488\n", "its output")
+    lines = show(trace)
+    stores = [l for l in lines if l.startswith("S$") and "init_table[" in l and "fill_table" in l]
+    loads = [l for l in lines if l.startswith("L$") and "init_table[" in l and "init_sum" in l]
+    check_eq(len(stores), 32, "the initializer's stores: %s" % stores[:4])
+    check_eq(len(loads), 32, "init_sum's loads")
+    heap = [l for l in lines if l.startswith("M$") and l.endswith(",55")]
+    check_eq(len(heap), 1, "the initializer's malloc: %s" % heap)
+    check(int(stores[-1].split(":")[0][2:]) < int(loads[0].split(":")[0][2:]),
+          "the initializer's stores come first")
+    lib = [l for l in libraries(prog("init_user")) if "init_lib" in l]
+    check(lib, "init_user loads libinit_lib.so")
+    lib_path = subprocess.run(["ldd", prog("init_user")], capture_output=True, text=True).stdout
+    path = re.search(r"=> (\S*libinit_lib\.so)", lib_path).group(1)
+    copy = os.path.join(TMP, "init_lib.copy")
+    memtap("instrument", path, "-o", copy)
+    v = memtap("instrument", "--verify", copy, path, check_rc=False)
+    check(v.returncode == 0 and "DT_INIT runs memtap's start stub" in v.stdout,
+          "the verifier follows the start stub: %s%s" % (v.stdout, v.stderr))
+    # a DT_INIT that no longer goes through the stub to the original's
+    init = int(re.search(r"\(INIT\)\s+0x([0-9a-f]+)",
+                         subprocess.run(["readelf", "-d", copy], capture_output=True,
+                                        text=True).stdout).group(1), 16)
+    data = bytearray(open(copy, "rb").read())
+    at = data.find(struct.pack("<qQ", 12, init))
+    check(at > 0, "the copy's DT_INIT entry")
+    struct.pack_into("<Q", data, at + 8, init + 1)
+    bad = os.path.join(TMP, "init_lib.bad")
+    open(bad, "wb").write(data)
+    v = memtap("instrument", "--verify", bad, path, check_rc=False)
+    check(v.returncode != 0 and "DT_INIT" in v.stderr, "a wrong DT_INIT found: %s" % v.stderr)
+
+
 def test_engine_dlopen():
     """A library loaded by dlopen is rewritten when it is loaded (the audit
     module runs memtap cache add) and traced by the static engine."""

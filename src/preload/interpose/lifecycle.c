@@ -478,8 +478,14 @@ static void start_engines(void)
 
 /* ---- start and end ---- */
 
+/* Runs once: from the loader's call of this constructor, or earlier from
+ * the start stub of the first rewritten library the loader initializes
+ * (memtap_start_early), so that library initializers are recorded. */
 __attribute__((constructor(101))) static void memtap_preload_init(void)
 {
+    static atomic_int begun;
+    if (atomic_exchange(&begun, 1))
+        return;
     tracer_add_client(&rewritten_client);
     tracer_add_client(&process_client);
     sigtable_set_bracket(1, &fault_handler_bracket);
@@ -502,6 +508,13 @@ __attribute__((constructor(101))) static void memtap_preload_init(void)
         atomic_store(&started, 1);
     }
     tracer_internal_leave();
+}
+
+/* Called by a rewritten library's start stub, before its initializer
+ * (rt/abi.h): memtap starts now if it has not. */
+MEMTAP_EXPORT void memtap_start_early(void)
+{
+    memtap_preload_init();
 }
 
 /* With the filter, exit_group ends the trace (process_exit), after
