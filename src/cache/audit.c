@@ -83,13 +83,25 @@ static int copy_path(const char *path, const struct stat *st)
     return n < 0 || (size_t)n >= sizeof chosen ? -1 : 0;
 }
 
-/* Whether path is a readable file, not a symbolic link (memtap run checked
- * that the cache is the user's alone; this is the second lock). */
-static int is_file(const char *path)
+/* Whether the copy at path is a readable file, not a symbolic link
+ * (memtap run checked that the cache is the user's alone; this is the
+ * second lock), and as the verifier passed it (its seal). */
+static int usable_copy(const char *path)
 {
     struct stat st;
-    return lstat(path, &st) == 0 && S_ISREG(st.st_mode) &&
-           access(path, R_OK) == 0;
+    char side[PATH_MAX + 8], was[CACHE_SEAL_CHARS + 1], now[CACHE_SEAL_CHARS];
+    if (lstat(path, &st) != 0 || !S_ISREG(st.st_mode) || access(path, R_OK) != 0)
+        return 0;
+    snprintf(side, sizeof side, "%s.seal", path);
+    int fd = open(side, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    ssize_t n = read(fd, was, sizeof was - 1);
+    close(fd);
+    was[n > 0 ? n : 0] = '\0';
+    was[strcspn(was, "\n")] = '\0';
+    cache_seal(&st, now);
+    return strcmp(was, now) == 0;
 }
 
 /* Runs `memtap cache add --dir DIR -q PATH` and waits for it. */
@@ -120,14 +132,14 @@ EXPORT char *la_objsearch(const char *name, uintptr_t *cookie,
         return (char *)name; /* a bare name (candidates follow), or not ours */
     if (copy_path(real, &st) != 0)
         return (char *)name;
-    if (is_file(chosen))
+    if (usable_copy(chosen))
         return chosen;
     char refused[PATH_MAX + 16];
     snprintf(refused, sizeof refused, "%s.refused", chosen);
     if (access(refused, F_OK) == 0)
         return (char *)name;
-    rewrite_now(real);
-    return is_file(chosen) ? chosen : (char *)name;
+    rewrite_now(real); /* a copy changed since is made again */
+    return usable_copy(chosen) ? chosen : (char *)name;
 }
 
 /* A loaded module's dynamic pointer: glibc has made most of them absolute

@@ -6,6 +6,8 @@
  * that it is not tried at every run.  A copy is written under a temporary
  * name and renamed into place while its lock file (KEY-NAME.lock, flock)
  * is held, so concurrent runs build it once and never see half a file.
+ * KEY-NAME.seal holds the copy's identity once verified and in place
+ * (cache/key.h): a copy written to since is rebuilt, not run.
  * The salt holds memtap's build-id: a new memtap never uses an older
  * one's copies.
  */
@@ -278,7 +280,26 @@ static cache_result build(const cache *c, const char *real, const char *copy,
         unlink(tmp);
         return CACHE_ERROR;
     }
+    /* after the rename, which sets the copy's change time */
+    struct stat st;
+    char seal[CACHE_SEAL_CHARS];
+    if (lstat(copy, &st) == 0 &&
+        entry_path(c, name, ".seal", side, sizeof side) == 0) {
+        cache_seal(&st, seal);
+        write_text(side, seal);
+    }
     return CACHE_BUILT;
+}
+
+/* Whether the copy (whose lstat is st) is as the verifier passed it. */
+static int sealed(const cache *c, const char *name, const struct stat *st)
+{
+    char side[PATH_MAX + 16], was[CACHE_SEAL_CHARS + 1], now[CACHE_SEAL_CHARS];
+    if (entry_path(c, name, ".seal", side, sizeof side) != 0)
+        return 0;
+    read_text(side, was, sizeof was);
+    cache_seal(st, now);
+    return strcmp(was, now) == 0;
 }
 
 /* Under the entry's lock: the copy as it is, or built. */
@@ -294,10 +315,11 @@ static cache_result get_locked(const cache *c, const char *real,
         return CACHE_REFUSED;
     }
     if (lstat(copy, &st) == 0) {
-        if (S_ISREG(st.st_mode) && rewrite_is_copy_of(real, copy) == 1)
+        if (S_ISREG(st.st_mode) && sealed(c, name, &st) &&
+            rewrite_is_copy_of(real, copy) == 1)
             return CACHE_HIT;
-        /* damaged (not one memtap wrote whole), another file's, or not
-         * a file */
+        /* damaged (not one memtap wrote whole), written to since it was
+         * verified, another file's, or not a file */
         unlink(copy);
         cache_result r = build(c, real, copy, name, why, whycap);
         return r == CACHE_BUILT ? CACHE_REBUILT : r;
@@ -349,7 +371,7 @@ static int is_copy(const char *name)
         if (!strchr("0123456789abcdef", name[i]))
             return 0;
     static const char *const sides[] = { ".src", ".refused", ".lock",
-                                         ".libs" };
+                                         ".libs", ".seal" };
     size_t len = strlen(name);
     for (size_t i = 0; i < sizeof sides / sizeof *sides; i++) {
         size_t n = strlen(sides[i]);

@@ -1,11 +1,11 @@
 /*
  * cache/key.h - the name of a rewritten copy in memtap's cache: a hash of
  * the original file's identity (device, inode, size, modification and
- * change times)
- * and of the settings it was rewritten with (the salt), then its base
- * name.  Shared by the memtap command, which fills the cache, and the
- * loader audit module, which finds copies in it while a program runs;
- * header-only so that the audit module links nothing of memtap's.
+ * change times) and of the settings it was rewritten with (the salt),
+ * then its base name; and the seal of a copy the verifier passed, its own
+ * identity then.  Shared by the memtap command, which fills the cache,
+ * and the loader audit module, which finds copies in it while a program
+ * runs; header-only so that the audit module links nothing of memtap's.
  */
 #ifndef MEMTAP_CACHE_KEY_H
 #define MEMTAP_CACHE_KEY_H
@@ -19,6 +19,32 @@
 /* "<16 hex digits>-" before the base name */
 #define CACHE_KEY_CHARS 17
 
+/* A hash of a file's identity: device, inode, size, modification and
+ * change times.  The change time too: a file rewritten in place whose
+ * size and modification time were put back (touch -r) is another file,
+ * and only the kernel sets it. */
+static inline uint64_t cache_file_identity(const struct stat *st)
+{
+    uint64_t id[7] = { (uint64_t)st->st_dev, (uint64_t)st->st_ino,
+                       (uint64_t)st->st_size, (uint64_t)st->st_mtim.tv_sec,
+                       (uint64_t)st->st_mtim.tv_nsec,
+                       (uint64_t)st->st_ctim.tv_sec,
+                       (uint64_t)st->st_ctim.tv_nsec };
+    return fnv1a64(FNV64_OFFSET, id, sizeof id);
+}
+
+/* A copy's seal, KEY-NAME.seal beside it: the identity of the copy as it
+ * was when the verifier passed it, as 16 hex digits and a NUL.  A copy
+ * written to since (whatever was put back) has another. */
+#define CACHE_SEAL_CHARS 17
+static inline void cache_seal(const struct stat *copy, char out[CACHE_SEAL_CHARS])
+{
+    uint64_t h = cache_file_identity(copy);
+    for (int i = 0; i < 16; i++)
+        out[i] = "0123456789abcdef"[(h >> (60 - 4 * i)) & 15];
+    out[16] = '\0';
+}
+
 /* Writes the copy's file name for the original at path (whose stat is st)
  * into out: "<key>-<base name>".  Returns the length, or -1 when it does
  * not fit.  Calls nothing (not even libc's string functions): a traced
@@ -26,14 +52,7 @@
 static inline int cache_entry_name(const char *path, const struct stat *st,
                                    const char *salt, char *out, size_t cap)
 {
-    /* the change time too: a file rewritten in place whose size and
-     * modification time were put back (touch -r) is another file */
-    uint64_t id[7] = { (uint64_t)st->st_dev, (uint64_t)st->st_ino,
-                       (uint64_t)st->st_size, (uint64_t)st->st_mtim.tv_sec,
-                       (uint64_t)st->st_mtim.tv_nsec,
-                       (uint64_t)st->st_ctim.tv_sec,
-                       (uint64_t)st->st_ctim.tv_nsec };
-    uint64_t h = fnv1a64(FNV64_OFFSET, id, sizeof id);
+    uint64_t h = cache_file_identity(st);
     size_t salt_len = 0;
     while (salt[salt_len])
         salt_len++;

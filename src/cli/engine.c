@@ -252,7 +252,7 @@ static cache_result get_copy(engine_plan *p, const char *path, char *copy,
     if ((r == CACHE_BUILT || r == CACHE_REBUILT) && !quiet)
         fprintf(stderr, "memtap: %s %s for the static engine (%.1f s, "
                         "cached)\n",
-                r == CACHE_REBUILT ? "the cached copy was damaged or not this file's; rewrote"
+                r == CACHE_REBUILT ? "the cached copy was damaged, changed since it was verified, or not this file's; rewrote"
                                    : "rewrote",
                 path, seconds() - t0);
     return r;

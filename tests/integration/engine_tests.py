@@ -36,7 +36,7 @@ def info_of(trace):
 
 def rewrote(stderr):
     """The files a run rewrote into the cache, by path."""
-    return re.findall(r"^memtap: (?:rewrote|the cached copy was damaged or not this file's; rewrote) (\S+) for the "
+    return re.findall(r"^memtap: (?:rewrote|the cached copy was damaged, changed since it was verified, or not this file's; rewrote) (\S+) for the "
                       r"static engine", stderr, re.M)
 
 
@@ -387,6 +387,19 @@ def test_engine_openssl():
           "warning" not in p.stderr, "libcrypto rewritten and traced: %s" % p.stderr)
 
 
+def changed_in_place(path, anchor, past):
+    """Flips the byte `past` bytes after anchor in the file at path, in
+    place (same inode and size), and puts its times back."""
+    st = os.stat(path)
+    data = bytearray(open(path, "rb").read())
+    at = data.find(anchor)
+    check(at >= 0, "%s in %s" % (anchor, path))
+    data[at + past] ^= 0xff
+    with open(path, "r+b") as f:
+        f.write(data)
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+
+
 def test_engine_cache_changed_and_damaged():
     """A changed program gets a new copy; a damaged copy is rebuilt with a
     message; `cache clear` empties the cache."""
@@ -404,7 +417,14 @@ def test_engine_cache_changed_and_damaged():
         with open(c, "r+b") as f:
             f.truncate(4096)
     _, p = run(exe)
-    check("the cached copy was damaged or not this file's; rewrote %s" % exe in p.stderr, "damaged copy rebuilt: %s" % p.stderr)
+    check("the cached copy was damaged, changed since it was verified, or not this file's; rewrote %s" % exe in p.stderr, "damaged copy rebuilt: %s" % p.stderr)
+    # one byte of the copy's segment changed in place, its size and times
+    # put back: the seal (the copy's change time) tells
+    copy = [c for c in copies if os.path.getsize(c) > 4096][0]  # the one rebuilt
+    changed_in_place(copy, b"MTREWR01", 200)
+    _, p = run(exe)
+    check("the cached copy was damaged, changed since it was verified, or not this file's; rewrote %s" % exe in p.stderr,
+          "a copy changed in place is rebuilt: %s" % p.stderr)
     out = memtap("cache", "clear", env={"MEMTAP_CACHE_DIR": CACHE}).stdout
     check(re.match(r"removed \d+ files", out), "cache clear: %s" % out)
     check_eq(memtap("cache", "ls", env={"MEMTAP_CACHE_DIR": CACHE}).stdout, "", "empty after clear")
@@ -513,6 +533,15 @@ def test_engine_dlopen():
           "the plugin was rewritten and traced: %s" % p.stderr)
     heap = [l for l in show(trace) if l.startswith("M$")]
     check(any(l.endswith(",77") and "plugin_make" in l for l in heap), "the plugin's malloc: %s" % heap)
+    # its copy changed in place since: the audit module has it made again
+    copy = [l.split()[1] for l in memtap("cache", "ls", env={"MEMTAP_CACHE_DIR": CACHE}).stdout.splitlines()
+            if l.endswith("libplugin.so")][0]
+    was = open(copy, "rb").read()
+    changed_in_place(copy, b"MTREWR01", 200)
+    trace, p = run(prog("dlopener"), os.path.realpath(plugin))
+    check_eq(open(copy, "rb").read(), was, "the plugin's copy made again")
+    heap = [l for l in show(trace) if l.startswith("M$")]
+    check(any(l.endswith(",77") and "plugin_make" in l for l in heap), "the plugin's malloc again: %s" % heap)
 
 
 def test_engine_libc_loads():
@@ -1004,7 +1033,7 @@ def test_engine_cache_private():
     shutil.copy(other, copy)
     _, p = run(exe, env=env, out="private.mtr")
     check_eq(p.stdout, native.stdout, "a foreign copy: the run")
-    check("the cached copy was damaged or not this file's; rewrote %s" % exe in p.stderr,
+    check("the cached copy was damaged, changed since it was verified, or not this file's; rewrote %s" % exe in p.stderr,
           "a foreign copy rebuilt: %s" % p.stderr)
 
 
