@@ -101,6 +101,8 @@ typedef struct tracer_hand {
 typedef struct tracer_thread {
     _Atomic uint32_t owner;          /* tid of the owning thread, 0 = free */
     atomic_int lock;                 /* try-lock over the buffer */
+    _Atomic uintptr_t holder;        /* lock_holder() of the thread that
+                                        holds it, 0 (or not yet said) */
     uint32_t tid;
     uint32_t n;                      /* records in the buffer */
     uint8_t *buf;                    /* packed records and access runs */
@@ -989,8 +991,46 @@ static void flush_if_due(tracer_thread *t)
         flush_locked(t);
 }
 
-static int try_lock(tracer_thread *t) { return spin_try(&t->lock); }
-static void unlock(tracer_thread *t) { spin_release(&t->lock); }
+/* Who the calling thread is, as a buffer's lock remembers it (the address
+ * of one of its thread-local variables: no system call). */
+static uintptr_t lock_holder(void) { return (uintptr_t)&tls_self; }
+
+static int try_lock(tracer_thread *t)
+{
+    if (!spin_try(&t->lock))
+        return 0;
+    atomic_store_explicit(&t->holder, lock_holder(), memory_order_relaxed);
+    return 1;
+}
+
+static void unlock(tracer_thread *t)
+{
+    atomic_store_explicit(&t->holder, 0, memory_order_relaxed);
+    spin_release(&t->lock);
+}
+
+/* Takes t's lock, waiting while another thread holds it for a moment
+ * (the writer packing t's offered entries, a thread writing every buffer
+ * as the process ends: a record lost to either made runs of threaded
+ * programs incomplete now and then); 0 at once when this thread holds it
+ * (a signal handler's record in the middle of the thread's own), or after
+ * LOCK_PATIENCE_NS. */
+#define LOCK_PATIENCE_NS 2000000
+static int lock_waiting(tracer_thread *t)
+{
+    long long since = 0;
+    while (!try_lock(t)) {
+        if (atomic_load_explicit(&t->holder, memory_order_relaxed) ==
+            lock_holder())
+            return 0;
+        long long now = raw_clock_ns(CLOCK_MONOTONIC);
+        since = since ? since : now;
+        if (now - since > LOCK_PATIENCE_NS)
+            return 0;
+        raw_syscall3(SYS_sched_yield, 0, 0, 0);
+    }
+    return 1;
+}
 
 static void settle_jobs(tracer_thread *t, uint32_t keep);
 
@@ -999,7 +1039,7 @@ static void append(tracer_thread *t, uint8_t kind, uint8_t flags,
                    uint64_t aux, uint32_t count)
 {
     settle_jobs(t, 0); /* the thread's offered accesses come first */
-    if (!try_lock(t)) {
+    if (!lock_waiting(t)) {
         lose(1, 0);
         return;
     }
@@ -1216,7 +1256,7 @@ int tracer_append_entries(const trace_entry *e, const trace_entry *end)
     tracer_thread *t = self();
     if (t)
         settle_jobs(t, 0);
-    if (t && try_lock(t)) {
+    if (t && lock_waiting(t)) {
         pack_entries_locked(t, e, end);
         unlock(t);
     } else {
