@@ -89,7 +89,7 @@ static int copy_path(const char *path, const struct stat *st)
 static int usable_copy(const char *path)
 {
     struct stat st;
-    char side[PATH_MAX + 8], was[CACHE_SEAL_CHARS + 1], now[CACHE_SEAL_CHARS];
+    char side[PATH_MAX + 8], was[CACHE_SEAL_CHARS + 1];
     if (lstat(path, &st) != 0 || !S_ISREG(st.st_mode) || access(path, R_OK) != 0)
         return 0;
     snprintf(side, sizeof side, "%s.seal", path);
@@ -99,9 +99,7 @@ static int usable_copy(const char *path)
     ssize_t n = read(fd, was, sizeof was - 1);
     close(fd);
     was[n > 0 ? n : 0] = '\0';
-    was[strcspn(was, "\n")] = '\0';
-    cache_seal(&st, now);
-    return strcmp(was, now) == 0;
+    return cache_seal_is(&st, was);
 }
 
 /* Runs `memtap cache add --dir DIR -q PATH` and waits for it. */

@@ -294,12 +294,11 @@ static cache_result build(const cache *c, const char *real, const char *copy,
 /* Whether the copy (whose lstat is st) is as the verifier passed it. */
 static int sealed(const cache *c, const char *name, const struct stat *st)
 {
-    char side[PATH_MAX + 16], was[CACHE_SEAL_CHARS + 1], now[CACHE_SEAL_CHARS];
+    char side[PATH_MAX + 16], was[CACHE_SEAL_CHARS + 1];
     if (entry_path(c, name, ".seal", side, sizeof side) != 0)
         return 0;
     read_text(side, was, sizeof was);
-    cache_seal(st, now);
-    return strcmp(was, now) == 0;
+    return cache_seal_is(st, was);
 }
 
 /* Under the entry's lock: the copy as it is, or built. */

@@ -45,6 +45,17 @@ static inline void cache_seal(const struct stat *copy, char out[CACHE_SEAL_CHARS
     out[16] = '\0';
 }
 
+/* Whether text (a seal file's, up to its end of line) is copy's seal. */
+static inline int cache_seal_is(const struct stat *copy, const char *text)
+{
+    char now[CACHE_SEAL_CHARS];
+    cache_seal(copy, now);
+    for (int i = 0; i < 16; i++)
+        if (text[i] != now[i])
+            return 0;
+    return text[16] == '\0' || text[16] == '\n';
+}
+
 /* Writes the copy's file name for the original at path (whose stat is st)
  * into out: "<key>-<base name>".  Returns the length, or -1 when it does
  * not fit.  Calls nothing (not even libc's string functions): a traced
