@@ -91,7 +91,7 @@ typedef struct sym_list {
 } sym_list;
 
 /* Keeps a function or object symbol defined in the file, its name without
- * a version ("@...") and demangled. */
+ * a version ("@..."); a C++ name is demangled later (demangled()). */
 static int add_symbol(void *arg, const GElf_Sym *s, const char *name)
 {
     sym_list *l = arg;
@@ -102,16 +102,19 @@ static int add_symbol(void *arg, const GElf_Sym *s, const char *name)
     sym_tmp *t = array_push((void **)&l->v, &l->n, &l->cap, sizeof *t);
     if (!t)
         return ELF_E_NOMEM;
-    char *dem = strchr(name, '@') ? strndup(name, strcspn(name, "@"))
-                                  : symbols_demangle(name);
-    if (dem && keep_name(l->img, dem) != 0) {
-        free(dem);
-        dem = NULL;
+    int versioned = strchr(name, '@') != NULL;
+    char *bare = versioned ? strndup(name, strcspn(name, "@")) : NULL;
+    if (bare && keep_name(l->img, bare) != 0) {
+        free(bare);
+        bare = NULL;
     }
     t->s.addr = s->st_value;
     t->s.size = s->st_size;
-    t->s.name = dem ? dem : name;
+    t->s.name = bare ? bare : name;
     t->s.is_func = type != STT_OBJECT;
+    /* demangled when a lookup first returns it: most never are (node's
+     * run spent half a second demangling its whole table) */
+    t->s.mangled = !versioned && strncmp(name, "_Z", 2) == 0;
     t->rank = elf_symbol_rank(s, name);
     return 0;
 }
@@ -289,11 +292,27 @@ static int contains(const elf_symbol *s, uint64_t addr)
     return addr == s->addr || (addr > s->addr && addr - s->addr < s->size);
 }
 
+/* s, its name demangled now if it is a C++ one not yet (the image's
+ * symbols are its own: a lookup may finish one). */
+static const elf_symbol *demangled(const elf_image *img, const elf_symbol *s)
+{
+    if (!s || !s->mangled)
+        return s;
+    elf_symbol *w = (elf_symbol *)s;
+    char *dem = symbols_demangle(s->name);
+    if (dem && keep_name((elf_image *)img, dem) == 0)
+        w->name = dem;
+    else
+        free(dem);
+    w->mangled = 0;
+    return s;
+}
+
 const elf_symbol *elf_image_symbol_named(const elf_image *img,
                                          const char *name)
 {
     for (size_t i = 0; i < img->nsyms; i++)
-        if (strcmp(img->syms[i].name, name) == 0)
+        if (strcmp(demangled(img, &img->syms[i])->name, name) == 0)
             return &img->syms[i];
     return NULL;
 }
@@ -317,7 +336,7 @@ const elf_symbol *elf_image_symbol(const elf_image *img, uint64_t addr,
         if (best && s->addr < best->addr)
             break;
     }
-    return best;
+    return demangled(img, best);
 }
 
 const elf_section *elf_image_section(const elf_image *img, uint64_t addr)

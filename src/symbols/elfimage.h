@@ -14,8 +14,11 @@
 typedef struct elf_symbol {
     uint64_t addr;
     uint64_t size;
-    const char *name;     /* demangled when it was a C++ name */
+    const char *name;     /* demangled when it was a C++ name (once a
+                             lookup has returned it) */
     uint8_t is_func;
+    uint8_t mangled;      /* name is still the C++ one: demangled when a
+                             lookup returns it */
 } elf_symbol;
 
 typedef struct elf_section {
