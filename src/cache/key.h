@@ -33,15 +33,20 @@ static inline uint64_t cache_file_identity(const struct stat *st)
     return fnv1a64(FNV64_OFFSET, id, sizeof id);
 }
 
+/* Writes h as 16 hexadecimal digits at out. */
+static inline void cache_hex16(uint64_t h, char *out)
+{
+    for (int i = 0; i < 16; i++)
+        out[i] = "0123456789abcdef"[(h >> (60 - 4 * i)) & 15];
+}
+
 /* A copy's seal, KEY-NAME.seal beside it: the identity of the copy as it
  * was when the verifier passed it, as 16 hex digits and a NUL.  A copy
  * written to since (whatever was put back) has another. */
 #define CACHE_SEAL_CHARS 17
 static inline void cache_seal(const struct stat *copy, char out[CACHE_SEAL_CHARS])
 {
-    uint64_t h = cache_file_identity(copy);
-    for (int i = 0; i < 16; i++)
-        out[i] = "0123456789abcdef"[(h >> (60 - 4 * i)) & 15];
+    cache_hex16(cache_file_identity(copy), out);
     out[16] = '\0';
 }
 
@@ -72,9 +77,8 @@ static inline int cache_entry_name(const char *path, const struct stat *st,
     for (const char *p = path; *p; p++)
         if (*p == '/')
             base = p + 1;
-    size_t n = 0;
-    for (int i = 0; i < 16; i++)
-        out[n++] = "0123456789abcdef"[(h >> (60 - 4 * i)) & 15];
+    cache_hex16(h, out);
+    size_t n = 16;
     out[n++] = '-';
     for (; *base; base++) {
         if (n + 1 >= cap)

@@ -1178,7 +1178,6 @@ static int spans_blocks(const cfg_block *b, size_t nb, const window *win)
     return 0;
 }
 
-/* Whether the file's byte at `at` is below 0x80. */
 /* Whether the file's byte at `at`, as the last of a jump that shares it,
  * lets the jump reach stubs: below 0x80 (a jump forward), and high
  * enough that the 16 MiB it leaves free reach past the trampolines (by
@@ -1379,9 +1378,9 @@ static size_t rewrite_chain(rewriter *r, size_t bi, insn_list *list)
 
 /* The int3 site at pc (not a string operation's, whose handler records
  * it), or NULL: traps are sorted by pc. */
-static const mt_trap *site_trap(const rewriter *r, uint64_t pc)
+static mt_trap *site_trap(const rewriter *r, uint64_t pc)
 {
-    const mt_trap *t = r->traps.v;
+    mt_trap *t = r->traps.v;
     size_t i = BISECT_AFTER(t, r->traps.n, pc, pc);
     return i > 0 && t[i - 1].pc == pc && !t[i - 1].string ? &t[i - 1] : NULL;
 }
@@ -1587,19 +1586,18 @@ static int write_held_jumps(rewriter *r, stub_space *st)
 static int islands_for_places(rewriter *r)
 {
     const uint64_t *pc = r->placed.v;
-    mt_trap *t = r->traps.v;
     for (size_t i = 0; i < r->placed.n; i++) {
-        size_t k = BISECT_AFTER(t, r->traps.n, pc, pc[i]);
+        mt_trap *t = site_trap(r, pc[i]);
         int64_t off = elf_input_offset(r->in, pc[i], 2);
-        if (!k || t[k - 1].pc != pc[i] || t[k - 1].string || off < 0)
+        if (!t || off < 0)
             continue;
-        uint64_t at = island_for(r, pc[i] + 2, &t[k - 1]);
+        uint64_t at = island_for(r, pc[i] + 2, t);
         if (!at)
             continue;
         uint8_t *b = elf_input_patch(r->in, (size_t)off, 2);
         b[0] = 0xeb;
         b[1] = (uint8_t)(int8_t)(at - (pc[i] + 2));
-        t[k - 1].jumped = 1;
+        t->jumped = 1;
         r->rep->traps--;
         r->rep->places_jumped++;
     }
