@@ -57,16 +57,15 @@ typedef struct frame_scan {
     int bad;
 } frame_scan;
 
-static int is_reg(const ZydisDecodedOperand *o, ZydisRegister r)
+static int is_reg(const x86_operand *o, x86_reg r)
 {
-    return o->type == ZYDIS_OPERAND_TYPE_REGISTER && o->reg.value == r;
+    return o->type == X86_OPND_REG && o->reg == r;
 }
 
 static int sets_frame(const x86_insn *x)
 {
-    return x->zi.mnemonic == ZYDIS_MNEMONIC_MOV &&
-           is_reg(&x->zops[0], ZYDIS_REGISTER_RBP) &&
-           is_reg(&x->zops[1], ZYDIS_REGISTER_RSP);
+    return x->op == X86_OP_MOV && is_reg(&x->ops[0], X86_REG_RBP) &&
+           is_reg(&x->ops[1], X86_REG_RSP);
 }
 
 static void find_frame_setup(const x86_insn *x, void *arg)
@@ -77,18 +76,16 @@ static void find_frame_setup(const x86_insn *x, void *arg)
 static void scan_frame(const x86_insn *x, void *arg)
 {
     frame_scan *f = arg;
-    const ZydisDecodedInstruction *zi = &x->zi;
     if (f->leaving && x->flow != X86_FLOW_RET && x->flow != X86_FLOW_JUMP &&
         x->flow != X86_FLOW_IJUMP)
         f->bad = 1;
     f->leaving = 0;
-    if (!(x->writes & (1u << x86_gpr_index(ZYDIS_REGISTER_RBP))))
+    if (!(x->writes & (1u << x86_gpr_index(X86_REG_RBP))))
         return;
     if (sets_frame(x) && f->entry_block && f->from == NO_FRAME)
         f->from = x->addr + x->length;
-    else if (zi->mnemonic == ZYDIS_MNEMONIC_LEAVE ||
-             (zi->mnemonic == ZYDIS_MNEMONIC_POP &&
-              is_reg(&x->zops[0], ZYDIS_REGISTER_RBP)))
+    else if (x->op == X86_OP_LEAVE ||
+             (x->op == X86_OP_POP && is_reg(&x->ops[0], X86_REG_RBP)))
         f->leaving = 1;
     else
         f->bad = 1;
@@ -180,16 +177,15 @@ static void walk_insn(const x86_insn *x, void *arg)
         s->size = m->size;
         s->read = m->read;
         s->write = m->write;
-        s->stack = m->stack || (m->base == ZYDIS_REGISTER_RBP &&
-                                m->segment == ZYDIS_REGISTER_NONE &&
+        s->stack = m->stack || (m->base == X86_REG_RBP &&
+                                m->segment == X86_REG_NONE &&
                                 x->addr >= w->frame_from);
         s->implicit = m->implicit != X86_IMPL_NONE;
-        if (m->segment == ZYDIS_REGISTER_NONE && m->base == ZYDIS_REGISTER_RIP) {
+        if (m->segment == X86_REG_NONE && m->base == X86_REG_RIP) {
             s->fixed = 1;
             s->target = m->target;
-        } else if (m->segment == ZYDIS_REGISTER_NONE &&
-                   m->base == ZYDIS_REGISTER_NONE &&
-                   m->index == ZYDIS_REGISTER_NONE && w->img->type == ET_EXEC) {
+        } else if (m->segment == X86_REG_NONE && m->base == X86_REG_NONE &&
+                   m->index == X86_REG_NONE && w->img->type == ET_EXEC) {
             s->fixed = 1;
             s->target = (uint64_t)m->disp;
         }

@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
-static bid_reg reg_of(ZydisRegister r, uint8_t scale,
+static bid_reg reg_of(x86_reg r, uint8_t scale,
                       const uint16_t inc[BID_NREGS])
 {
     bid_reg out = {0, 0, 0};
@@ -15,7 +15,7 @@ static bid_reg reg_of(ZydisRegister r, uint8_t scale,
     if (g < 0 || g >= BID_NREGS)
         return out;
     out.id = (uint8_t)(g + 1);
-    if (ZydisRegisterGetWidth(ZYDIS_MACHINE_MODE_LONG_64, r) == 32)
+    if (x86_reg_width(r) == 32)
         out.id |= BID_REG32;
     out.scale = scale ? scale : 1;
     out.inc = inc[g];
@@ -26,21 +26,21 @@ int bid_from_mem(const x86_mem *m, const uint16_t inc[BID_NREGS],
                  const code_image *img, bid_expr *e)
 {
     memset(e, 0, sizeof *e);
-    int has_base = m->base != ZYDIS_REGISTER_NONE;
-    int has_index = m->index != ZYDIS_REGISTER_NONE;
-    if (m->segment != ZYDIS_REGISTER_NONE) {
+    int has_base = m->base != X86_REG_NONE;
+    int has_index = m->index != X86_REG_NONE;
+    if (m->segment != X86_REG_NONE) {
         /* Thread-local data: the segment base is the (stable) base
          * register, the address register becomes the index. */
         if (has_base && has_index)
             return -1;
         e->tmpl = BID_RRI;
-        e->r1.id = m->segment == ZYDIS_REGISTER_FS ? BID_FS : BID_GS;
+        e->r1.id = m->segment == X86_REG_FS ? BID_FS : BID_GS;
         e->r1.scale = 1;
         e->r2 = has_base ? reg_of(m->base, 1, inc) : reg_of(m->index, m->scale, inc);
         e->imm = m->disp;
         return 0;
     }
-    if (m->base == ZYDIS_REGISTER_RIP || m->base == ZYDIS_REGISTER_EIP) {
+    if (m->base == X86_REG_RIP || m->base == X86_REG_EIP) {
         e->tmpl = BID_IRR;
         e->imm = (int64_t)m->target;
         return 0;

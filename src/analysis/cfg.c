@@ -106,15 +106,12 @@ static int exec_addr(const code_image *img, uint64_t v);
 /* Notes the code addresses x takes rip-relative (the collect pass). */
 static void note_data_refs(walker *w, const x86_insn *x)
 {
-    for (uint8_t i = 0; i < x->zi.operand_count_visible; i++) {
-        const ZydisDecodedOperand *op = &x->zops[i];
-        ZyanU64 t;
-        if (op->type != ZYDIS_OPERAND_TYPE_MEMORY ||
-            op->mem.base != ZYDIS_REGISTER_RIP ||
-            !ZYAN_SUCCESS(ZydisCalcAbsoluteAddress(&x->zi, op, x->addr, &t)))
+    for (uint8_t i = 0; i < x->nvisible; i++) {
+        const x86_operand *op = &x->ops[i];
+        if (op->type != X86_OPND_MEM || op->base != X86_REG_RIP)
             continue;
-        uint64_t *p;
-        if (x->zi.mnemonic == ZYDIS_MNEMONIC_LEA) {
+        uint64_t t = op->target, *p;
+        if (x->op == X86_OP_LEA) {
             if ((p = vec_push(&w->leas)) != NULL)
                 *p = t;
             else
@@ -209,21 +206,15 @@ static const x86_insn *writer_of(const walker *w, unsigned before, int gpr)
     return NULL;
 }
 
-static const ZydisDecodedOperand *visible(const x86_insn *x, unsigned i)
-{
-    return i < x->zi.operand_count_visible ? &x->zops[i] : NULL;
-}
-
 /* The entry count `cmp $N, ...` then j says (ja: N+1, jae: N), or 0. */
 static uint32_t bound_of(const x86_insn *c, const x86_insn *j)
 {
-    if (j->mnemonic != ZYDIS_MNEMONIC_JNBE && j->mnemonic != ZYDIS_MNEMONIC_JNB)
+    if (j->op != X86_OP_JNBE && j->op != X86_OP_JNB)
         return 0;
-    const ZydisDecodedOperand *imm = visible(c, 1);
-    if (c->mnemonic != ZYDIS_MNEMONIC_CMP || !imm ||
-        imm->type != ZYDIS_OPERAND_TYPE_IMMEDIATE)
+    const x86_operand *imm = x86_visible(c, 1);
+    if (c->op != X86_OP_CMP || !imm || imm->type != X86_OPND_IMM)
         return 0;
-    uint64_t n = imm->imm.value.u + (j->mnemonic == ZYDIS_MNEMONIC_JNBE);
+    uint64_t n = (uint64_t)imm->value + (j->op == X86_OP_JNBE);
     return n > 0 && n <= MAX_TABLE ? (uint32_t)n : 0;
 }
 
@@ -233,35 +224,32 @@ static uint32_t table_bound(const walker *w, unsigned before)
 {
     for (unsigned i = before; i-- > 1;) {
         const x86_insn *j = run_at(w, i);
-        if (j->mnemonic == ZYDIS_MNEMONIC_JNBE || j->mnemonic == ZYDIS_MNEMONIC_JNB)
+        if (j->op == X86_OP_JNBE || j->op == X86_OP_JNB)
             return bound_of(run_at(w, i - 1), j);
     }
     return 0;
 }
 
-static int is_abs_table_mem(const ZydisDecodedOperand *op)
+static int is_abs_table_mem(const x86_operand *op)
 {
-    return op && op->type == ZYDIS_OPERAND_TYPE_MEMORY &&
-           op->mem.base == ZYDIS_REGISTER_NONE &&
-           op->mem.index != ZYDIS_REGISTER_NONE && op->mem.scale == 8 &&
-           op->mem.disp.has_displacement;
+    return op && op->type == X86_OPND_MEM && op->base == X86_REG_NONE &&
+           op->index != X86_REG_NONE && op->scale == 8 && op->value != 0;
 }
 
 /* Whether `ld` loads a 32-bit table entry: `movslq (%b,%r,4),%x`, or
  * (GCC -O0) `mov M,%eax; cltq`, which only counts with a bound. */
-static int loads_entry(const walker *w, const x86_insn *ld, ZydisRegister b,
+static int loads_entry(const walker *w, const x86_insn *ld, x86_reg b,
                        int bounded)
 {
-    if (ld->mnemonic == ZYDIS_MNEMONIC_CDQE) {
+    if (ld->op == X86_OP_CDQE) {
         const x86_insn *mov = writer_of(w, run_pos(w, ld), 0);
-        const ZydisDecodedOperand *m = mov ? visible(mov, 1) : NULL;
-        return bounded && mov && mov->mnemonic == ZYDIS_MNEMONIC_MOV && m &&
-               m->type == ZYDIS_OPERAND_TYPE_MEMORY && m->size == 32;
+        const x86_operand *m = mov ? x86_visible(mov, 1) : NULL;
+        return bounded && mov && mov->op == X86_OP_MOV && m &&
+               m->type == X86_OPND_MEM && m->size == 32;
     }
-    const ZydisDecodedOperand *m = visible(ld, 1);
-    return ld->mnemonic == ZYDIS_MNEMONIC_MOVSXD && m &&
-           m->type == ZYDIS_OPERAND_TYPE_MEMORY && m->size == 32 &&
-           x86_gpr_index(m->mem.base) == x86_gpr_index(b);
+    const x86_operand *m = x86_visible(ld, 1);
+    return ld->op == X86_OP_MOVSXD && m && m->type == X86_OPND_MEM &&
+           m->size == 32 && x86_gpr_index(m->base) == x86_gpr_index(b);
 }
 
 /* For `add %b,%x` at position ai of the run: the table T of
@@ -270,20 +258,18 @@ static int rel_table(const walker *w, unsigned ai, int bounded,
                      uint64_t *table)
 {
     const x86_insn *add = run_at(w, ai);
-    const ZydisDecodedOperand *o0 = visible(add, 0), *o1 = visible(add, 1);
-    if (!o0 || !o1 || o0->type != ZYDIS_OPERAND_TYPE_REGISTER ||
-        o1->type != ZYDIS_OPERAND_TYPE_REGISTER)
+    const x86_operand *o0 = x86_visible(add, 0), *o1 = x86_visible(add, 1);
+    if (!o0 || !o1 || o0->type != X86_OPND_REG || o1->type != X86_OPND_REG)
         return 0;
     for (int k = 0; k < 2; k++) {
-        ZydisRegister x = (k ? o1 : o0)->reg.value, b = (k ? o0 : o1)->reg.value;
+        x86_reg x = (k ? o1 : o0)->reg, b = (k ? o0 : o1)->reg;
         const x86_insn *ld = writer_of(w, ai, x86_gpr_index(x));
         const x86_insn *lea = writer_of(w, ai, x86_gpr_index(b));
-        const ZydisDecodedOperand *a = lea ? visible(lea, 1) : NULL;
-        if (!ld || !lea || lea->mnemonic != ZYDIS_MNEMONIC_LEA || !a ||
-            a->type != ZYDIS_OPERAND_TYPE_MEMORY ||
-            a->mem.base != ZYDIS_REGISTER_RIP || !loads_entry(w, ld, b, bounded))
+        const x86_operand *a = lea ? x86_visible(lea, 1) : NULL;
+        if (!ld || !lea || lea->op != X86_OP_LEA || !a || a->type != X86_OPND_MEM ||
+            a->base != X86_REG_RIP || !loads_entry(w, ld, b, bounded))
             continue;
-        *table = lea->addr + lea->length + (uint64_t)a->mem.disp.value;
+        *table = lea->addr + lea->length + (uint64_t)a->value;
         return 1;
     }
     return 0;
@@ -299,19 +285,19 @@ static int jump_table(walker *w)
 {
     unsigned ji = w->nring - 1;
     const x86_insn *j = run_at(w, ji);
-    const ZydisDecodedOperand *op = visible(j, 0);
+    const x86_operand *op = x86_visible(j, 0);
     uint64_t table = 0;
     int rel = 0;
     uint32_t bound = table_bound(w, ji);
     if (is_abs_table_mem(op)) {
-        table = (uint64_t)op->mem.disp.value;
-    } else if (op && op->type == ZYDIS_OPERAND_TYPE_REGISTER) {
-        const x86_insn *wr = writer_of(w, ji, x86_gpr_index(op->reg.value));
+        table = (uint64_t)op->value;
+    } else if (op && op->type == X86_OPND_REG) {
+        const x86_insn *wr = writer_of(w, ji, x86_gpr_index(op->reg));
         if (!wr)
             return 0;
-        if (wr->mnemonic == ZYDIS_MNEMONIC_MOV && is_abs_table_mem(visible(wr, 1)))
-            table = (uint64_t)visible(wr, 1)->mem.disp.value;
-        else if (wr->mnemonic == ZYDIS_MNEMONIC_ADD &&
+        if (wr->op == X86_OP_MOV && is_abs_table_mem(x86_visible(wr, 1)))
+            table = (uint64_t)x86_visible(wr, 1)->value;
+        else if (wr->op == X86_OP_ADD &&
                  rel_table(w, run_pos(w, wr), bound > 0, &table))
             rel = 1;
         else
@@ -448,44 +434,38 @@ static int decode_at(walker *w, uint64_t a, x86_insn *x)
  * label whose address the code takes, not a table (the collect pass). */
 static void note_label(walker *w, const x86_insn *j)
 {
-    const ZydisDecodedOperand *t = &j->zops[0];
-    if (t->type != ZYDIS_OPERAND_TYPE_REGISTER || !w->nring)
+    const x86_operand *t = &j->ops[0];
+    if (t->type != X86_OPND_REG || !w->nring)
         return;
-    int gpr = x86_gpr_index(t->reg.value);
+    int gpr = x86_gpr_index(t->reg);
     unsigned before = w->nring - 1; /* the jump is the run's last */
     for (int steps = 0; steps < RING; steps++) {
         const x86_insn *x = writer_of(w, before, gpr);
         if (!x)
             return;
-        if (x->mnemonic == ZYDIS_MNEMONIC_LEA && x->zops[1].mem.base == ZYDIS_REGISTER_RIP) {
-            ZyanU64 l;
-            if (ZYAN_SUCCESS(ZydisCalcAbsoluteAddress(&x->zi, &x->zops[1], x->addr, &l))) {
-                uint64_t *p = vec_push(&w->labels);
-                if (p)
-                    *p = l;
-                else
-                    w->oom = 1;
-            }
+        if (x->op == X86_OP_LEA && x->ops[1].base == X86_REG_RIP) {
+            uint64_t *p = vec_push(&w->labels);
+            if (p)
+                *p = x->ops[1].target;
+            else
+                w->oom = 1;
             return;
         }
         /* r = r + a (add, sub, lea (r,a)): L may come through a, else
          * through r's value before */
         int other = -1;
-        if (x->mnemonic == ZYDIS_MNEMONIC_ADD || x->mnemonic == ZYDIS_MNEMONIC_SUB)
-            other = x->zops[1].type == ZYDIS_OPERAND_TYPE_REGISTER
-                        ? x86_gpr_index(x->zops[1].reg.value) : -1;
-        else if (x->mnemonic == ZYDIS_MNEMONIC_LEA &&
-                 x86_gpr_index(x->zops[1].mem.base) == gpr)
-            other = x86_gpr_index(x->zops[1].mem.index);
-        else if (x->mnemonic == ZYDIS_MNEMONIC_LEA &&
-                 x86_gpr_index(x->zops[1].mem.index) == gpr)
-            other = x86_gpr_index(x->zops[1].mem.base);
+        const x86_operand *o1 = &x->ops[1];
+        if (x->op == X86_OP_ADD || x->op == X86_OP_SUB)
+            other = o1->type == X86_OPND_REG ? x86_gpr_index(o1->reg) : -1;
+        else if (x->op == X86_OP_LEA && x86_gpr_index(o1->base) == gpr)
+            other = x86_gpr_index(o1->index);
+        else if (x->op == X86_OP_LEA && x86_gpr_index(o1->index) == gpr)
+            other = x86_gpr_index(o1->base);
         else
             return;
         before = run_pos(w, x);
         const x86_insn *y = other >= 0 ? writer_of(w, before, other) : NULL;
-        if (y && y->mnemonic == ZYDIS_MNEMONIC_LEA &&
-            y->zops[1].mem.base == ZYDIS_REGISTER_RIP)
+        if (y && y->op == X86_OP_LEA && y->ops[1].base == X86_REG_RIP)
             gpr = other;
     }
 }
@@ -561,7 +541,7 @@ static void decode_run(walker *w, uint64_t a)
                 return;
             if (w->collect && (!w->in_gap || w->in_gap_func))
                 note_label(w, x);
-            if (x->nmem && x->mem[0].base == ZYDIS_REGISTER_RIP)
+            if (x->nmem && x->mem[0].base == X86_REG_RIP)
                 w->stats->pointer_jumps++;
             else if (!jump_table(w))
                 w->stats->unresolved_ijumps++;

@@ -41,21 +41,19 @@ static int is_exec(const code_image *img, uint64_t a)
  * may be a relative jump table. */
 static void note_rip_refs(sweeper *s, const x86_insn *x)
 {
-    for (uint8_t i = 0; i < x->zi.operand_count_visible; i++) {
-        const ZydisDecodedOperand *op = &x->zops[i];
-        ZyanU64 t;
-        if (op->type == ZYDIS_OPERAND_TYPE_IMMEDIATE && !op->imm.is_relative &&
-            op->size >= 32 && is_exec(s->img, op->imm.value.u)) {
-            mark(s->m, op->imm.value.u, ENTRY_MAY);
+    for (uint8_t i = 0; i < x->nvisible; i++) {
+        const x86_operand *op = &x->ops[i];
+        if (op->type == X86_OPND_IMM && !op->imm_relative && op->size >= 32 &&
+            is_exec(s->img, (uint64_t)op->value)) {
+            mark(s->m, (uint64_t)op->value, ENTRY_MAY);
             continue;
         }
-        if (op->type != ZYDIS_OPERAND_TYPE_MEMORY ||
-            op->mem.base != ZYDIS_REGISTER_RIP ||
-            !ZYAN_SUCCESS(ZydisCalcAbsoluteAddress(&x->zi, op, x->addr, &t)))
+        if (op->type != X86_OPND_MEM || op->base != X86_REG_RIP)
             continue;
+        uint64_t t = op->target;
         if (is_exec(s->img, t)) {
             mark(s->m, t, ENTRY_MAY);
-        } else if (x->mnemonic == ZYDIS_MNEMONIC_LEA) {
+        } else if (x->op == X86_OP_LEA) {
             uint64_t *b = vec_push(&s->bases);
             if (b)
                 *b = t;

@@ -7,7 +7,7 @@
  */
 #include "rewrite/liveness.h"
 
-#include "rewrite/emit.h"
+#include "x86/emit.h"
 
 #include <stdlib.h>
 

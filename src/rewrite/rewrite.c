@@ -23,7 +23,7 @@
 #include "analysis/analysis.h"
 #include "analysis/entries.h"
 #include "rewrite/elf_input.h"
-#include "rewrite/emit.h"
+#include "x86/emit.h"
 #include "rewrite/liveness.h"
 #include "rewrite/stubs.h"
 #include "rewrite/window.h"
@@ -166,13 +166,12 @@ static int note_kept_branches(rewriter *r, const x86_insn *v, size_t i,
                               size_t j)
 {
     for (size_t k = i; k < j; k++) {
-        const ZydisDecodedInstruction *zi = &v[k].zi;
-        unsigned size = zi->raw.imm[0].size;
+        unsigned size = v[k].branch_size;
         if ((v[k].flow == X86_FLOW_JUMP || v[k].flow == X86_FLOW_JCC ||
              v[k].flow == X86_FLOW_CALL) && v[k].target &&
-            zi->raw.imm[0].is_relative && (size == 32 || size == 8) &&
+            (size == 32 || size == 8) &&
             agreed(r->em, &v[k]) && /* its field is not another's bytes */
-            add_branch(r, v[k].addr + zi->raw.imm[0].offset, v[k].target,
+            add_branch(r, v[k].addr + v[k].branch_at, v[k].target,
                        size == 8 ? v[k].addr + v[k].length : 0) != 0)
             return -1;
     }
@@ -631,40 +630,24 @@ static uint32_t selected_in(const rewriter *r, const x86_insn *insn,
 static int string_op(const x86_insn *in, mt_trap *t)
 {
     uint8_t kind;
-    switch (in->mnemonic) {
-    case ZYDIS_MNEMONIC_MOVSB: case ZYDIS_MNEMONIC_MOVSW:
-    case ZYDIS_MNEMONIC_MOVSD: case ZYDIS_MNEMONIC_MOVSQ:
-        kind = MT_STRING_MOVS;
-        break;
-    case ZYDIS_MNEMONIC_STOSB: case ZYDIS_MNEMONIC_STOSW:
-    case ZYDIS_MNEMONIC_STOSD: case ZYDIS_MNEMONIC_STOSQ:
-        kind = MT_STRING_STOS;
-        break;
-    case ZYDIS_MNEMONIC_LODSB: case ZYDIS_MNEMONIC_LODSW:
-    case ZYDIS_MNEMONIC_LODSD: case ZYDIS_MNEMONIC_LODSQ:
-        kind = MT_STRING_LODS;
-        break;
-    case ZYDIS_MNEMONIC_CMPSB: case ZYDIS_MNEMONIC_CMPSW:
-    case ZYDIS_MNEMONIC_CMPSD: case ZYDIS_MNEMONIC_CMPSQ:
-        kind = MT_STRING_CMPS;
-        break;
-    case ZYDIS_MNEMONIC_SCASB: case ZYDIS_MNEMONIC_SCASW:
-    case ZYDIS_MNEMONIC_SCASD: case ZYDIS_MNEMONIC_SCASQ:
-        kind = MT_STRING_SCAS;
-        break;
+    switch (in->op) {
+    case X86_OP_MOVS: kind = MT_STRING_MOVS; break;
+    case X86_OP_STOS: kind = MT_STRING_STOS; break;
+    case X86_OP_LODS: kind = MT_STRING_LODS; break;
+    case X86_OP_CMPS: kind = MT_STRING_CMPS; break;
+    case X86_OP_SCAS: kind = MT_STRING_SCAS; break;
     default:
-        return 0;
+        return 0; /* (x86_op leaves out movsd the SSE move) */
     }
-    if (in->zi.meta.category != ZYDIS_CATEGORY_STRINGOP || in->nmem == 0 ||
-        in->zi.address_width != 64)
-        return 0; /* movsd the SSE move, or 32-bit addressing */
+    if (in->nmem == 0 || in->addr32)
+        return 0;
     memset(t, 0, sizeof *t);
     t->insn = in->addr;
     t->string = kind;
     t->size = (uint8_t)in->mem[0].size;
-    if (in->zi.attributes & ZYDIS_ATTRIB_HAS_REPNE)
+    if (in->rep == X86_REP_NE)
         t->rep = MT_REP_NE;
-    else if (in->zi.attributes & (ZYDIS_ATTRIB_HAS_REP | ZYDIS_ATTRIB_HAS_REPE))
+    else if (in->rep == X86_REP_E)
         t->rep = MT_REP_E;
     return 1;
 }
@@ -694,7 +677,7 @@ static int short_to_place(const rewriter *r, const x86_insn *insn)
 {
     int ends;
     if ((insn->flow != X86_FLOW_JCC && insn->flow != X86_FLOW_JUMP) ||
-        insn->zi.raw.imm[0].size != 8 || !movable(insn, &ends))
+        insn->branch_size != 8 || !movable(insn, &ends))
         return 0;
     const uint64_t *p = r->places.v;
     size_t i = bisect_after(p, r->places.n, sizeof *p, 0, insn->target);

@@ -1,7 +1,7 @@
 /*
  * rewrite/verify.c - the verifier of a rewritten copy (rewrite/verify.h).
  * It shares nothing of the planner's decisions: it decodes the original's
- * executable sections itself with Zydis (a linear sweep, resynchronised at
+ * executable sections itself (x86_scan: a linear sweep, resynchronised at
  * function starts), reads the copy's bytes, trap table and trampolines as
  * they are, and checks each instruction start of the original:
  *   - its bytes are unchanged; or
@@ -27,10 +27,10 @@
 
 #include "analysis/image.h"
 #include "rewrite/elf_input.h"
+#include "x86/insn.h"
 #include "rt/abi.h"
 #include "sys/bisect.h"
 
-#include <Zydis/Zydis.h>
 #include <inttypes.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -47,7 +47,7 @@ enum { V_PADDING = 1, V_COVERED = 2, V_MEM = 4, V_MOVED = 8 };
 
 typedef struct vinsn {
     uint64_t addr, target;    /* target: a direct branch's, else 0 */
-    uint16_t mnemonic;        /* ZydisMnemonic */
+    uint16_t mnemonic;        /* x86_insn's */
     uint8_t len, kind, flags;
 } vinsn;
 
@@ -57,8 +57,9 @@ typedef struct seg_insn {
     uint32_t off;             /* from code_lo */
     int32_t rel;              /* a relative branch's immediate, or a
                                  rip-relative operand's displacement */
-    uint16_t mnemonic;        /* ZydisMnemonic */
-    uint8_t len, disp_off;    /* disp_off: raw.disp.offset */
+    uint16_t mnemonic;        /* x86_insn's */
+    uint8_t len, disp_off;    /* disp_off: x86_scanned's disp_at */
+    uint8_t op;               /* x86_op */
 } seg_insn;
 
 /* seg_insn.rel means (in the high bits of len) */
@@ -77,8 +78,7 @@ typedef struct verifier {
     uint64_t code_lo, code_hi;   /* the segment's stubs and trampolines */
     struct seg_insn *seg;        /* their instructions, as a linear sweep */
     size_t nseg;                 /* of the segment finds them, by address */
-    ZydisDecoder dec;
-    ZydisDecoder lengths;     /* minimal mode: lengths, mnemonics, raw */
+    x86_decoder dec;
     vinsn *v;
     size_t n, cap;
     uint64_t lo, hi;          /* the executable sections' span */
@@ -102,93 +102,23 @@ static void violation(verifier *vr, const char *fmt, ...)
     rep->violations++;
 }
 
-static int decode(const verifier *vr, const uint8_t *p, size_t avail,
-                  ZydisDecodedInstruction *zi, ZydisDecodedOperand *ops)
+/* What a verifier reads of an instruction: full (x86_scan's default) or
+ * minimal, with the memory operands looked at or not. */
+static int scan(const verifier *vr, const uint8_t *p, size_t avail, uint64_t at,
+                unsigned what, x86_scanned *x)
 {
-    return ZYAN_SUCCESS(ZydisDecoderDecodeFull(&vr->dec, p, avail, zi, ops))
-               ? 0 : -1;
+    return x86_scan(&vr->dec, p, avail, at, what, x);
 }
 
-/* Length, mnemonic and raw fields only: what the reading of trampolines
- * and the comparison of moved instructions need (a fraction of a full
- * decode's cost, over millions of instructions). */
-static int decode_raw(const verifier *vr, const uint8_t *p, size_t avail,
-                      ZydisDecodedInstruction *zi)
+static uint8_t kind_of(const x86_scanned *x)
 {
-    return ZYAN_SUCCESS(ZydisDecoderDecodeInstruction(&vr->lengths, NULL, p,
-                                                      avail, zi)) ? 0 : -1;
-}
-
-static int decoders_init(verifier *vr)
-{
-    return ZYAN_SUCCESS(ZydisDecoderInit(&vr->dec, ZYDIS_MACHINE_MODE_LONG_64,
-                                         ZYDIS_STACK_WIDTH_64)) &&
-                   ZYAN_SUCCESS(ZydisDecoderInit(&vr->lengths,
-                                                 ZYDIS_MACHINE_MODE_LONG_64,
-                                                 ZYDIS_STACK_WIDTH_64)) &&
-                   ZYAN_SUCCESS(ZydisDecoderEnableMode(&vr->lengths,
-                                                       ZYDIS_DECODER_MODE_MINIMAL,
-                                                       ZYAN_TRUE))
-               ? 0 : -1;
-}
-
-static int is_direct(const ZydisDecodedInstruction *zi)
-{
-    return zi->raw.imm[0].size && zi->raw.imm[0].is_relative;
-}
-
-/* The absolute target of a relative branch, or 0. */
-static uint64_t branch_target(const ZydisDecodedInstruction *zi, uint64_t at)
-{
-    if (!is_direct(zi))
-        return 0;
-    uint64_t rel = zi->raw.imm[0].is_signed ? (uint64_t)zi->raw.imm[0].value.s
-                                            : zi->raw.imm[0].value.u;
-    return at + zi->length + rel;
-}
-
-/* The address a rip-relative operand names (modrm 00 101 with a 32-bit
- * displacement, 64-bit addressing), or 0. */
-static uint64_t rip_address(const ZydisDecodedInstruction *zi, uint64_t at)
-{
-    if (!(zi->attributes & ZYDIS_ATTRIB_HAS_MODRM) || zi->raw.modrm.mod != 0 ||
-        zi->raw.modrm.rm != 5 || zi->raw.disp.size != 32 ||
-        zi->address_width != 64)
-        return 0;
-    return at + zi->length + (uint64_t)zi->raw.disp.value;
-}
-
-static uint8_t kind_of(const ZydisDecodedInstruction *zi)
-{
-    int direct = is_direct(zi);
-    switch (zi->meta.category) {
-    case ZYDIS_CATEGORY_UNCOND_BR: return direct ? K_JMP : K_IJMP;
-    case ZYDIS_CATEGORY_COND_BR: return K_JCC;
-    case ZYDIS_CATEGORY_CALL: return direct ? K_CALL : K_ICALL;
-    case ZYDIS_CATEGORY_RET: return K_RET;
-    default: break;
+    switch (x->flow) {
+    case X86_FLOW_JUMP: return x->branch ? K_JMP : K_IJMP;
+    case X86_FLOW_JCC: return K_JCC;
+    case X86_FLOW_CALL: return x->branch ? K_CALL : K_ICALL;
+    case X86_FLOW_RET: return x->op == X86_OP_SYSRET ? K_NEXT : K_RET;
+    default: return x->op == X86_OP_UD2 || x->op == X86_OP_HLT ? K_STOP : K_NEXT;
     }
-    return zi->mnemonic == ZYDIS_MNEMONIC_UD2 || zi->mnemonic == ZYDIS_MNEMONIC_HLT
-               ? K_STOP : K_NEXT;
-}
-
-/* Whether a visible operand reads or writes memory (lea and nops do not);
- * ctx: the decoding of zi, whose operands are decoded only where a
- * modrm byte or its absence allows a memory operand. */
-static int has_memory(const verifier *vr, const ZydisDecoderContext *ctx,
-                      const ZydisDecodedInstruction *zi)
-{
-    ZydisDecodedOperand ops[ZYDIS_MAX_OPERAND_COUNT_VISIBLE];
-    if (!zi->operand_count_visible || zi->mnemonic == ZYDIS_MNEMONIC_NOP ||
-        ((zi->attributes & ZYDIS_ATTRIB_HAS_MODRM) && zi->raw.modrm.mod == 3) ||
-        !ZYAN_SUCCESS(ZydisDecoderDecodeOperands(&vr->dec, ctx, zi, ops,
-                                                 zi->operand_count_visible)))
-        return 0;
-    for (uint8_t i = 0; i < zi->operand_count_visible; i++)
-        if (ops[i].type == ZYDIS_OPERAND_TYPE_MEMORY &&
-            ops[i].mem.type == ZYDIS_MEMOP_TYPE_MEM)
-            return 1;
-    return 0;
 }
 
 static void mark_known(verifier *vr, uint64_t a)
@@ -222,10 +152,8 @@ static int sweep(verifier *vr, const image_section *sec)
         while (fi < img->nfuncs && img->funcs[fi].start <= a)
             fi++;
         uint64_t f = fi < img->nfuncs ? img->funcs[fi].start : UINT64_MAX;
-        ZydisDecoderContext ctx;
-        ZydisDecodedInstruction zi;
-        if (!ZYAN_SUCCESS(ZydisDecoderDecodeInstruction(
-                &vr->dec, &ctx, sec->data + (a - sec->addr), end - a, &zi))) {
+        x86_scanned zi;
+        if (scan(vr, sec->data + (a - sec->addr), end - a, a, X86_SCAN_MEMORY, &zi) != 0) {
             a++;
             after_stop = 1;
             continue;
@@ -234,11 +162,10 @@ static int sweep(verifier *vr, const image_section *sec)
             a = f;
             continue;
         }
-        vinsn x = { a, branch_target(&zi, a), (uint16_t)zi.mnemonic,
-                    zi.length, kind_of(&zi), 0 };
-        if (zi.mnemonic == ZYDIS_MNEMONIC_NOP || zi.mnemonic == ZYDIS_MNEMONIC_INT3)
+        vinsn x = { a, zi.target, zi.mnemonic, zi.length, kind_of(&zi), 0 };
+        if (zi.op == X86_OP_NOP || zi.op == X86_OP_INT3)
             x.flags |= V_PADDING;
-        if (has_memory(vr, &ctx, &zi))
+        if (zi.memory)
             x.flags |= V_MEM;
         if (after_stop && !(x.flags & V_PADDING)) {
             mark_known(vr, a);
@@ -328,14 +255,14 @@ static int sweep_segment(verifier *vr, char *err, size_t cap)
     if (!p)
         return rewrite_fail(err, cap, "the copy's segment is damaged");
     for (uint64_t a = vr->code_lo; a < vr->code_hi;) {
-        ZydisDecodedInstruction zi;
-        if (decode_raw(vr, p + (a - vr->code_lo), vr->code_hi - a, &zi) != 0) {
+        x86_scanned zi;
+        if (scan(vr, p + (a - vr->code_lo), vr->code_hi - a, a, X86_SCAN_MINIMAL, &zi) != 0) {
             a++; /* zero fill between pieces */
             continue;
         }
-        seg_insn x = { (uint32_t)(a - vr->code_lo), 0, (uint16_t)zi.mnemonic,
-                       zi.length, zi.raw.disp.offset };
-        uint64_t t = branch_target(&zi, a), r = rip_address(&zi, a);
+        seg_insn x = { (uint32_t)(a - vr->code_lo), 0, zi.mnemonic, zi.length,
+                       zi.disp_at, zi.op };
+        uint64_t t = zi.target, r = zi.rip;
         if (t || r) {
             x.rel = (int32_t)((t ? t : r) - (a + zi.length));
             x.len |= t ? SEG_BRANCH : SEG_RIP;
@@ -349,9 +276,9 @@ static int sweep_segment(verifier *vr, char *err, size_t cap)
 
 /* What reading a trampoline needs of the segment's instruction j. */
 typedef struct seen {
-    uint64_t target, rip;     /* as branch_target and rip_address */
+    uint64_t target, rip;     /* as x86_scanned's */
     uint16_t mnemonic;
-    uint8_t len, disp_off;
+    uint8_t len, disp_off, op;
 } seen;
 
 static seen seen_at(const verifier *vr, size_t j)
@@ -360,7 +287,7 @@ static seen seen_at(const verifier *vr, size_t j)
     uint64_t at = vr->code_lo + x->off, len = x->len & SEG_LEN;
     uint64_t to = at + len + (uint64_t)(int64_t)x->rel;
     return (seen){ (x->len & SEG_BRANCH) ? to : 0, (x->len & SEG_RIP) ? to : 0,
-                   x->mnemonic, (uint8_t)len, x->disp_off };
+                   x->mnemonic, (uint8_t)len, x->disp_off, x->op };
 }
 
 /* Whether a branch of the copy leads where the original's did: the same
@@ -383,16 +310,15 @@ static int same_insn(const verifier *vr, const vinsn *o, uint64_t at,
         return zi->mnemonic == o->mnemonic && same_target(vr, zi->target, o->target);
     case K_CALL:
     case K_ICALL:
-        if (zi->mnemonic == ZYDIS_MNEMONIC_LEA && zi->rip == o->addr + o->len) {
+        if (zi->op == X86_OP_LEA && zi->rip == o->addr + o->len) {
             *saw_ret = 1;
             return 0;
         }
         if (!*saw_ret)
             return 0;
         return o->kind == K_CALL
-                   ? zi->mnemonic == ZYDIS_MNEMONIC_JMP &&
-                         same_target(vr, zi->target, o->target)
-                   : zi->mnemonic == ZYDIS_MNEMONIC_RET;
+                   ? zi->op == X86_OP_JMP && same_target(vr, zi->target, o->target)
+                   : zi->op == X86_OP_RET;
     default:
         break;
     }
@@ -404,14 +330,14 @@ static int same_insn(const verifier *vr, const vinsn *o, uint64_t at,
     if (memcmp(ob, cb, o->len) == 0)
         return 1;
     /* relocated: only the displacement differs, naming the same address */
-    ZydisDecodedInstruction oz;
-    if (decode_raw(vr, ob, o->len, &oz) != 0 || oz.raw.disp.size != 32 ||
-        zi->disp_off != oz.raw.disp.offset)
+    x86_scanned oz;
+    if (scan(vr, ob, o->len, o->addr, X86_SCAN_MINIMAL, &oz) != 0 ||
+        oz.disp_size != 32 || zi->disp_off != oz.disp_at)
         return 0;
-    uint8_t d = oz.raw.disp.offset;
+    uint8_t d = oz.disp_at;
     return memcmp(ob, cb, d) == 0 &&
            memcmp(ob + d + 4, cb + d + 4, o->len - d - 4u) == 0 &&
-           rip_address(&oz, o->addr) == zi->rip && zi->rip != 0;
+           oz.rip == zi->rip && zi->rip != 0;
 }
 
 static int ends_window(const vinsn *o)
@@ -443,7 +369,7 @@ static long run_of(verifier *vr, uint64_t t, size_t i, uint64_t *end)
                 *end = vr->v[k - 1].addr + vr->v[k - 1].len;
                 return (long)(k - i);
             }
-        } else if (zi.mnemonic == ZYDIS_MNEMONIC_JMP) {
+        } else if (zi.op == X86_OP_JMP) {
             uint64_t back = zi.target;
             if (back && !in_segment(vr, back)) {
                 *end = back;
@@ -532,18 +458,17 @@ static void island(verifier *vr, size_t i)
 /* A direct branch of the original whose copy leads to a trampoline. */
 static int redirected(verifier *vr, const vinsn *s, const uint8_t *cb)
 {
-    ZydisDecodedInstruction zi;
+    x86_scanned zi;
     if ((s->kind != K_JMP && s->kind != K_JCC && s->kind != K_CALL) ||
-        decode_raw(vr, cb, s->len, &zi) != 0 || zi.mnemonic != s->mnemonic ||
-        zi.length != s->len)
+        scan(vr, cb, s->len, s->addr, X86_SCAN_MINIMAL, &zi) != 0 ||
+        zi.mnemonic != s->mnemonic || zi.length != s->len)
         return 0;
-    uint64_t t = branch_target(&zi, s->addr);
+    uint64_t t = zi.target;
     if (!is_tramp(vr, t)) { /* a short branch: through an island */
         const uint8_t *ib = copy_at(vr, t, 5);
-        ZydisDecodedInstruction iz;
-        if (!ib || decode_raw(vr, ib, 5, &iz) != 0 ||
-            iz.mnemonic != ZYDIS_MNEMONIC_JMP ||
-            !is_tramp(vr, branch_target(&iz, t)))
+        x86_scanned iz;
+        if (!ib || scan(vr, ib, 5, t, X86_SCAN_MINIMAL, &iz) != 0 ||
+            iz.op != X86_OP_JMP || !is_tramp(vr, iz.target))
             return 0;
     }
     vr->rep->redirected++;
@@ -708,7 +633,7 @@ static void check_start_stub(verifier *vr, const char *original)
                    : SIZE_MAX;
     for (size_t k = 0; j != SIZE_MAX && j + k < vr->nseg && k < START_STEPS; k++) {
         seen x = seen_at(vr, j + k);
-        if (x.mnemonic == ZYDIS_MNEMONIC_JMP) {
+        if (x.op == X86_OP_JMP) {
             if (x.target != was)
                 break;
             vr->rep->start_stub = 1;
@@ -765,7 +690,7 @@ int rewrite_verify(const char *original, const char *copy, verify_report *rep,
     int rc = st != 0 ? rewrite_fail(err, errcap, "%s: %s", original,
                                     elf_strerror(st)) : 0;
     vr.img = img;
-    if (!rc && decoders_init(&vr) != 0)
+    if (!rc && x86_decoder_init(&vr.dec) != 0)
         rc = rewrite_fail(err, errcap, "cannot set up the x86 decoder");
     if (!rc)
         rc = open_copy(&vr, copy, err, errcap);
@@ -806,20 +731,13 @@ static void describe_original(verifier *vr, uint64_t vaddr, char *out,
     size_t avail;
     const vinsn *x = insn_holding(vr, vaddr);
     const uint8_t *ob = x ? image_code(vr->img, x->addr, &avail) : NULL;
-    ZydisDecodedInstruction zi;
-    ZydisDecodedOperand ops[ZYDIS_MAX_OPERAND_COUNT];
-    ZydisFormatter f;
+    x86_insn insn;
     char text[96];
-    if (!ob || decode(vr, ob, x->len, &zi, ops) != 0 ||
-        !ZYAN_SUCCESS(ZydisFormatterInit(&f, ZYDIS_FORMATTER_STYLE_ATT)) ||
-        !ZYAN_SUCCESS(ZydisFormatterFormatInstruction(&f, &zi, ops,
-                                                      zi.operand_count_visible,
-                                                      text, sizeof text,
-                                                      ZYDIS_RUNTIME_ADDRESS_NONE,
-                                                      NULL))) {
+    if (!ob || x86_decode(&vr->dec, ob, x->len, x->addr, &insn) != 0) {
         snprintf(out, cap, "no instruction of the original there");
         return;
     }
+    x86_format_relative(&insn, text, sizeof text);
     snprintf(out, cap, "the original has '%s' at 0x%" PRIx64, text, x->addr);
 }
 
@@ -830,15 +748,14 @@ static void describe_original(verifier *vr, uint64_t vaddr, char *out,
 static int own_in_segment(verifier *vr, uint64_t vaddr)
 {
     const uint8_t *cb = copy_at(vr, vaddr, 1);
-    ZydisDecodedInstruction zi;
-    ZydisDecodedOperand ops[ZYDIS_MAX_OPERAND_COUNT];
-    if (!cb || decode(vr, cb, vr->seg_hi - vaddr, &zi, ops) != 0)
+    x86_insn insn;
+    if (!cb || x86_decode(&vr->dec, cb, vr->seg_hi - vaddr, vaddr, &insn) != 0)
         return 1;
-    for (uint8_t i = 0; i < zi.operand_count_visible; i++) {
-        if (ops[i].type != ZYDIS_OPERAND_TYPE_MEMORY)
-            continue;
-        if (ops[i].mem.segment == ZYDIS_REGISTER_FS ||
-            in_segment(vr, rip_address(&zi, vaddr)))
+    for (uint8_t i = 0; i < insn.nvisible; i++) {
+        const x86_operand *op = &insn.ops[i];
+        if (op->type == X86_OPND_MEM &&
+            (op->segment == X86_REG_FS ||
+             (op->base == X86_REG_RIP && in_segment(vr, op->target))))
             return 1;
     }
     return 0;
@@ -857,7 +774,7 @@ int rewrite_blame(const char *original, const char *copy, uint64_t vaddr,
     vr.rep = &rep;
     code_image *img = NULL;
     int rc = image_open(original, &img) != 0 ||
-             decoders_init(&vr) != 0
+             x86_decoder_init(&vr.dec) != 0
                  ? -1 : 0;
     vr.img = img;
     if (!rc)

@@ -7,7 +7,7 @@
  * (analysis/entries.h).
  */
 #include "rewrite/window.h"
-#include "rewrite/emit.h"
+#include "x86/emit.h"
 
 int movable(const x86_insn *x, int *ends)
 {
@@ -26,14 +26,7 @@ int movable(const x86_insn *x, int *ends)
         *ends = 1;
         return 1;
     case X86_FLOW_JCC: /* loop and jrcxz have no rel32 form */
-        switch (x->mnemonic) {
-        case ZYDIS_MNEMONIC_LOOP: case ZYDIS_MNEMONIC_LOOPE:
-        case ZYDIS_MNEMONIC_LOOPNE: case ZYDIS_MNEMONIC_JRCXZ:
-        case ZYDIS_MNEMONIC_JECXZ: case ZYDIS_MNEMONIC_JCXZ:
-            return 0;
-        default:
-            return 1;
-        }
+        return x->op != X86_OP_LOOP;
     default:
         return 0; /* hlt, ud2: nothing after them to return to */
     }

@@ -9,7 +9,7 @@
 
 #include "../unit/check.h"
 #include "analysis/analysis.h"
-#include "rewrite/emit.h"
+#include "x86/emit.h"
 #include "rewrite/liveness.h"
 
 static uint64_t entry_of(const analysis *a, const char *name)

@@ -4,7 +4,7 @@
  * instructions run from and the switch into and out of the program's
  * registers (complete_enter, below).
  *
- * The instruction is re-encoded with Zydis once per instruction (kept in
+ * The instruction is re-encoded (x86/access.h) once per instruction (kept in
  * an append-only code area, found by pc and bytes), its memory operand
  * replaced by (S), S a general register it does not name, which holds the
  * address of a copy of the operand's bytes on the handler's stack (at the
@@ -19,6 +19,7 @@
  */
 #define _GNU_SOURCE
 #include "complete.h"
+#include "x86/access.h"
 #include "preload/core/config.h"
 
 #include "sys/env.h"
@@ -27,7 +28,6 @@
 #include "sys/futex_lock.h"
 #include "sys/spin.h"
 #include "x86/context.h"
-#include "x86/insn.h"
 
 #include <fcntl.h>
 #include <stdatomic.h>
@@ -123,7 +123,7 @@ __asm__(".text\n"
 /* One instruction's code: found by pc and its bytes. */
 typedef struct code_key {
     _Atomic uint64_t pc;        /* published last: 0 while being written */
-    uint8_t bytes[ZYDIS_MAX_INSTRUCTION_LENGTH];
+    uint8_t bytes[X86_MAX_LENGTH];
     uint8_t scratch;            /* S's number */
     uint32_t offset;            /* in the code area */
 } code_key;
@@ -206,131 +206,25 @@ void complete_after_fork(void)
 int complete_fd(void) { return c.on ? c.fd : -1; }
 uint64_t complete_count(void) { return atomic_load(&c.completed); }
 
-/* Registers the out-of-line run loads and saves faithfully. */
-static int usable_register(ZydisRegister r)
+int complete_operand(const x86_access_insn *insn)
 {
-    switch (ZydisRegisterGetClass(r)) {
-    case ZYDIS_REGCLASS_GPR8:
-    case ZYDIS_REGCLASS_GPR16:
-    case ZYDIS_REGCLASS_GPR32:
-    case ZYDIS_REGCLASS_GPR64:
-        return x86_gpr_index(r) != 4; /* rsp: the run has its own stack */
-    case ZYDIS_REGCLASS_X87:
-    case ZYDIS_REGCLASS_MMX:
-    case ZYDIS_REGCLASS_XMM:
-    case ZYDIS_REGCLASS_YMM:
-    case ZYDIS_REGCLASS_ZMM:
-    case ZYDIS_REGCLASS_MASK: /* AVX-512's state is loaded and saved too */
-    case ZYDIS_REGCLASS_FLAGS:
-        return 1;
-    default:
-        return r == ZYDIS_REGISTER_MXCSR || r == ZYDIS_REGISTER_X87CONTROL ||
-               r == ZYDIS_REGISTER_X87STATUS || r == ZYDIS_REGISTER_X87TAG;
-    }
-}
-
-static int refused_mnemonic(const ZydisDecodedInstruction *insn,
-                            const ZydisDecodedOperand *ops)
-{
-    switch (insn->mnemonic) {
-    case ZYDIS_MNEMONIC_DIV:
-    case ZYDIS_MNEMONIC_IDIV:       /* may raise #DE in the handler */
-    case ZYDIS_MNEMONIC_MOVDIR64B:
-    case ZYDIS_MNEMONIC_ENQCMD:
-    case ZYDIS_MNEMONIC_ENQCMDS:    /* a second, register-addressed store */
-        return 1;
-    case ZYDIS_MNEMONIC_BT:
-    case ZYDIS_MNEMONIC_BTS:
-    case ZYDIS_MNEMONIC_BTR:
-    case ZYDIS_MNEMONIC_BTC:        /* a register bit offset leaves the operand */
-        return ops[1].type == ZYDIS_OPERAND_TYPE_REGISTER;
-    default:
-        return 0;
-    }
-}
-
-int complete_operand(const ZydisDecodedInstruction *insn,
-                     const ZydisDecodedOperand *ops)
-{
-    if (!c.on || insn->meta.branch_type != ZYDIS_BRANCH_TYPE_NONE ||
-        insn->encoding == ZYDIS_INSTRUCTION_ENCODING_MVEX ||
-        (insn->attributes & (ZYDIS_ATTRIB_HAS_REP | ZYDIS_ATTRIB_HAS_REPE |
-                             ZYDIS_ATTRIB_HAS_REPNE)) ||
-        refused_mnemonic(insn, ops))
-        return -1;
-    int mem = -1;
-    for (int i = 0; i < insn->operand_count; i++) {
-        const ZydisDecodedOperand *op = &ops[i];
-        switch (op->type) {
-        case ZYDIS_OPERAND_TYPE_MEMORY:
-            if (op->mem.type == ZYDIS_MEMOP_TYPE_AGEN)
-                break;
-            if (op->mem.type != ZYDIS_MEMOP_TYPE_MEM || mem >= 0 ||
-                i >= insn->operand_count_visible || op->size == 0 ||
-                op->size / 8 > MAX_BYTES)
-                return -1;
-            mem = i;
-            break;
-        case ZYDIS_OPERAND_TYPE_REGISTER:
-            if (!usable_register(op->reg.value))
-                return -1;
-            break;
-        case ZYDIS_OPERAND_TYPE_IMMEDIATE:
-            break;
-        default:
-            return -1;
-        }
-    }
-    return mem;
-}
-
-/* The general registers insn names as register operands (its memory
- * operand's base and index are not among them: they are replaced). */
-static unsigned named_gprs(const ZydisDecodedInstruction *insn,
-                           const ZydisDecodedOperand *ops)
-{
-    unsigned named = 1u << 4; /* rsp */
-    for (int i = 0; i < insn->operand_count; i++) {
-        int g = ops[i].type == ZYDIS_OPERAND_TYPE_REGISTER
-                    ? x86_gpr_index(ops[i].reg.value) : -1;
-        if (g >= 0)
-            named |= 1u << g;
-    }
-    return named;
+    return c.on ? x86_access_completable(insn, MAX_BYTES) : -1;
 }
 
 /* Encodes insn with operand `mem` as (S) for a register S it does not
  * name, then `jmp *0(%rip)` back to complete_back, at `to`: S's number, or
  * -1 when nothing encodes. */
-static int encode(const ZydisDecodedInstruction *insn,
-                  const ZydisDecodedOperand *ops, int mem, uint8_t *to)
+static int encode(const x86_access_insn *insn, int mem, uint8_t *to)
 {
-    static const int order[] = { 11, 10, 9, 8, 7, 6, 3, 5, 2, 1, 0 };
-    ZydisEncoderRequest r;
-    if (!ZYAN_SUCCESS(ZydisEncoderDecodedInstructionToEncoderRequest(
-            insn, ops, insn->operand_count_visible, &r)))
+    size_t n;
+    int s = x86_access_encode_through(insn, mem, to, &n);
+    if (s < 0)
         return -1;
-    r.prefixes &= ~(ZydisInstructionAttributes)ZYDIS_ATTRIB_HAS_SEGMENT;
-    r.address_size_hint = ZYDIS_ADDRESS_SIZE_HINT_NONE;
-    ZydisEncoderOperand *m = &r.operands[mem];
-    m->mem.index = ZYDIS_REGISTER_NONE;
-    m->mem.scale = 0;
-    m->mem.displacement = 0;
-    unsigned named = named_gprs(insn, ops);
-    for (size_t i = 0; i < sizeof order / sizeof *order; i++) {
-        if (named & (1u << order[i]))
-            continue;
-        m->mem.base = (ZydisRegister)(ZYDIS_REGISTER_RAX + order[i]);
-        ZyanUSize n = ZYDIS_MAX_INSTRUCTION_LENGTH;
-        if (!ZYAN_SUCCESS(ZydisEncoderEncodeInstruction(&r, to, &n)))
-            continue; /* e.g. ah with a REX-only register */
-        static const uint8_t jmp[6] = { 0xff, 0x25, 0, 0, 0, 0 };
-        uint64_t back = (uint64_t)(uintptr_t)complete_back;
-        memcpy(to + n, jmp, sizeof jmp);
-        memcpy(to + n + sizeof jmp, &back, sizeof back);
-        return order[i];
-    }
-    return -1;
+    static const uint8_t jmp[6] = { 0xff, 0x25, 0, 0, 0, 0 };
+    uint64_t back = (uint64_t)(uintptr_t)complete_back;
+    memcpy(to + n, jmp, sizeof jmp);
+    memcpy(to + n + sizeof jmp, &back, sizeof back);
+    return s;
 }
 
 static int same_insn(const code_key *k, uint64_t pc, const uint8_t *bytes,
@@ -343,14 +237,14 @@ static int same_insn(const code_key *k, uint64_t pc, const uint8_t *bytes,
 /* The code of insn at pc, whose bytes are `bytes` (the program's text, or
  * the copy hot.c kept of a patched site), made on first sight, with S's
  * number in *s; NULL when it cannot be made or the area is full. */
-static const uint8_t *code_for(const ZydisDecodedInstruction *insn,
-                               const ZydisDecodedOperand *ops, int mem,
+static const uint8_t *code_for(const x86_access_insn *insn, int mem,
                                uint64_t pc, const uint8_t *bytes, int *s)
 {
+    size_t len = x86_access_length(insn);
     size_t h = (size_t)(fib_mix(pc) % INDEX_SLOTS);
     for (size_t probes = 0; probes < INDEX_SLOTS; probes++) {
         code_key *k = &c.index[(h + probes) % INDEX_SLOTS];
-        if (same_insn(k, pc, bytes, insn->length)) {
+        if (same_insn(k, pc, bytes, len)) {
             *s = k->scratch;
             return c.code + k->offset;
         }
@@ -362,9 +256,9 @@ static const uint8_t *code_for(const ZydisDecodedInstruction *insn,
         const uint8_t *made = NULL;
         if (atomic_load(&k->pc) == 0 &&
             c.code_used + CODE_ENTRY <= CODE_BYTES) {
-            int reg = encode(insn, ops, mem, c.code + c.code_used);
+            int reg = encode(insn, mem, c.code + c.code_used);
             if (reg >= 0) {
-                memcpy(k->bytes, bytes, insn->length);
+                memcpy(k->bytes, bytes, len);
                 k->scratch = (uint8_t)reg;
                 k->offset = c.code_used;
                 c.code_used += CODE_ENTRY;
@@ -377,7 +271,7 @@ static const uint8_t *code_for(const ZydisDecodedInstruction *insn,
         spin_release(&c.code_lock);
         if (made || !taken)
             return made;
-        if (same_insn(k, pc, bytes, insn->length)) {
+        if (same_insn(k, pc, bytes, len)) {
             *s = k->scratch;
             return c.code + k->offset;
         }
@@ -433,16 +327,10 @@ int complete_peek(void *buf, size_t n, uint64_t addr)
     return c.on ? mem_io(SYS_pread64, buf, n, addr) : -1;
 }
 
-int complete_indirect(const ZydisDecodedInstruction *insn,
-                      const ZydisDecodedOperand *ops, uint64_t addr,
+int complete_indirect(const x86_access_insn *insn, uint64_t addr,
                       uint64_t *target)
 {
-    if (!c.on ||
-        (insn->mnemonic != ZYDIS_MNEMONIC_JMP &&
-         insn->mnemonic != ZYDIS_MNEMONIC_CALL) ||
-        insn->meta.branch_type != ZYDIS_BRANCH_TYPE_NEAR ||
-        ops[0].type != ZYDIS_OPERAND_TYPE_MEMORY ||
-        ops[0].mem.type != ZYDIS_MEMOP_TYPE_MEM || ops[0].size != 64)
+    if (!c.on || !x86_access_indirect_branch(insn))
         return 0;
     return mem_io(SYS_pread64, target, sizeof *target, addr) == 0;
 }
@@ -465,16 +353,17 @@ int complete_poke(uint64_t addr, const void *buf, size_t n)
     return c.on ? mem_io(SYS_pwrite64, (void *)(uintptr_t)buf, n, addr) : -1;
 }
 
-static int run_locked(const ucontext_t *uc, const ZydisDecodedOperand *op,
-                      uint64_t addr, int direct, void *xsave,
-                      const uint8_t *code, int s, complete_regs *st)
+static int run_locked(const ucontext_t *uc, const x86_access *op,
+                      int direct, void *xsave, const uint8_t *code, int s,
+                      complete_regs *st)
 {
-    size_t n = op->size / 8;
+    uint64_t addr = op->addr;
+    size_t n = op->size;
     uint8_t buf[2 * MAX_BYTES] __attribute__((aligned(MAX_BYTES)));
     uint8_t *copy = direct ? (uint8_t *)(uintptr_t)addr
                            : buf + (addr & (MAX_BYTES - 1));
     /* a plain store writes every byte: nothing to read first */
-    if (!direct && (op->actions & ~ZYDIS_OPERAND_ACTION_WRITE) &&
+    if (!direct && !op->overwrites &&
         mem_io(SYS_pread64, copy, n, addr) != 0)
         return -1;
     const greg_t *g = uc->uc_mcontext.gregs;
@@ -484,47 +373,10 @@ static int run_locked(const ucontext_t *uc, const ZydisDecodedOperand *op,
     st->flags = ((uint64_t)g[REG_EFL] & LOADED_FLAGS) | 2;
     complete_enter(st, xsave, code);
     st->gpr[s] = (uint64_t)g[x86_greg_of[s]];
-    if (!direct && (op->actions & ZYDIS_OPERAND_ACTION_MASK_WRITE) &&
+    if (!direct && op->write &&
         mem_io(SYS_pwrite64, copy, n, addr) != 0)
         return -1;
     return 0;
-}
-
-/* Whether insn is of the base instruction set and names only general,
- * flags, instruction-pointer and segment registers: it runs without the
- * program's x87, SSE and AVX state loaded (saving and loading it is most
- * of a completion's time in user space). */
-static int integer_only(const ZydisDecodedInstruction *insn,
-                        const ZydisDecodedOperand *ops)
-{
-    if (insn->meta.isa_ext != ZYDIS_ISA_EXT_BASE &&
-        insn->meta.isa_ext != ZYDIS_ISA_EXT_LONGMODE)
-        return 0;
-    for (uint8_t i = 0; i < insn->operand_count; i++) {
-        const ZydisDecodedOperand *op = &ops[i];
-        ZydisRegister regs[3] = { ZYDIS_REGISTER_NONE, ZYDIS_REGISTER_NONE,
-                                  ZYDIS_REGISTER_NONE };
-        if (op->type == ZYDIS_OPERAND_TYPE_REGISTER)
-            regs[0] = op->reg.value;
-        else if (op->type == ZYDIS_OPERAND_TYPE_MEMORY) {
-            regs[1] = op->mem.base;
-            regs[2] = op->mem.index;
-        }
-        for (int r = 0; r < 3; r++) {
-            if (regs[r] == ZYDIS_REGISTER_NONE)
-                continue;
-            switch (ZydisRegisterGetClass(regs[r])) {
-            case ZYDIS_REGCLASS_GPR8: case ZYDIS_REGCLASS_GPR16:
-            case ZYDIS_REGCLASS_GPR32: case ZYDIS_REGCLASS_GPR64:
-            case ZYDIS_REGCLASS_FLAGS: case ZYDIS_REGCLASS_IP:
-            case ZYDIS_REGCLASS_SEGMENT:
-                break;
-            default:
-                return 0;
-            }
-        }
-    }
-    return 1;
 }
 
 /* Set while this thread runs an instruction in complete_run. */
@@ -532,23 +384,23 @@ static __thread int tls_running __attribute__((tls_model("initial-exec")));
 
 int complete_running(void) { return tls_running; }
 
-int complete_run(const ucontext_t *uc, const ZydisDecodedInstruction *insn,
-                 const ZydisDecodedOperand *ops, int mem, uint64_t addr,
-                 int direct, const uint8_t *bytes, complete_regs *after)
+int complete_run(const ucontext_t *uc, const x86_access_insn *insn, int mem,
+                 const x86_access *op, int direct, const uint8_t *bytes,
+                 complete_regs *after)
 {
     void *xsave = xsave_area(uc, &after->xmask);
-    if (xsave && integer_only(insn, ops))
+    if (xsave && x86_access_integer_only(insn))
         after->xmask = 0; /* the state stays as it is, in the frame */
     int s;
     const uint8_t *code =
-        xsave ? code_for(insn, ops, mem, (uint64_t)uc->uc_mcontext.gregs[REG_RIP],
+        xsave ? code_for(insn, mem, (uint64_t)uc->uc_mcontext.gregs[REG_RIP],
                          bytes, &s)
               : NULL;
     if (!code)
         return 0;
     /* the operand's first and last cache lines, in one order */
-    atomic_int *a = stripe_of(addr);
-    atomic_int *b = stripe_of(addr + ops[mem].size / 8 - 1);
+    atomic_int *a = stripe_of(op->addr);
+    atomic_int *b = stripe_of(op->addr + op->size - 1);
     if (b < a) {
         atomic_int *t = a;
         a = b;
@@ -562,7 +414,7 @@ int complete_run(const ucontext_t *uc, const ZydisDecodedInstruction *insn,
     if (b != a)
         futex_lock(b);
     tls_running = 1;
-    int rc = run_locked(uc, &ops[mem], addr, direct, xsave, code, s, after);
+    int rc = run_locked(uc, op, direct, xsave, code, s, after);
     tls_running = 0;
     if (b != a)
         futex_unlock(b);
@@ -570,7 +422,7 @@ int complete_run(const ucontext_t *uc, const ZydisDecodedInstruction *insn,
     return rc == 0;
 }
 
-void complete_commit(ucontext_t *uc, const ZydisDecodedInstruction *insn,
+void complete_commit(ucontext_t *uc, const x86_access_insn *insn,
                      const complete_regs *after)
 {
     greg_t *g = uc->uc_mcontext.gregs;
@@ -578,7 +430,7 @@ void complete_commit(ucontext_t *uc, const ZydisDecodedInstruction *insn,
         g[x86_greg_of[i]] = (greg_t)after->gpr[i];
     g[REG_EFL] = (greg_t)(((uint64_t)g[REG_EFL] & ~ARITH_FLAGS) |
                           (after->flags & ARITH_FLAGS));
-    g[REG_RIP] += insn->length;
+    g[REG_RIP] += x86_access_length(insn);
 }
 
 void complete_counted(void) { atomic_fetch_add(&c.completed, 1); }

@@ -14,7 +14,8 @@
 #include <stdint.h>
 #include <ucontext.h>
 
-#include <Zydis/Zydis.h>
+struct x86_access_insn;  /* x86/access.h */
+struct x86_access;
 
 /* Sets the path up (MEMTAP_FAULT_PATH=step turns it off).  0, or -1 when
  * it cannot run here: every access then takes the trap-flag path. */
@@ -24,14 +25,12 @@ int complete_init(void);
  * when the instruction is not one it runs (more than one memory operand,
  * stack or control flow, rsp or segment registers, operands over 64
  * bytes, instructions that may raise an exception of their own). */
-int complete_operand(const ZydisDecodedInstruction *insn,
-                     const ZydisDecodedOperand *ops);
+int complete_operand(const struct x86_access_insn *insn);
 
 /* jmp *m and call *m through an 8-byte pointer at addr (the PLT's jumps
  * through a GOT the loader left writable): 1 with the pointer read into
  * *target, or 0 when insn is not one or it cannot be read. */
-int complete_indirect(const ZydisDecodedInstruction *insn,
-                      const ZydisDecodedOperand *ops, uint64_t addr,
+int complete_indirect(const struct x86_access_insn *insn, uint64_t addr,
                       uint64_t *target);
 /* Stores a call's return address at sp on the program's stack, within
  * the page's rights: 0, or -1 (a guard page, say). */
@@ -46,16 +45,16 @@ typedef struct complete_regs {
 } complete_regs;
 
 /* Runs insn (at uc's pc, its bytes `bytes`) with its memory operand `mem`
- * at address `addr` (on a copy, or on the memory itself when `direct`: its
- * pages are open, or it is not traced):
+ * (op: its access at uc) on a copy, or on the memory itself when `direct`
+ * (its pages are open, or it is not traced):
  * memory is updated, the vector registers in uc's frame too, and *after
  * holds the general registers and flags; 1.  0 leaves memory and uc
  * untouched (the caller steps the instruction). */
-int complete_run(const ucontext_t *uc, const ZydisDecodedInstruction *insn,
-                 const ZydisDecodedOperand *ops, int mem, uint64_t addr,
-                 int direct, const uint8_t *bytes, complete_regs *after);
+int complete_run(const ucontext_t *uc, const struct x86_access_insn *insn,
+                 int mem, const struct x86_access *op, int direct,
+                 const uint8_t *bytes, complete_regs *after);
 /* Gives uc the registers of *after and moves its pc past insn. */
-void complete_commit(ucontext_t *uc, const ZydisDecodedInstruction *insn,
+void complete_commit(ucontext_t *uc, const struct x86_access_insn *insn,
                      const complete_regs *after);
 
 /* In a forked child: the locks other threads of the parent held are free

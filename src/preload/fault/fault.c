@@ -3,7 +3,7 @@
  *
  * Traced pages are kept at PROT_NONE while the engine is active.  An access
  * raises SIGSEGV (SEGV_ACCERR on a page the page map marks tracked); the
- * handler decodes the instruction with Zydis, computes the effective address
+ * handler decodes the instruction (x86/access.h), computes the effective address
  * of each memory operand from the saved registers, and records a load
  * and/or a store for each operand that lands in traced memory.  Most
  * instructions are then completed in the handler, the page left closed
@@ -31,13 +31,13 @@
  */
 #define _GNU_SOURCE
 #include "fault.h"
+#include "fault_insn.h"
 #include "x86/insn.h"
 #include "preload/signal/process_death.h"
 #include "preload/signal/sigtable.h"
 #include "preload/core/own_signals.h"
 #include "sys/sigbits.h"
 #include "sys/page.h"
-#include "x86/context.h"
 
 #include "complete.h"
 #include "preload/core/config.h"
@@ -48,7 +48,6 @@
 #include "preload/record/tracer.h"
 #include "preload/core/stop_world.h"
 
-#include <Zydis/Zydis.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -111,56 +110,36 @@ uint64_t fault_exposed_windows(void) { return atomic_load(&fault_state.exposed);
 
 /* ---- decoding and recording ---- */
 
-static int decode(const ucontext_t *uc, ZydisDecodedInstruction *insn,
-                  ZydisDecodedOperand *ops)
+static int decode(const ucontext_t *uc, x86_access_insn *insn)
 {
     const uint8_t *pc = (const uint8_t *)uc->uc_mcontext.gregs[REG_RIP];
     size_t room = PAGE - ((uintptr_t)pc & (PAGE - 1));
-    if (room > ZYDIS_MAX_INSTRUCTION_LENGTH)
-        room = ZYDIS_MAX_INSTRUCTION_LENGTH;
-    if (x86_decode_raw(&fault_state.decoder, pc, room, insn, ops) == 0)
+    if (room > X86_MAX_LENGTH)
+        room = X86_MAX_LENGTH;
+    if (x86_access_decode(&fault_state.decoder, pc, room, insn) == 0)
         return 0;
-    return x86_decode_raw(&fault_state.decoder, pc, ZYDIS_MAX_INSTRUCTION_LENGTH,
-                          insn, ops);
-}
-
-static int is_access(const ZydisDecodedOperand *op)
-{
-    return op->type == ZYDIS_OPERAND_TYPE_MEMORY &&
-           (op->mem.type == ZYDIS_MEMOP_TYPE_MEM ||
-            op->mem.type == ZYDIS_MEMOP_TYPE_VSIB);
+    return x86_access_decode(&fault_state.decoder, pc, X86_MAX_LENGTH, insn);
 }
 
 /* Records the accesses of one execution of insn to traced memory and adds
  * the pages they touch to s. */
-static void record_accesses(const ucontext_t *uc,
-                            const ZydisDecodedInstruction *insn,
-                            const ZydisDecodedOperand *ops, uintptr_t fault,
-                            traced_open_set *s)
+static void record_accesses(const ucontext_t *uc, const x86_access_insn *insn,
+                            uintptr_t fault, traced_open_set *s)
 {
     uint64_t pc = (uint64_t)uc->uc_mcontext.gregs[REG_RIP];
     int recorded = 0;
-    for (int i = 0; i < insn->operand_count; i++) {
-        const ZydisDecodedOperand *op = &ops[i];
-        if (!is_access(op))
+    for (unsigned i = 0; i < x86_access_operands(insn); i++) {
+        x86_access op;
+        if (!x86_access_operand(insn, uc, i, fault, &op))
             continue;
-        uint64_t size = op->size / 8;
-        uint64_t a;
-        if (op->mem.type == ZYDIS_MEMOP_TYPE_VSIB) {
-            a = fault; /* gathers/scatters: the element that faulted */
-            size = op->element_size / 8;
-        } else {
-            a = x86_effective_address(uc, insn, op);
-        }
-        if (!size)
-            size = 1;
-        if (!traced_has(a, size))
+        uint64_t size = op.size ? op.size : 1;
+        if (!traced_has(op.addr, size))
             continue;
-        traced_pages_add(s, a, size);
-        if (op->actions & ZYDIS_OPERAND_ACTION_MASK_READ)
-            tracer_record(MEMTAP_EV_LOAD, 0, pc, a, size, 0, 0);
-        if (op->actions & ZYDIS_OPERAND_ACTION_MASK_WRITE)
-            tracer_record(MEMTAP_EV_STORE, 0, pc, a, size, 0, 0);
+        traced_pages_add(s, op.addr, size);
+        if (op.read)
+            tracer_record(MEMTAP_EV_LOAD, 0, pc, op.addr, size, 0, 0);
+        if (op.write)
+            tracer_record(MEMTAP_EV_STORE, 0, pc, op.addr, size, 0, 0);
         recorded = 1;
     }
     if (!recorded) {
@@ -173,32 +152,33 @@ static void record_accesses(const ucontext_t *uc,
  * push, call or ret, or an rsp-based operand): the thread runs on a stack
  * in traced memory, a goroutine's or a coroutine's on a heap block. */
 static int through_stack_pointer(const ucontext_t *uc,
-                                 const ZydisDecodedInstruction *insn,
-                                 const ZydisDecodedOperand *ops,
-                                 uintptr_t fault)
+                                 const x86_access_insn *insn, uintptr_t fault)
 {
-    for (int i = 0; i < insn->operand_count; i++)
-        if (is_access(&ops[i]) && ops[i].mem.base == ZYDIS_REGISTER_RSP &&
-            page_start(x86_effective_address(uc, insn, &ops[i])) ==
-                page_start(fault))
+    for (unsigned i = 0; i < x86_access_operands(insn); i++) {
+        x86_access op;
+        if (x86_access_operand(insn, uc, i, fault, &op) && op.through_rsp &&
+            page_start(op.addr) == page_start(fault))
             return 1;
+    }
     return 0;
 }
 
 /* jmp *m / call *m through a traced pointer: the branch taken here. */
-static int complete_branch(ucontext_t *uc, const ZydisDecodedInstruction *insn,
-                           const ZydisDecodedOperand *ops, uintptr_t fault)
+static int complete_branch(ucontext_t *uc, const x86_access_insn *insn,
+                           uintptr_t fault)
 {
-    uint64_t a = x86_effective_address(uc, insn, &ops[0]), target;
+    x86_access op;
+    uint64_t target;
     greg_t *g = uc->uc_mcontext.gregs;
     uint64_t sp = (uint64_t)g[REG_RSP] - 8;
-    uint64_t back = (uint64_t)g[REG_RIP] + insn->length;
-    int call = insn->mnemonic == ZYDIS_MNEMONIC_CALL;
-    if (!traced_allows(a, 8, 0) || !complete_indirect(insn, ops, a, &target) ||
+    uint64_t back = (uint64_t)g[REG_RIP] + x86_access_length(insn);
+    int call = x86_access_is_call(insn);
+    if (!x86_access_operand(insn, uc, 0, fault, &op) ||
+        !traced_allows(op.addr, 8, 0) || !complete_indirect(insn, op.addr, &target) ||
         (call && (traced_has(sp, 8) || complete_push(sp, back) != 0)))
         return 0;
     traced_open_set unused = { .n = 0 };
-    record_accesses(uc, insn, ops, fault, &unused);
+    record_accesses(uc, insn, fault, &unused);
     if (call)
         g[REG_RSP] = (greg_t)sp;
     g[REG_RIP] = (greg_t)target;
@@ -206,42 +186,39 @@ static int complete_branch(ucontext_t *uc, const ZydisDecodedInstruction *insn,
     return 1;
 }
 
-int fault_complete_access(ucontext_t *uc, const ZydisDecodedInstruction *insn,
-                          const ZydisDecodedOperand *ops, int mem,
+int fault_complete_access(ucontext_t *uc, const x86_access_insn *insn, int mem,
                           const uint8_t *bytes, int record)
 {
-    uint64_t a = x86_effective_address(uc, insn, &ops[mem]);
-    size_t n = ops[mem].size / 8;
+    x86_access op;
     complete_regs after;
-    if (record && !traced_allows(a, n, (ops[mem].actions &
-                                             ZYDIS_OPERAND_ACTION_MASK_WRITE) != 0))
+    if (!x86_access_operand(insn, uc, (unsigned)mem, 0, &op) ||
+        (record && !traced_allows(op.addr, op.size, op.write)))
         return 0;
-    int open = traced_completion_begin(a, n);
-    int done = open >= 0 &&
-               complete_run(uc, insn, ops, mem, a, open, bytes, &after);
+    int open = traced_completion_begin(op.addr, op.size);
+    int done = open >= 0 && complete_run(uc, insn, mem, &op, open, bytes, &after);
     traced_completion_end();
     if (!done)
         return 0;
     if (record) {
         traced_open_set unused = { .n = 0 };
-        record_accesses(uc, insn, ops, a, &unused);
+        record_accesses(uc, insn, op.addr, &unused);
     }
     complete_commit(uc, insn, &after);
     return 1;
 }
 
 /* The one-signal path: insn completed here, its page left closed. */
-static int try_complete(ucontext_t *uc, const ZydisDecodedInstruction *insn,
-                        const ZydisDecodedOperand *ops, uintptr_t fault)
+static int try_complete(ucontext_t *uc, const x86_access_insn *insn,
+                        uintptr_t fault)
 {
-    int mem = complete_operand(insn, ops);
+    int mem = complete_operand(insn);
     if (mem < 0)
-        return complete_branch(uc, insn, ops, fault);
+        return complete_branch(uc, insn, fault);
     uint64_t pc = (uint64_t)uc->uc_mcontext.gregs[REG_RIP];
-    if (!fault_complete_access(uc, insn, ops, mem, (const uint8_t *)pc, 1))
+    if (!fault_complete_access(uc, insn, mem, (const uint8_t *)pc, 1))
         return 0;
     complete_counted();
-    hot_completed(pc, insn);
+    hot_completed(pc, x86_access_length(insn));
     return 1;
 }
 
@@ -496,17 +473,16 @@ static void on_segv_body(int sig, siginfo_t *si, ucontext_t *uc)
     }
     atomic_fetch_add(&fault_state.faults, 1);
     tls_traps++;
-    ZydisDecodedInstruction insn;
-    ZydisDecodedOperand ops[ZYDIS_MAX_OPERAND_COUNT];
-    int decoded = decode(uc, &insn, ops) == 0;
-    if (decoded && through_stack_pointer(uc, &insn, ops, addr)) {
+    x86_access_insn insn;
+    int decoded = decode(uc, &insn) == 0;
+    if (decoded && through_stack_pointer(uc, &insn, addr)) {
         /* the fault engine traces no stack: the page is one, and stops
          * being traced (or every push would fault) */
         traced_stop(page_start(addr), page_start(addr) + PAGE);
         atomic_fetch_add(&fault_state.stack_pages, 1);
         return;
     }
-    if (decoded && try_complete(uc, &insn, ops, addr))
+    if (decoded && try_complete(uc, &insn, addr))
         return;
     w->open.n = 0;
     w->open.overflow = 0;
@@ -515,14 +491,12 @@ static void on_segv_body(int sig, siginfo_t *si, ucontext_t *uc)
     if (!w->stopped)
         fault_note_exposed(FAULT_EXPOSED_STOP);
     if (decoded) {
-        if (fault_emulate_rep_string(uc, &insn, ops)) {
+        if (fault_emulate_rep_string(uc, &insn)) {
             world_resume();
             return;
         }
-        record_accesses(uc, &insn, ops, addr, &w->open);
-        w->rep = (insn.attributes & (ZYDIS_ATTRIB_HAS_REP |
-                                     ZYDIS_ATTRIB_HAS_REPE |
-                                     ZYDIS_ATTRIB_HAS_REPNE)) != 0;
+        record_accesses(uc, &insn, addr, &w->open);
+        w->rep = x86_access_repeats(&insn);
     } else {
         traced_pages_add(&w->open, addr, 1);
         w->rep = 0;
@@ -573,11 +547,10 @@ static void on_trap_body(int sig, siginfo_t *si, ucontext_t *uc)
     uint64_t pc = (uint64_t)uc->uc_mcontext.gregs[REG_RIP];
     if (w->rep && pc == w->pc && uc->uc_mcontext.gregs[REG_RCX] != 0) {
         /* one more iteration of a rep-prefixed instruction */
-        ZydisDecodedInstruction insn;
-        ZydisDecodedOperand ops[ZYDIS_MAX_OPERAND_COUNT];
-        if (decode(uc, &insn, ops) == 0) {
+        x86_access_insn insn;
+        if (decode(uc, &insn) == 0) {
             int from = w->open.n;
-            record_accesses(uc, &insn, ops, 0, &w->open);
+            record_accesses(uc, &insn, 0, &w->open);
             traced_lock();
             traced_pages_open_locked(&w->open, from);
             traced_unlock();

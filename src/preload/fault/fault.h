@@ -12,7 +12,6 @@
 #include <stdint.h>
 #include <ucontext.h>
 
-#include <Zydis/Zydis.h>
 
 #include "preload/memmap/traced_set.h"
 
@@ -85,18 +84,6 @@ void fault_run_handler(fault_handler_body body, int masked, int sig,
 uint64_t fault_thread_traps(void);
 void fault_thread_trapped(void);
 
-/* Completes one execution of insn (its bytes `bytes`, at uc's pc) while
- * the pages of its memory operand `mem` stay as they are: records it when
- * `record` (the operand is then traced), gives uc the registers it leaves
- * and moves the pc past it; 1.  0 when it cannot (uc untouched). */
-int fault_complete_access(ucontext_t *uc, const ZydisDecodedInstruction *insn,
-                          const ZydisDecodedOperand *ops, int mem,
-                          const uint8_t *bytes, int record);
-/* rep movs / rep stos at uc's pc, performed and recorded here (uc moved
- * past it); 0 for any other instruction (uc untouched). */
-int fault_emulate_rep_string(ucontext_t *uc,
-                             const ZydisDecodedInstruction *insn,
-                             const ZydisDecodedOperand *ops);
 /* Counters for the closing note. */
 uint64_t fault_count(void);
 /* Pages of traced memory found to be a thread's stack (an access through

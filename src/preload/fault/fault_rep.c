@@ -6,10 +6,10 @@
  */
 #define _GNU_SOURCE
 #include "fault.h"
+#include "fault_insn.h"
 #include "preload/record/strings.h"
 #include "memtap/trace.h"
 
-#include <Zydis/Zydis.h>
 #include <ucontext.h>
 
 /* Whether an element at addr is the fault engine's to record. */
@@ -20,23 +20,15 @@ static int traced_byte(uint64_t addr)
 
 /* rep movs / rep stos: performed here, recorded as strings.c says (one
  * block event, or element by element). */
-int fault_emulate_rep_string(ucontext_t *uc,
-                             const ZydisDecodedInstruction *insn,
-                             const ZydisDecodedOperand *ops)
+int fault_emulate_rep_string(ucontext_t *uc, const x86_access_insn *insn)
 {
-    int movs = insn->mnemonic == ZYDIS_MNEMONIC_MOVSB ||
-               insn->mnemonic == ZYDIS_MNEMONIC_MOVSW ||
-               insn->mnemonic == ZYDIS_MNEMONIC_MOVSD ||
-               insn->mnemonic == ZYDIS_MNEMONIC_MOVSQ;
-    int stos = insn->mnemonic == ZYDIS_MNEMONIC_STOSB ||
-               insn->mnemonic == ZYDIS_MNEMONIC_STOSW ||
-               insn->mnemonic == ZYDIS_MNEMONIC_STOSD ||
-               insn->mnemonic == ZYDIS_MNEMONIC_STOSQ;
-    if (!(insn->attributes & ZYDIS_ATTRIB_HAS_REP) || (!movs && !stos) ||
-        insn->address_width != 64 || ops[0].type != ZYDIS_OPERAND_TYPE_MEMORY)
+    unsigned size;
+    int kind = x86_access_rep_string(insn, &size);
+    if (!kind)
         return 0;
+    int movs = kind == X86_OP_MOVS;
     greg_t *g = uc->uc_mcontext.gregs;
-    uint64_t elem = ops[0].size / 8, n = (uint64_t)g[REG_RCX];
+    uint64_t elem = size, n = (uint64_t)g[REG_RCX];
     int down = (g[REG_EFL] & 0x400) != 0;
     uint64_t dst = (uint64_t)g[REG_RDI], src = (uint64_t)g[REG_RSI];
     uint64_t bytes = n * elem;
@@ -67,6 +59,6 @@ int fault_emulate_rep_string(ucontext_t *uc,
     if (movs)
         g[REG_RSI] = (greg_t)src;
     g[REG_RCX] = 0;
-    g[REG_RIP] += insn->length;
+    g[REG_RIP] += x86_access_length(insn);
     return 1;
 }

@@ -30,12 +30,12 @@
 #include "sys/futex_lock.h"
 #include "sys/hash.h"
 #include "sys/rawsys.h"
-#include "x86/context.h"
 
 #include "complete.h"
 #include "preload/core/config.h"
 #include "preload/core/defer.h"
 #include "fault.h"
+#include "fault_insn.h"
 #include "live_code.h"
 #include "preload/memmap/traced_set.h"
 
@@ -72,10 +72,10 @@ static const int frame_regs[15] = {
 /* One instruction a trampoline runs. */
 typedef struct hot_insn {
     uint64_t pc;
-    uint8_t bytes[ZYDIS_MAX_INSTRUCTION_LENGTH]; /* the instruction's own */
-    int mem;                                     /* its memory operand */
-    ZydisDecodedInstruction insn;
-    ZydisDecodedOperand ops[ZYDIS_MAX_OPERAND_COUNT];
+    uint8_t bytes[X86_MAX_LENGTH]; /* the instruction's own */
+    uint8_t len;
+    int mem;                       /* its memory operand */
+    x86_access_insn insn;
 } hot_insn;
 
 /* A patched site: the instruction whose bytes jump to the trampoline, and
@@ -229,14 +229,15 @@ static hot_site *crowding(uint64_t pc)
  * into `tail`) into in.  0, or -1 when it is not one complete.c runs. */
 static int take_insn(hot_insn *in, uint64_t pc, size_t len, uint8_t *tail)
 {
-    uint8_t text[ZYDIS_MAX_INSTRUCTION_LENGTH + 4];
+    uint8_t text[X86_MAX_LENGTH + 4];
     memset(in, 0, sizeof *in);
     if (complete_peek(text, len + 4, pc) != 0 ||
-        x86_decode_raw(&hot_state.decoder, text, len, &in->insn, in->ops) != 0 ||
-        in->insn.length != len ||
-        (in->mem = complete_operand(&in->insn, in->ops)) < 0)
+        x86_access_decode(&hot_state.decoder, text, len, &in->insn) != 0 ||
+        x86_access_length(&in->insn) != len ||
+        (in->mem = complete_operand(&in->insn)) < 0)
         return -1;
     in->pc = pc;
+    in->len = (uint8_t)len;
     memcpy(in->bytes, text, len);
     memcpy(tail, text + len, 4);
     return 0;
@@ -250,16 +251,15 @@ static int append(hot_site *s, uint64_t pc, size_t len)
     const hot_insn *last = &s->run[n - 1];
     uint8_t tail[4];
     if (!atomic_load(&s->patched) || n == RUN_MAX ||
-        last->pc + last->insn.length != pc ||
+        last->pc + last->len != pc ||
         take_insn(&s->run[n], pc, len, tail) != 0)
         return -1;
     atomic_store(&s->n, n + 1);
     return 0;
 }
 
-static int patch(uint64_t pc, const ZydisDecodedInstruction *insn)
+static int patch(uint64_t pc, size_t len)
 {
-    size_t len = insn->length;
     uint32_t i = atomic_load(&hot_state.nsites);
     hot_site *near = crowding(pc);
     if (near)
@@ -277,7 +277,7 @@ static int patch(uint64_t pc, const ZydisDecodedInstruction *insn)
         return -1;
     s->trampoline = t;
     s->n = 1;
-    uint8_t jump[ZYDIS_MAX_INSTRUCTION_LENGTH + 4];
+    uint8_t jump[X86_MAX_LENGTH + 4];
     uint32_t rel = (uint32_t)(t - (pc + 5));
     jump[0] = 0xe9;
     memcpy(jump + 1, &rel, 4);
@@ -307,7 +307,7 @@ static void unpatch(const hot_site *cs)
         futex_lock(&hot_state.lock);
     if (atomic_load(&s->patched)) {
         const hot_insn *in = &s->run[0];
-        size_t len = in->insn.length < 5 ? in->insn.length : 5;
+        size_t len = in->len < 5 ? in->len : 5;
         if (live_code_write(in->pc, in->bytes, len) == 0) {
             atomic_store(&s->patched, 0);
             atomic_fetch_add(&hot_state.unpatched, 1);
@@ -334,7 +334,7 @@ static hot_count *count_of(uint64_t pc)
     return NULL;
 }
 
-void hot_completed(uint64_t pc, const ZydisDecodedInstruction *insn)
+void hot_completed(uint64_t pc, unsigned len)
 {
     if (!hot_state.on)
         return;
@@ -343,7 +343,7 @@ void hot_completed(uint64_t pc, const ZydisDecodedInstruction *insn)
         return;
     futex_lock(&hot_state.lock);
     tls_patching = 1;
-    if (patch(pc, insn) != 0)
+    if (patch(pc, len) != 0)
         atomic_fetch_add(&hot_state.refused, 1);
     tls_patching = 0;
     futex_unlock(&hot_state.lock);
@@ -375,12 +375,11 @@ static void hot_run(ucontext_t *uc, const hot_site *s, int quiet)
     uint32_t n = atomic_load(&s->n);
     for (uint32_t i = 0; i < n; i++) {
         const hot_insn *in = &s->run[i];
-        const ZydisDecodedOperand *op = &in->ops[in->mem];
+        x86_access op;
         int record = !quiet && traced_active() &&
-                     traced_has(x86_effective_address(uc, &in->insn, op),
-                                      op->size / 8);
-        if (!fault_complete_access(uc, &in->insn, in->ops, in->mem, in->bytes,
-                                   record)) {
+                     x86_access_operand(&in->insn, uc, (unsigned)in->mem, 0, &op) &&
+                     traced_has(op.addr, op.size);
+        if (!fault_complete_access(uc, &in->insn, in->mem, in->bytes, record)) {
             if (i == 0)
                 unpatch(s); /* uc's pc is the site's: it runs as it was */
             return;

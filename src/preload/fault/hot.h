@@ -11,7 +11,6 @@
 #include <stdint.h>
 #include <ucontext.h>
 
-#include <Zydis/Zydis.h>
 
 #include "preload/core/fmt.h"
 
@@ -21,7 +20,7 @@ int hot_init(void);
 
 /* The SIGSEGV handler completed one access of insn at pc: counted, and
  * the site patched when it has become hot. */
-void hot_completed(uint64_t pc, const ZydisDecodedInstruction *insn);
+void hot_completed(uint64_t pc, unsigned len);
 
 /* A SIGTRAP at the int3 a site's patching or unpatching wrote: uc goes
  * back to the site (the thread runs it once the bytes are whole); 1, or 0

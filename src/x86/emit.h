@@ -1,5 +1,5 @@
 /*
- * rewrite/emit.h - machine code for the rewriter, encoded by Zydis: the log
+ * x86/emit.h - machine code for the rewriter, encoded by Zydis: the log
  * and count stubs of a rewritten file, the trampolines of its patched
  * sites, and the relocation of the instructions they displace.
  */

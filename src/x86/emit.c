@@ -1,5 +1,5 @@
 /*
- * rewrite/emit.c - encodes the rewriter's code with Zydis's encoder.  Every
+ * x86/emit.c - encodes the rewriter's code with Zydis's encoder.  Every
  * instruction emitted on the logging path leaves the flags alone (lea,
  * mov, push, pop, call, ret, jrcxz), so no site needs to save them; the
  * stub's slow path, which calls C, saves everything.
@@ -7,7 +7,8 @@
  * One file: the stubs, the log sequence and the relocated instructions
  * are all encoded through the same few request helpers, kept static here.
  */
-#include "rewrite/emit.h"
+#include "x86/emit.h"
+#include "x86/zydis.h"
 
 #include <string.h>
 
@@ -161,8 +162,11 @@ int emit_jump(code_buf *b, uint64_t target)
 int emit_jcc(code_buf *b, const x86_insn *insn)
 {
     ZydisEncoderRequest r;
-    if (!ZYAN_SUCCESS(ZydisEncoderDecodedInstructionToEncoderRequest(
-            &insn->zi, insn->zops, insn->zi.operand_count_visible, &r)))
+    ZydisDecodedInstruction zi;
+    ZydisDecodedOperand zops[ZYDIS_MAX_OPERAND_COUNT];
+    if (x86_zydis_decode(insn, &zi, zops) != 0 ||
+        !ZYAN_SUCCESS(ZydisEncoderDecodedInstructionToEncoderRequest(
+            &zi, zops, zi.operand_count_visible, &r)))
         return b->failed = 1, -1;
     r.branch_type = ZYDIS_BRANCH_TYPE_NONE;
     r.branch_width = ZYDIS_BRANCH_WIDTH_NONE;
@@ -329,11 +333,12 @@ static void op_original(ZydisEncoderOperand *o, const x86_mem *m,
                         int64_t moved, uint16_t size)
 {
     int64_t disp = m->disp;
-    if (m->base == ZYDIS_REGISTER_RSP)
+    if (m->base == X86_REG_RSP)
         disp += moved;
-    else if (m->base == ZYDIS_REGISTER_RIP)
+    else if (m->base == X86_REG_RIP)
         disp = (int64_t)m->target; /* absolute: the encoder makes it rel */
-    op_mem(o, widen(m->base), widen(m->index), m->scale, disp, size);
+    op_mem(o, widen(x86_reg_to_zydis(m->base)), widen(x86_reg_to_zydis(m->index)),
+           m->scale, disp, size);
 }
 
 /* A rel32 or disp32 field of the log sequence: where it lies in the
@@ -455,8 +460,8 @@ static int put_rel32(uint8_t *p, int64_t v)
  */
 int emit_log_addressable(const x86_mem *m)
 {
-    return m->segment != ZYDIS_REGISTER_GS &&
-           !(m->base == ZYDIS_REGISTER_NONE && m->index == ZYDIS_REGISTER_NONE &&
+    return m->segment != X86_REG_GS &&
+           !(m->base == X86_REG_NONE && m->index == X86_REG_NONE &&
              m->disp != (int32_t)m->disp);
 }
 
@@ -472,13 +477,13 @@ int emit_log(code_buf *b, const x86_insn *insn, const x86_mem *m,
     op_reg(&r.operands[0], ZYDIS_REGISTER_RDX);
     op_original(&r.operands[1], m, moved, 8);
     put(b, &r);
-    if (insn->zi.address_width == 32) {
+    if (insn->addr32) {
         request(&r, ZYDIS_MNEMONIC_MOV, 2); /* mov %edx, %edx */
         op_reg(&r.operands[0], ZYDIS_REGISTER_EDX);
         op_reg(&r.operands[1], ZYDIS_REGISTER_EDX);
         put(b, &r);
     }
-    if (m->segment == ZYDIS_REGISTER_FS) {
+    if (m->segment == X86_REG_FS) {
         mov_fs(b, ZYDIS_REGISTER_RCX, 0, ZYDIS_REGISTER_NONE, 0);
         request(&r, ZYDIS_MNEMONIC_LEA, 2);
         op_reg(&r.operands[0], ZYDIS_REGISTER_RDX);
@@ -559,17 +564,16 @@ static const x86_mem *icall_mem(const x86_insn *insn)
 
 int emit_icall_encodable(const x86_insn *insn)
 {
-    const ZydisDecodedOperand *t = &insn->zops[0];
+    const x86_operand *t = &insn->ops[0];
     const x86_mem *m = icall_mem(insn);
-    return (t->type == ZYDIS_OPERAND_TYPE_REGISTER && t->size == 64 &&
-            t->reg.value != ZYDIS_REGISTER_RSP) ||
-           (t->type == ZYDIS_OPERAND_TYPE_MEMORY && m && m->size == 8 &&
-            insn->zi.address_width == 64 && m->segment != ZYDIS_REGISTER_GS);
+    return (t->type == X86_OPND_REG && t->size == 64 && t->reg != X86_REG_RSP) ||
+           (t->type == X86_OPND_MEM && m && m->size == 8 && !insn->addr32 &&
+            m->segment != X86_REG_GS);
 }
 
 int emit_icall(code_buf *b, const x86_insn *insn)
 {
-    const ZydisDecodedOperand *t = &insn->zops[0];
+    const x86_operand *t = &insn->ops[0];
     const x86_mem *m = icall_mem(insn);
     if (!emit_icall_encodable(insn))
         return b->failed = 1, -1;
@@ -581,11 +585,11 @@ int emit_icall(code_buf *b, const x86_insn *insn)
     mov_store(b, ZYDIS_REGISTER_RSP, 8, ZYDIS_REGISTER_RAX, 8);
     put1(b, ZYDIS_MNEMONIC_POP, ZYDIS_REGISTER_RAX);
     request(&r, ZYDIS_MNEMONIC_PUSH, 1);
-    if (t->type == ZYDIS_OPERAND_TYPE_REGISTER) {
-        op_reg(&r.operands[0], t->reg.value);
+    if (t->type == X86_OPND_REG) {
+        op_reg(&r.operands[0], x86_reg_to_zydis(t->reg));
     } else {
         op_original(&r.operands[0], m, 8, 8);
-        if (m->segment == ZYDIS_REGISTER_FS)
+        if (m->segment == X86_REG_FS)
             r.prefixes = ZYDIS_ATTRIB_HAS_SEGMENT_FS;
     }
     put(b, &r);
@@ -595,9 +599,8 @@ int emit_icall(code_buf *b, const x86_insn *insn)
 
 static int rip_relative(const x86_insn *insn)
 {
-    for (uint8_t i = 0; i < insn->zi.operand_count; i++)
-        if (insn->zops[i].type == ZYDIS_OPERAND_TYPE_MEMORY &&
-            insn->zops[i].mem.base == ZYDIS_REGISTER_RIP)
+    for (uint8_t i = 0; i < insn->nops; i++)
+        if (insn->ops[i].type == X86_OPND_MEM && insn->ops[i].base == X86_REG_RIP)
             return 1;
     return 0;
 }
@@ -612,15 +615,16 @@ int emit_relocated(code_buf *b, const x86_insn *insn, const uint8_t *bytes)
     memcpy(out, bytes, insn->length);
     if (rip_relative(insn)) {
         /* the same bytes one place further: only the disp32 changes */
-        const ZydisDecodedInstruction *zi = &insn->zi;
-        if (zi->raw.disp.size != 32)
+        int32_t d;
+        if (insn->disp_size != 32)
             return b->failed = 1, -1;
-        uint64_t target = insn->addr + insn->length + (uint64_t)zi->raw.disp.value;
+        memcpy(&d, bytes + insn->disp_at, 4);
+        uint64_t target = insn->addr + insn->length + (uint64_t)(int64_t)d;
         int64_t rel = (int64_t)(target - (code_here(b) + insn->length));
         if (rel != (int32_t)rel)
             return b->failed = 1, -1;
-        int32_t d = (int32_t)rel;
-        memcpy(out + zi->raw.disp.offset, &d, 4);
+        d = (int32_t)rel;
+        memcpy(out + insn->disp_at, &d, 4);
     }
     b->len += insn->length;
     return 0;
