@@ -31,7 +31,7 @@ static int find_text(struct dl_phdr_info *info, size_t size, void *data)
     return 0;
 }
 
-void rawsys_text_range(unsigned long *start, unsigned long *end)
+void own_text_range(unsigned long *start, unsigned long *end)
 {
     text_search s;
     memset(&s, 0, sizeof s);

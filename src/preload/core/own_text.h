@@ -10,6 +10,6 @@
 #include "sys/rawsys.h"
 
 /* Bounds of libmemtap.so's text (where raw_syscall6 lives). */
-void rawsys_text_range(unsigned long *start, unsigned long *end);
+void own_text_range(unsigned long *start, unsigned long *end);
 
 #endif

@@ -63,6 +63,47 @@ uint8_t pagemap_get(uintptr_t addr)
     return l ? l[page & (LEAF_PAGES - 1)] : 0;
 }
 
+/* Whether the eight states at l agree with `want` in the bits of mask
+ * (each of the eight bytes masked). */
+static int eight_agree(const uint8_t *l, uint64_t mask8, uint64_t want8)
+{
+    uint64_t w;
+    memcpy(&w, l, 8);
+    return (w & mask8) == want8;
+}
+
+uint8_t pagemap_span(uintptr_t addr, uint8_t mask, uintptr_t reach,
+                     uintptr_t *lo, uintptr_t *hi)
+{
+    uintptr_t page = addr >> PAGE_SHIFT, at = page & (LEAF_PAGES - 1);
+    uintptr_t base = page - at;
+    const uint8_t *l = leaf(page, 0);
+    if (!l) { /* a leaf never written: all of it untracked */
+        *lo = base << PAGE_SHIFT;
+        *hi = (base + LEAF_PAGES) << PAGE_SHIFT;
+        return 0;
+    }
+    uint8_t state = l[at], want = state & mask;
+    uint64_t mask8 = 0x0101010101010101ull * mask;
+    uint64_t want8 = 0x0101010101010101ull * want;
+    uintptr_t first = at, last = at + 1;
+    uintptr_t stop = at > reach ? at - reach : 0;
+    while (first > stop && (l[first - 1] & mask) == want) {
+        first--;
+        while (first >= stop + 8 && first % 8 == 0 && eight_agree(l + first - 8, mask8, want8))
+            first -= 8;
+    }
+    stop = LEAF_PAGES - last > reach ? last + reach : LEAF_PAGES;
+    while (last < stop && (l[last] & mask) == want) {
+        last++;
+        while (last + 8 <= stop && last % 8 == 0 && eight_agree(l + last, mask8, want8))
+            last += 8;
+    }
+    *lo = (base + first) << PAGE_SHIFT;
+    *hi = (base + last) << PAGE_SHIFT;
+    return state;
+}
+
 void pagemap_set_range(uintptr_t start, uintptr_t end, uint8_t state)
 {
     for (uintptr_t page = start >> PAGE_SHIFT;

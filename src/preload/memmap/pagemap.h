@@ -26,6 +26,12 @@ uint8_t pagemap_get(uintptr_t addr);
 /* Sets the state of every page overlapping [start, end). */
 void pagemap_set_range(uintptr_t start, uintptr_t end, uint8_t state);
 
+/* The state of addr's page, and in [*lo, *hi) the pages around it whose
+ * states agree with it in the bits of `mask`: at most `reach` pages on
+ * either side, within addr's leaf. */
+uint8_t pagemap_span(uintptr_t addr, uint8_t mask, uintptr_t reach,
+                     uintptr_t *lo, uintptr_t *hi);
+
 /* Calls fn for each maximal run of tracked pages with the same state. */
 void pagemap_for_each_tracked(void (*fn)(uintptr_t start, uintptr_t end,
                                          uint8_t state, void *arg),

@@ -325,6 +325,15 @@ uint8_t traced_region(uintptr_t addr)
     return (uint8_t)(pagemap_get(addr) & PM_REGION_MASK);
 }
 
+/* 32768 pages each side (the page map's leaf: 128 MiB): a scan of 32
+ * KiB of it at most, eight pages a step */
+#define REGION_REACH 32768
+uint8_t traced_region_span(uintptr_t addr, uintptr_t *lo, uintptr_t *hi)
+{
+    return (uint8_t)(pagemap_span(addr, PM_REGION_MASK, REGION_REACH, lo, hi) &
+                     PM_REGION_MASK);
+}
+
 void traced_add(uintptr_t start, uintptr_t end, int prot, int region)
 {
     if (!traced_kept() || end <= start || !(prot & PROT_READ))

@@ -37,6 +37,9 @@ void traced_set_listener(const traced_map_listener *l);
 int traced_kept(void);
 /* The kind of traced memory addr lies in: PM_HEAP, PM_STATIC or 0. */
 uint8_t traced_region(uintptr_t addr);
+/* traced_region(addr), and in [*lo, *hi) memory around addr of the same
+ * region (within 128 MiB: a cache's span of answers). */
+uint8_t traced_region_span(uintptr_t addr, uintptr_t *lo, uintptr_t *hi);
 
 /* Adds [start, end) to the traced set with its own rights `prot`, as
  * memory of kind `region` (PM_HEAP or PM_STATIC). */

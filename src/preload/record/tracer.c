@@ -54,6 +54,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -65,6 +66,8 @@
 #define META_MAX (4u << 20)          /* largest metadata chunk (maps text) */
 #define TRACE_FD_MIN 700             /* keep our descriptor out of the way */
 #define WRITER_LINGER_NS 2000000ll   /* writer_main */
+#define WRITER_NAP_NS 20000l
+#define WRITER_SLACK_NS 1000l
 #define JOB_SPIN_NS 100000ll         /* settle_jobs */
 #define JOB_ALL_NS 10000000ll        /* settle_jobs, MEMTAP_WRITER=all */
 
@@ -837,29 +840,29 @@ static int cpu_to_spare(void)
 }
 
 /* The writer: writes every handed-over buffer.  After its last one it
- * keeps looking for WRITER_LINGER_NS, giving its CPU to anyone who wants
- * it between looks, before it sleeps, when the program leaves it a CPU: a
- * program that streams accesses hands a buffer over every few hundred
- * microseconds, and waking a sleeping writer costs the program a system
- * call (~15 us on a virtual machine) and the writer a wake-up (sort under
- * memtap run: 0.242 -> 0.209 s); a program whose threads take every CPU
- * would lose to the looks what it gains (four threads on two: 0.302 ->
- * 0.332 s).  It never returns (exit_group ends it with the process). */
+ * naps, WRITER_NAP_NS at a time, for WRITER_LINGER_NS, then sleeps until
+ * a thread wakes it.  A program that streams accesses hands a buffer over
+ * every few tens of microseconds: a nap ends in time for the next one
+ * with no system call of the program's (waking a sleeping writer costs
+ * the program ~15 us a buffer on a virtual machine), and costs the writer
+ * a timer's wake-up, not a CPU kept busy looking (it yielded in a loop
+ * before, and its CPU time depended on whether a core was idle: gzip -9
+ * of 2 MB, 1.22-1.69 s).  Its timer slack is cut so that a nap is as long
+ * as asked (20 us).  It never returns (exit_group ends it with
+ * the process). */
 static void writer_main(void *unused)
 {
     (void)unused;
     tls_internal = 1; /* the compressor's memcpy calls are memtap's */
     tls_writer = 1;
+    raw_syscall6(SYS_prctl, PR_SET_TIMERSLACK, WRITER_SLACK_NS, 0, 0, 0, 0);
     long long last = raw_clock_ns(CLOCK_MONOTONIC);
-    for (unsigned looks = 1;; looks++) {
+    for (;;) {
         uint32_t work = atomic_load(&rec.writer.work);
         if (writer_pass()) {
-            looks = 0;
             last = raw_clock_ns(CLOCK_MONOTONIC);
-        } else if (looks % 16 ||
-                   (raw_clock_ns(CLOCK_MONOTONIC) - last < WRITER_LINGER_NS &&
-                    cpu_to_spare())) {
-            raw_syscall3(SYS_sched_yield, 0, 0, 0);
+        } else if (raw_clock_ns(CLOCK_MONOTONIC) - last < WRITER_LINGER_NS) {
+            futex_wait_for(&rec.writer.work, work, WRITER_NAP_NS);
         } else {
             /* a thread that hands over after this store wakes the writer;
              * one before it has bumped work, which the wait then sees */

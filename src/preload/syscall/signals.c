@@ -155,7 +155,7 @@ static void on_async(int sig, siginfo_t *si, void *ucv)
 static int memtaps_handler(const struct sigaction *a)
 {
     unsigned long lo, hi, at = (unsigned long)a->sa_handler;
-    rawsys_text_range(&lo, &hi);
+    own_text_range(&lo, &hi);
     return sigtable_runs_handler(a) && at >= lo && at < hi;
 }
 
