@@ -189,8 +189,23 @@ int cli_error(const char *what, const char *fmt, ...)
 /* Parses "madt", "lackey" or "csv"; returns -1 otherwise. */
 int cli_parse_format(const char *s);
 
-/* Opens a trace, printing the error; returns 0 or 1. */
+/* Opens a trace, printing the error; returns 0 or 1.  Its walks take
+ * what --tid and --seq selected (cli_selection_option). */
 int cli_open_trace(const char *path, memtap_trace **t);
+
+/* --tid and --seq, which show, export and cachesim take: their getopt
+ * codes and the usage lines that say them. */
+enum { CLI_OPT_TID = 0x100, CLI_OPT_SEQ };
+#define CLI_SELECTION_OPTIONS { "tid", required_argument, NULL, CLI_OPT_TID }, \
+                              { "seq", required_argument, NULL, CLI_OPT_SEQ }
+#define CLI_SELECTION_USAGE                                                   \
+    "  --tid N[,N...]     only the events of these threads (others still\n"  \
+    "                     name the heap blocks of those shown)\n"             \
+    "  --seq A-B          only the events numbered A to B (A-: from A on,\n" \
+    "                     -B: up to B)\n"
+/* Takes option c (CLI_OPT_TID or CLI_OPT_SEQ) with its argument: 0, or
+ * 2 after saying what is wrong with it. */
+int cli_selection_option(int c, const char *arg);
 /* -o FILE: standard output when path is NULL; NULL after saying why it
  * cannot be opened.  cli_output_close returns rc, or 1 when closing fails
  * (a full disk shows there). */

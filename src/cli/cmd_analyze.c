@@ -160,7 +160,7 @@ static int weigh_trace(const analysis *a, const char *path, const char *trace,
     if (st != MEMTAP_OK)
         return snprintf(err, cap, "%s", memtap_status_string(st)), -1;
     weigh wg = { a, w, id, 0 };
-    trace_tool tool = { &wg, NULL, weigh_event, NULL };
+    trace_tool tool = { .self = &wg, .event = weigh_event };
     st = trace_tools_walk(t, &tool, 1, NULL, NULL);
     memtap_trace_close(t);
     if (st < 0)

@@ -40,6 +40,10 @@ static const char usage[] =
     "                        LL); - for standard output\n"
     "  --json                the same as one JSON object (every object, the\n"
     "                        top instructions)\n"
+    "  --tid N[,N...]        only the accesses of these threads (the others\n"
+    "                        still name the heap blocks)\n"
+    "  --seq A-B             only the accesses numbered A to B (A-: from A\n"
+    "                        on, -B: up to B); the caches start empty\n"
     "  -h, --help            show this help\n";
 
 int cmd_cachesim(int argc, char **argv)
@@ -51,6 +55,7 @@ int cmd_cachesim(int argc, char **argv)
         { "json", no_argument, NULL, 'j' },
         { "misses", required_argument, NULL, 'm' },
         { "help", no_argument, NULL, 'h' },
+        CLI_SELECTION_OPTIONS,
         { NULL, 0, NULL, 0 },
     };
     cachesim_options opt = { { 32768, 8, 64 }, { 8u << 20, 16, 64 }, 20, 0, NULL };
@@ -76,6 +81,11 @@ int cmd_cachesim(int argc, char **argv)
         case 'j': opt.json = 1; break;
         case 'm': misses = optarg; break;
         case 'h': fputs(usage, stdout); return 0;
+        case CLI_OPT_TID:
+        case CLI_OPT_SEQ:
+            if (cli_selection_option(c, optarg))
+                return 2;
+            break;
         default: return cli_usage_error(usage);
         }
     }

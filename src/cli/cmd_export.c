@@ -51,6 +51,7 @@ static const char usage[] =
     "  --line N           cache line size for the pieces (default 64; a\n"
     "                     power of two from 4 to 4096)\n"
     "  --whole-blocks     lackey: a block operation as one line of its size\n"
+    CLI_SELECTION_USAGE
     "  -o, --output FILE  write to FILE instead of standard output\n"
     "  -q, --quiet        no progress line (shown on a terminal when the\n"
     "                     lines go to a file or a pipe), no notes\n"
@@ -129,6 +130,7 @@ int cmd_export(int argc, char **argv)
         { "output", required_argument, NULL, 'o' },
         { "quiet", no_argument, NULL, 'q' },
         { "help", no_argument, NULL, 'h' },
+        CLI_SELECTION_OPTIONS,
         { NULL, 0, NULL, 0 },
     };
     export_options opt = { EXPORT_LACKEY, 64, 0 };
@@ -165,6 +167,11 @@ int cmd_export(int argc, char **argv)
         case 'o': output = optarg; break;
         case 'q': quiet = 1; cli_quiet = 1; break;
         case 'h': fputs(usage, stdout); return 0;
+        case CLI_OPT_TID:
+        case CLI_OPT_SEQ:
+            if (cli_selection_option(c, optarg))
+                return 2;
+            break;
         default: return cli_usage_error(usage);
         }
     }

@@ -21,6 +21,7 @@ static const char usage[] =
     "  --format FORMAT    madt (default), lackey (Valgrind Lackey's data\n"
     "                     lines) or csv (a header line, then one event per\n"
     "                     line)\n"
+    CLI_SELECTION_USAGE
     "  -o, --output FILE  write to FILE instead of standard output\n"
     "  -q, --quiet        no progress line (shown on a terminal when the\n"
     "                     lines go to a file or a pipe), no notes\n"
@@ -37,6 +38,7 @@ int cmd_show(int argc, char **argv)
         { "output", required_argument, NULL, 'o' },
         { "quiet", no_argument, NULL, 'q' },
         { "help", no_argument, NULL, 'h' },
+        CLI_SELECTION_OPTIONS,
         { NULL, 0, NULL, 0 },
     };
     render_options opt = { RENDER_MADT, RENDER_SYMBOLIC, 0 };
@@ -57,6 +59,11 @@ int cmd_show(int argc, char **argv)
         case 'o': output = optarg; break;
         case 'q': quiet = 1; cli_quiet = 1; break;
         case 'h': fputs(usage, stdout); return 0;
+        case CLI_OPT_TID:
+        case CLI_OPT_SEQ:
+            if (cli_selection_option(c, optarg))
+                return 2;
+            break;
         default: return cli_usage_error(usage);
         }
     }

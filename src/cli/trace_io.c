@@ -48,6 +48,61 @@ int cli_output_close(FILE *out, const char *path, int rc)
     return rc;
 }
 
+/* What --tid and --seq selected: every trace the command opens walks it. */
+enum { MAX_TIDS = 64 };
+static uint32_t selected_tids[MAX_TIDS];
+static trace_selection selection = { selected_tids, 0, 0, UINT64_MAX };
+static int selecting;
+
+int cli_selection_option(int c, const char *arg)
+{
+    const char *name = c == CLI_OPT_TID ? "--tid" : "--seq";
+    if (c == CLI_OPT_TID) {
+        for (const char *p = arg; *p; ) {
+            char part[24];
+            size_t len = strcspn(p, ",");
+            uint64_t tid;
+            if (len == 0 || len >= sizeof part || selection.ntids == MAX_TIDS)
+                goto bad;
+            memcpy(part, p, len);
+            part[len] = 0;
+            if (cli_parse_u64(part, 10, &tid) || tid > UINT32_MAX)
+                goto bad;
+            selected_tids[selection.ntids++] = (uint32_t)tid;
+            p += len + (p[len] == ',');
+        }
+        if (selection.ntids == 0)
+            goto bad;
+    } else {
+        const char *dash = strchr(arg, '-');
+        char lo[24] = "", hi[24] = "";
+        size_t llen = dash ? (size_t)(dash - arg) : strlen(arg);
+        size_t hlen = dash ? strlen(dash + 1) : 0;
+        if (llen >= sizeof lo || hlen >= sizeof hi || (dash && !llen && !hlen))
+            goto bad;
+        memcpy(lo, arg, llen);
+        if (dash)
+            memcpy(hi, dash + 1, hlen);
+        uint64_t a = 0, b = UINT64_MAX;
+        if ((llen && cli_parse_u64(lo, 10, &a)) || (hlen && cli_parse_u64(hi, 10, &b)) ||
+            (!dash && !llen))
+            goto bad;
+        if (!dash)
+            b = a;
+        if (a > b)
+            goto bad;
+        selection.seq_lo = a;
+        selection.seq_hi = b;
+    }
+    selecting = 1;
+    return 0;
+bad:
+    fprintf(stderr, "%s: %s: '%s' is not %s\n", cli_command, name, arg,
+            c == CLI_OPT_TID ? "a list of thread ids (at most 64)"
+                             : "A-B, A-, -B or N (sequence numbers, A <= B)");
+    return 2;
+}
+
 int cli_open_trace(const char *path, memtap_trace **t)
 {
     int rc = memtap_trace_open(path, t);
@@ -55,6 +110,8 @@ int cli_open_trace(const char *path, memtap_trace **t)
         return cli_error(path, "%s", strerror(errno));
     if (rc != MEMTAP_OK)
         return cli_error(path, "%s", memtap_status_string(rc));
+    if (selecting)
+        trace_select(*t, &selection);
     return 0;
 }
 

@@ -156,7 +156,7 @@ static int add_trace(const char *path, int col, uint64_t chunk, table *t,
         a.n = namer_create(sym, 0);
     rc = a.n && a.cache ? 0 : 1;
     if (!rc) {
-        trace_tool tool = { &a, NULL, add_event, NULL };
+        trace_tool tool = { .self = &a, .event = add_event };
         rc = trace_tools_walk(tr, &tool, 1, NULL, NULL);
     }
     if (rc > 0)

@@ -374,6 +374,14 @@ static int access_line(sim *s, size_t ti, const memtap_event *ev, uint64_t addr,
     return 0;
 }
 
+/* Records left out (trace/tool.h): their heap events name what is kept. */
+static int sim_learn(void *self, const memtap_record *recs, size_t n, uint32_t tid)
+{
+    (void)tid;
+    ((sim *)self)->gen += namer_learn_all(((sim *)self)->names, recs, n);
+    return 0;
+}
+
 /* One event (the tool's, trace/tool.h): its accesses, line by line. */
 static int take(void *self, const memtap_event *ev)
 {
@@ -561,7 +569,7 @@ int cachesim_report(memtap_trace *t, symbolizer *sym,
     int rc = 1;
     if (s.names && s.recent && reuse_clock_init(&s.clock) == 0 &&
         cache_level_init(&s.ll, &opt->ll) == 0) {
-        trace_tool tool = { &s, NULL, take, NULL };
+        trace_tool tool = { .self = &s, .event = take, .learn = sim_learn };
         rc = trace_tools_walk(t, &tool, 1, NULL, NULL);
         if (rc == 0 && opt->json)
             print_json(&s, opt, out);

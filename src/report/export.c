@@ -154,5 +154,5 @@ static int tool_finish(void *x, int status)
 
 trace_tool exporter_tool(exporter *x)
 {
-    return (trace_tool){ x, tool_run, NULL, tool_finish };
+    return (trace_tool){ .self = x, .run = tool_run, .finish = tool_finish };
 }

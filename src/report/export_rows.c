@@ -212,6 +212,16 @@ static int add_event(walk *w, const memtap_event *ev)
     return rc;
 }
 
+/* Records left out: the heap's blocks, which name the accesses kept. */
+static int rows_learn(void *self, const memtap_record *recs, size_t n,
+                      uint32_t tid)
+{
+    walk *w = self;
+    (void)tid;
+    namer_learn_all(w->names, recs, n);
+    return 0;
+}
+
 static int add_modules(walk *w, const memtap_trace *t)
 {
     for (size_t i = 0; i < memtap_trace_module_count(t); i++) {
@@ -281,7 +291,7 @@ int export_rows(memtap_trace *t, symbolizer *sym, const export_sink *sink,
     w.parg = parg;
     int rc = w.names && w.sites ? add_modules(&w, t) : oom(&w);
     if (rc == 0) {
-        trace_tool tool = { &w, NULL, rows_event, NULL };
+        trace_tool tool = { .self = &w, .event = rows_event, .learn = rows_learn };
         rc = trace_tools_walk(t, &tool, 1, NULL, NULL);
         if (w.failed) {
             rc = w.failed;

@@ -689,7 +689,7 @@ int profile_build(profile *p, memtap_trace *t, symbolizer *sym,
     }
     b->sym = sym;
     build_walk bw = { p, b, progress, arg };
-    trace_tool tool = { &bw, build_run, NULL, build_finish };
+    trace_tool tool = { .self = &bw, .run = build_run, .finish = build_finish };
     int rc = trace_tools_walk(t, &tool, 1, NULL, NULL);
     if (rc != 0)
         profile_free(p);
@@ -815,7 +815,7 @@ int profile_heatmaps(profile *p, memtap_trace *t,
         object_rows(&p->maps[i + 1], &p->objects[i]);
     }
     build_walk hw = { p, b, progress, arg };
-    trace_tool tool = { &hw, heat_tool_run, NULL, NULL };
+    trace_tool tool = { .self = &hw, .run = heat_tool_run };
     int rc = trace_tools_walk(t, &tool, 1, NULL, NULL);
     return rc < 0 ? rc : MEMTAP_OK;
 }

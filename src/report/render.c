@@ -534,7 +534,19 @@ static int tool_finish(void *r, int status)
     return status;
 }
 
+/* Records left out: the heap's blocks they make and free (their names). */
+static int tool_learn(void *self, const memtap_record *recs, size_t n,
+                      uint32_t tid)
+{
+    renderer *r = self;
+    (void)tid;
+    if (namer_learn_all(r->names, recs, n))
+        memset(r->raw, 0, sizeof r->raw); /* the blocks may be gone */
+    return 0;
+}
+
 trace_tool renderer_tool(renderer *r)
 {
-    return (trace_tool){ r, tool_run, NULL, tool_finish };
+    return (trace_tool){ .self = r, .run = tool_run, .finish = tool_finish,
+                         .learn = tool_learn };
 }

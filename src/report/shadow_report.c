@@ -581,7 +581,7 @@ int tool_report(memtap_trace *t, symbolizer *sym,
     rd.names = namer_create(sym, 0);
     if (!rd.names)
         return -1;
-    trace_tool tool = { &rd, NULL, take, NULL };
+    trace_tool tool = { .self = &rd, .event = take };
     int rc = trace_tools_walk(t, &tool, 1, NULL, NULL);
     if (rc == 0) {
         if (strcmp(opt->tool, "heat") == 0)

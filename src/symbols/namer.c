@@ -93,6 +93,17 @@ int namer_learn(namer *n, const memtap_record *x, heap_block *old)
     return heap_map_kind(x->kind) ? heap_map_apply(n->heap, x, old) : 0;
 }
 
+size_t namer_learn_all(namer *n, const memtap_record *recs, size_t count)
+{
+    size_t heap = 0;
+    for (size_t i = 0; i < count; i++)
+        if (heap_map_kind(recs[i].kind)) {
+            heap_map_apply(n->heap, &recs[i], NULL);
+            heap++;
+        }
+    return heap;
+}
+
 const heap_block *namer_block_at(const namer *n, uint64_t addr)
 {
     return heap_map_find(n->heap, addr);

@@ -26,6 +26,9 @@ void namer_destroy(namer *n);
 /* Applies a heap event (others are ignored); as heap_map_apply, old
  * receives the block an F, U, R or E event released (returns 1 then). */
 int namer_learn(namer *n, const memtap_record *x, heap_block *old);
+/* Applies the heap events of recs[0..count) (what a tool learns of records
+ * a walk's selection leaves out); returns how many there were. */
+size_t namer_learn_all(namer *n, const memtap_record *recs, size_t count);
 
 /* What holds addr now: a heap block, else symbolizer_data's answer. */
 void namer_data(namer *n, uint64_t addr, data_name *out);

@@ -12,6 +12,7 @@
 #include "sys/env.h"
 #include "sys/hash.h"
 #include "trace/chunk.h"
+#include "trace/tool.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -77,6 +78,7 @@ struct memtap_trace {
     uint8_t *packed;    /* a packed chunk's bytes, decompressed */
     size_t packed_cap;
     trace_packer *unpacker; /* unpacks them (its 96 KiB cleared once) */
+    const trace_selection *selection; /* trace_select's */
     trace_site_table site_tabs[1u << (32 - MEMTAP_SITE_BITS)];
     trace_sites sites;  /* site_tabs: what access runs refer to */
     chunk_ref *site_refs; /* the SITES chunks, read when the walk starts
@@ -597,6 +599,16 @@ int memtap_trace_open_fd(int fd, memtap_trace **out)
     if (own < 0)
         return MEMTAP_E_IO;
     return open_owned_fd(own, out);
+}
+
+void trace_select(memtap_trace *t, const trace_selection *sel)
+{
+    t->selection = sel;
+}
+
+const trace_selection *trace_selected(const memtap_trace *t)
+{
+    return t->selection;
 }
 
 void memtap_trace_close(memtap_trace *t)

@@ -26,7 +26,25 @@ typedef struct trace_tool {
     /* After the last run, with how the walk ended (0, or what ended it):
      * the tool's output.  0, or an error as run's.  May be NULL. */
     int (*finish)(void *self, int status);
+    /* Records the walk's selection leaves out (trace_select), in order
+     * with the runs: the tool keeps what they tell of the program (its
+     * heap's blocks) and makes nothing of them: 0, or an error as run's.
+     * May be NULL. */
+    int (*learn)(void *self, const memtap_record *recs, size_t n, uint32_t tid);
 } trace_tool;
+
+/* Which records the walks of a trace hand their tools' run (memtap show,
+ * export, report and cachesim --tid and --seq); the others go to learn. */
+typedef struct trace_selection {
+    const uint32_t *tids;    /* these threads' records, or all when ntids 0 */
+    size_t ntids;
+    uint64_t seq_lo, seq_hi; /* sequence numbers in [seq_lo, seq_hi] */
+} trace_selection;
+
+/* Makes every later trace_tools_walk of t hand its tools only what sel
+ * selects (NULL: everything).  sel must outlive those walks. */
+void trace_select(memtap_trace *t, const trace_selection *sel);
+const trace_selection *trace_selected(const memtap_trace *t);
 
 /* Walks t from where its reader stands to the end, each run handed to
  * every tool in turn (and counted to progress(arg, records) when given),

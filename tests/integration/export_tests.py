@@ -186,6 +186,63 @@ def test_export_heap_columns():
     check_eq({k: int(n) for k, n in rows}, want, "the same per site in Parquet")
 
 
+def seq_of(line):
+    """The sequence number of a `memtap show` line ("L$12:..." or "# 12: ...")."""
+    m = re.match(r"^(?:\S\$|# )(\d+):", line)
+    return int(m.group(1)) if m else None
+
+
+def test_export_selection():
+    """--tid and --seq select a trace's events in show (every format),
+    export and cachesim: exactly the full output's lines of those threads
+    and numbers, the heap blocks allocated outside the selection still
+    named as the full output names them; a malformed selection is refused
+    with the command's usage status."""
+    import sqlite3
+    path = os.path.join(TMP, "selection.mtr")
+    memtap("run", "-q", "-o", path, "--", prog("heap_sharing"))
+    rows = [l.split(",") for l in memtap("show", "--format", "csv", path).stdout.splitlines()[1:]]
+    tid_of = {int(r[0]): int(r[1]) for r in rows}
+    tids = sorted(set(tid_of.values()), key=lambda t: min(s for s in tid_of if tid_of[s] == t))
+    check(len(tids) == 3, "main and two threads: %r" % tids)
+    full = memtap("show", path).stdout.splitlines()
+    shared = [seq_of(l) for l in full if "<malloc0000@main" in l and l[0] in "LS"]
+    check(len(shared) >= 4, "accesses to main's block: %r" % shared)
+    lo, hi = shared[1], shared[-2]
+    cases = [(["--tid", str(tids[1])], lambda s: tid_of[s] == tids[1]),
+             (["--seq", "%d-%d" % (lo, hi)], lambda s: lo <= s <= hi),
+             (["--seq", "%d-" % lo, "--tid", "%d,%d" % (tids[0], tids[2])],
+              lambda s: s >= lo and tid_of[s] in (tids[0], tids[2])),
+             (["--seq", str(lo)], lambda s: s == lo)]
+    for opts, keep in cases:
+        want = [l for l in full if seq_of(l) is not None and keep(seq_of(l))]
+        got = memtap("show", *opts, path).stdout.splitlines()
+        check_eq(got, want, "show %s" % " ".join(opts))
+        check(any("<malloc0000@main" in l for l in got), "main's block named in %r" % opts)
+        csv = memtap("show", "--format", "csv", *opts, path).stdout.splitlines()
+        check_eq(csv[1:], [",".join(r) for r in rows if keep(int(r[0]))], "csv %s" % opts)
+        db = os.path.join(TMP, "selection.db")
+        if os.path.exists(db):
+            os.unlink(db)
+        memtap("export", "--format", "sqlite", "-o", db, *opts, path)
+        c = sqlite3.connect(db)
+        got_n = c.execute("select count(*) from accesses").fetchone()[0]
+        named = c.execute("select count(*) from accesses a join names n on n.id = a.object"
+                          " where n.name like '<malloc0000@main%'").fetchone()[0]
+        c.close()
+        check_eq(got_n, sum(1 for r in rows if r[2] in "LSYWG" and keep(int(r[0]))),
+                 "sqlite accesses %s" % opts)
+        check_eq(named, sum(1 for l in want if "<malloc0000@main" in l and l[0] in "LS"),
+                 "sqlite accesses to main's block %s" % opts)
+    sim = json.loads(memtap("cachesim", "--json", "--tid", str(tids[1]), path).stdout)
+    check_eq(sim["accesses"], sum(1 for r in rows if r[2] in "LS" and tid_of[int(r[0])] == tids[1]),
+             "cachesim's accesses of one thread")
+    for bad in (["--seq", "9-3"], ["--seq", "x"], ["--seq", "-"], ["--tid", "1,,2"], ["--tid", ""]):
+        p = memtap("show", *bad, path, check_rc=False)
+        check(p.returncode == 2 and "memtap show: %s:" % bad[0] in p.stderr,
+              "%r refused: %d %r" % (bad, p.returncode, p.stderr))
+
+
 def duckdb_query(sql):
     """The rows of a query run by DuckDB itself (its C library, the one
     `memtap export --format parquet` loads), every value as a string."""
