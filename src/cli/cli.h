@@ -206,6 +206,9 @@ enum { CLI_OPT_TID = 0x100, CLI_OPT_SEQ };
 /* Takes option c (CLI_OPT_TID or CLI_OPT_SEQ) with its argument: 0, or
  * 2 after saying what is wrong with it. */
 int cli_selection_option(int c, const char *arg);
+/* What --tid and --seq selected in words ("threads 12, 13; events 100 to
+ * 200"), or NULL when they were not given. */
+const char *cli_selection_text(char *buf, size_t cap);
 /* -o FILE: standard output when path is NULL; NULL after saying why it
  * cannot be opened.  cli_output_close returns rc, or 1 when closing fails
  * (a full disk shows there). */

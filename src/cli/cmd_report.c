@@ -36,6 +36,10 @@ static const char usage[] =
     "                     tables and interactive charts: accesses over time,\n"
     "                     the heap over time, address x time heatmaps of the\n"
     "                     whole heap and of the 8 hottest objects\n"
+    "  --tid N[,N...]     count the accesses of these threads only\n"
+    "  --seq A-B          count the accesses numbered A to B only (A-: from\n"
+    "                     A on, -B: up to B); the heap's tables and the\n"
+    "                     time line stay the whole trace's\n"
     "  -q, --quiet        no progress line, no notes\n"
     "  -h, --help         show this help\n"
     "\n"
@@ -124,8 +128,10 @@ static int report(const char *path, const report_options *opt)
     if (rc != MEMTAP_OK) {
         status = cli_error(path, "%s", memtap_status_string(rc));
     } else {
+        char selected[256];
         profile_meta m = { path, program_of(t), memtap_trace_header(t)->pid,
-                           cli_report_health(path, t, 1, NULL) == 0 };
+                           cli_report_health(path, t, 1, NULL) == 0,
+                           cli_selection_text(selected, sizeof selected) };
         if ((opt->json || opt->html) && add_heatmaps(&p, path, opt->quiet))
             status = 1;
         if (status == 0 && !(opt->json && strcmp(opt->json, "-") == 0)) {
@@ -150,6 +156,7 @@ int cmd_report(int argc, char **argv)
         { "html", required_argument, NULL, 'H' },
         { "quiet", no_argument, NULL, 'q' },
         { "help", no_argument, NULL, 'h' },
+        CLI_SELECTION_OPTIONS,
         { NULL, 0, NULL, 0 },
     };
     report_options opt = { 20, NULL, NULL, 0 };
@@ -168,6 +175,11 @@ int cmd_report(int argc, char **argv)
         case 'H': opt.html = optarg; break;
         case 'q': opt.quiet = 1; cli_quiet = 1; break;
         case 'h': fputs(usage, stdout); return 0;
+        case CLI_OPT_TID:
+        case CLI_OPT_SEQ:
+            if (cli_selection_option(c, optarg))
+                return 2;
+            break;
         default: return cli_usage_error(usage);
         }
     }

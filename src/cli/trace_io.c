@@ -8,6 +8,7 @@
 #include "trace/tool.h"
 #include "report/parent.h"
 #include <errno.h>
+#include <inttypes.h>
 #include <string.h>
 
 int cli_parse_format(const char *s)
@@ -101,6 +102,26 @@ bad:
             c == CLI_OPT_TID ? "a list of thread ids (at most 64)"
                              : "A-B, A-, -B or N (sequence numbers, A <= B)");
     return 2;
+}
+
+const char *cli_selection_text(char *buf, size_t cap)
+{
+    if (!selecting)
+        return NULL;
+    size_t at = 0;
+    buf[0] = 0;
+    for (size_t i = 0; i < selection.ntids && at < cap; i++)
+        at += (size_t)snprintf(buf + at, cap - at, "%s%" PRIu32,
+                               i ? ", " : "threads ", selected_tids[i]);
+    if (at < cap && (selection.seq_lo != 0 || selection.seq_hi != UINT64_MAX)) {
+        at += (size_t)snprintf(buf + at, cap - at, "%sevents %" PRIu64, at ? "; " : "",
+                               selection.seq_lo);
+        if (at < cap && selection.seq_hi != UINT64_MAX)
+            snprintf(buf + at, cap - at, " to %" PRIu64, selection.seq_hi);
+        else if (at < cap)
+            snprintf(buf + at, cap - at, " on");
+    }
+    return buf;
 }
 
 int cli_open_trace(const char *path, memtap_trace **t)

@@ -11,6 +11,8 @@
 #ifndef MEMTAP_REPORT_LINE_BUF_H
 #define MEMTAP_REPORT_LINE_BUF_H
 
+#include "symbols/symbolizer.h"
+
 #include <emmintrin.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -34,7 +36,6 @@ void line_buf_flush(line_buf *w);
 /* Flushes and frees the buffer. */
 void line_buf_free(line_buf *w);
 
-extern const char line_dec_pairs[201];
 
 /* Where the next line goes, with LINE_MAX_LEN bytes of room (what is
  * buffered is written first when there is less). */
@@ -93,11 +94,11 @@ static inline char *dec_at(char *p, uint64_t v)
     char *end = p + n;
     for (p = end; v >= 100; v /= 100) {
         p -= 2;
-        memcpy(p, line_dec_pairs + 2 * (v % 100), 2);
+        memcpy(p, symbolizer_dec_pairs + 2 * (v % 100), 2);
     }
     if (v >= 10) {
         p -= 2;
-        memcpy(p, line_dec_pairs + 2 * v, 2);
+        memcpy(p, symbolizer_dec_pairs + 2 * v, 2);
     } else {
         *--p = (char)('0' + v);
     }

@@ -475,7 +475,11 @@ static profile_bin *bin_of(profile *p, const builder *b)
     return &p->bins[i < PROFILE_BINS ? i : PROFILE_BINS - 1];
 }
 
-static int add_event(profile *p, builder *b, const memtap_event *ev)
+/* One event; `learning`: a record the walk's selection leaves out (its
+ * access is not counted; the heap and the time line are the whole
+ * trace's). */
+static int add_event(profile *p, builder *b, const memtap_event *ev,
+                     int learning)
 {
     profile_bin *bin = bin_of(p, b);
     int64_t th = thread_index(p, b, ev->tid);
@@ -483,7 +487,7 @@ static int add_event(profile *p, builder *b, const memtap_event *ev)
         return -1;
     int rc = 0;
     int k = kind_of(ev->rec.kind);
-    if (k >= 0)
+    if (k >= 0 && !learning)
         rc = add_access(p, b, ev, k, th, bin);
     else if (heap_map_kind(ev->rec.kind))
         rc = add_heap_event(p, b, &ev->rec, bin);
@@ -639,12 +643,12 @@ static int builder_reset(builder *b, const memtap_trace *t)
 /* add_event for each of n records of thread tid: 0, or -1 when out of
  * memory. */
 static int add_run(profile *p, builder *b, const memtap_record *recs,
-                   size_t n, uint32_t tid, void (*progress)(void *),
-                   void *arg)
+                   size_t n, uint32_t tid, int learning,
+                   void (*progress)(void *), void *arg)
 {
     for (size_t i = 0; i < n; i++) {
         memtap_event ev = { recs[i], tid };
-        if (add_event(p, b, &ev) != 0)
+        if (add_event(p, b, &ev, learning) != 0)
             return -1;
         if (progress)
             progress(arg);
@@ -664,7 +668,15 @@ static int build_run(void *self, const memtap_record *recs, size_t n,
                      uint32_t tid)
 {
     build_walk *w = self;
-    return add_run(w->p, w->b, recs, n, tid, w->progress, w->arg) != 0
+    return add_run(w->p, w->b, recs, n, tid, 0, w->progress, w->arg) != 0
+               ? MEMTAP_E_NOMEM : 0;
+}
+
+static int build_learn(void *self, const memtap_record *recs, size_t n,
+                       uint32_t tid)
+{
+    build_walk *w = self;
+    return add_run(w->p, w->b, recs, n, tid, 1, w->progress, w->arg) != 0
                ? MEMTAP_E_NOMEM : 0;
 }
 
@@ -689,7 +701,8 @@ int profile_build(profile *p, memtap_trace *t, symbolizer *sym,
     }
     b->sym = sym;
     build_walk bw = { p, b, progress, arg };
-    trace_tool tool = { .self = &bw, .run = build_run, .finish = build_finish };
+    trace_tool tool = { .self = &bw, .run = build_run, .finish = build_finish,
+                        .learn = build_learn };
     int rc = trace_tools_walk(t, &tool, 1, NULL, NULL);
     if (rc != 0)
         profile_free(p);
@@ -767,17 +780,17 @@ static int heat_touch(profile *p, builder *b, uint64_t addr, size_t bin)
 
 /* The heatmaps' counts of n records: 0, or -1 when out of memory. */
 static int heat_run(profile *p, builder *b, const memtap_record *recs,
-                    size_t n, void (*progress)(void *), void *arg)
+                    size_t n, int learning, void (*progress)(void *), void *arg)
 {
     for (size_t i = 0; i < n; i++) {
         const memtap_record *r = &recs[i];
         size_t bin = (size_t)(bin_of(p, b) - p->bins);
         int k = kind_of(r->kind);
-        if (k >= 0) {
+        if (k >= 0 && !learning) {
             if (heat_touch(p, b, r->addr, bin) ||
                 (k == PROF_Y && heat_touch(p, b, r->addr2, bin)))
                 return -1;
-        } else if (heap_map_kind(r->kind)) {
+        } else if (k < 0 && heap_map_kind(r->kind)) {
             heap_map_apply(b->heap, r, NULL);
         }
         b->ordinal++;
@@ -792,7 +805,16 @@ static int heat_tool_run(void *self, const memtap_record *recs, size_t n,
 {
     (void)tid;
     build_walk *w = self;
-    return heat_run(w->p, w->b, recs, n, w->progress, w->arg) != 0
+    return heat_run(w->p, w->b, recs, n, 0, w->progress, w->arg) != 0
+               ? MEMTAP_E_NOMEM : 0;
+}
+
+static int heat_tool_learn(void *self, const memtap_record *recs, size_t n,
+                           uint32_t tid)
+{
+    (void)tid;
+    build_walk *w = self;
+    return heat_run(w->p, w->b, recs, n, 1, w->progress, w->arg) != 0
                ? MEMTAP_E_NOMEM : 0;
 }
 
@@ -815,7 +837,7 @@ int profile_heatmaps(profile *p, memtap_trace *t,
         object_rows(&p->maps[i + 1], &p->objects[i]);
     }
     build_walk hw = { p, b, progress, arg };
-    trace_tool tool = { .self = &hw, .run = heat_tool_run };
+    trace_tool tool = { .self = &hw, .run = heat_tool_run, .learn = heat_tool_learn };
     int rc = trace_tools_walk(t, &tool, 1, NULL, NULL);
     return rc < 0 ? rc : MEMTAP_OK;
 }

@@ -166,6 +166,9 @@ void profile_print_text(const profile *p, const profile_meta *m, FILE *o,
     for (int k = 0; k < PROF_KINDS; k++)
         fprintf(o, "%s%c %" PRIu64, k ? ", " : "", kind_letters[k], p->n[k]);
     fputs(")\n", o);
+    if (m->selection)
+        fprintf(o, "selection: the accesses of %s (the heap's tables and the "
+                   "time line: the whole trace's)\n", m->selection);
     if (!m->complete)
         fputs("warning: the trace may be incomplete (see the warnings "
               "above): these counts are a lower bound\n", o);
@@ -296,10 +299,15 @@ void profile_print_json(const profile *p, const profile_meta *m, FILE *o)
     fputs(", \"program\": ", o);
     json_str(o, m->program);
     fprintf(o, ", \"pid\": %" PRIu32 ", \"complete\": %s, \"events\": %" PRIu64
-               ", \"accesses\": %" PRIu64 ", \"after_free\": %" PRIu64
-               ", \"kinds\": {",
+               ", \"accesses\": %" PRIu64 ", \"after_free\": %" PRIu64,
             m->pid, m->complete ? "true" : "false", p->events, p->accesses,
             p->uaf);
+    fputs(", \"selection\": ", o);
+    if (m->selection)
+        json_str(o, m->selection);
+    else
+        fputs("null", o);
+    fputs(", \"kinds\": {", o);
     for (int k = 0; k < PROF_KINDS; k++)
         fprintf(o, "%s\"%c\": %" PRIu64, k ? ", " : "", kind_letters[k], p->n[k]);
     const profile_heap *h = &p->heap;

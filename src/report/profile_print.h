@@ -15,6 +15,8 @@ typedef struct profile_meta {
     const char *program;  /* the traced program's file */
     uint32_t pid;
     int complete;         /* nothing known to be missing */
+    const char *selection; /* the accesses counted, when not all: "threads
+                              12, 13; events 100 to 200" (NULL: all) */
 } profile_meta;
 
 /* The sections of `memtap report`, top lines each. */

@@ -85,6 +85,8 @@ unsigned symbolizer_data_prefix(const data_name *d, char *buf, size_t cap);
 /* The digits of v in base 10 or 16, written backwards to end (24 bytes
  * of room before it); returns where they start. */
 char *symbolizer_digits(char *end, uint64_t v, unsigned base);
+/* "00" to "99": a number's decimal digits two at a time. */
+extern const char symbolizer_dec_pairs[201];
 
 /* The text of a name's holder outside the heap, without the offset: the
  * variable (not its field), the symbol, "module:.section", the module, the

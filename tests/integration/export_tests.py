@@ -194,10 +194,11 @@ def seq_of(line):
 
 def test_export_selection():
     """--tid and --seq select a trace's events in show (every format),
-    export and cachesim: exactly the full output's lines of those threads
-    and numbers, the heap blocks allocated outside the selection still
-    named as the full output names them; a malformed selection is refused
-    with the command's usage status."""
+    export, cachesim and report: exactly the full output's lines of those
+    threads and numbers, the heap blocks allocated outside the selection
+    still named as the full output names them, report's accesses those of
+    the selection and its heap the whole trace's; a malformed selection is
+    refused with the command's usage status."""
     import sqlite3
     path = os.path.join(TMP, "selection.mtr")
     memtap("run", "-q", "-o", path, "--", prog("heap_sharing"))
@@ -206,6 +207,8 @@ def test_export_selection():
     tids = sorted(set(tid_of.values()), key=lambda t: min(s for s in tid_of if tid_of[s] == t))
     check(len(tids) == 3, "main and two threads: %r" % tids)
     full = memtap("show", path).stdout.splitlines()
+    whole = json.loads(memtap("report", "-q", "--json", "-", path).stdout)
+    check_eq(whole["selection"], None, "no selection")
     shared = [seq_of(l) for l in full if "<malloc0000@main" in l and l[0] in "LS"]
     check(len(shared) >= 4, "accesses to main's block: %r" % shared)
     lo, hi = shared[1], shared[-2]
@@ -234,6 +237,11 @@ def test_export_selection():
                  "sqlite accesses %s" % opts)
         check_eq(named, sum(1 for l in want if "<malloc0000@main" in l and l[0] in "LS"),
                  "sqlite accesses to main's block %s" % opts)
+        rep = json.loads(memtap("report", "-q", "--json", "-", *opts, path).stdout)
+        check_eq(rep["accesses"], sum(1 for r in rows if r[2] in "LSYWG" and keep(int(r[0]))),
+                 "report's accesses %s" % opts)
+        check(rep["selection"], "report says its selection")
+        check_eq(rep["heap"], whole["heap"], "report's heap: the whole trace's")
     sim = json.loads(memtap("cachesim", "--json", "--tid", str(tids[1]), path).stdout)
     check_eq(sim["accesses"], sum(1 for r in rows if r[2] in "LS" and tid_of[int(r[0])] == tids[1]),
              "cachesim's accesses of one thread")
