@@ -205,8 +205,8 @@ MEMTAP_API size_t memtap_trace_module_count(const memtap_trace *t);
 MEMTAP_API const memtap_module *memtap_trace_module_at(const memtap_trace *t, size_t i);
 /* The /proc/PID/maps snapshot ("" when absent). */
 MEMTAP_API const char *memtap_trace_maps(const memtap_trace *t);
-/* The value of an INFO key (its last occurrence; it runs to the next
- * newline), or NULL. */
+/* The value of an INFO key (its last occurrence, without its newline),
+ * or NULL; valid until the trace is closed. */
 MEMTAP_API const char *memtap_trace_info(const memtap_trace *t, const char *key);
 
 /*

@@ -163,16 +163,19 @@ int cmd_shadow(int argc, char **argv)
     }
     if ((optind >= argc) == !input)
         return usage_error(tool);
+    /* the report's file first: a place it cannot go fails before the run */
+    FILE *out = report_path ? fopen(report_path, "w") : stderr;
+    if (!out)
+        return cli_error(report_path, "%s", strerror(errno));
     char path[PATH_MAX];
     int rc = 0;
     if (input) {
         snprintf(path, sizeof path, "%s", input);
     } else if (cli_trace_program(argv + optind, &l, path, sizeof path, &rc)) {
+        if (out != stderr)
+            fclose(out);
         return rc ? rc : 1;
     }
-    FILE *out = report_path ? fopen(report_path, "w") : stderr;
-    if (!out)
-        return cli_error(report_path, "%s", strerror(errno));
     int status = report(path, &opt, out);
     if (out != stderr && fclose(out) != 0 && !status)
         status = cli_error(report_path, "%s", strerror(errno));

@@ -66,7 +66,13 @@ int cmd_symbolize(int argc, char **argv)
     while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
         switch (c) {
         case 'c': code = 1; break;
-        case 'a': at = strtoull(optarg, NULL, 10); break;
+        case 'a':
+            if (cli_parse_u64(optarg, 10, &at) != 0) {
+                fprintf(stderr, "%s: --at: '%s' is not an event's sequence "
+                                "number\n", cli_command, optarg);
+                return 2;
+            }
+            break;
         case 'h': fputs(usage, stdout); return 0;
         default: return cli_usage_error(usage);
         }

@@ -104,6 +104,19 @@ bad:
     return 2;
 }
 
+/* The format number in the header of the trace at path (0 unreadable). */
+static uint32_t file_version(const char *path)
+{
+    unsigned char head[12]; /* the magic, then the format (memtap/trace.h) */
+    uint32_t version = 0;
+    FILE *f = fopen(path, "rb");
+    if (f && fread(head, 1, sizeof head, f) == sizeof head)
+        memcpy(&version, head + 8, sizeof version);
+    if (f)
+        fclose(f);
+    return version;
+}
+
 const char *cli_selection_text(char *buf, size_t cap)
 {
     if (!selecting)
@@ -129,6 +142,10 @@ int cli_open_trace(const char *path, memtap_trace **t)
     int rc = memtap_trace_open(path, t);
     if (rc == MEMTAP_E_IO)
         return cli_error(path, "%s", strerror(errno));
+    if (rc == MEMTAP_E_VERSION)
+        return cli_error(path, "trace format %" PRIu32 ", and this memtap reads "
+                               "formats %u to %u", file_version(path),
+                         MEMTAP_TRACE_VERSION_MIN, MEMTAP_TRACE_VERSION);
     if (rc != MEMTAP_OK)
         return cli_error(path, "%s", memtap_status_string(rc));
     if (selecting)

@@ -32,9 +32,15 @@ static int check_program(const char *path)
     if (rc != ELF_OK)
         return cli_error(path, "%s", elf_strerror(rc));
     int type = elf_image_type(img), interp = elf_image_has_interp(img);
+    int library = elf_image_is_library(img);
     elf_image_close(img);
     if (type != ET_EXEC && type != ET_DYN)
         return cli_error(path, "not an executable");
+    if (library)
+        return cli_error(path, "a shared library, not a program: run a "
+                               "program that loads it (memtap run -- PROG), "
+                               "or write an instrumented copy of it with "
+                               "memtap instrument");
     if (!interp)
         return cli_error(path, "static executable: neither engine can trace "
                                "it (both need the dynamic loader: "
@@ -84,16 +90,18 @@ static int absolute_output(const char *out, char *abs, size_t cap)
     return 0;
 }
 
-/* Makes room for a new trace at out.  A trace is only ever created under a
- * new name (the traced process opens it with O_CREAT|O_EXCL, which never
- * follows a symbolic link), so nothing that is there is ever written
- * through: an older trace is kept as OUT.old (as perf does), anything else
- * (a symbolic link, a device, a FIFO, a directory, a file that is not a
- * trace) is refused.  The directory must take a new file: a probe file is
- * created and removed, so that an unwritable place is an error before the
- * program runs. */
-static int prepare_output(const char *out, char *abs, size_t cap)
+/* Checks that a new trace can go at out.  A trace is only ever created
+ * under a new name (the traced process opens it with O_CREAT|O_EXCL,
+ * which never follows a symbolic link), so nothing that is there is ever
+ * written through: an older trace is kept as OUT.old (as perf does: *older
+ * says there is one, keep_older moves it once the run is sure to start),
+ * anything else (a symbolic link, a device, a FIFO, a directory, a file
+ * that is not a trace) is refused.  The directory must take a new file: a
+ * probe file is created and removed, so that an unwritable place is an
+ * error before the program runs. */
+static int prepare_output(const char *out, char *abs, size_t cap, int *older)
 {
+    *older = 0;
     if (absolute_output(out, abs, cap))
         return 1;
     struct stat st;
@@ -109,12 +117,7 @@ static int prepare_output(const char *out, char *abs, size_t cap)
         if (!is_trace_file(abs))
             return cli_error(out, "exists and is not a memtap trace "
                                   "(remove it or choose another name)");
-        char old[PATH_MAX + 8];
-        snprintf(old, sizeof old, "%s.old", abs);
-        if (rename(abs, old) != 0)
-            return cli_error(out, "cannot keep the older trace as %s: %s", old,
-                             strerror(errno));
-        fprintf(stderr, "memtap: kept the older trace as %s\n", old);
+        *older = 1;
     } else if (errno != ENOENT) {
         return cli_error(out, "%s", strerror(errno));
     }
@@ -125,6 +128,18 @@ static int prepare_output(const char *out, char *abs, size_t cap)
         return cli_error(out, "cannot write the trace: %s", strerror(errno));
     close(fd);
     unlink(probe);
+    return 0;
+}
+
+/* The older trace at abs kept as abs.old (prepare_output found it). */
+static int keep_older(const char *abs)
+{
+    char old[PATH_MAX + 8];
+    snprintf(old, sizeof old, "%s.old", abs);
+    if (rename(abs, old) != 0)
+        return cli_error(abs, "cannot keep the older trace as %s: %s", old,
+                         strerror(errno));
+    fprintf(stderr, "memtap: kept the older trace as %s\n", old);
     return 0;
 }
 
@@ -143,7 +158,8 @@ int cli_trace_program(char **prog_argv, const trace_launch *l, char *abs_out,
                          sizeof preload) != 0)
         return cli_error("libmemtap.so", "not found next to the memtap "
                                          "command (set MEMTAP_PRELOAD)");
-    if (prepare_output(l->output, abs_out, cap))
+    int older;
+    if (prepare_output(l->output, abs_out, cap, &older))
         return 1;
     cache_rules rules;
     if (cli_launch_env(l, prog, preload, abs_out, &rules))
@@ -176,6 +192,10 @@ int cli_trace_program(char **prog_argv, const trace_launch *l, char *abs_out,
         }
         fprintf(stderr, "memtap: warning: %s: the fault engine traces the "
                         "program: the bypass rules do not apply\n", prog);
+    }
+    if (older && keep_older(abs_out)) {
+        engine_done(&plan);
+        return 1;
     }
     int rc = cli_run_traced(&plan, abs_out, l, exit_code);
     engine_done(&plan);

@@ -76,6 +76,17 @@ static void read_build_id(elf_file *f)
 }
 
 /* The checks and tables of an opened f->elf. */
+/* Whether PT_DYNAMIC's DT_FLAGS_1 has DF_1_PIE. */
+static void read_pie(elf_file *f, const GElf_Phdr *ph)
+{
+    Elf_Data *d = elf_getdata_rawchunk(f->elf, (int64_t)ph->p_offset, ph->p_filesz,
+                                       ELF_T_DYN);
+    GElf_Dyn dyn;
+    for (int i = 0; d && gelf_getdyn(d, i, &dyn) && dyn.d_tag != DT_NULL; i++)
+        if (dyn.d_tag == DT_FLAGS_1 && (dyn.d_un.d_val & DF_1_PIE))
+            f->pie = 1;
+}
+
 static int read_headers(elf_file *f)
 {
     if (!f->elf || elf_kind(f->elf) != ELF_K_ELF ||
@@ -93,6 +104,8 @@ static int read_headers(elf_file *f)
             return ELF_E_CORRUPT;
         if (f->ph[i].p_type == PT_INTERP)
             read_interp(f, &f->ph[i]);
+        else if (f->ph[i].p_type == PT_DYNAMIC)
+            read_pie(f, &f->ph[i]);
     }
     read_build_id(f);
     return ELF_OK;

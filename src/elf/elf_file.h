@@ -34,6 +34,8 @@ typedef struct elf_file {
     GElf_Phdr *ph;          /* the program headers, nph of them */
     size_t nph;
     int has_interp;
+    int pie;                /* DT_FLAGS_1 says DF_1_PIE: a program, even
+                               without PT_INTERP (static-pie) */
     char interp[256];       /* PT_INTERP's path ("" when odd or long) */
     uint8_t build_id[64];   /* from the SHT_NOTE sections */
     size_t build_id_len;

@@ -261,6 +261,11 @@ int elf_image_has_interp(const elf_image *img)
 {
     return img->file.has_interp;
 }
+
+int elf_image_is_library(const elf_image *img)
+{
+    return img->file.eh.e_type == ET_DYN && !img->file.has_interp && !img->file.pie;
+}
 const char *elf_image_interp(const elf_image *img)
 {
     return img->file.interp;

@@ -40,6 +40,9 @@ int elf_image_has_dwarf(const elf_image *img);
 /* ELF type (ET_EXEC, ET_DYN, ...) and whether it has a PT_INTERP. */
 int elf_image_type(const elf_image *img);
 int elf_image_has_interp(const elf_image *img);
+/* A shared library, not a program: ET_DYN with no PT_INTERP and no
+ * DF_1_PIE (a static-pie program has the flag). */
+int elf_image_is_library(const elf_image *img);
 /* The program interpreter's path ("" when there is none or it is odd). */
 const char *elf_image_interp(const elf_image *img);
 

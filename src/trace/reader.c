@@ -48,6 +48,14 @@ typedef struct cursor {
     int returned;       /* whether it returned one since the rewind */
 } cursor;
 
+/* An INFO value as memtap_trace_info hands it out: a copy that ends with
+ * its line, kept until the trace is closed. */
+typedef struct info_value {
+    struct info_value *next;
+    const char *from;      /* where in the info text it was copied from */
+    char text[];
+} info_value;
+
 struct memtap_trace {
     int fd;
     uint64_t file_size;
@@ -79,6 +87,7 @@ struct memtap_trace {
     size_t packed_cap;
     trace_packer *unpacker; /* unpacks them (its 96 KiB cleared once) */
     const trace_selection *selection; /* trace_select's */
+    info_value *values;  /* memtap_trace_info's answers, terminated */
     trace_site_table site_tabs[1u << (32 - MEMTAP_SITE_BITS)];
     trace_sites sites;  /* site_tabs: what access runs refer to */
     chunk_ref *site_refs; /* the SITES chunks, read when the walk starts
@@ -632,6 +641,11 @@ void memtap_trace_close(memtap_trace *t)
     free(t->site_refs);
     free(t->maps);
     free(t->info);
+    while (t->values) {
+        info_value *next = t->values->next;
+        free(t->values);
+        t->values = next;
+    }
     free(t->zbuf);
     free(t->packed);
     free(t->unpacker);
@@ -680,7 +694,22 @@ const char *memtap_trace_info(const memtap_trace *t, const char *key)
             break;
         p = eol + 1;
     }
-    return found;
+    if (!found)
+        return NULL;
+    memtap_trace *mt = (memtap_trace *)t; /* the answers are a cache */
+    for (info_value *v = mt->values; v; v = v->next)
+        if (v->from == found)
+            return v->text;
+    size_t len = strcspn(found, "\n");
+    info_value *v = malloc(sizeof *v + len + 1);
+    if (!v)
+        return NULL;
+    v->from = found;
+    memcpy(v->text, found, len);
+    v->text[len] = '\0';
+    v->next = mt->values;
+    mt->values = v;
+    return v->text;
 }
 
 /* Decodes an event chunk's records into out (room for r->count);

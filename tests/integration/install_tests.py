@@ -42,7 +42,7 @@ void memtap_consume(const memtap_access *a, size_t n) { (void)a; seen += n; }
 PACKAGE = """
 cmake_minimum_required(VERSION 3.18)
 project(users C)
-find_package(memtap REQUIRED)
+find_package(memtap 0.1 REQUIRED)
 add_executable(reader reader.c)
 target_link_libraries(reader PRIVATE memtap::trace)
 add_library(consumer SHARED consumer.c)

@@ -447,6 +447,10 @@ def test_symbolize_globals():
     r = memtap("symbolize", "--code", path, places["main"][2:])
     check(re.match(r"^0x[0-9a-f]+: main\+0 globals\.c:\d+$", r.stdout.strip()),
           "code name with line: " + r.stdout)
+    for bad in ("x", "-1", "12x"):
+        p = memtap("symbolize", "--at", bad, path, places["main"][2:], check_rc=False)
+        check(p.returncode == 2 and "--at: '%s' is not an event's sequence number" % bad
+              in p.stderr, "--at %s refused: %r" % (bad, p.stderr))
 
 
 def test_build_id_mismatch():
@@ -484,6 +488,15 @@ def test_bad_programs():
     check_eq(p.returncode, 2, "a usage error's status")
     expect_error(["run", "-o", out, "--", prog("static_prog")],
                  r"static executable: neither engine can trace it")
+    # a shared library is no program; a static-pie one is (ET_DYN too)
+    expect_error(["run", "-o", out, "--", "/usr/lib/x86_64-linux-gnu/libsqlite3.so.0"],
+                 r"libsqlite3\.so\.0: a shared library, not a program")
+    spie = os.path.join(TMP, "static_pie")
+    src = os.path.join(TMP, "static_pie.c")
+    with open(src, "w") as f:
+        f.write("int main(void) { return 0; }\n")
+    subprocess.run(["gcc", "-static-pie", src, "-o", spie], check=True)
+    expect_error(["run", "-o", out, "--", spie], r"static_pie: static executable")
     text = os.path.join(TMP, "notelf")
     with open(text, "w") as f:
         f.write("hello, not a program\n" * 10)
@@ -501,6 +514,16 @@ def test_bad_programs():
     expect_error(["run", "-o", out, "--", cut], r"^memtap: .*cut: ")
     expect_error(["run", "-o", "/nonexistent-dir/x.mtr", "--", prog("three_mallocs")],
                  r"cannot write the trace")
+    # a run refused before the program starts keeps the older trace where it is
+    memtap("run", "-q", "-o", out, "--", prog("three_mallocs"))
+    before = open(out, "rb").read()
+    if os.path.exists(out + ".old"):
+        os.unlink(out + ".old")
+    for opts, what in ((["--consumer", "/nonexistent/c.so"], "c.so"),
+                       (["--watch", "no_such_symbol"], "--watch")):
+        expect_error(["run", "-o", out] + opts + ["--", prog("three_mallocs")], what)
+        check(open(out, "rb").read() == before and not os.path.exists(out + ".old"),
+              "%s: the older trace kept in place" % opts)
     victim = os.path.join(TMP, "victim")
     shutil.copy(prog("three_mallocs"), victim)
     before = open(victim, "rb").read()
@@ -514,6 +537,11 @@ def test_bad_traces():
         f.write("not a trace at all, only text\n" * 5)
     expect_error(["show", junk], r"junk\.mtr: not a memtap trace file")
     expect_error(["show", os.path.join(TMP, "absent.mtr")], r"No such file or directory")
+    future = os.path.join(TMP, "future.mtr")
+    with open(future, "wb") as f:
+        f.write(b"MEMTAPTR" + (99).to_bytes(4, "little") + bytes(200))
+    expect_error(["info", future], r"future\.mtr: trace format 99, and this memtap reads "
+                                   r"formats 1 to \d+")
     path, _ = trace("threads", out="big.mtr", env={"MEMTAP_BUFFER_RECORDS": "1024"},
                     heap_only=True)
     full = len(heap_lines(show(path, "--raw")))

@@ -339,6 +339,12 @@ def test_shadow_bad_input():
           "a heat trace is not a share trace")
     p = memtap("uninit", "-i", os.path.join(TMP, "missing.mtr"), check_rc=False)
     check(p.returncode == 1 and "memtap: " in p.stderr, "missing trace: clear error")
+    # a report that cannot be written stops heat before the program runs
+    out = os.path.join(TMP, "never.mtr")
+    p = memtap("heat", "-o", out, "--report", "/nonexistent-dir/r.txt", "--",
+               prog("noalloc"), check_rc=False)
+    check(p.returncode == 1 and "/nonexistent-dir/r.txt" in p.stderr and
+          not os.path.exists(out), "unwritable report refused first: %s" % p.stderr)
 
 
 if __name__ == "__main__":
