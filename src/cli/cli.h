@@ -257,8 +257,8 @@ void cli_info_value(const memtap_trace *t, const char *key, char *buf,
  * missing (and a note for an ending by signal); returns how many.  Lost
  * records are counted always, printed only when `dropped` is set.  A
  * death in code the static engine changed is blamed on memtap by its
- * copy in `copies` (the run's cache; NULL: the one the environment's
- * rules name). */
+ * copy in `copies` (the run's cache, and then what the bypass rules left
+ * out is noted, once a run; NULL: the one the environment's rules name). */
 struct cache;
 int cli_report_health(const char *path, const memtap_trace *t, int dropped,
                       const struct cache *copies);

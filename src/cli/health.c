@@ -104,9 +104,14 @@ static int blame(const char *path, const memtap_trace *t, int sig,
 }
 
 /* What the bypass rules left out of the rewritten modules, by rule
- * (rewritten_bypassed: counts in analysis_counts.bypass order). */
+ * (rewritten_bypassed: counts in analysis_counts.bypass order): said once
+ * by the run that rewrote them (its first trace; a forked child's copies
+ * are the parent's), not again by every command that reads a trace. */
 static void note_bypassed(const char *path, const memtap_trace *t)
 {
+    static int said;
+    if (said++)
+        return;
     static const char *const rules[] = { "stack", "static", "read-only",
                                          "tested loads", "ignored" };
     char v[256], text[256] = "";
@@ -219,7 +224,8 @@ int cli_report_health(const char *path, const memtap_trace *t, int dropped,
                         "would copy the program's buffers outside any system "
                         "call, unrecorded): the program ran its fallback\n",
                 path, async);
-    note_bypassed(path, t);
+    if (copies)
+        note_bypassed(path, t);
     uint64_t traps = info_u64(t, "rewritten_traps_hit");
     if (traps && traps * 1000 > h->events) /* more than 0.1 % */
         cli_note("%s: %" PRIu64 " executions of "

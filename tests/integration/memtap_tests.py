@@ -571,14 +571,19 @@ def test_streaming_memory():
 
 
 def test_quiet_notes():
-    """A run's notes (here what the bypass rules left out) are said, and
-    -q silences them; the summary's warnings would stay."""
+    """A run's notes (here what the bypass rules left out) are said, once
+    a run and by the run alone, and -q silences them; the summary's
+    warnings would stay."""
     out = os.path.join(TMP, "quiet.mtr")
     loud = memtap("run", "-o", out, "--", prog("heap_sharing"))
     check("memtap: note: " in loud.stderr, "the note: %s" % loud.stderr)
     quiet = memtap("run", "-q", "-o", out, "--", prog("heap_sharing"))
     check("note:" not in quiet.stderr, "-q: no note: %s" % quiet.stderr)
     check("note:" not in memtap("show", "-q", out).stderr, "show -q: no note")
+    # once a run, by the run: not per file of a forked child, not by show
+    forked = memtap("run", "-o", out, "--", prog("fork_work"))
+    check_eq(forked.stderr.count("the bypass rules left"), 1, "the note once: %s" % forked.stderr)
+    check("bypass rules" not in memtap("show", out).stderr, "show does not repeat the run's note")
 
 
 def test_help_lists_real_options():
