@@ -85,6 +85,12 @@ def test_install_relocatable():
     check(page.startswith(".\\\"") or ".TH" in page, "a man page")
     check("keep\\-going" in page and ".TH MEMTAP-RUN" in page,
           "memtap-run(1) has run's options")
+    # its NAME says what run does (the line of `memtap --help`), and it
+    # ends with examples and the other pages
+    name = page.split(".SH NAME", 1)[1].split(".SH", 1)[0]
+    check("run a program under memtap" in name, "memtap-run(1)'s NAME: %r" % name)
+    check(".SH EXAMPLES" in page and ".SH \"SEE ALSO\"" in page and ".BR memtap-show (1)" in page,
+          "memtap-run(1)'s EXAMPLES and SEE ALSO")
     # completion: the commands, and a command's options from its --help
     comp = os.path.join(prefix, "share/bash-completion/completions/memtap")
     words = run(["bash", "-c", 'PATH="%s/bin:$PATH"; source "%s"; '
