@@ -110,7 +110,7 @@ int cli_parse_site(const char *arg, const char *file, uint64_t *lo,
         off = strtoull(plus + 1, &end, 0);
     }
     if (!len || len >= sizeof func || (plus && (errno || *end)))
-        return cli_error("--watch", "'%s': expected KIND@FUNCTION[+OFFSET] "
+        return cli_bad_option("--watch", "'%s': expected KIND@FUNCTION[+OFFSET] "
                                     "(a call site, as memtap report names "
                                     "it)", arg);
     memcpy(func, at + 1, len);

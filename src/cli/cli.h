@@ -42,9 +42,8 @@ struct select_params;
  * 'c' --chunk, 's' --scores, 'n' --nonselective, 'M' --implicit, and the
  * bypass rules 'O' --only, 'R' --ignore-read-only, 'L' --tested[=LIST],
  * 'I' --ignore (the ranges kept until cli_select_ranges resolves them in
- * the file).  Returns 0, or 1 after printing an error. */
-int cli_select_option(int c, const char *arg, struct select_params *p,
-                      const char *cmd);
+ * the file).  Returns 0, or 2 after printing what is wrong. */
+int cli_select_option(int c, const char *arg, struct select_params *p);
 int cli_select_ranges(struct select_params *p, const char *file);
 /* A number in base (0: C's prefixes), whole; 0, or -1. */
 int cli_parse_u64(const char *s, int base, uint64_t *out);
@@ -181,6 +180,12 @@ void cli_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  * the synopsis of its usage (up to the first empty line) and where its
  * help is; returns 2 (exit status). */
 int cli_usage_error(const char *usage);
+
+/* An option given a value it does not take (the command used wrongly):
+ * prints "memtap COMMAND: <option>: <why>" to stderr, as getopt's own
+ * messages go; returns 2 (exit status). */
+int cli_bad_option(const char *option, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
 
 /* Prints "memtap: <what>: <why>" to stderr; returns 1 (exit status). */
 int cli_error(const char *what, const char *fmt, ...)

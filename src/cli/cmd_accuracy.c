@@ -71,7 +71,7 @@ int cmd_accuracy(int argc, char **argv)
         case 'c':
             chunk = strtoull(optarg, &end, 0);
             if (*end || !chunk)
-                return cli_error("--chunk", "not a size: %s", optarg);
+                return cli_bad_option("--chunk", "not a size: %s", optarg);
             break;
         case 'h': fputs(usage, stdout); return 0;
         default: return cli_usage_error(usage);

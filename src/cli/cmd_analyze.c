@@ -86,7 +86,7 @@ static int parse_opts(int argc, char **argv, analyze_opts *o, const char **path)
         case 'L':
         case 'I':
         case 'M':
-            if (cli_select_option(c, optarg, &o->params, "analyze"))
+            if (cli_select_option(c, optarg, &o->params))
                 return 2;
             break;
         case 'p':
@@ -94,12 +94,12 @@ static int parse_opts(int argc, char **argv, analyze_opts *o, const char **path)
             break;
         case 'b':
             if (cli_parse_u64(optarg, 16, &o->block))
-                return cli_error("analyze", "--block: not an address: %s", optarg) + 1;
+                return cli_bad_option("--block", "not an address: %s", optarg);
             o->has_block = 1;
             break;
         case 't':
             if (cli_parse_u64(optarg, 10, &v))
-                return cli_error("analyze", "--top: not a count: %s", optarg) + 1;
+                return cli_bad_option("--top", "not a count: %s", optarg);
             o->top = (long)v;
             break;
         case 'j':

@@ -65,18 +65,18 @@ int cmd_cachesim(int argc, char **argv)
         switch (c) {
         case 'd':
             if (cache_geometry_parse(optarg, &opt.d1) != 0)
-                return cli_error("--D1", "not SIZE,ASSOC,LINE of a cache: %s", optarg);
+                return cli_bad_option("--D1", "not SIZE,ASSOC,LINE of a cache: %s", optarg);
             given_d1 = 1;
             break;
         case 'l':
             if (cache_geometry_parse(optarg, &opt.ll) != 0)
-                return cli_error("--LL", "not SIZE,ASSOC,LINE of a cache: %s", optarg);
+                return cli_bad_option("--LL", "not SIZE,ASSOC,LINE of a cache: %s", optarg);
             given_ll = 1;
             break;
         case 't':
             opt.top = atoi(optarg);
             if (opt.top < 0)
-                return cli_error("--top", "not a count: %s", optarg);
+                return cli_bad_option("--top", "not a count: %s", optarg);
             break;
         case 'j': opt.json = 1; break;
         case 'm': misses = optarg; break;

@@ -151,7 +151,7 @@ int cmd_export(int argc, char **argv)
             else if (strcmp(optarg, "parquet") == 0)
                 database = DB_PARQUET;
             else
-                return cli_error("--format", "'%s': expected lackey, dinero, "
+                return cli_bad_option("--format", "'%s': expected lackey, dinero, "
                                              "sqlite or parquet", optarg);
             break;
         case 'l':
@@ -159,7 +159,7 @@ int cmd_export(int argc, char **argv)
             line = strtoul(optarg, &end, 10);
             if (errno || *end || line < 4 || line > 4096 ||
                 (line & (line - 1)))
-                return cli_error("--line", "'%s': a power of two from 4 to "
+                return cli_bad_option("--line", "'%s': a power of two from 4 to "
                                            "4096", optarg);
             opt.line = (uint32_t)line;
             break;

@@ -227,7 +227,7 @@ int cmd_instrument(int argc, char **argv)
         case 'm':
             o.mode = parse_mode(optarg);
             if (o.mode < 0)
-                return cli_error("--mode", "'%s': expected log, ma or aia", optarg);
+                return cli_bad_option("--mode", "'%s': expected log, ma or aia", optarg);
             break;
         case 'w':
         case 'c':
@@ -238,7 +238,7 @@ int cmd_instrument(int argc, char **argv)
         case 'L':
         case 'I':
         case 'M':
-            if (cli_select_option(c, optarg, &o.params, "instrument"))
+            if (cli_select_option(c, optarg, &o.params))
                 return 2;
             break;
         case 'h': fputs(usage, stdout); return 0;

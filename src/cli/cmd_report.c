@@ -168,7 +168,7 @@ int cmd_report(int argc, char **argv)
             errno = 0;
             opt.top = strtoul(optarg, &end, 10);
             if (errno || *end || !opt.top)
-                return cli_error("--top", "'%s': expected a positive number",
+                return cli_bad_option("--top", "'%s': expected a positive number",
                                  optarg);
             break;
         case 'j': opt.json = optarg; break;

@@ -198,19 +198,19 @@ int cmd_run(int argc, char **argv)
         case 'Z':
             if (strcmp(optarg, "fast") && strcmp(optarg, "small") &&
                 strcmp(optarg, "balanced"))
-                return cli_error("--compress", "'%s': expected balanced, "
+                return cli_bad_option("--compress", "'%s': expected balanced, "
                                                "fast or small", optarg);
             compress = optarg;
             break;
         case 'e':
             engine = engine_parse(optarg);
             if (engine < 0)
-                return cli_error("--engine", "'%s': expected auto, static "
+                return cli_bad_option("--engine", "'%s': expected auto, static "
                                              "or fault", optarg);
             break;
         case 'O':
             if (cli_parse_only(optarg, &bypass))
-                return cli_error("--only", "'%s': expected a comma-separated "
+                return cli_bad_option("--only", "'%s': expected a comma-separated "
                                            "list of heap, static and stack",
                                  optarg);
             only = optarg;
@@ -221,12 +221,12 @@ int cmd_run(int argc, char **argv)
         case 'L': tested = optarg; break;
         case 'I':
             if (nignore == MAX_IGNORE)
-                return cli_error("--ignore", "at most %d", MAX_IGNORE);
+                return cli_bad_option("--ignore", "at most %d", MAX_IGNORE);
             ignore[nignore++] = optarg;
             break;
         case 'W':
             if (nwatch == MAX_IGNORE)
-                return cli_error("--watch", "at most %d", MAX_IGNORE);
+                return cli_bad_option("--watch", "at most %d", MAX_IGNORE);
             watch[nwatch++] = optarg;
             break;
         case 'h': fputs(usage, stdout); return 0;

@@ -140,21 +140,21 @@ int cmd_shadow(int argc, char **argv)
         case 'T':
             opt.top = (unsigned)strtoul(optarg, &end, 10);
             if (*end || !opt.top)
-                return cli_error("--top", "'%s' is not a positive count", optarg);
+                return cli_bad_option("--top", "'%s' is not a positive count", optarg);
             break;
         case 'c':
             l.chunk = (unsigned)strtoul(optarg, &end, 10);
             if (strcmp(tool, "heat") != 0)
-                return cli_error("--chunk", "only heat counts by chunk");
+                return cli_bad_option("--chunk", "only heat counts by chunk");
             if (*end || l.chunk < 8 || l.chunk > 4096 ||
                 (l.chunk & (l.chunk - 1)))
-                return cli_error("--chunk", "'%s' is not a power of two from "
+                return cli_bad_option("--chunk", "'%s' is not a power of two from "
                                             "8 to 4096", optarg);
             opt.chunk = l.chunk;
             break;
         case 'C':
             if (strcmp(tool, "uninit") != 0)
-                return cli_error("--check-once", "only uninit checks reads");
+                return cli_bad_option("--check-once", "only uninit checks reads");
             l.check_once = 1;
             break;
         case 'h': print_usage(stdout, tool); return 0;

@@ -52,8 +52,8 @@ int cmd_show(int argc, char **argv)
         case 'l': opt.lines = 1; break;
         case 'f':
             if (cli_parse_format(optarg) < 0)
-                return cli_error("show", "unknown format '%s' (madt, lackey "
-                                         "or csv)", optarg);
+                return cli_bad_option("--format", "'%s': expected madt, lackey "
+                                                  "or csv", optarg);
             opt.format = (render_format)cli_parse_format(optarg);
             break;
         case 'o': output = optarg; break;

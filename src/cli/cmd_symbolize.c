@@ -67,11 +67,9 @@ int cmd_symbolize(int argc, char **argv)
         switch (c) {
         case 'c': code = 1; break;
         case 'a':
-            if (cli_parse_u64(optarg, 10, &at) != 0) {
-                fprintf(stderr, "%s: --at: '%s' is not an event's sequence "
-                                "number\n", cli_command, optarg);
-                return 2;
-            }
+            if (cli_parse_u64(optarg, 10, &at) != 0)
+                return cli_bad_option("--at", "'%s' is not an event's sequence "
+                                              "number", optarg);
             break;
         case 'h': fputs(usage, stdout); return 0;
         default: return cli_usage_error(usage);

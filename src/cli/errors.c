@@ -31,6 +31,17 @@ int cli_usage_error(const char *usage)
     return 2;
 }
 
+int cli_bad_option(const char *option, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "%s: %s: ", cli_command, option);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+    return 2;
+}
+
 int cli_error(const char *what, const char *fmt, ...)
 {
     va_list ap;

@@ -65,16 +65,15 @@ int cli_select_ranges(select_params *p, const char *file)
     return 0;
 }
 
-int cli_select_option(int c, const char *arg, select_params *p,
-                      const char *cmd)
+int cli_select_option(int c, const char *arg, select_params *p)
 {
     char *end;
     unsigned only;
     switch (c) {
     case 'O':
         if (cli_parse_only(arg, &only))
-            return cli_error(cmd, "--only: '%s': expected a comma-separated "
-                                  "list of heap, static and stack", arg);
+            return cli_bad_option("--only", "'%s': expected a comma-separated "
+                                            "list of heap, static and stack", arg);
         p->bypass = (p->bypass & ~(unsigned)(BYPASS_STACK | BYPASS_STATIC)) |
                     only;
         return 0;
@@ -87,30 +86,28 @@ int cli_select_option(int c, const char *arg, select_params *p,
     case 'L': /* --tested: the whole file; --tested=LIST: its ranges */
         p->bypass |= BYPASS_LOADS;
         if (arg && ntested_args == SELECT_IGNORE_MAX)
-            return cli_error(cmd, "--tested: at most %d lists",
-                             SELECT_IGNORE_MAX);
+            return cli_bad_option("--tested", "at most %d lists", SELECT_IGNORE_MAX);
         if (arg)
             tested_args[ntested_args++] = arg;
         return 0;
     case 'I': /* resolved once the file is known (cli_select_ranges) */
         if (p->nignore == SELECT_IGNORE_MAX)
-            return cli_error(cmd, "--ignore: at most %d ranges",
-                             SELECT_IGNORE_MAX);
+            return cli_bad_option("--ignore", "at most %d ranges", SELECT_IGNORE_MAX);
         ignore_args[p->nignore++] = arg;
         return 0;
     case 'w':
         p->omega = strtod(arg, &end);
         if (end == arg || *end)
-            return cli_error(cmd, "--omega: not a number: %s", arg);
+            return cli_bad_option("--omega", "not a number: %s", arg);
         return 0;
     case 'c':
         if (cli_parse_u64(arg, 0, &p->chunk))
-            return cli_error(cmd, "--chunk: not a size: %s", arg);
+            return cli_bad_option("--chunk", "not a size: %s", arg);
         return 0;
     case 's':
         if (sscanf(arg, "%u,%u,%u", &p->scores.s1, &p->scores.s2,
                    &p->scores.s3) != 3)
-            return cli_error(cmd, "--scores: expected S1,S2,S3");
+            return cli_bad_option("--scores", "expected S1,S2,S3");
         return 0;
     default: /* 'n' */
         p->nonselective = 1;

@@ -98,10 +98,9 @@ int cli_selection_option(int c, const char *arg)
     selecting = 1;
     return 0;
 bad:
-    fprintf(stderr, "%s: %s: '%s' is not %s\n", cli_command, name, arg,
-            c == CLI_OPT_TID ? "a list of thread ids (at most 64)"
-                             : "A-B, A-, -B or N (sequence numbers, A <= B)");
-    return 2;
+    return cli_bad_option(name, "'%s' is not %s", arg,
+                          c == CLI_OPT_TID ? "a list of thread ids (at most 64)"
+                                           : "A-B, A-, -B or N (sequence numbers, A <= B)");
 }
 
 /* The format number in the header of the trace at path (0 unreadable). */

@@ -477,7 +477,7 @@ def test_report_cachesim_bad_input():
     for opt, value in (("--D1", "32K,8"), ("--D1", "32K,8,48"), ("--LL", "1000,16,64"),
                        ("--D1", "x,8,64")):
         p = memtap("cachesim", opt, value, path, check_rc=False)
-        check(p.returncode != 0 and "memtap: " + opt in p.stderr,
+        check(p.returncode == 2 and "memtap cachesim: " + opt in p.stderr,
               "%s %s: %d %s" % (opt, value, p.returncode, p.stderr))
     p = memtap("cachesim", "--D1", "32K,8,64", "--LL", "1M,16,128", path, check_rc=False)
     check(p.returncode != 0 and "lines differ" in p.stderr, p.stderr)
