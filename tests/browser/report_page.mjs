@@ -46,6 +46,9 @@ try {
       data: JSON.parse(document.getElementById("memtap-data").textContent),
       charts,
       tables: document.querySelectorAll("table").length,
+      meta: document.getElementById("meta").textContent,
+      chartHeights: Object.fromEntries([...document.querySelectorAll("div.chart")]
+                                         .map((div) => [div.id, div.clientHeight])),
       incompleteShown: !document.getElementById("incomplete").hidden,
     };
   });

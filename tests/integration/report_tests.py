@@ -190,6 +190,17 @@ def test_report_html():
     check_eq(max(alloc["bytes live"]), d["heap"]["peak_bytes"], "peak")
     check_eq(charts["chart-chunks"]["series"][0]["data"][::-1], [c["accesses"] for c in d["chunks"]],
              "the chunks chart, hottest on top")
+    check(page["chartHeights"]["chart-chunks"] >= 22 * len(d["chunks"]),
+          "a bar's height for every chunk's label: %r" % page["chartHeights"])
+    check("{:,} events, {:,} accesses".format(d["events"], d["accesses"]) in page["meta"],
+          "counts grouped by thousands: %s" % page["meta"])
+    # a selection is said; a heap nothing touched draws no heatmap
+    sel = os.path.join(TMP, "heat_counts_sel.html")
+    memtap("report", "-q", "--html", sel, "--seq", "0-10", path)
+    page = open_page(sel)
+    check_eq(page["errors"], [], "errors in the selection's page")
+    check("counted: the accesses of events 0 to 10" in page["meta"], page["meta"])
+    check("chart-heap" not in page["charts"], "no heatmap of an untouched heap")
     obj = objects(d)
     heap_accesses = sum(o["accesses"] for o in d["objects"] if o["heap"])
     check_eq(heat_sum(charts["chart-heap"]), heap_accesses, "the heap's heatmap")

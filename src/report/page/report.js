@@ -40,13 +40,18 @@
       columns.forEach(function (c) {
         var v = c.value(r);
         tr.appendChild(el("td", c.name ? { "class": "name" } : {},
-                          v === null || v === undefined ? "-" : String(v)));
+                          v === null || v === undefined ? "-" : num(v)));
       });
       t.appendChild(tr);
     });
     wrap.appendChild(t);
     parent.appendChild(wrap);
     return t;
+  }
+
+  /* A count with its thousands grouped (1,234,567); text as it is. */
+  function num(v) {
+    return typeof v === "number" ? v.toLocaleString("en-US") : String(v);
   }
 
   function section(title, id) {
@@ -56,8 +61,10 @@
     return s;
   }
 
-  function chart(parent, id, tall) {
+  function chart(parent, id, tall, height) {
     var div = el("div", { id: id, "class": tall ? "chart tall" : "chart" });
+    if (height)
+      div.style.height = height + "px";
     parent.appendChild(div);
     return echarts.init(div);
   }
@@ -82,10 +89,12 @@
   function summary(d) {
     document.title = "memtap report: " + d.program;
     document.getElementById("title").textContent = "memtap report: " + d.program;
-    var kinds = KINDS.map(function (k) { return k[1] + " " + d.kinds[k[0]]; });
+    var kinds = KINDS.map(function (k) { return k[1] + " " + num(d.kinds[k[0]]); });
     document.getElementById("meta").textContent =
-      "pid " + d.pid + ", " + d.events + " events, " + d.accesses +
-      " accesses (" + kinds.join(", ") + "); trace " + d.trace;
+      "pid " + d.pid + ", " + num(d.events) + " events, " + num(d.accesses) +
+      " accesses (" + kinds.join(", ") + "); trace " + d.trace +
+      (d.selection ? "; counted: the accesses of " + d.selection +
+                     " (the heap and the time line: the whole trace's)" : "");
     document.getElementById("incomplete").hidden = d.complete;
   }
 
@@ -133,13 +142,15 @@
   function chunks(d) {
     if (!d.chunks.length) return;
     var s = section("Hottest 64-byte chunks (cache lines)", "chunks");
-    var c = chart(s, "chart-chunks");
     var rows = d.chunks.slice().reverse(); /* the hottest on top */
+    /* a bar's height for every label: none left out, each by its bar */
+    var c = chart(s, "chart-chunks", false, 80 + 22 * rows.length);
     c.setOption({
       tooltip: { trigger: "axis", axisPointer: { type: "shadow" } },
       grid: { left: 260 },
       xAxis: { type: "value", name: "accesses" },
-      yAxis: { type: "category", data: rows.map(function (k) { return k.name + " (" + k.address + ")"; }) },
+      yAxis: { type: "category", axisLabel: { interval: 0 },
+               data: rows.map(function (k) { return k.name + " (" + k.address + ")"; }) },
       series: [{ name: "accesses", type: "bar", data: rows.map(function (k) { return k.accesses; }) }]
     });
   }
@@ -161,12 +172,16 @@
   function heapSection(d, labels) {
     var h = d.heap;
     var s = section("Heap", "heap");
+    if (!h.allocs && !h.mappings) {
+      s.appendChild(el("p", {}, "The program made no dynamic memory."));
+      return;
+    }
     s.appendChild(el("p", {},
-      h.allocs + " allocations (" + h.alloc_bytes + " bytes), " + h.frees +
-      " frees, " + h.temporary + " temporary; peak " + h.peak_bytes +
-      " bytes live (event " + h.peak_event + "); not freed at the end: " +
-      h.not_freed + " blocks, " + h.not_freed_bytes + " bytes" +
-      (h.mappings ? "; " + h.mappings + " mappings (" + h.mapped_bytes + " bytes)" : "")));
+      num(h.allocs) + " allocations (" + num(h.alloc_bytes) + " bytes), " + num(h.frees) +
+      " frees, " + num(h.temporary) + " temporary; peak " + num(h.peak_bytes) +
+      " bytes live (event " + num(h.peak_event) + "); not freed at the end: " +
+      num(h.not_freed) + " blocks, " + num(h.not_freed_bytes) + " bytes" +
+      (h.mappings ? "; " + num(h.mappings) + " mappings (" + num(h.mapped_bytes) + " bytes)" : "")));
     var c = chart(s, "chart-allocations");
     c.setOption({
       tooltip: { trigger: "axis" },
@@ -215,9 +230,11 @@
   function heatmaps(d, labels) {
     var s = section("Where and when: address x time", "heatmaps");
     d.heatmaps.forEach(function (m, i) {
-      if (m.object === null)
-        heatmap(s, "chart-heap", "the whole heap (touched pages in address order)",
-                m, labels, false);
+      if (m.object === null) {
+        if (m.rows.length) /* a heap nothing touched: no chart */
+          heatmap(s, "chart-heap", "the whole heap (touched pages in address order)",
+                  m, labels, false);
+      }
       else {
         var o = d.objects.filter(function (x) { return x.name === m.object; })[0];
         heatmap(s, "chart-object-" + i, m.object + (o ? " (" + pattern(o) + ")" : ""),
