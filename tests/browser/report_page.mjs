@@ -47,6 +47,7 @@ try {
       charts,
       tables: document.querySelectorAll("table").length,
       meta: document.getElementById("meta").textContent,
+      heapLine: (document.querySelector("#heap p") || {}).textContent || "",
       chartHeights: Object.fromEntries([...document.querySelectorAll("div.chart")]
                                          .map((div) => [div.id, div.clientHeight])),
       incompleteShown: !document.getElementById("incomplete").hidden,

@@ -193,7 +193,10 @@ def test_report_html():
     check(page["chartHeights"]["chart-chunks"] >= 22 * len(d["chunks"]),
           "a bar's height for every chunk's label: %r" % page["chartHeights"])
     check("{:,} events, {:,} accesses".format(d["events"], d["accesses"]) in page["meta"],
-          "counts grouped by thousands: %s" % page["meta"])
+          "counts in the summary: %s" % page["meta"])
+    check(d["heap"]["alloc_bytes"] >= 1000 and
+          "({:,} bytes)".format(d["heap"]["alloc_bytes"]) in page["heapLine"] and
+          "," in page["heapLine"], "counts grouped by thousands: %s" % page["heapLine"])
     # a selection is said; a heap nothing touched draws no heatmap
     sel = os.path.join(TMP, "heat_counts_sel.html")
     memtap("report", "-q", "--html", sel, "--seq", "0-10", path)
