@@ -39,6 +39,11 @@ typedef struct chunk_page {
     int heap;                /* an access in a heap block starts in it */
     uint32_t chunk_plus1[PAGE_CHUNKS];
     uint64_t accesses[PAGE_CHUNKS];
+    /* each chunk's vote for the object most of its accesses go to (a
+     * majority vote: the winner when one object has more than half), and
+     * an address of the winner's, which names a chunk of static data */
+    uint32_t vote_object[PAGE_CHUNKS], vote_count[PAGE_CHUNKS];
+    uint64_t vote_addr[PAGE_CHUNKS];
 } chunk_page;
 
 /* Which threads touched and wrote one heap block (bits as
@@ -282,12 +287,18 @@ static int count_chunks(builder *b, uint64_t addr, uint64_t size,
             if (!k)
                 return -1;
             uint64_t at = c * PROFILE_CHUNK;
-            *k = (profile_chunk){ at, 0, object,
-                                  blk && at >= blk->start ? at - blk->start : 0,
-                                  NULL };
+            *k = (profile_chunk){ .addr = at, .object = object,
+                                  .offset = blk && at >= blk->start ? at - blk->start : 0 };
             *slot = (uint32_t)b->nchunks;
         }
-        cp->accesses[c % PAGE_CHUNKS]++;
+        unsigned k = c % PAGE_CHUNKS;
+        cp->accesses[k]++;
+        if (cp->vote_count[k] && cp->vote_object[k] != object) {
+            cp->vote_count[k]--;
+        } else if (!cp->vote_count[k]++) {
+            cp->vote_object[k] = object;
+            cp->vote_addr[k] = addr > c * PROFILE_CHUNK ? addr : c * PROFILE_CHUNK;
+        }
     }
     return 0;
 }
@@ -297,9 +308,11 @@ static void gather_chunk_counts(builder *b)
 {
     for (size_t i = 0; i < b->nchunk_pages; i++)
         for (size_t k = 0; k < PAGE_CHUNKS; k++)
-            if (b->chunk_pages[i].chunk_plus1[k])
-                b->chunks[b->chunk_pages[i].chunk_plus1[k] - 1].accesses =
-                    b->chunk_pages[i].accesses[k];
+            if (b->chunk_pages[i].chunk_plus1[k]) {
+                profile_chunk *c = &b->chunks[b->chunk_pages[i].chunk_plus1[k] - 1];
+                c->accesses = b->chunk_pages[i].accesses[k];
+                c->hot_addr = b->chunk_pages[i].vote_addr[k];
+            }
 }
 
 /* Thread bit `bit` touches (writes) heap block blk of object o: o's
@@ -580,8 +593,8 @@ static int finish(profile *p, builder *b)
         if (o->heap) {
             snprintf(name, sizeof name, "%s+%" PRIu64, o->name, k->offset);
         } else {
-            data_name d;
-            symbolizer_data(b->sym, k->addr, &d);
+            data_name d; /* the object most accesses went to, where they did */
+            symbolizer_data(b->sym, k->hot_addr, &d);
             symbolizer_data_text(b->sym, &d, name, sizeof name);
         }
         if (!(k->name = strdup(name)))

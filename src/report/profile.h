@@ -117,6 +117,8 @@ typedef struct profile_chunk {
     uint64_t accesses;
     uint32_t object;     /* the object it was first touched in */
     uint64_t offset;     /* heap: its first byte's offset in the block */
+    uint64_t hot_addr;   /* static data: an address of the object most of
+                            its accesses went to, which names it */
     char *name;          /* "malloc@main+26+64", "table[16]" (the hottest
                             chunks, after build) */
 } profile_chunk;

@@ -248,6 +248,12 @@ def test_report_chunks():
     check_eq(sorted(block.values()), heat_block, "memtap heat's counts of the block's chunks")
     text = memtap("report", os.path.join(TMP, "heat_counts-fault.mtr")).stdout
     check("Hottest 64-byte chunks" in text, "the text lists the chunks")
+    # a chunk is named after the object most of its accesses went to, not
+    # after what starts it: heat_neighbours' line starts with cold_flag
+    # (1 store), and hot_counter beside it takes 2000 accesses
+    rep = report_json(traced("heat_neighbours"))
+    line = [c for c in rep["chunks"] if c["accesses"] >= 2000]
+    check(line and line[0]["name"] == "hot_counter", "the hot line's name: %r" % rep["chunks"][:3])
 
 
 def test_report_incomplete():
