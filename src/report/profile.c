@@ -725,6 +725,21 @@ int profile_build(profile *p, memtap_trace *t, symbolizer *sym,
 /* Rows of an object's heatmap: its touched span cut in as many equal
  * parts, a power of two bytes each (cache lines stay whole), as make at
  * most PROFILE_ROWS. */
+/* Names the rows of a static object's heatmap after their first bytes
+ * ("counters[3]", "config.limits[1].lo"); 0, or -1 out of memory. */
+static int name_rows(profile_heatmap *m, symbolizer *sym)
+{
+    for (uint32_t r = 0; r < m->rows; r++) {
+        char name[NAME_CAP];
+        data_name d;
+        symbolizer_data(sym, m->row_lo[r], &d);
+        symbolizer_data_text(sym, &d, name, sizeof name);
+        if (!(m->row_name[r] = strdup(name)))
+            return -1;
+    }
+    return 0;
+}
+
 static void object_rows(profile_heatmap *m, const profile_object *o)
 {
     uint64_t step = 1;
@@ -848,6 +863,8 @@ int profile_heatmaps(profile *p, memtap_trace *t,
         p->objects[i].hot = (int)i + 1;
         p->maps[i + 1].object = (int)i;
         object_rows(&p->maps[i + 1], &p->objects[i]);
+        if (!p->objects[i].heap && b->sym && name_rows(&p->maps[i + 1], b->sym))
+            return MEMTAP_E_NOMEM;
     }
     build_walk hw = { p, b, progress, arg };
     trace_tool tool = { .self = &hw, .run = heat_tool_run, .learn = heat_tool_learn };
@@ -866,6 +883,9 @@ void profile_free(profile *p)
     free(p->objects);
     free(p->insns);
     free(p->threads);
+    for (size_t i = 0; i < p->nmaps; i++)
+        for (uint32_t r = 0; r < p->maps[i].rows; r++)
+            free(p->maps[i].row_name[r]);
     free(p->maps);
     for (size_t i = 0; i < p->nchunks; i++)
         free(p->chunks[i].name);

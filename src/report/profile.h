@@ -106,6 +106,8 @@ typedef struct profile_bin {
 typedef struct profile_heatmap {
     int object;          /* the object's index, or -1: the whole heap */
     uint64_t row_lo[PROFILE_ROWS], row_hi[PROFILE_ROWS];
+    char *row_name[PROFILE_ROWS]; /* static data: the row's first byte's
+                                     name ("counters[3]"), else NULL */
     uint32_t rows;
     uint64_t cells[PROFILE_ROWS][PROFILE_BINS];
 } profile_heatmap;

@@ -277,8 +277,13 @@ static void json_heatmap(FILE *o, const profile *p, const profile_heatmap *m)
     fputs(", \"rows\": [", o);
     for (uint32_t r = 0; r < m->rows; r++) {
         fputs(r ? ", [" : "[", o);
-        fprintf(o, "\"0x%" PRIx64 "\", \"0x%" PRIx64 "\"]", m->row_lo[r],
+        fprintf(o, "\"0x%" PRIx64 "\", \"0x%" PRIx64 "\"", m->row_lo[r],
                 m->row_hi[r]);
+        if (m->row_name[r]) { /* static data: the row's first byte's name */
+            fputs(", ", o);
+            json_str(o, m->row_name[r]);
+        }
+        fputc(']', o);
     }
     fputs("], \"cells\": [", o); /* [row, bin, count], non-zero ones */
     int first = 1;

@@ -208,14 +208,21 @@ def test_report_html():
     heap_accesses = sum(o["accesses"] for o in d["objects"] if o["heap"])
     check_eq(heat_sum(charts["chart-heap"]), heap_accesses, "the heap's heatmap")
     block = None
+    named_static = False
     for i, m in enumerate(d["heatmaps"]):
         if m["object"] is None:
             continue
         chart = charts["chart-object-%d" % i]
         check_eq(heat_sum(chart), obj[m["object"]]["accesses"], "heatmap of " + m["object"])
+        if not obj[m["object"]]["heap"]: # static data: rows by name
+            check(all(len(r) == 3 and r[2] for r in m["rows"]) and
+                  chart["y"][0] == [r[2] for r in m["rows"]],
+                  "%s's rows named: %r" % (m["object"], chart["y"][0][:4]))
+            named_static = True
         if obj[m["object"]]["heap"] and obj[m["object"]]["alloc_bytes"] == 256:
             block = (m, chart)
     check(block is not None, "the 256-byte block has a heatmap")
+    check(named_static, "a static object's heatmap")
     m, chart = block
     per_offset = {}
     for col, row, n in chart["series"][0]["data"]:

@@ -207,8 +207,9 @@
   }
 
   function heatmap(parent, id, title, m, labels, offsets) {
+    /* a heap block's rows by offset, static data's by name (r[2]) */
     var rows = m.rows.map(function (r) {
-      return (offsets ? "+" : "") + (offsets ? parseInt(r[0], 16) : r[0]);
+      return offsets ? "+" + parseInt(r[0], 16) : r[2] || r[0];
     });
     var max = 1;
     m.cells.forEach(function (c) { if (c[2] > max) max = c[2]; });
