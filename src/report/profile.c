@@ -398,6 +398,8 @@ static int add_access(profile *p, builder *b, const memtap_event *ev, int k,
     if (!x)
         return -1;
     p->threads[th].accesses++;
+    if (th < PROFILE_BIN_THREADS)
+        bin->thread_n[th]++;
     x->n[k]++;
     x->accesses++;
     p->n[k]++;

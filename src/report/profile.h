@@ -20,6 +20,7 @@
 #include "symbols/symbolizer.h"
 
 #define PROFILE_BINS 200  /* time columns */
+#define PROFILE_BIN_THREADS 8 /* threads counted per time column: the first */
 #define PROFILE_ROWS 64   /* address rows of a heatmap */
 #define PROFILE_HOT 8     /* hottest objects with a heatmap of their own */
 #define PROFILE_CHUNK 64  /* bytes of the chunks counted (a cache line) */
@@ -99,6 +100,8 @@ typedef struct profile_bin {
     uint64_t allocs, frees;
     uint64_t live_bytes; /* the most heap bytes allocated during the bin */
     uint64_t live_end;   /* those at its end */
+    uint64_t thread_n[PROFILE_BIN_THREADS]; /* accesses of the first threads
+                                               (profile.threads' order) */
 } profile_bin;
 
 /* A heatmap: rows of addresses (an object's offsets, or the heap's

@@ -264,7 +264,14 @@ static void json_timeline(FILE *o, const profile *p)
     json_series(o, "frees", p, offsetof(profile_bin, frees));
     fputs(", ", o);
     json_series(o, "live_bytes", p, offsetof(profile_bin, live_bytes));
-    fputc('}', o);
+    /* the first threads' accesses, each its own series */
+    fputs(", \"threads\": [", o);
+    for (size_t t = 0; t < p->nthreads && t < PROFILE_BIN_THREADS; t++) {
+        fprintf(o, "%s{\"tid\": %" PRIu32 ", ", t ? ", " : "", p->threads[t].tid);
+        json_series(o, "accesses", p, offsetof(profile_bin, thread_n) + t * sizeof(uint64_t));
+        fputc('}', o);
+    }
+    fputs("]}", o);
 }
 
 static void json_heatmap(FILE *o, const profile *p, const profile_heatmap *m)

@@ -125,7 +125,8 @@ def test_report_linked():
 
 def test_report_threads():
     """share_lines: the pair two threads write (and main prints) and the
-    word all read are shared; main's own word is not."""
+    word all read are shared; main's own word is not; the time line and
+    the page show each thread's accesses."""
     rep = report_json(traced("share_lines"))
     obj = objects(rep)
     check(len(rep["threads"]) == 3, "three threads: %r" % rep["threads"])
@@ -135,6 +136,18 @@ def test_report_threads():
     text = memtap("report", os.path.join(TMP, "share_lines-fault.mtr")).stdout
     check("Objects several threads touch" in text and "neighbours" in text.split("several threads")[1],
           "the text lists the shared objects")
+    # each thread's accesses over time add up to its accesses, and the
+    # page draws them, a series a thread
+    series = rep["timeline"]["threads"]
+    check_eq([(t["tid"], sum(t["accesses"])) for t in series],
+             [(t["tid"], t["accesses"]) for t in rep["threads"]], "accesses over time by thread")
+    html = os.path.join(TMP, "share_lines.html")
+    memtap("report", "-q", "--html", html, os.path.join(TMP, "share_lines-fault.mtr"))
+    page = open_page(html)
+    check_eq(page["errors"], [], "errors in the page")
+    drawn = {s["name"]: sum(s["data"]) for s in page["charts"]["chart-threads"]["series"]}
+    check_eq(drawn, {"thread %d" % t["tid"]: t["accesses"] for t in rep["threads"]},
+             "the threads chart")
 
 
 def test_report_threads_per_block():

@@ -244,9 +244,24 @@
     });
   }
 
-  function threads(d) {
+  function threads(d, labels) {
     if (d.threads.length < 2) return;
     var s = section("Threads", "threads");
+    var c = chart(s, "chart-threads");
+    c.setOption({
+      title: { text: "accesses over time by thread" +
+                     (d.threads.length > d.timeline.threads.length
+                        ? " (the first " + d.timeline.threads.length + ")" : ""),
+               textStyle: { fontSize: 13 } },
+      tooltip: { trigger: "axis" },
+      legend: { top: 24 },
+      grid: { top: 60 },
+      xAxis: { type: "category", data: labels, name: "event" },
+      yAxis: { type: "value", name: "accesses" },
+      series: d.timeline.threads.map(function (t) {
+        return { name: "thread " + t.tid, type: "bar", stack: "all", data: t.accesses };
+      })
+    });
     table(s, [
       { title: "tid", value: function (t) { return t.tid; } },
       { title: "events", value: function (t) { return t.events; } },
@@ -271,7 +286,7 @@
     timeline(d, labels);
     heapSection(d, labels);
     heatmaps(d, labels);
-    threads(d);
+    threads(d, labels);
   } catch (e) {
     fail(e && e.stack ? e.stack : e);
   }
