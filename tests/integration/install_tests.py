@@ -95,9 +95,15 @@ def test_install_relocatable():
     comp = os.path.join(prefix, "share/bash-completion/completions/memtap")
     words = run(["bash", "-c", 'PATH="%s/bin:$PATH"; source "%s"; '
                  'COMP_WORDS=(memtap ru); COMP_CWORD=1; _memtap; echo "${COMPREPLY[@]}"; '
-                 'COMP_WORDS=(memtap run --keep); COMP_CWORD=2; _memtap; echo "${COMPREPLY[@]}"'
+                 'COMP_WORDS=(memtap run --keep); COMP_CWORD=2; _memtap; echo "${COMPREPLY[@]}"; '
+                 'COMP_WORDS=(memtap run --engine f); COMP_CWORD=3; _memtap; echo "${COMPREPLY[@]}"; '
+                 'COMP_WORDS=(memtap export --format ""); COMP_CWORD=3; _memtap; echo "${COMPREPLY[@]}"; '
+                 'COMP_WORDS=(memtap cache c); COMP_CWORD=2; _memtap; echo "${COMPREPLY[@]}"; '
+                 'COMP_WORDS=(memtap run -- gzi); COMP_CWORD=3; _memtap; echo "${COMPREPLY[@]}"'
                  % (prefix, comp)]).stdout.splitlines()
-    check_eq(words, ["run", "--keep-going"], "completion")
+    check_eq(words[:5], ["run", "--keep-going", "fault", "lackey dinero sqlite parquet", "clear"],
+             "completion: commands, options, option values, cache's subcommands")
+    check("gzip" in words[5].split(), "completion after --: a program: %r" % words[5])
     elsewhere = os.path.join(TMP, "elsewhere")
     os.mkdir(elsewhere)
     env = {k: v for k, v in os.environ.items() if k != "MEMTAP_PRELOAD"}

@@ -616,6 +616,20 @@ def test_demo_example():
                        % re.escape(f), l) for l in loop), "loads of the structure's width")
     check(any(re.match(r"^S\$\d+:<malloc0003@%s>\+8, \[heap\], findDisparity\+\d+$"
                        % re.escape(i), l) for l in loop), "stores into retDisp->data[0]")
+    # the README's excerpt is what scripts/demo.sh prints: every line of it
+    # a line of `memtap run --from-main --text`, in the same order
+    readme = open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
+                               "README.md")).read()
+    block = readme.split("form of the MadT paper's Listing 2:", 1)[1].split("\n\n", 2)[1]
+    excerpt = [l.strip() for l in block.splitlines() if l.strip() not in ("", "...")]
+    text = os.path.join(TMP, "demo.txt")
+    memtap("run", "-q", "--from-main", "-o", os.path.join(TMP, "demo.mtr"), "--text", text,
+           "--", binary)
+    lines = open(text).read().splitlines()
+    at = [lines.index(l) if l in lines else -1 for l in excerpt]
+    check(len(excerpt) >= 10 and -1 not in at and at == sorted(at),
+          "the README's excerpt, line by line in the run's text: %r" %
+          [l for l, a in zip(excerpt, at) if a < 0])
 
 
 # ---------------------------------------------------------------- fault engine
