@@ -200,16 +200,21 @@ int cli_open_trace(const char *path, memtap_trace **t);
 
 /* --tid and --seq, which show, export and cachesim take: their getopt
  * codes and the usage lines that say them. */
-enum { CLI_OPT_TID = 0x100, CLI_OPT_SEQ };
+enum { CLI_OPT_TID = 0x100, CLI_OPT_SEQ, CLI_OPT_OBJECT };
 #define CLI_SELECTION_OPTIONS { "tid", required_argument, NULL, CLI_OPT_TID }, \
-                              { "seq", required_argument, NULL, CLI_OPT_SEQ }
+                              { "seq", required_argument, NULL, CLI_OPT_SEQ }, \
+                              { "object", required_argument, NULL, CLI_OPT_OBJECT }
 #define CLI_SELECTION_USAGE                                                   \
     "  --tid N[,N...]     only the events of these threads (others still\n"  \
     "                     name the heap blocks of those shown)\n"             \
     "  --seq A-B          only the events numbered A to B (A-: from A on,\n" \
-    "                     -B: up to B)\n"
-/* Takes option c (CLI_OPT_TID or CLI_OPT_SEQ) with its argument: 0, or
- * 2 after saying what is wrong with it. */
+    "                     -B: up to B)\n"                                    \
+    "  --object NAME      only the accesses to NAME as memtap report names\n" \
+    "                     objects (a variable, a section, an allocation\n"   \
+    "                     site: malloc@build+45) or as show names a heap\n"  \
+    "                     block (<malloc0013@build+45>)\n"
+/* Takes option c (CLI_OPT_TID, CLI_OPT_SEQ or CLI_OPT_OBJECT) with its
+ * argument: 0, or 2 after saying what is wrong with it. */
 int cli_selection_option(int c, const char *arg);
 /* What --tid and --seq selected in words ("threads 12, 13; events 100 to
  * 200"), or NULL when they were not given. */

@@ -44,6 +44,8 @@ static const char usage[] =
     "                        still name the heap blocks)\n"
     "  --seq A-B             only the accesses numbered A to B (A-: from A\n"
     "                        on, -B: up to B); the caches start empty\n"
+    "  --object NAME         only the accesses to NAME (an object as memtap\n"
+    "                        report names it, or a heap block as show does)\n"
     "  -h, --help            show this help\n";
 
 int cmd_cachesim(int argc, char **argv)
@@ -83,6 +85,7 @@ int cmd_cachesim(int argc, char **argv)
         case 'h': fputs(usage, stdout); return 0;
         case CLI_OPT_TID:
         case CLI_OPT_SEQ:
+        case CLI_OPT_OBJECT:
             if (cli_selection_option(c, optarg))
                 return 2;
             break;

@@ -169,6 +169,7 @@ int cmd_export(int argc, char **argv)
         case 'h': fputs(usage, stdout); return 0;
         case CLI_OPT_TID:
         case CLI_OPT_SEQ:
+        case CLI_OPT_OBJECT:
             if (cli_selection_option(c, optarg))
                 return 2;
             break;

@@ -40,6 +40,8 @@ static const char usage[] =
     "  --seq A-B          count the accesses numbered A to B only (A-: from\n"
     "                     A on, -B: up to B); the heap's tables and the\n"
     "                     time line stay the whole trace's\n"
+    "  --object NAME      count the accesses to NAME only (an object as this\n"
+    "                     report names it, or a heap block as show does)\n"
     "  -q, --quiet        no progress line, no notes\n"
     "  -h, --help         show this help\n"
     "\n"
@@ -177,6 +179,7 @@ int cmd_report(int argc, char **argv)
         case 'h': fputs(usage, stdout); return 0;
         case CLI_OPT_TID:
         case CLI_OPT_SEQ:
+        case CLI_OPT_OBJECT:
             if (cli_selection_option(c, optarg))
                 return 2;
             break;

@@ -7,8 +7,13 @@
 #include "cli.h"
 #include "trace/tool.h"
 #include "report/parent.h"
+#include "report/render.h"
+#include "symbols/heapmap.h"
+#include "symbols/namer.h"
+#include "symbols/symbolizer.h"
 #include <errno.h>
 #include <inttypes.h>
+#include <stdlib.h>
 #include <string.h>
 
 int cli_parse_format(const char *s)
@@ -52,12 +57,67 @@ int cli_output_close(FILE *out, const char *path, int rc)
 /* What --tid and --seq selected: every trace the command opens walks it. */
 enum { MAX_TIDS = 64 };
 static uint32_t selected_tids[MAX_TIDS];
-static trace_selection selection = { selected_tids, 0, 0, UINT64_MAX };
+static trace_selection selection = { .tids = selected_tids, .seq_hi = UINT64_MAX };
 static int selecting;
+
+/* --object: the object's name, and what names the trace's addresses as
+ * the walk goes (a namer of its own, which learns every heap event). */
+static struct {
+    const char *name;
+    symbolizer *sym;
+    namer *names;
+} object;
+
+/* Whether the data at addr is object.name's. */
+static int is_object(uint64_t addr)
+{
+    char text[1024];
+    data_name d;
+    namer_data(object.names, addr, &d);
+    if (d.kind == DATA_HEAP) {
+        symbolizer_site_text(object.sym, &d.block, text, sizeof text);
+        if (strcmp(text, object.name) == 0)
+            return 1;
+    }
+    namer_object_text(object.names, &d, text, sizeof text);
+    return strcmp(text, object.name) == 0;
+}
+
+static int keep_object(void *arg, const memtap_record *r, uint32_t tid)
+{
+    (void)arg;
+    (void)tid;
+    if (heap_map_kind(r->kind)) {
+        namer_learn(object.names, r, NULL);
+        return 0;
+    }
+    return render_is_access_kind(r->kind) &&
+           (is_object(r->addr) || (r->kind == MEMTAP_EV_COPY && is_object(r->addr2)));
+}
+
+static void keep_begin(void *arg)
+{
+    (void)arg;
+    namer_destroy(object.names);
+    object.names = namer_create(object.sym, 0);
+}
+
+static void object_done(void)
+{
+    namer_destroy(object.names);
+    symbolizer_destroy(object.sym);
+}
 
 int cli_selection_option(int c, const char *arg)
 {
     const char *name = c == CLI_OPT_TID ? "--tid" : "--seq";
+    if (c == CLI_OPT_OBJECT) {
+        if (!*arg)
+            return cli_bad_option("--object", "a name, not ''");
+        object.name = arg;
+        selecting = 1;
+        return 0;
+    }
     if (c == CLI_OPT_TID) {
         for (const char *p = arg; *p; ) {
             char part[24];
@@ -129,10 +189,12 @@ const char *cli_selection_text(char *buf, size_t cap)
         at += (size_t)snprintf(buf + at, cap - at, "%sevents %" PRIu64, at ? "; " : "",
                                selection.seq_lo);
         if (at < cap && selection.seq_hi != UINT64_MAX)
-            snprintf(buf + at, cap - at, " to %" PRIu64, selection.seq_hi);
+            at += (size_t)snprintf(buf + at, cap - at, " to %" PRIu64, selection.seq_hi);
         else if (at < cap)
-            snprintf(buf + at, cap - at, " on");
+            at += (size_t)snprintf(buf + at, cap - at, " on");
     }
+    if (at < cap && object.name)
+        snprintf(buf + at, cap - at, "%sthe object %s", at ? "; " : "", object.name);
     return buf;
 }
 
@@ -147,6 +209,16 @@ int cli_open_trace(const char *path, memtap_trace **t)
                          MEMTAP_TRACE_VERSION_MIN, MEMTAP_TRACE_VERSION);
     if (rc != MEMTAP_OK)
         return cli_error(path, "%s", memtap_status_string(rc));
+    if (selecting && object.name && !object.sym) {
+        if (symbolizer_create(*t, NULL, &object.sym) != MEMTAP_OK ||
+            !(object.names = namer_create(object.sym, 0))) {
+            memtap_trace_close(*t);
+            return cli_error(path, "out of memory");
+        }
+        atexit(object_done);
+        selection.keep = keep_object;
+        selection.keep_begin = keep_begin;
+    }
     if (selecting)
         trace_select(*t, &selection);
     return 0;

@@ -28,6 +28,15 @@ static int thread_selected(const trace_selection *sel, uint32_t tid)
     return sel->ntids == 0;
 }
 
+static int selected(const trace_selection *sel, int thread,
+                    const memtap_record *r, uint32_t tid)
+{
+    int in = thread && r->seq >= sel->seq_lo && r->seq <= sel->seq_hi;
+    if (sel->keep) /* asked of every record: it may follow the heap */
+        in = sel->keep(sel->keep_arg, r, tid) && in;
+    return in;
+}
+
 /* One run to every tool: whole, or cut where the selection starts or
  * stops selecting, the pieces it leaves out to the tools' learn. */
 static int run_tools(const trace_tool *tools, size_t ntools,
@@ -41,18 +50,20 @@ static int run_tools(const trace_tool *tools, size_t ntools,
         return rc;
     }
     int thread = thread_selected(sel, tid);
-    for (size_t from = 0, to; from < n && !rc; from = to) {
-        int in = thread && recs[from].seq >= sel->seq_lo && recs[from].seq <= sel->seq_hi;
-        for (to = from + 1; to < n; to++)
-            if (in != (thread && recs[to].seq >= sel->seq_lo &&
-                       recs[to].seq <= sel->seq_hi))
-                break;
+    size_t from = 0;
+    int in = n ? selected(sel, thread, &recs[0], tid) : 0;
+    for (size_t to = 1; to <= n && !rc; to++) {
+        int next = to < n ? selected(sel, thread, &recs[to], tid) : !in;
+        if (next == in) /* each record asked once: keep may follow the heap */
+            continue;
         for (size_t i = 0; i < ntools && !rc; i++) {
             if (in)
                 rc = run_tool(&tools[i], recs + from, to - from, tid);
             else if (tools[i].learn)
                 rc = tools[i].learn(tools[i].self, recs + from, to - from, tid);
         }
+        from = to;
+        in = next;
     }
     return rc;
 }
@@ -61,6 +72,8 @@ int trace_tools_walk(memtap_trace *t, const trace_tool *tools, size_t ntools,
                      void (*progress)(void *arg, uint64_t records), void *arg)
 {
     const trace_selection *sel = trace_selected(t);
+    if (sel && sel->keep_begin)
+        sel->keep_begin(sel->keep_arg);
     trace_walk *w = trace_walk_open(t);
     const memtap_record *recs;
     uint32_t tid;

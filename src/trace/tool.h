@@ -39,6 +39,11 @@ typedef struct trace_selection {
     const uint32_t *tids;    /* these threads' records, or all when ntids 0 */
     size_t ntids;
     uint64_t seq_lo, seq_hi; /* sequence numbers in [seq_lo, seq_hi] */
+    /* and, when set, those keep says yes to: it is asked of every record
+     * in order (the others too: it may follow the heap) */
+    int (*keep)(void *arg, const memtap_record *r, uint32_t tid);
+    void (*keep_begin)(void *arg); /* before each walk: back to the start */
+    void *keep_arg;
 } trace_selection;
 
 /* Makes every later trace_tools_walk of t hand its tools only what sel

@@ -212,11 +212,19 @@ def test_export_selection():
     shared = [seq_of(l) for l in full if "<malloc0000@main" in l and l[0] in "LS"]
     check(len(shared) >= 4, "accesses to main's block: %r" % shared)
     lo, hi = shared[1], shared[-2]
+    site_off = re.search(r"<malloc0000@main\+(\d+)>", "\n".join(full)).group(1)
+    main_block = set(shared)
     cases = [(["--tid", str(tids[1])], lambda s: tid_of[s] == tids[1]),
              (["--seq", "%d-%d" % (lo, hi)], lambda s: lo <= s <= hi),
              (["--seq", "%d-" % lo, "--tid", "%d,%d" % (tids[0], tids[2])],
               lambda s: s >= lo and tid_of[s] in (tids[0], tids[2])),
-             (["--seq", str(lo)], lambda s: s == lo)]
+             (["--seq", str(lo)], lambda s: s == lo),
+             # main's block, by its site as report names it and by its
+             # name as show does: its accesses, whoever made them
+             (["--object", "malloc@main+%s" % site_off],
+              lambda s: s in main_block),
+             (["--object", "<malloc0000@main+%s>" % site_off, "--tid", str(tids[1])],
+              lambda s: s in main_block and tid_of[s] == tids[1])]
     for opts, keep in cases:
         want = [l for l in full if seq_of(l) is not None and keep(seq_of(l))]
         got = memtap("show", *opts, path).stdout.splitlines()
