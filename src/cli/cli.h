@@ -216,6 +216,14 @@ enum { CLI_OPT_TID = 0x100, CLI_OPT_SEQ, CLI_OPT_OBJECT };
 /* Takes option c (CLI_OPT_TID, CLI_OPT_SEQ or CLI_OPT_OBJECT) with its
  * argument: 0, or 2 after saying what is wrong with it. */
 int cli_selection_option(int c, const char *arg);
+/* The three options' cases in a command's getopt switch. */
+#define CLI_SELECTION_CASES                                                   \
+    case CLI_OPT_TID:                                                         \
+    case CLI_OPT_SEQ:                                                         \
+    case CLI_OPT_OBJECT:                                                      \
+        if (cli_selection_option(c, optarg))                                  \
+            return 2;                                                         \
+        break
 /* What --tid and --seq selected in words ("threads 12, 13; events 100 to
  * 200"), or NULL when they were not given. */
 const char *cli_selection_text(char *buf, size_t cap);

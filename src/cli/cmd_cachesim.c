@@ -83,12 +83,7 @@ int cmd_cachesim(int argc, char **argv)
         case 'j': opt.json = 1; break;
         case 'm': misses = optarg; break;
         case 'h': fputs(usage, stdout); return 0;
-        case CLI_OPT_TID:
-        case CLI_OPT_SEQ:
-        case CLI_OPT_OBJECT:
-            if (cli_selection_option(c, optarg))
-                return 2;
-            break;
+        CLI_SELECTION_CASES;
         default: return cli_usage_error(usage);
         }
     }

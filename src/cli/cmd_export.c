@@ -167,12 +167,7 @@ int cmd_export(int argc, char **argv)
         case 'o': output = optarg; break;
         case 'q': quiet = 1; cli_quiet = 1; break;
         case 'h': fputs(usage, stdout); return 0;
-        case CLI_OPT_TID:
-        case CLI_OPT_SEQ:
-        case CLI_OPT_OBJECT:
-            if (cli_selection_option(c, optarg))
-                return 2;
-            break;
+        CLI_SELECTION_CASES;
         default: return cli_usage_error(usage);
         }
     }
