@@ -356,10 +356,26 @@ static int check_files(const char *output, const memtap_run_status *st,
     return problems;
 }
 
-/* The end of a run: every trace file checked, one summary line.  Returns
- * how many things the traces may be missing. */
+/* v with its thousands grouped ("17,164") into buf (32 bytes). */
+static const char *grouped(uint64_t v, char buf[32])
+{
+    char digits[24];
+    int n = snprintf(digits, sizeof digits, "%" PRIu64, v), at = 0;
+    for (int i = 0; i < n; i++) {
+        if (i && (n - i) % 3 == 0)
+            buf[at++] = ',';
+        buf[at++] = digits[i];
+    }
+    buf[at] = '\0';
+    return buf;
+}
+
+/* The end of a run: every trace file checked, one summary line (and on a
+ * terminal, what to do with the trace).  Returns how many things the
+ * traces may be missing. */
 static int summarize(const char *output, const memtap_run_status *st,
-                     time_t since, const engine_plan *plan, int quiet)
+                     time_t since, const struct timespec *t0,
+                     const engine_plan *plan, int quiet)
 {
     int err = atomic_load(&st->write_errno), ours;
     int problems = check_trace(output, 0, !err, plan, quiet, &ours);
@@ -378,12 +394,17 @@ static int summarize(const char *output, const memtap_run_status *st,
                 (uint64_t)atomic_load(&st->lost), strerror(err));
         problems++;
     }
-    fprintf(stderr, "memtap: trace %s: %" PRIu64 " events, ", output,
-            (uint64_t)atomic_load(&st->events));
+    char n[32];
+    fprintf(stderr, "memtap: trace %s: %s events, ", output,
+            grouped((uint64_t)atomic_load(&st->events), n));
     print_size(stderr, atomic_load(&st->bytes));
     if (others)
         fprintf(stderr, " in %zu files", others + 1);
+    fprintf(stderr, ", %.1f s", seconds_since(t0));
     fputs(problems ? " (incomplete)\n" : "\n", stderr);
+    if (!quiet && isatty(STDERR_FILENO))
+        fprintf(stderr, "memtap: next: memtap show %s | less; memtap report %s\n",
+                output, output);
     return problems;
 }
 
@@ -413,6 +434,8 @@ int cli_run_traced(const engine_plan *plan, const char *out,
         return 1;
     }
     time_t started = time(NULL);
+    struct timespec t0;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
     int progress = !l->quiet && isatty(STDERR_FILENO);
     int status = spawn_and_wait(prog_argv, prog, progress ? sp.st : NULL);
     int rc = 0;
@@ -424,7 +447,7 @@ int cli_run_traced(const engine_plan *plan, const char *out,
             rc = cli_error(prog_argv[0], "no trace was written (the program "
                                          "did not load libmemtap.so)");
     }
-    int problems = rc ? 0 : summarize(out, sp.st, started, plan, l->quiet);
+    int problems = rc ? 0 : summarize(out, sp.st, started, &t0, plan, l->quiet);
     status_close(&sp);
     if (problems && WIFEXITED(status) && !l->keep_going) {
         fprintf(stderr, "memtap: %s exited with status %d; the trace is "

@@ -184,7 +184,7 @@ def test_write_failure_reported():
         check(re.search(r"^memtap: warning: trace %s: [1-9]\d* events lost: File too large$"
                         % re.escape(path), p.stderr, re.M),
               "the lost events and the reason are reported: %r" % p.stderr)
-        check(re.search(r"^memtap: trace %s: \d+ events, .*\(incomplete\)$" % re.escape(path),
+        check(re.search(r"^memtap: trace %s: [\d,]+ events, .*\(incomplete\)$" % re.escape(path),
                         p.stderr, re.M), "the summary says the trace is incomplete")
         check_eq(p.stdout, native.stdout, "the program ran as natively")
         check_eq(p.returncode, native.returncode if keep else 125,
@@ -793,13 +793,14 @@ def test_progress_on_terminal():
     check_eq(status, 0, "memtap run on a terminal")
     check(re.search(r"\rmemtap: \d+ events, [\d.]+ \w+, \d+ events/s, \d+ s\x1b\[K", out),
           "a status line on the terminal: %r" % out[-400:])
-    check(re.search(r"\r\x1b\[Kmemtap: trace .*p\.mtr: \d+ events", out),
+    check(re.search(r"\r\x1b\[Kmemtap: trace .*p\.mtr: [\d,]+ events, .*, [\d.]+ s\r?\n"
+                    r"memtap: next: memtap show .*p\.mtr \| less; memtap report .*p\.mtr", out),
           "cleared before the summary line")
     quiet, _ = on_terminal(argv[:2] + ["--quiet"] + argv[2:])
     check("events/s" not in quiet, "--quiet: no status line")
     piped = subprocess.run(argv, capture_output=True, text=True)
-    check("events/s" not in piped.stderr and "memtap: trace" in piped.stderr,
-          "in a pipe: the summary only")
+    check("events/s" not in piped.stderr and "memtap: trace" in piped.stderr and
+          "memtap: next:" not in piped.stderr, "in a pipe: the summary only")
 
 
 def test_walk_progress_on_terminal():
@@ -891,7 +892,7 @@ def test_signals_blocked_for_good():
                  % (engine, err))
         check("left Terminated pending for 3 s with it blocked; ending it with SIGKILL" in err,
               "%s: said: %s" % (engine, err))
-        check(re.search(r"^memtap: trace %s: \d+ events" % re.escape(out), err, re.M),
+        check(re.search(r"^memtap: trace %s: [\d,]+ events" % re.escape(out), err, re.M),
               "%s: the trace reported: %s" % (engine, err))
         info = memtap("info", out).stdout
         check(re.search(r"^exe: .*blocks_all$", info, re.M) and "corrupt_chunks: 0" in info,
