@@ -343,6 +343,40 @@ static int share_block(builder *b, profile_object *o, const heap_block *blk,
     return 0;
 }
 
+/* Counts an access at offset `at` of one of heap site o's blocks (blk) in
+ * the site's field map; 0, or -1 out of memory. */
+static int count_field(profile_object *o, const heap_block *blk, uint64_t at,
+                       uint64_t size, int write, uint64_t thread_bit)
+{
+    if (o->no_fields)
+        return 0;
+    if (blk->size > PROFILE_FIELD_BLOCK || at + size > blk->size) {
+        o->no_fields = 1;
+        return 0;
+    }
+    if (blk->size > o->block_size)
+        o->block_size = blk->size;
+    uint32_t i = o->last_field;
+    if (i >= o->nfields || o->fields[i].offset != at || o->fields[i].size != size)
+        for (i = 0; i < o->nfields; i++)
+            if (o->fields[i].offset == at && o->fields[i].size == size)
+                break;
+    if (i == o->nfields) {
+        if (o->nfields == PROFILE_FIELDS) {
+            o->no_fields = 1;
+            return 0;
+        }
+        if (!o->fields && !(o->fields = calloc(PROFILE_FIELDS, sizeof *o->fields)))
+            return -1;
+        o->fields[o->nfields++] = (profile_field){ .offset = (uint32_t)at,
+                                                   .size = (uint32_t)size };
+    }
+    o->last_field = i;
+    *(write ? &o->fields[i].stores : &o->fields[i].loads) += 1;
+    o->fields[i].threads |= thread_bit;
+    return 0;
+}
+
 /* One access of `kind` to [addr, addr+size) by thread th. */
 static int touch(profile *p, builder *b, int kind, int write, uint64_t addr,
                  uint64_t size, int64_t th, profile_insn *x)
@@ -372,6 +406,9 @@ static int touch(profile *p, builder *b, int kind, int write, uint64_t addr,
         o->uaf++;
         x->uaf++;
         p->uaf++;
+    } else if (blk && (kind == PROF_L || kind == PROF_S) &&
+               count_field(o, blk, at, size, write, bit) != 0) {
+        return -1;
     }
     x->object = (uint32_t)i;
     return count_chunks(b, addr, size, (uint32_t)i, blk);
@@ -548,9 +585,36 @@ static int by_u64(const void *a, const void *b)
 
 /* Sorts objects and instructions; b->rank maps an object's first index
  * (the builder's indexes hold those) to its sorted one. */
+static int by_offset(const void *a, const void *b)
+{
+    const profile_field *x = a, *y = b;
+    if (x->offset != y->offset)
+        return x->offset < y->offset ? -1 : 1;
+    return x->size < y->size ? -1 : x->size > y->size;
+}
+
+/* A site's fields by offset, and the bytes of its largest block no field
+ * covers (no map at all when it is not a record's layout). */
+static void settle_fields(profile_object *o)
+{
+    if (o->no_fields || !o->nfields) {
+        free(o->fields);
+        o->fields = NULL;
+        o->nfields = 0;
+        return;
+    }
+    qsort(o->fields, o->nfields, sizeof *o->fields, by_offset);
+    uint8_t touched[PROFILE_FIELD_BLOCK] = { 0 };
+    for (uint32_t i = 0; i < o->nfields; i++)
+        memset(touched + o->fields[i].offset, 1, o->fields[i].size);
+    for (uint64_t k = 0; k < o->block_size; k++)
+        o->untouched += !touched[k];
+}
+
 static int finish(profile *p, builder *b)
 {
     for (size_t i = 0; i < p->nobjects; i++) {
+        settle_fields(&p->objects[i]);
         classify(&p->objects[i]);
         p->objects[i].hot = (int)i; /* the first index, for the rank */
         if (p->objects[i].lo == UINT64_MAX)
@@ -876,8 +940,10 @@ int profile_heatmaps(profile *p, memtap_trace *t,
 
 void profile_free(profile *p)
 {
-    for (size_t i = 0; i < p->nobjects; i++)
+    for (size_t i = 0; i < p->nobjects; i++) {
         free(p->objects[i].name);
+        free(p->objects[i].fields);
+    }
     for (size_t i = 0; i < p->ninsns; i++) {
         free(p->insns[i].name);
         free(p->insns[i].line);

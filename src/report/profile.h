@@ -56,6 +56,16 @@ typedef struct profile_walk {
     uint64_t cand_n[4];
 } profile_walk;
 
+/* A field of a heap site's blocks as the program accesses it: an offset
+ * and a size its instructions use. */
+typedef struct profile_field {
+    uint32_t offset, size;
+    uint64_t loads, stores;
+    uint64_t threads;    /* bit i: thread i (profile order, < 64) */
+} profile_field;
+#define PROFILE_FIELDS 32        /* more (offset, size) pairs: not a struct */
+#define PROFILE_FIELD_BLOCK 4096 /* larger blocks: no field map */
+
 typedef struct profile_object {
     char *name;          /* "config", "libc.so.6:.bss", "malloc@main+26" */
     const char *region;  /* "[heap]", "[mmap]", "[prog]", "[stack]"... */
@@ -77,6 +87,13 @@ typedef struct profile_object {
     /* heap sites */
     uint64_t allocs, alloc_bytes, frees, temporary;
     uint64_t live, live_bytes, peak_bytes;
+    /* heap sites: their blocks' fields, by offset (NULL: none, or more
+     * than PROFILE_FIELDS, or blocks over PROFILE_FIELD_BLOCK bytes: not a
+     * record's layout), the largest block, its bytes no access touched */
+    profile_field *fields;
+    uint32_t nfields, last_field;
+    int no_fields;
+    uint64_t block_size, untouched;
     int hot;             /* index of its heatmap, or -1 */
 } profile_object;
 

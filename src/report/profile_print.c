@@ -127,6 +127,33 @@ static void text_heap(const profile *p, FILE *o, size_t top)
     }
 }
 
+/* The field maps of the hottest sites that have one: which offsets of
+ * their blocks the program reads and writes, and how much of a block it
+ * never touches. */
+static void text_fields(const profile *p, FILE *o, size_t top)
+{
+    size_t shown = 0;
+    for (size_t i = 0; i < p->nobjects && shown < top; i++) {
+        const profile_object *x = &p->objects[i];
+        if (!x->heap || !x->fields)
+            continue;
+        if (!shown++)
+            fprintf(o, "\nFields of the hottest allocation sites (offsets in "
+                       "their blocks, as the instructions access them)\n");
+        fprintf(o, "  %s: blocks up to %" PRIu64 " bytes, %" PRIu64
+                   " of them never accessed\n%12s %6s %12s %12s %8s\n",
+                x->name, x->block_size, x->untouched, "offset", "size",
+                "loads", "stores", "threads");
+        for (uint32_t k = 0; k < x->nfields; k++) {
+            const profile_field *f = &x->fields[k];
+            char off[16];
+            snprintf(off, sizeof off, "+%" PRIu32, f->offset);
+            fprintf(o, "%12s %6" PRIu32 " %12" PRIu64 " %12" PRIu64 " %8u\n",
+                    off, f->size, f->loads, f->stores, popcount(f->threads));
+        }
+    }
+}
+
 static void text_threads(const profile *p, FILE *o, size_t top)
 {
     if (p->nthreads < 2)
@@ -177,6 +204,7 @@ void profile_print_text(const profile *p, const profile_meta *m, FILE *o,
     text_chunks(p, o, top);
     text_uaf(p, o, top);
     text_heap(p, o, top);
+    text_fields(p, o, top < 5 ? top : 5);
     text_threads(p, o, top);
 }
 
@@ -217,6 +245,19 @@ static void json_object(FILE *o, const profile_object *x)
                    ", \"not_freed_bytes\": %" PRIu64,
                 x->allocs, x->alloc_bytes, x->frees, x->temporary,
                 x->peak_bytes, x->live, x->live_bytes);
+        fputs(", \"fields\": ", o);
+        if (!x->fields)
+            fputs("null", o);
+        for (uint32_t k = 0; k < x->nfields; k++) {
+            const profile_field *f = &x->fields[k];
+            fprintf(o, "%s{\"offset\": %" PRIu32 ", \"size\": %" PRIu32
+                       ", \"loads\": %" PRIu64 ", \"stores\": %" PRIu64
+                       ", \"threads\": %u}", k ? ", " : "[", f->offset, f->size,
+                    f->loads, f->stores, popcount(f->threads));
+        }
+        if (x->fields)
+            fprintf(o, "], \"block_size\": %" PRIu64 ", \"untouched_bytes\": %" PRIu64,
+                    x->block_size, x->untouched);
     }
     fputc('}', o);
 }

@@ -123,6 +123,33 @@ def test_report_linked():
               "the nodes' site (%s): %r" % (engine, sites))
 
 
+def test_report_fields():
+    """fields.c's field map, counted by hand from its source under both
+    engines: of its 32-byte records, `hot` (+0, 8 bytes) read 1000 times
+    and written 100, `warm` (+8, 4) read 100, `cold` (+12, 4) written 100,
+    and 16 bytes never accessed; in text and JSON."""
+    for engine in ("fault", "static"):
+        path = traced("fields", engine)
+        rep = report_json(path)
+        site = [o for o in rep["objects"] if o["heap"] and o["name"].startswith("malloc@main+")]
+        check(len(site) == 1, "the records' site: %r" % [o["name"] for o in rep["objects"]])
+        got = [(f["offset"], f["size"], f["loads"], f["stores"], f["threads"])
+               for f in site[0]["fields"]]
+        check_eq(got, [(0, 8, 1000, 100, 1), (8, 4, 100, 0, 1), (12, 4, 0, 100, 1)],
+                 "the fields under the %s engine" % engine)
+        check_eq((site[0]["block_size"], site[0]["untouched_bytes"]), (32, 16),
+                 "the bytes never accessed")
+        text = memtap("report", "-q", path).stdout
+        check(re.search(r"%s: blocks up to 32 bytes, 16 of them never accessed\n.*\n"
+                        r" +\+0 +8 +1000 +100 +1\n +\+8 +4 +100 +0 +1\n +\+12 +4 +0 +100 +1\n"
+                        % re.escape(site[0]["name"]), text), "the text's field map:\n" + text)
+    # linked_walk's nodes use both their fields: no byte left untouched
+    rep = report_json(traced("linked_walk"))
+    nodes = [o for o in rep["objects"] if o["heap"] and o["name"].startswith("malloc@main+")]
+    check(nodes and nodes[0]["fields"] and nodes[0]["untouched_bytes"] == 0,
+          "linked_walk's nodes: both fields used: %r" % (nodes[:1],))
+
+
 def test_report_threads():
     """share_lines: the pair two threads write (and main prints) and the
     word all read are shared; main's own word is not; the time line and
