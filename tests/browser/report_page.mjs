@@ -48,6 +48,7 @@ try {
       tables: document.querySelectorAll("table").length,
       meta: document.getElementById("meta").textContent,
       heapLine: (document.querySelector("#heap p") || {}).textContent || "",
+      headings: [...document.querySelectorAll("h3")].map((h) => h.textContent),
       chartHeights: Object.fromEntries([...document.querySelectorAll("div.chart")]
                                          .map((div) => [div.id, div.clientHeight])),
       incompleteShown: !document.getElementById("incomplete").hidden,

@@ -143,6 +143,12 @@ def test_report_fields():
         check(re.search(r"%s: blocks up to 32 bytes, 16 of them never accessed\n.*\n"
                         r" +\+0 +8 +1000 +100 +1\n +\+8 +4 +100 +0 +1\n +\+12 +4 +0 +100 +1\n"
                         % re.escape(site[0]["name"]), text), "the text's field map:\n" + text)
+    html = os.path.join(TMP, "fields.html")
+    memtap("report", "-q", "--html", html, path)
+    page = open_page(html)
+    check_eq(page["errors"], [], "errors in the page")
+    check(any(h.startswith("Fields of malloc@main+") and "32 bytes, 16 of them" in h
+              for h in page["headings"]), "the page's field map: %r" % page["headings"])
     # linked_walk's nodes use both their fields: no byte left untouched
     rep = report_json(traced("linked_walk"))
     nodes = [o for o in rep["objects"] if o["heap"] and o["name"].startswith("malloc@main+")]

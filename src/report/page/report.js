@@ -204,6 +204,19 @@
       { title: "accesses", value: function (o) { return o.accesses; } },
       { title: "site", name: true, value: function (o) { return o.name; } }
     ], d.objects.filter(function (o) { return o.heap && o.allocs > 0; }).slice(0, 50));
+    d.objects.filter(function (o) { return o.heap && o.fields; }).slice(0, 5)
+      .forEach(function (o) {
+        s.appendChild(el("h3", {}, "Fields of " + o.name + ": blocks up to " +
+                         num(o.block_size) + " bytes, " + num(o.untouched_bytes) +
+                         " of them never accessed"));
+        table(s, [
+          { title: "offset", value: function (f) { return "+" + f.offset; } },
+          { title: "size", value: function (f) { return f.size; } },
+          { title: "loads", value: function (f) { return f.loads; } },
+          { title: "stores", value: function (f) { return f.stores; } },
+          { title: "threads", value: function (f) { return f.threads; } }
+        ], o.fields);
+      });
   }
 
   function heatmap(parent, id, title, m, labels, offsets) {
