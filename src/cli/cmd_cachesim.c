@@ -4,6 +4,7 @@
  */
 #include "cli.h"
 #include "report/cachesim.h"
+#include "report/page.h"
 
 #include <getopt.h>
 #include <stdlib.h>
@@ -40,6 +41,9 @@ static const char usage[] =
     "                        LL); - for standard output\n"
     "  --json                the same as one JSON object (every object, the\n"
     "                        top instructions)\n"
+    "  --html FILE           the same as one self-contained page (works\n"
+    "                        offline) with charts: misses by object and cause,\n"
+    "                        reuse distances\n"
     "  --tid N[,N...]        only the accesses of these threads (the others\n"
     "                        still name the heap blocks)\n"
     "  --seq A-B             only the accesses numbered A to B (A-: from A\n"
@@ -55,6 +59,7 @@ int cmd_cachesim(int argc, char **argv)
         { "LL", required_argument, NULL, 'l' },
         { "top", required_argument, NULL, 't' },
         { "json", no_argument, NULL, 'j' },
+        { "html", required_argument, NULL, 'H' },
         { "misses", required_argument, NULL, 'm' },
         { "help", no_argument, NULL, 'h' },
         CLI_SELECTION_OPTIONS,
@@ -62,7 +67,7 @@ int cmd_cachesim(int argc, char **argv)
     };
     cachesim_options opt = { { 32768, 8, 64 }, { 8u << 20, 16, 64 }, 20, 0, NULL };
     int given_d1 = 0, given_ll = 0, c;
-    const char *misses = NULL;
+    const char *misses = NULL, *html = NULL;
     while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
         switch (c) {
         case 'd':
@@ -80,7 +85,8 @@ int cmd_cachesim(int argc, char **argv)
             if (opt.top < 0)
                 return cli_bad_option("--top", "not a count: %s", optarg);
             break;
-        case 'j': opt.json = 1; break;
+        case 'j': opt.json = CACHESIM_JSON; break;
+        case 'H': html = optarg; opt.json = CACHESIM_PAGE; break;
         case 'm': misses = optarg; break;
         case 'h': fputs(usage, stdout); return 0;
         CLI_SELECTION_CASES;
@@ -99,10 +105,18 @@ int cmd_cachesim(int argc, char **argv)
     if (opt.d1.line != opt.ll.line)
         return cli_error("cachesim", "the levels' lines differ (%u and %u bytes)",
                          opt.d1.line, opt.ll.line);
+    if (html && !page_available())
+        return cli_error("--html", "this memtap was built without ECharts (run "
+                                   "scripts/deps.sh, then build again)");
     const char *path = argv[optind];
     memtap_trace *t;
     if (cli_open_trace(path, &t))
         return 1;
+    FILE *out = html ? cli_output_open(html) : stdout;
+    if (!out) {
+        memtap_trace_close(t);
+        return 1;
+    }
     if (misses && !(opt.misses = cli_output_open(strcmp(misses, "-") ? misses : NULL))) {
         memtap_trace_close(t);
         return 1;
@@ -112,7 +126,7 @@ int cmd_cachesim(int argc, char **argv)
     symbolizer *sym = NULL;
     int rc = symbolizer_create(t, stderr, &sym);
     if (rc == MEMTAP_OK)
-        rc = cachesim_report(t, sym, &opt, stdout);
+        rc = cachesim_report(t, sym, &opt, out);
     symbolizer_destroy(sym);
     /* as show and export end: the walk's status, and what the trace may
      * lack (a trace cut short is said, its counts a lower bound) */
@@ -120,6 +134,8 @@ int cmd_cachesim(int argc, char **argv)
                         : cli_walk_done(path, t, rc, stdout);
     if (opt.misses && opt.misses != stdout)
         status = cli_output_close(opt.misses, misses, status);
+    if (html)
+        status = cli_output_close(out, html, status);
     memtap_trace_close(t);
     return status;
 }

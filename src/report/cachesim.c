@@ -5,12 +5,16 @@
  * walk), through the thread's D1 and the shared LL, keeps the D1s
  * coherent (a directory of who holds each line), and counts the misses
  * per object, as the namer names the address the access starts at.
+ *
+ * One file: the model's state (the sim) and its three outputs (text, JSON,
+ * the page's data) read the same private tables.
  */
 #define _GNU_SOURCE
 #include "report/cachesim.h"
 #include "report/csv_rows.h"
 #include "report/index.h"
 #include "report/json.h"
+#include "report/page.h"
 #include "symbols/heapmap.h"
 #include "symbols/namer.h"
 #include "sys/vec.h"
@@ -498,9 +502,11 @@ static void json_level(FILE *out, const char *key, const cache_geometry *g)
 }
 
 /* The same as print_report, as one JSON object: every object, the top
- * instructions. */
-static void print_json(sim *s, const cachesim_options *opt, FILE *out)
+ * instructions (s: the sim). */
+static void print_json(void *self, FILE *out)
 {
+    sim *s = self;
+    const cachesim_options *opt = s->opt;
     qsort(s->objects, s->nobjects, sizeof *s->objects, by_d1_misses);
     qsort(s->insns, s->ninsns, sizeof *s->insns, insn_by_d1_misses);
     fputc('{', out);
@@ -571,8 +577,11 @@ int cachesim_report(memtap_trace *t, symbolizer *sym,
         cache_level_init(&s.ll, &opt->ll) == 0) {
         trace_tool tool = { .self = &s, .event = take, .learn = sim_learn };
         rc = trace_tools_walk(t, &tool, 1, NULL, NULL);
-        if (rc == 0 && opt->json)
-            print_json(&s, opt, out);
+        char err[128];
+        if (rc == 0 && opt->json == CACHESIM_PAGE)
+            rc = page_write_data(out, PAGE_CACHESIM, print_json, &s, err, sizeof err) ? 1 : 0;
+        else if (rc == 0 && opt->json)
+            print_json(&s, out);
         else if (rc == 0)
             print_report(&s, opt, out);
     }

@@ -23,11 +23,14 @@
 #include "report/cache_model.h"
 #include "symbols/symbolizer.h"
 
+enum { CACHESIM_TEXT = 0, CACHESIM_JSON, CACHESIM_PAGE };
+
 typedef struct cachesim_options {
     cache_geometry d1, ll;
     int top;             /* objects and instructions listed */
-    int json;            /* JSON (every object, the top instructions)
-                            instead of text */
+    int json;            /* CACHESIM_JSON: JSON (every object, the top
+                            instructions) instead of text; CACHESIM_PAGE:
+                            that JSON in an HTML page with charts */
     FILE *misses;        /* every D1 miss as a CSV line (seq, tid, pc,
                             address, level, cause, object), or NULL */
 } cachesim_options;

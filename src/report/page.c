@@ -1,7 +1,8 @@
 /*
- * page.c - the HTML page of `memtap report --html` (page.h).  The scripts
- * and the style are built into the command (.incbin of page/report.js,
- * page/report.css and ECharts' echarts.min.js, paths from CMake).
+ * page.c - the HTML pages of `memtap report --html` and `memtap cachesim
+ * --html` (page.h).  The scripts and the style are built into the command
+ * (.incbin of page/report.js, page/cachesim.js, page/report.css and
+ * ECharts' echarts.min.js, paths from CMake).
  */
 #define _GNU_SOURCE
 #include "report/page.h"
@@ -19,6 +20,7 @@
 
 ASSET(page_echarts, MEMTAP_ECHARTS_JS);
 ASSET(page_script, MEMTAP_PAGE_DIR "/report.js");
+ASSET(page_cachesim, MEMTAP_PAGE_DIR "/cachesim.js");
 ASSET(page_style, MEMTAP_PAGE_DIR "/report.css");
 
 /* An asset inside a <script> or <style> element: it must not close it. */
@@ -31,37 +33,70 @@ static int put_asset(FILE *o, const char *start, const char *end)
     return fwrite(start, 1, n, o) == n ? 0 : -1;
 }
 
-int page_write(const profile *p, const profile_meta *m, FILE *o, char *err,
-               size_t errcap)
+int page_write_data(FILE *o, page_kind kind,
+                    void (*json)(void *arg, FILE *o), void *arg, char *err,
+                    size_t errcap)
 {
-    fputs("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
-          "<title>memtap report</title>\n<style>\n", o);
+    const char *title = kind == PAGE_REPORT ? "memtap report" : "memtap cachesim";
+    fprintf(o, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
+               "<title>%s</title>\n<style>\n", title);
     int bad = put_asset(o, page_style, page_style_end);
-    fputs("</style></head>\n<body>\n<h1 id=\"title\">memtap report</h1>\n"
-          "<p class=\"meta\" id=\"meta\"></p>\n"
-          "<p class=\"warning\" id=\"incomplete\" hidden>The trace may be "
-          "incomplete (memtap warned when it was read): the counts below are "
-          "a lower bound.</p>\n"
-          "<pre class=\"errors\" id=\"errors\" hidden></pre>\n"
-          "<main id=\"main\"></main>\n"
-          "<script type=\"application/json\" id=\"memtap-data\">\n", o);
-    profile_print_json(p, m, o);
+    fprintf(o, "</style></head>\n<body>\n<h1 id=\"title\">%s</h1>\n"
+               "<p class=\"meta\" id=\"meta\"></p>\n"
+               "<p class=\"warning\" id=\"incomplete\" hidden>The trace may be "
+               "incomplete (memtap warned when it was read): the counts below are "
+               "a lower bound.</p>\n"
+               "<pre class=\"errors\" id=\"errors\" hidden></pre>\n"
+               "<main id=\"main\"></main>\n"
+               "<script type=\"application/json\" id=\"memtap-data\">\n", title);
+    json(arg, o);
     fputs("</script>\n<script>\n", o);
     bad |= put_asset(o, page_echarts, page_echarts_end);
     fputs("\n</script>\n<script>\n", o);
-    bad |= put_asset(o, page_script, page_script_end);
+    bad |= kind == PAGE_REPORT ? put_asset(o, page_script, page_script_end)
+                               : put_asset(o, page_cachesim, page_cachesim_end);
     fputs("\n</script>\n</body></html>\n", o);
     if (bad)
         snprintf(err, errcap, "a built-in script would end its element early");
     return bad ? -1 : 0;
 }
-#else
+
+int page_available(void) { return 1; }
+
+typedef struct report_page {
+    const profile *p;
+    const profile_meta *m;
+} report_page;
+
+static void report_json(void *arg, FILE *o)
+{
+    const report_page *r = arg;
+    profile_print_json(r->p, r->m, o);
+}
+
 int page_write(const profile *p, const profile_meta *m, FILE *o, char *err,
                size_t errcap)
 {
-    (void)p, (void)m, (void)o;
+    report_page r = { p, m };
+    return page_write_data(o, PAGE_REPORT, report_json, &r, err, errcap);
+}
+#else
+int page_available(void) { return 0; }
+
+int page_write_data(FILE *o, page_kind kind,
+                    void (*json)(void *arg, FILE *o), void *arg, char *err,
+                    size_t errcap)
+{
+    (void)o, (void)kind, (void)json, (void)arg;
     snprintf(err, errcap, "this memtap was built without ECharts (run "
                           "scripts/deps.sh, then build again)");
     return -1;
+}
+
+int page_write(const profile *p, const profile_meta *m, FILE *o, char *err,
+               size_t errcap)
+{
+    (void)p, (void)m;
+    return page_write_data(o, PAGE_REPORT, NULL, NULL, err, errcap);
 }
 #endif

@@ -17,4 +17,14 @@
 int page_write(const profile *p, const profile_meta *m, FILE *o, char *err,
                size_t errcap);
 
+/* Whether this memtap can write pages (it was built with ECharts). */
+int page_available(void);
+
+/* Which page: its title and script. */
+typedef enum page_kind { PAGE_REPORT, PAGE_CACHESIM } page_kind;
+/* A page whose data island json(arg, o) writes; as page_write. */
+int page_write_data(FILE *o, page_kind kind,
+                    void (*json)(void *arg, FILE *o), void *arg, char *err,
+                    size_t errcap);
+
 #endif

@@ -548,6 +548,31 @@ def test_report_cachesim_sharing():
     check("for sharing misses, trace with --engine fault" in out, out)
 
 
+def test_report_cachesim_html():
+    """memtap cachesim --html: cache_walk's page in headless Chromium, no
+    errors and no network; each object's bar is its misses by cause as the
+    JSON counts them, labelled with its own name; the reuse curves hold
+    the objects' reuse histograms."""
+    path = traced("cache_walk")
+    geometry = ["--D1", "32K,8,64", "--LL", "1M,16,64"]
+    doc = json.loads(memtap("cachesim", "--json", *geometry, path).stdout)
+    html = os.path.join(TMP, "cache_walk.html")
+    memtap("cachesim", "--html", html, *geometry, path)
+    page = open_page(html)
+    check_eq(page["errors"], [], "errors in the page")
+    check_eq(page["data"], doc, "the page's data is cachesim's JSON")
+    misses = page["charts"]["chart-misses"]
+    names = misses["y"][0][::-1]
+    top = [o for o in doc["objects"] if o["d1_misses"]][:20]
+    check_eq(names, [o["name"] for o in top], "a bar per object, the most on top")
+    for k, cause in enumerate(("compulsory", "capacity", "conflict", "true_sharing",
+                               "false_sharing")):
+        check_eq(misses["series"][k]["data"][::-1], [o[cause] for o in top], cause)
+    by_name = {s["name"]: sum(s["data"]) for s in page["charts"]["chart-reuse"]["series"]}
+    check_eq(by_name["big"], sum(r[2] for r in next(o for o in top if o["name"] == "big")["reuse"]),
+             "big's reuse curve")
+
+
 def test_report_cachesim_bad_input():
     """Geometries that are not caches, and a file that is not a trace, get
     a clear message and a non-zero exit; a trace cut short is said to be

@@ -1,0 +1,157 @@
+/*
+ * cachesim.js - draws a `memtap cachesim --html` page from the JSON island
+ * #memtap-data (cachesim's --json) with ECharts (inlined before this
+ * script): the totals, the objects' first-level misses by cause, their
+ * reuse distances, and the instructions by misses.  Sets
+ * document.body.dataset.ready when done; errors are listed on the page and
+ * in window.memtapErrors.
+ */
+(function () {
+  "use strict";
+  var errors = (window.memtapErrors = []);
+  function fail(message) {
+    errors.push(String(message));
+    var box = document.getElementById("errors");
+    box.hidden = false;
+    box.textContent = errors.join("\n");
+  }
+  window.addEventListener("error", function (e) { fail(e.message); });
+
+  var CAUSES = [["compulsory", "compulsory"], ["capacity", "capacity"],
+                ["conflict", "conflict"], ["true_sharing", "true sharing"],
+                ["false_sharing", "false sharing"]];
+
+  function el(tag, attrs, text) {
+    var e = document.createElement(tag);
+    for (var k in attrs || {}) e.setAttribute(k, attrs[k]);
+    if (text !== undefined) e.textContent = text;
+    return e;
+  }
+  function num(v) {
+    return typeof v === "number" ? v.toLocaleString("en-US") : String(v);
+  }
+  function section(title, id) {
+    var s = el("section", { id: id });
+    s.appendChild(el("h2", {}, title));
+    document.getElementById("main").appendChild(s);
+    return s;
+  }
+  function chart(parent, id, height) {
+    var div = el("div", { id: id, "class": "chart" });
+    if (height)
+      div.style.height = height + "px";
+    parent.appendChild(div);
+    return echarts.init(div);
+  }
+  function table(parent, columns, rows) {
+    var wrap = el("div", { "class": "scroll" });
+    var t = el("table");
+    var head = el("tr");
+    columns.forEach(function (c) {
+      head.appendChild(el("th", c.name ? { "class": "name" } : {}, c.title));
+    });
+    t.appendChild(head);
+    rows.forEach(function (r) {
+      var tr = el("tr");
+      columns.forEach(function (c) {
+        tr.appendChild(el("td", c.name ? { "class": "name" } : {}, num(c.value(r))));
+      });
+      t.appendChild(tr);
+    });
+    wrap.appendChild(t);
+    parent.appendChild(wrap);
+  }
+  function level(g) {
+    return num(g.size) + " B, " + g.assoc + "-way, " + g.line + "-B lines";
+  }
+  function perMille(n, of) {
+    return of ? (1000 * n / of).toFixed(1) : "-";
+  }
+
+  function summary(d) {
+    document.getElementById("meta").textContent =
+      "D1 " + level(d.d1) + ", one per thread; LL " + level(d.ll) + ", shared; " +
+      num(d.accesses) + " line accesses (" + num(d.reads) + " reads, " +
+      num(d.writes) + " writes), " + d.threads + " thread(s); D1 misses " +
+      num(d.d1_misses) + " (" + perMille(d.d1_misses, d.accesses) +
+      " per 1000), LL misses " + num(d.ll_misses) + " (" +
+      perMille(d.ll_misses, d.accesses) + " per 1000)";
+  }
+
+  function objects(d) {
+    var top = d.objects.filter(function (o) { return o.d1_misses > 0; }).slice(0, 20);
+    if (!top.length) return;
+    var s = section("First-level misses by object and cause", "objects");
+    var rows = top.slice().reverse(); /* the most on top */
+    var c = chart(s, "chart-misses", 80 + 22 * rows.length);
+    c.setOption({
+      tooltip: { trigger: "axis", axisPointer: { type: "shadow" } },
+      legend: {},
+      grid: { left: 260, top: 40 },
+      xAxis: { type: "value", name: "D1 misses" },
+      yAxis: { type: "category", axisLabel: { interval: 0 },
+               data: rows.map(function (o) { return o.name; }) },
+      series: CAUSES.map(function (k) {
+        return { name: k[1], type: "bar", stack: "all",
+                 data: rows.map(function (o) { return o[k[0]]; }) };
+      })
+    });
+    table(s, [
+      { title: "D1 misses", value: function (o) { return o.d1_misses; } },
+      { title: "LL misses", value: function (o) { return o.ll_misses; } },
+      { title: "per 1000", value: function (o) { return perMille(o.d1_misses, o.accesses); } },
+      { title: "accesses", value: function (o) { return o.accesses; } },
+      { title: "object", name: true, value: function (o) { return o.name; } }
+    ], top);
+  }
+
+  function reuse(d) {
+    var top = d.objects.filter(function (o) { return o.reuse.length; }).slice(0, 8);
+    if (!top.length) return;
+    var s = section("Reuse distances (distinct lines used between two uses of a line)",
+                    "reuse");
+    var bins = [];
+    top.forEach(function (o) {
+      o.reuse.forEach(function (r) { if (bins.indexOf(r[1]) < 0) bins.push(r[1]); });
+    });
+    bins.sort(function (a, b) { return a - b; });
+    var c = chart(s, "chart-reuse");
+    c.setOption({
+      tooltip: { trigger: "axis" },
+      legend: {},
+      grid: { top: 60 },
+      xAxis: { type: "category", name: "distance up to",
+               data: bins.map(function (b) { return num(b); }) },
+      yAxis: { type: "value", name: "uses" },
+      series: top.map(function (o) {
+        var at = {};
+        o.reuse.forEach(function (r) { at[r[1]] = r[2]; });
+        return { name: o.name, type: "line",
+                 data: bins.map(function (b) { return at[b] || 0; }) };
+      })
+    });
+  }
+
+  function instructions(d) {
+    if (!d.instructions.length) return;
+    var s = section("Instructions by first-level misses", "instructions");
+    table(s, [
+      { title: "D1 misses", value: function (x) { return x.d1_misses; } },
+      { title: "LL misses", value: function (x) { return x.ll_misses; } },
+      { title: "accesses", value: function (x) { return x.accesses; } },
+      { title: "instruction", name: true, value: function (x) { return x.code; } },
+      { title: "line", name: true, value: function (x) { return x.line || "-"; } }
+    ], d.instructions);
+  }
+
+  try {
+    var d = JSON.parse(document.getElementById("memtap-data").textContent);
+    summary(d);
+    objects(d);
+    reuse(d);
+    instructions(d);
+  } catch (e) {
+    fail(e && e.stack ? e.stack : e);
+  }
+  document.body.dataset.ready = "1";
+})();
