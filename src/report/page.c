@@ -1,8 +1,8 @@
 /*
  * page.c - the HTML pages of `memtap report --html` and `memtap cachesim
  * --html` (page.h).  The scripts and the style are built into the command
- * (.incbin of page/report.js, page/cachesim.js, page/report.css and
- * ECharts' echarts.min.js, paths from CMake).
+ * (.incbin of page/common.js, page/report.js, page/cachesim.js,
+ * page/report.css and ECharts' echarts.min.js, paths from CMake).
  */
 #define _GNU_SOURCE
 #include "report/page.h"
@@ -19,6 +19,7 @@
     extern const char sym[], sym##_end[]
 
 ASSET(page_echarts, MEMTAP_ECHARTS_JS);
+ASSET(page_common, MEMTAP_PAGE_DIR "/common.js");
 ASSET(page_script, MEMTAP_PAGE_DIR "/report.js");
 ASSET(page_cachesim, MEMTAP_PAGE_DIR "/cachesim.js");
 ASSET(page_style, MEMTAP_PAGE_DIR "/report.css");
@@ -52,6 +53,8 @@ int page_write_data(FILE *o, page_kind kind,
     json(arg, o);
     fputs("</script>\n<script>\n", o);
     bad |= put_asset(o, page_echarts, page_echarts_end);
+    fputs("\n</script>\n<script>\n", o);
+    bad |= put_asset(o, page_common, page_common_end);
     fputs("\n</script>\n<script>\n", o);
     bad |= kind == PAGE_REPORT ? put_asset(o, page_script, page_script_end)
                                : put_asset(o, page_cachesim, page_cachesim_end);

@@ -1,66 +1,22 @@
 /*
  * cachesim.js - draws a `memtap cachesim --html` page from the JSON island
  * #memtap-data (cachesim's --json) with ECharts (inlined before this
- * script): the totals, the objects' first-level misses by cause, their
- * reuse distances, and the instructions by misses.  Sets
+ * script, with page/common.js's helpers): the totals, the objects'
+ * first-level misses by cause, their reuse distances, and the
+ * instructions by misses.  Sets
  * document.body.dataset.ready when done; errors are listed on the page and
  * in window.memtapErrors.
  */
 (function () {
   "use strict";
-  var errors = (window.memtapErrors = []);
-  function fail(message) {
-    errors.push(String(message));
-    var box = document.getElementById("errors");
-    box.hidden = false;
-    box.textContent = errors.join("\n");
-  }
-  window.addEventListener("error", function (e) { fail(e.message); });
+  var P = window.memtapPage;
+  var fail = P.fail, num = P.num, section = P.section, chart = P.chart,
+      table = P.table;
 
   var CAUSES = [["compulsory", "compulsory"], ["capacity", "capacity"],
                 ["conflict", "conflict"], ["true_sharing", "true sharing"],
                 ["false_sharing", "false sharing"]];
 
-  function el(tag, attrs, text) {
-    var e = document.createElement(tag);
-    for (var k in attrs || {}) e.setAttribute(k, attrs[k]);
-    if (text !== undefined) e.textContent = text;
-    return e;
-  }
-  function num(v) {
-    return typeof v === "number" ? v.toLocaleString("en-US") : String(v);
-  }
-  function section(title, id) {
-    var s = el("section", { id: id });
-    s.appendChild(el("h2", {}, title));
-    document.getElementById("main").appendChild(s);
-    return s;
-  }
-  function chart(parent, id, height) {
-    var div = el("div", { id: id, "class": "chart" });
-    if (height)
-      div.style.height = height + "px";
-    parent.appendChild(div);
-    return echarts.init(div);
-  }
-  function table(parent, columns, rows) {
-    var wrap = el("div", { "class": "scroll" });
-    var t = el("table");
-    var head = el("tr");
-    columns.forEach(function (c) {
-      head.appendChild(el("th", c.name ? { "class": "name" } : {}, c.title));
-    });
-    t.appendChild(head);
-    rows.forEach(function (r) {
-      var tr = el("tr");
-      columns.forEach(function (c) {
-        tr.appendChild(el("td", c.name ? { "class": "name" } : {}, num(c.value(r))));
-      });
-      t.appendChild(tr);
-    });
-    wrap.appendChild(t);
-    parent.appendChild(wrap);
-  }
   function level(g) {
     return num(g.size) + " B, " + g.assoc + "-way, " + g.line + "-B lines";
   }
@@ -83,7 +39,7 @@
     if (!top.length) return;
     var s = section("First-level misses by object and cause", "objects");
     var rows = top.slice().reverse(); /* the most on top */
-    var c = chart(s, "chart-misses", 80 + 22 * rows.length);
+    var c = chart(s, "chart-misses", false, 80 + 22 * rows.length);
     c.setOption({
       tooltip: { trigger: "axis", axisPointer: { type: "shadow" } },
       legend: {},

@@ -2,72 +2,19 @@
  * report.js - draws a `memtap report --html` page from the JSON island
  * #memtap-data with ECharts (inlined before this script): summary tables,
  * accesses over time, the heap over time, and address x time heatmaps of
- * the whole heap and of the hottest objects.  When done it sets
+ * the whole heap and of the hottest objects (with page/common.js's
+ * helpers).  When done it sets
  * document.body.dataset.ready; errors are listed on the page and in
  * window.memtapErrors.
  */
 (function () {
   "use strict";
-  var errors = (window.memtapErrors = []);
-  function fail(message) {
-    errors.push(String(message));
-    var box = document.getElementById("errors");
-    box.hidden = false;
-    box.textContent = errors.join("\n");
-  }
-  window.addEventListener("error", function (e) { fail(e.message); });
+  var P = window.memtapPage;
+  var fail = P.fail, el = P.el, num = P.num, section = P.section,
+      chart = P.chart, table = P.table;
 
   var KINDS = [["L", "loads"], ["S", "stores"], ["Y", "copies"],
                ["W", "block stores"], ["G", "block fetches"]];
-
-  function el(tag, attrs, text) {
-    var e = document.createElement(tag);
-    for (var k in attrs || {}) e.setAttribute(k, attrs[k]);
-    if (text !== undefined) e.textContent = text;
-    return e;
-  }
-
-  function table(parent, columns, rows) {
-    var wrap = el("div", { "class": "scroll" });
-    var t = el("table");
-    var head = el("tr");
-    columns.forEach(function (c) {
-      head.appendChild(el("th", c.name ? { "class": "name" } : {}, c.title));
-    });
-    t.appendChild(head);
-    rows.forEach(function (r) {
-      var tr = el("tr");
-      columns.forEach(function (c) {
-        var v = c.value(r);
-        tr.appendChild(el("td", c.name ? { "class": "name" } : {},
-                          v === null || v === undefined ? "-" : num(v)));
-      });
-      t.appendChild(tr);
-    });
-    wrap.appendChild(t);
-    parent.appendChild(wrap);
-    return t;
-  }
-
-  /* A count with its thousands grouped (1,234,567); text as it is. */
-  function num(v) {
-    return typeof v === "number" ? v.toLocaleString("en-US") : String(v);
-  }
-
-  function section(title, id) {
-    var s = el("section", { id: id });
-    s.appendChild(el("h2", {}, title));
-    document.getElementById("main").appendChild(s);
-    return s;
-  }
-
-  function chart(parent, id, tall, height) {
-    var div = el("div", { id: id, "class": tall ? "chart tall" : "chart" });
-    if (height)
-      div.style.height = height + "px";
-    parent.appendChild(div);
-    return echarts.init(div);
-  }
 
   function pct(part, all) {
     return all ? (100 * part / all).toFixed(1) + "%" : "-";
