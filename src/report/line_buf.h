@@ -92,16 +92,7 @@ static inline char *dec_at(char *p, uint64_t v)
     for (uint64_t q = 10; n < 20 && v >= q; q *= 10)
         n++;
     char *end = p + n;
-    for (p = end; v >= 100; v /= 100) {
-        p -= 2;
-        memcpy(p, symbolizer_dec_pairs + 2 * (v % 100), 2);
-    }
-    if (v >= 10) {
-        p -= 2;
-        memcpy(p, symbolizer_dec_pairs + 2 * v, 2);
-    } else {
-        *--p = (char)('0' + v);
-    }
+    symbolizer_digits(end, v, 10);
     return end;
 }
 

@@ -409,27 +409,6 @@ const char symbolizer_dec_pairs[201] =
     "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
     "8081828384858687888990919293949596979899";
 
-char *symbolizer_digits(char *end, uint64_t v, unsigned base)
-{
-    if (base == 16) { /* (a constant base either way: no division) */
-        do
-            *--end = "0123456789abcdef"[v & 15];
-        while ((v >>= 4) != 0);
-        return end;
-    }
-    for (; v >= 100; v /= 100) { /* two digits a step */
-        end -= 2;
-        memcpy(end, symbolizer_dec_pairs + 2 * (v % 100), 2);
-    }
-    if (v >= 10) {
-        end -= 2;
-        memcpy(end, symbolizer_dec_pairs + 2 * v, 2);
-    } else {
-        *--end = (char)('0' + v);
-    }
-    return end;
-}
-
 static void put_num(text_out *t, uint64_t v, unsigned base)
 {
     char digits[25];

@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "memtap/trace.h"
 #include "symbols/heapmap.h"
@@ -82,11 +83,31 @@ void symbolizer_data_text(symbolizer *s, const data_name *d, char *buf,
  * (10, or 16); 0 for the other kinds. */
 unsigned symbolizer_data_prefix(const data_name *d, char *buf, size_t cap);
 
-/* The digits of v in base 10 or 16, written backwards to end (24 bytes
- * of room before it); returns where they start. */
-char *symbolizer_digits(char *end, uint64_t v, unsigned base);
 /* "00" to "99": a number's decimal digits two at a time. */
 extern const char symbolizer_dec_pairs[201];
+
+/* The digits of v in base 10 or 16, written backwards to end (24 bytes
+ * of room before it); returns where they start. */
+static inline char *symbolizer_digits(char *end, uint64_t v, unsigned base)
+{
+    if (base == 16) { /* (a constant base either way: no division) */
+        do
+            *--end = "0123456789abcdef"[v & 15];
+        while ((v >>= 4) != 0);
+        return end;
+    }
+    for (; v >= 100; v /= 100) { /* two digits a step */
+        end -= 2;
+        memcpy(end, symbolizer_dec_pairs + 2 * (v % 100), 2);
+    }
+    if (v >= 10) {
+        end -= 2;
+        memcpy(end, symbolizer_dec_pairs + 2 * v, 2);
+    } else {
+        *--end = (char)('0' + v);
+    }
+    return end;
+}
 
 /* The text of a name's holder outside the heap, without the offset: the
  * variable (not its field), the symbol, "module:.section", the module, the
