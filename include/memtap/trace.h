@@ -110,6 +110,38 @@ typedef struct memtap_record {
     uint32_t count;
 } memtap_record;
 
+/* ---- what a record is: the table above, written once ---- */
+
+/* Data accessed: L S (one access each), Y (a copy: addr2 read, addr
+ * written), W G (a block stored, fetched). */
+static inline int memtap_kind_is_access(int kind)
+{
+    return kind == MEMTAP_EV_LOAD || kind == MEMTAP_EV_STORE ||
+           kind == MEMTAP_EV_COPY || kind == MEMTAP_EV_BLOCK_STORE ||
+           kind == MEMTAP_EV_BLOCK_FETCH;
+}
+
+/* The heap changes: M C P R E (a block made), F U (released). */
+static inline int memtap_kind_is_heap(int kind)
+{
+    return kind == MEMTAP_EV_MALLOC || kind == MEMTAP_EV_CALLOC ||
+           kind == MEMTAP_EV_MMAP || kind == MEMTAP_EV_REALLOC ||
+           kind == MEMTAP_EV_MREMAP || kind == MEMTAP_EV_FREE ||
+           kind == MEMTAP_EV_MUNMAP;
+}
+
+/* M C P R E: the block made (0 when the call failed) and its allocation
+ * number, counted from 0 in the process. */
+static inline uint64_t memtap_alloc_block(const memtap_record *r) { return r->addr; }
+static inline uint64_t memtap_alloc_number(const memtap_record *r) { return r->aux; }
+/* R E: the block the new one replaced (0: none). */
+static inline uint64_t memtap_alloc_replaced(const memtap_record *r) { return r->addr2; }
+/* Y: the bytes copied from (addr: to). */
+static inline uint64_t memtap_copy_source(const memtap_record *r) { return r->addr2; }
+/* o u: the module; k: the child's pid. */
+static inline uint32_t memtap_module_id(const memtap_record *r) { return (uint32_t)r->aux; }
+static inline uint32_t memtap_child_pid(const memtap_record *r) { return (uint32_t)r->aux; }
+
 #define MEMTAP_TRACE_MAGIC "MEMTAPTR"
 #define MEMTAP_TRACE_VERSION 6u   /* 2: events as MEMTAP_CHUNK_PACKED;
                                      3: with access runs and SITES;

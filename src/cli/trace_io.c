@@ -92,7 +92,8 @@ static int keep_object(void *arg, const memtap_record *r, uint32_t tid)
         return 0;
     }
     return render_is_access_kind(r->kind) &&
-           (is_object(r->addr) || (r->kind == MEMTAP_EV_COPY && is_object(r->addr2)));
+           (is_object(r->addr) ||
+            (r->kind == MEMTAP_EV_COPY && is_object(memtap_copy_source(r))));
 }
 
 static void keep_begin(void *arg)

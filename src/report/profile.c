@@ -444,7 +444,7 @@ static int add_access(profile *p, builder *b, const memtap_event *ev, int k,
     bin->n[k]++;
     if (k == PROF_Y)
         return touch(p, b, k, 1, r->addr, r->size, th, x) ||
-               touch(p, b, k, 0, r->addr2, r->size, th, x);
+               touch(p, b, k, 0, memtap_copy_source(r), r->size, th, x);
     return touch(p, b, k, k == PROF_S || k == PROF_W, r->addr, r->size, th,
                  x);
 }
@@ -882,7 +882,7 @@ static int heat_run(profile *p, builder *b, const memtap_record *recs,
         int k = kind_of(r->kind);
         if (k >= 0 && !learning) {
             if (heat_touch(p, b, r->addr, bin) ||
-                (k == PROF_Y && heat_touch(p, b, r->addr2, bin)))
+                (k == PROF_Y && heat_touch(p, b, memtap_copy_source(r), bin)))
                 return -1;
         } else if (k < 0 && heap_map_kind(r->kind)) {
             heap_map_apply(b->heap, r, NULL);

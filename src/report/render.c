@@ -96,9 +96,7 @@ void renderer_destroy(renderer *r)
 
 int render_is_access_kind(uint8_t kind)
 {
-    memtap_record r = { .kind = kind };
-    trace_access a[2];
-    return trace_record_accesses(&r, a) != 0;
+    return memtap_kind_is_access(kind);
 }
 
 static void print_internal(renderer *r, const memtap_record *x, uint32_t tid)
@@ -366,7 +364,7 @@ static void print_symbolic(renderer *r, const memtap_record *x,
     switch (x->kind) {
     case MEMTAP_EV_COPY:
         namer_name_data(r->names, x->addr, a, sizeof a);
-        namer_name_data(r->names, x->addr2, b, sizeof b);
+        namer_name_data(r->names, memtap_copy_source(x), b, sizeof b);
         fprintf(o, "%s,%s,%" PRIu64 ", %s\n", a, b, x->size,
                 namer_code(r->names, x->pc, c, sizeof c, NULL));
         break;
@@ -389,8 +387,8 @@ static void print_symbolic(renderer *r, const memtap_record *x,
         const char *was = b;
         if (had_old)
             was = namer_block_name(r->names, old, b, sizeof b, NULL);
-        else if (x->addr2)
-            namer_name_data(r->names, x->addr2, b, sizeof b);
+        else if (memtap_alloc_replaced(x))
+            namer_name_data(r->names, memtap_alloc_replaced(x), b, sizeof b);
         else
             snprintf(b, sizeof b, "0x0");
         fprintf(o, "%s,%" PRIu64 ",%s", block_at(r, x->addr, a, sizeof a),
@@ -431,7 +429,7 @@ static void print_lackey(renderer *r, const memtap_record *x)
         lackey_access(r, x);
         break;
     case MEMTAP_EV_COPY:
-        lackey_line(&r->lines, 'L', x->addr2, x->size);
+        lackey_line(&r->lines, 'L', memtap_copy_source(x), x->size);
         lackey_line(&r->lines, 'S', x->addr, x->size);
         break;
     case MEMTAP_EV_BLOCK_STORE:

@@ -204,7 +204,8 @@ static int unmap_range(heap_map *m, uint64_t addr, uint64_t len,
 
 int heap_map_apply(heap_map *m, const memtap_record *r, heap_block *old)
 {
-    heap_block b = { r->addr, r->size, r->aux, r->pc, r->kind, r->flags, 0 };
+    heap_block b = { memtap_alloc_block(r), r->size, memtap_alloc_number(r), r->pc,
+                     r->kind, r->flags, 0 };
     int released = 0;
     switch (r->kind) {
     case MEMTAP_EV_MALLOC:
@@ -214,8 +215,8 @@ int heap_map_apply(heap_map *m, const memtap_record *r, heap_block *old)
         break;
     case MEMTAP_EV_REALLOC:
     case MEMTAP_EV_MREMAP:
-        if (r->addr2)
-            released = release(m, r->addr2, old);
+        if (memtap_alloc_replaced(r))
+            released = release(m, memtap_alloc_replaced(r), old);
         if (r->addr)
             add_block(m, &b);
         break;

@@ -30,14 +30,7 @@ void heap_map_destroy(heap_map *m);
  * asked of every event of a trace). */
 static inline int heap_map_kind(uint8_t kind)
 {
-    switch (kind) {
-    case MEMTAP_EV_MALLOC: case MEMTAP_EV_CALLOC: case MEMTAP_EV_MMAP:
-    case MEMTAP_EV_REALLOC: case MEMTAP_EV_MREMAP: case MEMTAP_EV_FREE:
-    case MEMTAP_EV_MUNMAP:
-        return 1;
-    default:
-        return 0;
-    }
+    return memtap_kind_is_heap(kind);
 }
 
 /* Applies an event (non-allocation kinds are ignored).  When old is not

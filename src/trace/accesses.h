@@ -32,7 +32,7 @@ static inline int trace_record_accesses(const memtap_record *r, trace_access out
         out[0] = (trace_access){ r->addr, r->size, 1 };
         return 1;
     case MEMTAP_EV_COPY:
-        out[0] = (trace_access){ r->addr2, r->size, 0 };
+        out[0] = (trace_access){ memtap_copy_source(r), r->size, 0 };
         out[1] = (trace_access){ r->addr, r->size, 1 };
         return 2;
     default:
