@@ -7,8 +7,6 @@
 #include "cli.h"
 #include "trace/tool.h"
 #include "report/parent.h"
-#include "report/render.h"
-#include "symbols/heapmap.h"
 #include "symbols/namer.h"
 #include "symbols/symbolizer.h"
 #include <errno.h>
@@ -87,11 +85,11 @@ static int keep_object(void *arg, const memtap_record *r, uint32_t tid)
 {
     (void)arg;
     (void)tid;
-    if (heap_map_kind(r->kind)) {
+    if (memtap_kind_is_heap(r->kind)) {
         namer_learn(object.names, r, NULL);
         return 0;
     }
-    return render_is_access_kind(r->kind) &&
+    return memtap_kind_is_access(r->kind) &&
            (is_object(r->addr) ||
             (r->kind == MEMTAP_EV_COPY && is_object(memtap_copy_source(r))));
 }
