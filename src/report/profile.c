@@ -583,8 +583,6 @@ static int by_u64(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-/* Sorts objects and instructions; b->rank maps an object's first index
- * (the builder's indexes hold those) to its sorted one. */
 static int by_offset(const void *a, const void *b)
 {
     const profile_field *x = a, *y = b;
@@ -611,6 +609,8 @@ static void settle_fields(profile_object *o)
         o->untouched += !touched[k];
 }
 
+/* Sorts objects and instructions; b->rank maps an object's first index
+ * (the builder's indexes hold those) to its sorted one. */
 static int finish(profile *p, builder *b)
 {
     for (size_t i = 0; i < p->nobjects; i++) {
