@@ -51,6 +51,8 @@ static const char usage[] =
     "  --line N           cache line size for the pieces (default 64; a\n"
     "                     power of two from 4 to 4096)\n"
     "  --whole-blocks     lackey: a block operation as one line of its size\n"
+    "  --split SIZE       parquet: each partition in files of about SIZE\n"
+    "                     bytes (K, M, G) that read as one dataset\n"
     CLI_SELECTION_USAGE
     "  -o, --output FILE  write to FILE instead of standard output\n"
     "  -q, --quiet        no progress line (shown on a terminal when the\n"
@@ -85,7 +87,7 @@ typedef enum database_format { DB_NONE, DB_SQLITE, DB_PARQUET } database_format;
 
 /* --format sqlite or parquet: the database or directory at out. */
 static int export_database(const char *path, database_format format,
-                           const char *out, int quiet)
+                           const char *out, uint64_t split, int quiet)
 {
     char lib[4096];
     if (format == DB_PARQUET &&
@@ -109,8 +111,8 @@ static int export_database(const char *path, database_format format,
         int rc = format == DB_SQLITE
                      ? export_sqlite(t, sym, out, step_progress, &p, err,
                                      sizeof err)
-                     : export_parquet(t, sym, lib, out, step_progress, &p,
-                                      err, sizeof err);
+                     : export_parquet(t, sym, lib, out, split, step_progress,
+                                      &p, err, sizeof err);
         cli_progress_end(&p);
         if (rc)
             status = cli_error(out, "%s", err);
@@ -127,6 +129,7 @@ int cmd_export(int argc, char **argv)
         { "format", required_argument, NULL, 'f' },
         { "line", required_argument, NULL, 'l' },
         { "whole-blocks", no_argument, NULL, 'w' },
+        { "split", required_argument, NULL, 's' },
         { "output", required_argument, NULL, 'o' },
         { "quiet", no_argument, NULL, 'q' },
         { "help", no_argument, NULL, 'h' },
@@ -139,6 +142,7 @@ int cmd_export(int argc, char **argv)
     unsigned long line;
     int c, quiet = 0;
     database_format database = DB_NONE;
+    uint64_t split = 0;
     while ((c = getopt_long(argc, argv, "o:qh", longopts, NULL)) != -1) {
         switch (c) {
         case 'f':
@@ -164,6 +168,11 @@ int cmd_export(int argc, char **argv)
             opt.line = (uint32_t)line;
             break;
         case 'w': opt.whole_blocks = 1; break;
+        case 's':
+            if (cli_parse_size(optarg, &split) || split < 4096)
+                return cli_bad_option("--split", "'%s': expected a size of 4K "
+                                                 "or more (K, M, G)", optarg);
+            break;
         case 'o': output = optarg; break;
         case 'q': quiet = 1; cli_quiet = 1; break;
         case 'h': fputs(usage, stdout); return 0;
@@ -173,8 +182,10 @@ int cmd_export(int argc, char **argv)
     }
     if (optind != argc - 1)
         return cli_usage_error(usage);
+    if (split && database != DB_PARQUET)
+        return cli_bad_option("--split", "only --format parquet splits its files");
     if (database != DB_NONE)
-        return output ? export_database(argv[optind], database, output, quiet)
+        return output ? export_database(argv[optind], database, output, split, quiet)
                       : cli_error(database == DB_SQLITE ? "--format sqlite"
                                                         : "--format parquet",
                                   "needs -o %s",

@@ -19,6 +19,7 @@
 #include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -159,6 +160,8 @@ typedef struct sink_state {
     uint32_t next_id;
     uint64_t site_key;          /* the last access's site, and its id */
     uint32_t site_id;
+    uint32_t *tids;             /* the threads (a split export's partitions) */
+    size_t ntids;
 } sink_state;
 
 static int load_api(duckdb_api *api, const char *lib, char *err,
@@ -351,6 +354,13 @@ static int put_module(void *arg, const memtap_module *m, const char *build_id)
 static int put_thread(void *arg, const export_thread *t)
 {
     sink_state *s = arg;
+    uint32_t *tids = realloc(s->tids, (s->ntids + 1) * sizeof *tids);
+    if (!tids) {
+        snprintf(s->err, s->errcap, "out of memory");
+        return 1;
+    }
+    s->tids = tids;
+    s->tids[s->ntids++] = t->tid;
     duckdb_api *d = s->api;
     duckdb_handle app = s->app[T_THREADS];
     d->append_uint32(app, s->pid);
@@ -446,6 +456,51 @@ static int copy_out(duckdb_api *api, duckdb_handle con, const char *dir,
     return 0;
 }
 
+static int is_empty_dir(const char *dir);
+
+/* A split export's partition of table i: the rows of process pid (and of
+ * thread tid for the accesses) in files of about `split` bytes in the
+ * partition's own directory, as PARTITION_BY names it (DuckDB does not
+ * split partitioned files); one empty file when there are none. */
+static int copy_split(duckdb_api *api, duckdb_handle con, const char *dir, int i,
+                      uint32_t pid, uint32_t tid, uint64_t split, char *err,
+                      size_t errcap)
+{
+    char part[4096 + 96], lit[2 * 4096 + 256], sql[2 * 4096 + 1536];
+    int n = snprintf(part, sizeof part, "%s/%s", dir, table_names[i]);
+    mkdir(part, 0777);
+    n += snprintf(part + n, sizeof part - (size_t)n, "/pid=%u", pid);
+    mkdir(part, 0777);
+    if (i == T_ACCESSES) {
+        n += snprintf(part + n, sizeof part - (size_t)n, "/tid=%u", tid);
+        mkdir(part, 0777);
+    }
+    if (sql_literal(part, lit, sizeof lit)) {
+        snprintf(err, errcap, "output path too long");
+        return -1;
+    }
+    char where[96];
+    snprintf(where, sizeof where, i == T_ACCESSES ? "pid = %u AND tid = %u" : "pid = %u",
+             pid, tid);
+    snprintf(sql, sizeof sql,
+             "COPY (SELECT * EXCLUDE (%s) FROM %s WHERE %s) TO %s (FORMAT parquet, "
+             "COMPRESSION zstd, FILE_SIZE_BYTES %" PRIu64 ", OVERWRITE_OR_IGNORE)",
+             i == T_ACCESSES ? "pid, tid" : "pid", exported(i), where, lit, split);
+    if (run_sql(api, con, sql, err, errcap))
+        return -1;
+    if (!is_empty_dir(part))
+        return 0;
+    snprintf(part + n, sizeof part - (size_t)n, "/data_0.parquet");
+    if (sql_literal(part, lit, sizeof lit)) {
+        snprintf(err, errcap, "output path too long");
+        return -1;
+    }
+    snprintf(sql, sizeof sql,
+             "COPY (SELECT * EXCLUDE (%s) FROM %s LIMIT 0) TO %s (FORMAT parquet)",
+             i == T_ACCESSES ? "pid, tid" : "pid", exported(i), lit);
+    return run_sql(api, con, sql, err, errcap);
+}
+
 #define RUN_MARK ".memtap-run" /* in an export's directory: whose it is */
 
 /* Whether dir has nothing in it. */
@@ -513,8 +568,8 @@ static void remove_database(const char *db)
 }
 
 int export_parquet(memtap_trace *t, symbolizer *sym, const char *lib,
-                   const char *dir, void (*progress)(void *), void *arg,
-                   char *err, size_t errcap)
+                   const char *dir, uint64_t split, void (*progress)(void *),
+                   void *arg, char *err, size_t errcap)
 {
     uint32_t pid = memtap_trace_header(t)->pid;
     char run[64];
@@ -568,8 +623,13 @@ int export_parquet(memtap_trace *t, symbolizer *sym, const char *lib,
                      table_names[i]);
             rc = -1;
         }
-    if (rc == 0)
+    for (int i = 0; rc == 0 && split && i < EXPORTED; i++)
+        for (size_t k = 0; rc == 0 && k < (i == T_ACCESSES ? s.ntids : 1); k++)
+            rc = copy_split(&api, con, dir, i, pid, i == T_ACCESSES ? s.tids[k] : 0,
+                            split, err, errcap);
+    if (rc == 0 && !split)
         rc = copy_out(&api, con, dir, pid, err, errcap);
+    free(s.tids);
     if (con)
         api.disconnect(&con);
     if (db)

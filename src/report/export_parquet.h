@@ -16,16 +16,18 @@
 #define MEMTAP_REPORT_EXPORT_PARQUET_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "memtap/trace.h"
 #include "symbols/symbolizer.h"
 
 /* Writes the trace's events, walked from the start, into dir (created if
- * needed; refused when it holds this process's files already).  progress,
- * when not NULL, is called once per event.  Returns 0, or -1 with the
- * reason in err. */
+ * needed; refused when it holds this process's files already); split: a
+ * partition's files of about that many bytes each (0: one file).
+ * progress, when not NULL, is called once per event.  Returns 0, or -1
+ * with the reason in err. */
 int export_parquet(memtap_trace *t, symbolizer *sym, const char *duckdb_lib,
-                   const char *dir, void (*progress)(void *), void *arg,
-                   char *err, size_t errcap);
+                   const char *dir, uint64_t split, void (*progress)(void *),
+                   void *arg, char *err, size_t errcap);
 
 #endif

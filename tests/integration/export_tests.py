@@ -366,6 +366,35 @@ def test_export_parquet():
     check(p.returncode != 0 and "MEMTAP_DUCKDB" in p.stderr, "no DuckDB: %s" % p.stderr)
 
 
+def test_export_parquet_split():
+    """--split SIZE: a partition's rows in several files of about that size
+    (a 400,000-access walk: more than one file at 4K, about a row group
+    each) that DuckDB reads as one dataset with the same rows as the
+    unsplit export; refused with other formats."""
+    import shutil
+    path = os.path.join(TMP, "pq_split.mtr")
+    memtap("run", "-q", "-o", path, "--", prog("rewrite_workloads"), "walk", "64")
+    dirs = {}
+    for split in ([], ["--split", "4K"]):
+        out = os.path.join(TMP, "pq_split" + ("_4k" if split else ""))
+        shutil.rmtree(out, ignore_errors=True)
+        memtap("export", "--format", "parquet", *split, "-o", out, path)
+        dirs[bool(split)] = out
+    pid = re.search(r"^pid: (\d+)$", memtap("info", path).stdout, re.M).group(1)
+    part = os.path.join(dirs[True], "accesses", "pid=" + pid, "tid=" + pid)
+    files = [f for f in os.listdir(part) if f.endswith(".parquet")]
+    check(len(files) > 1, "the main thread's accesses in several files: %r" % files)
+    query = ("select tid, kind, count(*), sum(address %% 1000003) from read_parquet("
+             "'%s/accesses/**/*.parquet', hive_partitioning = true) group by tid, kind order by 1, 2")
+    check_eq(duckdb_query(query % dirs[True]), duckdb_query(query % dirs[False]),
+             "the split dataset reads as the whole")
+    for table in ("blocks", "modules", "threads"):
+        q = "select count(*) from read_parquet('%s/" + table + "/**/*.parquet')"
+        check_eq(duckdb_query(q % dirs[True]), duckdb_query(q % dirs[False]), table)
+    p = memtap("export", "--split", "4K", path, check_rc=False)
+    check(p.returncode == 2 and "--split: only --format parquet" in p.stderr, p.stderr)
+
+
 def test_export_bad_input():
     """Bad options and files get a clear message and a non-zero exit."""
     path, _ = trace("blockops", out="x_bad.mtr")
