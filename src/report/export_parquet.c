@@ -404,13 +404,30 @@ static const char *exported(int i)
     return i == T_ACCESSES ? accesses_query : table_names[i];
 }
 
+/* One empty file of table i's columns (but the partitions') in the
+ * partition directory part. */
+static int empty_file(duckdb_api *api, duckdb_handle con, int i, const char *part,
+                      char *err, size_t errcap)
+{
+    char file[4096 + 128], lit[2 * 4096 + 280], sql[2 * 4096 + 1024];
+    snprintf(file, sizeof file, "%s/data_0.parquet", part);
+    if (sql_literal(file, lit, sizeof lit)) {
+        snprintf(err, errcap, "output path too long");
+        return -1;
+    }
+    snprintf(sql, sizeof sql,
+             "COPY (SELECT * EXCLUDE (%s) FROM %s LIMIT 0) TO %s (FORMAT parquet)",
+             i == T_ACCESSES ? "pid, tid" : "pid", exported(i), lit);
+    return run_sql(api, con, sql, err, errcap);
+}
+
 /* The partition of table i that has no rows of this process (DuckDB's
  * COPY writes no file for it): one empty file with the table's columns,
  * so that read_parquet of DIR/TABLE and all below finds every table. */
 static int empty_partition(duckdb_api *api, duckdb_handle con, const char *dir,
                            int i, uint32_t pid, char *err, size_t errcap)
 {
-    char part[4096 + 96], lit[2 * 4096 + 256], sql[2 * 4096 + 1024];
+    char part[4096 + 96];
     int n = snprintf(part, sizeof part, "%s/%s", dir, table_names[i]);
     mkdir(part, 0777);
     n += snprintf(part + n, sizeof part - (size_t)n, "/pid=%u", pid);
@@ -421,15 +438,7 @@ static int empty_partition(duckdb_api *api, duckdb_handle con, const char *dir,
         n += snprintf(part + n, sizeof part - (size_t)n, "/tid=%u", pid);
         mkdir(part, 0777);
     }
-    snprintf(part + n, sizeof part - (size_t)n, "/data_0.parquet");
-    if (sql_literal(part, lit, sizeof lit)) {
-        snprintf(err, errcap, "output path too long");
-        return -1;
-    }
-    snprintf(sql, sizeof sql,
-             "COPY (SELECT * EXCLUDE (%s) FROM %s LIMIT 0) TO %s (FORMAT parquet)",
-             i == T_ACCESSES ? "pid, tid" : "pid", exported(i), lit);
-    return run_sql(api, con, sql, err, errcap);
+    return empty_file(api, con, i, part, err, errcap);
 }
 
 /* COPY of every table into dir: accesses partitioned by process and
@@ -488,17 +497,7 @@ static int copy_split(duckdb_api *api, duckdb_handle con, const char *dir, int i
              i == T_ACCESSES ? "pid, tid" : "pid", exported(i), where, lit, split);
     if (run_sql(api, con, sql, err, errcap))
         return -1;
-    if (!is_empty_dir(part))
-        return 0;
-    snprintf(part + n, sizeof part - (size_t)n, "/data_0.parquet");
-    if (sql_literal(part, lit, sizeof lit)) {
-        snprintf(err, errcap, "output path too long");
-        return -1;
-    }
-    snprintf(sql, sizeof sql,
-             "COPY (SELECT * EXCLUDE (%s) FROM %s LIMIT 0) TO %s (FORMAT parquet)",
-             i == T_ACCESSES ? "pid, tid" : "pid", exported(i), lit);
-    return run_sql(api, con, sql, err, errcap);
+    return is_empty_dir(part) ? empty_file(api, con, i, part, err, errcap) : 0;
 }
 
 #define RUN_MARK ".memtap-run" /* in an export's directory: whose it is */
