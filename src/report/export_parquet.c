@@ -6,8 +6,12 @@
  * them.  Rows go through appenders (the accesses a chunk of columns at a
  * time) into a DuckDB database file beside the output (so that memory
  * stays flat whatever the trace's size), then
- * COPY ... (FORMAT parquet, PARTITION_BY ...) writes the files and the
- * database file is removed.
+ * COPY ... (FORMAT parquet, PARTITION_BY ...) writes the files (or, with
+ * --split, one COPY a partition) and the database file is removed.
+ *
+ * One file: the DuckDB calls it loads, the appenders that fill the
+ * database and the COPY that writes it out share that one table of
+ * functions and the database's schema.
  */
 #define _GNU_SOURCE
 #include "report/export_parquet.h"
