@@ -34,15 +34,10 @@ static uint8_t op_of(const ZydisDecodedInstruction *zi)
     case ZYDIS_MNEMONIC_ADD: return X86_OP_ADD;
     case ZYDIS_MNEMONIC_SUB: return X86_OP_SUB;
     case ZYDIS_MNEMONIC_CMP: return X86_OP_CMP;
-    case ZYDIS_MNEMONIC_PUSH: return X86_OP_PUSH;
     case ZYDIS_MNEMONIC_POP: return X86_OP_POP;
     case ZYDIS_MNEMONIC_LEAVE: return X86_OP_LEAVE;
     case ZYDIS_MNEMONIC_JMP: return X86_OP_JMP;
-    case ZYDIS_MNEMONIC_CALL: return X86_OP_CALL;
     case ZYDIS_MNEMONIC_RET: return X86_OP_RET;
-    case ZYDIS_MNEMONIC_IRET: case ZYDIS_MNEMONIC_IRETD:
-    case ZYDIS_MNEMONIC_IRETQ:
-        return X86_OP_IRET;
     case ZYDIS_MNEMONIC_SYSRET: case ZYDIS_MNEMONIC_SYSEXIT:
         return X86_OP_SYSRET;
     case ZYDIS_MNEMONIC_JNBE: return X86_OP_JNBE;

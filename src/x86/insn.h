@@ -45,10 +45,9 @@ typedef enum x86_op {
     X86_OP_OTHER = 0,
     X86_OP_MOV, X86_OP_MOVSXD, X86_OP_CDQE, X86_OP_LEA,
     X86_OP_ADD, X86_OP_SUB, X86_OP_CMP,
-    X86_OP_PUSH, X86_OP_POP, X86_OP_LEAVE,
-    X86_OP_JMP, X86_OP_CALL, X86_OP_RET,
-    X86_OP_IRET,           /* iret, iretd, iretq */
-    X86_OP_SYSRET,         /* sysret, sysexit */
+    X86_OP_POP, X86_OP_LEAVE,
+    X86_OP_JMP, X86_OP_RET,
+    X86_OP_SYSRET,         /* sysret, sysexit (iret is a return) */
     X86_OP_JNBE, X86_OP_JNB,
     X86_OP_LOOP,           /* loop, loope, loopne, jrcxz, jecxz, jcxz: no rel32 form */
     X86_OP_NOP, X86_OP_INT3, X86_OP_UD2, X86_OP_HLT,
