@@ -107,59 +107,67 @@ static void object_done(void)
     symbolizer_destroy(object.sym);
 }
 
+/* --tid's comma-separated thread ids into the selection; 0 when the
+ * list is well formed (no empty item, a trailing comma included). */
+static int parse_tids(const char *arg)
+{
+    const char *p = arg;
+    for (;;) {
+        char part[24];
+        size_t len = strcspn(p, ",");
+        uint64_t tid;
+        if (len == 0 || len >= sizeof part || selection.ntids == MAX_TIDS)
+            return -1;
+        memcpy(part, p, len);
+        part[len] = 0;
+        if (cli_parse_u64(part, 10, &tid) || tid > UINT32_MAX)
+            return -1;
+        selected_tids[selection.ntids++] = (uint32_t)tid;
+        if (!p[len])
+            return 0;
+        p += len + 1;
+    }
+}
+
+/* --seq's A-B, A-, -B or N into the selection; 0 when well formed. */
+static int parse_seq(const char *arg)
+{
+    const char *dash = strchr(arg, '-');
+    char lo[24] = "", hi[24] = "";
+    size_t llen = dash ? (size_t)(dash - arg) : strlen(arg);
+    size_t hlen = dash ? strlen(dash + 1) : 0;
+    uint64_t a = 0, b = UINT64_MAX;
+    if (llen >= sizeof lo || hlen >= sizeof hi || (!llen && !hlen))
+        return -1;
+    memcpy(lo, arg, llen);
+    if (dash)
+        memcpy(hi, dash + 1, hlen);
+    if ((llen && cli_parse_u64(lo, 10, &a)) || (hlen && cli_parse_u64(hi, 10, &b)))
+        return -1;
+    if (!dash)
+        b = a;
+    if (a > b)
+        return -1;
+    selection.seq_lo = a;
+    selection.seq_hi = b;
+    return 0;
+}
+
 int cli_selection_option(int c, const char *arg)
 {
-    const char *name = c == CLI_OPT_TID ? "--tid" : "--seq";
     if (c == CLI_OPT_OBJECT) {
         if (!*arg)
             return cli_bad_option("--object", "a name, not ''");
         object.name = arg;
-        selecting = 1;
-        return 0;
-    }
-    if (c == CLI_OPT_TID) {
-        for (const char *p = arg; *p; ) {
-            char part[24];
-            size_t len = strcspn(p, ",");
-            uint64_t tid;
-            if (len == 0 || len >= sizeof part || selection.ntids == MAX_TIDS)
-                goto bad;
-            memcpy(part, p, len);
-            part[len] = 0;
-            if (cli_parse_u64(part, 10, &tid) || tid > UINT32_MAX)
-                goto bad;
-            selected_tids[selection.ntids++] = (uint32_t)tid;
-            p += len + (p[len] == ',');
-        }
-        if (selection.ntids == 0)
-            goto bad;
-    } else {
-        const char *dash = strchr(arg, '-');
-        char lo[24] = "", hi[24] = "";
-        size_t llen = dash ? (size_t)(dash - arg) : strlen(arg);
-        size_t hlen = dash ? strlen(dash + 1) : 0;
-        if (llen >= sizeof lo || hlen >= sizeof hi || (dash && !llen && !hlen))
-            goto bad;
-        memcpy(lo, arg, llen);
-        if (dash)
-            memcpy(hi, dash + 1, hlen);
-        uint64_t a = 0, b = UINT64_MAX;
-        if ((llen && cli_parse_u64(lo, 10, &a)) || (hlen && cli_parse_u64(hi, 10, &b)) ||
-            (!dash && !llen))
-            goto bad;
-        if (!dash)
-            b = a;
-        if (a > b)
-            goto bad;
-        selection.seq_lo = a;
-        selection.seq_hi = b;
+    } else if (c == CLI_OPT_TID) {
+        if (parse_tids(arg))
+            return cli_bad_option("--tid", "'%s' is not a list of thread ids (at most 64)", arg);
+    } else if (parse_seq(arg)) {
+        return cli_bad_option("--seq", "'%s' is not A-B, A-, -B or N (sequence numbers, A <= B)",
+                              arg);
     }
     selecting = 1;
     return 0;
-bad:
-    return cli_bad_option(name, "'%s' is not %s", arg,
-                          c == CLI_OPT_TID ? "a list of thread ids (at most 64)"
-                                           : "A-B, A-, -B or N (sequence numbers, A <= B)");
 }
 
 /* The format number in the header of the trace at path (0 unreadable). */

@@ -253,7 +253,8 @@ def test_export_selection():
     sim = json.loads(memtap("cachesim", "--json", "--tid", str(tids[1]), path).stdout)
     check_eq(sim["accesses"], sum(1 for r in rows if r[2] in "LS" and tid_of[int(r[0])] == tids[1]),
              "cachesim's accesses of one thread")
-    for bad in (["--seq", "9-3"], ["--seq", "x"], ["--seq", "-"], ["--tid", "1,,2"], ["--tid", ""]):
+    for bad in (["--seq", "9-3"], ["--seq", "x"], ["--seq", "-"], ["--tid", "1,,2"],
+                ["--tid", "1,"], ["--tid", ",1"], ["--tid", ""]):
         p = memtap("show", *bad, path, check_rc=False)
         check(p.returncode == 2 and "memtap show: %s:" % bad[0] in p.stderr,
               "%r refused: %d %r" % (bad, p.returncode, p.stderr))
