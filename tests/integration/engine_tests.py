@@ -890,6 +890,19 @@ def test_engine_string_elements():
                  "%s: one block event each without the option" % engine)
 
 
+def test_rep_movs_overlap():
+    """rep movsq copying 8-byte elements 4 bytes forward over themselves
+    (rep_overlap checks the buffer against the instruction's definition,
+    worked out by hand, and exits 1 otherwise): each element read whole
+    before it is written, under both engines (the fault engine copied
+    byte by byte, rereading bytes it had just written: a wrong result and
+    exit 0 from memtap), and recorded as one copy of 16 bytes."""
+    for engine in ("fault", "static"):
+        trace, _ = run(prog("rep_overlap"), out="rep_overlap.mtr", engine=engine)
+        check(any(re.match(r"^Y\$\d+:buf\[4\],buf\[0\],16, main\+\d+$", l)
+                  for l in show(trace)), "%s: one copy event" % engine)
+
+
 def test_engine_go_program():
     """A Go program of the distribution (fzf: Go's runtime, goroutines on
     small stacks in heap memory, its own signal stacks, a raw exit_group)

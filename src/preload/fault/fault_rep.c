@@ -43,8 +43,13 @@ int fault_emulate_rep_string(ucontext_t *uc, const x86_access_insn *insn)
         uint8_t *to = (uint8_t *)(uintptr_t)dst;
         const uint8_t *from = movs ? (const uint8_t *)(uintptr_t)src
                                    : (const uint8_t *)&val;
+        uint8_t e[8]; /* an element is read whole, then written: an
+                         overlap closer than its size copies as the
+                         instruction does */
         for (uint64_t b = 0; b < elem; b++)
-            ((volatile uint8_t *)to)[b] = from[b];
+            e[b] = ((const volatile uint8_t *)from)[b];
+        for (uint64_t b = 0; b < elem; b++)
+            ((volatile uint8_t *)to)[b] = e[b];
         dst = down ? dst - elem : dst + elem;
         src = down ? src - elem : src + elem;
     }
