@@ -143,12 +143,14 @@ static int page_is_open(uintptr_t page)
     return set_state.open[h].page == page && set_state.open[h].count;
 }
 
-/* Whether an access may touch the page itself: it is open, or memtap
- * keeps no rights of it (a traced page not open is read and written
- * through /proc/self/mem, whether or not the engine is active). */
+/* Whether an access may touch the page itself: it is open, memtap keeps
+ * no rights of it, or none at all (the engine lifted its protection: the
+ * other threads touch the page themselves, so a locked instruction must
+ * too).  Otherwise it is read and written through /proc/self/mem. */
 static int page_direct(uintptr_t page)
 {
-    return page_is_open(page) || !(pagemap_get(page) & PM_TRACKED);
+    return !atomic_load(&set_state.active) || page_is_open(page) ||
+           !(pagemap_get(page) & PM_TRACKED);
 }
 
 int traced_completion_begin(uintptr_t a, size_t n)
@@ -350,6 +352,10 @@ void traced_add(uintptr_t start, uintptr_t end, int prot, int region)
     sigset_t old;
     int guard = traced_lock_guarded(&old);
     int active = atomic_load(&set_state.active);
+    /* one change: no completion sees a page traced but not yet closed
+     * (it would write through /proc/self/mem behind a locked instruction
+     * of a thread that still touches the page itself) */
+    change_begin();
     for (; p < end; p += PAGE) {
         if (pagemap_get(p) == state)
             continue;
@@ -357,6 +363,7 @@ void traced_add(uintptr_t start, uintptr_t end, int prot, int region)
         if (active && !page_is_open(p))
             set_prot(p, PAGE, PROT_NONE);
     }
+    change_end();
     traced_unlock_guarded(guard, &old);
 }
 
@@ -391,6 +398,7 @@ void traced_stop(uintptr_t start, uintptr_t end)
 {
     sigset_t old;
     int guard = traced_lock_guarded(&old);
+    change_begin(); /* no completion sees the page untraced but closed */
     for (uintptr_t p = page_start(start); p < end; p += PAGE) {
         uint8_t st = pagemap_get(p);
         if (!(st & PM_TRACKED))
@@ -398,6 +406,7 @@ void traced_stop(uintptr_t start, uintptr_t end)
         pagemap_set_range(p, p + PAGE, 0);
         set_prot(p, PAGE, st & PM_PROT_MASK);
     }
+    change_end();
     traced_unlock_guarded(guard, &old);
 }
 
@@ -431,22 +440,26 @@ long traced_unmap(long nr, const long *a)
     return r;
 }
 
-void traced_reprotect(uintptr_t start, uintptr_t end, int prot)
+long traced_mprotect(uintptr_t start, size_t len, int prot)
 {
-    for (uintptr_t p = page_start(start); p < end; p += PAGE) {
+    sigset_t old;
+    int guard = traced_lock_guarded(&old);
+    /* one change: the kernel gives the pages the program's rights, and the
+     * traced ones that are not open are closed again before any completion
+     * can see them open */
+    change_begin();
+    long r = raw_syscall3(SYS_mprotect, start, len, prot);
+    for (uintptr_t p = page_start(start); r == 0 && p < start + len; p += PAGE) {
         uint8_t st = pagemap_get(p);
         if (!(st & PM_TRACKED))
             continue;
-        pagemap_set_range(p, p + 1, (uint8_t)((st & ~PM_PROT_MASK) |
-                                              (prot & 7)));
-        /* the kernel gave the page the program's rights: a traced page that
-         * is not open goes back to none */
-        sigset_t old;
-        int guard = traced_lock_guarded(&old);
+        pagemap_set_range(p, p + 1, (uint8_t)((st & ~PM_PROT_MASK) | (prot & 7)));
         if (atomic_load(&set_state.active) && !page_is_open(p))
             set_prot(p, PAGE, PROT_NONE);
-        traced_unlock_guarded(guard, &old);
     }
+    change_end();
+    traced_unlock_guarded(guard, &old);
+    return r;
 }
 
 static void protect_run(uintptr_t start, uintptr_t end, uint8_t state,
@@ -463,8 +476,10 @@ void traced_set_active(int on)
     sigset_t old;
     traced_guard_signals(&old);
     traced_lock();
+    change_begin(); /* completions see the rights and `active` agree */
     atomic_store(&set_state.active, on);
     pagemap_for_each_tracked(protect_run, &on);
+    change_end();
     traced_unlock();
     traced_unguard_signals(&old);
 }

@@ -56,9 +56,10 @@ long traced_unmap(long nr, const long *a);
 /* A mapping moved (mremap): its traced state follows it. */
 void traced_move(uintptr_t old, size_t old_len, uintptr_t new_addr,
                 size_t new_len);
-/* The program changed the rights of [start, end) (the kernel applied
- * them): remember them, and keep traced pages closed. */
-void traced_reprotect(uintptr_t start, uintptr_t end, int prot);
+/* The program's mprotect of [start, start+len): made, its rights
+ * remembered for the traced pages, which stay closed (the call's
+ * result). */
+long traced_mprotect(uintptr_t start, size_t len, int prot);
 
 /* Starts or stops trapping accesses (memtap_start / memtap_stop). */
 void traced_set_active(int on);

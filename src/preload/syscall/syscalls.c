@@ -488,10 +488,7 @@ static void on_sigsys_body(int sig, siginfo_t *si, ucontext_t *uc)
     } else if (nr == SYS_mprotect && traced_has((uintptr_t)a[0],
                                                       (size_t)a[1])) {
         /* the program changes rights memtap is holding: remember them */
-        ret = raw_syscall6(nr, a[0], a[1], a[2], 0, 0, 0);
-        if (ret == 0)
-            traced_reprotect((uintptr_t)a[0],
-                            (uintptr_t)a[0] + (uintptr_t)a[1], (int)a[2]);
+        ret = traced_mprotect((uintptr_t)a[0], (size_t)a[1], (int)a[2]);
     } else {
         const sys_spec *sp = spec_of(nr);
         long old_break = nr == SYS_brk ? raw_syscall3(SYS_brk, 0, 0, 0) : 0;
