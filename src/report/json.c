@@ -54,3 +54,12 @@ void json_addr(FILE *o, const char *key, uint64_t addr)
 {
     fprintf(o, "\"%s\": \"0x%" PRIx64 "\"", key, addr);
 }
+
+void json_str_or_null(FILE *o, const char *key, const char *s)
+{
+    fprintf(o, "\"%s\": ", key);
+    if (s)
+        json_str(o, s);
+    else
+        fputs("null", o);
+}

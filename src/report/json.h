@@ -14,5 +14,7 @@
 void json_str(FILE *o, const char *s);
 /* "key": "0x..." */
 void json_addr(FILE *o, const char *key, uint64_t addr);
+/* "key": "s", or "key": null when s is NULL */
+void json_str_or_null(FILE *o, const char *key, const char *s);
 
 #endif

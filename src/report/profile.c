@@ -591,9 +591,58 @@ static int by_offset(const void *a, const void *b)
     return x->size < y->size ? -1 : x->size > y->size;
 }
 
+/* The member a path starts with: "[2].key.len" -> "[2].key", "pad+3" ->
+ * "pad" (cut in place). */
+static char *top_member(char *path)
+{
+    char *p = path;
+    if (*p == '[') { /* an array of the type: keep its index */
+        p = strchr(p, ']');
+        p = p ? p + 1 + (p[1] == '.') : path + strlen(path);
+    }
+    p[strcspn(p, ".[+")] = '\0';
+    return path;
+}
+
+/* The names of what the fields and the untouched bytes of site o's blocks
+ * hold, when DWARF gives the blocks' type. */
+static void name_fields(builder *b, profile_object *o, const uint8_t *touched)
+{
+    symbolizer_type t;
+    if (!symbolizer_block_type(b->sym, o->site, o->block_size, &t))
+        return;
+    o->type = strdup(t.name);
+    char buf[256], last[256] = "", list[512] = "";
+    for (uint32_t i = 0; i < o->nfields; i++)
+        if (symbolizer_member(b->sym, &t, o->block_size, o->fields[i].offset, buf, sizeof buf))
+            o->fields[i].name = strdup(buf);
+    size_t n = 0;
+    for (uint64_t k = 0; k < o->block_size; k++) {
+        if (touched[k] ||
+            !symbolizer_member(b->sym, &t, o->block_size, k, buf, sizeof buf) ||
+            !strcmp(top_member(buf), last))
+            continue;
+        snprintf(last, sizeof last, "%s", buf);
+        n += (size_t)snprintf(list + n, n < sizeof list ? sizeof list - n : 0, "%s%s",
+                              n ? ", " : "", buf);
+    }
+    if (n)
+        o->untouched_members = strdup(list);
+}
+
+static void free_fields(profile_object *o)
+{
+    for (uint32_t i = 0; i < o->nfields; i++)
+        free(o->fields[i].name);
+    free(o->fields);
+    free(o->type);
+    free(o->untouched_members);
+}
+
 /* A site's fields by offset, and the bytes of its largest block no field
- * covers (no map at all when it is not a record's layout). */
-static void settle_fields(profile_object *o)
+ * covers (no map at all when it is not a record's layout), named when the
+ * blocks' type is known. */
+static void settle_fields(builder *b, profile_object *o)
 {
     if (o->no_fields || !o->nfields) {
         free(o->fields);
@@ -607,6 +656,7 @@ static void settle_fields(profile_object *o)
         memset(touched + o->fields[i].offset, 1, o->fields[i].size);
     for (uint64_t k = 0; k < o->block_size; k++)
         o->untouched += !touched[k];
+    name_fields(b, o, touched);
 }
 
 /* Sorts objects and instructions; b->rank maps an object's first index
@@ -614,7 +664,7 @@ static void settle_fields(profile_object *o)
 static int finish(profile *p, builder *b)
 {
     for (size_t i = 0; i < p->nobjects; i++) {
-        settle_fields(&p->objects[i]);
+        settle_fields(b, &p->objects[i]);
         classify(&p->objects[i]);
         p->objects[i].hot = (int)i; /* the first index, for the rank */
         if (p->objects[i].lo == UINT64_MAX)
@@ -942,7 +992,7 @@ void profile_free(profile *p)
 {
     for (size_t i = 0; i < p->nobjects; i++) {
         free(p->objects[i].name);
-        free(p->objects[i].fields);
+        free_fields(&p->objects[i]);
     }
     for (size_t i = 0; i < p->ninsns; i++) {
         free(p->insns[i].name);

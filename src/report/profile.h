@@ -59,6 +59,8 @@ typedef struct profile_walk {
 /* A field of a heap site's blocks as the program accesses it: an offset
  * and a size its instructions use. */
 typedef struct profile_field {
+    char *name;          /* its member ("next", "[2].key") when the site's
+                            type is known, else NULL */
     uint32_t offset, size;
     uint64_t loads, stores;
     uint64_t threads;    /* bit i: thread i (profile order, < 64) */
@@ -94,6 +96,8 @@ typedef struct profile_object {
     uint32_t nfields, last_field;
     int no_fields;
     uint64_t block_size, untouched;
+    char *type;          /* the blocks' type ("struct node"), from DWARF */
+    char *untouched_members; /* the members no access touched ("pad, name") */
     int hot;             /* index of its heatmap, or -1 */
 } profile_object;
 

@@ -140,16 +140,20 @@ static void text_fields(const profile *p, FILE *o, size_t top)
         if (!shown++)
             fprintf(o, "\nFields of the hottest allocation sites (offsets in "
                        "their blocks, as the instructions access them)\n");
-        fprintf(o, "  %s: blocks up to %" PRIu64 " bytes, %" PRIu64
-                   " of them never accessed\n%12s %6s %12s %12s %8s\n",
-                x->name, x->block_size, x->untouched, "offset", "size",
-                "loads", "stores", "threads");
+        fprintf(o, "  %s%s%s%s: blocks up to %" PRIu64 " bytes, %" PRIu64
+                   " of them never accessed%s%s%s\n%12s %6s %12s %12s %8s%s\n",
+                x->name, x->type ? " (" : "", x->type ? x->type : "", x->type ? ")" : "",
+                x->block_size, x->untouched, x->untouched_members ? " (" : "",
+                x->untouched_members ? x->untouched_members : "",
+                x->untouched_members ? ")" : "", "offset", "size", "loads", "stores",
+                "threads", x->type ? "  field" : "");
         for (uint32_t k = 0; k < x->nfields; k++) {
             const profile_field *f = &x->fields[k];
             char off[16];
             snprintf(off, sizeof off, "+%" PRIu32, f->offset);
-            fprintf(o, "%12s %6" PRIu32 " %12" PRIu64 " %12" PRIu64 " %8u\n",
-                    off, f->size, f->loads, f->stores, popcount(f->threads));
+            fprintf(o, "%12s %6" PRIu32 " %12" PRIu64 " %12" PRIu64 " %8u%s%s\n",
+                    off, f->size, f->loads, f->stores, popcount(f->threads),
+                    f->name ? "  " : "", f->name ? f->name : "");
         }
     }
 }
@@ -252,12 +256,18 @@ static void json_object(FILE *o, const profile_object *x)
             const profile_field *f = &x->fields[k];
             fprintf(o, "%s{\"offset\": %" PRIu32 ", \"size\": %" PRIu32
                        ", \"loads\": %" PRIu64 ", \"stores\": %" PRIu64
-                       ", \"threads\": %u}", k ? ", " : "[", f->offset, f->size,
+                       ", \"threads\": %u, ", k ? ", " : "[", f->offset, f->size,
                     f->loads, f->stores, popcount(f->threads));
+            json_str_or_null(o, "name", f->name);
+            fputc('}', o);
         }
-        if (x->fields)
-            fprintf(o, "], \"block_size\": %" PRIu64 ", \"untouched_bytes\": %" PRIu64,
-                    x->block_size, x->untouched);
+        if (x->fields) {
+            fprintf(o, "], \"block_size\": %" PRIu64 ", \"untouched_bytes\": %" PRIu64
+                       ", ", x->block_size, x->untouched);
+            json_str_or_null(o, "type", x->type);
+            fputs(", ", o);
+            json_str_or_null(o, "untouched_members", x->untouched_members);
+        }
     }
     fputc('}', o);
 }

@@ -370,16 +370,11 @@ static void add_num(text *t, char lead, uint64_t v, char close)
     add_mem(t, lead, d + k, sizeof d - k);
 }
 
-int dwarf_vars_name(dwarf_vars *vs, uint64_t addr, char *buf, size_t cap)
+/* Appends the path to byte `off` of a value of `type`: its elements and
+ * members ("[3].hi"), then "+N" for bytes inside a scalar. */
+static void name_inside(dwarf_vars *vs, Dwarf_Off type, uint64_t off, text *tp)
 {
-    uint64_t end;
-    const dwarf_var *v = variable_at(vs, addr, &end);
-    if (!v || !cap)
-        return v != NULL;
-    uint64_t off = addr - v->addr;
-    text t = { buf, 0, cap };
-    add_mem(&t, 0, v->name, v->name_len);
-    Dwarf_Off type = v->type;
+    text t = *tp;
     for (int depth = 0; type && depth < 32; depth++) {
         const type_shape *s = shape_of(vs, type);
         type = 0;
@@ -406,5 +401,112 @@ int dwarf_vars_name(dwarf_vars *vs, uint64_t addr, char *buf, size_t cap)
     }
     if (off)
         add_num(&t, '+', off, 0);
+    *tp = t;
+}
+
+int dwarf_vars_name(dwarf_vars *vs, uint64_t addr, char *buf, size_t cap)
+{
+    uint64_t end;
+    const dwarf_var *v = variable_at(vs, addr, &end);
+    if (!v || !cap)
+        return v != NULL;
+    text t = { buf, 0, cap };
+    add_mem(&t, 0, v->name, v->name_len);
+    name_inside(vs, v->type, addr - v->addr, &t);
+    return 1;
+}
+
+/* ---- the type of a heap block, from its allocation site ---- */
+
+/* The struct, union or class a variable of type `type` points to (a
+ * pointer, or an array of them), typedefs and qualifiers peeled: its DIE
+ * in *to; 0 when it points to something else. */
+static int pointee_record(Dwarf_Die *type, Dwarf_Die *to)
+{
+    Dwarf_Die t = *type, *p = strip_qualifiers(&t);
+    if (p && dwarf_tag(p) == DW_TAG_array_type && type_of(p, p))
+        p = strip_qualifiers(p);
+    if (!p || dwarf_tag(p) != DW_TAG_pointer_type || !type_of(p, to) ||
+        !(p = strip_qualifiers(to)))
+        return 0;
+    *to = *p;
+    int tag = dwarf_tag(to);
+    return tag == DW_TAG_structure_type || tag == DW_TAG_union_type ||
+           tag == DW_TAG_class_type;
+}
+
+/* Adds the records the variables directly in `scope` point to whose size
+ * divides block_size to found[] (distinct DIEs): -1 once there are two. */
+static int scope_candidates(Dwarf_Die *scope, uint64_t block_size,
+                            Dwarf_Off *found)
+{
+    Dwarf_Die v;
+    if (dwarf_child(scope, &v) != 0)
+        return 0;
+    do {
+        int tag = dwarf_tag(&v);
+        Dwarf_Die type, rec;
+        if ((tag != DW_TAG_variable && tag != DW_TAG_formal_parameter) ||
+            !type_of(&v, &type) || !pointee_record(&type, &rec))
+            continue;
+        uint64_t size = die_size(&rec);
+        if (!size || block_size % size)
+            continue;
+        Dwarf_Off off = dwarf_dieoffset(&rec);
+        if (*found && *found != off)
+            return -1;
+        *found = off;
+    } while (dwarf_siblingof(&v, &v) == 0);
+    return 0;
+}
+
+int dwarf_vars_block_type(dwarf_vars *vs, uint64_t pc, uint64_t block_size,
+                          uint64_t *type, char *name, size_t cap)
+{
+    Dwarf_Die cu, *scopes = NULL;
+    if (!block_size || !dwarf_addrdie(vs->dwarf, pc, &cu))
+        return 0;
+    int n = dwarf_getscopes(&cu, pc, &scopes);
+    Dwarf_Off found = 0;
+    int ok = n > 0;
+    /* the call's own scopes out to its function: the variable the block's
+     * pointer goes to is there (or a parameter, for an out-argument) */
+    for (int i = 0; ok && i < n; i++) {
+        ok = scope_candidates(&scopes[i], block_size, &found) == 0;
+        if (dwarf_tag(&scopes[i]) == DW_TAG_subprogram)
+            break;
+    }
+    free(scopes);
+    Dwarf_Die rec;
+    if (!ok || !found || !dwarf_offdie(vs->dwarf, found, &rec))
+        return 0;
+    const char *tag = dwarf_tag(&rec) == DW_TAG_union_type   ? "union "
+                      : dwarf_tag(&rec) == DW_TAG_class_type ? "class "
+                                                             : "struct ";
+    const char *rname = dwarf_diename(&rec);
+    text t = { name, 0, cap };
+    if (cap) {
+        name[0] = '\0';
+        add_mem(&t, 0, tag, strlen(tag));
+        add_mem(&t, 0, rname ? rname : "<anonymous>", strlen(rname ? rname : "<anonymous>"));
+    }
+    *type = found;
+    return 1;
+}
+
+int dwarf_vars_member(dwarf_vars *vs, uint64_t type, uint64_t block_size,
+                      uint64_t off, char *buf, size_t cap)
+{
+    Dwarf_Die rec;
+    uint64_t size;
+    if (!cap || !dwarf_offdie(vs->dwarf, type, &rec) || !(size = die_size(&rec)))
+        return 0;
+    text t = { buf, 0, cap };
+    buf[0] = '\0';
+    if (block_size > size) /* an array of them */
+        add_num(&t, '[', off / size, ']');
+    name_inside(vs, type, off % size, &t);
+    if (t.n && t.b[0] == '.') /* "hot", not ".hot" */
+        memmove(t.b, t.b + 1, t.n--);
     return 1;
 }

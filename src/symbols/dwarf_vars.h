@@ -26,4 +26,17 @@ int dwarf_vars_at(dwarf_vars *vs, uint64_t addr, const char **name,
  * 1, or 0 when no variable holds addr. */
 int dwarf_vars_name(dwarf_vars *vs, uint64_t addr, char *buf, size_t cap);
 
+/* The type of the blocks allocated at the call returning to pc: the one
+ * struct, union or class that the variables (and parameters) of the
+ * call's scopes, out to its function, point to and whose size divides
+ * block_size.  1 with its DIE in *type and "struct name" in name; 0 when
+ * none or more than one. */
+int dwarf_vars_block_type(dwarf_vars *vs, uint64_t pc, uint64_t block_size,
+                          uint64_t *type, char *name, size_t cap);
+/* Names byte off of a block of block_size bytes holding `type` (one, or
+ * an array of them: "[2].next"): its member path ("limits[3].hi", "+N"
+ * inside a scalar) into buf; 0 when the type cannot be read. */
+int dwarf_vars_member(dwarf_vars *vs, uint64_t type, uint64_t block_size,
+                      uint64_t off, char *buf, size_t cap);
+
 #endif

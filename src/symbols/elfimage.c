@@ -388,6 +388,20 @@ int elf_image_variable(elf_image *img, uint64_t addr, char *buf, size_t cap)
     return v && dwarf_vars_name(v, addr, buf, cap);
 }
 
+int elf_image_block_type(elf_image *img, uint64_t pc, uint64_t block_size,
+                         uint64_t *type, char *name, size_t cap)
+{
+    dwarf_vars *v = vars_of(img);
+    return v && dwarf_vars_block_type(v, pc, block_size, type, name, cap);
+}
+
+int elf_image_member(elf_image *img, uint64_t type, uint64_t block_size,
+                     uint64_t off, char *buf, size_t cap)
+{
+    dwarf_vars *v = vars_of(img);
+    return v && dwarf_vars_member(v, type, block_size, off, buf, cap);
+}
+
 int elf_image_section_span(elf_image *img, uint64_t addr, uint64_t *lo,
                            uint64_t *hi)
 {

@@ -78,6 +78,13 @@ int elf_image_variable(elf_image *img, uint64_t addr, char *buf, size_t cap);
 int elf_image_variable_at(elf_image *img, uint64_t addr, const char **name,
                           uint64_t *start, uint64_t *end);
 
+/* The type of the blocks the call at code address pc allocates, and the
+ * names of their bytes (dwarf_vars_block_type, dwarf_vars_member). */
+int elf_image_block_type(elf_image *img, uint64_t pc, uint64_t block_size,
+                         uint64_t *type, char *name, size_t cap);
+int elf_image_member(elf_image *img, uint64_t type, uint64_t block_size,
+                     uint64_t off, char *buf, size_t cap);
+
 /* Demangles a C++ name into a string the caller frees (NULL if not C++). */
 char *symbols_demangle(const char *name);
 

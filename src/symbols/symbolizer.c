@@ -333,6 +333,26 @@ int symbolizer_line(symbolizer *s, uint64_t pc, char *buf, size_t cap)
     return 1;
 }
 
+int symbolizer_block_type(symbolizer *s, uint64_t site, uint64_t block_size,
+                          symbolizer_type *out)
+{
+    sym_module *sm = site ? module_at(s, site - 1) : NULL;
+    elf_image *img = sm ? module_image(s, sm) : NULL;
+    /* the call's last byte: the scopes of the call, not of what follows */
+    if (!img || !elf_image_block_type(img, site - 1 - sm->m->base, block_size, &out->die,
+                                      out->name, sizeof out->name))
+        return 0;
+    out->module = (uint32_t)(sm - s->mods);
+    return 1;
+}
+
+int symbolizer_member(symbolizer *s, const symbolizer_type *t, uint64_t block_size,
+                      uint64_t off, char *buf, size_t cap)
+{
+    elf_image *img = t->module < s->nmods ? module_image(s, &s->mods[t->module]) : NULL;
+    return img && elf_image_member(img, t->die, block_size, off, buf, cap);
+}
+
 void symbolizer_data(symbolizer *s, uint64_t addr, data_name *out)
 {
     memset(out, 0, sizeof *out);

@@ -37,6 +37,22 @@ void symbolizer_site_text(symbolizer *s, const heap_block *b, char *buf,
 /* "file:line" of pc; returns 0 when unknown. */
 int symbolizer_line(symbolizer *s, uint64_t pc, char *buf, size_t cap);
 
+/* The type of the heap blocks an allocation site makes, from the DWARF of
+ * its code: the one struct, union or class the variables around the call
+ * point to whose size divides the blocks' size. */
+typedef struct symbolizer_type {
+    uint32_t module;
+    uint64_t die;
+    char name[64];      /* "struct node" */
+} symbolizer_type;
+/* 1 with *out for the call returning to site, 0 when unknown. */
+int symbolizer_block_type(symbolizer *s, uint64_t site, uint64_t block_size,
+                          symbolizer_type *out);
+/* The member path of byte off in a block of block_size bytes of type t
+ * ("next", "limits[3].hi", "[2].key" in an array of them); 0 when none. */
+int symbolizer_member(symbolizer *s, const symbolizer_type *t, uint64_t block_size,
+                      uint64_t off, char *buf, size_t cap);
+
 /* What holds a data address, in the program's names. */
 typedef enum data_kind {
     DATA_UNKNOWN,    /* nothing is known: only the number */

@@ -127,9 +127,10 @@ def test_report_fields():
     """fields.c's field map, counted by hand from its source under both
     engines: of its 32-byte records, `hot` (+0, 8 bytes) read 1000 times
     and written 100, `warm` (+8, 4) read 100, `cold` (+12, 4) written 100,
-    and 16 bytes never accessed; in text and JSON."""
-    for engine in ("fault", "static"):
-        path = traced("fields", engine)
+    and 16 bytes (`never`) never accessed; in text and JSON.  The fields
+    are named by the source's struct record (DWARF), built -O0 and -O2."""
+    for engine, name in (("fault", "fields"), ("static", "fields"), ("static", "fields_O2")):
+        path = traced(name, engine)
         rep = report_json(path)
         site = [o for o in rep["objects"] if o["heap"] and o["name"].startswith("malloc@main+")]
         check(len(site) == 1, "the records' site: %r" % [o["name"] for o in rep["objects"]])
@@ -139,21 +140,30 @@ def test_report_fields():
                  "the fields under the %s engine" % engine)
         check_eq((site[0]["block_size"], site[0]["untouched_bytes"]), (32, 16),
                  "the bytes never accessed")
+        check_eq((site[0]["type"], [f["name"] for f in site[0]["fields"]],
+                  site[0]["untouched_members"]),
+                 ("struct record", ["hot", "warm", "cold"], "never"), "%s: the names" % name)
         text = memtap("report", "-q", path).stdout
-        check(re.search(r"%s: blocks up to 32 bytes, 16 of them never accessed\n.*\n"
-                        r" +\+0 +8 +1000 +100 +1\n +\+8 +4 +100 +0 +1\n +\+12 +4 +0 +100 +1\n"
+        check(re.search(r"%s \(struct record\): blocks up to 32 bytes, 16 of them never accessed "
+                        r"\(never\)\n.*field\n"
+                        r" +\+0 +8 +1000 +100 +1  hot\n +\+8 +4 +100 +0 +1  warm\n"
+                        r" +\+12 +4 +0 +100 +1  cold\n"
                         % re.escape(site[0]["name"]), text), "the text's field map:\n" + text)
     html = os.path.join(TMP, "fields.html")
     memtap("report", "-q", "--html", html, path)
     page = open_page(html)
     check_eq(page["errors"], [], "errors in the page")
-    check(any(h.startswith("Fields of malloc@main+") and "32 bytes, 16 of them" in h
+    check(any(h.startswith("Fields of malloc@main+") and "(struct record)" in h and
+              "32 bytes, 16 of them" in h and h.endswith("(never)")
               for h in page["headings"]), "the page's field map: %r" % page["headings"])
     # linked_walk's nodes use both their fields: no byte left untouched
     rep = report_json(traced("linked_walk"))
     nodes = [o for o in rep["objects"] if o["heap"] and o["name"].startswith("malloc@main+")]
     check(nodes and nodes[0]["fields"] and nodes[0]["untouched_bytes"] == 0,
           "linked_walk's nodes: both fields used: %r" % (nodes[:1],))
+    check_eq((nodes[0]["type"], [f["name"] for f in nodes[0]["fields"]],
+              nodes[0]["untouched_members"]), ("struct node", ["next", "value"], None),
+             "linked_walk's nodes named")
 
 
 def test_report_threads():

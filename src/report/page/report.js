@@ -153,15 +153,18 @@
     ], d.objects.filter(function (o) { return o.heap && o.allocs > 0; }).slice(0, 50));
     d.objects.filter(function (o) { return o.heap && o.fields; }).slice(0, 5)
       .forEach(function (o) {
-        s.appendChild(el("h3", {}, "Fields of " + o.name + ": blocks up to " +
+        s.appendChild(el("h3", {}, "Fields of " + o.name +
+                         (o.type ? " (" + o.type + ")" : "") + ": blocks up to " +
                          num(o.block_size) + " bytes, " + num(o.untouched_bytes) +
-                         " of them never accessed"));
+                         " of them never accessed" +
+                         (o.untouched_members ? " (" + o.untouched_members + ")" : "")));
         table(s, [
           { title: "offset", value: function (f) { return "+" + f.offset; } },
           { title: "size", value: function (f) { return f.size; } },
           { title: "loads", value: function (f) { return f.loads; } },
           { title: "stores", value: function (f) { return f.stores; } },
-          { title: "threads", value: function (f) { return f.threads; } }
+          { title: "threads", value: function (f) { return f.threads; } },
+          { title: "field", name: true, value: function (f) { return f.name || ""; } }
         ], o.fields);
       });
   }
