@@ -110,15 +110,26 @@ uint64_t fault_exposed_windows(void) { return atomic_load(&fault_state.exposed);
 
 /* ---- decoding and recording ---- */
 
-static int decode(const ucontext_t *uc, x86_access_insn *insn)
+/* Decodes the instruction at uc's pc; *bytes (when asked) the bytes it
+ * was decoded from: the program's code, or a hot site's own bytes when
+ * the code at pc is a site's (the live code may have been read halfway
+ * through its patching, hot.h). */
+static int decode(const ucontext_t *uc, x86_access_insn *insn,
+                  const uint8_t **bytes)
 {
     const uint8_t *pc = (const uint8_t *)uc->uc_mcontext.gregs[REG_RIP];
     size_t room = PAGE - ((uintptr_t)pc & (PAGE - 1));
     if (room > X86_MAX_LENGTH)
         room = X86_MAX_LENGTH;
-    if (x86_access_decode(&fault_state.decoder, pc, room, insn) == 0)
-        return 0;
-    return x86_access_decode(&fault_state.decoder, pc, X86_MAX_LENGTH, insn);
+    int rc = x86_access_decode(&fault_state.decoder, pc, room, insn) == 0 ||
+                     x86_access_decode(&fault_state.decoder, pc, X86_MAX_LENGTH, insn) == 0
+                 ? 0 : -1;
+    const uint8_t *own = hot_site_bytes((uint64_t)(uintptr_t)pc); /* after the read */
+    if (own)
+        rc = x86_access_decode(&fault_state.decoder, own, X86_MAX_LENGTH, insn) == 0 ? 0 : -1;
+    if (bytes)
+        *bytes = own ? own : pc;
+    return rc;
 }
 
 /* Records the accesses of one execution of insn to traced memory and adds
@@ -207,15 +218,16 @@ int fault_complete_access(ucontext_t *uc, const x86_access_insn *insn, int mem,
     return 1;
 }
 
-/* The one-signal path: insn completed here, its page left closed. */
+/* The one-signal path: insn (decoded from `bytes`) completed here, its
+ * page left closed. */
 static int try_complete(ucontext_t *uc, const x86_access_insn *insn,
-                        uintptr_t fault)
+                        const uint8_t *bytes, uintptr_t fault)
 {
     int mem = complete_operand(insn);
     if (mem < 0)
         return complete_branch(uc, insn, fault);
     uint64_t pc = (uint64_t)uc->uc_mcontext.gregs[REG_RIP];
-    if (!fault_complete_access(uc, insn, mem, (const uint8_t *)pc, 1))
+    if (!fault_complete_access(uc, insn, mem, bytes, 1))
         return 0;
     complete_counted();
     hot_completed(pc, x86_access_length(insn));
@@ -474,7 +486,8 @@ static void on_segv_body(int sig, siginfo_t *si, ucontext_t *uc)
     atomic_fetch_add(&fault_state.faults, 1);
     tls_traps++;
     x86_access_insn insn;
-    int decoded = decode(uc, &insn) == 0;
+    const uint8_t *bytes;
+    int decoded = decode(uc, &insn, &bytes) == 0;
     if (decoded && through_stack_pointer(uc, &insn, addr)) {
         /* the fault engine traces no stack: the page is one, and stops
          * being traced (or every push would fault) */
@@ -482,7 +495,7 @@ static void on_segv_body(int sig, siginfo_t *si, ucontext_t *uc)
         atomic_fetch_add(&fault_state.stack_pages, 1);
         return;
     }
-    if (decoded && try_complete(uc, &insn, addr))
+    if (decoded && try_complete(uc, &insn, bytes, addr))
         return;
     w->open.n = 0;
     w->open.overflow = 0;
@@ -548,7 +561,7 @@ static void on_trap_body(int sig, siginfo_t *si, ucontext_t *uc)
     if (w->rep && pc == w->pc && uc->uc_mcontext.gregs[REG_RCX] != 0) {
         /* one more iteration of a rep-prefixed instruction */
         x86_access_insn insn;
-        if (decode(uc, &insn) == 0) {
+        if (decode(uc, &insn, NULL) == 0) {
             int from = w->open.n;
             record_accesses(uc, &insn, 0, &w->open);
             traced_lock();

@@ -92,6 +92,8 @@ typedef struct hot_site {
 typedef struct hot_count {
     _Atomic uint64_t pc;
     _Atomic uint32_t n;
+    _Atomic uint32_t site;      /* its site's number + 1, set before the
+                                   site's bytes change (0: none) */
 } hot_count;
 
 static struct {
@@ -258,7 +260,7 @@ static int append(hot_site *s, uint64_t pc, size_t len)
     return 0;
 }
 
-static int patch(uint64_t pc, size_t len)
+static int patch(hot_count *count, uint64_t pc, size_t len)
 {
     uint32_t i = atomic_load(&hot_state.nsites);
     hot_site *near = crowding(pc);
@@ -284,9 +286,10 @@ static int patch(uint64_t pc, size_t len)
     for (size_t k = len; k < 5; k++) /* no libc here: see unpatch */
         if (jump[k] != tail[k - len])
             return -1; /* the displacement's fixed bytes: cannot differ */
-    /* published before its int3 can be met */
+    /* published before its int3 can be met, or its bytes read torn */
     atomic_store(&s->patched, 1);
     atomic_store(&hot_state.nsites, i + 1);
+    atomic_store(&count->site, i + 1);
     if (live_code_write(pc, jump, len < 5 ? len : 5) != 0) {
         atomic_store(&s->patched, 0);
         return -1;
@@ -317,7 +320,9 @@ static void unpatch(const hot_site *cs)
         futex_unlock(&hot_state.lock);
 }
 
-static hot_count *count_of(uint64_t pc)
+/* The count of pc, made on first sight when `make`; NULL when there is
+ * none (or no room). */
+static hot_count *count_of(uint64_t pc, int make)
 {
     size_t at = (size_t)(fib_mix(pc) % COUNT_SLOTS);
     for (size_t probes = 0; probes < 64; probes++) {
@@ -327,6 +332,8 @@ static hot_count *count_of(uint64_t pc)
             return c;
         if (seen == 0) {
             uint64_t none = 0;
+            if (!make)
+                return NULL;
             if (atomic_compare_exchange_strong(&c->pc, &none, pc) || none == pc)
                 return c;
         }
@@ -334,16 +341,23 @@ static hot_count *count_of(uint64_t pc)
     return NULL;
 }
 
+const uint8_t *hot_site_bytes(uint64_t pc)
+{
+    const hot_count *c = hot_state.on ? count_of(pc, 0) : NULL;
+    uint32_t site = c ? atomic_load(&c->site) : 0;
+    return site ? hot_state.sites[site - 1].run[0].bytes : NULL;
+}
+
 void hot_completed(uint64_t pc, unsigned len)
 {
     if (!hot_state.on)
         return;
-    hot_count *c = count_of(pc);
+    hot_count *c = count_of(pc, 1);
     if (!c || atomic_fetch_add(&c->n, 1) + 1 != hot_state.after)
         return;
     futex_lock(&hot_state.lock);
     tls_patching = 1;
-    if (patch(pc, len) != 0)
+    if (patch(c, pc, len) != 0)
         atomic_fetch_add(&hot_state.refused, 1);
     tls_patching = 0;
     futex_unlock(&hot_state.lock);

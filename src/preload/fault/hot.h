@@ -22,6 +22,14 @@ int hot_init(void);
  * the site patched when it has become hot. */
 void hot_completed(uint64_t pc, unsigned len);
 
+/* The instruction bytes of the site patched (or being patched, or given
+ * its bytes back) at pc, as they were before any patch; NULL when pc is
+ * no site.  Code read at pc while another thread patches it can be torn
+ * (the first bytes the instruction's, the next the jump's): whoever
+ * decodes the live code at pc asks this after reading, and decodes these
+ * bytes instead when there are any. */
+const uint8_t *hot_site_bytes(uint64_t pc);
+
 /* A SIGTRAP at the int3 a site's patching or unpatching wrote: uc goes
  * back to the site (the thread runs it once the bytes are whole); 1, or 0
  * when the int3 is not one of ours. */
