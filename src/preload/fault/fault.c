@@ -121,12 +121,12 @@ static int decode(const ucontext_t *uc, x86_access_insn *insn,
     size_t room = PAGE - ((uintptr_t)pc & (PAGE - 1));
     if (room > X86_MAX_LENGTH)
         room = X86_MAX_LENGTH;
-    int rc = x86_access_decode(&fault_state.decoder, pc, room, insn) == 0 ||
-                     x86_access_decode(&fault_state.decoder, pc, X86_MAX_LENGTH, insn) == 0
-                 ? 0 : -1;
+    int rc = x86_access_decode(&fault_state.decoder, pc, room, insn);
+    if (rc != 0) /* an instruction that runs into the next page */
+        rc = x86_access_decode(&fault_state.decoder, pc, X86_MAX_LENGTH, insn);
     const uint8_t *own = hot_site_bytes((uint64_t)(uintptr_t)pc); /* after the read */
     if (own)
-        rc = x86_access_decode(&fault_state.decoder, own, X86_MAX_LENGTH, insn) == 0 ? 0 : -1;
+        rc = x86_access_decode(&fault_state.decoder, own, X86_MAX_LENGTH, insn);
     if (bytes)
         *bytes = own ? own : pc;
     return rc;
