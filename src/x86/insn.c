@@ -140,7 +140,12 @@ static int is_stack_op(const ZydisDecodedInstruction *zi)
 static x86_implicit classify_implicit(const ZydisDecodedInstruction *zi,
                                       const ZydisDecodedOperand *op)
 {
-    if (op->visibility == ZYDIS_OPERAND_VISIBILITY_EXPLICIT)
+    /* maskmovq and maskmovdqu store through (%rdi) as an explicit
+     * operand would be addressed: modelled as one */
+    if (op->visibility == ZYDIS_OPERAND_VISIBILITY_EXPLICIT ||
+        zi->mnemonic == ZYDIS_MNEMONIC_MASKMOVQ ||
+        zi->mnemonic == ZYDIS_MNEMONIC_MASKMOVDQU ||
+        zi->mnemonic == ZYDIS_MNEMONIC_VMASKMOVDQU)
         return X86_IMPL_NONE;
     if (zi->meta.category == ZYDIS_CATEGORY_STRINGOP)
         return X86_IMPL_STRING;
