@@ -930,6 +930,21 @@ def test_masked_stores():
                      "%s %s: the masked stores to %s" % (engine, path or "", name))
 
 
+def test_futex_wake_arguments():
+    """A FUTEX_WAKE on a word the kernel reads itself (futex_args: on the
+    stack), made with heap pointers in the arguments a wake does not have
+    (what the registers held), while another thread runs: nothing is
+    opened for those, so no window is exposed and the run is complete
+    (the fault engine opened their pages for the call, warned of an
+    exposed window and exited 125 for a trace it had made incomplete
+    itself: xz -T2 did so in about one run of 150)."""
+    for engine in ("fault", "static"):
+        trace, p = run(prog("futex_args"), out="futex_args.mtr", engine=engine)
+        check("exposed" not in p.stderr and "windows" not in p.stderr,
+              "%s: no window exposed: %s" % (engine, p.stderr))
+        check_eq(info_of(trace).get("exposed_windows", "0"), "0", "%s: none counted" % engine)
+
+
 def test_engine_go_program():
     """A Go program of the distribution (fzf: Go's runtime, goroutines on
     small stacks in heap memory, its own signal stacks, a raw exit_group)

@@ -38,6 +38,7 @@
 #include "preload/record/tracer.h"
 
 #include <elf.h>
+#include <linux/futex.h>
 #include <errno.h>
 #include <link.h>
 #include <stdatomic.h>
@@ -182,6 +183,38 @@ static const sys_spec *spec_of(long nr)
         if (table[i].nr == nr)
             return &table[i];
     return NULL;
+}
+
+/* futex's pointers after the word depend on the operation: a timeout at
+ * a[3] for the waits and locks, a second word at a[4] for the requeues,
+ * wake_op and wait_requeue_pi (where a[3] is a count); a wake passes
+ * nothing there (glibc makes it with three arguments: the others are
+ * whatever the registers held, a heap pointer say, whose page opening it
+ * would expose).  The table's entry, its arguments kept by op, in *out. */
+static const sys_spec *futex_spec(const long *a, sys_spec *out)
+{
+    *out = *spec_of(SYS_futex);
+    int timeout = 0, second = 0;
+    switch ((int)a[1] & FUTEX_CMD_MASK) {
+    case FUTEX_WAIT: case FUTEX_WAIT_BITSET: case FUTEX_LOCK_PI:
+    case FUTEX_LOCK_PI2:
+        timeout = 1;
+        break;
+    case FUTEX_WAIT_REQUEUE_PI:
+        timeout = second = 1;
+        break;
+    case FUTEX_REQUEUE: case FUTEX_CMP_REQUEUE: case FUTEX_WAKE_OP:
+    case FUTEX_CMP_REQUEUE_PI:
+        second = 1;
+        break;
+    default:
+        break;
+    }
+    if (!timeout)
+        out->args[3] = (arg_spec)N;
+    if (!second)
+        out->args[4] = (arg_spec)N;
+    return out;
 }
 
 typedef struct opened {
@@ -490,7 +523,8 @@ static void on_sigsys_body(int sig, siginfo_t *si, ucontext_t *uc)
         /* the program changes rights memtap is holding: remember them */
         ret = traced_mprotect((uintptr_t)a[0], (size_t)a[1], (int)a[2]);
     } else {
-        const sys_spec *sp = spec_of(nr);
+        sys_spec futex;
+        const sys_spec *sp = nr == SYS_futex ? futex_spec(a, &futex) : spec_of(nr);
         long old_break = nr == SYS_brk ? raw_syscall3(SYS_brk, 0, 0, 0) : 0;
         ret = call_opened(uc, sp, nr, a);
         if (ret == -EFAULT && traced_active())
