@@ -72,6 +72,7 @@ typedef struct builder {
     uint64_t last_alloc;    /* block number of the latest allocation + 1 */
     uint64_t inherited;     /* blocks numbered below: a parent's (fork) */
     uint64_t total, ordinal;
+    uint16_t bin;           /* the span of the event being walked */
     uint32_t *rank;         /* an object's place once sorted */
     size_t nranked;         /* objects the rank covers */
     uint64_t *page_list;    /* touched heap pages, sorted (heatmap rows) */
@@ -346,7 +347,8 @@ static int share_block(builder *b, profile_object *o, const heap_block *blk,
 /* Counts an access at offset `at` of one of heap site o's blocks (blk) in
  * the site's field map; 0, or -1 out of memory. */
 static int count_field(profile_object *o, const heap_block *blk, uint64_t at,
-                       uint64_t size, int write, uint64_t thread_bit)
+                       uint64_t size, int write, uint64_t thread_bit,
+                       uint16_t bin)
 {
     if (o->no_fields)
         return 0;
@@ -369,11 +371,13 @@ static int count_field(profile_object *o, const heap_block *blk, uint64_t at,
         if (!o->fields && !(o->fields = calloc(PROFILE_FIELDS, sizeof *o->fields)))
             return -1;
         o->fields[o->nfields++] = (profile_field){ .offset = (uint32_t)at,
-                                                   .size = (uint32_t)size };
+                                                   .size = (uint32_t)size,
+                                                   .first_bin = bin };
     }
     o->last_field = i;
     *(write ? &o->fields[i].stores : &o->fields[i].loads) += 1;
     o->fields[i].threads |= thread_bit;
+    o->fields[i].last_bin = bin;
     return 0;
 }
 
@@ -407,7 +411,7 @@ static int touch(profile *p, builder *b, int kind, int write, uint64_t addr,
         x->uaf++;
         p->uaf++;
     } else if (blk && (kind == PROF_L || kind == PROF_S) &&
-               count_field(o, blk, at, size, write, bit) != 0) {
+               count_field(o, blk, at, size, write, bit, b->bin) != 0) {
         return -1;
     }
     x->object = (uint32_t)i;
@@ -521,10 +525,11 @@ static int add_heap_event(profile *p, builder *b, const memtap_record *r,
     return account(p, b, blk, 1);
 }
 
-static profile_bin *bin_of(profile *p, const builder *b)
+static profile_bin *bin_of(profile *p, builder *b)
 {
     uint64_t i = b->ordinal * PROFILE_BINS / b->total;
-    return &p->bins[i < PROFILE_BINS ? i : PROFILE_BINS - 1];
+    b->bin = (uint16_t)(i < PROFILE_BINS ? i : PROFILE_BINS - 1);
+    return &p->bins[b->bin];
 }
 
 /* One event; `learning`: a record the walk's selection leaves out (its
@@ -652,8 +657,13 @@ static void settle_fields(builder *b, profile_object *o)
     }
     qsort(o->fields, o->nfields, sizeof *o->fields, by_offset);
     uint8_t touched[PROFILE_FIELD_BLOCK] = { 0 };
-    for (uint32_t i = 0; i < o->nfields; i++)
+    uint64_t all = 0;
+    for (uint32_t i = 0; i < o->nfields; i++) {
         memset(touched + o->fields[i].offset, 1, o->fields[i].size);
+        all += o->fields[i].loads + o->fields[i].stores;
+    }
+    for (uint32_t i = 0; i < o->nfields; i++)
+        o->fields[i].hot = (o->fields[i].loads + o->fields[i].stores) * 10 >= all;
     for (uint64_t k = 0; k < o->block_size; k++)
         o->untouched += !touched[k];
     name_fields(b, o, touched);

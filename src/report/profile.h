@@ -64,6 +64,9 @@ typedef struct profile_field {
     uint32_t offset, size;
     uint64_t loads, stores;
     uint64_t threads;    /* bit i: thread i (profile order, < 64) */
+    uint16_t first_bin, last_bin; /* the run's spans (bins) of its first
+                            and last access */
+    int hot;             /* a tenth or more of its site's field accesses */
 } profile_field;
 #define PROFILE_FIELDS 32        /* more (offset, size) pairs: not a struct */
 #define PROFILE_FIELD_BLOCK 4096 /* larger blocks: no field map */

@@ -141,19 +141,21 @@ static void text_fields(const profile *p, FILE *o, size_t top)
             fprintf(o, "\nFields of the hottest allocation sites (offsets in "
                        "their blocks, as the instructions access them)\n");
         fprintf(o, "  %s%s%s%s: blocks up to %" PRIu64 " bytes, %" PRIu64
-                   " of them never accessed%s%s%s\n%12s %6s %12s %12s %8s%s\n",
+                   " of them never accessed%s%s%s\n%12s %6s %12s %12s %8s %5s %8s%s\n",
                 x->name, x->type ? " (" : "", x->type ? x->type : "", x->type ? ")" : "",
                 x->block_size, x->untouched, x->untouched_members ? " (" : "",
                 x->untouched_members ? x->untouched_members : "",
                 x->untouched_members ? ")" : "", "offset", "size", "loads", "stores",
-                "threads", x->type ? "  field" : "");
+                "threads", "group", "when", x->type ? "  field" : "");
         for (uint32_t k = 0; k < x->nfields; k++) {
             const profile_field *f = &x->fields[k];
-            char off[16];
+            char off[16], when[16];
             snprintf(off, sizeof off, "+%" PRIu32, f->offset);
-            fprintf(o, "%12s %6" PRIu32 " %12" PRIu64 " %12" PRIu64 " %8u%s%s\n",
+            snprintf(when, sizeof when, "%u-%u%%", f->first_bin * 100 / PROFILE_BINS,
+                     (f->last_bin + 1) * 100 / PROFILE_BINS);
+            fprintf(o, "%12s %6" PRIu32 " %12" PRIu64 " %12" PRIu64 " %8u %5s %8s%s%s\n",
                     off, f->size, f->loads, f->stores, popcount(f->threads),
-                    f->name ? "  " : "", f->name ? f->name : "");
+                    f->hot ? "hot" : "cold", when, f->name ? "  " : "", f->name ? f->name : "");
         }
     }
 }
@@ -256,8 +258,10 @@ static void json_object(FILE *o, const profile_object *x)
             const profile_field *f = &x->fields[k];
             fprintf(o, "%s{\"offset\": %" PRIu32 ", \"size\": %" PRIu32
                        ", \"loads\": %" PRIu64 ", \"stores\": %" PRIu64
-                       ", \"threads\": %u, ", k ? ", " : "[", f->offset, f->size,
-                    f->loads, f->stores, popcount(f->threads));
+                       ", \"threads\": %u, \"hot\": %s, \"first_bin\": %u"
+                       ", \"last_bin\": %u, ", k ? ", " : "[", f->offset, f->size,
+                    f->loads, f->stores, popcount(f->threads), f->hot ? "true" : "false",
+                    f->first_bin, f->last_bin);
             json_str_or_null(o, "name", f->name);
             fputc('}', o);
         }

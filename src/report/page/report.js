@@ -164,6 +164,10 @@
           { title: "loads", value: function (f) { return f.loads; } },
           { title: "stores", value: function (f) { return f.stores; } },
           { title: "threads", value: function (f) { return f.threads; } },
+          { title: "group", name: true, value: function (f) { return f.hot ? "hot" : "cold"; } },
+          { title: "when", name: true, value: function (f) {
+              return Math.floor(f.first_bin * 100 / d.timeline.bins) + "-" +
+                     Math.floor((f.last_bin + 1) * 100 / d.timeline.bins) + "%"; } },
           { title: "field", name: true, value: function (f) { return f.name || ""; } }
         ], o.fields);
       });
