@@ -628,8 +628,8 @@ static void name_fields(builder *b, profile_object *o, const uint8_t *touched)
             !strcmp(top_member(buf), last))
             continue;
         snprintf(last, sizeof last, "%s", buf);
-        n += (size_t)snprintf(list + n, n < sizeof list ? sizeof list - n : 0, "%s%s",
-                              n ? ", " : "", buf);
+        if (n < sizeof list) /* (a list cut short ends where it was cut) */
+            n += (size_t)snprintf(list + n, sizeof list - n, "%s%s", n ? ", " : "", buf);
     }
     if (n)
         o->untouched_members = strdup(list);
