@@ -435,8 +435,9 @@ static int pointee_record(Dwarf_Die *type, Dwarf_Die *to)
            tag == DW_TAG_class_type;
 }
 
-/* Adds the records the variables directly in `scope` point to whose size
- * divides block_size to found[] (distinct DIEs): -1 once there are two. */
+/* The record the variables directly in `scope` point to whose size
+ * divides block_size, in *found (kept from the scopes before): 0, or -1
+ * once two different records qualify. */
 static int scope_candidates(Dwarf_Die *scope, uint64_t block_size,
                             Dwarf_Off *found)
 {
@@ -484,11 +485,13 @@ int dwarf_vars_block_type(dwarf_vars *vs, uint64_t pc, uint64_t block_size,
                       : dwarf_tag(&rec) == DW_TAG_class_type ? "class "
                                                              : "struct ";
     const char *rname = dwarf_diename(&rec);
+    if (!rname)
+        rname = "<anonymous>";
     text t = { name, 0, cap };
     if (cap) {
         name[0] = '\0';
         add_mem(&t, 0, tag, strlen(tag));
-        add_mem(&t, 0, rname ? rname : "<anonymous>", strlen(rname ? rname : "<anonymous>"));
+        add_mem(&t, 0, rname, strlen(rname));
     }
     *type = found;
     return 1;
