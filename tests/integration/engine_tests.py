@@ -931,13 +931,14 @@ def test_masked_stores():
 
 
 def test_futex_wake_arguments():
-    """A FUTEX_WAKE on a word the kernel reads itself (futex_args: on the
-    stack), made with heap pointers in the arguments a wake does not have
-    (what the registers held), while another thread runs: nothing is
-    opened for those, so no window is exposed and the run is complete
-    (the fault engine opened their pages for the call, warned of an
-    exposed window and exited 125 for a trace it had made incomplete
-    itself: xz -T2 did so in about one run of 150)."""
+    """futex_args, while another thread runs: a FUTEX_WAKE on a word the
+    kernel reads itself (on the stack) made with heap pointers in the
+    arguments a wake does not have (what the registers held), and a timed
+    FUTEX_WAIT_BITSET on a heap word whose timeout is in the heap too.
+    Nothing is opened for either, so no window is exposed and the run is
+    complete (the fault engine opened those pages for the calls, warned
+    of an exposed window and exited 125 for a trace it had made
+    incomplete itself: xz -T2 did so in about one run of 150)."""
     for engine in ("fault", "static"):
         trace, p = run(prog("futex_args"), out="futex_args.mtr", engine=engine)
         check("exposed" not in p.stderr and "windows" not in p.stderr,

@@ -86,14 +86,16 @@ static int deadline_of(const long *a, int cmd, clockid_t *clock,
     if (!a[3])
         return 0;
     uintptr_t ts = (uintptr_t)a[3];
-    if (traced_has(ts, sizeof(struct timespec)))
-        return -1; /* read by the kernel in the general path */
     struct timespec t;
     struct iovec local = { &t, sizeof t }, remote = { (void *)ts, sizeof t };
     long pid = raw_syscall3(SYS_getpid, 0, 0, 0);
-    if (raw_syscall6(SYS_process_vm_readv, pid, (long)&local, 1,
-                     (long)&remote, 1, 0) != (long)sizeof t ||
-        t.tv_nsec < 0 || t.tv_nsec >= 1000000000 || t.tv_sec < 0)
+    /* a traced one through /proc/self/mem (its page stays closed), else
+     * as the kernel would read it, rights and all */
+    int read = traced_has(ts, sizeof t)
+                   ? traced_allows(ts, sizeof t, 0) && complete_peek(&t, sizeof t, ts) == 0
+                   : raw_syscall6(SYS_process_vm_readv, pid, (long)&local, 1, (long)&remote,
+                                  1, 0) == (long)sizeof t;
+    if (!read || t.tv_nsec < 0 || t.tv_nsec >= 1000000000 || t.tv_sec < 0)
         return -1; /* the kernel's EFAULT or EINVAL */
     int64_t ns = (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
     if (cmd == FUTEX_WAIT) {

@@ -190,10 +190,14 @@ static const sys_spec *spec_of(long nr)
  * wake_op and wait_requeue_pi (where a[3] is a count); a wake passes
  * nothing there (glibc makes it with three arguments: the others are
  * whatever the registers held, a heap pointer say, whose page opening it
- * would expose).  The table's entry, its arguments kept by op, in *out. */
+ * would expose).  The word's own page is never opened: a word traced
+ * after futex_emulate looked (another thread's malloc traced its page)
+ * fails with EFAULT, and retry_closed emulates the call then.  The
+ * table's entry, its arguments kept by op, in *out. */
 static const sys_spec *futex_spec(const long *a, sys_spec *out)
 {
     *out = *spec_of(SYS_futex);
+    out->args[0] = (arg_spec)N;
     int timeout = 0, second = 0;
     switch ((int)a[1] & FUTEX_CMD_MASK) {
     case FUTEX_WAIT: case FUTEX_WAIT_BITSET: case FUTEX_LOCK_PI:
