@@ -435,30 +435,44 @@ static int pointee_record(Dwarf_Die *type, Dwarf_Die *to)
            tag == DW_TAG_class_type;
 }
 
-/* The record the variables directly in `scope` point to whose size
- * divides block_size, in *found (kept from the scopes before): 0, or -1
- * once two different records qualify. */
-static int scope_candidates(Dwarf_Die *scope, uint64_t block_size,
-                            Dwarf_Off *found)
+/* The records a site's variables point to: the one of the block's size,
+ * and the one whose size divides it (an array of them); `many` when two
+ * different ones qualify the same way. */
+typedef struct candidates {
+    Dwarf_Off exact, divides;
+    int many_exact, many_divides;
+} candidates;
+
+/* Counts the record `type` points to (a variable's, a parameter's, the
+ * function's own return type) as a candidate for blocks of block_size. */
+static void consider(candidates *c, Dwarf_Die *type, uint64_t block_size)
 {
-    Dwarf_Die v;
+    Dwarf_Die rec;
+    uint64_t size;
+    if (!pointee_record(type, &rec) || !(size = die_size(&rec)) || block_size % size)
+        return;
+    Dwarf_Off off = dwarf_dieoffset(&rec);
+    Dwarf_Off *slot = size == block_size ? &c->exact : &c->divides;
+    int *many = size == block_size ? &c->many_exact : &c->many_divides;
+    if (*slot && *slot != off)
+        *many = 1;
+    *slot = off;
+}
+
+/* The variables and parameters directly in `scope` (and, for a function,
+ * the type it returns: `return new T`), as candidates. */
+static void scope_candidates(Dwarf_Die *scope, uint64_t block_size, candidates *c)
+{
+    Dwarf_Die v, type;
+    if (dwarf_tag(scope) == DW_TAG_subprogram && type_of(scope, &type))
+        consider(c, &type, block_size);
     if (dwarf_child(scope, &v) != 0)
-        return 0;
+        return;
     do {
         int tag = dwarf_tag(&v);
-        Dwarf_Die type, rec;
-        if ((tag != DW_TAG_variable && tag != DW_TAG_formal_parameter) ||
-            !type_of(&v, &type) || !pointee_record(&type, &rec))
-            continue;
-        uint64_t size = die_size(&rec);
-        if (!size || block_size % size)
-            continue;
-        Dwarf_Off off = dwarf_dieoffset(&rec);
-        if (*found && *found != off)
-            return -1;
-        *found = off;
+        if ((tag == DW_TAG_variable || tag == DW_TAG_formal_parameter) && type_of(&v, &type))
+            consider(c, &type, block_size);
     } while (dwarf_siblingof(&v, &v) == 0);
-    return 0;
 }
 
 int dwarf_vars_block_type(dwarf_vars *vs, uint64_t pc, uint64_t block_size,
@@ -468,18 +482,23 @@ int dwarf_vars_block_type(dwarf_vars *vs, uint64_t pc, uint64_t block_size,
     if (!block_size || !dwarf_addrdie(vs->dwarf, pc, &cu))
         return 0;
     int n = dwarf_getscopes(&cu, pc, &scopes);
-    Dwarf_Off found = 0;
-    int ok = n > 0;
+    candidates c = { 0, 0, 0, 0 };
     /* the call's own scopes out to its function: the variable the block's
      * pointer goes to is there (or a parameter, for an out-argument) */
-    for (int i = 0; ok && i < n; i++) {
-        ok = scope_candidates(&scopes[i], block_size, &found) == 0;
+    for (int i = 0; i < n; i++) {
+        scope_candidates(&scopes[i], block_size, &c);
         if (dwarf_tag(&scopes[i]) == DW_TAG_subprogram)
             break;
     }
     free(scopes);
+    /* one record of the block's size; else one it holds an array of */
+    Dwarf_Off found = 0;
+    if (c.exact)
+        found = c.many_exact ? 0 : c.exact;
+    else if (!c.many_divides)
+        found = c.divides;
     Dwarf_Die rec;
-    if (!ok || !found || !dwarf_offdie(vs->dwarf, found, &rec))
+    if (!found || !dwarf_offdie(vs->dwarf, found, &rec))
         return 0;
     const char *tag = dwarf_tag(&rec) == DW_TAG_union_type   ? "union "
                       : dwarf_tag(&rec) == DW_TAG_class_type ? "class "

@@ -26,10 +26,11 @@ int dwarf_vars_at(dwarf_vars *vs, uint64_t addr, const char **name,
  * 1, or 0 when no variable holds addr. */
 int dwarf_vars_name(dwarf_vars *vs, uint64_t addr, char *buf, size_t cap);
 
-/* The type of the blocks allocated at the call returning to pc: the one
- * struct, union or class that the variables (and parameters) of the
- * call's scopes, out to its function, point to and whose size divides
- * block_size.  1 with its DIE in *type and "struct name" in name; 0 when
+/* The type of the blocks allocated at the call at pc: the struct, union
+ * or class that the variables and parameters of the call's scopes, out to
+ * its function, and the function's return type point to: the one of
+ * block_size bytes, else the one whose size divides block_size (an array
+ * of them).  1 with its DIE in *type and "struct name" in name; 0 when
  * none or more than one. */
 int dwarf_vars_block_type(dwarf_vars *vs, uint64_t pc, uint64_t block_size,
                           uint64_t *type, char *name, size_t cap);

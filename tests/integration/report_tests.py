@@ -173,6 +173,13 @@ def test_report_fields():
     check_eq((nodes[0]["type"], [f["name"] for f in nodes[0]["fields"]],
               nodes[0]["untouched_members"]), ("struct node", ["next", "value"], None),
              "linked_walk's nodes named")
+    # C++: `return new Widget{id, 1.5}` holds the pointer in no variable:
+    # the function's return type (Widget *) names the blocks
+    rep = report_json(traced("cxx_alloc", "static"))
+    made = [o for o in rep["objects"] if o["heap"] and o["name"].startswith("malloc@make_widget")]
+    check(made and made[0]["type"] == "struct Widget" and
+          [f["name"] for f in made[0]["fields"]] == ["id", "weight"],
+          "make_widget's blocks: %r" % (made[:1],))
 
 
 def test_report_threads():
