@@ -190,18 +190,23 @@ static const sys_spec *spec_of(long nr)
  * wake_op and wait_requeue_pi (where a[3] is a count); a wake passes
  * nothing there (glibc makes it with three arguments: the others are
  * whatever the registers held, a heap pointer say, whose page opening it
- * would expose).  The word's own page is never opened: a word traced
- * after futex_emulate looked (another thread's malloc traced its page)
- * fails with EFAULT, and retry_closed emulates the call then.  The
- * table's entry, its arguments kept by op, in *out. */
+ * would expose).  The word's own page is not opened for the calls
+ * futex_emulate makes (private waits and wakes): a word traced after it
+ * looked (another thread's malloc traced its page) fails with EFAULT,
+ * and retry_closed emulates the call then.  The table's entry, its
+ * arguments kept by op, in *out. */
 static const sys_spec *futex_spec(const long *a, sys_spec *out)
 {
     *out = *spec_of(SYS_futex);
-    out->args[0] = (arg_spec)N;
-    int timeout = 0, second = 0;
+    int timeout = 0, second = 0, emulable = 0;
     switch ((int)a[1] & FUTEX_CMD_MASK) {
-    case FUTEX_WAIT: case FUTEX_WAIT_BITSET: case FUTEX_LOCK_PI:
-    case FUTEX_LOCK_PI2:
+    case FUTEX_WAIT: case FUTEX_WAIT_BITSET:
+        timeout = emulable = 1;
+        break;
+    case FUTEX_WAKE: case FUTEX_WAKE_BITSET:
+        emulable = 1;
+        break;
+    case FUTEX_LOCK_PI: case FUTEX_LOCK_PI2:
         timeout = 1;
         break;
     case FUTEX_WAIT_REQUEUE_PI:
@@ -214,6 +219,8 @@ static const sys_spec *futex_spec(const long *a, sys_spec *out)
     default:
         break;
     }
+    if (emulable && ((int)a[1] & FUTEX_PRIVATE_FLAG))
+        out->args[0] = (arg_spec)N;
     if (!timeout)
         out->args[3] = (arg_spec)N;
     if (!second)
