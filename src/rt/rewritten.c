@@ -232,20 +232,31 @@ static int span_of(span_answers *c, uint64_t addr, uint64_t *lo, uint64_t *len)
 
 /* Moves the entries whose address lies in memory that is kept to the
  * front; returns their end.  An entry stands for its followers too: they
- * share its base register, so its memory.  The span that answered last
- * is kept in registers, and entries move only after one is dropped: most
- * buffers keep every entry, and the loop is then a read of each. */
+ * share its base register, so its memory.  The two spans that answered
+ * last are kept in registers (a loop that reads the heap and writes its
+ * stack goes from one to the other at every entry: searching the
+ * buffer's answers then was a fifth of sort's default run), and entries
+ * move only after one is dropped: most buffers keep every entry, and the
+ * loop is then a read of each. */
 static mt_entry *keep_entries(mt_entry *e, mt_entry *end)
 {
     mt_entry *out = e;
-    int filtered = filters_on(), by_region = rt.drop != 0, keep = 1;
-    uint64_t lo = 0, len = 0;
+    int filtered = filters_on(), by_region = rt.drop != 0, keep = 1, keep2 = 1;
+    uint64_t lo = 0, len = 0, lo2 = 0, len2 = 0;
     span_answers answers;
     memset(&answers, 0, sizeof answers);
     for (; e < end; e++) {
         uint64_t addr = e->addr;
-        if (by_region && addr - lo >= len)
-            keep = span_of(&answers, addr, &lo, &len);
+        if (by_region && addr - lo >= len) {
+            uint64_t l = lo, n = len;
+            int k = keep;
+            if (addr - lo2 < len2) { /* the one before: swap */
+                lo = lo2, len = len2, keep = keep2;
+            } else {
+                keep = span_of(&answers, addr, &lo, &len);
+            }
+            lo2 = l, len2 = n, keep2 = k;
+        }
         if (!keep || (filtered && !filters_keep(MEMTAP_EV_LOAD, addr, 1, 0)))
             continue;
         if (out != e)
