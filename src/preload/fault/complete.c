@@ -386,7 +386,7 @@ int complete_running(void) { return tls_running; }
 
 int complete_run(const ucontext_t *uc, const x86_access_insn *insn, int mem,
                  const x86_access *op, int direct, const uint8_t *bytes,
-                 complete_regs *after)
+                 complete_regs *after, void (*done)(void *arg), void *arg)
 {
     void *xsave = xsave_area(uc, &after->xmask);
     if (xsave && x86_access_integer_only(insn))
@@ -416,6 +416,8 @@ int complete_run(const ucontext_t *uc, const x86_access_insn *insn, int mem,
     tls_running = 1;
     int rc = run_locked(uc, op, direct, xsave, code, s, after);
     tls_running = 0;
+    if (rc == 0 && done)
+        done(arg);
     if (b != a)
         futex_unlock(b);
     futex_unlock(a);

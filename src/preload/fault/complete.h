@@ -48,11 +48,15 @@ typedef struct complete_regs {
  * (op: its access at uc) on a copy, or on the memory itself when `direct`
  * (its pages are open, or it is not traced):
  * memory is updated, the vector registers in uc's frame too, and *after
- * holds the general registers and flags; 1.  0 leaves memory and uc
- * untouched (the caller steps the instruction). */
+ * holds the general registers and flags; then `done(arg)` (when not
+ * NULL) runs while the access's cache lines are still held, so that what
+ * it records of the access is ordered as the access is among those of
+ * every other completion; 1.  0 leaves memory and uc untouched (the
+ * caller steps the instruction). */
 int complete_run(const ucontext_t *uc, const struct x86_access_insn *insn,
                  int mem, const struct x86_access *op, int direct,
-                 const uint8_t *bytes, complete_regs *after);
+                 const uint8_t *bytes, complete_regs *after,
+                 void (*done)(void *arg), void *arg);
 /* Gives uc the registers of *after and moves its pc past insn. */
 void complete_commit(ucontext_t *uc, const struct x86_access_insn *insn,
                      const complete_regs *after);

@@ -197,6 +197,20 @@ static int complete_branch(ucontext_t *uc, const x86_access_insn *insn,
     return 1;
 }
 
+/* A completed access recorded (complete_run's `done`). */
+typedef struct completed {
+    const ucontext_t *uc;
+    const x86_access_insn *insn;
+    uint64_t addr;
+} completed;
+
+static void record_completed(void *arg)
+{
+    const completed *c = arg;
+    traced_open_set unused = { .n = 0 };
+    record_accesses(c->uc, c->insn, c->addr, &unused);
+}
+
 int fault_complete_access(ucontext_t *uc, const x86_access_insn *insn, int mem,
                           const uint8_t *bytes, int record)
 {
@@ -205,15 +219,15 @@ int fault_complete_access(ucontext_t *uc, const x86_access_insn *insn, int mem,
     if (!x86_access_operand(insn, uc, (unsigned)mem, 0, &op) ||
         (record && !traced_allows(op.addr, op.size, op.write)))
         return 0;
+    completed c = { uc, insn, op.addr };
     int open = traced_completion_begin(op.addr, op.size);
-    int done = open >= 0 && complete_run(uc, insn, mem, &op, open, bytes, &after);
+    /* recorded while the access's lines are held: two threads' accesses
+     * to a line get sequence numbers in the order they were made */
+    int done = open >= 0 && complete_run(uc, insn, mem, &op, open, bytes, &after,
+                                         record ? record_completed : NULL, &c);
     traced_completion_end();
     if (!done)
         return 0;
-    if (record) {
-        traced_open_set unused = { .n = 0 };
-        record_accesses(uc, insn, op.addr, &unused);
-    }
     complete_commit(uc, insn, &after);
     return 1;
 }

@@ -45,6 +45,10 @@ static struct {
 
 /* Depth of the masked handlers the calling thread is in. */
 static __thread int tls_masked __attribute__((tls_model("initial-exec")));
+/* The calling thread's completions in flight (between begin and end):
+ * a change it makes itself meanwhile (memtap's own code, recording the
+ * access it has made, touching a traced page) does not wait for it. */
+static __thread int tls_inflight __attribute__((tls_model("initial-exec")));
 
 int traced_active(void) { return atomic_load(&set_state.active); }
 int traced_masked(void) { return tls_masked; }
@@ -60,7 +64,7 @@ static void change_begin(void)
     if (set_state.change_depth++)
         return;
     atomic_store(&set_state.changing, 1);
-    while (atomic_load(&set_state.inflight))
+    while (atomic_load(&set_state.inflight) > tls_inflight)
         raw_syscall3(SYS_sched_yield, 0, 0, 0);
 }
 
@@ -163,6 +167,7 @@ int traced_completion_begin(uintptr_t a, size_t n)
             break;
         atomic_fetch_sub(&set_state.inflight, 1);
     }
+    tls_inflight++;
     /* no rights change now: the counts hold still for us to read */
     int direct = 0, pages = 0;
     for (uintptr_t p = page_start(a); p < a + n; p += PAGE, pages++)
@@ -172,6 +177,7 @@ int traced_completion_begin(uintptr_t a, size_t n)
 
 void traced_completion_end(void)
 {
+    tls_inflight--;
     atomic_fetch_sub(&set_state.inflight, 1);
 }
 
