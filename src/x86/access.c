@@ -85,24 +85,6 @@ static uint64_t effective_address(const ucontext_t *uc,
     return a + segment_base(op->mem.segment);
 }
 
-/* Stores that write only the bytes a vector mask selects, which Zydis
- * gives as plain writes (AVX-512's masked stores are conditional ones). */
-static int mask_selected_store(ZydisMnemonic m)
-{
-    switch (m) {
-    case ZYDIS_MNEMONIC_MASKMOVQ:
-    case ZYDIS_MNEMONIC_MASKMOVDQU:
-    case ZYDIS_MNEMONIC_VMASKMOVDQU:
-    case ZYDIS_MNEMONIC_VMASKMOVPS:
-    case ZYDIS_MNEMONIC_VMASKMOVPD:
-    case ZYDIS_MNEMONIC_VPMASKMOVD:
-    case ZYDIS_MNEMONIC_VPMASKMOVQ:
-        return 1;
-    default:
-        return 0;
-    }
-}
-
 int x86_access_operand(const x86_access_insn *x, const ucontext_t *uc,
                        unsigned i, uint64_t fault, x86_access *a)
 {
@@ -121,7 +103,7 @@ int x86_access_operand(const x86_access_insn *x, const ucontext_t *uc,
     a->read = (op->actions & ZYDIS_OPERAND_ACTION_MASK_READ) != 0;
     a->write = (op->actions & ZYDIS_OPERAND_ACTION_MASK_WRITE) != 0;
     a->overwrites = (op->actions & ~ZYDIS_OPERAND_ACTION_WRITE) == 0 &&
-                    !mask_selected_store(d->zi.mnemonic);
+                    !x86_zydis_mask_store(d->zi.mnemonic);
     a->through_rsp = op->mem.base == ZYDIS_REGISTER_RSP;
     return 1;
 }

@@ -137,15 +137,29 @@ static int is_stack_op(const ZydisDecodedInstruction *zi)
     }
 }
 
+int x86_zydis_mask_store(ZydisMnemonic m)
+{
+    switch (m) {
+    case ZYDIS_MNEMONIC_MASKMOVQ:
+    case ZYDIS_MNEMONIC_MASKMOVDQU:
+    case ZYDIS_MNEMONIC_VMASKMOVDQU:
+    case ZYDIS_MNEMONIC_VMASKMOVPS:
+    case ZYDIS_MNEMONIC_VMASKMOVPD:
+    case ZYDIS_MNEMONIC_VPMASKMOVD:
+    case ZYDIS_MNEMONIC_VPMASKMOVQ:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
 static x86_implicit classify_implicit(const ZydisDecodedInstruction *zi,
                                       const ZydisDecodedOperand *op)
 {
     /* maskmovq and maskmovdqu store through (%rdi) as an explicit
      * operand would be addressed: modelled as one */
     if (op->visibility == ZYDIS_OPERAND_VISIBILITY_EXPLICIT ||
-        zi->mnemonic == ZYDIS_MNEMONIC_MASKMOVQ ||
-        zi->mnemonic == ZYDIS_MNEMONIC_MASKMOVDQU ||
-        zi->mnemonic == ZYDIS_MNEMONIC_VMASKMOVDQU)
+        x86_zydis_mask_store(zi->mnemonic))
         return X86_IMPL_NONE;
     if (zi->meta.category == ZYDIS_CATEGORY_STRINGOP)
         return X86_IMPL_STRING;

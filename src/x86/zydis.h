@@ -27,6 +27,11 @@ static inline const x86_decoders *x86_decoders_of(const x86_decoder *d)
 int x86_zydis_decode(const x86_insn *insn, ZydisDecodedInstruction *zi,
                      ZydisDecodedOperand zops[ZYDIS_MAX_OPERAND_COUNT]);
 
+/* Stores that write only the bytes a vector mask selects, which Zydis
+ * gives as plain writes (AVX-512's masked stores are conditional ones):
+ * vmaskmov*, vpmaskmov* and maskmov* (whose (%rdi) is implicit). */
+int x86_zydis_mask_store(ZydisMnemonic m);
+
 x86_reg x86_reg_from_zydis(ZydisRegister r);
 ZydisRegister x86_reg_to_zydis(x86_reg r);
 
