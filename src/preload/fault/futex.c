@@ -109,11 +109,21 @@ static int deadline_of(const long *a, int cmd, clockid_t *clock,
     return 0;
 }
 
+int futex_emulates_op(int op)
+{
+    switch (op & FUTEX_CMD_MASK) {
+    case FUTEX_WAIT: case FUTEX_WAIT_BITSET: case FUTEX_WAKE: case FUTEX_WAKE_BITSET:
+        return (op & FUTEX_PRIVATE_FLAG) != 0;
+    default:
+        return 0;
+    }
+}
+
 int futex_emulate(const long *a, const sigset_t *program_mask, long *ret)
 {
     uint64_t uaddr = (uint64_t)a[0];
     int op = (int)a[1], cmd = op & FUTEX_CMD_MASK;
-    if (!(op & FUTEX_PRIVATE_FLAG) || (uaddr & 3) || complete_fd() < 0 ||
+    if (!futex_emulates_op(op) || (uaddr & 3) || complete_fd() < 0 ||
         !traced_active() || !traced_has(uaddr, 4))
         return 0;
     switch (cmd) {

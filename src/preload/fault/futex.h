@@ -11,5 +11,8 @@
  * is program_mask: 1 when it was handled here (*ret is its result), 0
  * when it takes the general path. */
 int futex_emulate(const long *a, const sigset_t *program_mask, long *ret);
+/* Whether futex_emulate makes calls of operation op on traced words
+ * (private waits and wakes). */
+int futex_emulates_op(int op);
 
 #endif

@@ -198,15 +198,10 @@ static const sys_spec *spec_of(long nr)
 static const sys_spec *futex_spec(const long *a, sys_spec *out)
 {
     *out = *spec_of(SYS_futex);
-    int timeout = 0, second = 0, emulable = 0;
+    int timeout = 0, second = 0;
     switch ((int)a[1] & FUTEX_CMD_MASK) {
-    case FUTEX_WAIT: case FUTEX_WAIT_BITSET:
-        timeout = emulable = 1;
-        break;
-    case FUTEX_WAKE: case FUTEX_WAKE_BITSET:
-        emulable = 1;
-        break;
-    case FUTEX_LOCK_PI: case FUTEX_LOCK_PI2:
+    case FUTEX_WAIT: case FUTEX_WAIT_BITSET: case FUTEX_LOCK_PI:
+    case FUTEX_LOCK_PI2:
         timeout = 1;
         break;
     case FUTEX_WAIT_REQUEUE_PI:
@@ -219,7 +214,7 @@ static const sys_spec *futex_spec(const long *a, sys_spec *out)
     default:
         break;
     }
-    if (emulable && ((int)a[1] & FUTEX_PRIVATE_FLAG))
+    if (futex_emulates_op((int)a[1]))
         out->args[0] = (arg_spec)N;
     if (!timeout)
         out->args[3] = (arg_spec)N;
