@@ -372,9 +372,8 @@ static void add_num(text *t, char lead, uint64_t v, char close)
 
 /* Appends the path to byte `off` of a value of `type`: its elements and
  * members ("[3].hi"), then "+N" for bytes inside a scalar. */
-static void name_inside(dwarf_vars *vs, Dwarf_Off type, uint64_t off, text *tp)
+static void name_inside(dwarf_vars *vs, Dwarf_Off type, uint64_t off, text *t)
 {
-    text t = *tp;
     for (int depth = 0; type && depth < 32; depth++) {
         const type_shape *s = shape_of(vs, type);
         type = 0;
@@ -382,7 +381,7 @@ static void name_inside(dwarf_vars *vs, Dwarf_Off type, uint64_t off, text *tp)
             for (int d = 0; d < s->ndims; d++) {
                 uint64_t idx = s->shifts[d] >= 0 ? off >> s->shifts[d]
                                                  : off / s->strides[d];
-                add_num(&t, '[', idx, ']');
+                add_num(t, '[', idx, ']');
                 off -= idx * s->strides[d];
             }
             type = s->elem;
@@ -392,7 +391,7 @@ static void name_inside(dwarf_vars *vs, Dwarf_Off type, uint64_t off, text *tp)
                 if (off < m->off || off - m->off >= m->size)
                     continue;
                 if (m->name)
-                    add_mem(&t, '.', m->name, strlen(m->name));
+                    add_mem(t, '.', m->name, strlen(m->name));
                 off -= m->off;
                 type = m->type;
                 break;
@@ -400,8 +399,7 @@ static void name_inside(dwarf_vars *vs, Dwarf_Off type, uint64_t off, text *tp)
         }
     }
     if (off)
-        add_num(&t, '+', off, 0);
-    *tp = t;
+        add_num(t, '+', off, 0);
 }
 
 int dwarf_vars_name(dwarf_vars *vs, uint64_t addr, char *buf, size_t cap)
@@ -508,7 +506,6 @@ int dwarf_vars_block_type(dwarf_vars *vs, uint64_t pc, uint64_t block_size,
         rname = "<anonymous>";
     text t = { name, 0, cap };
     if (cap) {
-        name[0] = '\0';
         add_mem(&t, 0, tag, strlen(tag));
         add_mem(&t, 0, rname, strlen(rname));
     }

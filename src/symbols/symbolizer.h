@@ -38,8 +38,9 @@ void symbolizer_site_text(symbolizer *s, const heap_block *b, char *buf,
 int symbolizer_line(symbolizer *s, uint64_t pc, char *buf, size_t cap);
 
 /* The type of the heap blocks an allocation site makes, from the DWARF of
- * its code: the one struct, union or class the variables around the call
- * point to whose size divides the blocks' size. */
+ * its code (dwarf_vars_block_type: the record the variables around the
+ * call, or its function's return type, point to, of the blocks' size or
+ * else one they hold an array of). */
 typedef struct symbolizer_type {
     uint32_t module;
     uint64_t die;
