@@ -26,7 +26,8 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
+
+from table4 import measured
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BIN = os.path.join(ROOT, "build", "bin")
@@ -39,18 +40,6 @@ FORMS = {"symbolic": ["show"], "raw": ["show", "--raw"],
          "report": ["report", "-q"],
          "html": ["report", "-q", "--html"]}
 OUTPUT = {"sqlite": "t.db", "parquet": "t.parquet", "html": "t.html"}
-
-
-def timed(cmd):
-    """(seconds, peak RSS in KB) of one run of cmd."""
-    start = time.perf_counter()
-    p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL)
-    _, status, usage = os.wait4(p.pid, 0)
-    secs = time.perf_counter() - start
-    p.returncode = os.waitstatus_to_exitcode(status)
-    if p.returncode:
-        raise SystemExit("%s: exit %d" % (" ".join(cmd), p.returncode))
-    return secs, usage.ru_maxrss
 
 
 def options(argv):
@@ -110,8 +99,9 @@ def main():
                     out = [os.path.join(tmp, OUTPUT[form])] if form in OUTPUT else []
                     if out:
                         subprocess.run(["rm", "-rf", out[0]], check=True)
-                    times[reader].append(timed(pin + [reader] + FORMS[form] + out +
-                                               [traces[reader]]))
+                    secs, _, rss = measured(pin + [reader] + FORMS[form] + out +
+                                            [traces[reader]])
+                    times[reader].append((secs, rss))
             report(form, n[memtap], times[memtap])
             if other:
                 report("", n[other], times[other], "  (" + other + ")")

@@ -20,7 +20,8 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
+
+from table4 import measured
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BIN = os.path.join(ROOT, "build", "bin")
@@ -29,12 +30,7 @@ SETTINGS = (("default", []), ("full", ["--only", "heap,static,stack"]))
 
 def timed(argv):
     """(wall seconds, CPU seconds of argv and every process it waited for)."""
-    start = time.perf_counter()
-    p = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    _, status, usage = os.wait4(p.pid, 0)
-    if os.waitstatus_to_exitcode(status) != 0:
-        sys.exit("bench/record.py: %s failed" % " ".join(argv))
-    return time.perf_counter() - start, usage.ru_utime + usage.ru_stime
+    return measured(argv, subprocess.DEVNULL)[:2]
 
 
 def records(memtap, trace):

@@ -20,6 +20,20 @@ WORKLOADS = ["calloc", "realloc", "read", "mmap", "fwrite", "mandelbrot", "kerne
 KERNEL_ACCESSES = 100000
 
 
+def measured(cmd, stderr=None):
+    """(wall seconds, CPU seconds, peak RSS in KB) of one run of cmd, its
+    output discarded (stderr: where its messages go), CPU and RSS from
+    wait4: cmd's and every process it waited for; exits on a failed run."""
+    start = time.perf_counter()
+    p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=stderr)
+    _, status, usage = os.wait4(p.pid, 0)
+    secs = time.perf_counter() - start
+    code = os.waitstatus_to_exitcode(status)
+    if code:
+        raise SystemExit("%s: exit %d" % (" ".join(cmd), code))
+    return secs, usage.ru_utime + usage.ru_stime, usage.ru_maxrss
+
+
 def wall(cmd, env=None):
     """Seconds cmd takes, its output discarded; env adds to the environment."""
     e = dict(os.environ)
