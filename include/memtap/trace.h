@@ -95,6 +95,7 @@ enum memtap_record_flag {
  *   M C P      pc=call site, addr=block, size, aux=allocation number
  *   R E        pc=call site, addr=new block, addr2=old block, size, aux
  *   F U        pc=call site, addr=block (size for U)
+ *   M C P R E F U  count=the call stack (memtap_heap_stack)
  *   o u        aux=module id;  k  aux=child pid
  */
 typedef struct memtap_record {
@@ -121,12 +122,18 @@ static inline int memtap_kind_is_access(int kind)
            kind == MEMTAP_EV_BLOCK_FETCH;
 }
 
-/* The heap changes: M C P R E (a block made), F U (released). */
-static inline int memtap_kind_is_heap(int kind)
+/* M C P R E: a block made. */
+static inline int memtap_kind_is_alloc(int kind)
 {
     return kind == MEMTAP_EV_MALLOC || kind == MEMTAP_EV_CALLOC ||
            kind == MEMTAP_EV_MMAP || kind == MEMTAP_EV_REALLOC ||
-           kind == MEMTAP_EV_MREMAP || kind == MEMTAP_EV_FREE ||
+           kind == MEMTAP_EV_MREMAP;
+}
+
+/* The heap changes: M C P R E (a block made), F U (released). */
+static inline int memtap_kind_is_heap(int kind)
+{
+    return memtap_kind_is_alloc(kind) || kind == MEMTAP_EV_FREE ||
            kind == MEMTAP_EV_MUNMAP;
 }
 
@@ -136,6 +143,10 @@ static inline uint64_t memtap_alloc_block(const memtap_record *r) { return r->ad
 static inline uint64_t memtap_alloc_number(const memtap_record *r) { return r->aux; }
 /* R E: the block the new one replaced (0: none). */
 static inline uint64_t memtap_alloc_replaced(const memtap_record *r) { return r->addr2; }
+/* M C P R E F U: the id of the call stack the event was made from
+ * (memtap_trace_stack); 0, or an id the trace has no stack for, when it
+ * was not taken. */
+static inline uint32_t memtap_heap_stack(const memtap_record *r) { return r->count; }
 /* Y: the bytes copied from (addr: to). */
 static inline uint64_t memtap_copy_source(const memtap_record *r) { return r->addr2; }
 /* o u: the module; k: the child's pid. */
@@ -143,12 +154,14 @@ static inline uint32_t memtap_module_id(const memtap_record *r) { return (uint32
 static inline uint32_t memtap_child_pid(const memtap_record *r) { return (uint32_t)r->aux; }
 
 #define MEMTAP_TRACE_MAGIC "MEMTAPTR"
-#define MEMTAP_TRACE_VERSION 6u   /* 2: events as MEMTAP_CHUNK_PACKED;
+#define MEMTAP_TRACE_VERSION 7u   /* 2: events as MEMTAP_CHUNK_PACKED;
                                      3: with access runs and SITES;
                                      4: runs predict the next site;
                                      5: from 8192 slots, not 1024;
                                      6: followers due after a later
-                                        entry (memtap_site.due) */
+                                        entry (memtap_site.due);
+                                     7: heap events name call stacks
+                                        (TABLE chunks) */
 #define MEMTAP_TRACE_VERSION_MIN 1u /* the oldest this reader reads */
 
 /* The file's header, as memtap_trace_header gives it. */
@@ -240,6 +253,13 @@ MEMTAP_API const char *memtap_trace_maps(const memtap_trace *t);
 /* The value of an INFO key (its last occurrence, without its newline),
  * or NULL; valid until the trace is closed. */
 MEMTAP_API const char *memtap_trace_info(const memtap_trace *t, const char *key);
+
+/* The frames of call stack id (memtap_heap_stack): return addresses as
+ * the process ran, innermost first (frames[0] is the event's call site).
+ * Returns 1 with *frames (valid until the trace is closed) and *n, 0 when
+ * the trace has no stack of that id. */
+MEMTAP_API int memtap_trace_stack(const memtap_trace *t, uint32_t id,
+                                  const uint64_t **frames, size_t *n);
 
 /*
  * Next event in sequence order.  Returns 1 and fills *ev, 0 at the end, or a

@@ -99,6 +99,8 @@ typedef struct trace_launch {
     const char *output;   /* the trace file */
     int from_main;        /* accesses from main() on */
     int heap_only;        /* no accesses, heap events only */
+    int stack_depth;      /* frames of heap events' call stacks, or -1:
+                             the default (MEMTAP_STACK_DEPTH) */
     const char *tool;     /* a shadow-memory tool (MEMTAP_TOOL), or NULL */
     unsigned chunk;       /* the tool's chunk size */
     int check_once;       /* the tool checks an instruction until it passes */
@@ -200,12 +202,20 @@ int cli_parse_format(const char *s);
  * what --tid and --seq selected (cli_selection_option). */
 int cli_open_trace(const char *path, memtap_trace **t);
 
-/* --tid and --seq, which show, export and cachesim take: their getopt
+/* --tid, --seq and --object, which show, export, report and cachesim
+ * take, and --alloc-wrapper, which names their heap blocks: their getopt
  * codes and the usage lines that say them. */
-enum { CLI_OPT_TID = 0x100, CLI_OPT_SEQ, CLI_OPT_OBJECT };
+enum { CLI_OPT_TID = 0x100, CLI_OPT_SEQ, CLI_OPT_OBJECT, CLI_OPT_ALLOC_WRAPPER };
 #define CLI_SELECTION_OPTIONS { "tid", required_argument, NULL, CLI_OPT_TID }, \
                               { "seq", required_argument, NULL, CLI_OPT_SEQ }, \
-                              { "object", required_argument, NULL, CLI_OPT_OBJECT }
+                              { "object", required_argument, NULL, CLI_OPT_OBJECT }, \
+                              { "alloc-wrapper", required_argument, NULL, \
+                                CLI_OPT_ALLOC_WRAPPER }
+#define CLI_ALLOC_WRAPPER_USAGE                                               \
+    "  --alloc-wrapper F  name heap blocks past function F too (a pattern:\n" \
+    "                     my_alloc*), as past xmalloc, strdup, g_malloc,\n"  \
+    "                     std:: containers (repeatable; needs the call\n"   \
+    "                     stacks memtap run records)\n"
 #define CLI_SELECTION_USAGE                                                   \
     "  --tid N[,N...]     only the events of these threads (others still\n"  \
     "                     name the heap blocks of those shown)\n"             \
@@ -214,7 +224,8 @@ enum { CLI_OPT_TID = 0x100, CLI_OPT_SEQ, CLI_OPT_OBJECT };
     "  --object NAME      only the accesses to NAME as memtap report names\n" \
     "                     objects (a variable, a section, an allocation\n"   \
     "                     site: malloc@build+45) or as show names a heap\n"  \
-    "                     block (<malloc0013@build+45>)\n"
+    "                     block (<malloc0013@build+45>)\n"                 \
+    CLI_ALLOC_WRAPPER_USAGE
 /* Takes option c (CLI_OPT_TID, CLI_OPT_SEQ or CLI_OPT_OBJECT) with its
  * argument: 0, or 2 after saying what is wrong with it. */
 int cli_selection_option(int c, const char *arg);
@@ -223,6 +234,7 @@ int cli_selection_option(int c, const char *arg);
     case CLI_OPT_TID:                                                         \
     case CLI_OPT_SEQ:                                                         \
     case CLI_OPT_OBJECT:                                                      \
+    case CLI_OPT_ALLOC_WRAPPER:                                               \
         if (cli_selection_option(c, optarg))                                  \
             return 2;                                                         \
         break

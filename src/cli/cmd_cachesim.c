@@ -50,6 +50,7 @@ static const char usage[] =
     "                        on, -B: up to B); the caches start empty\n"
     "  --object NAME         only the accesses to NAME (an object as memtap\n"
     "                        report names it, or a heap block as show does)\n"
+    CLI_ALLOC_WRAPPER_USAGE
     "  -h, --help            show this help\n";
 
 int cmd_cachesim(int argc, char **argv)

@@ -45,6 +45,7 @@ static const char usage[] =
     "                     time line stay the whole trace's\n"
     "  --object NAME      count the accesses to NAME only (an object as this\n"
     "                     report names it, or a heap block as show does)\n"
+    CLI_ALLOC_WRAPPER_USAGE
     "  -q, --quiet        no progress line, no notes\n"
     "  -h, --help         show this help\n"
     "\n"

@@ -7,6 +7,7 @@
 #define _GNU_SOURCE
 #include "cli.h"
 #include "engine.h"
+#include "trace/format.h"
 
 
 #include <errno.h>
@@ -46,6 +47,10 @@ static const char usage[] =
     "                     there (not a trace, a link, a device) is refused\n"
     "  --from-main        record accesses from main() on (not the start-up)\n"
     "  --heap-only        record dynamic memory events only, no accesses\n"
+    "  --stack-depth N    frames of the call stack each heap event carries\n"
+    "                     (default 16, at most 64; 0: none): allocation\n"
+    "                     sites are named past allocator wrappers, and\n"
+    "                     memtap report tells each stack's allocations\n"
     "  --keep-going       exit with the program's status even when the\n"
     "                     trace is incomplete (the warnings stay)\n"
     "  -q, --quiet        no status line while the program runs (shown on a\n"
@@ -116,6 +121,7 @@ static const char usage[] =
     "                         calls memtap_start)\n"
     "  MEMTAP_CONSUMER        the --consumer library (absolute path)\n"
     "  MEMTAP_COMPRESS        fast or small (--compress)\n"
+    "  MEMTAP_STACK_DEPTH     --stack-depth (unset: 16)\n"
     "  MEMTAP_STRING_ELEMENTS 1 with --string-elements (else the\n"
     "                         environment's, if any)\n"
     "  MEMTAP_ONLY            the static engine's --only\n"
@@ -157,6 +163,7 @@ int cmd_run(int argc, char **argv)
         { "both", no_argument, NULL, 'b' },
         { "from-main", no_argument, NULL, 'm' },
         { "heap-only", no_argument, NULL, 'H' },
+        { "stack-depth", required_argument, NULL, 'D' },
         { "consumer", required_argument, NULL, 'C' },
         { "keep-going", no_argument, NULL, 'k' },
         { "quiet", no_argument, NULL, 'q' },
@@ -175,6 +182,7 @@ int cmd_run(int argc, char **argv)
     const char *output = "memtap.mtr", *text = NULL, *consumer = NULL;
     const char *compress = NULL;
     int from_main = 0, heap_only = 0, keep_going = 0, quiet = 0;
+    int stack_depth = -1;
     int engine = ENGINE_AUTO;
     const char *only = NULL, *tested = NULL;
     unsigned bypass, nignore = 0, nwatch = 0;
@@ -192,6 +200,14 @@ int cmd_run(int argc, char **argv)
         case 'b': opt.addrs = RENDER_BOTH; break;
         case 'm': from_main = 1; break;
         case 'H': heap_only = 1; break;
+        case 'D': {
+            uint64_t d;
+            if (cli_parse_u64(optarg, 10, &d) || d > MEMTAP_STACK_MAX)
+                return cli_bad_option("--stack-depth", "'%s': expected 0 to %u",
+                                      optarg, MEMTAP_STACK_MAX);
+            stack_depth = (int)d;
+            break;
+        }
         case 'C': consumer = optarg; break;
         case 'k': keep_going = 1; break;
         case 'q': quiet = 1; cli_quiet = 1; break;
@@ -236,7 +252,8 @@ int cmd_run(int argc, char **argv)
     if (optind >= argc)
         return cli_usage_error(usage);
     trace_launch l = { .output = output, .from_main = from_main,
-                       .heap_only = heap_only, .consumer = consumer,
+                       .heap_only = heap_only, .stack_depth = stack_depth,
+                       .consumer = consumer,
                        .keep_going = keep_going, .quiet = quiet,
                        .compress = compress, .engine = engine, .only = only,
                        .ignore_read_only = ignore_read_only,

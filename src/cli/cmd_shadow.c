@@ -126,7 +126,8 @@ int cmd_shadow(int argc, char **argv)
     const char *input = NULL, *report_path = NULL;
     char default_out[64];
     snprintf(default_out, sizeof default_out, "memtap-%s.mtr", tool);
-    trace_launch l = { .output = default_out, .tool = tool, .chunk = 64 };
+    trace_launch l = { .output = default_out, .tool = tool, .chunk = 64,
+                       .stack_depth = -1 };
     tool_report_options opt = { tool, 10, 64, 0 };
     int c;
     while ((c = getopt_long(argc, argv, "+o:i:h", longopts, NULL)) != -1) {

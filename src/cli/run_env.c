@@ -269,6 +269,10 @@ int cli_launch_env(const trace_launch *l, const char *prog,
         snprintf(run.compress, sizeof run.compress, "%s", l->compress);
         cli_run_config_put(RUN_CONFIG_compress);
     }
+    if (l->stack_depth >= 0) {
+        run.stack_depth = l->stack_depth;
+        cli_run_config_put(RUN_CONFIG_stack_depth);
+    }
     if (l->string_elements) { /* else the environment's, if any */
         run.string_elements = 1;
         cli_run_config_put(RUN_CONFIG_string_elements);

@@ -7,6 +7,7 @@
 #include "cli.h"
 #include "trace/tool.h"
 #include "report/parent.h"
+#include "symbols/alloc_stacks.h"
 #include "symbols/namer.h"
 #include "symbols/symbolizer.h"
 #include <errno.h>
@@ -155,6 +156,13 @@ static int parse_seq(const char *arg)
 
 int cli_selection_option(int c, const char *arg)
 {
+    if (c == CLI_OPT_ALLOC_WRAPPER) {
+        if (!*arg)
+            return cli_bad_option("--alloc-wrapper", "a function, not ''");
+        if (alloc_stacks_add_wrapper(arg))
+            return cli_error("--alloc-wrapper", "out of memory");
+        return 0;
+    }
     if (c == CLI_OPT_OBJECT) {
         if (!*arg)
             return cli_bad_option("--object", "a name, not ''");

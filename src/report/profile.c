@@ -453,6 +453,11 @@ static int add_access(profile *p, builder *b, const memtap_event *ev, int k,
                  x);
 }
 
+static uint32_t stack_key(builder *b, const heap_block *blk)
+{
+    return b->sym ? symbolizer_stack_key(b->sym, blk->stack) : 0;
+}
+
 /* The statistics of a heap block coming (sign 1) or going (-1). */
 static int account(profile *p, builder *b, const heap_block *blk, int sign)
 {
@@ -483,11 +488,13 @@ static int account(profile *p, builder *b, const heap_block *blk, int sign)
         h->alloc_bytes += blk->size;
         h->live++;
         h->live_bytes += blk->size;
-        if (h->live_bytes > h->peak_bytes) {
+        int peak = h->live_bytes > h->peak_bytes;
+        if (peak) {
             h->peak_bytes = h->live_bytes;
             h->peak_event = b->ordinal;
         }
-        return 0;
+        return heap_stacks_alloc(&p->stacks, stack_key(b, blk), blk->site,
+                                 blk->size, peak);
     }
     o->frees++;
     o->live--;
@@ -497,10 +504,10 @@ static int account(profile *p, builder *b, const heap_block *blk, int sign)
     h->frees++;
     h->live--;
     h->live_bytes -= blk->size;
-    if (b->last_alloc == blk->id + 1) { /* no allocation in between */
-        o->temporary++;
-        h->temporary++;
-    }
+    int temporary = b->last_alloc == blk->id + 1; /* none in between */
+    o->temporary += temporary;
+    h->temporary += temporary;
+    heap_stacks_free(&p->stacks, stack_key(b, blk), blk->size, temporary);
     return 0;
 }
 
@@ -768,6 +775,7 @@ static int builder_reset(builder *b, const memtap_trace *t)
 {
     heap_map_destroy(b->heap);
     b->heap = heap_map_create();
+    symbolizer_name_sites(b->sym, b->heap);
     b->inherited = 0;
     if (b->heap)
         parent_replay(t, learn, b); /* unreadable: warned by show */
@@ -799,6 +807,7 @@ static int add_run(profile *p, builder *b, const memtap_record *recs,
 typedef struct build_walk {
     profile *p;
     builder *b;
+    const memtap_trace *t;
     void (*progress)(void *);
     void *arg;
 } build_walk;
@@ -822,7 +831,8 @@ static int build_learn(void *self, const memtap_record *recs, size_t n,
 static int build_finish(void *self, int status)
 {
     build_walk *w = self;
-    if (status == 0 && finish(w->p, w->b) != 0)
+    if (status == 0 && (finish(w->p, w->b) != 0 ||
+                        heap_stacks_finish(&w->p->stacks, w->t, w->b->sym)))
         return MEMTAP_E_NOMEM;
     return status;
 }
@@ -833,13 +843,14 @@ int profile_build(profile *p, memtap_trace *t, symbolizer *sym,
     memset(p, 0, sizeof *p);
     builder *b = calloc(1, sizeof *b);
     p->state = b;
+    if (b)
+        b->sym = sym;
     if (!b || !(b->cache = calloc(ADDR_CACHE, sizeof *b->cache)) ||
         builder_reset(b, t) != 0) {
         profile_free(p);
         return MEMTAP_E_NOMEM;
     }
-    b->sym = sym;
-    build_walk bw = { p, b, progress, arg };
+    build_walk bw = { p, b, t, progress, arg };
     trace_tool tool = { .self = &bw, .run = build_run, .finish = build_finish,
                         .learn = build_learn };
     int rc = trace_tools_walk(t, &tool, 1, NULL, NULL);
@@ -992,7 +1003,7 @@ int profile_heatmaps(profile *p, memtap_trace *t,
         if (!p->objects[i].heap && b->sym && name_rows(&p->maps[i + 1], b->sym))
             return MEMTAP_E_NOMEM;
     }
-    build_walk hw = { p, b, progress, arg };
+    build_walk hw = { p, b, t, progress, arg };
     trace_tool tool = { .self = &hw, .run = heat_tool_run, .learn = heat_tool_learn };
     int rc = trace_tools_walk(t, &tool, 1, NULL, NULL);
     return rc < 0 ? rc : MEMTAP_OK;
@@ -1018,6 +1029,7 @@ void profile_free(profile *p)
     for (size_t i = 0; i < p->nchunks; i++)
         free(p->chunks[i].name);
     free(p->chunks);
+    heap_stacks_release(&p->stacks);
     builder_free(p->state);
     memset(p, 0, sizeof *p);
 }

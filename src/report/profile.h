@@ -17,6 +17,7 @@
 #include <stdint.h>
 
 #include "memtap/trace.h"
+#include "report/heap_stacks.h"
 #include "symbols/symbolizer.h"
 
 #define PROFILE_BINS 200  /* time columns */
@@ -167,6 +168,7 @@ typedef struct profile {
     size_t nthreads;
     profile_bin bins[PROFILE_BINS];
     profile_heap heap;
+    heap_stacks stacks;       /* per allocation call stack */
     uint64_t events, accesses, uaf;
     uint64_t n[PROF_KINDS];
     profile_heatmap *maps;    /* [0] the heap, then the hot objects */

@@ -127,6 +127,46 @@ static void text_heap(const profile *p, FILE *o, size_t top)
     }
 }
 
+/* The sizes of a stack's allocations: "16-31 x100, 64-127 x7". */
+static void text_sizes(FILE *o, const heap_stack *x)
+{
+    const char *sep = "";
+    for (unsigned i = 0; i < HEAP_STACK_SIZES; i++) {
+        if (!x->sizes[i])
+            continue;
+        uint64_t lo = i ? 1ull << i : 0, hi = (2ull << i) - 1;
+        fprintf(o, "%s%" PRIu64 "-%" PRIu64 " x%" PRIu64, sep, lo, hi,
+                x->sizes[i]);
+        sep = ", ";
+    }
+}
+
+/* heaptrack's questions, stack by stack: the stacks with the most
+ * allocations, each with its frames. */
+static void text_stacks(const profile *p, FILE *o, size_t top)
+{
+    const heap_stacks *s = &p->stacks;
+    if (!s->n || (s->n == 1 && !s->v[0].key))
+        return; /* a trace without stacks */
+    fprintf(o, "\nAllocation call stacks (the %zu with the most allocations; "
+               "\"at peak\": bytes live when the heap peaked)\n",
+            s->n < top ? s->n : top);
+    for (size_t i = 0; i < s->n && i < top; i++) {
+        const heap_stack *x = &s->v[i];
+        fprintf(o, "%8" PRIu64 " allocations, %" PRIu64 " bytes, %" PRIu64
+                   " temporary, %" PRIu64 " at peak, not freed %" PRIu64
+                   " (%" PRIu64 " bytes); sizes ",
+                x->allocs, x->bytes, x->temporary, x->at_peak, x->live,
+                x->live_bytes);
+        text_sizes(o, x);
+        fputc('\n', o);
+        if (!x->nframes)
+            fputs("           (no call stack)\n", o);
+        for (uint32_t f = 0; f < x->nframes; f++)
+            fprintf(o, "           %s\n", x->frames[f]);
+    }
+}
+
 /* The field maps of the hottest sites that have one: which offsets of
  * their blocks the program reads and writes, and how much of a block it
  * never touches. */
@@ -210,6 +250,7 @@ void profile_print_text(const profile *p, const profile_meta *m, FILE *o,
     text_chunks(p, o, top);
     text_uaf(p, o, top);
     text_heap(p, o, top);
+    text_stacks(p, o, top);
     text_fields(p, o, top < 5 ? top : 5);
     text_threads(p, o, top);
 }
@@ -218,6 +259,31 @@ static void json_counts(FILE *o, const uint64_t *n)
 {
     for (int k = 0; k < PROF_KINDS; k++)
         fprintf(o, ", \"%c\": %" PRIu64, kind_letters[k], n[k]);
+}
+
+static void json_stack(FILE *o, const heap_stack *x)
+{
+    fprintf(o, "{\"stack\": %" PRIu32 ", ", x->key);
+    json_addr(o, "site", x->site);
+    fprintf(o, ", \"allocs\": %" PRIu64 ", \"alloc_bytes\": %" PRIu64
+               ", \"frees\": %" PRIu64 ", \"temporary\": %" PRIu64
+               ", \"at_peak\": %" PRIu64 ", \"not_freed\": %" PRIu64
+               ", \"not_freed_bytes\": %" PRIu64 ", \"sizes\": {",
+            x->allocs, x->bytes, x->frees, x->temporary, x->at_peak, x->live,
+            x->live_bytes);
+    const char *sep = "";
+    for (unsigned i = 0; i < HEAP_STACK_SIZES; i++)
+        if (x->sizes[i]) {
+            fprintf(o, "%s\"%" PRIu64 "\": %" PRIu64, sep,
+                    (uint64_t)(i ? 1ull << i : 0), x->sizes[i]);
+            sep = ", ";
+        }
+    fputs("}, \"frames\": [", o);
+    for (uint32_t f = 0; f < x->nframes; f++) {
+        fputs(f ? ", " : "", o);
+        json_str(o, x->frames[f]);
+    }
+    fputs("]}", o);
 }
 
 static void json_object(FILE *o, const profile_object *x)
@@ -390,6 +456,11 @@ void profile_print_json(const profile *p, const profile_meta *m, FILE *o)
     for (size_t i = 0; i < p->nobjects; i++) {
         fputs(i ? ",\n " : "\n ", o);
         json_object(o, &p->objects[i]);
+    }
+    fputs("],\n\"stacks\": [", o);
+    for (size_t i = 0; i < p->stacks.n; i++) {
+        fputs(i ? ",\n " : "\n ", o);
+        json_stack(o, &p->stacks.v[i]);
     }
     fputs("],\n\"instructions\": [", o);
     for (size_t i = 0; i < p->ninsns; i++) {

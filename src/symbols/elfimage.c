@@ -367,6 +367,53 @@ int elf_image_line(elf_image *img, uint64_t addr, const char **file,
     return *file != NULL;
 }
 
+/* File number `index` of cu's line table, or NULL. */
+static const char *cu_file(Dwarf_Die *cu, Dwarf_Word index)
+{
+    Dwarf_Files *files;
+    size_t n;
+    if (dwarf_getsrcfiles(cu, &files, &n) != 0 || index >= n)
+        return NULL;
+    return dwarf_filesrc(files, index, NULL, NULL);
+}
+
+int elf_image_frames(elf_image *img, uint64_t addr, elf_frame *out, int max)
+{
+    Dwarf_Die cu, *scopes;
+    if (!img->dwarf || !dwarf_addrdie(img->dwarf, addr, &cu))
+        return 0;
+    elf_frame at = { NULL, NULL, 0 };
+    Dwarf_Line *l = dwarf_getsrc_die(&cu, addr);
+    if (l && dwarf_lineno(l, &at.line) == 0)
+        at.file = dwarf_linesrc(l, NULL, NULL);
+    int nscopes = dwarf_getscopes(&cu, addr, &scopes), k = 0, outer = 0;
+    for (int i = 0; i < nscopes && k < max && !outer; i++) {
+        int tag = dwarf_tag(&scopes[i]);
+        if (tag != DW_TAG_inlined_subroutine && tag != DW_TAG_subprogram)
+            continue;
+        at.function = dwarf_diename(&scopes[i]);
+        out[k++] = at;
+        if ((outer = tag == DW_TAG_subprogram))
+            break;
+        /* where this one was inlined: the next frame's place */
+        Dwarf_Attribute a;
+        Dwarf_Word file = 0, line = 0;
+        dwarf_formudata(dwarf_attr(&scopes[i], DW_AT_call_file, &a), &file);
+        dwarf_formudata(dwarf_attr(&scopes[i], DW_AT_call_line, &a), &line);
+        at.file = cu_file(&cu, file);
+        at.line = (int)line;
+    }
+    /* libdw gives the scopes of an inlined instance without the function
+     * holding it: that one is at the last call's place, unnamed here */
+    if (!outer && k > 0 && k < max) {
+        at.function = NULL;
+        out[k++] = at;
+    }
+    if (nscopes > 0)
+        free(scopes);
+    return k;
+}
+
 /* The file's variables, read on first use; NULL without DWARF. */
 static dwarf_vars *vars_of(elf_image *img)
 {

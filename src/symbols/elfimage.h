@@ -69,6 +69,18 @@ int elf_image_section_span(elf_image *img, uint64_t addr, uint64_t *lo,
 int elf_image_line(elf_image *img, uint64_t addr, const char **file,
                    int *line);
 
+/* The functions a code address is in, from DWARF: the inlined ones
+ * innermost first, each with the line it is at there, then the function
+ * they were inlined into, with the line of the outermost inlined call.
+ * Fills out[0..max) and returns how many (0 without DWARF for addr);
+ * names and files are the image's. */
+typedef struct elf_frame {
+    const char *function;  /* NULL when the DWARF has none */
+    const char *file;      /* NULL when unknown */
+    int line;
+} elf_frame;
+int elf_image_frames(elf_image *img, uint64_t addr, elf_frame *out, int max);
+
 /* Names the data at addr from DWARF variables down to the field or element
  * ("config.limits[3].hi", with "+N" for bytes inside a scalar).  Writes into
  * buf and returns 1, or returns 0 when no variable holds addr. */

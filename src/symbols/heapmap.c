@@ -20,6 +20,8 @@ typedef struct treap {
 struct heap_map {
     treap live, released;
     uint32_t rng;
+    uint64_t (*site)(void *arg, const memtap_record *r);
+    void *site_arg;
 };
 
 static uint32_t next_prio(heap_map *m)
@@ -115,6 +117,14 @@ heap_map *heap_map_create(void)
     return m;
 }
 
+void heap_map_name_sites(heap_map *m,
+                         uint64_t (*site)(void *arg, const memtap_record *r),
+                         void *arg)
+{
+    m->site = site;
+    m->site_arg = arg;
+}
+
 void heap_map_destroy(heap_map *m)
 {
     if (!m)
@@ -204,8 +214,12 @@ static int unmap_range(heap_map *m, uint64_t addr, uint64_t len,
 
 int heap_map_apply(heap_map *m, const memtap_record *r, heap_block *old)
 {
-    heap_block b = { memtap_alloc_block(r), r->size, memtap_alloc_number(r), r->pc,
-                     r->kind, r->flags, 0 };
+    heap_block b = { .start = memtap_alloc_block(r), .size = r->size,
+                     .id = memtap_alloc_number(r), .site = r->pc,
+                     .stack = memtap_heap_stack(r), .kind = r->kind,
+                     .flags = r->flags };
+    if (m->site && memtap_kind_is_alloc(r->kind))
+        b.site = m->site(m->site_arg, r);
     int released = 0;
     switch (r->kind) {
     case MEMTAP_EV_MALLOC:

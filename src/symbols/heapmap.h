@@ -15,7 +15,10 @@ typedef struct heap_block {
     uint64_t start;
     uint64_t size;
     uint64_t id;      /* allocation number */
-    uint64_t site;    /* call site (return address) */
+    uint64_t site;    /* the site it is named after: its call site (a
+                         return address), or a frame further out of its
+                         call stack (heap_map_name_sites) */
+    uint32_t stack;   /* its call stack's id (memtap_heap_stack) */
     uint8_t kind;     /* M C R P E: how it was made */
     uint8_t flags;
     uint8_t released; /* freed or unmapped */
@@ -32,6 +35,12 @@ static inline int heap_map_kind(uint8_t kind)
 {
     return memtap_kind_is_heap(kind);
 }
+
+/* Blocks made from now on are named after site(arg, their event) rather
+ * than their call site. */
+void heap_map_name_sites(heap_map *m,
+                         uint64_t (*site)(void *arg, const memtap_record *r),
+                         void *arg);
 
 /* Applies an event (non-allocation kinds are ignored).  When old is not
  * NULL it receives the block an F, U, R or E event released, if any

@@ -74,6 +74,7 @@ namer *namer_create(symbolizer *sym, int lines)
     }
     n->sym = sym;
     n->lines = lines;
+    symbolizer_name_sites(sym, n->heap);
     return n;
 }
 

@@ -2,10 +2,14 @@
  * symbolizer.c - address-to-name lookups over the modules and memory
  * regions recorded in a trace.  Module ranges and regions are sorted arrays
  * searched by bisection; each module's ELF file is loaded on first use.
+ *
+ * One file: names of code (functions, lines, inlined frames, allocation
+ * sites) and of data share the module table and its lazily loaded images.
  */
 #define _GNU_SOURCE
 #include "symbolizer.h"
 
+#include "alloc_stacks.h"
 #include "elfimage.h"
 #include "sys/bisect.h"
 
@@ -38,6 +42,7 @@ struct symbolizer {
     range *regions;      /* from the maps snapshot */
     char **region_names;
     size_t nregions;
+    alloc_stacks *stacks; /* the heap events' call stacks */
 };
 
 static int cmp_range(const void *a, const void *b)
@@ -212,6 +217,8 @@ int symbolizer_create(const memtap_trace *t, FILE *warn, symbolizer **out)
         rc = add_regions(s, memtap_trace_maps(t));
     if (rc == MEMTAP_OK)
         grow_stack(s, t);
+    if (rc == MEMTAP_OK && !(s->stacks = alloc_stacks_create(t, s)))
+        rc = MEMTAP_E_NOMEM;
     if (rc != MEMTAP_OK) {
         symbolizer_destroy(s);
         return rc;
@@ -235,6 +242,7 @@ void symbolizer_destroy(symbolizer *s)
     free(s->regions);
     free(s->mod_ranges);
     free(s->mods);
+    alloc_stacks_destroy(s->stacks);
     free(s);
 }
 
@@ -320,6 +328,77 @@ void symbolizer_code(symbolizer *s, uint64_t pc, char *buf, size_t cap)
         snprintf(buf, cap, "%s+0x%" PRIx64, sm->basename, link);
 }
 
+int symbolizer_function(symbolizer *s, uint64_t pc, char *buf, size_t cap)
+{
+    sym_module *sm = module_at(s, pc);
+    elf_image *img = sm ? module_image(s, sm) : NULL;
+    const elf_symbol *sym = img ? elf_image_symbol(img, pc - sm->m->base, 1) : NULL;
+    if (!sym)
+        return 0;
+    snprintf(buf, cap, "%s", sym->name);
+    return 1;
+}
+
+/* "file:line" with the file's last component. */
+static void line_text(char *buf, size_t cap, const char *file, int line)
+{
+    const char *slash = file ? strrchr(file, '/') : NULL;
+    if (file)
+        snprintf(buf, cap, "%s:%d", slash ? slash + 1 : file, line);
+    else
+        buf[0] = '\0';
+}
+
+#define FRAMES_MAX 16
+
+int symbolizer_frames(symbolizer *s, uint64_t pc, symbolizer_frame *out,
+                      int max)
+{
+    sym_module *sm = module_at(s, pc);
+    elf_image *img = sm ? module_image(s, sm) : NULL;
+    if (!img || max <= 0)
+        return 0;
+    elf_frame f[FRAMES_MAX];
+    int n = elf_image_frames(img, pc - sm->m->base, f, max < FRAMES_MAX ? max : FRAMES_MAX);
+    for (int i = 0; i < n; i++) {
+        snprintf(out[i].function, sizeof out[i].function, "%s",
+                 f[i].function ? f[i].function : "?");
+        line_text(out[i].line, sizeof out[i].line, f[i].file, f[i].line);
+        out[i].inlined = i + 1 < n;
+    }
+    /* the outermost by its symbol: qualified, and known without DWARF */
+    symbolizer_frame *outer = &out[n ? n - 1 : 0];
+    int named = symbolizer_function(s, pc, outer->function,
+                                    sizeof outer->function);
+    if (n == 0 && named) {
+        outer->line[0] = '\0';
+        outer->inlined = 0;
+        n = 1;
+    }
+    return n;
+}
+
+uint64_t symbolizer_alloc_site(symbolizer *s, const memtap_record *r)
+{
+    return alloc_stacks_site(s->stacks, r);
+}
+
+static uint64_t alloc_site(void *s, const memtap_record *r)
+{
+    return symbolizer_alloc_site(s, r);
+}
+
+void symbolizer_name_sites(symbolizer *s, heap_map *m)
+{
+    if (s && m)
+        heap_map_name_sites(m, alloc_site, s);
+}
+
+uint32_t symbolizer_stack_key(symbolizer *s, uint32_t id)
+{
+    return alloc_stacks_key(s->stacks, id);
+}
+
 int symbolizer_line(symbolizer *s, uint64_t pc, char *buf, size_t cap)
 {
     sym_module *sm = module_at(s, pc);
@@ -328,8 +407,7 @@ int symbolizer_line(symbolizer *s, uint64_t pc, char *buf, size_t cap)
     int line;
     if (!img || !elf_image_line(img, pc - sm->m->base, &file, &line))
         return 0;
-    const char *slash = strrchr(file, '/');
-    snprintf(buf, cap, "%s:%d", slash ? slash + 1 : file, line);
+    line_text(buf, cap, file, line);
     return 1;
 }
 

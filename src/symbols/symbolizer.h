@@ -34,6 +34,30 @@ void symbolizer_code(symbolizer *s, uint64_t pc, char *buf, size_t cap);
 void symbolizer_site_text(symbolizer *s, const heap_block *b, char *buf,
                           size_t cap);
 
+/* The name of the function holding pc alone (no offset); 0 when unknown. */
+int symbolizer_function(symbolizer *s, uint64_t pc, char *buf, size_t cap);
+
+/* The functions a code address is in, the inlined ones first (with
+ * DWARF; without, the one function of its symbol): "name" and "file:line"
+ * ("" when unknown) of each, at most max, and how many (0: none known). */
+typedef struct symbolizer_frame {
+    char function[256];
+    char line[256];
+    int inlined;         /* inlined into the next frame */
+} symbolizer_frame;
+int symbolizer_frames(symbolizer *s, uint64_t pc, symbolizer_frame *out,
+                      int max);
+
+/* The site a heap event's block is named after: the first frame of its
+ * call stack outside allocator wrappers (symbols/alloc_stacks.h), else
+ * its call site. */
+uint64_t symbolizer_alloc_site(symbolizer *s, const memtap_record *r);
+/* Has heap map m name its blocks after symbolizer_alloc_site (s NULL:
+ * after their call sites). */
+void symbolizer_name_sites(symbolizer *s, heap_map *m);
+/* One key per distinct call stack (alloc_stacks_key). */
+uint32_t symbolizer_stack_key(symbolizer *s, uint32_t id);
+
 /* "file:line" of pc; returns 0 when unknown. */
 int symbolizer_line(symbolizer *s, uint64_t pc, char *buf, size_t cap);
 

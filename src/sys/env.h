@@ -48,6 +48,8 @@
 #define ENV_DEBUG_TRAPS "MEMTAP_DEBUG_TRAPS"
 #define ENV_STRING_ELEMENTS "MEMTAP_STRING_ELEMENTS" /* 1: string operations
                                               element by element */
+#define ENV_STACK_DEPTH "MEMTAP_STACK_DEPTH" /* frames of a heap event's
+                                              call stack (0: none) */
 #define ENV_FAULT_PATH "MEMTAP_FAULT_PATH" /* step: the fault engine never
                                               completes in its handler;
                                               complete: no hot sites; hot:

@@ -48,6 +48,7 @@ enum { FAULT_PATH_DEFAULT, FAULT_PATH_STEP, FAULT_PATH_COMPLETE, FAULT_PATH_HOT 
     X(LIST, ignore, ENV_IGNORE, 0, 0)                                        \
     X(LIST, watch, ENV_WATCH, 0, 0)                                          \
     X(LIST, watch_sites, ENV_WATCH_SITES, 0, 0)                              \
+    X(SIZE, stack_depth, ENV_STACK_DEPTH, 0, 0)                              \
     /* the static engine's cache, for programs started by exec */           \
     X(TEXT, cache, ENV_CACHE, RUN_CONFIG_PATH_MAX, 0)                        \
     X(TEXT, cache_salt, ENV_CACHE_SALT, 256, 0)                              \

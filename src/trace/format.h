@@ -55,7 +55,36 @@ enum memtap_chunk_type {
     /* the sites of a rewritten module (memtap_sites_header, then
      * memtap_site[n]): what the access runs of packed chunks refer to */
     MEMTAP_CHUNK_SITES = 6,
+    /* rows of one of the trace's tables (memtap_table_header, then the
+     * rows as the table lays them out): count = rows */
+    MEMTAP_CHUNK_TABLE = 7,
 };
+
+/*
+ * Tables (format 7 and on).  What a trace knows once for many records
+ * (the call stacks heap events name) is a table; its rows come in TABLE
+ * chunks, any number of them anywhere in the file, each chunk's rows
+ * after its header.  A reader gathers every table when it opens a trace
+ * and skips the tables it does not know.
+ *
+ *   STACKS  row = u32 id  u32 frames  u64 pc[frames]
+ *           a call stack, innermost first: pc[0] the call site (a return
+ *           address into the caller of the allocating call), then its
+ *           callers' return addresses.  A heap event's count names its
+ *           stack's id (0: none).  An id may be written more than once,
+ *           always with the same frames; two ids may have the same frames.
+ */
+enum memtap_table_kind {
+    MEMTAP_TABLE_STACKS = 1,
+};
+
+typedef struct memtap_table_header {
+    uint32_t table;         /* enum memtap_table_kind */
+    uint32_t rows;
+} memtap_table_header;
+
+/* The most frames a STACKS row holds. */
+#define MEMTAP_STACK_MAX 64u
 
 /*
  * Access runs (format 3 and on).  Rewritten code logs {site, address}

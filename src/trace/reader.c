@@ -48,6 +48,12 @@ typedef struct cursor {
     int returned;       /* whether it returned one since the rewind */
 } cursor;
 
+/* A call stack of the STACKS table: its frames in memtap_trace.frames. */
+typedef struct stack_row {
+    uint32_t id, n;
+    size_t at;
+} stack_row;
+
 /* An INFO value as memtap_trace_info hands it out: a copy that ends with
  * its line, kept until the trace is closed. */
 typedef struct info_value {
@@ -95,6 +101,10 @@ struct memtap_trace {
                              take a millisecond to decompress) */
     size_t nsite_refs, site_refs_cap;
     int sites_loaded;   /* load_sites has run: the walk's first start */
+    uint64_t *frames;   /* the STACKS table's frames, row after row */
+    size_t nframes, frames_cap;
+    stack_row *stacks;  /* its rows, sorted by id once the scan is done */
+    size_t nstacks, stacks_cap;
 };
 
 const char *memtap_status_string(int status)
@@ -154,7 +164,7 @@ static int header_valid(const memtap_chunk_header *h)
     if (h->magic != MEMTAP_CHUNK_MAGIC ||
         h->checksum != memtap_chunk_header_checksum(h))
         return 0;
-    if (h->type < MEMTAP_CHUNK_EVENTS || h->type > MEMTAP_CHUNK_SITES)
+    if (h->type < MEMTAP_CHUNK_EVENTS || h->type > MEMTAP_CHUNK_TABLE)
         return 0;
     if (h->raw_size > MEMTAP_CHUNK_MAX_RAW ||
         h->stored_size > ZSTD_compressBound(h->raw_size) + 64)
@@ -285,6 +295,69 @@ static int parse_sites(memtap_trace *t, const char *raw, size_t len)
     return MEMTAP_OK;
 }
 
+/* Takes the rows of a STACKS table chunk. */
+static int parse_stacks(memtap_trace *t, const char *raw, size_t len,
+                        uint32_t rows)
+{
+    for (uint32_t i = 0; i < rows; i++) {
+        uint32_t row[2];
+        if (len < sizeof row)
+            return MEMTAP_E_CORRUPT;
+        memcpy(row, raw, sizeof row);
+        raw += sizeof row;
+        len -= sizeof row;
+        if (row[1] > MEMTAP_STACK_MAX || len < row[1] * sizeof(uint64_t))
+            return MEMTAP_E_CORRUPT;
+        int rc = grow((void **)&t->frames, &t->frames_cap,
+                      t->nframes + row[1], sizeof *t->frames);
+        if (!rc)
+            rc = grow((void **)&t->stacks, &t->stacks_cap, t->nstacks + 1,
+                      sizeof *t->stacks);
+        if (rc)
+            return rc;
+        memcpy(t->frames + t->nframes, raw, row[1] * sizeof(uint64_t));
+        t->stacks[t->nstacks++] = (stack_row){ row[0], row[1], t->nframes };
+        t->nframes += row[1];
+        raw += row[1] * sizeof(uint64_t);
+        len -= row[1] * sizeof(uint64_t);
+    }
+    return len ? MEMTAP_E_CORRUPT : MEMTAP_OK;
+}
+
+/* Takes the rows of a TABLE chunk; a table this reader does not know is
+ * passed over. */
+static int parse_table(memtap_trace *t, const char *raw, size_t len)
+{
+    memtap_table_header h;
+    if (len < sizeof h)
+        return MEMTAP_E_CORRUPT;
+    memcpy(&h, raw, sizeof h);
+    if (h.table != MEMTAP_TABLE_STACKS)
+        return MEMTAP_OK;
+    return parse_stacks(t, raw + sizeof h, len - sizeof h, h.rows);
+}
+
+static int stack_cmp(const void *a, const void *b)
+{
+    const stack_row *x = a, *y = b;
+    return (x->id > y->id) - (x->id < y->id);
+}
+
+int memtap_trace_stack(const memtap_trace *t, uint32_t id,
+                       const uint64_t **frames, size_t *n)
+{
+    if (!t || !frames || !n)
+        return 0;
+    const stack_row key = { .id = id };
+    const stack_row *r = bsearch(&key, t->stacks, t->nstacks,
+                                 sizeof *t->stacks, stack_cmp);
+    if (!r)
+        return 0;
+    *frames = t->frames + r->at;
+    *n = r->n;
+    return 1;
+}
+
 /* Appends text to a NUL-terminated string owned by the trace. */
 static int append_text(char **dst, const char *src, size_t len)
 {
@@ -324,6 +397,8 @@ static int load_meta_chunk(memtap_trace *t, const memtap_chunk_header *h,
             rc = parse_sites(t, raw, h->raw_size);
         else if (h->type == MEMTAP_CHUNK_MAPS)
             rc = append_text(&t->maps, raw, h->raw_size);
+        else if (h->type == MEMTAP_CHUNK_TABLE)
+            rc = parse_table(t, raw, h->raw_size);
         else
             rc = append_text(&t->info, raw, h->raw_size);
     }
@@ -576,6 +651,8 @@ static int open_owned_fd(int fd, memtap_trace **out)
     int rc = t->dctx ? read_header(t) : MEMTAP_E_NOMEM;
     if (rc == MEMTAP_OK)
         rc = scan_chunks(t);
+    if (rc == MEMTAP_OK && t->nstacks)
+        qsort(t->stacks, t->nstacks, sizeof *t->stacks, stack_cmp);
     if (rc != MEMTAP_OK) {
         int saved = errno;
         memtap_trace_close(t);
@@ -641,6 +718,8 @@ void memtap_trace_close(memtap_trace *t)
     free(t->site_refs);
     free(t->maps);
     free(t->info);
+    free(t->frames);
+    free(t->stacks);
     while (t->values) {
         info_value *next = t->values->next;
         free(t->values);

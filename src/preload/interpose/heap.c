@@ -2,7 +2,8 @@
  * heap.c - the dynamic memory tracker: wrappers for the malloc family, the
  * mmap family, brk/sbrk and C++ operator new/delete.  Each wrapper calls
  * the real function and records one event (MadT Table I kind, call site =
- * return address into the caller, a global allocation number).  Blocks are
+ * return address into the caller, a global allocation number, the call
+ * stack from the site out).  Blocks are
  * named after the run by the symbolizer, never here.
  *
  * C++ operators forward to the C++ runtime's own operators (so new_handler
@@ -17,6 +18,7 @@
 #include "preload/core/own_text.h"
 #include "shadow_host.h"
 #include "preload/record/tracer.h"
+#include "preload/record/stacks.h"
 #include "preload/core/stop_world.h"
 #include "preload/syscall/syscalls.h"
 
@@ -92,6 +94,16 @@ static void *checked(void *p)
     return p;
 }
 
+/* The event's call stack from site out (its unwinding touches the
+ * program's stack and the unwinder's data as memtap's own). */
+static uint32_t call_stack(uint64_t site)
+{
+    tracer_internal_enter();
+    uint32_t id = stacks_id(site);
+    tracer_internal_leave();
+    return id;
+}
+
 /* Both run as memtap's: errno is the C library's (__errno_location,
  * rewritten), and its access is not the program's. */
 static void record_alloc(uint8_t kind, uint8_t flags, void *p, uint64_t size,
@@ -106,8 +118,9 @@ static void record_alloc(uint8_t kind, uint8_t flags, void *p, uint64_t size,
     else if (p && kind != MEMTAP_EV_MMAP && kind != MEMTAP_EV_MREMAP)
         traced_add((uintptr_t)p, (uintptr_t)p + (size ? size : 1),
                     PROT_READ | PROT_WRITE, PM_HEAP);
-    tracer_record(kind, flags, site, (uint64_t)(uintptr_t)p, size,
-                (uint64_t)(uintptr_t)old, tracer_next_alloc_id());
+    tracer_record_counted(kind, flags, site, (uint64_t)(uintptr_t)p, size,
+                          (uint64_t)(uintptr_t)old, tracer_next_alloc_id(),
+                          call_stack(site));
     errno = saved;
     rewritten_own_end();
 }
@@ -119,7 +132,8 @@ static void record_release(uint8_t kind, uint8_t flags, void *p,
     int saved = errno;
     take_operator(&site, &flags);
     watch_block_released((uint64_t)(uintptr_t)p);
-    tracer_record(kind, flags, site, (uint64_t)(uintptr_t)p, size, 0, 0);
+    tracer_record_counted(kind, flags, site, (uint64_t)(uintptr_t)p, size, 0,
+                          0, call_stack(site));
     errno = saved;
     rewritten_own_end();
 }

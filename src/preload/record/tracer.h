@@ -50,6 +50,10 @@ void tracer_sync(void);
 /* Appends one record for the calling thread (seq is assigned here). */
 void tracer_record(uint8_t kind, uint8_t flags, uint64_t pc, uint64_t addr,
                  uint64_t size, uint64_t addr2, uint64_t aux);
+/* The same with its count (a heap event's: its call stack). */
+void tracer_record_counted(uint8_t kind, uint8_t flags, uint64_t pc,
+                           uint64_t addr, uint64_t size, uint64_t addr2,
+                           uint64_t aux, uint32_t count);
 
 /* The site table of a rewritten module, tag by tag from 0 (the memory
  * stays the module's), the same compressed by the rewriter (frames,
@@ -125,6 +129,13 @@ void tracer_after_fork_child(void);
 
 /* Writes a MODULES chunk (encoded entries). */
 void tracer_write_modules(const void *entries, uint32_t len, uint32_t count);
+
+/* Writes rows of one of the trace's tables (format.h's TABLE chunks:
+ * raw is the rows as the table lays them out, at most TRACER_TABLE_MAX
+ * bytes) as one chunk, at once.  0 when it was written, -1 when not. */
+#define TRACER_TABLE_MAX 1024u
+int tracer_write_table(uint32_t table, uint32_t rows, const void *raw,
+                       size_t len);
 
 /* Resolves the functions heap.c forwards to (called at start-up). */
 void heap_resolve_next(void);

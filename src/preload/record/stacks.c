@@ -1,0 +1,182 @@
+/*
+ * stacks.c - the call stacks of heap events: unwinding the program's
+ * stack from a heap wrapper (libgcc's unwinder, copied into libmemtap.so:
+ * the program's .eh_frame, no frame pointers needed), and the
+ * process's table of distinct stacks, each written to the trace as a
+ * STACKS row (trace/format.h) the first time it is seen, before any
+ * event names it.
+ *
+ * The table takes no lock: a stack is looked up by its hash in open
+ * addressing slots, and a new one gets its id, its row written, and is
+ * then published into an empty slot by compare-and-swap.  Two threads
+ * that meet the same new stack at once may both write it, under two ids
+ * with the same frames: the reader takes either.  Everything lives in
+ * memory mapped from the kernel, never in the program's heap.
+ */
+#define _GNU_SOURCE
+#include "stacks.h"
+
+#include "preload/core/config.h"
+#include "preload/core/own_text.h"
+#include "sys/rawsys.h"
+#include "tracer.h"
+#include "trace/format.h"
+
+#include <stdatomic.h>
+#include <string.h>
+#include <unwind.h>
+
+/* libgcc's _Unwind_Backtrace and _Unwind_GetIP, in memtap's private copy
+ * (src/preload/CMakeLists.txt): not exported. */
+#define HIDDEN __attribute__((visibility("hidden")))
+HIDDEN _Unwind_Reason_Code memtap_unwind_backtrace(_Unwind_Trace_Fn fn,
+                                                   void *arg);
+HIDDEN _Unwind_Ptr memtap_unwind_get_ip(struct _Unwind_Context *ctx);
+
+#define SLOTS (1u << 20)        /* the table's slots */
+#define STACKS_MAX (SLOTS / 2)  /* distinct stacks it holds (probing stays
+                                   short) */
+#define FRAMES_MAX (1u << 24)   /* their frames, all together */
+#define PROBES 64u
+#define SKIP_MAX 32u            /* memtap's frames above the call site */
+#define DEPTH_DEFAULT 16u
+
+typedef struct stack_entry {
+    uint32_t hash;
+    uint32_t n;
+    uint32_t at;            /* its frames in st.frames */
+} stack_entry;
+
+/* The pages of these mappings are the kernel's until touched. */
+static struct {
+    int ready;              /* 1: on; -1: off (depth 0, or no memory) */
+    unsigned depth;
+    _Atomic uint32_t *slots;      /* the id of an entry, 0: empty */
+    stack_entry *entries;         /* by id - 1 */
+    uint64_t *frames;
+    _Atomic uint32_t next_id;     /* ids given so far */
+    _Atomic uint32_t nframes;     /* frames taken so far */
+} st;
+
+/* libmemtap.so's text: its frames (the wrappers of main, of a thread's
+ * start, of pthread_create) are not the program's. */
+static unsigned long own_lo, own_hi;
+
+static void setup(void)
+{
+    int64_t want = config()->stack_depth;
+    st.depth = want < 0 ? DEPTH_DEFAULT
+                        : (unsigned)(want > MEMTAP_STACK_MAX ? MEMTAP_STACK_MAX
+                                                             : want);
+    if (st.depth == 0) {
+        st.ready = -1;
+        return;
+    }
+    own_text_range(&own_lo, &own_hi);
+    st.slots = raw_map(SLOTS * sizeof *st.slots);
+    st.entries = raw_map(STACKS_MAX * sizeof *st.entries);
+    st.frames = raw_map(FRAMES_MAX * sizeof *st.frames);
+    st.ready = st.slots && st.entries && st.frames ? 1 : -1;
+}
+
+/* ---- unwinding ---- */
+
+typedef struct walk {
+    uint64_t from;          /* the frame that returns here starts the stack */
+    unsigned n, max, skipped;
+    uint64_t *pc;
+} walk;
+
+static _Unwind_Reason_Code take_frame(struct _Unwind_Context *ctx, void *arg)
+{
+    walk *w = arg;
+    uint64_t ip = (uint64_t)memtap_unwind_get_ip(ctx);
+    if (ip == 0)
+        return _URC_END_OF_STACK;
+    if (w->n == 0 && ip != w->from) /* memtap's frames, the allocator's */
+        return ++w->skipped < SKIP_MAX ? _URC_NO_REASON : _URC_END_OF_STACK;
+    if (ip - own_lo < own_hi - own_lo)
+        return _URC_NO_REASON;
+    w->pc[w->n++] = ip;
+    return w->n < w->max ? _URC_NO_REASON : _URC_END_OF_STACK;
+}
+
+/* ---- the table ---- */
+
+static uint32_t hash_frames(const uint64_t *pc, unsigned n)
+{
+    uint64_t h = 0x9E3779B97F4A7C15ull ^ n;
+    for (unsigned i = 0; i < n; i++) {
+        h ^= pc[i];
+        h *= 0xff51afd7ed558ccdull;
+        h ^= h >> 32;
+    }
+    return (uint32_t)h;
+}
+
+static int same(const stack_entry *e, uint32_t hash, const uint64_t *pc,
+                unsigned n)
+{
+    return e->hash == hash && e->n == n &&
+           memcmp(st.frames + e->at, pc, n * 8u) == 0;
+}
+
+/* A new entry for the stack, its row written to the trace: its id, or 0. */
+static uint32_t add(uint32_t hash, const uint64_t *pc, unsigned n)
+{
+    uint32_t id = atomic_fetch_add(&st.next_id, 1) + 1;
+    uint32_t at = atomic_fetch_add(&st.nframes, n);
+    if (id > STACKS_MAX || at > FRAMES_MAX - n)
+        return 0;
+    memcpy(st.frames + at, pc, n * 8u);
+    st.entries[id - 1] = (stack_entry){ hash, n, at };
+    struct {
+        uint32_t id, n;
+        uint64_t pc[MEMTAP_STACK_MAX];
+    } row = { id, n, { 0 } };
+    memcpy(row.pc, pc, n * 8u);
+    if (tracer_write_table(MEMTAP_TABLE_STACKS, 1, &row, 8u + n * 8u))
+        return 0;
+    return id;
+}
+
+static uint32_t intern(const uint64_t *pc, unsigned n)
+{
+    uint32_t hash = hash_frames(pc, n), mine = 0;
+    for (uint32_t k = 0, i = hash; k < PROBES; k++, i++) {
+        _Atomic uint32_t *slot = &st.slots[i & (SLOTS - 1)];
+        uint32_t have = atomic_load_explicit(slot, memory_order_acquire);
+        if (have == 0) {
+            if (!mine && !(mine = add(hash, pc, n)))
+                return 0;
+            if (atomic_compare_exchange_strong_explicit(
+                    slot, &have, mine, memory_order_release,
+                    memory_order_acquire))
+                return mine;
+        }
+        /* have: the slot's id, also when another thread just took it */
+        if (same(&st.entries[have - 1], hash, pc, n))
+            return have;
+    }
+    return mine; /* written, just not findable: the next one writes again */
+}
+
+uint32_t stacks_id(uint64_t site)
+{
+    if (st.ready == 0)
+        setup();
+    if (st.ready < 0 || site == 0)
+        return 0;
+    uint64_t pc[MEMTAP_STACK_MAX];
+    walk w = { .from = site, .max = st.depth, .pc = pc };
+    memtap_unwind_backtrace(take_frame, &w);
+    return w.n ? intern(pc, w.n) : 0;
+}
+
+void stacks_after_fork_child(void)
+{
+    /* the child's trace has none of the rows: it writes its own */
+    if (st.ready > 0) /* zero pages again */
+        raw_syscall3(SYS_madvise, st.slots, SLOTS * sizeof *st.slots,
+                     MADV_DONTNEED);
+}

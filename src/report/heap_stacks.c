@@ -1,0 +1,148 @@
+/*
+ * report/heap_stacks.c - heaptrack's questions per allocation call stack
+ * (heap_stacks.h).  What a stack held when the heap peaked is kept
+ * lazily: a stack's bytes at the latest peak are its bytes now unless it
+ * changed since, so each stack settles that figure at its first change
+ * after a peak (and all at the end), in constant time per event.
+ */
+#include "report/heap_stacks.h"
+
+#include "sys/vec.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static unsigned size_bin(uint64_t size)
+{
+    unsigned b = size > 1 ? 63u - (unsigned)__builtin_clzll(size) : 0;
+    return b < HEAP_STACK_SIZES ? b : HEAP_STACK_SIZES - 1;
+}
+
+/* Its bytes at the latest peak, when that peak came after its last
+ * change: what it holds now. */
+static void settle(const heap_stacks *s, heap_stack *x)
+{
+    if (x->seen < s->peaks) {
+        x->at_peak = x->live_bytes;
+        x->seen = s->peaks;
+    }
+}
+
+int heap_stacks_alloc(heap_stacks *s, uint32_t key, uint64_t site,
+                      uint64_t size, int peak)
+{
+    int made;
+    uint32_t *i = index_value(&s->by_key, key, &made);
+    if (!i)
+        return -1;
+    if (made) {
+        heap_stack *x = array_push((void **)&s->v, &s->n, &s->cap, sizeof *x);
+        if (!x)
+            return -1;
+        *x = (heap_stack){ .key = key, .site = site, .seen = s->peaks };
+        *i = (uint32_t)(s->n - 1);
+    }
+    heap_stack *x = &s->v[*i];
+    settle(s, x);
+    x->allocs++;
+    x->bytes += size;
+    x->live++;
+    x->live_bytes += size;
+    x->sizes[size_bin(size)]++;
+    if (peak) {
+        s->peaks++;
+        x->at_peak = x->live_bytes;
+        x->seen = s->peaks;
+    }
+    return 0;
+}
+
+void heap_stacks_free(heap_stacks *s, uint32_t key, uint64_t size,
+                      int temporary)
+{
+    int64_t i = index_get(&s->by_key, key);
+    if (i < 0)
+        return;
+    heap_stack *x = &s->v[i];
+    settle(s, x);
+    x->frees++;
+    x->live--;
+    x->live_bytes -= size;
+    x->temporary += temporary != 0;
+}
+
+static int by_allocs(const void *a, const void *b)
+{
+    const heap_stack *x = a, *y = b;
+    if (x->allocs != y->allocs)
+        return x->allocs < y->allocs ? 1 : -1;
+    return (x->key > y->key) - (x->key < y->key);
+}
+
+/* Adds a frame's text to x. */
+static int add_frame(heap_stack *x, const char *text)
+{
+    char **v = realloc(x->frames, (x->nframes + 1) * sizeof *v);
+    if (!v)
+        return -1;
+    x->frames = v;
+    if (!(v[x->nframes] = strdup(text)))
+        return -1;
+    x->nframes++;
+    return 0;
+}
+
+/* "function file:line" of each frame (its call: the byte before), the
+ * functions inlined there first. */
+static int name_frames(heap_stack *x, const memtap_trace *t, symbolizer *sym)
+{
+    const uint64_t *f;
+    size_t n;
+    if (!x->key || !memtap_trace_stack(t, x->key, &f, &n))
+        return 0;
+    for (size_t i = 0; i < n; i++) {
+        symbolizer_frame fr[8];
+        char text[600];
+        int k = symbolizer_frames(sym, f[i] - 1, fr, 8);
+        if (k == 0) {
+            symbolizer_code(sym, f[i], text, sizeof text);
+            if (add_frame(x, text))
+                return -1;
+        }
+        for (int j = 0; j < k; j++) {
+            snprintf(text, sizeof text, "%s%s%s%s", fr[j].function,
+                     fr[j].line[0] ? " " : "", fr[j].line,
+                     fr[j].inlined ? " (inlined)" : "");
+            if (add_frame(x, text))
+                return -1;
+        }
+    }
+    return 0;
+}
+
+int heap_stacks_finish(heap_stacks *s, const memtap_trace *t,
+                       symbolizer *sym)
+{
+    for (size_t i = 0; i < s->n; i++)
+        settle(s, &s->v[i]);
+    if (s->n)
+        qsort(s->v, s->n, sizeof *s->v, by_allocs);
+    index_free(&s->by_key);
+    for (size_t i = 0; i < s->n; i++)
+        if (sym && name_frames(&s->v[i], t, sym))
+            return -1;
+    return 0;
+}
+
+void heap_stacks_release(heap_stacks *s)
+{
+    for (size_t i = 0; i < s->n; i++) {
+        for (uint32_t j = 0; j < s->v[i].nframes; j++)
+            free(s->v[i].frames[j]);
+        free(s->v[i].frames);
+    }
+    free(s->v);
+    index_free(&s->by_key);
+    memset(s, 0, sizeof *s);
+}
