@@ -9,7 +9,7 @@ set -eu
 cd "$(dirname "$0")/.."
 PACKAGES="cmake make gcc g++ libc6-dev binutils pkg-config python3 \
 libelf-dev libdw-dev libbz2-dev libzstd-dev libzydis-dev libsqlite3-dev valgrind clang \
-help2man chromium fzf shellcheck"
+help2man chromium fzf shellcheck heaptrack"
 [ "${1:-}" = "--bench" ] && PACKAGES="$PACKAGES lua5.4 perl jq sqlite3 xz-utils bzip2 zstd \
 gzip libpython3.11-testsuite"
 command -v npm >/dev/null 2>&1 || PACKAGES="$PACKAGES nodejs npm"

@@ -922,6 +922,71 @@ static void test_site_table_bomb(void)
     unsetenv("MEMTAP_READER_MEMORY");
 }
 
+/* TABLE chunks: the stacks of every STACKS chunk found by id (one chunk
+ * may hold several rows, a row may come twice), a table of a kind this
+ * reader does not know passed over, a row that claims more frames than a
+ * stack holds makes its chunk corrupt (the others stay). */
+static size_t table_chunk(ZSTD_CCtx *cctx, uint32_t kind, uint32_t rows,
+                          const void *body, size_t len, uint8_t *out, size_t cap)
+{
+    uint8_t raw[1024];
+    memtap_table_header h = { kind, rows };
+    memcpy(raw, &h, sizeof h);
+    memcpy(raw + sizeof h, body, len);
+    return trace_chunk_encode(cctx, MEMTAP_CHUNK_TABLE, 0, rows, raw,
+                              sizeof h + len, out, cap);
+}
+
+static void test_stack_table(void)
+{
+    const char *path = path_in_dir("stacks.mtr");
+    trace_writer *w;
+    CHECK(trace_writer_create(path, 1, &w) == MEMTAP_OK);
+    memtap_record r = { .seq = 0, .pc = 0x1010, .addr = 0x5000, .size = 8,
+                        .kind = MEMTAP_EV_MALLOC, .count = 7 };
+    CHECK(trace_writer_event(w, 1, &r) == MEMTAP_OK);
+    CHECK(trace_writer_close(w) == MEMTAP_OK);
+    FILE *f = fopen(path, "ab");
+    ZSTD_CCtx *cctx = ZSTD_createCCtx();
+    static uint8_t out[4096];
+    /* ids 7 (3 frames) and 9 (1 frame) in one chunk; 7 again */
+    uint32_t two[] = { 7, 3, 0x1010, 0, 0x2020, 0, 0x3030, 0, 9, 1, 0x4040, 0 };
+    uint32_t again[] = { 7, 3, 0x1010, 0, 0x2020, 0, 0x3030, 0 };
+    uint32_t other[] = { 5, 1, 0xdead, 0 };
+    uint32_t bomb[] = { 11, MEMTAP_STACK_MAX + 1, 0, 0 };
+    size_t n;
+    CHECK(f && cctx);
+    n = table_chunk(cctx, MEMTAP_TABLE_STACKS, 2, two, sizeof two, out, sizeof out);
+    CHECK(n && fwrite(out, 1, n, f) == n);
+    n = table_chunk(cctx, MEMTAP_TABLE_STACKS, 1, again, sizeof again, out, sizeof out);
+    CHECK(n && fwrite(out, 1, n, f) == n);
+    n = table_chunk(cctx, 99, 1, other, sizeof other, out, sizeof out);
+    CHECK(n && fwrite(out, 1, n, f) == n);
+    n = table_chunk(cctx, MEMTAP_TABLE_STACKS, 1, bomb, sizeof bomb, out, sizeof out);
+    CHECK(n && fwrite(out, 1, n, f) == n);
+    ZSTD_freeCCtx(cctx);
+    fclose(f);
+    memtap_trace *t;
+    CHECK(memtap_trace_open(path, &t) == MEMTAP_OK);
+    if (!t)
+        return;
+    CHECK_EQ_U64(memtap_trace_get_health(t)->corrupt_chunks, 1);
+    const uint64_t *frames;
+    size_t nframes;
+    CHECK(memtap_trace_stack(t, 7, &frames, &nframes) == 1);
+    CHECK_EQ_U64(nframes, 3);
+    CHECK(nframes == 3 && frames[0] == 0x1010 && frames[2] == 0x3030);
+    CHECK(memtap_trace_stack(t, 9, &frames, &nframes) == 1 && nframes == 1 &&
+          frames[0] == 0x4040);
+    CHECK(memtap_trace_stack(t, 5, &frames, &nframes) == 0);  /* not a stack */
+    CHECK(memtap_trace_stack(t, 11, &frames, &nframes) == 0); /* corrupt */
+    CHECK(memtap_trace_stack(t, 0, &frames, &nframes) == 0);
+    memtap_event ev;
+    CHECK(memtap_trace_next(t, &ev) == 1);
+    CHECK_EQ_U64(memtap_heap_stack(&ev.rec), 7);
+    memtap_trace_close(t);
+}
+
 /* Sets the version field of the trace file at path. */
 static void set_version(const char *path, uint32_t version)
 {
@@ -1094,6 +1159,7 @@ int main(void)
     test_workspace();
     test_earlier_formats();
     test_site_table_bomb();
+    test_stack_table();
     test_framed_sites();
     test_due_followers();
     char cmd[300];

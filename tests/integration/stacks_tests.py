@@ -1,0 +1,241 @@
+#!/usr/bin/env python3
+"""Heap events' call stacks: the stacks of programs whose allocations are
+known by construction (alloc_stacks.c, cxx_stacks.cpp) as `memtap report`
+states them, sites named past allocator wrappers, and the same program's
+per-stack allocations, temporary allocations, bytes at the heap's peak and
+leaked bytes equal to heaptrack's (Debian's heaptrack, heaptrack_print).
+
+Usage: stacks_tests.py TEST_NAME   (MEMTAP_BUILD names the build tree)
+"""
+import json
+import os
+import re
+import subprocess
+import sys
+
+from memtap_tests import TMP, Failure, check, check_eq, memtap, prog, run_named
+
+SOURCE = os.path.join(os.path.dirname(__file__), "../programs/alloc_stacks.c")
+
+
+def line_of(text, nth=0):
+    """The line number of the nth line of alloc_stacks.c holding text."""
+    with open(SOURCE) as f:
+        hits = [i + 1 for i, line in enumerate(f) if text in line]
+    check(len(hits) > nth, "alloc_stacks.c has %r" % text)
+    return hits[nth]
+
+
+def frame(function, text):
+    return "%s alloc_stacks.c:%d" % (function, line_of(text))
+
+
+def expected():
+    """alloc_stacks.c's stacks (their frames in the program, innermost
+    first, to main) and what each allocated, worked out from its source."""
+    xm = frame("xmalloc", "void *p = malloc(n);")
+    want = {
+        (xm, frame("make_node", "return xmalloc(24)"), frame("main", "nodes[i] = make_node()")):
+            dict(allocs=100, bytes=2400, temporary=0, at_peak=2400, leaked=0),
+        (xm, frame("make_name", "return xmalloc(40)"), frame("main", "names[i] = make_name()")):
+            dict(allocs=50, bytes=2000, temporary=0, at_peak=2000, leaked=2000),
+        (xm, frame("make_table", "return xmalloc(1 << 20)"),
+         frame("main", "void *table = make_table()")):
+            dict(allocs=1, bytes=1 << 20, temporary=1, at_peak=1 << 20, leaked=0),
+        # both threads, one after the other: each one's last block is freed
+        # before the next allocation
+        (frame("worker", "p[i] = malloc(16)"),):
+            dict(allocs=60, bytes=960, temporary=2, at_peak=0, leaked=0),
+    }
+    inner = frame("recurse", "kept[depth] = xmalloc(64)")
+    call = frame("recurse", "recurse(depth - 1)")
+    for depth in range(7):
+        key = (xm, inner) + (call,) * depth + (frame("main", "recurse(6)"),)
+        want[key] = dict(allocs=1, bytes=64, temporary=0, at_peak=64, leaked=64)
+    return want
+
+
+def program_frames(frames):
+    """The frames in alloc_stacks.c, up to main (the C library's start-up
+    below it: heaptrack stops at main)."""
+    out = []
+    for f in frames:
+        if "alloc_stacks.c:" in f:
+            out.append(f)
+        if f.startswith("main "):
+            break
+    return tuple(out)
+
+
+def memtap_stacks(path, *opts):
+    rep = json.loads(memtap("report", "-q", "--json", "-", *opts, path).stdout)
+    stacks = {}
+    for s in rep["stacks"]:
+        key = program_frames(s["frames"])
+        if key and key[0].startswith("main "):  # the threads' thread-local blocks
+            continue
+        if key:
+            check(key not in stacks, "one stack of frames %r" % (key,))
+            stacks[key] = dict(allocs=s["allocs"], bytes=s["alloc_bytes"],
+                               temporary=s["temporary"], at_peak=s["at_peak"],
+                               leaked=s["not_freed_bytes"])
+    return rep, stacks
+
+
+def run_traced(name, engine, *opts):
+    path = os.path.join(TMP, "%s-%s.mtr" % (name, engine))
+    memtap("run", "-q", "--engine", engine, "-o", path, *opts, "--", prog(name))
+    return path
+
+
+def test_alloc_stacks_known():
+    """Under both engines, every stack of alloc_stacks.c has the frames and
+    counts its source says, the heap's peak is the sum of what was live
+    while it slept, and sites are named past xmalloc."""
+    want = expected()
+    for engine in ("static", "fault"):
+        rep, got = memtap_stacks(run_traced("alloc_stacks", engine))
+        check_eq(got, want, "the stacks of alloc_stacks.c (%s engine)" % engine)
+        check_eq(rep["heap"]["peak_bytes"], 2400 + 2000 + 7 * 64 + (1 << 20),
+                 "the heap's peak (%s)" % engine)
+        ours = ("make_node", "make_name", "make_table", "recurse", "worker", "xmalloc")
+        sites = sorted(o["name"].split("+")[0] for o in rep["objects"]
+                       if o["heap"] and o["name"].split("@")[1].split("+")[0] in ours)
+        check_eq(sites, ["malloc@make_name", "malloc@make_node", "malloc@make_table",
+                         "malloc@recurse", "malloc@worker"],
+                 "sites named past the wrapper (%s)" % engine)
+
+
+def heaptrack_stacks(binary):
+    """heaptrack's per-stack figures for one run of binary, as
+    heaptrack_print prints them (every stack, none merged)."""
+    data = os.path.join(TMP, "heaptrack")
+    for f in os.listdir(TMP):
+        if f.startswith("heaptrack."):
+            os.unlink(os.path.join(TMP, f))
+    p = subprocess.run(["heaptrack", "-o", data, binary], capture_output=True, text=True)
+    check_eq(p.returncode, 0, "heaptrack ran: %s" % p.stderr[-500:])
+    files = [f for f in os.listdir(TMP) if f.startswith("heaptrack.")]
+    check_eq(len(files), 1, "one heaptrack file")
+    out = subprocess.run(["heaptrack_print", "-f", os.path.join(TMP, files[0]), "-m", "0",
+                          "-a", "1", "-p", "1", "-l", "1", "-T", "1", "-n", "1000",
+                          "-s", "1000"], capture_output=True, text=True, check=True).stdout
+    heads = {
+        "MOST CALLS TO ALLOCATION FUNCTIONS":
+            (re.compile(r"^(\d+) calls to allocation functions with (\S+) peak"), "allocs", "at_peak"),
+        "MEMORY LEAKS": (re.compile(r"^(\S+) leaked over (\d+) calls"), "leaked", None),
+        "MOST TEMPORARY ALLOCATIONS":
+            (re.compile(r"^(\d+) temporary allocations of (\d+)"), "temporary", None),
+    }
+    stacks, section, entry, fn = {}, None, None, None
+
+    def close():
+        if entry:
+            key = program_frames(entry["frames"])
+            if key and not key[0].startswith("main "):
+                stacks.setdefault(key, {}).update(entry["values"])
+
+    for line in out.splitlines():
+        if line in heads or (line.isupper() and line.strip()):
+            close()
+            entry, section = None, heads.get(line)
+            continue
+        if section and section[0].match(line):
+            close()
+            m = section[0].match(line)
+            values = {section[1]: m.group(1)}
+            if section[2]:
+                values[section[2]] = m.group(2)
+            entry = {"frames": [], "values": values}
+        elif entry and re.match(r"^  \S", line):
+            fn = line.strip()
+            entry["frames"].append(fn)
+        elif entry and line.startswith("    at ") and entry["frames"]:
+            where = os.path.basename(line[len("    at "):])
+            entry["frames"][-1] = "%s %s" % (fn, where)
+    close()
+    return stacks
+
+
+def heaptrack_bytes(n):
+    """A byte count as heaptrack_print writes it."""
+    for unit in ("B", "K", "M", "G"):
+        if n < 1000 or unit == "G":
+            return "%dB" % n if unit == "B" else "%.2f%s" % (n, unit)
+        n /= 1000.0
+    return None
+
+
+def test_alloc_stacks_heaptrack():
+    """heaptrack and memtap (its default engine) on the same program:
+    stack by stack, the same allocations, the same bytes at the heap's
+    peak, the same leaked bytes and the same temporary allocations.  The
+    stacks of the threads' thread-local blocks are left out (each tool
+    loads libraries of its own with thread-local storage, which sizes
+    them)."""
+    theirs = heaptrack_stacks(prog("alloc_stacks"))
+    _, ours = memtap_stacks(run_traced("alloc_stacks", "static"))
+    check_eq(sorted(theirs), sorted(ours), "the same stacks")
+    for key, mine in ours.items():
+        t = theirs[key]
+        check_eq(int(t["allocs"]), mine["allocs"], "allocations of %r" % (key,))
+        check_eq(t["at_peak"], heaptrack_bytes(mine["at_peak"]), "peak of %r" % (key,))
+        check_eq(t.get("leaked", "0B"), heaptrack_bytes(mine["leaked"]), "leaked by %r" % (key,))
+        check_eq(int(t.get("temporary", 0)), mine["temporary"], "temporary of %r" % (key,))
+
+
+def test_alloc_stacks_options():
+    """--stack-depth 2 keeps two frames (each with the calls inlined there); --stack-depth 0 keeps none (the
+    sites are then the wrapper's); --alloc-wrapper names the blocks past
+    functions of the user's choice; --stack-depth out of range is refused."""
+    rep = json.loads(memtap("report", "-q", "--json", "-",
+                            run_traced("alloc_stacks", "static", "--stack-depth", "2")).stdout)
+    calls = [[f for f in s["frames"] if not f.endswith("(inlined)")] for s in rep["stacks"]]
+    check(calls and all(len(c) <= 2 for c in calls), "two calls at most: %r" % calls)
+    path = run_traced("alloc_stacks", "static", "--stack-depth", "0")
+    rep = json.loads(memtap("report", "-q", "--json", "-", path).stdout)
+    check(all(not s["frames"] for s in rep["stacks"]), "no frames without stacks")
+    names = [o["name"] for o in rep["objects"] if o["heap"]]
+    check(any(n.startswith("malloc@xmalloc+") for n in names), "the wrapper's site: %r" % names)
+    rep = json.loads(memtap("report", "-q", "--json", "-", "--alloc-wrapper", "make_*",
+                            run_traced("alloc_stacks", "static")).stdout)
+    names = [o["name"] for o in rep["objects"] if o["heap"]]
+    check_eq(len([n for n in names if n.startswith("malloc@main+")]), 3,
+             "nodes, names and the table named in main: %r" % names)
+    p = memtap("run", "--stack-depth", "65", "--", prog("alloc_stacks"), check_rc=False)
+    check(p.returncode == 2 and "--stack-depth" in p.stderr, p.stderr)
+
+
+def test_alloc_stacks_cxx():
+    """Blocks made inside std::vector and std::map are named after the
+    program's functions that use them, and the vector's stack holds its
+    seven doublings (4 to 256 bytes)."""
+    path = run_traced("cxx_stacks", "static")
+    rep = json.loads(memtap("report", "-q", "--json", "-", path).stdout)
+    names = [o["name"] for o in rep["objects"] if o["heap"]]
+    check(any(n.startswith("malloc@fill(") for n in names) and
+          any(n.startswith("malloc@index_keys(") for n in names) and
+          not any("std::" in n.split("@")[1].split("(")[0] for n in names),
+          "container blocks named by their users: %r" % names)
+    vec = [s for s in rep["stacks"] if any(f.startswith("fill(") for f in s["frames"])]
+    check_eq(len(vec), 1, "one stack into fill")
+    check_eq(vec[0]["sizes"], {str(1 << b): 1 for b in range(2, 9)}, "the vector's sizes")
+    nodes = [s for s in rep["stacks"] if any(f.startswith("index_keys(") for f in s["frames"])]
+    check_eq([s["allocs"] for s in nodes], [25], "the map's nodes")
+
+
+def test_alloc_stacks_fork():
+    """A forked child writes the stacks of its own allocations into its
+    own trace (the parent's table is not in its file)."""
+    path = os.path.join(TMP, "forker.mtr")
+    memtap("run", "-q", "-o", path, "--", prog("forker"))
+    kids = [f for f in os.listdir(TMP) if f.startswith("forker.") and f != "forker.mtr"
+            and f.endswith(".mtr")]
+    check_eq(len(kids), 1, "one child trace: %r" % kids)
+    rep = json.loads(memtap("report", "-q", "--json", "-", os.path.join(TMP, kids[0])).stdout)
+    child = [s for s in rep["stacks"] if any(f.startswith("child_block ") for f in s["frames"])]
+    check_eq([s["allocs"] for s in child], [1], "the child's block and its stack")
+
+
+if __name__ == "__main__":
+    sys.exit(run_named(globals(), sys.argv[1]))
