@@ -2,9 +2,17 @@
  * stacks.c - the call stacks of heap events: unwinding the program's
  * stack from a heap wrapper (libgcc's unwinder, copied into libmemtap.so:
  * the program's .eh_frame, no frame pointers needed), and the
- * process's table of distinct stacks, each written to the trace as a
- * STACKS row (trace/format.h) the first time it is seen, before any
- * event names it.
+ * process's table of distinct stacks, each added to the trace's STACKS
+ * table (trace/format.h, record/tables.h) the first time it is seen,
+ * before any event names it.
+ *
+ * Unwinding costs microseconds a stack (libgcc interprets the frames'
+ * CFI each time), so each thread remembers its last stacks by call site
+ * with where their return addresses were on its stack, relative to this
+ * file's own frame: when those places still hold those addresses, the
+ * stack is the same (a loop's allocations), and its id is known in tens
+ * of nanoseconds.  The places are checked from the innermost out, each
+ * one inside the caller frames the places before it vouched for.
  *
  * The table takes no lock: a stack is looked up by its hash in open
  * addressing slots, and a new one gets its id, its row written, and is
@@ -19,19 +27,20 @@
 #include "preload/core/config.h"
 #include "preload/core/own_text.h"
 #include "sys/rawsys.h"
-#include "tracer.h"
+#include "tables.h"
 #include "trace/format.h"
 
 #include <stdatomic.h>
 #include <string.h>
 #include <unwind.h>
 
-/* libgcc's _Unwind_Backtrace and _Unwind_GetIP, in memtap's private copy
+/* libgcc's _Unwind_Backtrace, _Unwind_GetIP and _Unwind_GetCFA, in its copy
  * (src/preload/CMakeLists.txt): not exported. */
 #define HIDDEN __attribute__((visibility("hidden")))
 HIDDEN _Unwind_Reason_Code memtap_unwind_backtrace(_Unwind_Trace_Fn fn,
                                                    void *arg);
 HIDDEN _Unwind_Ptr memtap_unwind_get_ip(struct _Unwind_Context *ctx);
+HIDDEN _Unwind_Word memtap_unwind_get_cfa(struct _Unwind_Context *ctx);
 
 #define SLOTS (1u << 20)        /* the table's slots */
 #define STACKS_MAX (SLOTS / 2)  /* distinct stacks it holds (probing stays
@@ -40,6 +49,19 @@ HIDDEN _Unwind_Ptr memtap_unwind_get_ip(struct _Unwind_Context *ctx);
 #define PROBES 64u
 #define SKIP_MAX 32u            /* memtap's frames above the call site */
 #define DEPTH_DEFAULT 16u
+#define CACHE_WAYS 64u          /* stacks a thread remembers */
+#define CACHE_DEPTH 16u         /* the deepest it remembers */
+
+/* A stack a thread met at a call site: its id, and where each of its
+ * return addresses was, relative to stacks_id's frame. */
+typedef struct cached {
+    uint64_t site;          /* 0: empty, or being written */
+    uint32_t id, n;
+    int32_t at[CACHE_DEPTH];
+} cached;
+
+static __thread cached tls_cache[CACHE_WAYS]
+    __attribute__((tls_model("initial-exec")));
 
 typedef struct stack_entry {
     uint32_t hash;
@@ -85,18 +107,23 @@ typedef struct walk {
     uint64_t from;          /* the frame that returns here starts the stack */
     unsigned n, max, skipped;
     uint64_t *pc;
+    uint64_t *slot;         /* where each pc was stored */
 } walk;
 
 static _Unwind_Reason_Code take_frame(struct _Unwind_Context *ctx, void *arg)
 {
     walk *w = arg;
+    /* a context's ip is the return address its frame was called with,
+     * just below its CFA */
     uint64_t ip = (uint64_t)memtap_unwind_get_ip(ctx);
+    uint64_t stored_at = (uint64_t)memtap_unwind_get_cfa(ctx) - 8;
     if (ip == 0)
         return _URC_END_OF_STACK;
     if (w->n == 0 && ip != w->from) /* memtap's frames, the allocator's */
         return ++w->skipped < SKIP_MAX ? _URC_NO_REASON : _URC_END_OF_STACK;
     if (ip - own_lo < own_hi - own_lo)
         return _URC_NO_REASON;
+    w->slot[w->n] = stored_at;
     w->pc[w->n++] = ip;
     return w->n < w->max ? _URC_NO_REASON : _URC_END_OF_STACK;
 }
@@ -135,7 +162,7 @@ static uint32_t add(uint32_t hash, const uint64_t *pc, unsigned n)
         uint64_t pc[MEMTAP_STACK_MAX];
     } row = { id, n, { 0 } };
     memcpy(row.pc, pc, n * 8u);
-    if (tracer_write_table(MEMTAP_TABLE_STACKS, 1, &row, 8u + n * 8u))
+    if (tables_add(MEMTAP_TABLE_STACKS, 1, &row, 8u + n * 8u))
         return 0;
     return id;
 }
@@ -161,16 +188,57 @@ static uint32_t intern(const uint64_t *pc, unsigned n)
     return mine; /* written, just not findable: the next one writes again */
 }
 
+static cached *way_of(uint64_t site)
+{
+    return &tls_cache[(site * 0x9E3779B97F4A7C15ull) >> 58];
+}
+
+/* Whether the stack c remembers is the one under base now. */
+static int still_there(const cached *c, uintptr_t base)
+{
+    const stack_entry *e = &st.entries[c->id - 1];
+    const uint64_t *pc = st.frames + e->at;
+    for (uint32_t i = 0; i < c->n; i++)
+        if (*(const uint64_t *)(base + (intptr_t)c->at[i]) != pc[i])
+            return 0;
+    return 1;
+}
+
+static void remember(cached *c, uint64_t site, uint32_t id, const walk *w,
+                     uintptr_t base)
+{
+    if (w->n > CACHE_DEPTH)
+        return;
+    c->site = 0; /* a handler that interrupts this finds no entry */
+    for (uint32_t i = 0; i < w->n; i++) {
+        int64_t d = (int64_t)(w->slot[i] - base);
+        if (d != (int32_t)d)
+            return;
+        c->at[i] = (int32_t)d;
+    }
+    c->id = id;
+    c->n = w->n;
+    atomic_signal_fence(memory_order_release);
+    c->site = site;
+}
+
 uint32_t stacks_id(uint64_t site)
 {
     if (st.ready == 0)
         setup();
     if (st.ready < 0 || site == 0)
         return 0;
-    uint64_t pc[MEMTAP_STACK_MAX];
-    walk w = { .from = site, .max = st.depth, .pc = pc };
+    uintptr_t base = (uintptr_t)__builtin_frame_address(0);
+    cached *c = way_of(site);
+    if (c->site == site && still_there(c, base))
+        return c->id;
+    uint64_t pc[MEMTAP_STACK_MAX], slot[MEMTAP_STACK_MAX];
+    walk w = { .from = site, .max = st.depth, .pc = pc, .slot = slot };
     memtap_unwind_backtrace(take_frame, &w);
-    return w.n ? intern(pc, w.n) : 0;
+    uint32_t id = w.n ? intern(pc, w.n) : 0;
+    if (id)
+        remember(c, site, id, &w, base);
+    return id;
 }
 
 void stacks_after_fork_child(void)

@@ -32,6 +32,7 @@
 #define _GNU_SOURCE
 #include "tracer.h"
 #include "stacks.h"
+#include "tables.h"
 #include "preload/core/filters.h"
 #include "sys/rawsys.h"
 #include "preload/core/config.h"
@@ -265,9 +266,12 @@ static void lose(uint64_t n, int err)
     }
 }
 
-/* Writes one encoded chunk of n records (n = 0 for metadata). */
+/* Writes one encoded chunk of n records (n = 0 for metadata); the rows
+ * of tables its events may name first. */
 static void write_chunk(const void *buf, size_t len, uint64_t n)
 {
+    if (n)
+        tables_before_events();
     int rc = raw_write_all(rec.fd, buf, len);
     if (rc < 0) {
         lose(n, -rc);
@@ -333,46 +337,39 @@ static uint32_t current_tid(void)
     return (uint32_t)syscall(SYS_gettid);
 }
 
-/* ---- metadata chunks (rare: start, fork, dlopen, end, a new stack) ---- */
-
-/* Whether the calling thread holds the metadata lock (a signal handler
- * that interrupted it must not wait for it). */
-static __thread int tls_meta __attribute__((tls_model("initial-exec")));
+/* ---- metadata chunks (rare: start, fork, dlopen, end) ---- */
 
 static int meta_acquire(int may_wait)
 {
-    tls_meta = 1; /* before the lock: a handler never waits for its thread */
     for (;;) {
         if (spin_try(&rec.meta_lock))
             return 1;
-        if (!may_wait) {
-            tls_meta = 0;
+        if (!may_wait)
             return 0;
-        }
         sched_yield();
     }
 }
 
-static void meta_release(void)
-{
-    tls_meta = 0;
-    spin_release(&rec.meta_lock);
-}
+static void meta_release(void) { spin_release(&rec.meta_lock); }
 
-/* Whether the chunk was encoded and handed to write_chunk. */
-static int write_meta_locked(uint16_t type, uint32_t count, const void *raw,
-                             size_t len)
+static void write_meta_locked(uint16_t type, uint32_t count, const void *raw,
+                              size_t len)
 {
     if (rec.fd < 0 || !rec.meta_cctx || len > META_MAX)
-        return 0;
+        return;
     tracer_internal_enter();
     size_t n = trace_chunk_encode(rec.meta_cctx, type, current_tid(), count,
                                   raw, len, rec.meta_out, rec.meta_out_cap);
     if (n)
         write_chunk(rec.meta_out, n, 0);
     tracer_internal_leave();
-    return n != 0;
 }
+
+void tracer_write_meta(const void *chunk, size_t len) { write_chunk(chunk, len, 0); }
+
+uint32_t tracer_tid(void) { return current_tid(); }
+
+trace_compression tracer_compression(void) { return rec.compression; }
 
 void tracer_write_modules(const void *entries, uint32_t len, uint32_t count)
 {
@@ -381,24 +378,6 @@ void tracer_write_modules(const void *entries, uint32_t len, uint32_t count)
     meta_acquire(1);
     write_meta_locked(MEMTAP_CHUNK_MODULES, count, entries, len);
     meta_release();
-}
-
-int tracer_write_table(uint32_t table, uint32_t rows, const void *raw,
-                       size_t len)
-{
-    uint8_t chunk[TRACER_TABLE_MAX + sizeof(memtap_table_header)];
-    if (!rec.enabled || len > TRACER_TABLE_MAX)
-        return -1;
-    memtap_table_header h = { .table = table, .rows = rows };
-    memcpy(chunk, &h, sizeof h);
-    memcpy(chunk + sizeof h, raw, len);
-    if (tls_meta) /* a handler's malloc while this thread writes one */
-        return -1;
-    meta_acquire(1);
-    int ok = write_meta_locked(MEMTAP_CHUNK_TABLE, rows, chunk,
-                               sizeof h + len);
-    meta_release();
-    return ok ? 0 : -1;
 }
 
 /* Reads a whole /proc file into memory of our own; returns its length. */
@@ -1540,6 +1519,7 @@ void tracer_after_fork_child(void)
     atomic_store(&rec.write_errno, 0);
     EACH_CLIENT(after_fork_child);
     stacks_after_fork_child();
+    tables_after_fork_child();
     strcpy(rec.parent_path, rec.path);
     rec.fork_seq = atomic_load(&rec.seq);
     open_output();

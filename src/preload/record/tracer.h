@@ -12,6 +12,7 @@
 
 #include "memtap/trace.h"
 #include "trace/pack.h"
+#include "trace/chunk.h"
 
 #define MEMTAP_EXPORT __attribute__((visibility("default")))
 
@@ -130,12 +131,12 @@ void tracer_after_fork_child(void);
 /* Writes a MODULES chunk (encoded entries). */
 void tracer_write_modules(const void *entries, uint32_t len, uint32_t count);
 
-/* Writes rows of one of the trace's tables (format.h's TABLE chunks:
- * raw is the rows as the table lays them out, at most TRACER_TABLE_MAX
- * bytes) as one chunk, at once.  0 when it was written, -1 when not. */
-#define TRACER_TABLE_MAX 1024u
-int tracer_write_table(uint32_t table, uint32_t rows, const void *raw,
-                       size_t len);
+/* Writes an encoded metadata chunk (tables.c's) as it is. */
+void tracer_write_meta(const void *chunk, size_t len);
+/* The calling thread's id, as chunks name it. */
+uint32_t tracer_tid(void);
+/* How chunks are compressed (memtap run --compress). */
+trace_compression tracer_compression(void);
 
 /* Resolves the functions heap.c forwards to (called at start-up). */
 void heap_resolve_next(void);
