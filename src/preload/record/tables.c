@@ -59,7 +59,7 @@ static void release(void)
 
 static void setup_locked(void)
 {
-    trace_compression c = tracer_compression();
+    trace_compression c = (trace_compression)tracer_compression();
     size_t ws = trace_chunk_workspace_size(BUF_BYTES, c);
     tab.out_cap = trace_chunk_bound(BUF_BYTES);
     uint8_t *mem = raw_map(ws + tab.out_cap + BUF_BYTES);

@@ -369,7 +369,7 @@ void tracer_write_meta(const void *chunk, size_t len) { write_chunk(chunk, len, 
 
 uint32_t tracer_tid(void) { return current_tid(); }
 
-trace_compression tracer_compression(void) { return rec.compression; }
+int tracer_compression(void) { return (int)rec.compression; }
 
 void tracer_write_modules(const void *entries, uint32_t len, uint32_t count)
 {

@@ -12,7 +12,6 @@
 
 #include "memtap/trace.h"
 #include "trace/pack.h"
-#include "trace/chunk.h"
 
 #define MEMTAP_EXPORT __attribute__((visibility("default")))
 
@@ -135,8 +134,9 @@ void tracer_write_modules(const void *entries, uint32_t len, uint32_t count);
 void tracer_write_meta(const void *chunk, size_t len);
 /* The calling thread's id, as chunks name it. */
 uint32_t tracer_tid(void);
-/* How chunks are compressed (memtap run --compress). */
-trace_compression tracer_compression(void);
+/* How chunks are compressed (memtap run --compress): a trace_compression
+ * (trace/chunk.h). */
+int tracer_compression(void);
 
 /* Resolves the functions heap.c forwards to (called at start-up). */
 void heap_resolve_next(void);
