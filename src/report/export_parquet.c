@@ -129,11 +129,11 @@ static const int nullable[] = { A_SOURCE, A_BLOCK, A_SITE };
  * region columns hold the ids of until the export joins them back (an
  * integer column costs DuckDB's table storage far less than a string;
  * the kind is its letter's code until then, for the same reason). */
-enum { T_ACCESSES, T_BLOCKS, T_MODULES, T_THREADS, EXPORTED, T_NAMES = EXPORTED,
-       TABLES };
+enum { T_ACCESSES, T_BLOCKS, T_MODULES, T_THREADS, T_STACKS, EXPORTED,
+       T_NAMES = EXPORTED, TABLES };
 static const char *const table_names[TABLES] = { "accesses", "blocks",
                                                  "modules", "threads",
-                                                 "names" };
+                                                 "stacks", "names" };
 
 static const char schema[] =
     "SET memory_limit='256MB'; SET preserve_insertion_order=false;"
@@ -144,7 +144,9 @@ static const char schema[] =
     "CREATE TABLE names(id UINTEGER, name VARCHAR);"
     "CREATE TABLE blocks(pid UINTEGER, number UBIGINT, kind VARCHAR,"
     " address UBIGINT, size UBIGINT, site UBIGINT, site_name VARCHAR,"
-    " tid UINTEGER, alloc_seq UBIGINT, free_seq UBIGINT);"
+    " tid UINTEGER, alloc_seq UBIGINT, free_seq UBIGINT, stack UINTEGER);"
+    "CREATE TABLE stacks(pid UINTEGER, stack UINTEGER, depth UINTEGER,"
+    " pc UBIGINT, frame VARCHAR);"
     "CREATE TABLE modules(pid UINTEGER, id UINTEGER, path VARCHAR,"
     " base UBIGINT, build_id VARCHAR);"
     "CREATE TABLE threads(pid UINTEGER, tid UINTEGER, first_seq UBIGINT,"
@@ -339,7 +341,24 @@ static int put_block(void *arg, const export_block *b)
         d->append_uint64(app, b->free_seq);
     else
         d->append_null(app);
+    if (b->stack)
+        d->append_uint32(app, b->stack);
+    else
+        d->append_null(app);
     return end_row(s, T_BLOCKS);
+}
+
+static int put_frame(void *arg, const export_frame *f)
+{
+    sink_state *s = arg;
+    duckdb_api *d = s->api;
+    duckdb_handle app = s->app[T_STACKS];
+    d->append_uint32(app, s->pid);
+    d->append_uint32(app, f->stack);
+    d->append_uint32(app, f->depth);
+    d->append_uint64(app, f->pc);
+    d->append_varchar(app, f->frame);
+    return end_row(s, T_STACKS);
 }
 
 static int put_module(void *arg, const memtap_module *m, const char *build_id)
@@ -603,7 +622,8 @@ int export_parquet(memtap_trace *t, symbolizer *sym, const char *lib,
                      table_names[i]);
             rc = -1;
         }
-    export_sink sink = { put_module, put_access, put_block, put_thread, &s };
+    export_sink sink = { put_module, put_access, put_block, put_thread,
+                         put_frame, &s };
     if (rc == 0 && !(s.names = calloc(1, sizeof *s.names))) {
         snprintf(err, errcap, "out of memory");
         rc = -1;

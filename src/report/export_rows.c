@@ -43,6 +43,7 @@ typedef struct walk {
     export_thread *threads;
     size_t nthreads, threads_cap;
     index_map by_tid;
+    index_map stacks;         /* the call stacks blocks name, as keys */
     char *err;
     size_t errcap;
     void (*progress)(void *);     /* per event, with parg */
@@ -157,8 +158,10 @@ static int add_block(walk *w, const memtap_event *ev)
 {
     const memtap_record *x = &ev->rec;
     char code[NAME_CAP];
-    const char *site = namer_code(w->names, x->pc, code, sizeof code, NULL);
+    uint64_t named = symbolizer_alloc_site(w->sym, x);
+    const char *site = namer_code(w->names, named, code, sizeof code, NULL);
     uint32_t i;
+    int made;
     if (w->nfree) {
         i = w->free_slots[--w->nfree];
     } else {
@@ -174,8 +177,14 @@ static int add_block(walk *w, const memtap_event *ev)
     }
     live_block *b = &w->blocks[i];
     memset(b, 0, sizeof *b);
-    b->row = (export_block){ x->aux, { (char)x->kind, 0 }, x->addr, x->size,
-                             x->pc, NULL, ev->tid, x->seq, 0, 0 };
+    b->row = (export_block){ .number = x->aux, .kind = { (char)x->kind, 0 },
+                             .address = x->addr, .size = x->size,
+                             .site = named, .tid = ev->tid,
+                             .alloc_seq = x->seq,
+                             .stack = symbolizer_stack_key(w->sym,
+                                                           memtap_heap_stack(x)) };
+    if (b->row.stack && index_value(&w->stacks, b->row.stack, &made) == NULL)
+        return oom(w);
     b->site_name = strdup(site);
     b->used = 1;
     if (!b->site_name || index_put(&w->by_address, x->addr, i))
@@ -235,7 +244,24 @@ static int add_modules(walk *w, const memtap_trace *t)
     return 0;
 }
 
-/* The blocks still live and the threads, at the end. */
+/* The frames of one stack, one row each. */
+typedef struct frame_walk {
+    walk *w;
+    export_frame row;
+} frame_walk;
+
+static int put_frame(void *arg, uint64_t pc, const char *text)
+{
+    frame_walk *f = arg;
+    f->row.pc = pc;
+    f->row.frame = text;
+    int rc = f->w->sink->frame(f->w->sink->arg, &f->row);
+    f->row.depth++;
+    return rc;
+}
+
+/* The blocks still live, the threads and the stacks blocks name, at the
+ * end. */
 static int finish(walk *w)
 {
     for (size_t i = 0; i < w->nblocks; i++) {
@@ -249,6 +275,12 @@ static int finish(walk *w)
     for (size_t i = 0; i < w->nthreads; i++)
         if (w->sink->thread(w->sink->arg, &w->threads[i]))
             return 1;
+    for (size_t i = 0; i < w->stacks.cap; i++) {
+        frame_walk f = { w, { w->stacks.v[i].key, 0, 0, NULL } };
+        if (w->stacks.v[i].used &&
+            symbolizer_stack_frames(w->sym, f.row.stack, put_frame, &f))
+            return 1;
+    }
     return 0;
 }
 
@@ -261,6 +293,7 @@ static void walk_free(walk *w)
     free(w->threads);
     index_free(&w->by_address);
     index_free(&w->by_tid);
+    index_free(&w->stacks);
     namer_destroy(w->names);
     free(w->sites);
 }

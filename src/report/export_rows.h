@@ -36,13 +36,26 @@ typedef struct export_access {
 typedef struct export_block {
     uint64_t number;         /* the allocation number */
     char kind[2];            /* "M", "C", "R", "P", "E" */
-    uint64_t address, size, site;
+    uint64_t address, size;
+    uint64_t site;           /* the site it is named after, as `memtap
+                                report` names it: its call site, or a
+                                frame past allocator wrappers */
     const char *site_name;   /* "main+26" */
+    uint32_t stack;          /* its call stack (export_frame.stack), or 0 */
     uint32_t tid;
     uint64_t alloc_seq;
     int freed;               /* free_seq is set (else live at the end) */
     uint64_t free_seq;
 } export_block;
+
+/* A frame of a call stack blocks name (inlined functions are frames of
+ * their own, at the same pc). */
+typedef struct export_frame {
+    uint32_t stack;          /* one number per distinct stack */
+    uint32_t depth;          /* 0: the innermost */
+    uint64_t pc;             /* the return address */
+    const char *frame;       /* "make_node llist.c:15" */
+} export_frame;
 
 typedef struct export_thread {
     uint32_t tid;
@@ -57,6 +70,7 @@ typedef struct export_sink {
     int (*block)(void *arg, const export_block *b);  /* once released, or
                                                          at the end */
     int (*thread)(void *arg, const export_thread *t); /* at the end */
+    int (*frame)(void *arg, const export_frame *f);   /* at the end */
     void *arg;
 } export_sink;
 

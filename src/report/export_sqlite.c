@@ -4,7 +4,8 @@
  *   accesses(seq, tid, kind, pc, address, size, source, count,
  *            function -> names, object -> names, region)
  *   blocks(number, kind, address, size, site, site_name -> names, tid,
- *          alloc_seq, free_seq)          heap blocks and mappings
+ *          alloc_seq, free_seq, stack)   heap blocks and mappings
+ *   stacks(stack, depth, pc, frame)      the call stacks blocks name
  *   modules(id, path, base, build_id)
  *   threads(tid, first_seq, last_seq, events)
  *   names(id, name)                      objects and functions
@@ -37,7 +38,8 @@ static const char schema[] =
     " last_seq INTEGER, events INTEGER);"
     "CREATE TABLE blocks(number INTEGER, kind TEXT, address INTEGER,"
     " size INTEGER, site INTEGER, site_name INTEGER REFERENCES names(id),"
-    " tid INTEGER, alloc_seq INTEGER, free_seq INTEGER);"
+    " tid INTEGER, alloc_seq INTEGER, free_seq INTEGER, stack INTEGER);"
+    "CREATE TABLE stacks(stack INTEGER, depth INTEGER, pc INTEGER, frame TEXT);"
     "CREATE TABLE accesses(seq INTEGER PRIMARY KEY, tid INTEGER, kind TEXT,"
     " pc INTEGER, address INTEGER, size INTEGER, source INTEGER,"
     " count INTEGER, function INTEGER REFERENCES names(id),"
@@ -54,7 +56,7 @@ static const char indexes[] =
 
 typedef struct writer {
     sqlite3 *db;
-    sqlite3_stmt *access, *block, *module, *name_add, *name_id, *thread;
+    sqlite3_stmt *access, *block, *module, *name_add, *name_id, *thread, *frame;
     name_cache *names;
     uint64_t site_key;          /* the last access's site, and its id */
     int64_t site_id;
@@ -149,7 +151,21 @@ static int put_block(void *arg, const export_block *b)
         sqlite3_bind_int64(s, 9, (int64_t)b->free_seq);
     else
         sqlite3_bind_null(s, 9);
+    if (b->stack)
+        sqlite3_bind_int64(s, 10, b->stack);
+    else
+        sqlite3_bind_null(s, 10);
     return step(w, s, "blocks");
+}
+
+static int put_frame(void *arg, const export_frame *f)
+{
+    writer *w = arg;
+    sqlite3_bind_int64(w->frame, 1, f->stack);
+    sqlite3_bind_int64(w->frame, 2, f->depth);
+    sqlite3_bind_int64(w->frame, 3, (int64_t)f->pc);
+    sqlite3_bind_text(w->frame, 4, f->frame, -1, SQLITE_STATIC);
+    return step(w, w->frame, "stacks");
 }
 
 static int put_module(void *arg, const memtap_module *m, const char *build_id)
@@ -178,7 +194,8 @@ static int prepare(writer *w)
         { offsetof(writer, access),
           "INSERT INTO accesses VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?)" },
         { offsetof(writer, block),
-          "INSERT INTO blocks VALUES(?,?,?,?,?,?,?,?,?)" },
+          "INSERT INTO blocks VALUES(?,?,?,?,?,?,?,?,?,?)" },
+        { offsetof(writer, frame), "INSERT INTO stacks VALUES(?,?,?,?)" },
         { offsetof(writer, module), "INSERT INTO modules VALUES(?,?,?,?)" },
         { offsetof(writer, name_add), "INSERT OR IGNORE INTO names(name) VALUES(?)" },
         { offsetof(writer, name_id), "SELECT id FROM names WHERE name=?" },
@@ -195,7 +212,7 @@ static int prepare(writer *w)
 static void writer_close(writer *w)
 {
     sqlite3_stmt *all[] = { w->access, w->block, w->module, w->name_add,
-                            w->name_id, w->thread };
+                            w->name_id, w->thread, w->frame };
     for (size_t i = 0; i < sizeof all / sizeof *all; i++)
         sqlite3_finalize(all[i]);
     if (w->names)
@@ -229,7 +246,8 @@ int export_sqlite(memtap_trace *t, symbolizer *sym, const char *path,
     } else {
         rc = prepare(&w);
     }
-    export_sink sink = { put_module, put_access, put_block, put_thread, &w };
+    export_sink sink = { put_module, put_access, put_block, put_thread,
+                         put_frame, &w };
     if (rc == 0)
         rc = export_rows(t, sym, &sink, progress, arg, err, errcap);
     if (rc == 0 && sqlite3_exec(w.db, indexes, NULL, NULL, NULL) != SQLITE_OK)

@@ -80,9 +80,11 @@ static int by_allocs(const void *a, const void *b)
     return (x->key > y->key) - (x->key < y->key);
 }
 
-/* Adds a frame's text to x. */
-static int add_frame(heap_stack *x, const char *text)
+/* Adds a frame's text to x (a heap_stack). */
+static int add_frame(void *arg, uint64_t pc, const char *text)
 {
+    heap_stack *x = arg;
+    (void)pc;
     char **v = realloc(x->frames, (x->nframes + 1) * sizeof *v);
     if (!v)
         return -1;
@@ -93,36 +95,7 @@ static int add_frame(heap_stack *x, const char *text)
     return 0;
 }
 
-/* "function file:line" of each frame (its call: the byte before), the
- * functions inlined there first. */
-static int name_frames(heap_stack *x, const memtap_trace *t, symbolizer *sym)
-{
-    const uint64_t *f;
-    size_t n;
-    if (!x->key || !memtap_trace_stack(t, x->key, &f, &n))
-        return 0;
-    for (size_t i = 0; i < n; i++) {
-        symbolizer_frame fr[8];
-        char text[600];
-        int k = symbolizer_frames(sym, f[i] - 1, fr, 8);
-        if (k == 0) {
-            symbolizer_code(sym, f[i], text, sizeof text);
-            if (add_frame(x, text))
-                return -1;
-        }
-        for (int j = 0; j < k; j++) {
-            snprintf(text, sizeof text, "%s%s%s%s", fr[j].function,
-                     fr[j].line[0] ? " " : "", fr[j].line,
-                     fr[j].inlined ? " (inlined)" : "");
-            if (add_frame(x, text))
-                return -1;
-        }
-    }
-    return 0;
-}
-
-int heap_stacks_finish(heap_stacks *s, const memtap_trace *t,
-                       symbolizer *sym)
+int heap_stacks_finish(heap_stacks *s, symbolizer *sym)
 {
     for (size_t i = 0; i < s->n; i++)
         settle(s, &s->v[i]);
@@ -130,7 +103,7 @@ int heap_stacks_finish(heap_stacks *s, const memtap_trace *t,
         qsort(s->v, s->n, sizeof *s->v, by_allocs);
     index_free(&s->by_key);
     for (size_t i = 0; i < s->n; i++)
-        if (sym && name_frames(&s->v[i], t, sym))
+        if (sym && symbolizer_stack_frames(sym, s->v[i].key, add_frame, &s->v[i]))
             return -1;
     return 0;
 }

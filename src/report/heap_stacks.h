@@ -12,7 +12,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "memtap/trace.h"
 #include "report/index.h"
 #include "symbols/symbolizer.h"
 
@@ -46,9 +45,9 @@ int heap_stacks_alloc(heap_stacks *s, uint32_t key, uint64_t site,
 void heap_stacks_free(heap_stacks *s, uint32_t key, uint64_t size,
                       int temporary);
 /* After the walk: settles what each held at the peak, sorts, and names
- * each stack's frames from t's table with sym.  0, or -1 out of memory. */
-int heap_stacks_finish(heap_stacks *s, const memtap_trace *t,
-                       symbolizer *sym);
+ * each stack's frames with sym (symbolizer_stack_frames).  0, or -1 out
+ * of memory. */
+int heap_stacks_finish(heap_stacks *s, symbolizer *sym);
 void heap_stacks_release(heap_stacks *s);
 
 #endif

@@ -807,7 +807,6 @@ static int add_run(profile *p, builder *b, const memtap_record *recs,
 typedef struct build_walk {
     profile *p;
     builder *b;
-    const memtap_trace *t;
     void (*progress)(void *);
     void *arg;
 } build_walk;
@@ -832,7 +831,7 @@ static int build_finish(void *self, int status)
 {
     build_walk *w = self;
     if (status == 0 && (finish(w->p, w->b) != 0 ||
-                        heap_stacks_finish(&w->p->stacks, w->t, w->b->sym)))
+                        heap_stacks_finish(&w->p->stacks, w->b->sym)))
         return MEMTAP_E_NOMEM;
     return status;
 }
@@ -850,7 +849,7 @@ int profile_build(profile *p, memtap_trace *t, symbolizer *sym,
         profile_free(p);
         return MEMTAP_E_NOMEM;
     }
-    build_walk bw = { p, b, t, progress, arg };
+    build_walk bw = { p, b, progress, arg };
     trace_tool tool = { .self = &bw, .run = build_run, .finish = build_finish,
                         .learn = build_learn };
     int rc = trace_tools_walk(t, &tool, 1, NULL, NULL);
@@ -1003,7 +1002,7 @@ int profile_heatmaps(profile *p, memtap_trace *t,
         if (!p->objects[i].heap && b->sym && name_rows(&p->maps[i + 1], b->sym))
             return MEMTAP_E_NOMEM;
     }
-    build_walk hw = { p, b, t, progress, arg };
+    build_walk hw = { p, b, progress, arg };
     trace_tool tool = { .self = &hw, .run = heat_tool_run, .learn = heat_tool_learn };
     int rc = trace_tools_walk(t, &tool, 1, NULL, NULL);
     return rc < 0 ? rc : MEMTAP_OK;

@@ -43,6 +43,7 @@ struct symbolizer {
     char **region_names;
     size_t nregions;
     alloc_stacks *stacks; /* the heap events' call stacks */
+    const memtap_trace *trace;
 };
 
 static int cmp_range(const void *a, const void *b)
@@ -212,6 +213,7 @@ int symbolizer_create(const memtap_trace *t, FILE *warn, symbolizer **out)
     if (!s)
         return MEMTAP_E_NOMEM;
     s->warn = warn;
+    s->trace = t;
     int rc = add_modules(s, t);
     if (rc == MEMTAP_OK)
         rc = add_regions(s, memtap_trace_maps(t));
@@ -397,6 +399,34 @@ void symbolizer_name_sites(symbolizer *s, heap_map *m)
 uint32_t symbolizer_stack_key(symbolizer *s, uint32_t id)
 {
     return alloc_stacks_key(s->stacks, id);
+}
+
+int symbolizer_stack_frames(symbolizer *s, uint32_t id,
+                            int (*each)(void *arg, uint64_t pc, const char *text),
+                            void *arg)
+{
+    const uint64_t *f;
+    size_t n;
+    if (!id || !memtap_trace_stack(s->trace, id, &f, &n))
+        return 0;
+    for (size_t i = 0; i < n; i++) {
+        symbolizer_frame fr[8];
+        char text[600];
+        int k = symbolizer_frames(s, f[i] - 1, fr, 8), rc;
+        if (k == 0) {
+            symbolizer_code(s, f[i], text, sizeof text);
+            if ((rc = each(arg, f[i], text)))
+                return rc;
+        }
+        for (int j = 0; j < k; j++) {
+            snprintf(text, sizeof text, "%s%s%s%s", fr[j].function,
+                     fr[j].line[0] ? " " : "", fr[j].line,
+                     fr[j].inlined ? " (inlined)" : "");
+            if ((rc = each(arg, f[i], text)))
+                return rc;
+        }
+    }
+    return 0;
 }
 
 int symbolizer_line(symbolizer *s, uint64_t pc, char *buf, size_t cap)

@@ -57,6 +57,14 @@ uint64_t symbolizer_alloc_site(symbolizer *s, const memtap_record *r);
 void symbolizer_name_sites(symbolizer *s, heap_map *m);
 /* One key per distinct call stack (alloc_stacks_key). */
 uint32_t symbolizer_stack_key(symbolizer *s, uint32_t id);
+/* Call stack id of the trace, frame by frame from the innermost: each
+ * function at each return address (its call: the byte before), those
+ * inlined there first, as "function file:line", " (inlined)" after an
+ * inlined one; each(arg, pc, text) for each, until it returns non-zero
+ * (returned).  0 when the trace has no such stack. */
+int symbolizer_stack_frames(symbolizer *s, uint32_t id,
+                            int (*each)(void *arg, uint64_t pc, const char *text),
+                            void *arg);
 
 /* "file:line" of pc; returns 0 when unknown. */
 int symbolizer_line(symbolizer *s, uint64_t pc, char *buf, size_t cap);

@@ -237,5 +237,42 @@ def test_alloc_stacks_fork():
     check_eq([s["allocs"] for s in child], [1], "the child's block and its stack")
 
 
+def test_alloc_stacks_export():
+    """The exports carry each block's stack and the stacks' frames: per
+    stack the blocks and bytes of the SQLite and Parquet tables equal
+    report's, and a stack's frames read in order name its functions."""
+    import sqlite3
+    from export_tests import parquet_rows
+    path = run_traced("alloc_stacks", "static")
+    rep = json.loads(memtap("report", "-q", "--json", "-", path).stdout)
+    want = {s["stack"]: (s["allocs"], s["alloc_bytes"]) for s in rep["stacks"] if s["stack"]}
+    db = os.path.join(TMP, "stacks.db")
+    if os.path.exists(db):
+        os.unlink(db)
+    memtap("export", "--format", "sqlite", "-o", db, path)
+    c = sqlite3.connect(db)
+    got = {k: (n, b) for k, n, b in c.execute(
+        "select stack, count(*), sum(size) from blocks where stack is not null"
+        " and kind in ('M', 'C', 'R') group by stack")}
+    check_eq(got, want, "blocks and bytes per stack (SQLite)")
+    node = [k for k, (n, _) in want.items() if n == 100]
+    frames = [f for (f,) in c.execute("select frame from stacks where stack = ? order by depth",
+                                      (node[0],))]
+    check_eq([f.split()[0] for f in frames[:3]], ["xmalloc", "make_node", "main"],
+             "the nodes' stack, innermost first")
+    c.close()
+    out = os.path.join(TMP, "stacks.parquet")
+    import shutil
+    shutil.rmtree(out, ignore_errors=True)
+    memtap("export", "--format", "parquet", "-o", out, path)
+    rows = parquet_rows("select stack, count(*), sum(size) from %s where stack is not null"
+                        " and kind in ('M', 'C', 'R') group by stack", os.path.join(out, "blocks"))
+    check_eq({int(k): (int(n), int(b)) for k, n, b in rows}, want,
+             "blocks and bytes per stack (Parquet)")
+    rows = parquet_rows("select frame from %s where stack = " + str(node[0]) + " order by depth",
+                        os.path.join(out, "stacks"))
+    check_eq([r[0] for r in rows], frames, "the same frames (Parquet)")
+
+
 if __name__ == "__main__":
     sys.exit(run_named(globals(), sys.argv[1]))
