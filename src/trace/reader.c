@@ -346,7 +346,7 @@ static int stack_cmp(const void *a, const void *b)
 int memtap_trace_stack(const memtap_trace *t, uint32_t id,
                        const uint64_t **frames, size_t *n)
 {
-    if (!t || !frames || !n)
+    if (!t || !frames || !n || !t->nstacks)
         return 0;
     const stack_row key = { .id = id };
     const stack_row *r = bsearch(&key, t->stacks, t->nstacks,
