@@ -72,6 +72,18 @@ void heap_stacks_free(heap_stacks *s, uint32_t key, uint64_t size,
     x->temporary += temporary != 0;
 }
 
+void heap_stacks_touch(heap_stacks *s, uint32_t key)
+{
+    if (s->last_key != key + 1) {
+        int64_t i = index_get(&s->by_key, key);
+        if (i < 0)
+            return;
+        s->last_key = key + 1;
+        s->last = (size_t)i;
+    }
+    s->v[s->last].accesses++;
+}
+
 static int by_allocs(const void *a, const void *b)
 {
     const heap_stack *x = a, *y = b;
@@ -101,6 +113,7 @@ int heap_stacks_finish(heap_stacks *s, symbolizer *sym)
         settle(s, &s->v[i]);
     if (s->n)
         qsort(s->v, s->n, sizeof *s->v, by_allocs);
+    s->last_key = 0;
     index_free(&s->by_key);
     for (size_t i = 0; i < s->n; i++)
         if (sym && symbolizer_stack_frames(sym, s->v[i].key, add_frame, &s->v[i]))

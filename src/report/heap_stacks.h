@@ -24,6 +24,7 @@ typedef struct heap_stack {
     uint64_t allocs, bytes, frees, temporary;
     uint64_t live, live_bytes; /* at the end: not freed */
     uint64_t at_peak;    /* bytes live when the heap peaked */
+    uint64_t accesses;   /* to its blocks (a copy counts for each side) */
     uint64_t seen;       /* the heap's peak count when at_peak was due */
     uint64_t sizes[HEAP_STACK_SIZES];
     char **frames;       /* "function file:line" each (heap_stacks_name) */
@@ -35,6 +36,8 @@ typedef struct heap_stacks {
     size_t n, cap;
     index_map by_key;
     uint64_t peaks;      /* times the heap reached a new peak */
+    uint32_t last_key;   /* heap_stacks_touch's last stack, + 1 */
+    size_t last;
 } heap_stacks;
 
 /* A block of size bytes allocated from stack key (0: none known); peak
@@ -44,6 +47,8 @@ int heap_stacks_alloc(heap_stacks *s, uint32_t key, uint64_t site,
 /* A block of stack key released; temporary: before the next allocation. */
 void heap_stacks_free(heap_stacks *s, uint32_t key, uint64_t size,
                       int temporary);
+/* An access to a block of stack key. */
+void heap_stacks_touch(heap_stacks *s, uint32_t key);
 /* After the walk: settles what each held at the peak, sorts, and names
  * each stack's frames with sym (symbolizer_stack_frames).  0, or -1 out
  * of memory. */

@@ -70,6 +70,8 @@ typedef struct builder {
     uint32_t span_object;      /* end) and its object */
     size_t objects_cap, insns_cap, threads_cap;
     uint64_t last_alloc;    /* block number of the latest allocation + 1 */
+    uint32_t stack_of, stack; /* stack_key's last answer: the call stack
+                                 id, and its key */
     uint64_t inherited;     /* blocks numbered below: a parent's (fork) */
     uint64_t total, ordinal;
     uint16_t bin;           /* the span of the event being walked */
@@ -382,6 +384,16 @@ static int count_field(profile_object *o, const heap_block *blk, uint64_t at,
 }
 
 /* One access of `kind` to [addr, addr+size) by thread th. */
+/* One key per distinct stack, the last block's kept: asked per access. */
+static uint32_t stack_key(builder *b, const heap_block *blk)
+{
+    if (blk->stack != b->stack_of) {
+        b->stack_of = blk->stack;
+        b->stack = b->sym ? symbolizer_stack_key(b->sym, blk->stack) : 0;
+    }
+    return b->stack;
+}
+
 static int touch(profile *p, builder *b, int kind, int write, uint64_t addr,
                  uint64_t size, int64_t th, profile_insn *x)
 {
@@ -400,6 +412,8 @@ static int touch(profile *p, builder *b, int kind, int write, uint64_t addr,
     /* (a freed block's accesses are the allocator's: no sharing) */
     if (blk && !blk->released && share_block(b, o, blk, bit, write) != 0)
         return -1;
+    if (blk)
+        heap_stacks_touch(&p->stacks, stack_key(b, blk));
     uint64_t at = blk ? addr - blk->start : addr;
     if (at < o->lo)
         o->lo = at;
@@ -451,11 +465,6 @@ static int add_access(profile *p, builder *b, const memtap_event *ev, int k,
                touch(p, b, k, 0, memtap_copy_source(r), r->size, th, x);
     return touch(p, b, k, k == PROF_S || k == PROF_W, r->addr, r->size, th,
                  x);
-}
-
-static uint32_t stack_key(builder *b, const heap_block *blk)
-{
-    return b->sym ? symbolizer_stack_key(b->sym, blk->stack) : 0;
 }
 
 /* The statistics of a heap block coming (sign 1) or going (-1). */

@@ -155,9 +155,9 @@ static void text_stacks(const profile *p, FILE *o, size_t top)
         const heap_stack *x = &s->v[i];
         fprintf(o, "%8" PRIu64 " allocations, %" PRIu64 " bytes, %" PRIu64
                    " temporary, %" PRIu64 " at peak, not freed %" PRIu64
-                   " (%" PRIu64 " bytes); sizes ",
+                   " (%" PRIu64 " bytes), %" PRIu64 " accesses; sizes ",
                 x->allocs, x->bytes, x->temporary, x->at_peak, x->live,
-                x->live_bytes);
+                x->live_bytes, x->accesses);
         text_sizes(o, x);
         fputc('\n', o);
         if (!x->nframes)
@@ -268,9 +268,10 @@ static void json_stack(FILE *o, const heap_stack *x)
     fprintf(o, ", \"allocs\": %" PRIu64 ", \"alloc_bytes\": %" PRIu64
                ", \"frees\": %" PRIu64 ", \"temporary\": %" PRIu64
                ", \"at_peak\": %" PRIu64 ", \"not_freed\": %" PRIu64
-               ", \"not_freed_bytes\": %" PRIu64 ", \"sizes\": {",
+               ", \"not_freed_bytes\": %" PRIu64 ", \"accesses\": %" PRIu64
+               ", \"sizes\": {",
             x->allocs, x->bytes, x->frees, x->temporary, x->at_peak, x->live,
-            x->live_bytes);
+            x->live_bytes, x->accesses);
     const char *sep = "";
     for (unsigned i = 0; i < HEAP_STACK_SIZES; i++)
         if (x->sizes[i]) {

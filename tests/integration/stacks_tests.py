@@ -274,5 +274,30 @@ def test_alloc_stacks_export():
     check_eq([r[0] for r in rows], frames, "the same frames (Parquet)")
 
 
+def test_alloc_stacks_flame():
+    """The HTML page draws the stacks as flame graphs in headless
+    Chromium without an error: the root box is every allocation with a
+    stack (then every access to their blocks), and the nodes' stack
+    (main < make_node < xmalloc) has a box of its 100 allocations at each
+    of its three depths above main's callers."""
+    from report_tests import open_page
+    path = run_traced("alloc_stacks", "static")
+    html = os.path.join(TMP, "alloc_stacks.html")
+    memtap("report", "-q", "--html", html, path)
+    page = open_page(html)
+    check_eq(page["errors"], [], "errors in the page")
+    d, charts = page["data"], page["charts"]
+    stacks = [st for st in d["stacks"] if st["frames"]]
+    for chart, key in (("chart-flame-allocs", "allocs"), ("chart-flame-accesses", "accesses")):
+        boxes = charts[chart]["series"][0]["data"]
+        root = [b for b in boxes if b[2] == 0]
+        check_eq([b[4] for b in root], [sum(st[key] for st in stacks)], "the root of " + chart)
+    boxes = charts["chart-flame-allocs"]["series"][0]["data"]
+    for fn in ("main ", "make_node ", "xmalloc "):
+        named = [b for b in boxes if b[3].startswith(fn) and b[4] == 100]
+        check(len(named) == 1, "one box of 100 for %s: %r" % (fn, named))
+    check(any(h.startswith("Allocation call stacks") for h in page["headings"]), page["headings"])
+
+
 if __name__ == "__main__":
     sys.exit(run_named(globals(), sys.argv[1]))

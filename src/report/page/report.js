@@ -1,7 +1,8 @@
 /*
  * report.js - draws a `memtap report --html` page from the JSON island
  * #memtap-data with ECharts (inlined before this script): summary tables,
- * accesses over time, the heap over time, and address x time heatmaps of
+ * accesses over time, the heap over time and flame graphs of its call
+ * stacks, and address x time heatmaps of
  * the whole heap and of the hottest objects (with page/common.js's
  * helpers).  When done it sets
  * document.body.dataset.ready; errors are listed on the page and in
@@ -151,6 +152,7 @@
       { title: "accesses", value: function (o) { return o.accesses; } },
       { title: "site", name: true, value: function (o) { return o.name; } }
     ], d.objects.filter(function (o) { return o.heap && o.allocs > 0; }).slice(0, 50));
+    stacksSection(d, s);
     d.objects.filter(function (o) { return o.heap && o.fields; }).slice(0, 5)
       .forEach(function (o) {
         s.appendChild(el("h3", {}, "Fields of " + o.name +
@@ -171,6 +173,91 @@
           { title: "field", name: true, value: function (f) { return f.name || ""; } }
         ], o.fields);
       });
+  }
+
+  /* The stacks as a tree from the outermost frame in, each node the sum
+   * of value over the stacks through it. */
+  function stackTree(stacks, value) {
+    var root = { name: "all", value: 0, children: {} };
+    stacks.forEach(function (st) {
+      var v = value(st);
+      if (!v || !st.frames.length) return;
+      root.value += v;
+      var node = root;
+      for (var i = st.frames.length - 1; i >= 0; i--) {
+        var f = st.frames[i];
+        node = node.children[f] || (node.children[f] = { name: f, value: 0, children: {} });
+        node.value += v;
+      }
+    });
+    return root;
+  }
+
+  /* A flame graph: [x0, x1, depth, name, value] boxes, the root at the
+   * bottom, each node as wide as its share, its callees above it. */
+  function flameBoxes(node, x0, depth, out) {
+    out.push([x0, x0 + node.value, depth, node.name, node.value]);
+    var x = x0;
+    Object.keys(node.children).sort().forEach(function (k) {
+      flameBoxes(node.children[k], x, depth + 1, out);
+      x += node.children[k].value;
+    });
+    return out;
+  }
+
+  function flame(parent, id, title, stacks, value, unit) {
+    var root = stackTree(stacks, value);
+    if (!root.value) return;
+    var boxes = flameBoxes(root, 0, 0, []);
+    var depth = 1 + Math.max.apply(null, boxes.map(function (b) { return b[2]; }));
+    var c = chart(parent, id, false, 60 + 20 * depth);
+    c.setOption({
+      title: { text: title, textStyle: { fontSize: 13 } },
+      tooltip: { formatter: function (p) {
+        return p.value[3] + ": " + num(p.value[4]) + " " + unit + " (" +
+               pct(p.value[4], root.value) + ")";
+      } },
+      grid: { left: 10, right: 10, top: 30, bottom: 10 },
+      xAxis: { type: "value", min: 0, max: root.value, show: false },
+      yAxis: { type: "value", min: 0, max: depth, show: false },
+      series: [{
+        type: "custom", data: boxes,
+        encode: { x: [0, 1], y: 2 },
+        renderItem: function (params, api) {
+          var a = api.coord([api.value(0), api.value(2)]);
+          var b = api.coord([api.value(1), api.value(2) + 1]);
+          var w = b[0] - a[0], h = a[1] - b[1];
+          return {
+            type: "rect",
+            shape: { x: a[0], y: b[1], width: Math.max(w - 1, 0.5), height: h - 1 },
+            style: { fill: "hsl(" + (20 + (api.value(2) * 37) % 40) + ",80%,60%)" },
+            textContent: { style: { text: w > 40 ? String(api.value(3)) : "", fill: "#000",
+                                    fontSize: 11, width: Math.max(w - 6, 0),
+                                    overflow: "truncate" } },
+            textConfig: { position: "insideLeft" }
+          };
+        }
+      }]
+    });
+  }
+
+  function stacksSection(d, s) {
+    var stacks = d.stacks.filter(function (st) { return st.frames.length; });
+    if (!stacks.length) return;
+    s.appendChild(el("h3", {}, "Allocation call stacks"));
+    flame(s, "chart-flame-allocs", "allocations by call stack (the outermost frame at the bottom)",
+          stacks, function (st) { return st.allocs; }, "allocations");
+    flame(s, "chart-flame-accesses", "accesses to the blocks of each call stack",
+          stacks, function (st) { return st.accesses; }, "accesses");
+    table(s, [
+      { title: "allocs", value: function (st) { return st.allocs; } },
+      { title: "bytes", value: function (st) { return st.alloc_bytes; } },
+      { title: "temporary", value: function (st) { return st.temporary; } },
+      { title: "at peak", value: function (st) { return st.at_peak; } },
+      { title: "not freed", value: function (st) { return st.not_freed_bytes; } },
+      { title: "accesses", value: function (st) { return st.accesses; } },
+      { title: "stack", name: true, value: function (st) { return st.frames.join(" < "); } }
+    ], stacks.slice(0, 50));
   }
 
   function heatmap(parent, id, title, m, labels, offsets) {
