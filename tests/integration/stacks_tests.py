@@ -9,11 +9,12 @@ Usage: stacks_tests.py TEST_NAME   (MEMTAP_BUILD names the build tree)
 """
 import json
 import os
-import re
-import subprocess
 import sys
 
-from memtap_tests import TMP, Failure, check, check_eq, memtap, prog, run_named
+from memtap_tests import TMP, check, check_eq, memtap, prog, run_named
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "../../scripts"))
+from heaptrack_stacks import byte_text, record as heaptrack_record, stacks as heaptrack_stacks_of  # noqa: E402
 
 SOURCE = os.path.join(os.path.dirname(__file__), "../programs/alloc_stacks.c")
 
@@ -107,63 +108,15 @@ def test_alloc_stacks_known():
 
 
 def heaptrack_stacks(binary):
-    """heaptrack's per-stack figures for one run of binary, as
-    heaptrack_print prints them (every stack, none merged)."""
-    data = os.path.join(TMP, "heaptrack")
-    for f in os.listdir(TMP):
-        if f.startswith("heaptrack."):
-            os.unlink(os.path.join(TMP, f))
-    p = subprocess.run(["heaptrack", "-o", data, binary], capture_output=True, text=True)
-    check_eq(p.returncode, 0, "heaptrack ran: %s" % p.stderr[-500:])
-    files = [f for f in os.listdir(TMP) if f.startswith("heaptrack.")]
-    check_eq(len(files), 1, "one heaptrack file")
-    out = subprocess.run(["heaptrack_print", "-f", os.path.join(TMP, files[0]), "-m", "0",
-                          "-a", "1", "-p", "1", "-l", "1", "-T", "1", "-n", "1000",
-                          "-s", "1000"], capture_output=True, text=True, check=True).stdout
-    heads = {
-        "MOST CALLS TO ALLOCATION FUNCTIONS":
-            (re.compile(r"^(\d+) calls to allocation functions with (\S+) peak"), "allocs", "at_peak"),
-        "MEMORY LEAKS": (re.compile(r"^(\S+) leaked over (\d+) calls"), "leaked", None),
-        "MOST TEMPORARY ALLOCATIONS":
-            (re.compile(r"^(\d+) temporary allocations of (\d+)"), "temporary", None),
-    }
-    stacks, section, entry, fn = {}, None, None, None
-
-    def close():
-        if entry:
-            key = program_frames(entry["frames"])
-            if key and not key[0].startswith("main "):
-                stacks.setdefault(key, {}).update(entry["values"])
-
-    for line in out.splitlines():
-        if line in heads or (line.isupper() and line.strip()):
-            close()
-            entry, section = None, heads.get(line)
-            continue
-        if section and section[0].match(line):
-            close()
-            m = section[0].match(line)
-            values = {section[1]: m.group(1)}
-            if section[2]:
-                values[section[2]] = m.group(2)
-            entry = {"frames": [], "values": values}
-        elif entry and re.match(r"^  \S", line):
-            fn = line.strip()
-            entry["frames"].append(fn)
-        elif entry and line.startswith("    at ") and entry["frames"]:
-            where = os.path.basename(line[len("    at "):])
-            entry["frames"][-1] = "%s %s" % (fn, where)
-    close()
-    return stacks
-
-
-def heaptrack_bytes(n):
-    """A byte count as heaptrack_print writes it."""
-    for unit in ("B", "K", "M", "G"):
-        if n < 1000 or unit == "G":
-            return "%dB" % n if unit == "B" else "%.2f%s" % (n, unit)
-        n /= 1000.0
-    return None
+    """heaptrack's per-stack figures for one run of binary, keyed as
+    memtap_stacks keys memtap's."""
+    found = heaptrack_stacks_of(heaptrack_record([binary], TMP))
+    theirs = {}
+    for frames, figures in found.items():
+        key = program_frames("%s %s" % (fn, where) for fn, where in frames if where)
+        if key and not key[0].startswith("main "):
+            theirs[key] = figures
+    return theirs
 
 
 def test_alloc_stacks_heaptrack():
@@ -178,9 +131,9 @@ def test_alloc_stacks_heaptrack():
     check_eq(sorted(theirs), sorted(ours), "the same stacks")
     for key, mine in ours.items():
         t = theirs[key]
-        check_eq(int(t["allocs"]), mine["allocs"], "allocations of %r" % (key,))
-        check_eq(t["at_peak"], heaptrack_bytes(mine["at_peak"]), "peak of %r" % (key,))
-        check_eq(t.get("leaked", "0B"), heaptrack_bytes(mine["leaked"]), "leaked by %r" % (key,))
+        check_eq(t["allocs"], mine["allocs"], "allocations of %r" % (key,))
+        check_eq(t["at_peak"], byte_text(mine["at_peak"]), "peak of %r" % (key,))
+        check_eq(t.get("leaked", "0B"), byte_text(mine["leaked"]), "leaked by %r" % (key,))
         check_eq(int(t.get("temporary", 0)), mine["temporary"], "temporary of %r" % (key,))
 
 
