@@ -192,8 +192,9 @@ def test_alloc_stacks_fork():
 
 def test_alloc_stacks_export():
     """The exports carry each block's stack and the stacks' frames: per
-    stack the blocks and bytes of the SQLite and Parquet tables equal
-    report's, and a stack's frames read in order name its functions."""
+    stack the blocks and bytes of the SQLite and Parquet tables, and the
+    accesses joined to them through their blocks, equal report's, and a
+    stack's frames read in order name its functions."""
     import sqlite3
     from export_tests import parquet_rows
     path = run_traced("alloc_stacks", "static")
@@ -208,6 +209,16 @@ def test_alloc_stacks_export():
         "select stack, count(*), sum(size) from blocks where stack is not null"
         " and kind in ('M', 'C', 'R') group by stack")}
     check_eq(got, want, "blocks and bytes per stack (SQLite)")
+    # accesses per stack through their blocks, as report counts them
+    # (where no copy, which report counts for each side, touched them)
+    per = {k: (n, y) for k, n, y in c.execute(
+        "select b.stack, count(*), sum(a.kind = 'Y') from accesses a join blocks b"
+        " on b.number = a.block where b.stack is not null group by b.stack")}
+    reported = {st["stack"]: st["accesses"] for st in rep["stacks"]}
+    check(per, "accessed blocks with stacks")
+    for k, (n, copies) in per.items():
+        if not copies:
+            check_eq(n, reported[k], "accesses of stack %d's blocks" % k)
     node = [k for k, (n, _) in want.items() if n == 100]
     frames = [f for (f,) in c.execute("select frame from stacks where stack = ? order by depth",
                                       (node[0],))]
