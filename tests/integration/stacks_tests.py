@@ -179,15 +179,20 @@ def test_alloc_stacks_cxx():
 
 def test_alloc_stacks_fork():
     """A forked child writes the stacks of its own allocations into its
-    own trace (the parent's table is not in its file)."""
-    path = os.path.join(TMP, "forker.mtr")
-    memtap("run", "-q", "-o", path, "--", prog("forker"))
-    kids = [f for f in os.listdir(TMP) if f.startswith("forker.") and f != "forker.mtr"
-            and f.endswith(".mtr")]
-    check_eq(len(kids), 1, "one child trace: %r" % kids)
-    rep = json.loads(memtap("report", "-q", "--json", "-", os.path.join(TMP, kids[0])).stdout)
-    child = [s for s in rep["stacks"] if any(f.startswith("child_block ") for f in s["frames"])]
-    check_eq([s["allocs"] for s in child], [1], "the child's block and its stack")
+    own trace (the parent's table is not in its file), also those its
+    thread had met before the fork: the child of alloc_stacks fork makes
+    50 nodes through the parent's stack, which its trace names whole."""
+    for engine in ("static", "fault"):
+        path = os.path.join(TMP, "fork-%s.mtr" % engine)
+        memtap("run", "-q", "--engine", engine, "-o", path, "--", prog("alloc_stacks"), "fork")
+        kids = [f for f in os.listdir(TMP) if f.startswith("fork-%s." % engine) and
+                f.endswith(".mtr") and f != os.path.basename(path)]
+        check_eq(len(kids), 1, "one child trace: %r" % kids)
+        rep = json.loads(memtap("report", "-q", "--json", "-", os.path.join(TMP, kids[0])).stdout)
+        nodes = [st for st in rep["stacks"]
+                 if [f.split()[0] for f in st["frames"][:3]] == ["xmalloc", "make_node", "main"]]
+        check_eq([st["allocs"] for st in nodes], [50], "the child's nodes and their stack (%s)"
+                 % engine)
 
 
 def test_alloc_stacks_export():

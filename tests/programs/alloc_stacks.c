@@ -15,11 +15,16 @@
  *     worker (the last freed before the next allocation: temporary);
  *   - leaked at exit: the 50 names and the 7 recursive blocks (50 * 40 +
  *     7 * 64 = 2448 bytes); all the rest freed.
+ * With the argument "fork", a child forked after the 50th node makes the
+ * other 50 through the same stack as the parent (the same call of the same
+ * loop), then exits; the parent waits for it and goes on.
  * Built -O0 with frame pointers omitted: unwinding must use .eh_frame.
  */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 __attribute__((noinline)) static void *xmalloc(size_t n)
@@ -58,12 +63,21 @@ static void *worker(void *arg)
     return NULL;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
     void *nodes[100];
     static void *names[50];
-    for (int i = 0; i < 100; i++)
+    int forking = argc > 1 && strcmp(argv[1], "fork") == 0;
+    pid_t child = -1;
+    for (int i = 0; i < 100; i++) {
+        if (forking && i == 50)
+            child = fork();
         nodes[i] = make_node();
+    }
+    if (child == 0)
+        _exit(0);
+    if (child > 0)
+        waitpid(child, NULL, 0);
     for (int i = 0; i < 50; i++)
         names[i] = make_name();
     recurse(6);

@@ -243,8 +243,10 @@ uint32_t stacks_id(uint64_t site)
 
 void stacks_after_fork_child(void)
 {
-    /* the child's trace has none of the rows: it writes its own */
+    /* the child's trace has none of the rows: it writes its own, and its
+     * one thread forgets the ids it remembers */
     if (st.ready > 0) /* zero pages again */
         raw_syscall3(SYS_madvise, st.slots, SLOTS * sizeof *st.slots,
                      MADV_DONTNEED);
+    memset(tls_cache, 0, sizeof tls_cache);
 }
