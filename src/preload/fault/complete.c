@@ -129,7 +129,10 @@ typedef struct code_key {
 } code_key;
 
 static struct {
-    int on;
+    int on;              /* completions: not under MEMTAP_FAULT_PATH=step */
+    int mem;             /* fd reads and writes the process's memory, for
+                            completions and for the system calls memtap
+                            makes on traced memory (bounce.c, futex.c) */
     int fd;
     /* A page the kernel clears in a forked child (MADV_WIPEONFORK): its
      * zero tells a child, however it was forked, that fd still reads its
@@ -173,8 +176,6 @@ static void *map(size_t len, int prot)
 
 int complete_init(void)
 {
-    if (config()->fault_path == FAULT_PATH_STEP)
-        return -1;
     c.forked_mark = map(4096, PROT_READ | PROT_WRITE);
     if (c.forked_mark &&
         RAW_FAILED(raw_syscall3(SYS_madvise, c.forked_mark, 4096,
@@ -182,9 +183,15 @@ int complete_init(void)
         raw_syscall3(SYS_munmap, c.forked_mark, 4096, 0);
         c.forked_mark = NULL;
     }
+    /* stepping every access still makes the system calls memtap makes
+     * on traced memory through the descriptor: opening all pages for a
+     * contended lock's futex would expose every thread */
+    c.mem = open_mem() == 0;
+    if (config()->fault_path == FAULT_PATH_STEP || !c.mem)
+        return -1;
     c.code = map(CODE_BYTES, PROT_READ | PROT_WRITE | PROT_EXEC);
     c.index = map(INDEX_SLOTS * sizeof *c.index, PROT_READ | PROT_WRITE);
-    if (!c.code || !c.index || open_mem() != 0) {
+    if (!c.code || !c.index) {
         if (c.code)
             raw_syscall3(SYS_munmap, c.code, CODE_BYTES, 0);
         if (c.index)
@@ -203,7 +210,7 @@ void complete_after_fork(void)
         atomic_store(&c.stripes[i], 0);
 }
 
-int complete_fd(void) { return c.on ? c.fd : -1; }
+int complete_fd(void) { return c.mem ? c.fd : -1; }
 uint64_t complete_count(void) { return atomic_load(&c.completed); }
 
 int complete_operand(const x86_access_insn *insn)
@@ -324,7 +331,7 @@ static int mem_io(long nr, void *buf, size_t n, uint64_t addr)
 
 int complete_peek(void *buf, size_t n, uint64_t addr)
 {
-    return c.on ? mem_io(SYS_pread64, buf, n, addr) : -1;
+    return c.mem ? mem_io(SYS_pread64, buf, n, addr) : -1;
 }
 
 int complete_indirect(const x86_access_insn *insn, uint64_t addr,
@@ -350,7 +357,7 @@ int complete_push(uint64_t sp, uint64_t value)
 
 int complete_poke(uint64_t addr, const void *buf, size_t n)
 {
-    return c.on ? mem_io(SYS_pwrite64, (void *)(uintptr_t)buf, n, addr) : -1;
+    return c.mem ? mem_io(SYS_pwrite64, (void *)(uintptr_t)buf, n, addr) : -1;
 }
 
 static int run_locked(const ucontext_t *uc, const x86_access *op,

@@ -17,8 +17,9 @@
 struct x86_access_insn;  /* x86/access.h */
 struct x86_access;
 
-/* Sets the path up (MEMTAP_FAULT_PATH=step turns it off).  0, or -1 when
- * it cannot run here: every access then takes the trap-flag path. */
+/* Sets the path up (MEMTAP_FAULT_PATH=step turns it off; the descriptor
+ * of the process's memory, complete_fd's, opens either way).  0, or -1
+ * when it cannot run here: every access then takes the trap-flag path. */
 int complete_init(void);
 
 /* The memory operand of insn that completion would read or write, or -1
@@ -65,11 +66,11 @@ void complete_commit(ucontext_t *uc, const struct x86_access_insn *insn,
  * (those threads are not here). */
 void complete_after_fork(void);
 
-/* Reads n bytes at addr whatever the page's rights: 0, or -1. */
 /* Whether this thread is running an instruction for complete_run: a fault
  * then is memtap's (the copy it runs on is its own), never the program's. */
 int complete_running(void);
 
+/* Reads n bytes at addr whatever the page's rights: 0, or -1. */
 int complete_peek(void *buf, size_t n, uint64_t addr);
 
 /* Writes n bytes at addr whatever the page's rights: 0, or -1. */

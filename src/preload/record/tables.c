@@ -5,7 +5,8 @@
  * frame per row, ten times the bytes of the events naming them.  Rows
  * are gathered in a buffer of memtap's own and written as one TABLE
  * chunk when it fills, and before any chunk of events: the tracer calls
- * tables_before_events first, and the buffer's lock is held from the
+ * tables_before_events before it compresses one, and the buffer's lock is
+ * held from the
  * rows' copy to the end of their write, so no event reaches the file
  * before a row it names (a trace cut short by kill -9 names no stack it
  * lacks).

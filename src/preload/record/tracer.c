@@ -266,12 +266,9 @@ static void lose(uint64_t n, int err)
     }
 }
 
-/* Writes one encoded chunk of n records (n = 0 for metadata); the rows
- * of tables its events may name first. */
+/* Writes one encoded chunk of n records (n = 0 for metadata). */
 static void write_chunk(const void *buf, size_t len, uint64_t n)
 {
-    if (n)
-        tables_before_events();
     int rc = raw_write_all(rec.fd, buf, len);
     if (rc < 0) {
         lose(n, -rc);
@@ -706,11 +703,15 @@ static tracer_thread *self(void)
 }
 
 /* Compresses n records packed in buf as one event chunk into out; its
- * length, 0 when it does not fit. */
+ * length, 0 when it does not fit.  The rows of tables its events may name
+ * are written first (here, before the chunk's write, which some callers
+ * make with signals held: compressing the rows then could fault on a
+ * traced page of the C library's). */
 static size_t encode_events(ZSTD_CCtx *cctx, void *out, size_t out_cap,
                             uint32_t tid, uint32_t n, const uint8_t *buf,
                             size_t len)
 {
+    tables_before_events();
     return trace_chunk_encode(cctx, MEMTAP_CHUNK_PACKED, tid, n, buf, len,
                               out, out_cap);
 }
