@@ -71,7 +71,9 @@ typedef struct stack_entry {
 
 /* The pages of these mappings are the kernel's until touched. */
 static struct {
-    int ready;              /* 1: on; -1: off (depth 0, or no memory) */
+    _Atomic int ready;      /* 1: on; -1: off (depth 0, or no memory);
+                               2: being set up (by the first event's
+                               thread: the others' events go without) */
     unsigned depth;
     _Atomic uint32_t *slots;      /* the id of an entry, 0: empty */
     stack_entry *entries;         /* by id - 1 */
@@ -84,21 +86,25 @@ static struct {
  * start, of pthread_create) are not the program's. */
 static unsigned long own_lo, own_hi;
 
-static void setup(void)
+/* Whether stacks are on, set up by the first caller. */
+static int ready(void)
 {
+    int state = atomic_load(&st.ready);
+    if (state != 0 || !atomic_compare_exchange_strong(&st.ready, &state, 2))
+        return state == 1;
     int64_t want = config()->stack_depth;
     st.depth = want < 0 ? DEPTH_DEFAULT
                         : (unsigned)(want > MEMTAP_STACK_MAX ? MEMTAP_STACK_MAX
                                                              : want);
-    if (st.depth == 0) {
-        st.ready = -1;
-        return;
-    }
     own_text_range(&own_lo, &own_hi);
-    st.slots = raw_map(SLOTS * sizeof *st.slots);
-    st.entries = raw_map(STACKS_MAX * sizeof *st.entries);
-    st.frames = raw_map(FRAMES_MAX * sizeof *st.frames);
-    st.ready = st.slots && st.entries && st.frames ? 1 : -1;
+    if (st.depth) {
+        st.slots = raw_map(SLOTS * sizeof *st.slots);
+        st.entries = raw_map(STACKS_MAX * sizeof *st.entries);
+        st.frames = raw_map(FRAMES_MAX * sizeof *st.frames);
+    }
+    state = st.slots && st.entries && st.frames ? 1 : -1;
+    atomic_store(&st.ready, state);
+    return state == 1;
 }
 
 /* ---- unwinding ---- */
@@ -224,9 +230,7 @@ static void remember(cached *c, uint64_t site, uint32_t id, const walk *w,
 
 uint32_t stacks_id(uint64_t site)
 {
-    if (st.ready == 0)
-        setup();
-    if (st.ready < 0 || site == 0)
+    if (site == 0 || !ready())
         return 0;
     uintptr_t base = (uintptr_t)__builtin_frame_address(0);
     cached *c = way_of(site);
@@ -245,7 +249,7 @@ void stacks_after_fork_child(void)
 {
     /* the child's trace has none of the rows: it writes its own, and its
      * one thread forgets the ids it remembers */
-    if (st.ready > 0) /* zero pages again */
+    if (atomic_load(&st.ready) == 1) /* zero pages again */
         raw_syscall3(SYS_madvise, st.slots, SLOTS * sizeof *st.slots,
                      MADV_DONTNEED);
     memset(tls_cache, 0, sizeof tls_cache);
