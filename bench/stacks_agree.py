@@ -20,12 +20,9 @@ import tempfile
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
 from heaptrack_stacks import record, stacks  # noqa: E402
+from alloc_stacks import PYTHON_JOB  # noqa: E402  (the same job measured)
 
 MEMTAP = os.path.join(ROOT, "build", "bin", "memtap")
-PYTHON_JOB = ("import json, hashlib\n"
-              "d = [{'k': i, 'v': str(i) * 3} for i in range(20000)]\n"
-              "s = json.dumps(d)\n"
-              "print(hashlib.sha256(s.encode()).hexdigest(), len(json.loads(s)))\n")
 SQL_JOB = ("create table t(a integer primary key, b text);\n"
            "with recursive n(i) as (select 1 union all select i + 1 from n where i < 20000)\n"
            "insert into t select i, printf('%08d', i * 7) from n;\n"
