@@ -71,9 +71,12 @@ def stacks(data):
 
 
 def byte_text(n):
-    """A byte count as heaptrack_print writes it: 64B, 2.40K, 1.05M."""
-    for unit in ("B", "K", "M", "G"):
-        if n < 1000 or unit == "G":
-            return "%dB" % n if unit == "B" else "%.2f%s" % (n, unit)
+    """A byte count as heaptrack_print writes it: 64B, 1000B, 2.40K, 1.05M
+    (divided by 1000 while over 1000)."""
+    unit = "B"
+    for bigger in ("K", "M", "G"):
+        if n <= 1000:
+            break
         n /= 1000.0
-    return None
+        unit = bigger
+    return "%dB" % n if unit == "B" else "%.2f%s" % (n, unit)

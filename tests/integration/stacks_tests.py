@@ -56,23 +56,23 @@ def expected():
     return want
 
 
-def program_frames(frames):
-    """The frames in alloc_stacks.c, up to main (the C library's start-up
-    below it: heaptrack stops at main)."""
+def program_frames(frames, source="alloc_stacks.c"):
+    """The frames in source, up to main (the C library's start-up below
+    it: heaptrack stops at main)."""
     out = []
     for f in frames:
-        if "alloc_stacks.c:" in f:
+        if source + ":" in f:
             out.append(f)
         if f.startswith("main "):
             break
     return tuple(out)
 
 
-def memtap_stacks(path, *opts):
+def memtap_stacks(path, *opts, source="alloc_stacks.c"):
     rep = json.loads(memtap("report", "-q", "--json", "-", *opts, path).stdout)
     stacks = {}
     for s in rep["stacks"]:
-        key = program_frames(s["frames"])
+        key = program_frames(s["frames"], source)
         if key and key[0].startswith("main "):  # the threads' thread-local blocks
             continue
         if key:
@@ -107,39 +107,48 @@ def test_alloc_stacks_known():
                  "sites named past the wrapper (%s)" % engine)
 
 
-def heaptrack_stacks(binary):
+def heaptrack_stacks(binary, source="alloc_stacks.c"):
     """heaptrack's per-stack figures for one run of binary, keyed as
     memtap_stacks keys memtap's."""
     found = heaptrack_stacks_of(heaptrack_record([binary], TMP))
     theirs = {}
     for frames, figures in found.items():
-        key = program_frames("%s %s" % (fn, where) for fn, where in frames if where)
+        key = program_frames(("%s %s" % (fn, where) for fn, where in frames if where), source)
         if key and not key[0].startswith("main "):
             theirs[key] = figures
     return theirs
 
 
 def test_alloc_stacks_heaptrack():
-    """heaptrack and memtap (its default engine) on the same program:
-    stack by stack, the same allocations, the same bytes at the heap's
-    peak, the same leaked bytes and the same temporary allocations.  The
+    """heaptrack and memtap (its default engine) on the same programs
+    (alloc_stacks: wrappers, recursion, threads; cxx_stacks: C++
+    containers): stack by stack, the same allocations, the same bytes at
+    the heap's peak, the same leaked bytes and the same temporary
+    allocations.  The
     stacks of the threads' thread-local blocks are left out (each tool
     loads libraries of its own with thread-local storage, which sizes
     them)."""
-    theirs = heaptrack_stacks(prog("alloc_stacks"))
-    _, ours = memtap_stacks(run_traced("alloc_stacks", "static"))
-    check_eq(sorted(theirs), sorted(ours), "the same stacks")
-    for key, mine in ours.items():
-        t = theirs[key]
-        check_eq(t["allocs"], mine["allocs"], "allocations of %r" % (key,))
-        check_eq(t["at_peak"], byte_text(mine["at_peak"]), "peak of %r" % (key,))
-        check_eq(t.get("leaked", "0B"), byte_text(mine["leaked"]), "leaked by %r" % (key,))
-        check_eq(int(t.get("temporary", 0)), mine["temporary"], "temporary of %r" % (key,))
+    for name, source in (("alloc_stacks", "alloc_stacks.c"), ("cxx_stacks", "cxx_stacks.cpp")):
+        # by the program's lines alone: the tools spell C++ names apart
+        where = lambda stacks: {tuple(f.rsplit(" ", 1)[1] for f in k): v
+                                for k, v in stacks.items()}
+        theirs = where(heaptrack_stacks(prog(name), source))
+        ours = where(memtap_stacks(run_traced(name, "static"), source=source)[1])
+        check(ours, "stacks in %s" % source)
+        check_eq(sorted(theirs), sorted(ours), "the same stacks of %s" % name)
+        for key, mine in ours.items():
+            t = theirs[key]
+            check_eq(t["allocs"], mine["allocs"], "allocations of %r" % (key,))
+            check_eq(t["at_peak"], byte_text(mine["at_peak"]), "peak of %r" % (key,))
+            check_eq(t.get("leaked", "0B"), byte_text(mine["leaked"]),
+                     "leaked by %r" % (key,))
+            check_eq(int(t.get("temporary", 0)), mine["temporary"],
+                     "temporary of %r" % (key,))
 
 
 def test_alloc_stacks_options():
-    """--stack-depth 2 keeps two frames (each with the calls inlined there); --stack-depth 0 keeps none (the
-    sites are then the wrapper's); --alloc-wrapper names the blocks past
+    """--stack-depth 2 keeps two frames (each with the calls inlined
+    there); --stack-depth 0 keeps none (the sites are then the wrapper's); --alloc-wrapper names the blocks past
     functions of the user's choice; --stack-depth out of range is refused."""
     rep = json.loads(memtap("report", "-q", "--json", "-",
                             run_traced("alloc_stacks", "static", "--stack-depth", "2")).stdout)
