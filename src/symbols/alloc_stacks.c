@@ -14,8 +14,8 @@
 #include <string.h>
 
 /* Functions that only pass an allocation on: the C library's copies of
- * strings, the wrappers of gnulib, GLib, CPython and SQLite, and the C++
- * library's containers and allocators. */
+ * strings, the wrappers of gnulib, GLib, CPython, SQLite and OpenSSL, and
+ * the C++ library's containers and allocators. */
 static const char *const default_wrappers[] = {
     "strdup", "strndup", "__strdup", "__strndup", "wcsdup",
     "xmalloc", "xcalloc", "xzalloc", "xrealloc", "xnmalloc", "xnrealloc",
@@ -29,6 +29,9 @@ static const char *const default_wrappers[] = {
     "sqlite3MemMalloc", "sqlite3MemRealloc", "sqlite3Malloc*",
     "sqlite3Realloc", "sqlite3DbMalloc*", "sqlite3DbRealloc*",
     "sqlite3_malloc*", "sqlite3_realloc*",
+    "CRYPTO_malloc", "CRYPTO_zalloc", "CRYPTO_realloc", "CRYPTO_clear_realloc",
+    "CRYPTO_strdup", "CRYPTO_strndup", "CRYPTO_memdup", "CRYPTO_secure_malloc",
+    "CRYPTO_secure_zalloc",
     "operator new*", "std::*", "__gnu_cxx::*",
 };
 
