@@ -6,10 +6,11 @@
  * are gathered in a buffer of memtap's own and written as one TABLE
  * chunk when it fills, and before any chunk of events: the tracer calls
  * tables_before_events before it compresses one, and the buffer's lock is
- * held from the
- * rows' copy to the end of their write, so no event reaches the file
- * before a row it names (a trace cut short by kill -9 names no stack it
- * lacks).
+ * held from the rows' copy to the end of their write, so that an event
+ * reaches the file after the rows it names (a trace cut short by kill -9
+ * names no stack it lacks) - unless another thread held the lock just
+ * then: its rows follow a moment later, and the tracer writes all that
+ * are left when the process ends.
  *
  * The lock is a spin lock a thread takes only outside signal handlers of
  * its own making: a handler that interrupts its thread inside it (the
@@ -42,13 +43,18 @@ static struct {
 
 static __thread int tls_inside __attribute__((tls_model("initial-exec")));
 
-static int acquire(void)
+static int acquire(int wait)
 {
     if (tls_inside)
         return 0;
     tls_inside = 1; /* before the lock: a handler never waits for it */
-    while (!spin_try(&tab.lock))
+    while (!spin_try(&tab.lock)) {
+        if (!wait) {
+            tls_inside = 0;
+            return 0;
+        }
         raw_syscall3(SYS_sched_yield, 0, 0, 0);
+    }
     return 1;
 }
 
@@ -90,7 +96,7 @@ static void flush_locked(void)
 int tables_add(uint32_t table, uint32_t rows, const void *raw, size_t len)
 {
     const size_t room = BUF_BYTES - sizeof(memtap_table_header);
-    if (!tracer_enabled() || len > TABLES_ROWS_MAX || !acquire())
+    if (!tracer_enabled() || len > TABLES_ROWS_MAX || !acquire(1))
         return -1;
     if (!tab.ready)
         setup_locked();
@@ -108,9 +114,9 @@ int tables_add(uint32_t table, uint32_t rows, const void *raw, size_t len)
     return ok ? 0 : -1;
 }
 
-void tables_before_events(void)
+void tables_before_events(int wait)
 {
-    if (atomic_load(&tab.added) == atomic_load(&tab.written) || !acquire())
+    if (atomic_load(&tab.added) == atomic_load(&tab.written) || !acquire(wait))
         return;
     flush_locked();
     release();

@@ -20,8 +20,12 @@
 int tables_add(uint32_t table, uint32_t rows, const void *raw, size_t len);
 
 /* Writes the rows added so far, unless the calling thread is already
- * writing them (a signal handler's call): before a chunk of events. */
-void tables_before_events(void);
+ * writing them (a signal handler's call): before a chunk of events.
+ * Unless wait, also not while another thread adds or writes rows: its
+ * rows reach the file a moment later (the reader takes the tables
+ * wherever they are; a chunk of events is written now, whose thread may
+ * hold its buffer's lock, which others wait for only so long). */
+void tables_before_events(int wait);
 
 /* In a forked child: the parent's rows are the parent's to write. */
 void tables_after_fork_child(void);

@@ -704,14 +704,14 @@ static tracer_thread *self(void)
 
 /* Compresses n records packed in buf as one event chunk into out; its
  * length, 0 when it does not fit.  The rows of tables its events may name
- * are written first (here, before the chunk's write, which some callers
- * make with signals held: compressing the rows then could fault on a
- * traced page of the C library's). */
+ * are written first, if no other thread is at them (here, before the
+ * chunk's write, which some callers make with signals held: compressing
+ * the rows then could fault on a traced page of the C library's). */
 static size_t encode_events(ZSTD_CCtx *cctx, void *out, size_t out_cap,
                             uint32_t tid, uint32_t n, const uint8_t *buf,
                             size_t len)
 {
-    tables_before_events();
+    tables_before_events(0);
     return trace_chunk_encode(cctx, MEMTAP_CHUNK_PACKED, tid, n, buf, len,
                               out, out_cap);
 }
@@ -1379,6 +1379,7 @@ static void lose_jobs(tracer_thread *t)
 
 void tracer_flush_all(void)
 {
+    tables_before_events(1);
     for (tracer_thread *t = atomic_load(&rec.threads); t; t = t->next) {
         if (t == tls_packing) /* interrupted mid-pack: no waiting */
             lose_jobs(t);
