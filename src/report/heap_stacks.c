@@ -9,7 +9,6 @@
 
 #include "sys/vec.h"
 
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 

@@ -383,7 +383,6 @@ static int count_field(profile_object *o, const heap_block *blk, uint64_t at,
     return 0;
 }
 
-/* One access of `kind` to [addr, addr+size) by thread th. */
 /* One key per distinct stack, the last block's kept: asked per access. */
 static uint32_t stack_key(builder *b, const heap_block *blk)
 {
@@ -393,6 +392,8 @@ static uint32_t stack_key(builder *b, const heap_block *blk)
     }
     return b->stack;
 }
+
+/* One access of `kind` to [addr, addr+size) by thread th. */
 
 static int touch(profile *p, builder *b, int kind, int write, uint64_t addr,
                  uint64_t size, int64_t th, profile_insn *x)
