@@ -1379,7 +1379,9 @@ static void lose_jobs(tracer_thread *t)
 
 void tracer_flush_all(void)
 {
+    tracer_internal_enter(); /* zstd's memcpy calls are memtap's */
     tables_before_events(1);
+    tracer_internal_leave();
     for (tracer_thread *t = atomic_load(&rec.threads); t; t = t->next) {
         if (t == tls_packing) /* interrupted mid-pack: no waiting */
             lose_jobs(t);
