@@ -600,6 +600,8 @@ def test_rewrite_terminated():
             kids = open("/proc/%d/task/%d/children" % (p.pid, p.pid)).read().split()
             child = int(kids[0]) if kids else None
         check(child, "the rewritten program started")
+        while time.time() < deadline and not os.path.exists(trace):
+            time.sleep(0.001)  # its trace opened: the program runs, traced
         time.sleep(0.01 * (k + 1))  # across the set-up (about 0.1 s)
         os.kill(child, signal.SIGTERM)
         try:
