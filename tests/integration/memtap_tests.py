@@ -9,6 +9,7 @@ Usage: memtap_tests.py TEST_NAME   (MEMTAP_BUILD names the build tree)
 """
 import csv
 import io
+import json
 import os
 import re
 import resource
@@ -417,6 +418,12 @@ def test_kill9_keeps_flushed_chunks():
     # writer (HANDS in tracer.c), 64 records each
     check(total - 4 * 64 <= n <= total, "%d of %d events survive kill -9" % (n, total))
     check("no end record" in r.stderr, "show warns that the process was killed")
+    # and every allocation that survived names a call stack the trace holds
+    # (its row was written before the chunk that holds the allocation)
+    rep = json.loads(memtap("report", "-q", "--json", "-", path).stdout)
+    named = sum(st["allocs"] for st in rep["stacks"] if st["frames"])
+    check(rep["heap"]["allocs"] > 1000 and named == rep["heap"]["allocs"],
+          "allocations with their stacks: %d of %d" % (named, rep["heap"]["allocs"]))
 
 
 # ---------------------------------------------------------------- symbolizer
