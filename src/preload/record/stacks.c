@@ -26,6 +26,7 @@
 
 #include "preload/core/config.h"
 #include "preload/core/own_text.h"
+#include "sys/hash.h"
 #include "sys/rawsys.h"
 #include "tables.h"
 #include "trace/format.h"
@@ -49,7 +50,7 @@ HIDDEN _Unwind_Word memtap_unwind_get_cfa(struct _Unwind_Context *ctx);
 #define PROBES 64u
 #define SKIP_MAX 32u            /* memtap's frames above the call site */
 #define DEPTH_DEFAULT 16u
-#define CACHE_WAYS 64u          /* stacks a thread remembers */
+#define CACHE_WAYS 64u          /* stacks a thread remembers (2^6) */
 #define CACHE_DEPTH 16u         /* the deepest it remembers */
 
 /* A stack a thread met at a call site: its id, and where each of its
@@ -138,13 +139,7 @@ static _Unwind_Reason_Code take_frame(struct _Unwind_Context *ctx, void *arg)
 
 static uint32_t hash_frames(const uint64_t *pc, unsigned n)
 {
-    uint64_t h = 0x9E3779B97F4A7C15ull ^ n;
-    for (unsigned i = 0; i < n; i++) {
-        h ^= pc[i];
-        h *= 0xff51afd7ed558ccdull;
-        h ^= h >> 32;
-    }
-    return (uint32_t)h;
+    return (uint32_t)fnv1a64(FNV64_OFFSET, pc, n * sizeof *pc);
 }
 
 static int same(const stack_entry *e, uint32_t hash, const uint64_t *pc,
@@ -196,7 +191,7 @@ static uint32_t intern(const uint64_t *pc, unsigned n)
 
 static cached *way_of(uint64_t site)
 {
-    return &tls_cache[(site * 0x9E3779B97F4A7C15ull) >> 58];
+    return &tls_cache[fib_hash(site, 6)];
 }
 
 /* Whether the stack c remembers is the one under base now. */

@@ -362,7 +362,11 @@ static void write_meta_locked(uint16_t type, uint32_t count, const void *raw,
     tracer_internal_leave();
 }
 
-void tracer_write_meta(const void *chunk, size_t len) { write_chunk(chunk, len, 0); }
+void tracer_write_meta(const void *chunk, size_t len)
+{
+    if (rec.fd >= 0) /* as write_meta_locked: none before the output opens */
+        write_chunk(chunk, len, 0);
+}
 
 uint32_t tracer_tid(void) { return current_tid(); }
 
