@@ -12,46 +12,85 @@ int cache_level_init(cache_level *l, const cache_geometry *g)
     memset(l, 0, sizeof *l);
     l->assoc = g->assoc;
     l->sets = g->size / ((uint64_t)g->assoc * g->line);
+    l->set_mask = (l->sets & (l->sets - 1)) == 0 ? l->sets - 1 : 0;
     l->tags = calloc(l->sets * l->assoc, sizeof *l->tags);
-    l->used = calloc(l->sets * l->assoc, sizeof *l->used);
-    return l->tags && l->used ? 0 : -1;
+    l->dirty = calloc(l->sets * l->assoc, sizeof *l->dirty);
+    return l->tags && l->dirty ? 0 : -1;
 }
 
 void cache_level_free(cache_level *l)
 {
     free(l->tags);
-    free(l->used);
+    free(l->dirty);
 }
 
-int cache_level_access(cache_level *l, uint64_t line)
+/* The first way of line's set. */
+static uint64_t set_of(const cache_level *l, uint64_t line)
 {
-    uint64_t *tags = &l->tags[(line % l->sets) * l->assoc];
-    uint64_t *used = &l->used[(line % l->sets) * l->assoc];
-    uint32_t victim = 0;
-    l->clock++;
-    for (uint32_t w = 0; w < l->assoc; w++) {
-        if (tags[w] == line + 1) {
-            used[w] = l->clock;
-            return 1;
-        }
-        if (used[w] < used[victim])
-            victim = w;
+    return (l->set_mask || l->sets == 1 ? line & l->set_mask : line % l->sets) * l->assoc;
+}
+
+/* The way of set `at` that holds line, or assoc. */
+static uint32_t way_of(const cache_level *l, uint64_t at, uint64_t line)
+{
+    uint32_t w = 0;
+    while (w < l->assoc && l->tags[at + w] != line + 1)
+        w++;
+    return w;
+}
+
+/* Way w of set `at` becomes the most recently used, its line and owner
+ * the given ones (the ways before it one place down). */
+static void to_front(cache_level *l, uint64_t at, uint32_t w, uint64_t tag, uint32_t dirty)
+{
+    memmove(&l->tags[at + 1], &l->tags[at], w * sizeof *l->tags);
+    memmove(&l->dirty[at + 1], &l->dirty[at], w * sizeof *l->dirty);
+    l->tags[at] = tag;
+    l->dirty[at] = dirty;
+}
+
+int cache_level_access(cache_level *l, uint64_t line, uint32_t owner, cache_victim *out)
+{
+    uint64_t at = set_of(l, line);
+    if (l->tags[at] == line + 1) { /* the most recent: nothing moves */
+        if (owner)
+            l->dirty[at] = owner;
+        return 1;
     }
-    tags[victim] = line + 1;
-    used[victim] = l->clock;
+    uint32_t w = way_of(l, at, line);
+    if (w < l->assoc) {
+        to_front(l, at, w, line + 1, owner ? owner : l->dirty[at + w]);
+        return 1;
+    }
+    w = l->assoc - 1;
+    *out = (cache_victim){ l->tags[at + w] - 1, l->tags[at + w] ? l->dirty[at + w] : 0 };
+    to_front(l, at, w, line + 1, owner);
     return 0;
+}
+
+int cache_level_write_back(cache_level *l, uint64_t line, uint32_t owner)
+{
+    uint64_t at = set_of(l, line);
+    uint32_t w = way_of(l, at, line);
+    if (w == l->assoc)
+        return 0;
+    l->dirty[at + w] = owner;
+    return 1;
 }
 
 int cache_level_drop(cache_level *l, uint64_t line)
 {
-    uint64_t *tags = &l->tags[(line % l->sets) * l->assoc];
-    uint64_t *used = &l->used[(line % l->sets) * l->assoc];
-    for (uint32_t w = 0; w < l->assoc; w++)
-        if (tags[w] == line + 1) {
-            tags[w] = used[w] = 0;
-            return 1;
-        }
-    return 0;
+    uint64_t at = set_of(l, line);
+    uint32_t w = way_of(l, at, line);
+    if (w == l->assoc)
+        return 0;
+    /* the later ways one place up, the empty way last */
+    memmove(&l->tags[at + w], &l->tags[at + w + 1], (l->assoc - 1 - w) * sizeof *l->tags);
+    memmove(&l->dirty[at + w], &l->dirty[at + w + 1],
+            (l->assoc - 1 - w) * sizeof *l->dirty);
+    l->tags[at + l->assoc - 1] = 0;
+    l->dirty[at + l->assoc - 1] = 0;
+    return 1;
 }
 
 #define NONE UINT32_MAX
@@ -220,46 +259,68 @@ static uint32_t tree_range(const reuse_clock *c, uint32_t lo, uint32_t hi)
     return n;
 }
 
-typedef struct slot_ref {
-    uint32_t slot;
-    index_slot *entry;
-} slot_ref;
-
-static int by_slot(const void *a, const void *b)
-{
-    const slot_ref *x = a, *y = b;
-    return x->slot < y->slot ? -1 : x->slot > y->slot;
-}
-
-/* Numbers the lines' last uses 1..n again, in order; 0, or -1 when out of
+/* Numbers the lines' last uses 1..n again, in order, and grows the tree
+ * while the lines fill more than a sixteenth of it (renumbering, linear
+ * in the slots, then comes after 15/16 of them); 0, or -1 when out of
  * memory. */
 static int renumber(reuse_clock *c)
 {
     index_map *seen = &c->last;
-    slot_ref *refs = malloc((seen->n + 1) * sizeof *refs);
-    if (!refs)
+    index_slot **at = calloc((size_t)c->now + 1, sizeof *at); /* slot -> line */
+    if (!at)
+        return -1;
+    for (size_t i = 0; i < seen->cap; i++)
+        if (seen->v[i].used)
+            at[seen->v[i].value] = &seen->v[i];
+    uint32_t cap = c->cap;
+    while (16 * (uint64_t)seen->n >= cap && cap < UINT32_MAX / 2)
+        cap *= 2;
+    if (cap != c->cap) {
+        uint32_t *t = realloc(c->tree, ((size_t)cap + 1) * sizeof *t);
+        if (!t) {
+            free(at);
+            return -1;
+        }
+        c->tree = t;
+        c->cap = cap;
+    }
+    uint32_t n = 0;
+    for (uint32_t slot = 1; slot <= c->now; slot++)
+        if (at[slot])
+            at[slot]->value = ++n;
+    free(at);
+    /* the tree of marks at 1..n, built bottom up */
+    memset(c->tree, 0, ((size_t)c->cap + 1) * sizeof *c->tree);
+    for (uint32_t i = 1; i <= c->cap; i++) {
+        c->tree[i] += i <= n;
+        uint32_t up = i + (i & -i);
+        if (up <= c->cap && up > i)
+            c->tree[up] += c->tree[i];
+    }
+    c->now = n;
+    return 0;
+}
+
+static int by_slot(const void *a, const void *b)
+{
+    const index_slot *x = *(index_slot *const *)a, *y = *(index_slot *const *)b;
+    return x->value < y->value ? -1 : x->value > y->value;
+}
+
+int reuse_clock_recent(const reuse_clock *c, cache_full *f)
+{
+    const index_map *seen = &c->last;
+    const index_slot **by = malloc((seen->n + 1) * sizeof *by);
+    if (!by)
         return -1;
     size_t n = 0;
     for (size_t i = 0; i < seen->cap; i++)
         if (seen->v[i].used)
-            refs[n++] = (slot_ref){ seen->v[i].value, &seen->v[i] };
-    qsort(refs, n, sizeof *refs, by_slot);
-    if (8 * n >= c->cap) { /* keep most slots free: fewer renumberings */
-        uint32_t *t = realloc(c->tree, ((size_t)c->cap * 2 + 1) * sizeof *t);
-        if (!t) {
-            free(refs);
-            return -1;
-        }
-        c->tree = t;
-        c->cap *= 2;
-    }
-    memset(c->tree, 0, ((size_t)c->cap + 1) * sizeof *c->tree);
-    for (size_t i = 0; i < n; i++) {
-        refs[i].entry->value = (uint32_t)i + 1;
-        tree_add(c, (uint32_t)i + 1, 1);
-    }
-    c->now = (uint32_t)n;
-    free(refs);
+            by[n++] = &seen->v[i];
+    qsort(by, n, sizeof *by, by_slot);
+    for (size_t i = n > f->cap ? n - f->cap : 0; i < n; i++)
+        cache_full_access(f, by[i]->key);
+    free(by);
     return 0;
 }
 

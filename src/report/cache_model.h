@@ -29,22 +29,36 @@ int cache_geometry_parse(const char *s, cache_geometry *out);
  * (cpu0); 0, or -1 when sysfs does not say. */
 int cache_geometry_of_machine(cache_geometry *d1, cache_geometry *ll);
 
-/* One level: sets of `assoc` lines, each with the time of its last use. */
+/* One level: sets of `assoc` lines, most recently used first, each with
+ * the owner of its unwritten data (a write-back cache: a dirty line's
+ * data goes down when it leaves). */
 typedef struct cache_level {
     uint64_t sets;
+    uint64_t set_mask;   /* sets - 1 when sets is a power of two, else 0 */
     uint32_t assoc;
     uint64_t *tags;      /* line number + 1; 0: empty */
-    uint64_t *used;
-    uint64_t clock;
+    uint32_t *dirty;     /* the owner of the data written into it; 0: clean */
 } cache_level;
 /* 0, or -1 when out of memory. */
 int cache_level_init(cache_level *l, const cache_geometry *g);
 void cache_level_free(cache_level *l);
-/* Looks line up; on a miss it replaces the set's least recently used
- * line.  Returns 1 on a hit. */
-int cache_level_access(cache_level *l, uint64_t line);
-/* Takes line out (another thread's write invalidated it): its way is the
- * set's next to be filled.  Returns 1 when it was there. */
+/* A line a miss replaced, and the owner of its data when it was dirty
+ * (0: clean, or the way was empty). */
+typedef struct cache_victim {
+    uint64_t line;
+    uint32_t owner;
+} cache_victim;
+/* Looks line up; on a miss it replaces the set's least recently used line
+ * (*out).  A write (owner non-zero) leaves the line dirty, its data the
+ * owner's.  Returns 1 on a hit. */
+int cache_level_access(cache_level *l, uint64_t line, uint32_t owner, cache_victim *out);
+/* The level above writes line back: when this level holds it, it becomes
+ * dirty, owner's (its place in the order unchanged).  Returns 1 when it
+ * was there. */
+int cache_level_write_back(cache_level *l, uint64_t line, uint32_t owner);
+/* Takes line out (another thread's write invalidated it; the data moves
+ * to the writer, whose copy is dirty then): its way is the set's next to
+ * be filled.  Returns 1 when it was there. */
 int cache_level_drop(cache_level *l, uint64_t line);
 
 /* A fully associative LRU cache (what tells capacity misses from
@@ -82,5 +96,9 @@ void reuse_clock_free(reuse_clock *c);
 /* A use of line: its reuse distance (distinct lines used since its last
  * use), -1 for its first use, -2 when out of memory. */
 int64_t reuse_clock_use(reuse_clock *c, uint64_t line);
+/* Fills f with the lines used last, as many as it holds, the most recent
+ * first in its order (f was empty: one thread's cache when another
+ * thread comes); 0, or -1 when out of memory. */
+int reuse_clock_recent(const reuse_clock *c, cache_full *f);
 
 #endif

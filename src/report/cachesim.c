@@ -35,11 +35,15 @@ typedef struct object_stats {
     char *name;
     uint64_t accesses, d1, ll, compulsory, capacity, conflict;
     uint64_t true_sharing, false_sharing;   /* coherence misses */
+    uint64_t d1_writebacks;     /* dirty lines its writes left that a D1 gave up */
+    uint64_t memory_writebacks; /* ... that went on to memory */
     uint64_t reuse[REUSE_BINS];
 } object_stats;
 
-/* A thread's private first level (and the fully associative cache of its
- * size that tells capacity from conflict misses). */
+/* A thread's private first level (and, once there are threads, the fully
+ * associative cache of its size that tells capacity from conflict misses:
+ * with one thread, a line's reuse distance tells, which that cache would
+ * hit exactly when it is below its size in lines). */
 typedef struct thread_cache {
     cache_level d1;
     cache_full full;
@@ -76,6 +80,7 @@ typedef struct sim {
     uint64_t *written;
     size_t nwritten, written_cap;
     unsigned line_shift;
+    uint32_t d1_lines;   /* lines a D1 holds */
     symbolizer *sym;
     namer *names;
     uint64_t gen;        /* heap events so far + 1: names change with them */
@@ -93,7 +98,12 @@ typedef struct sim {
     size_t ninsns, insns_cap;
     uint64_t accesses, reads, writes, d1_misses, ll_misses, compulsory;
     uint64_t capacity, conflict, true_sharing, false_sharing;
+    uint64_t d1_writebacks, memory_writebacks;
     uint64_t lines_touched;
+    struct {             /* the thread of the last event */
+        uint32_t tid;
+        size_t index;    /* + 1; 0: none */
+    } last_tid;
     struct {             /* the last line access that went through the model */
         uint64_t line;   /* line + 1; 0: none */
         size_t thread;
@@ -185,16 +195,26 @@ static int64_t insn_of(sim *s, uint64_t pc)
  * out of memory. */
 static int64_t thread_of(sim *s, uint32_t tid)
 {
+    if (s->last_tid.index && s->last_tid.tid == tid)
+        return (int64_t)s->last_tid.index - 1;
     int made;
     int64_t i = element_of(&s->by_tid, tid, (void **)&s->threads, &s->nthreads,
                            &s->threads_cap, sizeof *s->threads, &made);
-    if (i < 0 || !made)
-        return i;
-    thread_cache *t = &s->threads[i];
-    return cache_level_init(&t->d1, &s->opt->d1) == 0 &&
-                   cache_full_init(&t->full,
-                                   (uint32_t)(s->opt->d1.size / s->opt->d1.line)) == 0
-               ? i : -1;
+    if (i < 0)
+        return -1;
+    uint32_t lines = s->d1_lines;
+    if (made && (cache_level_init(&s->threads[i].d1, &s->opt->d1) != 0 ||
+                 (s->nthreads > 1 && cache_full_init(&s->threads[i].full, lines) != 0)))
+        return -1;
+    /* the first thread's fully associative cache, as it is now: the lines
+     * it used last */
+    if (made && s->nthreads == 2 &&
+        (cache_full_init(&s->threads[0].full, lines) != 0 ||
+         reuse_clock_recent(&s->clock, &s->threads[0].full) != 0))
+        return -1;
+    s->last_tid.tid = tid;
+    s->last_tid.index = (size_t)i + 1;
+    return i;
 }
 
 /* The directory entry of line, made on its first use; NULL when out of
@@ -270,11 +290,30 @@ typedef struct outcome {
     int first, d1_hit, ll_hit, capacity, conflict, coherence, true_sharing;
 } outcome;
 
-/* Runs one line access of size bytes at addr by thread ti through the
- * caches; 0, or 1 when out of memory. */
-static int model_line(sim *s, size_t ti, uint64_t line, uint64_t addr,
-                      uint64_t size, int write, outcome *out)
+/* Dirty data of owner's (an object's index + 1) reaches memory. */
+static void memory_write_back(sim *s, uint32_t owner)
 {
+    s->memory_writebacks++;
+    s->objects[owner - 1].memory_writebacks++;
+}
+
+/* A dirty line a D1 gave up (v): its data goes to the last level, or on
+ * to memory when that does not hold the line. */
+static void d1_write_back(sim *s, const cache_victim *v)
+{
+    s->d1_writebacks++;
+    s->objects[v->owner - 1].d1_writebacks++;
+    if (!cache_level_write_back(&s->ll, v->line, v->owner))
+        memory_write_back(s, v->owner);
+}
+
+/* Runs one line access of size bytes at addr by thread ti through the
+ * caches, a write when owner (the written object's index + 1) is not 0;
+ * 0, or 1 when out of memory. */
+static int model_line(sim *s, size_t ti, uint64_t line, uint64_t addr,
+                      uint64_t size, uint32_t owner, outcome *out)
+{
+    int write = owner != 0;
     uint64_t me = 1ull << (ti % 64);
     thread_cache *tc = &s->threads[ti];
     int64_t distance = reuse_clock_use(&s->clock, line);
@@ -285,9 +324,15 @@ static int model_line(sim *s, size_t ti, uint64_t line, uint64_t addr,
     s->lines_touched += distance == -1;
     uint64_t mask = byte_mask(s, addr, size);
     int first = !(ls->touched & me);
-    int d1_hit = cache_level_access(&tc->d1, line);
-    int ll_hit = d1_hit || cache_level_access(&s->ll, line);
-    int full_hit = cache_full_access(&tc->full, line);
+    cache_victim v;
+    int d1_hit = cache_level_access(&tc->d1, line, owner, &v);
+    if (!d1_hit && v.owner)
+        d1_write_back(s, &v);
+    int ll_hit = d1_hit || cache_level_access(&s->ll, line, 0, &v);
+    if (!ll_hit && v.owner)
+        memory_write_back(s, v.owner);
+    int full_hit = s->nthreads > 1 ? cache_full_access(&tc->full, line)
+                                   : distance >= 0 && distance < (int64_t)s->d1_lines;
     int coherence = !first && !d1_hit && (ls->lost & me);
     int true_sharing = 0;
     if (ls->lost & me) {
@@ -336,18 +381,22 @@ static int access_line(sim *s, size_t ti, const memtap_event *ev, uint64_t addr,
 {
     uint64_t pc = ev->rec.pc;
     uint64_t line = addr >> s->line_shift;
+    int64_t i = object_of(s, addr), k = insn_of(s, pc);
+    if (i < 0 || k < 0)
+        return 1;
+    uint32_t owner = write ? (uint32_t)i + 1 : 0;
     outcome r = { 0, 0, 1, 1, 0, 0, 0, 0 };
     if (line + 1 != s->last.line || ti != s->last.thread ||
         (write && !s->last.alone)) {
-        if (model_line(s, ti, line, addr, size, write, &r))
+        if (model_line(s, ti, line, addr, size, owner, &r))
             return 1;
         s->last.line = line + 1;
         s->last.thread = ti;
         s->last.alone = write || s->nthreads == 1;
+    } else if (write) { /* the first way of its set: the data is owner's */
+        cache_victim unused;
+        cache_level_access(&s->threads[ti].d1, line, owner, &unused);
     } /* (the reuse clock need not tick: no other line came between) */
-    int64_t i = object_of(s, addr), k = insn_of(s, pc);
-    if (i < 0 || k < 0)
-        return 1;
     if (!r.d1_hit && s->opt->misses)
         put_miss(s, ev, addr, &r, s->objects[i].name);
     insn_stats *x = &s->insns[k];
@@ -439,8 +488,8 @@ static void print_report(sim *s, const cachesim_options *opt, FILE *out)
 {
     const cache_geometry *d1 = &opt->d1, *ll = &opt->ll;
     fprintf(out, "cache model: D1 %" PRIu64 " B, %u-way, %u-B lines, one per thread; LL %"
-                 PRIu64 " B, %u-way, %u-B lines, shared; LRU, write-allocate, a write "
-                 "invalidates other threads' copies\n",
+                 PRIu64 " B, %u-way, %u-B lines, shared; LRU, write-allocate, write-back, "
+                 "a write invalidates other threads' copies\n",
             d1->size, d1->assoc, d1->line, ll->size, ll->assoc, ll->line);
     fprintf(out, "line accesses: %" PRIu64 " (%" PRIu64 " reads, %" PRIu64
                  " writes); lines touched: %" PRIu64 "; threads: %zu\n",
@@ -458,16 +507,20 @@ static void print_report(sim *s, const cachesim_options *opt, FILE *out)
                  ", false sharing %" PRIu64 ")\n", s->compulsory, s->capacity,
             s->conflict, s->true_sharing + s->false_sharing, s->true_sharing,
             s->false_sharing);
+    fprintf(out, "write-backs: %" PRIu64 " dirty lines out of D1, %" PRIu64
+                 " to memory\n", s->d1_writebacks, s->memory_writebacks);
     qsort(s->objects, s->nobjects, sizeof *s->objects, by_d1_misses);
-    fprintf(out, "\nobjects by D1 misses:\n%11s %11s %11s %11s %11s %11s %11s %11s  %s\n",
-            "D1 misses", "LL misses", "compulsory", "capacity", "conflict",
-            "true-share", "false-share", "accesses", "object");
+    fprintf(out, "\nobjects by D1 misses:\n%11s %11s %11s %11s %11s %11s %11s %11s "
+                 "%11s %11s  %s\n", "D1 misses", "LL misses", "compulsory", "capacity",
+            "conflict", "true-share", "false-share", "D1-wback", "mem-wback", "accesses",
+            "object");
     for (size_t i = 0; i < s->nobjects && (int)i < opt->top; i++) {
         const object_stats *o = &s->objects[i];
         fprintf(out, "%11" PRIu64 " %11" PRIu64 " %11" PRIu64 " %11" PRIu64 " %11" PRIu64
-                     " %11" PRIu64 " %11" PRIu64 " %11" PRIu64 "  %s\n", o->d1, o->ll,
-                o->compulsory, o->capacity, o->conflict, o->true_sharing,
-                o->false_sharing, o->accesses, o->name);
+                     " %11" PRIu64 " %11" PRIu64 " %11" PRIu64 " %11" PRIu64 " %11" PRIu64
+                     "  %s\n", o->d1, o->ll, o->compulsory, o->capacity, o->conflict,
+                o->true_sharing, o->false_sharing, o->d1_writebacks, o->memory_writebacks,
+                o->accesses, o->name);
     }
     fprintf(out, "\nreuse distances of these objects (distinct lines used between "
                  "two uses of a line: uses):\n");
@@ -518,10 +571,11 @@ static void print_json(void *self, FILE *out)
                  PRIu64 ", \"d1_misses\": %" PRIu64 ", \"ll_misses\": %" PRIu64
                  ", \"compulsory\": %" PRIu64 ", \"capacity\": %" PRIu64
                  ", \"conflict\": %" PRIu64 ", \"true_sharing\": %" PRIu64
-                 ", \"false_sharing\": %" PRIu64 ",\n\"objects\": [",
+                 ", \"false_sharing\": %" PRIu64 ", \"d1_writebacks\": %" PRIu64
+                 ", \"memory_writebacks\": %" PRIu64 ",\n\"objects\": [",
             s->nthreads, s->accesses, s->reads, s->writes, s->d1_misses,
             s->ll_misses, s->compulsory, s->capacity, s->conflict, s->true_sharing,
-            s->false_sharing);
+            s->false_sharing, s->d1_writebacks, s->memory_writebacks);
     for (size_t i = 0; i < s->nobjects; i++) {
         const object_stats *o = &s->objects[i];
         fputs(i ? ",\n{\"name\": " : "\n{\"name\": ", out);
@@ -530,8 +584,10 @@ static void print_json(void *self, FILE *out)
                      ", \"ll_misses\": %" PRIu64 ", \"compulsory\": %" PRIu64
                      ", \"capacity\": %" PRIu64 ", \"conflict\": %" PRIu64
                      ", \"true_sharing\": %" PRIu64 ", \"false_sharing\": %" PRIu64
+                     ", \"d1_writebacks\": %" PRIu64 ", \"memory_writebacks\": %" PRIu64
                      ", \"reuse\": [", o->accesses, o->d1, o->ll, o->compulsory,
-                o->capacity, o->conflict, o->true_sharing, o->false_sharing);
+                o->capacity, o->conflict, o->true_sharing, o->false_sharing,
+                o->d1_writebacks, o->memory_writebacks);
         int first = 1;
         for (int b = 0; b < REUSE_BINS; b++)
             if (o->reuse[b]) {
@@ -569,6 +625,7 @@ int cachesim_report(memtap_trace *t, symbolizer *sym,
     s.opt = opt;
     s.gen = 1;
     s.line_shift = (unsigned)__builtin_ctz(opt->d1.line);
+    s.d1_lines = (uint32_t)(opt->d1.size / opt->d1.line);
     s.sym = sym;
     s.names = namer_create(sym, 0);
     s.recent = calloc(ADDR_CACHE, sizeof *s.recent);

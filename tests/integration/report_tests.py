@@ -406,15 +406,16 @@ def test_report_bad_input():
 
 def cachesim_rows(path, *opts):
     """{object: (D1 misses, LL misses, compulsory, capacity, conflict,
-    accesses, true sharing, false sharing)} of memtap cachesim's table."""
+    accesses, true sharing, false sharing, D1 write-backs, write-backs to
+    memory)} of memtap cachesim's table."""
     out = memtap("cachesim", *opts, path).stdout
     rows = {}
     for line in out.split("objects by D1 misses:", 1)[1].splitlines()[2:]:
         if not line.strip():  # the instructions' table follows
             break
         f = line.split()
-        n = [int(x) for x in f[:8]]
-        rows[f[8]] = tuple(n[:5] + [n[7]] + n[5:7])
+        n = [int(x) for x in f[:10]]
+        rows[f[10]] = tuple(n[:5] + [n[9]] + n[5:9])
     return out, rows
 
 
@@ -472,6 +473,32 @@ def test_report_cachesim():
         # a last level as small as the first: big's second pass misses there too
         _, rows = cachesim_rows(path, "--D1", "32K,8,64", "--LL", "32K,8,64")
         check_eq(rows["big"][:2], (2048, 2048), "LL as small as D1")
+
+
+def test_report_cachesim_writeback():
+    """Write-back: cache_writeback.c's hand count (its comment) under both
+    engines: each of its 4096 line writes leaves the first level dirty
+    once; with a 64 KiB last level each goes on to memory, with a 1 MiB
+    one none does; the array it only reads is never written back.  The
+    totals count the same write-backs as the objects."""
+    for engine in ("static", "fault"):
+        path = os.path.join(TMP, "wb-%s.mtr" % engine)
+        memtap("run", "-q", "--engine", engine, "-o", path, "--", prog("cache_writeback"))
+        for ll, to_memory in (("64K,16,64", 4096), ("1M,16,64", 0)):
+            out, rows = cachesim_rows(path, "--D1", "32K,8,64", "--LL", ll)
+            check_eq(rows.get("written", ())[8:], (4096, to_memory),
+                     "written's write-backs, LL %s, %s engine: %s" % (ll, engine, out))
+            check_eq(rows.get("clean", ())[8:], (0, 0), "clean is never written back")
+            check("write-back" in out.splitlines()[0], out)
+            doc = json.loads(memtap("cachesim", "--json", "--D1", "32K,8,64", "--LL", ll,
+                                    path).stdout)
+            for key in ("d1_writebacks", "memory_writebacks"):
+                check_eq(sum(o[key] for o in doc["objects"]), doc[key],
+                         "the objects' %s add up" % key)
+            m = re.search(r"^write-backs: (\d+) dirty lines out of D1, (\d+) to memory$",
+                          out, re.M)
+            check(m and (int(m.group(1)), int(m.group(2))) ==
+                  (doc["d1_writebacks"], doc["memory_writebacks"]), out)
 
 
 def test_report_cachesim_misses():
@@ -547,15 +574,15 @@ def test_report_cachesim_sharing():
     memtap("run", "-q", "--engine", "fault", "-o", path, "--", prog("cache_sharing"))
     out, rows = cachesim_rows(path, "--D1", "32K,8,64", "--LL", "1M,16,64")
     for name, sharing in (("neighbours", (0, 198)), ("both", (198, 0))):
-        r = rows.get(name, (0,) * 8)
-        check_eq((r[0], r[2], r[3], r[4]) + r[6:], (201, 3, 0, 0) + sharing,
+        r = rows.get(name, (0,) * 10)
+        check_eq((r[0], r[2], r[3], r[4]) + r[6:8], (201, 3, 0, 0) + sharing,
                  "%s: D1 misses, compulsory, capacity, conflict, true and false "
                  "sharing: %s" % (name, out))
     # each of the 200 turns makes the other thread's next read miss: a
     # coherence miss, or a compulsory one when it is that thread's first
     # touch of the line (before or after the other's first write: the
     # scheduler's choice, as are the spins); never capacity nor conflict
-    turn = rows.get("turn", (0,) * 8)
+    turn = rows.get("turn", (0,) * 10)
     check(turn[2] + turn[6] >= 199 and turn[3] == turn[4] == 0 and
           turn[0] == turn[2] + turn[6] + turn[7],
           "the flag's line moves with each turn: %s" % (turn,))
