@@ -51,6 +51,9 @@ int cmd_info(int argc, char **argv)
            hl->events);
     printf("truncated: %s\ncorrupt_chunks: %" PRIu64 "\n",
            hl->truncated ? "yes" : "no", hl->corrupt_chunks);
+    uint64_t us = memtap_trace_duration_us(t);
+    if (us) /* traces before chunks had times have none */
+        printf("duration_us: %" PRIu64 "\n", us);
     static const char *const keys[] = { "exe", "argc", "parent_trace",
                                         "fork_seq", "end", "end_code", "end_pc",
                                         "end_seq", "dropped", "faults",

@@ -74,6 +74,8 @@ typedef struct builder {
                                  id, and its key */
     uint64_t inherited;     /* blocks numbered below: a parent's (fork) */
     uint64_t total, ordinal;
+    uint64_t run_from, run_to; /* when the run being walked was made (us) */
+    uint64_t now;           /* ... and its record being walked */
     uint16_t bin;           /* the span of the event being walked */
     uint32_t *rank;         /* an object's place once sorted */
     size_t nranked;         /* objects the rank covers */
@@ -542,9 +544,12 @@ static int add_heap_event(profile *p, builder *b, const memtap_record *r,
     return account(p, b, blk, 1);
 }
 
+/* The bin of the event being walked: by its time when the trace holds
+ * times, else by its place in the trace's order. */
 static profile_bin *bin_of(profile *p, builder *b)
 {
-    uint64_t i = b->ordinal * PROFILE_BINS / b->total;
+    uint64_t i = p->duration_us ? b->now * PROFILE_BINS / p->duration_us
+                                : b->ordinal * PROFILE_BINS / b->total;
     b->bin = (uint16_t)(i < PROFILE_BINS ? i : PROFILE_BINS - 1);
     return &p->bins[b->bin];
 }
@@ -797,6 +802,13 @@ static int builder_reset(builder *b, const memtap_trace *t)
     return b->heap ? 0 : -1;
 }
 
+/* The time of record i of the run of n being walked: its share of the
+ * run's time, the records evenly spread. */
+static void at_record(builder *b, size_t i, size_t n)
+{
+    b->now = b->run_from + (b->run_to - b->run_from) * (i + 1) / n;
+}
+
 /* add_event for each of n records of thread tid: 0, or -1 when out of
  * memory. */
 static int add_run(profile *p, builder *b, const memtap_record *recs,
@@ -805,6 +817,7 @@ static int add_run(profile *p, builder *b, const memtap_record *recs,
 {
     for (size_t i = 0; i < n; i++) {
         memtap_event ev = { recs[i], tid };
+        at_record(b, i, n);
         if (add_event(p, b, &ev, learning) != 0)
             return -1;
         if (progress)
@@ -837,6 +850,14 @@ static int build_learn(void *self, const memtap_record *recs, size_t n,
                ? MEMTAP_E_NOMEM : 0;
 }
 
+/* When the next run's records were made (trace/tool.h). */
+static void walk_time(void *self, uint64_t from_us, uint64_t to_us)
+{
+    builder *b = ((build_walk *)self)->b;
+    b->run_from = from_us;
+    b->run_to = to_us;
+}
+
 static int build_finish(void *self, int status)
 {
     build_walk *w = self;
@@ -860,8 +881,9 @@ int profile_build(profile *p, memtap_trace *t, symbolizer *sym,
         return MEMTAP_E_NOMEM;
     }
     build_walk bw = { p, b, progress, arg };
+    p->duration_us = memtap_trace_duration_us(t);
     trace_tool tool = { .self = &bw, .run = build_run, .finish = build_finish,
-                        .learn = build_learn };
+                        .learn = build_learn, .time = walk_time };
     int rc = trace_tools_walk(t, &tool, 1, NULL, NULL);
     if (rc != 0)
         profile_free(p);
@@ -958,6 +980,7 @@ static int heat_run(profile *p, builder *b, const memtap_record *recs,
 {
     for (size_t i = 0; i < n; i++) {
         const memtap_record *r = &recs[i];
+        at_record(b, i, n);
         size_t bin = (size_t)(bin_of(p, b) - p->bins);
         int k = kind_of(r->kind);
         if (k >= 0 && !learning) {
@@ -1013,7 +1036,8 @@ int profile_heatmaps(profile *p, memtap_trace *t,
             return MEMTAP_E_NOMEM;
     }
     build_walk hw = { p, b, progress, arg };
-    trace_tool tool = { .self = &hw, .run = heat_tool_run, .learn = heat_tool_learn };
+    trace_tool tool = { .self = &hw, .run = heat_tool_run, .learn = heat_tool_learn,
+                        .time = walk_time };
     int rc = trace_tools_walk(t, &tool, 1, NULL, NULL);
     return rc < 0 ? rc : MEMTAP_OK;
 }

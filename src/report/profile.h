@@ -7,8 +7,10 @@
  *
  * Counts are records as `memtap show` prints them: a block operation (Y W
  * G) counts once for each object it touches (a copy: its source and its
- * destination).  Time is the trace's event order, cut into PROFILE_BINS
- * equal spans of events.
+ * destination).  Time is the time the trace's chunks say their records
+ * were made at (trace.h's memtap_trace_run_time), cut into PROFILE_BINS
+ * equal spans; for a trace without times, its event order, cut into
+ * PROFILE_BINS equal spans of events.
  */
 #ifndef MEMTAP_REPORT_PROFILE_H
 #define MEMTAP_REPORT_PROFILE_H
@@ -170,6 +172,8 @@ typedef struct profile {
     profile_heap heap;
     heap_stacks stacks;       /* per allocation call stack */
     uint64_t events, accesses, uaf;
+    uint64_t duration_us;     /* the trace's, 0: none known (bins are
+                                 spans of events then, else of time) */
     uint64_t n[PROF_KINDS];
     profile_heatmap *maps;    /* [0] the heap, then the hot objects */
     size_t nmaps;

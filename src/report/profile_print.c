@@ -373,7 +373,8 @@ static void json_series(FILE *o, const char *key, const profile *p,
 
 static void json_timeline(FILE *o, const profile *p)
 {
-    fprintf(o, "\"timeline\": {\"bins\": %d, ", PROFILE_BINS);
+    fprintf(o, "\"timeline\": {\"bins\": %d, \"duration_us\": %" PRIu64 ", ",
+            PROFILE_BINS, p->duration_us);
     json_series(o, "events", p, offsetof(profile_bin, events));
     fputs(", ", o);
     for (int k = 0; k < PROF_KINDS; k++) {

@@ -100,6 +100,11 @@ size_t trace_chunk_encode(ZSTD_CCtx *cctx, uint16_t type, uint32_t tid,
     return sizeof h + z;
 }
 
+void trace_chunk_set_time(void *out, uint32_t time)
+{
+    memcpy((char *)out + offsetof(memtap_chunk_header, time), &time, sizeof time);
+}
+
 size_t trace_chunk_encode_sites(ZSTD_CCtx *cctx, uint32_t tid,
                                 const memtap_sites_header *h,
                                 const void *frame, size_t frame_len,

@@ -44,6 +44,10 @@ size_t trace_chunk_encode(ZSTD_CCtx *cctx, uint16_t type, uint32_t tid,
                           uint32_t count, const void *raw, size_t raw_size,
                           void *out, size_t out_cap);
 
+/* Sets the time field of the chunk header at the start of out (a chunk
+ * encoded above; the field is outside the header's checksum). */
+void trace_chunk_set_time(void *out, uint32_t time);
+
 /* Packs n records and encodes them as one MEMTAP_CHUNK_PACKED chunk of
  * thread tid into out, with scratch (n * TRACE_PACKED_MAX bytes) for the
  * packed bytes.  Returns the chunk's length, or 0. */

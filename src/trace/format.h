@@ -201,7 +201,11 @@ typedef struct memtap_chunk_header {
     uint32_t tid;           /* thread that wrote the chunk */
     uint32_t count;         /* records or entries in the chunk */
     uint32_t checksum;      /* memtap_chunk_header_checksum() of the above */
-    uint32_t reserved2;
+    uint32_t time;          /* an event chunk's: when its last record was
+                               packed (the chunk closed), in microseconds
+                               since the trace began, plus one, modulo 2^32
+                               (a reader unwraps it in file order); 0: not
+                               recorded (traces before this field) */
 } memtap_chunk_header;
 
 /* Upper bound on a chunk's decompressed size; larger headers are corrupt. */

@@ -35,6 +35,8 @@ typedef struct chunk_ref {
     uint32_t tid;
     uint32_t count;     /* records */
     uint16_t type;      /* MEMTAP_CHUNK_EVENTS, _PACKED or _SITES */
+    uint64_t time;      /* an event chunk's, unwrapped: microseconds since
+                           the trace began + 1; 0: not recorded */
 } chunk_ref;
 
 typedef struct cursor {
@@ -44,6 +46,8 @@ typedef struct cursor {
     memtap_record *recs;
     size_t nrecs, pos, recs_cap;
     int ordered;        /* recs' sequence numbers rise from each to the next */
+    uint64_t from, to;  /* the time of recs' chunk (memtap_trace_run_time):
+                           microseconds + 1, 0 when not recorded */
     uint64_t last_seq;  /* of the record this cursor returned last */
     int returned;       /* whether it returned one since the rewind */
 } cursor;
@@ -82,6 +86,8 @@ struct memtap_trace {
     uint64_t budget;    /* the most they may hold */
     uint64_t meta_bytes; /* of module, maps and info chunks, kept */
     int started;        /* the walk has begun (rewind done) */
+    uint64_t last_time; /* the latest chunk time the scan unwrapped */
+    uint64_t run_from, run_to; /* memtap_trace_run_time's answer */
     size_t lent;        /* records of the top cursor memtap_trace_next_run
                            lent out: passed at the next call */
     size_t *heap;       /* min-heap of cursor indices by next seq */
@@ -469,6 +475,24 @@ static int cursor_of(memtap_trace *t, uint32_t tid, size_t *out)
     return MEMTAP_OK;
 }
 
+/* A chunk header's time (microseconds + 1 modulo 2^32, or 0) as a 64-bit
+ * one, near the latest before it in the file: chunks come nearly in the
+ * order they closed. */
+static uint64_t unwrap_time(memtap_trace *t, uint32_t time)
+{
+    if (time == 0)
+        return 0;
+    uint64_t last = t->last_time, round = 1ull << 32;
+    uint64_t v = (last & ~(round - 1)) | time;
+    if (v + round / 2 < last)
+        v += round; /* past a wrap */
+    else if (v > last + round / 2 && v >= round)
+        v -= round; /* a late chunk from before one */
+    if (v > t->last_time)
+        t->last_time = v;
+    return v;
+}
+
 static int add_event_chunk(memtap_trace *t, const memtap_chunk_header *h,
                            uint64_t payload)
 {
@@ -483,6 +507,7 @@ static int add_event_chunk(memtap_trace *t, const memtap_chunk_header *h,
     r->tid = h->tid;
     r->count = h->count;
     r->type = h->type;
+    r->time = unwrap_time(t, h->time);
     size_t ci;
     rc = cursor_of(t, h->tid, &ci);
     if (rc)
@@ -556,7 +581,7 @@ static int scan_chunks(memtap_trace *t)
             if (!rc)
                 t->site_refs[t->nsite_refs++] =
                     (chunk_ref){ payload, h.stored_size, h.raw_size, h.tid,
-                                 h.count, h.type };
+                                 h.count, h.type, 0 };
         } else {
             rc = load_meta_counted(t, &h, payload);
         }
@@ -854,6 +879,14 @@ static int cursor_fill(memtap_trace *t, cursor *c)
             return rc;
         c->nrecs = r->count;
         c->pos = 0;
+        /* from the thread's chunk before, or the file's for its first */
+        size_t k = c->chunks[c->next - 1];
+        c->from = c->to ? c->to : k > 0 ? t->refs[k - 1].time : 1;
+        c->to = r->time;
+        if (!c->from)
+            c->from = 1;
+        if (!c->to || c->from > c->to)
+            c->from = c->to;
         if (c->nrecs)
             return 1;
     }
@@ -885,6 +918,21 @@ static void heap_down(memtap_trace *t, size_t i)
     }
 }
 
+int memtap_trace_run_time(const memtap_trace *t, uint64_t *from_us,
+                          uint64_t *to_us)
+{
+    if (!t->run_to)
+        return 0;
+    *from_us = t->run_from - 1;
+    *to_us = t->run_to - 1;
+    return 1;
+}
+
+uint64_t memtap_trace_duration_us(const memtap_trace *t)
+{
+    return t->last_time ? t->last_time - 1 : 0;
+}
+
 int memtap_trace_rewind(memtap_trace *t)
 {
     if (!t->sites_loaded) {
@@ -902,6 +950,7 @@ int memtap_trace_rewind(memtap_trace *t)
     for (size_t i = 0; i < t->ncursors; i++) {
         t->cursors[i].next = 0;
         t->cursors[i].returned = 0;
+        t->cursors[i].to = 0;
         int rc = cursor_fill(t, &t->cursors[i]);
         if (rc < 0)
             return rc;
@@ -1025,6 +1074,9 @@ int memtap_trace_next_run(memtap_trace *t, const memtap_record **recs,
                               o && c->tid < o->tid);
         *recs = r;
         *tid = c->tid;
+        uint64_t span = c->to - c->from;
+        t->run_from = c->from + span * c->pos / c->nrecs;
+        t->run_to = c->from + span * (c->pos + n) / c->nrecs;
         c->last_seq = r[n - 1].seq;
         c->returned = 1;
         t->lent = n;

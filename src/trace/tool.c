@@ -37,14 +37,35 @@ static int selected(const trace_selection *sel, int thread,
     return in;
 }
 
+/* When a run's records were made (trace_walk_time). */
+typedef struct run_time {
+    int known;
+    uint64_t from, to;
+} run_time;
+
+/* Tells the tools that take times when records [lo, hi) of a run of n
+ * were made. */
+static void tell_time(const trace_tool *tools, size_t ntools, const run_time *when,
+                      size_t lo, size_t hi, size_t n)
+{
+    if (!when->known)
+        return;
+    uint64_t span = when->to - when->from;
+    for (size_t i = 0; i < ntools; i++)
+        if (tools[i].time)
+            tools[i].time(tools[i].self, when->from + span * lo / n,
+                          when->from + span * hi / n);
+}
+
 /* One run to every tool: whole, or cut where the selection starts or
  * stops selecting, the pieces it leaves out to the tools' learn. */
 static int run_tools(const trace_tool *tools, size_t ntools,
-                     const trace_selection *sel, const memtap_record *recs,
-                     size_t n, uint32_t tid)
+                     const trace_selection *sel, const run_time *when,
+                     const memtap_record *recs, size_t n, uint32_t tid)
 {
     int rc = 0;
     if (!sel) {
+        tell_time(tools, ntools, when, 0, n, n);
         for (size_t i = 0; i < ntools && !rc; i++)
             rc = run_tool(&tools[i], recs, n, tid);
         return rc;
@@ -56,6 +77,7 @@ static int run_tools(const trace_tool *tools, size_t ntools,
         int next = to < n ? selected(sel, thread, &recs[to], tid) : !in;
         if (next == in) /* each record asked once: keep may follow the heap */
             continue;
+        tell_time(tools, ntools, when, from, to, n);
         for (size_t i = 0; i < ntools && !rc; i++) {
             if (in)
                 rc = run_tool(&tools[i], recs + from, to - from, tid);
@@ -83,7 +105,9 @@ int trace_tools_walk(memtap_trace *t, const trace_tool *tools, size_t ntools,
             rc = n;
             break;
         }
-        rc = run_tools(tools, ntools, sel, recs, (size_t)n, tid);
+        run_time when = { 0, 0, 0 };
+        when.known = trace_walk_time(w, &when.from, &when.to);
+        rc = run_tools(tools, ntools, sel, &when, recs, (size_t)n, tid);
         if (!rc && progress)
             progress(arg, (uint64_t)n);
     }

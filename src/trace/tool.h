@@ -31,6 +31,11 @@ typedef struct trace_tool {
      * heap's blocks) and makes nothing of them: 0, or an error as run's.
      * May be NULL. */
     int (*learn)(void *self, const memtap_record *recs, size_t n, uint32_t tid);
+    /* Before each run (or learn), when the trace holds times: when its
+     * records were made, in microseconds since the trace began
+     * (memtap_trace_run_time, a share of it for a run the selection cut).
+     * May be NULL. */
+    void (*time)(void *self, uint64_t from_us, uint64_t to_us);
 } trace_tool;
 
 /* Which records the walks of a trace hand their tools' run (memtap show,

@@ -18,6 +18,8 @@
 
 typedef struct run_ref {
     uint32_t first, n, tid;
+    int timed;               /* memtap_trace_run_time's answer */
+    uint64_t from, to;
 } run_ref;
 
 typedef struct batch {
@@ -40,6 +42,7 @@ struct trace_walk {
     uint32_t run_at;         /* the walk's next run in ring[walk_at] */
     int taken;               /* the walk holds ring[walk_at] */
     int stop;                /* the walk ended early */
+    run_ref last;            /* the run trace_walk_next returned last */
 };
 
 /* Fills one batch with runs from the reader; whether the walk ended. */
@@ -58,7 +61,9 @@ static int fill(memtap_trace *t, batch *b)
             return 1;
         }
         memcpy(&b->recs[b->nrecs], recs, (size_t)rc * sizeof *recs);
-        b->runs[b->nruns++] = (run_ref){ b->nrecs, (uint32_t)rc, tid };
+        run_ref *r = &b->runs[b->nruns++];
+        *r = (run_ref){ b->nrecs, (uint32_t)rc, tid, 0, 0, 0 };
+        r->timed = memtap_trace_run_time(t, &r->from, &r->to);
         b->nrecs += (uint32_t)rc;
     }
     return 0;
@@ -126,8 +131,11 @@ static void give_back(trace_walk *w)
 int trace_walk_next(trace_walk *w, const memtap_record **recs,
                     uint32_t *tid)
 {
-    if (!w->ahead)
-        return memtap_trace_next_run(w->t, recs, tid, BATCH_RECORDS);
+    if (!w->ahead) {
+        int n = memtap_trace_next_run(w->t, recs, tid, BATCH_RECORDS);
+        w->last.timed = memtap_trace_run_time(w->t, &w->last.from, &w->last.to);
+        return n;
+    }
     for (;;) {
         if (!w->taken) {
             pthread_mutex_lock(&w->lock);
@@ -140,6 +148,7 @@ int trace_walk_next(trace_walk *w, const memtap_record **recs,
         batch *b = &w->ring[w->walk_at];
         if (w->run_at < b->nruns) {
             const run_ref *r = &b->runs[w->run_at++];
+            w->last = *r;
             *recs = &b->recs[r->first];
             *tid = r->tid;
             return (int)r->n;
@@ -148,6 +157,13 @@ int trace_walk_next(trace_walk *w, const memtap_record **recs,
             return b->rc; /* kept: later calls say the same */
         give_back(w);
     }
+}
+
+int trace_walk_time(const trace_walk *w, uint64_t *from_us, uint64_t *to_us)
+{
+    *from_us = w->last.from;
+    *to_us = w->last.to;
+    return w->last.timed;
 }
 
 void trace_walk_close(trace_walk *w)

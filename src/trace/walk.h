@@ -21,6 +21,9 @@ trace_walk *trace_walk_open(memtap_trace *t);
  * stays. */
 int trace_walk_next(trace_walk *w, const memtap_record **recs,
                     uint32_t *tid);
+/* When the records of the run trace_walk_next returned last were made
+ * (memtap_trace_run_time): 1, or 0 when the trace holds no times. */
+int trace_walk_time(const trace_walk *w, uint64_t *from_us, uint64_t *to_us);
 /* Ends the walk, before its end too, and frees w. */
 void trace_walk_close(trace_walk *w);
 

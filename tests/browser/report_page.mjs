@@ -39,6 +39,7 @@ try {
         series: option.series.map((s) => ({ name: s.name, type: s.type, data: s.data })),
         x: option.xAxis.map((a) => a.data || null),
         y: option.yAxis.map((a) => a.data || null),
+        x_names: option.xAxis.map((a) => a.name || null),
       };
     });
     return {

@@ -10,6 +10,7 @@ Usage: report_tests.py TEST_NAME   (MEMTAP_BUILD names the build tree)
 import json
 import os
 import re
+import time
 import shutil
 import subprocess
 import sys
@@ -80,6 +81,37 @@ def test_report_walks():
         check_eq((sum(line["events"]), [sum(line[k]) for k in "LSYWG"]),
                  (rep["events"], [rep["kinds"][k] for k in "LSYWG"]), "the timeline's sums")
         check_eq(max(line["live_bytes"]), heap["peak_bytes"], "the timeline's peak")
+
+
+def test_report_time_axis():
+    """The time line is in time, from the chunks' times: timed_phases.c
+    stores N times, sleeps 300 ms, stores N times again.  Under both
+    engines the trace says it took at least the pause (and no longer than
+    the run), and some 40 of the 200 bins in a row (a fifth of the time,
+    inside the pause) hold under a tenth of the events, where a fifth of
+    the events would fall in event order (at most a chunk open across the
+    pause, 16,384 records, is spread over it).  The page labels the axis in
+    milliseconds."""
+    for engine, n in (("static", 300000), ("fault", 50000)):
+        began = time.monotonic()
+        path = traced("timed_phases", engine, str(n))
+        took_us = (time.monotonic() - began) * 1e6
+        us = int(re.search(r"^duration_us: (\d+)$", memtap("info", path).stdout, re.M).group(1))
+        check(300000 <= us <= took_us, "%s: duration %d us, the run %d" % (engine, us, took_us))
+        rep = report_json(path)
+        line = rep["timeline"]
+        check_eq(line["duration_us"], us, "%s: the timeline's duration" % engine)
+        events = line["events"]
+        check_eq(sum(events), rep["events"], "%s: the timeline's sum" % engine)
+        quiet = min(sum(events[i:i + 40]) for i in range(len(events) - 40))
+        check(quiet < rep["events"] / 10,
+              "%s: the pause is quiet (%d of %d events): %r" % (engine, quiet, rep["events"],
+                                                               events))
+    html = os.path.join(TMP, "timed_phases.html")
+    memtap("report", "-q", "--html", html, path)
+    page = open_page(html)
+    check_eq(page["errors"], [], "errors in the page")
+    check_eq(page["charts"]["chart-accesses"]["x_names"], ["ms"], "the time axis' unit")
 
 
 def csv_counts(path):

@@ -283,6 +283,70 @@ static void test_truncation(void)
     free(buf);
 }
 
+/* Chunk times: a trace from before them has none; times written across
+ * 2^32 microseconds (71 minutes) are unwrapped; a run's time is its share
+ * of its chunk's, which starts where its thread's chunk before it closed,
+ * or for a thread's first chunk where the file's chunk before it did. */
+static void test_chunk_times(void)
+{
+    const char *path = path_in_dir("times.mtr");
+    write_sample(path, 600, 100);
+    memtap_trace *t;
+    CHECK(memtap_trace_open(path, &t) == MEMTAP_OK);
+    CHECK_EQ_U64(memtap_trace_duration_us(t), 0);
+    const memtap_record *recs;
+    uint32_t tid;
+    uint64_t from, to;
+    CHECK(memtap_trace_next_run(t, &recs, &tid, 1000) > 0);
+    CHECK(memtap_trace_run_time(t, &from, &to) == 0);
+    memtap_trace_close(t);
+
+    /* the six event chunks, in file order: thread 100's (seq 0-99 and
+     * 300-399), 101's, 102's; time k at 0xffffff00 + k * 0x80 us */
+    size_t len;
+    char *buf = slurp(path, &len);
+    CHECK(buf != NULL);
+    if (!buf)
+        return;
+    uint64_t at[6];
+    size_t k = 0;
+    for (size_t off = sizeof(memtap_file_header); off + sizeof(memtap_chunk_header) <= len;) {
+        memtap_chunk_header h;
+        memcpy(&h, buf + off, sizeof h);
+        if (h.type == MEMTAP_CHUNK_PACKED && k < 6) {
+            at[k] = 0xffffff00ull + k * 0x80;
+            trace_chunk_set_time(buf + off, (uint32_t)(at[k] + 1));
+            k++;
+        }
+        off += sizeof h + h.stored_size;
+    }
+    CHECK_EQ_U64(k, 6);
+    spill(path, buf, len);
+    free(buf);
+    CHECK(memtap_trace_open(path, &t) == MEMTAP_OK);
+    CHECK_EQ_U64(memtap_trace_duration_us(t), at[5]);
+    /* runs of 100 in sequence order: seq 0-99 is chunk 0 (from the start),
+     * 100-199 chunk 2 (thread 101's first: from chunk 1's close), 200-299
+     * chunk 4, 300-399 chunk 1 (from chunk 0's), 400-499 chunk 3, 500-599
+     * chunk 5 */
+    static const int chunk_of[6] = { 0, 2, 4, 1, 3, 5 };
+    static const int from_chunk[6] = { -1, 1, 3, 0, 2, 4 };
+    for (int r = 0; r < 6; r++) {
+        int n = memtap_trace_next_run(t, &recs, &tid, 100);
+        CHECK_EQ_U64(n, 100);
+        CHECK(memtap_trace_run_time(t, &from, &to) == 1);
+        CHECK_EQ_U64(to, at[chunk_of[r]]);
+        CHECK_EQ_U64(from, from_chunk[r] < 0 ? 0 : at[from_chunk[r]]);
+    }
+    /* half a chunk: half its time */
+    CHECK(memtap_trace_rewind(t) == MEMTAP_OK);
+    CHECK(memtap_trace_next_run(t, &recs, &tid, 50) == 50);
+    CHECK(memtap_trace_run_time(t, &from, &to) == 1);
+    CHECK_EQ_U64(from, 0);
+    CHECK_EQ_U64(to, at[0] / 2);
+    memtap_trace_close(t);
+}
+
 static void test_corruption(void)
 {
     const char *full = path_in_dir("c.mtr"), *bad = path_in_dir("bad.mtr");
@@ -1149,6 +1213,7 @@ int main(void)
         return 1;
     test_round_trip();
     test_truncation();
+    test_chunk_times();
     test_corruption();
     test_bad_files();
     test_packing();

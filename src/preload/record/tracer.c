@@ -100,6 +100,7 @@ typedef struct tracer_hand {
     _Atomic uint32_t state;          /* HAND_*: buf is the writer's to
                                         write while not HAND_FREE */
     uint32_t tid, n;                 /* the chunk buf holds */
+    uint32_t time;                   /* when it closed (chunk_time) */
     size_t len;
     uint8_t *buf;                    /* a buffer, the slot's while free */
 } tracer_hand;
@@ -137,6 +138,8 @@ static struct {
     char path[4096];
     char parent_path[4096];
     uint64_t fork_seq;
+    long long start_ns;              /* CLOCK_MONOTONIC when the output
+                                        opened: the chunks' time 0 */
     _Atomic uint64_t seq;
     _Atomic uint64_t alloc;
     _Atomic uint64_t dropped;        /* records lost, for any reason */
@@ -624,6 +627,7 @@ static void open_output(void)
     }
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
+    rec.start_ns = raw_clock_ns(CLOCK_MONOTONIC);
     memtap_file_header h;
     trace_file_header_init(&h, (uint32_t)getpid(), (uint32_t)getppid(),
                            (uint64_t)ts.tv_sec * 1000000000u +
@@ -706,18 +710,30 @@ static tracer_thread *self(void)
     return t;
 }
 
-/* Compresses n records packed in buf as one event chunk into out; its
- * length, 0 when it does not fit.  The rows of tables its events may name
- * are written first, if no other thread is at them (here, before the
- * chunk's write, which some callers make with signals held: compressing
- * the rows then could fault on a traced page of the C library's). */
+/* A chunk's time as its header holds it: microseconds since the output
+ * opened, plus one, modulo 2^32 (0 is "not recorded"). */
+static uint32_t chunk_time(void)
+{
+    uint32_t us = (uint32_t)((raw_clock_ns(CLOCK_MONOTONIC) - rec.start_ns) / 1000);
+    return us + 1 ? us + 1 : 1;
+}
+
+/* Compresses n records packed in buf, closed at `time` (chunk_time), as
+ * one event chunk into out; its length, 0 when it does not fit.  The rows
+ * of tables its events may name are written first, if no other thread is
+ * at them (here, before the chunk's write, which some callers make with
+ * signals held: compressing the rows then could fault on a traced page of
+ * the C library's). */
 static size_t encode_events(ZSTD_CCtx *cctx, void *out, size_t out_cap,
-                            uint32_t tid, uint32_t n, const uint8_t *buf,
-                            size_t len)
+                            uint32_t tid, uint32_t n, uint32_t time,
+                            const uint8_t *buf, size_t len)
 {
     tables_before_events(0);
-    return trace_chunk_encode(cctx, MEMTAP_CHUNK_PACKED, tid, n, buf, len,
-                              out, out_cap);
+    size_t clen = trace_chunk_encode(cctx, MEMTAP_CHUNK_PACKED, tid, n, buf,
+                                     len, out, out_cap);
+    if (clen)
+        trace_chunk_set_time(out, time);
+    return clen;
 }
 
 /* Writes the chunk of n records encode_events made (or loses them). */
@@ -805,8 +821,8 @@ static int write_hand(tracer_thread *t, uint32_t i, ZSTD_CCtx *cctx,
     int outer_put = tls_hand_put;
     tls_hand = h;
     tls_hand_put = 0;
-    size_t clen = encode_events(cctx, out, out_cap, h->tid, h->n, h->buf,
-                                h->len);
+    size_t clen = encode_events(cctx, out, out_cap, h->tid, h->n, h->time,
+                                h->buf, h->len);
     while ((head = atomic_load(&t->hand_head)) != i) {
         _Atomic uint32_t *before = &t->hands[head % HANDS].state;
         uint32_t now = atomic_load(before);
@@ -950,7 +966,7 @@ static void writer_kick(void)
 
 /* Hands t's full buffer to the writer and takes the buffer of the free
  * slot it goes into (settle_hands made one). */
-static void hand_over(tracer_thread *t)
+static void hand_over(tracer_thread *t, uint32_t time)
 {
     uint32_t tail = atomic_load(&t->hand_tail);
     tracer_hand *h = &t->hands[tail % HANDS];
@@ -960,6 +976,7 @@ static void hand_over(tracer_thread *t)
     h->tid = t->tid;
     h->n = t->n;
     h->len = t->len;
+    h->time = time;
     atomic_store(&h->state, HAND_QUEUED);
     atomic_store(&t->hand_tail, tail + 1);
     writer_kick();
@@ -978,11 +995,11 @@ static void flush_locked(tracer_thread *t)
         lose(t->n, 0);
     } else if (!tls_exited && writer_ready()) {
         settle_hands(t, HANDS - 1);
-        hand_over(t);
+        hand_over(t, chunk_time());
     } else {
         settle_hands(t, 0);
         size_t clen = encode_events(t->cctx, t->out, t->out_cap, t->tid, t->n,
-                                    t->buf, t->len);
+                                    chunk_time(), t->buf, t->len);
         /* else a signal that ends the process, taken as the write
          * returns, counts the records written lost (tracer_flush_all) */
         uint64_t mask = hold_signals();
@@ -1350,7 +1367,7 @@ static void await_hands(tracer_thread *t)
                 put_events(rec.meta_out,
                            encode_events(rec.meta_cctx, rec.meta_out,
                                          rec.meta_out_cap, h->tid, h->n,
-                                         h->buf, h->len),
+                                         h->time, h->buf, h->len),
                            h->n);
                 meta_release();
             } else if (!tls_hand_put) {

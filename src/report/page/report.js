@@ -26,11 +26,19 @@
                                    : o.pattern;
   }
 
+  /* The time axis: milliseconds since the trace began when its chunks
+   * hold times, else events in trace order. */
+  function binAxis(d) {
+    return d.timeline.duration_us ? "ms" : "event";
+  }
+
   function binLabels(d) {
     var labels = [];
-    var per = d.events / d.timeline.bins;
+    var us = d.timeline.duration_us;
+    var per = (us || d.events) / d.timeline.bins;
+    var digits = us && us < 200000 ? (us < 20000 ? 2 : 1) : 0;
     for (var i = 0; i < d.timeline.bins; i++)
-      labels.push(String(Math.floor(i * per)));
+      labels.push(us ? (i * per / 1000).toFixed(digits) : String(Math.floor(i * per)));
     return labels;
   }
 
@@ -104,12 +112,14 @@
   }
 
   function timeline(d, labels) {
-    var s = section("Accesses over time (events in trace order)", "time");
+    var s = section(d.timeline.duration_us
+                    ? "Accesses over time (ms since the trace began)"
+                    : "Accesses over time (events in trace order)", "time");
     var c = chart(s, "chart-accesses");
     c.setOption({
       tooltip: { trigger: "axis" },
       legend: {},
-      xAxis: { type: "category", data: labels, name: "event" },
+      xAxis: { type: "category", data: labels, name: binAxis(d) },
       yAxis: { type: "value", name: "accesses" },
       series: KINDS.map(function (k) {
         return { name: k[1], type: "bar", stack: "all", data: d.timeline[k[0]] };
@@ -134,7 +144,7 @@
     c.setOption({
       tooltip: { trigger: "axis" },
       legend: {},
-      xAxis: { type: "category", data: labels, name: "event" },
+      xAxis: { type: "category", data: labels, name: binAxis(d) },
       yAxis: [{ type: "value", name: "bytes live" }, { type: "value", name: "calls" }],
       series: [
         { name: "bytes live", type: "line", step: "end", data: d.timeline.live_bytes },
@@ -271,10 +281,10 @@
     c.setOption({
       title: { text: title, textStyle: { fontSize: 13 } },
       tooltip: { formatter: function (p) {
-        return rows[p.value[1]] + " at event " + labels[p.value[0]] + ": " + p.value[2] + " accesses";
+        return rows[p.value[1]] + " at " + binAxis(d) + " " + labels[p.value[0]] + ": " + p.value[2] + " accesses";
       } },
       grid: { left: 140, right: 90 },
-      xAxis: { type: "category", data: labels, name: "event" },
+      xAxis: { type: "category", data: labels, name: binAxis(d) },
       yAxis: { type: "category", data: rows, name: offsets ? "offset" : "address" },
       visualMap: { min: 0, max: max, calculable: true, orient: "vertical",
                    right: 0, top: "middle" },
@@ -310,7 +320,7 @@
       tooltip: { trigger: "axis" },
       legend: { top: 24 },
       grid: { top: 60 },
-      xAxis: { type: "category", data: labels, name: "event" },
+      xAxis: { type: "category", data: labels, name: binAxis(d) },
       yAxis: { type: "value", name: "accesses" },
       series: d.timeline.threads.map(function (t) {
         return { name: "thread " + t.tid, type: "bar", stack: "all", data: t.accesses };
