@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "report/cache_model.h"
 #include "report/render.h"
 
 int cmd_run(int argc, char **argv);
@@ -238,6 +239,29 @@ int cli_selection_option(int c, const char *arg);
         if (cli_selection_option(c, optarg))                                  \
             return 2;                                                         \
         break
+/* --D1 and --LL, the cache levels cachesim and export --cache model:
+ * their getopt codes and usage lines; geometries not given are this
+ * machine's (sysfs), else Cachegrind's defaults' shape. */
+enum { CLI_OPT_D1 = 0x180, CLI_OPT_LL };
+#define CLI_CACHE_OPTIONS { "D1", required_argument, NULL, CLI_OPT_D1 }, \
+                          { "LL", required_argument, NULL, CLI_OPT_LL }
+typedef struct cli_cache {
+    cache_geometry d1, ll;
+    int given_d1, given_ll;
+} cli_cache;
+#define CLI_CACHE_DEFAULT { { 32768, 8, 64 }, { 8u << 20, 16, 64 }, 0, 0 }
+/* Takes --D1 or --LL (opt) with its argument: 0, or 2 after saying what
+ * is wrong with it. */
+int cli_cache_option(cli_cache *c, int opt, const char *arg);
+#define CLI_CACHE_CASES(geometry)                                             \
+    case CLI_OPT_D1:                                                          \
+    case CLI_OPT_LL:                                                          \
+        if (cli_cache_option(&(geometry), c, optarg))                         \
+            return 2;                                                         \
+        break
+/* The levels not given from sysfs; 0, or 1 after saying why they do not
+ * go together (for `what`). */
+int cli_cache_finish(cli_cache *c, const char *what);
 /* What --tid and --seq selected in words ("threads 12, 13; events 100 to
  * 200"), or NULL when they were not given. */
 const char *cli_selection_text(char *buf, size_t cap);

@@ -56,8 +56,7 @@ static const char usage[] =
 int cmd_cachesim(int argc, char **argv)
 {
     static const struct option longopts[] = {
-        { "D1", required_argument, NULL, 'd' },
-        { "LL", required_argument, NULL, 'l' },
+        CLI_CACHE_OPTIONS,
         { "top", required_argument, NULL, 't' },
         { "json", no_argument, NULL, 'j' },
         { "html", required_argument, NULL, 'H' },
@@ -66,21 +65,13 @@ int cmd_cachesim(int argc, char **argv)
         CLI_SELECTION_OPTIONS,
         { NULL, 0, NULL, 0 },
     };
-    cachesim_options opt = { { 32768, 8, 64 }, { 8u << 20, 16, 64 }, 20, 0, NULL };
-    int given_d1 = 0, given_ll = 0, c;
+    cachesim_options opt = { { 0, 0, 0 }, { 0, 0, 0 }, 20, 0, NULL };
+    cli_cache cache = CLI_CACHE_DEFAULT;
+    int c;
     const char *misses = NULL, *html = NULL;
     while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
         switch (c) {
-        case 'd':
-            if (cache_geometry_parse(optarg, &opt.d1) != 0)
-                return cli_bad_option("--D1", "not SIZE,ASSOC,LINE of a cache: %s", optarg);
-            given_d1 = 1;
-            break;
-        case 'l':
-            if (cache_geometry_parse(optarg, &opt.ll) != 0)
-                return cli_bad_option("--LL", "not SIZE,ASSOC,LINE of a cache: %s", optarg);
-            given_ll = 1;
-            break;
+        CLI_CACHE_CASES(cache);
         case 't':
             opt.top = atoi(optarg);
             if (opt.top < 0)
@@ -96,16 +87,10 @@ int cmd_cachesim(int argc, char **argv)
     }
     if (optind != argc - 1)
         return cli_usage_error(usage);
-    cache_geometry d1, ll;
-    if ((!given_d1 || !given_ll) && cache_geometry_of_machine(&d1, &ll) == 0) {
-        if (!given_d1)
-            opt.d1 = d1;
-        if (!given_ll)
-            opt.ll = ll;
-    }
-    if (opt.d1.line != opt.ll.line)
-        return cli_error("cachesim", "the levels' lines differ (%u and %u bytes)",
-                         opt.d1.line, opt.ll.line);
+    if (cli_cache_finish(&cache, "cachesim"))
+        return 1;
+    opt.d1 = cache.d1;
+    opt.ll = cache.ll;
     if (html && !page_available())
         return cli_error("--html", "this memtap was built without ECharts (run "
                                    "scripts/deps.sh, then build again)");

@@ -53,6 +53,15 @@ static const char usage[] =
     "  --whole-blocks     lackey: a block operation as one line of its size\n"
     "  --split SIZE       parquet: each partition in files of about SIZE\n"
     "                     bytes (K, M, G) that read as one dataset\n"
+    "  --cache            sqlite, parquet: run every access through memtap\n"
+    "                     cachesim's model of the data caches and fill the\n"
+    "                     columns d1_misses and ll_misses (the access's\n"
+    "                     lines that missed there) and miss_cause (the\n"
+    "                     first D1 miss's: compulsory, capacity, conflict,\n"
+    "                     true sharing, false sharing); NULL without\n"
+    "  --D1 SIZE,ASSOC,LINE, --LL SIZE,ASSOC,LINE\n"
+    "                     the model's levels (with --cache; default: this\n"
+    "                     machine's, as memtap cachesim)\n"
     CLI_SELECTION_USAGE
     "  -o, --output FILE  write to FILE instead of standard output\n"
     "  -q, --quiet        no progress line (shown on a terminal when the\n"
@@ -85,9 +94,11 @@ static void step_progress(void *p) { cli_progress_step(p); }
 
 typedef enum database_format { DB_NONE, DB_SQLITE, DB_PARQUET } database_format;
 
-/* --format sqlite or parquet: the database or directory at out. */
+/* --format sqlite or parquet: the database or directory at out, with
+ * the cache model's columns when cache is not NULL. */
 static int export_database(const char *path, database_format format,
-                           const char *out, uint64_t split, int quiet)
+                           const char *out, uint64_t split,
+                           const cache_geometry *cache, int quiet)
 {
     char lib[4096];
     if (format == DB_PARQUET &&
@@ -109,9 +120,9 @@ static int export_database(const char *path, database_format format,
                            NULL, quiet);
         char err[512];
         int rc = format == DB_SQLITE
-                     ? export_sqlite(t, sym, out, step_progress, &p, err,
+                     ? export_sqlite(t, sym, cache, out, step_progress, &p, err,
                                      sizeof err)
-                     : export_parquet(t, sym, lib, out, split, step_progress,
+                     : export_parquet(t, sym, cache, lib, out, split, step_progress,
                                       &p, err, sizeof err);
         cli_progress_end(&p);
         if (rc)
@@ -130,6 +141,8 @@ int cmd_export(int argc, char **argv)
         { "line", required_argument, NULL, 'l' },
         { "whole-blocks", no_argument, NULL, 'w' },
         { "split", required_argument, NULL, 's' },
+        { "cache", no_argument, NULL, 'c' },
+        CLI_CACHE_OPTIONS,
         { "output", required_argument, NULL, 'o' },
         { "quiet", no_argument, NULL, 'q' },
         { "help", no_argument, NULL, 'h' },
@@ -140,9 +153,11 @@ int cmd_export(int argc, char **argv)
     const char *output = NULL;
     char *end;
     unsigned long line;
-    int c, quiet = 0;
+    int c, quiet = 0, modeled = 0;
+    cli_cache cache = CLI_CACHE_DEFAULT;
     database_format database = DB_NONE;
     uint64_t split = 0;
+    cache_geometry geometry[2];
     while ((c = getopt_long(argc, argv, "o:qh", longopts, NULL)) != -1) {
         switch (c) {
         case 'f':
@@ -173,6 +188,8 @@ int cmd_export(int argc, char **argv)
                 return cli_bad_option("--split", "'%s': expected a size of 4K "
                                                  "or more (K, M, G)", optarg);
             break;
+        case 'c': modeled = 1; break;
+        CLI_CACHE_CASES(cache);
         case 'o': output = optarg; break;
         case 'q': quiet = 1; cli_quiet = 1; break;
         case 'h': fputs(usage, stdout); return 0;
@@ -184,8 +201,18 @@ int cmd_export(int argc, char **argv)
         return cli_usage_error(usage);
     if (split && database != DB_PARQUET)
         return cli_bad_option("--split", "only --format parquet splits its files");
+    if ((cache.given_d1 || cache.given_ll) && !modeled)
+        return cli_bad_option(cache.given_d1 ? "--D1" : "--LL", "goes with --cache");
+    if (modeled && database == DB_NONE)
+        return cli_bad_option("--cache", "only --format sqlite and parquet have "
+                                         "the model's columns");
+    if (modeled && cli_cache_finish(&cache, "export"))
+        return 1;
+    geometry[0] = cache.d1;
+    geometry[1] = cache.ll;
     if (database != DB_NONE)
-        return output ? export_database(argv[optind], database, output, split, quiet)
+        return output ? export_database(argv[optind], database, output, split,
+                                        modeled ? geometry : NULL, quiet)
                       : cli_error(database == DB_SQLITE ? "--format sqlite"
                                                         : "--format parquet",
                                   "needs -o %s",

@@ -66,8 +66,10 @@ typedef struct named {
     uint32_t object;
 } named;
 
-typedef struct sim {
-    const cachesim_options *opt;
+struct cachesim {
+    cachesim_options opt;
+    int attribute;       /* objects and instructions counted (a report);
+                            else every access is one object's */
     cache_level ll;
     thread_cache *threads;
     size_t nthreads, threads_cap;
@@ -113,7 +115,8 @@ typedef struct sim {
         uint64_t pc;
         uint32_t index;
     } recent_pc[PC_CACHE];
-} sim;
+};
+typedef struct cachesim sim;
 
 static int reuse_bin(int64_t d)
 {
@@ -203,7 +206,7 @@ static int64_t thread_of(sim *s, uint32_t tid)
     if (i < 0)
         return -1;
     uint32_t lines = s->d1_lines;
-    if (made && (cache_level_init(&s->threads[i].d1, &s->opt->d1) != 0 ||
+    if (made && (cache_level_init(&s->threads[i].d1, &s->opt.d1) != 0 ||
                  (s->nthreads > 1 && cache_full_init(&s->threads[i].full, lines) != 0)))
         return -1;
     /* the first thread's fully associative cache, as it is now: the lines
@@ -363,11 +366,11 @@ static const char *cause_of(const outcome *r)
 static void put_miss(sim *s, const memtap_event *ev, uint64_t addr,
                      const outcome *r, const char *object)
 {
-    fprintf(s->opt->misses, "%" PRIu64 ",%" PRIu32 ",0x%" PRIx64 ",0x%" PRIx64 ",%s,%s,",
+    fprintf(s->opt.misses, "%" PRIu64 ",%" PRIu32 ",0x%" PRIx64 ",0x%" PRIx64 ",%s,%s,",
             ev->rec.seq, ev->tid, ev->rec.pc, addr, r->ll_hit ? "D1" : "LL",
             cause_of(r));
-    csv_field(s->opt->misses, object);
-    fputc('\n', s->opt->misses);
+    csv_field(s->opt.misses, object);
+    fputc('\n', s->opt.misses);
 }
 
 /* One line access of size bytes at addr, by thread ti's instruction at
@@ -377,11 +380,12 @@ static void put_miss(sim *s, const memtap_event *ev, uint64_t addr,
  * between), at reuse distance 0; a write too when no other thread can
  * hold the line (the last access wrote it, or one thread only). */
 static int access_line(sim *s, size_t ti, const memtap_event *ev, uint64_t addr,
-                       uint64_t size, int write)
+                       uint64_t size, int write, cachesim_outcome *out)
 {
     uint64_t pc = ev->rec.pc;
     uint64_t line = addr >> s->line_shift;
-    int64_t i = object_of(s, addr), k = insn_of(s, pc);
+    int64_t i = s->attribute ? object_of(s, addr) : 0;
+    int64_t k = s->attribute ? insn_of(s, pc) : 0;
     if (i < 0 || k < 0)
         return 1;
     uint32_t owner = write ? (uint32_t)i + 1 : 0;
@@ -397,12 +401,21 @@ static int access_line(sim *s, size_t ti, const memtap_event *ev, uint64_t addr,
         cache_victim unused;
         cache_level_access(&s->threads[ti].d1, line, owner, &unused);
     } /* (the reuse clock need not tick: no other line came between) */
-    if (!r.d1_hit && s->opt->misses)
+    if (!r.d1_hit && s->opt.misses)
         put_miss(s, ev, addr, &r, s->objects[i].name);
-    insn_stats *x = &s->insns[k];
-    x->accesses++;
-    x->d1 += !r.d1_hit;
-    x->ll += !r.ll_hit;
+    if (out) {
+        out->lines++;
+        out->d1_misses += !r.d1_hit;
+        out->ll_misses += !r.ll_hit;
+        if (!r.d1_hit && !out->cause)
+            out->cause = cause_of(&r);
+    }
+    if (s->attribute) {
+        insn_stats *x = &s->insns[k];
+        x->accesses++;
+        x->d1 += !r.d1_hit;
+        x->ll += !r.ll_hit;
+    }
     object_stats *o = &s->objects[i];
     o->accesses++;
     o->d1 += !r.d1_hit;
@@ -431,21 +444,23 @@ static int access_line(sim *s, size_t ti, const memtap_event *ev, uint64_t addr,
 static int sim_learn(void *self, const memtap_record *recs, size_t n, uint32_t tid)
 {
     (void)tid;
-    ((sim *)self)->gen += namer_learn_all(((sim *)self)->names, recs, n);
+    sim *s = self;
+    if (s->attribute)
+        s->gen += namer_learn_all(s->names, recs, n);
     return 0;
 }
 
-/* One event (the tool's, trace/tool.h): its accesses, line by line. */
-static int take(void *self, const memtap_event *ev)
+int cachesim_event(cachesim *s, const memtap_event *ev, cachesim_outcome *out)
 {
-    sim *s = self;
+    if (out)
+        *out = (cachesim_outcome){ 0, 0, 0, NULL };
     const memtap_record *r = &ev->rec;
     int64_t ti = thread_of(s, ev->tid);
     if (ti < 0)
         return 1;
     trace_access a[2];
     int n = trace_record_accesses(r, a);
-    if (n == 0 && heap_map_kind(r->kind)) { /* names change */
+    if (n == 0 && s->attribute && heap_map_kind(r->kind)) { /* names change */
         namer_learn(s->names, r, NULL);
         s->gen++;
     }
@@ -454,7 +469,7 @@ static int take(void *self, const memtap_event *ev)
         uint64_t addr = a[k].addr, size = a[k].size ? a[k].size : 1;
         while (size > 0) {
             uint64_t piece = trace_line_piece(addr, size, line);
-            if (access_line(s, (size_t)ti, ev, addr, piece, a[k].write))
+            if (access_line(s, (size_t)ti, ev, addr, piece, a[k].write, out))
                 return 1;
             addr += piece;
             size -= piece;
@@ -559,7 +574,7 @@ static void json_level(FILE *out, const char *key, const cache_geometry *g)
 static void print_json(void *self, FILE *out)
 {
     sim *s = self;
-    const cachesim_options *opt = s->opt;
+    const cachesim_options *opt = &s->opt;
     qsort(s->objects, s->nobjects, sizeof *s->objects, by_d1_misses);
     qsort(s->insns, s->ninsns, sizeof *s->insns, insn_by_d1_misses);
     fputc('{', out);
@@ -617,50 +632,86 @@ static void print_json(void *self, FILE *out)
     fputs("]}\n", out);
 }
 
+/* One event (the tool's, trace/tool.h). */
+static int take(void *self, const memtap_event *ev)
+{
+    return cachesim_event(self, ev, NULL);
+}
+
+/* A model with opt's geometry; with sym, it names what it counts. */
+static sim *sim_create(const cachesim_options *opt, symbolizer *sym)
+{
+    sim *s = calloc(1, sizeof *s);
+    if (!s)
+        return NULL;
+    s->opt = *opt;
+    s->attribute = sym != NULL;
+    s->gen = 1;
+    s->line_shift = (unsigned)__builtin_ctz(opt->d1.line);
+    s->d1_lines = (uint32_t)(opt->d1.size / opt->d1.line);
+    s->sym = sym;
+    int ok = reuse_clock_init(&s->clock) == 0 && cache_level_init(&s->ll, &opt->ll) == 0;
+    if (ok && sym)
+        ok = (s->names = namer_create(sym, 0)) && (s->recent = calloc(ADDR_CACHE,
+                                                                      sizeof *s->recent));
+    else if (ok) /* one object: every access */
+        ok = array_push((void **)&s->objects, &s->nobjects, &s->objects_cap,
+                        sizeof *s->objects) != NULL;
+    if (!ok) {
+        cachesim_destroy(s);
+        return NULL;
+    }
+    return s;
+}
+
+cachesim *cachesim_create(const cache_geometry *d1, const cache_geometry *ll)
+{
+    cachesim_options opt = { *d1, *ll, 0, 0, NULL };
+    return sim_create(&opt, NULL);
+}
+
+void cachesim_destroy(cachesim *s)
+{
+    if (!s)
+        return;
+    for (size_t i = 0; i < s->nobjects; i++)
+        free(s->objects[i].name);
+    for (size_t i = 0; i < s->nthreads; i++) {
+        cache_level_free(&s->threads[i].d1);
+        cache_full_free(&s->threads[i].full);
+    }
+    free(s->threads);
+    free(s->objects);
+    free(s->insns);
+    free(s->lines);
+    free(s->written);
+    index_free(&s->by_pc);
+    index_free(&s->by_name);
+    index_free(&s->by_tid);
+    index_free(&s->dir);
+    index_free(&s->taken);
+    cache_level_free(&s->ll);
+    reuse_clock_free(&s->clock);
+    free(s->recent);
+    namer_destroy(s->names);
+    free(s);
+}
+
 int cachesim_report(memtap_trace *t, symbolizer *sym,
                     const cachesim_options *opt, FILE *out)
 {
-    sim s;
-    memset(&s, 0, sizeof s);
-    s.opt = opt;
-    s.gen = 1;
-    s.line_shift = (unsigned)__builtin_ctz(opt->d1.line);
-    s.d1_lines = (uint32_t)(opt->d1.size / opt->d1.line);
-    s.sym = sym;
-    s.names = namer_create(sym, 0);
-    s.recent = calloc(ADDR_CACHE, sizeof *s.recent);
-    int rc = 1;
-    if (s.names && s.recent && reuse_clock_init(&s.clock) == 0 &&
-        cache_level_init(&s.ll, &opt->ll) == 0) {
-        trace_tool tool = { .self = &s, .event = take, .learn = sim_learn };
-        rc = trace_tools_walk(t, &tool, 1, NULL, NULL);
-        char err[128];
-        if (rc == 0 && opt->json == CACHESIM_PAGE)
-            rc = page_write_data(out, PAGE_CACHESIM, print_json, &s, err, sizeof err) ? 1 : 0;
-        else if (rc == 0 && opt->json)
-            print_json(&s, out);
-        else if (rc == 0)
-            print_report(&s, opt, out);
-    }
-    for (size_t i = 0; i < s.nobjects; i++)
-        free(s.objects[i].name);
-    for (size_t i = 0; i < s.nthreads; i++) {
-        cache_level_free(&s.threads[i].d1);
-        cache_full_free(&s.threads[i].full);
-    }
-    free(s.threads);
-    free(s.objects);
-    free(s.insns);
-    free(s.lines);
-    free(s.written);
-    index_free(&s.by_pc);
-    index_free(&s.by_name);
-    index_free(&s.by_tid);
-    index_free(&s.dir);
-    index_free(&s.taken);
-    cache_level_free(&s.ll);
-    reuse_clock_free(&s.clock);
-    free(s.recent);
-    namer_destroy(s.names);
+    sim *s = sim_create(opt, sym);
+    if (!s)
+        return 1;
+    trace_tool tool = { .self = s, .event = take, .learn = sim_learn };
+    int rc = trace_tools_walk(t, &tool, 1, NULL, NULL);
+    char err[128];
+    if (rc == 0 && opt->json == CACHESIM_PAGE)
+        rc = page_write_data(out, PAGE_CACHESIM, print_json, s, err, sizeof err) ? 1 : 0;
+    else if (rc == 0 && opt->json)
+        print_json(s, out);
+    else if (rc == 0)
+        print_report(s, opt, out);
+    cachesim_destroy(s);
     return rc;
 }

@@ -35,6 +35,28 @@ typedef struct cachesim_options {
                             address, level, cause, object), or NULL */
 } cachesim_options;
 
+/* The model alone, for a walk of someone else's (memtap export): events
+ * in, what each met out. */
+typedef struct cachesim cachesim;
+
+/* What became of one event's accesses in the model. */
+typedef struct cachesim_outcome {
+    uint32_t lines;      /* line accesses it stands for */
+    uint32_t d1_misses;  /* of them, misses in the thread's D1 */
+    uint32_t ll_misses;  /* ... and in LL */
+    const char *cause;   /* the first D1 miss's ("compulsory", "capacity",
+                            "conflict", "true sharing", "false sharing"),
+                            or NULL */
+} cachesim_outcome;
+
+/* A model of this geometry; NULL when out of memory. */
+cachesim *cachesim_create(const cache_geometry *d1, const cache_geometry *ll);
+/* Runs ev's accesses (if any) through the model, in the order of the
+ * events given, and says what became of them in *out (may be NULL).  0,
+ * or 1 when out of memory. */
+int cachesim_event(cachesim *s, const memtap_event *ev, cachesim_outcome *out);
+void cachesim_destroy(cachesim *s);
+
 /* Runs the model over t (opened, at its start) and prints to out the
  * totals, the objects by D1 misses with their reuse distances, and the
  * instructions by D1 misses.  0, or a negative status, or 1 when out of

@@ -114,16 +114,19 @@ static const struct { const char *name; size_t at; } api_names[] = {
 enum { DUCKDB_TYPE_UTINYINT = 6, DUCKDB_TYPE_UINTEGER = 8,
        DUCKDB_TYPE_UBIGINT = 9 };
 enum { A_PID, A_TID, A_SEQ, A_KIND, A_PC, A_ADDRESS, A_SIZE, A_SOURCE,
-       A_COUNT, A_FUNCTION, A_OBJECT, A_REGION, A_BLOCK, A_SITE, A_COLUMNS };
+       A_COUNT, A_FUNCTION, A_OBJECT, A_REGION, A_BLOCK, A_SITE, A_D1_MISSES,
+       A_LL_MISSES, A_MISS_CAUSE, A_COLUMNS };
 static const int access_types[A_COLUMNS] = {
     DUCKDB_TYPE_UINTEGER, DUCKDB_TYPE_UINTEGER, DUCKDB_TYPE_UBIGINT,
     DUCKDB_TYPE_UTINYINT, DUCKDB_TYPE_UBIGINT, DUCKDB_TYPE_UBIGINT,
     DUCKDB_TYPE_UBIGINT, DUCKDB_TYPE_UBIGINT, DUCKDB_TYPE_UINTEGER,
     DUCKDB_TYPE_UINTEGER, DUCKDB_TYPE_UINTEGER, DUCKDB_TYPE_UINTEGER,
-    DUCKDB_TYPE_UBIGINT, DUCKDB_TYPE_UINTEGER,
+    DUCKDB_TYPE_UBIGINT, DUCKDB_TYPE_UINTEGER, DUCKDB_TYPE_UINTEGER,
+    DUCKDB_TYPE_UINTEGER, DUCKDB_TYPE_UINTEGER,
 };
 /* the columns that may be NULL (a validity mask each) */
-static const int nullable[] = { A_SOURCE, A_BLOCK, A_SITE };
+static const int nullable[] = { A_SOURCE, A_BLOCK, A_SITE, A_D1_MISSES, A_LL_MISSES,
+                                A_MISS_CAUSE };
 
 /* The tables exported, then the names the accesses' function, object and
  * region columns hold the ids of until the export joins them back (an
@@ -140,7 +143,8 @@ static const char schema[] =
     "CREATE TABLE accesses(pid UINTEGER, tid UINTEGER, seq UBIGINT,"
     " kind UTINYINT, pc UBIGINT, address UBIGINT, size UBIGINT,"
     " source UBIGINT, count UINTEGER, function UINTEGER, object UINTEGER,"
-    " region UINTEGER, block UBIGINT, site UINTEGER);"
+    " region UINTEGER, block UBIGINT, site UINTEGER, d1_misses UINTEGER,"
+    " ll_misses UINTEGER, miss_cause UINTEGER);"
     "CREATE TABLE names(id UINTEGER, name VARCHAR);"
     "CREATE TABLE blocks(pid UINTEGER, number UBIGINT, kind VARCHAR,"
     " address UBIGINT, size UBIGINT, site UBIGINT, site_name VARCHAR,"
@@ -320,6 +324,15 @@ static int put_access(void *arg, const export_access *a)
     ((uint32_t *)s->col[A_SITE])[r] = (uint32_t)site;
     set_valid(d, s->vec[A_BLOCK], r, a->block != 0);
     set_valid(d, s->vec[A_SITE], r, a->block != 0);
+    int64_t cause = a->miss_cause ? name_id(s, a->miss_cause) : 0;
+    if (cause < 0)
+        return -1;
+    ((uint32_t *)s->col[A_D1_MISSES])[r] = a->d1_misses;
+    ((uint32_t *)s->col[A_LL_MISSES])[r] = a->ll_misses;
+    ((uint32_t *)s->col[A_MISS_CAUSE])[r] = (uint32_t)cause;
+    set_valid(d, s->vec[A_D1_MISSES], r, a->modeled);
+    set_valid(d, s->vec[A_LL_MISSES], r, a->modeled);
+    set_valid(d, s->vec[A_MISS_CAUSE], r, a->miss_cause != NULL);
     return ++s->rows == s->capacity ? chunk_flush(s) : 0;
 }
 
@@ -415,11 +428,13 @@ static const char accesses_query[] =
     "(SELECT a.pid, a.tid, a.seq, chr(a.kind) AS kind, a.pc, a.address,"
     " a.size,"
     " a.source, a.count, f.name AS function, o.name AS object,"
-    " r.name AS region, a.block, s.name AS site FROM accesses a"
+    " r.name AS region, a.block, s.name AS site, a.d1_misses, a.ll_misses,"
+    " c.name AS miss_cause FROM accesses a"
     " JOIN names f ON f.id = a.function"
     " JOIN names o ON o.id = a.object"
     " JOIN names r ON r.id = a.region"
-    " LEFT JOIN names s ON s.id = a.site)";
+    " LEFT JOIN names s ON s.id = a.site"
+    " LEFT JOIN names c ON c.id = a.miss_cause)";
 
 /* A table as COPY reads it. */
 static const char *exported(int i)
@@ -471,7 +486,7 @@ static int copy_out(duckdb_api *api, duckdb_handle con, const char *dir,
                     uint32_t pid, char *err, size_t errcap)
 {
     for (int i = 0; i < EXPORTED; i++) {
-        char where[4096 + 64], lit[2 * 4096 + 80], sql[2 * 4096 + 512];
+        char where[4096 + 64], lit[2 * 4096 + 80], sql[2 * 4096 + 1024];
         snprintf(where, sizeof where, "%s/%s", dir, table_names[i]);
         if (sql_literal(where, lit, sizeof lit)) {
             snprintf(err, errcap, "output path too long");
@@ -589,8 +604,9 @@ static void remove_database(const char *db)
     unlink(wal);
 }
 
-int export_parquet(memtap_trace *t, symbolizer *sym, const char *lib,
-                   const char *dir, uint64_t split, void (*progress)(void *),
+int export_parquet(memtap_trace *t, symbolizer *sym, const cache_geometry *cache,
+                   const char *lib, const char *dir, uint64_t split,
+                   void (*progress)(void *),
                    void *arg, char *err, size_t errcap)
 {
     uint32_t pid = memtap_trace_header(t)->pid;
@@ -631,7 +647,7 @@ int export_parquet(memtap_trace *t, symbolizer *sym, const char *lib,
     if (rc == 0)
         rc = chunk_open(&s);
     if (rc == 0)
-        rc = export_rows(t, sym, &sink, progress, arg, err, errcap) ? -1 : 0;
+        rc = export_rows(t, sym, cache, &sink, progress, arg, err, errcap) ? -1 : 0;
     if (rc == 0)
         rc = chunk_flush(&s);
     if (s.chunk)

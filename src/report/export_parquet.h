@@ -19,15 +19,18 @@
 #include <stdint.h>
 
 #include "memtap/trace.h"
+#include "report/cache_model.h"
 #include "symbols/symbolizer.h"
 
-/* Writes the trace's events, walked from the start, into dir (created if
+/* Writes the trace's events, walked from the start, into dir (with the
+ * cache model's columns when cache, D1 and LL, is not NULL) (created if
  * needed; refused when it holds this process's files already); split: a
  * partition's files of about that many bytes each (0: one file).
  * progress, when not NULL, is called once per event.  Returns 0, or -1
  * with the reason in err. */
-int export_parquet(memtap_trace *t, symbolizer *sym, const char *duckdb_lib,
-                   const char *dir, uint64_t split, void (*progress)(void *),
+int export_parquet(memtap_trace *t, symbolizer *sym, const cache_geometry *cache,
+                   const char *duckdb_lib, const char *dir, uint64_t split,
+                   void (*progress)(void *),
                    void *arg, char *err, size_t errcap);
 
 #endif

@@ -6,6 +6,7 @@
 #include "report/export_rows.h"
 #include "trace/tool.h"
 
+#include "report/cachesim.h"
 #include "report/index.h"
 #include "report/render.h"
 #include "symbols/namer.h"
@@ -32,6 +33,7 @@ typedef struct site_slot {
 
 typedef struct walk {
     const export_sink *sink;
+    cachesim *cache;          /* or NULL */
     symbolizer *sym;
     namer *names;
     site_slot *sites;         /* SITE_CACHE slots */
@@ -106,9 +108,18 @@ static int add_access(walk *w, const memtap_event *ev)
                         x->count, function, object, d.region,
                         heap ? d.block.id + 1 : 0,
                         heap ? site_of(w, &d.block, site, sizeof site) : NULL,
-                        heap ? site_key(&d.block) : 0 };
+                        heap ? site_key(&d.block) : 0, 0, 0, 0, NULL };
     const char *fn = namer_code(w->names, x->pc, code, sizeof code, NULL);
     snprintf(function, sizeof function, "%.*s", (int)strcspn(fn, "+ "), fn);
+    if (w->cache) {
+        cachesim_outcome out;
+        if (cachesim_event(w->cache, ev, &out))
+            return oom(w);
+        a.modeled = 1;
+        a.d1_misses = out.d1_misses;
+        a.ll_misses = out.ll_misses;
+        a.miss_cause = out.cause;
+    }
     return w->sink->access(w->sink->arg, &a) ? 1 : 0;
 }
 
@@ -296,6 +307,7 @@ static void walk_free(walk *w)
     index_free(&w->stacks);
     namer_destroy(w->names);
     free(w->sites);
+    cachesim_destroy(w->cache);
 }
 
 /* The walk as a tool of the offline interface (trace/tool.h). */
@@ -308,7 +320,8 @@ static int rows_event(void *self, const memtap_event *ev)
     return w->failed != 0;
 }
 
-int export_rows(memtap_trace *t, symbolizer *sym, const export_sink *sink,
+int export_rows(memtap_trace *t, symbolizer *sym, const cache_geometry *cache,
+                const export_sink *sink,
                 void (*progress)(void *), void *parg, char *err,
                 size_t errcap)
 {
@@ -322,7 +335,9 @@ int export_rows(memtap_trace *t, symbolizer *sym, const export_sink *sink,
     w.sites = calloc(SITE_CACHE, sizeof *w.sites);
     w.progress = progress;
     w.parg = parg;
-    int rc = w.names && w.sites ? add_modules(&w, t) : oom(&w);
+    if (cache)
+        w.cache = cachesim_create(&cache[0], &cache[1]);
+    int rc = w.names && w.sites && (w.cache || !cache) ? add_modules(&w, t) : oom(&w);
     if (rc == 0) {
         trace_tool tool = { .self = &w, .event = rows_event, .learn = rows_learn };
         rc = trace_tools_walk(t, &tool, 1, NULL, NULL);

@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "memtap/trace.h"
+#include "report/cache_model.h"
 #include "symbols/symbolizer.h"
 
 typedef struct export_access {
@@ -31,6 +32,11 @@ typedef struct export_access {
                                 names it ("malloc@main+26"), else NULL */
     uint64_t site_key;       /* one number per site (0 with no site): a
                                 sink may keep what it made of the name */
+    int modeled;             /* the cache model ran (export --cache): */
+    uint32_t d1_misses;      /* the access's lines that missed D1 */
+    uint32_t ll_misses;      /* ... and LL */
+    const char *miss_cause;  /* the first D1 miss's cause (cachesim.h),
+                                or NULL */
 } export_access;
 
 typedef struct export_block {
@@ -74,10 +80,12 @@ typedef struct export_sink {
     void *arg;
 } export_sink;
 
-/* Walks the trace from its start into the sink; progress, when not NULL,
- * is called once per event.  Returns 0; 1 when a sink failed; -1 with the
+/* Walks the trace from its start into the sink, each access run through
+ * a model of the data caches first when cache (its D1 and LL) is not
+ * NULL; progress, when not NULL, is called once per event.  Returns 0; 1 when a sink failed; -1 with the
  * reason in err for the walk's own errors (out of memory, the trace). */
-int export_rows(memtap_trace *t, symbolizer *sym, const export_sink *sink,
+int export_rows(memtap_trace *t, symbolizer *sym, const cache_geometry *cache,
+                const export_sink *sink,
                 void (*progress)(void *), void *parg, char *err,
                 size_t errcap);
 

@@ -2,7 +2,10 @@
  * export_sqlite.c - a trace as an SQLite database (export_sqlite.h).
  *
  *   accesses(seq, tid, kind, pc, address, size, source, count,
- *            function -> names, object -> names, region)
+ *            function -> names, object -> names, region, block,
+ *            site -> names, d1_misses, ll_misses, miss_cause)
+ *            (the last three from the cache model of export --cache, else
+ *            NULL)
  *   blocks(number, kind, address, size, site, site_name -> names, tid,
  *          alloc_seq, free_seq, stack)   heap blocks and mappings
  *   stacks(stack, depth, pc, frame)      the call stacks blocks name
@@ -44,7 +47,8 @@ static const char schema[] =
     " pc INTEGER, address INTEGER, size INTEGER, source INTEGER,"
     " count INTEGER, function INTEGER REFERENCES names(id),"
     " object INTEGER REFERENCES names(id), region TEXT, block INTEGER,"
-    " site INTEGER REFERENCES names(id));"
+    " site INTEGER REFERENCES names(id), d1_misses INTEGER, ll_misses INTEGER,"
+    " miss_cause TEXT);"
     "BEGIN;";
 
 static const char indexes[] =
@@ -129,6 +133,17 @@ static int put_access(void *arg, const export_access *a)
         sqlite3_bind_null(s, 12);
         sqlite3_bind_null(s, 13);
     }
+    if (a->modeled) {
+        sqlite3_bind_int64(s, 14, a->d1_misses);
+        sqlite3_bind_int64(s, 15, a->ll_misses);
+    } else {
+        sqlite3_bind_null(s, 14);
+        sqlite3_bind_null(s, 15);
+    }
+    if (a->miss_cause)
+        sqlite3_bind_text(s, 16, a->miss_cause, -1, SQLITE_STATIC);
+    else
+        sqlite3_bind_null(s, 16);
     return step(w, s, "accesses");
 }
 
@@ -192,7 +207,7 @@ static int prepare(writer *w)
 {
     static const struct { size_t at; const char *sql; } stmts[] = {
         { offsetof(writer, access),
-          "INSERT INTO accesses VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?)" },
+          "INSERT INTO accesses VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)" },
         { offsetof(writer, block),
           "INSERT INTO blocks VALUES(?,?,?,?,?,?,?,?,?,?)" },
         { offsetof(writer, frame), "INSERT INTO stacks VALUES(?,?,?,?)" },
@@ -221,7 +236,8 @@ static void writer_close(writer *w)
     sqlite3_close(w->db);
 }
 
-int export_sqlite(memtap_trace *t, symbolizer *sym, const char *path,
+int export_sqlite(memtap_trace *t, symbolizer *sym, const cache_geometry *cache,
+                  const char *path,
                   void (*progress)(void *), void *arg, char *err,
                   size_t errcap)
 {
@@ -249,7 +265,7 @@ int export_sqlite(memtap_trace *t, symbolizer *sym, const char *path,
     export_sink sink = { put_module, put_access, put_block, put_thread,
                          put_frame, &w };
     if (rc == 0)
-        rc = export_rows(t, sym, &sink, progress, arg, err, errcap);
+        rc = export_rows(t, sym, cache, &sink, progress, arg, err, errcap);
     if (rc == 0 && sqlite3_exec(w.db, indexes, NULL, NULL, NULL) != SQLITE_OK)
         rc = fail(&w, "index");
     writer_close(&w);

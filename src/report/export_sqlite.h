@@ -9,12 +9,15 @@
 #include <stddef.h>
 
 #include "memtap/trace.h"
+#include "report/cache_model.h"
 #include "symbols/symbolizer.h"
 
 /* Writes the trace's events, walked from the start, into a new database
- * at path (which must not exist).  progress, when not NULL, is called
+ * at path (which must not exist), with the cache model's columns when
+ * cache (D1 and LL) is not NULL (export_rows.h).  progress, when not NULL, is called
  * once per event.  Returns 0, or -1 with the reason in err. */
-int export_sqlite(memtap_trace *t, symbolizer *sym, const char *path,
+int export_sqlite(memtap_trace *t, symbolizer *sym, const cache_geometry *cache,
+                  const char *path,
                   void (*progress)(void *), void *arg, char *err,
                   size_t errcap);
 

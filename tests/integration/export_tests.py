@@ -10,6 +10,7 @@ Usage: export_tests.py TEST_NAME   (MEMTAP_BUILD names the build tree)
 import json
 import os
 import re
+import shutil
 import sys
 
 from memtap_tests import TMP, check, check_eq, memtap, prog, run_named, trace
@@ -293,6 +294,63 @@ def duckdb_query(sql):
 
 def parquet_rows(sql, part):
     return duckdb_query(sql % ("read_parquet('%s/**/*.parquet', hive_partitioning = true)" % part))
+
+
+def test_export_cache():
+    """--cache: every access row says what the cache model made of it.
+    cache_walk.c's hand count (its comment) per array from the SQLite
+    rows: D1 and LL misses, and each miss's cause; the rows' misses add up
+    to memtap cachesim's totals in SQLite and in Parquet; without --cache
+    the columns are NULL; --D1/--LL without --cache, and --cache for a
+    format of lines, are refused."""
+    import sqlite3
+    path = os.path.join(TMP, "cache_walk-export.mtr")
+    memtap("run", "-q", "-o", path, "--", prog("cache_walk"))
+    geometry = ["--D1", "32K,8,64", "--LL", "1M,16,64"]
+    sim = json.loads(memtap("cachesim", "--json", *geometry, path).stdout)
+    db = os.path.join(TMP, "cache.db")
+    if os.path.exists(db):
+        os.unlink(db)
+    memtap("export", "-q", "--format", "sqlite", "--cache", *geometry, "-o", db, path)
+    c = sqlite3.connect(db)
+    per = {name: (d1, ll) for name, d1, ll in c.execute(
+        "select n.name, sum(d1_misses), sum(ll_misses) from accesses a"
+        " join names n on n.id = a.object group by n.name")}
+    for name, want in (("big", (2048, 1024)), ("small", (256, 256)),
+                       ("conflicting", (90, 9))):
+        check_eq(per.get(name), want, "%s's D1 and LL misses" % name)
+    causes = {(n, cause): k for n, cause, k in c.execute(
+        "select n.name, miss_cause, count(*) from accesses a join names n"
+        " on n.id = a.object where miss_cause is not null group by 1, 2")}
+    check_eq({k: v for k, v in causes.items() if k[0] in ("big", "small", "conflicting")},
+             {("big", "compulsory"): 1024, ("big", "capacity"): 1024,
+              ("small", "compulsory"): 256, ("conflicting", "compulsory"): 9,
+              ("conflicting", "conflict"): 81}, "misses by cause")
+    totals = c.execute("select sum(d1_misses), sum(ll_misses) from accesses").fetchone()
+    check_eq(totals, (sim["d1_misses"], sim["ll_misses"]), "the rows add up to cachesim's")
+    c.close()
+    out = os.path.join(TMP, "cache_parquet")
+    shutil.rmtree(out, ignore_errors=True)
+    memtap("export", "-q", "--format", "parquet", "--cache", *geometry, "-o", out, path)
+    got = parquet_rows("select sum(d1_misses), sum(ll_misses), count(miss_cause) from %s",
+                       out + "/accesses")
+    check_eq(got, [(str(sim["d1_misses"]), str(sim["ll_misses"]), str(sim["d1_misses"]))],
+             "Parquet's rows (one miss a row here)")
+    plain = os.path.join(TMP, "plain.db")
+    if os.path.exists(plain):
+        os.unlink(plain)
+    memtap("export", "-q", "--format", "sqlite", "-o", plain, path)
+    c = sqlite3.connect(plain)
+    check_eq(c.execute("select count(d1_misses), count(ll_misses), count(miss_cause)"
+                       " from accesses").fetchone(), (0, 0, 0), "NULL without --cache")
+    c.close()
+    for bad in (["--format", "sqlite", "--D1", "32K,8,64", "-o", plain + "2"],
+                ["--cache"], ["--format", "sqlite", "--cache", "--LL", "1M,16,128",
+                              "-o", plain + "3"]):
+        p = memtap("export", *bad, path, check_rc=False)
+        check(p.returncode != 0 and re.match(r"memtap:? export: ", p.stderr) and
+              not os.path.exists(plain + "2") and not os.path.exists(plain + "3"),
+              "%r refused: %d %s" % (bad, p.returncode, p.stderr))
 
 
 def test_export_parquet():
