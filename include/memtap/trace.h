@@ -279,15 +279,16 @@ MEMTAP_API int memtap_trace_next_run(memtap_trace *t,
                                      uint32_t *tid, size_t max);
 
 /*
- * When the records of the run memtap_trace_next_run returned last were
- * made, in microseconds since the trace began: *from_us to *to_us, the
- * share of its chunk's time the run's records are of it (a chunk's time
- * runs from when its thread's chunk before it closed, or for a thread's
- * first the file's chunk before it, to when it closed).  Returns 1, or 0
- * when the trace holds no times (written before memtap recorded them).
+ * When the first and the last record of the run memtap_trace_next_run
+ * returned last were made, in microseconds since the trace began.  A
+ * chunk says when it closed; its records are spread evenly over the time
+ * from when its thread's chunk before it closed (for a thread's first
+ * chunk, the file's chunk before it) to then, the last at its close.
+ * Returns 1, or 0 when the trace holds no times (written before memtap
+ * recorded them).
  */
-MEMTAP_API int memtap_trace_run_time(const memtap_trace *t, uint64_t *from_us,
-                                     uint64_t *to_us);
+MEMTAP_API int memtap_trace_run_time(const memtap_trace *t, uint64_t *first_us,
+                                     uint64_t *last_us);
 
 /* How long the trace's events took: the time its last chunk closed, in
  * microseconds since it began; 0 when it holds no times. */

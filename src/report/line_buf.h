@@ -96,6 +96,17 @@ static inline char *dec_at(char *p, uint64_t v)
     return end;
 }
 
+/* v in base 10 or 16 (symbolizer_digits) at p (20 bytes of room);
+ * returns the end. */
+static inline char *digits_at(char *p, uint64_t v, unsigned base)
+{
+    if (base != 16)
+        return dec_at(p, v);
+    char *end = p + (v ? (67 - __builtin_clzll(v)) / 4 : 1);
+    symbolizer_digits(end, v, 16);
+    return end;
+}
+
 /* v in lowercase hex at p, at least `digits` digits (at most 16): its
  * nibbles spread to bytes and made digits in an SSE2 register, the last
  * n taken as two words and stored whole (16 bytes of room).  Returns the

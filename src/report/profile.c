@@ -74,7 +74,7 @@ typedef struct builder {
                                  id, and its key */
     uint64_t inherited;     /* blocks numbered below: a parent's (fork) */
     uint64_t total, ordinal;
-    uint64_t run_from, run_to; /* when the run being walked was made (us) */
+    trace_clock clock;      /* when the run being walked was made */
     uint64_t now;           /* ... and its record being walked */
     uint16_t bin;           /* the span of the event being walked */
     uint32_t *rank;         /* an object's place once sorted */
@@ -799,14 +799,16 @@ static int builder_reset(builder *b, const memtap_trace *t)
         b->total = 1;
     b->ordinal = 0;
     b->last_alloc = 0;
+    b->now = 0;
+    memset(&b->clock, 0, sizeof b->clock);
     return b->heap ? 0 : -1;
 }
 
-/* The time of record i of the run of n being walked: its share of the
- * run's time, the records evenly spread. */
-static void at_record(builder *b, size_t i, size_t n)
+/* The time of record i of the run being walked. */
+static void at_record(builder *b, size_t i)
 {
-    b->now = b->run_from + (b->run_to - b->run_from) * (i + 1) / n;
+    if (b->clock.of)
+        b->now = trace_clock_at(&b->clock, i);
 }
 
 /* add_event for each of n records of thread tid: 0, or -1 when out of
@@ -817,7 +819,7 @@ static int add_run(profile *p, builder *b, const memtap_record *recs,
 {
     for (size_t i = 0; i < n; i++) {
         memtap_event ev = { recs[i], tid };
-        at_record(b, i, n);
+        at_record(b, i);
         if (add_event(p, b, &ev, learning) != 0)
             return -1;
         if (progress)
@@ -851,11 +853,9 @@ static int build_learn(void *self, const memtap_record *recs, size_t n,
 }
 
 /* When the next run's records were made (trace/tool.h). */
-static void walk_time(void *self, uint64_t from_us, uint64_t to_us)
+static void walk_time(void *self, const trace_clock *clock)
 {
-    builder *b = ((build_walk *)self)->b;
-    b->run_from = from_us;
-    b->run_to = to_us;
+    ((build_walk *)self)->b->clock = *clock;
 }
 
 static int build_finish(void *self, int status)
@@ -980,7 +980,7 @@ static int heat_run(profile *p, builder *b, const memtap_record *recs,
 {
     for (size_t i = 0; i < n; i++) {
         const memtap_record *r = &recs[i];
-        at_record(b, i, n);
+        at_record(b, i);
         size_t bin = (size_t)(bin_of(p, b) - p->bins);
         int k = kind_of(r->kind);
         if (k >= 0 && !learning) {

@@ -15,6 +15,7 @@
 #include "trace/accesses.h"
 #include "csv_rows.h"
 #include "line_buf.h"
+#include "sys/hash.h"
 
 #include <inttypes.h>
 #include <stdlib.h>
@@ -28,6 +29,18 @@ typedef struct raw_region {
     const char *name;
     size_t len;
 } raw_region;
+
+/* The end of a symbolic access line, ", REGION, CODE" (each name cut as
+ * name_at cuts it), for one instruction and region: most lines repeat a
+ * few instructions, each at one region. */
+#define SUFFIXES 1024u
+#define SUFFIX_MAX 128u
+typedef struct suffix_slot {
+    uint64_t pc;
+    const char *region;          /* NULL: empty */
+    uint32_t len;
+    char text[SUFFIX_MAX];
+} suffix_slot;
 
 struct renderer {
     symbolizer *sym;
@@ -46,6 +59,7 @@ struct renderer {
      * first, and their regions (until the next heap event) */
     raw_region raw[2];
     csv_rows *csv;               /* CSV only */
+    suffix_slot *suffixes;       /* symbolic lines' ends, SUFFIXES of them */
 };
 
 renderer *renderer_create(symbolizer *sym, const render_options *opt,
@@ -55,7 +69,9 @@ renderer *renderer_create(symbolizer *sym, const render_options *opt,
     if (!r)
         return NULL;
     r->names = namer_create(sym, opt->lines);
-    if (!r->names || line_buf_init(&r->lines, out) != 0) {
+    r->suffixes = calloc(SUFFIXES, sizeof *r->suffixes);
+    if (!r->names || !r->suffixes || line_buf_init(&r->lines, out) != 0) {
+        free(r->suffixes);
         namer_destroy(r->names);
         line_buf_free(&r->lines);
         free(r);
@@ -91,6 +107,7 @@ void renderer_destroy(renderer *r)
     namer_destroy(r->names);
     line_buf_free(&r->lines);
     csv_rows_destroy(r->csv);
+    free(r->suffixes);
     free(r);
 }
 
@@ -321,33 +338,66 @@ static const char *block_at(renderer *r, uint64_t addr, char *buf,
     return buf;
 }
 
+/* ", REGION, CODE" of an access by the instruction at pc in region (of
+ * region_len bytes) at o; returns the end.  Kept per instruction. */
+static inline __attribute__((always_inline)) char *
+suffix_at(renderer *r, char *o, uint64_t pc, const char *region, size_t region_len)
+{
+    suffix_slot *s = &r->suffixes[fib_hash(pc, 10)];
+    if (s->pc == pc && s->region == region)
+        return copy_at(o, s->text, s->len);
+    char c[NAME_MAX_LEN];
+    size_t clen;
+    const char *code = namer_code(r->names, pc, c, sizeof c, &clen);
+    char *from = o;
+    memcpy(o, ", ", 2);
+    o = name_at(o + 2, region, region_len);
+    memcpy(o, ", ", 2);
+    o = name_at(o + 2, code, clen);
+    if ((size_t)(o - from) < SUFFIX_MAX) {
+        s->pc = pc;
+        s->region = region;
+        s->len = (uint32_t)(o - from);
+        memcpy(s->text, from, s->len);
+    }
+    return o;
+}
+
 /* The symbolic line of a load or store, "L$12:<malloc0013@f+45>+8,
  * [heap], g+73": three names cut to LINE_NAME_MAX and at most 52 bytes
- * more, so written with no look at the room a line has. */
+ * more, so written with no look at the room a line has.  Static data in
+ * a range the namer keeps is its name's prefix and the offset, written in
+ * place. */
 static inline __attribute__((always_inline)) void
 symbolic_access(renderer *r, const memtap_record *x)
 {
     _Static_assert(3 * LINE_NAME_MAX + 52 <= LINE_MAX_LEN, "a line fits");
-    char a[NAME_MAX_LEN], c[NAME_MAX_LEN];
+    _Static_assert(SUFFIX_MAX <= 2 * LINE_NAME_MAX + 4, "a kept suffix fits");
+    char a[NAME_MAX_LEN];
     uint64_t off;
-    size_t blen, clen;
+    size_t blen;
     const char *region;
+    namer_span span;
+    char *o = access_begin(r, x, '$');
     const char *blk = namer_heap_name(r->names, x->addr, &off, &region, a,
                                       sizeof a, &blen);
-    const char *name = blk ? blk
-                           : namer_name_static(r->names, x->addr, a, sizeof a,
-                                               &blen, &region);
-    const char *code = namer_code(r->names, x->pc, c, sizeof c, &clen);
-    char *o = access_begin(r, x, '$');
-    o = name_at(o, name, blen);
     if (blk) {
+        o = name_at(o, blk, blen);
         *o++ = '+';
         o = dec_at(o, off);
+    } else if (namer_static_span(r->names, x->addr, &span) &&
+               span.prefix_len + 20 <= LINE_NAME_MAX) {
+        o = copy_at(o, span.prefix, span.prefix_len);
+        o = digits_at(o, x->addr - span.start, span.base);
+        o = suffix_at(r, o, x->pc, span.region, span.region_len);
+        access_end(r, o);
+        return;
+    } else {
+        const char *name = namer_name_static(r->names, x->addr, a, sizeof a, &blen,
+                                             &region);
+        o = name_at(o, name, blen);
     }
-    memcpy(o, ", ", 2);
-    o = name_at(o + 2, region, strlen(region));
-    memcpy(o, ", ", 2);
-    o = name_at(o + 2, code, clen);
+    o = suffix_at(r, o, x->pc, region, strlen(region));
     access_end(r, o);
 }
 

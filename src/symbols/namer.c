@@ -18,6 +18,7 @@
 #define BLOCK_CACHE 1024u        /* heap block names kept, by number */
 #define STATIC_CACHE 4096u       /* static data names kept, by address */
 #define SITE_MAX 512u            /* an allocation site's name */
+#define SPANS 4u                 /* ranges of static data kept */
 
 /* An instruction's name as code_name() made it. */
 typedef struct code_slot {
@@ -45,6 +46,17 @@ typedef struct static_slot {
     char name[NAME_KEPT];
 } static_slot;
 
+/* An answer of the symbolizer's that holds for a range of addresses (an
+ * array's elements, a stripped file's section), with its text up to the
+ * offset: a loop over several arrays finds each of them here. */
+typedef struct span {
+    data_name d;                 /* d.same_hi == 0: empty */
+    char prefix[NAME_KEPT];
+    uint32_t prefix_len;
+    unsigned prefix_base;        /* the offset's base; 0: no prefix */
+    uint32_t region_len;         /* strlen(d.region) */
+} span;
+
 struct namer {
     symbolizer *sym;
     int lines;
@@ -52,11 +64,9 @@ struct namer {
     code_slot *codes;            /* CODE_CACHE slots, direct-mapped */
     block_slot *blocks;          /* BLOCK_CACHE slots, direct-mapped */
     static_slot *statics;        /* STATIC_CACHE slots, direct-mapped */
-    data_name last;              /* the last answer with a range outside
-                                    the heap (last.same_hi != 0) */
-    char prefix[NAME_KEPT];      /* its text up to the offset */
-    uint32_t prefix_len;
-    unsigned prefix_base;        /* the offset's base; 0: no prefix */
+    span spans[SPANS];           /* the last answers with a range */
+    unsigned next_span;          /* the one to replace next */
+    unsigned hit;                /* the one that answered last */
 };
 
 namer *namer_create(symbolizer *sym, int lines)
@@ -117,21 +127,42 @@ static const char *block_region(const heap_block *b)
     return mapping ? "[mmap]" : "[heap]";
 }
 
-/* namer_data outside the heap blocks: the symbolizer's answer, or the
- * last one again while addr is in its range (an array's elements). */
+static int in_span(const span *s, uint64_t addr)
+{
+    return addr - s->d.same_lo < s->d.same_hi - s->d.same_lo;
+}
+
+/* The kept range addr is in, or NULL: the one that answered last first. */
+static const span *span_of(namer *n, uint64_t addr)
+{
+    if (in_span(&n->spans[n->hit], addr))
+        return &n->spans[n->hit];
+    for (unsigned i = 0; i < SPANS; i++)
+        if (in_span(&n->spans[i], addr)) {
+            n->hit = i;
+            return &n->spans[i];
+        }
+    return NULL;
+}
+
+/* namer_data outside the heap blocks: the symbolizer's answer, or a kept
+ * one again while addr is in its range. */
 static void static_data(namer *n, uint64_t addr, data_name *out)
 {
-    if (addr - n->last.same_lo < n->last.same_hi - n->last.same_lo) {
-        *out = n->last;
+    const span *kept = span_of(n, addr);
+    if (kept) {
+        *out = kept->d;
         out->addr = addr;
     } else if (n->sym) {
         symbolizer_data(n->sym, addr, out);
         if (out->same_hi > out->same_lo) {
-            n->last = *out;
-            n->prefix_base = symbolizer_data_prefix(out, n->prefix, sizeof n->prefix);
-            n->prefix_len = (uint32_t)strlen(n->prefix);
-            if (n->prefix_len + 1 >= sizeof n->prefix)
-                n->prefix_base = 0; /* cut: not kept */
+            span *s = &n->spans[n->hit = n->next_span++ % SPANS];
+            s->d = *out;
+            s->prefix_base = symbolizer_data_prefix(out, s->prefix, sizeof s->prefix);
+            s->prefix_len = (uint32_t)strlen(s->prefix);
+            if (s->prefix_len + 1 >= sizeof s->prefix)
+                s->prefix_base = 0; /* cut: not kept */
+            s->region_len = (uint32_t)strlen(s->d.region);
         }
     } else {
         memset(out, 0, sizeof *out);
@@ -291,20 +322,31 @@ const char *namer_name_data(namer *n, uint64_t addr, char *buf, size_t cap)
     return region;
 }
 
+int namer_static_span(namer *n, uint64_t addr, namer_span *s)
+{
+    const span *kept = span_of(n, addr);
+    if (!kept || !kept->prefix_base) /* (namer_name_static keeps new ones) */
+        return 0;
+    *s = (namer_span){ kept->prefix, kept->prefix_len, kept->prefix_base,
+                       kept->d.start, kept->d.region, kept->region_len };
+    return 1;
+}
+
 const char *namer_name_static(namer *n, uint64_t addr, char *buf, size_t cap,
                               size_t *len, const char **region)
 {
-    if (n->prefix_base && addr - n->last.same_lo < n->last.same_hi - n->last.same_lo &&
-        n->prefix_len + 24 < cap) { /* the last answer's prefix, the offset */
+    const span *kept = span_of(n, addr);
+    if (kept && kept->prefix_base && kept->prefix_len + 24 < cap) {
+        /* the kept answer's prefix, the offset */
         char digits[24];
         const char *p = symbolizer_digits(digits + sizeof digits,
-                                          addr - n->last.start, n->prefix_base);
+                                          addr - kept->d.start, kept->prefix_base);
         size_t k = (size_t)(digits + sizeof digits - p);
-        memcpy(buf, n->prefix, n->prefix_len);
-        memcpy(buf + n->prefix_len, p, k);
-        buf[n->prefix_len + k] = '\0';
-        *len = n->prefix_len + k;
-        *region = n->last.region;
+        memcpy(buf, kept->prefix, kept->prefix_len);
+        memcpy(buf + kept->prefix_len, p, k);
+        buf[kept->prefix_len + k] = '\0';
+        *len = kept->prefix_len + k;
+        *region = kept->d.region;
         return buf;
     }
     static_slot *slot = &n->statics[fib_hash(addr, 12)];

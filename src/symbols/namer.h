@@ -51,6 +51,23 @@ const char *namer_name_data(namer *n, uint64_t addr, char *buf, size_t cap);
 const char *namer_name_static(namer *n, uint64_t addr, char *buf, size_t cap,
                               size_t *len, const char **region);
 
+/* A range of static data named alike: each address's name is prefix
+ * (its length prefix_len) then addr - start in base 10 or 16. */
+typedef struct namer_span {
+    const char *prefix;
+    uint32_t prefix_len;
+    unsigned base;
+    uint64_t start;
+    const char *region;
+    uint32_t region_len;     /* strlen(region) */
+} namer_span;
+
+/* Whether addr, which no heap block holds (namer_heap_name said so), lies
+ * in a range of static data the namer keeps: then *s says how its name
+ * reads (the same text namer_name_static makes), valid until the next
+ * call of the namer's. */
+int namer_static_span(namer *n, uint64_t addr, namer_span *s);
+
 /* When addr is in a heap block: the block's name (buf or a name the namer
  * keeps, its length in *len), with *off the offset in it and *region its
  * region; else NULL.

@@ -13,6 +13,7 @@
 #include "sys/hash.h"
 #include "trace/chunk.h"
 #include "trace/tool.h"
+#include "trace/walk.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -87,7 +88,9 @@ struct memtap_trace {
     uint64_t meta_bytes; /* of module, maps and info chunks, kept */
     int started;        /* the walk has begun (rewind done) */
     uint64_t last_time; /* the latest chunk time the scan unwrapped */
-    uint64_t run_from, run_to; /* memtap_trace_run_time's answer */
+    trace_clock run_clock; /* of the run next_run returned last (of 0:
+                              no times) */
+    uint64_t run_n;      /* its records */
     size_t lent;        /* records of the top cursor memtap_trace_next_run
                            lent out: passed at the next call */
     size_t *heap;       /* min-heap of cursor indices by next seq */
@@ -918,13 +921,19 @@ static void heap_down(memtap_trace *t, size_t i)
     }
 }
 
-int memtap_trace_run_time(const memtap_trace *t, uint64_t *from_us,
-                          uint64_t *to_us)
+int trace_run_clock(const memtap_trace *t, trace_clock *c)
 {
-    if (!t->run_to)
+    *c = t->run_clock;
+    return c->of != 0;
+}
+
+int memtap_trace_run_time(const memtap_trace *t, uint64_t *first_us,
+                          uint64_t *last_us)
+{
+    if (!t->run_clock.of || !t->run_n)
         return 0;
-    *from_us = t->run_from - 1;
-    *to_us = t->run_to - 1;
+    *first_us = trace_clock_at(&t->run_clock, 0);
+    *last_us = trace_clock_at(&t->run_clock, t->run_n - 1);
     return 1;
 }
 
@@ -1074,9 +1083,10 @@ int memtap_trace_next_run(memtap_trace *t, const memtap_record **recs,
                               o && c->tid < o->tid);
         *recs = r;
         *tid = c->tid;
-        uint64_t span = c->to - c->from;
-        t->run_from = c->from + span * c->pos / c->nrecs;
-        t->run_to = c->from + span * (c->pos + n) / c->nrecs;
+        /* (times kept + 1: 0 is "none") */
+        t->run_clock = (trace_clock){ c->from - 1, c->to - c->from, c->pos,
+                                      c->to ? c->nrecs : 0 };
+        t->run_n = n;
         c->last_seq = r[n - 1].seq;
         c->returned = 1;
         t->lent = n;

@@ -37,24 +37,24 @@ static int selected(const trace_selection *sel, int thread,
     return in;
 }
 
-/* When a run's records were made (trace_walk_time). */
+/* When a run's records were made (trace_walk_clock). */
 typedef struct run_time {
     int known;
-    uint64_t from, to;
+    trace_clock clock;
 } run_time;
 
-/* Tells the tools that take times when records [lo, hi) of a run of n
- * were made. */
+/* Tells the tools that take times when the run's records from lo on were
+ * made (a clock `of` 0 when the trace holds no times). */
 static void tell_time(const trace_tool *tools, size_t ntools, const run_time *when,
-                      size_t lo, size_t hi, size_t n)
+                      size_t lo)
 {
+    trace_clock c = when->clock;
     if (!when->known)
-        return;
-    uint64_t span = when->to - when->from;
+        c.of = 0;
+    c.at += lo;
     for (size_t i = 0; i < ntools; i++)
         if (tools[i].time)
-            tools[i].time(tools[i].self, when->from + span * lo / n,
-                          when->from + span * hi / n);
+            tools[i].time(tools[i].self, &c);
 }
 
 /* One run to every tool: whole, or cut where the selection starts or
@@ -65,7 +65,7 @@ static int run_tools(const trace_tool *tools, size_t ntools,
 {
     int rc = 0;
     if (!sel) {
-        tell_time(tools, ntools, when, 0, n, n);
+        tell_time(tools, ntools, when, 0);
         for (size_t i = 0; i < ntools && !rc; i++)
             rc = run_tool(&tools[i], recs, n, tid);
         return rc;
@@ -77,7 +77,7 @@ static int run_tools(const trace_tool *tools, size_t ntools,
         int next = to < n ? selected(sel, thread, &recs[to], tid) : !in;
         if (next == in) /* each record asked once: keep may follow the heap */
             continue;
-        tell_time(tools, ntools, when, from, to, n);
+        tell_time(tools, ntools, when, from);
         for (size_t i = 0; i < ntools && !rc; i++) {
             if (in)
                 rc = run_tool(&tools[i], recs + from, to - from, tid);
@@ -105,8 +105,8 @@ int trace_tools_walk(memtap_trace *t, const trace_tool *tools, size_t ntools,
             rc = n;
             break;
         }
-        run_time when = { 0, 0, 0 };
-        when.known = trace_walk_time(w, &when.from, &when.to);
+        run_time when = { 0, { 0, 0, 0, 0 } };
+        when.known = trace_walk_clock(w, &when.clock);
         rc = run_tools(tools, ntools, sel, &when, recs, (size_t)n, tid);
         if (!rc && progress)
             progress(arg, (uint64_t)n);

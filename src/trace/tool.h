@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "memtap/trace.h"
+#include "trace/walk.h"
 
 typedef struct trace_tool {
     void *self;
@@ -31,11 +32,10 @@ typedef struct trace_tool {
      * heap's blocks) and makes nothing of them: 0, or an error as run's.
      * May be NULL. */
     int (*learn)(void *self, const memtap_record *recs, size_t n, uint32_t tid);
-    /* Before each run (or learn), when the trace holds times: when its
-     * records were made, in microseconds since the trace began
-     * (memtap_trace_run_time, a share of it for a run the selection cut).
-     * May be NULL. */
-    void (*time)(void *self, uint64_t from_us, uint64_t to_us);
+    /* Before each run (or learn): when its records were made (record i
+     * at trace_clock_at(clock, i) microseconds since the trace began;
+     * clock->of is 0 when the trace holds no times).  May be NULL. */
+    void (*time)(void *self, const trace_clock *clock);
 } trace_tool;
 
 /* Which records the walks of a trace hand their tools' run (memtap show,

@@ -18,8 +18,8 @@
 
 typedef struct run_ref {
     uint32_t first, n, tid;
-    int timed;               /* memtap_trace_run_time's answer */
-    uint64_t from, to;
+    int timed;               /* trace_run_clock's answer */
+    trace_clock clock;
 } run_ref;
 
 typedef struct batch {
@@ -62,8 +62,8 @@ static int fill(memtap_trace *t, batch *b)
         }
         memcpy(&b->recs[b->nrecs], recs, (size_t)rc * sizeof *recs);
         run_ref *r = &b->runs[b->nruns++];
-        *r = (run_ref){ b->nrecs, (uint32_t)rc, tid, 0, 0, 0 };
-        r->timed = memtap_trace_run_time(t, &r->from, &r->to);
+        *r = (run_ref){ b->nrecs, (uint32_t)rc, tid, 0, { 0, 0, 0, 0 } };
+        r->timed = trace_run_clock(t, &r->clock);
         b->nrecs += (uint32_t)rc;
     }
     return 0;
@@ -133,7 +133,7 @@ int trace_walk_next(trace_walk *w, const memtap_record **recs,
 {
     if (!w->ahead) {
         int n = memtap_trace_next_run(w->t, recs, tid, BATCH_RECORDS);
-        w->last.timed = memtap_trace_run_time(w->t, &w->last.from, &w->last.to);
+        w->last.timed = trace_run_clock(w->t, &w->last.clock);
         return n;
     }
     for (;;) {
@@ -159,10 +159,9 @@ int trace_walk_next(trace_walk *w, const memtap_record **recs,
     }
 }
 
-int trace_walk_time(const trace_walk *w, uint64_t *from_us, uint64_t *to_us)
+int trace_walk_clock(const trace_walk *w, trace_clock *c)
 {
-    *from_us = w->last.from;
-    *to_us = w->last.to;
+    *c = w->last.clock;
     return w->last.timed;
 }
 

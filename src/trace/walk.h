@@ -11,6 +11,8 @@
 
 #include "memtap/trace.h"
 
+#include <stddef.h>
+
 typedef struct trace_walk trace_walk;
 
 /* A walk over t from where its reader stands (t is the walk's until
@@ -21,9 +23,25 @@ trace_walk *trace_walk_open(memtap_trace *t);
  * stays. */
 int trace_walk_next(trace_walk *w, const memtap_record **recs,
                     uint32_t *tid);
-/* When the records of the run trace_walk_next returned last were made
- * (memtap_trace_run_time): 1, or 0 when the trace holds no times. */
-int trace_walk_time(const trace_walk *w, uint64_t *from_us, uint64_t *to_us);
+/* When the records of a run were made (memtap_trace_run_time): record i
+ * of the run at trace_clock_at(c, i) microseconds since the trace began,
+ * the same whichever runs a chunk's records were cut into. */
+typedef struct trace_clock {
+    uint64_t from, span;     /* the chunk's time: from, from + span */
+    uint64_t at, of;         /* the run's first record is the chunk's
+                                at-th of `of` */
+} trace_clock;
+
+static inline uint64_t trace_clock_at(const trace_clock *c, uint64_t i)
+{
+    return c->from + c->span * (c->at + i + 1) / c->of;
+}
+
+/* The clock of the run memtap_trace_next_run returned last: 1, or 0 when
+ * the trace holds no times. */
+int trace_run_clock(const memtap_trace *t, trace_clock *c);
+/* The same of the run trace_walk_next returned last. */
+int trace_walk_clock(const trace_walk *w, trace_clock *c);
 /* Ends the walk, before its end too, and frees w. */
 void trace_walk_close(trace_walk *w);
 

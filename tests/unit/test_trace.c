@@ -328,22 +328,28 @@ static void test_chunk_times(void)
     /* runs of 100 in sequence order: seq 0-99 is chunk 0 (from the start),
      * 100-199 chunk 2 (thread 101's first: from chunk 1's close), 200-299
      * chunk 4, 300-399 chunk 1 (from chunk 0's), 400-499 chunk 3, 500-599
-     * chunk 5 */
+     * chunk 5; its records spread evenly, the last at the close */
     static const int chunk_of[6] = { 0, 2, 4, 1, 3, 5 };
     static const int from_chunk[6] = { -1, 1, 3, 0, 2, 4 };
     for (int r = 0; r < 6; r++) {
         int n = memtap_trace_next_run(t, &recs, &tid, 100);
         CHECK_EQ_U64(n, 100);
         CHECK(memtap_trace_run_time(t, &from, &to) == 1);
+        uint64_t begin = from_chunk[r] < 0 ? 0 : at[from_chunk[r]];
         CHECK_EQ_U64(to, at[chunk_of[r]]);
-        CHECK_EQ_U64(from, from_chunk[r] < 0 ? 0 : at[from_chunk[r]]);
+        CHECK_EQ_U64(from, begin + (at[chunk_of[r]] - begin) / 100);
     }
-    /* half a chunk: half its time */
+    /* half a chunk: half its time; the same times however a chunk's
+     * records are cut into runs */
     CHECK(memtap_trace_rewind(t) == MEMTAP_OK);
     CHECK(memtap_trace_next_run(t, &recs, &tid, 50) == 50);
     CHECK(memtap_trace_run_time(t, &from, &to) == 1);
-    CHECK_EQ_U64(from, 0);
+    CHECK_EQ_U64(from, at[0] / 100);
     CHECK_EQ_U64(to, at[0] / 2);
+    CHECK(memtap_trace_next_run(t, &recs, &tid, 7) == 7);
+    CHECK(memtap_trace_run_time(t, &from, &to) == 1);
+    CHECK_EQ_U64(from, at[0] * 51 / 100);
+    CHECK_EQ_U64(to, at[0] * 57 / 100);
     memtap_trace_close(t);
 }
 
