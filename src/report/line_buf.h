@@ -88,10 +88,18 @@ static inline char *name_at(char *d, const char *s, size_t len)
 /* v in decimal at p (20 bytes of room); returns the end. */
 static inline char *dec_at(char *p, uint64_t v)
 {
-    int n = 1;
-    for (uint64_t q = 10; n < 20 && v >= q; q *= 10)
-        n++;
-    char *end = p + n;
+    static const uint64_t tens[20] = {
+        1ull, 10ull, 100ull, 1000ull, 10000ull, 100000ull, 1000000ull,
+        10000000ull, 100000000ull, 1000000000ull, 10000000000ull,
+        100000000000ull, 1000000000000ull, 10000000000000ull,
+        100000000000000ull, 1000000000000000ull, 10000000000000000ull,
+        100000000000000000ull, 1000000000000000000ull,
+        10000000000000000000ull,
+    };
+    /* the digits from the bits (log10(2) ~ 1233 / 4096): t, or one more */
+    unsigned t = (unsigned)((64 - __builtin_clzll(v | 1)) * 1233) >> 12;
+    unsigned n = t + (v >= tens[t]);
+    char *end = p + (n ? n : 1);
     symbolizer_digits(end, v, 10);
     return end;
 }
