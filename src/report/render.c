@@ -385,16 +385,18 @@ symbolic_access(renderer *r, const memtap_record *x)
         o = name_at(o, blk, blen);
         *o++ = '+';
         o = dec_at(o, off);
-    } else if (namer_static_span(r->names, x->addr, &span) &&
-               span.prefix_len + 20 <= LINE_NAME_MAX) {
-        o = copy_at(o, span.prefix, span.prefix_len);
-        o = digits_at(o, x->addr - span.start, span.base);
-        o = suffix_at(r, o, x->pc, span.region, span.region_len);
-        access_end(r, o);
-        return;
     } else {
-        const char *name = namer_name_static(r->names, x->addr, a, sizeof a, &blen,
-                                             &region);
+        const char *name = namer_name_static_or_span(r->names, x->addr, &span, a,
+                                                     sizeof a, &blen, &region);
+        if (!name && span.prefix_len + 20 <= LINE_NAME_MAX) {
+            o = copy_at(o, span.prefix, span.prefix_len);
+            o = digits_at(o, x->addr - span.start, span.base);
+            o = suffix_at(r, o, x->pc, span.region, span.region_len);
+            access_end(r, o);
+            return;
+        }
+        if (!name) /* (a prefix too long for a line's name: cut there) */
+            name = namer_name_static(r->names, x->addr, a, sizeof a, &blen, &region);
         o = name_at(o, name, blen);
     }
     o = suffix_at(r, o, x->pc, region, strlen(region));

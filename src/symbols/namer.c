@@ -322,20 +322,16 @@ const char *namer_name_data(namer *n, uint64_t addr, char *buf, size_t cap)
     return region;
 }
 
-int namer_static_span(namer *n, uint64_t addr, namer_span *s)
+const char *namer_name_static_or_span(namer *n, uint64_t addr, namer_span *s,
+                                      char *buf, size_t cap, size_t *len,
+                                      const char **region)
 {
     const span *kept = span_of(n, addr);
-    if (!kept || !kept->prefix_base) /* (namer_name_static keeps new ones) */
-        return 0;
-    *s = (namer_span){ kept->prefix, kept->prefix_len, kept->prefix_base,
-                       kept->d.start, kept->d.region, kept->region_len };
-    return 1;
-}
-
-const char *namer_name_static(namer *n, uint64_t addr, char *buf, size_t cap,
-                              size_t *len, const char **region)
-{
-    const span *kept = span_of(n, addr);
+    if (s && kept && kept->prefix_base) {
+        *s = (namer_span){ kept->prefix, kept->prefix_len, kept->prefix_base,
+                           kept->d.start, kept->d.region, kept->region_len };
+        return NULL;
+    }
     if (kept && kept->prefix_base && kept->prefix_len + 24 < cap) {
         /* the kept answer's prefix, the offset */
         char digits[24];
@@ -365,6 +361,11 @@ const char *namer_name_static(namer *n, uint64_t addr, char *buf, size_t cap,
         memcpy(slot->name, buf, *len + 1);
     }
     return buf;
+}
+const char *namer_name_static(namer *n, uint64_t addr, char *buf, size_t cap,
+                              size_t *len, const char **region)
+{
+    return namer_name_static_or_span(n, addr, NULL, buf, cap, len, region);
 }
 _Static_assert(STATIC_CACHE == 1u << 12, "namer_name_static takes 12 bits");
 

@@ -62,11 +62,13 @@ typedef struct namer_span {
     uint32_t region_len;     /* strlen(region) */
 } namer_span;
 
-/* Whether addr, which no heap block holds (namer_heap_name said so), lies
- * in a range of static data the namer keeps: then *s says how its name
- * reads (the same text namer_name_static makes), valid until the next
- * call of the namer's. */
-int namer_static_span(namer *n, uint64_t addr, namer_span *s);
+/* namer_name_static for a caller that writes a range's names itself:
+ * when addr lies in a range of static data the namer keeps, *s says how
+ * its name reads (the same text, valid until the namer's next call) and
+ * NULL is returned; else what namer_name_static returns. */
+const char *namer_name_static_or_span(namer *n, uint64_t addr, namer_span *s,
+                                      char *buf, size_t cap, size_t *len,
+                                      const char **region);
 
 /* When addr is in a heap block: the block's name (buf or a name the namer
  * keeps, its length in *len), with *off the offset in it and *region its
