@@ -154,7 +154,8 @@ static const char schema[] =
     "CREATE TABLE modules(pid UINTEGER, id UINTEGER, path VARCHAR,"
     " base UBIGINT, build_id VARCHAR);"
     "CREATE TABLE threads(pid UINTEGER, tid UINTEGER, first_seq UBIGINT,"
-    " last_seq UBIGINT, events UBIGINT);";
+    " last_seq UBIGINT, events UBIGINT);"
+    "CREATE TABLE run_id(run UBIGINT);";
 
 typedef struct sink_state {
     duckdb_api *api;
@@ -429,17 +430,25 @@ static const char accesses_query[] =
     " a.size,"
     " a.source, a.count, f.name AS function, o.name AS object,"
     " r.name AS region, a.block, s.name AS site, a.d1_misses, a.ll_misses,"
-    " c.name AS miss_cause FROM accesses a"
+    " c.name AS miss_cause, rid.run FROM accesses a CROSS JOIN run_id rid"
     " JOIN names f ON f.id = a.function"
     " JOIN names o ON o.id = a.object"
     " JOIN names r ON r.id = a.region"
     " LEFT JOIN names s ON s.id = a.site"
     " LEFT JOIN names c ON c.id = a.miss_cause)";
 
+/* The other tables as COPY reads them: a table's rows and the run. */
+static const char *const other_queries[EXPORTED] = {
+    [T_BLOCKS] = "(SELECT t.*, rid.run FROM blocks t CROSS JOIN run_id rid)",
+    [T_MODULES] = "(SELECT t.*, rid.run FROM modules t CROSS JOIN run_id rid)",
+    [T_THREADS] = "(SELECT t.*, rid.run FROM threads t CROSS JOIN run_id rid)",
+    [T_STACKS] = "(SELECT t.*, rid.run FROM stacks t CROSS JOIN run_id rid)",
+};
+
 /* A table as COPY reads it. */
 static const char *exported(int i)
 {
-    return i == T_ACCESSES ? accesses_query : table_names[i];
+    return i == T_ACCESSES ? accesses_query : other_queries[i];
 }
 
 /* One empty file of table i's columns (but the partitions') in the
@@ -625,11 +634,16 @@ int export_parquet(memtap_trace *t, symbolizer *sym, const cache_geometry *cache
     remove_database(db_path);
     duckdb_handle db = NULL, con = NULL;
     sink_state s = { .api = &api, .pid = pid, .err = err, .errcap = errcap };
+    /* every row's run: the number memtap run gave it (NULL for none) */
+    char run_row[128];
+    snprintf(run_row, sizeof run_row, "INSERT INTO run_id VALUES (%s);",
+             run[0] && strspn(run, "0123456789") == strlen(run) ? run : "NULL");
     int rc = -1;
     if (api.open(db_path, &db) != DUCKDB_SUCCESS ||
         api.connect(db, &con) != DUCKDB_SUCCESS)
         snprintf(err, errcap, "DuckDB cannot create %s", db_path);
-    else if (run_sql(&api, con, schema, err, errcap) == 0)
+    else if (run_sql(&api, con, schema, err, errcap) == 0 &&
+             run_sql(&api, con, run_row, err, errcap) == 0)
         rc = 0;
     for (int i = 0; rc == 0 && i < TABLES; i++)
         if (api.appender_create(con, NULL, table_names[i], &s.app[i]) !=

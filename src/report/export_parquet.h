@@ -9,8 +9,10 @@
  *   DIR/threads/pid=P/data_N.parquet
  *
  * The columns are those of the SQLite export (export_sqlite.h) with names
- * as strings and a pid column; the traces of one run's processes (a
- * parent and its forked children) export into one DIR side by side.
+ * as strings, a pid column and a run column (the number `memtap run` gave
+ * the run, the same in each of its processes' traces: exports of several
+ * runs read together tell them apart); the traces of one run's processes
+ * (a parent and its forked children) export into one DIR side by side.
  */
 #ifndef MEMTAP_REPORT_EXPORT_PARQUET_H
 #define MEMTAP_REPORT_EXPORT_PARQUET_H

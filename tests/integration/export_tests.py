@@ -357,7 +357,8 @@ def test_export_parquet():
     """--format parquet: DuckDB reads back every access (by kind and by
     thread, one partition per thread), block, module and thread of the
     trace; the traces of a parent and its child (one run) export into one
-    directory side by side, and another run's is refused there; a table
+    directory side by side, every row with the run's number, and another
+    run's is refused there; a table
     with no rows is one empty file (DuckDB reads every table of a heap-only
     trace); an export is never written over."""
     import shutil
@@ -411,6 +412,11 @@ def test_export_parquet():
         memtap("export", "--format", "parquet", "-o", out, path)
     check_eq(parquet_rows("select count(distinct pid) from %s", os.path.join(out, "accesses")),
              [("2",)], "two processes of one run side by side")
+    # every table's rows carry the run's number, the same in both processes
+    run = re.search(r"^run: (\d+)$", memtap("info", parent).stdout, re.M).group(1)
+    for table in ("accesses", "blocks", "modules", "threads"):
+        check_eq(parquet_rows("select distinct run from %s", os.path.join(out, table)),
+                 [(run,)], "%s: the run column" % table)
     # a heap-only trace: no accesses, yet every table reads
     path, _ = trace("three_mallocs", out="pq_heap.mtr", heap_only=True)
     out = os.path.join(TMP, "pq_heap")
