@@ -11,12 +11,14 @@
  */
 #define _GNU_SOURCE
 #include "report/cachesim.h"
+#include "report/cachesim_fields.h"
 #include "report/csv_rows.h"
 #include "report/index.h"
 #include "report/json.h"
 #include "report/page.h"
 #include "symbols/heapmap.h"
 #include "symbols/namer.h"
+#include "sys/hash.h"
 #include "sys/vec.h"
 #include "trace/accesses.h"
 #include "trace/tool.h"
@@ -29,6 +31,7 @@
 #define ADDR_CACHE 4096 /* the names of recent addresses, direct-mapped */
 
 #define PC_CACHE 1024 /* instructions' indexes kept, direct-mapped */
+
 #define REUSE_BINS 40 /* 0, 1, 2-3, 4-7, ... distinct lines between uses */
 
 typedef struct object_stats {
@@ -64,6 +67,7 @@ typedef struct insn_stats {
 typedef struct named {
     uint64_t addr, gen;  /* gen 0: empty */
     uint32_t object;
+    uint64_t field;      /* its field key (field_key) */
 } named;
 
 struct cachesim {
@@ -90,7 +94,15 @@ struct cachesim {
     struct {             /* the last object found, over its whole extent */
         uint64_t lo, hi, gen;
         uint32_t object;
+        int heap;        /* a heap block: its fields are offsets in it */
+        uint64_t field;  /* FIELD_HEAP | object << FIELD_OFFSET_BITS, 0 for
+                            a block too large to have fields */
     } span;
+    index_map by_field;  /* field key -> index into fields */
+    field_stats *fields; /* per static address, per small blocks' offset */
+    size_t nfields, fields_cap;
+    cachesim_field *named_fields; /* ... named, once the walk is over */
+    size_t nnamed_fields;
     reuse_clock clock;   /* also knows the lines touched */
     index_map by_name;
     object_stats *objects;
@@ -115,6 +127,10 @@ struct cachesim {
         uint64_t pc;
         uint32_t index;
     } recent_pc[PC_CACHE];
+    struct {             /* recent fields: key + 1 -> index into fields */
+        uint64_t key;
+        uint32_t index;
+    } recent_field[PC_CACHE];
 };
 typedef struct cachesim sim;
 
@@ -124,15 +140,27 @@ static int reuse_bin(int64_t d)
     return b < REUSE_BINS ? b : REUSE_BINS - 1;
 }
 
-/* The object holding addr, by index into s->objects; -1 when out of
- * memory. */
-static int64_t object_of(sim *s, uint64_t addr)
+/* The field key of addr in the last object found (s->span). */
+static uint64_t span_field(const sim *s, uint64_t addr)
 {
-    if (addr - s->span.lo < s->span.hi - s->span.lo && s->span.gen == s->gen)
+    if (!s->span.heap)
+        return addr;
+    return s->span.field ? s->span.field | (addr - s->span.lo) : 0;
+}
+
+/* The object holding addr, by index into s->objects, and in *field its
+ * field key (0: none); -1 when out of memory. */
+static int64_t object_of(sim *s, uint64_t addr, uint64_t *field)
+{
+    if (addr - s->span.lo < s->span.hi - s->span.lo && s->span.gen == s->gen) {
+        *field = span_field(s, addr);
         return s->span.object; /* an array's elements, one after another */
+    }
     named *r = &s->recent[(addr >> 3) % ADDR_CACHE];
-    if (r->gen == s->gen && r->addr == addr)
+    if (r->gen == s->gen && r->addr == addr) {
+        *field = r->field;
         return r->object;
+    }
     data_name d;
     char name[NAME_CAP];
     namer_data(s->names, addr, &d);
@@ -149,7 +177,6 @@ static int64_t object_of(sim *s, uint64_t addr)
             return -1;
         i = (int64_t)s->nobjects - 1;
     }
-    *r = (named){ addr, s->gen, (uint32_t)i };
     if (d.kind == DATA_HEAP)
         s->span.lo = d.block.start, s->span.hi = d.block.start + d.block.size;
     else if (d.same_hi > d.same_lo) /* named the same way throughout */
@@ -158,6 +185,11 @@ static int64_t object_of(sim *s, uint64_t addr)
         s->span.lo = s->span.hi = 0;
     s->span.gen = s->gen;
     s->span.object = (uint32_t)i;
+    s->span.heap = d.kind == DATA_HEAP;
+    s->span.field = d.kind == DATA_HEAP && d.block.size <= FIELD_BLOCK_MAX
+                        ? FIELD_HEAP | (uint64_t)i << FIELD_OFFSET_BITS : 0;
+    *field = span_field(s, addr);
+    *r = (named){ addr, s->gen, (uint32_t)i, *field };
     return i;
 }
 
@@ -192,6 +224,30 @@ static int64_t insn_of(sim *s, uint64_t pc)
     if (i >= 0)
         r->pc = pc, r->index = (uint32_t)i;
     return i;
+}
+
+/* The field of key (field_stats), made on its first access at addr; NULL
+ * when out of memory. */
+static field_stats *field_of(sim *s, uint64_t key, uint64_t addr)
+{
+    __typeof__(s->recent_field[0]) *r = &s->recent_field[fib_hash(key, 10)];
+    if (r->key == key + 1)
+        return &s->fields[r->index];
+    int made;
+    int64_t i = element_of(&s->by_field, key, (void **)&s->fields, &s->nfields,
+                           &s->fields_cap, sizeof *s->fields, &made);
+    if (i < 0)
+        return NULL;
+    field_stats *f = &s->fields[i];
+    if (made) {
+        f->key = key;
+        const heap_block *b = key & FIELD_HEAP ? namer_block_at(s->names, addr) : NULL;
+        if (b)
+            f->block = *b;
+    }
+    r->key = key + 1;
+    r->index = (uint32_t)i;
+    return f;
 }
 
 /* The index of thread tid's caches, made on its first access; -1 when
@@ -384,7 +440,8 @@ static int access_line(sim *s, size_t ti, const memtap_event *ev, uint64_t addr,
 {
     uint64_t pc = ev->rec.pc;
     uint64_t line = addr >> s->line_shift;
-    int64_t i = s->attribute ? object_of(s, addr) : 0;
+    uint64_t field = 0;
+    int64_t i = s->attribute ? object_of(s, addr, &field) : 0;
     int64_t k = s->attribute ? insn_of(s, pc) : 0;
     if (i < 0 || k < 0)
         return 1;
@@ -415,6 +472,14 @@ static int access_line(sim *s, size_t ti, const memtap_event *ev, uint64_t addr,
         x->accesses++;
         x->d1 += !r.d1_hit;
         x->ll += !r.ll_hit;
+        field_stats *f = field ? field_of(s, field, addr) : NULL;
+        if (field && !f)
+            return 1;
+        if (f) {
+            f->accesses++;
+            f->d1 += !r.d1_hit;
+            f->ll += !r.ll_hit;
+        }
     }
     object_stats *o = &s->objects[i];
     o->accesses++;
@@ -537,6 +602,15 @@ static void print_report(sim *s, const cachesim_options *opt, FILE *out)
                 o->true_sharing, o->false_sharing, o->d1_writebacks, o->memory_writebacks,
                 o->accesses, o->name);
     }
+    fprintf(out, "\nfields by D1 misses (array indices and offsets in static data "
+                 "left out; heap blocks of up to %u bytes by member, or offset):\n"
+                 "%11s %11s %11s  %s\n", FIELD_BLOCK_MAX, "D1 misses", "LL misses",
+            "accesses", "field");
+    for (size_t i = 0; i < s->nnamed_fields && (int)i < opt->top; i++) {
+        const cachesim_field *f = &s->named_fields[i];
+        fprintf(out, "%11" PRIu64 " %11" PRIu64 " %11" PRIu64 "  %s\n", f->d1, f->ll,
+                f->accesses, f->name);
+    }
     fprintf(out, "\nreuse distances of these objects (distinct lines used between "
                  "two uses of a line: uses):\n");
     for (size_t i = 0; i < s->nobjects && (int)i < opt->top; i++) {
@@ -613,6 +687,14 @@ static void print_json(void *self, FILE *out)
             }
         fputs("]}", out);
     }
+    fputs("],\n\"fields\": [", out);
+    for (size_t i = 0; i < s->nnamed_fields; i++) {
+        const cachesim_field *f = &s->named_fields[i];
+        fputs(i ? ",\n{\"name\": " : "\n{\"name\": ", out);
+        json_str(out, f->name);
+        fprintf(out, ", \"accesses\": %" PRIu64 ", \"d1_misses\": %" PRIu64
+                     ", \"ll_misses\": %" PRIu64 "}", f->accesses, f->d1, f->ll);
+    }
     fputs("],\n\"instructions\": [", out);
     for (size_t i = 0; i < s->ninsns && (int)i < opt->top; i++) {
         const insn_stats *x = &s->insns[i];
@@ -630,6 +712,21 @@ static void print_json(void *self, FILE *out)
                      ", \"ll_misses\": %" PRIu64 "}", x->accesses, x->d1, x->ll);
     }
     fputs("]}\n", out);
+}
+
+/* The fields' names, while the objects are in the order the walk made
+ * them (their keys name them by index); 0, or -1 when out of memory. */
+static int name_fields(sim *s)
+{
+    char **names = malloc((s->nobjects ? s->nobjects : 1) * sizeof *names);
+    if (!names)
+        return -1;
+    for (size_t i = 0; i < s->nobjects; i++)
+        names[i] = s->objects[i].name;
+    int rc = cachesim_fields_name(s->fields, s->nfields, names, s->sym, s->names,
+                                  &s->named_fields, &s->nnamed_fields);
+    free(names);
+    return rc;
 }
 
 /* One event (the tool's, trace/tool.h). */
@@ -683,6 +780,9 @@ void cachesim_destroy(cachesim *s)
     free(s->threads);
     free(s->objects);
     free(s->insns);
+    free(s->fields);
+    index_free(&s->by_field);
+    cachesim_fields_free(s->named_fields, s->nnamed_fields);
     free(s->lines);
     free(s->written);
     index_free(&s->by_pc);
@@ -705,6 +805,8 @@ int cachesim_report(memtap_trace *t, symbolizer *sym,
         return 1;
     trace_tool tool = { .self = s, .event = take, .learn = sim_learn };
     int rc = trace_tools_walk(t, &tool, 1, NULL, NULL);
+    if (rc == 0 && name_fields(s) != 0)
+        rc = 1;
     char err[128];
     if (rc == 0 && opt->json == CACHESIM_PAGE)
         rc = page_write_data(out, PAGE_CACHESIM, print_json, s, err, sizeof err) ? 1 : 0;
