@@ -31,13 +31,13 @@ typedef struct raw_region {
 } raw_region;
 
 /* The end of a symbolic access line, ", REGION, CODE" (each name cut as
- * name_at cuts it), for one instruction and region: most lines repeat a
- * few instructions, each at one region. */
+ * name_at cuts it), of one instruction at one region (most lines repeat
+ * a few of them); region NULL: empty. */
 #define SUFFIXES 1024u
 #define SUFFIX_MAX 128u
 typedef struct suffix_slot {
     uint64_t pc;
-    const char *region;          /* NULL: empty */
+    const char *region;
     uint32_t len;
     char text[SUFFIX_MAX];
 } suffix_slot;
@@ -355,9 +355,7 @@ suffix_at(renderer *r, char *o, uint64_t pc, const char *region, size_t region_l
     memcpy(o, ", ", 2);
     o = name_at(o + 2, code, clen);
     if ((size_t)(o - from) < SUFFIX_MAX) {
-        s->pc = pc;
-        s->region = region;
-        s->len = (uint32_t)(o - from);
+        *s = (suffix_slot){ pc, region, (uint32_t)(o - from), { 0 } };
         memcpy(s->text, from, s->len);
     }
     return o;
@@ -365,9 +363,8 @@ suffix_at(renderer *r, char *o, uint64_t pc, const char *region, size_t region_l
 
 /* The symbolic line of a load or store, "L$12:<malloc0013@f+45>+8,
  * [heap], g+73": three names cut to LINE_NAME_MAX and at most 52 bytes
- * more, so written with no look at the room a line has.  Static data in
- * a range the namer keeps is its name's prefix and the offset, written in
- * place. */
+ * more, so written with no look at the room a line has (a kept range's
+ * prefix and offset, for static data, written in place). */
 static inline __attribute__((always_inline)) void
 symbolic_access(renderer *r, const memtap_record *x)
 {
@@ -395,7 +392,7 @@ symbolic_access(renderer *r, const memtap_record *x)
             access_end(r, o);
             return;
         }
-        if (!name) /* (a prefix too long for a line's name: cut there) */
+        if (!name) /* (a prefix too long for a line: cut there) */
             name = namer_name_static(r->names, x->addr, a, sizeof a, &blen, &region);
         o = name_at(o, name, blen);
     }
