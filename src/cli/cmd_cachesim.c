@@ -35,6 +35,11 @@ static const char usage[] =
     "                        (default: this machine's, from sysfs)\n"
     "  --LL SIZE,ASSOC,LINE  the last level (default: this machine's)\n"
     "  --top N               objects and instructions listed (default 20)\n"
+    "  --fields              also the fields by first-level misses: a DWARF\n"
+    "                        variable's parts (array indices left out:\n"
+    "                        recs[].key) and the members (or offsets) of\n"
+    "                        heap blocks of up to 4 KiB, by site (a hash\n"
+    "                        lookup more per access)\n"
     "  --misses FILE         also every first-level miss, one CSV line each\n"
     "                        (seq,tid,pc,address,level,cause,object: level\n"
     "                        D1 when the last level held the line, else\n"
@@ -61,11 +66,12 @@ int cmd_cachesim(int argc, char **argv)
         { "json", no_argument, NULL, 'j' },
         { "html", required_argument, NULL, 'H' },
         { "misses", required_argument, NULL, 'm' },
+        { "fields", no_argument, NULL, 'F' },
         { "help", no_argument, NULL, 'h' },
         CLI_SELECTION_OPTIONS,
         { NULL, 0, NULL, 0 },
     };
-    cachesim_options opt = { { 0, 0, 0 }, { 0, 0, 0 }, 20, 0, NULL };
+    cachesim_options opt = { { 0, 0, 0 }, { 0, 0, 0 }, 20, 0, NULL, 0 };
     cli_cache cache = CLI_CACHE_DEFAULT;
     int c;
     const char *misses = NULL, *html = NULL;
@@ -80,6 +86,7 @@ int cmd_cachesim(int argc, char **argv)
         case 'j': opt.json = CACHESIM_JSON; break;
         case 'H': html = optarg; opt.json = CACHESIM_PAGE; break;
         case 'm': misses = optarg; break;
+        case 'F': opt.fields = 1; break;
         case 'h': fputs(usage, stdout); return 0;
         CLI_SELECTION_CASES;
         default: return cli_usage_error(usage);

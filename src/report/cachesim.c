@@ -143,9 +143,7 @@ static int reuse_bin(int64_t d)
 /* The field key of addr in the last object found (s->span). */
 static uint64_t span_field(const sim *s, uint64_t addr)
 {
-    if (!s->span.heap)
-        return addr;
-    return s->span.field ? s->span.field | (addr - s->span.lo) : 0;
+    return s->span.heap ? s->span.field | (addr - s->span.lo) : s->span.field ? addr : 0;
 }
 
 /* The object holding addr, by index into s->objects, and in *field its
@@ -186,8 +184,12 @@ static int64_t object_of(sim *s, uint64_t addr, uint64_t *field)
     s->span.gen = s->gen;
     s->span.object = (uint32_t)i;
     s->span.heap = d.kind == DATA_HEAP;
-    s->span.field = d.kind == DATA_HEAP && d.block.size <= FIELD_BLOCK_MAX
-                        ? FIELD_HEAP | (uint64_t)i << FIELD_OFFSET_BITS : 0;
+    /* fields: a small block's offsets, a DWARF variable's addresses (a
+     * section or symbol is all one name) */
+    s->span.field = d.kind == DATA_HEAP ? (d.block.size <= FIELD_BLOCK_MAX
+                                               ? FIELD_HEAP | (uint64_t)i << FIELD_OFFSET_BITS
+                                               : 0)
+                                        : d.kind == DATA_VARIABLE;
     *field = span_field(s, addr);
     *r = (named){ addr, s->gen, (uint32_t)i, *field };
     return i;
@@ -472,8 +474,8 @@ static int access_line(sim *s, size_t ti, const memtap_event *ev, uint64_t addr,
         x->accesses++;
         x->d1 += !r.d1_hit;
         x->ll += !r.ll_hit;
-        field_stats *f = field ? field_of(s, field, addr) : NULL;
-        if (field && !f)
+        field_stats *f = field && s->opt.fields ? field_of(s, field, addr) : NULL;
+        if (field && s->opt.fields && !f)
             return 1;
         if (f) {
             f->accesses++;
@@ -602,10 +604,11 @@ static void print_report(sim *s, const cachesim_options *opt, FILE *out)
                 o->true_sharing, o->false_sharing, o->d1_writebacks, o->memory_writebacks,
                 o->accesses, o->name);
     }
-    fprintf(out, "\nfields by D1 misses (array indices and offsets in static data "
-                 "left out; heap blocks of up to %u bytes by member, or offset):\n"
-                 "%11s %11s %11s  %s\n", FIELD_BLOCK_MAX, "D1 misses", "LL misses",
-            "accesses", "field");
+    if (opt->fields)
+        fprintf(out, "\nfields by D1 misses (array indices and offsets in static data "
+                     "left out; heap blocks of up to %u bytes by member, or offset):\n"
+                     "%11s %11s %11s  %s\n",
+                FIELD_BLOCK_MAX, "D1 misses", "LL misses", "accesses", "field");
     for (size_t i = 0; i < s->nnamed_fields && (int)i < opt->top; i++) {
         const cachesim_field *f = &s->named_fields[i];
         fprintf(out, "%11" PRIu64 " %11" PRIu64 " %11" PRIu64 "  %s\n", f->d1, f->ll,
@@ -763,7 +766,7 @@ static sim *sim_create(const cachesim_options *opt, symbolizer *sym)
 
 cachesim *cachesim_create(const cache_geometry *d1, const cache_geometry *ll)
 {
-    cachesim_options opt = { *d1, *ll, 0, 0, NULL };
+    cachesim_options opt = { *d1, *ll, 0, 0, NULL, 0 };
     return sim_create(&opt, NULL);
 }
 

@@ -33,6 +33,8 @@ typedef struct cachesim_options {
                             that JSON in an HTML page with charts */
     FILE *misses;        /* every D1 miss as a CSV line (seq, tid, pc,
                             address, level, cause, object), or NULL */
+    int fields;          /* count per field too (cachesim_fields.h): a
+                            hash lookup per access */
 } cachesim_options;
 
 /* The model alone, for a walk of someone else's (memtap export): events

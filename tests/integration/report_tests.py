@@ -538,12 +538,12 @@ def test_report_cachesim_fields():
     in the text table and in JSON: recs[].key misses at each of its 2048
     accesses (1024 in LL), recs[].hits never; the heap nodes' misses are
     all at member `hits` (DWARF's struct node, from the site's pointer),
-    none at `next`, 3072 accesses each."""
+    none at `next`, 3072 accesses each; without --fields, none."""
     for engine in ("static", "fault"):
         path = os.path.join(TMP, "cf-%s.mtr" % engine)
         memtap("run", "-q", "--engine", engine, "-o", path, "--", prog("cache_fields"))
         geometry = ["--D1", "32K,8,64", "--LL", "1M,16,64"]
-        doc = json.loads(memtap("cachesim", "--json", *geometry, path).stdout)
+        doc = json.loads(memtap("cachesim", "--json", "--fields", *geometry, path).stdout)
         fields = {f["name"]: (f["accesses"], f["d1_misses"], f["ll_misses"])
                   for f in doc["fields"]}
         check_eq(len(fields), len(doc["fields"]), "one row per name")
@@ -555,9 +555,10 @@ def test_report_cachesim_fields():
         check_eq((fields.get(name + " hits"), fields.get(name + " next")),
                  ((3072, site[0]["d1_misses"], site[0]["ll_misses"]), (3072, 0, 0)),
                  "the nodes' misses, all at hits (%s)" % engine)
-        out = memtap("cachesim", *geometry, "--top", "3", path).stdout
+        out = memtap("cachesim", "--fields", *geometry, "--top", "3", path).stdout
         table = out.split("fields by D1 misses", 1)[1].split("\n\n", 1)[0]
         check(re.search(r"^\s+2048\s+1024\s+2048  recs\[\]\.key$", table, re.M), table)
+        check("fields by" not in memtap("cachesim", *geometry, path).stdout, "fields asked for")
 
 
 def test_report_cachesim_misses():
