@@ -31,7 +31,6 @@
 #define ADDR_CACHE 4096 /* the names of recent addresses, direct-mapped */
 
 #define PC_CACHE 1024 /* instructions' indexes kept, direct-mapped */
-
 #define REUSE_BINS 40 /* 0, 1, 2-3, 4-7, ... distinct lines between uses */
 
 typedef struct object_stats {
@@ -67,7 +66,7 @@ typedef struct insn_stats {
 typedef struct named {
     uint64_t addr, gen;  /* gen 0: empty */
     uint32_t object;
-    uint64_t field;      /* its field key (field_key) */
+    uint64_t field;      /* its field key (span_field) */
 } named;
 
 struct cachesim {
@@ -95,8 +94,9 @@ struct cachesim {
         uint64_t lo, hi, gen;
         uint32_t object;
         int heap;        /* a heap block: its fields are offsets in it */
-        uint64_t field;  /* FIELD_HEAP | object << FIELD_OFFSET_BITS, 0 for
-                            a block too large to have fields */
+        uint64_t field;  /* a block's FIELD_HEAP | object <<
+                            FIELD_OFFSET_BITS, 1 for a DWARF variable (its
+                            addresses are its fields), else 0: none */
     } span;
     index_map by_field;  /* field key -> index into fields */
     field_stats *fields; /* per static address, per small blocks' offset */
@@ -143,7 +143,9 @@ static int reuse_bin(int64_t d)
 /* The field key of addr in the last object found (s->span). */
 static uint64_t span_field(const sim *s, uint64_t addr)
 {
-    return s->span.heap ? s->span.field | (addr - s->span.lo) : s->span.field ? addr : 0;
+    if (!s->span.field)
+        return 0;
+    return s->span.heap ? s->span.field | (addr - s->span.lo) : addr;
 }
 
 /* The object holding addr, by index into s->objects, and in *field its
