@@ -100,7 +100,7 @@ typedef struct tracer_hand {
     _Atomic uint32_t state;          /* HAND_*: buf is the writer's to
                                         write while not HAND_FREE */
     uint32_t tid, n;                 /* the chunk buf holds */
-    uint32_t time;                   /* when it closed (chunk_time) */
+
     size_t len;
     uint8_t *buf;                    /* a buffer, the slot's while free */
 } tracer_hand;
@@ -711,7 +711,11 @@ static tracer_thread *self(void)
 }
 
 /* A chunk's time as its header holds it: microseconds since the output
- * opened, plus one, modulo 2^32 (0 is "not recorded"). */
+ * opened, plus one, modulo 2^32 (0 is "not recorded").  A handed-over
+ * buffer's is taken when it is written (by the writer, mostly), not when
+ * its thread closed it: a system call there, with the buffer's lock held,
+ * is one more place for a signal to arrive whose handler's record then
+ * finds the buffer held and is lost. */
 static uint32_t chunk_time(void)
 {
     uint32_t us = (uint32_t)((raw_clock_ns(CLOCK_MONOTONIC) - rec.start_ns) / 1000);
@@ -821,7 +825,7 @@ static int write_hand(tracer_thread *t, uint32_t i, ZSTD_CCtx *cctx,
     int outer_put = tls_hand_put;
     tls_hand = h;
     tls_hand_put = 0;
-    size_t clen = encode_events(cctx, out, out_cap, h->tid, h->n, h->time,
+    size_t clen = encode_events(cctx, out, out_cap, h->tid, h->n, chunk_time(),
                                 h->buf, h->len);
     while ((head = atomic_load(&t->hand_head)) != i) {
         _Atomic uint32_t *before = &t->hands[head % HANDS].state;
@@ -966,7 +970,7 @@ static void writer_kick(void)
 
 /* Hands t's full buffer to the writer and takes the buffer of the free
  * slot it goes into (settle_hands made one). */
-static void hand_over(tracer_thread *t, uint32_t time)
+static void hand_over(tracer_thread *t)
 {
     uint32_t tail = atomic_load(&t->hand_tail);
     tracer_hand *h = &t->hands[tail % HANDS];
@@ -976,7 +980,6 @@ static void hand_over(tracer_thread *t, uint32_t time)
     h->tid = t->tid;
     h->n = t->n;
     h->len = t->len;
-    h->time = time;
     atomic_store(&h->state, HAND_QUEUED);
     atomic_store(&t->hand_tail, tail + 1);
     writer_kick();
@@ -995,7 +998,7 @@ static void flush_locked(tracer_thread *t)
         lose(t->n, 0);
     } else if (!tls_exited && writer_ready()) {
         settle_hands(t, HANDS - 1);
-        hand_over(t, chunk_time());
+        hand_over(t);
     } else {
         settle_hands(t, 0);
         size_t clen = encode_events(t->cctx, t->out, t->out_cap, t->tid, t->n,
@@ -1367,7 +1370,7 @@ static void await_hands(tracer_thread *t)
                 put_events(rec.meta_out,
                            encode_events(rec.meta_cctx, rec.meta_out,
                                          rec.meta_out_cap, h->tid, h->n,
-                                         h->time, h->buf, h->len),
+                                         chunk_time(), h->buf, h->len),
                            h->n);
                 meta_release();
             } else if (!tls_hand_put) {
