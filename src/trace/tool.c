@@ -37,20 +37,12 @@ static int selected(const trace_selection *sel, int thread,
     return in;
 }
 
-/* When a run's records were made (trace_walk_clock). */
-typedef struct run_time {
-    int known;
-    trace_clock clock;
-} run_time;
-
-/* Tells the tools that take times when the run's records from lo on were
- * made (a clock `of` 0 when the trace holds no times). */
-static void tell_time(const trace_tool *tools, size_t ntools, const run_time *when,
+/* Tells the tools that take times when the records from lo on of the
+ * run `when` times were made (its `of` 0 when the trace holds none). */
+static void tell_time(const trace_tool *tools, size_t ntools, const trace_clock *when,
                       size_t lo)
 {
-    trace_clock c = when->clock;
-    if (!when->known)
-        c.of = 0;
+    trace_clock c = *when;
     c.at += lo;
     for (size_t i = 0; i < ntools; i++)
         if (tools[i].time)
@@ -60,7 +52,7 @@ static void tell_time(const trace_tool *tools, size_t ntools, const run_time *wh
 /* One run to every tool: whole, or cut where the selection starts or
  * stops selecting, the pieces it leaves out to the tools' learn. */
 static int run_tools(const trace_tool *tools, size_t ntools,
-                     const trace_selection *sel, const run_time *when,
+                     const trace_selection *sel, const trace_clock *when,
                      const memtap_record *recs, size_t n, uint32_t tid)
 {
     int rc = 0;
@@ -105,8 +97,8 @@ int trace_tools_walk(memtap_trace *t, const trace_tool *tools, size_t ntools,
             rc = n;
             break;
         }
-        run_time when = { 0, { 0, 0, 0, 0 } };
-        when.known = trace_walk_clock(w, &when.clock);
+        trace_clock when;
+        trace_walk_clock(w, &when);
         rc = run_tools(tools, ntools, sel, &when, recs, (size_t)n, tid);
         if (!rc && progress)
             progress(arg, (uint64_t)n);

@@ -18,8 +18,7 @@
 
 typedef struct run_ref {
     uint32_t first, n, tid;
-    int timed;               /* trace_run_clock's answer */
-    trace_clock clock;
+    trace_clock clock;       /* trace_run_clock's */
 } run_ref;
 
 typedef struct batch {
@@ -62,8 +61,8 @@ static int fill(memtap_trace *t, batch *b)
         }
         memcpy(&b->recs[b->nrecs], recs, (size_t)rc * sizeof *recs);
         run_ref *r = &b->runs[b->nruns++];
-        *r = (run_ref){ b->nrecs, (uint32_t)rc, tid, 0, { 0, 0, 0, 0 } };
-        r->timed = trace_run_clock(t, &r->clock);
+        *r = (run_ref){ b->nrecs, (uint32_t)rc, tid, { 0, 0, 0, 0 } };
+        trace_run_clock(t, &r->clock);
         b->nrecs += (uint32_t)rc;
     }
     return 0;
@@ -133,7 +132,7 @@ int trace_walk_next(trace_walk *w, const memtap_record **recs,
 {
     if (!w->ahead) {
         int n = memtap_trace_next_run(w->t, recs, tid, BATCH_RECORDS);
-        w->last.timed = trace_run_clock(w->t, &w->last.clock);
+        trace_run_clock(w->t, &w->last.clock);
         return n;
     }
     for (;;) {
@@ -162,7 +161,7 @@ int trace_walk_next(trace_walk *w, const memtap_record **recs,
 int trace_walk_clock(const trace_walk *w, trace_clock *c)
 {
     *c = w->last.clock;
-    return w->last.timed;
+    return c->of != 0;
 }
 
 void trace_walk_close(trace_walk *w)

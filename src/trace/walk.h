@@ -37,8 +37,8 @@ static inline uint64_t trace_clock_at(const trace_clock *c, uint64_t i)
     return c->from + c->span * (c->at + i + 1) / c->of;
 }
 
-/* The clock of the run memtap_trace_next_run returned last: 1, or 0 when
- * the trace holds no times. */
+/* The clock of the run memtap_trace_next_run returned last: 1, or 0 (its
+ * `of` 0) when the trace holds no times. */
 int trace_run_clock(const memtap_trace *t, trace_clock *c);
 /* The same of the run trace_walk_next returned last. */
 int trace_walk_clock(const trace_walk *w, trace_clock *c);
