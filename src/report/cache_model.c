@@ -27,7 +27,7 @@ void cache_level_free(cache_level *l)
 /* The first way of line's set. */
 static uint64_t set_of(const cache_level *l, uint64_t line)
 {
-    return (l->set_mask || l->sets == 1 ? line & l->set_mask : line % l->sets) * l->assoc;
+    return (l->set_mask ? line & l->set_mask : line % l->sets) * l->assoc;
 }
 
 /* The way of set `at` that holds line, or assoc. */

@@ -31,6 +31,7 @@
 #define ADDR_CACHE 4096 /* the names of recent addresses, direct-mapped */
 
 #define PC_CACHE 1024 /* instructions' indexes kept, direct-mapped */
+#define FIELD_CACHE_BITS 10 /* fields' indexes kept, direct-mapped */
 #define REUSE_BINS 40 /* 0, 1, 2-3, 4-7, ... distinct lines between uses */
 
 typedef struct object_stats {
@@ -93,7 +94,6 @@ struct cachesim {
     struct {             /* the last object found, over its whole extent */
         uint64_t lo, hi, gen;
         uint32_t object;
-        int heap;        /* a heap block: its fields are offsets in it */
         uint64_t field;  /* a block's FIELD_HEAP | object <<
                             FIELD_OFFSET_BITS, 1 for a DWARF variable (its
                             addresses are its fields), else 0: none */
@@ -130,7 +130,7 @@ struct cachesim {
     struct {             /* recent fields: key + 1 -> index into fields */
         uint64_t key;
         uint32_t index;
-    } recent_field[PC_CACHE];
+    } recent_field[1u << FIELD_CACHE_BITS];
 };
 typedef struct cachesim sim;
 
@@ -145,7 +145,7 @@ static uint64_t span_field(const sim *s, uint64_t addr)
 {
     if (!s->span.field)
         return 0;
-    return s->span.heap ? s->span.field | (addr - s->span.lo) : addr;
+    return s->span.field & FIELD_HEAP ? s->span.field | (addr - s->span.lo) : addr;
 }
 
 /* The object holding addr, by index into s->objects, and in *field its
@@ -185,7 +185,6 @@ static int64_t object_of(sim *s, uint64_t addr, uint64_t *field)
         s->span.lo = s->span.hi = 0;
     s->span.gen = s->gen;
     s->span.object = (uint32_t)i;
-    s->span.heap = d.kind == DATA_HEAP;
     /* fields: a small block's offsets, a DWARF variable's addresses (a
      * section or symbol is all one name) */
     s->span.field = d.kind == DATA_HEAP ? (d.block.size <= FIELD_BLOCK_MAX
@@ -234,7 +233,7 @@ static int64_t insn_of(sim *s, uint64_t pc)
  * when out of memory. */
 static field_stats *field_of(sim *s, uint64_t key, uint64_t addr)
 {
-    __typeof__(s->recent_field[0]) *r = &s->recent_field[fib_hash(key, 10)];
+    __typeof__(s->recent_field[0]) *r = &s->recent_field[fib_hash(key, FIELD_CACHE_BITS)];
     if (r->key == key + 1)
         return &s->fields[r->index];
     int made;

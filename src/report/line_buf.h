@@ -104,17 +104,6 @@ static inline char *dec_at(char *p, uint64_t v)
     return end;
 }
 
-/* v in base 10 or 16 (symbolizer_digits) at p (20 bytes of room);
- * returns the end. */
-static inline char *digits_at(char *p, uint64_t v, unsigned base)
-{
-    if (base != 16)
-        return dec_at(p, v);
-    char *end = p + (v ? (67 - __builtin_clzll(v)) / 4 : 1);
-    symbolizer_digits(end, v, 16);
-    return end;
-}
-
 /* v in lowercase hex at p, at least `digits` digits (at most 16): its
  * nibbles spread to bytes and made digits in an SSE2 register, the last
  * n taken as two words and stored whole (16 bytes of room).  Returns the
@@ -142,6 +131,13 @@ static inline char *hex_at(char *p, uint64_t v, int digits)
         memcpy(p, &lo, 8);
     }
     return p + n;
+}
+
+/* v in base 10 or 16 (symbolizer_digits' bases) at p (20 bytes of room);
+ * returns the end. */
+static inline char *digits_at(char *p, uint64_t v, unsigned base)
+{
+    return base == 16 ? hex_at(p, v, 1) : dec_at(p, v);
 }
 
 /* One of Valgrind Lackey's data lines, " L 0804a010,4" (kind L, S or
