@@ -97,9 +97,7 @@ static int report(const char *path, const tool_report_options *opt,
     int rc = symbolizer_create(t, stderr, &sym);
     if (rc == MEMTAP_OK)
         rc = tool_report(t, sym, opt, out);
-    if (rc == -1)
-        status = cli_error(path, "out of memory");
-    else if (rc < 0)
+    if (rc < 0)
         status = cli_error(path, "%s", memtap_status_string(rc));
     symbolizer_destroy(sym);
     memtap_trace_close(t);

@@ -150,7 +150,7 @@ typedef struct reading {
     uint64_t chunk;
 } reading;
 
-/* One event read (a tool's, trace/tool.h); nonzero when out of memory. */
+/* One event read (a tool's, trace/tool.h); 1 when out of memory. */
 static int take(void *self, const memtap_event *ev)
 {
     reading *rd = self;
@@ -169,7 +169,7 @@ static int take(void *self, const memtap_event *ev)
         it.aux = x->pc;
         it.count = x->aux;
         it.name = strdup("");
-        return it.name ? push(&rd->totals, &it) : -1;
+        return it.name ? -push(&rd->totals, &it) : 1;
     case MEMTAP_EV_HEAT:
         rd->chunk = x->size;
         /* fall through */
@@ -196,7 +196,7 @@ static int take(void *self, const memtap_event *ev)
     if (it.name && it.object && push(&rd->found, &it) == 0)
         return 0;
     item_free(&it);
-    return -1;
+    return 1;
 }
 
 /* ---- heat ---- */
@@ -571,28 +571,26 @@ static int report_uninit(reading *rd, const tool_report_options *opt, FILE *o)
     return 0;
 }
 
+/* The report the options ask for: 0, or -1 when out of memory. */
+static int report(reading *rd, const tool_report_options *opt, FILE *o)
+{
+    int (*fn)(reading *, const tool_report_options *, FILE *) =
+        !strcmp(opt->tool, "heat") ? report_heat
+        : !strcmp(opt->tool, "share") ? report_share : report_uninit;
+    return fn(rd, opt, o);
+}
+
 int tool_report(memtap_trace *t, symbolizer *sym,
                 const tool_report_options *opt, FILE *out)
 {
-    reading rd;
-    memset(&rd, 0, sizeof rd);
-    rd.sym = sym;
-    rd.chunk = opt->chunk;
-    rd.names = namer_create(sym, 0);
+    reading rd = { .sym = sym, .chunk = opt->chunk,
+                   .names = namer_create(sym, 0) };
     if (!rd.names)
-        return -1;
+        return MEMTAP_E_NOMEM;
     trace_tool tool = { .self = &rd, .event = take };
     int rc = trace_tools_walk(t, &tool, 1, NULL, NULL);
-    if (rc == 0) {
-        if (strcmp(opt->tool, "heat") == 0)
-            rc = report_heat(&rd, opt, out);
-        else if (strcmp(opt->tool, "share") == 0)
-            rc = report_share(&rd, opt, out);
-        else
-            rc = report_uninit(&rd, opt, out);
-    } else if (rc > 0) {
-        rc = -1; /* out of memory */
-    }
+    if (rc > 0 || (rc == 0 && report(&rd, opt, out) != 0))
+        rc = MEMTAP_E_NOMEM; /* take's, or the report's */
     items_free(&rd.found);
     items_free(&rd.totals);
     namer_destroy(rd.names);

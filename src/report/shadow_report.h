@@ -16,8 +16,8 @@ typedef struct tool_report_options {
     int json;            /* one JSON object instead of text */
 } tool_report_options;
 
-/* Walks the trace from its start and prints the tool's report.  Returns 0,
- * a negative trace status, or -1 when memory runs out. */
+/* Walks the trace from its start and prints the tool's report.  0, or a
+ * negative trace status (MEMTAP_E_NOMEM when memory runs out). */
 int tool_report(memtap_trace *t, symbolizer *sym,
                 const tool_report_options *opt, FILE *out);
 
