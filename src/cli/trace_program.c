@@ -139,7 +139,7 @@ static int keep_older(const char *abs)
     if (rename(abs, old) != 0)
         return cli_error(abs, "cannot keep the older trace as %s: %s", old,
                          strerror(errno));
-    fprintf(stderr, "memtap: kept the older trace as %s\n", old);
+    cli_note("kept the older trace as %s\n", old);
     return 0;
 }
 

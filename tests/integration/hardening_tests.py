@@ -59,8 +59,13 @@ def test_output_never_destroys():
     first = os.stat(os.path.join(TMP, "t.mtr")).st_ino
     p = run(prog("noalloc"), out="t.mtr")
     check_eq(p.returncode, 0, "second run")
-    check("kept the older trace as" in p.stderr, "memtap says where the older trace went")
+    check("memtap: note: kept the older trace as" in p.stderr,
+          "memtap says where the older trace went")
     check_eq(os.stat(os.path.join(TMP, "t.mtr.old")).st_ino, first, "older trace moved to .old")
+    q = memtap("run", "-q", "-o", os.path.join(TMP, "q.mtr"), "--", prog("noalloc"))
+    q = memtap("run", "-q", "-o", os.path.join(TMP, "q.mtr"), "--", prog("noalloc"))
+    check("kept the older trace" not in q.stderr and
+          os.path.exists(os.path.join(TMP, "q.mtr.old")), "-q keeps it, silently (a note)")
     check_eq(len(heap_lines(show(os.path.join(TMP, "t.mtr.old")))), 4,
              "the .old trace is the first run's (three_mallocs: 3 mallocs, 1 free)")
 
