@@ -148,6 +148,16 @@ static uint64_t span_field(const sim *s, uint64_t addr)
     return s->span.field & FIELD_HEAP ? s->span.field | (addr - s->span.lo) : addr;
 }
 
+/* The last object found is the one of [lo, hi) but the heap's blocks
+ * around addr. */
+static void set_span(sim *s, uint64_t lo, uint64_t hi, uint64_t addr)
+{
+    uint64_t free_lo, free_hi;
+    namer_heap_gap(s->names, addr, &free_lo, &free_hi);
+    s->span.lo = lo > free_lo ? lo : free_lo;
+    s->span.hi = hi < free_hi ? hi : free_hi;
+}
+
 /* The object holding addr, by index into s->objects, and in *field its
  * field key (0: none); -1 when out of memory. */
 static int64_t object_of(sim *s, uint64_t addr, uint64_t *field)
@@ -179,8 +189,8 @@ static int64_t object_of(sim *s, uint64_t addr, uint64_t *field)
     }
     if (d.kind == DATA_HEAP)
         s->span.lo = d.block.start, s->span.hi = d.block.start + d.block.size;
-    else if (d.same_hi > d.same_lo) /* named the same way throughout */
-        s->span.lo = d.same_lo, s->span.hi = d.same_hi;
+    else if (d.same_hi > d.same_lo) /* named the same way throughout (up */
+        set_span(s, d.same_lo, d.same_hi, addr); /* to the heap's blocks) */
     else /* no extent known: an empty span */
         s->span.lo = s->span.hi = 0;
     s->span.gen = s->gen;

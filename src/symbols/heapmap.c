@@ -257,6 +257,37 @@ const heap_block *heap_map_find(const heap_map *m, uint64_t addr)
     return NULL;
 }
 
+/* The node with the least start > key. */
+static node *above_node(node *t, uint64_t key)
+{
+    node *best = NULL;
+    while (t) {
+        if (t->b.start > key) {
+            best = t;
+            t = t->l;
+        } else {
+            t = t->r;
+        }
+    }
+    return best;
+}
+
+void heap_map_gap(const heap_map *m, uint64_t addr, uint64_t *lo, uint64_t *hi)
+{
+    *lo = 0;
+    *hi = UINT64_MAX;
+    const treap *trees[2] = { &m->live, &m->released };
+    for (int i = 0; i < 2; i++) {
+        const node *below = floor_node(trees[i]->root, addr);
+        const node *above = above_node(trees[i]->root, addr);
+        uint64_t end = below ? below->b.start + (below->b.size ? below->b.size : 1) : 0;
+        if (end > *lo)
+            *lo = end;
+        if (above && above->b.start < *hi)
+            *hi = above->b.start;
+    }
+}
+
 uint64_t heap_map_live(const heap_map *m)
 {
     return m->live.count;

@@ -50,6 +50,10 @@ int heap_map_apply(heap_map *m, const memtap_record *r, heap_block *old);
 /* The block holding addr: a live one first, else a released one. */
 const heap_block *heap_map_find(const heap_map *m, uint64_t addr);
 
+/* The addresses around addr, which no block holds, that no block (live or
+ * released) holds either: [*lo, *hi). */
+void heap_map_gap(const heap_map *m, uint64_t addr, uint64_t *lo, uint64_t *hi);
+
 /* Number of live blocks (for summaries and tests). */
 uint64_t heap_map_live(const heap_map *m);
 

@@ -120,6 +120,11 @@ const heap_block *namer_block_at(const namer *n, uint64_t addr)
     return heap_map_find(n->heap, addr);
 }
 
+void namer_heap_gap(const namer *n, uint64_t addr, uint64_t *lo, uint64_t *hi)
+{
+    heap_map_gap(n->heap, addr, lo, hi);
+}
+
 static const char *block_region(const heap_block *b)
 {
     int mapping = (b->kind == MEMTAP_EV_MMAP && !(b->flags & MEMTAP_RF_BRK)) ||

@@ -87,6 +87,9 @@ const char *namer_region(namer *n, uint64_t addr, uint64_t *lo,
 
 /* The live or released heap block holding addr, or NULL. */
 const heap_block *namer_block_at(const namer *n, uint64_t addr);
+/* Around addr, which no block holds: the addresses no block holds now
+ * (heap_map_gap). */
+void namer_heap_gap(const namer *n, uint64_t addr, uint64_t *lo, uint64_t *hi);
 
 /* A heap block's name, "<malloc0013@main+45>"; the result is buf or a name
  * the namer keeps, its length in *len (len may be NULL: here and below). */

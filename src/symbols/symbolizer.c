@@ -461,6 +461,18 @@ int symbolizer_member(symbolizer *s, const symbolizer_type *t, uint64_t block_si
     return img && elf_image_member(img, t->die, block_size, off, buf, cap);
 }
 
+/* The addresses of region r named as addr (in no module) is: r up to the
+ * nearest modules' ranges. */
+static void region_span(const symbolizer *s, const range *r, uint64_t addr,
+                        data_name *out)
+{
+    size_t i = BISECT_AFTER(s->mod_ranges, s->nmod_ranges, start, addr);
+    const range *before = i ? &s->mod_ranges[i - 1] : NULL;
+    const range *after = i < s->nmod_ranges ? &s->mod_ranges[i] : NULL;
+    out->same_lo = before && before->end > r->start ? before->end : r->start;
+    out->same_hi = after && after->start < r->end ? after->start : r->end;
+}
+
 void symbolizer_data(symbolizer *s, uint64_t addr, data_name *out)
 {
     memset(out, 0, sizeof *out);
@@ -473,6 +485,8 @@ void symbolizer_data(symbolizer *s, uint64_t addr, data_name *out)
         out->kind = DATA_REGION;
         out->object = out->region;
         out->start = r ? r->start : 0;
+        if (r) /* the region's name holds up to the modules around it */
+            region_span(s, r, addr, out);
         return;
     }
     uint64_t base = sm->m->base, link = addr - base, start, end;
