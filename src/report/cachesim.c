@@ -36,7 +36,7 @@
 
 typedef struct object_stats {
     char *name;
-    uint64_t accesses, d1, ll, compulsory, capacity, conflict;
+    uint64_t accesses, writes, d1, ll, compulsory, capacity, conflict;
     uint64_t true_sharing, false_sharing;   /* coherence misses */
     uint64_t d1_writebacks;     /* dirty lines its writes left that a D1 gave up */
     uint64_t memory_writebacks; /* ... that went on to memory */
@@ -110,10 +110,7 @@ struct cachesim {
     index_map by_pc;
     insn_stats *insns;
     size_t ninsns, insns_cap;
-    uint64_t accesses, reads, writes, d1_misses, ll_misses, compulsory;
-    uint64_t capacity, conflict, true_sharing, false_sharing;
-    uint64_t d1_writebacks, memory_writebacks;
-    uint64_t lines_touched;
+    object_stats total;  /* the objects' sums, once the walk is over */
     struct {             /* the thread of the last event */
         uint32_t tid;
         size_t index;    /* + 1; 0: none */
@@ -365,7 +362,6 @@ typedef struct outcome {
 /* Dirty data of owner's (an object's index + 1) reaches memory. */
 static void memory_write_back(sim *s, uint32_t owner)
 {
-    s->memory_writebacks++;
     s->objects[owner - 1].memory_writebacks++;
 }
 
@@ -373,15 +369,37 @@ static void memory_write_back(sim *s, uint32_t owner)
  * to memory when that does not hold the line. */
 static void d1_write_back(sim *s, const cache_victim *v)
 {
-    s->d1_writebacks++;
     s->objects[v->owner - 1].d1_writebacks++;
     if (!cache_level_write_back(&s->ll, v->line, v->owner))
         memory_write_back(s, v->owner);
 }
 
+/* model_line of the one thread there is so far: no other D1 to keep
+ * coherent, the reuse distance tells a fully associative cache's hit. */
+static int model_alone(sim *s, uint64_t line, uint32_t owner, outcome *out)
+{
+    int64_t distance = reuse_clock_use(&s->clock, line);
+    if (distance == -2)
+        return 1;
+    cache_victim v;
+    int d1_hit = cache_level_access(&s->threads[0].d1, line, owner, &v), ll_hit = 1;
+    if (!d1_hit) {
+        if (v.owner)
+            d1_write_back(s, &v);
+        ll_hit = cache_level_access(&s->ll, line, 0, &v);
+        if (!ll_hit && v.owner)
+            memory_write_back(s, v.owner);
+    }
+    int first = distance < 0, miss = !d1_hit && !first;
+    int full_hit = distance < (int64_t)s->d1_lines;
+    *out = (outcome){ distance, first, d1_hit, ll_hit, miss && !full_hit,
+                      miss && full_hit, 0, 0 };
+    return 0;
+}
+
 /* Runs one line access of size bytes at addr by thread ti through the
- * caches, a write when owner (the written object's index + 1) is not 0;
- * 0, or 1 when out of memory. */
+ * caches (there are threads), a write when owner (the written object's
+ * index + 1) is not 0; 0, or 1 when out of memory. */
 static int model_line(sim *s, size_t ti, uint64_t line, uint64_t addr,
                       uint64_t size, uint32_t owner, outcome *out)
 {
@@ -389,11 +407,9 @@ static int model_line(sim *s, size_t ti, uint64_t line, uint64_t addr,
     uint64_t me = 1ull << (ti % 64);
     thread_cache *tc = &s->threads[ti];
     int64_t distance = reuse_clock_use(&s->clock, line);
-    line_state solo = { distance >= 0, distance >= 0, 0 }, *ls = &solo;
-    if (distance == -2 ||
-        (s->nthreads > 1 && !(ls = line_of(s, line, distance >= 0))))
-        return 1; /* (one thread: no directory, the reuse clock knows) */
-    s->lines_touched += distance == -1;
+    line_state *ls;
+    if (distance == -2 || !(ls = line_of(s, line, distance >= 0)))
+        return 1;
     uint64_t mask = byte_mask(s, addr, size);
     int first = !(ls->touched & me);
     cache_victim v;
@@ -403,8 +419,7 @@ static int model_line(sim *s, size_t ti, uint64_t line, uint64_t addr,
     int ll_hit = d1_hit || cache_level_access(&s->ll, line, 0, &v);
     if (!ll_hit && v.owner)
         memory_write_back(s, v.owner);
-    int full_hit = s->nthreads > 1 ? cache_full_access(&tc->full, line)
-                                   : distance >= 0 && distance < (int64_t)s->d1_lines;
+    int full_hit = cache_full_access(&tc->full, line);
     int coherence = !first && !d1_hit && (ls->lost & me);
     int true_sharing = 0;
     if (ls->lost & me) {
@@ -442,6 +457,38 @@ static void put_miss(sim *s, const memtap_event *ev, uint64_t addr,
     fputc('\n', s->opt.misses);
 }
 
+/* The counts of one line access's outcome r: o's, its instruction's x
+ * and its field's f (when counted). */
+static void count(object_stats *o, insn_stats *x, field_stats *f, int write,
+                  const outcome *r)
+{
+    o->accesses++;
+    o->writes += write;
+    if (r->distance >= 0)
+        o->reuse[reuse_bin(r->distance)]++;
+    if (x)
+        x->accesses++;
+    if (f)
+        f->accesses++;
+    if (r->d1_hit)
+        return;
+    o->d1++;
+    o->ll += !r->ll_hit;
+    o->compulsory += r->first;
+    o->capacity += r->capacity;
+    o->conflict += r->conflict;
+    o->true_sharing += r->true_sharing;
+    o->false_sharing += r->coherence && !r->true_sharing;
+    if (x) {
+        x->d1++;
+        x->ll += !r->ll_hit;
+    }
+    if (f) {
+        f->d1++;
+        f->ll += !r->ll_hit;
+    }
+}
+
 /* One line access of size bytes at addr, by thread ti's instruction at
  * pc; 0, or 1 when out of memory.  The same thread's access of the line
  * it accessed last changes nothing a model keeps but the counts: a hit
@@ -451,18 +498,18 @@ static void put_miss(sim *s, const memtap_event *ev, uint64_t addr,
 static int access_line(sim *s, size_t ti, const memtap_event *ev, uint64_t addr,
                        uint64_t size, int write, cachesim_outcome *out)
 {
-    uint64_t pc = ev->rec.pc;
     uint64_t line = addr >> s->line_shift;
     uint64_t field = 0;
     int64_t i = s->attribute ? object_of(s, addr, &field) : 0;
-    int64_t k = s->attribute ? insn_of(s, pc) : 0;
+    int64_t k = s->attribute ? insn_of(s, ev->rec.pc) : 0;
     if (i < 0 || k < 0)
         return 1;
     uint32_t owner = write ? (uint32_t)i + 1 : 0;
     outcome r = { 0, 0, 1, 1, 0, 0, 0, 0 };
     if (line + 1 != s->last.line || ti != s->last.thread ||
         (write && !s->last.alone)) {
-        if (model_line(s, ti, line, addr, size, owner, &r))
+        if (s->nthreads == 1 ? model_alone(s, line, owner, &r)
+                             : model_line(s, ti, line, addr, size, owner, &r))
             return 1;
         s->last.line = line + 1;
         s->last.thread = ti;
@@ -471,50 +518,20 @@ static int access_line(sim *s, size_t ti, const memtap_event *ev, uint64_t addr,
         cache_victim unused;
         cache_level_access(&s->threads[ti].d1, line, owner, &unused);
     } /* (the reuse clock need not tick: no other line came between) */
-    if (!r.d1_hit && s->opt.misses)
+    field_stats *f = field && s->opt.fields ? field_of(s, field, addr) : NULL;
+    if (field && s->opt.fields && !f)
+        return 1;
+    count(&s->objects[i], s->attribute ? &s->insns[k] : NULL, f, write, &r);
+    if (r.d1_hit)
+        return 0;
+    if (s->opt.misses)
         put_miss(s, ev, addr, &r, s->objects[i].name);
     if (out) {
-        out->lines++;
-        out->d1_misses += !r.d1_hit;
+        out->d1_misses++;
         out->ll_misses += !r.ll_hit;
-        if (!r.d1_hit && !out->cause)
+        if (!out->cause)
             out->cause = cause_of(&r);
     }
-    if (s->attribute) {
-        insn_stats *x = &s->insns[k];
-        x->accesses++;
-        x->d1 += !r.d1_hit;
-        x->ll += !r.ll_hit;
-        field_stats *f = field && s->opt.fields ? field_of(s, field, addr) : NULL;
-        if (field && s->opt.fields && !f)
-            return 1;
-        if (f) {
-            f->accesses++;
-            f->d1 += !r.d1_hit;
-            f->ll += !r.ll_hit;
-        }
-    }
-    object_stats *o = &s->objects[i];
-    o->accesses++;
-    o->d1 += !r.d1_hit;
-    o->ll += !r.ll_hit;
-    o->compulsory += r.first;
-    if (r.distance >= 0)
-        o->reuse[reuse_bin(r.distance)]++;
-    o->capacity += r.capacity;
-    o->conflict += r.conflict;
-    o->true_sharing += r.true_sharing;
-    o->false_sharing += r.coherence && !r.true_sharing;
-    s->accesses++;
-    s->reads += !write;
-    s->writes += write;
-    s->d1_misses += !r.d1_hit;
-    s->ll_misses += !r.ll_hit;
-    s->compulsory += r.first;
-    s->capacity += r.capacity;
-    s->conflict += r.conflict;
-    s->true_sharing += r.true_sharing;
-    s->false_sharing += r.coherence && !r.true_sharing;
     return 0;
 }
 
@@ -549,6 +566,8 @@ int cachesim_event(cachesim *s, const memtap_event *ev, cachesim_outcome *out)
             uint64_t piece = trace_line_piece(addr, size, line);
             if (access_line(s, (size_t)ti, ev, addr, piece, a[k].write, out))
                 return 1;
+            if (out)
+                out->lines++;
             addr += piece;
             size -= piece;
         }
@@ -580,28 +599,29 @@ static double per_mille(uint64_t n, uint64_t of)
 static void print_report(sim *s, const cachesim_options *opt, FILE *out)
 {
     const cache_geometry *d1 = &opt->d1, *ll = &opt->ll;
+    const object_stats *t = &s->total;
     fprintf(out, "cache model: D1 %" PRIu64 " B, %u-way, %u-B lines, one per thread; LL %"
                  PRIu64 " B, %u-way, %u-B lines, shared; LRU, write-allocate, write-back, "
                  "a write invalidates other threads' copies\n",
             d1->size, d1->assoc, d1->line, ll->size, ll->assoc, ll->line);
     fprintf(out, "line accesses: %" PRIu64 " (%" PRIu64 " reads, %" PRIu64
                  " writes); lines touched: %" PRIu64 "; threads: %zu\n",
-            s->accesses, s->reads, s->writes, s->lines_touched, s->nthreads);
+            t->accesses, t->accesses - t->writes, t->writes, (uint64_t)s->clock.last.n,
+            s->nthreads);
     if (s->nthreads > 1)
         fprintf(out, "threads interleave in the order of the trace's sequence numbers "
                      "(the static engine numbers a thread's logged accesses a buffer "
                      "at a time: for sharing misses, trace with --engine fault)\n");
     fprintf(out, "D1 misses: %" PRIu64 " (%.1f per 1000 accesses); LL misses: %"
                  PRIu64 " (%.1f per 1000)\n",
-            s->d1_misses, per_mille(s->d1_misses, s->accesses), s->ll_misses,
-            per_mille(s->ll_misses, s->accesses));
+            t->d1, per_mille(t->d1, t->accesses), t->ll, per_mille(t->ll, t->accesses));
     fprintf(out, "D1 misses by cause: compulsory %" PRIu64 ", capacity %" PRIu64
                  ", conflict %" PRIu64 ", coherence %" PRIu64 " (true sharing %" PRIu64
-                 ", false sharing %" PRIu64 ")\n", s->compulsory, s->capacity,
-            s->conflict, s->true_sharing + s->false_sharing, s->true_sharing,
-            s->false_sharing);
+                 ", false sharing %" PRIu64 ")\n", t->compulsory, t->capacity,
+            t->conflict, t->true_sharing + t->false_sharing, t->true_sharing,
+            t->false_sharing);
     fprintf(out, "write-backs: %" PRIu64 " dirty lines out of D1, %" PRIu64
-                 " to memory\n", s->d1_writebacks, s->memory_writebacks);
+                 " to memory\n", t->d1_writebacks, t->memory_writebacks);
     qsort(s->objects, s->nobjects, sizeof *s->objects, by_d1_misses);
     fprintf(out, "\nobjects by D1 misses:\n%11s %11s %11s %11s %11s %11s %11s %11s "
                  "%11s %11s  %s\n", "D1 misses", "LL misses", "compulsory", "capacity",
@@ -663,6 +683,7 @@ static void print_json(void *self, FILE *out)
 {
     sim *s = self;
     const cachesim_options *opt = &s->opt;
+    const object_stats *t = &s->total;
     qsort(s->objects, s->nobjects, sizeof *s->objects, by_d1_misses);
     qsort(s->insns, s->ninsns, sizeof *s->insns, insn_by_d1_misses);
     fputc('{', out);
@@ -676,9 +697,9 @@ static void print_json(void *self, FILE *out)
                  ", \"conflict\": %" PRIu64 ", \"true_sharing\": %" PRIu64
                  ", \"false_sharing\": %" PRIu64 ", \"d1_writebacks\": %" PRIu64
                  ", \"memory_writebacks\": %" PRIu64 ",\n\"objects\": [",
-            s->nthreads, s->accesses, s->reads, s->writes, s->d1_misses,
-            s->ll_misses, s->compulsory, s->capacity, s->conflict, s->true_sharing,
-            s->false_sharing, s->d1_writebacks, s->memory_writebacks);
+            s->nthreads, t->accesses, t->accesses - t->writes, t->writes, t->d1, t->ll,
+            t->compulsory, t->capacity, t->conflict, t->true_sharing, t->false_sharing,
+            t->d1_writebacks, t->memory_writebacks);
     for (size_t i = 0; i < s->nobjects; i++) {
         const object_stats *o = &s->objects[i];
         fputs(i ? ",\n{\"name\": " : "\n{\"name\": ", out);
@@ -726,6 +747,26 @@ static void print_json(void *self, FILE *out)
                      ", \"ll_misses\": %" PRIu64 "}", x->accesses, x->d1, x->ll);
     }
     fputs("]}\n", out);
+}
+
+/* The totals: the objects' sums. */
+static void sum_objects(sim *s)
+{
+    object_stats *t = &s->total;
+    for (size_t i = 0; i < s->nobjects; i++) {
+        const object_stats *o = &s->objects[i];
+        t->accesses += o->accesses;
+        t->writes += o->writes;
+        t->d1 += o->d1;
+        t->ll += o->ll;
+        t->compulsory += o->compulsory;
+        t->capacity += o->capacity;
+        t->conflict += o->conflict;
+        t->true_sharing += o->true_sharing;
+        t->false_sharing += o->false_sharing;
+        t->d1_writebacks += o->d1_writebacks;
+        t->memory_writebacks += o->memory_writebacks;
+    }
 }
 
 /* The fields' names, while the objects are in the order the walk made
@@ -821,6 +862,7 @@ int cachesim_report(memtap_trace *t, symbolizer *sym,
     int rc = trace_tools_walk(t, &tool, 1, NULL, NULL);
     if (rc == 0 && name_fields(s) != 0)
         rc = 1;
+    sum_objects(s);
     char err[128];
     if (rc == 0 && opt->json == CACHESIM_PAGE)
         rc = page_write_data(out, PAGE_CACHESIM, print_json, s, err, sizeof err) ? 1 : 0;
