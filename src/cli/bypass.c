@@ -24,6 +24,15 @@ int cli_parse_only(const char *s, unsigned *bypass)
     return 0;
 }
 
+int cli_only_option(const char *arg)
+{
+    unsigned bypass;
+    if (cli_parse_only(arg, &bypass))
+        return cli_bad_option("--only", "'%s': expected a comma-separated list "
+                                        "of heap, static and stack", arg);
+    return 0;
+}
+
 /* A hexadecimal number ("0x" optional) ending at *end. */
 static int parse_hex(const char *s, uint64_t *v, const char **end)
 {

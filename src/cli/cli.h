@@ -74,6 +74,10 @@ int cli_parse_site(const char *arg, const char *file, uint64_t *lo,
  * (select.h) of the memory it leaves out; 0, or -1 when not such a
  * list. */
 int cli_parse_only(const char *list, unsigned *bypass);
+/* The values of --only and --engine (auto, static, fault) as memtap run
+ * takes them: 0, or 2 after saying why (the command used wrongly). */
+int cli_only_option(const char *arg);
+int cli_engine_option(const char *arg, int *engine);
 
 /* The --help lines of the bypass options of analyze and instrument. */
 #define BYPASS_HELP                                                         \
@@ -115,6 +119,8 @@ typedef struct trace_launch {
     int engine;           /* enum engine_kind (engine.h); 0: fault */
     const char *only;     /* MEMTAP_ONLY for the static engine (heap,
                              static, stack), or NULL: heap,static */
+    int only_if_static;   /* only is a default the fault engine may leave
+                             (it records heap and static data) */
     int ignore_read_only; /* rewritten code skips operands into read-only
                              memory */
     const char *tested;   /* code whose loads rewritten code skips
@@ -129,6 +135,11 @@ typedef struct trace_launch {
     int implicit;         /* rewritten code logs the stack slots of push,
                              pop, call, ret, enter and leave */
     int string_elements;  /* string operations element by element */
+    int temporary;        /* the trace is removed after: the summary
+                             names no file */
+    void (*started)(void *arg); /* called once the program started (the
+                                   trace file may not be there yet) */
+    void *started_arg;
 } trace_launch;
 
 /* memtap run's exit status when the program exited but its trace may be
@@ -202,6 +213,11 @@ int cli_parse_format(const char *s);
 /* Opens a trace, printing the error; returns 0 or 1.  Its walks take
  * what --tid and --seq selected (cli_selection_option). */
 int cli_open_trace(const char *path, memtap_trace **t);
+/* The --tid, --seq and --object selection made of t (cli_open_trace's
+ * part after the open): 0, or 1 after printing an error. */
+int cli_select_trace(const char *path, memtap_trace *t);
+/* --object's argument, or NULL. */
+const char *cli_selected_object(void);
 
 /* --tid, --seq and --object, which show, export, report and cachesim
  * take, and --alloc-wrapper, which names their heap blocks: their getopt

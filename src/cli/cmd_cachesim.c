@@ -1,17 +1,31 @@
 /*
  * cmd_cachesim.c - "memtap cachesim": runs a trace through a model of the
- * data caches (report/cachesim.h) and says which objects miss.
+ * data caches (report/cachesim.h) and says which objects miss; or runs a
+ * program and the model beside it, on a thread of its own that follows
+ * the trace as the program writes it (trace/follow.h).
  */
+#define _GNU_SOURCE
 #include "cli.h"
+#include "engine.h"
 #include "report/cachesim.h"
 #include "report/page.h"
+#include "trace/follow.h"
 
+#include <dirent.h>
+#include <errno.h>
 #include <getopt.h>
+#include <limits.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static const char usage[] =
     "usage: memtap cachesim [options] TRACE.mtr\n"
+    "       memtap cachesim [options] -- PROGRAM [ARGS...]\n"
     "\n"
     "Runs the accesses of a trace through a model of the data caches, a\n"
     "first level (D1) and a last level (LL), set-associative, least\n"
@@ -30,6 +44,14 @@ static const char usage[] =
     "interleave as the trace's sequence numbers order them: every access\n"
     "under --engine fault, a buffer of accesses at a time under the\n"
     "static engine.\n"
+    "\n"
+    "With -- PROGRAM, memtap runs the program as memtap run does (heap,\n"
+    "static data and the stack) and the model beside it, reading the trace\n"
+    "as the program writes it: the report comes when the program ends (on\n"
+    "stderr, the program's output staying its own), the\n"
+    "threads interleaving as their chunks were written (a buffer of\n"
+    "accesses at a time), and the trace, a temporary file whose read pages\n"
+    "are given back as the model goes, is removed (kept with -o).\n"
     "\n"
     "  --D1 SIZE,ASSOC,LINE  the first level (SIZE in bytes, or with K or M)\n"
     "                        (default: this machine's, from sysfs)\n"
@@ -56,7 +78,125 @@ static const char usage[] =
     "  --object NAME         only the accesses to NAME (an object as memtap\n"
     "                        report names it, or a heap block as show does)\n"
     CLI_ALLOC_WRAPPER_USAGE
+    "With a program:\n"
+    "  --report FILE         the report to FILE (default: stderr)\n"
+    "  -o, --output FILE     keep the trace as FILE (as memtap run writes it)\n"
+    "  --only LIST           the memory recorded, as memtap run's --only\n"
+    "                        (default: heap,static,stack)\n"
+    "  --engine E            auto, static or fault, as memtap run's\n"
+    "  -q, --quiet           no status line and notes, as memtap run's\n"
     "  -h, --help            show this help\n";
+
+/* The model beside a program: a thread that follows its trace. */
+typedef struct online {
+    const char *path;        /* the trace file */
+    atomic_int writing;      /* the program may still write it */
+    int punch;               /* a temporary trace: pages read go back */
+    const cachesim_options *opt;
+    FILE *out;
+    memtap_trace *t;
+    int rc;                  /* the open's or the report's */
+    int said;                /* the selection failed, and said why */
+    int started;
+    pthread_t thread;
+} online;
+
+static int still_writing(void *arg)
+{
+    return atomic_load(&((online *)arg)->writing);
+}
+
+/* The model over t, its report to out: cachesim_report's status. */
+static int model(memtap_trace *t, const cachesim_options *opt, FILE *out)
+{
+    symbolizer *sym = NULL;
+    int rc = symbolizer_create(t, stderr, &sym);
+    if (rc == MEMTAP_OK)
+        rc = cachesim_report(t, sym, opt, out);
+    symbolizer_destroy(sym);
+    return rc;
+}
+
+/* As show and export end: the walk's status rc, and what the trace at
+ * path may lack (a trace cut short is said, its counts a lower bound). */
+static int model_done(const char *path, const memtap_trace *t, int rc)
+{
+    return rc > 0 ? cli_error(path, "out of memory") : cli_walk_done(path, t, rc, stdout);
+}
+
+static void *follow_model(void *arg)
+{
+    online *o = arg;
+    o->rc = trace_follow_open(o->path, still_writing, o, o->punch, &o->t);
+    if (o->rc == MEMTAP_OK)
+        o->said = cli_select_trace(o->path, o->t);
+    if (o->rc == MEMTAP_OK && !o->said)
+        o->rc = model(o->t, o->opt, o->out);
+    return NULL;
+}
+
+/* The program runs (trace_launch.started): the model's thread starts,
+ * with every signal blocked (memtap's own thread forwards them). */
+static void start_model(void *arg)
+{
+    online *o = arg;
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    o->started = pthread_create(&o->thread, NULL, follow_model, o) == 0;
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
+/* Removes the temporary directory dir and what the run wrote there. */
+static void remove_dir(const char *dir)
+{
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    while (d && (e = readdir(d)))
+        if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) {
+            char p[PATH_MAX];
+            snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
+            unlink(p);
+        }
+    if (d)
+        closedir(d);
+    rmdir(dir);
+}
+
+/* memtap cachesim -- PROGRAM: l as the options made it (its output NULL:
+ * a temporary trace). */
+static int run_online(char **prog_argv, trace_launch *l,
+                      const cachesim_options *opt, FILE *out)
+{
+    char dir[PATH_MAX] = "", temp[PATH_MAX + 16], abs_out[PATH_MAX];
+    if (!l->output) {
+        const char *tmp = getenv("TMPDIR");
+        snprintf(dir, sizeof dir, "%s/memtap-cachesim-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+        if (!mkdtemp(dir))
+            return cli_error(dir, "%s", strerror(errno));
+        snprintf(temp, sizeof temp, "%s/trace.mtr", dir);
+        l->output = temp;
+        l->temporary = 1;
+    }
+    online o = { .path = abs_out, .punch = *dir != '\0', .opt = opt, .out = out };
+    atomic_init(&o.writing, 1);
+    l->started = start_model;
+    l->started_arg = &o;
+    int exit_code = 0;
+    /* (abs_out is filled before the program starts) */
+    int status = cli_trace_program(prog_argv, l, abs_out, sizeof abs_out, &exit_code);
+    atomic_store(&o.writing, 0);
+    if (o.started)
+        pthread_join(o.thread, NULL);
+    if (o.started && !status && o.t)
+        status = o.said ? 1 : model_done(abs_out, o.t, o.rc);
+    else if (o.started && !status)
+        status = cli_error(abs_out, "%s", memtap_status_string(o.rc));
+    memtap_trace_close(o.t);
+    if (*dir)
+        remove_dir(dir);
+    return exit_code ? exit_code : status;
+}
 
 int cmd_cachesim(int argc, char **argv)
 {
@@ -67,17 +207,37 @@ int cmd_cachesim(int argc, char **argv)
         { "html", required_argument, NULL, 'H' },
         { "misses", required_argument, NULL, 'm' },
         { "fields", no_argument, NULL, 'F' },
+        { "output", required_argument, NULL, 'o' },
+        { "report", required_argument, NULL, 'R' },
+        { "quiet", no_argument, NULL, 'q' },
+        { "engine", required_argument, NULL, 'e' },
+        { "only", required_argument, NULL, 'O' },
         { "help", no_argument, NULL, 'h' },
         CLI_SELECTION_OPTIONS,
         { NULL, 0, NULL, 0 },
     };
     cachesim_options opt = { { 0, 0, 0 }, { 0, 0, 0 }, 20, 0, NULL, 0 };
-    cli_cache cache = CLI_CACHE_DEFAULT;
+    cli_cache levels = CLI_CACHE_DEFAULT;
     int c;
-    const char *misses = NULL, *html = NULL;
-    while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+    const char *misses = NULL, *html = NULL, *report = NULL;
+    trace_launch l = { .stack_depth = -1, .engine = ENGINE_AUTO,
+                       .only = "heap,static,stack", .only_if_static = 1 };
+    while ((c = getopt_long(argc, argv, "ho:q", longopts, NULL)) != -1) {
         switch (c) {
-        CLI_CACHE_CASES(cache);
+        case 'o': l.output = optarg; break;
+        case 'R': report = optarg; break;
+        case 'q': l.quiet = cli_quiet = 1; break;
+        case 'e':
+            if (cli_engine_option(optarg, &l.engine))
+                return 2;
+            break;
+        case 'O':
+            if (cli_only_option(optarg))
+                return 2;
+            l.only = optarg;
+            l.only_if_static = 0;
+            break;
+        CLI_CACHE_CASES(levels);
         case 't':
             opt.top = atoi(optarg);
             if (opt.top < 0)
@@ -92,43 +252,49 @@ int cmd_cachesim(int argc, char **argv)
         default: return cli_usage_error(usage);
         }
     }
-    if (optind != argc - 1)
+    /* a program after "--", else one trace */
+    int program = optind > 1 && optind < argc && strcmp(argv[optind - 1], "--") == 0;
+    if (!program && optind != argc - 1)
         return cli_usage_error(usage);
-    if (cli_cache_finish(&cache, "cachesim"))
+    if (!program && (l.output || l.quiet || report || l.engine != ENGINE_AUTO ||
+                     !l.only_if_static))
+        return cli_bad_option("-o, -q, --report, --engine, --only",
+                              "options of a program run: after them, -- PROGRAM");
+    if (html && report)
+        return cli_bad_option("--report", "the report goes to --html's file");
+    if (program && cli_selected_object())
+        return cli_bad_option("--object", "not while the program runs (keep the "
+                                          "trace with -o, then select)");
+    if (cli_cache_finish(&levels, "cachesim"))
         return 1;
-    opt.d1 = cache.d1;
-    opt.ll = cache.ll;
+    opt.d1 = levels.d1;
+    opt.ll = levels.ll;
     if (html && !page_available())
         return cli_error("--html", "this memtap was built without ECharts (run "
                                    "scripts/deps.sh, then build again)");
-    const char *path = argv[optind];
-    memtap_trace *t;
-    if (cli_open_trace(path, &t))
+    memtap_trace *t = NULL;
+    if (!program && cli_open_trace(argv[optind], &t))
         return 1;
-    FILE *out = html ? cli_output_open(html) : stdout;
-    if (!out) {
-        memtap_trace_close(t);
-        return 1;
+    const char *to = html ? html : report;
+    FILE *out = to ? cli_output_open(to) : program ? stderr : stdout;
+    if (out && misses &&
+        !(opt.misses = cli_output_open(strcmp(misses, "-") ? misses : NULL))) {
+        if (to)
+            fclose(out);
+        out = NULL;
     }
-    if (misses && !(opt.misses = cli_output_open(strcmp(misses, "-") ? misses : NULL))) {
+    if (!out) {
         memtap_trace_close(t);
         return 1;
     }
     if (opt.misses)
         fputs("seq,tid,pc,address,level,cause,object\n", opt.misses);
-    symbolizer *sym = NULL;
-    int rc = symbolizer_create(t, stderr, &sym);
-    if (rc == MEMTAP_OK)
-        rc = cachesim_report(t, sym, &opt, out);
-    symbolizer_destroy(sym);
-    /* as show and export end: the walk's status, and what the trace may
-     * lack (a trace cut short is said, its counts a lower bound) */
-    int status = rc > 0 ? cli_error(path, "out of memory")
-                        : cli_walk_done(path, t, rc, stdout);
+    int status = program ? run_online(argv + optind, &l, &opt, out)
+                         : model_done(argv[optind], t, model(t, &opt, out));
     if (opt.misses && opt.misses != stdout)
         status = cli_output_close(opt.misses, misses, status);
-    if (html)
-        status = cli_output_close(out, html, status);
+    if (to)
+        status = cli_output_close(out, to, status);
     memtap_trace_close(t);
     return status;
 }

@@ -185,7 +185,7 @@ int cmd_run(int argc, char **argv)
     int stack_depth = -1;
     int engine = ENGINE_AUTO;
     const char *only = NULL, *tested = NULL;
-    unsigned bypass, nignore = 0, nwatch = 0;
+    unsigned nignore = 0, nwatch = 0;
     const char *ignore[MAX_IGNORE], *watch[MAX_IGNORE];
     int ignore_read_only = 0, implicit = 0, string_elements = 0;
     render_options opt = { RENDER_MADT, RENDER_SYMBOLIC, 0 };
@@ -219,16 +219,12 @@ int cmd_run(int argc, char **argv)
             compress = optarg;
             break;
         case 'e':
-            engine = engine_parse(optarg);
-            if (engine < 0)
-                return cli_bad_option("--engine", "'%s': expected auto, static "
-                                             "or fault", optarg);
+            if (cli_engine_option(optarg, &engine))
+                return 2;
             break;
         case 'O':
-            if (cli_parse_only(optarg, &bypass))
-                return cli_bad_option("--only", "'%s': expected a comma-separated "
-                                           "list of heap, static and stack",
-                                 optarg);
+            if (cli_only_option(optarg))
+                return 2;
             only = optarg;
             break;
         case 'R': ignore_read_only = 1; break;

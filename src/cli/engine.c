@@ -43,6 +43,14 @@ int engine_parse(const char *name)
     return -1;
 }
 
+int cli_engine_option(const char *arg, int *engine)
+{
+    *engine = engine_parse(arg);
+    if (*engine < 0)
+        return cli_bad_option("--engine", "'%s': expected auto, static or fault", arg);
+    return 0;
+}
+
 /* For a script ("#!INTERP [ARG]"), the interpreter's path in interp and
  * the arguments the kernel would give it in plan->argv.  Returns 1 for a
  * script, 0 for anything else, -1 after an error. */

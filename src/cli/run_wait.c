@@ -176,9 +176,9 @@ static int wait_for(pid_t pid, const memtap_run_status *st)
 }
 
 /* Runs argv and returns its wait status, or -1; with st, shows progress
- * on stderr meanwhile. */
+ * on stderr meanwhile; tells l->started once it runs. */
 static int spawn_and_wait(char **argv, const char *path,
-                          const memtap_run_status *st)
+                          const memtap_run_status *st, const trace_launch *l)
 {
     struct sigaction fwd, old[NFORWARDED];
     memset(&fwd, 0, sizeof fwd);
@@ -212,6 +212,8 @@ static int spawn_and_wait(char **argv, const char *path,
     }
     program_pid = pid;
     sigprocmask(SIG_SETMASK, &mask, NULL);
+    if (pid > 0 && l->started)
+        l->started(l->started_arg);
     int status = pid > 0 ? wait_for(pid, st) : -1;
     program_pid = 0;
     for (size_t i = 0; i < NFORWARDED; i++)
@@ -375,8 +377,9 @@ static const char *grouped(uint64_t v, char buf[32])
  * traces may be missing. */
 static int summarize(const char *output, const memtap_run_status *st,
                      time_t since, const struct timespec *t0,
-                     const engine_plan *plan, int quiet)
+                     const engine_plan *plan, const trace_launch *l)
 {
+    int quiet = l->quiet;
     int err = atomic_load(&st->write_errno), ours;
     int problems = check_trace(output, 0, !err, plan, quiet, &ours);
     glob_t g = { 0 };
@@ -395,14 +398,17 @@ static int summarize(const char *output, const memtap_run_status *st,
         problems++;
     }
     char n[32];
-    fprintf(stderr, "memtap: trace %s: %s events, ", output,
-            grouped((uint64_t)atomic_load(&st->events), n));
+    if (l->temporary)
+        fprintf(stderr, "memtap: %s events, ", grouped((uint64_t)atomic_load(&st->events), n));
+    else
+        fprintf(stderr, "memtap: trace %s: %s events, ", output,
+                grouped((uint64_t)atomic_load(&st->events), n));
     print_size(stderr, atomic_load(&st->bytes));
     if (others)
         fprintf(stderr, " in %zu files", others + 1);
     fprintf(stderr, ", %.1f s", seconds_since(t0));
     fputs(problems ? " (incomplete)\n" : "\n", stderr);
-    if (!quiet && isatty(STDERR_FILENO))
+    if (!quiet && !l->temporary && isatty(STDERR_FILENO))
         fprintf(stderr, "memtap: next: memtap show %s | less; memtap report %s\n",
                 output, output);
     return problems;
@@ -437,7 +443,7 @@ int cli_run_traced(const engine_plan *plan, const char *out,
     struct timespec t0;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     int progress = !l->quiet && isatty(STDERR_FILENO);
-    int status = spawn_and_wait(prog_argv, prog, progress ? sp.st : NULL);
+    int status = spawn_and_wait(prog_argv, prog, progress ? sp.st : NULL, l);
     int rc = 0;
     if (status == -1) {
         rc = cli_error(prog_argv[0], "cannot start: %s", strerror(errno));
@@ -447,7 +453,7 @@ int cli_run_traced(const engine_plan *plan, const char *out,
             rc = cli_error(prog_argv[0], "no trace was written (the program "
                                          "did not load libmemtap.so)");
     }
-    int problems = rc ? 0 : summarize(out, sp.st, started, &t0, plan, l->quiet);
+    int problems = rc ? 0 : summarize(out, sp.st, started, &t0, plan, l);
     status_close(&sp);
     if (problems && WIFEXITED(status) && !l->keep_going) {
         fprintf(stderr, "memtap: %s exited with status %d; the trace is "

@@ -224,19 +224,32 @@ int cli_open_trace(const char *path, memtap_trace **t)
                          MEMTAP_TRACE_VERSION_MIN, MEMTAP_TRACE_VERSION);
     if (rc != MEMTAP_OK)
         return cli_error(path, "%s", memtap_status_string(rc));
+    int status = cli_select_trace(path, *t);
+    if (status) {
+        memtap_trace_close(*t);
+        *t = NULL;
+    }
+    return status;
+}
+
+int cli_select_trace(const char *path, memtap_trace *t)
+{
     if (selecting && object.name && !object.sym) {
-        if (symbolizer_create(*t, NULL, &object.sym) != MEMTAP_OK ||
-            !(object.names = namer_create(object.sym, 0))) {
-            memtap_trace_close(*t);
+        if (symbolizer_create(t, NULL, &object.sym) != MEMTAP_OK ||
+            !(object.names = namer_create(object.sym, 0)))
             return cli_error(path, "out of memory");
-        }
         atexit(object_done);
         selection.keep = keep_object;
         selection.keep_begin = keep_begin;
     }
     if (selecting)
-        trace_select(*t, &selection);
+        trace_select(t, &selection);
     return 0;
+}
+
+const char *cli_selected_object(void)
+{
+    return object.name;
 }
 
 static void learn(void *r, const memtap_event *ev) { renderer_learn(r, ev); }

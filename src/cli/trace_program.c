@@ -172,9 +172,9 @@ int cli_trace_program(char **prog_argv, const trace_launch *l, char *abs_out,
     if (plan.engine == ENGINE_STATIC) {
         cli_run_config_list(RUN_CONFIG_only, l->only ? l->only : "heap,static");
     } else if (plan.prewritten) {
-        if (l->only) /* else all its instrumentation logs */
+        if (l->only && !l->only_if_static) /* else all its instrumentation logs */
             cli_run_config_list(RUN_CONFIG_only, l->only);
-    } else if (l->only && strcmp(l->only, "heap,static") &&
+    } else if (l->only && !l->only_if_static && strcmp(l->only, "heap,static") &&
                strcmp(l->only, "static,heap")) {
         engine_done(&plan);
         return cli_error("--only", "the fault engine records heap and "

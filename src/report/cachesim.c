@@ -21,6 +21,7 @@
 #include "sys/hash.h"
 #include "sys/vec.h"
 #include "trace/accesses.h"
+#include "trace/follow.h"
 #include "trace/tool.h"
 
 #include <inttypes.h>
@@ -111,6 +112,9 @@ struct cachesim {
     insn_stats *insns;
     size_t ninsns, insns_cap;
     object_stats total;  /* the objects' sums, once the walk is over */
+    const memtap_trace *follow; /* a trace still being written, whose
+                            modules and maps the names take as they come */
+    size_t follow_modules, follow_maps; /* how many the names have */
     struct {             /* the thread of the last event */
         uint32_t tid;
         size_t index;    /* + 1; 0: none */
@@ -447,11 +451,11 @@ static const char *cause_of(const outcome *r)
 }
 
 /* One line of the miss stream. */
-static void put_miss(sim *s, const memtap_event *ev, uint64_t addr,
+static void put_miss(sim *s, const memtap_record *x, uint32_t tid, uint64_t addr,
                      const outcome *r, const char *object)
 {
     fprintf(s->opt.misses, "%" PRIu64 ",%" PRIu32 ",0x%" PRIx64 ",0x%" PRIx64 ",%s,%s,",
-            ev->rec.seq, ev->tid, ev->rec.pc, addr, r->ll_hit ? "D1" : "LL",
+            x->seq, tid, x->pc, addr, r->ll_hit ? "D1" : "LL",
             cause_of(r));
     csv_field(s->opt.misses, object);
     fputc('\n', s->opt.misses);
@@ -495,13 +499,14 @@ static void count(object_stats *o, insn_stats *x, field_stats *f, int write,
  * everywhere (the line is the most recent in every cache, no thread came
  * between), at reuse distance 0; a write too when no other thread can
  * hold the line (the last access wrote it, or one thread only). */
-static int access_line(sim *s, size_t ti, const memtap_event *ev, uint64_t addr,
+static int access_line(sim *s, size_t ti, const memtap_record *x, uint32_t tid,
+                       uint64_t addr,
                        uint64_t size, int write, cachesim_outcome *out)
 {
     uint64_t line = addr >> s->line_shift;
     uint64_t field = 0;
     int64_t i = s->attribute ? object_of(s, addr, &field) : 0;
-    int64_t k = s->attribute ? insn_of(s, ev->rec.pc) : 0;
+    int64_t k = s->attribute ? insn_of(s, x->pc) : 0;
     if (i < 0 || k < 0)
         return 1;
     uint32_t owner = write ? (uint32_t)i + 1 : 0;
@@ -525,7 +530,7 @@ static int access_line(sim *s, size_t ti, const memtap_event *ev, uint64_t addr,
     if (r.d1_hit)
         return 0;
     if (s->opt.misses)
-        put_miss(s, ev, addr, &r, s->objects[i].name);
+        put_miss(s, x, tid, addr, &r, s->objects[i].name);
     if (out) {
         out->d1_misses++;
         out->ll_misses += !r.ll_hit;
@@ -545,12 +550,13 @@ static int sim_learn(void *self, const memtap_record *recs, size_t n, uint32_t t
     return 0;
 }
 
-int cachesim_event(cachesim *s, const memtap_event *ev, cachesim_outcome *out)
+/* cachesim_event of record r of thread tid. */
+static int sim_record(sim *s, const memtap_record *r, uint32_t tid,
+                      cachesim_outcome *out)
 {
     if (out)
         *out = (cachesim_outcome){ 0, 0, 0, NULL };
-    const memtap_record *r = &ev->rec;
-    int64_t ti = thread_of(s, ev->tid);
+    int64_t ti = thread_of(s, tid);
     if (ti < 0)
         return 1;
     trace_access a[2];
@@ -564,7 +570,7 @@ int cachesim_event(cachesim *s, const memtap_event *ev, cachesim_outcome *out)
         uint64_t addr = a[k].addr, size = a[k].size ? a[k].size : 1;
         while (size > 0) {
             uint64_t piece = trace_line_piece(addr, size, line);
-            if (access_line(s, (size_t)ti, ev, addr, piece, a[k].write, out))
+            if (access_line(s, (size_t)ti, r, tid, addr, piece, a[k].write, out))
                 return 1;
             if (out)
                 out->lines++;
@@ -573,6 +579,11 @@ int cachesim_event(cachesim *s, const memtap_event *ev, cachesim_outcome *out)
         }
     }
     return 0;
+}
+
+int cachesim_event(cachesim *s, const memtap_event *ev, cachesim_outcome *out)
+{
+    return sim_record(s, &ev->rec, ev->tid, out);
 }
 
 static int by_d1_misses(const void *a, const void *b)
@@ -785,9 +796,30 @@ static int name_fields(sim *s)
 }
 
 /* One event (the tool's, trace/tool.h). */
-static int take(void *self, const memtap_event *ev)
+/* A followed trace's modules and maps grew: the names take them in
+ * (and the names kept go); 0, or 1 when out of memory. */
+static int follow_names(sim *s)
 {
-    return cachesim_event(self, ev, NULL);
+    const memtap_trace *t = s->follow;
+    size_t modules = memtap_trace_module_count(t), maps = strlen(memtap_trace_maps(t));
+    if (modules == s->follow_modules && maps == s->follow_maps)
+        return 0;
+    s->follow_modules = modules;
+    s->follow_maps = maps;
+    s->gen++;
+    return namer_refresh(s->names) != MEMTAP_OK;
+}
+
+/* One run of records (the tool's, trace/tool.h). */
+static int sim_run(void *self, const memtap_record *recs, size_t n, uint32_t tid)
+{
+    sim *s = self;
+    if (s->follow && s->attribute && follow_names(s))
+        return 1;
+    for (size_t i = 0; i < n; i++)
+        if (sim_record(s, &recs[i], tid, NULL))
+            return 1;
+    return 0;
 }
 
 /* A model with opt's geometry; with sym, it names what it counts. */
@@ -858,8 +890,12 @@ int cachesim_report(memtap_trace *t, symbolizer *sym,
     sim *s = sim_create(opt, sym);
     if (!s)
         return 1;
-    trace_tool tool = { .self = s, .event = take, .learn = sim_learn };
+    if (trace_following(t))
+        s->follow = t;
+    trace_tool tool = { .self = s, .run = sim_run, .learn = sim_learn };
     int rc = trace_tools_walk(t, &tool, 1, NULL, NULL);
+    if (rc == 0 && s->follow && s->attribute && follow_names(s))
+        rc = 1; /* (the instructions are named after the walk) */
     if (rc == 0 && name_fields(s) != 0)
         rc = 1;
     sum_objects(s);

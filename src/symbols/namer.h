@@ -22,6 +22,10 @@ typedef struct namer namer;
  * lines, code names end in " file:line" when DWARF knows it. */
 namer *namer_create(symbolizer *sym, int lines);
 void namer_destroy(namer *n);
+/* The symbolizer refreshed (symbolizer_refresh): a followed trace's new
+ * modules name addresses, and names kept before are forgotten.  A
+ * status. */
+int namer_refresh(namer *n);
 
 /* Applies a heap event (others are ignored); as heap_map_apply, old
  * receives the block an F, U, R or E event released (returns 1 then). */

@@ -44,6 +44,7 @@ struct symbolizer {
     size_t nregions;
     alloc_stacks *stacks; /* the heap events' call stacks */
     const memtap_trace *trace;
+    size_t maps_len;     /* of the maps snapshot the regions are from */
 };
 
 static int cmp_range(const void *a, const void *b)
@@ -104,20 +105,38 @@ static int share_files(symbolizer *s)
     return MEMTAP_OK;
 }
 
+/* Takes the trace's modules: the first s->nmods known already (their
+ * entries point at the trace's table again: it may have moved), the
+ * others new; then the ranges of them all. */
 static int add_modules(symbolizer *s, const memtap_trace *t)
 {
-    size_t n = memtap_trace_module_count(t), nr = 0;
-    s->mods = calloc(n ? n : 1, sizeof *s->mods);
-    size_t total_segs = 0;
+    size_t n = memtap_trace_module_count(t), nr = 0, total_segs = 0;
+    sym_module *mods = realloc(s->mods, (n ? n : 1) * sizeof *mods);
+    if (!mods)
+        return MEMTAP_E_NOMEM;
+    s->mods = mods;
+    memset(mods + s->nmods, 0, (n - s->nmods) * sizeof *mods);
     for (size_t i = 0; i < n; i++)
         total_segs += memtap_trace_module_at(t, i)->nsegs;
+    free(s->mod_ranges);
+    s->last_range = NULL;
+    s->nmod_ranges = 0;
     s->mod_ranges = calloc(total_segs ? total_segs : 1, sizeof *s->mod_ranges);
-    if (!s->mods || !s->mod_ranges)
+    if (!s->mod_ranges)
         return MEMTAP_E_NOMEM;
     for (size_t i = 0; i < n; i++) {
         const memtap_module *m = memtap_trace_module_at(t, i);
-        sym_module *sm = &s->mods[s->nmods++];
+        sym_module *sm = &s->mods[i];
         sm->m = m;
+        for (size_t k = 0; k < m->nsegs; k++) {
+            range *r = &s->mod_ranges[nr++];
+            r->start = m->base + m->segs[k].vaddr;
+            r->end = r->start + m->segs[k].memsz;
+            r->index = i;
+        }
+        if (i < s->nmods)
+            continue;
+        s->nmods++;
         const char *slash = strrchr(m->path, '/');
         sm->basename = slash ? slash + 1 : m->path;
         if (sm->basename[0] == '[') {
@@ -128,12 +147,6 @@ static int add_modules(symbolizer *s, const memtap_trace *t)
         }
         if (!sm->region)
             return MEMTAP_E_NOMEM;
-        for (size_t k = 0; k < m->nsegs; k++) {
-            range *r = &s->mod_ranges[nr++];
-            r->start = m->base + m->segs[k].vaddr;
-            r->end = r->start + m->segs[k].memsz;
-            r->index = i;
-        }
     }
     s->nmod_ranges = nr;
     qsort(s->mod_ranges, nr, sizeof *s->mod_ranges, cmp_range);
@@ -206,6 +219,26 @@ static void grow_stack(symbolizer *s, const memtap_trace *t)
     }
 }
 
+int symbolizer_refresh(symbolizer *s)
+{
+    const memtap_trace *t = s->trace;
+    int rc = MEMTAP_OK;
+    if (memtap_trace_module_count(t) != s->nmods || !s->mod_ranges)
+        rc = add_modules(s, t);
+    const char *maps = memtap_trace_maps(t);
+    size_t len = strlen(maps);
+    if (rc == MEMTAP_OK && (len != s->maps_len || !s->regions)) {
+        for (size_t i = 0; i < s->nregions; i++)
+            free(s->region_names[i]);
+        s->nregions = 0;
+        s->maps_len = len;
+        rc = add_regions(s, maps);
+        if (rc == MEMTAP_OK)
+            grow_stack(s, t);
+    }
+    return rc;
+}
+
 int symbolizer_create(const memtap_trace *t, FILE *warn, symbolizer **out)
 {
     *out = NULL;
@@ -214,11 +247,7 @@ int symbolizer_create(const memtap_trace *t, FILE *warn, symbolizer **out)
         return MEMTAP_E_NOMEM;
     s->warn = warn;
     s->trace = t;
-    int rc = add_modules(s, t);
-    if (rc == MEMTAP_OK)
-        rc = add_regions(s, memtap_trace_maps(t));
-    if (rc == MEMTAP_OK)
-        grow_stack(s, t);
+    int rc = symbolizer_refresh(s);
     if (rc == MEMTAP_OK && !(s->stacks = alloc_stacks_create(t, s)))
         rc = MEMTAP_E_NOMEM;
     if (rc != MEMTAP_OK) {

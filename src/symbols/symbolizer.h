@@ -23,6 +23,9 @@ typedef struct symbolizer symbolizer;
  * first use; a missing binary or one whose build-id differs from the traced
  * one is reported once on warn (may be NULL) and its addresses stay raw. */
 int symbolizer_create(const memtap_trace *t, FILE *warn, symbolizer **out);
+/* Takes what the trace has learned since (a followed trace's modules and
+ * maps, trace/follow.h); the images already read are kept.  A status. */
+int symbolizer_refresh(symbolizer *s);
 void symbolizer_destroy(symbolizer *s);
 
 /* "function+off", "module+0xoff" or "0xaddr". */

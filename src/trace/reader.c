@@ -3,15 +3,18 @@
  * chunks (resynchronizing past corrupt bytes, stopping cleanly at a
  * truncated tail), loads modules, maps and info, and merges the threads'
  * event chunks back into sequence order, one decompressed chunk per thread
- * at a time so that traces of any size stream.
+ * at a time so that traces of any size stream; or follows a trace still
+ * being written (trace/follow.h), its chunks in file order.
  *
  * One file: the chunk index, the tables and the merge share the open
  * trace's state.
  */
+#define _GNU_SOURCE
 #include "memtap/trace.h"
 #include "sys/env.h"
 #include "sys/hash.h"
 #include "trace/chunk.h"
+#include "trace/follow.h"
 #include "trace/tool.h"
 #include "trace/walk.h"
 
@@ -21,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <zstd.h>
@@ -114,6 +118,15 @@ struct memtap_trace {
     size_t nframes, frames_cap;
     stack_row *stacks;  /* its rows, sorted by id once the scan is done */
     size_t nstacks, stacks_cap;
+    uint64_t scanned;   /* where the scan stands: the next chunk's offset */
+    size_t sites_read;  /* of site_refs, loaded */
+    /* following a trace still being written (trace_follow_open) */
+    trace_writing_fn writing; /* NULL: the file is whole */
+    void *writing_arg;
+    int punch;          /* give read chunks' pages back */
+    size_t handed;      /* event chunk refs handed out, in file order */
+    size_t stacks_sorted;
+    cursor follow;      /* the chunk being handed out */
 };
 
 const char *memtap_status_string(int status)
@@ -552,18 +565,22 @@ static uint64_t resync(memtap_trace *t, uint64_t from)
     return t->file_size;
 }
 
+/* Indexes the chunks from where the scan stands to the file's end: a
+ * chunk cut short there ends a whole file (truncated), or is waited for
+ * in a followed one. */
 static int scan_chunks(memtap_trace *t)
 {
-    uint64_t off = t->hdr.header_size;
+    uint64_t off = t->scanned;
+    int rc = MEMTAP_OK;
     while (off < t->file_size) {
         memtap_chunk_header h;
         if (t->file_size - off < sizeof h) {
-            t->health.truncated = 1;
+            t->health.truncated = !t->writing;
             break;
         }
-        int rc = read_at(t->fd, &h, sizeof h, off);
+        rc = read_at(t->fd, &h, sizeof h, off);
         if (rc)
-            return rc;
+            break;
         if (!header_valid(&h)) {
             uint64_t next = resync(t, off + 1);
             t->health.corrupt_chunks++;
@@ -573,7 +590,7 @@ static int scan_chunks(memtap_trace *t)
         }
         uint64_t payload = off + sizeof h;
         if (t->file_size - payload < h.stored_size) {
-            t->health.truncated = 1;
+            t->health.truncated = !t->writing;
             break;
         }
         if (h.type == MEMTAP_CHUNK_EVENTS || h.type == MEMTAP_CHUNK_PACKED) {
@@ -589,11 +606,12 @@ static int scan_chunks(memtap_trace *t)
             rc = load_meta_counted(t, &h, payload);
         }
         if (rc)
-            return rc;
+            break;
         t->health.chunks++;
         off = payload + h.stored_size;
     }
-    return MEMTAP_OK;
+    t->scanned = off;
+    return rc;
 }
 
 /* Gives every module's site table the records of each site, a byte a
@@ -604,7 +622,7 @@ static void fill_site_records(memtap_trace *t)
 {
     for (uint32_t tag = 0; tag < t->sites.ntabs; tag++) {
         trace_site_table *tab = &t->site_tabs[tag];
-        if (!tab->sites || !tab->nsites ||
+        if (!tab->sites || !tab->nsites || tab->records ||
             t->buffered + tab->nsites > t->budget)
             continue;
         uint8_t *records = malloc(tab->nsites);
@@ -621,17 +639,26 @@ static void fill_site_records(memtap_trace *t)
  * decompress or to parse is counted corrupt, as the scan counts others. */
 static int load_sites(memtap_trace *t)
 {
-    for (size_t i = 0; i < t->nsite_refs; i++) {
-        const chunk_ref *r = &t->site_refs[i];
+    for (; t->sites_read < t->nsite_refs; t->sites_read++) {
+        const chunk_ref *r = &t->site_refs[t->sites_read];
         memtap_chunk_header h = { .type = r->type, .stored_size = r->stored,
                                   .raw_size = r->raw };
         int rc = load_meta_counted(t, &h, r->payload);
         if (rc)
             return rc;
     }
-    fill_site_records(t);
+    if (!t->writing) /* (a followed table may still come in pieces) */
+        fill_site_records(t);
     t->sites_loaded = 1;
     return MEMTAP_OK;
+}
+
+/* Keeps the STACKS rows sorted by id as they come. */
+static void sort_stacks(memtap_trace *t)
+{
+    if (t->nstacks != t->stacks_sorted)
+        qsort(t->stacks, t->nstacks, sizeof *t->stacks, stack_cmp);
+    t->stacks_sorted = t->nstacks;
 }
 
 /* Reads and checks the file header of the descriptor the trace owns. */
@@ -647,6 +674,7 @@ static int read_header(memtap_trace *t)
     t->file_size = (uint64_t)st.st_size;
     if (t->file_size < sizeof t->hdr)
         return MEMTAP_E_FORMAT;
+    t->scanned = sizeof t->hdr;
     int rc = read_at(t->fd, &t->hdr, sizeof t->hdr, 0);
     if (rc)
         return rc;
@@ -658,11 +686,14 @@ static int read_header(memtap_trace *t)
         t->hdr.header_size < sizeof t->hdr ||
         t->hdr.header_size > t->file_size)
         return MEMTAP_E_VERSION;
+    t->scanned = t->hdr.header_size;
     return MEMTAP_OK;
 }
 
-/* Opens the trace on fd, which it then owns. */
-static int open_owned_fd(int fd, memtap_trace **out)
+/* Opens the trace on fd, which it then owns (followed while writing is
+ * not NULL). */
+static int open_owned_fd(int fd, trace_writing_fn writing, void *arg,
+                         memtap_trace **out)
 {
     *out = NULL;
     memtap_trace *t = calloc(1, sizeof *t);
@@ -671,6 +702,8 @@ static int open_owned_fd(int fd, memtap_trace **out)
         return MEMTAP_E_NOMEM;
     }
     t->fd = fd;
+    t->writing = writing;
+    t->writing_arg = arg;
     t->sites.tabs = t->site_tabs;
     t->sites.ntabs = sizeof t->site_tabs / sizeof *t->site_tabs;
     const char *mib = getenv(ENV_READER_MEMORY);
@@ -679,8 +712,8 @@ static int open_owned_fd(int fd, memtap_trace **out)
     int rc = t->dctx ? read_header(t) : MEMTAP_E_NOMEM;
     if (rc == MEMTAP_OK)
         rc = scan_chunks(t);
-    if (rc == MEMTAP_OK && t->nstacks)
-        qsort(t->stacks, t->nstacks, sizeof *t->stacks, stack_cmp);
+    if (rc == MEMTAP_OK)
+        sort_stacks(t);
     if (rc != MEMTAP_OK) {
         int saved = errno;
         memtap_trace_close(t);
@@ -701,7 +734,7 @@ int memtap_trace_open(const char *path, memtap_trace **out)
     int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
     if (fd < 0)
         return MEMTAP_E_IO;
-    return open_owned_fd(fd, out);
+    return open_owned_fd(fd, NULL, NULL, out);
 }
 
 int memtap_trace_open_fd(int fd, memtap_trace **out)
@@ -712,7 +745,7 @@ int memtap_trace_open_fd(int fd, memtap_trace **out)
     int own = fcntl(fd, F_DUPFD_CLOEXEC, 0);
     if (own < 0)
         return MEMTAP_E_IO;
-    return open_owned_fd(own, out);
+    return open_owned_fd(own, NULL, NULL, out);
 }
 
 void trace_select(memtap_trace *t, const trace_selection *sel)
@@ -739,6 +772,7 @@ void memtap_trace_close(memtap_trace *t)
         free(t->cursors[i].recs);
     }
     free(t->cursors);
+    free(t->follow.recs);
     free(t->tid_slots);
     free(t->heap);
     free(t->mods);
@@ -944,6 +978,8 @@ uint64_t memtap_trace_duration_us(const memtap_trace *t)
 
 int memtap_trace_rewind(memtap_trace *t)
 {
+    if (t->writing) /* (a followed trace is read once, as it comes) */
+        return t->started ? MEMTAP_E_INVALID : MEMTAP_OK;
     if (!t->sites_loaded) {
         int rc = load_sites(t);
         if (rc)
@@ -1013,8 +1049,18 @@ static int skip_duplicate(memtap_trace *t, int *rc)
     return 1;
 }
 
+static int follow_next_run(memtap_trace *t, const memtap_record **recs,
+                           uint32_t *tid, size_t max);
+
 int memtap_trace_next(memtap_trace *t, memtap_event *ev)
 {
+    if (t->writing) {
+        const memtap_record *r;
+        int n = follow_next_run(t, &r, &ev->tid, 1);
+        if (n > 0)
+            ev->rec = *r;
+        return n;
+    }
     int rc = settle(t);
     while (rc == MEMTAP_OK && t->nheap > 0) {
         if (skip_duplicate(t, &rc))
@@ -1063,6 +1109,8 @@ static size_t run_length(const memtap_record *r, size_t n, int ordered,
 int memtap_trace_next_run(memtap_trace *t, const memtap_record **recs,
                           uint32_t *tid, size_t max)
 {
+    if (t->writing)
+        return follow_next_run(t, recs, tid, max);
     int rc = settle(t);
     if (max > INT_MAX)
         max = INT_MAX;
@@ -1093,4 +1141,141 @@ int memtap_trace_next_run(memtap_trace *t, const memtap_record **recs,
         return (int)n;
     }
     return rc < 0 ? rc : 0;
+}
+
+/* ---- following a trace still being written ---- */
+
+/* Indexes what the file gained since the last scan, and loads the site
+ * tables and orders the call stacks that came with it. */
+static int follow_scan(memtap_trace *t)
+{
+    struct stat st;
+    if (fstat(t->fd, &st) != 0)
+        return MEMTAP_E_IO;
+    if ((uint64_t)st.st_size <= t->file_size)
+        return MEMTAP_OK;
+    t->file_size = (uint64_t)st.st_size;
+    int rc = scan_chunks(t);
+    if (rc == MEMTAP_OK)
+        rc = load_sites(t);
+    sort_stacks(t);
+    return rc;
+}
+
+/* Gives the whole pages of a chunk that was read back to the file system
+ * (its header stays, so that a scan of the file still reads). */
+static void punch_chunk(const memtap_trace *t, const chunk_ref *r)
+{
+    uint64_t page = 4096, lo = (r->payload + page - 1) & ~(page - 1);
+    uint64_t hi = (r->payload + r->stored) & ~(page - 1);
+    if (t->punch && hi > lo)
+        (void)fallocate(t->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+                        (off_t)lo, (off_t)(hi - lo));
+}
+
+/* Loads the next event chunk in file order into t->follow, waiting for
+ * it while the writer writes: 1, 0 at the end, or a negative status. */
+static int follow_chunk(memtap_trace *t)
+{
+    cursor *c = &t->follow;
+    for (;;) {
+        if (t->handed < t->nrefs) {
+            const chunk_ref *r = &t->refs[t->handed++];
+            int rc = cursor_reserve(t, c, (size_t)r->count + 1);
+            if (rc == MEMTAP_OK)
+                rc = load_records(t, r, c->recs, &c->ordered);
+            if (rc == MEMTAP_E_CORRUPT) {
+                t->health.corrupt_chunks++;
+                continue;
+            }
+            if (rc)
+                return rc;
+            punch_chunk(t, r);
+            c->tid = r->tid;
+            c->nrecs = r->count;
+            c->pos = 0;
+            /* from the chunk before's time (the file's start: 1) */
+            c->from = c->to ? c->to : 1;
+            c->to = r->time;
+            if (!c->to || c->from > c->to)
+                c->from = c->to;
+            if (c->nrecs)
+                return 1;
+            continue;
+        }
+        /* asked first: whatever was written before the writer was done
+         * is in the file for the scan after */
+        int writing = t->writing(t->writing_arg);
+        int rc = follow_scan(t);
+        if (rc)
+            return rc;
+        if (t->handed < t->nrefs)
+            continue;
+        if (!writing) {
+            t->health.truncated = t->scanned < t->file_size;
+            return 0;
+        }
+        struct timespec nap = { 0, 2 * 1000 * 1000 };
+        nanosleep(&nap, NULL);
+    }
+}
+
+static int follow_next_run(memtap_trace *t, const memtap_record **recs,
+                           uint32_t *tid, size_t max)
+{
+    cursor *c = &t->follow;
+    int rc = MEMTAP_OK;
+    if (!t->started) {
+        t->started = 1;
+        rc = load_sites(t);
+    }
+    c->pos += t->lent;
+    t->lent = 0;
+    while (rc == MEMTAP_OK && c->pos >= c->nrecs)
+        if ((rc = follow_chunk(t)) <= 0)
+            return rc;
+    size_t n = c->nrecs - c->pos;
+    if (n > max)
+        n = max;
+    if (n == 0)
+        return 0;
+    *recs = &c->recs[c->pos];
+    *tid = c->tid;
+    t->run_clock = (trace_clock){ c->from - 1, c->to - c->from, c->pos,
+                                  c->to ? c->nrecs : 0 };
+    t->run_n = n;
+    t->lent = n;
+    return n > INT_MAX ? INT_MAX : (int)n;
+}
+
+int trace_follow_open(const char *path, trace_writing_fn writing, void *arg,
+                      int punch, memtap_trace **out)
+{
+    *out = NULL;
+    for (;;) {
+        /* asked first, as follow_chunk asks: a file the writer finished
+         * before is whole when it is opened after */
+        int more = writing(arg);
+        int fd = open(path, (punch ? O_RDWR : O_RDONLY) | O_CLOEXEC | O_NOCTTY);
+        struct stat st;
+        int whole = fd >= 0 && fstat(fd, &st) == 0 &&
+                    (uint64_t)st.st_size >= sizeof(memtap_file_header);
+        if (whole || (fd >= 0 && !more)) {
+            int rc = open_owned_fd(fd, writing, arg, out);
+            if (rc == MEMTAP_OK)
+                (*out)->punch = punch;
+            return rc;
+        }
+        if (fd >= 0)
+            close(fd);
+        if (!more)
+            return MEMTAP_E_IO;
+        struct timespec nap = { 0, 2 * 1000 * 1000 };
+        nanosleep(&nap, NULL);
+    }
+}
+
+int trace_following(const memtap_trace *t)
+{
+    return t->writing != NULL;
 }

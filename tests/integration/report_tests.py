@@ -441,6 +441,11 @@ def cachesim_rows(path, *opts):
     accesses, true sharing, false sharing, D1 write-backs, write-backs to
     memory)} of memtap cachesim's table."""
     out = memtap("cachesim", *opts, path).stdout
+    return out, table_rows(out)
+
+
+def table_rows(out):
+    """cachesim_rows' rows of the report text out."""
     rows = {}
     for line in out.split("objects by D1 misses:", 1)[1].splitlines()[2:]:
         if not line.strip():  # the instructions' table follows
@@ -448,7 +453,7 @@ def cachesim_rows(path, *opts):
         f = line.split()
         n = [int(x) for x in f[:10]]
         rows[f[10]] = tuple(n[:5] + [n[9]] + n[5:9])
-    return out, rows
+    return rows
 
 
 def test_report_cachesim():
@@ -505,6 +510,60 @@ def test_report_cachesim():
         # a last level as small as the first: big's second pass misses there too
         _, rows = cachesim_rows(path, "--D1", "32K,8,64", "--LL", "32K,8,64")
         check_eq(rows["big"][:2], (2048, 2048), "LL as small as D1")
+
+
+def online_report(*args, env=None):
+    """memtap cachesim ARGS (a program after --): (the report it printed on
+    stderr, the run)."""
+    p = memtap("cachesim", *args, env=env)
+    check("cache model:" in p.stderr, "a report on stderr: %s" % p.stderr[-2000:])
+    return p.stderr[p.stderr.index("cache model:"):], p
+
+
+def test_report_cachesim_online():
+    """memtap cachesim -- PROGRAM: the model beside the program, following
+    its trace as it is written.  cache_walk's hand count under both
+    engines, its output its own (stdout) and the report on stderr; the
+    report equal, byte for byte, to the one of the same trace read
+    afterwards (-o keeps it: one thread, so the same order), for real
+    programs too: gzip, and python3 whose zlib and _json modules come by
+    dlopen while the model runs (their names come with them); without -o
+    the trace is a temporary file that is removed."""
+    geometry = ("--D1", "32K,8,64", "--LL", "1M,16,64")
+    want = {"big": (2048, 1024, 1024, 1024, 0, 2048),
+            "small": (256, 256, 256, 0, 0, 512),
+            "conflicting": (90, 9, 9, 0, 81, 90)}
+    native = subprocess.run([prog("cache_walk")], capture_output=True, text=True).stdout
+    for engine in ("static", "fault"):
+        kept = os.path.join(TMP, "online-cw-%s.mtr" % engine)
+        report, p = online_report(*geometry, "--engine", engine, "-o", kept, "--",
+                                  prog("cache_walk"))
+        check_eq(p.stdout, native, "cache_walk's own output")
+        rows = table_rows(report)
+        for name, counts in want.items():
+            check_eq(rows.get(name, ())[:6], counts,
+                     "%s under the %s engine, online: %s" % (name, engine, report))
+        check_eq(report, memtap("cachesim", *geometry, kept).stdout,
+                 "online and afterwards, the %s engine" % engine)
+    temp = os.path.join(TMP, "online-tmpdir")
+    os.makedirs(temp, exist_ok=True)
+    report, p = online_report(*geometry, "--top", "2", "--", prog("cache_walk"),
+                              env={"TMPDIR": temp})
+    check_eq(os.listdir(temp), [], "the temporary trace is removed")
+    check(re.search(r"^memtap: [\d,]+ events, ", p.stderr, re.M) and
+          "memtap: trace " not in p.stderr, "the summary names no file: %s" % p.stderr)
+    text = os.path.join(TMP, "online-readme.txt")
+    shutil.copy(os.path.join(os.path.dirname(__file__), "../../README.md"), text)
+    py = "import zlib, json; zlib.compress(json.dumps(list(range(3000))).encode())"
+    for name, argv in (("gzip", ["gzip", "-6", "-f", "-k", text]),
+                       ("python3", ["/usr/bin/python3", "-c", py])):
+        kept = os.path.join(TMP, "online-%s.mtr" % name)
+        report, _ = online_report(*geometry, "--top", "40", "-o", kept, "--", *argv)
+        check_eq(report, memtap("cachesim", *geometry, "--top", "40", kept).stdout,
+                 "%s online and afterwards" % name)
+        if name == "python3":
+            check("@deflateInit2_+" in report, "zlib's allocation sites are named "
+                                                "(its module came by dlopen): " + report)
 
 
 def test_report_cachesim_writeback():
@@ -715,6 +774,21 @@ def test_report_cachesim_bad_input():
         f.write("hello\n")
     p = memtap("cachesim", bogus, check_rc=False)
     check(p.returncode != 0 and p.stderr.startswith("memtap: "), p.stderr)
+    # with a program: its options only there, a program that is not one,
+    # a bad engine, a selection by object; a program that crashes still
+    # gets the report of what it did, and memtap ends as it did
+    for args, rc, says in ((["-o", os.path.join(TMP, "x.mtr"), path], 2, "-- PROGRAM"),
+                           (["--", "/nonexistent/program"], 127, "no such program"),
+                           (["--engine", "bogus", "--", "true"], 2, "--engine"),
+                           (["--object", "big", "--", "true"], 2, "--object"),
+                           (["--html", os.path.join(TMP, "x.html"), "--report",
+                             os.path.join(TMP, "x.txt"), "--", "true"], 2, "--report")):
+        p = memtap("cachesim", *args, check_rc=False)
+        check(p.returncode == rc and says in p.stderr,
+              "%s: %d %s" % (args, p.returncode, p.stderr))
+    p = memtap("cachesim", "--", prog("crasher"), check_rc=False)
+    check(p.returncode == -11 and "cache model:" in p.stderr and
+          "killed by signal 11" in p.stderr, "a crash: %d %s" % (p.returncode, p.stderr))
 
 
 if __name__ == "__main__":
