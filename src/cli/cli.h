@@ -137,9 +137,12 @@ typedef struct trace_launch {
     int string_elements;  /* string operations element by element */
     int temporary;        /* the trace is removed after: the summary
                              names no file */
-    void (*started)(void *arg); /* called once the program started (the
-                                   trace file may not be there yet) */
-    void *started_arg;
+    /* what the caller hears of the run: it started (the trace file may
+     * not be there yet); another process of it (forked, or an image it
+     * exec'd) wrote the trace at path */
+    void (*started)(void *arg);
+    void (*other)(void *arg, const char *path);
+    void *hook_arg;
 } trace_launch;
 
 /* memtap run's exit status when the program exited but its trace may be

@@ -14,6 +14,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <pthread.h>
 #include <signal.h>
@@ -51,7 +52,9 @@ static const char usage[] =
     "stderr, the program's output staying its own), the\n"
     "threads interleaving as their chunks were written (a buffer of\n"
     "accesses at a time), and the trace, a temporary file whose read pages\n"
-    "are given back as the model goes, is removed (kept with -o).\n"
+    "are given back as the model goes, is removed (kept with -o).  The\n"
+    "processes the program starts (fork, exec) have their reports after\n"
+    "its own, their traces read after the run (not in --json and --html).\n"
     "\n"
     "  --D1 SIZE,ASSOC,LINE  the first level (SIZE in bytes, or with K or M)\n"
     "                        (default: this machine's, from sysfs)\n"
@@ -99,6 +102,8 @@ typedef struct online {
     int said;                /* the selection failed, and said why */
     int started;
     pthread_t thread;
+    char **others;           /* the traces of the run's other processes */
+    size_t nothers;
 } online;
 
 static int still_writing(void *arg)
@@ -147,6 +152,46 @@ static void start_model(void *arg)
     pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
+/* Another process of the run wrote path (trace_launch.other). */
+static void other_process(void *arg, const char *path)
+{
+    online *o = arg;
+    char **v = realloc(o->others, (o->nothers + 1) * sizeof *v);
+    if (v && (v[o->nothers] = strdup(path)))
+        o->nothers++;
+    if (v)
+        o->others = v;
+}
+
+/* The reports of the run's other processes, their traces read after the
+ * run, in text after the program's own; said of in a note for JSON and
+ * the page, which hold the program's. */
+static int other_reports(const online *o, const char *program, int status)
+{
+    for (size_t i = 0; i < o->nothers; i++) {
+        memtap_trace *t;
+        if (cli_open_trace(o->others[i], &t)) {
+            status = 1;
+            continue;
+        }
+        const memtap_module *m = memtap_trace_module_at(t, 0);
+        const char *name = m ? strrchr(m->path, '/') : NULL;
+        name = name ? name + 1 : m ? m->path : "?";
+        uint32_t pid = memtap_trace_header(t)->pid;
+        if (o->opt->json)
+            cli_note("process %" PRIu32 " (%s), of %s's run, is not in the %s\n", pid,
+                     name, program, o->opt->json == CACHESIM_JSON ? "JSON" : "page");
+        else
+            fprintf(o->out, "\nprocess %" PRIu32 " (%s), of %s's run:\n", pid, name,
+                    program);
+        int rc = o->opt->json ? MEMTAP_OK : model(t, o->opt, o->out);
+        if (model_done(o->others[i], t, rc))
+            status = 1;
+        memtap_trace_close(t);
+    }
+    return status;
+}
+
 /* Removes the temporary directory dir and what the run wrote there. */
 static void remove_dir(const char *dir)
 {
@@ -181,7 +226,8 @@ static int run_online(char **prog_argv, trace_launch *l,
     online o = { .path = abs_out, .punch = *dir != '\0', .opt = opt, .out = out };
     atomic_init(&o.writing, 1);
     l->started = start_model;
-    l->started_arg = &o;
+    l->other = other_process;
+    l->hook_arg = &o;
     int exit_code = 0;
     /* (abs_out is filled before the program starts) */
     int status = cli_trace_program(prog_argv, l, abs_out, sizeof abs_out, &exit_code);
@@ -192,6 +238,11 @@ static int run_online(char **prog_argv, trace_launch *l,
         status = o.said ? 1 : model_done(abs_out, o.t, o.rc);
     else if (o.started && !status)
         status = cli_error(abs_out, "%s", memtap_status_string(o.rc));
+    const char *slash = strrchr(prog_argv[0], '/');
+    status = other_reports(&o, slash ? slash + 1 : prog_argv[0], status);
+    for (size_t i = 0; i < o.nothers; i++)
+        free(o.others[i]);
+    free(o.others);
     memtap_trace_close(o.t);
     if (*dir)
         remove_dir(dir);

@@ -213,7 +213,7 @@ static int spawn_and_wait(char **argv, const char *path,
     program_pid = pid;
     sigprocmask(SIG_SETMASK, &mask, NULL);
     if (pid > 0 && l->started)
-        l->started(l->started_arg);
+        l->started(l->hook_arg);
     int status = pid > 0 ? wait_for(pid, st) : -1;
     program_pid = 0;
     for (size_t i = 0; i < NFORWARDED; i++)
@@ -303,9 +303,11 @@ static size_t other_traces(const char *output, time_t since, glob_t *g)
  * another run (one just before, in the same second, or one at the same
  * time writing the same names) is not this run's: *ours says so, and
  * nothing is said of it; one with no "run" (killed before its INFO, or
- * from a memtap before run numbers) is taken as this run's. */
+ * from a memtap before run numbers) is taken as this run's.  A temporary
+ * trace's file is not named. */
 static int check_trace(const char *path, uint64_t run_id, int dropped,
-                       const engine_plan *plan, int quiet, int *ours)
+                       const engine_plan *plan, int quiet, int temporary,
+                       int *ours)
 {
     memtap_trace *t;
     int rc = memtap_trace_open(path, &t);
@@ -315,7 +317,7 @@ static int check_trace(const char *path, uint64_t run_id, int dropped,
         memtap_trace_close(t);
         return 0;
     }
-    if (run_id)
+    if (run_id && !temporary)
         fprintf(stderr, "memtap: also wrote %s\n", path);
     if (rc != MEMTAP_OK) {
         fprintf(stderr, "memtap: warning: %s: unreadable: %s\n", path,
@@ -381,13 +383,15 @@ static int summarize(const char *output, const memtap_run_status *st,
 {
     int quiet = l->quiet;
     int err = atomic_load(&st->write_errno), ours;
-    int problems = check_trace(output, 0, !err, plan, quiet, &ours);
+    int problems = check_trace(output, 0, !err, plan, quiet, l->temporary, &ours);
     glob_t g = { 0 };
     size_t candidates = other_traces(output, since, &g), others = 0;
     for (size_t i = 0; i < candidates; i++) {
         problems += check_trace(g.gl_pathv[i], st->run_id, !err, plan, 1,
-                                &ours);
+                                l->temporary, &ours);
         others += (size_t)ours;
+        if (ours && l->other)
+            l->other(l->hook_arg, g.gl_pathv[i]);
     }
     globfree(&g);
     problems += check_files(output, st, others + (access(output, F_OK) == 0));

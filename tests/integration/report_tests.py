@@ -527,8 +527,9 @@ def test_report_cachesim_online():
     report equal, byte for byte, to the one of the same trace read
     afterwards (-o keeps it: one thread, so the same order), for real
     programs too: gzip, and python3 whose zlib and _json modules come by
-    dlopen while the model runs (their names come with them); without -o
-    the trace is a temporary file that is removed."""
+    dlopen while the model runs (their names come with them); a process
+    the program starts has its report after the program's; without -o
+    the traces are temporary files that are removed."""
     geometry = ("--D1", "32K,8,64", "--LL", "1M,16,64")
     want = {"big": (2048, 1024, 1024, 1024, 0, 2048),
             "small": (256, 256, 256, 0, 0, 512),
@@ -545,6 +546,12 @@ def test_report_cachesim_online():
                      "%s under the %s engine, online: %s" % (name, engine, report))
         check_eq(report, memtap("cachesim", *geometry, kept).stdout,
                  "online and afterwards, the %s engine" % engine)
+    # a program that runs another: its report follows, named by process
+    report, _ = online_report(*geometry, "--", "/bin/sh", "-c", prog("cache_walk") + "; true")
+    m = re.search(r"^process (\d+) \(cache_walk\), of sh's run:$", report, re.M)
+    check(m, "the other process's section: " + report)
+    rows = table_rows(report[m.end():])
+    check_eq({k: rows.get(k, ())[:6] for k in want}, want, "cache_walk's, under sh")
     temp = os.path.join(TMP, "online-tmpdir")
     os.makedirs(temp, exist_ok=True)
     report, p = online_report(*geometry, "--top", "2", "--", prog("cache_walk"),
