@@ -899,32 +899,41 @@ static void cursor_release(memtap_trace *t, cursor *c)
     c->recs_cap = c->nrecs = c->pos = 0;
 }
 
+/* Loads chunk r into c, its records made from the time `from` (0: not
+ * known) to the chunk's: 1, 0 when r is corrupt (counted), or a negative
+ * status. */
+static int cursor_load(memtap_trace *t, cursor *c, const chunk_ref *r,
+                       uint64_t from)
+{
+    int rc = cursor_reserve(t, c, (size_t)r->count + 1);
+    if (rc == MEMTAP_OK)
+        rc = load_records(t, r, c->recs, &c->ordered);
+    if (rc == MEMTAP_E_CORRUPT) {
+        t->health.corrupt_chunks++;
+        return 0;
+    }
+    if (rc)
+        return rc;
+    c->nrecs = r->count;
+    c->pos = 0;
+    c->from = from ? from : 1;
+    c->to = r->time;
+    if (!c->to || c->from > c->to)
+        c->from = c->to;
+    return 1;
+}
+
 /* Loads the cursor's next decodable chunk; 0 when it has none left. */
 static int cursor_fill(memtap_trace *t, cursor *c)
 {
     while (c->next < c->nchunks) {
-        const chunk_ref *r = &t->refs[c->chunks[c->next++]];
-        int rc = cursor_reserve(t, c, (size_t)r->count + 1);
-        if (rc)
-            return rc;
-        rc = load_records(t, r, c->recs, &c->ordered);
-        if (rc == MEMTAP_E_CORRUPT) {
-            t->health.corrupt_chunks++;
-            continue;
-        }
-        if (rc)
-            return rc;
-        c->nrecs = r->count;
-        c->pos = 0;
         /* from the thread's chunk before, or the file's for its first */
-        size_t k = c->chunks[c->next - 1];
-        c->from = c->to ? c->to : k > 0 ? t->refs[k - 1].time : 1;
-        c->to = r->time;
-        if (!c->from)
-            c->from = 1;
-        if (!c->to || c->from > c->to)
-            c->from = c->to;
-        if (c->nrecs)
+        size_t k = c->chunks[c->next++];
+        int rc = cursor_load(t, c, &t->refs[k],
+                             c->to ? c->to : k > 0 ? t->refs[k - 1].time : 1);
+        if (rc < 0)
+            return rc;
+        if (rc && c->nrecs)
             return 1;
     }
     cursor_release(t, c);
@@ -1180,26 +1189,15 @@ static int follow_chunk(memtap_trace *t)
     cursor *c = &t->follow;
     for (;;) {
         if (t->handed < t->nrefs) {
-            const chunk_ref *r = &t->refs[t->handed++];
-            int rc = cursor_reserve(t, c, (size_t)r->count + 1);
-            if (rc == MEMTAP_OK)
-                rc = load_records(t, r, c->recs, &c->ordered);
-            if (rc == MEMTAP_E_CORRUPT) {
-                t->health.corrupt_chunks++;
-                continue;
-            }
-            if (rc)
-                return rc;
-            punch_chunk(t, r);
-            c->tid = r->tid;
-            c->nrecs = r->count;
-            c->pos = 0;
             /* from the chunk before's time (the file's start: 1) */
-            c->from = c->to ? c->to : 1;
-            c->to = r->time;
-            if (!c->to || c->from > c->to)
-                c->from = c->to;
-            if (c->nrecs)
+            const chunk_ref *r = &t->refs[t->handed++];
+            int rc = cursor_load(t, c, r, c->to);
+            if (rc < 0)
+                return rc;
+            if (rc)
+                punch_chunk(t, r);
+            c->tid = r->tid;
+            if (rc && c->nrecs)
                 return 1;
             continue;
         }
