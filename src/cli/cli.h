@@ -99,6 +99,8 @@ int cli_engine_option(const char *arg, int *engine);
     "  --ignore A-B|SYM   operands into [A, B) (hexadecimal, link-time) or\n"\
     "                     into the symbol SYM are not instrumented\n"
 
+struct memtap_run_status;
+
 /* How cli_trace_program runs a program. */
 typedef struct trace_launch {
     const char *output;   /* the trace file */
@@ -137,10 +139,11 @@ typedef struct trace_launch {
     int string_elements;  /* string operations element by element */
     int temporary;        /* the trace is removed after: the summary
                              names no file */
-    /* what the caller hears of the run: it started (the trace file may
-     * not be there yet); another process of it (forked, or an image it
-     * exec'd) wrote the trace at path */
-    void (*started)(void *arg);
+    /* what the caller hears of the run: the program runs, and st is the
+     * run's status page (the trace file may not be there yet), until it
+     * is told NULL: the page goes; another process of the run (forked,
+     * or an image it exec'd) wrote the trace at path */
+    void (*running)(void *arg, struct memtap_run_status *st);
     void (*other)(void *arg, const char *path);
     void *hook_arg;
 } trace_launch;

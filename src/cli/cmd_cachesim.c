@@ -9,7 +9,9 @@
 #include "engine.h"
 #include "report/cachesim.h"
 #include "report/page.h"
+#include "sys/env.h"
 #include "trace/follow.h"
+#include "trace/runstatus.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -22,7 +24,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
+
+/* How far a temporary trace's writer may get ahead of the model by
+ * default (MiB): past it, the program waits (the disk the trace takes
+ * stays about this). */
+#define FOLLOW_AHEAD 64
 
 static const char usage[] =
     "usage: memtap cachesim [options] TRACE.mtr\n"
@@ -55,6 +63,9 @@ static const char usage[] =
     "are given back as the model goes, is removed (kept with -o).  The\n"
     "processes the program starts (fork, exec) have their reports after\n"
     "its own, their traces read after the run (not in --json and --html).\n"
+    "The program waits whenever its trace is 64 MiB ahead of the model\n"
+    "(MEMTAP_FOLLOW_AHEAD: another number of MiB, 0: never; with -o it\n"
+    "never waits unless MEMTAP_FOLLOW_AHEAD says).\n"
     "\n"
     "  --D1 SIZE,ASSOC,LINE  the first level (SIZE in bytes, or with K or M)\n"
     "                        (default: this machine's, from sysfs)\n"
@@ -95,6 +106,11 @@ typedef struct online {
     const char *path;        /* the trace file */
     atomic_int writing;      /* the program may still write it */
     int punch;               /* a temporary trace: pages read go back */
+    uint64_t ahead;          /* bytes the program may get ahead of the
+                                model (0: any) */
+    memtap_run_status *status; /* the run's page (the program's waits),
+                                while the run has it */
+    pthread_mutex_t status_lock;
     const cachesim_options *opt;
     FILE *out;
     memtap_trace *t;
@@ -106,9 +122,31 @@ typedef struct online {
     size_t nothers;
 } online;
 
-static int still_writing(void *arg)
+/* The reader's progress, and whether the program may still write
+ * (trace/follow.h). */
+static int still_writing(void *arg, uint64_t read)
 {
-    return atomic_load(&((online *)arg)->writing);
+    online *o = arg;
+    pthread_mutex_lock(&o->status_lock);
+    if (o->status && read)
+        atomic_store(&o->status->follow_read, read);
+    pthread_mutex_unlock(&o->status_lock);
+    return atomic_load(&o->writing);
+}
+
+/* From now on the program writing the followed trace waits for the
+ * model (ahead: how far it may get ahead; 0: no more waiting). */
+static void pace(online *o, uint64_t ahead)
+{
+    struct stat st;
+    if (!o->ahead || stat(o->path, &st) != 0)
+        return;
+    pthread_mutex_lock(&o->status_lock);
+    if (o->status) {
+        atomic_store(&o->status->follow_ahead, ahead);
+        atomic_store(&o->status->follow_ino, (uint64_t)st.st_ino);
+    }
+    pthread_mutex_unlock(&o->status_lock);
 }
 
 /* The model over t, its report to out: cachesim_report's status. */
@@ -135,16 +173,25 @@ static void *follow_model(void *arg)
     o->rc = trace_follow_open(o->path, still_writing, o, o->punch, &o->t);
     if (o->rc == MEMTAP_OK)
         o->said = cli_select_trace(o->path, o->t);
-    if (o->rc == MEMTAP_OK && !o->said)
+    if (o->rc == MEMTAP_OK && !o->said) {
+        pace(o, o->ahead);
         o->rc = model(o->t, o->opt, o->out);
+    }
+    pace(o, 0);
     return NULL;
 }
 
-/* The program runs (trace_launch.started): the model's thread starts,
- * with every signal blocked (memtap's own thread forwards them). */
-static void start_model(void *arg)
+/* The program runs (trace_launch.running): the model's thread starts,
+ * with every signal blocked (memtap's own thread forwards them); then
+ * the run's status page goes (status NULL). */
+static void running(void *arg, memtap_run_status *status)
 {
     online *o = arg;
+    pthread_mutex_lock(&o->status_lock);
+    o->status = status;
+    pthread_mutex_unlock(&o->status_lock);
+    if (!status || o->started)
+        return;
     sigset_t all, old;
     sigfillset(&all);
     pthread_sigmask(SIG_SETMASK, &all, &old);
@@ -223,9 +270,12 @@ static int run_online(char **prog_argv, trace_launch *l,
         l->output = temp;
         l->temporary = 1;
     }
-    online o = { .path = abs_out, .punch = *dir != '\0', .opt = opt, .out = out };
+    const char *mib = getenv(ENV_FOLLOW_AHEAD);
+    online o = { .path = abs_out, .punch = *dir != '\0', .opt = opt, .out = out,
+                 .ahead = (mib ? strtoull(mib, NULL, 10) : *dir ? FOLLOW_AHEAD : 0) << 20,
+                 .status_lock = PTHREAD_MUTEX_INITIALIZER };
     atomic_init(&o.writing, 1);
-    l->started = start_model;
+    l->running = running;
     l->other = other_process;
     l->hook_arg = &o;
     int exit_code = 0;

@@ -175,10 +175,10 @@ static int wait_for(pid_t pid, const memtap_run_status *st)
     return status;
 }
 
-/* Runs argv and returns its wait status, or -1; with st, shows progress
- * on stderr meanwhile; tells l->started once it runs. */
-static int spawn_and_wait(char **argv, const char *path,
-                          const memtap_run_status *st, const trace_launch *l)
+/* Runs argv and returns its wait status, or -1; with progress, shows
+ * st's on stderr meanwhile; tells l->running once it runs. */
+static int spawn_and_wait(char **argv, const char *path, memtap_run_status *st,
+                          int progress, const trace_launch *l)
 {
     struct sigaction fwd, old[NFORWARDED];
     memset(&fwd, 0, sizeof fwd);
@@ -212,9 +212,9 @@ static int spawn_and_wait(char **argv, const char *path,
     }
     program_pid = pid;
     sigprocmask(SIG_SETMASK, &mask, NULL);
-    if (pid > 0 && l->started)
-        l->started(l->hook_arg);
-    int status = pid > 0 ? wait_for(pid, st) : -1;
+    if (pid > 0 && l->running)
+        l->running(l->hook_arg, st);
+    int status = pid > 0 ? wait_for(pid, progress ? st : NULL) : -1;
     program_pid = 0;
     for (size_t i = 0; i < NFORWARDED; i++)
         sigaction(forwarded[i], &old[i], NULL);
@@ -447,7 +447,7 @@ int cli_run_traced(const engine_plan *plan, const char *out,
     struct timespec t0;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     int progress = !l->quiet && isatty(STDERR_FILENO);
-    int status = spawn_and_wait(prog_argv, prog, progress ? sp.st : NULL, l);
+    int status = spawn_and_wait(prog_argv, prog, sp.st, progress, l);
     int rc = 0;
     if (status == -1) {
         rc = cli_error(prog_argv[0], "cannot start: %s", strerror(errno));
@@ -458,6 +458,8 @@ int cli_run_traced(const engine_plan *plan, const char *out,
                                          "did not load libmemtap.so)");
     }
     int problems = rc ? 0 : summarize(out, sp.st, started, &t0, plan, l);
+    if (status != -1 && l->running)
+        l->running(l->hook_arg, NULL);
     status_close(&sp);
     if (problems && WIFEXITED(status) && !l->keep_going) {
         fprintf(stderr, "memtap: %s exited with status %d; the trace is "

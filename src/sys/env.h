@@ -44,6 +44,8 @@
 #define ENV_PRELOAD "MEMTAP_PRELOAD"       /* libmemtap.so */
 #define ENV_DUCKDB "MEMTAP_DUCKDB"         /* DuckDB's library */
 #define ENV_READER_MEMORY "MEMTAP_READER_MEMORY"
+#define ENV_FOLLOW_AHEAD "MEMTAP_FOLLOW_AHEAD" /* MiB a followed trace's
+                                              writer may get ahead */
 #define ENV_REWRITE_DISCARD "MEMTAP_REWRITE_DISCARD"
 #define ENV_DEBUG_TRAPS "MEMTAP_DEBUG_TRAPS"
 #define ENV_STRING_ELEMENTS "MEMTAP_STRING_ELEMENTS" /* 1: string operations

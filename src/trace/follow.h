@@ -8,10 +8,14 @@
 #ifndef MEMTAP_TRACE_FOLLOW_H
 #define MEMTAP_TRACE_FOLLOW_H
 
+#include <stdint.h>
+
 #include "memtap/trace.h"
 
-/* Whether the trace's writer may still write (1), or is done (0). */
-typedef int (*trace_writing_fn)(void *arg);
+/* Told how many bytes of the file the reader has read (after each chunk,
+ * and while it waits); returns whether the trace's writer may still
+ * write (1), or is done (0). */
+typedef int (*trace_writing_fn)(void *arg, uint64_t read);
 
 /* Opens path, waiting for its file header while writing(arg) says the
  * writer may still come, and makes every later walk of it

@@ -1196,6 +1196,7 @@ static int follow_chunk(memtap_trace *t)
                 return rc;
             if (rc)
                 punch_chunk(t, r);
+            t->writing(t->writing_arg, r->payload + r->stored);
             c->tid = r->tid;
             if (rc && c->nrecs)
                 return 1;
@@ -1203,7 +1204,9 @@ static int follow_chunk(memtap_trace *t)
         }
         /* asked first: whatever was written before the writer was done
          * is in the file for the scan after */
-        int writing = t->writing(t->writing_arg);
+        const chunk_ref *last = t->handed ? &t->refs[t->handed - 1] : NULL;
+        int writing = t->writing(t->writing_arg, last ? last->payload + last->stored
+                                                      : t->hdr.header_size);
         int rc = follow_scan(t);
         if (rc)
             return rc;
@@ -1253,7 +1256,7 @@ int trace_follow_open(const char *path, trace_writing_fn writing, void *arg,
     for (;;) {
         /* asked first, as follow_chunk asks: a file the writer finished
          * before is whole when it is opened after */
-        int more = writing(arg);
+        int more = writing(arg, 0);
         int fd = open(path, (punch ? O_RDWR : O_RDONLY) | O_CLOEXEC | O_NOCTTY);
         struct stat st;
         int whole = fd >= 0 && fstat(fd, &st) == 0 &&

@@ -12,7 +12,7 @@
 #include <stdint.h>
 
 #define MEMTAP_STATUS_MAGIC 0x5453544du /* "MTST" */
-#define MEMTAP_STATUS_VERSION 3u
+#define MEMTAP_STATUS_VERSION 4u
 #define MEMTAP_STATUS_SIZE 4096u
 
 typedef struct memtap_run_status {
@@ -33,6 +33,13 @@ typedef struct memtap_run_status {
                                        says it in INFO "run", so that the
                                        summary counts this run's files
                                        and no other's */
+    /* memtap cachesim -- PROGRAM reads the trace file whose inode is
+     * follow_ino as it is written: whoever writes that file waits while
+     * it holds more than follow_ahead bytes (0: no waiting) past the
+     * follow_read bytes the model has read */
+    _Atomic uint64_t follow_ino;
+    _Atomic uint64_t follow_ahead;
+    _Atomic uint64_t follow_read;
 } memtap_run_status;
 
 #endif

@@ -571,6 +571,17 @@ def test_report_cachesim_online():
         if name == "python3":
             check("@deflateInit2_+" in report, "zlib's allocation sites are named "
                                                 "(its module came by dlopen): " + report)
+    # the program waits for the model when its trace gets ahead: at most
+    # 1 MiB here (gzip's trace of the README is about 2 MiB); the same report,
+    # in more time
+    paced = os.path.join(TMP, "online-gzip-paced.mtr")
+    report, _ = online_report(*geometry, "--top", "40", "-o", paced, "--", "gzip", "-6",
+                              "-f", "-k", text, env={"MEMTAP_FOLLOW_AHEAD": "1"})
+    check_eq(report, memtap("cachesim", *geometry, "--top", "40", paced).stdout,
+             "paced, online and afterwards")
+    took = [int(re.search(r"^duration_us: (\d+)$", memtap("info", t).stdout, re.M).group(1))
+            for t in (os.path.join(TMP, "online-gzip.mtr"), paced)]
+    check(took[1] > 2 * took[0], "the paced run waited for the model: %s us" % took)
 
 
 def test_report_cachesim_writeback():

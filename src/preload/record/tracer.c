@@ -56,6 +56,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -148,6 +149,9 @@ static struct {
                                         stopped at, or 0 */
     memtap_run_status *status;       /* shared with memtap run, or NULL */
     int status_fd;
+    uint64_t file_ino;               /* the output's inode */
+    _Atomic uint64_t file_bytes;     /* bytes written to it */
+    int unfollowed;                  /* the model that read it stopped */
     _Atomic(tracer_thread *) threads;
     atomic_int finished;
     atomic_int meta_lock;
@@ -269,13 +273,66 @@ static void lose(uint64_t n, int err)
     }
 }
 
+/* Blocks a program thread's signals (memtap's writer takes none) from a
+ * chunk's write to the mark that says it is written: a signal is taken as
+ * the write returns, and one that ends the process (tracer_flush_all)
+ * must find the mark.  Returns the mask to restore. */
+static uint64_t hold_signals(void)
+{
+    uint64_t all = ~0ull, mask = 0;
+    if (!tls_writer)
+        raw_syscall6(SYS_rt_sigprocmask, SIG_SETMASK, (long)&all, (long)&mask,
+                     8, 0, 0);
+    return mask;
+}
+
+static void release_signals(uint64_t mask)
+{
+    if (!tls_writer)
+        raw_syscall6(SYS_rt_sigprocmask, SIG_SETMASK, (long)&mask, 0, 8, 0, 0);
+}
+
+/* memtap cachesim's model reads this file as it is written: while the
+ * file holds more than it allows past what the model has read, the
+ * writing waits (a program thread's signals held: a handler's records
+ * would find its buffer taken), until the model reads on, or for good
+ * once it has not moved for a second (it is gone). */
+static void follow_wait(size_t len)
+{
+    memtap_run_status *st = rec.status;
+    if (!st || rec.unfollowed || !rec.file_ino ||
+        atomic_load(&st->follow_ino) != rec.file_ino)
+        return;
+    uint64_t ahead = atomic_load(&st->follow_ahead), read = atomic_load(&st->follow_read);
+    if (!ahead || atomic_load(&rec.file_bytes) + len <= read + ahead)
+        return;
+    uint64_t mask = hold_signals();
+    for (int still = 0; atomic_load(&rec.file_bytes) + len > read + ahead;) {
+        struct timespec ms = { 0, 1000 * 1000 };
+        raw_syscall3(SYS_nanosleep, (long)&ms, 0, 0);
+        uint64_t now = atomic_load(&st->follow_read);
+        ahead = atomic_load(&st->follow_ahead);
+        still = now == read ? still + 1 : 0;
+        read = now;
+        if (!ahead || still >= 1000) {
+            rec.unfollowed = still >= 1000;
+            break;
+        }
+    }
+    release_signals(mask);
+}
+
 /* Writes one encoded chunk of n records (n = 0 for metadata). */
 static void write_chunk(const void *buf, size_t len, uint64_t n)
 {
+    follow_wait(len);
     int rc = raw_write_all(rec.fd, buf, len);
     if (rc < 0) {
         lose(n, -rc);
-    } else if (rec.status) {
+        return;
+    }
+    atomic_fetch_add(&rec.file_bytes, len);
+    if (rec.status) {
         atomic_fetch_add(&rec.status->events, n);
         atomic_fetch_add(&rec.status->bytes, len);
     }
@@ -625,6 +682,10 @@ static void open_output(void)
         rec.enabled = 0;
         return;
     }
+    struct stat st;
+    rec.file_ino = fstat(rec.fd, &st) == 0 ? (uint64_t)st.st_ino : 0;
+    atomic_store(&rec.file_bytes, 0);
+    rec.unfollowed = 0;
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
     rec.start_ns = raw_clock_ns(CLOCK_MONOTONIC);
@@ -782,25 +843,6 @@ static void wake_on(tracer_thread *t, _Atomic uint32_t *word)
 }
 
 static int run_job(tracer_thread *t, int by_writer);
-
-/* Blocks a program thread's signals (memtap's writer takes none) from a
- * chunk's write to the mark that says it is written: a signal is taken as
- * the write returns, and one that ends the process (tracer_flush_all)
- * must find the mark.  Returns the mask to restore. */
-static uint64_t hold_signals(void)
-{
-    uint64_t all = ~0ull, mask = 0;
-    if (!tls_writer)
-        raw_syscall6(SYS_rt_sigprocmask, SIG_SETMASK, (long)&all, (long)&mask,
-                     8, 0, 0);
-    return mask;
-}
-
-static void release_signals(uint64_t mask)
-{
-    if (!tls_writer)
-        raw_syscall6(SYS_rt_sigprocmask, SIG_SETMASK, (long)&mask, 0, 8, 0, 0);
-}
 
 /* Writes t's hand number i when it is queued, compressed with cctx into
  * out (the writer's, the thread's or the metadata's); whether it did.  A
