@@ -1225,21 +1225,22 @@ static int follow_next_run(memtap_trace *t, const memtap_record **recs,
                            uint32_t *tid, size_t max)
 {
     cursor *c = &t->follow;
-    int rc = MEMTAP_OK;
     if (!t->started) {
         t->started = 1;
-        rc = load_sites(t);
+        int rc = load_sites(t);
+        if (rc)
+            return rc;
     }
     c->pos += t->lent;
     t->lent = 0;
-    while (rc == MEMTAP_OK && c->pos >= c->nrecs)
-        if ((rc = follow_chunk(t)) <= 0)
+    while (c->pos >= c->nrecs) {
+        int rc = follow_chunk(t);
+        if (rc <= 0)
             return rc;
+    }
     size_t n = c->nrecs - c->pos;
     if (n > max)
         n = max;
-    if (n == 0)
-        return 0;
     *recs = &c->recs[c->pos];
     *tid = c->tid;
     t->run_clock = (trace_clock){ c->from - 1, c->to - c->from, c->pos,

@@ -7,6 +7,7 @@
 #include "trace/walk.h"
 #include "memtap/trace.h"
 #include "trace/chunk.h"
+#include "trace/follow.h"
 #include "trace/writer.h"
 
 #include <errno.h>
@@ -280,6 +281,81 @@ static void test_truncation(void)
         memtap_trace_close(t);
         CHECK_EQ_U64(read_all(cut, 0, 100), want);
     }
+    free(buf);
+}
+
+/* A followed trace: a writer (the callback, which the reader asks after
+ * each chunk and while it waits) adds the bytes of a whole trace `step`
+ * at a time, chunks cut anywhere, until it has `upto` of them. */
+typedef struct grower {
+    const char *path;
+    const char *buf;
+    size_t len, upto, at, step;
+} grower;
+
+static int grow_more(void *arg, uint64_t read)
+{
+    grower *g = arg;
+    CHECK(read <= g->at);
+    if (g->at == g->upto)
+        return 0;
+    size_t n = g->upto - g->at < g->step ? g->upto - g->at : g->step;
+    FILE *f = fopen(g->path, "ab");
+    CHECK(f && fwrite(g->buf + g->at, 1, n, f) == n);
+    if (f)
+        fclose(f);
+    g->at += n;
+    return 1;
+}
+
+/* The records of a followed trace come chunk by chunk in the order the
+ * file has them (write_sample writes its threads one after another), the
+ * module as it came; a writer that stops inside a chunk leaves the trace
+ * truncated, the whole chunks read. */
+static void test_follow(void)
+{
+    const char *full = path_in_dir("follow-full.mtr"), *grown = path_in_dir("grown.mtr");
+    write_sample(full, 600, 100);
+    size_t len, ends[64];
+    uint32_t counts[64];
+    char *buf = slurp(full, &len);
+    CHECK(buf != NULL);
+    if (!buf)
+        return;
+    size_t nchunks = chunk_ends(buf, len, ends, counts, 64);
+    for (int cut = 0; cut < 2; cut++) {
+        spill(grown, buf, 0);
+        grower g = { grown, buf, len, cut ? ends[nchunks - 1] - 5 : len, 0, 97 };
+        memtap_trace *t;
+        CHECK(trace_follow_open(grown, grow_more, &g, 0, &t) == MEMTAP_OK);
+        if (!t)
+            continue;
+        CHECK(trace_following(t));
+        const memtap_record *recs;
+        uint32_t tid;
+        uint64_t n = 0, wrong = 0;
+        int k;
+        while ((k = memtap_trace_next_run(t, &recs, &tid, 64)) > 0)
+            for (int i = 0; i < k; i++, n++) {
+                /* thread by thread: the n-th record of the file */
+                uint32_t th = (uint32_t)(n / 200);
+                uint64_t j = n % 200, seq = (j / 100 * 3 + th) * 100 + j % 100;
+                wrong += recs[i].seq != seq || tid != 100 + th;
+            }
+        CHECK_EQ_U64(k, 0);
+        CHECK_EQ_U64(wrong, 0);
+        CHECK_EQ_U64(n, cut ? 600 - counts[nchunks - 1] : 600);
+        CHECK_EQ_U64(memtap_trace_get_health(t)->truncated, cut);
+        CHECK_EQ_U64(memtap_trace_module_count(t), 1);
+        CHECK(memtap_trace_module_count(t) &&
+              strcmp(memtap_trace_module_at(t, 0)->path, "/bin/sample") == 0);
+        CHECK(memtap_trace_rewind(t) == MEMTAP_E_INVALID);
+        memtap_trace_close(t);
+    }
+    /* no trace file ever came */
+    grower none = { path_in_dir("never.mtr"), buf, len, 0, 0, 97 };
+    memtap_trace *t;
+    CHECK(trace_follow_open(none.path, grow_more, &none, 0, &t) == MEMTAP_E_IO && !t);
     free(buf);
 }
 
@@ -1219,6 +1295,7 @@ int main(void)
         return 1;
     test_round_trip();
     test_truncation();
+    test_follow();
     test_chunk_times();
     test_corruption();
     test_bad_files();
