@@ -84,7 +84,7 @@ static const char usage[] =
     "                        top instructions)\n"
     "  --html FILE           the same as one self-contained page (works\n"
     "                        offline) with charts: misses by object and cause,\n"
-    "                        reuse distances\n"
+    "                        reuse distances, misses over time\n"
     "  --tid N[,N...]        only the accesses of these threads (the others\n"
     "                        still name the heap blocks)\n"
     "  --seq A-B             only the accesses numbered A to B (A-: from A\n"

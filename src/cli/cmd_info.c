@@ -78,7 +78,7 @@ int cmd_info(int argc, char **argv)
                                         "rewritten_bypassed",
                                         "code_made", "code_made_first",
                                         "async_io_refused",
-                                        "writer_chunks", "writer_jobs" };
+                                        "writer_chunks", "writer_jobs", "follow_waits" };
     for (size_t i = 0; i < sizeof keys / sizeof *keys; i++) {
         const char *v = memtap_trace_info(t, keys[i]);
         if (v && strcmp(keys[i], "write_errno") == 0)

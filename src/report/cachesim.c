@@ -25,6 +25,7 @@
 #include "trace/tool.h"
 
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -34,6 +35,7 @@
 #define PC_CACHE 1024 /* instructions' indexes kept, direct-mapped */
 #define FIELD_CACHE_BITS 10 /* fields' indexes kept, direct-mapped */
 #define REUSE_BINS 40 /* 0, 1, 2-3, 4-7, ... distinct lines between uses */
+#define TIME_BINS 256 /* the timeline's most bins: past them, each doubles */
 
 typedef struct object_stats {
     char *name;
@@ -64,6 +66,11 @@ typedef struct insn_stats {
     uint64_t pc;
     uint64_t accesses, d1, ll;
 } insn_stats;
+
+/* A span of time's line accesses and misses. */
+typedef struct time_bin {
+    uint64_t accesses, d1, ll;
+} time_bin;
 
 typedef struct named {
     uint64_t addr, gen;  /* gen 0: empty */
@@ -112,6 +119,13 @@ struct cachesim {
     insn_stats *insns;
     size_t ninsns, insns_cap;
     object_stats total;  /* the objects' sums, once the walk is over */
+    struct {             /* the accesses and misses over time */
+        time_bin bins[TIME_BINS];
+        uint32_t n;      /* bins used */
+        uint64_t width;  /* microseconds a bin: a power of two */
+        time_bin *at;    /* the current record's, or NULL: no times */
+        trace_clock clock; /* of the run going through */
+    } timeline;
     const memtap_trace *follow; /* a trace still being written, whose
                             modules and maps the names take as they come */
     size_t follow_modules, follow_maps; /* how many the names have */
@@ -463,8 +477,8 @@ static void put_miss(sim *s, const memtap_record *x, uint32_t tid, uint64_t addr
 
 /* The counts of one line access's outcome r: o's, its instruction's x
  * and its field's f (when counted). */
-static void count(object_stats *o, insn_stats *x, field_stats *f, int write,
-                  const outcome *r)
+static void count(object_stats *o, insn_stats *x, field_stats *f, time_bin *t,
+                  int write, const outcome *r)
 {
     o->accesses++;
     o->writes += write;
@@ -474,6 +488,8 @@ static void count(object_stats *o, insn_stats *x, field_stats *f, int write,
         x->accesses++;
     if (f)
         f->accesses++;
+    if (t)
+        t->accesses++;
     if (r->d1_hit)
         return;
     o->d1++;
@@ -490,6 +506,10 @@ static void count(object_stats *o, insn_stats *x, field_stats *f, int write,
     if (f) {
         f->d1++;
         f->ll += !r->ll_hit;
+    }
+    if (t) {
+        t->d1++;
+        t->ll += !r->ll_hit;
     }
 }
 
@@ -526,7 +546,8 @@ static int access_line(sim *s, size_t ti, const memtap_record *x, uint32_t tid,
     field_stats *f = field && s->opt.fields ? field_of(s, field, addr) : NULL;
     if (field && s->opt.fields && !f)
         return 1;
-    count(&s->objects[i], s->attribute ? &s->insns[k] : NULL, f, write, &r);
+    count(&s->objects[i], s->attribute ? &s->insns[k] : NULL, f, s->timeline.at, write,
+          &r);
     if (r.d1_hit)
         return 0;
     if (s->opt.misses)
@@ -688,6 +709,18 @@ static void json_level(FILE *out, const char *key, const cache_geometry *g)
             g->size, g->assoc, g->line);
 }
 
+/* One count of the timeline's bins (at `field` of each) as a JSON list. */
+static void json_bins(const sim *s, const char *key, size_t field, FILE *out)
+{
+    fprintf(out, ", \"%s\": [", key);
+    for (uint32_t k = 0; k < s->timeline.n; k++) {
+        uint64_t v;
+        memcpy(&v, (const char *)&s->timeline.bins[k] + field, sizeof v);
+        fprintf(out, "%s%" PRIu64, k ? ", " : "", v);
+    }
+    fputc(']', out);
+}
+
 /* The same as print_report, as one JSON object: every object, the top
  * instructions (s: the sim). */
 static void print_json(void *self, FILE *out)
@@ -757,7 +790,12 @@ static void print_json(void *self, FILE *out)
         fprintf(out, ", \"accesses\": %" PRIu64 ", \"d1_misses\": %" PRIu64
                      ", \"ll_misses\": %" PRIu64 "}", x->accesses, x->d1, x->ll);
     }
-    fputs("]}\n", out);
+    fprintf(out, "],\n\"timeline\": {\"bin_us\": %" PRIu64,
+            s->timeline.n ? s->timeline.width : 0);
+    json_bins(s, "accesses", offsetof(time_bin, accesses), out);
+    json_bins(s, "d1_misses", offsetof(time_bin, d1), out);
+    json_bins(s, "ll_misses", offsetof(time_bin, ll), out);
+    fputs("}}\n", out);
 }
 
 /* The totals: the objects' sums. */
@@ -810,15 +848,64 @@ static int follow_names(sim *s)
     return namer_refresh(s->names) != MEMTAP_OK;
 }
 
+/* The run's clock (the tool's, trace/tool.h): its records' times. */
+static void sim_time(void *self, const trace_clock *clock)
+{
+    sim *s = self;
+    s->timeline.clock = *clock;
+}
+
+/* Each bin twice as long: the timeline covers twice the time. */
+static void widen(sim *s)
+{
+    time_bin *b = s->timeline.bins;
+    uint32_t n = s->timeline.n;
+    for (uint32_t k = 0; k < n; k++) {
+        time_bin v = b[k];
+        memset(&b[k], 0, sizeof b[k]);
+        b[k / 2].accesses += v.accesses;
+        b[k / 2].d1 += v.d1;
+        b[k / 2].ll += v.ll;
+    }
+    s->timeline.n = (n + 1) / 2;
+    s->timeline.width *= 2;
+}
+
+/* Record i of the run (n records) and those after it up to the one
+ * returned go into the bin of record i's time. */
+static size_t time_bin_at(sim *s, size_t i, size_t n)
+{
+    const trace_clock *c = &s->timeline.clock;
+    uint64_t t = trace_clock_at(c, i);
+    while (t / s->timeline.width >= TIME_BINS)
+        widen(s);
+    uint64_t b = t / s->timeline.width;
+    if (b >= s->timeline.n)
+        s->timeline.n = (uint32_t)b + 1;
+    s->timeline.at = &s->timeline.bins[b];
+    if (!c->span)
+        return n;
+    /* the first record at the next bin's time or later: span * (at + j +
+     * 1) / of >= next - from */
+    uint64_t next = (b + 1) * s->timeline.width - c->from;
+    uint64_t j = (next * c->of + c->span - 1) / c->span;
+    j = j > c->at + 1 ? j - c->at - 1 : 0;
+    return j > i ? (j < n ? j : n) : i + 1;
+}
+
 /* One run of records (the tool's, trace/tool.h). */
 static int sim_run(void *self, const memtap_record *recs, size_t n, uint32_t tid)
 {
     sim *s = self;
     if (s->follow && s->attribute && follow_names(s))
         return 1;
-    for (size_t i = 0; i < n; i++)
+    s->timeline.at = NULL;
+    for (size_t i = 0, change = s->timeline.clock.of ? 0 : n; i < n; i++) {
+        if (i == change)
+            change = time_bin_at(s, i, n);
         if (sim_record(s, &recs[i], tid, NULL))
             return 1;
+    }
     return 0;
 }
 
@@ -831,6 +918,7 @@ static sim *sim_create(const cachesim_options *opt, symbolizer *sym)
     s->opt = *opt;
     s->attribute = sym != NULL;
     s->gen = 1;
+    s->timeline.width = 1024;
     s->line_shift = (unsigned)__builtin_ctz(opt->d1.line);
     s->d1_lines = (uint32_t)(opt->d1.size / opt->d1.line);
     s->sym = sym;
@@ -892,7 +980,7 @@ int cachesim_report(memtap_trace *t, symbolizer *sym,
         return 1;
     if (trace_following(t))
         s->follow = t;
-    trace_tool tool = { .self = s, .run = sim_run, .learn = sim_learn };
+    trace_tool tool = { .self = s, .run = sim_run, .learn = sim_learn, .time = sim_time };
     int rc = trace_tools_walk(t, &tool, 1, NULL, NULL);
     if (rc == 0 && s->follow && s->attribute && follow_names(s))
         rc = 1; /* (the instructions are named after the walk) */

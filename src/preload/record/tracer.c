@@ -152,6 +152,7 @@ static struct {
     uint64_t file_ino;               /* the output's inode */
     _Atomic uint64_t file_bytes;     /* bytes written to it */
     int unfollowed;                  /* the model that read it stopped */
+    _Atomic uint64_t follow_waits;   /* chunks that waited for it */
     _Atomic(tracer_thread *) threads;
     atomic_int finished;
     atomic_int meta_lock;
@@ -306,6 +307,7 @@ static void follow_wait(size_t len)
     uint64_t ahead = atomic_load(&st->follow_ahead), read = atomic_load(&st->follow_read);
     if (!ahead || atomic_load(&rec.file_bytes) + len <= read + ahead)
         return;
+    atomic_fetch_add(&rec.follow_waits, 1);
     uint64_t mask = hold_signals();
     for (int still = 0; atomic_load(&rec.file_bytes) + len > read + ahead;) {
         struct timespec ms = { 0, 1000 * 1000 };
@@ -1526,6 +1528,10 @@ void tracer_finish(const char *how, int code)
     if (atomic_load(&rec.writer.jobs)) {
         fmt_str(&b, "\nwriter_jobs=");
         fmt_u64(&b, atomic_load(&rec.writer.jobs));
+    }
+    if (atomic_load(&rec.follow_waits)) {
+        fmt_str(&b, "\nfollow_waits=");
+        fmt_u64(&b, atomic_load(&rec.follow_waits));
     }
     if (atomic_load(&rec.fault_pc)) {
         fmt_str(&b, "\nend_pc=");

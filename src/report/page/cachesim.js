@@ -2,8 +2,8 @@
  * cachesim.js - draws a `memtap cachesim --html` page from the JSON island
  * #memtap-data (cachesim's --json) with ECharts (inlined before this
  * script, with page/common.js's helpers): the totals, the objects'
- * first-level misses by cause, their reuse distances, and the
- * instructions by misses.  Sets
+ * first-level misses by cause, their reuse distances, the misses over
+ * time, and the instructions by misses.  Sets
  * document.body.dataset.ready when done; errors are listed on the page and
  * in window.memtapErrors.
  */
@@ -88,6 +88,30 @@
     });
   }
 
+  function timeline(d) {
+    var t = d.timeline;
+    if (!t || !t.accesses.length) return;
+    var s = section("Misses over time", "timeline");
+    var c = chart(s, "chart-timeline");
+    c.setOption({
+      tooltip: { trigger: "axis" },
+      legend: {},
+      grid: { top: 60, right: 80 },
+      xAxis: { type: "category", name: "ms",
+               data: t.accesses.map(function (_, k) {
+                 return (k * t.bin_us / 1000).toFixed(1);
+               }) },
+      yAxis: [{ type: "value", name: "misses" },
+              { type: "value", name: "line accesses" }],
+      series: [
+        { name: "D1 misses", type: "line", data: t.d1_misses },
+        { name: "LL misses", type: "line", data: t.ll_misses },
+        { name: "line accesses", type: "line", yAxisIndex: 1, lineStyle: { type: "dashed" },
+          data: t.accesses }
+      ]
+    });
+  }
+
   function instructions(d) {
     if (!d.instructions.length) return;
     var s = section("Instructions by first-level misses", "instructions");
@@ -105,6 +129,7 @@
     summary(d);
     objects(d);
     reuse(d);
+    timeline(d);
     instructions(d);
   } catch (e) {
     fail(e && e.stack ? e.stack : e);
