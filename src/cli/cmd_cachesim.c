@@ -65,7 +65,9 @@ static const char usage[] =
     "its own, their traces read after the run (not in --json and --html).\n"
     "The program waits whenever its trace is 64 MiB ahead of the model\n"
     "(MEMTAP_FOLLOW_AHEAD: another number of MiB, 0: never; with -o it\n"
-    "never waits unless MEMTAP_FOLLOW_AHEAD says).\n"
+    "never waits unless MEMTAP_FOLLOW_AHEAD says).  SIGINT, SIGTERM,\n"
+    "SIGHUP or SIGQUIT reach the program while it runs; after it, they\n"
+    "stop the model (its report then covers what it read).\n"
     "\n"
     "  --D1 SIZE,ASSOC,LINE  the first level (SIZE in bytes, or with K or M)\n"
     "                        (default: this machine's, from sysfs)\n"
@@ -122,6 +124,15 @@ typedef struct online {
     size_t nothers;
 } online;
 
+/* A signal that ends memtap came after the program ended, while the
+ * model read the rest of its trace: the model stops there. */
+static volatile sig_atomic_t stopped_by;
+
+static void stop_model(int sig)
+{
+    stopped_by = sig;
+}
+
 /* The reader's progress, and whether the program may still write
  * (trace/follow.h). */
 static int still_writing(void *arg, uint64_t read)
@@ -131,7 +142,7 @@ static int still_writing(void *arg, uint64_t read)
     if (o->status && read)
         atomic_store(&o->status->follow_read, read);
     pthread_mutex_unlock(&o->status_lock);
-    return atomic_load(&o->writing);
+    return stopped_by ? -1 : atomic_load(&o->writing);
 }
 
 /* From now on the program writing the followed trace waits for the
@@ -281,9 +292,28 @@ static int run_online(char **prog_argv, trace_launch *l,
     int exit_code = 0;
     /* (abs_out is filled before the program starts) */
     int status = cli_trace_program(prog_argv, l, abs_out, sizeof abs_out, &exit_code);
+    /* the program has ended: a signal that ends memtap now stops the model
+     * (its report says what it read), the trace is removed, and memtap
+     * ends by the signal */
+    static const int ends[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };
+    struct sigaction stop = { .sa_handler = stop_model }, old[4];
+    for (size_t i = 0; i < 4; i++)
+        sigaction(ends[i], NULL, &old[i]);
+    for (size_t i = 0; i < 4; i++)
+        if (old[i].sa_handler != SIG_IGN)
+            sigaction(ends[i], &stop, NULL);
     atomic_store(&o.writing, 0);
     if (o.started)
         pthread_join(o.thread, NULL);
+    for (size_t i = 0; i < 4; i++)
+        sigaction(ends[i], &old[i], NULL);
+    if (stopped_by) {
+        fprintf(stderr, "memtap: warning: the model was stopped by signal %d (%s) "
+                        "before it had read the whole trace: its report covers the "
+                        "start of the run\n", (int)stopped_by, strsignal(stopped_by));
+        if (!cli_program_signal)
+            cli_program_signal = stopped_by;
+    }
     if (o.started && !status && o.t)
         status = o.said ? 1 : model_done(abs_out, o.t, o.rc);
     else if (o.started && !status)

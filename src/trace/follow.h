@@ -14,7 +14,8 @@
 
 /* Told how many bytes of the file the reader has read (after each chunk,
  * and while it waits); returns whether the trace's writer may still
- * write (1), or is done (0). */
+ * write (1), is done (0: the rest of the file is read), or the reader is
+ * to stop at once (-1: the trace ends here). */
 typedef int (*trace_writing_fn)(void *arg, uint64_t read);
 
 /* Opens path, waiting for its file header while writing(arg) says the

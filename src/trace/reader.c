@@ -1196,7 +1196,8 @@ static int follow_chunk(memtap_trace *t)
                 return rc;
             if (rc)
                 punch_chunk(t, r);
-            t->writing(t->writing_arg, r->payload + r->stored);
+            if (t->writing(t->writing_arg, r->payload + r->stored) < 0)
+                return 0;
             c->tid = r->tid;
             if (rc && c->nrecs)
                 return 1;
@@ -1210,6 +1211,8 @@ static int follow_chunk(memtap_trace *t)
         int rc = follow_scan(t);
         if (rc)
             return rc;
+        if (writing < 0)
+            return 0;
         if (t->handed < t->nrefs)
             continue;
         if (!writing) {
@@ -1257,7 +1260,7 @@ int trace_follow_open(const char *path, trace_writing_fn writing, void *arg,
     for (;;) {
         /* asked first, as follow_chunk asks: a file the writer finished
          * before is whole when it is opened after */
-        int more = writing(arg, 0);
+        int more = writing(arg, 0) > 0;
         int fd = open(path, (punch ? O_RDWR : O_RDONLY) | O_CLOEXEC | O_NOCTTY);
         struct stat st;
         int whole = fd >= 0 && fstat(fd, &st) == 0 &&

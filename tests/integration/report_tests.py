@@ -12,6 +12,7 @@ import os
 import re
 import time
 import shutil
+import signal
 import subprocess
 import sys
 
@@ -601,6 +602,38 @@ def test_report_cachesim_online():
              for t in (os.path.join(TMP, "online-gzip.mtr"), paced)]
     check(not waits[0] and waits[1] and int(waits[1].group(1)) > 0,
           "the paced run waited for the model, the other not: %s" % waits)
+
+
+def test_report_cachesim_online_stopped():
+    """A signal that ends memtap after the program has ended, while the
+    model still reads its trace (MEMTAP_FOLLOW_AHEAD=0: the program never
+    waits), stops the model: the report of what it read, a warning that
+    says so, the temporary trace removed, and memtap ends by the signal."""
+    text = os.path.join(TMP, "stopped-input.txt")
+    with open(os.path.join(os.path.dirname(__file__), "../../README.md"), "rb") as f:
+        data = f.read()
+    with open(text, "wb") as f:
+        f.write(data * 8)
+    temp = os.path.join(TMP, "stopped-tmpdir")
+    os.makedirs(temp, exist_ok=True)
+    env = dict(os.environ, TMPDIR=temp, MEMTAP_FOLLOW_AHEAD="0")
+    p = subprocess.Popen([MEMTAP, "cachesim", "--", "gzip", "-6", "-c", text],
+                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env)
+    err = []
+    for line in p.stderr:  # the summary: the program has ended
+        err.append(line)
+        if re.match(r"memtap: [\d,]+ events, ", line):
+            p.send_signal(signal.SIGTERM)
+            break
+    err += p.stderr.readlines()
+    p.wait()
+    err = "".join(err)
+    check_eq(p.returncode, -signal.SIGTERM, "memtap ends by the signal: " + err)
+    check("cache model:" in err and "the model was stopped by signal 15" in err, err)
+    m = re.search(r"^line accesses: (\d+)", err, re.M)
+    events = int(re.search(r"memtap: ([\d,]+) events", err).group(1).replace(",", ""))
+    check(m and 0 <= int(m.group(1)) < events, "the model read part of the run: " + err)
+    check_eq(os.listdir(temp), [], "the temporary trace is removed")
 
 
 def test_report_cachesim_writeback():
