@@ -226,7 +226,7 @@ static void other_process(void *arg, const char *path)
  * the page, which hold the program's. */
 static int other_reports(const online *o, const char *program, int status)
 {
-    for (size_t i = 0; i < o->nothers; i++) {
+    for (size_t i = 0; i < o->nothers && !stopped_by; i++) {
         memtap_trace *t;
         if (cli_open_trace(o->others[i], &t)) {
             status = 1;
