@@ -115,7 +115,8 @@ typedef struct online {
     pthread_mutex_t status_lock;
     const cachesim_options *opt;
     FILE *out;
-    memtap_trace *t;
+    memtap_trace *t;         /* the events, read ahead on a thread */
+    memtap_trace *tables;    /* the modules and maps, on the model's */
     int rc;                  /* the open's or the report's */
     int said;                /* the selection failed, and said why */
     int started;
@@ -160,11 +161,13 @@ static void pace(online *o, uint64_t ahead)
     pthread_mutex_unlock(&o->status_lock);
 }
 
-/* The model over t, its report to out: cachesim_report's status. */
-static int model(memtap_trace *t, const cachesim_options *opt, FILE *out)
+/* The model over t, its report to out, the names from `tables` (t, or
+ * opt->follow): cachesim_report's status. */
+static int model(memtap_trace *t, const memtap_trace *tables,
+                 const cachesim_options *opt, FILE *out)
 {
     symbolizer *sym = NULL;
-    int rc = symbolizer_create(t, stderr, &sym);
+    int rc = symbolizer_create(tables, stderr, &sym);
     if (rc == MEMTAP_OK)
         rc = cachesim_report(t, sym, opt, out);
     symbolizer_destroy(sym);
@@ -181,12 +184,18 @@ static int model_done(const char *path, const memtap_trace *t, int rc)
 static void *follow_model(void *arg)
 {
     online *o = arg;
-    o->rc = trace_follow_open(o->path, still_writing, o, o->punch, &o->t);
+    o->rc = trace_follow_open(o->path, still_writing, o,
+                              o->punch ? TRACE_FOLLOW_PUNCH : 0, &o->t);
+    if (o->rc == MEMTAP_OK)
+        o->rc = trace_follow_open(o->path, still_writing, o, TRACE_FOLLOW_META,
+                                  &o->tables);
     if (o->rc == MEMTAP_OK)
         o->said = cli_select_trace(o->path, o->t);
     if (o->rc == MEMTAP_OK && !o->said) {
         pace(o, o->ahead);
-        o->rc = model(o->t, o->opt, o->out);
+        cachesim_options opt = *o->opt;
+        opt.follow = o->tables;
+        o->rc = model(o->t, o->tables, &opt, o->out);
     }
     pace(o, 0);
     return NULL;
@@ -242,7 +251,7 @@ static int other_reports(const online *o, const char *program, int status)
         else
             fprintf(o->out, "\nprocess %" PRIu32 " (%s), of %s's run:\n", pid, name,
                     program);
-        int rc = o->opt->json ? MEMTAP_OK : model(t, o->opt, o->out);
+        int rc = o->opt->json ? MEMTAP_OK : model(t, t, o->opt, o->out);
         if (model_done(o->others[i], t, rc))
             status = 1;
         memtap_trace_close(t);
@@ -324,6 +333,7 @@ static int run_online(char **prog_argv, trace_launch *l,
         free(o.others[i]);
     free(o.others);
     memtap_trace_close(o.t);
+    memtap_trace_close(o.tables);
     if (*dir)
         remove_dir(dir);
     return exit_code ? exit_code : status;
@@ -347,7 +357,7 @@ int cmd_cachesim(int argc, char **argv)
         CLI_SELECTION_OPTIONS,
         { NULL, 0, NULL, 0 },
     };
-    cachesim_options opt = { { 0, 0, 0 }, { 0, 0, 0 }, 20, 0, NULL, 0 };
+    cachesim_options opt = { { 0, 0, 0 }, { 0, 0, 0 }, 20, 0, NULL, 0, NULL };
     cli_cache levels = CLI_CACHE_DEFAULT;
     int c;
     const char *misses = NULL, *html = NULL, *report = NULL;
@@ -421,7 +431,7 @@ int cmd_cachesim(int argc, char **argv)
     if (opt.misses)
         fputs("seq,tid,pc,address,level,cause,object\n", opt.misses);
     int status = program ? run_online(argv + optind, &l, &opt, out)
-                         : model_done(argv[optind], t, model(t, &opt, out));
+                         : model_done(argv[optind], t, model(t, t, &opt, out));
     if (opt.misses && opt.misses != stdout)
         status = cli_output_close(opt.misses, misses, status);
     if (to)

@@ -126,8 +126,8 @@ struct cachesim {
         time_bin *at;    /* the current record's, or NULL: no times */
         trace_clock clock; /* of the run going through */
     } timeline;
-    const memtap_trace *follow; /* a trace still being written, whose
-                            modules and maps the names take as they come */
+    memtap_trace *follow; /* opt.follow: the tables of a trace still
+                            being written, taken in as they come */
     size_t follow_modules, follow_maps; /* how many the names have */
     struct {             /* the thread of the last event */
         uint32_t tid;
@@ -838,7 +838,9 @@ static int name_fields(sim *s)
  * (and the names kept go); 0, or 1 when out of memory. */
 static int follow_names(sim *s)
 {
-    const memtap_trace *t = s->follow;
+    memtap_trace *t = s->follow;
+    if (trace_follow_update(t) < 0)
+        return 1;
     size_t modules = memtap_trace_module_count(t), maps = strlen(memtap_trace_maps(t));
     if (modules == s->follow_modules && maps == s->follow_maps)
         return 0;
@@ -938,7 +940,7 @@ static sim *sim_create(const cachesim_options *opt, symbolizer *sym)
 
 cachesim *cachesim_create(const cache_geometry *d1, const cache_geometry *ll)
 {
-    cachesim_options opt = { *d1, *ll, 0, 0, NULL, 0 };
+    cachesim_options opt = { *d1, *ll, 0, 0, NULL, 0, NULL };
     return sim_create(&opt, NULL);
 }
 
@@ -978,8 +980,7 @@ int cachesim_report(memtap_trace *t, symbolizer *sym,
     sim *s = sim_create(opt, sym);
     if (!s)
         return 1;
-    if (trace_following(t))
-        s->follow = t;
+    s->follow = opt->follow;
     trace_tool tool = { .self = s, .run = sim_run, .learn = sim_learn, .time = sim_time };
     int rc = trace_tools_walk(t, &tool, 1, NULL, NULL);
     if (rc == 0 && s->follow && s->attribute && follow_names(s))

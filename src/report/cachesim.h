@@ -35,6 +35,11 @@ typedef struct cachesim_options {
                             address, level, cause, object), or NULL */
     int fields;          /* count per field too (cachesim_fields.h): a
                             hash lookup per access */
+    memtap_trace *follow; /* for a trace still being written: the
+                            follower of its tables (trace/follow.h,
+                            TRACE_FOLLOW_META) the symbolizer was made
+                            from, which the names take in as it grows;
+                            else NULL */
 } cachesim_options;
 
 /* The model alone, for a walk of someone else's (memtap export): events

@@ -123,7 +123,7 @@ struct memtap_trace {
     /* following a trace still being written (trace_follow_open) */
     trace_writing_fn writing; /* NULL: the file is whole */
     void *writing_arg;
-    int punch;          /* give read chunks' pages back */
+    int flags;          /* TRACE_FOLLOW_* */
     size_t handed;      /* event chunk refs handed out, in file order */
     size_t stacks_sorted;
     cursor follow;      /* the chunk being handed out */
@@ -594,7 +594,8 @@ static int scan_chunks(memtap_trace *t)
             break;
         }
         if (h.type == MEMTAP_CHUNK_EVENTS || h.type == MEMTAP_CHUNK_PACKED) {
-            rc = add_event_chunk(t, &h, payload);
+            if (!(t->flags & TRACE_FOLLOW_META))
+                rc = add_event_chunk(t, &h, payload);
         } else if (h.type == MEMTAP_CHUNK_SITES) {
             rc = grow((void **)&t->site_refs, &t->site_refs_cap,
                       t->nsite_refs + 1, sizeof *t->site_refs);
@@ -691,8 +692,8 @@ static int read_header(memtap_trace *t)
 }
 
 /* Opens the trace on fd, which it then owns (followed while writing is
- * not NULL). */
-static int open_owned_fd(int fd, trace_writing_fn writing, void *arg,
+ * not NULL, as flags say). */
+static int open_owned_fd(int fd, trace_writing_fn writing, void *arg, int flags,
                          memtap_trace **out)
 {
     *out = NULL;
@@ -704,6 +705,7 @@ static int open_owned_fd(int fd, trace_writing_fn writing, void *arg,
     t->fd = fd;
     t->writing = writing;
     t->writing_arg = arg;
+    t->flags = flags;
     t->sites.tabs = t->site_tabs;
     t->sites.ntabs = sizeof t->site_tabs / sizeof *t->site_tabs;
     const char *mib = getenv(ENV_READER_MEMORY);
@@ -734,7 +736,7 @@ int memtap_trace_open(const char *path, memtap_trace **out)
     int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
     if (fd < 0)
         return MEMTAP_E_IO;
-    return open_owned_fd(fd, NULL, NULL, out);
+    return open_owned_fd(fd, NULL, NULL, 0, out);
 }
 
 int memtap_trace_open_fd(int fd, memtap_trace **out)
@@ -745,7 +747,7 @@ int memtap_trace_open_fd(int fd, memtap_trace **out)
     int own = fcntl(fd, F_DUPFD_CLOEXEC, 0);
     if (own < 0)
         return MEMTAP_E_IO;
-    return open_owned_fd(own, NULL, NULL, out);
+    return open_owned_fd(own, NULL, NULL, 0, out);
 }
 
 void trace_select(memtap_trace *t, const trace_selection *sel)
@@ -1165,10 +1167,17 @@ static int follow_scan(memtap_trace *t)
         return MEMTAP_OK;
     t->file_size = (uint64_t)st.st_size;
     int rc = scan_chunks(t);
-    if (rc == MEMTAP_OK)
+    if (rc == MEMTAP_OK && !(t->flags & TRACE_FOLLOW_META))
         rc = load_sites(t);
     sort_stacks(t);
     return rc;
+}
+
+int trace_follow_update(memtap_trace *t)
+{
+    uint64_t had = t->file_size;
+    int rc = follow_scan(t);
+    return rc < 0 ? rc : t->file_size > had;
 }
 
 /* Gives the whole pages of a chunk that was read back to the file system
@@ -1177,7 +1186,7 @@ static void punch_chunk(const memtap_trace *t, const chunk_ref *r)
 {
     uint64_t page = 4096, lo = (r->payload + page - 1) & ~(page - 1);
     uint64_t hi = (r->payload + r->stored) & ~(page - 1);
-    if (t->punch && hi > lo)
+    if ((t->flags & TRACE_FOLLOW_PUNCH) && hi > lo)
         (void)fallocate(t->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
                         (off_t)lo, (off_t)(hi - lo));
 }
@@ -1254,22 +1263,20 @@ static int follow_next_run(memtap_trace *t, const memtap_record **recs,
 }
 
 int trace_follow_open(const char *path, trace_writing_fn writing, void *arg,
-                      int punch, memtap_trace **out)
+                      int flags, memtap_trace **out)
 {
     *out = NULL;
     for (;;) {
         /* asked first, as follow_chunk asks: a file the writer finished
          * before is whole when it is opened after */
         int more = writing(arg, 0) > 0;
-        int fd = open(path, (punch ? O_RDWR : O_RDONLY) | O_CLOEXEC | O_NOCTTY);
+        int fd = open(path, (flags & TRACE_FOLLOW_PUNCH ? O_RDWR : O_RDONLY) |
+                                O_CLOEXEC | O_NOCTTY);
         struct stat st;
         int whole = fd >= 0 && fstat(fd, &st) == 0 &&
                     (uint64_t)st.st_size >= sizeof(memtap_file_header);
         if (whole || (fd >= 0 && !more)) {
-            int rc = open_owned_fd(fd, writing, arg, out);
-            if (rc == MEMTAP_OK)
-                (*out)->punch = punch;
-            return rc;
+            return open_owned_fd(fd, writing, arg, flags, out);
         }
         if (fd >= 0)
             close(fd);
@@ -1278,9 +1285,4 @@ int trace_follow_open(const char *path, trace_writing_fn writing, void *arg,
         struct timespec nap = { 0, 2 * 1000 * 1000 };
         nanosleep(&nap, NULL);
     }
-}
-
-int trace_following(const memtap_trace *t)
-{
-    return t->writing != NULL;
 }

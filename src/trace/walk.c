@@ -3,13 +3,10 @@
  * second CPU while the caller uses them on the first: a thread takes runs
  * from the reader (decompressing and expanding the packed chunks: a
  * quarter of `memtap show --raw`) into a ring of batches the walk takes
- * them from.  With one CPU, or a trace still being written (whose
- * reader learns modules as the walk goes), the walk reads the trace
- * itself.
+ * them from.  With one CPU the walk reads the trace itself.
  */
 #define _GNU_SOURCE
 #include "trace/walk.h"
-#include "trace/follow.h"
 
 #include <pthread.h>
 #include <sched.h>
@@ -105,8 +102,7 @@ trace_walk *trace_walk_open(memtap_trace *t)
     if (!w)
         return NULL;
     w->t = t;
-    if (trace_following(t) || !second_cpu() ||
-        !(w->ring = calloc(BATCHES, sizeof *w->ring)))
+    if (!second_cpu() || !(w->ring = calloc(BATCHES, sizeof *w->ring)))
         return w; /* the walk reads t itself */
     pthread_mutex_init(&w->lock, NULL);
     pthread_cond_init(&w->filled, NULL);
