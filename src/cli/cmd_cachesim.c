@@ -125,13 +125,23 @@ typedef struct online {
     size_t nothers;
 } online;
 
-/* A signal that ends memtap came after the program ended, while the
- * model read the rest of its trace: the model stops there. */
-static volatile sig_atomic_t stopped_by;
+/* A signal that ends memtap: before the program runs it does (the
+ * temporary directory, still empty, removed); while it runs memtap run
+ * passes it on; after it, while the model reads the rest of its trace,
+ * the model stops there (stopped_by). */
+static volatile sig_atomic_t stopped_by, model_on;
+static char stop_dir[PATH_MAX];
 
 static void stop_model(int sig)
 {
-    stopped_by = sig;
+    if (model_on) {
+        stopped_by = sig;
+        return;
+    }
+    if (stop_dir[0])
+        rmdir(stop_dir);
+    signal(sig, SIG_DFL);
+    raise(sig);
 }
 
 /* The reader's progress, and whether the program may still write
@@ -216,6 +226,7 @@ static void running(void *arg, memtap_run_status *status)
     sigfillset(&all);
     pthread_sigmask(SIG_SETMASK, &all, &old);
     o->started = pthread_create(&o->thread, NULL, follow_model, o) == 0;
+    model_on = o->started;
     pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
@@ -298,12 +309,9 @@ static int run_online(char **prog_argv, trace_launch *l,
     l->running = running;
     l->other = other_process;
     l->hook_arg = &o;
-    int exit_code = 0;
-    /* (abs_out is filled before the program starts) */
-    int status = cli_trace_program(prog_argv, l, abs_out, sizeof abs_out, &exit_code);
-    /* the program has ended: a signal that ends memtap now stops the model
-     * (its report says what it read), the trace is removed, and memtap
-     * ends by the signal */
+    /* from now on a signal that ends memtap goes to stop_model, but while
+     * the program runs (memtap run's own handlers pass it on) */
+    snprintf(stop_dir, sizeof stop_dir, "%s", dir);
     static const int ends[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };
     struct sigaction stop = { .sa_handler = stop_model }, old[4];
     for (size_t i = 0; i < 4; i++)
@@ -311,6 +319,9 @@ static int run_online(char **prog_argv, trace_launch *l,
     for (size_t i = 0; i < 4; i++)
         if (old[i].sa_handler != SIG_IGN)
             sigaction(ends[i], &stop, NULL);
+    int exit_code = 0;
+    /* (abs_out is filled before the program starts) */
+    int status = cli_trace_program(prog_argv, l, abs_out, sizeof abs_out, &exit_code);
     atomic_store(&o.writing, 0);
     if (o.started)
         pthread_join(o.thread, NULL);

@@ -2,6 +2,7 @@
  * cache_model.c - the pieces of the data cache model (cache_model.h).
  */
 #include "report/cache_model.h"
+#include "sys/vec.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -221,140 +222,87 @@ int cache_full_drop(cache_full *f, uint64_t line)
     return 1;
 }
 
-static void tree_add(reuse_clock *c, uint32_t i, int32_t v)
-{
-    for (; i <= c->cap; i += i & -i)
-        c->tree[i] += (uint32_t)v;
-}
 
-/* A mark moved from slot `from` to slot `to`: the two updates' walks up
- * the tree stop where they meet (above it they cancel). */
-static void tree_move(reuse_clock *c, uint32_t from, uint32_t to)
-{
-    while (from != to && (from <= c->cap || to <= c->cap)) {
-        if (from < to) {
-            c->tree[from]--;
-            from += from & -from;
-        } else {
-            c->tree[to]++;
-            to += to & -to;
-        }
-    }
-}
 
-/* The marks in slots (lo, hi]: the two prefix sums' walks down the tree
- * until they meet (short when the slots are near: most reuses). */
-static uint32_t tree_range(const reuse_clock *c, uint32_t lo, uint32_t hi)
-{
-    uint32_t n = 0;
-    while (hi != lo) {
-        if (hi > lo) {
-            n += c->tree[hi];
-            hi -= hi & -hi;
-        } else {
-            n -= c->tree[lo];
-            lo -= lo & -lo;
-        }
-    }
-    return n;
-}
-
-/* Numbers the lines' last uses 1..n again, in order, and grows the tree
- * while the lines fill more than a sixteenth of it (renumbering, linear
- * in the slots, then comes after 15/16 of them); 0, or -1 when out of
- * memory. */
-static int renumber(reuse_clock *c)
-{
-    index_map *seen = &c->last;
-    index_slot **at = calloc((size_t)c->now + 1, sizeof *at); /* slot -> line */
-    if (!at)
-        return -1;
-    for (size_t i = 0; i < seen->cap; i++)
-        if (seen->v[i].used)
-            at[seen->v[i].value] = &seen->v[i];
-    uint32_t cap = c->cap;
-    while (16 * (uint64_t)seen->n >= cap && cap < UINT32_MAX / 2)
-        cap *= 2;
-    if (cap != c->cap) {
-        uint32_t *t = realloc(c->tree, ((size_t)cap + 1) * sizeof *t);
-        if (!t) {
-            free(at);
-            return -1;
-        }
-        c->tree = t;
-        c->cap = cap;
-    }
-    uint32_t n = 0;
-    for (uint32_t slot = 1; slot <= c->now; slot++)
-        if (at[slot])
-            at[slot]->value = ++n;
-    free(at);
-    /* the tree of marks at 1..n, built bottom up */
-    memset(c->tree, 0, ((size_t)c->cap + 1) * sizeof *c->tree);
-    for (uint32_t i = 1; i <= c->cap; i++) {
-        c->tree[i] += i <= n;
-        uint32_t up = i + (i & -i);
-        if (up <= c->cap && up > i)
-            c->tree[up] += c->tree[i];
-    }
-    c->now = n;
-    return 0;
-}
-
-static int by_slot(const void *a, const void *b)
-{
-    const index_slot *x = *(index_slot *const *)a, *y = *(index_slot *const *)b;
-    return x->value < y->value ? -1 : x->value > y->value;
-}
-
-int reuse_clock_recent(const reuse_clock *c, cache_full *f)
-{
-    const index_map *seen = &c->last;
-    const index_slot **by = malloc((seen->n + 1) * sizeof *by);
-    if (!by)
-        return -1;
-    size_t n = 0;
-    for (size_t i = 0; i < seen->cap; i++)
-        if (seen->v[i].used)
-            by[n++] = &seen->v[i];
-    qsort(by, n, sizeof *by, by_slot);
-    for (size_t i = n > f->cap ? n - f->cap : 0; i < n; i++)
-        cache_full_access(f, by[i]->key);
-    free(by);
-    return 0;
-}
-
-int reuse_clock_init(reuse_clock *c)
+int reuse_clock_init(reuse_clock *c, uint64_t mark)
 {
     memset(c, 0, sizeof *c);
-    c->cap = 1u << 10; /* grows with the lines live */
-    c->tree = calloc((size_t)c->cap + 1, sizeof *c->tree);
-    return c->tree ? 0 : -1;
+    c->head = c->tail = NONE;
+    /* ranges from 0, 1, 2, 4, ..., one more cut at mark */
+    for (uint64_t from = 0; c->nranges < REUSE_RANGES;) {
+        c->first[c->nranges] = NONE;
+        c->from[c->nranges++] = from;
+        uint64_t to = from ? 2ull << (63 - __builtin_clzll(from)) : 1; /* (a power of two) */
+        from = mark > from && mark < to ? mark : to;
+    }
+    return 0;
 }
 
 void reuse_clock_free(reuse_clock *c)
 {
-    free(c->tree);
+    free(c->nodes);
     index_free(&c->last);
 }
 
 int64_t reuse_clock_use(reuse_clock *c, uint64_t line)
 {
-    if (c->now == c->cap && renumber(c) != 0)
-        return -2;
     int made;
-    uint32_t *last = index_value(&c->last, line, &made), t = ++c->now;
-    if (!last)
+    uint32_t *at = index_value(&c->last, line, &made);
+    if (!at)
         return -2;
-    int64_t d = -1;
-    if (!made) {
-        d = tree_range(c, *last, t - 1);
-        tree_move(c, *last, t);
-    } else {
-        tree_add(c, t, 1);
+    if (made) {
+        if (!array_push((void **)&c->nodes, &c->nnodes, &c->nodes_cap, sizeof *c->nodes))
+            return -2;
+        *at = (uint32_t)(c->nnodes - 1);
+        c->nodes[*at] = (reuse_node){ line, NONE, NONE, 0 };
     }
-    *last = t;
-    return d;
+    uint32_t i = *at;
+    reuse_node *x = &c->nodes[i];
+    /* a new line goes as if from the stack's next position */
+    unsigned k = made ? c->end : x->range;
+    if (!made && k == 0)
+        return 0; /* the most recent already */
+    /* each range before k starts one line earlier (the line ahead of its
+     * first; of the stack's last when it had none yet) */
+    for (unsigned j = 1; j <= k; j++) {
+        uint32_t f = c->first[j];
+        uint32_t g = f == NONE ? c->tail : f == i ? x->prev : c->nodes[f].prev;
+        c->first[j] = g;
+        c->nodes[g].range = j;
+    }
+    if (!made) { /* out of the list */
+        c->nodes[x->prev].next = x->next;
+        if (x->next != NONE)
+            c->nodes[x->next].prev = x->prev;
+        else
+            c->tail = x->prev;
+    } else if (c->end + 1 < c->nranges && c->nnodes >= c->from[c->end + 1]) {
+        c->end++;
+    }
+    x->prev = NONE;
+    x->next = c->head;
+    if (c->head != NONE)
+        c->nodes[c->head].prev = i;
+    else
+        c->tail = i;
+    c->head = i;
+    x->range = 0;
+    c->first[0] = i;
+    return made ? -1 : (int64_t)c->from[k];
+}
+
+int reuse_clock_recent(const reuse_clock *c, cache_full *f)
+{
+    uint32_t *by = malloc(((size_t)f->cap + 1) * sizeof *by);
+    if (!by)
+        return -1;
+    size_t n = 0; /* the most recent first */
+    for (uint32_t i = c->head; i != NONE && n < f->cap; i = c->nodes[i].next)
+        by[n++] = i;
+    while (n-- > 0)
+        cache_full_access(f, c->nodes[by[n]].line);
+    free(by);
+    return 0;
 }
 
 /* A number with an optional K or M (binary). */

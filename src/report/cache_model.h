@@ -80,21 +80,37 @@ int cache_full_access(cache_full *f, uint64_t line);
 /* Takes line out, its slot the next to be filled; 1 when it was there. */
 int cache_full_drop(cache_full *f, uint64_t line);
 
-/* Reuse distances: each line's last use is a mark at its time slot in a
- * Fenwick tree, so the distinct lines used between two uses of a line are
- * the marks between its two slots.  When the slots run out, the live
- * marks are numbered again in order (and the tree grows when they fill
- * an eighth of it). */
+/* Reuse distances, as far as the model needs them: in which of the
+ * ranges 0, 1, 2-3, 4-7, ... (split once more at `mark`, the first
+ * level's lines, when that is no power of two) the distinct lines used
+ * between two uses of a line fall.  The lines are a list in the order of
+ * their last use (an LRU stack) that knows the first line of each range:
+ * a line used again moves to the front, and each range before its own
+ * starts one line earlier: the cost is the range's number, not a
+ * search. */
+#define REUSE_RANGES 48
+typedef struct reuse_node {
+    uint64_t line;
+    uint32_t prev, next;   /* the more and the less recent (UINT32_MAX:
+                              none) */
+    uint32_t range;
+} reuse_node;
 typedef struct reuse_clock {
-    uint32_t *tree;      /* 1..cap */
-    uint32_t cap, now;
-    index_map last;      /* line -> the slot of its last use */
+    uint64_t from[REUSE_RANGES]; /* each range's first stack position */
+    uint32_t first[REUSE_RANGES]; /* the line there (UINT32_MAX: none) */
+    unsigned nranges;
+    unsigned end;          /* the range of the stack's next position */
+    uint32_t head, tail;
+    reuse_node *nodes;     /* one per line used */
+    size_t nnodes, nodes_cap;
+    index_map last;        /* line -> its node */
 } reuse_clock;
 /* 0, or -1 when out of memory. */
-int reuse_clock_init(reuse_clock *c);
+int reuse_clock_init(reuse_clock *c, uint64_t mark);
 void reuse_clock_free(reuse_clock *c);
 /* A use of line: its reuse distance (distinct lines used since its last
- * use), -1 for its first use, -2 when out of memory. */
+ * use) rounded down to its range's first, -1 for its first use, -2 when
+ * out of memory. */
 int64_t reuse_clock_use(reuse_clock *c, uint64_t line);
 /* Fills f with the lines used last, as many as it holds, the most recent
  * first in its order (f was empty: one thread's cache when another

@@ -612,8 +612,8 @@ def test_report_cachesim_online_stopped():
     text = os.path.join(TMP, "stopped-input.txt")
     with open(os.path.join(os.path.dirname(__file__), "../../README.md"), "rb") as f:
         data = f.read()
-    with open(text, "wb") as f:
-        f.write(data * 8)
+    with open(text, "wb") as f:  # 80 M accesses: seconds of the model's
+        f.write(data * 32)
     temp = os.path.join(TMP, "stopped-tmpdir")
     os.makedirs(temp, exist_ok=True)
     env = dict(os.environ, TMPDIR=temp, MEMTAP_FOLLOW_AHEAD="0")
