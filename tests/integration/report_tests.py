@@ -636,6 +636,69 @@ def test_report_cachesim_online_stopped():
     check_eq(os.listdir(temp), [], "the temporary trace is removed")
 
 
+def readme_excerpt(command):
+    """The lines the README shows after `    $ command`, up to the prose
+    after them (blank lines inside kept, those at the end dropped)."""
+    readme = open(os.path.join(os.path.dirname(__file__), "../../README.md")).read()
+    lines = []
+    for line in readme.split("    $ " + command + "\n", 1)[1].splitlines():
+        if line and not line.startswith("    "):
+            break
+        lines.append(line[4:])
+    while lines and not lines[-1]:
+        lines.pop()
+    return lines
+
+
+def in_order(excerpt, out, varying=()):
+    """The lines of excerpt (after a `...`) that are not lines of out in
+    the same order; a line naming one of `varying` (counts that are the
+    scheduler's) matches with its numbers left out."""
+    def shape(l):
+        return re.sub(r"\d+", "N", l) if any(v in l for v in varying) else l
+    if "..." in excerpt:
+        excerpt = excerpt[excerpt.index("...") + 1:]
+    at, missing = 0, []
+    got = [shape(l) for l in out]
+    for l in excerpt:
+        if shape(l) in got[at:]:
+            at += got[at:].index(shape(l)) + 1
+        else:
+            missing.append(l)
+    return missing
+
+
+def test_report_readme_excerpts():
+    """The README's excerpts of memtap cachesim are what its commands
+    print: cache_walk's whole (the default engine; its totals but for
+    their numbers), cache_fields' table,
+    cache_sharing's rows of the two words (the flag's row and the totals
+    hold how often the threads spin: those match but for their
+    numbers)."""
+    geometry = ["--D1", "32K,8,64", "--LL", "1M,16,64"]
+    cw = os.path.join(TMP, "cw.mtr")
+    memtap("run", "-q", "-o", cw, "--", prog("cache_walk"))
+    out = memtap("cachesim", *geometry, "--top", "4", cw).stdout.splitlines()
+    # (its totals count the C library's start-up too, which makes an
+    # access more or less with the environment: 2970 in a shell, 2969
+    # under ctest)
+    excerpt = readme_excerpt("memtap cachesim --D1 32K,8,64 --LL 1M,16,64 --top 4 cw.mtr")
+    check(len(excerpt) == len(out) and
+          not in_order(excerpt, out, ("line accesses:", "D1 misses:")),
+          "cache_walk's excerpt: %s" % in_order(excerpt, out, ("line accesses:", "D1 misses:")))
+    cf = os.path.join(TMP, "cf.mtr")
+    memtap("run", "-q", "-o", cf, "--", prog("cache_fields"))
+    out = memtap("cachesim", "--fields", *geometry, "--top", "3", cf).stdout.splitlines()
+    excerpt = readme_excerpt("memtap cachesim --fields --D1 32K,8,64 --LL 1M,16,64 --top 3 cf.mtr")
+    check_eq(in_order(excerpt, out), [], "cache_fields' excerpt: %s" % "\n".join(out))
+    shr = os.path.join(TMP, "shr.mtr")
+    memtap("run", "-q", "--engine", "fault", "-o", shr, "--", prog("cache_sharing"))
+    out = memtap("cachesim", *geometry, "--top", "3", shr).stdout.splitlines()
+    excerpt = readme_excerpt("memtap cachesim --D1 32K,8,64 --LL 1M,16,64 --top 3 shr.mtr")
+    check_eq(in_order(excerpt, out, ("by cause", "turn")), [],
+             "cache_sharing's excerpt: %s" % "\n".join(out))
+
+
 def test_report_cachesim_writeback():
     """Write-back: cache_writeback.c's hand count (its comment) under both
     engines: each of its 4096 line writes leaves the first level dirty
