@@ -640,7 +640,11 @@ static void print_report(sim *s, const cachesim_options *opt, FILE *out)
                  " writes); lines touched: %" PRIu64 "; threads: %zu\n",
             t->accesses, t->accesses - t->writes, t->writes, (uint64_t)s->clock.last.n,
             s->nthreads);
-    if (s->nthreads > 1)
+    if (s->nthreads > 1 && s->follow)
+        fprintf(out, "threads interleave a chunk of each at a time, as the trace was "
+                     "written (for sharing misses, memtap run --engine fault, then "
+                     "memtap cachesim on its trace)\n");
+    else if (s->nthreads > 1)
         fprintf(out, "threads interleave in the order of the trace's sequence numbers "
                      "(the static engine numbers a thread's logged accesses a buffer "
                      "at a time: for sharing misses, trace with --engine fault)\n");
