@@ -513,15 +513,14 @@ static void count(object_stats *o, insn_stats *x, field_stats *f, time_bin *t,
     }
 }
 
-/* One line access of size bytes at addr, by thread ti's instruction at
- * pc; 0, or 1 when out of memory.  The same thread's access of the line
+/* One line access of size bytes at addr by record x of thread tid (the
+ * model's thread ti); 0, or 1 when out of memory.  The same thread's access of the line
  * it accessed last changes nothing a model keeps but the counts: a hit
  * everywhere (the line is the most recent in every cache, no thread came
  * between), at reuse distance 0; a write too when no other thread can
  * hold the line (the last access wrote it, or one thread only). */
 static int access_line(sim *s, size_t ti, const memtap_record *x, uint32_t tid,
-                       uint64_t addr,
-                       uint64_t size, int write, cachesim_outcome *out)
+                       uint64_t addr, uint64_t size, int write, cachesim_outcome *out)
 {
     uint64_t line = addr >> s->line_shift;
     uint64_t field = 0;
