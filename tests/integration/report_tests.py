@@ -875,8 +875,8 @@ def test_report_cachesim_sharing():
 def test_report_cachesim_html():
     """memtap cachesim --html: cache_walk's page in headless Chromium, no
     errors and no network; each object's bar is its misses by cause as the
-    JSON counts them, labelled with its own name; the reuse curves hold
-    the objects' reuse histograms."""
+    JSON counts them, labelled with its own name, and its miss ratio per
+    level; the reuse curves hold the objects' reuse histograms."""
     path = traced("cache_walk")
     geometry = ["--D1", "32K,8,64", "--LL", "1M,16,64"]
     doc = json.loads(memtap("cachesim", "--json", *geometry, path).stdout)
@@ -892,6 +892,12 @@ def test_report_cachesim_html():
     for k, cause in enumerate(("compulsory", "capacity", "conflict", "true_sharing",
                                "false_sharing")):
         check_eq(misses["series"][k]["data"][::-1], [o[cause] for o in top], cause)
+    ratios = page["charts"]["chart-ratios"]
+    check_eq(ratios["y"][0][::-1], [o["name"] for o in top], "a ratio bar per object")
+    for k, key in enumerate(("d1_misses", "ll_misses")):
+        check_eq(ratios["series"][k]["data"][::-1],
+                 [round(1000 * o[key] / o["accesses"], 1) for o in top],
+                 "%s per 1000 accesses" % key)
     by_name = {s["name"]: sum(s["data"]) for s in page["charts"]["chart-reuse"]["series"]}
     check_eq(by_name["big"], sum(r[2] for r in next(o for o in top if o["name"] == "big")["reuse"]),
              "big's reuse curve")

@@ -2,8 +2,8 @@
  * cachesim.js - draws a `memtap cachesim --html` page from the JSON island
  * #memtap-data (cachesim's --json) with ECharts (inlined before this
  * script, with page/common.js's helpers): the totals, the objects'
- * first-level misses by cause, their reuse distances, the misses over
- * time, and the instructions by misses.  Sets
+ * first-level misses by cause, their miss ratios per level, their reuse
+ * distances, the misses over time, and the instructions by misses.  Sets
  * document.body.dataset.ready when done; errors are listed on the page and
  * in window.memtapErrors.
  */
@@ -59,6 +59,28 @@
       { title: "accesses", value: function (o) { return o.accesses; } },
       { title: "object", name: true, value: function (o) { return o.name; } }
     ], top);
+  }
+
+  /* misses per 1000 line accesses at each level, of the objects that miss
+   * most */
+  function ratios(d) {
+    var top = d.objects.filter(function (o) { return o.d1_misses > 0; }).slice(0, 20);
+    if (!top.length) return;
+    var s = section("Miss ratio per level (misses per 1000 line accesses)", "ratios");
+    var rows = top.slice().reverse(); /* the most misses on top */
+    var c = chart(s, "chart-ratios", false, 80 + 22 * rows.length);
+    c.setOption({
+      tooltip: { trigger: "axis", axisPointer: { type: "shadow" } },
+      legend: {},
+      grid: { left: 260, top: 40 },
+      xAxis: { type: "value", name: "per 1000" },
+      yAxis: { type: "category", axisLabel: { interval: 0 },
+               data: rows.map(function (o) { return o.name; }) },
+      series: [["d1_misses", "D1"], ["ll_misses", "LL"]].map(function (k) {
+        return { name: k[1], type: "bar",
+                 data: rows.map(function (o) { return +perMille(o[k[0]], o.accesses); }) };
+      })
+    });
   }
 
   function reuse(d) {
@@ -128,6 +150,7 @@
     var d = JSON.parse(document.getElementById("memtap-data").textContent);
     summary(d);
     objects(d);
+    ratios(d);
     reuse(d);
     timeline(d);
     instructions(d);
