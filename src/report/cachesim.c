@@ -475,42 +475,37 @@ static void put_miss(sim *s, const memtap_record *x, uint32_t tid, uint64_t addr
     fputc('\n', s->opt.misses);
 }
 
-/* The counts of one line access's outcome r: o's, its instruction's x
- * and its field's f (when counted). */
+/* A line access with outcome r in a row of a table: its accesses, D1
+ * and LL misses. */
+static void tally(uint64_t *accesses, uint64_t *d1, uint64_t *ll, const outcome *r)
+{
+    ++*accesses;
+    *d1 += !r->d1_hit;
+    *ll += !r->ll_hit;
+}
+
+/* The counts of one line access's outcome r: o's, and those of its
+ * instruction x, its field f and its time bin t (when counted). */
 static void count(object_stats *o, insn_stats *x, field_stats *f, time_bin *t,
                   int write, const outcome *r)
 {
-    o->accesses++;
+    tally(&o->accesses, &o->d1, &o->ll, r);
     o->writes += write;
     if (r->distance >= 0)
         o->reuse[reuse_bin(r->distance)]++;
     if (x)
-        x->accesses++;
+        tally(&x->accesses, &x->d1, &x->ll, r);
     if (f)
-        f->accesses++;
+        tally(&f->accesses, &f->d1, &f->ll, r);
     if (t)
-        t->accesses++;
+        tally(&t->accesses, &t->d1, &t->ll, r);
     if (r->d1_hit)
         return;
-    o->d1++;
-    o->ll += !r->ll_hit;
     o->compulsory += r->first;
     o->capacity += r->capacity;
     o->conflict += r->conflict;
     o->true_sharing += r->true_sharing;
     o->false_sharing += r->coherence && !r->true_sharing;
-    if (x) {
-        x->d1++;
-        x->ll += !r->ll_hit;
-    }
-    if (f) {
-        f->d1++;
-        f->ll += !r->ll_hit;
-    }
-    if (t) {
-        t->d1++;
-        t->ll += !r->ll_hit;
-    }
 }
 
 /* One line access of size bytes at addr by record x of thread tid (the
