@@ -715,7 +715,9 @@ def test_report_readme_excerpts():
     memtap("run", "-q", "-o", cf, "--", prog("cache_fields"))
     out = memtap("cachesim", "--fields", *geometry, "--top", "3", cf).stdout.splitlines()
     excerpt = readme_excerpt("memtap cachesim --fields --D1 32K,8,64 --LL 1M,16,64 --top 3 cf.mtr")
-    check_eq(in_order(excerpt, out), [], "cache_fields' excerpt: %s" % "\n".join(out))
+    # (how many of the nodes miss is where the allocator puts them)
+    check_eq(in_order(excerpt, out, ("malloc@main",)), [],
+             "cache_fields' excerpt: %s" % "\n".join(out))
     shr = os.path.join(TMP, "shr.mtr")
     memtap("run", "-q", "--engine", "fault", "-o", shr, "--", prog("cache_sharing"))
     out = memtap("cachesim", *geometry, "--top", "3", shr).stdout.splitlines()
