@@ -696,11 +696,11 @@ def in_order(excerpt, out, varying=(), ordered=True):
 def test_report_readme_excerpts():
     """The README's excerpts of memtap cachesim are what its commands
     print: cache_walk's whole (the default engine; its totals but for
-    their numbers), cache_fields' table,
-    cache_sharing's rows of the two words (the flag's row and the totals
-    hold how often the threads spin: those match but for their
-    numbers); the rows of the C library's data and code are not asked
-    for."""
+    their numbers), cache_fields' table (the heap site's row but for its
+    numbers), cache_sharing's rows of the two words (the flag's row and
+    the totals hold how often the threads spin: those match but for
+    their numbers); the rows of the C library's data and code are not
+    asked for."""
     geometry = ["--D1", "32K,8,64", "--LL", "1M,16,64"]
     cw = os.path.join(TMP, "cw.mtr")
     memtap("run", "-q", "-o", cw, "--", prog("cache_walk"))
