@@ -34,24 +34,37 @@
       perMille(d.ll_misses, d.accesses) + " per 1000)";
   }
 
-  function objects(d) {
-    var top = d.objects.filter(function (o) { return o.d1_misses > 0; }).slice(0, 20);
-    if (!top.length) return;
-    var s = section("First-level misses by object and cause", "objects");
-    var rows = top.slice().reverse(); /* the most on top */
-    var c = chart(s, "chart-misses", false, 80 + 22 * rows.length);
+  /* The objects with first-level misses, the most first (20 of them). */
+  function missing(d) {
+    return d.objects.filter(function (o) { return o.d1_misses > 0; }).slice(0, 20);
+  }
+
+  /* A chart in s of a bar per object of top (the most on top), one series
+   * per [name, value(object)] of series; stacked when stack. */
+  function objectBars(s, id, top, axis, series, stack) {
+    var rows = top.slice().reverse();
+    var c = chart(s, id, false, 80 + 22 * rows.length);
     c.setOption({
       tooltip: { trigger: "axis", axisPointer: { type: "shadow" } },
       legend: {},
       grid: { left: 260, top: 40 },
-      xAxis: { type: "value", name: "D1 misses" },
+      xAxis: { type: "value", name: axis },
       yAxis: { type: "category", axisLabel: { interval: 0 },
                data: rows.map(function (o) { return o.name; }) },
-      series: CAUSES.map(function (k) {
-        return { name: k[1], type: "bar", stack: "all",
-                 data: rows.map(function (o) { return o[k[0]]; }) };
+      series: series.map(function (k) {
+        return { name: k[0], type: "bar", stack: stack ? "all" : undefined,
+                 data: rows.map(k[1]) };
       })
     });
+  }
+
+  function objects(d) {
+    var top = missing(d);
+    if (!top.length) return;
+    var s = section("First-level misses by object and cause", "objects");
+    objectBars(s, "chart-misses", top, "D1 misses", CAUSES.map(function (k) {
+      return [k[1], function (o) { return o[k[0]]; }];
+    }), true);
     table(s, [
       { title: "D1 misses", value: function (o) { return o.d1_misses; } },
       { title: "LL misses", value: function (o) { return o.ll_misses; } },
@@ -64,23 +77,13 @@
   /* misses per 1000 line accesses at each level, of the objects that miss
    * most */
   function ratios(d) {
-    var top = d.objects.filter(function (o) { return o.d1_misses > 0; }).slice(0, 20);
+    var top = missing(d);
     if (!top.length) return;
     var s = section("Miss ratio per level (misses per 1000 line accesses)", "ratios");
-    var rows = top.slice().reverse(); /* the most misses on top */
-    var c = chart(s, "chart-ratios", false, 80 + 22 * rows.length);
-    c.setOption({
-      tooltip: { trigger: "axis", axisPointer: { type: "shadow" } },
-      legend: {},
-      grid: { left: 260, top: 40 },
-      xAxis: { type: "value", name: "per 1000" },
-      yAxis: { type: "category", axisLabel: { interval: 0 },
-               data: rows.map(function (o) { return o.name; }) },
-      series: [["d1_misses", "D1"], ["ll_misses", "LL"]].map(function (k) {
-        return { name: k[1], type: "bar",
-                 data: rows.map(function (o) { return +perMille(o[k[0]], o.accesses); }) };
-      })
-    });
+    objectBars(s, "chart-ratios", top, "per 1000", [["d1_misses", "D1"], ["ll_misses", "LL"]].map(
+      function (k) {
+        return [k[1], function (o) { return +perMille(o[k[0]], o.accesses); }];
+      }), false);
   }
 
   function reuse(d) {
