@@ -128,7 +128,6 @@ struct cachesim {
     } timeline;
     memtap_trace *follow; /* opt.follow: the tables of a trace still
                             being written, taken in as they come */
-    size_t follow_modules, follow_maps; /* how many the names have */
     struct {             /* the thread of the last event */
         uint32_t tid;
         size_t index;    /* + 1; 0: none */
@@ -831,21 +830,18 @@ static int name_fields(sim *s)
     return rc;
 }
 
-/* One event (the tool's, trace/tool.h). */
-/* A followed trace's modules and maps grew: the names take them in
- * (and the names kept go); 0, or 1 when out of memory. */
+/* What a followed trace's file gained: its new modules and maps, if any,
+ * go into the names (and the names kept go); 0, or 1 when out of
+ * memory. */
 static int follow_names(sim *s)
 {
-    memtap_trace *t = s->follow;
-    if (trace_follow_update(t) < 0)
+    int rc = trace_follow_update(s->follow);
+    if (rc > 0) /* the file grew: maybe by modules or maps */
+        rc = namer_refresh(s->names);
+    if (rc < 0)
         return 1;
-    size_t modules = memtap_trace_module_count(t), maps = strlen(memtap_trace_maps(t));
-    if (modules == s->follow_modules && maps == s->follow_maps)
-        return 0;
-    s->follow_modules = modules;
-    s->follow_maps = maps;
-    s->gen++;
-    return namer_refresh(s->names) != MEMTAP_OK;
+    s->gen += (uint64_t)rc; /* the names kept by address go too */
+    return 0;
 }
 
 /* The run's clock (the tool's, trace/tool.h): its records' times. */

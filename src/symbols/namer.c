@@ -101,11 +101,14 @@ void namer_destroy(namer *n)
 
 int namer_refresh(namer *n)
 {
-    memset(n->codes, 0, CODE_CACHE * sizeof *n->codes);
-    memset(n->blocks, 0, BLOCK_CACHE * sizeof *n->blocks);
-    memset(n->statics, 0, STATIC_CACHE * sizeof *n->statics);
-    memset(n->spans, 0, sizeof n->spans);
-    return n->sym ? symbolizer_refresh(n->sym) : MEMTAP_OK;
+    int rc = n->sym ? symbolizer_refresh(n->sym) : 0;
+    if (rc > 0) {
+        memset(n->codes, 0, CODE_CACHE * sizeof *n->codes);
+        memset(n->blocks, 0, BLOCK_CACHE * sizeof *n->blocks);
+        memset(n->statics, 0, STATIC_CACHE * sizeof *n->statics);
+        memset(n->spans, 0, sizeof n->spans);
+    }
+    return rc;
 }
 
 int namer_learn(namer *n, const memtap_record *x, heap_block *old)

@@ -23,8 +23,8 @@ typedef struct namer namer;
 namer *namer_create(symbolizer *sym, int lines);
 void namer_destroy(namer *n);
 /* The symbolizer refreshed (symbolizer_refresh): a followed trace's new
- * modules name addresses, and names kept before are forgotten.  A
- * status. */
+ * modules name addresses, and when they changed the names kept before
+ * are forgotten (returns 1 then); 0, or a negative status. */
 int namer_refresh(namer *n);
 
 /* Applies a heap event (others are ignored); as heap_map_apply, old

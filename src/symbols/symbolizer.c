@@ -45,6 +45,7 @@ struct symbolizer {
     alloc_stacks *stacks; /* the heap events' call stacks */
     const memtap_trace *trace;
     size_t maps_len;     /* of the maps snapshot the regions are from */
+    int maps_read;       /* the regions are from it */
 };
 
 static int cmp_range(const void *a, const void *b)
@@ -222,21 +223,25 @@ static void grow_stack(symbolizer *s, const memtap_trace *t)
 int symbolizer_refresh(symbolizer *s)
 {
     const memtap_trace *t = s->trace;
-    int rc = MEMTAP_OK;
-    if (memtap_trace_module_count(t) != s->nmods || !s->mod_ranges)
+    int rc = MEMTAP_OK, changed = 0;
+    if (memtap_trace_module_count(t) != s->nmods || !s->mod_ranges) {
+        changed = 1;
         rc = add_modules(s, t);
+    }
     const char *maps = memtap_trace_maps(t);
     size_t len = strlen(maps);
-    if (rc == MEMTAP_OK && (len != s->maps_len || !s->regions)) {
+    if (rc == MEMTAP_OK && (len != s->maps_len || !s->maps_read)) {
+        changed = 1;
         for (size_t i = 0; i < s->nregions; i++)
             free(s->region_names[i]);
         s->nregions = 0;
         s->maps_len = len;
+        s->maps_read = 1;
         rc = add_regions(s, maps);
         if (rc == MEMTAP_OK)
             grow_stack(s, t);
     }
-    return rc;
+    return rc < 0 ? rc : changed;
 }
 
 int symbolizer_create(const memtap_trace *t, FILE *warn, symbolizer **out)
@@ -247,7 +252,7 @@ int symbolizer_create(const memtap_trace *t, FILE *warn, symbolizer **out)
         return MEMTAP_E_NOMEM;
     s->warn = warn;
     s->trace = t;
-    int rc = symbolizer_refresh(s);
+    int rc = symbolizer_refresh(s) < 0 ? MEMTAP_E_NOMEM : MEMTAP_OK;
     if (rc == MEMTAP_OK && !(s->stacks = alloc_stacks_create(t, s)))
         rc = MEMTAP_E_NOMEM;
     if (rc != MEMTAP_OK) {

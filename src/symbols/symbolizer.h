@@ -24,7 +24,8 @@ typedef struct symbolizer symbolizer;
  * one is reported once on warn (may be NULL) and its addresses stay raw. */
 int symbolizer_create(const memtap_trace *t, FILE *warn, symbolizer **out);
 /* Takes what the trace has learned since (a followed trace's modules and
- * maps, trace/follow.h); the images already read are kept.  A status. */
+ * maps, trace/follow.h); the images already read are kept.  1 when the
+ * modules or the maps changed, 0 when not, or a negative status. */
 int symbolizer_refresh(symbolizer *s);
 void symbolizer_destroy(symbolizer *s);
 
