@@ -1063,6 +1063,21 @@ static int skip_duplicate(memtap_trace *t, int *rc)
 static int follow_next_run(memtap_trace *t, const memtap_record **recs,
                            uint32_t *tid, size_t max);
 
+/* Lends the caller the n records of c from where it stands, as a run
+ * (passed at the next call); returns n. */
+static int lend_run(memtap_trace *t, const cursor *c, size_t n,
+                    const memtap_record **recs, uint32_t *tid)
+{
+    *recs = &c->recs[c->pos];
+    *tid = c->tid;
+    /* (times kept + 1: 0 is "none") */
+    t->run_clock = (trace_clock){ c->from - 1, c->to - c->from, c->pos,
+                                  c->to ? c->nrecs : 0 };
+    t->run_n = n;
+    t->lent = n;
+    return (int)n;
+}
+
 int memtap_trace_next(memtap_trace *t, memtap_event *ev)
 {
     if (t->writing) {
@@ -1140,16 +1155,9 @@ int memtap_trace_next_run(memtap_trace *t, const memtap_record **recs,
         size_t room = c->nrecs - c->pos;
         size_t n = run_length(r, room < max ? room : max, c->ordered, limit,
                               o && c->tid < o->tid);
-        *recs = r;
-        *tid = c->tid;
-        /* (times kept + 1: 0 is "none") */
-        t->run_clock = (trace_clock){ c->from - 1, c->to - c->from, c->pos,
-                                      c->to ? c->nrecs : 0 };
-        t->run_n = n;
         c->last_seq = r[n - 1].seq;
         c->returned = 1;
-        t->lent = n;
-        return (int)n;
+        return lend_run(t, c, n, recs, tid);
     }
     return rc < 0 ? rc : 0;
 }
@@ -1191,6 +1199,13 @@ static void punch_chunk(const memtap_trace *t, const chunk_ref *r)
                         (off_t)lo, (off_t)(hi - lo));
 }
 
+/* Waits a moment for the writer of a followed trace. */
+static void nap(void)
+{
+    struct timespec moment = { 0, 2 * 1000 * 1000 };
+    nanosleep(&moment, NULL);
+}
+
 /* Loads the next event chunk in file order into t->follow, waiting for
  * it while the writer writes: 1, 0 at the end, or a negative status. */
 static int follow_chunk(memtap_trace *t)
@@ -1228,8 +1243,7 @@ static int follow_chunk(memtap_trace *t)
             t->health.truncated = t->scanned < t->file_size;
             return 0;
         }
-        struct timespec nap = { 0, 2 * 1000 * 1000 };
-        nanosleep(&nap, NULL);
+        nap();
     }
 }
 
@@ -1251,15 +1265,7 @@ static int follow_next_run(memtap_trace *t, const memtap_record **recs,
             return rc;
     }
     size_t n = c->nrecs - c->pos;
-    if (n > max)
-        n = max;
-    *recs = &c->recs[c->pos];
-    *tid = c->tid;
-    t->run_clock = (trace_clock){ c->from - 1, c->to - c->from, c->pos,
-                                  c->to ? c->nrecs : 0 };
-    t->run_n = n;
-    t->lent = n;
-    return n > INT_MAX ? INT_MAX : (int)n;
+    return lend_run(t, c, n < max ? n : max < INT_MAX ? max : INT_MAX, recs, tid);
 }
 
 int trace_follow_open(const char *path, trace_writing_fn writing, void *arg,
@@ -1275,14 +1281,12 @@ int trace_follow_open(const char *path, trace_writing_fn writing, void *arg,
         struct stat st;
         int whole = fd >= 0 && fstat(fd, &st) == 0 &&
                     (uint64_t)st.st_size >= sizeof(memtap_file_header);
-        if (whole || (fd >= 0 && !more)) {
+        if (whole || (fd >= 0 && !more))
             return open_owned_fd(fd, writing, arg, flags, out);
-        }
         if (fd >= 0)
             close(fd);
         if (!more)
             return MEMTAP_E_IO;
-        struct timespec nap = { 0, 2 * 1000 * 1000 };
-        nanosleep(&nap, NULL);
+        nap();
     }
 }
