@@ -224,7 +224,7 @@ int cache_full_drop(cache_full *f, uint64_t line)
 
 
 
-int reuse_clock_init(reuse_clock *c, uint64_t mark)
+void reuse_clock_init(reuse_clock *c, uint64_t mark)
 {
     memset(c, 0, sizeof *c);
     c->head = c->tail = NONE;
@@ -235,7 +235,6 @@ int reuse_clock_init(reuse_clock *c, uint64_t mark)
         uint64_t to = from ? 2ull << (63 - __builtin_clzll(from)) : 1; /* (a power of two) */
         from = mark > from && mark < to ? mark : to;
     }
-    return 0;
 }
 
 void reuse_clock_free(reuse_clock *c)

@@ -105,8 +105,9 @@ typedef struct reuse_clock {
     size_t nnodes, nodes_cap;
     index_map last;        /* line -> its node */
 } reuse_clock;
-/* 0, or -1 when out of memory. */
-int reuse_clock_init(reuse_clock *c, uint64_t mark);
+/* An empty clock whose ranges are cut at mark too (it takes memory as
+ * lines come). */
+void reuse_clock_init(reuse_clock *c, uint64_t mark);
 void reuse_clock_free(reuse_clock *c);
 /* A use of line: its reuse distance (distinct lines used since its last
  * use) rounded down to its range's first, -1 for its first use, -2 when

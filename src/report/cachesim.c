@@ -918,8 +918,8 @@ static sim *sim_create(const cachesim_options *opt, symbolizer *sym)
     s->line_shift = (unsigned)__builtin_ctz(opt->d1.line);
     s->d1_lines = (uint32_t)(opt->d1.size / opt->d1.line);
     s->sym = sym;
-    int ok = reuse_clock_init(&s->clock, s->d1_lines) == 0 &&
-             cache_level_init(&s->ll, &opt->ll) == 0;
+    reuse_clock_init(&s->clock, s->d1_lines);
+    int ok = cache_level_init(&s->ll, &opt->ll) == 0;
     if (ok && sym)
         ok = (s->names = namer_create(sym, 0)) && (s->recent = calloc(ADDR_CACHE,
                                                                       sizeof *s->recent));
