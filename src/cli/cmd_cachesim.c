@@ -11,6 +11,7 @@
 #include "report/page.h"
 #include "sys/env.h"
 #include "trace/follow.h"
+#include "trace/info.h"
 #include "trace/runstatus.h"
 
 #include <dirent.h>
@@ -253,9 +254,8 @@ static int other_reports(const online *o, const char *program, int status)
             status = 1;
             continue;
         }
-        const memtap_module *m = memtap_trace_module_at(t, 0);
-        const char *name = m ? strrchr(m->path, '/') : NULL;
-        name = name ? name + 1 : m ? m->path : "?";
+        const char *name = trace_program_name(t);
+        name = name ? name : "?";
         uint32_t pid = memtap_trace_header(t)->pid;
         if (o->opt->json)
             cli_note("process %" PRIu32 " (%s), of %s's run, is not in the %s\n", pid,

@@ -13,6 +13,7 @@
  */
 #define _GNU_SOURCE
 #include "report/accuracy.h"
+#include "trace/info.h"
 #include "trace/tool.h"
 
 #include "report/index.h"
@@ -44,20 +45,6 @@ static uint64_t *counts_of(table *t, const char *key)
     if (!n || index_put_str(&t->names, key, (uint32_t)(t->count - 1)) != 0)
         return NULL;
     return n;
-}
-
-/* The program's file name as names show it: its own copies (p.sel,
- * p.full) are one program. */
-static const char *program_name(const memtap_trace *t)
-{
-    for (size_t i = 0; i < memtap_trace_module_count(t); i++) {
-        const memtap_module *m = memtap_trace_module_at(t, i);
-        if (m->flags & MEMTAP_MODF_MAIN) {
-            const char *slash = strrchr(m->path, '/');
-            return slash ? slash + 1 : m->path;
-        }
-    }
-    return NULL;
 }
 
 /* name with the program's file name, where it names the file ("[p.sel]",
@@ -150,7 +137,7 @@ static int add_trace(const char *path, int col, uint64_t chunk, table *t,
         return -1;
     }
     symbolizer *sym = NULL;
-    adding a = { NULL, calloc(CACHE, sizeof(cached)), program_name(tr), chunk,
+    adding a = { NULL, calloc(CACHE, sizeof(cached)), trace_program_name(tr), chunk,
                  1, t, col };
     if (symbolizer_create(tr, NULL, &sym) == MEMTAP_OK)
         a.n = namer_create(sym, 0);

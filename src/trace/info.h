@@ -1,6 +1,7 @@
 /*
  * trace/info.h - one value of a trace's INFO notes (memtap_trace_info
- * points into the text, up to the value's newline) as a string of its own.
+ * points into the text, up to the value's newline) as a string of its
+ * own; the program's file name.
  */
 #ifndef MEMTAP_TRACE_INFO_H
 #define MEMTAP_TRACE_INFO_H
@@ -20,6 +21,19 @@ static inline void trace_info_copy(const memtap_trace *t, const char *key,
         n = cap - 1;
     memcpy(buf, v ? v : "", n);
     buf[n] = '\0';
+}
+
+/* The file name of the trace's program (its main module), or NULL. */
+static inline const char *trace_program_name(const memtap_trace *t)
+{
+    for (size_t i = 0; i < memtap_trace_module_count(t); i++) {
+        const memtap_module *m = memtap_trace_module_at(t, i);
+        if (m->flags & MEMTAP_MODF_MAIN) {
+            const char *slash = strrchr(m->path, '/');
+            return slash ? slash + 1 : m->path;
+        }
+    }
+    return NULL;
 }
 
 #endif
