@@ -335,10 +335,17 @@ static int run_online(char **prog_argv, trace_launch *l,
         if (!cli_program_signal)
             cli_program_signal = stopped_by;
     }
-    if (o.started && !status && o.t)
-        status = o.said ? 1 : model_done(abs_out, o.t, o.rc);
-    else if (o.started && !status)
-        status = cli_error(abs_out, "%s", memtap_status_string(o.rc));
+    /* what the trace lacks the run's summary has said (its file is the
+     * one the model read), unless the model found chunks it could not
+     * read, which a scan of the headers does not */
+    const char *what = *dir ? "the program's trace" : abs_out;
+    if (o.said)
+        status = 1;
+    else if (o.started && !status && o.t &&
+             (o.rc || memtap_trace_get_health(o.t)->corrupt_chunks))
+        status = model_done(what, o.t, o.rc);
+    else if (o.started && !status && o.rc)
+        status = cli_error(what, "%s", memtap_status_string(o.rc));
     const char *slash = strrchr(prog_argv[0], '/');
     status = other_reports(&o, slash ? slash + 1 : prog_argv[0], status);
     for (size_t i = 0; i < o.nothers; i++)

@@ -956,6 +956,9 @@ def test_report_cachesim_bad_input():
     p = memtap("cachesim", "--", prog("crasher"), check_rc=False)
     check(p.returncode == -11 and "cache model:" in p.stderr and
           "killed by signal 11" in p.stderr, "a crash: %d %s" % (p.returncode, p.stderr))
+    said = [l for l in p.stderr.splitlines() if l.startswith("memtap: ")]
+    check("the process ended by signal 11" in p.stderr and len(said) == len(set(said)),
+          "what the trace lacks is said, once: %s" % p.stderr)
 
 
 if __name__ == "__main__":
