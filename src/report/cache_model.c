@@ -15,20 +15,14 @@ int cache_level_init(cache_level *l, const cache_geometry *g)
     l->sets = g->size / ((uint64_t)g->assoc * g->line);
     l->set_mask = (l->sets & (l->sets - 1)) == 0 ? l->sets - 1 : 0;
     l->tags = calloc(l->sets * l->assoc, sizeof *l->tags);
-    l->dirty = calloc(l->sets * l->assoc, sizeof *l->dirty);
-    return l->tags && l->dirty ? 0 : -1;
+    l->ways = calloc(l->sets * l->assoc, sizeof *l->ways);
+    return l->tags && l->ways ? 0 : -1;
 }
 
 void cache_level_free(cache_level *l)
 {
     free(l->tags);
-    free(l->dirty);
-}
-
-/* The first way of line's set. */
-static uint64_t set_of(const cache_level *l, uint64_t line)
-{
-    return (l->set_mask ? line & l->set_mask : line % l->sets) * l->assoc;
+    free(l->ways);
 }
 
 /* The way of set `at` that holds line, or assoc. */
@@ -40,57 +34,54 @@ static uint32_t way_of(const cache_level *l, uint64_t at, uint64_t line)
     return w;
 }
 
-/* Way w of set `at` becomes the most recently used, its line and owner
- * the given ones (the ways before it one place down). */
-static void to_front(cache_level *l, uint64_t at, uint32_t w, uint64_t tag, uint32_t dirty)
+/* Way w of set `at` becomes the most recently used, its line and the
+ * rest the given ones (the ways before it one place down). */
+static void to_front(cache_level *l, uint64_t at, uint32_t w, uint64_t tag, cache_way way)
 {
     memmove(&l->tags[at + 1], &l->tags[at], w * sizeof *l->tags);
-    memmove(&l->dirty[at + 1], &l->dirty[at], w * sizeof *l->dirty);
+    memmove(&l->ways[at + 1], &l->ways[at], w * sizeof *l->ways);
     l->tags[at] = tag;
-    l->dirty[at] = dirty;
+    l->ways[at] = way;
 }
 
-int cache_level_access(cache_level *l, uint64_t line, uint32_t owner, cache_victim *out)
+int cache_level_access_rest(cache_level *l, uint64_t at, uint64_t line, uint32_t owner,
+                            cache_victim *out)
 {
-    uint64_t at = set_of(l, line);
-    if (l->tags[at] == line + 1) { /* the most recent: nothing moves */
-        if (owner)
-            l->dirty[at] = owner;
-        return 1;
-    }
     uint32_t w = way_of(l, at, line);
     if (w < l->assoc) {
-        to_front(l, at, w, line + 1, owner ? owner : l->dirty[at + w]);
+        cache_way way = l->ways[at + w];
+        if (owner)
+            way.dirty = owner;
+        to_front(l, at, w, line + 1, way);
         return 1;
     }
     w = l->assoc - 1;
-    *out = (cache_victim){ l->tags[at + w] - 1, l->tags[at + w] ? l->dirty[at + w] : 0 };
-    to_front(l, at, w, line + 1, owner);
+    *out = (cache_victim){ l->tags[at + w] - 1, l->tags[at + w] ? l->ways[at + w].dirty : 0 };
+    to_front(l, at, w, line + 1, (cache_way){ owner, 0 });
     return 0;
 }
 
 int cache_level_write_back(cache_level *l, uint64_t line, uint32_t owner)
 {
-    uint64_t at = set_of(l, line);
+    uint64_t at = cache_level_set(l, line);
     uint32_t w = way_of(l, at, line);
     if (w == l->assoc)
         return 0;
-    l->dirty[at + w] = owner;
+    l->ways[at + w].dirty = owner;
     return 1;
 }
 
 int cache_level_drop(cache_level *l, uint64_t line)
 {
-    uint64_t at = set_of(l, line);
+    uint64_t at = cache_level_set(l, line);
     uint32_t w = way_of(l, at, line);
     if (w == l->assoc)
         return 0;
     /* the later ways one place up, the empty way last */
     memmove(&l->tags[at + w], &l->tags[at + w + 1], (l->assoc - 1 - w) * sizeof *l->tags);
-    memmove(&l->dirty[at + w], &l->dirty[at + w + 1],
-            (l->assoc - 1 - w) * sizeof *l->dirty);
+    memmove(&l->ways[at + w], &l->ways[at + w + 1], (l->assoc - 1 - w) * sizeof *l->ways);
     l->tags[at + l->assoc - 1] = 0;
-    l->dirty[at + l->assoc - 1] = 0;
+    l->ways[at + l->assoc - 1] = (cache_way){ 0, 0 };
     return 1;
 }
 
@@ -243,31 +234,47 @@ void reuse_clock_free(reuse_clock *c)
     index_free(&c->last);
 }
 
-int64_t reuse_clock_use(reuse_clock *c, uint64_t line)
+/* The node of line, made on its first use (*made set); NONE when out
+ * of memory. */
+static uint32_t node_of(reuse_clock *c, uint64_t line, int *made)
 {
-    int made;
-    uint32_t *at = index_value(&c->last, line, &made);
+    uint32_t *at = index_value(&c->last, line, made);
     if (!at)
-        return -2;
-    if (made) {
+        return NONE;
+    if (*made) {
         if (!array_push((void **)&c->nodes, &c->nnodes, &c->nodes_cap, sizeof *c->nodes))
-            return -2;
+            return NONE;
         *at = (uint32_t)(c->nnodes - 1);
         c->nodes[*at] = (reuse_node){ line, NONE, NONE, 0 };
     }
-    uint32_t i = *at;
+    return *at;
+}
+
+int64_t reuse_clock_use(reuse_clock *c, uint64_t line, uint32_t *node)
+{
+    int made = 0;
+    uint32_t i = *node ? *node - 1 : node_of(c, line, &made);
+    if (i == NONE)
+        return -2;
+    *node = i + 1;
     reuse_node *x = &c->nodes[i];
     /* a new line goes as if from the stack's next position */
     unsigned k = made ? c->end : x->range;
     if (!made && k == 0)
         return 0; /* the most recent already */
-    /* each range before k starts one line earlier (the line ahead of its
-     * first; of the stack's last when it had none yet) */
-    for (unsigned j = 1; j <= k; j++) {
-        uint32_t f = c->first[j];
-        uint32_t g = f == NONE ? c->tail : f == i ? x->prev : c->nodes[f].prev;
+    /* each range before k starts one line earlier, at the line ahead of
+     * its first; range k's first may be the line itself, or none yet
+     * (a new line's range: the stack's last is then) */
+    for (unsigned j = 1; j < k; j++) {
+        uint32_t g = c->nodes[c->first[j]].prev;
         c->first[j] = g;
         c->nodes[g].range = j;
+    }
+    if (k > 0) {
+        uint32_t f = c->first[k];
+        uint32_t g = f == NONE ? c->tail : f == i ? x->prev : c->nodes[f].prev;
+        c->first[k] = g;
+        c->nodes[g].range = k;
     }
     if (!made) { /* out of the list */
         c->nodes[x->prev].next = x->next;

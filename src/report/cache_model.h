@@ -31,13 +31,18 @@ int cache_geometry_of_machine(cache_geometry *d1, cache_geometry *ll);
 
 /* One level: sets of `assoc` lines, most recently used first, each with
  * the owner of its unwritten data (a write-back cache: a dirty line's
- * data goes down when it leaves). */
+ * data goes down when it leaves) and a number the caller keeps with the
+ * line while the level holds it (its reuse clock node, say). */
+typedef struct cache_way {
+    uint32_t dirty;      /* the owner of the data written into it; 0: clean */
+    uint32_t kept;       /* the caller's number; 0 when the line came in */
+} cache_way;
 typedef struct cache_level {
     uint64_t sets;
     uint64_t set_mask;   /* sets - 1 when sets is a power of two, else 0 */
     uint32_t assoc;
     uint64_t *tags;      /* line number + 1; 0: empty */
-    uint32_t *dirty;     /* the owner of the data written into it; 0: clean */
+    cache_way *ways;     /* beside each tag */
 } cache_level;
 /* 0, or -1 when out of memory. */
 int cache_level_init(cache_level *l, const cache_geometry *g);
@@ -51,7 +56,32 @@ typedef struct cache_victim {
 /* Looks line up; on a miss it replaces the set's least recently used line
  * (*out).  A write (owner non-zero) leaves the line dirty, its data the
  * owner's.  Returns 1 on a hit. */
-int cache_level_access(cache_level *l, uint64_t line, uint32_t owner, cache_victim *out);
+static inline int cache_level_access(cache_level *l, uint64_t line, uint32_t owner,
+                                     cache_victim *out);
+/* The first way of line's set. */
+static inline uint64_t cache_level_set(const cache_level *l, uint64_t line)
+{
+    return (l->set_mask ? line & l->set_mask : line % l->sets) * l->assoc;
+}
+/* The caller's number kept with line, which the last access made the
+ * most recent of its set. */
+static inline uint32_t *cache_level_kept(const cache_level *l, uint64_t line)
+{
+    return &l->ways[cache_level_set(l, line)].kept;
+}
+/* cache_level_access past the set's most recent line. */
+int cache_level_access_rest(cache_level *l, uint64_t at, uint64_t line, uint32_t owner,
+                            cache_victim *out);
+static inline int cache_level_access(cache_level *l, uint64_t line, uint32_t owner,
+                                     cache_victim *out)
+{
+    uint64_t at = cache_level_set(l, line);
+    if (l->tags[at] != line + 1)
+        return cache_level_access_rest(l, at, line, owner, out);
+    if (owner) /* the most recent: nothing moves */
+        l->ways[at].dirty = owner;
+    return 1;
+}
 /* The level above writes line back: when this level holds it, it becomes
  * dirty, owner's (its place in the order unchanged).  Returns 1 when it
  * was there. */
@@ -111,8 +141,10 @@ void reuse_clock_init(reuse_clock *c, uint64_t mark);
 void reuse_clock_free(reuse_clock *c);
 /* A use of line: its reuse distance (distinct lines used since its last
  * use) rounded down to its range's first, -1 for its first use, -2 when
- * out of memory. */
-int64_t reuse_clock_use(reuse_clock *c, uint64_t line);
+ * out of memory.  *node is the line's node + 1 when the caller knows it
+ * (kept in a cache level that holds the line: no search then), else 0,
+ * and set. */
+int64_t reuse_clock_use(reuse_clock *c, uint64_t line, uint32_t *node);
 /* Fills f with the lines used last, as many as it holds, the most recent
  * first in its order (f was empty: one thread's cache when another
  * thread comes); 0, or -1 when out of memory. */

@@ -391,22 +391,50 @@ static void d1_write_back(sim *s, const cache_victim *v)
         memory_write_back(s, v->owner);
 }
 
+/* An access of line in d1 and, on a miss there, in the last level,
+ * dirty lines going down as they leave; whether d1 held it, and in
+ * *ll_hit whether the last level did (1: not asked). */
+static inline __attribute__((always_inline)) int
+levels_access(sim *s, cache_level *d1, uint64_t line, uint32_t owner, int *ll_hit)
+{
+    cache_victim v;
+    int d1_hit = cache_level_access(d1, line, owner, &v);
+    *ll_hit = 1;
+    if (d1_hit)
+        return 1;
+    if (v.owner)
+        d1_write_back(s, &v);
+    *ll_hit = cache_level_access(&s->ll, line, 0, &v);
+    if (!*ll_hit && v.owner)
+        memory_write_back(s, v.owner);
+    return 0;
+}
+
+/* The reuse distance of line (reuse_clock_use), its node found through
+ * the level that held it: d1, which an access (a hit or not) has just
+ * made the line the most recent of its set of, or on a miss there the
+ * last level, accessed after it; both keep the node then. */
+static inline __attribute__((always_inline)) int64_t
+line_distance(sim *s, cache_level *d1, uint64_t line, int d1_hit)
+{
+    uint32_t *k = cache_level_kept(d1, line);
+    if (d1_hit)
+        return reuse_clock_use(&s->clock, line, k);
+    uint32_t *l = cache_level_kept(&s->ll, line);
+    int64_t distance = reuse_clock_use(&s->clock, line, l);
+    *k = *l;
+    return distance;
+}
+
 /* model_line of the one thread there is so far: no other D1 to keep
  * coherent, the reuse distance tells a fully associative cache's hit. */
 static int model_alone(sim *s, uint64_t line, uint32_t owner, outcome *out)
 {
-    int64_t distance = reuse_clock_use(&s->clock, line);
+    cache_level *d1 = &s->threads[0].d1;
+    int ll_hit, d1_hit = levels_access(s, d1, line, owner, &ll_hit);
+    int64_t distance = line_distance(s, d1, line, d1_hit);
     if (distance == -2)
         return 1;
-    cache_victim v;
-    int d1_hit = cache_level_access(&s->threads[0].d1, line, owner, &v), ll_hit = 1;
-    if (!d1_hit) {
-        if (v.owner)
-            d1_write_back(s, &v);
-        ll_hit = cache_level_access(&s->ll, line, 0, &v);
-        if (!ll_hit && v.owner)
-            memory_write_back(s, v.owner);
-    }
     int first = distance < 0, miss = !d1_hit && !first;
     int full_hit = distance < (int64_t)s->d1_lines;
     *out = (outcome){ distance, first, d1_hit, ll_hit, miss && !full_hit,
@@ -423,19 +451,13 @@ static int model_line(sim *s, size_t ti, uint64_t line, uint64_t addr,
     int write = owner != 0;
     uint64_t me = 1ull << (ti % 64);
     thread_cache *tc = &s->threads[ti];
-    int64_t distance = reuse_clock_use(&s->clock, line);
+    int ll_hit, d1_hit = levels_access(s, &tc->d1, line, owner, &ll_hit);
+    int64_t distance = line_distance(s, &tc->d1, line, d1_hit);
     line_state *ls;
     if (distance == -2 || !(ls = line_of(s, line, distance >= 0)))
         return 1;
     uint64_t mask = byte_mask(s, addr, size);
     int first = !(ls->touched & me);
-    cache_victim v;
-    int d1_hit = cache_level_access(&tc->d1, line, owner, &v);
-    if (!d1_hit && v.owner)
-        d1_write_back(s, &v);
-    int ll_hit = d1_hit || cache_level_access(&s->ll, line, 0, &v);
-    if (!ll_hit && v.owner)
-        memory_write_back(s, v.owner);
     int full_hit = cache_full_access(&tc->full, line);
     int coherence = !first && !d1_hit && (ls->lost & me);
     int true_sharing = 0;
