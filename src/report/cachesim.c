@@ -86,8 +86,7 @@ struct cachesim {
     thread_cache *threads;
     size_t nthreads, threads_cap;
     index_map by_tid;
-    index_map dir;       /* line -> its line_state */
-    line_state *lines;
+    line_state *lines;   /* by the line's reuse clock node */
     size_t nlines, lines_cap;
     index_map taken;     /* line << 6 | thread bit -> bytes written by other
                             threads since its copy was taken (a mask) */
@@ -303,20 +302,19 @@ static int64_t thread_of(sim *s, uint32_t tid)
     return i;
 }
 
-/* The directory entry of line, made on its first use; NULL when out of
- * memory.  While the trace had one thread there was none: a line used
- * before (used_before) then was used, and may be held, by the first
- * thread (index 0) alone. */
-static line_state *line_of(sim *s, uint64_t line, int used_before)
+/* The directory entry of the line of reuse clock node `node`, made on
+ * its first use; NULL when out of memory.  While the trace had one
+ * thread there was none: a line used before (used_before) then was
+ * used, and may be held, by the first thread (index 0) alone. */
+static line_state *line_of(sim *s, uint32_t node, int used_before)
 {
-    int made;
-    int64_t i = element_of(&s->dir, line, (void **)&s->lines, &s->nlines,
-                           &s->lines_cap, sizeof *s->lines, &made);
-    if (i < 0)
-        return NULL;
-    if (made && used_before)
-        s->lines[i].touched = s->lines[i].holders = 1;
-    return &s->lines[i];
+    while (s->nlines <= node)
+        if (!array_push((void **)&s->lines, &s->nlines, &s->lines_cap, sizeof *s->lines))
+            return NULL;
+    line_state *ls = &s->lines[node];
+    if (!ls->touched && used_before) /* (a line the model had, touched) */
+        ls->touched = ls->holders = 1;
+    return ls;
 }
 
 /* The bytes written into line by other threads since thread bit b's copy
@@ -410,19 +408,18 @@ levels_access(sim *s, cache_level *d1, uint64_t line, uint32_t owner, int *ll_hi
     return 0;
 }
 
-/* The reuse distance of line (reuse_clock_use), its node found through
- * the level that held it: d1, which an access (a hit or not) has just
- * made the line the most recent of its set of, or on a miss there the
- * last level, accessed after it; both keep the node then. */
+/* The reuse distance of line (reuse_clock_use), its node (+ 1) in
+ * *node, found through the level that held it: d1, which an access (a
+ * hit or not) has just made the line the most recent of its set of, or
+ * on a miss there the last level, accessed after it; both keep the node
+ * then. */
 static inline __attribute__((always_inline)) int64_t
-line_distance(sim *s, cache_level *d1, uint64_t line, int d1_hit)
+line_distance(sim *s, cache_level *d1, uint64_t line, int d1_hit, uint32_t *node)
 {
     uint32_t *k = cache_level_kept(d1, line);
-    if (d1_hit)
-        return reuse_clock_use(&s->clock, line, k);
-    uint32_t *l = cache_level_kept(&s->ll, line);
-    int64_t distance = reuse_clock_use(&s->clock, line, l);
-    *k = *l;
+    uint32_t *held = d1_hit ? k : cache_level_kept(&s->ll, line);
+    int64_t distance = reuse_clock_use(&s->clock, line, held);
+    *node = *k = *held;
     return distance;
 }
 
@@ -432,7 +429,8 @@ static int model_alone(sim *s, uint64_t line, uint32_t owner, outcome *out)
 {
     cache_level *d1 = &s->threads[0].d1;
     int ll_hit, d1_hit = levels_access(s, d1, line, owner, &ll_hit);
-    int64_t distance = line_distance(s, d1, line, d1_hit);
+    uint32_t node;
+    int64_t distance = line_distance(s, d1, line, d1_hit, &node);
     if (distance == -2)
         return 1;
     int first = distance < 0, miss = !d1_hit && !first;
@@ -452,9 +450,10 @@ static int model_line(sim *s, size_t ti, uint64_t line, uint64_t addr,
     uint64_t me = 1ull << (ti % 64);
     thread_cache *tc = &s->threads[ti];
     int ll_hit, d1_hit = levels_access(s, &tc->d1, line, owner, &ll_hit);
-    int64_t distance = line_distance(s, &tc->d1, line, d1_hit);
+    uint32_t node;
+    int64_t distance = line_distance(s, &tc->d1, line, d1_hit, &node);
     line_state *ls;
-    if (distance == -2 || !(ls = line_of(s, line, distance >= 0)))
+    if (distance == -2 || !(ls = line_of(s, node - 1, distance >= 0)))
         return 1;
     uint64_t mask = byte_mask(s, addr, size);
     int first = !(ls->touched & me);
@@ -501,8 +500,10 @@ static void put_miss(sim *s, const memtap_record *x, uint32_t tid, uint64_t addr
 static void tally(uint64_t *accesses, uint64_t *d1, uint64_t *ll, const outcome *r)
 {
     ++*accesses;
-    *d1 += !r->d1_hit;
-    *ll += !r->ll_hit;
+    if (!r->d1_hit) {
+        ++*d1;
+        *ll += !r->ll_hit;
+    }
 }
 
 /* The counts of one line access's outcome r: o's, and those of its
@@ -535,7 +536,8 @@ static void count(object_stats *o, insn_stats *x, field_stats *f, time_bin *t,
  * everywhere (the line is the most recent in every cache, no thread came
  * between), at reuse distance 0; a write too when no other thread can
  * hold the line (the last access wrote it, or one thread only). */
-static int access_line(sim *s, size_t ti, const memtap_record *x, uint32_t tid,
+static inline __attribute__((always_inline)) int
+access_line(sim *s, size_t ti, const memtap_record *x, uint32_t tid,
                        uint64_t addr, uint64_t size, int write, cachesim_outcome *out)
 {
     uint64_t line = addr >> s->line_shift;
@@ -586,15 +588,12 @@ static int sim_learn(void *self, const memtap_record *recs, size_t n, uint32_t t
     return 0;
 }
 
-/* cachesim_event of record r of thread tid. */
-static int sim_record(sim *s, const memtap_record *r, uint32_t tid,
+/* cachesim_event of record r of thread tid, the model's thread ti. */
+static int sim_record(sim *s, const memtap_record *r, uint32_t tid, size_t ti,
                       cachesim_outcome *out)
 {
     if (out)
         *out = (cachesim_outcome){ 0, 0, 0, NULL };
-    int64_t ti = thread_of(s, tid);
-    if (ti < 0)
-        return 1;
     trace_access a[2];
     int n = trace_record_accesses(r, a);
     if (n == 0 && s->attribute && heap_map_kind(r->kind)) { /* names change */
@@ -606,7 +605,7 @@ static int sim_record(sim *s, const memtap_record *r, uint32_t tid,
         uint64_t addr = a[k].addr, size = a[k].size ? a[k].size : 1;
         while (size > 0) {
             uint64_t piece = trace_line_piece(addr, size, line);
-            if (access_line(s, (size_t)ti, r, tid, addr, piece, a[k].write, out))
+            if (access_line(s, ti, r, tid, addr, piece, a[k].write, out))
                 return 1;
             if (out)
                 out->lines++;
@@ -619,7 +618,8 @@ static int sim_record(sim *s, const memtap_record *r, uint32_t tid,
 
 int cachesim_event(cachesim *s, const memtap_event *ev, cachesim_outcome *out)
 {
-    return sim_record(s, &ev->rec, ev->tid, out);
+    int64_t ti = thread_of(s, ev->tid);
+    return ti < 0 || sim_record(s, &ev->rec, ev->tid, (size_t)ti, out);
 }
 
 static int by_d1_misses(const void *a, const void *b)
@@ -918,10 +918,13 @@ static int sim_run(void *self, const memtap_record *recs, size_t n, uint32_t tid
     if (s->follow && s->attribute && follow_names(s))
         return 1;
     s->timeline.at = NULL;
+    int64_t ti = n ? thread_of(s, tid) : 0;
+    if (ti < 0)
+        return 1;
     for (size_t i = 0, change = s->timeline.clock.of ? 0 : n; i < n; i++) {
         if (i == change)
             change = time_bin_at(s, i, n);
-        if (sim_record(s, &recs[i], tid, NULL))
+        if (sim_record(s, &recs[i], tid, (size_t)ti, NULL))
             return 1;
     }
     return 0;
@@ -982,7 +985,6 @@ void cachesim_destroy(cachesim *s)
     index_free(&s->by_pc);
     index_free(&s->by_name);
     index_free(&s->by_tid);
-    index_free(&s->dir);
     index_free(&s->taken);
     cache_level_free(&s->ll);
     reuse_clock_free(&s->clock);
