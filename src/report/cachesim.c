@@ -112,6 +112,8 @@ struct cachesim {
     size_t nnamed_fields;
     reuse_clock clock;   /* also knows the lines touched */
     index_map by_name;
+    index_map by_site;   /* a heap site's pc << 2 | how its blocks were made
+                            (symbolizer_site_how) -> index into objects */
     object_stats *objects;
     size_t nobjects, objects_cap;
     index_map by_pc;
@@ -171,6 +173,48 @@ static void set_span(sim *s, uint64_t lo, uint64_t hi, uint64_t addr)
     s->span.hi = hi < free_hi ? hi : free_hi;
 }
 
+/* The object named name, by index into s->objects, made on first use;
+ * -1 when out of memory. */
+static int64_t object_named(sim *s, const char *name)
+{
+    int64_t i = index_get_str(&s->by_name, name);
+    if (i >= 0)
+        return i;
+    object_stats *o = array_push((void **)&s->objects, &s->nobjects, &s->objects_cap,
+                                 sizeof *o);
+    if (!o || !(o->name = strdup(name)) ||
+        index_put_str(&s->by_name, name, (uint32_t)(s->nobjects - 1)) != 0)
+        return -1;
+    return (int64_t)s->nobjects - 1;
+}
+
+/* The object of heap block b: its site's blocks together, as report has
+ * them; -1 when out of memory. */
+static int64_t site_object(sim *s, const heap_block *b)
+{
+    uint64_t key = b->site << 2 | symbolizer_site_how(b->kind);
+    int made;
+    uint32_t *at = index_value(&s->by_site, key, &made);
+    if (!at)
+        return -1;
+    if (!made)
+        return *at;
+    char name[NAME_CAP];
+    symbolizer_site_text(s->sym, b, name, sizeof name);
+    int64_t i = object_named(s, name);
+    if (i >= 0) /* (at is still good: no other insertion came between) */
+        *at = (uint32_t)i;
+    return i;
+}
+
+/* The object of data d, not the heap's; -1 when out of memory. */
+static int64_t data_object(sim *s, const data_name *d)
+{
+    char name[NAME_CAP];
+    namer_object_text(s->names, d, name, sizeof name);
+    return object_named(s, name);
+}
+
 /* The object holding addr, by index into s->objects, and in *field its
  * field key (0: none); -1 when out of memory. */
 static int64_t object_of(sim *s, uint64_t addr, uint64_t *field)
@@ -185,21 +229,10 @@ static int64_t object_of(sim *s, uint64_t addr, uint64_t *field)
         return r->object;
     }
     data_name d;
-    char name[NAME_CAP];
     namer_data(s->names, addr, &d);
-    if (d.kind == DATA_HEAP) /* a site's blocks together, as report has them */
-        symbolizer_site_text(s->sym, &d.block, name, sizeof name);
-    else
-        namer_object_text(s->names, &d, name, sizeof name);
-    int64_t i = index_get_str(&s->by_name, name);
-    if (i < 0) {
-        object_stats *o = array_push((void **)&s->objects, &s->nobjects,
-                                     &s->objects_cap, sizeof *o);
-        if (!o || !(o->name = strdup(name)) ||
-            index_put_str(&s->by_name, name, (uint32_t)(s->nobjects - 1)) != 0)
-            return -1;
-        i = (int64_t)s->nobjects - 1;
-    }
+    int64_t i = d.kind == DATA_HEAP ? site_object(s, &d.block) : data_object(s, &d);
+    if (i < 0)
+        return -1;
     if (d.kind == DATA_HEAP)
         s->span.lo = d.block.start, s->span.hi = d.block.start + d.block.size;
     else if (d.same_hi > d.same_lo) /* named the same way throughout (up */
@@ -863,6 +896,8 @@ static int follow_names(sim *s)
     if (rc < 0)
         return 1;
     s->gen += (uint64_t)rc; /* the names kept by address go too */
+    if (rc > 0) /* and those of sites (a module came) */
+        index_free(&s->by_site);
     return 0;
 }
 
@@ -984,6 +1019,7 @@ void cachesim_destroy(cachesim *s)
     free(s->written);
     index_free(&s->by_pc);
     index_free(&s->by_name);
+    index_free(&s->by_site);
     index_free(&s->by_tid);
     index_free(&s->taken);
     cache_level_free(&s->ll);

@@ -335,17 +335,21 @@ static sym_module *module_at(symbolizer *s, uint64_t addr)
     return r ? &s->mods[r->index] : NULL;
 }
 
+unsigned symbolizer_site_how(uint8_t kind)
+{
+    return kind == MEMTAP_EV_MMAP || kind == MEMTAP_EV_MREMAP ? 3
+           : kind == MEMTAP_EV_CALLOC                        ? 1
+           : kind == MEMTAP_EV_REALLOC                       ? 2
+                                                             : 0;
+}
+
 void symbolizer_site_text(symbolizer *s, const heap_block *b, char *buf,
                           size_t cap)
 {
-    const char *what = b->kind == MEMTAP_EV_MMAP || b->kind == MEMTAP_EV_MREMAP
-                           ? "mmap"
-                       : b->kind == MEMTAP_EV_CALLOC  ? "calloc"
-                       : b->kind == MEMTAP_EV_REALLOC ? "realloc"
-                                                      : "malloc";
+    static const char *const how[] = { "malloc", "calloc", "realloc", "mmap" };
     char code[256];
     symbolizer_code(s, b->site, code, sizeof code);
-    snprintf(buf, cap, "%s@%s", what, code);
+    snprintf(buf, cap, "%s@%s", how[symbolizer_site_how(b->kind)], code);
 }
 
 void symbolizer_code(symbolizer *s, uint64_t pc, char *buf, size_t cap)

@@ -35,6 +35,9 @@ void symbolizer_code(symbolizer *s, uint64_t pc, char *buf, size_t cap);
 /* The allocation site of heap block b, as the reports name all the blocks
  * made there together: "malloc@main+51", "calloc@...", "realloc@...",
  * "mmap@..." (its code at most 255 bytes). */
+/* How a block of kind `kind` (a heap event's) was made, as that name
+ * tells blocks of one site apart: 0 malloc, 1 calloc, 2 realloc, 3 mmap. */
+unsigned symbolizer_site_how(uint8_t kind);
 void symbolizer_site_text(symbolizer *s, const heap_block *b, char *buf,
                           size_t cap);
 
