@@ -31,6 +31,7 @@
 
 #define NAME_CAP 512
 #define ADDR_CACHE 4096 /* the names of recent addresses, direct-mapped */
+#define SPANS 8 /* the extents of the objects found last */
 
 #define PC_CACHE 1024 /* instructions' indexes kept, direct-mapped */
 #define FIELD_CACHE_BITS 10 /* fields' indexes kept, direct-mapped */
@@ -72,6 +73,15 @@ typedef struct time_bin {
     uint64_t accesses, d1, ll;
 } time_bin;
 
+/* An object found, over its whole extent. */
+typedef struct object_span {
+    uint64_t lo, hi, gen;
+    uint32_t object;
+    uint64_t field;      /* a block's FIELD_HEAP | object <<
+                            FIELD_OFFSET_BITS, 1 for a DWARF variable (its
+                            addresses are its fields), else 0: none */
+} object_span;
+
 typedef struct named {
     uint64_t addr, gen;  /* gen 0: empty */
     uint32_t object;
@@ -98,13 +108,8 @@ struct cachesim {
     namer *names;
     uint64_t gen;        /* heap events so far + 1: names change with them */
     named *recent;
-    struct {             /* the last object found, over its whole extent */
-        uint64_t lo, hi, gen;
-        uint32_t object;
-        uint64_t field;  /* a block's FIELD_HEAP | object <<
-                            FIELD_OFFSET_BITS, 1 for a DWARF variable (its
-                            addresses are its fields), else 0: none */
-    } span;
+    object_span spans[SPANS]; /* the last objects found, the latest first */
+    unsigned span_next;  /* of spans[1...], the next to give way */
     index_map by_field;  /* field key -> index into fields */
     field_stats *fields; /* per static address, per small blocks' offset */
     size_t nfields, fields_cap;
@@ -155,22 +160,47 @@ static int reuse_bin(int64_t d)
     return b < REUSE_BINS ? b : REUSE_BINS - 1;
 }
 
-/* The field key of addr in the last object found (s->span). */
-static uint64_t span_field(const sim *s, uint64_t addr)
+/* The field key of addr in object span o. */
+static uint64_t span_field(const object_span *o, uint64_t addr)
 {
-    if (!s->span.field)
+    if (!o->field)
         return 0;
-    return s->span.field & FIELD_HEAP ? s->span.field | (addr - s->span.lo) : addr;
+    return o->field & FIELD_HEAP ? o->field | (addr - o->lo) : addr;
 }
 
-/* The last object found is the one of [lo, hi) but the heap's blocks
- * around addr. */
-static void set_span(sim *s, uint64_t lo, uint64_t hi, uint64_t addr)
+/* The span of the objects found last that holds addr (now the first),
+ * or NULL. */
+static object_span *span_of(sim *s, uint64_t addr)
+{
+    object_span *o = s->spans;
+    if (addr - o->lo < o->hi - o->lo && o->gen == s->gen)
+        return o; /* an array's elements, one after another */
+    for (unsigned k = 1; k < SPANS; k++)
+        if (addr - o[k].lo < o[k].hi - o[k].lo && o[k].gen == s->gen) {
+            object_span t = o[0];
+            o[0] = o[k];
+            o[k] = t;
+            return o;
+        }
+    return NULL;
+}
+
+/* A new span of the objects found last, the first now (the one first
+ * before keeps its place among the rest). */
+static object_span *span_new(sim *s)
+{
+    s->spans[1 + s->span_next] = s->spans[0];
+    s->span_next = (s->span_next + 1) % (SPANS - 1);
+    return &s->spans[0];
+}
+
+/* [lo, hi) but the heap's blocks around addr. */
+static void span_set(sim *s, object_span *o, uint64_t lo, uint64_t hi, uint64_t addr)
 {
     uint64_t free_lo, free_hi;
     namer_heap_gap(s->names, addr, &free_lo, &free_hi);
-    s->span.lo = lo > free_lo ? lo : free_lo;
-    s->span.hi = hi < free_hi ? hi : free_hi;
+    o->lo = lo > free_lo ? lo : free_lo;
+    o->hi = hi < free_hi ? hi : free_hi;
 }
 
 /* The object named name, by index into s->objects, made on first use;
@@ -219,9 +249,10 @@ static int64_t data_object(sim *s, const data_name *d)
  * field key (0: none); -1 when out of memory. */
 static int64_t object_of(sim *s, uint64_t addr, uint64_t *field)
 {
-    if (addr - s->span.lo < s->span.hi - s->span.lo && s->span.gen == s->gen) {
-        *field = span_field(s, addr);
-        return s->span.object; /* an array's elements, one after another */
+    object_span *o = span_of(s, addr);
+    if (o) {
+        *field = span_field(o, addr);
+        return o->object;
     }
     named *r = &s->recent[(addr >> 3) % ADDR_CACHE];
     if (r->gen == s->gen && r->addr == addr) {
@@ -233,21 +264,22 @@ static int64_t object_of(sim *s, uint64_t addr, uint64_t *field)
     int64_t i = d.kind == DATA_HEAP ? site_object(s, &d.block) : data_object(s, &d);
     if (i < 0)
         return -1;
+    o = span_new(s);
     if (d.kind == DATA_HEAP)
-        s->span.lo = d.block.start, s->span.hi = d.block.start + d.block.size;
+        o->lo = d.block.start, o->hi = d.block.start + d.block.size;
     else if (d.same_hi > d.same_lo) /* named the same way throughout (up */
-        set_span(s, d.same_lo, d.same_hi, addr); /* to the heap's blocks) */
+        span_set(s, o, d.same_lo, d.same_hi, addr); /* to the heap's blocks) */
     else /* no extent known: an empty span */
-        s->span.lo = s->span.hi = 0;
-    s->span.gen = s->gen;
-    s->span.object = (uint32_t)i;
+        o->lo = o->hi = 0;
+    o->gen = s->gen;
+    o->object = (uint32_t)i;
     /* fields: a small block's offsets, a DWARF variable's addresses (a
      * section or symbol is all one name) */
-    s->span.field = d.kind == DATA_HEAP ? (d.block.size <= FIELD_BLOCK_MAX
-                                               ? FIELD_HEAP | (uint64_t)i << FIELD_OFFSET_BITS
-                                               : 0)
-                                        : d.kind == DATA_VARIABLE;
-    *field = span_field(s, addr);
+    o->field = d.kind == DATA_HEAP ? (d.block.size <= FIELD_BLOCK_MAX
+                                          ? FIELD_HEAP | (uint64_t)i << FIELD_OFFSET_BITS
+                                          : 0)
+                                   : d.kind == DATA_VARIABLE;
+    *field = span_field(o, addr);
     *r = (named){ addr, s->gen, (uint32_t)i, *field };
     return i;
 }
