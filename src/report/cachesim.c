@@ -108,8 +108,9 @@ struct cachesim {
     namer *names;
     uint64_t gen;        /* heap events so far + 1: names change with them */
     named *recent;
-    object_span spans[SPANS]; /* the last objects found, the latest first */
-    unsigned span_next;  /* of spans[1...], the next to give way */
+    object_span spans[SPANS]; /* the last objects found */
+    unsigned span_last;  /* the one that answered last */
+    unsigned span_next;  /* the next to give way */
     index_map by_field;  /* field key -> index into fields */
     field_stats *fields; /* per static address, per small blocks' offset */
     size_t nfields, fields_cap;
@@ -168,30 +169,32 @@ static uint64_t span_field(const object_span *o, uint64_t addr)
     return o->field & FIELD_HEAP ? o->field | (addr - o->lo) : addr;
 }
 
-/* The span of the objects found last that holds addr (now the first),
- * or NULL. */
+/* Whether span o holds addr. */
+static int span_holds(const sim *s, const object_span *o, uint64_t addr)
+{
+    return addr - o->lo < o->hi - o->lo && o->gen == s->gen;
+}
+
+/* The span of the objects found last that holds addr, or NULL. */
 static object_span *span_of(sim *s, uint64_t addr)
 {
-    object_span *o = s->spans;
-    if (addr - o->lo < o->hi - o->lo && o->gen == s->gen)
+    object_span *o = &s->spans[s->span_last];
+    if (span_holds(s, o, addr))
         return o; /* an array's elements, one after another */
-    for (unsigned k = 1; k < SPANS; k++)
-        if (addr - o[k].lo < o[k].hi - o[k].lo && o[k].gen == s->gen) {
-            object_span t = o[0];
-            o[0] = o[k];
-            o[k] = t;
-            return o;
+    for (unsigned k = 0; k < SPANS; k++)
+        if (span_holds(s, &s->spans[k], addr)) {
+            s->span_last = k;
+            return &s->spans[k];
         }
     return NULL;
 }
 
-/* A new span of the objects found last, the first now (the one first
- * before keeps its place among the rest). */
+/* A new span of the objects found last, in place of the oldest. */
 static object_span *span_new(sim *s)
 {
-    s->spans[1 + s->span_next] = s->spans[0];
-    s->span_next = (s->span_next + 1) % (SPANS - 1);
-    return &s->spans[0];
+    s->span_last = s->span_next;
+    s->span_next = (s->span_next + 1) % SPANS;
+    return &s->spans[s->span_last];
 }
 
 /* [lo, hi) but the heap's blocks around addr. */
