@@ -3,27 +3,32 @@
  * (export_parquet.h).  DuckDB's library is loaded at run time (dlopen: it
  * comes from the npm registry, not from Debian, and only this export needs
  * it); the few C API calls used are declared here as DuckDB documents
- * them.  Rows go through appenders (the accesses a chunk of columns at a
- * time) into a DuckDB database file beside the output (so that memory
- * stays flat whatever the trace's size), then
- * COPY ... (FORMAT parquet, PARTITION_BY ...) writes the files (or, with
- * --split, one COPY a partition) and the database file is removed.
+ * them.  The accesses reach DuckDB through a table function,
+ * memtap_accesses(), that COPY ... (FORMAT parquet, PARTITION_BY ...)
+ * reads: the walk runs on a thread of its own and hands its rows over a
+ * vector's worth at a time, their names as strings, so nothing is stored
+ * between the trace and the files (with --split, whose COPY is one a
+ * partition, they are kept in a table first).  The heap blocks, modules,
+ * threads and call stacks, which the same walk meets, go through
+ * appenders into a DuckDB database file beside the output (so that memory
+ * stays flat whatever the trace's size), copied out the same way after;
+ * the database file is removed.
  *
- * One file: the DuckDB calls it loads, the appenders that fill the
- * database and the COPY that writes it out share that one table of
- * functions and the database's schema.
+ * One file: the DuckDB calls it loads, the table function and the
+ * appenders that feed it and the COPY that writes it out share that one
+ * table of functions and the database's schema.
  */
 #define _GNU_SOURCE
 #include "report/export_parquet.h"
 
 #include "report/export_rows.h"
-#include "report/name_cache.h"
 #include "trace/info.h"
 
 #include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -63,18 +68,29 @@ typedef struct duckdb_api {
     /* whole columns at a time (the accesses) */
     duckdb_handle (*create_logical_type)(int type);
     void (*destroy_logical_type)(duckdb_handle *type);
-    duckdb_handle (*create_data_chunk)(duckdb_handle *types, uint64_t n);
-    void (*destroy_data_chunk)(duckdb_handle *chunk);
-    void (*data_chunk_reset)(duckdb_handle chunk);
     duckdb_handle (*data_chunk_get_vector)(duckdb_handle chunk, uint64_t col);
     void (*data_chunk_set_size)(duckdb_handle chunk, uint64_t n);
     void *(*vector_get_data)(duckdb_handle vector);
     void (*vector_ensure_validity_writable)(duckdb_handle vector);
     uint64_t *(*vector_get_validity)(duckdb_handle vector);
-    void (*vector_assign_string_element)(duckdb_handle vector, uint64_t row,
-                                         const char *s);
-    int (*append_data_chunk)(duckdb_handle app, duckdb_handle chunk);
     uint64_t (*vector_size)(void);
+    /* the table function the accesses come through */
+    duckdb_handle (*create_table_function)(void);
+    void (*destroy_table_function)(duckdb_handle *f);
+    void (*table_function_set_name)(duckdb_handle f, const char *name);
+    void (*table_function_set_extra_info)(duckdb_handle f, void *info,
+                                          void (*destroy)(void *));
+    void (*table_function_set_bind)(duckdb_handle f, void (*bind)(duckdb_handle));
+    void (*table_function_set_init)(duckdb_handle f, void (*init)(duckdb_handle));
+    void (*table_function_set_function)(duckdb_handle f,
+                                        void (*fn)(duckdb_handle, duckdb_handle));
+    int (*register_table_function)(duckdb_handle con, duckdb_handle f);
+    void (*bind_add_result_column)(duckdb_handle info, const char *name,
+                                   duckdb_handle type);
+    void *(*function_get_extra_info)(duckdb_handle info);
+    void (*function_set_error)(duckdb_handle info, const char *error);
+    void (*vector_assign_string_element_len)(duckdb_handle vector, uint64_t row,
+                                             const char *s, uint64_t len);
 } duckdb_api;
 
 static const struct { const char *name; size_t at; } api_names[] = {
@@ -95,57 +111,80 @@ static const struct { const char *name; size_t at; } api_names[] = {
     { "duckdb_appender_end_row", offsetof(duckdb_api, end_row) },
     { "duckdb_create_logical_type", offsetof(duckdb_api, create_logical_type) },
     { "duckdb_destroy_logical_type", offsetof(duckdb_api, destroy_logical_type) },
-    { "duckdb_create_data_chunk", offsetof(duckdb_api, create_data_chunk) },
-    { "duckdb_destroy_data_chunk", offsetof(duckdb_api, destroy_data_chunk) },
-    { "duckdb_data_chunk_reset", offsetof(duckdb_api, data_chunk_reset) },
     { "duckdb_data_chunk_get_vector", offsetof(duckdb_api, data_chunk_get_vector) },
     { "duckdb_data_chunk_set_size", offsetof(duckdb_api, data_chunk_set_size) },
     { "duckdb_vector_get_data", offsetof(duckdb_api, vector_get_data) },
     { "duckdb_vector_ensure_validity_writable",
       offsetof(duckdb_api, vector_ensure_validity_writable) },
     { "duckdb_vector_get_validity", offsetof(duckdb_api, vector_get_validity) },
-    { "duckdb_vector_assign_string_element",
-      offsetof(duckdb_api, vector_assign_string_element) },
-    { "duckdb_append_data_chunk", offsetof(duckdb_api, append_data_chunk) },
     { "duckdb_vector_size", offsetof(duckdb_api, vector_size) },
+    { "duckdb_create_table_function", offsetof(duckdb_api, create_table_function) },
+    { "duckdb_destroy_table_function", offsetof(duckdb_api, destroy_table_function) },
+    { "duckdb_table_function_set_name", offsetof(duckdb_api, table_function_set_name) },
+    { "duckdb_table_function_set_extra_info",
+      offsetof(duckdb_api, table_function_set_extra_info) },
+    { "duckdb_table_function_set_bind", offsetof(duckdb_api, table_function_set_bind) },
+    { "duckdb_table_function_set_init", offsetof(duckdb_api, table_function_set_init) },
+    { "duckdb_table_function_set_function",
+      offsetof(duckdb_api, table_function_set_function) },
+    { "duckdb_register_table_function", offsetof(duckdb_api, register_table_function) },
+    { "duckdb_bind_add_result_column", offsetof(duckdb_api, bind_add_result_column) },
+    { "duckdb_function_get_extra_info", offsetof(duckdb_api, function_get_extra_info) },
+    { "duckdb_function_set_error", offsetof(duckdb_api, function_set_error) },
+    { "duckdb_vector_assign_string_element_len",
+      offsetof(duckdb_api, vector_assign_string_element_len) },
 };
 
 /* DuckDB's type numbers (duckdb_type) of the accesses' columns. */
 enum { DUCKDB_TYPE_UTINYINT = 6, DUCKDB_TYPE_UINTEGER = 8,
-       DUCKDB_TYPE_UBIGINT = 9 };
+       DUCKDB_TYPE_UBIGINT = 9, DUCKDB_TYPE_VARCHAR = 17 };
 enum { A_PID, A_TID, A_SEQ, A_KIND, A_PC, A_ADDRESS, A_SIZE, A_SOURCE,
        A_COUNT, A_FUNCTION, A_OBJECT, A_REGION, A_BLOCK, A_SITE, A_D1_MISSES,
        A_LL_MISSES, A_MISS_CAUSE, A_COLUMNS };
-static const int access_types[A_COLUMNS] = {
-    DUCKDB_TYPE_UINTEGER, DUCKDB_TYPE_UINTEGER, DUCKDB_TYPE_UBIGINT,
-    DUCKDB_TYPE_UTINYINT, DUCKDB_TYPE_UBIGINT, DUCKDB_TYPE_UBIGINT,
-    DUCKDB_TYPE_UBIGINT, DUCKDB_TYPE_UBIGINT, DUCKDB_TYPE_UINTEGER,
-    DUCKDB_TYPE_UINTEGER, DUCKDB_TYPE_UINTEGER, DUCKDB_TYPE_UINTEGER,
-    DUCKDB_TYPE_UBIGINT, DUCKDB_TYPE_UINTEGER, DUCKDB_TYPE_UINTEGER,
-    DUCKDB_TYPE_UINTEGER, DUCKDB_TYPE_UINTEGER,
+static const struct { const char *name; int type; } access_columns[A_COLUMNS] = {
+    { "pid", DUCKDB_TYPE_UINTEGER },      { "tid", DUCKDB_TYPE_UINTEGER },
+    { "seq", DUCKDB_TYPE_UBIGINT },       { "kind", DUCKDB_TYPE_VARCHAR },
+    { "pc", DUCKDB_TYPE_UBIGINT },        { "address", DUCKDB_TYPE_UBIGINT },
+    { "size", DUCKDB_TYPE_UBIGINT },      { "source", DUCKDB_TYPE_UBIGINT },
+    { "count", DUCKDB_TYPE_UINTEGER },    { "function", DUCKDB_TYPE_VARCHAR },
+    { "object", DUCKDB_TYPE_VARCHAR },    { "region", DUCKDB_TYPE_VARCHAR },
+    { "block", DUCKDB_TYPE_UBIGINT },     { "site", DUCKDB_TYPE_VARCHAR },
+    { "d1_misses", DUCKDB_TYPE_UINTEGER }, { "ll_misses", DUCKDB_TYPE_UINTEGER },
+    { "miss_cause", DUCKDB_TYPE_VARCHAR },
 };
 /* the columns that may be NULL (a validity mask each) */
 static const int nullable[] = { A_SOURCE, A_BLOCK, A_SITE, A_D1_MISSES, A_LL_MISSES,
                                 A_MISS_CAUSE };
+#define NULLABLE (sizeof nullable / sizeof *nullable)
 
-/* The tables exported, then the names the accesses' function, object and
- * region columns hold the ids of until the export joins them back (an
- * integer column costs DuckDB's table storage far less than a string;
- * the kind is its letter's code until then, for the same reason). */
-enum { T_ACCESSES, T_BLOCKS, T_MODULES, T_THREADS, T_STACKS, EXPORTED,
-       T_NAMES = EXPORTED, TABLES };
+/* A string of a batch: where its bytes are in the batch's text. */
+typedef struct feed_text {
+    uint32_t at, len;
+} feed_text;
+
+/* The bytes of one value of a column as a batch holds it: a string is
+ * its place in the batch's text (feed_text). */
+static size_t column_bytes(int c)
+{
+    switch (access_columns[c].type) {
+    case DUCKDB_TYPE_UINTEGER: return 4;
+    case DUCKDB_TYPE_UBIGINT: return 8;
+    default: return sizeof(feed_text);
+    }
+}
+
+/* The tables exported: the accesses (memtap_accesses(), or with --split
+ * a table of its rows) and the tables the appenders fill. */
+enum { T_ACCESSES, T_BLOCKS, T_MODULES, T_THREADS, T_STACKS, TABLES };
 static const char *const table_names[TABLES] = { "accesses", "blocks",
                                                  "modules", "threads",
-                                                 "stacks", "names" };
+                                                 "stacks" };
 
 static const char schema[] =
-    "SET memory_limit='256MB'; SET preserve_insertion_order=false;"
-    "CREATE TABLE accesses(pid UINTEGER, tid UINTEGER, seq UBIGINT,"
-    " kind UTINYINT, pc UBIGINT, address UBIGINT, size UBIGINT,"
-    " source UBIGINT, count UINTEGER, function UINTEGER, object UINTEGER,"
-    " region UINTEGER, block UBIGINT, site UINTEGER, d1_misses UINTEGER,"
-    " ll_misses UINTEGER, miss_cause UINTEGER);"
-    "CREATE TABLE names(id UINTEGER, name VARCHAR);"
+    /* one thread: the accesses' scan waits for the walk, and DuckDB's
+     * other threads wait for the scan in a loop of mutex calls (a third
+     * of an export's CPU with two) */
+    "SET memory_limit='256MB'; SET preserve_insertion_order=false; SET threads=1;"
     "CREATE TABLE blocks(pid UINTEGER, number UBIGINT, kind VARCHAR,"
     " address UBIGINT, size UBIGINT, site UBIGINT, site_name VARCHAR,"
     " tid UINTEGER, alloc_seq UBIGINT, free_seq UBIGINT, stack UINTEGER);"
@@ -157,20 +196,48 @@ static const char schema[] =
     " last_seq UBIGINT, events UBIGINT);"
     "CREATE TABLE run_id(run UBIGINT);";
 
+#define FEED_BATCHES 4
+
+/* One batch of accesses' rows, column by column, as the table function
+ * hands them to DuckDB. */
+typedef struct feed_batch {
+    uint64_t rows;
+    void *col[A_COLUMNS];
+    uint64_t *valid[NULLABLE]; /* nullable[i]'s validity mask */
+    char *text;                 /* the strings' bytes, one after another */
+    size_t text_len, text_cap;
+} feed_batch;
+
+/* The accesses on their way from the walk (a thread of its own) to
+ * DuckDB's scan of memtap_accesses(): a ring of batches, filled in turn. */
+typedef struct access_feed {
+    duckdb_api *api;
+    uint32_t pid;
+    uint64_t capacity;          /* rows a batch (DuckDB's vector size) */
+    feed_batch batch[FEED_BATCHES];
+    pthread_mutex_t lock;
+    pthread_cond_t changed;
+    unsigned filled, taken;     /* batches filled and handed over so far */
+    int done;                   /* the walk is over: rc says how */
+    int rc;
+    int stop;                   /* the scan ended early: the walk stops */
+    int cut;                    /* ... and did (its error says no more) */
+    /* what the walk needs, and its error */
+    memtap_trace *t;
+    symbolizer *sym;
+    const cache_geometry *cache;
+    void (*progress)(void *);
+    void *parg;
+    char err[512];
+} access_feed;
+
 typedef struct sink_state {
     duckdb_api *api;
     duckdb_handle app[TABLES];
     uint32_t pid;
     char *err;
     size_t errcap;
-    /* the accesses go a chunk of rows at a time */
-    duckdb_handle chunk, vec[A_COLUMNS];
-    void *col[A_COLUMNS];
-    uint64_t rows, capacity;
-    name_cache *names;          /* recent names -> ids in the names table */
-    uint32_t next_id;
-    uint64_t site_key;          /* the last access's site, and its id */
-    uint32_t site_id;
+    access_feed *feed;
     uint32_t *tids;             /* the threads (a split export's partitions) */
     size_t ntids;
 } sink_state;
@@ -220,121 +287,222 @@ static int end_row(sink_state *s, int table)
     return -1;
 }
 
-/* Makes the chunk the accesses fill; 0, or -1. */
-static int chunk_open(sink_state *s)
+/* ---- the accesses' feed ---- */
+
+static void feed_free(access_feed *f)
 {
-    duckdb_api *d = s->api;
-    duckdb_handle types[A_COLUMNS];
-    for (int i = 0; i < A_COLUMNS; i++)
-        types[i] = d->create_logical_type(access_types[i]);
-    s->chunk = d->create_data_chunk(types, A_COLUMNS);
-    for (int i = 0; i < A_COLUMNS; i++)
-        d->destroy_logical_type(&types[i]);
-    if (!s->chunk) {
-        snprintf(s->err, s->errcap, "DuckDB: no data chunk");
-        return -1;
+    for (int k = 0; k < FEED_BATCHES; k++) {
+        for (int c = 0; c < A_COLUMNS; c++)
+            free(f->batch[k].col[c]);
+        for (size_t i = 0; i < NULLABLE; i++)
+            free(f->batch[k].valid[i]);
+        free(f->batch[k].text);
     }
-    s->capacity = d->vector_size();
-    for (int i = 0; i < A_COLUMNS; i++) {
-        s->vec[i] = d->data_chunk_get_vector(s->chunk, i);
-        s->col[i] = d->vector_get_data(s->vec[i]);
+    pthread_mutex_destroy(&f->lock);
+    pthread_cond_destroy(&f->changed);
+}
+
+/* 0, or -1 when out of memory (f then freed). */
+static int feed_init(access_feed *f)
+{
+    pthread_mutex_init(&f->lock, NULL);
+    pthread_cond_init(&f->changed, NULL);
+    f->capacity = f->api->vector_size();
+    int ok = 1;
+    for (int k = 0; k < FEED_BATCHES; k++) {
+        feed_batch *b = &f->batch[k];
+        for (int c = 0; c < A_COLUMNS; c++)
+            ok &= (b->col[c] = malloc(f->capacity * column_bytes(c))) != NULL;
+        for (size_t i = 0; i < NULLABLE; i++)
+            ok &= (b->valid[i] = calloc((f->capacity + 63) / 64, 8)) != NULL;
     }
-    for (size_t i = 0; i < sizeof nullable / sizeof *nullable; i++)
-        d->vector_ensure_validity_writable(s->vec[nullable[i]]);
+    if (!ok)
+        feed_free(f);
+    return ok ? 0 : -1;
+}
+
+/* The batch the walk fills next, once the scan has given it back; NULL
+ * when the scan stopped. */
+static feed_batch *feed_room(access_feed *f)
+{
+    pthread_mutex_lock(&f->lock);
+    while (f->filled - f->taken == FEED_BATCHES && !f->stop)
+        pthread_cond_wait(&f->changed, &f->lock);
+    int stop = f->stop;
+    pthread_mutex_unlock(&f->lock);
+    return stop ? NULL : &f->batch[f->filled % FEED_BATCHES];
+}
+
+/* The walk hands the batch it filled over (done: its last, rc its end). */
+static void feed_publish(access_feed *f, int done, int rc)
+{
+    pthread_mutex_lock(&f->lock);
+    if (f->batch[f->filled % FEED_BATCHES].rows)
+        f->filled++;
+    f->done = done;
+    f->rc = rc;
+    pthread_cond_broadcast(&f->changed);
+    pthread_mutex_unlock(&f->lock);
+}
+
+/* The scan stops taking batches (the COPY ended, or failed). */
+static void feed_stop(access_feed *f)
+{
+    pthread_mutex_lock(&f->lock);
+    f->stop = 1;
+    pthread_cond_broadcast(&f->changed);
+    pthread_mutex_unlock(&f->lock);
+}
+
+/* Keeps string v (NULL: none) as column c's value of row r of b; -1
+ * when out of memory. */
+static int put_text(feed_batch *b, int c, uint64_t r, const char *v)
+{
+    size_t n = v ? strlen(v) : 0;
+    if (b->text_len + n > b->text_cap) {
+        size_t cap = b->text_cap ? b->text_cap : 1 << 16;
+        while (cap < b->text_len + n)
+            cap *= 2;
+        char *t = cap <= UINT32_MAX ? realloc(b->text, cap) : NULL;
+        if (!t)
+            return -1;
+        b->text = t;
+        b->text_cap = cap;
+    }
+    memcpy(b->text + b->text_len, v, n);
+    ((feed_text *)b->col[c])[r] = (feed_text){ (uint32_t)b->text_len, (uint32_t)n };
+    b->text_len += n;
     return 0;
 }
 
-/* Appends the rows the chunk holds and empties it. */
-static int chunk_flush(sink_state *s)
+/* Row r of nullable column nullable[i] of b holds a value (valid) or
+ * NULL. */
+static void set_valid(feed_batch *b, size_t i, uint64_t r, int valid)
 {
-    duckdb_api *d = s->api;
-    if (!s->rows)
-        return 0;
-    d->data_chunk_set_size(s->chunk, s->rows);
-    int rc = d->append_data_chunk(s->app[T_ACCESSES], s->chunk);
-    s->rows = 0;
-    d->data_chunk_reset(s->chunk);
-    for (int i = 0; i < A_COLUMNS; i++) /* a reset may move the data */
-        s->col[i] = d->vector_get_data(s->vec[i]);
-    for (size_t i = 0; i < sizeof nullable / sizeof *nullable; i++)
-        d->vector_ensure_validity_writable(s->vec[nullable[i]]);
-    if (rc == DUCKDB_SUCCESS)
-        return 0;
-    const char *why = d->appender_error(s->app[T_ACCESSES]);
-    snprintf(s->err, s->errcap, "DuckDB: accesses: %s",
-             why ? why : "append failed");
-    return -1;
-}
-
-/* The id of a name in the names table; -1 on error.  A name the cache
- * has forgotten gets a new id, its second row in the table: the join
- * gives each id its string all the same, and memory stays bounded. */
-static int64_t name_id(sink_state *s, const char *name)
-{
-    int64_t id = name_cache_get(s->names, name);
-    if (id >= 0)
-        return id;
-    id = s->next_id++;
-    s->api->append_uint32(s->app[T_NAMES], (uint32_t)id);
-    s->api->append_varchar(s->app[T_NAMES], name);
-    if (end_row(s, T_NAMES))
-        return -1;
-    name_cache_put(s->names, name, id);
-    return id;
-}
-
-/* Row r of vector v holds a value (valid) or NULL. */
-static void set_valid(duckdb_api *d, duckdb_handle v, uint64_t r, int valid)
-{
-    uint64_t *mask = d->vector_get_validity(v);
-    if (valid)
-        mask[r / 64] |= 1ull << (r % 64);
-    else
-        mask[r / 64] &= ~(1ull << (r % 64));
+    uint64_t bit = 1ull << (r % 64);
+    b->valid[i][r / 64] = valid ? b->valid[i][r / 64] | bit : b->valid[i][r / 64] & ~bit;
 }
 
 static int put_access(void *arg, const export_access *a)
 {
     sink_state *s = arg;
-    duckdb_api *d = s->api;
-    uint64_t r = s->rows;
-    ((uint32_t *)s->col[A_PID])[r] = s->pid;
-    ((uint32_t *)s->col[A_TID])[r] = a->tid;
-    ((uint64_t *)s->col[A_SEQ])[r] = a->seq;
-    ((uint64_t *)s->col[A_PC])[r] = a->pc;
-    ((uint64_t *)s->col[A_ADDRESS])[r] = a->address;
-    ((uint64_t *)s->col[A_SIZE])[r] = a->size;
-    ((uint64_t *)s->col[A_SOURCE])[r] = a->source;
-    set_valid(d, s->vec[A_SOURCE], r, a->has_source);
-    ((uint32_t *)s->col[A_COUNT])[r] = a->count;
-    ((uint8_t *)s->col[A_KIND])[r] = (uint8_t)a->kind[0];
-    int64_t f = name_id(s, a->function), o = name_id(s, a->object),
-            g = name_id(s, a->region);
-    if (f < 0 || o < 0 || g < 0)
-        return -1;
-    ((uint32_t *)s->col[A_FUNCTION])[r] = (uint32_t)f;
-    ((uint32_t *)s->col[A_OBJECT])[r] = (uint32_t)o;
-    ((uint32_t *)s->col[A_REGION])[r] = (uint32_t)g;
-    int64_t site = a->site_key == s->site_key ? s->site_id
-                   : a->site                   ? name_id(s, a->site) : 0;
-    if (site < 0)
-        return -1;
-    s->site_key = a->site_key;
-    s->site_id = (uint32_t)site;
-    ((uint64_t *)s->col[A_BLOCK])[r] = a->block ? a->block - 1 : 0;
-    ((uint32_t *)s->col[A_SITE])[r] = (uint32_t)site;
-    set_valid(d, s->vec[A_BLOCK], r, a->block != 0);
-    set_valid(d, s->vec[A_SITE], r, a->block != 0);
-    int64_t cause = a->miss_cause ? name_id(s, a->miss_cause) : 0;
-    if (cause < 0)
-        return -1;
-    ((uint32_t *)s->col[A_D1_MISSES])[r] = a->d1_misses;
-    ((uint32_t *)s->col[A_LL_MISSES])[r] = a->ll_misses;
-    ((uint32_t *)s->col[A_MISS_CAUSE])[r] = (uint32_t)cause;
-    set_valid(d, s->vec[A_D1_MISSES], r, a->modeled);
-    set_valid(d, s->vec[A_LL_MISSES], r, a->modeled);
-    set_valid(d, s->vec[A_MISS_CAUSE], r, a->miss_cause != NULL);
-    return ++s->rows == s->capacity ? chunk_flush(s) : 0;
+    access_feed *f = s->feed;
+    feed_batch *b = &f->batch[f->filled % FEED_BATCHES];
+    uint64_t r = b->rows;
+    ((uint32_t *)b->col[A_PID])[r] = f->pid;
+    ((uint32_t *)b->col[A_TID])[r] = a->tid;
+    ((uint64_t *)b->col[A_SEQ])[r] = a->seq;
+    ((uint64_t *)b->col[A_PC])[r] = a->pc;
+    ((uint64_t *)b->col[A_ADDRESS])[r] = a->address;
+    ((uint64_t *)b->col[A_SIZE])[r] = a->size;
+    ((uint64_t *)b->col[A_SOURCE])[r] = a->source;
+    ((uint32_t *)b->col[A_COUNT])[r] = a->count;
+    ((uint64_t *)b->col[A_BLOCK])[r] = a->block ? a->block - 1 : 0;
+    ((uint32_t *)b->col[A_D1_MISSES])[r] = a->d1_misses;
+    ((uint32_t *)b->col[A_LL_MISSES])[r] = a->ll_misses;
+    const int valid[NULLABLE] = { a->has_source, a->block != 0, a->block != 0,
+                                  a->modeled, a->modeled, a->miss_cause != NULL };
+    for (size_t i = 0; i < NULLABLE; i++)
+        set_valid(b, i, r, valid[i]);
+    if (put_text(b, A_KIND, r, a->kind) || put_text(b, A_FUNCTION, r, a->function) ||
+        put_text(b, A_OBJECT, r, a->object) || put_text(b, A_REGION, r, a->region) ||
+        put_text(b, A_SITE, r, a->block ? a->site : NULL) ||
+        put_text(b, A_MISS_CAUSE, r, a->miss_cause)) {
+        snprintf(s->err, s->errcap, "out of memory");
+        return 1;
+    }
+    if (++b->rows < f->capacity)
+        return 0;
+    feed_publish(f, 0, 0);
+    if (!(b = feed_room(f))) {
+        f->cut = 1; /* DuckDB's error says why */
+        snprintf(s->err, s->errcap, "DuckDB stopped reading the accesses");
+        return 1;
+    }
+    b->rows = 0;
+    b->text_len = 0;
+    return 0;
+}
+
+/* ---- memtap_accesses(): the table function DuckDB reads them from ---- */
+
+/* The library's calls for the table function's callbacks, which DuckDB
+ * calls with no argument of memtap's but their info (the one export a
+ * process makes at a time sets it). */
+static duckdb_api *scan_api;
+
+static void scan_bind(duckdb_handle info)
+{
+    for (int c = 0; c < A_COLUMNS; c++) {
+        duckdb_handle type = scan_api->create_logical_type(access_columns[c].type);
+        scan_api->bind_add_result_column(info, access_columns[c].name, type);
+        scan_api->destroy_logical_type(&type);
+    }
+}
+
+static void scan_init(duckdb_handle info)
+{
+    (void)info;
+}
+
+/* Batch b's rows into DuckDB's chunk out. */
+static void scan_batch(duckdb_api *d, const feed_batch *b, duckdb_handle out)
+{
+    for (int c = 0; c < A_COLUMNS; c++) {
+        duckdb_handle v = d->data_chunk_get_vector(out, (uint64_t)c);
+        if (access_columns[c].type != DUCKDB_TYPE_VARCHAR) {
+            memcpy(d->vector_get_data(v), b->col[c], b->rows * column_bytes(c));
+            continue;
+        }
+        const feed_text *t = b->col[c];
+        for (uint64_t r = 0; r < b->rows; r++)
+            d->vector_assign_string_element_len(v, r, b->text + t[r].at, t[r].len);
+    }
+    for (size_t i = 0; i < NULLABLE; i++) {
+        duckdb_handle v = d->data_chunk_get_vector(out, (uint64_t)nullable[i]);
+        d->vector_ensure_validity_writable(v);
+        memcpy(d->vector_get_validity(v), b->valid[i], (b->rows + 63) / 64 * 8);
+    }
+    d->data_chunk_set_size(out, b->rows);
+}
+
+/* The next batch of the walk's into out; none (out empty) at its end,
+ * with an error when the walk failed. */
+static void scan(duckdb_handle info, duckdb_handle out)
+{
+    duckdb_api *d = scan_api;
+    access_feed *f = d->function_get_extra_info(info);
+    pthread_mutex_lock(&f->lock);
+    while (f->filled == f->taken && !f->done)
+        pthread_cond_wait(&f->changed, &f->lock);
+    int last = f->filled == f->taken, rc = f->rc;
+    pthread_mutex_unlock(&f->lock);
+    if (last) {
+        if (rc)
+            d->function_set_error(info, f->err);
+        d->data_chunk_set_size(out, 0);
+        return;
+    }
+    scan_batch(d, &f->batch[f->taken % FEED_BATCHES], out);
+    pthread_mutex_lock(&f->lock);
+    f->taken++;
+    pthread_cond_broadcast(&f->changed);
+    pthread_mutex_unlock(&f->lock);
+}
+
+/* Registers memtap_accesses() on con, reading from f; 0, or -1. */
+static int register_scan(duckdb_api *d, duckdb_handle con, access_feed *f)
+{
+    scan_api = d;
+    duckdb_handle fn = d->create_table_function();
+    d->table_function_set_name(fn, "memtap_accesses");
+    d->table_function_set_extra_info(fn, f, NULL);
+    d->table_function_set_bind(fn, scan_bind);
+    d->table_function_set_init(fn, scan_init);
+    d->table_function_set_function(fn, scan);
+    int rc = d->register_table_function(con, fn);
+    d->destroy_table_function(&fn);
+    return rc == DUCKDB_SUCCESS ? 0 : -1;
 }
 
 static int put_block(void *arg, const export_block *b)
@@ -425,36 +593,26 @@ static int sql_literal(const char *path, char *out, size_t cap)
     return 0;
 }
 
-static const char accesses_query[] =
-    "(SELECT a.pid, a.tid, a.seq, chr(a.kind) AS kind, a.pc, a.address,"
-    " a.size,"
-    " a.source, a.count, f.name AS function, o.name AS object,"
-    " r.name AS region, a.block, s.name AS site, a.d1_misses, a.ll_misses,"
-    " c.name AS miss_cause, rid.run FROM accesses a CROSS JOIN run_id rid"
-    " JOIN names f ON f.id = a.function"
-    " JOIN names o ON o.id = a.object"
-    " JOIN names r ON r.id = a.region"
-    " LEFT JOIN names s ON s.id = a.site"
-    " LEFT JOIN names c ON c.id = a.miss_cause)";
-
-/* The other tables as COPY reads them: a table's rows and the run. */
-static const char *const other_queries[EXPORTED] = {
+/* The tables as COPY reads them: a table's rows and the run. */
+static const char *const table_queries[TABLES] = {
+    [T_ACCESSES] = "(SELECT a.*, rid.run FROM memtap_accesses() a CROSS JOIN run_id rid)",
     [T_BLOCKS] = "(SELECT t.*, rid.run FROM blocks t CROSS JOIN run_id rid)",
     [T_MODULES] = "(SELECT t.*, rid.run FROM modules t CROSS JOIN run_id rid)",
     [T_THREADS] = "(SELECT t.*, rid.run FROM threads t CROSS JOIN run_id rid)",
     [T_STACKS] = "(SELECT t.*, rid.run FROM stacks t CROSS JOIN run_id rid)",
 };
 
-/* A table as COPY reads it. */
-static const char *exported(int i)
+/* Table i as COPY reads it; with --split (stored) the accesses are the
+ * table the walk filled first. */
+static const char *exported(int i, int stored)
 {
-    return i == T_ACCESSES ? accesses_query : other_queries[i];
+    return i == T_ACCESSES && stored ? "accesses" : table_queries[i];
 }
 
 /* One empty file of table i's columns (but the partitions') in the
  * partition directory part. */
-static int empty_file(duckdb_api *api, duckdb_handle con, int i, const char *part,
-                      char *err, size_t errcap)
+static int empty_file(duckdb_api *api, duckdb_handle con, int i, int stored,
+                      const char *part, char *err, size_t errcap)
 {
     char file[4096 + 128], lit[2 * 4096 + 280], sql[2 * 4096 + 1024];
     snprintf(file, sizeof file, "%s/data_0.parquet", part);
@@ -464,7 +622,7 @@ static int empty_file(duckdb_api *api, duckdb_handle con, int i, const char *par
     }
     snprintf(sql, sizeof sql,
              "COPY (SELECT * EXCLUDE (%s) FROM %s LIMIT 0) TO %s (FORMAT parquet)",
-             i == T_ACCESSES ? "pid, tid" : "pid", exported(i), lit);
+             i == T_ACCESSES ? "pid, tid" : "pid", exported(i, stored), lit);
     return run_sql(api, con, sql, err, errcap);
 }
 
@@ -485,31 +643,28 @@ static int empty_partition(duckdb_api *api, duckdb_handle con, const char *dir,
         n += snprintf(part + n, sizeof part - (size_t)n, "/tid=%u", pid);
         mkdir(part, 0777);
     }
-    return empty_file(api, con, i, part, err, errcap);
+    return empty_file(api, con, i, 0, part, err, errcap);
 }
 
-/* COPY of every table into dir: accesses partitioned by process and
+/* COPY of table i into dir, the accesses partitioned by process and
  * thread, the others by process; a table with no rows as one empty
  * file. */
-static int copy_out(duckdb_api *api, duckdb_handle con, const char *dir,
+static int copy_out(duckdb_api *api, duckdb_handle con, const char *dir, int i,
                     uint32_t pid, char *err, size_t errcap)
 {
-    for (int i = 0; i < EXPORTED; i++) {
-        char where[4096 + 64], lit[2 * 4096 + 80], sql[2 * 4096 + 1024];
-        snprintf(where, sizeof where, "%s/%s", dir, table_names[i]);
-        if (sql_literal(where, lit, sizeof lit)) {
-            snprintf(err, errcap, "output path too long");
-            return -1;
-        }
-        snprintf(sql, sizeof sql,
-                 "COPY %s TO %s (FORMAT parquet, COMPRESSION zstd, "
-                 "PARTITION_BY (%s), OVERWRITE_OR_IGNORE)",
-                 exported(i), lit, i == T_ACCESSES ? "pid, tid" : "pid");
-        if (run_sql(api, con, sql, err, errcap) ||
-            empty_partition(api, con, dir, i, pid, err, errcap))
-            return -1;
+    char where[4096 + 64], lit[2 * 4096 + 80], sql[2 * 4096 + 1024];
+    snprintf(where, sizeof where, "%s/%s", dir, table_names[i]);
+    if (sql_literal(where, lit, sizeof lit)) {
+        snprintf(err, errcap, "output path too long");
+        return -1;
     }
-    return 0;
+    snprintf(sql, sizeof sql,
+             "COPY %s TO %s (FORMAT parquet, COMPRESSION zstd, "
+             "PARTITION_BY (%s), OVERWRITE_OR_IGNORE)",
+             exported(i, 0), lit, i == T_ACCESSES ? "pid, tid" : "pid");
+    if (run_sql(api, con, sql, err, errcap))
+        return -1;
+    return empty_partition(api, con, dir, i, pid, err, errcap);
 }
 
 static int is_empty_dir(const char *dir);
@@ -541,10 +696,10 @@ static int copy_split(duckdb_api *api, duckdb_handle con, const char *dir, int i
     snprintf(sql, sizeof sql,
              "COPY (SELECT * EXCLUDE (%s) FROM %s WHERE %s) TO %s (FORMAT parquet, "
              "COMPRESSION zstd, FILE_SIZE_BYTES %" PRIu64 ", OVERWRITE_OR_IGNORE)",
-             i == T_ACCESSES ? "pid, tid" : "pid", exported(i), where, lit, split);
+             i == T_ACCESSES ? "pid, tid" : "pid", exported(i, 1), where, lit, split);
     if (run_sql(api, con, sql, err, errcap))
         return -1;
-    return is_empty_dir(part) ? empty_file(api, con, i, part, err, errcap) : 0;
+    return is_empty_dir(part) ? empty_file(api, con, i, 1, part, err, errcap) : 0;
 }
 
 #define RUN_MARK ".memtap-run" /* in an export's directory: whose it is */
@@ -613,6 +768,55 @@ static void remove_database(const char *db)
     unlink(wal);
 }
 
+/* The walk, on a thread of its own: its accesses to the feed, the rest
+ * to the appenders. */
+static void *walk_main(void *arg)
+{
+    sink_state *s = arg;
+    access_feed *f = s->feed;
+    export_sink sink = { put_module, put_access, put_block, put_thread, put_frame, s };
+    int rc = export_rows(f->t, f->sym, f->cache, &sink, f->progress, f->parg, f->err,
+                         sizeof f->err);
+    feed_publish(f, 1, rc);
+    return NULL;
+}
+
+/* The accesses, walked on a second thread while DuckDB reads them: into
+ * dir's accesses files, or with split into the table accesses; then the
+ * appenders' tables are complete.  0, or -1 with the reason in err. */
+static int export_accesses(sink_state *s, duckdb_handle con, const char *dir,
+                           uint64_t split, char *err, size_t errcap)
+{
+    duckdb_api *api = s->api;
+    access_feed *f = s->feed;
+    if (feed_init(f) != 0) {
+        snprintf(err, errcap, "out of memory");
+        return -1;
+    }
+    pthread_t walker;
+    int rc = register_scan(api, con, f);
+    if (rc != 0)
+        snprintf(err, errcap, "DuckDB: cannot register memtap_accesses()");
+    else if ((rc = pthread_create(&walker, NULL, walk_main, s)) != 0)
+        snprintf(err, errcap, "cannot start a thread: %s", strerror(rc));
+    if (rc != 0) {
+        feed_free(f);
+        return -1;
+    }
+    char sql[256];
+    snprintf(sql, sizeof sql, "CREATE TABLE accesses AS SELECT * FROM %s",
+             exported(T_ACCESSES, 0));
+    rc = split ? run_sql(api, con, sql, err, errcap)
+               : copy_out(api, con, dir, T_ACCESSES, s->pid, err, errcap);
+    feed_stop(f);
+    pthread_join(walker, NULL);
+    if (f->rc && !(rc && f->cut)) /* the walk's own error (DuckDB's says
+                                    only that the scan failed) */
+        snprintf(err, errcap, "%s", f->err);
+    feed_free(f);
+    return rc || f->rc ? -1 : 0;
+}
+
 int export_parquet(memtap_trace *t, symbolizer *sym, const cache_geometry *cache,
                    const char *lib, const char *dir, uint64_t split,
                    void (*progress)(void *),
@@ -632,43 +836,38 @@ int export_parquet(memtap_trace *t, symbolizer *sym, const cache_geometry *cache
     char db_path[4096];
     snprintf(db_path, sizeof db_path, "%s/.memtap-export-%u.duckdb", dir, pid);
     remove_database(db_path);
-    duckdb_handle db = NULL, con = NULL;
-    sink_state s = { .api = &api, .pid = pid, .err = err, .errcap = errcap };
+    duckdb_handle db = NULL, con = NULL, appending = NULL;
+    access_feed *feed = calloc(1, sizeof *feed);
+    sink_state s = { .api = &api, .pid = pid, .feed = feed };
     /* every row's run: the number memtap run gave it (NULL for none) */
     char run_row[128];
     snprintf(run_row, sizeof run_row, "INSERT INTO run_id VALUES (%s);",
              run[0] && strspn(run, "0123456789") == strlen(run) ? run : "NULL");
     int rc = -1;
-    if (api.open(db_path, &db) != DUCKDB_SUCCESS ||
-        api.connect(db, &con) != DUCKDB_SUCCESS)
+    if (!feed)
+        snprintf(err, errcap, "out of memory");
+    else if (api.open(db_path, &db) != DUCKDB_SUCCESS ||
+             api.connect(db, &con) != DUCKDB_SUCCESS ||
+             api.connect(db, &appending) != DUCKDB_SUCCESS)
         snprintf(err, errcap, "DuckDB cannot create %s", db_path);
     else if (run_sql(&api, con, schema, err, errcap) == 0 &&
              run_sql(&api, con, run_row, err, errcap) == 0)
         rc = 0;
-    for (int i = 0; rc == 0 && i < TABLES; i++)
-        if (api.appender_create(con, NULL, table_names[i], &s.app[i]) !=
+    /* the appenders have a connection of their own: the walk appends
+     * while the accesses' COPY runs on con */
+    for (int i = T_ACCESSES + 1; rc == 0 && i < TABLES; i++)
+        if (api.appender_create(appending, NULL, table_names[i], &s.app[i]) !=
             DUCKDB_SUCCESS) {
-            snprintf(err, errcap, "DuckDB: no appender for %s",
-                     table_names[i]);
+            snprintf(err, errcap, "DuckDB: no appender for %s", table_names[i]);
             rc = -1;
         }
-    export_sink sink = { put_module, put_access, put_block, put_thread,
-                         put_frame, &s };
-    if (rc == 0 && !(s.names = calloc(1, sizeof *s.names))) {
-        snprintf(err, errcap, "out of memory");
-        rc = -1;
+    if (rc == 0) {
+        *feed = (access_feed){ .api = &api, .pid = pid, .t = t, .sym = sym,
+                               .cache = cache, .progress = progress, .parg = arg };
+        s.err = feed->err; /* the walk's (export_accesses says it) */
+        s.errcap = sizeof feed->err;
+        rc = export_accesses(&s, con, dir, split, err, errcap);
     }
-    if (rc == 0)
-        rc = chunk_open(&s);
-    if (rc == 0)
-        rc = export_rows(t, sym, cache, &sink, progress, arg, err, errcap) ? -1 : 0;
-    if (rc == 0)
-        rc = chunk_flush(&s);
-    if (s.chunk)
-        api.destroy_data_chunk(&s.chunk);
-    if (s.names)
-        name_cache_free(s.names);
-    free(s.names);
     for (int i = 0; i < TABLES; i++)
         if (s.app[i] && api.appender_destroy(&s.app[i]) != DUCKDB_SUCCESS &&
             rc == 0) { /* flushes the last rows */
@@ -676,13 +875,16 @@ int export_parquet(memtap_trace *t, symbolizer *sym, const cache_geometry *cache
                      table_names[i]);
             rc = -1;
         }
-    for (int i = 0; rc == 0 && split && i < EXPORTED; i++)
+    for (int i = 0; rc == 0 && split && i < TABLES; i++)
         for (size_t k = 0; rc == 0 && k < (i == T_ACCESSES ? s.ntids : 1); k++)
             rc = copy_split(&api, con, dir, i, pid, i == T_ACCESSES ? s.tids[k] : 0,
                             split, err, errcap);
-    if (rc == 0 && !split)
-        rc = copy_out(&api, con, dir, pid, err, errcap);
+    for (int i = T_ACCESSES + 1; rc == 0 && !split && i < TABLES; i++)
+        rc = copy_out(&api, con, dir, i, pid, err, errcap);
     free(s.tids);
+    free(feed);
+    if (appending)
+        api.disconnect(&appending);
     if (con)
         api.disconnect(&con);
     if (db)

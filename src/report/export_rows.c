@@ -110,7 +110,10 @@ static int add_access(walk *w, const memtap_event *ev)
                         heap ? site_of(w, &d.block, site, sizeof site) : NULL,
                         heap ? site_key(&d.block) : 0, 0, 0, 0, NULL };
     const char *fn = namer_code(w->names, x->pc, code, sizeof code, NULL);
-    snprintf(function, sizeof function, "%.*s", (int)strcspn(fn, "+ "), fn);
+    size_t n = strcspn(fn, "+ "); /* the symbol alone */
+    n = n < sizeof function ? n : sizeof function - 1;
+    memcpy(function, fn, n);
+    function[n] = '\0';
     if (w->cache) {
         cachesim_outcome out;
         if (cachesim_event(w->cache, ev, &out))
