@@ -22,6 +22,7 @@
 #include "report/export_parquet.h"
 
 #include "report/export_rows.h"
+#include "sys/utf8.h"
 #include "trace/info.h"
 
 #include <dirent.h>
@@ -131,7 +132,8 @@ static const struct { const char *name; size_t at; } api_names[] = {
     { "duckdb_bind_add_result_column", offsetof(duckdb_api, bind_add_result_column) },
     { "duckdb_function_get_extra_info", offsetof(duckdb_api, function_get_extra_info) },
     { "duckdb_function_set_error", offsetof(duckdb_api, function_set_error) },
-    { "duckdb_vector_assign_string_element_len",
+    /* (no check: the rows' strings are valid UTF-8 already) */
+    { "duckdb_unsafe_vector_assign_string_element_len",
       offsetof(duckdb_api, vector_assign_string_element_len) },
 };
 
@@ -354,23 +356,35 @@ static void feed_stop(access_feed *f)
     pthread_mutex_unlock(&f->lock);
 }
 
-/* Keeps string v (NULL: none) as column c's value of row r of b; -1
- * when out of memory. */
+/* Keeps string v (NULL: none) as column c's value of row r of b, as
+ * valid UTF-8 (what is not becomes U+FFFD: DuckDB takes the bytes as they
+ * are); -1 when out of memory. */
 static int put_text(feed_batch *b, int c, uint64_t r, const char *v)
 {
     size_t n = v ? strlen(v) : 0;
-    if (b->text_len + n > b->text_cap) {
+    feed_text *t = b->col[c];
+    if (r && t[r - 1].len == n && memcmp(b->text + t[r - 1].at, v, n) == 0) {
+        t[r] = t[r - 1]; /* the row before's string */
+        return 0;
+    }
+    int ascii = utf8_ascii(v, n);
+    size_t room = ascii ? n : 3 * n;
+    if (b->text_len + room > b->text_cap) {
         size_t cap = b->text_cap ? b->text_cap : 1 << 16;
-        while (cap < b->text_len + n)
+        while (cap < b->text_len + room)
             cap *= 2;
-        char *t = cap <= UINT32_MAX ? realloc(b->text, cap) : NULL;
-        if (!t)
+        char *grown = cap <= UINT32_MAX ? realloc(b->text, cap) : NULL;
+        if (!grown)
             return -1;
-        b->text = t;
+        b->text = grown;
         b->text_cap = cap;
     }
-    memcpy(b->text + b->text_len, v, n);
-    ((feed_text *)b->col[c])[r] = (feed_text){ (uint32_t)b->text_len, (uint32_t)n };
+    char *at = b->text + b->text_len;
+    if (ascii)
+        memcpy(at, v, n);
+    else
+        n = utf8_sanitize(v, n, at);
+    t[r] = (feed_text){ (uint32_t)b->text_len, (uint32_t)n };
     b->text_len += n;
     return 0;
 }
@@ -505,6 +519,23 @@ static int register_scan(duckdb_api *d, duckdb_handle con, access_feed *f)
     return rc == DUCKDB_SUCCESS ? 0 : -1;
 }
 
+/* Appends string v as valid UTF-8 (a byte that is not part of a
+ * character as U+FFFD: DuckDB refuses the row otherwise); -1 when out of
+ * memory. */
+static int append_text(duckdb_api *d, duckdb_handle app, const char *v)
+{
+    size_t n = strlen(v);
+    if (utf8_ascii(v, n))
+        return d->append_varchar(app, v) == DUCKDB_SUCCESS ? 0 : -1;
+    char *valid = malloc(3 * n + 1);
+    if (!valid)
+        return -1;
+    valid[utf8_sanitize(v, n, valid)] = '\0';
+    int rc = d->append_varchar(app, valid);
+    free(valid);
+    return rc == DUCKDB_SUCCESS ? 0 : -1;
+}
+
 static int put_block(void *arg, const export_block *b)
 {
     sink_state *s = arg;
@@ -512,11 +543,11 @@ static int put_block(void *arg, const export_block *b)
     duckdb_handle app = s->app[T_BLOCKS];
     d->append_uint32(app, s->pid);
     d->append_uint64(app, b->number);
-    d->append_varchar(app, b->kind);
+    append_text(d, app, b->kind);
     d->append_uint64(app, b->address);
     d->append_uint64(app, b->size);
     d->append_uint64(app, b->site);
-    d->append_varchar(app, b->site_name);
+    append_text(d, app, b->site_name);
     d->append_uint32(app, b->tid);
     d->append_uint64(app, b->alloc_seq);
     if (b->freed)
@@ -539,7 +570,7 @@ static int put_frame(void *arg, const export_frame *f)
     d->append_uint32(app, f->stack);
     d->append_uint32(app, f->depth);
     d->append_uint64(app, f->pc);
-    d->append_varchar(app, f->frame);
+    append_text(d, app, f->frame);
     return end_row(s, T_STACKS);
 }
 
@@ -550,9 +581,9 @@ static int put_module(void *arg, const memtap_module *m, const char *build_id)
     duckdb_handle app = s->app[T_MODULES];
     d->append_uint32(app, s->pid);
     d->append_uint32(app, m->id);
-    d->append_varchar(app, m->path);
+    append_text(d, app, m->path);
     d->append_uint64(app, m->base);
-    d->append_varchar(app, build_id);
+    append_text(d, app, build_id);
     return end_row(s, T_MODULES);
 }
 

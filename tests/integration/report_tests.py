@@ -420,7 +420,8 @@ def test_report_fork():
 def test_report_json_utf8():
     """A program whose path has a byte that is no UTF-8 (a Latin-1 file
     name, say) beside a real non-ASCII character: report's and cachesim's
-    JSON are still UTF-8 (the byte as U+FFFD, the character as it is)."""
+    JSON are still UTF-8 (the byte as U+FFFD, the character as it is), and
+    so are the Parquet export's strings (DuckDB refused the module's row)."""
     where = os.path.join(os.fsencode(TMP), b"caf\xe9-\xc3\xbc")
     os.makedirs(where, exist_ok=True)
     binary = os.path.join(where, b"three_mallocs")
@@ -438,6 +439,14 @@ def test_report_json_utf8():
         if cmd[0] == "report":
             check("/caf\ufffd-\u00fc/three_mallocs" in doc["program"],
                   "the program's path: %r" % doc["program"])
+    from export_tests import duckdb_query
+    out = os.path.join(TMP, "utf8_parquet")
+    shutil.rmtree(out, ignore_errors=True)
+    memtap("export", "-q", "--format", "parquet", "-o", out, path)
+    paths = [r[0] for r in duckdb_query("select path from read_parquet('%s/modules/**/*.parquet')"
+                                        % out)]
+    check(any(p.endswith("/caf\ufffd-\u00fc/three_mallocs") for p in paths),
+          "the module's path in Parquet: %r" % paths)
 
 
 def test_report_bad_input():
