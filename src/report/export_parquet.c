@@ -24,6 +24,7 @@
 #include "report/export_rows.h"
 #include "sys/utf8.h"
 #include "trace/info.h"
+#include "trace/tool.h"
 
 #include <dirent.h>
 #include <dlfcn.h>
@@ -677,22 +678,51 @@ static int empty_partition(duckdb_api *api, duckdb_handle con, const char *dir,
     return empty_file(api, con, i, 0, part, err, errcap);
 }
 
+/* The directory of process pid's partition of table i in dir (made),
+ * and for the accesses of thread tid's, into part. */
+static void partition_dir(const char *dir, int i, uint32_t pid, uint32_t tid, char *part,
+                          size_t cap)
+{
+    int n = snprintf(part, cap, "%s/%s", dir, table_names[i]);
+    mkdir(part, 0777);
+    n += snprintf(part + n, cap - (size_t)n, "/pid=%u", pid);
+    mkdir(part, 0777);
+    if (i == T_ACCESSES) {
+        snprintf(part + n, cap - (size_t)n, "/tid=%u", tid);
+        mkdir(part, 0777);
+    }
+}
+
 /* COPY of table i into dir, the accesses partitioned by process and
  * thread, the others by process; a table with no rows as one empty
- * file. */
+ * file.  The accesses of a trace of one thread (tid) go straight into
+ * its partition's file, not through DuckDB's partitioning (which keeps
+ * the rows until they are written: the walk's export 8.5 s instead of
+ * 11.5). */
 static int copy_out(duckdb_api *api, duckdb_handle con, const char *dir, int i,
-                    uint32_t pid, char *err, size_t errcap)
+                    uint32_t pid, uint32_t tid, char *err, size_t errcap)
 {
-    char where[4096 + 64], lit[2 * 4096 + 80], sql[2 * 4096 + 1024];
-    snprintf(where, sizeof where, "%s/%s", dir, table_names[i]);
+    char where[4096 + 96], lit[2 * 4096 + 200], sql[2 * 4096 + 1024];
+    if (i == T_ACCESSES && tid) {
+        partition_dir(dir, i, pid, tid, where, sizeof where - 32);
+        strcat(where, "/data_0.parquet");
+    } else {
+        snprintf(where, sizeof where, "%s/%s", dir, table_names[i]);
+    }
     if (sql_literal(where, lit, sizeof lit)) {
         snprintf(err, errcap, "output path too long");
         return -1;
     }
-    snprintf(sql, sizeof sql,
-             "COPY %s TO %s (FORMAT parquet, COMPRESSION zstd, "
-             "PARTITION_BY (%s), OVERWRITE_OR_IGNORE)",
-             exported(i, 0), lit, i == T_ACCESSES ? "pid, tid" : "pid");
+    if (i == T_ACCESSES && tid)
+        snprintf(sql, sizeof sql,
+                 "COPY (SELECT * EXCLUDE (pid, tid) FROM %s) TO %s (FORMAT parquet, "
+                 "COMPRESSION zstd)",
+                 exported(i, 0), lit);
+    else
+        snprintf(sql, sizeof sql,
+                 "COPY %s TO %s (FORMAT parquet, COMPRESSION zstd, "
+                 "PARTITION_BY (%s), OVERWRITE_OR_IGNORE)",
+                 exported(i, 0), lit, i == T_ACCESSES ? "pid, tid" : "pid");
     if (run_sql(api, con, sql, err, errcap))
         return -1;
     return empty_partition(api, con, dir, i, pid, err, errcap);
@@ -709,14 +739,7 @@ static int copy_split(duckdb_api *api, duckdb_handle con, const char *dir, int i
                       size_t errcap)
 {
     char part[4096 + 96], lit[2 * 4096 + 256], sql[2 * 4096 + 1536];
-    int n = snprintf(part, sizeof part, "%s/%s", dir, table_names[i]);
-    mkdir(part, 0777);
-    n += snprintf(part + n, sizeof part - (size_t)n, "/pid=%u", pid);
-    mkdir(part, 0777);
-    if (i == T_ACCESSES) {
-        n += snprintf(part + n, sizeof part - (size_t)n, "/tid=%u", tid);
-        mkdir(part, 0777);
-    }
+    partition_dir(dir, i, pid, tid, part, sizeof part);
     if (sql_literal(part, lit, sizeof lit)) {
         snprintf(err, errcap, "output path too long");
         return -1;
@@ -799,6 +822,14 @@ static void remove_database(const char *db)
     unlink(wal);
 }
 
+/* The one thread of t (0: none, or several), whose accesses are all
+ * there are; a selection may keep fewer, but not others. */
+static uint32_t single_thread(const memtap_trace *t)
+{
+    uint32_t tid = 0;
+    return trace_threads(t, &tid, 1) == 1 ? tid : 0;
+}
+
 /* The walk, on a thread of its own: its accesses to the feed, the rest
  * to the appenders. */
 static void *walk_main(void *arg)
@@ -838,7 +869,8 @@ static int export_accesses(sink_state *s, duckdb_handle con, const char *dir,
     snprintf(sql, sizeof sql, "CREATE TABLE accesses AS SELECT * FROM %s",
              exported(T_ACCESSES, 0));
     rc = split ? run_sql(api, con, sql, err, errcap)
-               : copy_out(api, con, dir, T_ACCESSES, s->pid, err, errcap);
+               : copy_out(api, con, dir, T_ACCESSES, s->pid, single_thread(f->t),
+                          err, errcap);
     feed_stop(f);
     pthread_join(walker, NULL);
     if (f->rc && !(rc && f->cut)) /* the walk's own error (DuckDB's says
@@ -911,7 +943,7 @@ int export_parquet(memtap_trace *t, symbolizer *sym, const cache_geometry *cache
             rc = copy_split(&api, con, dir, i, pid, i == T_ACCESSES ? s.tids[k] : 0,
                             split, err, errcap);
     for (int i = T_ACCESSES + 1; rc == 0 && !split && i < TABLES; i++)
-        rc = copy_out(&api, con, dir, i, pid, err, errcap);
+        rc = copy_out(&api, con, dir, i, pid, 0, err, errcap);
     free(s.tids);
     free(feed);
     if (appending)

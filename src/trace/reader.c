@@ -760,6 +760,13 @@ const trace_selection *trace_selected(const memtap_trace *t)
     return t->selection;
 }
 
+size_t trace_threads(const memtap_trace *t, uint32_t *tids, size_t max)
+{
+    for (size_t i = 0; i < t->ncursors && i < max; i++)
+        tids[i] = t->cursors[i].tid;
+    return t->ncursors;
+}
+
 void memtap_trace_close(memtap_trace *t)
 {
     if (!t)

@@ -56,6 +56,10 @@ typedef struct trace_selection {
 void trace_select(memtap_trace *t, const trace_selection *sel);
 const trace_selection *trace_selected(const memtap_trace *t);
 
+/* The threads whose events the trace holds, as its scan found them: how
+ * many, their tids (the first max) into tids. */
+size_t trace_threads(const memtap_trace *t, uint32_t *tids, size_t max);
+
 /* Walks t from where its reader stands to the end, each run handed to
  * every tool in turn (and counted to progress(arg, records) when given),
  * then finishes every tool.  Returns 0, or the first error: the walk's
