@@ -318,6 +318,8 @@ static int feed_init(access_feed *f)
             ok &= (b->col[c] = malloc(f->capacity * column_bytes(c))) != NULL;
         for (size_t i = 0; i < NULLABLE; i++)
             ok &= (b->valid[i] = calloc((f->capacity + 63) / 64, 8)) != NULL;
+        b->text_cap = 1 << 16;
+        ok &= (b->text = malloc(b->text_cap)) != NULL;
     }
     if (!ok)
         feed_free(f);
@@ -364,14 +366,14 @@ static int put_text(feed_batch *b, int c, uint64_t r, const char *v)
 {
     size_t n = v ? strlen(v) : 0;
     feed_text *t = b->col[c];
-    if (r && t[r - 1].len == n && memcmp(b->text + t[r - 1].at, v, n) == 0) {
+    if (r && t[r - 1].len == n && (!n || memcmp(b->text + t[r - 1].at, v, n) == 0)) {
         t[r] = t[r - 1]; /* the row before's string */
         return 0;
     }
     int ascii = utf8_ascii(v, n);
     size_t room = ascii ? n : 3 * n;
     if (b->text_len + room > b->text_cap) {
-        size_t cap = b->text_cap ? b->text_cap : 1 << 16;
+        size_t cap = b->text_cap;
         while (cap < b->text_len + room)
             cap *= 2;
         char *grown = cap <= UINT32_MAX ? realloc(b->text, cap) : NULL;
@@ -381,10 +383,10 @@ static int put_text(feed_batch *b, int c, uint64_t r, const char *v)
         b->text_cap = cap;
     }
     char *at = b->text + b->text_len;
-    if (ascii)
-        memcpy(at, v, n);
-    else
+    if (!ascii)
         n = utf8_sanitize(v, n, at);
+    else if (n) /* (v may be NULL then) */
+        memcpy(at, v, n);
     t[r] = (feed_text){ (uint32_t)b->text_len, (uint32_t)n };
     b->text_len += n;
     return 0;
