@@ -554,6 +554,13 @@ def online_report(*args, env=None):
     return p.stderr[p.stderr.index("cache model:"):], p
 
 
+def bench_text():
+    """50 KB of text to compress: the start of an old README the benchmarks
+    keep as it was (bench/input.txt)."""
+    with open(os.path.join(os.path.dirname(__file__), "../../bench/input.txt"), "rb") as f:
+        return f.read(50000)
+
+
 def test_report_cachesim_online():
     """memtap cachesim -- PROGRAM: the model beside the program, following
     its trace as it is written.  cache_walk's hand count under both
@@ -594,8 +601,9 @@ def test_report_cachesim_online():
     check_eq(os.listdir(temp), [], "the temporary trace is removed")
     check(re.search(r"^memtap: [\d,]+ events, ", p.stderr, re.M) and
           "memtap: trace " not in p.stderr, "the summary names no file: %s" % p.stderr)
-    text = os.path.join(TMP, "online-readme.txt")
-    shutil.copy(os.path.join(os.path.dirname(__file__), "../../README.md"), text)
+    text = os.path.join(TMP, "online-text.txt")
+    with open(text, "wb") as f:
+        f.write(bench_text())
     py = "import zlib, json; zlib.compress(json.dumps(list(range(3000))).encode())"
     for name, argv in (("gzip", ["gzip", "-6", "-f", "-k", text]),
                        ("python3", ["/usr/bin/python3", "-c", py])):
@@ -611,9 +619,9 @@ def test_report_cachesim_online():
             check("@deflateInit2_+" in report, "zlib's allocation sites are named "
                                                 "(its module came by dlopen): " + report)
     # the program waits for the model when its trace gets ahead: at most
-    # 1 MiB here (gzip's trace of four READMEs is about 10 MiB, written
-    # three times as fast as the model reads it); the same report
-    text4 = os.path.join(TMP, "online-readme4.txt")
+    # 1 MiB here (gzip's trace of four times that text is about 10 MiB,
+    # written faster than the model reads it); the same report
+    text4 = os.path.join(TMP, "online-text4.txt")
     with open(text, "rb") as f:
         data = f.read()
     with open(text4, "wb") as f:
@@ -636,8 +644,7 @@ def test_report_cachesim_online_stopped():
     waits), stops the model: the report of what it read, a warning that
     says so, the temporary trace removed, and memtap ends by the signal."""
     text = os.path.join(TMP, "stopped-input.txt")
-    with open(os.path.join(os.path.dirname(__file__), "../../README.md"), "rb") as f:
-        data = f.read()
+    data = bench_text()
     with open(text, "wb") as f:  # 80 M accesses: seconds of the model's
         f.write(data * 32)
     temp = os.path.join(TMP, "stopped-tmpdir")
@@ -663,11 +670,13 @@ def test_report_cachesim_online_stopped():
 
 
 def readme_excerpt(command):
-    """The lines the README shows after `    $ command`, up to the prose
-    after them (blank lines inside kept, those at the end dropped)."""
-    readme = open(os.path.join(os.path.dirname(__file__), "../../README.md")).read()
+    """The lines the README or the user guide shows after `    $ command`,
+    up to the prose after them (blank lines inside kept, those at the end
+    dropped)."""
+    docs = "".join(open(os.path.join(os.path.dirname(__file__), "../..", name)).read()
+                   for name in ("README.md", "doc/guide.md"))
     lines = []
-    for line in readme.split("    $ " + command + "\n", 1)[1].splitlines():
+    for line in docs.split("    $ " + command + "\n", 1)[1].splitlines():
         if line and not line.startswith("    "):
             break
         lines.append(line[4:])
@@ -703,7 +712,7 @@ def in_order(excerpt, out, varying=(), ordered=True):
 
 
 def test_report_readme_excerpts():
-    """The README's excerpts of memtap cachesim are what its commands
+    """The README's and the guide's excerpts of memtap cachesim are what their commands
     print: cache_walk's whole (the default engine; its totals but for
     their numbers), cache_fields' table (the heap site's row but for its
     numbers), cache_sharing's rows of the two words (the flag's row and
