@@ -139,8 +139,7 @@ static const struct { const char *name; size_t at; } api_names[] = {
 };
 
 /* DuckDB's type numbers (duckdb_type) of the accesses' columns. */
-enum { DUCKDB_TYPE_UTINYINT = 6, DUCKDB_TYPE_UINTEGER = 8,
-       DUCKDB_TYPE_UBIGINT = 9, DUCKDB_TYPE_VARCHAR = 17 };
+enum { DUCKDB_TYPE_UINTEGER = 8, DUCKDB_TYPE_UBIGINT = 9, DUCKDB_TYPE_VARCHAR = 17 };
 enum { A_PID, A_TID, A_SEQ, A_KIND, A_PC, A_ADDRESS, A_SIZE, A_SOURCE,
        A_COUNT, A_FUNCTION, A_OBJECT, A_REGION, A_BLOCK, A_SITE, A_D1_MISSES,
        A_LL_MISSES, A_MISS_CAUSE, A_COLUMNS };
@@ -214,8 +213,6 @@ typedef struct feed_batch {
 /* The accesses on their way from the walk (a thread of its own) to
  * DuckDB's scan of memtap_accesses(): a ring of batches, filled in turn. */
 typedef struct access_feed {
-    duckdb_api *api;
-    uint32_t pid;
     uint64_t capacity;          /* rows a batch (DuckDB's vector size) */
     feed_batch batch[FEED_BATCHES];
     pthread_mutex_t lock;
@@ -305,12 +302,13 @@ static void feed_free(access_feed *f)
     pthread_cond_destroy(&f->changed);
 }
 
-/* 0, or -1 when out of memory (f then freed). */
-static int feed_init(access_feed *f)
+/* Batches of DuckDB's vector size; 0, or -1 when out of memory (f then
+ * freed). */
+static int feed_init(access_feed *f, duckdb_api *d)
 {
     pthread_mutex_init(&f->lock, NULL);
     pthread_cond_init(&f->changed, NULL);
-    f->capacity = f->api->vector_size();
+    f->capacity = d->vector_size();
     int ok = 1;
     for (int k = 0; k < FEED_BATCHES; k++) {
         feed_batch *b = &f->batch[k];
@@ -406,7 +404,7 @@ static int put_access(void *arg, const export_access *a)
     access_feed *f = s->feed;
     feed_batch *b = &f->batch[f->filled % FEED_BATCHES];
     uint64_t r = b->rows;
-    ((uint32_t *)b->col[A_PID])[r] = f->pid;
+    ((uint32_t *)b->col[A_PID])[r] = s->pid;
     ((uint32_t *)b->col[A_TID])[r] = a->tid;
     ((uint64_t *)b->col[A_SEQ])[r] = a->seq;
     ((uint64_t *)b->col[A_PC])[r] = a->pc;
@@ -853,7 +851,7 @@ static int export_accesses(sink_state *s, duckdb_handle con, const char *dir,
 {
     duckdb_api *api = s->api;
     access_feed *f = s->feed;
-    if (feed_init(f) != 0) {
+    if (feed_init(f, api) != 0) {
         snprintf(err, errcap, "out of memory");
         return -1;
     }
@@ -927,8 +925,8 @@ int export_parquet(memtap_trace *t, symbolizer *sym, const cache_geometry *cache
             rc = -1;
         }
     if (rc == 0) {
-        *feed = (access_feed){ .api = &api, .pid = pid, .t = t, .sym = sym,
-                               .cache = cache, .progress = progress, .parg = arg };
+        *feed = (access_feed){ .t = t, .sym = sym, .cache = cache,
+                               .progress = progress, .parg = arg };
         s.err = feed->err; /* the walk's (export_accesses says it) */
         s.errcap = sizeof feed->err;
         rc = export_accesses(&s, con, dir, split, err, errcap);
