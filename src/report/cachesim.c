@@ -110,6 +110,7 @@ struct cachesim {
     named *recent;
     object_span spans[SPANS]; /* the last objects found */
     unsigned span_last;  /* the one that answered last */
+    unsigned span_prev;  /* ... and the one before it */
     unsigned span_next;  /* the next to give way */
     index_map by_field;  /* field key -> index into fields */
     field_stats *fields; /* per static address, per small blocks' offset */
@@ -175,26 +176,42 @@ static int span_holds(const sim *s, const object_span *o, uint64_t addr)
     return addr - o->lo < o->hi - o->lo && o->gen == s->gen;
 }
 
-/* The span of the objects found last that holds addr, or NULL. */
-static object_span *span_of(sim *s, uint64_t addr)
+/* Span k answers now (the one that did before comes second). */
+static object_span *span_answers(sim *s, unsigned k)
+{
+    s->span_prev = s->span_last;
+    s->span_last = k;
+    return &s->spans[k];
+}
+
+/* The span that answered last or the one before it that holds addr
+ * (an array's elements, one after another; a loop between two objects, a
+ * heap block and the stack), or NULL. */
+static object_span *span_recent(sim *s, uint64_t addr)
 {
     object_span *o = &s->spans[s->span_last];
     if (span_holds(s, o, addr))
-        return o; /* an array's elements, one after another */
+        return o;
+    if (span_holds(s, &s->spans[s->span_prev], addr))
+        return span_answers(s, s->span_prev);
+    return NULL;
+}
+
+/* Any span of the objects found last that holds addr, or NULL. */
+static object_span *span_of(sim *s, uint64_t addr)
+{
     for (unsigned k = 0; k < SPANS; k++)
-        if (span_holds(s, &s->spans[k], addr)) {
-            s->span_last = k;
-            return &s->spans[k];
-        }
+        if (span_holds(s, &s->spans[k], addr))
+            return span_answers(s, k);
     return NULL;
 }
 
 /* A new span of the objects found last, in place of the oldest. */
 static object_span *span_new(sim *s)
 {
-    s->span_last = s->span_next;
-    s->span_next = (s->span_next + 1) % SPANS;
-    return &s->spans[s->span_last];
+    unsigned k = s->span_next;
+    s->span_next = (k + 1) % SPANS;
+    return span_answers(s, k);
 }
 
 /* [lo, hi) but the heap's blocks around addr. */
@@ -252,15 +269,15 @@ static int64_t data_object(sim *s, const data_name *d)
  * field key (0: none); -1 when out of memory. */
 static int64_t object_of(sim *s, uint64_t addr, uint64_t *field)
 {
-    object_span *o = span_of(s, addr);
-    if (o) {
+    object_span *o = span_recent(s, addr);
+    named *r = &s->recent[(addr >> 3) % ADDR_CACHE];
+    if (!o && r->gen == s->gen && r->addr == addr) { /* (a name that holds */
+        *field = r->field;                         /* at one address) */
+        return r->object;
+    }
+    if (o || (o = span_of(s, addr))) {
         *field = span_field(o, addr);
         return o->object;
-    }
-    named *r = &s->recent[(addr >> 3) % ADDR_CACHE];
-    if (r->gen == s->gen && r->addr == addr) {
-        *field = r->field;
-        return r->object;
     }
     data_name d;
     namer_data(s->names, addr, &d);
