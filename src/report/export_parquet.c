@@ -210,36 +210,46 @@ typedef struct feed_batch {
     size_t text_len, text_cap;
 } feed_batch;
 
-/* The accesses on their way from the walk (a thread of its own) to
- * DuckDB's scan of memtap_accesses(): a ring of batches, filled in turn. */
+/* Accesses on their way from the walk (a thread of its own) to DuckDB's
+ * scan of a memtap_accesses() table function: a ring of batches, filled
+ * in turn. */
 typedef struct access_feed {
+    uint32_t tid;               /* the thread whose rows it carries (0: all) */
     uint64_t capacity;          /* rows a batch (DuckDB's vector size) */
     feed_batch batch[FEED_BATCHES];
     pthread_mutex_t lock;
     pthread_cond_t changed;
     unsigned filled, taken;     /* batches filled and handed over so far */
+    uint64_t rows;              /* in the batches filled */
     int done;                   /* the walk is over: rc says how */
     int rc;
+    const char *why;            /* ... and why, when it failed */
     int stop;                   /* the scan ended early: the walk stops */
     int cut;                    /* ... and did (its error says no more) */
-    /* what the walk needs, and its error */
-    memtap_trace *t;
-    symbolizer *sym;
-    const cache_geometry *cache;
-    void (*progress)(void *);
-    void *parg;
-    char err[512];
 } access_feed;
+
+/* A process's threads whose accesses are written each by a COPY of its
+ * own, straight into its partition's file, when there are no more:
+ * DuckDB's PARTITION_BY keeps every row until the end (a trace of one
+ * thread 11.5 -> 8.6 s); each COPY keeps a row group of its own. */
+#define FEEDS_MAX 8
 
 typedef struct sink_state {
     duckdb_api *api;
     duckdb_handle app[TABLES];
     uint32_t pid;
-    char *err;
+    char *err;                  /* the walk's error */
     size_t errcap;
-    access_feed *feed;
+    access_feed *feeds;         /* one, or one a thread */
+    size_t nfeeds, at;          /* at: the feed the last row went to */
     uint32_t *tids;             /* the threads (a split export's partitions) */
     size_t ntids;
+    /* what the walk needs */
+    memtap_trace *t;
+    symbolizer *sym;
+    const cache_geometry *cache;
+    void (*progress)(void *);
+    void *parg;
 } sink_state;
 
 static int load_api(duckdb_api *api, const char *lib, char *err,
@@ -336,14 +346,17 @@ static feed_batch *feed_room(access_feed *f)
     return stop ? NULL : &f->batch[f->filled % FEED_BATCHES];
 }
 
-/* The walk hands the batch it filled over (done: its last, rc its end). */
-static void feed_publish(access_feed *f, int done, int rc)
+/* The walk hands the batch it filled over (done: its last, rc its end,
+ * why its error). */
+static void feed_publish(access_feed *f, int done, int rc, const char *why)
 {
     pthread_mutex_lock(&f->lock);
-    if (f->batch[f->filled % FEED_BATCHES].rows)
-        f->filled++;
+    uint64_t rows = f->batch[f->filled % FEED_BATCHES].rows;
+    f->filled += rows != 0;
+    f->rows += rows;
     f->done = done;
     f->rc = rc;
+    f->why = why;
     pthread_cond_broadcast(&f->changed);
     pthread_mutex_unlock(&f->lock);
 }
@@ -398,10 +411,28 @@ static void set_valid(feed_batch *b, size_t i, uint64_t r, int valid)
     b->valid[i][r / 64] = valid ? b->valid[i][r / 64] | bit : b->valid[i][r / 64] & ~bit;
 }
 
+/* The feed of thread tid's accesses, or NULL. */
+static access_feed *feed_of(sink_state *s, uint32_t tid)
+{
+    if (s->nfeeds == 1)
+        return s->feeds;
+    if (s->feeds[s->at].tid == tid)
+        return &s->feeds[s->at];
+    for (s->at = 0; s->at < s->nfeeds; s->at++)
+        if (s->feeds[s->at].tid == tid)
+            return &s->feeds[s->at];
+    s->at = 0;
+    return NULL;
+}
+
 static int put_access(void *arg, const export_access *a)
 {
     sink_state *s = arg;
-    access_feed *f = s->feed;
+    access_feed *f = feed_of(s, a->tid);
+    if (!f) {
+        snprintf(s->err, s->errcap, "thread %u: none in the trace's chunks", a->tid);
+        return 1;
+    }
     feed_batch *b = &f->batch[f->filled % FEED_BATCHES];
     uint64_t r = b->rows;
     ((uint32_t *)b->col[A_PID])[r] = s->pid;
@@ -428,7 +459,7 @@ static int put_access(void *arg, const export_access *a)
     }
     if (++b->rows < f->capacity)
         return 0;
-    feed_publish(f, 0, 0);
+    feed_publish(f, 0, 0, NULL);
     if (!(b = feed_room(f))) {
         f->cut = 1; /* DuckDB's error says why */
         snprintf(s->err, s->errcap, "DuckDB stopped reading the accesses");
@@ -494,7 +525,7 @@ static void scan(duckdb_handle info, duckdb_handle out)
     pthread_mutex_unlock(&f->lock);
     if (last) {
         if (rc)
-            d->function_set_error(info, f->err);
+            d->function_set_error(info, f->why);
         d->data_chunk_set_size(out, 0);
         return;
     }
@@ -505,12 +536,21 @@ static void scan(duckdb_handle info, duckdb_handle out)
     pthread_mutex_unlock(&f->lock);
 }
 
-/* Registers memtap_accesses() on con, reading from f; 0, or -1. */
-static int register_scan(duckdb_api *d, duckdb_handle con, access_feed *f)
+/* The table function feed k is read through: memtap_accesses, then
+ * memtap_accesses_1, ... */
+static void scan_name(size_t k, char *name, size_t cap)
 {
+    snprintf(name, cap, k ? "memtap_accesses_%zu" : "memtap_accesses", k);
+}
+
+/* Registers feed k's table function on con, reading from f; 0, or -1. */
+static int register_scan(duckdb_api *d, duckdb_handle con, access_feed *f, size_t k)
+{
+    char name[64];
+    scan_name(k, name, sizeof name);
     scan_api = d;
     duckdb_handle fn = d->create_table_function();
-    d->table_function_set_name(fn, "memtap_accesses");
+    d->table_function_set_name(fn, name);
     d->table_function_set_extra_info(fn, f, NULL);
     d->table_function_set_bind(fn, scan_bind);
     d->table_function_set_init(fn, scan_init);
@@ -695,37 +735,68 @@ static void partition_dir(const char *dir, int i, uint32_t pid, uint32_t tid, ch
 
 /* COPY of table i into dir, the accesses partitioned by process and
  * thread, the others by process; a table with no rows as one empty
- * file.  The accesses of a trace of one thread (tid) go straight into
- * its partition's file, not through DuckDB's partitioning (which keeps
- * the rows until they are written: the walk's export 8.5 s instead of
- * 11.5). */
+ * file. */
 static int copy_out(duckdb_api *api, duckdb_handle con, const char *dir, int i,
-                    uint32_t pid, uint32_t tid, char *err, size_t errcap)
+                    uint32_t pid, char *err, size_t errcap)
 {
-    char where[4096 + 96], lit[2 * 4096 + 200], sql[2 * 4096 + 1024];
-    if (i == T_ACCESSES && tid) {
-        partition_dir(dir, i, pid, tid, where, sizeof where - 32);
-        strcat(where, "/data_0.parquet");
-    } else {
-        snprintf(where, sizeof where, "%s/%s", dir, table_names[i]);
-    }
+    char where[4096 + 64], lit[2 * 4096 + 80], sql[2 * 4096 + 1024];
+    snprintf(where, sizeof where, "%s/%s", dir, table_names[i]);
     if (sql_literal(where, lit, sizeof lit)) {
         snprintf(err, errcap, "output path too long");
         return -1;
     }
-    if (i == T_ACCESSES && tid)
-        snprintf(sql, sizeof sql,
-                 "COPY (SELECT * EXCLUDE (pid, tid) FROM %s) TO %s (FORMAT parquet, "
-                 "COMPRESSION zstd)",
-                 exported(i, 0), lit);
-    else
-        snprintf(sql, sizeof sql,
-                 "COPY %s TO %s (FORMAT parquet, COMPRESSION zstd, "
-                 "PARTITION_BY (%s), OVERWRITE_OR_IGNORE)",
-                 exported(i, 0), lit, i == T_ACCESSES ? "pid, tid" : "pid");
+    snprintf(sql, sizeof sql,
+             "COPY %s TO %s (FORMAT parquet, COMPRESSION zstd, "
+             "PARTITION_BY (%s), OVERWRITE_OR_IGNORE)",
+             exported(i, 0), lit, i == T_ACCESSES ? "pid, tid" : "pid");
     if (run_sql(api, con, sql, err, errcap))
         return -1;
     return empty_partition(api, con, dir, i, pid, err, errcap);
+}
+
+/* The file of thread tid's accesses of process pid in dir, into file
+ * (its directories made). */
+static void thread_file(const char *dir, uint32_t pid, uint32_t tid, char *file, size_t cap)
+{
+    partition_dir(dir, T_ACCESSES, pid, tid, file, cap - 32);
+    strcat(file, "/data_0.parquet");
+}
+
+/* COPY of the accesses of feed k (f, thread f->tid's) straight into
+ * their partition's file. */
+static int copy_thread(duckdb_api *api, duckdb_handle con, const char *dir, uint32_t pid,
+                       const access_feed *f, size_t k, char *err, size_t errcap)
+{
+    char file[4096 + 128], lit[2 * 4096 + 280], name[64];
+    char sql[2 * 4096 + 1024];
+    thread_file(dir, pid, f->tid, file, sizeof file);
+    if (sql_literal(file, lit, sizeof lit)) {
+        snprintf(err, errcap, "output path too long");
+        return -1;
+    }
+    scan_name(k, name, sizeof name);
+    snprintf(sql, sizeof sql,
+             "COPY (SELECT a.* EXCLUDE (pid, tid), rid.run FROM %s() a CROSS JOIN run_id rid)"
+             " TO %s (FORMAT parquet, COMPRESSION zstd)", name, lit);
+    return run_sql(api, con, sql, err, errcap);
+}
+
+/* The files of threads that had no accesses go, as DuckDB's PARTITION_BY
+ * makes no partition for them (and the process's directory when none
+ * had any: empty_partition makes its one empty file). */
+static void drop_empty_threads(const sink_state *s, const char *dir)
+{
+    char file[4096 + 128];
+    for (size_t k = 0; k < s->nfeeds; k++) {
+        if (s->feeds[k].rows)
+            continue;
+        thread_file(dir, s->pid, s->feeds[k].tid, file, sizeof file);
+        unlink(file);
+        *strrchr(file, '/') = '\0';
+        rmdir(file);              /* tid=T */
+        *strrchr(file, '/') = '\0';
+        rmdir(file);              /* pid=P, when it is empty */
+    }
 }
 
 static int is_empty_dir(const char *dir);
@@ -822,62 +893,150 @@ static void remove_database(const char *db)
     unlink(wal);
 }
 
-/* The one thread of t (0: none, or several), whose accesses are all
- * there are; a selection may keep fewer, but not others. */
-static uint32_t single_thread(const memtap_trace *t)
-{
-    uint32_t tid = 0;
-    return trace_threads(t, &tid, 1) == 1 ? tid : 0;
-}
-
-/* The walk, on a thread of its own: its accesses to the feed, the rest
+/* The walk, on a thread of its own: its accesses to the feeds, the rest
  * to the appenders. */
 static void *walk_main(void *arg)
 {
     sink_state *s = arg;
-    access_feed *f = s->feed;
     export_sink sink = { put_module, put_access, put_block, put_thread, put_frame, s };
-    int rc = export_rows(f->t, f->sym, f->cache, &sink, f->progress, f->parg, f->err,
-                         sizeof f->err);
-    feed_publish(f, 1, rc);
+    int rc = export_rows(s->t, s->sym, s->cache, &sink, s->progress, s->parg, s->err,
+                         s->errcap);
+    for (size_t k = 0; k < s->nfeeds; k++)
+        feed_publish(&s->feeds[k], 1, rc, s->err);
     return NULL;
 }
 
-/* The accesses, walked on a second thread while DuckDB reads them: into
- * dir's accesses files, or with split into the table accesses; then the
- * appenders' tables are complete.  0, or -1 with the reason in err. */
-static int export_accesses(sink_state *s, duckdb_handle con, const char *dir,
-                           uint64_t split, char *err, size_t errcap)
+/* What reads one feed: a COPY (or with --split the table of the rows) on
+ * a connection of its own, on a thread of its own. */
+typedef struct feed_reader {
+    sink_state *s;
+    size_t k;                   /* the feed */
+    duckdb_handle db;
+    const char *dir;
+    uint64_t split;
+    pthread_t thread;
+    int started, rc;
+    char err[512];
+} feed_reader;
+
+static void *reader_main(void *arg)
 {
-    duckdb_api *api = s->api;
-    access_feed *f = s->feed;
-    if (feed_init(f, api) != 0) {
-        snprintf(err, errcap, "out of memory");
-        return -1;
-    }
-    pthread_t walker;
-    int rc = register_scan(api, con, f);
-    if (rc != 0)
-        snprintf(err, errcap, "DuckDB: cannot register memtap_accesses()");
-    else if ((rc = pthread_create(&walker, NULL, walk_main, s)) != 0)
-        snprintf(err, errcap, "cannot start a thread: %s", strerror(rc));
-    if (rc != 0) {
-        feed_free(f);
-        return -1;
-    }
+    feed_reader *r = arg;
+    sink_state *s = r->s;
+    access_feed *f = &s->feeds[r->k];
+    duckdb_handle con = NULL;
     char sql[256];
     snprintf(sql, sizeof sql, "CREATE TABLE accesses AS SELECT * FROM %s",
              exported(T_ACCESSES, 0));
-    rc = split ? run_sql(api, con, sql, err, errcap)
-               : copy_out(api, con, dir, T_ACCESSES, s->pid, single_thread(f->t),
-                          err, errcap);
-    feed_stop(f);
-    pthread_join(walker, NULL);
-    if (f->rc && !(rc && f->cut)) /* the walk's own error (DuckDB's says
-                                    only that the scan failed) */
-        snprintf(err, errcap, "%s", f->err);
-    feed_free(f);
-    return rc || f->rc ? -1 : 0;
+    r->rc = -1;
+    if (s->api->connect(r->db, &con) != DUCKDB_SUCCESS)
+        snprintf(r->err, sizeof r->err, "DuckDB: no connection");
+    else if (r->split)
+        r->rc = run_sql(s->api, con, sql, r->err, sizeof r->err);
+    else if (f->tid)
+        r->rc = copy_thread(s->api, con, r->dir, s->pid, f, r->k, r->err, sizeof r->err);
+    else
+        r->rc = copy_out(s->api, con, r->dir, T_ACCESSES, s->pid, r->err, sizeof r->err);
+    feed_stop(f); /* the walk stops when the COPY did */
+    if (con)
+        s->api->disconnect(&con);
+    return NULL;
+}
+
+/* The feeds of s: one a thread of the trace when there are 2 to
+ * FEEDS_MAX and no --split, each thread's accesses written straight into
+ * its file; else one for all.  0, or -1 when out of memory. */
+static int feeds_open(sink_state *s, uint64_t split)
+{
+    uint32_t tids[FEEDS_MAX];
+    size_t n = trace_threads(s->t, tids, FEEDS_MAX);
+    int each = !split && n >= 1 && n <= FEEDS_MAX;
+    s->nfeeds = each ? n : 1;
+    if (!(s->feeds = calloc(s->nfeeds, sizeof *s->feeds)))
+        return -1;
+    for (size_t k = 0; k < s->nfeeds; k++) {
+        s->feeds[k].tid = each ? tids[k] : 0;
+        if (feed_init(&s->feeds[k], s->api) != 0) {
+            while (k--)
+                feed_free(&s->feeds[k]);
+            free(s->feeds);
+            s->feeds = NULL;
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static void feeds_close(sink_state *s)
+{
+    for (size_t k = 0; k < s->nfeeds; k++)
+        feed_free(&s->feeds[k]);
+    free(s->feeds);
+    s->feeds = NULL;
+}
+
+/* The accesses, walked on a thread while DuckDB reads them on others:
+ * into dir's accesses files, or with split into the table accesses; then
+ * the appenders' tables are complete.  0, or -1 with the reason in err. */
+static int export_accesses(sink_state *s, duckdb_handle db, duckdb_handle con,
+                           const char *dir, uint64_t split, char *err, size_t errcap)
+{
+    duckdb_api *api = s->api;
+    if (feeds_open(s, split) != 0) {
+        snprintf(err, errcap, "out of memory");
+        return -1;
+    }
+    feed_reader readers[FEEDS_MAX];
+    memset(readers, 0, sizeof readers);
+    pthread_t walker;
+    int rc = 0, walking = 0;
+    for (size_t k = 0; rc == 0 && k < s->nfeeds; k++)
+        if (register_scan(api, con, &s->feeds[k], k) != 0) {
+            snprintf(err, errcap, "DuckDB: cannot register a table function");
+            rc = -1;
+        }
+    if (rc == 0 && (rc = pthread_create(&walker, NULL, walk_main, s)) != 0)
+        snprintf(err, errcap, "cannot start a thread: %s", strerror(rc));
+    walking = rc == 0;
+    for (size_t k = 0; rc == 0 && k < s->nfeeds; k++) {
+        feed_reader *r = &readers[k];
+        *r = (feed_reader){ .s = s, .k = k, .db = db, .dir = dir, .split = split };
+        if ((rc = pthread_create(&r->thread, NULL, reader_main, r)) != 0)
+            snprintf(err, errcap, "cannot start a thread: %s", strerror(rc));
+        r->started = rc == 0;
+    }
+    if (rc != 0) /* the walk stops at once */
+        for (size_t k = 0; k < s->nfeeds; k++)
+            feed_stop(&s->feeds[k]);
+    for (size_t k = 0; k < s->nfeeds; k++)
+        if (readers[k].started)
+            pthread_join(readers[k].thread, NULL);
+    if (walking)
+        pthread_join(walker, NULL);
+    /* a COPY that failed first stopped the walk at its feed (cut); the
+     * others' then failed because the walk did: the first says why */
+    int cut = 0, walk_rc = 0;
+    const feed_reader *failed = NULL;
+    for (size_t k = 0; k < s->nfeeds; k++) {
+        const feed_reader *r = &readers[k];
+        if (r->started && r->rc && (!failed || (s->feeds[k].cut && !s->feeds[failed->k].cut)))
+            failed = r;
+        cut |= s->feeds[k].cut;
+        walk_rc |= s->feeds[k].rc;
+    }
+    if (failed && rc == 0) {
+        snprintf(err, errcap, "%s", failed->err);
+        rc = -1;
+    }
+    if (walk_rc && !(rc && cut)) /* the walk's own error (DuckDB's says only
+                                    that the scan failed) */
+        snprintf(err, errcap, "%s", s->err);
+    if (rc == 0 && !walk_rc && !split && s->feeds[0].tid) {
+        drop_empty_threads(s, dir);
+        rc = empty_partition(api, con, dir, T_ACCESSES, s->pid, err, errcap);
+    }
+    feeds_close(s);
+    return rc || walk_rc ? -1 : 0;
 }
 
 int export_parquet(memtap_trace *t, symbolizer *sym, const cache_geometry *cache,
@@ -900,16 +1059,16 @@ int export_parquet(memtap_trace *t, symbolizer *sym, const cache_geometry *cache
     snprintf(db_path, sizeof db_path, "%s/.memtap-export-%u.duckdb", dir, pid);
     remove_database(db_path);
     duckdb_handle db = NULL, con = NULL, appending = NULL;
-    access_feed *feed = calloc(1, sizeof *feed);
-    sink_state s = { .api = &api, .pid = pid, .feed = feed };
+    char walk_err[512] = "";
+    sink_state s = { .api = &api, .pid = pid, .err = walk_err, .errcap = sizeof walk_err,
+                     .t = t, .sym = sym, .cache = cache, .progress = progress,
+                     .parg = arg };
     /* every row's run: the number memtap run gave it (NULL for none) */
     char run_row[128];
     snprintf(run_row, sizeof run_row, "INSERT INTO run_id VALUES (%s);",
              run[0] && strspn(run, "0123456789") == strlen(run) ? run : "NULL");
     int rc = -1;
-    if (!feed)
-        snprintf(err, errcap, "out of memory");
-    else if (api.open(db_path, &db) != DUCKDB_SUCCESS ||
+    if (api.open(db_path, &db) != DUCKDB_SUCCESS ||
              api.connect(db, &con) != DUCKDB_SUCCESS ||
              api.connect(db, &appending) != DUCKDB_SUCCESS)
         snprintf(err, errcap, "DuckDB cannot create %s", db_path);
@@ -917,20 +1076,15 @@ int export_parquet(memtap_trace *t, symbolizer *sym, const cache_geometry *cache
              run_sql(&api, con, run_row, err, errcap) == 0)
         rc = 0;
     /* the appenders have a connection of their own: the walk appends
-     * while the accesses' COPY runs on con */
+     * while the accesses' COPYs run on theirs */
     for (int i = T_ACCESSES + 1; rc == 0 && i < TABLES; i++)
         if (api.appender_create(appending, NULL, table_names[i], &s.app[i]) !=
             DUCKDB_SUCCESS) {
             snprintf(err, errcap, "DuckDB: no appender for %s", table_names[i]);
             rc = -1;
         }
-    if (rc == 0) {
-        *feed = (access_feed){ .t = t, .sym = sym, .cache = cache,
-                               .progress = progress, .parg = arg };
-        s.err = feed->err; /* the walk's (export_accesses says it) */
-        s.errcap = sizeof feed->err;
-        rc = export_accesses(&s, con, dir, split, err, errcap);
-    }
+    if (rc == 0)
+        rc = export_accesses(&s, db, con, dir, split, err, errcap);
     for (int i = 0; i < TABLES; i++)
         if (s.app[i] && api.appender_destroy(&s.app[i]) != DUCKDB_SUCCESS &&
             rc == 0) { /* flushes the last rows */
@@ -943,9 +1097,8 @@ int export_parquet(memtap_trace *t, symbolizer *sym, const cache_geometry *cache
             rc = copy_split(&api, con, dir, i, pid, i == T_ACCESSES ? s.tids[k] : 0,
                             split, err, errcap);
     for (int i = T_ACCESSES + 1; rc == 0 && !split && i < TABLES; i++)
-        rc = copy_out(&api, con, dir, i, pid, 0, err, errcap);
+        rc = copy_out(&api, con, dir, i, pid, err, errcap);
     free(s.tids);
-    free(feed);
     if (appending)
         api.disconnect(&appending);
     if (con)
