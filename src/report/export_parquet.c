@@ -3,12 +3,14 @@
  * (export_parquet.h).  DuckDB's library is loaded at run time (dlopen: it
  * comes from the npm registry, not from Debian, and only this export needs
  * it); the few C API calls used are declared here as DuckDB documents
- * them.  The accesses reach DuckDB through a table function,
- * memtap_accesses(), that COPY ... (FORMAT parquet, PARTITION_BY ...)
+ * them.  The accesses reach DuckDB through table functions,
+ * memtap_accesses() and one a thread, that COPY ... (FORMAT parquet)
  * reads: the walk runs on a thread of its own and hands its rows over a
- * vector's worth at a time, their names as strings, so nothing is stored
- * between the trace and the files (with --split, whose COPY is one a
- * partition, they are kept in a table first).  The heap blocks, modules,
+ * vector's worth at a time, their names as strings, to a COPY a thread
+ * (each on a thread and a connection of its own) or with many threads to
+ * one COPY ... PARTITION_BY, so nothing is stored between the trace and
+ * the files (with --split, whose COPY is one a partition, they are kept
+ * in a table first).  The heap blocks, modules,
  * threads and call stacks, which the same walk meets, go through
  * appenders into a DuckDB database file beside the output (so that memory
  * stays flat whatever the trace's size), copied out the same way after;
@@ -228,8 +230,8 @@ typedef struct access_feed {
     int cut;                    /* ... and did (its error says no more) */
 } access_feed;
 
-/* A process's threads whose accesses are written each by a COPY of its
- * own, straight into its partition's file, when there are no more:
+/* The most threads of a process whose accesses are written each by a
+ * COPY of its own, straight into its partition's file:
  * DuckDB's PARTITION_BY keeps every row until the end (a trace of one
  * thread 11.5 -> 8.6 s); each COPY keeps a row group of its own. */
 #define FEEDS_MAX 8
@@ -943,7 +945,7 @@ static void *reader_main(void *arg)
     return NULL;
 }
 
-/* The feeds of s: one a thread of the trace when there are 2 to
+/* The feeds of s: one a thread of the trace when there are at most
  * FEEDS_MAX and no --split, each thread's accesses written straight into
  * its file; else one for all.  0, or -1 when out of memory. */
 static int feeds_open(sink_state *s, uint64_t split)
