@@ -119,6 +119,7 @@ int cache_full_drop(cache_full *f, uint64_t line);
  * starts one line earlier: the cost is the range's number, not a
  * search. */
 #define REUSE_RANGES 48
+#define REUSE_PAGE_LINES 64   /* the lines whose nodes one page table entry finds */
 typedef struct reuse_node {
     uint64_t line;
     uint32_t prev, next;   /* the more and the less recent (UINT32_MAX:
@@ -133,7 +134,9 @@ typedef struct reuse_clock {
     uint32_t head, tail;
     reuse_node *nodes;     /* one per line used */
     size_t nnodes, nodes_cap;
-    index_map last;        /* line -> its node */
+    index_map pages;       /* line / REUSE_PAGE_LINES -> its lines' nodes */
+    uint32_t (*page_nodes)[REUSE_PAGE_LINES]; /* node + 1 per line; 0: none */
+    size_t npages, pages_cap;
 } reuse_clock;
 /* An empty clock whose ranges are cut at mark too (it takes memory as
  * lines come). */

@@ -738,7 +738,7 @@ static void print_report(sim *s, const cachesim_options *opt, FILE *out)
             d1->size, d1->assoc, d1->line, ll->size, ll->assoc, ll->line);
     fprintf(out, "line accesses: %" PRIu64 " (%" PRIu64 " reads, %" PRIu64
                  " writes); lines touched: %" PRIu64 "; threads: %zu\n",
-            t->accesses, t->accesses - t->writes, t->writes, (uint64_t)s->clock.last.n,
+            t->accesses, t->accesses - t->writes, t->writes, (uint64_t)s->clock.nnodes,
             s->nthreads);
     if (s->nthreads > 1 && s->follow)
         fprintf(out, "threads interleave a chunk of each at a time, as the trace was "
