@@ -1338,7 +1338,8 @@ static void settle_jobs(tracer_thread *t, uint32_t keep)
 
 int tracer_append_entries(const trace_entry *e, const trace_entry *end)
 {
-    if (!rec.enabled)
+    if (!rec.enabled || tls_writer) /* the writer's: memtap's own work (a
+                                       rewritten compressor's accesses) */
         return 1;
     if (clients_active())
         return 0;
@@ -1358,7 +1359,7 @@ int tracer_append_entries(const trace_entry *e, const trace_entry *end)
 
 int tracer_offer_entries(const trace_entry *e, const trace_entry *end)
 {
-    if (!rec.enabled || e == end || tls_exited || clients_active())
+    if (!rec.enabled || e == end || tls_exited || tls_writer || clients_active())
         return 0;
     tracer_internal_enter();
     tracer_thread *t = self();
