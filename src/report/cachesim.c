@@ -423,11 +423,11 @@ static uint64_t byte_mask(const sim *s, uint64_t addr, uint64_t size)
     return upto & ~((1ull << from) - 1);
 }
 
-/* Thread ti writes the bytes `mask` of line: every other thread's copy
- * goes, and what it has lost since grows by them; 0, or 1 when out of
- * memory. */
+/* Thread ti writes [addr, addr + size) of line: every other thread's
+ * copy goes, and what it has lost since grows by those bytes; 0, or 1
+ * when out of memory. */
 static int invalidate_others(sim *s, line_state *ls, uint64_t line, size_t ti,
-                             uint64_t mask)
+                             uint64_t addr, uint64_t size)
 {
     uint64_t me = 1ull << (ti % 64);
     for (uint64_t others = ls->holders & ~me; others; others &= others - 1) {
@@ -444,7 +444,9 @@ static int invalidate_others(sim *s, line_state *ls, uint64_t line, size_t ti,
         }
     }
     ls->holders = me;
-    for (uint64_t lost = ls->lost & ~me; lost; lost &= lost - 1) {
+    uint64_t lost = ls->lost & ~me;
+    uint64_t mask = lost ? byte_mask(s, addr, size) : 0;
+    for (; lost; lost &= lost - 1) {
         uint64_t *w = written_since(s, line, (unsigned)__builtin_ctzll(lost));
         if (!w)
             return 1;
@@ -540,7 +542,6 @@ static int model_line(sim *s, size_t ti, uint64_t line, uint64_t addr,
     line_state *ls;
     if (distance == -2 || !(ls = line_of(s, node - 1, distance >= 0)))
         return 1;
-    uint64_t mask = byte_mask(s, addr, size);
     int first = !(ls->touched & me);
     int full_hit = cache_full_access(&tc->full, line);
     int coherence = !first && !d1_hit && (ls->lost & me);
@@ -549,7 +550,7 @@ static int model_line(sim *s, size_t ti, uint64_t line, uint64_t addr,
         uint64_t *w = written_since(s, line, (unsigned)(ti % 64));
         if (!w)
             return 1;
-        true_sharing = coherence && (*w & mask);
+        true_sharing = coherence && (*w & byte_mask(s, addr, size));
         *w = 0;
     }
     *out = (outcome){ distance, first, d1_hit, ll_hit,
@@ -559,7 +560,7 @@ static int model_line(sim *s, size_t ti, uint64_t line, uint64_t addr,
     ls->touched |= me;
     ls->holders |= me;
     ls->lost &= ~me;
-    return write && invalidate_others(s, ls, line, ti, mask);
+    return write && invalidate_others(s, ls, line, ti, addr, size);
 }
 
 static const char *cause_of(const outcome *r)
