@@ -933,7 +933,10 @@ static int cpu_to_spare(void)
 static void writer_main(void *unused)
 {
     (void)unused;
-    tls_internal = 1; /* the compressor's memcpy calls are memtap's */
+    /* all it does is memtap's (the compressor's memcpy calls, and its
+     * accesses where the static engine rewrote libzstd: the clients are
+     * told, so that they log none) */
+    tracer_internal_enter();
     tls_writer = 1;
     raw_syscall6(SYS_prctl, PR_SET_TIMERSLACK, WRITER_SLACK_NS, 0, 0, 0, 0);
     long long last = raw_clock_ns(CLOCK_MONOTONIC);
@@ -1338,8 +1341,7 @@ static void settle_jobs(tracer_thread *t, uint32_t keep)
 
 int tracer_append_entries(const trace_entry *e, const trace_entry *end)
 {
-    if (!rec.enabled || tls_writer) /* the writer's: memtap's own work (a
-                                       rewritten compressor's accesses) */
+    if (!rec.enabled || e == end) /* (no thread is claimed for none) */
         return 1;
     if (clients_active())
         return 0;
@@ -1359,7 +1361,7 @@ int tracer_append_entries(const trace_entry *e, const trace_entry *end)
 
 int tracer_offer_entries(const trace_entry *e, const trace_entry *end)
 {
-    if (!rec.enabled || e == end || tls_exited || tls_writer || clients_active())
+    if (!rec.enabled || e == end || tls_exited || clients_active())
         return 0;
     tracer_internal_enter();
     tracer_thread *t = self();
