@@ -4,7 +4,8 @@ workloads of rewrite_workloads (its non-selective copy) shown as MadT
 symbolic lines, MadT raw lines, Lackey lines and CSV to /dev/null, exported as
 Dinero IV lines, an SQLite database and Parquet files, and reported
 (`memtap report`, text and HTML); median wall time of RUNS runs each,
-records per second, and the largest peak RSS of a run (flat memory: the
+records per second, median CPU time (user + sys of the run and its
+threads) and records per CPU-second, and the largest peak RSS of a run (flat memory: the
 same RSS whatever the trace's size).
 
     bench/read.py [--one-cpu] [--against DIR] [RUNS] [WORKLOADS] [FORMS]
@@ -57,9 +58,11 @@ def options(argv):
 
 
 def report(form, n, times, label=""):
-    s = statistics.median(t for t, _ in times)
-    print("  %-8s %7.2f s  %5.1f M records/s  peak RSS %d KB%s"
-          % (form, s, n / s / 1e6, max(r for _, r in times), label))
+    s = statistics.median(t for t, _, _ in times)
+    cpu = statistics.median(c for _, c, _ in times)
+    print("  %-8s %7.2f s  %5.1f M records/s  CPU %6.2f s (%5.1f M records/CPU-s)  "
+          "peak RSS %d KB%s"
+          % (form, s, n / s / 1e6, cpu, n / cpu / 1e6, max(r for _, _, r in times), label))
 
 
 def write_trace(memtap, copy, workload, trace):
@@ -99,9 +102,8 @@ def main():
                     out = [os.path.join(tmp, OUTPUT[form])] if form in OUTPUT else []
                     if out:
                         subprocess.run(["rm", "-rf", out[0]], check=True)
-                    secs, _, rss = measured(pin + [reader] + FORMS[form] + out +
-                                            [traces[reader]])
-                    times[reader].append((secs, rss))
+                    times[reader].append(measured(pin + [reader] + FORMS[form] + out +
+                                                  [traces[reader]]))
             report(form, n[memtap], times[memtap])
             if other:
                 report("", n[other], times[other], "  (" + other + ")")
