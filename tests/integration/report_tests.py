@@ -622,13 +622,16 @@ def test_report_cachesim_online():
                # once a thread of the trace in some runs)
             check("; threads: 1\n" in report, "gzip is one thread: " + report)
     # the program waits for the model when its trace gets ahead: at most
-    # 1 MiB here (gzip's trace of four times that text is about 10 MiB,
-    # written faster than the model reads it); the same report
-    text4 = os.path.join(TMP, "online-text4.txt")
+    # 1 MiB here (gzip's trace of 16 times that text is about 36 MiB,
+    # written four times as fast as the model reads it, and long enough
+    # for the model to begin while it is written: with four times the
+    # text, about 0.15 s of gzip, a loaded machine once started the
+    # model after the program had written it all); the same report
+    text4 = os.path.join(TMP, "online-text16.txt")
     with open(text, "rb") as f:
         data = f.read()
     with open(text4, "wb") as f:
-        f.write(data * 4)
+        f.write(data * 16)
     paced = os.path.join(TMP, "online-gzip-paced.mtr")
     report, _ = online_report(*geometry, "--top", "40", "-o", paced, "--", "gzip", "-6",
                               "-f", "-k", text4, env={"MEMTAP_FOLLOW_AHEAD": "1"})
