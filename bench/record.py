@@ -6,13 +6,16 @@ whole run: the program, memtap's writer thread, the command) and wall
 time, each run's excess over the native run of its round divided by the
 records it wrote; medians of RUNS interleaved rounds.
 
-    bench/record.py [--against DIR] [RUNS] [WORKLOADS]
+    bench/record.py [--against DIR] [--writer-off] [RUNS] [WORKLOADS]
                                      (builds build/ first if needed)
 
-WORKLOADS is a comma-separated list of rewrite_workloads' workloads
-(default walk,threads,sort).  --against DIR adds both settings of
-another build (DIR/bin/memtap, a worktree of an earlier commit say),
-interleaved with the rest.
+WORKLOADS is a comma-separated list of rewrite_workloads' workloads and
+of two programs of the distribution: gzip (gzip -9) and xz (xz -6), each
+compressing 2 MB of text (16 copies of bench/input.txt); default
+walk,threads,sort.  --against DIR adds both settings of another build
+(DIR/bin/memtap, a worktree of an earlier commit say), interleaved with
+the rest; --writer-off adds both settings with MEMTAP_WRITER=off (each
+thread packs, compresses and writes its own chunks: no writer thread).
 """
 import os
 import re
@@ -26,11 +29,7 @@ from table4 import measured
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BIN = os.path.join(ROOT, "build", "bin")
 SETTINGS = (("default", []), ("full", ["--only", "heap,static,stack"]))
-
-
-def timed(argv):
-    """(wall seconds, CPU seconds of argv and every process it waited for)."""
-    return measured(argv, subprocess.DEVNULL)[:2]
+PROGRAMS = {"gzip": ["gzip", "-9", "-c"], "xz": ["xz", "-6", "-c"]}
 
 
 def records(memtap, trace):
@@ -39,12 +38,24 @@ def records(memtap, trace):
     return int(re.search(r"^events: (\d+)", info, re.M).group(1))
 
 
+def text_file(tmp):
+    """2 MB of text: 16 copies of bench/input.txt."""
+    path = os.path.join(tmp, "input16.txt")
+    with open(os.path.join(ROOT, "bench", "input.txt"), "rb") as f:
+        text = f.read()
+    with open(path, "wb") as f:
+        f.write(text * 16)
+    return path
+
+
 def main():
-    args, builds = [], [("", os.path.join(BIN, "memtap"))]
+    args, builds, writer_off = [], [("", os.path.join(BIN, "memtap"))], False
     it = iter(sys.argv[1:])
     for a in it:
         if a == "--against":
             builds.append(("against ", os.path.join(next(it), "bin", "memtap")))
+        elif a == "--writer-off":
+            writer_off = True
         else:
             args.append(a)
     runs = int(args[0]) if args else 5
@@ -54,31 +65,38 @@ def main():
         subprocess.run([os.path.join(ROOT, "scripts", "build.sh")], check=True)
     tmp = tempfile.mkdtemp(prefix="memtap-bench-")
     os.environ["MEMTAP_CACHE_DIR"] = os.path.join(tmp, "cache")
+    text = text_file(tmp)
+    writers = [("", None)] + ([(", writer off", "off")] if writer_off else [])
     configs = {}
     for tag, memtap in builds:
         for name, opts in SETTINGS:
-            trace = os.path.join(tmp, (tag + name).replace(" ", "_") + ".mtr")
-            configs[tag + name] = (memtap, trace, opts)
-    print("%-8s %-16s %9s %9s %9s %13s %13s" % ("workload", "setting", "records", "CPU s",
+            for wtag, writer in writers:
+                env = dict(os.environ, MEMTAP_WRITER=writer) if writer else None
+                label = tag + name + wtag
+                trace = os.path.join(tmp, re.sub(r"[ ,]+", "_", label) + ".mtr")
+                configs[label] = (memtap, trace, opts, env)
+    print("%-8s %-24s %9s %9s %9s %13s %13s" % ("workload", "setting", "records", "CPU s",
                                                  "wall s", "CPU ns/rec", "wall ns/rec"))
     for w in workloads:
-        for memtap, trace, opts in configs.values():  # copies made before timing
-            subprocess.run([memtap, "run", "-q", "-o", trace] + opts + ["--", prog, w],
-                           check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        counts = {n: records(m, t) for n, (m, t, _) in configs.items()}
+        argv = PROGRAMS[w] + [text] if w in PROGRAMS else [prog, w]
+        run = lambda c: [c[0], "run", "-q", "-o", c[1]] + c[2] + ["--"] + argv
+        for c in configs.values():  # copies made before timing
+            subprocess.run(run(c), check=True, stdout=subprocess.DEVNULL,
+                           stderr=subprocess.DEVNULL, env=c[3])
+        counts = {n: records(c[0], c[1]) for n, c in configs.items()}
         t = {n: [] for n in ["native"] + list(configs)}
         for _ in range(runs):
-            t["native"].append(timed([prog, w]))
-            for name, (memtap, trace, opts) in configs.items():
-                t[name].append(timed([memtap, "run", "-q", "-o", trace] + opts + ["--", prog, w]))
+            t["native"].append(measured(argv, subprocess.DEVNULL)[:2])
+            for name, c in configs.items():
+                t[name].append(measured(run(c), subprocess.DEVNULL, c[3])[:2])
         nat = t.pop("native")
-        print("%-8s %-16s %9s %9.3f %9.3f" % (w, "native", "", statistics.median(c for _, c in nat),
+        print("%-8s %-24s %9s %9.3f %9.3f" % (w, "native", "", statistics.median(c for _, c in nat),
                                               statistics.median(s for s, _ in nat)))
         for name, v in t.items():
             # paired with the native run of the same round: drift cancels
             per = lambda k: statistics.median((a[k] - b[k]) / counts[name] * 1e9
                                               for a, b in zip(v, nat))
-            print("%-8s %-16s %9d %9.3f %9.3f %13.1f %13.1f"
+            print("%-8s %-24s %9d %9.3f %9.3f %13.1f %13.1f"
                   % ("", name, counts[name], statistics.median(c for _, c in v),
                      statistics.median(s for s, _ in v), per(1), per(0)))
 

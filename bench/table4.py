@@ -20,12 +20,13 @@ WORKLOADS = ["calloc", "realloc", "read", "mmap", "fwrite", "mandelbrot", "kerne
 KERNEL_ACCESSES = 100000
 
 
-def measured(cmd, stderr=None):
+def measured(cmd, stderr=None, env=None):
     """(wall seconds, CPU seconds, peak RSS in KB) of one run of cmd, its
-    output discarded (stderr: where its messages go), CPU and RSS from
-    wait4: cmd's and every process it waited for; exits on a failed run."""
+    output discarded (stderr: where its messages go; env: the environment,
+    else this one), CPU and RSS from wait4: cmd's and every process it
+    waited for; exits on a failed run."""
     start = time.perf_counter()
-    p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=stderr)
+    p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=stderr, env=env)
     _, status, usage = os.wait4(p.pid, 0)
     secs = time.perf_counter() - start
     code = os.waitstatus_to_exitcode(status)

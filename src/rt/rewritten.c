@@ -10,10 +10,7 @@
  * is full they call rewritten_flush() through the flush stub, which hands the entries to the tracer as they are
  * (access runs, expanded when the trace is read through the module's site
  * table, which hook() gives the tracer first), or turns them into L and S
- * records for a shadow-memory tool.  A thread has three buffers: a full
- * one is offered to memtap's writer to pack while the trampolines fill
- * the next (the tracer queues TRACER_OFFERS at most, packed in order, so
- * the one after is free again).  A thread's entries are also handed
+ * records for a shadow-memory tool.  A thread's entries are also handed
  * over before any other event of that thread (an allocation, a free), so
  * the trace keeps its order.  With
  * MEMTAP_CONSUMER set, the entries go to the user's memtap_consume()
@@ -133,10 +130,6 @@ static struct {
 
 static __thread rt_tls tls_log __attribute__((tls_model("initial-exec")));
 static __thread mt_entry *tls_base __attribute__((tls_model("initial-exec")));
-/* the other buffers, in the order they were offered: the writer's while
- * the tracer has them (tracer_offer_entries) */
-static __thread mt_entry *tls_spares[TRACER_OFFERS]
-    __attribute__((tls_model("initial-exec")));
 static __thread int tls_flushing __attribute__((tls_model("initial-exec")));
 /* Depth of memtap's own work on the program's behalf (an allocator call,
  * a block operation): what rewritten code logs meanwhile is dropped. */
@@ -266,16 +259,6 @@ static mt_entry *keep_entries(mt_entry *e, mt_entry *end)
     return out;
 }
 
-/* Whether the calling thread has a buffer for each entry buffer the
- * tracer may hold (the writer's to pack while the thread logs on). */
-static int spares_ready(void)
-{
-    for (unsigned i = 0; i < TRACER_OFFERS; i++)
-        if (!tls_spares[i])
-            return 0;
-    return 1;
-}
-
 /* Hands entries over as records, to a shadow tool.  Not inlined: its
  * batch (14 KiB) must not be on the stack of every flush, which may be a
  * small thread stack's. */
@@ -298,27 +281,19 @@ static __attribute__((noinline)) void hand_over_records(const mt_entry *e,
     tracer_record_accesses(batch, n);
 }
 
-/* Hands entries over; returns 1 when the tracer's writer took the
- * buffer to pack them (offer: a full buffer, which the caller then sets
- * aside), 0 when they were dealt with here. */
-static int hand_over_entries(mt_entry *e, mt_entry *end, int offer)
+/* Hands entries over: to the tracer, to a shadow tool or to the user's
+ * consumer. */
+static void hand_over_entries(mt_entry *e, mt_entry *end)
 {
     if (atomic_load(&rt.closed))
-        return 0;
+        return;
     if (rt.drop || filters_on())
         end = keep_entries(e, end);
-    if (rt.consume) {
+    if (rt.consume)
         consume_entries(e, end);
-        return 0;
-    }
-    const trace_entry *te = (const trace_entry *)e;
-    const trace_entry *tend = (const trace_entry *)end;
-    if (offer && spares_ready() &&
-        tracer_offer_entries(te, tend))
-        return 1;
-    if (!tracer_append_entries(te, tend))
+    else if (!tracer_append_entries((const trace_entry *)e,
+                                    (const trace_entry *)end))
         hand_over_records(e, end);
-    return 0;
 }
 
 /* The calling thread's log: its own state, or the one its own-work mode
@@ -357,11 +332,11 @@ static void unmap_buffer(mt_entry *base)
         raw_unmap(base - 1, MT_BUFFER_ALIGN);
 }
 
-/* Hands the calling thread's entries over and empties its buffer; a
- * full one may go to the writer (offer), the trampolines then logging
- * into another.  What memtap's own work logs meanwhile (when libc itself is
- * rewritten) goes to the scratch buffer and is dropped. */
-static void drain(int offer)
+/* Hands the calling thread's entries over and empties its buffer (full:
+ * up to where no record is still due, the rest kept).  What memtap's own
+ * work logs meanwhile (when libc itself is rewritten) goes to the scratch
+ * buffer and is dropped. */
+static void drain(int full)
 {
     if (tls_flushing) { /* called from inside a drain: memtap's own */
         to_scratch();
@@ -377,15 +352,11 @@ static void drain(int offer)
         base = map_buffer();
         tls_base = base;
         end = base;
-    } else if (offer && !spares_ready()) {
-        for (unsigned i = 0; i < TRACER_OFFERS; i++)
-            if (!tls_spares[i])
-                tls_spares[i] = map_buffer();
     }
     mt_entry tail[TRACE_WINDOW_ENTRIES];
     size_t ntail = 0;
     if (base && end >= base && end <= base + ENTRIES && !rt.discard) {
-        if (offer) { /* a full buffer: cut where no record is still due */
+        if (full) { /* cut where no record is still due */
             trace_sites sites = { rt.tabs, atomic_load(&rt.nmods) };
             size_t n = (size_t)(end - base);
             ntail = n - trace_window_start(&sites, (const trace_entry *)base,
@@ -395,15 +366,9 @@ static void drain(int offer)
         }
         atomic_fetch_add_explicit(&rt.entries, (uint64_t)(end - base),
                                   memory_order_relaxed);
-        if (hand_over_entries(base, end, offer)) {
-            tls_base = tls_spares[0];
-            for (unsigned i = 0; i + 1 < TRACER_OFFERS; i++)
-                tls_spares[i] = tls_spares[i + 1];
-            tls_spares[TRACER_OFFERS - 1] = base;
-            base = tls_base;
-        }
+        hand_over_entries(base, end);
     }
-    if (base && ntail) /* the cut's tail begins the buffer logged into */
+    if (base && ntail) /* the cut's tail begins the buffer again */
         memcpy(base, tail, ntail * sizeof *tail);
     /* NULL: no room, as when full (rewritten_flush) */
     real->cursor = (uint64_t)(uintptr_t)(base ? base + ntail : NULL);
@@ -533,11 +498,6 @@ static void rewritten_sync(void)
 static void rewritten_thread_exit(void)
 {
     rewritten_sync();
-    tracer_settle_entries(); /* the writer is done with the spares */
-    for (unsigned i = 0; i < TRACER_OFFERS; i++) {
-        unmap_buffer(tls_spares[i]);
-        tls_spares[i] = NULL;
-    }
     unmap_buffer(tls_base);
     tls_base = NULL;
     /* later entries of this thread (its exit path) go nowhere */

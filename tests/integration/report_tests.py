@@ -91,10 +91,10 @@ def test_report_time_axis():
     the run), and some 40 of the 200 bins in a row (a fifth of the time,
     inside the pause) hold under a tenth of the events, where a fifth of
     the events would fall in event order (at most a chunk open across the
-    pause, 16,384 records, is spread over it); the cache model's timeline
+    pause, 65,536 records, is spread over it); the cache model's timeline
     the same, its bins adding up to its totals.  The pages label the axis
     in milliseconds."""
-    for engine, n in (("static", 300000), ("fault", 50000)):
+    for engine, n in (("static", 300000), ("fault", 200000)):
         began = time.monotonic()
         path = traced("timed_phases", engine, str(n))
         took_us = (time.monotonic() - began) * 1e6

@@ -486,21 +486,23 @@ def test_background_writer():
         check(int(info.get("writer_chunks", "0")) > 0, "%s: its writer wrote chunks" % who)
 
 
-def test_writer_packs_entries():
-    """Full entry buffers offered to the writer keep their place in each
-    thread's events: three threads of job_order each fill and read back 8
-    heap blocks of 6000 ints, more entries than a buffer holds between a
-    block's malloc and its free.  With the writer packing (all) and
-    without (off), every access to a block lies between its malloc and
-    its free, its 6000 stores in address order before its 6000 loads; the
-    closing note counts the buffers the writer packed."""
-    copy = instrument(prog("job_order"), os.path.join(TMP, "job_order.mt"), "--nonselective")
+def test_writer_keeps_order():
+    """Chunks handed to the writer keep their place in each thread's
+    events: three threads of chunk_order each fill and read back 8 heap
+    blocks of 6000 ints, more records than a chunk of 4096 holds between a
+    block's malloc and its free.  With the writer writing every chunk
+    (all) and without it (off), every access to a block lies between its
+    malloc and its free, its 6000 stores in address order before its 6000
+    loads; the closing note counts the chunks the writer wrote."""
+    copy = instrument(prog("chunk_order"), os.path.join(TMP, "chunk_order.mt"),
+                      "--nonselective")
     access = re.compile(r"^([LS])\$\d+:<malloc(\d+)@block_of\+\d+>\+(\d+), \[heap\], fill_and_sum")
     event = re.compile(r"^([MF])\$\d+:<(?:malloc|freed:)(\d+)@block_of")
     want = [("S", 4 * i) for i in range(6000)] + [("L", 4 * i) for i in range(6000)]
     for writer in ("off", "all"):
-        trace = os.path.join(TMP, "job_order-%s.mtr" % writer)
-        p = memtap("run", "-q", "-o", trace, "--", copy, env={"MEMTAP_WRITER": writer})
+        trace = os.path.join(TMP, "chunk_order-%s.mtr" % writer)
+        p = memtap("run", "-q", "-o", trace, "--", copy,
+                   env={"MEMTAP_WRITER": writer, "MEMTAP_BUFFER_RECORDS": "4096"})
         check_eq(p.stdout.strip(), str(3 * 8 * 6000 * 5999 // 2), "%s: the program's sum" % writer)
         blocks, order = {}, []
         for line in show(trace):
@@ -522,11 +524,11 @@ def test_writer_packs_entries():
                   "%s: block %s's accesses between its malloc and its free" % (writer, b))
         info = info_of(trace)
         check_eq(info["dropped"], "0", "%s: nothing dropped" % writer)
-        jobs = int(info.get("writer_jobs", "0"))
-        # two full buffers a round, each thread (all: the threads wait for
-        # the writer to pack what they offer)
-        check(jobs == 0 if writer == "off" else jobs >= 2 * 3 * 8,
-              "%s: entry buffers the writer packed (%d)" % (writer, jobs))
+        chunks = int(info.get("writer_chunks", "0"))
+        # 288,000 accesses in chunks of 4096: all but each thread's last
+        # (written as it exits) by the writer
+        check(chunks == 0 if writer == "off" else chunks >= 3 * 8 * 12000 // 4096 - 3,
+              "%s: chunks the writer wrote (%d)" % (writer, chunks))
 
 
 def test_rewrite_compress():

@@ -1,6 +1,6 @@
 /*
  * fill_sum.h - the loops of the programs whose every heap access the
- * tests know (fork_work.c, job_order.c): n stores into a block, then n
+ * tests know (fork_work.c, chunk_order.c): n stores into a block, then n
  * loads back, from fill_and_sum, each one an access of its own.
  */
 #ifndef MEMTAP_TESTS_FILL_SUM_H

@@ -9,16 +9,15 @@
  * becomes one chunk written with a single write(2) to the O_APPEND
  * output, so threads never wait for each other.  With a CPU to spare, a
  * hidden thread of memtap's own (the writer) compresses and writes full
- * buffers: a thread hands its full buffer over and packs into another;
- * with HANDS buffers queued, it takes the oldest the writer has not begun
- * back and compresses it itself, and writes it after the ones before it,
- * so a thread's chunks stay in order.  The writer also packs: a thread of
- * rewritten code offers it each full entry buffer (a job, two queued at
- * most) and logs into another; the writer packs a thread's jobs in
- * order, and before anything else of that thread goes into its buffer
- * they are settled: waited for while the writer packs one, taken back
- * and packed by the thread when the writer has not begun it (busy
- * compressing), so a thread's events stay in order too.  A buffer is
+ * buffers: a thread copies its full buffer into a hand (one of HANDS, with
+ * stores that bypass its caches) and packs on into its own; with HANDS
+ * queued, it takes the oldest the writer has not begun back and
+ * compresses it itself, and writes it after the ones before it, so a
+ * thread's chunks stay in order.  Each thread packs its own events: what
+ * crosses to the writer's CPU is the packed bytes, a tenth of the entries
+ * rewritten code logs (the writer packed them before, and moving the
+ * entries between the caches of two CPUs cost more CPU than packing:
+ * gzip -9 1.74 -> 1.21 s).  A buffer is
  * guarded by a try-lock that is never waited on: its owner drops a record
  * rather than wait (only possible when a signal handler records while the
  * owner is mid-flush), and a flush-all at exit or on a fatal signal skips
@@ -46,6 +45,7 @@
 #include "trace/chunk.h"
 #include "trace/runstatus.h"
 
+#include <emmintrin.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/futex.h>
@@ -57,22 +57,17 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
-#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
-#define DEFAULT_RECORDS 16384u
+#define DEFAULT_RECORDS 65536u       /* a chunk's (16384: gzip -9, 1.38
+                                        against 1.21 s of CPU) */
 #define BYTES_PER_RECORD 32u         /* buffer bytes per record of the cap */
 #define MAX_SITE_TABS (1u << (32 - MEMTAP_SITE_BITS))
 #define MAX_CLIENTS 4
 #define META_MAX (4u << 20)          /* largest metadata chunk (maps text) */
 #define TRACE_FD_MIN 700             /* keep our descriptor out of the way */
-#define WRITER_LINGER_NS 2000000ll   /* writer_main */
-#define WRITER_NAP_NS 20000l
-#define WRITER_SLACK_NS 1000l
-#define JOB_SPIN_NS 100000ll         /* settle_jobs */
-#define JOB_ALL_NS 10000000ll        /* settle_jobs, MEMTAP_WRITER=all */
 
 /* Who writes full buffers (MEMTAP_WRITER): each thread (off), the writer
  * as far as it keeps up (mix: the default with a CPU to spare), or the
@@ -86,16 +81,6 @@ enum { HAND_FREE, HAND_QUEUED, HAND_WRITING };
  * compressing anything itself (with one, the walk's set-up under memtap
  * run took 75 ms more than natively, with three 68, with six 68). */
 #define HANDS 3u
-
-/* The state of a slot of offered entries (job). */
-enum { JOB_FREE, JOB_QUEUED, JOB_PACKING };
-#define JOBS TRACER_OFFERS            /* slots a thread's jobs queue in */
-
-typedef struct tracer_job {
-    _Atomic uint32_t state;          /* JOB_*: the entries are the writer's
-                                        to pack while not JOB_FREE */
-    const trace_entry *e, *end;
-} tracer_job;
 
 typedef struct tracer_hand {
     _Atomic uint32_t state;          /* HAND_*: buf is the writer's to
@@ -119,10 +104,7 @@ typedef struct tracer_thread {
     _Atomic uint32_t hand_head;      /* hands before it are written */
     _Atomic uint32_t hand_tail;      /* hands queued (by the buffer's
                                         holder) */
-    tracer_job jobs[JOBS];           /* job n in slot n % JOBS */
-    _Atomic uint32_t job_head;       /* jobs before it are packed */
-    _Atomic uint32_t job_tail;       /* jobs offered (by the owner) */
-    atomic_uint waiters;             /* threads asleep on hand or a job */
+    atomic_uint waiters;             /* threads asleep on a hand */
     ZSTD_CCtx *cctx;
     void *out;
     size_t out_cap;
@@ -172,12 +154,10 @@ static struct {
         atomic_int started;          /* in this process */
         _Atomic uint32_t work;       /* bumped for every buffer handed over */
         atomic_int sleeping;         /* it waits on work: wake it */
-        int cpus;                    /* the process may run on */
         ZSTD_CCtx *cctx;
         void *out;
         size_t out_cap;
         _Atomic uint64_t chunks;     /* chunks the writer wrote */
-        _Atomic uint64_t jobs;       /* entry buffers it packed */
     } writer;
 } rec = { .fd = -1, .status_fd = -1 };
 
@@ -234,10 +214,8 @@ static __thread int tls_internal __attribute__((tls_model("initial-exec")));
 static __thread int tls_exited __attribute__((tls_model("initial-exec")));
 static __thread int tls_writer __attribute__((tls_model("initial-exec")));
 /* What this thread is in the middle of, for a flush-all from a signal
- * handler that interrupted it (which must not wait for itself): packing
- * the job of that thread (run_job), writing that hand (write_hand), and
- * whether the hand's chunk is written yet. */
-static __thread tracer_thread *tls_packing __attribute__((tls_model("initial-exec")));
+ * handler that interrupted it (which must not wait for itself): writing
+ * that hand (write_hand), and whether the hand's chunk is written yet. */
 static __thread tracer_hand *tls_hand __attribute__((tls_model("initial-exec")));
 static __thread int tls_hand_put __attribute__((tls_model("initial-exec")));
 
@@ -711,6 +689,8 @@ static tracer_thread *thread_new(void)
     size_t ws = trace_chunk_workspace_size(bytes, rec.compression);
     size_t out = trace_chunk_bound(bytes);
     size_t head = 64 * ((sizeof(tracer_thread) + 63) / 64);
+    ws = 64 * ((ws + 63) / 64);
+    out = 64 * ((out + 63) / 64); /* the buffers 64-byte aligned */
     size_t total = head + ws + out + (1 + HANDS) * bytes;
     total = (total + 4095) & ~(size_t)4095;
     char *m = raw_map(total);
@@ -720,7 +700,7 @@ static tracer_thread *thread_new(void)
     t->map_size = total;
     t->cctx = trace_chunk_context(m + head, ws, rec.compression);
     t->out = m + head + ws;
-    t->out_cap = out;
+    t->out_cap = out; /* (at least the bound) */
     t->buf = (uint8_t *)t->out + out; /* touched only as far as used */
     for (unsigned i = 0; i < HANDS; i++)
         t->hands[i].buf = t->buf + (i + 1) * bytes;
@@ -826,7 +806,7 @@ static void futex_wait_for(_Atomic uint32_t *word, uint32_t value, long ns)
                  ns ? (long)&ts : 0, 0, 0);
 }
 
-/* Sleeps while t's word (hand or a job's state) is `value`, at most a
+/* Sleeps while t's word (a hand's state) is `value`, at most a
  * millisecond, counted in t->waiters so that whoever changes the word
  * makes the wake system call only when someone sleeps (the writer made
  * one per chunk: 1,576 on the walk). */
@@ -843,8 +823,6 @@ static void wake_on(tracer_thread *t, _Atomic uint32_t *word)
     if (atomic_load(&t->waiters))
         futex_wake_all(word);
 }
-
-static int run_job(tracer_thread *t, int by_writer);
 
 /* Writes t's hand number i when it is queued, compressed with cctx into
  * out (the writer's, the thread's or the metadata's); whether it did.  A
@@ -892,14 +870,11 @@ static int write_hand(tracer_thread *t, uint32_t i, ZSTD_CCtx *cctx,
     return 1;
 }
 
-/* Packs the entries offered to the writer and writes the buffers handed
- * to it; whether there were any. */
+/* Writes the buffers handed to the writer; whether there were any. */
 static int writer_pass(void)
 {
     int wrote = 0;
     for (tracer_thread *t = atomic_load(&rec.threads); t; t = t->next) {
-        while (run_job(t, 1))
-            wrote = 1;
         if (!write_hand(t, atomic_load(&t->hand_head), rec.writer.cctx,
                         rec.writer.out, rec.writer.out_cap))
             continue;
@@ -909,27 +884,13 @@ static int writer_pass(void)
     return wrote;
 }
 
-/* Whether the program leaves a CPU to the writer: it has fewer threads
- * than the process has CPUs. */
-static int cpu_to_spare(void)
-{
-    int threads = 0;
-    for (tracer_thread *t = atomic_load(&rec.threads); t; t = t->next)
-        threads += atomic_load(&t->owner) != 0;
-    return threads < rec.writer.cpus;
-}
-
-/* The writer: writes every handed-over buffer.  After its last one it
- * naps, WRITER_NAP_NS at a time, for WRITER_LINGER_NS, then sleeps until
- * a thread wakes it.  A program that streams accesses hands a buffer over
- * every few tens of microseconds: a nap ends in time for the next one
- * with no system call of the program's (waking a sleeping writer costs
- * the program ~15 us a buffer on a virtual machine), and costs the writer
- * a timer's wake-up, not a CPU kept busy looking (it yielded in a loop
- * before, and its CPU time depended on whether a core was idle: gzip -9
- * of 2 MB, 1.22-1.69 s).  Its timer slack is cut so that a nap is as long
- * as asked (20 us).  It never returns (exit_group ends it with
- * the process). */
+/* The writer: writes every handed-over buffer, and sleeps when there is
+ * none until a thread hands one over and wakes it (a system call on that
+ * thread's side).  It napped 20 us at a time for 2 ms after its last
+ * buffer before, to spare the program that call: the naps' context
+ * switches cost more CPU than the wakes (the walk: 13,858 switches
+ * against 2,724, and chunks of 65,536 records made wakes four times
+ * rarer).  It never returns (exit_group ends it with the process). */
 static void writer_main(void *unused)
 {
     (void)unused;
@@ -938,23 +899,16 @@ static void writer_main(void *unused)
      * told, so that they log none) */
     tracer_internal_enter();
     tls_writer = 1;
-    raw_syscall6(SYS_prctl, PR_SET_TIMERSLACK, WRITER_SLACK_NS, 0, 0, 0, 0);
-    long long last = raw_clock_ns(CLOCK_MONOTONIC);
     for (;;) {
         uint32_t work = atomic_load(&rec.writer.work);
-        if (writer_pass()) {
-            last = raw_clock_ns(CLOCK_MONOTONIC);
-        } else if (raw_clock_ns(CLOCK_MONOTONIC) - last < WRITER_LINGER_NS) {
-            futex_wait_for(&rec.writer.work, work, WRITER_NAP_NS);
-        } else {
-            /* a thread that hands over after this store wakes the writer;
-             * one before it has bumped work, which the wait then sees */
-            atomic_store(&rec.writer.sleeping, 1);
-            if (atomic_load(&rec.writer.work) == work)
-                futex_wait_for(&rec.writer.work, work, 0);
-            atomic_store(&rec.writer.sleeping, 0);
-            last = raw_clock_ns(CLOCK_MONOTONIC);
-        }
+        if (writer_pass())
+            continue;
+        /* a thread that hands over after this store wakes the writer;
+         * one before it has bumped work, which the wait then sees */
+        atomic_store(&rec.writer.sleeping, 1);
+        if (atomic_load(&rec.writer.work) == work)
+            futex_wait_for(&rec.writer.work, work, 0);
+        atomic_store(&rec.writer.sleeping, 0);
     }
 }
 
@@ -984,12 +938,11 @@ static int writer_ready(void)
 
 /* Settles t's hands until `keep` are left, the oldest first: takes back
  * (and writes here) the oldest the writer has not begun, compressing it
- * while the writer compresses the one before (the writer itself, packing
- * t's entries, writes them before the next), else waits; the caller
- * holds t->lock. */
+ * while the writer compresses the one before (under MEMTAP_WRITER=all,
+ * only waits); the caller holds t->lock. */
 static void settle_hands(tracer_thread *t, uint32_t keep)
 {
-    int may_write = rec.writer.wanted != WRITER_ALL || tls_writer;
+    int may_write = rec.writer.wanted != WRITER_ALL;
     for (;;) {
         uint32_t head = atomic_load(&t->hand_head);
         uint32_t tail = atomic_load(&t->hand_tail);
@@ -1015,15 +968,30 @@ static void writer_kick(void)
         futex_wake_all(&rec.writer.work);
 }
 
-/* Hands t's full buffer to the writer and takes the buffer of the free
- * slot it goes into (settle_hands made one). */
+/* Copies len bytes to `to` (16-byte aligned) with stores that bypass
+ * the caches, and orders them before what the caller stores next: the
+ * writer reads them from memory, and the thread's next copy into the same
+ * hand takes no cache line back from the writer's CPU (swapping buffers
+ * with the hand instead, the thread packed into lines the writer had
+ * read: gzip -9, 1.56 against 1.39 s of CPU). */
+static void copy_streaming(uint8_t *to, const uint8_t *from, size_t len)
+{
+    size_t i = 0;
+    for (; i + 64 <= len; i += 64)
+        for (size_t k = i; k < i + 64; k += 16)
+            _mm_stream_si128((__m128i *)(void *)(to + k),
+                             _mm_loadu_si128((const __m128i *)(const void *)(from + k)));
+    memcpy(to + i, from + i, len - i);
+    _mm_sfence();
+}
+
+/* Hands t's full buffer to the writer: a copy in the free slot
+ * settle_hands made. */
 static void hand_over(tracer_thread *t)
 {
     uint32_t tail = atomic_load(&t->hand_tail);
     tracer_hand *h = &t->hands[tail % HANDS];
-    uint8_t *full = t->buf;
-    t->buf = h->buf;
-    h->buf = full;
+    copy_streaming(h->buf, t->buf, t->len);
     h->tid = t->tid;
     h->n = t->n;
     h->len = t->len;
@@ -1096,9 +1064,8 @@ static void unlock(tracer_thread *t)
 }
 
 /* Takes t's lock, waiting while another thread holds it for a moment
- * (the writer packing t's offered entries, a thread writing every buffer
- * as the process ends: a record lost to either made runs of threaded
- * programs incomplete now and then); 0 at once when this thread holds it
+ * (a thread writing every buffer as the process ends: a record lost to
+ * it made runs of threaded programs incomplete now and then); 0 at once when this thread holds it
  * (a signal handler's record in the middle of the thread's own), or after
  * LOCK_PATIENCE_NS. */
 #define LOCK_PATIENCE_NS 2000000
@@ -1118,13 +1085,10 @@ static int lock_waiting(tracer_thread *t)
     return 1;
 }
 
-static void settle_jobs(tracer_thread *t, uint32_t keep);
-
 static void append(tracer_thread *t, uint8_t kind, uint8_t flags,
                    uint64_t pc, uint64_t addr, uint64_t size, uint64_t addr2,
                    uint64_t aux, uint32_t count)
 {
-    settle_jobs(t, 0); /* the thread's offered accesses come first */
     if (!lock_waiting(t)) {
         lose(1, 0);
         return;
@@ -1277,68 +1241,6 @@ static void lose_entries(const trace_entry *e, const trace_entry *end)
     lose(entry_records(&sites, e, end), 0);
 }
 
-/* Packs t's oldest job when it is queued: by the writer, which leaves it
- * queued when the buffer is busy (its owner mid-append, interrupted by
- * the signal whose handler offered), or by the owner settling it, which
- * loses it then as any record it cannot append.  Whether it ran. */
-static int run_job(tracer_thread *t, int by_writer)
-{
-    uint32_t head = atomic_load(&t->job_head), queued = JOB_QUEUED;
-    tracer_job *job = &t->jobs[head % JOBS];
-    if (!atomic_compare_exchange_strong(&job->state, &queued, JOB_PACKING))
-        return 0;
-    /* the head only moves under the slot's PACKING: a slot taken on a
-     * stale head may hold a later job, which must wait its turn */
-    int locked = atomic_load(&t->job_head) == head && try_lock(t);
-    if (locked) {
-        tracer_thread *outer = tls_packing; /* (as tls_hand) */
-        tls_packing = t;
-        pack_entries_locked(t, job->e, job->end);
-        tls_packing = outer;
-        unlock(t);
-        if (by_writer)
-            atomic_fetch_add(&rec.writer.jobs, 1);
-    } else if (!by_writer && atomic_load(&t->job_head) == head) {
-        lose_entries(job->e, job->end);
-        locked = 1;
-    }
-    /* free before the head moves on: the owner refills the slot then */
-    atomic_store(&job->state, locked ? JOB_FREE : JOB_QUEUED);
-    if (locked)
-        atomic_store(&t->job_head, head + 1);
-    wake_on(t, &job->state);
-    return locked;
-}
-
-/* Settles t's jobs until `keep` are left: packs the oldest here when the
- * writer has not begun it (under MEMTAP_WRITER=all, only when it has not
- * for JOB_ALL_NS: its buffer may be busy in the code a signal handler
- * interrupted), else waits for the writer, spinning for as long as
- * packing a job takes (a sleep and a wake-up cost several times that on
- * a virtual machine: sweep under memtap run 0.104 -> 0.170 s), then
- * sleeping. */
-static void settle_jobs(tracer_thread *t, uint32_t keep)
-{
-    long long since = 0, now = 0;
-    for (;;) {
-        uint32_t head = atomic_load(&t->job_head);
-        if (atomic_load(&t->job_tail) - head <= keep)
-            return;
-        if ((rec.writer.wanted != WRITER_ALL || now - since > JOB_ALL_NS) &&
-            run_job(t, 0))
-            continue;
-        now = raw_clock_ns(CLOCK_MONOTONIC);
-        since = since ? since : now;
-        if (now - since < JOB_SPIN_NS) {
-            for (int i = 0; i < 64; i++)
-                __builtin_ia32_pause();
-            continue;
-        }
-        if (atomic_load(&t->job_head) == head)
-            wait_on(t, &t->jobs[head % JOBS].state, JOB_PACKING);
-    }
-}
-
 int tracer_append_entries(const trace_entry *e, const trace_entry *end)
 {
     if (!rec.enabled || e == end) /* (no thread is claimed for none) */
@@ -1347,8 +1249,6 @@ int tracer_append_entries(const trace_entry *e, const trace_entry *end)
         return 0;
     tracer_internal_enter();
     tracer_thread *t = self();
-    if (t)
-        settle_jobs(t, 0);
     if (t && lock_waiting(t)) {
         pack_entries_locked(t, e, end);
         unlock(t);
@@ -1357,40 +1257,6 @@ int tracer_append_entries(const trace_entry *e, const trace_entry *end)
     }
     tracer_internal_leave();
     return 1;
-}
-
-int tracer_offer_entries(const trace_entry *e, const trace_entry *end)
-{
-    if (!rec.enabled || e == end || tls_exited || clients_active())
-        return 0;
-    tracer_internal_enter();
-    tracer_thread *t = self();
-    int taken = 0;
-    if (t)
-        taken = writer_ready() &&
-                (rec.writer.wanted == WRITER_ALL || cpu_to_spare());
-    if (taken) {
-        settle_jobs(t, JOBS - 1); /* a slot for this one */
-        uint32_t tail = atomic_load(&t->job_tail);
-        tracer_job *job = &t->jobs[tail % JOBS];
-        job->e = e;
-        job->end = end;
-        atomic_store(&job->state, JOB_QUEUED);
-        atomic_store(&t->job_tail, tail + 1);
-        writer_kick();
-    }
-    tracer_internal_leave();
-    return taken;
-}
-
-void tracer_settle_entries(void)
-{
-    tracer_thread *t = tls_self;
-    if (!t || !rec.enabled)
-        return;
-    tracer_internal_enter();
-    settle_jobs(t, 0);
-    tracer_internal_leave();
 }
 
 /* The hands of t, whose owner is busy (it may be the code this call
@@ -1437,27 +1303,12 @@ static void await_hands(tracer_thread *t)
             lose(t->hands[i % HANDS].n, 0); /* (free: written) */
 }
 
-/* Loses t's offered jobs, left unpacked: those of this thread, whose
- * oldest it was packing when the call that ends the process interrupted
- * it (that one counted whole, though part of it is in the buffer). */
-static void lose_jobs(tracer_thread *t)
-{
-    uint32_t tail = atomic_load(&t->job_tail);
-    for (uint32_t i = atomic_load(&t->job_head); i != tail; i++)
-        if (atomic_load(&t->jobs[i % JOBS].state) != JOB_FREE)
-            lose_entries(t->jobs[i % JOBS].e, t->jobs[i % JOBS].end);
-}
-
 void tracer_flush_all(void)
 {
     tracer_internal_enter(); /* zstd's memcpy calls are memtap's */
     tables_before_events(1);
     tracer_internal_leave();
     for (tracer_thread *t = atomic_load(&rec.threads); t; t = t->next) {
-        if (t == tls_packing) /* interrupted mid-pack: no waiting */
-            lose_jobs(t);
-        else
-            settle_jobs(t, 0);
         if (try_lock(t)) {
             tracer_internal_enter();
             settle_hands(t, 0);
@@ -1528,10 +1379,6 @@ void tracer_finish(const char *how, int code)
         fmt_str(&b, "\nwriter_chunks=");
         fmt_u64(&b, atomic_load(&rec.writer.chunks));
     }
-    if (atomic_load(&rec.writer.jobs)) {
-        fmt_str(&b, "\nwriter_jobs=");
-        fmt_u64(&b, atomic_load(&rec.writer.jobs));
-    }
     if (atomic_load(&rec.follow_waits)) {
         fmt_str(&b, "\nfollow_waits=");
         fmt_u64(&b, atomic_load(&rec.follow_waits));
@@ -1576,10 +1423,6 @@ void tracer_after_fork_child(void)
             atomic_store(&t->hands[j].state, HAND_FREE);
         atomic_store(&t->hand_head, 0);
         atomic_store(&t->hand_tail, 0);
-        for (unsigned j = 0; j < JOBS; j++) /* the parent's writer packs */
-            atomic_store(&t->jobs[j].state, JOB_FREE);
-        atomic_store(&t->job_head, 0);
-        atomic_store(&t->job_tail, 0);
         atomic_store(&t->waiters, 0);
         t->n = 0; /* the parent's records are the parent's to write */
         t->len = 0;
@@ -1594,7 +1437,6 @@ void tracer_after_fork_child(void)
     atomic_store(&rec.writer.started, 0); /* the writer stayed in the parent */
     atomic_store(&rec.writer.sleeping, 0);
     atomic_store(&rec.writer.chunks, 0);
-    atomic_store(&rec.writer.jobs, 0);
     atomic_store(&rec.write_errno, 0);
     EACH_CLIENT(after_fork_child);
     stacks_after_fork_child();
@@ -1631,7 +1473,6 @@ void tracer_init(void)
     else
         rec.writer.wanted = hidden_thread_cpus() > 1 ? WRITER_SHARED
                                                    : WRITER_NONE;
-    rec.writer.cpus = hidden_thread_cpus();
     if (rec.writer.wanted && hidden_thread_prepare() != 0)
         rec.writer.wanted = 0;
     size_t ws = trace_chunk_workspace_size(META_MAX, rec.compression);

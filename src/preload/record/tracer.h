@@ -73,20 +73,6 @@ int tracer_add_sites(uint32_t tag, uint64_t bias, const memtap_site *sites,
 int tracer_append_entries(const trace_entry *e, const trace_entry *end);
 void tracer_record_accesses(const memtap_record *r, size_t n);
 
-/* Offers the calling thread's full entry buffer to the writer, to pack
- * as tracer_append_entries would while the thread logs into another one.
- * Returns 1 when the writer took it: [e, end) is then the writer's until
- * a tracer call of the thread settles it (the TRACER_OFFERS-th offer
- * after it, an append or tracer_settle_entries); 0 when it did not (no
- * writer, a shadow tool): the caller appends the entries itself
- * (tracer_append_entries settles what the thread offered before first).
- * A thread thus needs TRACER_OFFERS buffers besides the one it logs into. */
-#define TRACER_OFFERS 2u
-int tracer_offer_entries(const trace_entry *e, const trace_entry *end);
-/* Waits for (or takes back and packs) the entries the calling thread
- * offered: after it the thread's buffers are its own again. */
-void tracer_settle_entries(void);
-
 /* Next allocation number (MadT's dynamic memory counter). */
 uint64_t tracer_next_alloc_id(void);
 /* n records an engine could not keep (no memory): counted lost, so that

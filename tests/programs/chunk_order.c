@@ -1,8 +1,9 @@
 /* Three threads (main and two more) each run 8 rounds: a heap block of
  * 6000 ints from block_of(), 6000 stores into it, 6000 loads back, free.
- * A round's loops log more entries than rewritten code's buffer holds,
- * so full buffers go to memtap's writer between the malloc and the free:
- * in the trace every access to a block lies between its malloc and its
+ * A round's 12000 accesses fill more than a chunk of 4096 records (the
+ * test sets MEMTAP_BUFFER_RECORDS), so full chunks go to memtap's writer
+ * between the malloc and the free, the three threads' interleaved: in
+ * the trace every access to a block lies between its malloc and its
  * free, 6000 stores then 6000 loads. */
 #include <pthread.h>
 #include <stdio.h>
