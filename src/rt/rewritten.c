@@ -191,17 +191,23 @@ static int kept(uint64_t addr)
     return kept_region(traced_region((uintptr_t)addr));
 }
 
-/* Whether accesses to addr are kept, through a buffer's cache of spans of
+/* Whether accesses to addr are kept, through a thread's cache of spans of
  * memory of one region (a heap arena, a module's data, a stack): a
- * buffer's entries stay in a few of them however many pages they touch
+ * thread's entries stay in a few of them however many pages they touch
  * (a cache of pages' answers missed on every entry of a random walk over
- * 512 KiB, a fifth of a default run's time). */
+ * 512 KiB, a fifth of a default run's time).  The answers hold while the
+ * traced set's regions stay as they were (gen); they were a buffer's
+ * before, and finding them again at each buffer, up to 128 MiB of pages
+ * read around each address, was a twentieth of xz's default run. */
 enum { SPAN_ANSWERS = 8 };
 typedef struct span_answers {
     uint64_t lo[SPAN_ANSWERS], len[SPAN_ANSWERS]; /* empty: len 0 */
     uint8_t kept[SPAN_ANSWERS];
     unsigned next;         /* the next to go */
+    uint64_t gen;          /* traced_regions_generation() they are of */
+    unsigned drop;         /* and rt.drop */
 } span_answers;
+static __thread span_answers tls_answers __attribute__((tls_model("initial-exec")));
 
 /* The span of c holding addr, found or made: its [*lo, *lo + *len) and
  * whether it is kept. */
@@ -236,8 +242,13 @@ static mt_entry *keep_entries(mt_entry *e, mt_entry *end)
     mt_entry *out = e;
     int filtered = filters_on(), by_region = rt.drop != 0, keep = 1, keep2 = 1;
     uint64_t lo = 0, len = 0, lo2 = 0, len2 = 0;
-    span_answers answers;
-    memset(&answers, 0, sizeof answers);
+    span_answers *answers = &tls_answers;
+    uint64_t gen = traced_regions_generation(); /* before the answers */
+    if (answers->gen != gen || answers->drop != rt.drop) {
+        memset(answers, 0, sizeof *answers);
+        answers->gen = gen;
+        answers->drop = rt.drop;
+    }
     for (; e < end; e++) {
         uint64_t addr = e->addr;
         if (by_region && addr - lo >= len) {
@@ -246,7 +257,7 @@ static mt_entry *keep_entries(mt_entry *e, mt_entry *end)
             if (addr - lo2 < len2) { /* the one before: swap */
                 lo = lo2, len = len2, keep = keep2;
             } else {
-                keep = span_of(&answers, addr, &lo, &len);
+                keep = span_of(answers, addr, &lo, &len);
             }
             lo2 = l, len2 = n, keep2 = k;
         }

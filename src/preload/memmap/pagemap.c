@@ -24,6 +24,7 @@
 
 static _Atomic(uint8_t *) *root;
 static _Atomic uint64_t *installed; /* ROOT_SLOTS bits */
+static _Atomic uint64_t generation; /* bumped after states change */
 
 int pagemap_init(void)
 {
@@ -106,12 +107,23 @@ uint8_t pagemap_span(uintptr_t addr, uint8_t mask, uintptr_t reach,
 
 void pagemap_set_range(uintptr_t start, uintptr_t end, uint8_t state)
 {
+    int changed = 0;
     for (uintptr_t page = start >> PAGE_SHIFT;
          page < (end + PAGE - 1) >> PAGE_SHIFT; page++) {
         uint8_t *l = leaf(page, state != 0);
-        if (l)
-            l[page & (LEAF_PAGES - 1)] = state;
+        uint8_t *at = l ? &l[page & (LEAF_PAGES - 1)] : NULL;
+        if (at && *at != state) {
+            *at = state;
+            changed = 1;
+        }
     }
+    if (changed) /* after the states: see pagemap_generation */
+        atomic_fetch_add_explicit(&generation, 1, memory_order_release);
+}
+
+uint64_t pagemap_generation(void)
+{
+    return atomic_load_explicit(&generation, memory_order_acquire);
 }
 
 void pagemap_for_each_tracked(void (*fn)(uintptr_t, uintptr_t, uint8_t,

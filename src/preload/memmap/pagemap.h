@@ -25,6 +25,9 @@ int pagemap_init(void);
 uint8_t pagemap_get(uintptr_t addr);
 /* Sets the state of every page overlapping [start, end). */
 void pagemap_set_range(uintptr_t start, uintptr_t end, uint8_t state);
+/* A number that changes after any page's state has: what was read of the
+ * map after taking it holds while it stays the same. */
+uint64_t pagemap_generation(void);
 
 /* The state of addr's page, and in [*lo, *hi) the pages around it whose
  * states agree with it in the bits of `mask`: at most `reach` pages on

@@ -342,6 +342,8 @@ uint8_t traced_region_span(uintptr_t addr, uintptr_t *lo, uintptr_t *hi)
                      PM_REGION_MASK);
 }
 
+uint64_t traced_regions_generation(void) { return pagemap_generation(); }
+
 void traced_add(uintptr_t start, uintptr_t end, int prot, int region)
 {
     if (!traced_kept() || end <= start || !(prot & PROT_READ))

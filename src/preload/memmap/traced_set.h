@@ -40,6 +40,9 @@ uint8_t traced_region(uintptr_t addr);
 /* traced_region(addr), and in [*lo, *hi) memory around addr of the same
  * region (within 128 MiB: a cache's span of answers). */
 uint8_t traced_region_span(uintptr_t addr, uintptr_t *lo, uintptr_t *hi);
+/* Changes after any page's region may have: answers of traced_region_span
+ * taken after it hold while it stays the same. */
+uint64_t traced_regions_generation(void);
 
 /* Adds [start, end) to the traced set with its own rights `prot`, as
  * memory of kind `region` (PM_HEAP or PM_STATIC). */
