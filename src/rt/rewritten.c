@@ -234,7 +234,7 @@ static int span_of(span_answers *c, uint64_t addr, uint64_t *lo, uint64_t *len)
  * share its base register, so its memory.  The two spans that answered
  * last are kept in registers (a loop that reads the heap and writes its
  * stack goes from one to the other at every entry: searching the
- * buffer's answers then was a fifth of sort's default run), and entries
+ * thread's answers then was a fifth of sort's default run), and entries
  * move only after one is dropped: most buffers keep every entry, and the
  * loop is then a read of each. */
 static mt_entry *keep_entries(mt_entry *e, mt_entry *end)

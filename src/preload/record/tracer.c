@@ -1065,9 +1065,9 @@ static void unlock(tracer_thread *t)
 
 /* Takes t's lock, waiting while another thread holds it for a moment
  * (a thread writing every buffer as the process ends: a record lost to
- * it made runs of threaded programs incomplete now and then); 0 at once when this thread holds it
- * (a signal handler's record in the middle of the thread's own), or after
- * LOCK_PATIENCE_NS. */
+ * it made runs of threaded programs incomplete now and then); 0 at once
+ * when this thread holds it (a signal handler's record in the middle of
+ * the thread's own), or after LOCK_PATIENCE_NS. */
 #define LOCK_PATIENCE_NS 2000000
 static int lock_waiting(tracer_thread *t)
 {
