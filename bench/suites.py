@@ -15,7 +15,10 @@ dropped, MEMTAP_REWRITE_DISCARD=1: their traces would fill the disk), sqlite
 (bench/suites/corpus.sql: LIKE, GLOB, JSON, window functions, FTS5, CTEs),
 gzip, bzip2, xz, zstd (compress and decompress 4 MiB of mixed text and
 binary, the bytes compared with native), lua and perl (bench/suites/*),
-jq (filters over a generated document).
+jq (filters over a generated document).  Needs Debian's
+libpython3.11-testsuite, sqlite3, lua5.4, perl, jq, gzip, bzip2, xz-utils
+and zstd (apt-get install them first: scripts/deps.sh installs only what
+memtap's build and tests need).
 """
 import argparse
 import os
