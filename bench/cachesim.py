@@ -21,19 +21,15 @@ import sys
 import tempfile
 import time
 
+from table4 import text_copies
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MEMTAP = os.path.join(ROOT, "build", "bin", "memtap")
 D1, LL = "32768,8,64", "1048576,16,64"
 
 
 def programs(tmp):
-    text = os.path.join(tmp, "input.txt")
-    # memtap's README as it was at b610c25, kept apart so that the README
-    # may change and the figures measured on it stay reproducible
-    with open(os.path.join(ROOT, "bench", "input.txt"), "rb") as f:
-        data = f.read()
-    with open(text, "wb") as f:
-        f.write(data * 4)
+    text = text_copies(tmp, 4)
     return [("cache_walk", [os.path.join(ROOT, "build", "bin", "cache_walk")]),
             ("gzip -6", ["gzip", "-6", "-c", text]),
             ("xz -0", ["xz", "-0", "-c", text])]

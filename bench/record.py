@@ -24,7 +24,7 @@ import subprocess
 import sys
 import tempfile
 
-from table4 import measured
+from table4 import measured, text_copies
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BIN = os.path.join(ROOT, "build", "bin")
@@ -36,16 +36,6 @@ def records(memtap, trace):
     info = subprocess.run([memtap, "info", trace], capture_output=True, text=True,
                           check=True).stdout
     return int(re.search(r"^events: (\d+)", info, re.M).group(1))
-
-
-def text_file(tmp):
-    """2 MB of text: 16 copies of bench/input.txt."""
-    path = os.path.join(tmp, "input16.txt")
-    with open(os.path.join(ROOT, "bench", "input.txt"), "rb") as f:
-        text = f.read()
-    with open(path, "wb") as f:
-        f.write(text * 16)
-    return path
 
 
 def main():
@@ -65,7 +55,7 @@ def main():
         subprocess.run([os.path.join(ROOT, "scripts", "build.sh")], check=True)
     tmp = tempfile.mkdtemp(prefix="memtap-bench-")
     os.environ["MEMTAP_CACHE_DIR"] = os.path.join(tmp, "cache")
-    text = text_file(tmp)
+    text = text_copies(tmp, 16)  # 2 MB
     writers = [("", None)] + ([(", writer off", "off")] if writer_off else [])
     configs = {}
     for tag, memtap in builds:

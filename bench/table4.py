@@ -35,6 +35,19 @@ def measured(cmd, stderr=None, env=None):
     return secs, usage.ru_utime + usage.ru_stime, usage.ru_maxrss
 
 
+def text_copies(tmp, copies):
+    """A file in tmp of `copies` copies of bench/input.txt (memtap's README
+    as it was at b610c25, kept apart so that the README may change and the
+    figures measured on it stay reproducible); its path."""
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    with open(os.path.join(root, "bench", "input.txt"), "rb") as f:
+        data = f.read()
+    path = os.path.join(tmp, "input%d.txt" % copies)
+    with open(path, "wb") as f:
+        f.write(data * copies)
+    return path
+
+
 def wall(cmd, env=None):
     """Seconds cmd takes, its output discarded; env adds to the environment."""
     e = dict(os.environ)
