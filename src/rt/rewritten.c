@@ -229,19 +229,35 @@ static int span_of(span_answers *c, uint64_t addr, uint64_t *lo, uint64_t *len)
     return c->kept[i];
 }
 
-/* Moves the entries whose address lies in memory that is kept to the
- * front; returns their end.  An entry stands for its followers too: they
- * share its base register, so its memory.  The two spans that answered
- * last are kept in registers (a loop that reads the heap and writes its
- * stack goes from one to the other at every entry: searching the
- * thread's answers then was a fifth of sort's default run), and entries
- * move only after one is dropped: most buffers keep every entry, and the
- * loop is then a read of each. */
-static mt_entry *keep_entries(mt_entry *e, mt_entry *end)
+/* The filter of a thread's entries by region (rt.drop): the span that
+ * answered last (trace_keep's), the one before and the thread's answers.
+ * An entry stands for its followers too: they share its base register, so
+ * its memory.  The two spans that answered last are asked first (a loop
+ * that reads the heap and writes its stack goes from one to the other at
+ * every entry: searching the thread's answers then was a fifth of sort's
+ * default run). */
+typedef struct region_keep {
+    trace_keep k;          /* first: region_more's cast */
+    uint64_t lo2, len2;
+    int keep2;
+    span_answers *answers;
+} region_keep;
+
+static int region_more(trace_keep *k, uint64_t addr)
 {
-    mt_entry *out = e;
-    int filtered = filters_on(), by_region = rt.drop != 0, keep = 1, keep2 = 1;
-    uint64_t lo = 0, len = 0, lo2 = 0, len2 = 0;
+    region_keep *r = (region_keep *)k;
+    uint64_t lo = k->lo, len = k->len;
+    int keep = k->keep;
+    if (addr - r->lo2 < r->len2) /* the one before: swap */
+        k->lo = r->lo2, k->len = r->len2, k->keep = r->keep2;
+    else
+        k->keep = span_of(r->answers, addr, &k->lo, &k->len);
+    r->lo2 = lo, r->len2 = len, r->keep2 = keep;
+    return k->keep;
+}
+
+static void region_keep_init(region_keep *r)
+{
     span_answers *answers = &tls_answers;
     uint64_t gen = traced_regions_generation(); /* before the answers */
     if (answers->gen != gen || answers->drop != rt.drop) {
@@ -249,19 +265,22 @@ static mt_entry *keep_entries(mt_entry *e, mt_entry *end)
         answers->gen = gen;
         answers->drop = rt.drop;
     }
+    *r = (region_keep){ { 0, 0, 1, region_more }, 0, 0, 1, answers };
+}
+
+/* Moves the entries whose address lies in memory that is kept (rt.drop,
+ * the filters) to the front; returns their end.  Entries move only after
+ * one is dropped: most buffers keep every entry, and the loop is then a
+ * read of each. */
+static mt_entry *keep_entries(mt_entry *e, mt_entry *end)
+{
+    mt_entry *out = e;
+    int filtered = filters_on(), by_region = rt.drop != 0;
+    region_keep r;
+    region_keep_init(&r);
     for (; e < end; e++) {
-        uint64_t addr = e->addr;
-        if (by_region && addr - lo >= len) {
-            uint64_t l = lo, n = len;
-            int k = keep;
-            if (addr - lo2 < len2) { /* the one before: swap */
-                lo = lo2, len = len2, keep = keep2;
-            } else {
-                keep = span_of(answers, addr, &lo, &len);
-            }
-            lo2 = l, len2 = n, keep2 = k;
-        }
-        if (!keep || (filtered && !filters_keep(MEMTAP_EV_LOAD, addr, 1, 0)))
+        if ((by_region && !trace_keep_test(&r.k, e->addr)) ||
+            (filtered && !filters_keep(MEMTAP_EV_LOAD, e->addr, 1, 0)))
             continue;
         if (out != e)
             *out = *e;
@@ -292,19 +311,29 @@ static __attribute__((noinline)) void hand_over_records(const mt_entry *e,
     tracer_record_accesses(batch, n);
 }
 
-/* Hands entries over: to the tracer, to a shadow tool or to the user's
- * consumer. */
+/* Hands the entries that are kept over: to the tracer, which filters
+ * them by region as it packs them (a second pass over the buffer, before,
+ * cost gzip -9's default run a twentieth of its CPU), to a shadow tool or
+ * to the user's consumer. */
 static void hand_over_entries(mt_entry *e, mt_entry *end)
 {
     if (atomic_load(&rt.closed))
         return;
-    if (rt.drop || filters_on())
+    region_keep r;
+    int by_tracer = rt.drop && !filters_on() && !rt.consume;
+    if (by_tracer)
+        region_keep_init(&r);
+    else if (rt.drop || filters_on())
         end = keep_entries(e, end);
-    if (rt.consume)
+    if (rt.consume) {
         consume_entries(e, end);
-    else if (!tracer_append_entries((const trace_entry *)e,
-                                    (const trace_entry *)end))
+    } else if (!tracer_append_entries((const trace_entry *)e,
+                                      (const trace_entry *)end,
+                                      by_tracer ? &r.k : NULL)) {
+        if (by_tracer) /* (a shadow tool: nothing taken) */
+            end = keep_entries(e, end);
         hand_over_records(e, end);
+    }
 }
 
 /* The calling thread's log: its own state, or the one its own-work mode

@@ -191,7 +191,7 @@ typedef struct run_state {
  * into both of trace_run_pack's calls, the state passed by value. */
 static inline __attribute__((always_inline)) run_state
 pack_entries(trace_packer *p, const trace_sites *tabs, run_state s,
-             const trace_entry *to, const uint8_t *stop)
+             const trace_entry *to, const uint8_t *stop, trace_keep *keep)
 {
     const trace_entry *x = s.x;
     uint8_t *o = s.o;
@@ -201,6 +201,10 @@ pack_entries(trace_packer *p, const trace_sites *tabs, run_state s,
     for (; x < to && o <= stop; x++) {
         uint32_t site = x->site;
         uint64_t addr = x->addr;
+        if (keep && !trace_keep_test(keep, addr)) {
+            skipped++;
+            continue;
+        }
         uint32_t k, i = site - w.base;
         if (__builtin_expect(i < w.n, 1)) {
             k = w.records[i];
@@ -259,10 +263,11 @@ static size_t to_close(const trace_sites *s, const trace_entry *e,
     return more;
 }
 
-uint8_t *trace_run_pack(trace_packer *p, const trace_sites *sites,
-                        const trace_entry **e, const trace_entry *end,
-                        uint8_t *out, const uint8_t *limit,
-                        uint32_t max_records, uint32_t *records)
+/* trace_run_pack_kept; inlined into both, keep a constant NULL in one. */
+static inline __attribute__((always_inline)) uint8_t *
+run_pack(trace_packer *p, const trace_sites *sites, const trace_entry **e,
+         const trace_entry *end, uint8_t *out, const uint8_t *limit,
+         uint32_t max_records, uint32_t *records, trace_keep *keep)
 {
     const trace_entry *first = *e;
     const trace_sites tabs = *sites;
@@ -270,7 +275,7 @@ uint8_t *trace_run_pack(trace_packer *p, const trace_sites *sites,
                     p->prev_site, site_slot(p->prev_site, TRACE_SITE_SLOT_BITS),
                     0, max_records, { 0, 0, NULL } };
     const uint8_t *stop = limit - TRACE_ENTRY_MAX;
-    s = pack_entries(p, &tabs, s, end, stop);
+    s = pack_entries(p, &tabs, s, end, stop, keep);
     size_t more = s.x < end ? to_close(&tabs, first, (size_t)(s.x - first),
                                        (size_t)(end - first))
                             : 0;
@@ -278,7 +283,7 @@ uint8_t *trace_run_pack(trace_packer *p, const trace_sites *sites,
         s.budget += TRACE_RUN_OVER_RECORDS;
         max_records += TRACE_RUN_OVER_RECORDS;
         s = pack_entries(p, &tabs, s, s.x + more,
-                         stop + TRACE_RUN_OVER_BYTES);
+                         stop + TRACE_RUN_OVER_BYTES, keep);
     }
     *e = s.x;
     p->prev_site = s.prev_site;
@@ -289,6 +294,23 @@ uint8_t *trace_run_pack(trace_packer *p, const trace_sites *sites,
     memcpy(out + 1, &entries, 4);
     *records += max_records - s.budget;
     return s.o;
+}
+
+uint8_t *trace_run_pack(trace_packer *p, const trace_sites *sites,
+                        const trace_entry **e, const trace_entry *end,
+                        uint8_t *out, const uint8_t *limit,
+                        uint32_t max_records, uint32_t *records)
+{
+    return run_pack(p, sites, e, end, out, limit, max_records, records, NULL);
+}
+
+uint8_t *trace_run_pack_kept(trace_packer *p, const trace_sites *sites,
+                             const trace_entry **e, const trace_entry *end,
+                             uint8_t *out, const uint8_t *limit,
+                             uint32_t max_records, uint32_t *records,
+                             trace_keep *keep)
+{
+    return run_pack(p, sites, e, end, out, limit, max_records, records, keep);
 }
 
 void trace_run_seal(trace_packer *p, uint8_t *run, uint64_t first_seq,

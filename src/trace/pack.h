@@ -182,6 +182,30 @@ uint8_t *trace_run_pack(trace_packer *p, const trace_sites *sites,
                         uint8_t *out, const uint8_t *limit,
                         uint32_t max_records, uint32_t *records);
 
+/* Which entries are kept, by address: those in [lo, lo + len) when keep
+ * is set (none there when it is clear), else as more() answers, which may
+ * make another span the one asked first (a caller's span cache; the
+ * recorder's default run keeps heap and static memory, so the span of a
+ * heap arena or a stack). */
+typedef struct trace_keep {
+    uint64_t lo, len;
+    int keep;
+    int (*more)(struct trace_keep *k, uint64_t addr);
+} trace_keep;
+
+static inline int trace_keep_test(trace_keep *k, uint64_t addr)
+{
+    return addr - k->lo < k->len ? k->keep : k->more(k, addr);
+}
+
+/* trace_run_pack, of the entries keep keeps only (the others are passed,
+ * as entries of unknown sites are): packing and filtering in one pass. */
+uint8_t *trace_run_pack_kept(trace_packer *p, const trace_sites *sites,
+                             const trace_entry **e, const trace_entry *end,
+                             uint8_t *out, const uint8_t *limit,
+                             uint32_t max_records, uint32_t *records,
+                             trace_keep *keep);
+
 /* Completes the run packed at run: its records take sequence numbers
  * from first_seq on. */
 void trace_run_seal(trace_packer *p, uint8_t *run, uint64_t first_seq,

@@ -622,6 +622,15 @@ static size_t expand(const trace_entry *e, uint64_t *seq, memtap_record *out)
  * of a site of no access or of an elided site are left out; strided sites
  * take two bytes an entry, one once each predicts the other; runs need
  * the tables. */
+/* trace_keep's more(): addresses below 0x700000 kept, a span each side. */
+static int keep_below(trace_keep *k, uint64_t addr)
+{
+    k->keep = addr < 0x700000;
+    k->lo = k->keep ? 0 : 0x700000;
+    k->len = k->keep ? 0x700000 : UINT64_MAX - 0x700000;
+    return k->keep;
+}
+
 static void test_access_runs(void)
 {
     enum { N = 3000 };
@@ -712,6 +721,44 @@ static void test_access_runs(void)
     /* ...and once each site predicts the other, one byte an entry (the
      * first two entries take up to ten bytes) */
     CHECK((size_t)(o - packed) <= 1000 + TRACE_RUN_FRAME + 2 * 10);
+
+    /* filtered as packed (trace_run_pack_kept): every third entry's
+     * address lies outside the kept memory; the run is byte for byte the
+     * run of the kept entries packed alone */
+    static trace_entry kept[1000];
+    size_t nkept = 0;
+    for (size_t i = 0; i < 1000; i++) {
+        if (i % 3 == 2)
+            e[i].addr += 0x200000;
+        else
+            kept[nkept++] = e[i];
+    }
+    trace_keep below = { 0, 0, 1, keep_below };
+    trace_packer_reset(&pk);
+    at = e;
+    records = 0;
+    o = trace_run_pack_kept(&pk, &ts, &at, e + 1000, packed, packed + sizeof packed,
+                            UINT32_MAX, &records, &below);
+    trace_run_seal(&pk, packed, 1, records);
+    trace_packer_reset(&a);
+    const trace_entry *ak = kept;
+    uint32_t rkept = 0;
+    oa = trace_run_pack(&a, &ts, &ak, kept + nkept, again, again + sizeof again,
+                        UINT32_MAX, &rkept);
+    trace_run_seal(&a, again, 1, rkept);
+    uint32_t kept_records = 0;
+    for (size_t i = 0; i < nkept; i++)
+        kept_records += kept[i].site == 0 ? 4 : 2;
+    CHECK(at == e + 1000 && ak == kept + nkept && nkept == 667);
+    CHECK(records == kept_records && rkept == kept_records);
+    CHECK(o - packed == oa - again && memcmp(packed, again, (size_t)(o - packed)) == 0);
+    /* none kept: no run, every entry passed */
+    trace_keep none = { 0, UINT64_MAX, 0, keep_below };
+    at = e;
+    records = 0;
+    CHECK(trace_run_pack_kept(&pk, &ts, &at, e + 1000, packed, packed + sizeof packed,
+                              UINT32_MAX, &records, &none) == packed &&
+          at == e + 1000 && records == 0);
 }
 
 /* Whether the run at bytes reads back as the records of its three entries

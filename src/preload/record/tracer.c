@@ -1189,22 +1189,26 @@ int tracer_add_sites(uint32_t tag, uint64_t bias, const memtap_site *sites,
     return rc;
 }
 
-/* The records entries stand for (what is lost when they are). */
-static uint64_t entry_records(const trace_sites *sites, const trace_entry *e,
-                              const trace_entry *end)
+/* The records the entries keep keeps (NULL: all) stand for (what is
+ * lost when they are). */
+static uint64_t entry_records(const trace_entry *e, const trace_entry *end,
+                              trace_keep *keep)
 {
+    trace_sites sites = { rec.site_tabs, atomic_load(&rec.nsite_tabs) };
     uint64_t n = 0;
     for (; e < end; e++) {
         const trace_site_table *tab;
         uint32_t index;
-        n += trace_site_records(sites, e->site, &tab, &index);
+        if (!keep || trace_keep_test(keep, e->addr))
+            n += trace_site_records(&sites, e->site, &tab, &index);
     }
     return n;
 }
 
-/* Packs entries into t's buffer as access runs; the caller holds t->lock. */
+/* Packs the entries keep keeps (NULL: all) into t's buffer as access
+ * runs; the caller holds t->lock. */
 static void pack_entries_locked(tracer_thread *t, const trace_entry *e,
-                                const trace_entry *end)
+                                const trace_entry *end, trace_keep *keep)
 {
     trace_sites sites = { rec.site_tabs, atomic_load(&rec.nsite_tabs) };
     /* a run may go past its limits to end where no follower's records
@@ -1216,16 +1220,17 @@ static void pack_entries_locked(tracer_thread *t, const trace_entry *e,
             flush_locked(t);
         if (!has_room(t, TRACE_ENTRY_RECORDS_MAX, run_min)) {
             /* no output yet: nowhere to go */
-            lose(entry_records(&sites, e, end), 0);
+            lose(entry_records(e, end, keep), 0);
             break;
         }
         uint32_t records = 0;
         uint8_t *at = t->buf + t->len;
-        uint8_t *o = trace_run_pack(&t->packer, &sites, &e, end, at,
-                                    t->buf + t->buf_cap - TRACE_RUN_OVER_BYTES,
-                                    rec.cap - t->n, &records);
+        uint8_t *o = trace_run_pack_kept(
+            &t->packer, &sites, &e, end, at,
+            t->buf + t->buf_cap - TRACE_RUN_OVER_BYTES, rec.cap - t->n,
+            &records, keep);
         if (o == at)
-            continue; /* nothing left that names a site */
+            continue; /* nothing left that names a site, or is kept */
         trace_run_seal(&t->packer, at, atomic_fetch_add(&rec.seq, records),
                        records);
         t->len = (size_t)(o - t->buf);
@@ -1234,14 +1239,8 @@ static void pack_entries_locked(tracer_thread *t, const trace_entry *e,
     flush_if_due(t);
 }
 
-/* The entries lost with t's buffer busy. */
-static void lose_entries(const trace_entry *e, const trace_entry *end)
-{
-    trace_sites sites = { rec.site_tabs, atomic_load(&rec.nsite_tabs) };
-    lose(entry_records(&sites, e, end), 0);
-}
-
-int tracer_append_entries(const trace_entry *e, const trace_entry *end)
+int tracer_append_entries(const trace_entry *e, const trace_entry *end,
+                          trace_keep *keep)
 {
     if (!rec.enabled || e == end) /* (no thread is claimed for none) */
         return 1;
@@ -1250,10 +1249,10 @@ int tracer_append_entries(const trace_entry *e, const trace_entry *end)
     tracer_internal_enter();
     tracer_thread *t = self();
     if (t && lock_waiting(t)) {
-        pack_entries_locked(t, e, end);
+        pack_entries_locked(t, e, end, keep);
         unlock(t);
     } else {
-        lose_entries(e, end);
+        lose(entry_records(e, end, keep), 0); /* its buffer busy */
     }
     tracer_internal_leave();
     return 1;

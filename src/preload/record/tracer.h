@@ -66,11 +66,13 @@ int tracer_add_sites(uint32_t tag, uint64_t bias, const memtap_site *sites,
                      uint32_t nsites, const uint8_t *frames,
                      size_t frames_len, const uint8_t *records);
 
-/* Appends the calling thread's entries logged by rewritten code as access
- * runs (one sequence reservation per run); what cannot be written is
- * counted lost.  Returns 0, taking nothing, when a shadow tool runs: it
- * gets the accesses as records through tracer_record_accesses, one by one. */
-int tracer_append_entries(const trace_entry *e, const trace_entry *end);
+/* Appends the calling thread's entries logged by rewritten code that keep
+ * keeps (NULL: all; see trace/pack.h) as access runs (one sequence
+ * reservation per run); what cannot be written is counted lost.  Returns
+ * 0, taking nothing, when a shadow tool runs: it gets the accesses as
+ * records through tracer_record_accesses, one by one. */
+int tracer_append_entries(const trace_entry *e, const trace_entry *end,
+                          trace_keep *keep);
 void tracer_record_accesses(const memtap_record *r, size_t n);
 
 /* Next allocation number (MadT's dynamic memory counter). */
