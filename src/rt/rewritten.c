@@ -229,31 +229,23 @@ static int span_of(span_answers *c, uint64_t addr, uint64_t *lo, uint64_t *len)
     return c->kept[i];
 }
 
-/* The filter of a thread's entries by region (rt.drop): the span that
- * answered last (trace_keep's), the one before and the thread's answers.
- * An entry stands for its followers too: they share its base register, so
- * its memory.  The two spans that answered last are asked first (a loop
- * that reads the heap and writes its stack goes from one to the other at
- * every entry: searching the thread's answers then was a fifth of sort's
- * default run). */
+/* The filter of a thread's entries by region (rt.drop): the two spans
+ * that answered last (trace_keep's: a loop that reads the heap and writes
+ * its stack goes from one to the other at every entry, and searching the
+ * thread's answers then was a fifth of sort's default run), then the
+ * thread's answers.  An entry stands for its followers too: they share
+ * its base register, so its memory. */
 typedef struct region_keep {
     trace_keep k;          /* first: region_more's cast */
-    uint64_t lo2, len2;
-    int keep2;
     span_answers *answers;
 } region_keep;
 
 static int region_more(trace_keep *k, uint64_t addr)
 {
     region_keep *r = (region_keep *)k;
-    uint64_t lo = k->lo, len = k->len;
-    int keep = k->keep;
-    if (addr - r->lo2 < r->len2) /* the one before: swap */
-        k->lo = r->lo2, k->len = r->len2, k->keep = r->keep2;
-    else
-        k->keep = span_of(r->answers, addr, &k->lo, &k->len);
-    r->lo2 = lo, r->len2 = len, r->keep2 = keep;
-    return k->keep;
+    k->lo[1] = k->lo[0], k->len[1] = k->len[0], k->keep[1] = k->keep[0];
+    k->keep[0] = span_of(r->answers, addr, &k->lo[0], &k->len[0]);
+    return k->keep[0];
 }
 
 static void region_keep_init(region_keep *r)
@@ -265,7 +257,7 @@ static void region_keep_init(region_keep *r)
         answers->gen = gen;
         answers->drop = rt.drop;
     }
-    *r = (region_keep){ { 0, 0, 1, region_more }, 0, 0, 1, answers };
+    *r = (region_keep){ { { 0, 0 }, { 0, 0 }, { 1, 1 }, region_more }, answers };
 }
 
 /* Moves the entries whose address lies in memory that is kept (rt.drop,

@@ -182,20 +182,26 @@ uint8_t *trace_run_pack(trace_packer *p, const trace_sites *sites,
                         uint8_t *out, const uint8_t *limit,
                         uint32_t max_records, uint32_t *records);
 
-/* Which entries are kept, by address: those in [lo, lo + len) when keep
- * is set (none there when it is clear), else as more() answers, which may
- * make another span the one asked first (a caller's span cache; the
- * recorder's default run keeps heap and static memory, so the span of a
- * heap arena or a stack). */
+/* Which entries are kept, by address: those in [lo[i], lo[i] + len[i])
+ * when keep[i] is set (none there when it is clear), for either of two
+ * spans (a loop between a heap block and its stack goes from one to the
+ * other at every entry), else as more() answers, which makes the span of
+ * addr span 0 and span 0 span 1 (the recorder's default run keeps heap
+ * and static memory: spans of heap arenas, modules' data, stacks).  A
+ * span that answers is not moved: nothing is stored but on a miss. */
 typedef struct trace_keep {
-    uint64_t lo, len;
-    int keep;
+    uint64_t lo[2], len[2];
+    int keep[2];
     int (*more)(struct trace_keep *k, uint64_t addr);
 } trace_keep;
 
 static inline int trace_keep_test(trace_keep *k, uint64_t addr)
 {
-    return addr - k->lo < k->len ? k->keep : k->more(k, addr);
+    if (addr - k->lo[0] < k->len[0])
+        return k->keep[0];
+    if (addr - k->lo[1] < k->len[1])
+        return k->keep[1];
+    return k->more(k, addr);
 }
 
 /* trace_run_pack, of the entries keep keeps only (the others are passed,

@@ -622,13 +622,17 @@ static size_t expand(const trace_entry *e, uint64_t *seq, memtap_record *out)
  * of a site of no access or of an elided site are left out; strided sites
  * take two bytes an entry, one once each predicts the other; runs need
  * the tables. */
-/* trace_keep's more(): addresses below 0x700000 kept, a span each side. */
+/* trace_keep's more(): addresses below 0x700000 kept, a span each side;
+ * counts its calls. */
+static unsigned keep_calls;
 static int keep_below(trace_keep *k, uint64_t addr)
 {
-    k->keep = addr < 0x700000;
-    k->lo = k->keep ? 0 : 0x700000;
-    k->len = k->keep ? 0x700000 : UINT64_MAX - 0x700000;
-    return k->keep;
+    keep_calls++;
+    k->lo[1] = k->lo[0], k->len[1] = k->len[0], k->keep[1] = k->keep[0];
+    k->keep[0] = addr < 0x700000;
+    k->lo[0] = k->keep[0] ? 0 : 0x700000;
+    k->len[0] = k->keep[0] ? 0x700000 : UINT64_MAX - 0x700000;
+    return k->keep[0];
 }
 
 static void test_access_runs(void)
@@ -733,7 +737,7 @@ static void test_access_runs(void)
         else
             kept[nkept++] = e[i];
     }
-    trace_keep below = { 0, 0, 1, keep_below };
+    trace_keep below = { { 0, 0 }, { 0, 0 }, { 1, 1 }, keep_below };
     trace_packer_reset(&pk);
     at = e;
     records = 0;
@@ -749,11 +753,12 @@ static void test_access_runs(void)
     uint32_t kept_records = 0;
     for (size_t i = 0; i < nkept; i++)
         kept_records += kept[i].site == 0 ? 4 : 2;
-    CHECK(at == e + 1000 && ak == kept + nkept && nkept == 667);
+    /* the two spans, once each: the rest answered by the two kept */
+    CHECK(at == e + 1000 && ak == kept + nkept && nkept == 667 && keep_calls == 2);
     CHECK(records == kept_records && rkept == kept_records);
     CHECK(o - packed == oa - again && memcmp(packed, again, (size_t)(o - packed)) == 0);
     /* none kept: no run, every entry passed */
-    trace_keep none = { 0, UINT64_MAX, 0, keep_below };
+    trace_keep none = { { 0, 0 }, { UINT64_MAX, 0 }, { 0, 1 }, keep_below };
     at = e;
     records = 0;
     CHECK(trace_run_pack_kept(&pk, &ts, &at, e + 1000, packed, packed + sizeof packed,
