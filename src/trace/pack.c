@@ -199,7 +199,9 @@ pack_entries(trace_packer *p, const trace_sites *tabs, run_state s,
     uint32_t skipped = s.skipped, budget = s.budget;
     site_window w = s.w;
     /* keep's spans in locals: the bytes written may alias them */
-    trace_keep spans = keep ? *keep : (trace_keep){ { 0, 0 }, { 0, 0 }, { 1, 1 }, NULL };
+    trace_keep spans = { { 0, 0 }, { 0, 0 }, { 1, 1 }, NULL };
+    if (keep)
+        spans = *keep;
     for (; x < to && o <= stop; x++) {
         uint32_t site = x->site;
         uint64_t addr = x->addr;
