@@ -457,19 +457,16 @@ static size_t deferred_take(trace_deferred *d, uint32_t tag, uint32_t index,
 static inline size_t put_site(const memtap_site *y, uint64_t bias,
                               uint64_t addr, uint64_t seq, memtap_record *out)
 {
+    memtap_record r = { .seq = seq, .pc = bias + y->pc, .addr = addr,
+                        .size = y->size, .count = y->count,
+                        .kind = MEMTAP_EV_LOAD };
     size_t n = 0;
-    for (int store = 0; store < 2; store++) {
-        if (!(store ? y->write : y->read))
-            continue;
-        memtap_record *r = &out[n];
-        memset(r, 0, sizeof *r);
-        r->seq = seq + n;
-        r->kind = store ? MEMTAP_EV_STORE : MEMTAP_EV_LOAD;
-        r->pc = bias + y->pc;
-        r->addr = addr;
-        r->size = y->size;
-        r->count = y->count;
-        n++;
+    if (y->read)
+        out[n++] = r;
+    if (y->write) {
+        r.seq = seq + n;
+        r.kind = MEMTAP_EV_STORE;
+        out[n++] = r;
     }
     return n;
 }
