@@ -17,8 +17,7 @@ gzip, bzip2, xz, zstd (compress and decompress 4 MiB of mixed text and
 binary, the bytes compared with native), lua and perl (bench/suites/*),
 jq (filters over a generated document).  Needs Debian's
 libpython3.11-testsuite, sqlite3, lua5.4, perl, jq, gzip, bzip2, xz-utils
-and zstd (apt-get install them first: scripts/deps.sh installs only what
-memtap's build and tests need).
+and zstd: `scripts/deps.sh --bench` installs them.
 """
 import argparse
 import os
