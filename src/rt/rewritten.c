@@ -235,20 +235,14 @@ static int span_of(span_answers *c, uint64_t addr, uint64_t *lo, uint64_t *len)
  * thread's answers then was a fifth of sort's default run), then the
  * thread's answers.  An entry stands for its followers too: they share
  * its base register, so its memory. */
-typedef struct region_keep {
-    trace_keep k;          /* first: region_more's cast */
-    span_answers *answers;
-} region_keep;
-
 static int region_more(trace_keep *k, uint64_t addr)
 {
-    region_keep *r = (region_keep *)k;
     k->lo[1] = k->lo[0], k->len[1] = k->len[0], k->keep[1] = k->keep[0];
-    k->keep[0] = span_of(r->answers, addr, &k->lo[0], &k->len[0]);
+    k->keep[0] = span_of(k->arg, addr, &k->lo[0], &k->len[0]);
     return k->keep[0];
 }
 
-static void region_keep_init(region_keep *r)
+static trace_keep region_keep(void)
 {
     span_answers *answers = &tls_answers;
     uint64_t gen = traced_regions_generation(); /* before the answers */
@@ -257,7 +251,7 @@ static void region_keep_init(region_keep *r)
         answers->gen = gen;
         answers->drop = rt.drop;
     }
-    *r = (region_keep){ { { 0, 0 }, { 0, 0 }, { 1, 1 }, region_more }, answers };
+    return (trace_keep){ { 0, 0 }, { 0, 0 }, { 1, 1 }, region_more, answers };
 }
 
 /* Moves the entries whose address lies in memory that is kept (rt.drop,
@@ -268,10 +262,9 @@ static mt_entry *keep_entries(mt_entry *e, mt_entry *end)
 {
     mt_entry *out = e;
     int filtered = filters_on(), by_region = rt.drop != 0;
-    region_keep r;
-    region_keep_init(&r);
+    trace_keep r = region_keep();
     for (; e < end; e++) {
-        if ((by_region && !trace_keep_test(&r.k, e->addr)) ||
+        if ((by_region && !trace_keep_test(&r, e->addr)) ||
             (filtered && !filters_keep(MEMTAP_EV_LOAD, e->addr, 1, 0)))
             continue;
         if (out != e)
@@ -311,17 +304,17 @@ static void hand_over_entries(mt_entry *e, mt_entry *end)
 {
     if (atomic_load(&rt.closed))
         return;
-    region_keep r;
+    trace_keep r;
     int by_tracer = rt.drop && !filters_on() && !rt.consume;
     if (by_tracer)
-        region_keep_init(&r);
+        r = region_keep();
     else if (rt.drop || filters_on())
         end = keep_entries(e, end);
     if (rt.consume) {
         consume_entries(e, end);
     } else if (!tracer_append_entries((const trace_entry *)e,
                                       (const trace_entry *)end,
-                                      by_tracer ? &r.k : NULL)) {
+                                      by_tracer ? &r : NULL)) {
         if (by_tracer) /* (a shadow tool: nothing taken) */
             end = keep_entries(e, end);
         hand_over_records(e, end);

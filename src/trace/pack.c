@@ -198,27 +198,16 @@ pack_entries(trace_packer *p, const trace_sites *tabs, run_state s,
     uint32_t prev_site = s.prev_site, prev_slot = s.prev_slot;
     uint32_t skipped = s.skipped, budget = s.budget;
     site_window w = s.w;
-    /* keep's spans in locals: the bytes written may alias them */
-    trace_keep spans = { { 0, 0 }, { 0, 0 }, { 1, 1 }, NULL };
+    /* keep in a local, written back: the bytes written may alias it */
+    trace_keep spans = { { 0, 0 }, { 0, 0 }, { 1, 1 }, NULL, NULL };
     if (keep)
         spans = *keep;
     for (; x < to && o <= stop; x++) {
         uint32_t site = x->site;
         uint64_t addr = x->addr;
-        if (keep) {
-            int kept;
-            if (addr - spans.lo[0] < spans.len[0]) {
-                kept = spans.keep[0];
-            } else if (addr - spans.lo[1] < spans.len[1]) {
-                kept = spans.keep[1];
-            } else {
-                kept = keep->more(keep, addr);
-                spans = *keep;
-            }
-            if (!kept) {
-                skipped++;
-                continue;
-            }
+        if (keep && !trace_keep_test(&spans, addr)) {
+            skipped++;
+            continue;
         }
         uint32_t k, i = site - w.base;
         if (__builtin_expect(i < w.n, 1)) {
@@ -263,6 +252,8 @@ pack_entries(trace_packer *p, const trace_sites *tabs, run_state s,
                     daddr);
         }
     }
+    if (keep)
+        *keep = spans;
     return (run_state){ x, o, prev_site, prev_slot, skipped, budget, w };
 }
 

@@ -193,6 +193,7 @@ typedef struct trace_keep {
     uint64_t lo[2], len[2];
     int keep[2];
     int (*more)(struct trace_keep *k, uint64_t addr);
+    void *arg;             /* more()'s */
 } trace_keep;
 
 static inline int trace_keep_test(trace_keep *k, uint64_t addr)

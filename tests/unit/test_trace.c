@@ -737,7 +737,7 @@ static void test_access_runs(void)
         else
             kept[nkept++] = e[i];
     }
-    trace_keep below = { { 0, 0 }, { 0, 0 }, { 1, 1 }, keep_below };
+    trace_keep below = { { 0, 0 }, { 0, 0 }, { 1, 1 }, keep_below, NULL };
     trace_packer_reset(&pk);
     at = e;
     records = 0;
@@ -758,7 +758,7 @@ static void test_access_runs(void)
     CHECK(records == kept_records && rkept == kept_records);
     CHECK(o - packed == oa - again && memcmp(packed, again, (size_t)(o - packed)) == 0);
     /* none kept: no run, every entry passed */
-    trace_keep none = { { 0, 0 }, { UINT64_MAX, 0 }, { 0, 1 }, keep_below };
+    trace_keep none = { { 0, 0 }, { UINT64_MAX, 0 }, { 0, 1 }, keep_below, NULL };
     at = e;
     records = 0;
     CHECK(trace_run_pack_kept(&pk, &ts, &at, e + 1000, packed, packed + sizeof packed,
