@@ -945,6 +945,14 @@ static void *reader_main(void *arg)
     return NULL;
 }
 
+static void feeds_close(sink_state *s)
+{
+    for (size_t k = 0; k < s->nfeeds; k++)
+        feed_free(&s->feeds[k]);
+    free(s->feeds);
+    s->feeds = NULL;
+}
+
 /* The feeds of s: one a thread of the trace when there are at most
  * FEEDS_MAX and no --split, each thread's accesses written straight into
  * its file; else one for all.  0, or -1 when out of memory. */
@@ -953,28 +961,18 @@ static int feeds_open(sink_state *s, uint64_t split)
     uint32_t tids[FEEDS_MAX];
     size_t n = trace_threads(s->t, tids, FEEDS_MAX);
     int each = !split && n >= 1 && n <= FEEDS_MAX;
-    s->nfeeds = each ? n : 1;
-    if (!(s->feeds = calloc(s->nfeeds, sizeof *s->feeds)))
+    size_t want = each ? n : 1;
+    if (!(s->feeds = calloc(want, sizeof *s->feeds)))
         return -1;
-    for (size_t k = 0; k < s->nfeeds; k++) {
-        s->feeds[k].tid = each ? tids[k] : 0;
-        if (feed_init(&s->feeds[k], s->api) != 0) {
-            while (k--)
-                feed_free(&s->feeds[k]);
-            free(s->feeds);
-            s->feeds = NULL;
+    for (s->nfeeds = 0; s->nfeeds < want; s->nfeeds++) {
+        access_feed *f = &s->feeds[s->nfeeds];
+        f->tid = each ? tids[s->nfeeds] : 0;
+        if (feed_init(f, s->api) != 0) { /* (f freed itself) */
+            feeds_close(s);
             return -1;
         }
     }
     return 0;
-}
-
-static void feeds_close(sink_state *s)
-{
-    for (size_t k = 0; k < s->nfeeds; k++)
-        feed_free(&s->feeds[k]);
-    free(s->feeds);
-    s->feeds = NULL;
 }
 
 /* The accesses, walked on a thread while DuckDB reads them on others:
