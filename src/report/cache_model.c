@@ -38,10 +38,14 @@ static uint32_t way_of(const cache_level *l, uint64_t at, uint64_t line)
  * rest the given ones (the ways before it one place down). */
 static void to_front(cache_level *l, uint64_t at, uint32_t w, uint64_t tag, cache_way way)
 {
-    memmove(&l->tags[at + 1], &l->tags[at], w * sizeof *l->tags);
-    memmove(&l->ways[at + 1], &l->ways[at], w * sizeof *l->ways);
-    l->tags[at] = tag;
-    l->ways[at] = way;
+    uint64_t *t = &l->tags[at];
+    cache_way *c = &l->ways[at];
+    for (; w > 0; w--) { /* (a few ways: a call to memmove cost more) */
+        t[w] = t[w - 1];
+        c[w] = c[w - 1];
+    }
+    t[0] = tag;
+    c[0] = way;
 }
 
 int cache_level_access_rest(cache_level *l, uint64_t at, uint64_t line, uint32_t owner,

@@ -265,9 +265,8 @@ static int64_t data_object(sim *s, const data_name *d)
     return object_named(s, name);
 }
 
-/* The object holding addr, by index into s->objects, and in *field its
- * field key (0: none); -1 when out of memory. */
-static int64_t object_of(sim *s, uint64_t addr, uint64_t *field)
+/* object_of of an address the last span found does not hold. */
+static int64_t object_found(sim *s, uint64_t addr, uint64_t *field)
 {
     object_span *o = span_recent(s, addr);
     named *r = &s->recent[(addr >> 3) % ADDR_CACHE];
@@ -304,6 +303,18 @@ static int64_t object_of(sim *s, uint64_t addr, uint64_t *field)
     return i;
 }
 
+/* The object holding addr, by index into s->objects, and in *field its
+ * field key (0: none); -1 when out of memory. */
+static inline __attribute__((always_inline)) int64_t
+object_of(sim *s, uint64_t addr, uint64_t *field)
+{
+    const object_span *o = &s->spans[s->span_last];
+    if (!span_holds(s, o, addr))
+        return object_found(s, addr, field);
+    *field = span_field(o, addr);
+    return o->object;
+}
+
 /* The index of key's element of the array *v (*n of them, room for
  * *cap, elem bytes each) that m indexes, a new zeroed one when key has
  * none (*made then set); -1 when out of memory. */
@@ -321,12 +332,10 @@ static int64_t element_of(index_map *m, uint64_t key, void **v, size_t *n,
     return *i;
 }
 
-/* The instruction at pc, by index into s->insns; -1 when out of memory. */
-static int64_t insn_of(sim *s, uint64_t pc)
+/* insn_of of a pc the recent ones do not hold. */
+static int64_t insn_found(sim *s, uint64_t pc)
 {
     __typeof__(s->recent_pc[0]) *r = &s->recent_pc[(pc ^ pc >> 10) % PC_CACHE];
-    if (r->pc == pc && s->ninsns > r->index && s->insns[r->index].pc == pc)
-        return r->index;
     int made;
     int64_t i = element_of(&s->by_pc, pc, (void **)&s->insns, &s->ninsns,
                            &s->insns_cap, sizeof *s->insns, &made);
@@ -335,6 +344,15 @@ static int64_t insn_of(sim *s, uint64_t pc)
     if (i >= 0)
         r->pc = pc, r->index = (uint32_t)i;
     return i;
+}
+
+/* The instruction at pc, by index into s->insns; -1 when out of memory. */
+static inline __attribute__((always_inline)) int64_t insn_of(sim *s, uint64_t pc)
+{
+    __typeof__(s->recent_pc[0]) *r = &s->recent_pc[(pc ^ pc >> 10) % PC_CACHE];
+    if (r->pc == pc && s->ninsns > r->index && s->insns[r->index].pc == pc)
+        return r->index;
+    return insn_found(s, pc);
 }
 
 /* The field of key (field_stats), made on its first access at addr; NULL
@@ -512,7 +530,8 @@ line_distance(sim *s, cache_level *d1, uint64_t line, int d1_hit, uint32_t *node
 
 /* model_line of the one thread there is so far: no other D1 to keep
  * coherent, the reuse distance tells a fully associative cache's hit. */
-static int model_alone(sim *s, uint64_t line, uint32_t owner, outcome *out)
+static inline __attribute__((always_inline)) int
+model_alone(sim *s, uint64_t line, uint32_t owner, outcome *out)
 {
     cache_level *d1 = &s->threads[0].d1;
     int ll_hit, d1_hit = levels_access(s, d1, line, owner, &ll_hit);
@@ -594,8 +613,8 @@ static void tally(uint64_t *accesses, uint64_t *d1, uint64_t *ll, const outcome 
 
 /* The counts of one line access's outcome r: o's, and those of its
  * instruction x, its field f and its time bin t (when counted). */
-static void count(object_stats *o, insn_stats *x, field_stats *f, time_bin *t,
-                  int write, const outcome *r)
+static inline __attribute__((always_inline)) void
+count(object_stats *o, insn_stats *x, field_stats *f, time_bin *t, int write, const outcome *r)
 {
     tally(&o->accesses, &o->d1, &o->ll, r);
     o->writes += write;
@@ -675,18 +694,27 @@ static int sim_learn(void *self, const memtap_record *recs, size_t n, uint32_t t
 }
 
 /* cachesim_event of record r of thread tid, the model's thread ti. */
-static int sim_record(sim *s, const memtap_record *r, uint32_t tid, size_t ti,
-                      cachesim_outcome *out)
+static inline __attribute__((always_inline)) int
+sim_record(sim *s, const memtap_record *r, uint32_t tid, size_t ti, cachesim_outcome *out)
 {
     if (out)
         *out = (cachesim_outcome){ 0, 0, 0, NULL };
+    uint64_t line = 1ull << s->line_shift;
+    /* most records: a load or a store inside one line */
+    if ((r->kind == MEMTAP_EV_LOAD || r->kind == MEMTAP_EV_STORE) && r->size &&
+        (r->addr & (line - 1)) + r->size <= line) {
+        if (access_line(s, ti, r, tid, r->addr, r->size, r->kind == MEMTAP_EV_STORE, out))
+            return 1;
+        if (out)
+            out->lines++;
+        return 0;
+    }
     trace_access a[2];
     int n = trace_record_accesses(r, a);
     if (n == 0 && s->attribute && heap_map_kind(r->kind)) { /* names change */
         namer_learn(s->names, r, NULL);
         s->gen++;
     }
-    uint64_t line = 1ull << s->line_shift;
     for (int k = 0; k < n; k++) {
         uint64_t addr = a[k].addr, size = a[k].size ? a[k].size : 1;
         while (size > 0) {
