@@ -42,12 +42,10 @@ static const char usage[] =
     "                     indexed by object, instruction and thread\n"
     "  --format parquet   Parquet files (-o DIR) for DuckDB, Polars, Spark:\n"
     "                     DIR/accesses/pid=P/tid=T/, DIR/blocks/pid=P/,\n"
-    "                     DIR/modules/pid=P/, DIR/threads/pid=P/ (hive\n"
-    "                     partitions; the traces of a parent and its\n"
-    "                     children export into one DIR, another run's\n"
-    "                     not), written by DuckDB's\n"
-    "                     library (lib/memtap/libduckdb.so beside memtap, or\n"
-    "                     $MEMTAP_DUCKDB)\n"
+    "                     DIR/modules/pid=P/, DIR/threads/pid=P/,\n"
+    "                     DIR/stacks/pid=P/ (hive partitions, zstd; the\n"
+    "                     traces of a parent and its children export into\n"
+    "                     one DIR, another run's not)\n"
     "  --line N           cache line size for the pieces (default 64; a\n"
     "                     power of two from 4 to 4096)\n"
     "  --whole-blocks     lackey: a block operation as one line of its size\n"
@@ -100,13 +98,6 @@ static int export_database(const char *path, database_format format,
                            const char *out, uint64_t split,
                            const cache_geometry *cache, int quiet)
 {
-    char lib[4096];
-    if (format == DB_PARQUET &&
-        cli_find_library(ENV_DUCKDB, "libduckdb.so", lib, sizeof lib))
-        return cli_error("--format parquet", "DuckDB's library "
-                         "(libduckdb.so) is not beside memtap: run "
-                         "scripts/deps.sh and build again, or set "
-                         ENV_DUCKDB);
     memtap_trace *t;
     if (cli_open_trace(path, &t))
         return 1;
@@ -122,7 +113,7 @@ static int export_database(const char *path, database_format format,
         int rc = format == DB_SQLITE
                      ? export_sqlite(t, sym, cache, out, step_progress, &p, err,
                                      sizeof err)
-                     : export_parquet(t, sym, cache, lib, out, split, step_progress,
+                     : export_parquet(t, sym, cache, out, split, step_progress,
                                       &p, err, sizeof err);
         cli_progress_end(&p);
         if (rc)

@@ -1,12 +1,13 @@
 /*
  * export_parquet.h - a trace as Parquet files for dataframe and cluster
- * engines (DuckDB, Polars, Spark), written by DuckDB's library (loaded at
- * run time from the path given):
+ * engines (DuckDB, Polars, Spark), written by memtap's own Parquet writer
+ * (parquet.h):
  *
  *   DIR/accesses/pid=P/tid=T/data_N.parquet   one partition per thread
  *   DIR/blocks/pid=P/data_N.parquet           heap blocks and mappings
  *   DIR/modules/pid=P/data_N.parquet
  *   DIR/threads/pid=P/data_N.parquet
+ *   DIR/stacks/pid=P/data_N.parquet           the blocks' call stacks
  *
  * The columns are those of the SQLite export (export_sqlite.h) with names
  * as strings, a pid column and a run column (the number `memtap run` gave
@@ -31,7 +32,7 @@
  * progress, when not NULL, is called once per event.  Returns 0, or -1
  * with the reason in err. */
 int export_parquet(memtap_trace *t, symbolizer *sym, const cache_geometry *cache,
-                   const char *duckdb_lib, const char *dir, uint64_t split,
+                   const char *dir, uint64_t split,
                    void (*progress)(void *),
                    void *arg, char *err, size_t errcap);
 

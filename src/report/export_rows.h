@@ -1,6 +1,6 @@
 /*
  * export_rows.h - a trace as the rows of the tables the database exports
- * write (SQLite, Parquet through DuckDB): accesses named as `memtap show`
+ * write (SQLite, Parquet): accesses named as `memtap show`
  * names them, heap blocks and mappings with their allocation and release,
  * modules and threads.  The walk owns naming and the heap; a sink only
  * stores rows.

@@ -308,9 +308,13 @@ void namer_object_text(namer *n, const data_name *d, char *buf, size_t cap)
         symbolizer_object_text(d, buf, cap);
         return;
     }
-    const char *b = namer_block_name(n, &d->block, buf, cap, NULL);
-    if (b != buf)
-        snprintf(buf, cap, "%s", b);
+    size_t len;
+    const char *b = namer_block_name(n, &d->block, buf, cap, &len);
+    if (b != buf && cap) {
+        len = len < cap ? len : cap - 1;
+        memcpy(buf, b, len);
+        buf[len] = '\0';
+    }
 }
 
 const char *namer_heap_name(namer *n, uint64_t addr, uint64_t *off,

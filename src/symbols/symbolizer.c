@@ -657,12 +657,18 @@ void symbolizer_data_text(symbolizer *s, const data_name *d, char *buf,
 
 void symbolizer_object_text(const data_name *d, char *buf, size_t cap)
 {
-    if (d->kind == DATA_SECTION)
-        snprintf(buf, cap, "%s:%s", d->module, d->object);
-    else if (d->object)
-        snprintf(buf, cap, "%s", d->object);
-    else
-        snprintf(buf, cap, "0x%" PRIx64, d->addr);
+    text_out t = { buf, cap, 0 };
+    if (d->kind == DATA_SECTION) {
+        put_str(&t, d->module);
+        put_str(&t, ":");
+        put_str(&t, d->object);
+    } else if (d->object) {
+        put_str(&t, d->object);
+    } else {
+        put_str(&t, "0x");
+        put_num(&t, d->addr, 16);
+    }
+    put_end(&t);
 }
 
 const char *symbolizer_region(symbolizer *s, uint64_t addr, uint64_t *lo,

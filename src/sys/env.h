@@ -42,7 +42,6 @@
                                               ret's stack slots */
 /* where things are, and measurement switches */
 #define ENV_PRELOAD "MEMTAP_PRELOAD"       /* libmemtap.so */
-#define ENV_DUCKDB "MEMTAP_DUCKDB"         /* DuckDB's library */
 #define ENV_READER_MEMORY "MEMTAP_READER_MEMORY"
 #define ENV_FOLLOW_AHEAD "MEMTAP_FOLLOW_AHEAD" /* MiB a followed trace's
                                               writer may get ahead */

@@ -1,0 +1,821 @@
+/*
+ * parquet.c - a Parquet file writer (parquet.h): the row group in
+ * memory, its column chunks' pages, the RLE/bit-packing hybrid encoding
+ * of definition levels and dictionary indices, and the Thrift compact
+ * protocol of the page headers and the footer.
+ */
+#include "report/parquet.h"
+
+#include "sys/hash.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zstd.h>
+
+/* parquet.thrift's numbers */
+enum { T_INT32 = 1, T_INT64 = 2, T_BYTE_ARRAY = 6 };                 /* Type */
+enum { CT_UTF8 = 0, CT_UINT_32 = 13, CT_UINT_64 = 14 };              /* ConvertedType */
+enum { REQUIRED = 0, OPTIONAL = 1 };                                 /* FieldRepetitionType */
+enum { E_PLAIN = 0, E_RLE = 3, E_DELTA_BINARY_PACKED = 5,             /* Encoding */
+       E_RLE_DICTIONARY = 8 };
+enum { CODEC_ZSTD = 6 };                                             /* CompressionCodec */
+enum { PAGE_DATA = 0, PAGE_DICTIONARY = 2 };                         /* PageType */
+/* the compact protocol's field types */
+enum { C_I32 = 5, C_I64 = 6, C_BINARY = 8, C_LIST = 9, C_STRUCT = 12 };
+
+#define ZSTD_LEVEL 1
+
+/* A growing buffer of bytes; `bad` once out of memory. */
+typedef struct bytes {
+    uint8_t *p;
+    size_t n, cap;
+    int bad;
+} bytes;
+
+static uint8_t *room(bytes *b, size_t more)
+{
+    if (b->n + more > b->cap) {
+        size_t cap = b->cap ? b->cap : 4096;
+        while (cap < b->n + more)
+            cap *= 2;
+        uint8_t *p = b->bad ? NULL : realloc(b->p, cap);
+        if (!p) {
+            b->bad = 1;
+            return NULL;
+        }
+        b->p = p;
+        b->cap = cap;
+    }
+    uint8_t *at = b->p + b->n;
+    b->n += more;
+    return at;
+}
+
+static void put_bytes(bytes *b, const void *v, size_t n)
+{
+    uint8_t *at = room(b, n);
+    if (at && n)
+        memcpy(at, v, n);
+}
+
+static void put_byte(bytes *b, uint8_t v)
+{
+    put_bytes(b, &v, 1);
+}
+
+static void put_varint(bytes *b, uint64_t v)
+{
+    uint8_t x[10];
+    size_t n = 0;
+    for (; v >= 0x80; v >>= 7)
+        x[n++] = (uint8_t)(v | 0x80);
+    x[n++] = (uint8_t)v;
+    put_bytes(b, x, n);
+}
+
+/* ---- Thrift's compact protocol: fields by their id's delta ---- */
+
+#define NEST_MAX 8
+
+typedef struct thrift {
+    bytes *b;
+    int16_t last[NEST_MAX]; /* the last field id of each struct open */
+    int depth;
+} thrift;
+
+static void t_field(thrift *t, int type, int16_t id)
+{
+    int16_t delta = (int16_t)(id - t->last[t->depth]);
+    if (delta > 0 && delta <= 15) {
+        put_byte(t->b, (uint8_t)(delta << 4 | type));
+    } else {
+        put_byte(t->b, (uint8_t)type);
+        put_varint(t->b, (uint64_t)(uint16_t)((uint16_t)id << 1 ^ (uint16_t)(id >> 15)));
+    }
+    t->last[t->depth] = id;
+}
+
+static void t_i32(thrift *t, int16_t id, int32_t v)
+{
+    t_field(t, C_I32, id);
+    put_varint(t->b, (uint32_t)((uint32_t)v << 1 ^ (uint32_t)(v >> 31)));
+}
+
+static void t_i64(thrift *t, int16_t id, int64_t v)
+{
+    t_field(t, C_I64, id);
+    put_varint(t->b, (uint64_t)v << 1 ^ (uint64_t)(v >> 63));
+}
+
+static void t_string(thrift *t, int16_t id, const char *s)
+{
+    size_t n = strlen(s);
+    t_field(t, C_BINARY, id);
+    put_varint(t->b, n);
+    put_bytes(t->b, s, n);
+}
+
+/* A struct begins: as field id of the one open, or (id 0) as an element
+ * of a list. */
+static void t_begin(thrift *t, int16_t id)
+{
+    if (id)
+        t_field(t, C_STRUCT, id);
+    t->last[++t->depth] = 0;
+}
+
+static void t_end(thrift *t)
+{
+    put_byte(t->b, 0); /* stop */
+    t->depth--;
+}
+
+static void t_list(thrift *t, int16_t id, int elem, size_t n)
+{
+    t_field(t, C_LIST, id);
+    if (n < 15) {
+        put_byte(t->b, (uint8_t)(n << 4 | (size_t)elem));
+    } else {
+        put_byte(t->b, (uint8_t)(0xf0 | elem));
+        put_varint(t->b, n);
+    }
+}
+
+static void t_list_i32(thrift *t, int32_t v)
+{
+    put_varint(t->b, (uint32_t)((uint32_t)v << 1 ^ (uint32_t)(v >> 31)));
+}
+
+static void t_list_string(thrift *t, const char *s)
+{
+    size_t n = strlen(s);
+    put_varint(t->b, n);
+    put_bytes(t->b, s, n);
+}
+
+/* ---- the RLE/bit-packing hybrid (definition levels, dictionary
+ * indices): runs of 8 or more equal values as one, the rest packed
+ * `width` bits a value, eight values a group ---- */
+
+static void bit_packed(bytes *b, const uint32_t *v, size_t n, unsigned width)
+{
+    if (!n)
+        return;
+    size_t groups = (n + 7) / 8;
+    put_varint(b, groups << 1 | 1);
+    uint8_t *at = room(b, groups * width);
+    if (!at)
+        return;
+    uint64_t acc = 0;
+    unsigned bits = 0;
+    for (size_t i = 0; i < groups * 8; i++) {
+        acc |= (uint64_t)(i < n ? v[i] : 0) << bits;
+        for (bits += width; bits >= 8; bits -= 8, acc >>= 8)
+            *at++ = (uint8_t)acc;
+    }
+}
+
+static void rle_hybrid(bytes *b, const uint32_t *v, size_t n, unsigned width)
+{
+    size_t i = 0, from = 0; /* v[from..i): values to pack */
+    while (i < n) {
+        size_t run = 1;
+        while (i + run < n && v[i + run] == v[i])
+            run++;
+        if (run < 8) {
+            i += run;
+        } else if ((i - from) % 8) { /* fill the packed values' last group */
+            i += 8 - (i - from) % 8;
+        } else {
+            bit_packed(b, v + from, i - from, width);
+            put_varint(b, run << 1);
+            uint32_t x = v[i];
+            put_bytes(b, &x, (width + 7) / 8); /* (little-endian) */
+            i += run;
+            from = i;
+        }
+    }
+    bit_packed(b, v + from, i - from, width);
+}
+
+/* ---- DELTA_BINARY_PACKED (numbers too many for a dictionary): the
+ * first value, then blocks of DELTA_BLOCK differences, each less the
+ * block's least and packed a miniblock of DELTA_MINI at a time in the
+ * fewest bits that miniblock needs ---- */
+
+#define DELTA_BLOCK 128
+#define DELTA_MINIS 4
+#define DELTA_MINI (DELTA_BLOCK / DELTA_MINIS)
+
+/* n values (n % 8 == 0) of `width` bits (at most 64), LSB first. */
+static void pack_bits(bytes *b, const uint64_t *v, size_t n, unsigned width)
+{
+    uint8_t *at = room(b, n / 8 * width);
+    if (!at || !width)
+        return;
+    unsigned __int128 acc = 0;
+    unsigned bits = 0;
+    for (size_t i = 0; i < n; i++) {
+        acc |= (unsigned __int128)v[i] << bits;
+        for (bits += width; bits >= 8; bits -= 8, acc >>= 8)
+            *at++ = (uint8_t)acc;
+    }
+}
+
+static unsigned bits_of(uint64_t x)
+{
+    return x ? 64 - (unsigned)__builtin_clzll(x) : 0;
+}
+
+/* The n values of v, each `size` bytes (4: differences wrap at 32 bits,
+ * as a reader of INT32 computes them). */
+static void delta_packed(bytes *b, const uint64_t *v, size_t n, size_t size)
+{
+    put_varint(b, DELTA_BLOCK);
+    put_varint(b, DELTA_MINIS);
+    put_varint(b, n);
+    int64_t first = n ? (size == 4 ? (int32_t)v[0] : (int64_t)v[0]) : 0;
+    put_varint(b, (uint64_t)first << 1 ^ (uint64_t)(first >> 63));
+    for (size_t at = 1; at < n; at += DELTA_BLOCK) {
+        size_t k = n - at < DELTA_BLOCK ? n - at : DELTA_BLOCK;
+        int64_t d[DELTA_BLOCK], least = INT64_MAX;
+        for (size_t i = 0; i < k; i++) {
+            uint64_t x = v[at + i] - v[at + i - 1];
+            d[i] = size == 4 ? (int32_t)(uint32_t)x : (int64_t)x;
+            least = d[i] < least ? d[i] : least;
+        }
+        put_varint(b, (uint64_t)least << 1 ^ (uint64_t)(least >> 63));
+        uint64_t u[DELTA_BLOCK] = { 0 };
+        uint8_t widths[DELTA_MINIS] = { 0 };
+        for (size_t i = 0; i < k; i++) {
+            u[i] = (uint64_t)d[i] - (uint64_t)least;
+            if (size == 4)
+                u[i] = (uint32_t)u[i];
+            unsigned w = bits_of(u[i]);
+            widths[i / DELTA_MINI] = w > widths[i / DELTA_MINI] ? (uint8_t)w
+                                                                : widths[i / DELTA_MINI];
+        }
+        put_bytes(b, widths, DELTA_MINIS);
+        for (size_t m = 0; m * DELTA_MINI < k; m++)
+            pack_bits(b, u + m * DELTA_MINI, DELTA_MINI, widths[m]);
+    }
+}
+
+/* A number column's encodings, each tried in turn: a dictionary while
+ * its values are few; else delta-packing while it packs to a quarter of
+ * the plain bytes (a sequence number; addresses, whose deltas zstd finds
+ * less to compress in than their plain bytes, are not); else plain.  A
+ * column that gave one up does not try it again. */
+enum { FORM_DICT, FORM_DELTA, FORM_PLAIN };
+
+/* ---- the file ---- */
+
+/* Where a column chunk of a row group went, for the footer. */
+typedef struct chunk_meta {
+    uint64_t dict_at, data_at;   /* page offsets; dict_at 0: none */
+    uint64_t raw, packed;        /* bytes, headers included */
+    int encoding;                /* the data page's */
+} chunk_meta;
+
+typedef struct column {
+    pq_column def;
+    uint64_t *v;                 /* a row's number, or its string's entry */
+    uint8_t *valid;              /* optional columns: a row's value is there */
+    /* a string column's dictionary of the row group */
+    bytes text;                  /* the entries' bytes, one after another */
+    uint32_t *at, *len;          /* each entry's */
+    size_t nent, ent_cap;
+    uint32_t *table;             /* open addressing: entry + 1; 0: empty */
+    size_t table_size;
+    uint32_t last;               /* the entry of the row before + 1 */
+    struct key_slot {            /* keys seen lately (pq_keyed) */
+        uint64_t key;
+        uint32_t entry;          /* + 1; 0: none */
+    } *keys;
+    int form;                    /* a number column's: FORM_* tried first */
+} column;
+
+struct pq_file {
+    FILE *out;
+    uint64_t size;               /* bytes written */
+    column *cols;
+    size_t ncols;
+    uint32_t group_rows, rows;   /* a group's most rows, the current's */
+    uint64_t total;
+    chunk_meta *meta;            /* ncols a row group */
+    uint64_t *group_rows_of;     /* each group's rows */
+    size_t ngroups, groups_cap;
+    bytes raw, packed, page;     /* scratch */
+    uint32_t *index;             /* scratch: a column's values to encode */
+    uint64_t *dict;              /* scratch: a number column's dictionary */
+    uint64_t *values;            /* scratch: its values that are there */
+    uint32_t *dict_table;        /* ... found by value: entry + 1 */
+    ZSTD_CCtx *cctx;
+    char err[256];
+};
+
+static void fail(pq_file *f, const char *fmt, ...)
+{
+    if (f->err[0])
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(f->err, sizeof f->err, fmt, ap);
+    va_end(ap);
+}
+
+static void write_out(pq_file *f, const void *p, size_t n)
+{
+    if (f->err[0])
+        return;
+    if (fwrite(p, 1, n, f->out) != n)
+        fail(f, "%s", strerror(errno));
+    f->size += n;
+}
+
+static void free_file(pq_file *f)
+{
+    for (size_t c = 0; c < f->ncols; c++) {
+        column *x = &f->cols[c];
+        free(x->v);
+        free(x->valid);
+        free(x->text.p);
+        free(x->at);
+        free(x->len);
+        free(x->table);
+        free(x->keys);
+    }
+    free(f->cols);
+    free(f->meta);
+    free(f->group_rows_of);
+    free(f->raw.p);
+    free(f->packed.p);
+    free(f->page.p);
+    free(f->index);
+    free(f->dict);
+    free(f->dict_table);
+    free(f->values);
+    ZSTD_freeCCtx(f->cctx);
+    free(f);
+}
+
+pq_file *pq_open(const char *path, const pq_column *cols, size_t ncols,
+                 uint32_t group_rows, char *err, size_t errcap)
+{
+    pq_file *f = calloc(1, sizeof *f);
+    int ok = f && (f->cols = calloc(ncols, sizeof *f->cols)) &&
+             /* a column's indices, then its levels */
+             (f->index = malloc(2 * (size_t)group_rows * sizeof *f->index)) &&
+             (f->values = malloc((size_t)group_rows * sizeof *f->values)) &&
+             (f->cctx = ZSTD_createCCtx());
+    for (size_t c = 0; ok && c < ncols; c++) {
+        column *x = &f->cols[c];
+        x->def = cols[c];
+        f->ncols = c + 1;
+        ok = (x->v = malloc((size_t)group_rows * sizeof *x->v)) &&
+             (!cols[c].optional || (x->valid = malloc(group_rows)));
+    }
+    if (!ok) {
+        if (f)
+            free_file(f);
+        snprintf(err, errcap, "out of memory");
+        return NULL;
+    }
+    f->ncols = ncols;
+    f->group_rows = group_rows;
+    if (ZSTD_isError(ZSTD_CCtx_setParameter(f->cctx, ZSTD_c_compressionLevel, ZSTD_LEVEL)))
+        snprintf(err, errcap, "zstd refuses level %d", ZSTD_LEVEL);
+    else if (!(f->out = fopen(path, "wb")))
+        snprintf(err, errcap, "%s: %s", path, strerror(errno));
+    if (!f->out) {
+        free_file(f);
+        return NULL;
+    }
+    write_out(f, "PAR1", 4);
+    return f;
+}
+
+void pq_u64(pq_file *f, size_t c, uint64_t v)
+{
+    column *x = &f->cols[c];
+    x->v[f->rows] = v;
+    if (x->valid)
+        x->valid[f->rows] = 1;
+}
+
+void pq_null(pq_file *f, size_t c)
+{
+    f->cols[c].valid[f->rows] = 0;
+}
+
+/* The dictionary's table twice as large (or a first one). */
+static int grow_table(column *x)
+{
+    size_t size = x->table_size ? 2 * x->table_size : 1024;
+    uint32_t *t = calloc(size, sizeof *t);
+    if (!t)
+        return -1;
+    for (size_t e = 0; e < x->nent; e++) {
+        size_t i = fnv1a64(FNV64_OFFSET, x->text.p + x->at[e], x->len[e]) & (size - 1);
+        while (t[i])
+            i = (i + 1) & (size - 1);
+        t[i] = (uint32_t)e + 1;
+    }
+    free(x->table);
+    x->table = t;
+    x->table_size = size;
+    return 0;
+}
+
+/* Whether entry e of x's dictionary is the n bytes at s. */
+static int entry_is(const column *x, uint32_t e, const char *s, size_t n)
+{
+    return x->len[e] == n && memcmp(x->text.p + x->at[e], s, n) == 0;
+}
+
+int pq_str(pq_file *f, size_t c, const char *s, size_t n)
+{
+    column *x = &f->cols[c];
+    if (x->valid)
+        x->valid[f->rows] = 1;
+    if (x->last && entry_is(x, x->last - 1, s, n)) { /* as the row before */
+        x->v[f->rows] = x->last - 1;
+        return 0;
+    }
+    if (2 * (x->nent + 1) > x->table_size && grow_table(x) != 0)
+        return -1;
+    size_t i = fnv1a64(FNV64_OFFSET, s, n) & (x->table_size - 1);
+    for (; x->table[i]; i = (i + 1) & (x->table_size - 1))
+        if (entry_is(x, x->table[i] - 1, s, n))
+            break;
+    if (!x->table[i]) {
+        if (x->nent == x->ent_cap) {
+            size_t cap = x->ent_cap ? 2 * x->ent_cap : 256;
+            uint32_t *at = realloc(x->at, cap * sizeof *at);
+            if (at)
+                x->at = at;
+            uint32_t *len = at ? realloc(x->len, cap * sizeof *len) : NULL;
+            if (!len)
+                return -1;
+            x->len = len;
+            x->ent_cap = cap;
+        }
+        if (x->text.n + n > UINT32_MAX)
+            return -1;
+        x->at[x->nent] = (uint32_t)x->text.n;
+        x->len[x->nent] = (uint32_t)n;
+        put_bytes(&x->text, s, n);
+        if (x->text.bad)
+            return -1;
+        x->table[i] = (uint32_t)++x->nent;
+    }
+    x->last = x->table[i];
+    x->v[f->rows] = x->last - 1;
+    return 0;
+}
+
+#define KEY_BITS 8
+
+int pq_keyed(pq_file *f, size_t c, uint64_t key)
+{
+    column *x = &f->cols[c];
+    const struct key_slot *k = x->keys ? &x->keys[fib_hash(key, KEY_BITS)] : NULL;
+    if (!k || !k->entry || k->key != key)
+        return 0;
+    if (x->valid)
+        x->valid[f->rows] = 1;
+    x->last = k->entry;
+    x->v[f->rows] = k->entry - 1;
+    return 1;
+}
+
+int pq_str_key(pq_file *f, size_t c, uint64_t key, const char *s, size_t n)
+{
+    column *x = &f->cols[c];
+    if (pq_str(f, c, s, n) != 0 ||
+        (!x->keys && !(x->keys = calloc(1u << KEY_BITS, sizeof *x->keys))))
+        return -1;
+    x->keys[fib_hash(key, KEY_BITS)] = (struct key_slot){ key, x->last };
+    return 0;
+}
+
+/* One page: its header (a PageHeader, PAGE_DATA or PAGE_DICTIONARY, with
+ * `values` of `encoding`), then f->raw compressed. */
+static void write_page(pq_file *f, int type, uint32_t values, int encoding, chunk_meta *m)
+{
+    size_t bound = ZSTD_compressBound(f->raw.n);
+    f->packed.n = 0;
+    uint8_t *z = room(&f->packed, bound);
+    size_t zn = z ? ZSTD_compress2(f->cctx, z, bound, f->raw.p, f->raw.n) : 0;
+    if (!z || f->raw.bad || ZSTD_isError(zn)) {
+        fail(f, "out of memory");
+        return;
+    }
+    if (f->raw.n > INT32_MAX || zn > INT32_MAX) {
+        fail(f, "a page of more than 2 GiB");
+        return;
+    }
+    f->page.n = 0;
+    thrift t = { .b = &f->page };
+    t_i32(&t, 1, type);
+    t_i32(&t, 2, (int32_t)f->raw.n);
+    t_i32(&t, 3, (int32_t)zn);
+    if (type == PAGE_DATA) {
+        t_begin(&t, 5); /* DataPageHeader */
+        t_i32(&t, 1, (int32_t)values);
+        t_i32(&t, 2, encoding);
+        t_i32(&t, 3, E_RLE);   /* definition levels */
+        t_i32(&t, 4, E_RLE);   /* repetition levels (none) */
+        t_end(&t);
+    } else {
+        t_begin(&t, 7); /* DictionaryPageHeader */
+        t_i32(&t, 1, (int32_t)values);
+        t_i32(&t, 2, encoding);
+        t_end(&t);
+    }
+    put_byte(&f->page, 0); /* the header's stop */
+    if (f->page.bad) {
+        fail(f, "out of memory");
+        return;
+    }
+    if (type == PAGE_DATA)
+        m->data_at = f->size;
+    else
+        m->dict_at = f->size;
+    m->raw += f->page.n + f->raw.n;
+    m->packed += f->page.n + zn;
+    write_out(f, f->page.p, f->page.n);
+    write_out(f, z, zn);
+}
+
+/* The bits a dictionary index of n entries takes (at least 1). */
+static unsigned index_width(size_t n)
+{
+    unsigned w = 1;
+    while (w < 32 && ((size_t)1 << w) < n)
+        w++;
+    return w;
+}
+
+/* A number column's dictionary holds at most this many values, and at
+ * most a quarter of the group's: past that they are delta-packed. */
+#define NUMBER_DICT_BITS 16
+#define NUMBER_DICT_MAX (1u << NUMBER_DICT_BITS)
+
+/* The distinct values of x's rows that have one into f->dict, each row's
+ * entry into f->index (n of them); how many, or SIZE_MAX when too many
+ * for a dictionary (or out of memory). */
+static size_t number_dict(pq_file *f, const column *x, size_t *n)
+{
+    size_t table = 2 * NUMBER_DICT_MAX, most = f->rows / 4;
+    most = most < NUMBER_DICT_MAX ? most : NUMBER_DICT_MAX;
+    if (!f->dict_table && (!(f->dict = malloc(NUMBER_DICT_MAX * sizeof *f->dict)) ||
+                           !(f->dict_table = malloc(table * sizeof *f->dict_table))))
+        return SIZE_MAX;
+    memset(f->dict_table, 0, table * sizeof *f->dict_table);
+    size_t nent = 0;
+    uint64_t prev = 0;
+    *n = 0;
+    for (uint32_t r = 0; r < f->rows; r++) {
+        if (x->valid && !x->valid[r])
+            continue;
+        uint64_t v = x->v[r];
+        if (*n && v == prev) { /* (as the value before: no search) */
+            f->index[*n] = f->index[*n - 1];
+            ++*n;
+            continue;
+        }
+        prev = v;
+        size_t i = fib_hash(v, NUMBER_DICT_BITS + 1);
+        while (f->dict_table[i] && f->dict[f->dict_table[i] - 1] != v)
+            i = (i + 1) & (table - 1);
+        if (!f->dict_table[i]) {
+            if (nent == most)
+                return SIZE_MAX;
+            f->dict[nent++] = v;
+            f->dict_table[i] = (uint32_t)nent;
+        }
+        f->index[(*n)++] = f->dict_table[i] - 1;
+    }
+    return nent;
+}
+
+/* Column x's chunk of the row group: a dictionary page (a string
+ * column's, or a number column's of few values), then its data page:
+ * definition levels when optional, then the values of the rows that have
+ * one: their dictionary indices, or the numbers delta-packed. */
+static void write_chunk(pq_file *f, column *x, chunk_meta *m)
+{
+    uint32_t rows = f->rows;
+    size_t size = x->def.type == PQ_U32 ? 4 : 8, n = 0; /* values */
+    memset(m, 0, sizeof *m);
+    f->raw.n = 0;
+    size_t nent; /* dictionary entries (0: none, a column of NULLs too) */
+    if (x->def.type == PQ_STRING) {
+        nent = x->nent;
+        for (size_t e = 0; e < nent; e++) {
+            put_bytes(&f->raw, &x->len[e], 4);
+            put_bytes(&f->raw, x->text.p + x->at[e], x->len[e]);
+        }
+        for (uint32_t r = 0; r < rows; r++)
+            if (!x->valid || x->valid[r])
+                f->index[n++] = (uint32_t)x->v[r];
+    } else {
+        nent = x->form == FORM_DICT ? number_dict(f, x, &n) : SIZE_MAX;
+        if (nent == SIZE_MAX) {
+            x->form = x->form == FORM_DICT ? FORM_DELTA : x->form;
+            nent = n = 0;
+        }
+        for (size_t e = 0; e < nent; e++)
+            put_bytes(&f->raw, &f->dict[e], size); /* (little-endian) */
+    }
+    if (nent)
+        write_page(f, PAGE_DICTIONARY, (uint32_t)nent, E_PLAIN, m);
+    f->raw.n = 0;
+    if (x->valid) { /* (past the indices in the scratch) */
+        uint32_t *levels = f->index + (nent ? n : 0);
+        for (uint32_t r = 0; r < rows; r++)
+            levels[r] = x->valid[r];
+        put_bytes(&f->raw, "\0\0\0\0", 4); /* the levels' length, below */
+        rle_hybrid(&f->raw, levels, rows, 1);
+        if (!f->raw.bad) {
+            uint32_t len = (uint32_t)(f->raw.n - 4);
+            memcpy(f->raw.p, &len, 4);
+        }
+    }
+    int encoding = nent ? E_RLE_DICTIONARY : E_PLAIN; /* (PLAIN: no values too) */
+    if (nent) {
+        unsigned width = index_width(nent);
+        put_byte(&f->raw, (uint8_t)width);
+        rle_hybrid(&f->raw, f->index, n, width);
+    } else if (x->def.type != PQ_STRING) {
+        uint64_t *v = x->v;
+        if (x->valid) { /* the rows that have a value, in the scratch */
+            v = f->values;
+            for (uint32_t r = 0; r < rows; r++)
+                if (x->valid[r])
+                    v[n++] = x->v[r];
+        } else {
+            n = rows;
+        }
+        size_t levels = f->raw.n;
+        if (x->form == FORM_DELTA && n) {
+            delta_packed(&f->raw, v, n, size);
+            encoding = E_DELTA_BINARY_PACKED;
+            if (f->raw.n - levels > n * size / 4) {
+                x->form = FORM_PLAIN;
+                f->raw.n = levels;
+                encoding = E_PLAIN;
+            }
+        }
+        if (encoding == E_PLAIN) { /* little-endian */
+            uint8_t *at = room(&f->raw, n * size);
+            for (size_t i = 0; at && i < n; i++, at += size)
+                memcpy(at, &v[i], size);
+        }
+    }
+    m->encoding = encoding;
+    write_page(f, PAGE_DATA, rows, encoding, m);
+}
+
+/* Writes the row group out (when it has rows) and starts the next. */
+static void flush_group(pq_file *f)
+{
+    if (!f->rows || f->err[0])
+        return;
+    if (f->ngroups == f->groups_cap) {
+        size_t cap = f->groups_cap ? 2 * f->groups_cap : 16;
+        chunk_meta *m = realloc(f->meta, cap * f->ncols * sizeof *m);
+        if (m)
+            f->meta = m;
+        uint64_t *r = m ? realloc(f->group_rows_of, cap * sizeof *r) : NULL;
+        if (!r) {
+            fail(f, "out of memory");
+            return;
+        }
+        f->group_rows_of = r;
+        f->groups_cap = cap;
+    }
+    for (size_t c = 0; c < f->ncols; c++) {
+        column *x = &f->cols[c];
+        write_chunk(f, x, &f->meta[f->ngroups * f->ncols + c]);
+        /* the next group's dictionary starts empty */
+        x->text.n = 0;
+        x->nent = 0;
+        x->last = 0;
+        if (x->table)
+            memset(x->table, 0, x->table_size * sizeof *x->table);
+        if (x->keys)
+            memset(x->keys, 0, (1u << KEY_BITS) * sizeof *x->keys);
+    }
+    f->group_rows_of[f->ngroups++] = f->rows;
+    f->rows = 0;
+}
+
+int pq_end_row(pq_file *f)
+{
+    f->total++;
+    if (++f->rows == f->group_rows)
+        flush_group(f);
+    return f->err[0] ? -1 : 0;
+}
+
+uint64_t pq_rows(const pq_file *f)
+{
+    return f->total;
+}
+
+uint64_t pq_size(const pq_file *f)
+{
+    return f->size;
+}
+
+static const int physical[] = { [PQ_U32] = T_INT32, [PQ_U64] = T_INT64,
+                                [PQ_STRING] = T_BYTE_ARRAY };
+static const int converted[] = { [PQ_U32] = CT_UINT_32, [PQ_U64] = CT_UINT_64,
+                                 [PQ_STRING] = CT_UTF8 };
+
+/* The footer: FileMetaData. */
+static void put_footer(pq_file *f, bytes *b)
+{
+    thrift t = { .b = b };
+    t_i32(&t, 1, 1); /* version */
+    t_list(&t, 2, C_STRUCT, f->ncols + 1);
+    t_begin(&t, 0); /* the root */
+    t_string(&t, 4, "schema");
+    t_i32(&t, 5, (int32_t)f->ncols);
+    t_end(&t);
+    for (size_t c = 0; c < f->ncols; c++) {
+        const pq_column *d = &f->cols[c].def;
+        t_begin(&t, 0);
+        t_i32(&t, 1, physical[d->type]);
+        t_i32(&t, 3, d->optional ? OPTIONAL : REQUIRED);
+        t_string(&t, 4, d->name);
+        t_i32(&t, 6, converted[d->type]);
+        t_end(&t);
+    }
+    t_i64(&t, 3, (int64_t)f->total);
+    t_list(&t, 4, C_STRUCT, f->ngroups);
+    for (size_t g = 0; g < f->ngroups; g++) {
+        uint64_t raw = 0;
+        t_begin(&t, 0); /* RowGroup */
+        t_list(&t, 1, C_STRUCT, f->ncols);
+        for (size_t c = 0; c < f->ncols; c++) {
+            const chunk_meta *m = &f->meta[g * f->ncols + c];
+            const pq_column *d = &f->cols[c].def;
+            raw += m->raw;
+            t_begin(&t, 0); /* ColumnChunk */
+            t_i64(&t, 2, (int64_t)(m->dict_at ? m->dict_at : m->data_at));
+            t_begin(&t, 3); /* ColumnMetaData */
+            t_i32(&t, 1, physical[d->type]);
+            /* the levels', the dictionary's, the values' */
+            t_list(&t, 2, C_I32, m->encoding == E_PLAIN ? 2 : 3);
+            t_list_i32(&t, E_RLE);
+            t_list_i32(&t, E_PLAIN);
+            if (m->encoding != E_PLAIN)
+                t_list_i32(&t, m->encoding);
+            t_list(&t, 3, C_BINARY, 1);
+            t_list_string(&t, d->name);
+            t_i32(&t, 4, CODEC_ZSTD);
+            t_i64(&t, 5, (int64_t)f->group_rows_of[g]);
+            t_i64(&t, 6, (int64_t)m->raw);
+            t_i64(&t, 7, (int64_t)m->packed);
+            t_i64(&t, 9, (int64_t)m->data_at);
+            if (m->dict_at)
+                t_i64(&t, 11, (int64_t)m->dict_at);
+            t_end(&t);
+            t_end(&t);
+        }
+        t_i64(&t, 2, (int64_t)raw);
+        t_i64(&t, 3, (int64_t)f->group_rows_of[g]);
+        t_end(&t);
+    }
+    t_string(&t, 6, "memtap");
+    put_byte(b, 0); /* FileMetaData's stop */
+}
+
+int pq_close(pq_file *f, char *err, size_t errcap)
+{
+    flush_group(f);
+    bytes footer = { 0 };
+    if (!f->err[0]) {
+        put_footer(f, &footer);
+        if (footer.bad || footer.n > UINT32_MAX)
+            fail(f, "out of memory");
+    }
+    uint32_t len = (uint32_t)footer.n;
+    write_out(f, footer.p, footer.n);
+    write_out(f, &len, 4);
+    write_out(f, "PAR1", 4);
+    free(footer.p);
+    if (fclose(f->out) != 0)
+        fail(f, "%s", strerror(errno));
+    int rc = f->err[0] ? -1 : 0;
+    if (rc)
+        snprintf(err, errcap, "%s", f->err);
+    free_file(f);
+    return rc;
+}
