@@ -110,12 +110,16 @@ static void t_i64(thrift *t, int16_t id, int64_t v)
     put_varint(t->b, (uint64_t)v << 1 ^ (uint64_t)(v >> 63));
 }
 
-static void t_string(thrift *t, int16_t id, const char *s)
+static void t_bytes(thrift *t, int16_t id, const void *p, size_t n)
 {
-    size_t n = strlen(s);
     t_field(t, C_BINARY, id);
     put_varint(t->b, n);
-    put_bytes(t->b, s, n);
+    put_bytes(t->b, p, n);
+}
+
+static void t_string(thrift *t, int16_t id, const char *s)
+{
+    t_bytes(t, id, s, strlen(s));
 }
 
 /* A struct begins: as field id of the one open, or (id 0) as an element
@@ -278,6 +282,8 @@ typedef struct chunk_meta {
     uint64_t dict_at, data_at;   /* page offsets; dict_at 0: none */
     uint64_t raw, packed;        /* bytes, headers included */
     int encoding;                /* the data page's */
+    uint64_t values;             /* rows that have one (the others NULL) */
+    uint64_t min, max;           /* a number column's (when values) */
 } chunk_meta;
 
 typedef struct column {
@@ -603,6 +609,18 @@ static size_t number_dict(pq_file *f, const column *x, size_t *n)
     return nent;
 }
 
+/* The least and the greatest of the n values v (none: 0 and 0) into m. */
+static void min_max(chunk_meta *m, const uint64_t *v, size_t n)
+{
+    uint64_t lo = n ? v[0] : 0, hi = lo;
+    for (size_t i = 1; i < n; i++) {
+        lo = v[i] < lo ? v[i] : lo;
+        hi = v[i] > hi ? v[i] : hi;
+    }
+    m->min = lo;
+    m->max = hi;
+}
+
 /* Column x's chunk of the row group: a dictionary page (a string
  * column's, or a number column's of few values), then its data page:
  * definition levels when optional, then the values of the rows that have
@@ -631,6 +649,7 @@ static void write_chunk(pq_file *f, column *x, chunk_meta *m)
         }
         for (size_t e = 0; e < nent; e++)
             put_bytes(&f->raw, &f->dict[e], size); /* (little-endian) */
+        min_max(m, f->dict, nent);
     }
     if (nent)
         write_page(f, PAGE_DICTIONARY, (uint32_t)nent, E_PLAIN, m);
@@ -661,6 +680,8 @@ static void write_chunk(pq_file *f, column *x, chunk_meta *m)
         } else {
             n = rows;
         }
+        if (!nent)
+            min_max(m, v, n);
         size_t levels = f->raw.n;
         if (x->form == FORM_DELTA && n) {
             delta_packed(&f->raw, v, n, size);
@@ -678,6 +699,7 @@ static void write_chunk(pq_file *f, column *x, chunk_meta *m)
         }
     }
     m->encoding = encoding;
+    m->values = n;
     write_page(f, PAGE_DATA, rows, encoding, m);
 }
 
@@ -786,6 +808,14 @@ static void put_footer(pq_file *f, bytes *b)
             t_i64(&t, 9, (int64_t)m->data_at);
             if (m->dict_at)
                 t_i64(&t, 11, (int64_t)m->dict_at);
+            t_begin(&t, 12); /* Statistics: what lets a reader skip the group */
+            t_i64(&t, 3, (int64_t)(f->group_rows_of[g] - m->values)); /* nulls */
+            if (d->type != PQ_STRING && m->values) {
+                size_t size = d->type == PQ_U32 ? 4 : 8; /* (little-endian) */
+                t_bytes(&t, 5, &m->max, size);
+                t_bytes(&t, 6, &m->min, size);
+            }
+            t_end(&t);
             t_end(&t);
             t_end(&t);
         }
