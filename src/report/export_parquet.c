@@ -76,7 +76,7 @@ static const struct {
  * together would hold more than GROUPS_ROWS in memory, or a split's file
  * would be much smaller; never fewer than GROUP_ROWS_MIN. */
 #define GROUP_ROWS 122880u
-#define GROUPS_ROWS (1u << 22)
+#define GROUPS_ROWS (1u << 20)
 #define GROUP_ROWS_MIN 1024u
 
 /* A partition's files: the one open (or NULL), how many came before. */
@@ -87,6 +87,7 @@ typedef struct part {
 } part;
 
 typedef struct sink_state {
+    pq_shared *shared;
     const char *dir;
     uint32_t pid;
     int has_run;                 /* the trace has a run number: */
@@ -140,7 +141,7 @@ static int open_part(sink_state *s, int i, part *p)
     uint32_t rows = i == T_ACCESSES ? s->group_rows : GROUP_ROWS;
     if (s->split && s->split / 8 < rows) /* a group of at most 8 bytes a row */
         rows = s->split / 8 > GROUP_ROWS_MIN ? (uint32_t)(s->split / 8) : GROUP_ROWS_MIN;
-    p->f = pq_open(path, table_columns[i].cols, table_columns[i].n, rows, s->err,
+    p->f = pq_open(s->shared, path, table_columns[i].cols, table_columns[i].n, rows, s->err,
                    s->errcap);
     return p->f ? 0 : -1;
 }
@@ -445,8 +446,12 @@ int export_parquet(memtap_trace *t, symbolizer *sym, const cache_geometry *cache
     if (threads > GROUPS_ROWS / GROUP_ROWS) /* the threads' groups in memory */
         rows = GROUPS_ROWS / threads > GROUP_ROWS_MIN ? (uint32_t)(GROUPS_ROWS / threads)
                                                       : GROUP_ROWS_MIN;
-    sink_state s = { .dir = dir, .pid = pid, .split = split, .group_rows = rows,
-                     .err = err, .errcap = errcap };
+    sink_state s = { .shared = pq_shared_create(), .dir = dir, .pid = pid, .split = split,
+                     .group_rows = rows, .err = err, .errcap = errcap };
+    if (!s.shared) {
+        snprintf(err, errcap, "out of memory");
+        return -1;
+    }
     /* every row's run: the number memtap run gave it (NULL for none) */
     s.has_run = run[0] && strspn(run, "0123456789") == strlen(run);
     s.run = s.has_run ? strtoull(run, NULL, 10) : 0;
@@ -465,5 +470,6 @@ int export_parquet(memtap_trace *t, symbolizer *sym, const cache_geometry *cache
             pq_close(s.tables[i].f, walk_err, sizeof walk_err);
     free(s.threads);
     free(s.text);
+    pq_shared_destroy(s.shared);
     return rc ? -1 : 0;
 }

@@ -304,8 +304,22 @@ typedef struct column {
     int form;                    /* a number column's: FORM_* tried first */
 } column;
 
+/* What the files share: zstd's context and the scratch a column chunk
+ * is encoded in. */
+struct pq_shared {
+    bytes raw, packed, page;
+    uint32_t *index;             /* a column's values to encode */
+    uint64_t *values;            /* ... a number column's that are there */
+    uint32_t rows;               /* the rows these two have room for */
+    uint64_t *dict;              /* a number column's dictionary */
+    uint32_t *dict_table;        /* ... found by value: entry + 1 */
+    ZSTD_CCtx *cctx;
+};
+
 struct pq_file {
-    FILE *out;
+    pq_shared *sh;
+    char *path;
+    FILE *out;                   /* open while a row group is written */
     uint64_t size;               /* bytes written */
     column *cols;
     size_t ncols;
@@ -314,12 +328,6 @@ struct pq_file {
     chunk_meta *meta;            /* ncols a row group */
     uint64_t *group_rows_of;     /* each group's rows */
     size_t ngroups, groups_cap;
-    bytes raw, packed, page;     /* scratch */
-    uint32_t *index;             /* scratch: a column's values to encode */
-    uint64_t *dict;              /* scratch: a number column's dictionary */
-    uint64_t *values;            /* scratch: its values that are there */
-    uint32_t *dict_table;        /* ... found by value: entry + 1 */
-    ZSTD_CCtx *cctx;
     char err[256];
 };
 
@@ -333,12 +341,31 @@ static void fail(pq_file *f, const char *fmt, ...)
     va_end(ap);
 }
 
+/* The file opened to write on (mode "wb" at first, then "ab": a file is
+ * open only while a row group or the footer is written, so that an
+ * export may write the files of any number of threads at once); 0, or -1
+ * (f's error says why). */
+static int open_out(pq_file *f, const char *mode)
+{
+    if (!f->err[0] && !(f->out = fopen(f->path, mode)))
+        fail(f, "%s: %s", f->path, strerror(errno));
+    return f->out ? 0 : -1;
+}
+
+static int close_out(pq_file *f)
+{
+    if (f->out && fclose(f->out) != 0)
+        fail(f, "%s: %s", f->path, strerror(errno));
+    f->out = NULL;
+    return f->err[0] ? -1 : 0;
+}
+
 static void write_out(pq_file *f, const void *p, size_t n)
 {
     if (f->err[0])
         return;
     if (fwrite(p, 1, n, f->out) != n)
-        fail(f, "%s", strerror(errno));
+        fail(f, "%s: %s", f->path, strerror(errno));
     f->size += n;
 }
 
@@ -357,26 +384,61 @@ static void free_file(pq_file *f)
     free(f->cols);
     free(f->meta);
     free(f->group_rows_of);
-    free(f->raw.p);
-    free(f->packed.p);
-    free(f->page.p);
-    free(f->index);
-    free(f->dict);
-    free(f->dict_table);
-    free(f->values);
-    ZSTD_freeCCtx(f->cctx);
+    free(f->path);
     free(f);
 }
 
-pq_file *pq_open(const char *path, const pq_column *cols, size_t ncols,
+pq_shared *pq_shared_create(void)
+{
+    pq_shared *sh = calloc(1, sizeof *sh);
+    if (sh && (!(sh->cctx = ZSTD_createCCtx()) ||
+               ZSTD_isError(ZSTD_CCtx_setParameter(sh->cctx, ZSTD_c_compressionLevel,
+                                                   ZSTD_LEVEL)))) {
+        pq_shared_destroy(sh);
+        return NULL;
+    }
+    return sh;
+}
+
+void pq_shared_destroy(pq_shared *sh)
+{
+    if (!sh)
+        return;
+    free(sh->raw.p);
+    free(sh->packed.p);
+    free(sh->page.p);
+    free(sh->index);
+    free(sh->values);
+    free(sh->dict);
+    free(sh->dict_table);
+    ZSTD_freeCCtx(sh->cctx);
+    free(sh);
+}
+
+/* The scratch with room for a group of `rows`; 0, or -1 when out of
+ * memory. */
+static int shared_rows(pq_shared *sh, uint32_t rows)
+{
+    if (rows <= sh->rows)
+        return 0;
+    /* a column's indices, then its levels */
+    uint32_t *index = realloc(sh->index, 2 * (size_t)rows * sizeof *index);
+    if (index)
+        sh->index = index;
+    uint64_t *values = index ? realloc(sh->values, (size_t)rows * sizeof *values) : NULL;
+    if (!values)
+        return -1;
+    sh->values = values;
+    sh->rows = rows;
+    return 0;
+}
+
+pq_file *pq_open(pq_shared *sh, const char *path, const pq_column *cols, size_t ncols,
                  uint32_t group_rows, char *err, size_t errcap)
 {
     pq_file *f = calloc(1, sizeof *f);
-    int ok = f && (f->cols = calloc(ncols, sizeof *f->cols)) &&
-             /* a column's indices, then its levels */
-             (f->index = malloc(2 * (size_t)group_rows * sizeof *f->index)) &&
-             (f->values = malloc((size_t)group_rows * sizeof *f->values)) &&
-             (f->cctx = ZSTD_createCCtx());
+    int ok = f && (f->cols = calloc(ncols, sizeof *f->cols)) && (f->path = strdup(path)) &&
+             shared_rows(sh, group_rows) == 0;
     for (size_t c = 0; ok && c < ncols; c++) {
         column *x = &f->cols[c];
         x->def = cols[c];
@@ -390,17 +452,16 @@ pq_file *pq_open(const char *path, const pq_column *cols, size_t ncols,
         snprintf(err, errcap, "out of memory");
         return NULL;
     }
+    f->sh = sh;
     f->ncols = ncols;
     f->group_rows = group_rows;
-    if (ZSTD_isError(ZSTD_CCtx_setParameter(f->cctx, ZSTD_c_compressionLevel, ZSTD_LEVEL)))
-        snprintf(err, errcap, "zstd refuses level %d", ZSTD_LEVEL);
-    else if (!(f->out = fopen(path, "wb")))
-        snprintf(err, errcap, "%s: %s", path, strerror(errno));
-    if (!f->out) {
+    if (open_out(f, "wb") == 0)
+        write_out(f, "PAR1", 4);
+    if (close_out(f) != 0) {
+        snprintf(err, errcap, "%s", f->err);
         free_file(f);
         return NULL;
     }
-    write_out(f, "PAR1", 4);
     return f;
 }
 
@@ -509,25 +570,25 @@ int pq_str_key(pq_file *f, size_t c, uint64_t key, const char *s, size_t n)
 }
 
 /* One page: its header (a PageHeader, PAGE_DATA or PAGE_DICTIONARY, with
- * `values` of `encoding`), then f->raw compressed. */
+ * `values` of `encoding`), then f->sh->raw compressed. */
 static void write_page(pq_file *f, int type, uint32_t values, int encoding, chunk_meta *m)
 {
-    size_t bound = ZSTD_compressBound(f->raw.n);
-    f->packed.n = 0;
-    uint8_t *z = room(&f->packed, bound);
-    size_t zn = z ? ZSTD_compress2(f->cctx, z, bound, f->raw.p, f->raw.n) : 0;
-    if (!z || f->raw.bad || ZSTD_isError(zn)) {
+    size_t bound = ZSTD_compressBound(f->sh->raw.n);
+    f->sh->packed.n = 0;
+    uint8_t *z = room(&f->sh->packed, bound);
+    size_t zn = z ? ZSTD_compress2(f->sh->cctx, z, bound, f->sh->raw.p, f->sh->raw.n) : 0;
+    if (!z || f->sh->raw.bad || ZSTD_isError(zn)) {
         fail(f, "out of memory");
         return;
     }
-    if (f->raw.n > INT32_MAX || zn > INT32_MAX) {
+    if (f->sh->raw.n > INT32_MAX || zn > INT32_MAX) {
         fail(f, "a page of more than 2 GiB");
         return;
     }
-    f->page.n = 0;
-    thrift t = { .b = &f->page };
+    f->sh->page.n = 0;
+    thrift t = { .b = &f->sh->page };
     t_i32(&t, 1, type);
-    t_i32(&t, 2, (int32_t)f->raw.n);
+    t_i32(&t, 2, (int32_t)f->sh->raw.n);
     t_i32(&t, 3, (int32_t)zn);
     if (type == PAGE_DATA) {
         t_begin(&t, 5); /* DataPageHeader */
@@ -542,8 +603,8 @@ static void write_page(pq_file *f, int type, uint32_t values, int encoding, chun
         t_i32(&t, 2, encoding);
         t_end(&t);
     }
-    put_byte(&f->page, 0); /* the header's stop */
-    if (f->page.bad) {
+    put_byte(&f->sh->page, 0); /* the header's stop */
+    if (f->sh->page.bad) {
         fail(f, "out of memory");
         return;
     }
@@ -551,9 +612,9 @@ static void write_page(pq_file *f, int type, uint32_t values, int encoding, chun
         m->data_at = f->size;
     else
         m->dict_at = f->size;
-    m->raw += f->page.n + f->raw.n;
-    m->packed += f->page.n + zn;
-    write_out(f, f->page.p, f->page.n);
+    m->raw += f->sh->page.n + f->sh->raw.n;
+    m->packed += f->sh->page.n + zn;
+    write_out(f, f->sh->page.p, f->sh->page.n);
     write_out(f, z, zn);
 }
 
@@ -571,17 +632,17 @@ static unsigned index_width(size_t n)
 #define NUMBER_DICT_BITS 16
 #define NUMBER_DICT_MAX (1u << NUMBER_DICT_BITS)
 
-/* The distinct values of x's rows that have one into f->dict, each row's
- * entry into f->index (n of them); how many, or SIZE_MAX when too many
+/* The distinct values of x's rows that have one into f->sh->dict, each row's
+ * entry into f->sh->index (n of them); how many, or SIZE_MAX when too many
  * for a dictionary (or out of memory). */
 static size_t number_dict(pq_file *f, const column *x, size_t *n)
 {
     size_t table = 2 * NUMBER_DICT_MAX, most = f->rows / 4;
     most = most < NUMBER_DICT_MAX ? most : NUMBER_DICT_MAX;
-    if (!f->dict_table && (!(f->dict = malloc(NUMBER_DICT_MAX * sizeof *f->dict)) ||
-                           !(f->dict_table = malloc(table * sizeof *f->dict_table))))
+    if (!f->sh->dict_table && (!(f->sh->dict = malloc(NUMBER_DICT_MAX * sizeof *f->sh->dict)) ||
+                           !(f->sh->dict_table = malloc(table * sizeof *f->sh->dict_table))))
         return SIZE_MAX;
-    memset(f->dict_table, 0, table * sizeof *f->dict_table);
+    memset(f->sh->dict_table, 0, table * sizeof *f->sh->dict_table);
     size_t nent = 0;
     uint64_t prev = 0;
     *n = 0;
@@ -590,21 +651,21 @@ static size_t number_dict(pq_file *f, const column *x, size_t *n)
             continue;
         uint64_t v = x->v[r];
         if (*n && v == prev) { /* (as the value before: no search) */
-            f->index[*n] = f->index[*n - 1];
+            f->sh->index[*n] = f->sh->index[*n - 1];
             ++*n;
             continue;
         }
         prev = v;
         size_t i = fib_hash(v, NUMBER_DICT_BITS + 1);
-        while (f->dict_table[i] && f->dict[f->dict_table[i] - 1] != v)
+        while (f->sh->dict_table[i] && f->sh->dict[f->sh->dict_table[i] - 1] != v)
             i = (i + 1) & (table - 1);
-        if (!f->dict_table[i]) {
+        if (!f->sh->dict_table[i]) {
             if (nent == most)
                 return SIZE_MAX;
-            f->dict[nent++] = v;
-            f->dict_table[i] = (uint32_t)nent;
+            f->sh->dict[nent++] = v;
+            f->sh->dict_table[i] = (uint32_t)nent;
         }
-        f->index[(*n)++] = f->dict_table[i] - 1;
+        f->sh->index[(*n)++] = f->sh->dict_table[i] - 1;
     }
     return nent;
 }
@@ -630,17 +691,17 @@ static void write_chunk(pq_file *f, column *x, chunk_meta *m)
     uint32_t rows = f->rows;
     size_t size = x->def.type == PQ_U32 ? 4 : 8, n = 0; /* values */
     memset(m, 0, sizeof *m);
-    f->raw.n = 0;
+    f->sh->raw.n = 0;
     size_t nent; /* dictionary entries (0: none, a column of NULLs too) */
     if (x->def.type == PQ_STRING) {
         nent = x->nent;
         for (size_t e = 0; e < nent; e++) {
-            put_bytes(&f->raw, &x->len[e], 4);
-            put_bytes(&f->raw, x->text.p + x->at[e], x->len[e]);
+            put_bytes(&f->sh->raw, &x->len[e], 4);
+            put_bytes(&f->sh->raw, x->text.p + x->at[e], x->len[e]);
         }
         for (uint32_t r = 0; r < rows; r++)
             if (!x->valid || x->valid[r])
-                f->index[n++] = (uint32_t)x->v[r];
+                f->sh->index[n++] = (uint32_t)x->v[r];
     } else {
         nent = x->form == FORM_DICT ? number_dict(f, x, &n) : SIZE_MAX;
         if (nent == SIZE_MAX) {
@@ -648,32 +709,32 @@ static void write_chunk(pq_file *f, column *x, chunk_meta *m)
             nent = n = 0;
         }
         for (size_t e = 0; e < nent; e++)
-            put_bytes(&f->raw, &f->dict[e], size); /* (little-endian) */
-        min_max(m, f->dict, nent);
+            put_bytes(&f->sh->raw, &f->sh->dict[e], size); /* (little-endian) */
+        min_max(m, f->sh->dict, nent);
     }
     if (nent)
         write_page(f, PAGE_DICTIONARY, (uint32_t)nent, E_PLAIN, m);
-    f->raw.n = 0;
+    f->sh->raw.n = 0;
     if (x->valid) { /* (past the indices in the scratch) */
-        uint32_t *levels = f->index + (nent ? n : 0);
+        uint32_t *levels = f->sh->index + (nent ? n : 0);
         for (uint32_t r = 0; r < rows; r++)
             levels[r] = x->valid[r];
-        put_bytes(&f->raw, "\0\0\0\0", 4); /* the levels' length, below */
-        rle_hybrid(&f->raw, levels, rows, 1);
-        if (!f->raw.bad) {
-            uint32_t len = (uint32_t)(f->raw.n - 4);
-            memcpy(f->raw.p, &len, 4);
+        put_bytes(&f->sh->raw, "\0\0\0\0", 4); /* the levels' length, below */
+        rle_hybrid(&f->sh->raw, levels, rows, 1);
+        if (!f->sh->raw.bad) {
+            uint32_t len = (uint32_t)(f->sh->raw.n - 4);
+            memcpy(f->sh->raw.p, &len, 4);
         }
     }
     int encoding = nent ? E_RLE_DICTIONARY : E_PLAIN; /* (PLAIN: no values too) */
     if (nent) {
         unsigned width = index_width(nent);
-        put_byte(&f->raw, (uint8_t)width);
-        rle_hybrid(&f->raw, f->index, n, width);
+        put_byte(&f->sh->raw, (uint8_t)width);
+        rle_hybrid(&f->sh->raw, f->sh->index, n, width);
     } else if (x->def.type != PQ_STRING) {
         uint64_t *v = x->v;
         if (x->valid) { /* the rows that have a value, in the scratch */
-            v = f->values;
+            v = f->sh->values;
             for (uint32_t r = 0; r < rows; r++)
                 if (x->valid[r])
                     v[n++] = x->v[r];
@@ -682,18 +743,18 @@ static void write_chunk(pq_file *f, column *x, chunk_meta *m)
         }
         if (!nent)
             min_max(m, v, n);
-        size_t levels = f->raw.n;
+        size_t levels = f->sh->raw.n;
         if (x->form == FORM_DELTA && n) {
-            delta_packed(&f->raw, v, n, size);
+            delta_packed(&f->sh->raw, v, n, size);
             encoding = E_DELTA_BINARY_PACKED;
-            if (f->raw.n - levels > n * size / 4) {
+            if (f->sh->raw.n - levels > n * size / 4) {
                 x->form = FORM_PLAIN;
-                f->raw.n = levels;
+                f->sh->raw.n = levels;
                 encoding = E_PLAIN;
             }
         }
         if (encoding == E_PLAIN) { /* little-endian */
-            uint8_t *at = room(&f->raw, n * size);
+            uint8_t *at = room(&f->sh->raw, n * size);
             for (size_t i = 0; at && i < n; i++, at += size)
                 memcpy(at, &v[i], size);
         }
@@ -721,6 +782,8 @@ static void flush_group(pq_file *f)
         f->group_rows_of = r;
         f->groups_cap = cap;
     }
+    if (open_out(f, "ab") != 0)
+        return;
     for (size_t c = 0; c < f->ncols; c++) {
         column *x = &f->cols[c];
         write_chunk(f, x, &f->meta[f->ngroups * f->ncols + c]);
@@ -733,6 +796,7 @@ static void flush_group(pq_file *f)
         if (x->keys)
             memset(x->keys, 0, (1u << KEY_BITS) * sizeof *x->keys);
     }
+    close_out(f);
     f->group_rows_of[f->ngroups++] = f->rows;
     f->rows = 0;
 }
@@ -837,13 +901,13 @@ int pq_close(pq_file *f, char *err, size_t errcap)
             fail(f, "out of memory");
     }
     uint32_t len = (uint32_t)footer.n;
-    write_out(f, footer.p, footer.n);
-    write_out(f, &len, 4);
-    write_out(f, "PAR1", 4);
+    if (open_out(f, "ab") == 0) {
+        write_out(f, footer.p, footer.n);
+        write_out(f, &len, 4);
+        write_out(f, "PAR1", 4);
+    }
     free(footer.p);
-    if (fclose(f->out) != 0)
-        fail(f, "%s", strerror(errno));
-    int rc = f->err[0] ? -1 : 0;
+    int rc = close_out(f);
     if (rc)
         snprintf(err, errcap, "%s", f->err);
     free_file(f);

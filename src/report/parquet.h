@@ -24,10 +24,18 @@ typedef struct pq_column {
 
 typedef struct pq_file pq_file;
 
+/* What files written by one thread share: zstd's context and the scratch
+ * a row group is encoded in (a file is open only while one of its row
+ * groups is written: the files of any number of threads may be written
+ * at once).  NULL when out of memory. */
+typedef struct pq_shared pq_shared;
+pq_shared *pq_shared_create(void);
+void pq_shared_destroy(pq_shared *sh);
+
 /* A new file at path (created, or emptied) of these columns (the
- * caller's, kept), written a row group of at most group_rows rows at a
- * time; NULL with the reason in err. */
-pq_file *pq_open(const char *path, const pq_column *cols, size_t ncols,
+ * caller's, kept), written with sh a row group of at most group_rows
+ * rows at a time; NULL with the reason in err. */
+pq_file *pq_open(pq_shared *sh, const char *path, const pq_column *cols, size_t ncols,
                  uint32_t group_rows, char *err, size_t errcap);
 
 /* Column c's value in the row being made: a number, a string of n bytes
