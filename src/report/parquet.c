@@ -324,6 +324,8 @@ struct pq_file {
     column *cols;
     size_t ncols;
     uint32_t group_rows, rows;   /* a group's most rows, the current's */
+    uint32_t room;               /* rows the columns' arrays hold (they
+                                    grow up to group_rows) */
     uint64_t total;
     chunk_meta *meta;            /* ncols a row group */
     uint64_t *group_rows_of;     /* each group's rows */
@@ -433,6 +435,26 @@ static int shared_rows(pq_shared *sh, uint32_t rows)
     return 0;
 }
 
+/* The columns' arrays with room for twice the rows (1,024 at first, at
+ * most a group's); 0, or -1 when out of memory. */
+static int grow_rows(pq_file *f)
+{
+    uint32_t room = f->room ? 2 * f->room : 1024;
+    room = room < f->group_rows ? room : f->group_rows;
+    for (size_t c = 0; c < f->ncols; c++) {
+        column *x = &f->cols[c];
+        uint64_t *v = realloc(x->v, (size_t)room * sizeof *v);
+        if (v)
+            x->v = v;
+        uint8_t *valid = v && x->def.optional ? realloc(x->valid, room) : x->valid;
+        if (!v || (x->def.optional && !valid))
+            return -1;
+        x->valid = valid;
+    }
+    f->room = room;
+    return 0;
+}
+
 pq_file *pq_open(pq_shared *sh, const char *path, const pq_column *cols, size_t ncols,
                  uint32_t group_rows, char *err, size_t errcap)
 {
@@ -440,21 +462,17 @@ pq_file *pq_open(pq_shared *sh, const char *path, const pq_column *cols, size_t 
     int ok = f && (f->cols = calloc(ncols, sizeof *f->cols)) && (f->path = strdup(path)) &&
              shared_rows(sh, group_rows) == 0;
     for (size_t c = 0; ok && c < ncols; c++) {
-        column *x = &f->cols[c];
-        x->def = cols[c];
+        f->cols[c].def = cols[c];
         f->ncols = c + 1;
-        ok = (x->v = malloc((size_t)group_rows * sizeof *x->v)) &&
-             (!cols[c].optional || (x->valid = malloc(group_rows)));
     }
-    if (!ok) {
+    f->group_rows = group_rows;
+    if (!ok || grow_rows(f) != 0) {
         if (f)
             free_file(f);
         snprintf(err, errcap, "out of memory");
         return NULL;
     }
     f->sh = sh;
-    f->ncols = ncols;
-    f->group_rows = group_rows;
     if (open_out(f, "wb") == 0)
         write_out(f, "PAR1", 4);
     if (close_out(f) != 0) {
@@ -806,6 +824,8 @@ int pq_end_row(pq_file *f)
     f->total++;
     if (++f->rows == f->group_rows)
         flush_group(f);
+    else if (f->rows == f->room && grow_rows(f) != 0)
+        fail(f, "out of memory");
     return f->err[0] ? -1 : 0;
 }
 
