@@ -31,12 +31,23 @@ typedef struct site_slot {
     char name[NAME_CAP];
 } site_slot;
 
+#define FUNCTION_CACHE 1024u     /* functions by instruction, direct-mapped */
+#define FUNCTION_KEPT 64u
+
+/* The function of an instruction (the symbol of namer_code's name). */
+typedef struct function_slot {
+    uint64_t pc;
+    int used;
+    char name[FUNCTION_KEPT];
+} function_slot;
+
 typedef struct walk {
     const export_sink *sink;
     cachesim *cache;          /* or NULL */
     symbolizer *sym;
     namer *names;
     site_slot *sites;         /* SITE_CACHE slots */
+    function_slot *functions; /* FUNCTION_CACHE slots */
     live_block *blocks;       /* slots; unused ones are on the free list */
     size_t nblocks, blocks_cap;
     uint32_t *free_slots;
@@ -95,25 +106,46 @@ static const char *site_of(walk *w, const heap_block *b, char *buf, size_t cap)
     return slot->name;
 }
 
+/* The function of the instruction at pc ("main"): namer_code's name
+ * without its offset, in buf or kept per instruction. */
+static const char *function_of(walk *w, uint64_t pc, char *buf, size_t cap)
+{
+    function_slot *slot = &w->functions[(pc ^ pc >> 12) % FUNCTION_CACHE];
+    if (slot->used && slot->pc == pc)
+        return slot->name;
+    char code[NAME_CAP];
+    const char *fn = namer_code(w->names, pc, code, sizeof code, NULL);
+    size_t n = strcspn(fn, "+ "); /* the symbol alone */
+    n = n < cap ? n : cap - 1;
+    memcpy(buf, fn, n);
+    buf[n] = '\0';
+    if (n < FUNCTION_KEPT) {
+        memcpy(slot->name, buf, n + 1);
+        slot->pc = pc;
+        slot->used = 1;
+    }
+    return buf;
+}
+
 static int add_access(walk *w, const memtap_event *ev)
 {
     const memtap_record *x = &ev->rec;
-    char object[NAME_CAP], code[NAME_CAP], function[NAME_CAP], site[NAME_CAP];
+    char buf[NAME_CAP], function[NAME_CAP], site[NAME_CAP];
     data_name d;
     namer_data(w->names, x->addr, &d);
-    namer_object_text(w->names, &d, object, sizeof object);
     int heap = d.kind == DATA_HEAP;
+    const char *object = buf; /* a block's name, as the namer keeps it */
+    if (heap)
+        object = namer_block_name(w->names, &d.block, buf, sizeof buf, NULL);
+    else
+        namer_object_text(w->names, &d, buf, sizeof buf);
     export_access a = { ev->tid, x->seq, { (char)x->kind, 0 }, x->pc, x->addr,
                         x->size, x->kind == MEMTAP_EV_COPY, x->addr2,
-                        x->count, function, object, d.region,
+                        x->count, function_of(w, x->pc, function, sizeof function),
+                        object, d.region,
                         heap ? d.block.id + 1 : 0,
                         heap ? site_of(w, &d.block, site, sizeof site) : NULL,
                         heap ? site_key(&d.block) : 0, 0, 0, 0, NULL };
-    const char *fn = namer_code(w->names, x->pc, code, sizeof code, NULL);
-    size_t n = strcspn(fn, "+ "); /* the symbol alone */
-    n = n < sizeof function ? n : sizeof function - 1;
-    memcpy(function, fn, n);
-    function[n] = '\0';
     if (w->cache) {
         cachesim_outcome out;
         if (cachesim_event(w->cache, ev, &out))
@@ -310,6 +342,7 @@ static void walk_free(walk *w)
     index_free(&w->stacks);
     namer_destroy(w->names);
     free(w->sites);
+    free(w->functions);
     cachesim_destroy(w->cache);
 }
 
@@ -336,11 +369,12 @@ int export_rows(memtap_trace *t, symbolizer *sym, const cache_geometry *cache,
     w.sym = sym;
     w.names = namer_create(sym, 0);
     w.sites = calloc(SITE_CACHE, sizeof *w.sites);
+    w.functions = calloc(FUNCTION_CACHE, sizeof *w.functions);
     w.progress = progress;
     w.parg = parg;
     if (cache)
         w.cache = cachesim_create(&cache[0], &cache[1]);
-    int rc = w.names && w.sites && (w.cache || !cache) ? add_modules(&w, t) : oom(&w);
+    int rc = w.names && w.sites && w.functions && (w.cache || !cache) ? add_modules(&w, t) : oom(&w);
     if (rc == 0) {
         trace_tool tool = { .self = &w, .event = rows_event, .learn = rows_learn };
         rc = trace_tools_walk(t, &tool, 1, NULL, NULL);
