@@ -275,14 +275,14 @@ static int put_access(void *arg, const export_access *a)
         pq_null(f, A_MISS_CAUSE);
     /* keys: the kind's letter, the function's instruction, the cause's and
      * the region's own addresses (names the walk keeps, unchanged), a heap
-     * block's number */
+     * block's name's */
     if ((a->miss_cause && put_keyed(s, f, A_MISS_CAUSE, (uintptr_t)a->miss_cause,
                                     a->miss_cause)) ||
         put_keyed(s, f, A_KIND, (uint8_t)a->kind[0], a->kind) ||
         put_keyed(s, f, A_FUNCTION, a->pc, a->function) ||
         put_keyed(s, f, A_REGION, (uintptr_t)a->region, a->region) ||
-        (a->block ? put_keyed(s, f, A_OBJECT, a->block, a->object) /* (its name) */
-                  : put_text(s, f, A_OBJECT, a->object)))
+        (a->object_key ? put_keyed(s, f, A_OBJECT, a->object_key, a->object)
+                       : put_text(s, f, A_OBJECT, a->object)))
         return 1;
     return end_row(s, p, A_RUN);
 }

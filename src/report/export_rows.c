@@ -142,7 +142,9 @@ static int add_access(walk *w, const memtap_event *ev)
     export_access a = { ev->tid, x->seq, { (char)x->kind, 0 }, x->pc, x->addr,
                         x->size, x->kind == MEMTAP_EV_COPY, x->addr2,
                         x->count, function_of(w, x->pc, function, sizeof function),
-                        object, d.region,
+                        object,
+                        heap ? (d.block.id + 1) | (uint64_t)!!d.block.released << 63 : 0,
+                        d.region,
                         heap ? d.block.id + 1 : 0,
                         heap ? site_of(w, &d.block, site, sizeof site) : NULL,
                         heap ? site_key(&d.block) : 0, 0, 0, 0, NULL };

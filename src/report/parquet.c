@@ -1,8 +1,9 @@
 /*
  * parquet.c - a Parquet file writer (parquet.h): the row group in
  * memory, its column chunks' pages, the RLE/bit-packing hybrid encoding
- * of definition levels and dictionary indices, and the Thrift compact
- * protocol of the page headers and the footer.
+ * of definition levels and dictionary indices, the delta-packing of
+ * numbers, and the Thrift compact protocol of the page headers and the
+ * footer (with each chunk's statistics).
  */
 #include "report/parquet.h"
 
@@ -66,6 +67,11 @@ static void put_byte(bytes *b, uint8_t v)
     put_bytes(b, &v, 1);
 }
 
+static uint64_t zigzag(int64_t v)
+{
+    return (uint64_t)v << 1 ^ (uint64_t)(v >> 63);
+}
+
 static void put_varint(bytes *b, uint64_t v)
 {
     uint8_t x[10];
@@ -93,7 +99,7 @@ static void t_field(thrift *t, int type, int16_t id)
         put_byte(t->b, (uint8_t)(delta << 4 | type));
     } else {
         put_byte(t->b, (uint8_t)type);
-        put_varint(t->b, (uint64_t)(uint16_t)((uint16_t)id << 1 ^ (uint16_t)(id >> 15)));
+        put_varint(t->b, zigzag(id));
     }
     t->last[t->depth] = id;
 }
@@ -101,13 +107,13 @@ static void t_field(thrift *t, int type, int16_t id)
 static void t_i32(thrift *t, int16_t id, int32_t v)
 {
     t_field(t, C_I32, id);
-    put_varint(t->b, (uint32_t)((uint32_t)v << 1 ^ (uint32_t)(v >> 31)));
+    put_varint(t->b, zigzag(v));
 }
 
 static void t_i64(thrift *t, int16_t id, int64_t v)
 {
     t_field(t, C_I64, id);
-    put_varint(t->b, (uint64_t)v << 1 ^ (uint64_t)(v >> 63));
+    put_varint(t->b, zigzag(v));
 }
 
 static void t_bytes(thrift *t, int16_t id, const void *p, size_t n)
@@ -150,7 +156,7 @@ static void t_list(thrift *t, int16_t id, int elem, size_t n)
 
 static void t_list_i32(thrift *t, int32_t v)
 {
-    put_varint(t->b, (uint32_t)((uint32_t)v << 1 ^ (uint32_t)(v >> 31)));
+    put_varint(t->b, zigzag(v));
 }
 
 static void t_list_string(thrift *t, const char *s)
@@ -158,6 +164,21 @@ static void t_list_string(thrift *t, const char *s)
     size_t n = strlen(s);
     put_varint(t->b, n);
     put_bytes(t->b, s, n);
+}
+
+/* n values (n % 8 == 0) of `width` bits (at most 64), LSB first. */
+static void pack_bits(bytes *b, const uint64_t *v, size_t n, unsigned width)
+{
+    uint8_t *at = room(b, n / 8 * width);
+    if (!at || !width)
+        return;
+    unsigned __int128 acc = 0;
+    unsigned bits = 0;
+    for (size_t i = 0; i < n; i++) {
+        acc |= (unsigned __int128)v[i] << bits;
+        for (bits += width; bits >= 8; bits -= 8, acc >>= 8)
+            *at++ = (uint8_t)acc;
+    }
 }
 
 /* ---- the RLE/bit-packing hybrid (definition levels, dictionary
@@ -170,15 +191,11 @@ static void bit_packed(bytes *b, const uint32_t *v, size_t n, unsigned width)
         return;
     size_t groups = (n + 7) / 8;
     put_varint(b, groups << 1 | 1);
-    uint8_t *at = room(b, groups * width);
-    if (!at)
-        return;
-    uint64_t acc = 0;
-    unsigned bits = 0;
-    for (size_t i = 0; i < groups * 8; i++) {
-        acc |= (uint64_t)(i < n ? v[i] : 0) << bits;
-        for (bits += width; bits >= 8; bits -= 8, acc >>= 8)
-            *at++ = (uint8_t)acc;
+    for (size_t g = 0; g < groups; g++) {
+        uint64_t x[8] = { 0 }; /* (the last group padded with zeros) */
+        for (size_t i = 0; i < 8 && 8 * g + i < n; i++)
+            x[i] = v[8 * g + i];
+        pack_bits(b, x, 8, width);
     }
 }
 
@@ -214,21 +231,6 @@ static void rle_hybrid(bytes *b, const uint32_t *v, size_t n, unsigned width)
 #define DELTA_MINIS 4
 #define DELTA_MINI (DELTA_BLOCK / DELTA_MINIS)
 
-/* n values (n % 8 == 0) of `width` bits (at most 64), LSB first. */
-static void pack_bits(bytes *b, const uint64_t *v, size_t n, unsigned width)
-{
-    uint8_t *at = room(b, n / 8 * width);
-    if (!at || !width)
-        return;
-    unsigned __int128 acc = 0;
-    unsigned bits = 0;
-    for (size_t i = 0; i < n; i++) {
-        acc |= (unsigned __int128)v[i] << bits;
-        for (bits += width; bits >= 8; bits -= 8, acc >>= 8)
-            *at++ = (uint8_t)acc;
-    }
-}
-
 static unsigned bits_of(uint64_t x)
 {
     return x ? 64 - (unsigned)__builtin_clzll(x) : 0;
@@ -242,7 +244,7 @@ static void delta_packed(bytes *b, const uint64_t *v, size_t n, size_t size)
     put_varint(b, DELTA_MINIS);
     put_varint(b, n);
     int64_t first = n ? (size == 4 ? (int32_t)v[0] : (int64_t)v[0]) : 0;
-    put_varint(b, (uint64_t)first << 1 ^ (uint64_t)(first >> 63));
+    put_varint(b, zigzag(first));
     for (size_t at = 1; at < n; at += DELTA_BLOCK) {
         size_t k = n - at < DELTA_BLOCK ? n - at : DELTA_BLOCK;
         int64_t d[DELTA_BLOCK], least = INT64_MAX;
@@ -251,7 +253,7 @@ static void delta_packed(bytes *b, const uint64_t *v, size_t n, size_t size)
             d[i] = size == 4 ? (int32_t)(uint32_t)x : (int64_t)x;
             least = d[i] < least ? d[i] : least;
         }
-        put_varint(b, (uint64_t)least << 1 ^ (uint64_t)(least >> 63));
+        put_varint(b, zigzag(least));
         uint64_t u[DELTA_BLOCK] = { 0 };
         uint8_t widths[DELTA_MINIS] = { 0 };
         for (size_t i = 0; i < k; i++) {

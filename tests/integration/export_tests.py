@@ -425,6 +425,18 @@ def test_export_parquet():
     for table in ("accesses", "blocks", "modules", "threads"):
         check_eq(parquet_rows("select distinct run from %s", os.path.join(out, table)),
                  [(run,)], "%s: the run column" % table)
+    # a block's accesses after its free are named as released (a name's
+    # key is the block's number and its state), in one row group with
+    # those before
+    path, _ = trace("after_free", out="pq_after_free.mtr")
+    out = os.path.join(TMP, "pq_after_free")
+    shutil.rmtree(out, ignore_errors=True)
+    memtap("export", "--format", "parquet", "-o", out, path)
+    names = [o for (o,) in parquet_rows("select object from %s where block is not null"
+                                        " order by seq", os.path.join(out, "accesses"))]
+    check(len(names) >= 3 and re.fullmatch(r"<malloc\d+@main\+\d+>", names[0]) and
+          names[-1] == names[0].replace("<malloc", "<freed:"),
+          "live, then freed: %r" % names)
     # a heap-only trace: no accesses, yet every table reads
     path, _ = trace("three_mallocs", out="pq_heap.mtr", heap_only=True)
     out = os.path.join(TMP, "pq_heap")
