@@ -1,12 +1,16 @@
 /*
  * parquet.c - a Parquet file writer (parquet.h): the row group in
- * memory, its column chunks' pages, the RLE/bit-packing hybrid encoding
- * of definition levels and dictionary indices, the delta-packing of
- * numbers, and the Thrift compact protocol of the page headers and the
- * footer (with each chunk's statistics).
+ * memory, the dictionaries of its columns, its column chunks' pages
+ * (encoded by parquet_encode.c) and the footer with each chunk's place
+ * and statistics.
+ *
+ * One file: a row's values go into the columns' arrays and dictionaries,
+ * which a full row group's pages are made of and reset after, and the
+ * footer is the record of those pages; all of them share the column.
  */
 #include "report/parquet.h"
 
+#include "report/parquet_encode.h"
 #include "sys/hash.h"
 
 #include <errno.h>
@@ -24,251 +28,8 @@ enum { E_PLAIN = 0, E_RLE = 3, E_DELTA_BINARY_PACKED = 5,             /* Encodin
        E_RLE_DICTIONARY = 8 };
 enum { CODEC_ZSTD = 6 };                                             /* CompressionCodec */
 enum { PAGE_DATA = 0, PAGE_DICTIONARY = 2 };                         /* PageType */
-/* the compact protocol's field types */
-enum { C_I32 = 5, C_I64 = 6, C_BINARY = 8, C_LIST = 9, C_STRUCT = 12 };
 
 #define ZSTD_LEVEL 1
-
-/* A growing buffer of bytes; `bad` once out of memory. */
-typedef struct bytes {
-    uint8_t *p;
-    size_t n, cap;
-    int bad;
-} bytes;
-
-static uint8_t *room(bytes *b, size_t more)
-{
-    if (b->n + more > b->cap) {
-        size_t cap = b->cap ? b->cap : 4096;
-        while (cap < b->n + more)
-            cap *= 2;
-        uint8_t *p = b->bad ? NULL : realloc(b->p, cap);
-        if (!p) {
-            b->bad = 1;
-            return NULL;
-        }
-        b->p = p;
-        b->cap = cap;
-    }
-    uint8_t *at = b->p + b->n;
-    b->n += more;
-    return at;
-}
-
-static void put_bytes(bytes *b, const void *v, size_t n)
-{
-    uint8_t *at = room(b, n);
-    if (at && n)
-        memcpy(at, v, n);
-}
-
-static void put_byte(bytes *b, uint8_t v)
-{
-    put_bytes(b, &v, 1);
-}
-
-static uint64_t zigzag(int64_t v)
-{
-    return (uint64_t)v << 1 ^ (uint64_t)(v >> 63);
-}
-
-static void put_varint(bytes *b, uint64_t v)
-{
-    uint8_t x[10];
-    size_t n = 0;
-    for (; v >= 0x80; v >>= 7)
-        x[n++] = (uint8_t)(v | 0x80);
-    x[n++] = (uint8_t)v;
-    put_bytes(b, x, n);
-}
-
-/* ---- Thrift's compact protocol: fields by their id's delta ---- */
-
-#define NEST_MAX 8
-
-typedef struct thrift {
-    bytes *b;
-    int16_t last[NEST_MAX]; /* the last field id of each struct open */
-    int depth;
-} thrift;
-
-static void t_field(thrift *t, int type, int16_t id)
-{
-    int16_t delta = (int16_t)(id - t->last[t->depth]);
-    if (delta > 0 && delta <= 15) {
-        put_byte(t->b, (uint8_t)(delta << 4 | type));
-    } else {
-        put_byte(t->b, (uint8_t)type);
-        put_varint(t->b, zigzag(id));
-    }
-    t->last[t->depth] = id;
-}
-
-static void t_i32(thrift *t, int16_t id, int32_t v)
-{
-    t_field(t, C_I32, id);
-    put_varint(t->b, zigzag(v));
-}
-
-static void t_i64(thrift *t, int16_t id, int64_t v)
-{
-    t_field(t, C_I64, id);
-    put_varint(t->b, zigzag(v));
-}
-
-static void t_bytes(thrift *t, int16_t id, const void *p, size_t n)
-{
-    t_field(t, C_BINARY, id);
-    put_varint(t->b, n);
-    put_bytes(t->b, p, n);
-}
-
-static void t_string(thrift *t, int16_t id, const char *s)
-{
-    t_bytes(t, id, s, strlen(s));
-}
-
-/* A struct begins: as field id of the one open, or (id 0) as an element
- * of a list. */
-static void t_begin(thrift *t, int16_t id)
-{
-    if (id)
-        t_field(t, C_STRUCT, id);
-    t->last[++t->depth] = 0;
-}
-
-static void t_end(thrift *t)
-{
-    put_byte(t->b, 0); /* stop */
-    t->depth--;
-}
-
-static void t_list(thrift *t, int16_t id, int elem, size_t n)
-{
-    t_field(t, C_LIST, id);
-    if (n < 15) {
-        put_byte(t->b, (uint8_t)(n << 4 | (size_t)elem));
-    } else {
-        put_byte(t->b, (uint8_t)(0xf0 | elem));
-        put_varint(t->b, n);
-    }
-}
-
-static void t_list_i32(thrift *t, int32_t v)
-{
-    put_varint(t->b, zigzag(v));
-}
-
-static void t_list_string(thrift *t, const char *s)
-{
-    size_t n = strlen(s);
-    put_varint(t->b, n);
-    put_bytes(t->b, s, n);
-}
-
-/* n values (n % 8 == 0) of `width` bits (at most 64), LSB first. */
-static void pack_bits(bytes *b, const uint64_t *v, size_t n, unsigned width)
-{
-    uint8_t *at = room(b, n / 8 * width);
-    if (!at || !width)
-        return;
-    unsigned __int128 acc = 0;
-    unsigned bits = 0;
-    for (size_t i = 0; i < n; i++) {
-        acc |= (unsigned __int128)v[i] << bits;
-        for (bits += width; bits >= 8; bits -= 8, acc >>= 8)
-            *at++ = (uint8_t)acc;
-    }
-}
-
-/* ---- the RLE/bit-packing hybrid (definition levels, dictionary
- * indices): runs of 8 or more equal values as one, the rest packed
- * `width` bits a value, eight values a group ---- */
-
-static void bit_packed(bytes *b, const uint32_t *v, size_t n, unsigned width)
-{
-    if (!n)
-        return;
-    size_t groups = (n + 7) / 8;
-    put_varint(b, groups << 1 | 1);
-    for (size_t g = 0; g < groups; g++) {
-        uint64_t x[8] = { 0 }; /* (the last group padded with zeros) */
-        for (size_t i = 0; i < 8 && 8 * g + i < n; i++)
-            x[i] = v[8 * g + i];
-        pack_bits(b, x, 8, width);
-    }
-}
-
-static void rle_hybrid(bytes *b, const uint32_t *v, size_t n, unsigned width)
-{
-    size_t i = 0, from = 0; /* v[from..i): values to pack */
-    while (i < n) {
-        size_t run = 1;
-        while (i + run < n && v[i + run] == v[i])
-            run++;
-        if (run < 8) {
-            i += run;
-        } else if ((i - from) % 8) { /* fill the packed values' last group */
-            i += 8 - (i - from) % 8;
-        } else {
-            bit_packed(b, v + from, i - from, width);
-            put_varint(b, run << 1);
-            uint32_t x = v[i];
-            put_bytes(b, &x, (width + 7) / 8); /* (little-endian) */
-            i += run;
-            from = i;
-        }
-    }
-    bit_packed(b, v + from, i - from, width);
-}
-
-/* ---- DELTA_BINARY_PACKED (numbers too many for a dictionary): the
- * first value, then blocks of DELTA_BLOCK differences, each less the
- * block's least and packed a miniblock of DELTA_MINI at a time in the
- * fewest bits that miniblock needs ---- */
-
-#define DELTA_BLOCK 128
-#define DELTA_MINIS 4
-#define DELTA_MINI (DELTA_BLOCK / DELTA_MINIS)
-
-static unsigned bits_of(uint64_t x)
-{
-    return x ? 64 - (unsigned)__builtin_clzll(x) : 0;
-}
-
-/* The n values of v, each `size` bytes (4: differences wrap at 32 bits,
- * as a reader of INT32 computes them). */
-static void delta_packed(bytes *b, const uint64_t *v, size_t n, size_t size)
-{
-    put_varint(b, DELTA_BLOCK);
-    put_varint(b, DELTA_MINIS);
-    put_varint(b, n);
-    int64_t first = n ? (size == 4 ? (int32_t)v[0] : (int64_t)v[0]) : 0;
-    put_varint(b, zigzag(first));
-    for (size_t at = 1; at < n; at += DELTA_BLOCK) {
-        size_t k = n - at < DELTA_BLOCK ? n - at : DELTA_BLOCK;
-        int64_t d[DELTA_BLOCK], least = INT64_MAX;
-        for (size_t i = 0; i < k; i++) {
-            uint64_t x = v[at + i] - v[at + i - 1];
-            d[i] = size == 4 ? (int32_t)(uint32_t)x : (int64_t)x;
-            least = d[i] < least ? d[i] : least;
-        }
-        put_varint(b, zigzag(least));
-        uint64_t u[DELTA_BLOCK] = { 0 };
-        uint8_t widths[DELTA_MINIS] = { 0 };
-        for (size_t i = 0; i < k; i++) {
-            u[i] = (uint64_t)d[i] - (uint64_t)least;
-            if (size == 4)
-                u[i] = (uint32_t)u[i];
-            unsigned w = bits_of(u[i]);
-            widths[i / DELTA_MINI] = w > widths[i / DELTA_MINI] ? (uint8_t)w
-                                                                : widths[i / DELTA_MINI];
-        }
-        put_bytes(b, widths, DELTA_MINIS);
-        for (size_t m = 0; m * DELTA_MINI < k; m++)
-            pack_bits(b, u + m * DELTA_MINI, DELTA_MINI, widths[m]);
-    }
-}
 
 /* A number column's encodings, each tried in turn: a dictionary while
  * its values are few; else delta-packing while it packs to a quarter of
@@ -293,7 +54,7 @@ typedef struct column {
     uint64_t *v;                 /* a row's number, or its string's entry */
     uint8_t *valid;              /* optional columns: a row's value is there */
     /* a string column's dictionary of the row group */
-    bytes text;                  /* the entries' bytes, one after another */
+    pq_bytes text;                  /* the entries' bytes, one after another */
     uint32_t *at, *len;          /* each entry's */
     size_t nent, ent_cap;
     uint32_t *table;             /* open addressing: entry + 1; 0: empty */
@@ -309,7 +70,7 @@ typedef struct column {
 /* What the files share: zstd's context and the scratch a column chunk
  * is encoded in. */
 struct pq_shared {
-    bytes raw, packed, page;
+    pq_bytes raw, packed, page;
     uint32_t *index;             /* a column's values to encode */
     uint64_t *values;            /* ... a number column's that are there */
     uint32_t rows;               /* the rows these two have room for */
@@ -570,7 +331,7 @@ int pq_str(pq_file *f, size_t c, const char *s, size_t n)
             return -1;
         x->at[x->nent] = (uint32_t)x->text.n;
         x->len[x->nent] = (uint32_t)n;
-        put_bytes(&x->text, s, n);
+        pq_put_bytes(&x->text, s, n);
         if (x->text.bad)
             return -1;
         x->table[i] = (uint32_t)++x->nent;
@@ -611,7 +372,7 @@ static void write_page(pq_file *f, int type, uint32_t values, int encoding, chun
 {
     size_t bound = ZSTD_compressBound(f->sh->raw.n);
     f->sh->packed.n = 0;
-    uint8_t *z = room(&f->sh->packed, bound);
+    uint8_t *z = pq_room(&f->sh->packed, bound);
     size_t zn = z ? ZSTD_compress2(f->sh->cctx, z, bound, f->sh->raw.p, f->sh->raw.n) : 0;
     if (!z || f->sh->raw.bad || ZSTD_isError(zn)) {
         fail(f, "out of memory");
@@ -622,24 +383,24 @@ static void write_page(pq_file *f, int type, uint32_t values, int encoding, chun
         return;
     }
     f->sh->page.n = 0;
-    thrift t = { .b = &f->sh->page };
-    t_i32(&t, 1, type);
-    t_i32(&t, 2, (int32_t)f->sh->raw.n);
-    t_i32(&t, 3, (int32_t)zn);
+    pq_thrift t = { .b = &f->sh->page };
+    pq_t_i32(&t, 1, type);
+    pq_t_i32(&t, 2, (int32_t)f->sh->raw.n);
+    pq_t_i32(&t, 3, (int32_t)zn);
     if (type == PAGE_DATA) {
-        t_begin(&t, 5); /* DataPageHeader */
-        t_i32(&t, 1, (int32_t)values);
-        t_i32(&t, 2, encoding);
-        t_i32(&t, 3, E_RLE);   /* definition levels */
-        t_i32(&t, 4, E_RLE);   /* repetition levels (none) */
-        t_end(&t);
+        pq_t_begin(&t, 5); /* DataPageHeader */
+        pq_t_i32(&t, 1, (int32_t)values);
+        pq_t_i32(&t, 2, encoding);
+        pq_t_i32(&t, 3, E_RLE);   /* definition levels */
+        pq_t_i32(&t, 4, E_RLE);   /* repetition levels (none) */
+        pq_t_end(&t);
     } else {
-        t_begin(&t, 7); /* DictionaryPageHeader */
-        t_i32(&t, 1, (int32_t)values);
-        t_i32(&t, 2, encoding);
-        t_end(&t);
+        pq_t_begin(&t, 7); /* DictionaryPageHeader */
+        pq_t_i32(&t, 1, (int32_t)values);
+        pq_t_i32(&t, 2, encoding);
+        pq_t_end(&t);
     }
-    put_byte(&f->sh->page, 0); /* the header's stop */
+    pq_put_byte(&f->sh->page, 0); /* the header's stop */
     if (f->sh->page.bad) {
         fail(f, "out of memory");
         return;
@@ -732,8 +493,8 @@ static void write_chunk(pq_file *f, column *x, chunk_meta *m)
     if (x->def.type == PQ_STRING) {
         nent = x->nent;
         for (size_t e = 0; e < nent; e++) {
-            put_bytes(&f->sh->raw, &x->len[e], 4);
-            put_bytes(&f->sh->raw, x->text.p + x->at[e], x->len[e]);
+            pq_put_bytes(&f->sh->raw, &x->len[e], 4);
+            pq_put_bytes(&f->sh->raw, x->text.p + x->at[e], x->len[e]);
         }
         for (uint32_t r = 0; r < rows; r++)
             if (!x->valid || x->valid[r])
@@ -745,7 +506,7 @@ static void write_chunk(pq_file *f, column *x, chunk_meta *m)
             nent = n = 0;
         }
         for (size_t e = 0; e < nent; e++)
-            put_bytes(&f->sh->raw, &f->sh->dict[e], size); /* (little-endian) */
+            pq_put_bytes(&f->sh->raw, &f->sh->dict[e], size); /* (little-endian) */
         min_max(m, f->sh->dict, nent);
     }
     if (nent)
@@ -755,8 +516,8 @@ static void write_chunk(pq_file *f, column *x, chunk_meta *m)
         uint32_t *levels = f->sh->index + (nent ? n : 0);
         for (uint32_t r = 0; r < rows; r++)
             levels[r] = x->valid[r];
-        put_bytes(&f->sh->raw, "\0\0\0\0", 4); /* the levels' length, below */
-        rle_hybrid(&f->sh->raw, levels, rows, 1);
+        pq_put_bytes(&f->sh->raw, "\0\0\0\0", 4); /* the levels' length, below */
+        pq_rle_hybrid(&f->sh->raw, levels, rows, 1);
         if (!f->sh->raw.bad) {
             uint32_t len = (uint32_t)(f->sh->raw.n - 4);
             memcpy(f->sh->raw.p, &len, 4);
@@ -765,8 +526,8 @@ static void write_chunk(pq_file *f, column *x, chunk_meta *m)
     int encoding = nent ? E_RLE_DICTIONARY : E_PLAIN; /* (PLAIN: no values too) */
     if (nent) {
         unsigned width = index_width(nent);
-        put_byte(&f->sh->raw, (uint8_t)width);
-        rle_hybrid(&f->sh->raw, f->sh->index, n, width);
+        pq_put_byte(&f->sh->raw, (uint8_t)width);
+        pq_rle_hybrid(&f->sh->raw, f->sh->index, n, width);
     } else if (x->def.type != PQ_STRING) {
         uint64_t *v = x->v;
         if (x->valid) { /* the rows that have a value, in the scratch */
@@ -781,7 +542,7 @@ static void write_chunk(pq_file *f, column *x, chunk_meta *m)
             min_max(m, v, n);
         size_t levels = f->sh->raw.n;
         if (x->form == FORM_DELTA && n) {
-            delta_packed(&f->sh->raw, v, n, size);
+            pq_delta_packed(&f->sh->raw, v, n, size);
             encoding = E_DELTA_BINARY_PACKED;
             if (f->sh->raw.n - levels > n * size / 4) {
                 x->form = FORM_PLAIN;
@@ -790,7 +551,7 @@ static void write_chunk(pq_file *f, column *x, chunk_meta *m)
             }
         }
         if (encoding == E_PLAIN) { /* little-endian */
-            uint8_t *at = room(&f->sh->raw, n * size);
+            uint8_t *at = pq_room(&f->sh->raw, n * size);
             for (size_t i = 0; at && i < n; i++, at += size)
                 memcpy(at, &v[i], size);
         }
@@ -863,76 +624,76 @@ static const int converted[] = { [PQ_U32] = CT_UINT_32, [PQ_U64] = CT_UINT_64,
                                  [PQ_STRING] = CT_UTF8 };
 
 /* The footer: FileMetaData. */
-static void put_footer(pq_file *f, bytes *b)
+static void put_footer(pq_file *f, pq_bytes *b)
 {
-    thrift t = { .b = b };
-    t_i32(&t, 1, 1); /* version */
-    t_list(&t, 2, C_STRUCT, f->ncols + 1);
-    t_begin(&t, 0); /* the root */
-    t_string(&t, 4, "schema");
-    t_i32(&t, 5, (int32_t)f->ncols);
-    t_end(&t);
+    pq_thrift t = { .b = b };
+    pq_t_i32(&t, 1, 1); /* version */
+    pq_t_list(&t, 2, C_STRUCT, f->ncols + 1);
+    pq_t_begin(&t, 0); /* the root */
+    pq_t_string(&t, 4, "schema");
+    pq_t_i32(&t, 5, (int32_t)f->ncols);
+    pq_t_end(&t);
     for (size_t c = 0; c < f->ncols; c++) {
         const pq_column *d = &f->cols[c].def;
-        t_begin(&t, 0);
-        t_i32(&t, 1, physical[d->type]);
-        t_i32(&t, 3, d->optional ? OPTIONAL : REQUIRED);
-        t_string(&t, 4, d->name);
-        t_i32(&t, 6, converted[d->type]);
-        t_end(&t);
+        pq_t_begin(&t, 0);
+        pq_t_i32(&t, 1, physical[d->type]);
+        pq_t_i32(&t, 3, d->optional ? OPTIONAL : REQUIRED);
+        pq_t_string(&t, 4, d->name);
+        pq_t_i32(&t, 6, converted[d->type]);
+        pq_t_end(&t);
     }
-    t_i64(&t, 3, (int64_t)f->total);
-    t_list(&t, 4, C_STRUCT, f->ngroups);
+    pq_t_i64(&t, 3, (int64_t)f->total);
+    pq_t_list(&t, 4, C_STRUCT, f->ngroups);
     for (size_t g = 0; g < f->ngroups; g++) {
         uint64_t raw = 0;
-        t_begin(&t, 0); /* RowGroup */
-        t_list(&t, 1, C_STRUCT, f->ncols);
+        pq_t_begin(&t, 0); /* RowGroup */
+        pq_t_list(&t, 1, C_STRUCT, f->ncols);
         for (size_t c = 0; c < f->ncols; c++) {
             const chunk_meta *m = &f->meta[g * f->ncols + c];
             const pq_column *d = &f->cols[c].def;
             raw += m->raw;
-            t_begin(&t, 0); /* ColumnChunk */
-            t_i64(&t, 2, (int64_t)(m->dict_at ? m->dict_at : m->data_at));
-            t_begin(&t, 3); /* ColumnMetaData */
-            t_i32(&t, 1, physical[d->type]);
+            pq_t_begin(&t, 0); /* ColumnChunk */
+            pq_t_i64(&t, 2, (int64_t)(m->dict_at ? m->dict_at : m->data_at));
+            pq_t_begin(&t, 3); /* ColumnMetaData */
+            pq_t_i32(&t, 1, physical[d->type]);
             /* the levels', the dictionary's, the values' */
-            t_list(&t, 2, C_I32, m->encoding == E_PLAIN ? 2 : 3);
-            t_list_i32(&t, E_RLE);
-            t_list_i32(&t, E_PLAIN);
+            pq_t_list(&t, 2, C_I32, m->encoding == E_PLAIN ? 2 : 3);
+            pq_t_list_i32(&t, E_RLE);
+            pq_t_list_i32(&t, E_PLAIN);
             if (m->encoding != E_PLAIN)
-                t_list_i32(&t, m->encoding);
-            t_list(&t, 3, C_BINARY, 1);
-            t_list_string(&t, d->name);
-            t_i32(&t, 4, CODEC_ZSTD);
-            t_i64(&t, 5, (int64_t)f->group_rows_of[g]);
-            t_i64(&t, 6, (int64_t)m->raw);
-            t_i64(&t, 7, (int64_t)m->packed);
-            t_i64(&t, 9, (int64_t)m->data_at);
+                pq_t_list_i32(&t, m->encoding);
+            pq_t_list(&t, 3, C_BINARY, 1);
+            pq_t_list_string(&t, d->name);
+            pq_t_i32(&t, 4, CODEC_ZSTD);
+            pq_t_i64(&t, 5, (int64_t)f->group_rows_of[g]);
+            pq_t_i64(&t, 6, (int64_t)m->raw);
+            pq_t_i64(&t, 7, (int64_t)m->packed);
+            pq_t_i64(&t, 9, (int64_t)m->data_at);
             if (m->dict_at)
-                t_i64(&t, 11, (int64_t)m->dict_at);
-            t_begin(&t, 12); /* Statistics: what lets a reader skip the group */
-            t_i64(&t, 3, (int64_t)(f->group_rows_of[g] - m->values)); /* nulls */
+                pq_t_i64(&t, 11, (int64_t)m->dict_at);
+            pq_t_begin(&t, 12); /* Statistics: what lets a reader skip the group */
+            pq_t_i64(&t, 3, (int64_t)(f->group_rows_of[g] - m->values)); /* nulls */
             if (d->type != PQ_STRING && m->values) {
                 size_t size = d->type == PQ_U32 ? 4 : 8; /* (little-endian) */
-                t_bytes(&t, 5, &m->max, size);
-                t_bytes(&t, 6, &m->min, size);
+                pq_t_bytes(&t, 5, &m->max, size);
+                pq_t_bytes(&t, 6, &m->min, size);
             }
-            t_end(&t);
-            t_end(&t);
-            t_end(&t);
+            pq_t_end(&t);
+            pq_t_end(&t);
+            pq_t_end(&t);
         }
-        t_i64(&t, 2, (int64_t)raw);
-        t_i64(&t, 3, (int64_t)f->group_rows_of[g]);
-        t_end(&t);
+        pq_t_i64(&t, 2, (int64_t)raw);
+        pq_t_i64(&t, 3, (int64_t)f->group_rows_of[g]);
+        pq_t_end(&t);
     }
-    t_string(&t, 6, "memtap");
-    put_byte(b, 0); /* FileMetaData's stop */
+    pq_t_string(&t, 6, "memtap");
+    pq_put_byte(b, 0); /* FileMetaData's stop */
 }
 
 int pq_close(pq_file *f, char *err, size_t errcap)
 {
     flush_group(f);
-    bytes footer = { 0 };
+    pq_bytes footer = { 0 };
     if (!f->err[0]) {
         put_footer(f, &footer);
         if (footer.bad || footer.n > UINT32_MAX)
