@@ -11,10 +11,13 @@ import json
 import os
 import re
 import shutil
+import subprocess
 import sys
 
 from memtap_tests import TMP, check, check_eq, memtap, prog, run_named, trace
 from rewrite_tests import instrument, sites_of
+
+READ_PARQUET = os.path.join(os.path.dirname(os.path.abspath(__file__)), "parquet_read.mjs")
 
 
 def records(path):
@@ -481,6 +484,35 @@ def test_export_parquet_split():
         " where kind in ('L', 'S')" % dirs[False]))
     check(len(shown) > 300000, "a trace of several row groups: %d accesses" % len(shown))
     check_eq(read, shown, "every access's numbers")
+    # a second reader, Apache Arrow's Rust one (parquet-wasm): every table's
+    # files, and a sample of the split ones, read as DuckDB reads them
+    # (rows, and per column its type, NULLs and the sum of its numbers or
+    # of its strings' bytes)
+    def parquet_files(top):
+        return sorted(os.path.join(d, f) for d, _, fs in os.walk(top) for f in fs
+                      if f.endswith(".parquet"))
+    files = parquet_files(dirs[False]) + parquet_files(dirs[True])[::50]
+    arrow = json.loads(subprocess.run(["node", READ_PARQUET] + files, capture_output=True,
+                                      text=True, check=True).stdout)
+    types = {"Uint64": "UBIGINT", "Uint32": "UINTEGER", "Utf8": "VARCHAR"}
+    for f in files:
+        got = arrow[f]
+        names = list(got["columns"])
+        parts = ["count(*)"]
+        for c in names:
+            q = '"%s"' % c
+            parts += ["count(*) - count(%s)" % q,
+                      "coalesce(sum(strlen(%s)), 0)" % q if got["columns"][c]["type"] == "Utf8"
+                      else "coalesce(sum(%s), 0)" % q]
+        duck = duckdb_query("select %s from read_parquet('%s', hive_partitioning = false)"
+                            % (", ".join(parts), f))[0]
+        mine = [str(got["rows"])] + [str(v) for c in names
+                                     for v in (got["columns"][c]["nulls"], got["columns"][c]["sum"])]
+        check_eq(mine, list(duck), "%s: Arrow's reading and DuckDB's" % f)
+        described = duckdb_query("describe select * from read_parquet('%s',"
+                                 " hive_partitioning = false)" % f)
+        check_eq([(c, types.get(got["columns"][c]["type"])) for c in names],
+                 [tuple(r[:2]) for r in described], "%s: the columns' types" % f)
     for table in ("blocks", "modules", "threads"):
         q = "select count(*) from read_parquet('%s/" + table + "/**/*.parquet')"
         check_eq(duckdb_query(q % dirs[True]), duckdb_query(q % dirs[False]), table)
