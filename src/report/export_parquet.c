@@ -97,8 +97,6 @@ typedef struct sink_state {
     part tables[TABLES];         /* the accesses' are the threads' */
     part *threads;
     size_t nthreads, threads_cap, at;
-    int keyed;                   /* put_text learns the string's key: */
-    uint64_t key;
     char *text;                  /* a string made valid UTF-8 */
     size_t text_cap;
     char *err;
@@ -128,10 +126,11 @@ static int make_dirs(char *path, size_t from, char *err, size_t errcap)
 static int open_part(sink_state *s, int i, part *p)
 {
     char path[4096 + 128];
-    int n = snprintf(path, sizeof path, "%s/%s/pid=%u", s->dir, table_names[i], s->pid);
-    if (i == T_ACCESSES)
-        n += snprintf(path + n, sizeof path - (size_t)n, "/tid=%u", p->tid);
-    if (n >= (int)sizeof path - 32) {
+    int n = i == T_ACCESSES ? snprintf(path, sizeof path, "%s/%s/pid=%u/tid=%u", s->dir,
+                                       table_names[i], s->pid, p->tid)
+                            : snprintf(path, sizeof path, "%s/%s/pid=%u", s->dir,
+                                       table_names[i], s->pid);
+    if (n < 0 || n >= (int)sizeof path - 32) {
         snprintf(s->err, s->errcap, "output path too long");
         return -1;
     }
@@ -179,8 +178,9 @@ static int end_row(sink_state *s, part *p, size_t run_column)
 }
 
 /* String v (NULL: "") as column c of f's row, made valid UTF-8 (what is
- * not becomes U+FFFD); 0, or 1 after saying why. */
-static int put_text(sink_state *s, pq_file *f, size_t c, const char *v)
+ * not becomes U+FFFD), and known by *key from then on when key is not
+ * NULL (pq_str_key); 0, or 1 after saying why. */
+static int put_text(sink_state *s, pq_file *f, size_t c, const char *v, const uint64_t *key)
 {
     size_t n = v ? strlen(v) : 0;
     if (!utf8_ascii(v, n)) {
@@ -194,7 +194,8 @@ static int put_text(sink_state *s, pq_file *f, size_t c, const char *v)
         n = utf8_sanitize(v, n, s->text);
         v = s->text;
     }
-    if ((s->keyed ? pq_str_key(f, c, s->key, n ? v : "", n) : pq_str(f, c, n ? v : "", n)) == 0)
+    v = n ? v : "";
+    if ((key ? pq_str_key(f, c, *key, v, n) : pq_str(f, c, v, n)) == 0)
         return 0;
 oom:
     snprintf(s->err, s->errcap, "out of memory");
@@ -206,13 +207,7 @@ oom:
  * why. */
 static int put_keyed(sink_state *s, pq_file *f, size_t c, uint64_t key, const char *v)
 {
-    if (pq_keyed(f, c, key))
-        return 0;
-    s->key = key;
-    s->keyed = 1;
-    int rc = put_text(s, f, c, v);
-    s->keyed = 0;
-    return rc;
+    return pq_keyed(f, c, key) ? 0 : put_text(s, f, c, v, &key);
 }
 
 /* The part of thread tid's accesses (made on its first); NULL when out
@@ -282,7 +277,7 @@ static int put_access(void *arg, const export_access *a)
         put_keyed(s, f, A_FUNCTION, a->pc, a->function) ||
         put_keyed(s, f, A_REGION, (uintptr_t)a->region, a->region) ||
         (a->object_key ? put_keyed(s, f, A_OBJECT, a->object_key, a->object)
-                       : put_text(s, f, A_OBJECT, a->object)))
+                       : put_text(s, f, A_OBJECT, a->object, NULL)))
         return 1;
     return end_row(s, p, A_RUN);
 }
@@ -308,7 +303,8 @@ static int put_block(void *arg, const export_block *b)
         pq_u64(f, B_STACK, b->stack);
     else
         pq_null(f, B_STACK);
-    if (put_text(s, f, B_KIND, b->kind) || put_text(s, f, B_SITE_NAME, b->site_name))
+    if (put_text(s, f, B_KIND, b->kind, NULL) ||
+        put_text(s, f, B_SITE_NAME, b->site_name, NULL))
         return 1;
     return end_row(s, p, B_RUN);
 }
@@ -323,7 +319,7 @@ static int put_frame(void *arg, const export_frame *x)
     pq_u64(f, 0, x->stack);
     pq_u64(f, 1, x->depth);
     pq_u64(f, 2, x->pc);
-    return put_text(s, f, 3, x->frame) || end_row(s, p, 4);
+    return put_text(s, f, 3, x->frame, NULL) || end_row(s, p, 4);
 }
 
 static int put_module(void *arg, const memtap_module *m, const char *build_id)
@@ -335,7 +331,8 @@ static int put_module(void *arg, const memtap_module *m, const char *build_id)
         return 1;
     pq_u64(f, 0, m->id);
     pq_u64(f, 2, m->base);
-    return put_text(s, f, 1, m->path) || put_text(s, f, 3, build_id) || end_row(s, p, 4);
+    return put_text(s, f, 1, m->path, NULL) || put_text(s, f, 3, build_id, NULL) ||
+           end_row(s, p, 4);
 }
 
 static int put_thread(void *arg, const export_thread *t)
