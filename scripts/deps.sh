@@ -1,9 +1,9 @@
 #!/bin/sh
 # Installs what memtap builds and tests with, when missing: Debian's
 # packages (apt-get), then the npm packages pinned in npm/package-lock.json
-# (ECharts for `memtap report --html`, DuckDB's library to read `memtap
-# export --format parquet`'s files in the tests, playwright-core to drive
-# Chromium in the tests).
+# (ECharts for `memtap report --html`; DuckDB's library, parquet-wasm and
+# apache-arrow to read `memtap export --format parquet`'s files in the
+# tests; playwright-core to drive Chromium in the tests).
 # With --bench, also the programs and test suites the benchmarks under
 # bench/ run (bench/suites.py, bench/agree.py).
 set -eu
