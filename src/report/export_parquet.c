@@ -269,8 +269,8 @@ static int put_access(void *arg, const export_access *a)
     if (!a->miss_cause)
         pq_null(f, A_MISS_CAUSE);
     /* keys: the kind's letter, the function's instruction, the cause's and
-     * the region's own addresses (names the walk keeps, unchanged), a heap
-     * block's name's */
+     * the region's own addresses (names the walk keeps, unchanged), the
+     * object's (export_access) */
     if ((a->miss_cause && put_keyed(s, f, A_MISS_CAUSE, (uintptr_t)a->miss_cause,
                                     a->miss_cause)) ||
         put_keyed(s, f, A_KIND, (uint8_t)a->kind[0], a->kind) ||

@@ -41,6 +41,15 @@ typedef struct function_slot {
     char name[FUNCTION_KEPT];
 } function_slot;
 
+#define SECTION_KEYS 64u        /* sections' names by module, direct-mapped */
+
+/* A number for a module's section's name ("libc.so.6:.bss"): the two
+ * parts the symbolizer keeps, the number given them. */
+typedef struct section_key {
+    const char *module, *section;
+    uint64_t key;
+} section_key;
+
 typedef struct walk {
     const export_sink *sink;
     cachesim *cache;          /* or NULL */
@@ -48,6 +57,8 @@ typedef struct walk {
     namer *names;
     site_slot *sites;         /* SITE_CACHE slots */
     function_slot *functions; /* FUNCTION_CACHE slots */
+    section_key sections[SECTION_KEYS];
+    uint64_t section_keys;    /* numbers given so far */
     live_block *blocks;       /* slots; unused ones are on the free list */
     size_t nblocks, blocks_cap;
     uint32_t *free_slots;
@@ -127,6 +138,25 @@ static const char *function_of(walk *w, uint64_t pc, char *buf, size_t cap)
     return buf;
 }
 
+/* export_access.object_key of data d's object: a heap block's number and
+ * whether it is released; where the symbolizer keeps a name that is the
+ * whole object's (bit 62 set); a number for a module's section (bit 61:
+ * its two parts, kept each, name it); 0 for none. */
+static uint64_t object_key(walk *w, const data_name *d)
+{
+    if (d->kind == DATA_HEAP)
+        return (d->block.id + 1) | (uint64_t)!!d->block.released << 63;
+    if (!d->object)
+        return 0;
+    if (d->kind != DATA_SECTION)
+        return (uintptr_t)d->object | 1ull << 62;
+    uintptr_t h = (uintptr_t)d->object ^ (uintptr_t)d->module >> 4;
+    section_key *k = &w->sections[(h ^ h >> 9) % SECTION_KEYS];
+    if (!k->key || k->module != d->module || k->section != d->object)
+        *k = (section_key){ d->module, d->object, ++w->section_keys | 1ull << 61 };
+    return k->key;
+}
+
 static int add_access(walk *w, const memtap_event *ev)
 {
     const memtap_record *x = &ev->rec;
@@ -134,17 +164,17 @@ static int add_access(walk *w, const memtap_event *ev)
     data_name d;
     namer_data(w->names, x->addr, &d);
     int heap = d.kind == DATA_HEAP;
-    const char *object = buf; /* a block's name, as the namer keeps it */
-    if (heap)
+    const char *object = buf;
+    if (heap) /* the block's name, as the namer keeps it */
         object = namer_block_name(w->names, &d.block, buf, sizeof buf, NULL);
+    else if (d.object && d.kind != DATA_SECTION) /* the name itself, kept */
+        object = d.object;    /* by the symbolizer while the walk lasts */
     else
         namer_object_text(w->names, &d, buf, sizeof buf);
     export_access a = { ev->tid, x->seq, { (char)x->kind, 0 }, x->pc, x->addr,
                         x->size, x->kind == MEMTAP_EV_COPY, x->addr2,
                         x->count, function_of(w, x->pc, function, sizeof function),
-                        object,
-                        heap ? (d.block.id + 1) | (uint64_t)!!d.block.released << 63 : 0,
-                        d.region,
+                        object, object_key(w, &d), d.region,
                         heap ? d.block.id + 1 : 0,
                         heap ? site_of(w, &d.block, site, sizeof site) : NULL,
                         heap ? site_key(&d.block) : 0, 0, 0, 0, NULL };

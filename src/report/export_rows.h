@@ -25,10 +25,9 @@ typedef struct export_access {
     uint32_t count;          /* accesses the record stands for */
     const char *function;    /* "main" (the symbol, without +offset) */
     const char *object;      /* "<malloc0001@main+26>", "config", ... */
-    uint64_t object_key;     /* one number per heap block's name (its
-                                number and whether it is released; 0:
-                                not a heap block's): a sink may keep what
-                                it made of the name */
+    uint64_t object_key;     /* one number per name (a heap block's, a
+                                symbol's, a section's...; 0: none): a
+                                sink may keep what it made of the name */
     const char *region;      /* "[heap]", "[prog]", ... */
     uint64_t block;          /* a heap block's allocation number + 1; 0:
                                 no heap block */

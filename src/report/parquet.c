@@ -53,6 +53,7 @@ typedef struct column {
     pq_column def;
     uint64_t *v;                 /* a row's number, or its string's entry */
     uint8_t *valid;              /* optional columns: a row's value is there */
+    uint32_t nulls;              /* ... the group's rows that have none */
     /* a string column's dictionary of the row group */
     pq_bytes text;                  /* the entries' bytes, one after another */
     uint32_t *at, *len;          /* each entry's */
@@ -71,7 +72,7 @@ typedef struct column {
  * is encoded in. */
 struct pq_shared {
     pq_bytes raw, packed, page;
-    uint32_t *index;             /* a column's values to encode */
+    uint64_t *index;             /* a column's values to encode */
     uint64_t *values;            /* ... a number column's that are there */
     uint32_t rows;               /* the rows these two have room for */
     uint64_t *dict;              /* a number column's dictionary */
@@ -187,7 +188,7 @@ static int shared_rows(pq_shared *sh, uint32_t rows)
     if (rows <= sh->rows)
         return 0;
     /* a column's indices, then its levels */
-    uint32_t *index = realloc(sh->index, 2 * (size_t)rows * sizeof *index);
+    uint64_t *index = realloc(sh->index, 2 * (size_t)rows * sizeof *index);
     if (index)
         sh->index = index;
     uint64_t *values = index ? realloc(sh->values, (size_t)rows * sizeof *values) : NULL;
@@ -257,6 +258,7 @@ void pq_u64(pq_file *f, size_t c, uint64_t v)
 void pq_null(pq_file *f, size_t c)
 {
     f->cols[c].valid[f->rows] = 0;
+    f->cols[c].nulls++;
 }
 
 /* A hash of the n bytes at s, eight at a time (a string a row: FNV's
@@ -479,6 +481,28 @@ static void min_max(chunk_meta *m, const uint64_t *v, size_t n)
     m->max = hi;
 }
 
+/* The definition levels of optional column x's rows (1: a value, 0:
+ * NULL), RLE/bit-packed after their length: one run when all are alike. */
+static void put_levels(pq_file *f, const column *x)
+{
+    pq_bytes *raw = &f->sh->raw;
+    size_t at = raw->n;
+    pq_put_bytes(raw, "\0\0\0\0", 4); /* the length, below */
+    if (!x->nulls || x->nulls == f->rows) {
+        pq_put_varint(raw, (uint64_t)f->rows << 1);
+        pq_put_byte(raw, !x->nulls);
+    } else {
+        uint64_t *levels = f->sh->index + f->rows; /* (past a dictionary's indices) */
+        for (uint32_t r = 0; r < f->rows; r++)
+            levels[r] = x->valid[r];
+        pq_rle_hybrid(raw, levels, f->rows, 1);
+    }
+    if (!raw->bad) {
+        uint32_t len = (uint32_t)(raw->n - at - 4);
+        memcpy(raw->p + at, &len, 4);
+    }
+}
+
 /* Column x's chunk of the row group: a dictionary page (a string
  * column's, or a number column's of few values), then its data page:
  * definition levels when optional, then the values of the rows that have
@@ -496,9 +520,6 @@ static void write_chunk(pq_file *f, column *x, chunk_meta *m)
             pq_put_bytes(&f->sh->raw, &x->len[e], 4);
             pq_put_bytes(&f->sh->raw, x->text.p + x->at[e], x->len[e]);
         }
-        for (uint32_t r = 0; r < rows; r++)
-            if (!x->valid || x->valid[r])
-                f->sh->index[n++] = (uint32_t)x->v[r];
     } else {
         nent = x->form == FORM_DICT ? number_dict(f, x, &n) : SIZE_MAX;
         if (nent == SIZE_MAX) {
@@ -512,34 +533,27 @@ static void write_chunk(pq_file *f, column *x, chunk_meta *m)
     if (nent)
         write_page(f, PAGE_DICTIONARY, (uint32_t)nent, E_PLAIN, m);
     f->sh->raw.n = 0;
-    if (x->valid) { /* (past the indices in the scratch) */
-        uint32_t *levels = f->sh->index + (nent ? n : 0);
-        for (uint32_t r = 0; r < rows; r++)
-            levels[r] = x->valid[r];
-        pq_put_bytes(&f->sh->raw, "\0\0\0\0", 4); /* the levels' length, below */
-        pq_rle_hybrid(&f->sh->raw, levels, rows, 1);
-        if (!f->sh->raw.bad) {
-            uint32_t len = (uint32_t)(f->sh->raw.n - 4);
-            memcpy(f->sh->raw.p, &len, 4);
-        }
+    if (x->valid)
+        put_levels(f, x);
+    /* the values there are (a number dictionary's indices are in the
+     * scratch): the column's own, or the rows' that have one, in the
+     * scratch */
+    const uint64_t *v = x->v;
+    if (x->def.type == PQ_STRING || !nent)
+        n = rows - x->nulls;
+    if (x->nulls && n && (x->def.type == PQ_STRING || !nent)) {
+        for (uint32_t r = 0, k = 0; r < rows; r++)
+            if (x->valid[r])
+                f->sh->index[k++] = x->v[r];
+        v = f->sh->index;
     }
     int encoding = nent ? E_RLE_DICTIONARY : E_PLAIN; /* (PLAIN: no values too) */
     if (nent) {
         unsigned width = index_width(nent);
         pq_put_byte(&f->sh->raw, (uint8_t)width);
-        pq_rle_hybrid(&f->sh->raw, f->sh->index, n, width);
+        pq_rle_hybrid(&f->sh->raw, x->def.type == PQ_STRING ? v : f->sh->index, n, width);
     } else if (x->def.type != PQ_STRING) {
-        uint64_t *v = x->v;
-        if (x->valid) { /* the rows that have a value, in the scratch */
-            v = f->sh->values;
-            for (uint32_t r = 0; r < rows; r++)
-                if (x->valid[r])
-                    v[n++] = x->v[r];
-        } else {
-            n = rows;
-        }
-        if (!nent)
-            min_max(m, v, n);
+        min_max(m, v, n);
         size_t levels = f->sh->raw.n;
         if (x->form == FORM_DELTA && n) {
             pq_delta_packed(&f->sh->raw, v, n, size);
@@ -588,6 +602,7 @@ static void flush_group(pq_file *f)
         x->text.n = 0;
         x->nent = 0;
         x->last = 0;
+        x->nulls = 0;
         if (x->table)
             memset(x->table, 0, x->table_size * sizeof *x->table);
         if (x->keys)

@@ -148,21 +148,20 @@ static void pq_pack_bits(pq_bytes *b, const uint64_t *v, size_t n, unsigned widt
  * indices): runs of 8 or more equal values as one, the rest packed
  * `width` bits a value, eight values a group ---- */
 
-static void pq_bit_packed(pq_bytes *b, const uint32_t *v, size_t n, unsigned width)
+static void pq_bit_packed(pq_bytes *b, const uint64_t *v, size_t n, unsigned width)
 {
     if (!n)
         return;
-    size_t groups = (n + 7) / 8;
-    pq_put_varint(b, groups << 1 | 1);
-    for (size_t g = 0; g < groups; g++) {
-        uint64_t x[8] = { 0 }; /* (the last group padded with zeros) */
-        for (size_t i = 0; i < 8 && 8 * g + i < n; i++)
-            x[i] = v[8 * g + i];
+    pq_put_varint(b, (n + 7) / 8 << 1 | 1);
+    pq_pack_bits(b, v, n / 8 * 8, width);
+    if (n % 8) { /* the last group, padded with zeros */
+        uint64_t x[8] = { 0 };
+        memcpy(x, v + n / 8 * 8, n % 8 * sizeof *x);
         pq_pack_bits(b, x, 8, width);
     }
 }
 
-void pq_rle_hybrid(pq_bytes *b, const uint32_t *v, size_t n, unsigned width)
+void pq_rle_hybrid(pq_bytes *b, const uint64_t *v, size_t n, unsigned width)
 {
     size_t i = 0, from = 0; /* v[from..i): values to pack */
     while (i < n) {
@@ -176,8 +175,7 @@ void pq_rle_hybrid(pq_bytes *b, const uint32_t *v, size_t n, unsigned width)
         } else {
             pq_bit_packed(b, v + from, i - from, width);
             pq_put_varint(b, run << 1);
-            uint32_t x = v[i];
-            pq_put_bytes(b, &x, (width + 7) / 8); /* (little-endian) */
+            pq_put_bytes(b, &v[i], (width + 7) / 8); /* (little-endian) */
             i += run;
             from = i;
         }

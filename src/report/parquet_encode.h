@@ -51,7 +51,7 @@ void pq_t_list_i32(pq_thrift *t, int32_t v);
 void pq_t_list_string(pq_thrift *t, const char *s);
 
 /* The n values of v, `width` bits each (1 to 32), RLE/bit-packed. */
-void pq_rle_hybrid(pq_bytes *b, const uint32_t *v, size_t n, unsigned width);
+void pq_rle_hybrid(pq_bytes *b, const uint64_t *v, size_t n, unsigned width);
 /* The n values of v, each `size` bytes (4: differences wrap at 32 bits,
  * as a reader of INT32 computes them), DELTA_BINARY_PACKED. */
 void pq_delta_packed(pq_bytes *b, const uint64_t *v, size_t n, size_t size);
