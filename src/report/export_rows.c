@@ -42,12 +42,15 @@ typedef struct function_slot {
 } function_slot;
 
 #define SECTION_KEYS 64u        /* sections' names by module, direct-mapped */
+#define SECTION_KEPT 64u
 
-/* A number for a module's section's name ("libc.so.6:.bss"): the two
- * parts the symbolizer keeps, the number given them. */
+/* A module's section's name ("libc.so.6:.bss"): the two parts the
+ * symbolizer keeps, the number given them (export_access.object_key)
+ * and the name made of them ("" when longer than kept). */
 typedef struct section_key {
     const char *module, *section;
     uint64_t key;
+    char name[SECTION_KEPT];
 } section_key;
 
 typedef struct walk {
@@ -138,23 +141,44 @@ static const char *function_of(walk *w, uint64_t pc, char *buf, size_t cap)
     return buf;
 }
 
-/* export_access.object_key of data d's object: a heap block's number and
- * whether it is released; where the symbolizer keeps a name that is the
- * whole object's (bit 62 set); a number for a module's section (bit 61:
- * its two parts, kept each, name it); 0 for none. */
-static uint64_t object_key(walk *w, const data_name *d)
+/* The name of data d's object ("<malloc0001@main+26>", "config",
+ * "libc.so.6:.bss"), in buf or as it is kept, and in *key a number for
+ * that name (export_access.object_key): a heap block's number and whether
+ * it is released; where the symbolizer keeps a name that is the whole
+ * object's (bit 62 set); the number given a module's section (bit 61); 0
+ * for none. */
+static const char *object_of(walk *w, const data_name *d, char *buf, size_t cap,
+                             uint64_t *key)
 {
-    if (d->kind == DATA_HEAP)
-        return (d->block.id + 1) | (uint64_t)!!d->block.released << 63;
-    if (!d->object)
-        return 0;
-    if (d->kind != DATA_SECTION)
-        return (uintptr_t)d->object | 1ull << 62;
-    uintptr_t h = (uintptr_t)d->object ^ (uintptr_t)d->module >> 4;
-    section_key *k = &w->sections[(h ^ h >> 9) % SECTION_KEYS];
-    if (!k->key || k->module != d->module || k->section != d->object)
-        *k = (section_key){ d->module, d->object, ++w->section_keys | 1ull << 61 };
-    return k->key;
+    *key = 0;
+    if (d->kind == DATA_HEAP) {
+        *key = (d->block.id + 1) | (uint64_t)!!d->block.released << 63;
+        return namer_block_name(w->names, &d->block, buf, cap, NULL);
+    }
+    if (d->object && d->kind != DATA_SECTION) { /* kept by the symbolizer */
+        *key = (uintptr_t)d->object | 1ull << 62; /* while the walk lasts */
+        return d->object;
+    }
+    section_key *k = NULL;
+    if (d->object) {
+        uintptr_t h = (uintptr_t)d->object ^ (uintptr_t)d->module >> 4;
+        k = &w->sections[(h ^ h >> 9) % SECTION_KEYS];
+        if (k->key && k->module == d->module && k->section == d->object) {
+            *key = k->key;
+            if (k->name[0])
+                return k->name;
+            k = NULL; /* (a name too long to keep) */
+        }
+    }
+    namer_object_text(w->names, d, buf, cap);
+    if (k) {
+        size_t n = strlen(buf);
+        *k = (section_key){ d->module, d->object, ++w->section_keys | 1ull << 61, "" };
+        if (n < SECTION_KEPT)
+            memcpy(k->name, buf, n + 1);
+        *key = k->key;
+    }
+    return buf;
 }
 
 static int add_access(walk *w, const memtap_event *ev)
@@ -164,17 +188,12 @@ static int add_access(walk *w, const memtap_event *ev)
     data_name d;
     namer_data(w->names, x->addr, &d);
     int heap = d.kind == DATA_HEAP;
-    const char *object = buf;
-    if (heap) /* the block's name, as the namer keeps it */
-        object = namer_block_name(w->names, &d.block, buf, sizeof buf, NULL);
-    else if (d.object && d.kind != DATA_SECTION) /* the name itself, kept */
-        object = d.object;    /* by the symbolizer while the walk lasts */
-    else
-        namer_object_text(w->names, &d, buf, sizeof buf);
+    uint64_t key;
+    const char *object = object_of(w, &d, buf, sizeof buf, &key);
     export_access a = { ev->tid, x->seq, { (char)x->kind, 0 }, x->pc, x->addr,
                         x->size, x->kind == MEMTAP_EV_COPY, x->addr2,
                         x->count, function_of(w, x->pc, function, sizeof function),
-                        object, object_key(w, &d), d.region,
+                        object, key, d.region,
                         heap ? d.block.id + 1 : 0,
                         heap ? site_of(w, &d.block, site, sizeof site) : NULL,
                         heap ? site_key(&d.block) : 0, 0, 0, 0, NULL };
