@@ -72,9 +72,9 @@ typedef struct column {
  * is encoded in. */
 struct pq_shared {
     pq_bytes raw, packed, page;
-    uint64_t *index;             /* a column's values to encode */
-    uint64_t *values;            /* ... a number column's that are there */
-    uint32_t rows;               /* the rows these two have room for */
+    uint64_t *index;             /* a column's values to encode, then
+                                    its levels */
+    uint32_t rows;               /* the rows it has room for */
     uint64_t *dict;              /* a number column's dictionary */
     uint32_t *dict_table;        /* ... found by value: entry + 1 */
     ZSTD_CCtx *cctx;
@@ -174,7 +174,6 @@ void pq_shared_destroy(pq_shared *sh)
     free(sh->packed.p);
     free(sh->page.p);
     free(sh->index);
-    free(sh->values);
     free(sh->dict);
     free(sh->dict_table);
     ZSTD_freeCCtx(sh->cctx);
@@ -187,14 +186,10 @@ static int shared_rows(pq_shared *sh, uint32_t rows)
 {
     if (rows <= sh->rows)
         return 0;
-    /* a column's indices, then its levels */
     uint64_t *index = realloc(sh->index, 2 * (size_t)rows * sizeof *index);
-    if (index)
-        sh->index = index;
-    uint64_t *values = index ? realloc(sh->values, (size_t)rows * sizeof *values) : NULL;
-    if (!values)
+    if (!index)
         return -1;
-    sh->values = values;
+    sh->index = index;
     sh->rows = rows;
     return 0;
 }
@@ -229,8 +224,11 @@ pq_file *pq_open(pq_shared *sh, const char *path, const pq_column *cols, size_t 
         f->cols[c].def = cols[c];
         f->ncols = c + 1;
     }
-    f->group_rows = group_rows;
-    if (!ok || grow_rows(f) != 0) {
+    if (ok) {
+        f->group_rows = group_rows;
+        ok = grow_rows(f) == 0;
+    }
+    if (!ok) {
         if (f)
             free_file(f);
         snprintf(err, errcap, "out of memory");
@@ -431,16 +429,17 @@ static unsigned index_width(size_t n)
 #define NUMBER_DICT_BITS 16
 #define NUMBER_DICT_MAX (1u << NUMBER_DICT_BITS)
 
-/* The distinct values of x's rows that have one into f->sh->dict, each row's
- * entry into f->sh->index (n of them); how many, or SIZE_MAX when too many
- * for a dictionary (or out of memory). */
+/* The distinct values of x's rows that have one into the scratch's dict,
+ * each row's entry into its index (n of them); how many, or SIZE_MAX when
+ * too many for a dictionary (or out of memory). */
 static size_t number_dict(pq_file *f, const column *x, size_t *n)
 {
     size_t table = 2 * NUMBER_DICT_MAX, most = f->rows / 4;
     most = most < NUMBER_DICT_MAX ? most : NUMBER_DICT_MAX;
-    if (!f->sh->dict_table && (!(f->sh->dict = malloc(NUMBER_DICT_MAX * sizeof *f->sh->dict)) ||
-                           !(f->sh->dict_table = malloc(table * sizeof *f->sh->dict_table))))
-        return SIZE_MAX;
+    pq_shared *sh = f->sh;
+    if ((!sh->dict && !(sh->dict = malloc(NUMBER_DICT_MAX * sizeof *sh->dict))) ||
+        (!sh->dict_table && !(sh->dict_table = malloc(table * sizeof *sh->dict_table))))
+        return SIZE_MAX; /* (the column is then delta-packed) */
     memset(f->sh->dict_table, 0, table * sizeof *f->sh->dict_table);
     size_t nent = 0;
     uint64_t prev = 0;
