@@ -352,7 +352,7 @@ static int put_thread(void *arg, const export_thread *t)
 /* Closes every file; a table with no rows of this process is one empty
  * file (the accesses' in the process's own thread's partition), so that
  * read_parquet of DIR/TABLE and all below finds every table.  0, or -1
- * with the first failure's reason in the state's err. */
+ * with a failure's reason in the state's err (the last one's). */
 static int finish(sink_state *s)
 {
     int rc = 0;
