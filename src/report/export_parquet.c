@@ -163,15 +163,21 @@ static pq_file *row_file(sink_state *s, int i, part *p)
     return p->f || open_part(s, i, p) == 0 ? p->f : NULL;
 }
 
+/* Number v as column c of f's row when there is one (there), else NULL. */
+static void put_number(pq_file *f, size_t c, int there, uint64_t v)
+{
+    if (there)
+        pq_u64(f, c, v);
+    else
+        pq_null(f, c);
+}
+
 /* Ends the row of p's file (table i's), the run's number last; with
  * --split a file past the size gives way to the next.  0, or 1 after
  * saying why. */
 static int end_row(sink_state *s, part *p, size_t run_column)
 {
-    if (s->has_run)
-        pq_u64(p->f, run_column, s->run);
-    else
-        pq_null(p->f, run_column);
+    put_number(p->f, run_column, s->has_run, s->run);
     if (pq_end_row(p->f) != 0 || (s->split && pq_size(p->f) >= s->split))
         return close_part(s, p) ? 1 : 0;
     return 0;
@@ -247,25 +253,14 @@ static int put_access(void *arg, const export_access *a)
     pq_u64(f, A_ADDRESS, a->address);
     pq_u64(f, A_SIZE, a->size);
     pq_u64(f, A_COUNT, a->count);
-    if (a->has_source)
-        pq_u64(f, A_SOURCE, a->source);
-    else
-        pq_null(f, A_SOURCE);
-    if (a->block) {
-        pq_u64(f, A_BLOCK, a->block - 1);
-        if (put_keyed(s, f, A_SITE, a->site_key, a->site))
-            return 1;
-    } else {
-        pq_null(f, A_BLOCK);
+    put_number(f, A_SOURCE, a->has_source, a->source);
+    put_number(f, A_BLOCK, a->block != 0, a->block - 1);
+    put_number(f, A_D1_MISSES, a->modeled, a->d1_misses);
+    put_number(f, A_LL_MISSES, a->modeled, a->ll_misses);
+    if (!a->block)
         pq_null(f, A_SITE);
-    }
-    if (a->modeled) {
-        pq_u64(f, A_D1_MISSES, a->d1_misses);
-        pq_u64(f, A_LL_MISSES, a->ll_misses);
-    } else {
-        pq_null(f, A_D1_MISSES);
-        pq_null(f, A_LL_MISSES);
-    }
+    else if (put_keyed(s, f, A_SITE, a->site_key, a->site))
+        return 1;
     if (!a->miss_cause)
         pq_null(f, A_MISS_CAUSE);
     /* keys: the kind's letter, the function's instruction, the cause's and
@@ -295,14 +290,8 @@ static int put_block(void *arg, const export_block *b)
     pq_u64(f, B_SITE, b->site);
     pq_u64(f, B_TID, b->tid);
     pq_u64(f, B_ALLOC_SEQ, b->alloc_seq);
-    if (b->freed)
-        pq_u64(f, B_FREE_SEQ, b->free_seq);
-    else
-        pq_null(f, B_FREE_SEQ);
-    if (b->stack)
-        pq_u64(f, B_STACK, b->stack);
-    else
-        pq_null(f, B_STACK);
+    put_number(f, B_FREE_SEQ, b->freed, b->free_seq);
+    put_number(f, B_STACK, b->stack != 0, b->stack);
     if (put_text(s, f, B_KIND, b->kind, NULL) ||
         put_text(s, f, B_SITE_NAME, b->site_name, NULL))
         return 1;

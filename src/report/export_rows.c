@@ -24,22 +24,15 @@ typedef struct live_block {
 } live_block;
 
 #define SITE_CACHE 256u          /* site names kept, direct-mapped */
-
-/* An allocation site's name as symbolizer_site_text made it. */
-typedef struct site_slot {
-    uint64_t key;             /* site ^ kind << 56; 0: empty */
-    char name[NAME_CAP];
-} site_slot;
-
 #define FUNCTION_CACHE 1024u     /* functions by instruction, direct-mapped */
-#define FUNCTION_KEPT 64u
+#define KEPT_NAME 256u
 
-/* The function of an instruction (the symbol of namer_code's name). */
-typedef struct function_slot {
-    uint64_t pc;
-    int used;
-    char name[FUNCTION_KEPT];
-} function_slot;
+/* A name kept under a key of the caller's (an allocation site's, an
+ * instruction's; 0: none). */
+typedef struct kept_name {
+    uint64_t key;
+    char name[KEPT_NAME];
+} kept_name;
 
 #define SECTION_KEYS 64u        /* sections' names by module, direct-mapped */
 #define SECTION_KEPT 64u
@@ -58,8 +51,8 @@ typedef struct walk {
     cachesim *cache;          /* or NULL */
     symbolizer *sym;
     namer *names;
-    site_slot *sites;         /* SITE_CACHE slots */
-    function_slot *functions; /* FUNCTION_CACHE slots */
+    kept_name *sites;         /* SITE_CACHE slots */
+    kept_name *functions;     /* FUNCTION_CACHE slots */
     section_key sections[SECTION_KEYS];
     uint64_t section_keys;    /* numbers given so far */
     live_block *blocks;       /* slots; unused ones are on the free list */
@@ -106,26 +99,33 @@ static uint64_t site_key(const heap_block *b)
     return (b->site ^ (uint64_t)b->kind << 56) | 1; /* (never 0) */
 }
 
+/* name, kept in slot under key when it fits; the copy kept, or name. */
+static const char *keep(kept_name *slot, uint64_t key, const char *name)
+{
+    size_t n = strlen(name);
+    if (n >= sizeof slot->name)
+        return name;
+    slot->key = key;
+    memcpy(slot->name, name, n + 1);
+    return slot->name;
+}
+
 static const char *site_of(walk *w, const heap_block *b, char *buf, size_t cap)
 {
     uint64_t key = site_key(b);
-    site_slot *slot = &w->sites[(key ^ key >> 17) % SITE_CACHE];
-    if (slot->key != key) {
-        symbolizer_site_text(w->sym, b, buf, cap);
-        if (strlen(buf) >= sizeof slot->name)
-            return buf;
-        slot->key = key;
-        memcpy(slot->name, buf, strlen(buf) + 1);
-    }
-    return slot->name;
+    kept_name *slot = &w->sites[(key ^ key >> 17) % SITE_CACHE];
+    if (slot->key == key)
+        return slot->name;
+    symbolizer_site_text(w->sym, b, buf, cap);
+    return keep(slot, key, buf);
 }
 
 /* The function of the instruction at pc ("main"): namer_code's name
  * without its offset, in buf or kept per instruction. */
 static const char *function_of(walk *w, uint64_t pc, char *buf, size_t cap)
 {
-    function_slot *slot = &w->functions[(pc ^ pc >> 12) % FUNCTION_CACHE];
-    if (slot->used && slot->pc == pc)
+    kept_name *slot = &w->functions[(pc ^ pc >> 12) % FUNCTION_CACHE];
+    if (slot->key == pc + 1)
         return slot->name;
     char code[NAME_CAP];
     const char *fn = namer_code(w->names, pc, code, sizeof code, NULL);
@@ -133,12 +133,7 @@ static const char *function_of(walk *w, uint64_t pc, char *buf, size_t cap)
     n = n < cap ? n : cap - 1;
     memcpy(buf, fn, n);
     buf[n] = '\0';
-    if (n < FUNCTION_KEPT) {
-        memcpy(slot->name, buf, n + 1);
-        slot->pc = pc;
-        slot->used = 1;
-    }
-    return buf;
+    return keep(slot, pc + 1, buf); /* (never 0) */
 }
 
 /* The name of data d's object ("<malloc0001@main+26>", "config",

@@ -622,11 +622,6 @@ int pq_end_row(pq_file *f)
     return f->err[0] ? -1 : 0;
 }
 
-uint64_t pq_rows(const pq_file *f)
-{
-    return f->total;
-}
-
 uint64_t pq_size(const pq_file *f)
 {
     return f->size;

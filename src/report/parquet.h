@@ -58,8 +58,7 @@ int pq_str_key(pq_file *f, size_t c, uint64_t key, const char *s, size_t n);
  * says why). */
 int pq_end_row(pq_file *f);
 
-/* Rows ended so far, and the bytes of the row groups written out. */
-uint64_t pq_rows(const pq_file *f);
+/* The bytes of the row groups written out so far. */
 uint64_t pq_size(const pq_file *f);
 
 /* Writes the rows left and the footer and closes the file (f is freed);

@@ -79,11 +79,17 @@ void pq_t_i64(pq_thrift *t, int16_t id, int64_t v)
     pq_put_varint(t->b, pq_zigzag(v));
 }
 
+/* A binary value: its length, then its bytes. */
+static void put_binary(pq_bytes *b, const void *p, size_t n)
+{
+    pq_put_varint(b, n);
+    pq_put_bytes(b, p, n);
+}
+
 void pq_t_bytes(pq_thrift *t, int16_t id, const void *p, size_t n)
 {
     pq_t_field(t, C_BINARY, id);
-    pq_put_varint(t->b, n);
-    pq_put_bytes(t->b, p, n);
+    put_binary(t->b, p, n);
 }
 
 void pq_t_string(pq_thrift *t, int16_t id, const char *s)
@@ -124,9 +130,7 @@ void pq_t_list_i32(pq_thrift *t, int32_t v)
 
 void pq_t_list_string(pq_thrift *t, const char *s)
 {
-    size_t n = strlen(s);
-    pq_put_varint(t->b, n);
-    pq_put_bytes(t->b, s, n);
+    put_binary(t->b, s, strlen(s));
 }
 
 /* n values (n % 8 == 0) of `width` bits (at most 64), LSB first. */
