@@ -184,14 +184,11 @@ static object_span *span_answers(sim *s, unsigned k)
     return &s->spans[k];
 }
 
-/* The span that answered last or the one before it that holds addr
- * (an array's elements, one after another; a loop between two objects, a
- * heap block and the stack), or NULL. */
-static object_span *span_recent(sim *s, uint64_t addr)
+/* The span that answered before the last one (object_of asked the last)
+ * when it holds addr (a loop between two objects, a heap block and the
+ * stack), answering now; else NULL. */
+static object_span *span_before(sim *s, uint64_t addr)
 {
-    object_span *o = &s->spans[s->span_last];
-    if (span_holds(s, o, addr))
-        return o;
     if (span_holds(s, &s->spans[s->span_prev], addr))
         return span_answers(s, s->span_prev);
     return NULL;
@@ -265,10 +262,10 @@ static int64_t data_object(sim *s, const data_name *d)
     return object_named(s, name);
 }
 
-/* object_of of an address the last span found does not hold. */
+/* object_of of an address the span that answered last does not hold. */
 static int64_t object_found(sim *s, uint64_t addr, uint64_t *field)
 {
-    object_span *o = span_recent(s, addr);
+    object_span *o = span_before(s, addr);
     named *r = &s->recent[(addr >> 3) % ADDR_CACHE];
     if (!o && r->gen == s->gen && r->addr == addr) { /* (a name that holds */
         *field = r->field;                         /* at one address) */
