@@ -53,29 +53,24 @@ typedef struct cache_victim {
     uint64_t line;
     uint32_t owner;
 } cache_victim;
-/* Looks line up; on a miss it replaces the set's least recently used line
- * (*out).  A write (owner non-zero) leaves the line dirty, its data the
- * owner's.  Returns 1 on a hit. */
-static inline int cache_level_access(cache_level *l, uint64_t line, uint32_t owner,
-                                     cache_victim *out);
 /* The first way of line's set. */
 static inline uint64_t cache_level_set(const cache_level *l, uint64_t line)
 {
     return (l->set_mask ? line & l->set_mask : line % l->sets) * l->assoc;
 }
-/* The caller's number kept with line, which the last access made the
- * most recent of its set. */
-static inline uint32_t *cache_level_kept(const cache_level *l, uint64_t line)
-{
-    return &l->ways[cache_level_set(l, line)].kept;
-}
+/* Looks line up in its set, whose first way is at (cache_level_set); on
+ * a miss it replaces the set's least recently used line (*out).  A write
+ * (owner non-zero) leaves the line dirty, its data the owner's.  Returns
+ * 1 on a hit.  The line is then the set's most recent: the caller's
+ * number kept with it is l->ways[at].kept. */
+static inline int cache_level_access(cache_level *l, uint64_t at, uint64_t line,
+                                     uint32_t owner, cache_victim *out);
 /* cache_level_access past the set's most recent line. */
 int cache_level_access_rest(cache_level *l, uint64_t at, uint64_t line, uint32_t owner,
                             cache_victim *out);
-static inline int cache_level_access(cache_level *l, uint64_t line, uint32_t owner,
-                                     cache_victim *out)
+static inline int cache_level_access(cache_level *l, uint64_t at, uint64_t line,
+                                     uint32_t owner, cache_victim *out)
 {
-    uint64_t at = cache_level_set(l, line);
     if (l->tags[at] != line + 1)
         return cache_level_access_rest(l, at, line, owner, out);
     if (owner) /* the most recent: nothing moves */

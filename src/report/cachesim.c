@@ -470,11 +470,32 @@ static int invalidate_others(sim *s, line_state *ls, uint64_t line, size_t ti,
     return 0;
 }
 
-/* What became of one line access. */
+/* What became of one line access: its reuse distance (-1: the line's
+ * first use) and, when D1 missed, its OUT_ bits (0: a hit). */
 typedef struct outcome {
-    int64_t distance;    /* reuse distance; -1: the line's first use */
-    int first, d1_hit, ll_hit, capacity, conflict, coherence, true_sharing;
+    int64_t distance;
+    unsigned miss;
 } outcome;
+enum {
+    OUT_D1 = 1,          /* D1 missed */
+    OUT_LL = 2,          /* ... and so did LL */
+    OUT_FIRST = 4,       /* the cause: the thread's first use of the line */
+    OUT_CAPACITY = 8,    /* ... a fully associative D1 missed too */
+    OUT_CONFLICT = 16,   /* ... it would have hit */
+    OUT_COHERENCE = 32,  /* ... another thread's write took the copy */
+    OUT_TRUE = 64,       /* ... and wrote bytes this access uses */
+};
+
+/* The miss bits of a D1 miss (d1_hit 0) of the given causes. */
+static inline unsigned miss_bits(int d1_hit, int ll_hit, int first, int coherence,
+                                 int true_sharing, int full_hit)
+{
+    if (d1_hit)
+        return 0;
+    return OUT_D1 | (ll_hit ? 0 : OUT_LL) |
+           (first ? OUT_FIRST : coherence ? OUT_COHERENCE | (true_sharing ? OUT_TRUE : 0)
+            : full_hit ? OUT_CONFLICT : OUT_CAPACITY);
+}
 
 /* Dirty data of owner's (an object's index + 1) reaches memory. */
 static void memory_write_back(sim *s, uint32_t owner)
@@ -492,37 +513,33 @@ static void d1_write_back(sim *s, const cache_victim *v)
 }
 
 /* An access of line in d1 and, on a miss there, in the last level,
- * dirty lines going down as they leave; whether d1 held it, and in
- * *ll_hit whether the last level did (1: not asked). */
+ * dirty lines going down as they leave, and its reuse distance
+ * (reuse_clock_use, -2 when out of memory), with its node (+ 1) in
+ * *node, found through the level that held it (d1, or on a miss there
+ * the last level, accessed after it; both keep the node then).  Whether
+ * d1 held the line, and in *ll_hit whether the last level did (1: not
+ * asked). */
 static inline __attribute__((always_inline)) int
-levels_access(sim *s, cache_level *d1, uint64_t line, uint32_t owner, int *ll_hit)
+levels_access(sim *s, cache_level *d1, uint64_t line, uint32_t owner, int *ll_hit,
+              int64_t *distance, uint32_t *node)
 {
     cache_victim v;
-    int d1_hit = cache_level_access(d1, line, owner, &v);
+    uint64_t at = cache_level_set(d1, line);
+    int d1_hit = cache_level_access(d1, at, line, owner, &v);
+    uint32_t *k = &d1->ways[at].kept, *held = k;
     *ll_hit = 1;
-    if (d1_hit)
-        return 1;
-    if (v.owner)
-        d1_write_back(s, &v);
-    *ll_hit = cache_level_access(&s->ll, line, 0, &v);
-    if (!*ll_hit && v.owner)
-        memory_write_back(s, v.owner);
-    return 0;
-}
-
-/* The reuse distance of line (reuse_clock_use), its node (+ 1) in
- * *node, found through the level that held it: d1, which an access (a
- * hit or not) has just made the line the most recent of its set of, or
- * on a miss there the last level, accessed after it; both keep the node
- * then. */
-static inline __attribute__((always_inline)) int64_t
-line_distance(sim *s, cache_level *d1, uint64_t line, int d1_hit, uint32_t *node)
-{
-    uint32_t *k = cache_level_kept(d1, line);
-    uint32_t *held = d1_hit ? k : cache_level_kept(&s->ll, line);
-    int64_t distance = reuse_clock_use(&s->clock, line, held);
+    if (!d1_hit) {
+        if (v.owner)
+            d1_write_back(s, &v);
+        uint64_t ll_at = cache_level_set(&s->ll, line);
+        *ll_hit = cache_level_access(&s->ll, ll_at, line, 0, &v);
+        if (!*ll_hit && v.owner)
+            memory_write_back(s, v.owner);
+        held = &s->ll.ways[ll_at].kept;
+    }
+    *distance = reuse_clock_use(&s->clock, line, held);
     *node = *k = *held;
-    return distance;
+    return d1_hit;
 }
 
 /* model_line of the one thread there is so far: no other D1 to keep
@@ -530,16 +547,15 @@ line_distance(sim *s, cache_level *d1, uint64_t line, int d1_hit, uint32_t *node
 static inline __attribute__((always_inline)) int
 model_alone(sim *s, uint64_t line, uint32_t owner, outcome *out)
 {
-    cache_level *d1 = &s->threads[0].d1;
-    int ll_hit, d1_hit = levels_access(s, d1, line, owner, &ll_hit);
+    int ll_hit;
+    int64_t distance;
     uint32_t node;
-    int64_t distance = line_distance(s, d1, line, d1_hit, &node);
+    int d1_hit = levels_access(s, &s->threads[0].d1, line, owner, &ll_hit, &distance, &node);
     if (distance == -2)
         return 1;
-    int first = distance < 0, miss = !d1_hit && !first;
-    int full_hit = distance < (int64_t)s->d1_lines;
-    *out = (outcome){ distance, first, d1_hit, ll_hit, miss && !full_hit,
-                      miss && full_hit, 0, 0 };
+    out->distance = distance;
+    out->miss = miss_bits(d1_hit, ll_hit, distance < 0, 0, 0,
+                          distance < (int64_t)s->d1_lines);
     return 0;
 }
 
@@ -552,9 +568,10 @@ static int model_line(sim *s, size_t ti, uint64_t line, uint64_t addr,
     int write = owner != 0;
     uint64_t me = 1ull << (ti % 64);
     thread_cache *tc = &s->threads[ti];
-    int ll_hit, d1_hit = levels_access(s, &tc->d1, line, owner, &ll_hit);
+    int ll_hit;
+    int64_t distance;
     uint32_t node;
-    int64_t distance = line_distance(s, &tc->d1, line, d1_hit, &node);
+    int d1_hit = levels_access(s, &tc->d1, line, owner, &ll_hit, &distance, &node);
     line_state *ls;
     if (distance == -2 || !(ls = line_of(s, node - 1, distance >= 0)))
         return 1;
@@ -569,10 +586,8 @@ static int model_line(sim *s, size_t ti, uint64_t line, uint64_t addr,
         true_sharing = coherence && (*w & byte_mask(s, addr, size));
         *w = 0;
     }
-    *out = (outcome){ distance, first, d1_hit, ll_hit,
-                      !d1_hit && !first && !coherence && !full_hit,
-                      !d1_hit && !first && !coherence && full_hit, coherence,
-                      true_sharing };
+    out->distance = distance;
+    out->miss = miss_bits(d1_hit, ll_hit, first, coherence, true_sharing, full_hit);
     ls->touched |= me;
     ls->holders |= me;
     ls->lost &= ~me;
@@ -581,9 +596,9 @@ static int model_line(sim *s, size_t ti, uint64_t line, uint64_t addr,
 
 static const char *cause_of(const outcome *r)
 {
-    return r->first ? "compulsory" : r->coherence ? (r->true_sharing ? "true sharing"
-                                                                     : "false sharing")
-           : r->capacity ? "capacity" : "conflict";
+    return r->miss & OUT_FIRST ? "compulsory"
+           : r->miss & OUT_COHERENCE ? (r->miss & OUT_TRUE ? "true sharing" : "false sharing")
+           : r->miss & OUT_CAPACITY ? "capacity" : "conflict";
 }
 
 /* One line of the miss stream. */
@@ -591,21 +606,36 @@ static void put_miss(sim *s, const memtap_record *x, uint32_t tid, uint64_t addr
                      const outcome *r, const char *object)
 {
     fprintf(s->opt.misses, "%" PRIu64 ",%" PRIu32 ",0x%" PRIx64 ",0x%" PRIx64 ",%s,%s,",
-            x->seq, tid, x->pc, addr, r->ll_hit ? "D1" : "LL",
+            x->seq, tid, x->pc, addr, r->miss & OUT_LL ? "LL" : "D1",
             cause_of(r));
     csv_field(s->opt.misses, object);
     fputc('\n', s->opt.misses);
 }
 
-/* A line access with outcome r in a row of a table: its accesses, D1
- * and LL misses. */
-static void tally(uint64_t *accesses, uint64_t *d1, uint64_t *ll, const outcome *r)
+/* A line access's D1 miss (miss bits m) in a row of a table. */
+static void tally_miss(uint64_t *d1, uint64_t *ll, unsigned m)
 {
-    ++*accesses;
-    if (!r->d1_hit) {
-        ++*d1;
-        *ll += !r->ll_hit;
-    }
+    ++*d1;
+    *ll += (m & OUT_LL) != 0;
+}
+
+/* The misses of one line access (outcome r): o's, and those of its
+ * instruction x, its field f and its time bin t (when counted). */
+static void count_miss(object_stats *o, insn_stats *x, field_stats *f, time_bin *t,
+                       unsigned m)
+{
+    tally_miss(&o->d1, &o->ll, m);
+    if (x)
+        tally_miss(&x->d1, &x->ll, m);
+    if (f)
+        tally_miss(&f->d1, &f->ll, m);
+    if (t)
+        tally_miss(&t->d1, &t->ll, m);
+    o->compulsory += (m & OUT_FIRST) != 0;
+    o->capacity += (m & OUT_CAPACITY) != 0;
+    o->conflict += (m & OUT_CONFLICT) != 0;
+    o->true_sharing += (m & OUT_TRUE) != 0;
+    o->false_sharing += (m & (OUT_COHERENCE | OUT_TRUE)) == OUT_COHERENCE;
 }
 
 /* The counts of one line access's outcome r: o's, and those of its
@@ -613,23 +643,18 @@ static void tally(uint64_t *accesses, uint64_t *d1, uint64_t *ll, const outcome 
 static inline __attribute__((always_inline)) void
 count(object_stats *o, insn_stats *x, field_stats *f, time_bin *t, int write, const outcome *r)
 {
-    tally(&o->accesses, &o->d1, &o->ll, r);
+    o->accesses++;
     o->writes += write;
     if (r->distance >= 0)
         o->reuse[reuse_bin(r->distance)]++;
     if (x)
-        tally(&x->accesses, &x->d1, &x->ll, r);
+        x->accesses++;
     if (f)
-        tally(&f->accesses, &f->d1, &f->ll, r);
+        f->accesses++;
     if (t)
-        tally(&t->accesses, &t->d1, &t->ll, r);
-    if (r->d1_hit)
-        return;
-    o->compulsory += r->first;
-    o->capacity += r->capacity;
-    o->conflict += r->conflict;
-    o->true_sharing += r->true_sharing;
-    o->false_sharing += r->coherence && !r->true_sharing;
+        t->accesses++;
+    if (r->miss)
+        count_miss(o, x, f, t, r->miss);
 }
 
 /* One line access of size bytes at addr by record x of thread tid (the
@@ -649,7 +674,7 @@ access_line(sim *s, size_t ti, const memtap_record *x, uint32_t tid,
     if (i < 0 || k < 0)
         return 1;
     uint32_t owner = write ? (uint32_t)i + 1 : 0;
-    outcome r = { 0, 0, 1, 1, 0, 0, 0, 0 };
+    outcome r = { 0, 0 };
     if (line + 1 != s->last.line || ti != s->last.thread ||
         (write && !s->last.alone)) {
         if (s->nthreads == 1 ? model_alone(s, line, owner, &r)
@@ -659,21 +684,22 @@ access_line(sim *s, size_t ti, const memtap_record *x, uint32_t tid,
         s->last.thread = ti;
         s->last.alone = write || s->nthreads == 1;
     } else if (write) { /* the first way of its set: the data is owner's */
+        cache_level *d1 = &s->threads[ti].d1;
         cache_victim unused;
-        cache_level_access(&s->threads[ti].d1, line, owner, &unused);
+        cache_level_access(d1, cache_level_set(d1, line), line, owner, &unused);
     } /* (the reuse clock need not tick: no other line came between) */
     field_stats *f = field && s->opt.fields ? field_of(s, field, addr) : NULL;
     if (field && s->opt.fields && !f)
         return 1;
     count(&s->objects[i], s->attribute ? &s->insns[k] : NULL, f, s->timeline.at, write,
           &r);
-    if (r.d1_hit)
+    if (!r.miss)
         return 0;
     if (s->opt.misses)
         put_miss(s, x, tid, addr, &r, s->objects[i].name);
     if (out) {
         out->d1_misses++;
-        out->ll_misses += !r.ll_hit;
+        out->ll_misses += (r.miss & OUT_LL) != 0;
         if (!out->cause)
             out->cause = cause_of(&r);
     }
