@@ -55,5 +55,9 @@
                                               completes in its handler;
                                               complete: no hot sites; hot:
                                               every completed site hot */
+#define ENV_FAULT_ALIAS "MEMTAP_FAULT_ALIAS" /* off: the fault engine reaches
+                                              hot pages through
+                                              /proc/self/mem, never an
+                                              alias */
 
 #endif

@@ -59,7 +59,8 @@ enum { FAULT_PATH_DEFAULT, FAULT_PATH_STEP, FAULT_PATH_COMPLETE, FAULT_PATH_HOT 
     X(LEAD1, rewrite_discard, ENV_REWRITE_DISCARD, 0, 0)                     \
     X(SET, debug_traps, ENV_DEBUG_TRAPS, 0, 0)                               \
     X(FLAG, string_elements, ENV_STRING_ELEMENTS, 0, 0)                      \
-    X(WORDS, fault_path, ENV_FAULT_PATH, "|step|complete|hot", 0)
+    X(WORDS, fault_path, ENV_FAULT_PATH, "|step|complete|hot", 0)             \
+    X(WORDS, fault_alias, ENV_FAULT_ALIAS, "|off", 0)
 
 #define RUN_CONFIG_FIELD_TEXT(f, a) char f[a];
 #define RUN_CONFIG_FIELD_LIST(f, a) const char *f; char f##_text[RUN_CONFIG_LIST_MAX];

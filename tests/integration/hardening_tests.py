@@ -790,10 +790,11 @@ def on_terminal(argv):
 
 
 def test_progress_on_terminal():
-    # a 1/8 walk of rewrite_workloads: 3.3 M traced loads, a few seconds
-    # under the fault engine (hot sites), long enough for a status line
+    # a 1/4 walk of rewrite_workloads: 6.6 M traced loads, about two
+    # seconds under the fault engine (hot sites on aliased pages), long
+    # enough for a status line
     argv = [MEMTAP, "run", "--engine", "fault", "-o", os.path.join(TMP, "p.mtr"), "--",
-            prog("rewrite_workloads"), "walk", "8"]
+            prog("rewrite_workloads"), "walk", "4"]
     out, status = on_terminal(argv)
     check_eq(status, 0, "memtap run on a terminal")
     check(re.search(r"\rmemtap: \d+ events, [\d.]+ \w+, \d+ events/s, \d+ s\x1b\[K", out),

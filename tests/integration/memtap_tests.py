@@ -797,6 +797,31 @@ def test_fault_fork_stores():
               "(%d)" % (who, done))
 
 
+def test_fault_alias_pages():
+    """Pages the fault engine reaches through aliases (hot ones), then
+    dropped by madvise, moved by mremap (by hand and by realloc), unmapped
+    and mapped anew, given back by the heap and forked: the program prints
+    what it prints natively (each check 0 wrong), the pages had aliases
+    and lost them when unmapped; with MEMTAP_FAULT_ALIAS=off none is made
+    and the output is the same."""
+    native = subprocess.run([prog("alias_pages")], capture_output=True, text=True)
+    check_eq(native.returncode, 0, "alias_pages natively")
+    want = sorted(native.stdout.splitlines())
+    check(len(want) == 7 and all(l.endswith(": 0 wrong") for l in want), "native: %r" % want)
+    for off in (False, True):
+        path, p = trace("alias_pages", out="alias%d.mtr" % off,
+                        env={"MEMTAP_FAULT_ALIAS": "off"} if off else None)
+        check_eq(sorted(p.stdout.splitlines()), want, "traced output (alias off: %s)" % off)
+        info = run_info(path)
+        made = int(info.get("alias_pages_made", "0"))
+        if off:
+            check_eq(made, 0, "no alias with MEMTAP_FAULT_ALIAS=off")
+        else:
+            check(made >= 16 and int(info.get("alias_pages_forgotten", "0")) >= 16,
+                  "pages aliased and forgotten: %r" % {k: v for k, v in info.items()
+                                                        if k.startswith("alias")})
+
+
 def test_heap_threads_exact():
     """64 threads each allocate a block, store to it and load it back (4000
     heap accesses each), then read 5000 bytes of a file into it, while the

@@ -21,6 +21,8 @@
 #include "complete.h"
 #include "x86/access.h"
 #include "preload/core/config.h"
+#include "preload/memmap/alias.h"
+#include "preload/memmap/traced_set.h"
 
 #include "sys/env.h"
 #include "sys/hash.h"
@@ -329,9 +331,58 @@ static int mem_io(long nr, void *buf, size_t n, uint64_t addr)
     return got == (long)n ? 0 : -1;
 }
 
-int complete_peek(void *buf, size_t n, uint64_t addr)
+int complete_mem_read(void *buf, size_t n, uint64_t addr)
 {
     return c.mem ? mem_io(SYS_pread64, buf, n, addr) : -1;
+}
+
+int complete_mem_write(uint64_t addr, const void *buf, size_t n)
+{
+    return c.mem ? mem_io(SYS_pwrite64, (void *)(uintptr_t)buf, n, addr) : -1;
+}
+
+/* Reads (nr SYS_pread64) or writes (SYS_pwrite64) n bytes at addr
+ * whatever the pages' rights: through a page's alias where it has one
+ * (a shared page refuses /proc/self/mem's writes), else /proc/self/mem;
+ * inside a completion (aliases change in none).  0, or -1. */
+static int mem_pieces(long nr, uint8_t *buf, size_t n, uint64_t addr)
+{
+    if (!alias_count())
+        return mem_io(nr, buf, n, addr);
+    while (n > 0) {
+        size_t piece = 4096 - (addr & 4095);
+        piece = piece < n ? piece : n;
+        uint8_t *a = alias_at(addr);
+        if (a && nr == SYS_pwrite64)
+            memcpy(a, buf, piece);
+        else if (a)
+            memcpy(buf, a, piece);
+        else if (mem_io(nr, buf, piece, addr) != 0)
+            return -1;
+        buf += piece;
+        addr += piece;
+        n -= piece;
+    }
+    return 0;
+}
+
+/* mem_pieces outside a completion: one is made around it when [addr,
+ * addr+n) is traced and may have aliases. */
+static int mem_access(long nr, void *buf, size_t n, uint64_t addr)
+{
+    if (!c.mem)
+        return -1;
+    if (!alias_enabled() || !traced_has(addr, n))
+        return mem_io(nr, buf, n, addr);
+    traced_completion_begin(addr, n);
+    int rc = mem_pieces(nr, buf, n, addr);
+    traced_completion_end();
+    return rc;
+}
+
+int complete_peek(void *buf, size_t n, uint64_t addr)
+{
+    return mem_access(SYS_pread64, buf, n, addr);
 }
 
 int complete_indirect(const x86_access_insn *insn, uint64_t addr,
@@ -339,7 +390,7 @@ int complete_indirect(const x86_access_insn *insn, uint64_t addr,
 {
     if (!c.on || !x86_access_indirect_branch(insn))
         return 0;
-    return mem_io(SYS_pread64, target, sizeof *target, addr) == 0;
+    return mem_access(SYS_pread64, target, sizeof *target, addr) == 0;
 }
 
 int complete_push(uint64_t sp, uint64_t value)
@@ -357,7 +408,7 @@ int complete_push(uint64_t sp, uint64_t value)
 
 int complete_poke(uint64_t addr, const void *buf, size_t n)
 {
-    return c.mem ? mem_io(SYS_pwrite64, (void *)(uintptr_t)buf, n, addr) : -1;
+    return mem_access(SYS_pwrite64, (void *)(uintptr_t)buf, n, addr);
 }
 
 static int run_locked(const ucontext_t *uc, const x86_access *op,
@@ -367,11 +418,15 @@ static int run_locked(const ucontext_t *uc, const x86_access *op,
     uint64_t addr = op->addr;
     size_t n = op->size;
     uint8_t buf[2 * MAX_BYTES] __attribute__((aligned(MAX_BYTES)));
-    uint8_t *copy = direct ? (uint8_t *)(uintptr_t)addr
-                           : buf + (addr & (MAX_BYTES - 1));
+    /* an operand inside one aliased page is run on there, as on the page */
+    uint8_t *alias = direct || (addr & 4095) + n > 4096 ? NULL : alias_at(addr);
+    direct |= alias != NULL;
+    uint8_t *copy = alias ? alias
+                    : direct ? (uint8_t *)(uintptr_t)addr
+                             : buf + (addr & (MAX_BYTES - 1));
     /* a plain store writes every byte: nothing to read first */
     if (!direct && !op->overwrites &&
-        mem_io(SYS_pread64, copy, n, addr) != 0)
+        mem_pieces(SYS_pread64, copy, n, addr) != 0)
         return -1;
     const greg_t *g = uc->uc_mcontext.gregs;
     for (int i = 0; i < 16; i++)
@@ -381,7 +436,7 @@ static int run_locked(const ucontext_t *uc, const x86_access *op,
     complete_enter(st, xsave, code);
     st->gpr[s] = (uint64_t)g[x86_greg_of[s]];
     if (!direct && op->write &&
-        mem_io(SYS_pwrite64, copy, n, addr) != 0)
+        mem_pieces(SYS_pwrite64, copy, n, addr) != 0)
         return -1;
     return 0;
 }

@@ -76,6 +76,11 @@ int complete_peek(void *buf, size_t n, uint64_t addr);
 /* Writes n bytes at addr whatever the page's rights: 0, or -1. */
 int complete_poke(uint64_t addr, const void *buf, size_t n);
 
+/* complete_peek and complete_poke through /proc/self/mem alone (the
+ * aliases' own copies, alias.h). */
+int complete_mem_read(void *buf, size_t n, uint64_t addr);
+int complete_mem_write(uint64_t addr, const void *buf, size_t n);
+
 /* memtap's descriptor of /proc/self/mem, or -1 (fdguard keeps it open). */
 int complete_fd(void);
 

@@ -43,6 +43,7 @@
 #include "preload/core/config.h"
 #include "hot.h"
 #include "preload/memmap/pagemap.h"
+#include "preload/memmap/alias.h"
 #include "preload/memmap/traced_set.h"
 #include "preload/core/own_text.h"
 #include "preload/record/tracer.h"
@@ -228,6 +229,8 @@ int fault_complete_access(ucontext_t *uc, const x86_access_insn *insn, int mem,
     traced_completion_end();
     if (!done)
         return 0;
+    if (open == 0) /* the page was closed: hot, it gets an alias */
+        traced_alias_hot(op.addr);
     complete_commit(uc, insn, &after);
     return 1;
 }
@@ -616,8 +619,11 @@ int fault_init(void)
         return -1;
     if (install(SIGSEGV, on_segv) != 0 || install(SIGTRAP, on_trap) != 0)
         return -1;
-    if (complete_init() == 0) /* without it, every access is stepped */
+    if (complete_init() == 0) { /* without it, every access is stepped */
         hot_init();
+        alias_init(config()->fault_path == FAULT_PATH_HOT, complete_mem_read,
+                   complete_mem_write);
+    }
     traced_protect_pages();
     own_signals_claim(SIGSEGV);
     own_signals_claim(SIGTRAP);

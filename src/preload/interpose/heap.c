@@ -311,8 +311,7 @@ MEMTAP_EXPORT void *mremap(void *old, size_t old_len, size_t new_len,
         want = va_arg(ap, void *);
         va_end(ap);
     }
-    long r = raw_syscall6(SYS_mremap, (long)old, (long)old_len,
-                          (long)new_len, flags, (long)want, 0);
+    long r = traced_remap((uintptr_t)old, old_len, new_len, flags, (uintptr_t)want);
     if (r < 0 && r > -4096) {
         errno = (int)-r;
         return MAP_FAILED;

@@ -15,6 +15,7 @@
 #include "preload/fault/hot.h"
 #include "preload/core/config.h"
 #include "preload/fault/fault.h"
+#include "preload/memmap/alias.h"
 #include "preload/memmap/traced_set.h"
 #include "preload/filter/watch.h"
 #include "sys/env.h"
@@ -52,8 +53,14 @@ extern char **environ;
 
 /* ---- fork ---- */
 
+/* A fork copies private pages: aliased ones are held still until the
+ * child has copied them (traced_set.h). */
+static void before_fork(void) { traced_freeze(); }
+static void after_fork_parent(void) { traced_thaw(); }
+
 static void after_fork_child(void)
 {
+    traced_fork_child();
     complete_after_fork();
     hot_after_fork();
     world_after_fork();
@@ -367,6 +374,7 @@ static void process_end_stats(fmt_buf *b)
     fmt_u64(b, fault_stack_pages());
     fmt_char(b, '\n');
     hot_end_stats(b);
+    alias_end_stats(b);
     fmt_str(b, "exposed_windows=");
     fmt_u64(b, fault_exposed_windows());
     int64_t first = fault_first_exposed();
@@ -501,7 +509,7 @@ __attribute__((constructor(101))) static void memtap_preload_init(void)
         ignore_init(); /* before the program's module is seen */
         watch_init();
         modules_rescan();
-        pthread_atfork(NULL, NULL, after_fork_child);
+        pthread_atfork(before_fork, after_fork_parent, after_fork_child);
         process_end_install_fatal();
         resolve_next_symbols();
         start_engines();

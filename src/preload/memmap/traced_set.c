@@ -6,11 +6,16 @@
  * stepped instruction).  A page is closed again when its last opener
  * closes it.  One lock guards the counts and every mprotect of a traced
  * page; it is never held where a signal could park or re-enter the thread.
+ *
+ * One file: every change of a traced page's mapping or rights (opening,
+ * closing, protecting, an alias made or moved, a fork's hold on them) is
+ * one of this lock's changes, which completions wait for.
  */
 #define _GNU_SOURCE
 #include "traced_set.h"
 #include "sys/sigbits.h"
 
+#include "alias.h"
 #include "pagemap.h"
 #include "preload/record/tracer.h"
 #include "sys/futex_lock.h"
@@ -49,6 +54,10 @@ static __thread int tls_masked __attribute__((tls_model("initial-exec")));
  * a change it makes itself meanwhile (memtap's own code, recording the
  * access it has made, touching a traced page) does not wait for it. */
 static __thread int tls_inflight __attribute__((tls_model("initial-exec")));
+/* Aliased pages held still for a fork (traced_freeze): completions wait,
+ * but those of the thread that froze them. */
+static atomic_int frozen;
+static __thread int tls_freezer __attribute__((tls_model("initial-exec")));
 
 int traced_active(void) { return atomic_load(&set_state.active); }
 int traced_masked(void) { return tls_masked; }
@@ -157,13 +166,20 @@ static int page_direct(uintptr_t page)
            !(pagemap_get(page) & PM_TRACKED);
 }
 
+/* Whether completions wait: a change is being made, or another thread
+ * froze the aliased pages for a fork. */
+static int completions_wait(void)
+{
+    return atomic_load(&set_state.changing) || (atomic_load(&frozen) && !tls_freezer);
+}
+
 int traced_completion_begin(uintptr_t a, size_t n)
 {
     for (;;) {
-        while (atomic_load(&set_state.changing)) /* its changer needs the CPU */
+        while (completions_wait()) /* its changer needs the CPU */
             raw_syscall3(SYS_sched_yield, 0, 0, 0);
         atomic_fetch_add(&set_state.inflight, 1);
-        if (!atomic_load(&set_state.changing))
+        if (!completions_wait())
             break;
         atomic_fetch_sub(&set_state.inflight, 1);
     }
@@ -402,6 +418,108 @@ void traced_move(uintptr_t old, size_t old_len, uintptr_t new_addr,
                     st & PM_REGION_MASK);
 }
 
+/* The rights page has now (lock held). */
+static int rights_now(uintptr_t page)
+{
+    uint8_t st = pagemap_get(page);
+    return atomic_load(&set_state.active) && (st & PM_TRACKED) && !page_is_open(page)
+               ? PROT_NONE
+               : st & PM_PROT_MASK;
+}
+
+void traced_alias_hot(uintptr_t addr)
+{
+    uintptr_t page = page_start(addr);
+    if (!alias_heat(page))
+        return;
+    sigset_t old;
+    int guard = traced_lock_guarded(&old);
+    if (rights_now(page) == PROT_NONE && (pagemap_get(page) & PM_TRACKED)) {
+        change_begin();
+        alias_make(page, PROT_NONE);
+        change_end();
+    }
+    traced_unlock_guarded(guard, &old);
+}
+
+long traced_remap(uintptr_t old, size_t old_len, size_t new_len, int flags, uintptr_t want)
+{
+    long r;
+    if (!alias_count() || (flags & ~(MREMAP_MAYMOVE | MREMAP_FIXED)) ||
+        ((flags & MREMAP_FIXED) && !(flags & MREMAP_MAYMOVE)) || (old & (PAGE - 1)) ||
+        new_len == 0)
+        return raw_syscall6(SYS_mremap, (long)old, (long)old_len, (long)new_len, flags,
+                            (long)want, 0);
+    old_len = (old_len + PAGE - 1) & ~(size_t)(PAGE - 1);
+    new_len = (new_len + PAGE - 1) & ~(size_t)(PAGE - 1);
+    sigset_t mask;
+    int guard = traced_lock_guarded(&mask);
+    change_begin();
+    r = alias_within(old, old + old_len)
+            ? alias_remap(old, old_len, new_len, flags, want, pagemap_get(old) & PM_PROT_MASK)
+            : raw_syscall6(SYS_mremap, (long)old, (long)old_len, (long)new_len, flags,
+                           (long)want, 0);
+    change_end();
+    traced_unlock_guarded(guard, &mask);
+    return r;
+}
+
+void traced_dropped(uintptr_t start, size_t len)
+{
+    if (!alias_count())
+        return;
+    sigset_t old;
+    int guard = traced_lock_guarded(&old);
+    change_begin();
+    alias_zero(start, start + len);
+    change_end();
+    traced_unlock_guarded(guard, &old);
+}
+
+/* ---- a fork: aliased pages held still until the child has copied them ---- */
+
+void traced_freeze(void)
+{
+    alias_hold();
+    if (!alias_count())
+        return;
+    atomic_store(&frozen, 1);
+    tls_freezer = 1;
+    while (atomic_load(&set_state.inflight) > tls_inflight)
+        raw_syscall3(SYS_sched_yield, 0, 0, 0);
+    alias_fork_begin();
+}
+
+void traced_thaw(void)
+{
+    if (tls_freezer)
+        alias_fork_wait(); /* the child has copied them */
+    tls_freezer = 0;
+    atomic_store(&frozen, 0);
+    alias_release();
+}
+
+void traced_fork_child(void)
+{
+    alias_after_fork_child(rights_now);
+    tls_freezer = 0;
+    atomic_store(&frozen, 0);
+    alias_release();
+}
+
+/* The aliases of [start, end), unmapped, forgotten. */
+static void unalias_unmapped(uintptr_t start, uintptr_t end)
+{
+    if (!alias_count())
+        return;
+    sigset_t old;
+    int guard = traced_lock_guarded(&old);
+    change_begin();
+    alias_forget(start, end);
+    change_end();
+    traced_unlock_guarded(guard, &old);
+}
+
 void traced_stop(uintptr_t start, uintptr_t end)
 {
     sigset_t old;
@@ -422,6 +540,7 @@ void traced_remove(uintptr_t start, uintptr_t end)
 {
     if (set_state.listener)
         set_state.listener->unmapped(start, end);
+    unalias_unmapped(start, end);
     untrack(start, end);
 }
 
@@ -439,8 +558,12 @@ long traced_unmap(long nr, const long *a)
                  ? raw_syscall3(SYS_munmap, a[0], a[1], 0)
                  : raw_syscall6(SYS_mmap, a[0], a[1], a[2], a[3], a[4], a[5]);
     int done = nr == SYS_munmap ? r == 0 : r == a[0];
-    if (done)
+    if (done) {
+        change_begin(); /* no completion reaches a forgotten alias */
+        alias_forget(start, end);
+        change_end();
         forget(start, end);
+    }
     traced_unlock_guarded(guard, &old);
     atomic_fetch_sub(&set_state.unmapping, 1);
     if (done && set_state.listener) /* the tools' own work: not under the lock */

@@ -83,6 +83,23 @@ void traced_close(traced_open_set *s);
  * rights given back (the mapping stays). */
 void traced_stop(uintptr_t start, uintptr_t end);
 
+/* A completion on addr's page, closed, made: when the page is hot, it
+ * gets an alias (alias.h), made as one change. */
+void traced_alias_hot(uintptr_t addr);
+/* The program's mremap(old, old_len, new_len, flags, want): made, by
+ * hand when aliased pages split the range (the call's result). */
+long traced_remap(uintptr_t old, size_t old_len, size_t new_len, int flags, uintptr_t want);
+/* The program's madvise dropped [start, start+len) (MADV_DONTNEED): the
+ * aliased pages there read zeros too. */
+void traced_dropped(uintptr_t start, size_t len);
+/* A fork: traced_freeze before it holds every aliased page still
+ * (completions of other threads wait) and makes none; traced_thaw after
+ * it in the parent waits for the child to copy them (at most a second)
+ * and lets go; traced_fork_child in the child copies them. */
+void traced_freeze(void);
+void traced_thaw(void);
+void traced_fork_child(void);
+
 /* Whether any page of [addr, addr+len) is traced. */
 int traced_has(uintptr_t addr, size_t len);
 /* Whether every page of [addr, addr+len) is traced and the program's own

@@ -38,7 +38,7 @@ static struct {
 static const int passthrough[] = {
     SYS_rt_sigreturn, SYS_exit, SYS_clone, SYS_clone3,
     SYS_fork, SYS_vfork, SYS_getpid, SYS_gettid, SYS_getppid, SYS_sched_yield,
-    SYS_dup, SYS_lseek, SYS_madvise,
+    SYS_dup, SYS_lseek,
     SYS_kill, SYS_tgkill, SYS_tkill, SYS_getuid, SYS_geteuid, SYS_getgid,
     SYS_getegid, SYS_set_tid_address, SYS_set_robust_list, SYS_rseq,
     SYS_restart_syscall, SYS_alarm, SYS_pause, SYS_fsync, SYS_fdatasync,

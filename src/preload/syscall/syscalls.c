@@ -532,7 +532,12 @@ static void on_sigsys_body(int sig, siginfo_t *si, ucontext_t *uc)
         sys_spec futex;
         const sys_spec *sp = nr == SYS_futex ? futex_spec(a, &futex) : spec_of(nr);
         long old_break = nr == SYS_brk ? raw_syscall3(SYS_brk, 0, 0, 0) : 0;
-        ret = call_opened(uc, sp, nr, a);
+        ret = nr == SYS_mremap ? traced_remap((uintptr_t)a[0], (size_t)a[1], (size_t)a[2],
+                                              (int)a[3], (uintptr_t)a[4])
+                               : call_opened(uc, sp, nr, a);
+        if (nr == SYS_madvise && ret == 0 &&
+            (a[2] == MADV_DONTNEED || a[2] == MADV_DONTNEED_LOCKED))
+            traced_dropped((uintptr_t)a[0], (size_t)a[1]); /* (an alias keeps its bytes) */
         if (ret == -EFAULT && traced_active())
             ret = retry_closed(uc, sp, nr, a);
         record_block(sp, a, ret, (uint64_t)g[REG_RIP] - 2);
