@@ -103,7 +103,8 @@ uint8_t *alias_at(uintptr_t addr)
 
 int alias_heat(uintptr_t page)
 {
-    if (!al.on || al.failed || atomic_load(&al.held))
+    if (!al.on || al.failed || atomic_load(&al.held) ||
+        (al.nfree == 0 && al.bump == SLOTS))
         return 0;
     /* (racy counts: a page made hot a little late or early is the same) */
     __typeof__(al.heat[0]) *h = &al.heat[fib_mix(page >> PAGE_SHIFT) % HEAT_SLOTS];
@@ -111,7 +112,10 @@ int alias_heat(uintptr_t page)
         h->page = page;
         h->n = 0;
     }
-    return ++h->n == al.hot;
+    if (++h->n < al.hot)
+        return 0;
+    h->n = 0; /* (hot again later: a page unmapped and mapped anew) */
+    return 1;
 }
 
 /* The memfd and its two mappings; 0, or -1 (never tried again). */
