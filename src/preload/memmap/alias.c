@@ -11,10 +11,11 @@
  * unmapped: a private page mapped anew cannot merge with its neighbours
  * (its accounting differs while it is closed), so copying pages back
  * would leave a mapping per page.  What treats a shared page unlike a
- * private one is done by hand instead: traced_set.c moves the pages of
- * an mremap one at a time, a madvise that drops pages zeroes their
- * aliases, and a forked child, alone in its copy of the process, copies
- * its pages back before anything runs (the parent holds still meanwhile).
+ * private one is done by hand instead (traced_set.c calls these inside
+ * its changes): an mremap is made a piece at a time (alias_remap), a
+ * madvise that drops pages zeroes their aliases, and a forked child,
+ * alone in its copy of the process, copies its pages back before
+ * anything runs (the parent holds still meanwhile).
  */
 #define _GNU_SOURCE
 #include "alias.h"
@@ -38,7 +39,7 @@
 /* Each aliased page is a mapping of its own (two more where it splits
  * one): few enough that the program keeps room under vm.max_map_count
  * (65,530 by default). */
-#define SLOTS 8192
+#define SLOTS 4096
 #define TABLE (4 * SLOTS)      /* open addressing, a power of two */
 #define HEAT_SLOTS 4096        /* direct-mapped counts */
 #define HOT 8                  /* completions that make a page hot */
