@@ -229,7 +229,7 @@ int fault_complete_access(ucontext_t *uc, const x86_access_insn *insn, int mem,
     traced_completion_end();
     if (!done)
         return 0;
-    if (open == 0) /* the page was closed: hot, it gets an alias */
+    if (open == 0 && !alias_at(op.addr)) /* closed, no alias: hot, it gets one */
         traced_alias_hot(op.addr);
     complete_commit(uc, insn, &after);
     return 1;
