@@ -374,9 +374,10 @@ static int mem_access(long nr, void *buf, size_t n, uint64_t addr)
         return -1;
     if (!alias_enabled() || !traced_has(addr, n))
         return mem_io(nr, buf, n, addr);
-    traced_completion_begin(addr, n);
+    sigset_t old;
+    int guard = traced_reach_begin(&old);
     int rc = mem_pieces(nr, buf, n, addr);
-    traced_completion_end();
+    traced_reach_end(guard, &old);
     return rc;
 }
 

@@ -217,8 +217,11 @@ int fault_complete_access(ucontext_t *uc, const x86_access_insn *insn, int mem,
 {
     x86_access op;
     complete_regs after;
-    if (!x86_access_operand(insn, uc, (unsigned)mem, 0, &op) ||
-        (record && !traced_allows(op.addr, op.size, op.write)))
+    if (!x86_access_operand(insn, uc, (unsigned)mem, 0, &op))
+        return 0;
+    if (record == FAULT_RECORD_TRACED)
+        record = traced_active() && traced_has(op.addr, op.size);
+    if (record && !traced_allows(op.addr, op.size, op.write))
         return 0;
     completed c = { uc, insn, op.addr };
     int open = traced_completion_begin(op.addr, op.size);
@@ -232,7 +235,7 @@ int fault_complete_access(ucontext_t *uc, const x86_access_insn *insn, int mem,
     if (open == 0 && !alias_at(op.addr)) /* closed, no alias: hot, it gets one */
         traced_alias_hot(op.addr);
     complete_commit(uc, insn, &after);
-    return 1;
+    return record ? 1 : 2;
 }
 
 /* The one-signal path: insn (decoded from `bytes`) completed here, its
@@ -244,7 +247,7 @@ static int try_complete(ucontext_t *uc, const x86_access_insn *insn,
     if (mem < 0)
         return complete_branch(uc, insn, fault);
     uint64_t pc = (uint64_t)uc->uc_mcontext.gregs[REG_RIP];
-    if (!fault_complete_access(uc, insn, mem, bytes, 1))
+    if (!fault_complete_access(uc, insn, mem, bytes, FAULT_RECORD))
         return 0;
     complete_counted();
     hot_completed(pc, x86_access_length(insn));

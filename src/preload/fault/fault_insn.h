@@ -12,8 +12,11 @@
 
 /* Completes one execution of insn (its bytes `bytes`, at uc's pc) while
  * the pages of its memory operand `mem` stay as they are: records it when
- * `record` (the operand is then traced), gives uc the registers it leaves
- * and moves the pc past it; 1.  0 when it cannot (uc untouched). */
+ * `record` is FAULT_RECORD (the operand is then traced), or
+ * FAULT_RECORD_TRACED and tracing is on and the operand is traced; gives
+ * uc the registers it leaves and moves the pc past it.  1 (recorded) or 2
+ * (not); 0 when it cannot (uc untouched). */
+enum { FAULT_RECORD_NONE, FAULT_RECORD, FAULT_RECORD_TRACED };
 int fault_complete_access(ucontext_t *uc, const x86_access_insn *insn, int mem,
                           const uint8_t *bytes, int record);
 /* rep movs / rep stos at uc's pc, performed and recorded here (uc moved

@@ -389,17 +389,15 @@ static void hot_run(ucontext_t *uc, const hot_site *s, int quiet)
     uint32_t n = atomic_load(&s->n);
     for (uint32_t i = 0; i < n; i++) {
         const hot_insn *in = &s->run[i];
-        x86_access op;
-        int record = !quiet && traced_active() &&
-                     x86_access_operand(&in->insn, uc, (unsigned)in->mem, 0, &op) &&
-                     traced_has(op.addr, op.size);
-        if (!fault_complete_access(uc, &in->insn, in->mem, in->bytes, record)) {
+        int done = fault_complete_access(uc, &in->insn, in->mem, in->bytes,
+                                         quiet ? FAULT_RECORD_NONE : FAULT_RECORD_TRACED);
+        if (!done) {
             if (i == 0)
                 unpatch(s); /* uc's pc is the site's: it runs as it was */
             return;
         }
         if (!quiet)
-            atomic_fetch_add(record ? &hot_state.accesses : &hot_state.untraced, 1);
+            atomic_fetch_add(done == 1 ? &hot_state.accesses : &hot_state.untraced, 1);
     }
 }
 

@@ -53,14 +53,14 @@ extern char **environ;
 
 /* ---- fork ---- */
 
-/* A fork copies private pages: aliased ones are held still until the
- * child has copied them (traced_set.h). */
-static void before_fork(void) { traced_freeze(); }
-static void after_fork_parent(void) { traced_thaw(); }
+/* A fork copies private pages: aliased ones are made private first, and
+ * none is made until it is done (traced_set.h). */
+static void before_fork(void) { traced_before_fork(); }
+static void after_fork_parent(void) { alias_release(); }
 
 static void after_fork_child(void)
 {
-    traced_fork_child();
+    alias_after_fork_child();
     complete_after_fork();
     hot_after_fork();
     world_after_fork();

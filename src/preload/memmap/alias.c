@@ -8,14 +8,13 @@
  * and a page reaches the program's address by mremap with old size 0 (a
  * shared mapping's pages mapped again), closed from the start.  A slot
  * given back is emptied with MADV_REMOVE.  Pages stay aliased until
- * unmapped: a private page mapped anew cannot merge with its neighbours
- * (its accounting differs while it is closed), so copying pages back
- * would leave a mapping per page.  What treats a shared page unlike a
- * private one is done by hand instead (traced_set.c calls these inside
- * its changes): an mremap is made a piece at a time (alias_remap), a
- * madvise that drops pages zeroes their aliases, and a forked child,
- * alone in its copy of the process, copies its pages back before
- * anything runs (the parent holds still meanwhile).
+ * unmapped or a fork (traced_set.c calls these inside its changes): an
+ * mremap is made a piece at a time (alias_remap), a madvise that drops
+ * pages zeroes their aliases, and before a fork every page is made
+ * private again (alias_restore), with the other threads stopped: a
+ * private page mapped anew merges with its neighbours into one mapping
+ * only when it was made writable (accounted, as the program's own were),
+ * which no other thread may see.
  */
 #define _GNU_SOURCE
 #include "alias.h"
@@ -25,10 +24,8 @@
 #include "sys/rawsys.h"
 
 #include <errno.h>
-#include <linux/futex.h>
 #include <stdatomic.h>
 #include <string.h>
-#include <time.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 
@@ -63,10 +60,8 @@ static struct {
     entry table[TABLE];
     _Atomic uint32_t count;
     atomic_int held;           /* alias_hold: a fork is being made */
-    _Atomic uint32_t *copied;  /* a page shared with forked children: 1 once
-                                  the child has copied the aliased pages */
     struct { uintptr_t page; uint32_t n; } heat[HEAT_SLOTS];
-    uint64_t made, forgotten;
+    uint64_t made, forgotten, restored;
 } al;
 
 void alias_init(int eager, int (*read)(void *buf, size_t n, uint64_t addr),
@@ -139,16 +134,8 @@ static int arena_make(void)
             raw_syscall3(SYS_munmap, a, (long)len, 0);
         return -1;
     }
-    long w = raw_syscall6(SYS_mmap, 0, PAGE, PROT_READ | PROT_WRITE,
-                          MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-    if (RAW_FAILED(w)) {
-        raw_syscall3(SYS_munmap, a, (long)len, 0);
-        raw_syscall3(SYS_munmap, c, (long)len, 0);
-        return -1;
-    }
     al.arena = (uint8_t *)a;
     al.closed = (uint8_t *)c;
-    al.copied = (_Atomic uint32_t *)w;
     return 0;
 }
 
@@ -328,47 +315,61 @@ long alias_remap(uintptr_t old, size_t old_len, size_t new_len, int flags, uintp
     return (long)to;
 }
 
-void alias_after_fork_child(int (*prot_of)(uintptr_t page))
+/* Page back to private memory with its bytes and rights prot: mapped
+ * anew in place and written while open when no other thread runs (it
+ * merges with its neighbours again), else mapped closed and written
+ * through /proc/self/mem (never open; a mapping of its own).  0, or -1
+ * (it stays shared, or when the write failed, empty). */
+static int make_private(uintptr_t page, const uint8_t *bytes, int prot, int alone)
 {
-    /* one thread here: each page private again, written while open */
-    for (size_t i = 0; i < TABLE; i++) {
-        entry e = al.table[i];
-        if (!e.page)
-            continue;
-        long p = raw_syscall6(SYS_mmap, (long)e.page, PAGE, PROT_READ | PROT_WRITE,
-                              MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
-        if (p == (long)e.page) {
-            memcpy((void *)p, al.arena + (size_t)e.slot * PAGE, PAGE);
-            raw_syscall3(SYS_mprotect, p, PAGE, prot_of(e.page));
-        }
-        al.table[i].page = 0;
-    }
-    if (al.arena) {
+    long t = raw_syscall6(SYS_mmap, (long)page, PAGE,
+                          alone ? PROT_READ | PROT_WRITE : PROT_NONE,
+                          MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+    if (t != (long)page)
+        return -1;
+    if (alone)
+        memcpy((void *)page, bytes, PAGE);
+    else if (al.write(page, bytes, PAGE) != 0)
+        return -1;
+    return (alone || prot != PROT_NONE) ? (int)raw_syscall3(SYS_mprotect, t, PAGE, prot) : 0;
+}
+
+typedef struct restoring {
+    int (*prot_of)(uintptr_t page);
+    int alone;
+} restoring;
+
+static void restore_one(size_t i, void *arg)
+{
+    const restoring *r = arg;
+    entry e = al.table[i];
+    if (make_private(e.page, al.arena + (size_t)e.slot * PAGE, r->prot_of(e.page),
+                     r->alone) != 0)
+        return; /* (left shared: it keeps working through its alias) */
+    table_erase(i);
+    slot_free(e.slot);
+    al.restored++;
+}
+
+void alias_restore(uintptr_t start, uintptr_t end, int (*prot_of)(uintptr_t page), int alone)
+{
+    restoring r = { prot_of, alone };
+    each_in(start, end, restore_one, &r);
+}
+
+void alias_after_fork_child(void)
+{
+    if (al.arena) { /* (the parent's memfd; no page of it is mapped here) */
         raw_syscall3(SYS_munmap, (long)al.arena, (long)SLOTS * PAGE, 0);
         raw_syscall3(SYS_munmap, (long)al.closed, (long)SLOTS * PAGE, 0);
-        atomic_store(al.copied, 1); /* the parent goes on */
-        raw_syscall6(SYS_futex, (long)al.copied, FUTEX_WAKE, 1, 0, 0, 0);
-        raw_syscall3(SYS_munmap, (long)al.copied, PAGE, 0);
     }
     al.arena = al.closed = NULL;
-    al.copied = NULL;
     al.bump = al.nfree = 0;
+    if (alias_count()) /* (pages that could not be made private: shared still) */
+        memset(al.table, 0, sizeof al.table);
     atomic_store(&al.count, 0);
     atomic_store(&al.held, 0);
-    al.made = al.forgotten = 0;
-}
-
-void alias_fork_begin(void)
-{
-    if (al.copied)
-        atomic_store(al.copied, 0);
-}
-
-void alias_fork_wait(void)
-{
-    struct timespec step = { 0, 10 * 1000 * 1000 };
-    for (int i = 0; al.copied && i < 100 && !atomic_load(al.copied); i++)
-        raw_syscall6(SYS_futex, (long)al.copied, FUTEX_WAIT, 0, (long)&step, 0, 0);
+    al.made = al.forgotten = al.restored = 0;
 }
 
 void alias_end_stats(fmt_buf *b)
@@ -379,6 +380,8 @@ void alias_end_stats(fmt_buf *b)
     fmt_u64(b, al.made);
     fmt_str(b, "\nalias_pages_forgotten=");
     fmt_u64(b, al.forgotten);
+    fmt_str(b, "\nalias_pages_restored=");
+    fmt_u64(b, al.restored);
     fmt_str(b, "\nalias_failed=");
     fmt_u64(b, (uint64_t)al.failed);
     fmt_char(b, '\n');

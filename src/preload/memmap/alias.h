@@ -4,7 +4,8 @@
  * no system call, while the page itself stays closed at its own address.
  * The page's bytes move into a memfd mapped at both places; what would
  * treat a shared page unlike the private one it was (a fork, an mremap,
- * a madvise that drops pages) is done by hand (traced_set.c).
+ * a madvise that drops pages) is done by hand (traced_set.c), and
+ * before a fork the pages are private again.
  *
  * Pages change (made, given back, forgotten) only inside one of the
  * traced set's changes (traced_set.c: its lock held, no completion in
@@ -54,14 +55,13 @@ uint32_t alias_count(void);
 /* No aliases are made between alias_hold and alias_release (a fork). */
 void alias_hold(void);
 void alias_release(void);
-/* In a forked child (alone, before anything else runs; the parent held
- * every alias still through the fork): each aliased page private again
- * with its bytes and the rights prot_of gives, the parent's memfd let go. */
-void alias_after_fork_child(int (*prot_of)(uintptr_t page));
-/* Before a fork with aliased pages: the child has not copied them yet. */
-void alias_fork_begin(void);
-/* In the parent after it: waits until the child has (a second at most). */
-void alias_fork_wait(void);
+/* Makes the aliased pages of [start, end) private again, each with the
+ * rights prot_of gives: `alone` when no other thread runs (the pages then
+ * merge with their neighbours' mappings again). */
+void alias_restore(uintptr_t start, uintptr_t end, int (*prot_of)(uintptr_t page), int alone);
+/* In a forked child: the parent's memfd let go (the parent made every
+ * page private before the fork). */
+void alias_after_fork_child(void);
 /* key=value lines for the trace's closing statistics. */
 void alias_end_stats(fmt_buf *b);
 

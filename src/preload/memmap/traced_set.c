@@ -16,6 +16,7 @@
 #include "sys/sigbits.h"
 
 #include "alias.h"
+#include "preload/core/stop_world.h"
 #include "pagemap.h"
 #include "preload/record/tracer.h"
 #include "sys/futex_lock.h"
@@ -23,6 +24,7 @@
 #include "sys/page.h"
 #include "sys/rawsys.h"
 
+#include <errno.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <sys/mman.h>
@@ -54,10 +56,6 @@ static __thread int tls_masked __attribute__((tls_model("initial-exec")));
  * a change it makes itself meanwhile (memtap's own code, recording the
  * access it has made, touching a traced page) does not wait for it. */
 static __thread int tls_inflight __attribute__((tls_model("initial-exec")));
-/* Aliased pages held still for a fork (traced_freeze): completions wait,
- * but those of the thread that froze them. */
-static atomic_int frozen;
-static __thread int tls_freezer __attribute__((tls_model("initial-exec")));
 
 int traced_active(void) { return atomic_load(&set_state.active); }
 int traced_masked(void) { return tls_masked; }
@@ -166,12 +164,8 @@ static int page_direct(uintptr_t page)
            !(pagemap_get(page) & PM_TRACKED);
 }
 
-/* Whether completions wait: a change is being made, or another thread
- * froze the aliased pages for a fork. */
-static int completions_wait(void)
-{
-    return atomic_load(&set_state.changing) || (atomic_load(&frozen) && !tls_freezer);
-}
+/* Whether completions wait: a change is being made. */
+static int completions_wait(void) { return atomic_load(&set_state.changing); }
 
 int traced_completion_begin(uintptr_t a, size_t n)
 {
@@ -195,6 +189,32 @@ void traced_completion_end(void)
 {
     tls_inflight--;
     atomic_fetch_sub(&set_state.inflight, 1);
+}
+
+int traced_reach_begin(sigset_t *old)
+{
+    int guard = !traced_masked();
+    for (;;) {
+        while (completions_wait()) /* (parks as it waits: a stopper may change) */
+            raw_syscall3(SYS_sched_yield, 0, 0, 0);
+        if (guard)
+            traced_guard_signals(old);
+        atomic_fetch_add(&set_state.inflight, 1);
+        if (!completions_wait())
+            break;
+        atomic_fetch_sub(&set_state.inflight, 1);
+        if (guard)
+            traced_unguard_signals(old);
+    }
+    tls_inflight++;
+    return guard;
+}
+
+void traced_reach_end(int guard, const sigset_t *old)
+{
+    traced_completion_end();
+    if (guard)
+        traced_unguard_signals(old);
 }
 
 
@@ -445,7 +465,7 @@ void traced_alias_hot(uintptr_t addr)
 long traced_remap(uintptr_t old, size_t old_len, size_t new_len, int flags, uintptr_t want)
 {
     long r;
-    if (!alias_count() || (flags & ~(MREMAP_MAYMOVE | MREMAP_FIXED)) ||
+    if ((flags & ~(MREMAP_MAYMOVE | MREMAP_FIXED)) ||
         ((flags & MREMAP_FIXED) && !(flags & MREMAP_MAYMOVE)) || (old & (PAGE - 1)) ||
         new_len == 0)
         return raw_syscall6(SYS_mremap, (long)old, (long)old_len, (long)new_len, flags,
@@ -455,10 +475,14 @@ long traced_remap(uintptr_t old, size_t old_len, size_t new_len, int flags, uint
     sigset_t mask;
     int guard = traced_lock_guarded(&mask);
     change_begin();
+    /* pages aliased, or once aliased and made private again while others
+     * ran (a mapping of their own), split the range's mapping */
     r = alias_within(old, old + old_len)
-            ? alias_remap(old, old_len, new_len, flags, want, pagemap_get(old) & PM_PROT_MASK)
+            ? -EFAULT
             : raw_syscall6(SYS_mremap, (long)old, (long)old_len, (long)new_len, flags,
                            (long)want, 0);
+    if (r == -EFAULT && alias_enabled() && traced_has(old, old_len))
+        r = alias_remap(old, old_len, new_len, flags, want, pagemap_get(old) & PM_PROT_MASK);
     change_end();
     traced_unlock_guarded(guard, &mask);
     return r;
@@ -476,35 +500,23 @@ void traced_dropped(uintptr_t start, size_t len)
     traced_unlock_guarded(guard, &old);
 }
 
-/* ---- a fork: aliased pages held still until the child has copied them ---- */
+/* ---- a fork: aliased pages private again first ---- */
 
-void traced_freeze(void)
+void traced_before_fork(void)
 {
     alias_hold();
     if (!alias_count())
         return;
-    atomic_store(&frozen, 1);
-    tls_freezer = 1;
-    while (atomic_load(&set_state.inflight) > tls_inflight)
-        raw_syscall3(SYS_sched_yield, 0, 0, 0);
-    alias_fork_begin();
-}
-
-void traced_thaw(void)
-{
-    if (tls_freezer)
-        alias_fork_wait(); /* the child has copied them */
-    tls_freezer = 0;
-    atomic_store(&frozen, 0);
-    alias_release();
-}
-
-void traced_fork_child(void)
-{
-    alias_after_fork_child(rights_now);
-    tls_freezer = 0;
-    atomic_store(&frozen, 0);
-    alias_release();
+    sigset_t old;
+    traced_guard_signals(&old);
+    int alone = world_stop(); /* (the others parked: none meets a page open) */
+    traced_lock();
+    change_begin();
+    alias_restore(0, UINTPTR_MAX, rights_now, alone);
+    change_end();
+    traced_unlock();
+    world_resume();
+    traced_unguard_signals(&old);
 }
 
 /* The aliases of [start, end), unmapped, forgotten. */

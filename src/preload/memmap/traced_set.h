@@ -87,18 +87,15 @@ void traced_stop(uintptr_t start, uintptr_t end);
  * gets an alias (alias.h), made as one change. */
 void traced_alias_hot(uintptr_t addr);
 /* The program's mremap(old, old_len, new_len, flags, want): made, by
- * hand when aliased pages split the range (the call's result). */
+ * hand when aliased pages, or pages once aliased, split the range (the
+ * call's result). */
 long traced_remap(uintptr_t old, size_t old_len, size_t new_len, int flags, uintptr_t want);
 /* The program's madvise dropped [start, start+len) (MADV_DONTNEED): the
  * aliased pages there read zeros too. */
 void traced_dropped(uintptr_t start, size_t len);
-/* A fork: traced_freeze before it holds every aliased page still
- * (completions of other threads wait) and makes none; traced_thaw after
- * it in the parent waits for the child to copy them (at most a second)
- * and lets go; traced_fork_child in the child copies them. */
-void traced_freeze(void);
-void traced_thaw(void);
-void traced_fork_child(void);
+/* Before a fork: the aliased pages private again (a shared page would
+ * be the child's too), and none made until alias_release (after it). */
+void traced_before_fork(void);
 
 /* Whether any page of [addr, addr+len) is traced. */
 int traced_has(uintptr_t addr, size_t len);
@@ -136,6 +133,14 @@ void traced_page_close_locked(uintptr_t page);
  * instruction on them), -1 when some can (step it). */
 int traced_completion_begin(uintptr_t a, size_t n);
 void traced_completion_end(void);
+/* The same bracket around memtap's own reading or writing of traced
+ * memory outside a completion (a system call's buffer, a futex word):
+ * while it is in flight no asynchronous signal comes (a thread parked in
+ * it would keep a change that stopped the world waiting for ever); it
+ * waits for a change with them as they were.  Returns whether it blocked
+ * them, for traced_reach_end. */
+int traced_reach_begin(sigset_t *old);
+void traced_reach_end(int guard, const sigset_t *old);
 
 /* How deep the calling thread is in memtap handlers whose mask holds off
  * every asynchronous signal (fault.c sets it): there the page lock needs
