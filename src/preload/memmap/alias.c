@@ -376,13 +376,12 @@ void alias_end_stats(fmt_buf *b)
 {
     if (!al.on || !(al.made | al.failed))
         return;
-    fmt_str(b, "alias_pages_made=");
-    fmt_u64(b, al.made);
-    fmt_str(b, "\nalias_pages_forgotten=");
-    fmt_u64(b, al.forgotten);
-    fmt_str(b, "\nalias_pages_restored=");
-    fmt_u64(b, al.restored);
-    fmt_str(b, "\nalias_failed=");
-    fmt_u64(b, (uint64_t)al.failed);
+    static const char *const keys[] = { "alias_pages_made=", "\nalias_pages_forgotten=",
+                                        "\nalias_pages_restored=", "\nalias_failed=" };
+    uint64_t v[] = { al.made, al.forgotten, al.restored, (uint64_t)al.failed };
+    for (size_t i = 0; i < sizeof v / sizeof *v; i++) {
+        fmt_str(b, keys[i]);
+        fmt_u64(b, v[i]);
+    }
     fmt_char(b, '\n');
 }

@@ -8,8 +8,9 @@
  * page; it is never held where a signal could park or re-enter the thread.
  *
  * One file: every change of a traced page's mapping or rights (opening,
- * closing, protecting, an alias made or moved, a fork's hold on them) is
- * one of this lock's changes, which completions wait for.
+ * closing, protecting, an alias made, moved, forgotten or made private
+ * before a fork) is one of this lock's changes, which completions wait
+ * for.
  */
 #define _GNU_SOURCE
 #include "traced_set.h"
@@ -164,20 +165,29 @@ static int page_direct(uintptr_t page)
            !(pagemap_get(page) & PM_TRACKED);
 }
 
-/* Whether completions wait: a change is being made. */
-static int completions_wait(void) { return atomic_load(&set_state.changing); }
+/* Counts the calling thread's completion in flight once no change is
+ * being made; with `guard`, its asynchronous signals held off (saved in
+ * *old) while it is, not while it waits. */
+static void inflight_enter(int guard, sigset_t *old)
+{
+    for (;;) {
+        while (atomic_load(&set_state.changing)) /* its changer needs the CPU */
+            raw_syscall3(SYS_sched_yield, 0, 0, 0);
+        if (guard)
+            traced_guard_signals(old);
+        atomic_fetch_add(&set_state.inflight, 1);
+        if (!atomic_load(&set_state.changing))
+            break;
+        atomic_fetch_sub(&set_state.inflight, 1);
+        if (guard)
+            traced_unguard_signals(old);
+    }
+    tls_inflight++;
+}
 
 int traced_completion_begin(uintptr_t a, size_t n)
 {
-    for (;;) {
-        while (completions_wait()) /* its changer needs the CPU */
-            raw_syscall3(SYS_sched_yield, 0, 0, 0);
-        atomic_fetch_add(&set_state.inflight, 1);
-        if (!completions_wait())
-            break;
-        atomic_fetch_sub(&set_state.inflight, 1);
-    }
-    tls_inflight++;
+    inflight_enter(0, NULL);
     /* no rights change now: the counts hold still for us to read */
     int direct = 0, pages = 0;
     for (uintptr_t p = page_start(a); p < a + n; p += PAGE, pages++)
@@ -194,19 +204,7 @@ void traced_completion_end(void)
 int traced_reach_begin(sigset_t *old)
 {
     int guard = !traced_masked();
-    for (;;) {
-        while (completions_wait()) /* (parks as it waits: a stopper may change) */
-            raw_syscall3(SYS_sched_yield, 0, 0, 0);
-        if (guard)
-            traced_guard_signals(old);
-        atomic_fetch_add(&set_state.inflight, 1);
-        if (!completions_wait())
-            break;
-        atomic_fetch_sub(&set_state.inflight, 1);
-        if (guard)
-            traced_unguard_signals(old);
-    }
-    tls_inflight++;
+    inflight_enter(guard, old);
     return guard;
 }
 
@@ -488,16 +486,23 @@ long traced_remap(uintptr_t old, size_t old_len, size_t new_len, int flags, uint
     return r;
 }
 
-void traced_dropped(uintptr_t start, size_t len)
+/* f(start, end) on the aliases of [start, end) as one change, when
+ * there are any. */
+static void aliases_change(void (*f)(uintptr_t, uintptr_t), uintptr_t start, uintptr_t end)
 {
     if (!alias_count())
         return;
     sigset_t old;
     int guard = traced_lock_guarded(&old);
     change_begin();
-    alias_zero(start, start + len);
+    f(start, end);
     change_end();
     traced_unlock_guarded(guard, &old);
+}
+
+void traced_dropped(uintptr_t start, size_t len)
+{
+    aliases_change(alias_zero, start, start + len);
 }
 
 /* ---- a fork: aliased pages private again first ---- */
@@ -517,19 +522,6 @@ void traced_before_fork(void)
     traced_unlock();
     world_resume();
     traced_unguard_signals(&old);
-}
-
-/* The aliases of [start, end), unmapped, forgotten. */
-static void unalias_unmapped(uintptr_t start, uintptr_t end)
-{
-    if (!alias_count())
-        return;
-    sigset_t old;
-    int guard = traced_lock_guarded(&old);
-    change_begin();
-    alias_forget(start, end);
-    change_end();
-    traced_unlock_guarded(guard, &old);
 }
 
 void traced_stop(uintptr_t start, uintptr_t end)
@@ -552,7 +544,7 @@ void traced_remove(uintptr_t start, uintptr_t end)
 {
     if (set_state.listener)
         set_state.listener->unmapped(start, end);
-    unalias_unmapped(start, end);
+    aliases_change(alias_forget, start, end); /* (unmapped) */
     untrack(start, end);
 }
 
