@@ -4,10 +4,13 @@
  * mremap (by hand and through realloc) must keep the bytes and work on
  * the whole range, a new mapping where an unmapped one was must read
  * zeros, calloc after the heap shrank must give zeros, and a forked child
- * must not see its parent's later stores.  Prints what it checked and how
- * many values were wrong; natively and traced the output is the same. */
+ * must not see its parent's later stores (a second thread reading the
+ * pages all the while).  Prints what it checked and how many values were
+ * wrong; natively and traced the output is the same. */
 #define _GNU_SOURCE
 #include <malloc.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,6 +41,24 @@ static void expect(const volatile long *p, size_t n, long base, long step)
 {
     for (size_t i = 0; i < n; i++)
         wrong += p[i] != base + step * (long)i;
+}
+
+/* The second thread: reads the pages over and over until told to stop
+ * (the fork is made while it does). */
+static volatile long *reader_pages;
+static size_t reader_n;
+static atomic_int reader_stop;
+static long reader_sum;
+
+static void *reader(void *unused)
+{
+    (void)unused;
+    long sum = 0;
+    while (!atomic_load(&reader_stop))
+        for (size_t i = 0; i < reader_n; i += 512)
+            sum += reader_pages[i];
+    reader_sum = sum;
+    return NULL;
 }
 
 static volatile long *map(size_t pages, void *at)
@@ -118,8 +139,12 @@ int main(void)
      * after it */
     heat(again, n, 900);
     int done[2];
-    if (pipe(done) != 0)
+    pthread_t other;
+    reader_pages = again;
+    reader_n = n;
+    if (pipe(done) != 0 || pthread_create(&other, NULL, reader, NULL) != 0)
         return 2;
+    usleep(20000);
     fflush(stdout);
     pid_t pid = fork();
     if (pid < 0)
@@ -133,6 +158,8 @@ int main(void)
         fflush(stdout);
         _exit(0);
     }
+    atomic_store(&reader_stop, 1);
+    pthread_join(other, NULL);
     heat(again, n, 1100);
     if (write(done[1], "x", 1) != 1)
         return 2;

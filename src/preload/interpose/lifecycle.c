@@ -61,6 +61,7 @@ static void after_fork_parent(void) { alias_release(); }
 static void after_fork_child(void)
 {
     alias_after_fork_child();
+    traced_after_fork_child();
     complete_after_fork();
     hot_after_fork();
     world_after_fork();

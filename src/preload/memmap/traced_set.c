@@ -507,6 +507,17 @@ void traced_dropped(uintptr_t start, size_t len)
 
 /* ---- a fork: aliased pages private again first ---- */
 
+void traced_after_fork_child(void)
+{
+    /* only this thread is here: what the others were doing is not */
+    atomic_store(&set_state.inflight, 0);
+    tls_inflight = 0;
+    atomic_store(&set_state.changing, 0);
+    set_state.change_depth = 0;
+    atomic_store(&set_state.unmapping, 0);
+    atomic_store(&set_state.lock, 0);
+}
+
 void traced_before_fork(void)
 {
     alias_hold();

@@ -96,6 +96,9 @@ void traced_dropped(uintptr_t start, size_t len);
 /* Before a fork: the aliased pages private again (a shared page would
  * be the child's too), and none made until alias_release (after it). */
 void traced_before_fork(void);
+/* In a forked child: the other threads' completions, changes and lock,
+ * counted or held when it forked, are not its own. */
+void traced_after_fork_child(void);
 
 /* Whether any page of [addr, addr+len) is traced. */
 int traced_has(uintptr_t addr, size_t len);
