@@ -26,6 +26,7 @@
 
 #include "sys/env.h"
 #include "sys/hash.h"
+#include "sys/page.h"
 #include "sys/rawsys.h"
 #include "sys/futex_lock.h"
 #include "sys/spin.h"
@@ -350,7 +351,7 @@ static int mem_pieces(long nr, uint8_t *buf, size_t n, uint64_t addr)
     if (!alias_count())
         return mem_io(nr, buf, n, addr);
     while (n > 0) {
-        size_t piece = 4096 - (addr & 4095);
+        size_t piece = PAGE - (addr & (PAGE - 1));
         piece = piece < n ? piece : n;
         uint8_t *a = alias_at(addr);
         if (a && nr == SYS_pwrite64)
@@ -420,7 +421,7 @@ static int run_locked(const ucontext_t *uc, const x86_access *op,
     size_t n = op->size;
     uint8_t buf[2 * MAX_BYTES] __attribute__((aligned(MAX_BYTES)));
     /* an operand inside one aliased page is run on there, as on the page */
-    uint8_t *alias = direct || (addr & 4095) + n > 4096 ? NULL : alias_at(addr);
+    uint8_t *alias = direct || (addr & (PAGE - 1)) + n > PAGE ? NULL : alias_at(addr);
     direct |= alias != NULL;
     uint8_t *copy = alias ? alias
                     : direct ? (uint8_t *)(uintptr_t)addr

@@ -53,11 +53,8 @@ extern char **environ;
 
 /* ---- fork ---- */
 
-/* A fork copies private pages: aliased ones are made private first, and
- * none is made until it is done (traced_set.h). */
-static void before_fork(void) { traced_before_fork(); }
-static void after_fork_parent(void) { alias_release(); }
-
+/* (Before a fork traced_before_fork makes the aliased pages private and
+ * holds new ones off until alias_release: traced_set.h.) */
 static void after_fork_child(void)
 {
     alias_after_fork_child();
@@ -510,7 +507,7 @@ __attribute__((constructor(101))) static void memtap_preload_init(void)
         ignore_init(); /* before the program's module is seen */
         watch_init();
         modules_rescan();
-        pthread_atfork(before_fork, after_fork_parent, after_fork_child);
+        pthread_atfork(traced_before_fork, alias_release, after_fork_child);
         process_end_install_fatal();
         resolve_next_symbols();
         start_engines();

@@ -146,11 +146,11 @@ static void slot_free(uint32_t slot)
     al.free[al.nfree++] = slot;
 }
 
-int alias_make(uintptr_t page, int prot)
+int alias_make(uintptr_t page)
 {
     if (!al.arena && !al.failed && arena_make() != 0)
         al.failed = 1;
-    if (al.failed || (al.nfree == 0 && al.bump == SLOTS) || prot != PROT_NONE)
+    if (al.failed || (al.nfree == 0 && al.bump == SLOTS))
         return -1;
     size_t at = find(page);
     if (al.table[at].page) /* (aliased already) */
@@ -224,6 +224,9 @@ void alias_forget(uintptr_t start, uintptr_t end)
     each_in(start, end, forget_one, NULL);
 }
 
+/* Whether page has an alias. */
+static int aliased(uintptr_t page) { return al.table[find(page)].page != 0; }
+
 static void count_one(size_t i, void *arg)
 {
     (void)i;
@@ -248,29 +251,44 @@ void alias_zero(uintptr_t start, uintptr_t end)
     each_in(start, end, zero_one, NULL);
 }
 
-/* Page `from`, aliased, was moved to `to` (an mremap by hand). */
-static void alias_moved(uintptr_t from, uintptr_t to)
+/* The aliases of [from, from+len) now at `to` on (moved by hand). */
+static void aliases_moved(uintptr_t from, size_t len, uintptr_t to)
 {
-    size_t i = find(from);
-    if (!al.table[i].page)
-        return;
-    uint32_t slot = al.table[i].slot;
-    table_erase(i);
-    al.table[find(to)] = (entry){ to, slot };
-    atomic_fetch_add(&al.count, 1);
+    for (uintptr_t k = 0; k < len; k += PAGE) {
+        size_t i = find(from + k);
+        if (!al.table[i].page)
+            continue;
+        uint32_t slot = al.table[i].slot;
+        table_erase(i);
+        al.table[find(to + k)] = (entry){ to + k, slot };
+        atomic_fetch_add(&al.count, 1);
+    }
 }
 
-/* One piece of an mremap by hand: [from, from+len) to `to` ; 0, or -1. */
-static int move_piece(uintptr_t from, size_t len, uintptr_t to)
+/* [from, from+len) moved to `to` a mapping at a time (the range's pages
+ * all aliased or all not: a page at a time where several mappings split
+ * it), its aliases following; what moved goes back if a piece cannot.  0,
+ * or -1 (nothing moved). */
+static int move_pieces(uintptr_t from, size_t len, uintptr_t to)
 {
     if (raw_syscall6(SYS_mremap, (long)from, (long)len, (long)len,
-                     MREMAP_MAYMOVE | MREMAP_FIXED, (long)to, 0) == (long)to)
+                     MREMAP_MAYMOVE | MREMAP_FIXED, (long)to, 0) == (long)to) {
+        aliases_moved(from, len, to);
         return 0;
-    for (size_t k = 0; len > PAGE && k < len; k += PAGE) /* pieces of mappings */
-        if (raw_syscall6(SYS_mremap, (long)(from + k), PAGE, PAGE,
-                         MREMAP_MAYMOVE | MREMAP_FIXED, (long)(to + k), 0) != (long)(to + k))
-            return -1;
-    return len > PAGE ? 0 : -1;
+    }
+    size_t k = 0;
+    while (k < len && raw_syscall6(SYS_mremap, (long)(from + k), PAGE, PAGE,
+                                   MREMAP_MAYMOVE | MREMAP_FIXED, (long)(to + k),
+                                   0) == (long)(to + k))
+        k += PAGE;
+    aliases_moved(from, k, to);
+    if (k == len)
+        return 0;
+    for (size_t j = 0; j < k; j += PAGE) /* (undone: the range as it was) */
+        raw_syscall6(SYS_mremap, (long)(to + j), PAGE, PAGE, MREMAP_MAYMOVE | MREMAP_FIXED,
+                     (long)(from + j), 0);
+    aliases_moved(to, k, from);
+    return -1;
 }
 
 long alias_remap(uintptr_t old, size_t old_len, size_t new_len, int flags, uintptr_t want,
@@ -295,13 +313,18 @@ long alias_remap(uintptr_t old, size_t old_len, size_t new_len, int flags, uintp
         alias_forget(to, to + new_len);
         for (uintptr_t k = 0; k < keep;) {
             uintptr_t run = PAGE; /* a run of pages all aliased or all not */
-            int aliased = alias_within(old + k, old + k + PAGE);
-            while (k + run < keep && alias_within(old + k + run, old + k + run + PAGE) == aliased)
+            int a = aliased(old + k);
+            while (k + run < keep && aliased(old + k + run) == a)
                 run += PAGE;
-            if (move_piece(old + k, run, to + k) != 0)
+            if (move_pieces(old + k, run, to + k) != 0) {
+                /* the runs before go back (the reservation, then empty, too) */
+                if (k > 0 && move_pieces(to, k, old) != 0)
+                    raw_say_lit("memtap: warning: an mremap over pages with aliases "
+                                "failed half way: part of the range stays moved\n");
+                else if (!(flags & MREMAP_FIXED))
+                    raw_syscall3(SYS_munmap, (long)to, (long)new_len, 0);
                 return -EFAULT;
-            for (uintptr_t j = 0; aliased && j < run; j += PAGE)
-                alias_moved(old + k + j, to + k + j);
+            }
             k += run;
         }
     }

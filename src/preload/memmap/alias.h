@@ -33,9 +33,9 @@ int alias_enabled(void);
 uint8_t *alias_at(uintptr_t addr);
 /* One more completion on page: whether it is now hot enough to alias. */
 int alias_heat(uintptr_t page);
-/* Moves page (closed: rights `prot`) into the memfd and maps its alias;
- * 0, or -1 (it stays as it was). */
-int alias_make(uintptr_t page, int prot);
+/* Moves page (closed) into the memfd and maps its alias, closed at the
+ * page's address; 0, or -1 (it stays as it was). */
+int alias_make(uintptr_t page);
 /* Forgets the aliases of [start, end) (unmapped: nothing to copy). */
 void alias_forget(uintptr_t start, uintptr_t end);
 /* Whether a page of [start, end) has an alias. */

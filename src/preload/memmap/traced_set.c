@@ -454,7 +454,7 @@ void traced_alias_hot(uintptr_t addr)
     int guard = traced_lock_guarded(&old);
     if (rights_now(page) == PROT_NONE && (pagemap_get(page) & PM_TRACKED)) {
         change_begin();
-        alias_make(page, PROT_NONE);
+        alias_make(page);
         change_end();
     }
     traced_unlock_guarded(guard, &old);
@@ -463,7 +463,7 @@ void traced_alias_hot(uintptr_t addr)
 long traced_remap(uintptr_t old, size_t old_len, size_t new_len, int flags, uintptr_t want)
 {
     long r;
-    if ((flags & ~(MREMAP_MAYMOVE | MREMAP_FIXED)) ||
+    if (!alias_enabled() || (flags & ~(MREMAP_MAYMOVE | MREMAP_FIXED)) ||
         ((flags & MREMAP_FIXED) && !(flags & MREMAP_MAYMOVE)) || (old & (PAGE - 1)) ||
         new_len == 0)
         return raw_syscall6(SYS_mremap, (long)old, (long)old_len, (long)new_len, flags,
@@ -479,7 +479,7 @@ long traced_remap(uintptr_t old, size_t old_len, size_t new_len, int flags, uint
             ? -EFAULT
             : raw_syscall6(SYS_mremap, (long)old, (long)old_len, (long)new_len, flags,
                            (long)want, 0);
-    if (r == -EFAULT && alias_enabled() && traced_has(old, old_len))
+    if (r == -EFAULT && traced_has(old, old_len))
         r = alias_remap(old, old_len, new_len, flags, want, pagemap_get(old) & PM_PROT_MASK);
     change_end();
     traced_unlock_guarded(guard, &mask);
