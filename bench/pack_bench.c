@@ -9,6 +9,9 @@
  *              pointer chase: four-byte address deltas)
  *   sites3     three sites in turn, random words in 16 KiB
  *   sequential one site, 8-byte steps (one-byte deltas)
+ *   mixed      six sites in turn, as a compressor's loop: two step one
+ *              byte, two read random bytes of 64 KiB, one of 256 bytes,
+ *              one of 4 MiB (address deltas of one to four bytes mixed)
  *   modules1/4/16
  *              five sites of two modules, the module changing every 1, 4
  *              or 16 entries
@@ -44,6 +47,12 @@ static void fill(trace_entry *e, const char *mode, unsigned every)
         } else if (mode[0] == 's' && mode[1] == 'i') {
             x.site = 7 + i % 3;
             x.addr = 0x55550000ull + r % 4096 * 4;
+        } else if (mode[0] == 'm' && mode[1] == 'i') {
+            static const uint32_t span[6] = { 0, 0, 1u << 16, 1u << 16,
+                                              256, 1u << 22 };
+            x.site = 11 + i % 6;
+            x.addr = 0x55550000ull + (uint64_t)(i % 6) * (1u << 23) +
+                     (span[i % 6] ? r % span[i % 6] : i / 6);
         } else if (mode[0] == 's') {
             x.site = 3;
             x.addr = 0x7f0000000000ull + i * 8ull;
@@ -69,7 +78,7 @@ int main(int argc, char **argv)
         const char *name;
         unsigned every;
     } modes[] = { { "random", 0 },   { "sites3", 0 },   { "sequential", 0 },
-                  { "modules1", 1 }, { "modules4", 4 }, { "modules16", 16 } };
+                  { "mixed", 0 },    { "modules1", 1 }, { "modules4", 4 }, { "modules16", 16 } };
     static trace_entry e[N];
     static uint8_t out[N * TRACE_ENTRY_MAX + TRACE_RUN_FRAME + 64];
     static trace_packer p;

@@ -100,6 +100,34 @@ size_t trace_chunk_encode(ZSTD_CCtx *cctx, uint16_t type, uint32_t tid,
     return sizeof h + z;
 }
 
+static int set_literals(ZSTD_CCtx *cctx, int raw)
+{
+    return ZSTD_isError(ZSTD_CCtx_setParameter(
+               cctx, ZSTD_c_literalCompressionMode,
+               raw ? ZSTD_ps_disable : ZSTD_ps_auto))
+               ? -1
+               : 0;
+}
+
+size_t trace_chunk_encode_stream(ZSTD_CCtx *cctx, trace_compression c,
+                                 trace_literals *lit, uint16_t type,
+                                 uint32_t tid, uint32_t count, const void *raw,
+                                 size_t raw_size, void *out, size_t out_cap)
+{
+    if (c != TRACE_BALANCED)
+        return trace_chunk_encode(cctx, type, tid, count, raw, raw_size, out,
+                                  out_cap);
+    if (set_literals(cctx, atomic_load_explicit(lit, memory_order_relaxed)))
+        return 0;
+    size_t n = trace_chunk_encode(cctx, type, tid, count, raw, raw_size, out,
+                                  out_cap);
+    set_literals(cctx, 0); /* the context's other chunks as before */
+    if (n)
+        atomic_store_explicit(lit, raw_size < 2 * (n - sizeof(memtap_chunk_header)),
+                              memory_order_relaxed);
+    return n;
+}
+
 void trace_chunk_set_time(void *out, uint32_t time)
 {
     memcpy((char *)out + offsetof(memtap_chunk_header, time), &time, sizeof time);

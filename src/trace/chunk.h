@@ -6,6 +6,7 @@
 #ifndef MEMTAP_TRACE_CHUNK_H
 #define MEMTAP_TRACE_CHUNK_H
 
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -17,9 +18,10 @@
 #include "trace/pack.h"
 
 /* How chunks are compressed (memtap run --compress): zstd level 1
- * (balanced, the default: fast, and regular accesses compress very well);
- * level 1 with literals stored as they are (fast: cheaper on random
- * addresses, a bigger file); level 3 (small). */
+ * (balanced, the default: fast, and regular accesses compress very well;
+ * literals as trace_literals says); level 1 with literals stored as they
+ * are (fast: cheaper on random addresses, a bigger file); level 3
+ * (small). */
 typedef enum trace_compression {
     TRACE_BALANCED = 0,
     TRACE_FAST = 1,
@@ -43,6 +45,20 @@ size_t trace_chunk_bound(size_t raw_size);
 size_t trace_chunk_encode(ZSTD_CCtx *cctx, uint16_t type, uint32_t tid,
                           uint32_t count, const void *raw, size_t raw_size,
                           void *out, size_t out_cap);
+
+/* What a thread's event chunks store their literals as under
+ * TRACE_BALANCED: Huffman-coded while its chunks shrink at least 2:1;
+ * after one that did not, as they are (a third less zstd time on
+ * irregular addresses, whose literals Huffman coding shrinks by a fifth),
+ * until one does again.  0 (coded) to begin with. */
+typedef _Atomic uint8_t trace_literals;
+
+/* trace_chunk_encode of an event chunk of a thread whose literals' state
+ * is *lit, updated here (compressed as c says). */
+size_t trace_chunk_encode_stream(ZSTD_CCtx *cctx, trace_compression c,
+                                 trace_literals *lit, uint16_t type,
+                                 uint32_t tid, uint32_t count, const void *raw,
+                                 size_t raw_size, void *out, size_t out_cap);
 
 /* Sets the time field of the chunk header at the start of out (a chunk
  * encoded above; the field is outside the header's checksum). */

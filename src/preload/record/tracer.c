@@ -106,6 +106,7 @@ typedef struct tracer_thread {
                                         holder) */
     atomic_uint waiters;             /* threads asleep on a hand */
     ZSTD_CCtx *cctx;
+    trace_literals literals;         /* its chunks' (trace_literals) */
     void *out;
     size_t out_cap;
     size_t map_size;
@@ -765,19 +766,20 @@ static uint32_t chunk_time(void)
     return us + 1 ? us + 1 : 1;
 }
 
-/* Compresses n records packed in buf, closed at `time` (chunk_time), as
- * one event chunk into out; its length, 0 when it does not fit.  The rows
+/* Compresses n records of thread t packed in buf, closed at `time`
+ * (chunk_time), as one event chunk into out; its length, 0 when it does not fit.  The rows
  * of tables its events may name are written first, if no other thread is
  * at them (here, before the chunk's write, which some callers make with
  * signals held: compressing the rows then could fault on a traced page of
  * the C library's). */
 static size_t encode_events(ZSTD_CCtx *cctx, void *out, size_t out_cap,
-                            uint32_t tid, uint32_t n, uint32_t time,
-                            const uint8_t *buf, size_t len)
+                            tracer_thread *t, uint32_t tid, uint32_t n,
+                            uint32_t time, const uint8_t *buf, size_t len)
 {
     tables_before_events(0);
-    size_t clen = trace_chunk_encode(cctx, MEMTAP_CHUNK_PACKED, tid, n, buf,
-                                     len, out, out_cap);
+    size_t clen = trace_chunk_encode_stream(cctx, rec.compression, &t->literals,
+                                            MEMTAP_CHUNK_PACKED, tid, n, buf,
+                                            len, out, out_cap);
     if (clen)
         trace_chunk_set_time(out, time);
     return clen;
@@ -847,8 +849,8 @@ static int write_hand(tracer_thread *t, uint32_t i, ZSTD_CCtx *cctx,
     int outer_put = tls_hand_put;
     tls_hand = h;
     tls_hand_put = 0;
-    size_t clen = encode_events(cctx, out, out_cap, h->tid, h->n, chunk_time(),
-                                h->buf, h->len);
+    size_t clen = encode_events(cctx, out, out_cap, t, h->tid, h->n,
+                                chunk_time(), h->buf, h->len);
     while ((head = atomic_load(&t->hand_head)) != i) {
         _Atomic uint32_t *before = &t->hands[head % HANDS].state;
         uint32_t now = atomic_load(before);
@@ -1016,8 +1018,8 @@ static void flush_locked(tracer_thread *t)
         hand_over(t);
     } else {
         settle_hands(t, 0);
-        size_t clen = encode_events(t->cctx, t->out, t->out_cap, t->tid, t->n,
-                                    chunk_time(), t->buf, t->len);
+        size_t clen = encode_events(t->cctx, t->out, t->out_cap, t, t->tid,
+                                    t->n, chunk_time(), t->buf, t->len);
         /* else a signal that ends the process, taken as the write
          * returns, counts the records written lost (tracer_flush_all) */
         uint64_t mask = hold_signals();
@@ -1281,7 +1283,7 @@ static void await_hands(tracer_thread *t)
             if (!tls_hand_put && meta_acquire(0)) {
                 put_events(rec.meta_out,
                            encode_events(rec.meta_cctx, rec.meta_out,
-                                         rec.meta_out_cap, h->tid, h->n,
+                                         rec.meta_out_cap, t, h->tid, h->n,
                                          chunk_time(), h->buf, h->len),
                            h->n);
                 meta_release();
