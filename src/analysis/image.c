@@ -429,7 +429,12 @@ static int sweep_code(const code_image *img, const func_cand *c, size_t nc,
             size_t bit = sw->first[i] + (at - sec->addr);
             sw->bits[bit / 8] |= (uint8_t)(1u << (bit % 8));
             size_t avail = sec->size - (at - sec->addr);
-            unsigned len = x86_decode_length(&dec, sec->data + (at - sec->addr), avail);
+            const uint8_t *code = sec->data + (at - sec->addr);
+            /* a zero byte is padding, not the start of add %al,(%rax):
+             * read so, an odd run of them (libLLVM-14 pads with zeros)
+             * put the next function's first byte inside an instruction,
+             * and its unwind entry was dropped */
+            unsigned len = *code ? x86_decode_length(&dec, code, avail) : 1;
             uint64_t next = at + (len ? len : 1);
             if (k < nc && c[k].f.start > at && c[k].f.start < next)
                 next = c[k].f.start; /* a trusted start inside: resync */
@@ -459,7 +464,8 @@ static int merge_funcs(code_image *img, vec *cands)
     const func_cand *c = cands->v;
     size_t nc = cands->n;
     qsort(cands->v, nc, sizeof *c, cmp_cand);
-    size_t cap = nc + 2 * img->nsecs + 1, n = 0;
+    /* the functions, and a gap before each and at each section's end */
+    size_t cap = 2 * nc + img->nsecs + 1, n = 0;
     image_func *out = calloc(cap, sizeof *out);
     if (!out)
         return ELF_E_NOMEM;

@@ -480,6 +480,110 @@ def test_engine_self_mprotect():
           "no warning: %s" % p.stderr)
 
 
+def test_engine_library_before_libc():
+    """nodeps_lib needs no other library, so the loader initializes it
+    before the C library; its copy's start stub called memtap there, while
+    environ was still NULL: memtap read no MEMTAP_* variable, stayed off
+    for good, and no trace was written (clang-14, whose libicudata comes
+    first, then died of the first int3 site libLLVM's initializers met).
+    memtap now starts at the next stub: the trace is whole, and holds
+    nodeps_ready's load of ready (the table is read-only: left out)."""
+    native = subprocess.run([prog("nodeps_user")], capture_output=True, text=True)
+    check_eq(native.stdout, "241\n", "the native output")
+    trace, p = run(prog("nodeps_user"))
+    check_eq(p.stdout, native.stdout, "its output")
+    check("incomplete" not in p.stderr, "a whole trace: %s" % p.stderr)
+    loads = [l for l in show(trace) if l.startswith("L$") and
+             l.endswith(":ready, [libnodeps_lib.so], nodeps_ready+0")]
+    check_eq(len(loads), 1, "nodeps_ready's load of ready")
+
+
+def test_engine_many_libraries():
+    """A program of 100 libraries and one more whose own syscall
+    instruction reads into its static buffer: a rewritten module has
+    several executable segments, and the system call filter held 128
+    ranges, so the last modules' calls went untrapped (gdb's 59 libraries
+    and cmake's 48 met it): here the last library's read was not recorded,
+    nor the C library's exit_group (no end record).  Neighbouring ranges
+    are one now where no text of memtap's own lies between them: no
+    warning, the read recorded, the trace whole."""
+    d = os.path.join(TMP, "many")
+    os.makedirs(d, exist_ok=True)
+    n = 100
+    for i in range(n):
+        src = os.path.join(d, "l%d.c" % i)
+        with open(src, "w") as f:
+            f.write("int f%d(int x) { static volatile int v; v += x; return v + %d; }\n"
+                    % (i, i))
+        subprocess.run(["gcc", "-O1", "-shared", "-fPIC", "-o",
+                        os.path.join(d, "libl%d.so" % i), src], check=True)
+    with open(os.path.join(d, "last.c"), "w") as f:
+        f.write("#include <sys/syscall.h>\n"
+                "static char buf[64];\n"
+                "long last_read(int fd)\n{\n    long r;\n"
+                "    __asm__ volatile(\"syscall\" : \"=a\"(r) : \"0\"((long)SYS_read),"
+                " \"D\"((long)fd), \"S\"(buf), \"d\"(64L) : \"rcx\", \"r11\", \"memory\");\n"
+                "    return r > 0 ? buf[0] : -1;\n}\n")
+    subprocess.run(["gcc", "-O1", "-shared", "-fPIC", "-o", os.path.join(d, "liblast.so"),
+                    os.path.join(d, "last.c")], check=True)
+    with open(os.path.join(d, "main.c"), "w") as f:
+        f.write("#include <fcntl.h>\n#include <stdio.h>\n")
+        f.write("".join("int f%d(int);\n" % i for i in range(n)))
+        f.write("long last_read(int);\nint main(int argc, char **argv)\n{\n"
+                "    (void)argc;\n    long s = 0;\n")
+        f.write("".join("    s += f%d(%d);\n" % (i, i) for i in range(n)))
+        f.write("    printf(\"%ld %ld\\n\", s, last_read(open(argv[0], O_RDONLY)));\n"
+                "    return 0;\n}\n")
+    exe = os.path.join(d, "main")
+    subprocess.run(["gcc", "-O1", "-o", exe, os.path.join(d, "main.c"), "-L" + d] +
+                   ["-ll%d" % i for i in range(n)] + ["-llast", "-Wl,-rpath," + d], check=True)
+    native = subprocess.run([exe], capture_output=True, text=True)
+    check_eq(native.stdout, "%d 127\n" % sum(2 * i for i in range(n)), "the native output")
+    trace, p = run(exe)
+    check_eq(p.stdout, native.stdout, "its output")
+    check("system call filter" not in p.stderr and "incomplete" not in p.stderr,
+          "no warning, a whole trace: %s" % p.stderr)
+    reads = [l for l in show(trace) if l.startswith("W$") and ":buf+0,64, last_read+" in l]
+    check_eq(len(reads), 1, "the last library's read")
+
+
+def test_engine_zero_padding():
+    """A stripped library whose functions are padded with odd runs of zero
+    bytes (libLLVM-14's are): the linear sweep that vouches for unwind
+    entries read `00 00` as add %al,(%rax) and ran into the next function's
+    first bytes, so the entries of `checked` and of the constructor `ctor`
+    (named by .init_array alone) were dropped, and the walk of the gap fell
+    through `checked`'s call to abort into the zeros and on into ctor from
+    the middle of its push: the copy died of SIGSEGV (clang-14 of SIGTRAP
+    in libLLVM's initializers).  And its 96 functions known by unwind
+    entries alone, each followed by padding, took the room the analysis
+    kept for gaps: tail_code, after them, went unanalysed and its store
+    untraced.  The copy prints what the original prints, the constructor's
+    add to counter (a load and a store of one instruction) comes before
+    lib_counter's load of it, and tail_code's store to tail_mark (the word
+    after counter) is there."""
+    native = subprocess.run([prog("zero_pad_user")], capture_output=True, text=True)
+    check_eq(native.stdout, "42\n", "the native output")
+    trace, p = run(prog("zero_pad_user"))
+    check_eq(p.stdout, native.stdout, "its output")
+    lines = show(trace)
+    # counter: what lib_counter loads
+    read = [l for l in lines if l.startswith("L$") and ", lib_counter+" in l]
+    check_eq(len(read), 1, "lib_counter's load")
+    name = read[0].split(":", 1)[1].split(",")[0]
+    section, offset = name.rsplit("+", 1)
+    mark = "%s+%d" % (section, int(offset) + 4)
+    tail = [l for l in lines if l.startswith("S$") and
+            l.split(":", 1)[1].split(",")[0] == mark]
+    check_eq(len(tail), 1, "tail_code's store to %s" % mark)
+    counter = [l for l in lines if re.match(r"[LS]\$\d+:", l) and
+               l.split(":", 1)[1].split(",")[0] == name]
+    ctor = counter[:-1]
+    check(counter[-1] == read[0] and len(ctor) == 2 and ctor[0].startswith("L$") and
+          ctor[1].startswith("S$") and ctor[0].split(", ")[1:] == ctor[1].split(", ")[1:],
+          "the constructor's load and store of counter, then lib_counter's: %s" % counter)
+
+
 def test_engine_library_initializer():
     """A library's initializer runs before libmemtap.so's constructor (the
     loader initializes the program's libraries before the preloaded one):

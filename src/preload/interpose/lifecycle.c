@@ -517,10 +517,16 @@ __attribute__((constructor(101))) static void memtap_preload_init(void)
 }
 
 /* Called by a rewritten library's start stub, before its initializer
- * (rt/abi.h): memtap starts now if it has not. */
+ * (rt/abi.h): memtap starts now if it has not.  Not before the C library
+ * is initialized: a library that needs no other (libicudata's data) is
+ * initialized before it, while environ is still NULL, and memtap started
+ * there read no MEMTAP_* variable and stayed off for good (clang-14 died
+ * of the first int3 site libLLVM's initializers met); a later stub, or
+ * the constructor, starts it. */
 MEMTAP_EXPORT void memtap_start_early(void)
 {
-    memtap_preload_init();
+    if (environ)
+        memtap_preload_init();
 }
 
 /* With the filter, exit_group ends the trace (process_exit), after

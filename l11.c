@@ -1,0 +1,1 @@
+int f11(int x) { static volatile int v; v += x; return v + 11; }

@@ -1,0 +1,1 @@
+int f5(int x) { static volatile int v; v += x; return v + 5; }
