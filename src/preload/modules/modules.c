@@ -40,7 +40,6 @@ typedef struct module_slot {
     uint32_t size;
     uint8_t alive, seen;   /* alive: read without the lock (atomic access) */
     uint8_t untraced;      /* memtap's own, the loader, the vdso */
-    uint8_t loader;        /* the dynamic loader */
     uint8_t data_tracked;
 } module_slot;
 
@@ -278,7 +277,6 @@ static int on_module(struct dl_phdr_info *info, size_t size, void *data)
     s->size = (uint32_t)n;
     s->alive = s->seen = 1;
     s->untraced = is_untraced(path, flags);
-    s->loader = strstr(path, "/ld-linux") != NULL;
     s->data_tracked = 0;
     memset(s->text, 0, sizeof s->text);
     for (size_t i = 0, t = 0; i < nsegs && t < MAX_TEXTS; i++)
@@ -357,33 +355,10 @@ static int may_make_syscalls(uint64_t start, uint64_t len, uint32_t prot)
            memmem((const void *)start, len, syscall_insn, 2) != NULL;
 }
 
-/* Whether the text of a module whose calls pass (memtap's own, the vdso:
- * untraced and not the loader) meets [lo, hi); the caller holds the
- * lock. */
-static int passing_text_meets(uint64_t lo, uint64_t hi)
-{
-    for (uint32_t k = 0; k < table.nslots; k++) {
-        const module_slot *s = &table.slots[k];
-        if (!s->alive || !s->untraced || s->loader)
-            continue;
-        for (int t = 0; t < MAX_TEXTS && s->text[t][1]; t++)
-            if (s->text[t][0] < hi && s->text[t][1] > lo)
-                return 1;
-    }
-    return 0;
-}
-
-/* Whether [a, b) and [c, d), a <= c, may be one range of the filter: the
- * gap between them holds no passing text and both lie in one 4 GiB
- * window (the filter compares the high 32 bits once a range). */
-static int may_join(uint64_t a, uint64_t b, uint64_t c, uint64_t d)
-{
-    return a >> 32 == (d - 1) >> 32 &&
-           (c <= b || !passing_text_meets(b, c));
-}
-
-/* Adds [lo, hi) to the n ranges sorted by start (at most max), joined
- * with its neighbours where may_join allows; returns the new count, or
+/* Adds [lo, hi) to the n ranges sorted by start (at most max), one with
+ * those it touches or overlaps (never across a gap: the filter outlives
+ * an exec, whose new image may lie in a gap, and dies of the first call
+ * it traps before its own memtap takes SIGSYS); returns the new count, or
  * max + 1 when there was no room. */
 static size_t add_range(uint64_t (*r)[2], size_t n, size_t max, uint64_t lo,
                         uint64_t hi)
@@ -391,10 +366,10 @@ static size_t add_range(uint64_t (*r)[2], size_t n, size_t max, uint64_t lo,
     size_t p = 0;
     while (p < n && r[p][0] <= lo)
         p++;
-    if (p > 0 && may_join(r[p - 1][0], r[p - 1][1], lo, hi)) {
+    if (p > 0 && lo <= r[p - 1][1]) {
         p--; /* into the one before */
         r[p][1] = hi > r[p][1] ? hi : r[p][1];
-    } else if (p < n && may_join(lo, hi, r[p][0], r[p][1])) {
+    } else if (p < n && r[p][0] <= hi) {
         r[p][0] = lo; /* into the one after */
         r[p][1] = hi > r[p][1] ? hi : r[p][1];
     } else {
@@ -405,8 +380,8 @@ static size_t add_range(uint64_t (*r)[2], size_t n, size_t max, uint64_t lo,
         r[p][1] = hi;
         n++;
     }
-    /* the one after may join it now */
-    while (p + 1 < n && may_join(r[p][0], r[p][1], r[p + 1][0], r[p + 1][1])) {
+    /* the ones after may touch it now */
+    while (p + 1 < n && r[p + 1][0] <= r[p][1]) {
         r[p][1] = r[p + 1][1] > r[p][1] ? r[p + 1][1] : r[p][1];
         memmove(&r[p + 1], &r[p + 2], (n - p - 2) * sizeof *r);
         n--;
@@ -423,8 +398,11 @@ size_t modules_text_ranges(uint32_t *from, int syscalls_only,
         const module_slot *s = &table.slots[k];
         const memtap_module_entry *e =
             (const memtap_module_entry *)(const void *)(table.arena + s->offset);
+        const char *path = (const char *)(const void *)(e + 1) +
+                           e->nsegs * sizeof(memtap_segment);
         /* the loader's system calls touch the program's heap too */
-        if (!s->alive || (s->untraced && !s->loader))
+        int loader = strstr(path, "/ld-linux") != NULL;
+        if (!s->alive || (s->untraced && !loader))
             continue;
         const memtap_segment *seg = (const memtap_segment *)(const void *)(e + 1);
         for (uint16_t j = 0; j < e->nsegs; j++) {

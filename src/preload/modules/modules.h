@@ -18,12 +18,9 @@ void modules_track_data(void);
 
 /* The executable segments of the traced modules and the loader (not
  * memtap's own, not the vdso) found from the *from'th module on, as
- * [start, end) pairs sorted by start, at most max of them; returns how
- * many there are (more than max: some were left out) and sets *from to
- * the modules seen.  Neighbours are one pair where no text of memtap's
- * own or the vdso lies between them and both lie in one 4 GiB window (a
- * rewritten module has hundreds of executable segments: gdb's 59 modules
- * 4,993, too many for the filter one by one).
+ * [start, end) pairs sorted by start, those that touch as one, at most
+ * max of them; returns how many there are (more than max: some were left
+ * out) and sets *from to the modules seen.
  * With syscalls_only, only the segments that may make system calls
  * themselves: a syscall instruction's two bytes lie somewhere in them, or
  * they cannot be read. */
