@@ -1,11 +1,14 @@
 /*
- * exposed_call.c - uname(2) into a heap block while a second thread is
- * alive (blocked on a pipe): a call the fault engine runs with the
- * block's page open, a window the other thread could have run into.
+ * exposed_call.c - uname(2) into a heap block, then ioctl(FIONREAD) into
+ * another, while a second thread is alive (blocked on a pipe): the fault
+ * engine makes uname on a buffer of its own (its size is known) but runs
+ * ioctl, whose argument's size it cannot know, with the block's page
+ * open, a window the other thread could have run into.
  */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/ioctl.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
@@ -34,8 +37,15 @@ int main(void)
     u->sysname[0] = 0;
     int rc = uname(u);
     printf("uname: %d, %s\n", rc, u->sysname);
+    int *queued = malloc(sizeof *queued);
+    if (!queued)
+        return 1;
+    *queued = -1;
+    rc = ioctl(ready_fds[0], FIONREAD, queued);
+    printf("ioctl: %d, %d bytes\n", rc, *queued);
     if (write(pipe_fds[1], "x", 1) != 1 || pthread_join(t, NULL) != 0)
         return 1;
+    free(queued);
     free(u);
     return 0;
 }

@@ -205,6 +205,99 @@ static int bounced_vector_io(long nr, const long *a, long *ret)
     return done;
 }
 
+/* The length of the string at addr, its NUL included, read into to (at
+ * most cap bytes); 0 when it is longer or cannot be read. */
+static size_t peek_string(char *to, size_t cap, uint64_t addr)
+{
+    for (size_t have = 0; have < cap;) {
+        /* up to the next 256-byte boundary: never a page past the NUL */
+        size_t step = 256 - (size_t)((addr + have) & 255);
+        if (step > cap - have)
+            step = cap - have;
+        if (complete_peek(to + have, step, addr + have) != 0)
+            return 0;
+        for (size_t i = 0; i < step; i++)
+            if (to[have + i] == '\0')
+                return have + i + 1;
+        have += step;
+    }
+    return 0;
+}
+
+/* Bytes a moved argument may take: a path's. */
+#define BOUNCE_STRING_MAX 4096u
+
+int bounce_args_in(bounce_args *b, const long *a, const bounce_arg *arg)
+{
+    memset(b, 0, sizeof *b);
+    memcpy(b->a, a, sizeof b->a);
+    if (!traced_active() || !world_shared() || complete_fd() < 0)
+        return -1;
+    size_t room[6] = { 0 }, total = 0;
+    for (int i = 0; i < 6; i++) {
+        uint64_t at = (uint64_t)a[i];
+        int string = arg[i].kind == BOUNCE_STRING;
+        size_t n = string ? BOUNCE_STRING_MAX : arg[i].n;
+        if (arg[i].kind == BOUNCE_KEEP || !at || n == 0 ||
+            !traced_has(at, string ? 1 : n))
+            continue;
+        if (n > BOUNCE_MAX)
+            return -1;
+        b->at[i] = at;
+        b->n[i] = n;
+        b->bytes[i] = !string;
+        room[i] = (n + 15) & ~(size_t)15;
+        total += room[i];
+    }
+    if (!total)
+        return -1;
+    b->half = total; /* the copies, then the originals */
+    b->len = (2 * total + 4095) & ~(size_t)4095;
+    b->map = raw_syscall6(SYS_mmap, 0, (long)b->len, PROT_READ | PROT_WRITE,
+                          MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (RAW_FAILED(b->map))
+        return -1;
+    uint8_t *copy = (uint8_t *)b->map;
+    for (int i = 0; i < 6; copy += room[i], i++) {
+        if (!b->at[i])
+            continue;
+        int got = b->bytes[i]
+                      ? complete_peek(copy, b->n[i], b->at[i]) == 0
+                      : (b->n[i] = peek_string((char *)copy, b->n[i], b->at[i])) != 0;
+        if (!got) { /* the kernel's to refuse, or a longer string */
+            raw_syscall3(SYS_munmap, b->map, (long)b->len, 0);
+            memcpy(b->a, a, sizeof b->a);
+            return -1;
+        }
+        if (b->bytes[i])
+            memcpy(copy + total, copy, b->n[i]);
+        b->a[i] = (long)(uintptr_t)copy;
+    }
+    return 0;
+}
+
+void bounce_args_out(bounce_args *b)
+{
+    for (int i = 0; i < 6; i++) {
+        if (!b->at[i] || !b->bytes[i])
+            continue;
+        const uint8_t *now = (const uint8_t *)(uintptr_t)b->a[i];
+        const uint8_t *was = now + b->half;
+        for (size_t k = 0; k < b->n[i];) {
+            if (now[k] == was[k]) {
+                k++;
+                continue;
+            }
+            size_t end = k + 1;
+            while (end < b->n[i] && now[end] != was[end])
+                end++;
+            land(b->at[i] + k, now + k, end - k);
+            k = end;
+        }
+    }
+    raw_syscall3(SYS_munmap, b->map, (long)b->len, 0);
+}
+
 int bounce_io(long nr, const long *a, long *ret)
 {
     return bounced_io(nr, a, ret) || bounced_vector_io(nr, a, ret);

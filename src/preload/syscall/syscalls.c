@@ -12,7 +12,8 @@
  * A call the table does not know that still fails with EFAULT is retried
  * with all traced memory opened.  read/write-like calls on traced buffers
  * while other threads run go through memtap's buffers instead
- * (bounce.c).  They are recorded as block events (W: the kernel stored
+ * (bounce.c), as do the calls the table sizes exactly (stat, open and
+ * the like: movable_calls).  They are recorded as block events (W: the kernel stored
  * into the buffer, G: it fetched from it).
  */
 #define _GNU_SOURCE
@@ -435,6 +436,56 @@ static long call_opened(ucontext_t *uc, const sys_spec *sp, long nr,
     return ret;
 }
 
+/* The calls whose arguments the table sizes exactly and whose memory the
+ * kernel keeps no address of: those bounce_args_in may move (not futex,
+ * whose word is its address; not ioctl, fcntl, getsockopt or epoll_wait,
+ * sized by a guess, nor select, whose sets may be longer than the
+ * table says; not ppoll or pselect6, whose arguments point on). */
+static const int movable_calls[] = {
+    SYS_getrandom, SYS_getdents64, SYS_readlink, SYS_readlinkat,
+    SYS_getcwd, SYS_open, SYS_openat, SYS_stat, SYS_lstat, SYS_fstat,
+    SYS_newfstatat, SYS_statx, SYS_access, SYS_faccessat, SYS_faccessat2,
+    SYS_unlink, SYS_unlinkat, SYS_mkdir, SYS_rename, SYS_chdir,
+    SYS_clock_gettime, SYS_gettimeofday, SYS_nanosleep, SYS_clock_nanosleep,
+    SYS_uname, SYS_sysinfo, SYS_getrusage, SYS_wait4, SYS_pipe, SYS_pipe2,
+    SYS_socketpair, SYS_prlimit64, SYS_getrlimit, SYS_poll,
+    SYS_connect, SYS_bind, SYS_accept, SYS_accept4, SYS_getsockname,
+    SYS_getpeername, SYS_setsockopt, SYS_sched_getaffinity, SYS_time,
+    SYS_times,
+};
+
+/* The call with its arguments in traced memory moved into memtap's
+ * buffer while other threads run (bounce.h), when the table says what
+ * each is: no page of the program open while it blocks.  1 when made so
+ * (*ret). */
+static int call_moved(ucontext_t *uc, const sys_spec *sp, long nr,
+                      const long *a, long *ret)
+{
+    size_t i = 0, n = sizeof movable_calls / sizeof *movable_calls;
+    while (i < n && movable_calls[i] != nr)
+        i++;
+    if (i == n || !sp || !fault_enabled())
+        return 0;
+    bounce_arg arg[6];
+    for (int k = 0; k < 6; k++) {
+        const arg_spec *x = &sp->args[k];
+        arg[k].kind = x->how == A_STR    ? BOUNCE_STRING
+                      : x->how == A_NONE ? BOUNCE_KEEP
+                                         : BOUNCE_BYTES;
+        arg[k].n = x->how == A_FIXED ? x->n
+                   : x->how == A_LEN || x->how == A_RET
+                       ? (unsigned long)a[x->n]
+                   : x->how == A_POLL ? (unsigned long)a[x->n] * sizeof(struct pollfd)
+                                      : 0;
+    }
+    bounce_args b;
+    if (bounce_args_in(&b, a, arg) != 0)
+        return 0;
+    *ret = call_as_program(uc, 0, nr, b.a);
+    bounce_args_out(&b);
+    return 1;
+}
+
 /* A call that met a closed page.  Another thread may have traced a page
  * of its arguments after this call looked (a new malloc arena's lock, say):
  * it goes once more as the table is now.  If it still fails, the memory is
@@ -532,9 +583,11 @@ static void on_sigsys_body(int sig, siginfo_t *si, ucontext_t *uc)
         sys_spec futex;
         const sys_spec *sp = nr == SYS_futex ? futex_spec(a, &futex) : spec_of(nr);
         long old_break = nr == SYS_brk ? raw_syscall3(SYS_brk, 0, 0, 0) : 0;
-        ret = nr == SYS_mremap ? traced_remap((uintptr_t)a[0], (size_t)a[1], (size_t)a[2],
-                                              (int)a[3], (uintptr_t)a[4])
-                               : call_opened(uc, sp, nr, a);
+        if (nr == SYS_mremap)
+            ret = traced_remap((uintptr_t)a[0], (size_t)a[1], (size_t)a[2], (int)a[3],
+                               (uintptr_t)a[4]);
+        else if (!call_moved(uc, sp, nr, a, &ret))
+            ret = call_opened(uc, sp, nr, a);
         if (nr == SYS_madvise && ret == 0 &&
             (a[2] == MADV_DONTNEED || a[2] == MADV_DONTNEED_LOCKED))
             traced_dropped((uintptr_t)a[0], (size_t)a[1]); /* (an alias keeps its bytes) */
