@@ -35,6 +35,7 @@
 #include "signals.h"
 #include "syscall_filter.h"
 #include "syscall_signals.h"
+#include "syscall_table.h"
 #include "sys/rawsys.h"
 #include "preload/record/tracer.h"
 
@@ -56,113 +57,6 @@
 
 extern int __sigaction(int, const struct sigaction *, struct sigaction *);
 
-/* How an argument points at memory. */
-enum {
-    A_NONE = 0,
-    A_LEN,      /* length in argument `n` */
-    A_RET,      /* length is the result (kernel stores up to arg n bytes) */
-    A_FIXED,    /* n bytes */
-    A_STR,      /* NUL-terminated string (opened: 2 pages) */
-    A_IOV,      /* iovec array, count in argument n */
-    A_MSG,      /* struct msghdr */
-    A_MMSG,     /* struct mmsghdr array, count in argument n */
-    A_POLL,     /* pollfd array, count in argument n */
-};
-
-typedef struct arg_spec {
-    uint8_t how;
-    uint16_t n;
-} arg_spec;
-
-typedef struct sys_spec {
-    int nr;
-    char block;          /* 'W' kernel stores, 'G' kernel fetches, 0 none */
-    arg_spec args[6];
-} sys_spec;
-
-#define L(n) { A_LEN, n }
-#define R(n) { A_RET, n }
-#define F(n) { A_FIXED, n }
-#define S { A_STR, 0 }
-#define V(n) { A_IOV, n }
-#define M { A_MSG, 0 }
-#define MM(n) { A_MMSG, n }
-#define N { A_NONE, 0 }
-
-static const sys_spec table[] = {
-    { SYS_read, 'W', { N, R(2), N, N, N, N } },
-    { SYS_pread64, 'W', { N, R(2), N, N, N, N } },
-    { SYS_write, 'G', { N, L(2), N, N, N, N } },
-    { SYS_pwrite64, 'G', { N, L(2), N, N, N, N } },
-    { SYS_readv, 'W', { N, V(2), N, N, N, N } },
-    { SYS_preadv, 'W', { N, V(2), N, N, N, N } },
-    { SYS_preadv2, 'W', { N, V(2), N, N, N, N } },
-    { SYS_writev, 'G', { N, V(2), N, N, N, N } },
-    { SYS_pwritev, 'G', { N, V(2), N, N, N, N } },
-    { SYS_pwritev2, 'G', { N, V(2), N, N, N, N } },
-    { SYS_recvfrom, 'W', { N, R(2), N, N, F(128), F(4) } },
-    { SYS_sendto, 'G', { N, L(2), N, N, F(128), N } },
-    { SYS_recvmsg, 'W', { N, M, N, N, N, N } },
-    { SYS_sendmsg, 'G', { N, M, N, N, N, N } },
-    { SYS_recvmmsg, 'W', { N, MM(2), N, N, F(16), N } },
-    { SYS_sendmmsg, 'G', { N, MM(2), N, N, N, N } },
-    { SYS_getrandom, 'W', { R(1), N, N, N, N, N } },
-    { SYS_getdents64, 0, { N, L(2), N, N, N, N } },
-    { SYS_readlink, 0, { S, L(2), N, N, N, N } },
-    { SYS_readlinkat, 0, { N, S, L(3), N, N, N } },
-    { SYS_getcwd, 0, { L(1), N, N, N, N, N } },
-    { SYS_open, 0, { S, N, N, N, N, N } },
-    { SYS_openat, 0, { N, S, N, N, N, N } },
-    { SYS_stat, 0, { S, F(144), N, N, N, N } },
-    { SYS_lstat, 0, { S, F(144), N, N, N, N } },
-    { SYS_fstat, 0, { N, F(144), N, N, N, N } },
-    { SYS_newfstatat, 0, { N, S, F(144), N, N, N } },
-    { SYS_statx, 0, { N, S, N, N, F(256), N } },
-    { SYS_access, 0, { S, N, N, N, N, N } },
-    { SYS_faccessat, 0, { N, S, N, N, N, N } },
-    { SYS_faccessat2, 0, { N, S, N, N, N, N } },
-    { SYS_unlink, 0, { S, N, N, N, N, N } },
-    { SYS_unlinkat, 0, { N, S, N, N, N, N } },
-    { SYS_mkdir, 0, { S, N, N, N, N, N } },
-    { SYS_rename, 0, { S, S, N, N, N, N } },
-    { SYS_chdir, 0, { S, N, N, N, N, N } },
-    { SYS_clock_gettime, 0, { N, F(16), N, N, N, N } },
-    { SYS_gettimeofday, 0, { F(16), F(8), N, N, N, N } },
-    { SYS_nanosleep, 0, { F(16), F(16), N, N, N, N } },
-    { SYS_clock_nanosleep, 0, { N, N, F(16), F(16), N, N } },
-    { SYS_uname, 0, { F(390), N, N, N, N, N } },
-    { SYS_sysinfo, 0, { F(112), N, N, N, N, N } },
-    { SYS_getrusage, 0, { N, F(144), N, N, N, N } },
-    { SYS_wait4, 0, { N, F(4), N, F(144), N, N } },
-    { SYS_pipe, 0, { F(8), N, N, N, N, N } },
-    { SYS_pipe2, 0, { F(8), N, N, N, N, N } },
-    { SYS_socketpair, 0, { N, N, N, F(8), N, N } },
-    { SYS_sigaltstack, 0, { F(24), F(24), N, N, N, N } },
-    { SYS_prlimit64, 0, { N, N, F(16), F(16), N, N } },
-    { SYS_getrlimit, 0, { N, F(16), N, N, N, N } },
-    { SYS_poll, 0, { { A_POLL, 1 }, N, N, N, N, N } },
-    { SYS_ppoll, 0, { { A_POLL, 1 }, N, F(16), F(8), N, N } },
-    { SYS_select, 0, { N, F(128), F(128), F(128), F(16), N } },
-    { SYS_pselect6, 0, { N, F(128), F(128), F(128), F(16), F(16) } },
-    { SYS_epoll_wait, 0, { N, F(4096), N, N, N, N } },
-    { SYS_epoll_pwait, 0, { N, F(4096), N, N, F(8), N } },
-    { SYS_epoll_ctl, 0, { N, N, N, F(12), N, N } },
-    { SYS_futex, 0, { F(4), N, N, F(16), F(4), N } },
-    { SYS_connect, 0, { N, L(2), N, N, N, N } },
-    { SYS_bind, 0, { N, L(2), N, N, N, N } },
-    { SYS_accept, 0, { N, F(128), F(4), N, N, N } },
-    { SYS_accept4, 0, { N, F(128), F(4), N, N, N } },
-    { SYS_getsockname, 0, { N, F(128), F(4), N, N, N } },
-    { SYS_getpeername, 0, { N, F(128), F(4), N, N, N } },
-    { SYS_getsockopt, 0, { N, N, N, F(256), F(4), N } },
-    { SYS_setsockopt, 0, { N, N, N, L(4), N, N } },
-    { SYS_sched_getaffinity, 0, { N, N, L(1), N, N, N } },
-    { SYS_ioctl, 0, { N, N, F(256), N, N, N } },
-    { SYS_fcntl, 0, { N, N, F(64), N, N, N } },
-    { SYS_time, 0, { F(8), N, N, N, N, N } },
-    { SYS_times, 0, { F(32), N, N, N, N, N } },
-};
-
 static struct {
     int enabled;
     int all;                          /* syscalls_init's */
@@ -177,52 +71,6 @@ static struct {
 unsigned long syscalls_emulated(void) { return call_state.emulated; }
 int syscalls_enabled(void) { return call_state.enabled; }
 unsigned long syscalls_reopened(void) { return call_state.reopened; }
-
-static const sys_spec *spec_of(long nr)
-{
-    for (size_t i = 0; i < sizeof table / sizeof *table; i++)
-        if (table[i].nr == nr)
-            return &table[i];
-    return NULL;
-}
-
-/* futex's pointers after the word depend on the operation: a timeout at
- * a[3] for the waits and locks, a second word at a[4] for the requeues,
- * wake_op and wait_requeue_pi (where a[3] is a count); a wake passes
- * nothing there (glibc makes it with three arguments: the others are
- * whatever the registers held, a heap pointer say, whose page opening it
- * would expose).  The word's own page is not opened for the calls
- * futex_emulate makes (private waits and wakes): a word traced after it
- * looked (another thread's malloc traced its page) fails with EFAULT,
- * and retry_closed emulates the call then.  The table's entry, its
- * arguments kept by op, in *out. */
-static const sys_spec *futex_spec(const long *a, sys_spec *out)
-{
-    *out = *spec_of(SYS_futex);
-    int timeout = 0, second = 0;
-    switch ((int)a[1] & FUTEX_CMD_MASK) {
-    case FUTEX_WAIT: case FUTEX_WAIT_BITSET: case FUTEX_LOCK_PI:
-    case FUTEX_LOCK_PI2:
-        timeout = 1;
-        break;
-    case FUTEX_WAIT_REQUEUE_PI:
-        timeout = second = 1;
-        break;
-    case FUTEX_REQUEUE: case FUTEX_CMP_REQUEUE: case FUTEX_WAKE_OP:
-    case FUTEX_CMP_REQUEUE_PI:
-        second = 1;
-        break;
-    default:
-        break;
-    }
-    if (futex_emulates_op((int)a[1]))
-        out->args[0] = (arg_spec)N;
-    if (!timeout)
-        out->args[3] = (arg_spec)N;
-    if (!second)
-        out->args[4] = (arg_spec)N;
-    return out;
-}
 
 typedef struct opened {
     traced_open_set sets[8];
@@ -436,24 +284,6 @@ static long call_opened(ucontext_t *uc, const sys_spec *sp, long nr,
     return ret;
 }
 
-/* The calls whose arguments the table sizes exactly and whose memory the
- * kernel keeps no address of: those bounce_args_in may move (not futex,
- * whose word is its address; not ioctl, fcntl, getsockopt or epoll_wait,
- * sized by a guess, nor select, whose sets may be longer than the
- * table says; not ppoll or pselect6, whose arguments point on). */
-static const int movable_calls[] = {
-    SYS_getrandom, SYS_getdents64, SYS_readlink, SYS_readlinkat,
-    SYS_getcwd, SYS_open, SYS_openat, SYS_stat, SYS_lstat, SYS_fstat,
-    SYS_newfstatat, SYS_statx, SYS_access, SYS_faccessat, SYS_faccessat2,
-    SYS_unlink, SYS_unlinkat, SYS_mkdir, SYS_rename, SYS_chdir,
-    SYS_clock_gettime, SYS_gettimeofday, SYS_nanosleep, SYS_clock_nanosleep,
-    SYS_uname, SYS_sysinfo, SYS_getrusage, SYS_wait4, SYS_pipe, SYS_pipe2,
-    SYS_socketpair, SYS_prlimit64, SYS_getrlimit, SYS_poll,
-    SYS_connect, SYS_bind, SYS_accept, SYS_accept4, SYS_getsockname,
-    SYS_getpeername, SYS_setsockopt, SYS_sched_getaffinity, SYS_time,
-    SYS_times,
-};
-
 /* The call with its arguments in traced memory moved into memtap's
  * buffer while other threads run (bounce.h), when the table says what
  * each is: no page of the program open while it blocks.  1 when made so
@@ -461,25 +291,10 @@ static const int movable_calls[] = {
 static int call_moved(ucontext_t *uc, const sys_spec *sp, long nr,
                       const long *a, long *ret)
 {
-    size_t i = 0, n = sizeof movable_calls / sizeof *movable_calls;
-    while (i < n && movable_calls[i] != nr)
-        i++;
-    if (i == n || !sp || !fault_enabled())
-        return 0;
     bounce_arg arg[6];
-    for (int k = 0; k < 6; k++) {
-        const arg_spec *x = &sp->args[k];
-        arg[k].kind = x->how == A_STR    ? BOUNCE_STRING
-                      : x->how == A_NONE ? BOUNCE_KEEP
-                                         : BOUNCE_BYTES;
-        arg[k].n = x->how == A_FIXED ? x->n
-                   : x->how == A_LEN || x->how == A_RET
-                       ? (unsigned long)a[x->n]
-                   : x->how == A_POLL ? (unsigned long)a[x->n] * sizeof(struct pollfd)
-                                      : 0;
-    }
     bounce_args b;
-    if (bounce_args_in(&b, a, arg) != 0)
+    if (!fault_enabled() || !syscall_movable(nr, sp, a, arg) ||
+        bounce_args_in(&b, a, arg) != 0)
         return 0;
     *ret = call_as_program(uc, 0, nr, b.a);
     bounce_args_out(&b);
@@ -570,7 +385,7 @@ static void on_sigsys_body(int sig, siginfo_t *si, ucontext_t *uc)
         return;
     }
     if (bounce_io(nr, a, &ret)) {
-        record_block(spec_of(nr), a, ret, (uint64_t)g[REG_RIP] - 2);
+        record_block(syscall_spec(nr), a, ret, (uint64_t)g[REG_RIP] - 2);
     } else if (nr == SYS_munmap) {
         ret = traced_unmap(nr, a);
     } else if (nr == SYS_mmap && (a[3] & MAP_FIXED)) {
@@ -581,7 +396,7 @@ static void on_sigsys_body(int sig, siginfo_t *si, ucontext_t *uc)
         ret = traced_mprotect((uintptr_t)a[0], (size_t)a[1], (int)a[2]);
     } else {
         sys_spec futex;
-        const sys_spec *sp = nr == SYS_futex ? futex_spec(a, &futex) : spec_of(nr);
+        const sys_spec *sp = nr == SYS_futex ? syscall_futex_spec(a, &futex) : syscall_spec(nr);
         long old_break = nr == SYS_brk ? raw_syscall3(SYS_brk, 0, 0, 0) : 0;
         if (nr == SYS_mremap)
             ret = traced_remap((uintptr_t)a[0], (size_t)a[1], (size_t)a[2], (int)a[3],
@@ -618,10 +433,7 @@ static const int static_traps[] = {
 
 int syscalls_init(int all)
 {
-    enum { NTABLE = sizeof table / sizeof *table,
-           NSTATIC = sizeof static_traps / sizeof *static_traps };
-    _Static_assert(NTABLE + NSTATIC <= SYSCALL_FILTER_TRAPS_MAX,
-                   "the filter holds every call the static engine traps");
+    enum { NSTATIC = sizeof static_traps / sizeof *static_traps };
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_sigaction = on_sigsys;
@@ -632,11 +444,8 @@ int syscalls_init(int all)
     sa.sa_flags |= SA_RESTART;
     if (__sigaction(SIGSYS, &sa, NULL) != 0)
         return -1;
-    int traps[NTABLE + NSTATIC];
-    size_t nt = 0;
-    for (size_t i = 0; i < NTABLE; i++)
-        if (table[i].block)
-            traps[nt++] = table[i].nr;
+    int traps[SYSCALL_FILTER_TRAPS_MAX];
+    size_t nt = syscall_block_calls(traps, SYSCALL_FILTER_TRAPS_MAX - NSTATIC);
     for (size_t i = 0; i < NSTATIC; i++)
         traps[nt++] = static_traps[i];
     find_loader_text(call_state.loader_text);

@@ -1,0 +1,54 @@
+/*
+ * syscall_table.h - the system calls memtap emulates and what their
+ * arguments point at (syscall_table.c): which memory a call's buffers
+ * are, how long, and whether the kernel stores into them or fetches.
+ */
+#ifndef MEMTAP_PRELOAD_SYSCALL_TABLE_H
+#define MEMTAP_PRELOAD_SYSCALL_TABLE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "preload/fault/bounce.h"
+
+/* How an argument points at memory. */
+enum {
+    A_NONE = 0,
+    A_LEN,      /* length in argument `n` */
+    A_RET,      /* length is the result (kernel stores up to arg n bytes) */
+    A_FIXED,    /* n bytes */
+    A_STR,      /* NUL-terminated string (opened: 2 pages) */
+    A_IOV,      /* iovec array, count in argument n */
+    A_MSG,      /* struct msghdr */
+    A_MMSG,     /* struct mmsghdr array, count in argument n */
+    A_POLL,     /* pollfd array, count in argument n */
+};
+
+typedef struct arg_spec {
+    uint8_t how;
+    uint16_t n;
+} arg_spec;
+
+typedef struct sys_spec {
+    int nr;
+    char block;          /* 'W' kernel stores, 'G' kernel fetches, 0 none */
+    arg_spec args[6];
+} sys_spec;
+
+/* The table's entry of call nr, or NULL. */
+const sys_spec *syscall_spec(long nr);
+
+/* The calls whose buffers are recorded as block events (the static
+ * engine traps them), into out, at most max; how many. */
+size_t syscall_block_calls(int *out, size_t max);
+
+/* futex's entry as operation a[1] uses its arguments, in *out. */
+const sys_spec *syscall_futex_spec(const long *a, sys_spec *out);
+
+/* Whether call nr (entry sp) may have its arguments moved into memtap's
+ * buffers (bounce.h), and how each is, in arg: its arguments are sized
+ * exactly, and the kernel keeps no address of them. */
+int syscall_movable(long nr, const sys_spec *sp, const long *a,
+                    bounce_arg arg[6]);
+
+#endif
