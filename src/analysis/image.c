@@ -427,13 +427,14 @@ static int sweep_code(const code_image *img, const func_cand *c, size_t nc,
                               c[k].f.start < at))
                 k++;
             size_t bit = sw->first[i] + (at - sec->addr);
-            sw->bits[bit / 8] |= (uint8_t)(1u << (bit % 8));
             size_t avail = sec->size - (at - sec->addr);
             const uint8_t *code = sec->data + (at - sec->addr);
             /* a zero byte is padding, not the start of add %al,(%rax):
              * read so, an odd run of them (libLLVM-14 pads with zeros)
              * put the next function's first byte inside an instruction,
              * and its unwind entry was dropped */
+            if (*code)
+                sw->bits[bit / 8] |= (uint8_t)(1u << (bit % 8));
             unsigned len = *code ? x86_decode_length(&dec, code, avail) : 1;
             uint64_t next = at + (len ? len : 1);
             if (k < nc && c[k].f.start > at && c[k].f.start < next)
