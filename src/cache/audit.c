@@ -117,11 +117,136 @@ static void rewrite_now(const char *path)
         ;
 }
 
+/* The path of the original of the copy at path, into out; 0, or -1 when
+ * path is no copy in the cache. */
+static int original_of(const char *path, char *out, size_t cap)
+{
+    char side[PATH_MAX + 8];
+    size_t dl = strlen(cfg.dir);
+    if (!path || strncmp(path, cfg.dir, dl) != 0 || path[dl] != '/' ||
+        strchr(path + dl + 1, '/'))
+        return -1;
+    snprintf(side, sizeof side, "%s.src", path);
+    int fd = open(side, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    ssize_t n = read(fd, out, cap - 1);
+    close(fd);
+    out[n > 0 ? n : 0] = '\0';
+    out[strcspn(out, "\n")] = '\0';
+    return out[0] == '/' ? 0 : -1;
+}
+
+/* The directory of the original of the module `map` (the program when
+ * its name is empty; a copy that goes by its original's name, or no copy,
+ * is where its name says), into out; 0, or -1. */
+static int original_dir(const struct link_map *map, char *out, size_t cap)
+{
+    char self[PATH_MAX];
+    const char *path = map ? map->l_name : NULL;
+    if (!path || !*path) {
+        ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+        if (n <= 0)
+            return -1;
+        self[n] = '\0';
+        path = self;
+    }
+    if (original_of(path, out, cap) != 0 &&
+        (path[0] != '/' || snprintf(out, cap, "%s", path) >= (int)cap))
+        return -1;
+    char *slash = strrchr(out, '/');
+    if (slash == out)
+        slash++;
+    *slash = '\0';
+    return 0;
+}
+
+/* The program's malloc (libmemtap.so's, which the loader's own names
+ * come from after start-up: dlclose frees them). */
+static void *(*program_malloc)(size_t);
+
+/* A copy goes by its original's name (dladdr, dl_iterate_phdr, the
+ * $ORIGIN of what it loads): libjvm found its runtime from its own path,
+ * the cache (java: "Failed setting boot class path").  A name given at
+ * start-up lives here (those modules stay), one given later comes from
+ * the program's malloc, as the loader's own, which dlclose frees; a copy
+ * keeps its name when there is no room. */
+static void show_original_name(struct link_map *map, int started)
+{
+    static char names[1u << 18];
+    static size_t used;
+    char original[PATH_MAX];
+    if (original_of(map->l_name, original, sizeof original) != 0)
+        return;
+    size_t n = strlen(original) + 1;
+    char *name = NULL;
+    if (!started && n <= sizeof names - used) {
+        name = names + used;
+        used += n;
+    } else if (started && program_malloc) {
+        name = program_malloc(n);
+    }
+    if (name) {
+        memcpy(name, original, n);
+        map->l_name = name;
+    }
+}
+
+/* A copy runs from the cache, so the loader takes the cache for its
+ * $ORIGIN, not where its original is: java's DT_RPATH $ORIGIN/../lib
+ * holds libjli.so, libnio's $ORIGIN libnet.so, and their copies found
+ * none.  The library `name` a module (asker) needs,
+ * searched as the loader would in its DT_RPATH (and its DT_RUNPATH when
+ * LD_LIBRARY_PATH, which would come first, is not set), $ORIGIN the
+ * original's directory, into out; 0 when an entry with $ORIGIN holds
+ * it, -1 when the loader is to search. */
+static int origin_search(const struct link_map *asker, const char *name,
+                         char *out, size_t cap)
+{
+    char dir[PATH_MAX];
+    const char *strtab = NULL;
+    uintptr_t rpath = 0, runpath = 0;
+    int have_rpath = 0, have_runpath = 0;
+    for (const ElfW(Dyn) *d = asker ? asker->l_ld : NULL; d && d->d_tag != DT_NULL; d++) {
+        if (d->d_tag == DT_STRTAB)
+            strtab = (const char *)(d->d_un.d_ptr < asker->l_addr
+                                        ? asker->l_addr + d->d_un.d_ptr
+                                        : d->d_un.d_ptr);
+        else if (d->d_tag == DT_RPATH)
+            rpath = d->d_un.d_val, have_rpath = 1;
+        else if (d->d_tag == DT_RUNPATH)
+            runpath = d->d_un.d_val, have_runpath = 1;
+    }
+    const char *list = !strtab ? NULL
+                       : have_runpath ? (getenv("LD_LIBRARY_PATH") ? NULL : strtab + runpath)
+                       : have_rpath ? strtab + rpath : NULL;
+    if (!list || !strstr(list, "ORIGIN") || original_dir(asker, dir, sizeof dir) != 0)
+        return -1;
+    for (const char *e = list; *e;) {
+        size_t len = strcspn(e, ":");
+        const char *rest = NULL;
+        if (len >= 7 && strncmp(e, "$ORIGIN", 7) == 0)
+            rest = e + 7;
+        else if (len >= 9 && strncmp(e, "${ORIGIN}", 9) == 0)
+            rest = e + 9;
+        int n = rest ? snprintf(out, cap, "%s%.*s/%s", dir, (int)(len - (size_t)(rest - e)),
+                                rest, name)
+                     : snprintf(out, cap, "%.*s/%s", (int)len, e, name);
+        if (n > 0 && (size_t)n < cap && access(out, R_OK) == 0)
+            return rest ? 0 : -1; /* an earlier entry without $ORIGIN: the loader's */
+        e += len + (e[len] == ':');
+    }
+    return -1;
+}
+
 EXPORT char *la_objsearch(const char *name, uintptr_t *cookie,
                           unsigned int flag)
 {
-    (void)cookie;
-    (void)flag;
+    static char found[PATH_MAX]; /* (as chosen) */
+    if (cfg.on && flag == LA_SER_ORIG && cookie && !strchr(name, '/') &&
+        origin_search((const struct link_map *)*cookie, name, found,
+                      sizeof found) == 0)
+        name = found;
     const char *base = strrchr(name, '/');
     char real[PATH_MAX];
     struct stat st;
@@ -229,8 +354,11 @@ EXPORT unsigned int la_objopen(struct link_map *map, Lmid_t lmid,
         loader_changed = (void (*)(void))module_function(
             map, "memtap_loader_changed");
         start_early = module_function(map, "memtap_start_early");
-    } else if (start_early && cfg.on && !consistent_seen) {
-        give_start(map); /* later ones find memtap started */
+        program_malloc = (void *(*)(size_t))module_function(map, "malloc");
+    } else if (cfg.on) {
+        if (start_early && !consistent_seen)
+            give_start(map); /* later ones find memtap started */
+        show_original_name(map, consistent_seen != 0);
     }
     return 0; /* no symbol binding to audit */
 }

@@ -548,6 +548,24 @@ def test_engine_many_libraries():
     check_eq(len(reads), 1, "the last library's read")
 
 
+def test_engine_origin_paths():
+    """A program run from its copy in memtap's cache finds what it finds
+    natively by its own path: its library through the run path
+    $ORIGIN/../lib (the copy's $ORIGIN is the cache: java could not load
+    libjli.so), that library's own through its $ORIGIN (libnio's libnet),
+    itself through /proc/self/exe (java's launcher: "could not find
+    libjava.so") and the library through dladdr (libjvm: "Failed setting
+    boot class path").  The copy's output is the original's."""
+    native = subprocess.run([prog("origin_user")], capture_output=True, text=True)
+    check_eq(native.stdout, "value: 27\n/proc/self/exe: the program\ndladdr: the library\n",
+             "the native output")
+    trace, p = run(prog("origin_user"))
+    check_eq(p.stdout, native.stdout, "its output")
+    engines = re.search(r"^memtap: static engine: (.*)$", p.stderr, re.M)
+    check(engines and {"origin_user", "liborigin_lib.so", "liborigin_dep.so"} <=
+          set(engines.group(1).split(", ")), "all three run from their copies: %s" % p.stderr)
+
+
 def test_engine_zero_padding():
     """A stripped library whose functions are padded with odd runs of zero
     bytes (libLLVM-14's are): the linear sweep that vouches for unwind

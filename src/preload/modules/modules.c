@@ -51,6 +51,7 @@ static struct {
     char *arena;
     uint32_t arena_len, arena_cap;
     char exe[4096];
+    char exe_original[4096]; /* the original of exe when it is a copy */
 } table;
 
 static void lock(void) { spin_acquire(&table.lock); }
@@ -298,6 +299,9 @@ void modules_rescan(void)
     if (!table.exe[0]) {
         ssize_t n = readlink("/proc/self/exe", table.exe, sizeof table.exe - 1);
         table.exe[n > 0 ? n : 0] = '\0';
+        if (!cached_original(table.exe, table.exe_original,
+                             sizeof table.exe_original))
+            table.exe_original[0] = '\0';
     }
     for (uint32_t i = 0; i < table.nslots; i++)
         table.slots[i].seen = 0;
@@ -337,6 +341,11 @@ int modules_own_text(uint64_t start, uint64_t end)
                 return 1;
     }
     return 0;
+}
+
+const char *modules_exe_original(void)
+{
+    return table.exe_original;
 }
 
 void modules_write_all(void)

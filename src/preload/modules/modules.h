@@ -12,6 +12,11 @@
  * chunk, vanished ones MODULE_UNLOAD events.  Not for signal handlers. */
 void modules_rescan(void);
 
+/* The path of the program's original when it runs from a copy in
+ * memtap's cache (the static engine), else "": set by the first
+ * modules_rescan. */
+const char *modules_exe_original(void);
+
 /* Adds the data and bss of every traced module, and the brk heap, to the
  * fault engine's traced set. */
 void modules_track_data(void);

@@ -28,6 +28,7 @@
 #include "preload/fault/fault.h"
 #include "preload/memmap/traced_set.h"
 #include "preload/fault/bounce.h"
+#include "preload/fault/complete.h"
 #include "preload/core/fmt.h"
 #include "fdguard.h"
 #include "preload/fault/futex.h"
@@ -323,6 +324,65 @@ static long retry_closed(ucontext_t *uc, const sys_spec *sp, long nr,
     return ret;
 }
 
+/* Reads or writes n bytes of the program's memory at addr whatever its
+ * pages' rights (the fault engine's, through complete.h) or through
+ * process_vm_readv/writev (an address the kernel refuses gives -1, not a
+ * fault in this handler); 0, or -1. */
+static int program_bytes(void *buf, size_t n, uint64_t addr, int write)
+{
+    if (fault_enabled())
+        return write ? complete_poke(addr, buf, n) : complete_peek(buf, n, addr);
+    struct iovec local = { buf, n }, remote = { (void *)(uintptr_t)addr, n };
+    long pid = raw_syscall3(SYS_getpid, 0, 0, 0);
+    long got = raw_syscall6(write ? SYS_process_vm_writev : SYS_process_vm_readv, pid,
+                            (long)&local, 1, (long)&remote, 1, 0);
+    return got == (long)n ? 0 : -1;
+}
+
+/* Whether path (in the program's memory) names the process's own
+ * executable's link: /proc/self/exe, /proc/thread-self/exe or
+ * /proc/PID/exe. */
+static int names_own_exe(uint64_t path)
+{
+    char p[40] = { 0 };
+    for (size_t have = 0; have < sizeof p - 1;) {
+        /* to the next 8-byte boundary: no page past the NUL is read */
+        size_t step = 8 - (size_t)((path + have) & 7);
+        step = step < sizeof p - 1 - have ? step : sizeof p - 1 - have;
+        if (program_bytes(p + have, step, path + have, 0) != 0 ||
+            memchr(p + have, '\0', step))
+            break;
+        have += step;
+    }
+    if (strcmp(p, "/proc/self/exe") == 0 || strcmp(p, "/proc/thread-self/exe") == 0)
+        return 1;
+    char own[32];
+    fmt_buf f = { own, 0, sizeof own };
+    fmt_str(&f, "/proc/");
+    fmt_u64(&f, (uint64_t)raw_syscall3(SYS_getpid, 0, 0, 0));
+    fmt_str(&f, "/exe");
+    own[f.len < sizeof own ? f.len : sizeof own - 1] = '\0';
+    return strcmp(p, own) == 0;
+}
+
+/* readlink or readlinkat of the process's own executable while it runs
+ * from a copy in memtap's cache: the original's path, as natively (java's
+ * launcher finds its runtime from it: "Error: could not find
+ * libjava.so").  1 when answered (*ret). */
+static int own_exe_link(long nr, const long *a, long *ret)
+{
+    const char *original = modules_exe_original();
+    int at = nr == SYS_readlinkat;
+    uint64_t path = (uint64_t)a[at], buf = (uint64_t)a[at + 1];
+    size_t size = (size_t)a[at + 2];
+    if (!*original || !path || (long)size <= 0 || !names_own_exe(path))
+        return 0;
+    size_t n = strlen(original);
+    n = n < size ? n : size; /* (readlink writes no NUL) */
+    *ret = program_bytes((void *)original, n, buf, 1) == 0 ? (long)n : -EFAULT;
+    return 1;
+}
+
 static void on_sigsys_body(int sig, siginfo_t *si, ucontext_t *uc)
 {
     if (si->si_code != 1 /* SYS_SECCOMP */) {
@@ -339,6 +399,10 @@ static void on_sigsys_body(int sig, siginfo_t *si, ucontext_t *uc)
     long ret;
     if (fdguard_syscall(nr, a, &ret) ||
         (nr == SYS_futex && futex_emulate(a, &uc->uc_sigmask, &ret))) {
+        g[REG_RAX] = ret;
+        return;
+    }
+    if ((nr == SYS_readlink || nr == SYS_readlinkat) && own_exe_link(nr, a, &ret)) {
         g[REG_RAX] = ret;
         return;
     }
@@ -429,6 +493,7 @@ static void on_sigsys(int sig, siginfo_t *si, void *uc)
 static const int static_traps[] = {
     SYS_execve, SYS_execveat, SYS_rt_sigaction, SYS_rt_sigprocmask,
     SYS_io_uring_setup, SYS_io_setup, SYS_exit_group, SYS_sigaltstack,
+    SYS_readlink, SYS_readlinkat,
 };
 
 int syscalls_init(int all)
