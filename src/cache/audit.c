@@ -117,6 +117,13 @@ static void rewrite_now(const char *path)
         ;
 }
 
+/* A loaded module's dynamic pointer: glibc has made most of them absolute
+ * by the time a module is open, not all (the vdso's). */
+static uintptr_t dyn_ptr(const struct link_map *map, ElfW(Addr) p)
+{
+    return p < map->l_addr ? map->l_addr + p : p;
+}
+
 /* The path of the original of the copy at path, into out; 0, or -1 when
  * path is no copy in the cache. */
 static int original_of(const char *path, char *out, size_t cap)
@@ -209,9 +216,7 @@ static int origin_search(const struct link_map *asker, const char *name,
     int have_rpath = 0, have_runpath = 0;
     for (const ElfW(Dyn) *d = asker ? asker->l_ld : NULL; d && d->d_tag != DT_NULL; d++) {
         if (d->d_tag == DT_STRTAB)
-            strtab = (const char *)(d->d_un.d_ptr < asker->l_addr
-                                        ? asker->l_addr + d->d_un.d_ptr
-                                        : d->d_un.d_ptr);
+            strtab = (const char *)dyn_ptr(asker, d->d_un.d_ptr);
         else if (d->d_tag == DT_RPATH)
             rpath = d->d_un.d_val, have_rpath = 1;
         else if (d->d_tag == DT_RUNPATH)
@@ -265,12 +270,6 @@ EXPORT char *la_objsearch(const char *name, uintptr_t *cookie,
     return usable_copy(chosen) ? chosen : (char *)name;
 }
 
-/* A loaded module's dynamic pointer: glibc has made most of them absolute
- * by the time a module is open, not all (the vdso's). */
-static uintptr_t dyn_ptr(const struct link_map *map, ElfW(Addr) p)
-{
-    return p < map->l_addr ? map->l_addr + p : p;
-}
 
 /* The address of the function `name` a loaded module defines, by its GNU
  * hash table; NULL when it has none.  (dlsym from this namespace crashes
