@@ -1,1 +1,0 @@
-int f39(int x) { static volatile int v; v += x; return v + 39; }

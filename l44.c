@@ -1,1 +1,0 @@
-int f44(int x) { static volatile int v; v += x; return v + 44; }
