@@ -22,80 +22,85 @@
 #define MM(n) { A_MMSG, n }
 #define N { A_NONE, 0 }
 
+/* A row: the call, its block kind, whether bounce_args_in may move its
+ * arguments (1: the table sizes them exactly and the kernel keeps no
+ * address of them; not futex, whose word is its address; not ioctl,
+ * fcntl, getsockopt or epoll_wait, sized by a guess, nor select, whose
+ * sets may be longer than the table says; not ppoll or pselect6, whose
+ * arguments point on), what each argument points at. */
 static const sys_spec table[] = {
-    { SYS_read, 'W', { N, R(2), N, N, N, N } },
-    { SYS_pread64, 'W', { N, R(2), N, N, N, N } },
-    { SYS_write, 'G', { N, L(2), N, N, N, N } },
-    { SYS_pwrite64, 'G', { N, L(2), N, N, N, N } },
-    { SYS_readv, 'W', { N, V(2), N, N, N, N } },
-    { SYS_preadv, 'W', { N, V(2), N, N, N, N } },
-    { SYS_preadv2, 'W', { N, V(2), N, N, N, N } },
-    { SYS_writev, 'G', { N, V(2), N, N, N, N } },
-    { SYS_pwritev, 'G', { N, V(2), N, N, N, N } },
-    { SYS_pwritev2, 'G', { N, V(2), N, N, N, N } },
-    { SYS_recvfrom, 'W', { N, R(2), N, N, F(128), F(4) } },
-    { SYS_sendto, 'G', { N, L(2), N, N, F(128), N } },
-    { SYS_recvmsg, 'W', { N, M, N, N, N, N } },
-    { SYS_sendmsg, 'G', { N, M, N, N, N, N } },
-    { SYS_recvmmsg, 'W', { N, MM(2), N, N, F(16), N } },
-    { SYS_sendmmsg, 'G', { N, MM(2), N, N, N, N } },
-    { SYS_getrandom, 'W', { R(1), N, N, N, N, N } },
-    { SYS_getdents64, 0, { N, L(2), N, N, N, N } },
-    { SYS_readlink, 0, { S, L(2), N, N, N, N } },
-    { SYS_readlinkat, 0, { N, S, L(3), N, N, N } },
-    { SYS_getcwd, 0, { L(1), N, N, N, N, N } },
-    { SYS_open, 0, { S, N, N, N, N, N } },
-    { SYS_openat, 0, { N, S, N, N, N, N } },
-    { SYS_stat, 0, { S, F(144), N, N, N, N } },
-    { SYS_lstat, 0, { S, F(144), N, N, N, N } },
-    { SYS_fstat, 0, { N, F(144), N, N, N, N } },
-    { SYS_newfstatat, 0, { N, S, F(144), N, N, N } },
-    { SYS_statx, 0, { N, S, N, N, F(256), N } },
-    { SYS_access, 0, { S, N, N, N, N, N } },
-    { SYS_faccessat, 0, { N, S, N, N, N, N } },
-    { SYS_faccessat2, 0, { N, S, N, N, N, N } },
-    { SYS_unlink, 0, { S, N, N, N, N, N } },
-    { SYS_unlinkat, 0, { N, S, N, N, N, N } },
-    { SYS_mkdir, 0, { S, N, N, N, N, N } },
-    { SYS_rename, 0, { S, S, N, N, N, N } },
-    { SYS_chdir, 0, { S, N, N, N, N, N } },
-    { SYS_clock_gettime, 0, { N, F(16), N, N, N, N } },
-    { SYS_gettimeofday, 0, { F(16), F(8), N, N, N, N } },
-    { SYS_nanosleep, 0, { F(16), F(16), N, N, N, N } },
-    { SYS_clock_nanosleep, 0, { N, N, F(16), F(16), N, N } },
-    { SYS_uname, 0, { F(390), N, N, N, N, N } },
-    { SYS_sysinfo, 0, { F(112), N, N, N, N, N } },
-    { SYS_getrusage, 0, { N, F(144), N, N, N, N } },
-    { SYS_wait4, 0, { N, F(4), N, F(144), N, N } },
-    { SYS_pipe, 0, { F(8), N, N, N, N, N } },
-    { SYS_pipe2, 0, { F(8), N, N, N, N, N } },
-    { SYS_socketpair, 0, { N, N, N, F(8), N, N } },
-    { SYS_sigaltstack, 0, { F(24), F(24), N, N, N, N } },
-    { SYS_prlimit64, 0, { N, N, F(16), F(16), N, N } },
-    { SYS_getrlimit, 0, { N, F(16), N, N, N, N } },
-    { SYS_poll, 0, { { A_POLL, 1 }, N, N, N, N, N } },
-    { SYS_ppoll, 0, { { A_POLL, 1 }, N, F(16), F(8), N, N } },
-    { SYS_select, 0, { N, F(128), F(128), F(128), F(16), N } },
-    { SYS_pselect6, 0, { N, F(128), F(128), F(128), F(16), F(16) } },
-    { SYS_epoll_wait, 0, { N, F(4096), N, N, N, N } },
-    { SYS_epoll_pwait, 0, { N, F(4096), N, N, F(8), N } },
-    { SYS_epoll_ctl, 0, { N, N, N, F(12), N, N } },
-    { SYS_futex, 0, { F(4), N, N, F(16), F(4), N } },
-    { SYS_connect, 0, { N, L(2), N, N, N, N } },
-    { SYS_bind, 0, { N, L(2), N, N, N, N } },
-    { SYS_accept, 0, { N, F(128), F(4), N, N, N } },
-    { SYS_accept4, 0, { N, F(128), F(4), N, N, N } },
-    { SYS_getsockname, 0, { N, F(128), F(4), N, N, N } },
-    { SYS_getpeername, 0, { N, F(128), F(4), N, N, N } },
-    { SYS_getsockopt, 0, { N, N, N, F(256), F(4), N } },
-    { SYS_setsockopt, 0, { N, N, N, L(4), N, N } },
-    { SYS_sched_getaffinity, 0, { N, N, L(1), N, N, N } },
-    { SYS_ioctl, 0, { N, N, F(256), N, N, N } },
-    { SYS_fcntl, 0, { N, N, F(64), N, N, N } },
-    { SYS_time, 0, { F(8), N, N, N, N, N } },
-    { SYS_times, 0, { F(32), N, N, N, N, N } },
+    { SYS_read, 'W', 0, { N, R(2), N, N, N, N } },
+    { SYS_pread64, 'W', 0, { N, R(2), N, N, N, N } },
+    { SYS_write, 'G', 0, { N, L(2), N, N, N, N } },
+    { SYS_pwrite64, 'G', 0, { N, L(2), N, N, N, N } },
+    { SYS_readv, 'W', 0, { N, V(2), N, N, N, N } },
+    { SYS_preadv, 'W', 0, { N, V(2), N, N, N, N } },
+    { SYS_preadv2, 'W', 0, { N, V(2), N, N, N, N } },
+    { SYS_writev, 'G', 0, { N, V(2), N, N, N, N } },
+    { SYS_pwritev, 'G', 0, { N, V(2), N, N, N, N } },
+    { SYS_pwritev2, 'G', 0, { N, V(2), N, N, N, N } },
+    { SYS_recvfrom, 'W', 0, { N, R(2), N, N, F(128), F(4) } },
+    { SYS_sendto, 'G', 0, { N, L(2), N, N, F(128), N } },
+    { SYS_recvmsg, 'W', 0, { N, M, N, N, N, N } },
+    { SYS_sendmsg, 'G', 0, { N, M, N, N, N, N } },
+    { SYS_recvmmsg, 'W', 0, { N, MM(2), N, N, F(16), N } },
+    { SYS_sendmmsg, 'G', 0, { N, MM(2), N, N, N, N } },
+    { SYS_getrandom, 'W', 1, { R(1), N, N, N, N, N } },
+    { SYS_getdents64, 0, 1, { N, L(2), N, N, N, N } },
+    { SYS_readlink, 0, 1, { S, L(2), N, N, N, N } },
+    { SYS_readlinkat, 0, 1, { N, S, L(3), N, N, N } },
+    { SYS_getcwd, 0, 1, { L(1), N, N, N, N, N } },
+    { SYS_open, 0, 1, { S, N, N, N, N, N } },
+    { SYS_openat, 0, 1, { N, S, N, N, N, N } },
+    { SYS_stat, 0, 1, { S, F(144), N, N, N, N } },
+    { SYS_lstat, 0, 1, { S, F(144), N, N, N, N } },
+    { SYS_fstat, 0, 1, { N, F(144), N, N, N, N } },
+    { SYS_newfstatat, 0, 1, { N, S, F(144), N, N, N } },
+    { SYS_statx, 0, 1, { N, S, N, N, F(256), N } },
+    { SYS_access, 0, 1, { S, N, N, N, N, N } },
+    { SYS_faccessat, 0, 1, { N, S, N, N, N, N } },
+    { SYS_faccessat2, 0, 1, { N, S, N, N, N, N } },
+    { SYS_unlink, 0, 1, { S, N, N, N, N, N } },
+    { SYS_unlinkat, 0, 1, { N, S, N, N, N, N } },
+    { SYS_mkdir, 0, 1, { S, N, N, N, N, N } },
+    { SYS_rename, 0, 1, { S, S, N, N, N, N } },
+    { SYS_chdir, 0, 1, { S, N, N, N, N, N } },
+    { SYS_clock_gettime, 0, 1, { N, F(16), N, N, N, N } },
+    { SYS_gettimeofday, 0, 1, { F(16), F(8), N, N, N, N } },
+    { SYS_nanosleep, 0, 1, { F(16), F(16), N, N, N, N } },
+    { SYS_clock_nanosleep, 0, 1, { N, N, F(16), F(16), N, N } },
+    { SYS_uname, 0, 1, { F(390), N, N, N, N, N } },
+    { SYS_sysinfo, 0, 1, { F(112), N, N, N, N, N } },
+    { SYS_getrusage, 0, 1, { N, F(144), N, N, N, N } },
+    { SYS_wait4, 0, 1, { N, F(4), N, F(144), N, N } },
+    { SYS_pipe, 0, 1, { F(8), N, N, N, N, N } },
+    { SYS_pipe2, 0, 1, { F(8), N, N, N, N, N } },
+    { SYS_socketpair, 0, 1, { N, N, N, F(8), N, N } },
+    { SYS_sigaltstack, 0, 0, { F(24), F(24), N, N, N, N } },
+    { SYS_prlimit64, 0, 1, { N, N, F(16), F(16), N, N } },
+    { SYS_getrlimit, 0, 1, { N, F(16), N, N, N, N } },
+    { SYS_poll, 0, 1, { { A_POLL, 1 }, N, N, N, N, N } },
+    { SYS_ppoll, 0, 0, { { A_POLL, 1 }, N, F(16), F(8), N, N } },
+    { SYS_select, 0, 0, { N, F(128), F(128), F(128), F(16), N } },
+    { SYS_pselect6, 0, 0, { N, F(128), F(128), F(128), F(16), F(16) } },
+    { SYS_epoll_wait, 0, 0, { N, F(4096), N, N, N, N } },
+    { SYS_epoll_pwait, 0, 0, { N, F(4096), N, N, F(8), N } },
+    { SYS_epoll_ctl, 0, 0, { N, N, N, F(12), N, N } },
+    { SYS_futex, 0, 0, { F(4), N, N, F(16), F(4), N } },
+    { SYS_connect, 0, 1, { N, L(2), N, N, N, N } },
+    { SYS_bind, 0, 1, { N, L(2), N, N, N, N } },
+    { SYS_accept, 0, 1, { N, F(128), F(4), N, N, N } },
+    { SYS_accept4, 0, 1, { N, F(128), F(4), N, N, N } },
+    { SYS_getsockname, 0, 1, { N, F(128), F(4), N, N, N } },
+    { SYS_getpeername, 0, 1, { N, F(128), F(4), N, N, N } },
+    { SYS_getsockopt, 0, 0, { N, N, N, F(256), F(4), N } },
+    { SYS_setsockopt, 0, 1, { N, N, N, L(4), N, N } },
+    { SYS_sched_getaffinity, 0, 1, { N, N, L(1), N, N, N } },
+    { SYS_ioctl, 0, 0, { N, N, F(256), N, N, N } },
+    { SYS_fcntl, 0, 0, { N, N, F(64), N, N, N } },
+    { SYS_time, 0, 1, { F(8), N, N, N, N, N } },
+    { SYS_times, 0, 1, { F(32), N, N, N, N, N } },
 };
-
 
 const sys_spec *syscall_spec(long nr)
 {
@@ -105,16 +110,6 @@ const sys_spec *syscall_spec(long nr)
     return NULL;
 }
 
-/* futex's pointers after the word depend on the operation: a timeout at
- * a[3] for the waits and locks, a second word at a[4] for the requeues,
- * wake_op and wait_requeue_pi (where a[3] is a count); a wake passes
- * nothing there (glibc makes it with three arguments: the others are
- * whatever the registers held, a heap pointer say, whose page opening it
- * would expose).  The word's own page is not opened for the calls
- * futex_emulate makes (private waits and wakes): a word traced after it
- * looked (another thread's malloc traced its page) fails with EFAULT,
- * and retry_closed emulates the call then.  The table's entry, its
- * arguments kept by op, in *out. */
 /* every block call, and syscalls.c's own traps, in the static engine's
  * filter */
 _Static_assert(sizeof table / sizeof *table + 16 <= SYSCALL_FILTER_TRAPS_MAX,
@@ -129,6 +124,16 @@ size_t syscall_block_calls(int *out, size_t max)
     return n;
 }
 
+/* futex's pointers after the word depend on the operation: a timeout at
+ * a[3] for the waits and locks, a second word at a[4] for the requeues,
+ * wake_op and wait_requeue_pi (where a[3] is a count); a wake passes
+ * nothing there (glibc makes it with three arguments: the others are
+ * whatever the registers held, a heap pointer say, whose page opening it
+ * would expose).  The word's own page is not opened for the calls
+ * futex_emulate makes (private waits and wakes): a word traced after it
+ * looked (another thread's malloc traced its page) fails with EFAULT,
+ * and retry_closed emulates the call then.  The table's entry, its
+ * arguments kept by op, in *out. */
 const sys_spec *syscall_futex_spec(const long *a, sys_spec *out)
 {
     *out = *syscall_spec(SYS_futex);
@@ -157,31 +162,9 @@ const sys_spec *syscall_futex_spec(const long *a, sys_spec *out)
     return out;
 }
 
-/* The calls whose arguments the table sizes exactly and whose memory the
- * kernel keeps no address of: those bounce_args_in may move (not futex,
- * whose word is its address; not ioctl, fcntl, getsockopt or epoll_wait,
- * sized by a guess, nor select, whose sets may be longer than the
- * table says; not ppoll or pselect6, whose arguments point on). */
-static const int movable_calls[] = {
-    SYS_getrandom, SYS_getdents64, SYS_readlink, SYS_readlinkat,
-    SYS_getcwd, SYS_open, SYS_openat, SYS_stat, SYS_lstat, SYS_fstat,
-    SYS_newfstatat, SYS_statx, SYS_access, SYS_faccessat, SYS_faccessat2,
-    SYS_unlink, SYS_unlinkat, SYS_mkdir, SYS_rename, SYS_chdir,
-    SYS_clock_gettime, SYS_gettimeofday, SYS_nanosleep, SYS_clock_nanosleep,
-    SYS_uname, SYS_sysinfo, SYS_getrusage, SYS_wait4, SYS_pipe, SYS_pipe2,
-    SYS_socketpair, SYS_prlimit64, SYS_getrlimit, SYS_poll,
-    SYS_connect, SYS_bind, SYS_accept, SYS_accept4, SYS_getsockname,
-    SYS_getpeername, SYS_setsockopt, SYS_sched_getaffinity, SYS_time,
-    SYS_times,
-};
-
-int syscall_movable(long nr, const sys_spec *sp, const long *a,
-                    bounce_arg arg[6])
+int syscall_movable(const sys_spec *sp, const long *a, bounce_arg arg[6])
 {
-    size_t i = 0, n = sizeof movable_calls / sizeof *movable_calls;
-    while (i < n && movable_calls[i] != nr)
-        i++;
-    if (i == n || !sp)
+    if (!sp || !sp->movable)
         return 0;
     for (int k = 0; k < 6; k++) {
         const arg_spec *x = &sp->args[k];

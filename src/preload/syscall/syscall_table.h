@@ -32,6 +32,7 @@ typedef struct arg_spec {
 typedef struct sys_spec {
     int nr;
     char block;          /* 'W' kernel stores, 'G' kernel fetches, 0 none */
+    char movable;        /* its arguments may go through memtap's buffer */
     arg_spec args[6];
 } sys_spec;
 
@@ -45,10 +46,8 @@ size_t syscall_block_calls(int *out, size_t max);
 /* futex's entry as operation a[1] uses its arguments, in *out. */
 const sys_spec *syscall_futex_spec(const long *a, sys_spec *out);
 
-/* Whether call nr (entry sp) may have its arguments moved into memtap's
- * buffers (bounce.h), and how each is, in arg: its arguments are sized
- * exactly, and the kernel keeps no address of them. */
-int syscall_movable(long nr, const sys_spec *sp, const long *a,
-                    bounce_arg arg[6]);
+/* Whether the call of entry sp may have its arguments (a) moved into
+ * memtap's buffers (bounce.h), and how each is, in arg. */
+int syscall_movable(const sys_spec *sp, const long *a, bounce_arg arg[6]);
 
 #endif

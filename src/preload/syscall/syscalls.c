@@ -294,7 +294,7 @@ static int call_moved(ucontext_t *uc, const sys_spec *sp, long nr,
 {
     bounce_arg arg[6];
     bounce_args b;
-    if (!fault_enabled() || !syscall_movable(nr, sp, a, arg) ||
+    if (!fault_enabled() || !syscall_movable(sp, a, arg) ||
         bounce_args_in(&b, a, arg) != 0)
         return 0;
     *ret = call_as_program(uc, 0, nr, b.a);
