@@ -54,9 +54,11 @@ LAYERS = {
     "rt": {"sys": None, "memtap": None, "trace": ["pack.h", "format.h"], P + "core": None,
            P + "record": None, P + "signal": None, P + "memmap": None,
            P + "fault": None},
+    # (the module table names a copy in the cache by its original, which
+    # the copy's side file in the cache says: cache/key.h reads it)
     P + "modules": {"sys": None, "memtap": None, "trace": None, "rt": None,
-                    P + "core": None, P + "record": None, P + "memmap": None,
-                    P + "filter": None},
+                    "cache": ["key.h"], P + "core": None, P + "record": None,
+                    P + "memmap": None, P + "filter": None},
     P + "syscall": {"sys": None, "memtap": None, "trace": ["pack.h", "format.h"], "rt": None,
                     "cache": ["key.h"], P + "core": None, P + "record": None,
                     P + "signal": None, P + "memmap": None, P + "fault": None,

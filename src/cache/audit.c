@@ -128,20 +128,11 @@ static uintptr_t dyn_ptr(const struct link_map *map, ElfW(Addr) p)
  * path is no copy in the cache. */
 static int original_of(const char *path, char *out, size_t cap)
 {
-    char side[PATH_MAX + 8];
     size_t dl = strlen(cfg.dir);
     if (!path || strncmp(path, cfg.dir, dl) != 0 || path[dl] != '/' ||
         strchr(path + dl + 1, '/'))
         return -1;
-    snprintf(side, sizeof side, "%s.src", path);
-    int fd = open(side, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return -1;
-    ssize_t n = read(fd, out, cap - 1);
-    close(fd);
-    out[n > 0 ? n : 0] = '\0';
-    out[strcspn(out, "\n")] = '\0';
-    return out[0] == '/' ? 0 : -1;
+    return cache_read_original(path, out, cap);
 }
 
 /* The directory of the original of the module `map` (the program when

@@ -10,9 +10,12 @@
 #ifndef MEMTAP_CACHE_KEY_H
 #define MEMTAP_CACHE_KEY_H
 
+#include <fcntl.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "sys/hash.h"
 
@@ -87,6 +90,27 @@ static inline int cache_entry_name(const char *path, const struct stat *st,
     }
     out[n] = '\0';
     return (int)n;
+}
+
+/* The original's path of the copy at copy, as "<copy>.src" names it,
+ * into out; 0, or -1 when there is no such file or it names no absolute
+ * path. */
+static inline int cache_read_original(const char *copy, char *out, size_t cap)
+{
+    char side[4096 + 8];
+    size_t len = strlen(copy);
+    if (len + 5 > sizeof side || cap < 2)
+        return -1;
+    memcpy(side, copy, len);
+    memcpy(side + len, ".src", 5);
+    int fd = open(side, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    ssize_t n = read(fd, out, cap - 1);
+    close(fd);
+    out[n > 0 ? n : 0] = '\0';
+    out[strcspn(out, "\n")] = '\0';
+    return out[0] == '/' ? 0 : -1;
 }
 
 #endif

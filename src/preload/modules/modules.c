@@ -16,6 +16,7 @@
 #include "trace/chunk.h"
 #include "preload/record/tracer.h"
 #include "sys/build_id.h"
+#include "cache/key.h"
 #include "sys/own_modules.h"
 #include "sys/page.h"
 
@@ -113,22 +114,7 @@ static int cached_original(const char *path, char *out, size_t cap)
         if (!((base[i] >= '0' && base[i] <= '9') ||
               (base[i] >= 'a' && base[i] <= 'f')))
             return 0;
-    char side[4096 + 8];
-    size_t len = strlen(path);
-    if (len + 5 > sizeof side)
-        return 0;
-    memcpy(side, path, len);
-    memcpy(side + len, ".src", 5);
-    int fd = open(side, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return 0;
-    ssize_t n = read(fd, out, cap - 1);
-    close(fd);
-    if (n <= 1 || out[0] != '/')
-        return 0;
-    out[n] = '\0';
-    out[strcspn(out, "\n")] = '\0';
-    return 1;
+    return cache_read_original(path, out, cap) == 0;
 }
 
 static uint64_t parse_hex(const char **p)
