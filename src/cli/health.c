@@ -189,6 +189,12 @@ int cli_report_health(const char *path, const memtap_trace *t, int dropped,
                         "memory were thread stacks (a goroutine's, say) and "
                         "were traced no more from then on: other data on "
                         "those pages is not recorded\n", path, stacks);
+    uint64_t code_pages = info_u64(t, "code_pages");
+    if (code_pages)
+        cli_note("%s: %" PRIu64 " pages of traced memory held code the "
+                        "program ran (a JIT compiler's) and were traced no "
+                        "more from then on: accesses to those pages are not "
+                        "recorded\n", path, code_pages);
     uint64_t missed = info_u64(t, "watch_blocks_missed");
     if (missed && ++problems)
         fprintf(stderr, "memtap: warning: %s: %" PRIu64 " blocks of watched "

@@ -35,6 +35,7 @@
 #include "preload/core/defer.h"
 #include "sys/env.h"
 #include "sys/spin.h"
+#include "sys/own_flags.h"
 #include "sys/page.h"
 
 #include "preload/fault/fault.h"
@@ -442,7 +443,7 @@ __asm__(".text\n"
         "  and $-16, %rsp\n"
         "  call defer_enter\n"
         "rewritten_flush_deferring:\n"
-        "  cld\n"
+        OWN_FLAGS_ASM
         "  mov %rsp, %rdi\n"
         "  call own_stack_for\n"
         "  mov %rax, %rsp\n"
@@ -670,6 +671,7 @@ int rewritten_trap(ucontext_t *uc)
 
 static void on_trap(int sig, siginfo_t *si, void *uc)
 {
+    own_flags();
     if (si->si_code != SI_KERNEL || !rewritten_trap(uc)) {
         if (rt.debug_traps) {
             char b[64];
@@ -693,6 +695,7 @@ static const int fault_signals[] = { SIGSEGV, SIGBUS, SIGFPE, SIGILL };
  * thread's own mode ends here, before the handler runs. */
 static void on_fault(int sig, siginfo_t *si, void *uc)
 {
+    own_flags();
     if (tls_own > 0) {
         tls_own = 0;
         tls_log = tls_saved;

@@ -714,7 +714,8 @@ def test_engine_generated_code():
     executable at once, or written and then made executable by mprotect)
     is outside the static engine's reach: the run says so, names where the
     mapping was made, and is incomplete (it was called whole).  The fault
-    engine traces that code: its load of the heap block is in its trace.
+    engine traces that code: its load of the heap block is in its trace;
+    the page the code runs from is traced no more (said in a note).
     (mmap is libmemtap's, which names its caller; mprotect is trapped in the
     C library's wrapper, which is named.)"""
     for how in ("rwx", "wx"):
@@ -733,6 +734,12 @@ def test_engine_generated_code():
         start = block[-1].split(":")[1].split(",")[0]
         check(any(re.match(r"L#\d+:%s, \[heap\], 0x%s$" % (start, m.group(1)), l) for l in lines),
               "%s: the generated code's load of the block" % how)
+        # the code's own page stops being traced at its first instruction
+        # (each would fault and be stepped: the JVM's interpreter ran for
+        # minutes), and a note says so
+        check("1 pages of traced memory held code the program ran" in p.stderr,
+              "%s: the note on the code's page: %s" % (how, p.stderr))
+        check("code_pages: 1\n" in memtap("info", trace).stdout, "%s: memtap info" % how)
 
 
 def program_functions(binary):

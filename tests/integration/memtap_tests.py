@@ -870,6 +870,35 @@ def test_moved_calls():
     check_eq(exposed, "0", "exposed windows")
 
 
+def test_program_flags():
+    """Traced heap accesses made while the program has AC set (alignment
+    check: each unaligned access of memtap's handlers would raise SIGBUS,
+    as the JVM's processor probe found) or ID toggled (sigreturn does not
+    restore ID: a handler that changed it, as the completion's return to
+    memtap's flags did, changed it for the program, and the JVM took the
+    processor for a 486).  Each store and load is recorded, each loads 7,
+    and the flag is as the program set it after the access (program_flags
+    reads it back); natively the same."""
+    expected = ("AC: loaded 7, flipped as set\n" * 3 +
+                "ID: loaded 7, flipped as set\n" * 3)
+    native = subprocess.run([prog("program_flags")], capture_output=True, text=True)
+    check_eq(native.stdout, expected, "the native output")
+    path, p = trace("program_flags")
+    check_eq(p.stdout, expected, "its output under the fault engine")
+    seen = []
+    for l in show(path):
+        m = re.match(r"([SL])\$\d+:<malloc0000@main\+\d+>\+(\d+), \[heap\], "
+                     r"access_with\+(\d+)$", l)
+        if m:
+            seen.append((m.group(1), int(m.group(2)), int(m.group(3))))
+    check_eq([(k, off) for k, off, _ in seen], [(k, off) for off in (8, 16, 24) * 2
+                                               for k in "SL"],
+             "the accesses made with the flags set: %s" % seen)
+    check(len({pc for k, _, pc in seen if k == "S"}) == 1 and
+          len({pc for k, _, pc in seen if k == "L"}) == 1,
+          "one store and one load instruction: %s" % seen)
+
+
 def test_exposed_window_named():
     """A call the fault engine runs with a traced page open while another
     thread lives (ioctl into a heap block: its argument's size is not

@@ -13,6 +13,7 @@
 #define _GNU_SOURCE
 #include "stop_world.h"
 #include "own_signals.h"
+#include "sys/own_flags.h"
 #include "sys/rawsys.h"
 #include "sys/sigbits.h"
 
@@ -77,6 +78,7 @@ static void park(uint32_t gen)
 
 static void on_park(int sig, siginfo_t *si, void *uc)
 {
+    own_flags();
     if (defer_signal(sig, si, uc))
         return;
     uint32_t gen = atomic_load(&world_state.gen);

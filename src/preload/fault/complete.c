@@ -26,6 +26,7 @@
 
 #include "sys/env.h"
 #include "sys/hash.h"
+#include "sys/own_flags.h"
 #include "sys/page.h"
 #include "sys/rawsys.h"
 #include "sys/futex_lock.h"
@@ -48,7 +49,8 @@
  * state the kernel hands out only on request */
 #define XSTATE_RUN 0xe7u
 #define ARITH_FLAGS 0x8d5ull          /* CF PF AF ZF SF OF */
-#define LOADED_FLAGS (ARITH_FLAGS | 0x400ull) /* and DF */
+/* and DF, and ID as it is (the handler's own: sigreturn leaves it so) */
+#define LOADED_FLAGS (ARITH_FLAGS | 0x400ull | OWN_FLAGS_ID)
 
 _Static_assert(offsetof(complete_regs, flags) == 128 &&
                    offsetof(complete_regs, xmask) == 136,
@@ -98,7 +100,9 @@ __asm__(".text\n"
         EACH_GPR(SAVE)
         "  mov 8(%rsp), %rax\n"
         "  mov %rax, 56(%rdi)\n"
-        "  pushq $2\n"
+        "  pushfq\n" /* memtap's flags again: all clear but ID (OWN_FLAGS_ID) */
+        "  andl $0x200000, (%rsp)\n"
+        "  orl $2, (%rsp)\n"
         "  popfq\n"
         "  pop %rsi\n"
         "  mov 136(%rdi), %eax\n"

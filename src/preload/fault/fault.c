@@ -37,6 +37,7 @@
 #include "preload/signal/sigtable.h"
 #include "preload/core/own_signals.h"
 #include "sys/sigbits.h"
+#include "sys/own_flags.h"
 #include "sys/page.h"
 
 #include "complete.h"
@@ -58,6 +59,7 @@
 #include <ucontext.h>
 
 #define TF_FLAG 0x100ull
+#define PF_INSTR 0x10 /* a page fault's error code: an instruction fetch */
 #define WINDOW_PAGES 16
 
 typedef struct window {
@@ -74,6 +76,7 @@ static struct {
     x86_decoder decoder;
     _Atomic uint64_t faults;
     _Atomic uint64_t stack_pages; /* pages untraced as stacks */
+    _Atomic uint64_t code_pages;  /* pages untraced as code run from them */
     _Atomic uint64_t exposed;
     _Atomic int64_t first_exposed; /* why + 2 of the first, 0: none */
     int (*trap_claim)(ucontext_t *uc); /* the static engine's int3 sites */
@@ -107,6 +110,7 @@ void fault_note_exposed(long why)
 int64_t fault_first_exposed(void) { return atomic_load(&fault_state.first_exposed); }
 uint64_t fault_count(void) { return atomic_load(&fault_state.faults); }
 uint64_t fault_stack_pages(void) { return atomic_load(&fault_state.stack_pages); }
+uint64_t fault_code_pages(void) { return atomic_load(&fault_state.code_pages); }
 uint64_t fault_exposed_windows(void) { return atomic_load(&fault_state.exposed); }
 
 /* ---- decoding and recording ---- */
@@ -425,6 +429,7 @@ static int own_fault(uintptr_t addr)
 void fault_run_handler(fault_handler_body body, int masked, int sig,
                        siginfo_t *si, void *uc)
 {
+    own_flags();
     traced_set_masked(traced_masked() + masked);
     fault_handler_enter(); /* first: errno may live behind a traced page */
     int saved = errno;
@@ -476,6 +481,17 @@ static int retry_once(uintptr_t addr, const ucontext_t *uc)
     return 1;
 }
 
+/* Whether the fault at addr is the fetch of an instruction: the kernel's
+ * error code says so where the processor does, or addr lies within the
+ * longest instruction from pc (an instruction that runs into the next
+ * page). */
+static int fetches(uintptr_t addr, const ucontext_t *uc)
+{
+    uintptr_t pc = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP];
+    return (uc->uc_mcontext.gregs[REG_ERR] & PF_INSTR) ||
+           addr - pc < X86_MAX_LENGTH;
+}
+
 static void on_segv_body(int sig, siginfo_t *si, ucontext_t *uc)
 {
     uintptr_t addr = (uintptr_t)si->si_addr;
@@ -493,6 +509,14 @@ static void on_segv_body(int sig, siginfo_t *si, ucontext_t *uc)
     }
     if (own_fault(addr))
         return;
+    if (fetches(addr, uc)) {
+        /* the program runs code from traced memory (a JIT compiler's):
+         * the page stops being traced, or each of its instructions would
+         * fault and be stepped */
+        traced_stop(page_start(addr), page_start(addr) + PAGE);
+        atomic_fetch_add(&fault_state.code_pages, 1);
+        return;
+    }
     window *w = &tls_win;
     if (w->active) {
         /* the same instruction needs one more page */

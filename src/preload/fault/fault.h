@@ -89,6 +89,9 @@ uint64_t fault_count(void);
 /* Pages of traced memory found to be a thread's stack (an access through
  * the stack pointer faulted there) and no longer traced. */
 uint64_t fault_stack_pages(void);
+/* Pages of traced memory the program ran code from (a JIT compiler's
+ * code cache), no longer traced. */
+uint64_t fault_code_pages(void);
 uint64_t fault_exposed_windows(void);
 
 #endif

@@ -29,6 +29,7 @@
 #include "preload/core/own_stack.h"
 #include "sys/futex_lock.h"
 #include "sys/hash.h"
+#include "sys/own_flags.h"
 #include "sys/rawsys.h"
 
 #include "complete.h"
@@ -133,7 +134,7 @@ __asm__(".text\n"
         "  push %r8\n  push %r9\n  push %r10\n  push %r11\n"
         "  push %r12\n  push %r13\n  push %r14\n  push %r15\n"
         "  mov %rsp, %rbx\n"
-        "  cld\n"
+        OWN_FLAGS_ASM
         "  mov %rsp, %rdi\n"
         "  and $-16, %rsp\n"
         "  call own_stack_for\n"

@@ -370,6 +370,8 @@ static void process_end_stats(fmt_buf *b)
     fmt_u64(b, complete_count());
     fmt_str(b, "\nstack_pages=");
     fmt_u64(b, fault_stack_pages());
+    fmt_str(b, "\ncode_pages=");
+    fmt_u64(b, fault_code_pages());
     fmt_char(b, '\n');
     hot_end_stats(b);
     alias_end_stats(b);

@@ -11,6 +11,7 @@
 #include "preload/core/own_stack.h"
 #include "preload/signal/process_death.h"
 #include "rt/rewritten.h"
+#include "sys/own_flags.h"
 #include "sys/rawsys.h"
 #include "sys/sigbits.h"
 #include "preload/record/tracer.h"
@@ -26,6 +27,7 @@ static const int fatal_signals[] = {
 
 static void on_fatal_signal(int sig, siginfo_t *si, void *uc)
 {
+    own_flags();
     if (defer_signal(sig, si, uc))
         return;
     fault_handler_enter();

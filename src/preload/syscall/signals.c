@@ -9,6 +9,7 @@
 #include "process_end.h"
 #include "preload/core/own_signals.h"
 #include "preload/signal/sigtable.h"
+#include "sys/own_flags.h"
 #include "sys/sigbits.h"
 
 #include "preload/core/defer.h"
@@ -126,6 +127,7 @@ static int starved(const async_state *st, const ucontext_t *uc)
 
 static void on_async(int sig, siginfo_t *si, void *ucv)
 {
+    own_flags();
     if (defer_signal(sig, si, ucv) ||
         (rewritten_flush_coming(ucv) && defer_until_section(sig, si, ucv)))
         return;
