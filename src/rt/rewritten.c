@@ -441,9 +441,9 @@ __asm__(".text\n"
         "  push %rbp\n"
         "  mov %rsp, %rbp\n"
         "  and $-16, %rsp\n"
+        OWN_FLAGS_ASM
         "  call defer_enter\n"
         "rewritten_flush_deferring:\n"
-        OWN_FLAGS_ASM
         "  mov %rsp, %rdi\n"
         "  call own_stack_for\n"
         "  mov %rax, %rsp\n"
