@@ -853,7 +853,8 @@ def test_heap_threads_exact():
 
 def test_moved_calls():
     """stat, fstat, open and readlink of a path in the heap into heap
-    buffers, getrandom, pipe2, poll, nanosleep and uname on heap memory,
+    buffers, getrandom, pipe2, poll, nanosleep, uname, epoll_ctl and
+    epoll_wait (sized by maxevents), select (by nfds) and ppoll on heap memory,
     while a second thread runs, under the fault engine: each call is made
     on a buffer of memtap's with the program's bytes copied in and the
     bytes the kernel changed copied back, so no window is open while the
@@ -862,7 +863,9 @@ def test_moved_calls():
     nanosleep's remainder, which the kernel leaves alone, keeps its bytes."""
     native = subprocess.run([prog("moved_calls")], capture_output=True, text=True)
     check_eq(native.stdout, "stat: same file\nreadlink: the program\ngetrandom: filled\n"
-             "pipe2 and poll: x\nnanosleep: 0, rem untouched\nuname: Linux\n",
+             "pipe2 and poll: x\nnanosleep: 0, rem untouched\nuname: Linux\n"
+             "epoll: 1, data 0x1234, rest untouched\nselect: 1, readable\n"
+             "ppoll: 1, readable\n",
              "the native output")
     path, p = trace("moved_calls")
     check_eq(p.stdout, native.stdout, "its output")

@@ -1,8 +1,9 @@
 /*
  * moved_calls.c - system calls whose arguments lie in the heap while a
  * second thread runs: stat, open and readlink of a path in the heap, into
- * heap buffers; getrandom, pipe2, poll, nanosleep and uname on heap
- * memory.  Prints what each gave back; the same natively and under memtap.
+ * heap buffers; getrandom, pipe2, poll, nanosleep, uname, epoll_ctl and
+ * epoll_wait, select and ppoll on heap memory.  Prints what each gave
+ * back; the same natively and under memtap.
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
@@ -12,7 +13,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/random.h>
+#include <sys/select.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
 #include <time.h>
@@ -79,6 +82,37 @@ int main(int argc, char **argv)
            memcmp(rem, want, sizeof want) == 0 ? "untouched" : "written");
     struct utsname *u = malloc(sizeof *u);
     printf("uname: %s\n", uname(u) == 0 ? u->sysname : "failed");
+    /* the pipe readable again: epoll, select and ppoll each see it */
+    if (write(p[1], "y", 1) != 1)
+        return 1;
+    struct epoll_event *ev = malloc(5 * sizeof *ev), *out = ev + 1;
+    memset(out, 0x5a, 4 * sizeof *out); /* the kernel writes one event */
+    int ep = epoll_create1(EPOLL_CLOEXEC);
+    ev->events = EPOLLIN;
+    ev->data.u64 = 0x1234;
+    int waited = ep >= 0 && epoll_ctl(ep, EPOLL_CTL_ADD, p[0], ev) == 0
+                     ? epoll_wait(ep, out, 4, 1000) : -1;
+    unsigned char rest[3 * sizeof *out];
+    memset(rest, 0x5a, sizeof rest);
+    printf("epoll: %d, data %#llx, rest %s\n", waited,
+           waited == 1 ? (unsigned long long)out->data.u64 : 0ull,
+           memcmp(out + 1, rest, sizeof rest) == 0 ? "untouched" : "written");
+    fd_set *rd = malloc(sizeof *rd);
+    struct timeval *tv = malloc(sizeof *tv);
+    FD_ZERO(rd);
+    FD_SET(p[0], rd);
+    tv->tv_sec = 1;
+    tv->tv_usec = 0;
+    int sel = select(p[0] + 1, rd, NULL, NULL, tv);
+    printf("select: %d, %s\n", sel, sel == 1 && FD_ISSET(p[0], rd) ? "readable" : "not");
+    struct timespec *ts = malloc(sizeof *ts);
+    ts->tv_sec = 1;
+    ts->tv_nsec = 0;
+    pf->fd = p[0];
+    pf->events = POLLIN;
+    pf->revents = 0;
+    int pp = ppoll(pf, 1, ts, NULL);
+    printf("ppoll: %d, %s\n", pp, pp == 1 && (pf->revents & POLLIN) ? "readable" : "not");
     atomic_store(&stop, 1);
     pthread_join(t, NULL);
     return 0;

@@ -9,25 +9,25 @@
 #include "syscall_filter.h"
 
 #include <linux/futex.h>
-#include <poll.h>
 #include <stddef.h>
 #include <sys/syscall.h>
 
-#define L(n) { A_LEN, n }
-#define R(n) { A_RET, n }
-#define F(n) { A_FIXED, n }
-#define S { A_STR, 0 }
-#define V(n) { A_IOV, n }
-#define M { A_MSG, 0 }
-#define MM(n) { A_MMSG, n }
-#define N { A_NONE, 0 }
+#define L(n) { A_LEN, n, 0 }
+#define R(n) { A_RET, n, 0 }
+#define F(n) { A_FIXED, n, 0 }
+#define S { A_STR, 0, 0 }
+#define V(n) { A_IOV, n, 0 }
+#define M { A_MSG, 0, 0 }
+#define MM(n) { A_MMSG, n, 0 }
+#define N { A_NONE, 0, 0 }
+#define ARR(n, size) { A_ARRAY, n, size }
+#define FDS(n) { A_FDSET, n, 0 }
+#define P(n) { A_NESTED, n, 0 }
 
 /* A row: the call, its block kind, whether bounce_args_in may move its
  * arguments (1: the table sizes them exactly and the kernel keeps no
  * address of them; not futex, whose word is its address; not ioctl,
- * fcntl, getsockopt or epoll_wait, sized by a guess, nor select, whose
- * sets may be longer than the table says; not ppoll or pselect6, whose
- * arguments point on), what each argument points at. */
+ * fcntl or getsockopt, sized by a guess), what each argument points at. */
 static const sys_spec table[] = {
     { SYS_read, 'W', 0, { N, R(2), N, N, N, N } },
     { SYS_pread64, 'W', 0, { N, R(2), N, N, N, N } },
@@ -79,13 +79,15 @@ static const sys_spec table[] = {
     { SYS_sigaltstack, 0, 0, { F(24), F(24), N, N, N, N } },
     { SYS_prlimit64, 0, 1, { N, N, F(16), F(16), N, N } },
     { SYS_getrlimit, 0, 1, { N, F(16), N, N, N, N } },
-    { SYS_poll, 0, 1, { { A_POLL, 1 }, N, N, N, N, N } },
-    { SYS_ppoll, 0, 0, { { A_POLL, 1 }, N, F(16), F(8), N, N } },
-    { SYS_select, 0, 0, { N, F(128), F(128), F(128), F(16), N } },
-    { SYS_pselect6, 0, 0, { N, F(128), F(128), F(128), F(16), F(16) } },
-    { SYS_epoll_wait, 0, 0, { N, F(4096), N, N, N, N } },
-    { SYS_epoll_pwait, 0, 0, { N, F(4096), N, N, F(8), N } },
-    { SYS_epoll_ctl, 0, 0, { N, N, N, F(12), N, N } },
+    { SYS_poll, 0, 1, { ARR(1, 8), N, N, N, N, N } },
+    { SYS_ppoll, 0, 1, { ARR(1, 8), N, F(16), F(8), N, N } },
+    { SYS_select, 0, 1, { N, FDS(0), FDS(0), FDS(0), F(16), N } },
+    /* the C library's select (its last argument NULL) */
+    { SYS_pselect6, 0, 1, { N, FDS(0), FDS(0), FDS(0), F(16), P(16) } },
+    /* struct epoll_event: 12 bytes (packed on x86-64) */
+    { SYS_epoll_wait, 0, 1, { N, ARR(2, 12), N, N, N, N } },
+    { SYS_epoll_pwait, 0, 1, { N, ARR(2, 12), N, N, F(8), N } },
+    { SYS_epoll_ctl, 0, 1, { N, N, N, F(12), N, N } },
     { SYS_futex, 0, 0, { F(4), N, N, F(16), F(4), N } },
     { SYS_connect, 0, 1, { N, L(2), N, N, N, N } },
     { SYS_bind, 0, 1, { N, L(2), N, N, N, N } },
@@ -162,20 +164,34 @@ const sys_spec *syscall_futex_spec(const long *a, sys_spec *out)
     return out;
 }
 
+uint64_t syscall_arg_bytes(const arg_spec *x, const long *a)
+{
+    if (x->how == A_FIXED || x->how == A_NESTED)
+        return x->n;
+    /* counts are the kernel's to refuse: a negative one is no extent */
+    uint64_t count = a[x->n] < 0 ? 0 : (uint64_t)a[x->n];
+    switch (x->how) {
+    case A_LEN:
+    case A_RET: return count;
+    case A_ARRAY: return count > (1u << 24) ? 0 : count * x->size;
+    case A_FDSET: /* the kernel's FDS_BYTES: whole longs */
+        return count > (1u << 24) ? 0 : (count + 63) / 64 * 8;
+    default: return 0;
+    }
+}
+
 int syscall_movable(const sys_spec *sp, const long *a, bounce_arg arg[6])
 {
     if (!sp || !sp->movable)
         return 0;
     for (int k = 0; k < 6; k++) {
         const arg_spec *x = &sp->args[k];
+        if (x->how == A_NESTED && a[k])
+            return 0;
         arg[k].kind = x->how == A_STR    ? BOUNCE_STRING
                       : x->how == A_NONE ? BOUNCE_KEEP
                                          : BOUNCE_BYTES;
-        arg[k].n = x->how == A_FIXED ? x->n
-                   : x->how == A_LEN || x->how == A_RET
-                       ? (unsigned long)a[x->n]
-                   : x->how == A_POLL ? (unsigned long)a[x->n] * sizeof(struct pollfd)
-                                      : 0;
+        arg[k].n = syscall_arg_bytes(x, a);
     }
     return 1;
 }

@@ -21,13 +21,21 @@ enum {
     A_IOV,      /* iovec array, count in argument n */
     A_MSG,      /* struct msghdr */
     A_MMSG,     /* struct mmsghdr array, count in argument n */
-    A_POLL,     /* pollfd array, count in argument n */
+    A_ARRAY,    /* array of `size`-byte elements, count in argument n */
+    A_FDSET,    /* select's fd_set, as long as argument n's fds need */
+    A_NESTED,   /* n bytes holding pointers of their own (pselect6's
+                   sigset and its size): a call with one is not moved */
 };
 
 typedef struct arg_spec {
     uint8_t how;
     uint16_t n;
+    uint16_t size;
 } arg_spec;
+
+/* Bytes of the memory that argument spec x points at, as the arguments a
+ * say; 0 for those of no fixed extent (strings, iovecs, messages). */
+uint64_t syscall_arg_bytes(const arg_spec *x, const long *a);
 
 typedef struct sys_spec {
     int nr;

@@ -111,11 +111,13 @@ static void open_args(opened *o, const sys_spec *sp, const long *a)
         uint64_t p = (uint64_t)a[i];
         switch (x->how) {
         case A_LEN:
-        case A_RET: open_buf(o, p, (uint64_t)a[x->n]); break;
-        case A_FIXED: open_buf(o, p, x->n); break;
+        case A_RET:
+        case A_FIXED:
+        case A_NESTED:
+        case A_ARRAY:
+        case A_FDSET: open_buf(o, p, syscall_arg_bytes(x, a)); break;
         case A_STR: open_buf(o, p, 2 * 4096 - (p & 4095)); break;
         case A_IOV: open_iov(o, (const struct iovec *)(uintptr_t)p, a[x->n]); break;
-        case A_POLL: open_buf(o, p, (uint64_t)a[x->n] * sizeof(struct pollfd)); break;
         case A_MSG: open_msg(o, (const struct msghdr *)(uintptr_t)p); break;
         case A_MMSG: {
             const struct mmsghdr *v = (const struct mmsghdr *)(uintptr_t)p;
