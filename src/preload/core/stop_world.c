@@ -6,9 +6,13 @@
  * each has recorded that generation in its slot (or has gone).  A parked
  * thread waits on the generation with futex until it turns even again.
  * A thread that is itself waiting for the world lock (its handler blocks
- * PARK_SIGNAL) parks in the lock loop instead.  If a thread does not park
- * within WAIT_NS, stopping is given up for the rest of the run: windows are
- * then only counted as exposed.
+ * PARK_SIGNAL) parks in the lock loop instead.  A thread that does not
+ * park within WAIT_NS (one waiting in vfork for its child, say) makes that
+ * stop inexact (its window counted as exposed) and is late: the stops after
+ * wait for it GRACE_NS only, and after each miss skip it for twice as many
+ * stops as before (at most MAX_SKIP), until it parks in time again; so one
+ * that never parks costs little, and one that was only held up is waited
+ * for again.  Past SLOTS threads stopping is given up for the run.
  */
 #define _GNU_SOURCE
 #include "stop_world.h"
@@ -34,15 +38,21 @@
  * test suite running two at a time); one that cannot be parked costs it
  * once, as stopping is then given up */
 #define WAIT_NS 2000000000ll
+#define GRACE_NS 200000ll
+#define MAX_SKIP 1024u
 
 typedef struct slot {
     _Atomic int tid;
     _Atomic uint32_t parked_gen;
+    _Atomic int waiting; /* in a system call of memtap's making: as parked */
+    uint32_t late;   /* stops it missed in a row (the stopper's, locked) */
+    uint32_t skip;   /* stops left that do not wait for it */
 } slot;
 
 static struct {
     int enabled;
-    int unreliable;
+    int unreliable;            /* more threads than slots */
+    int exact;                 /* the current stop parked every thread */
     slot *slots;
     atomic_int live;
     atomic_int pending;        /* threads created, not yet registered */
@@ -113,6 +123,8 @@ void world_thread_begin(void)
         int free_tid = 0;
         if (atomic_compare_exchange_strong(&world_state.slots[i].tid, &free_tid, tid)) {
             atomic_store(&world_state.slots[i].parked_gen, 0);
+            atomic_store(&world_state.slots[i].waiting, 0);
+            world_state.slots[i].late = world_state.slots[i].skip = 0;
             tls_slot = &world_state.slots[i];
             atomic_fetch_add(&world_state.live, 1);
             if (tls_created)
@@ -176,6 +188,32 @@ int world_others_registered(void)
     return world_state.enabled && atomic_load(&world_state.live) > 1;
 }
 
+/* Waits for slot s's thread to park in generation gen (see the head of
+ * the file for a late one); whether it did. */
+static int wait_parked(slot *s, int me, uint32_t gen, long long deadline)
+{
+    if (s->late && s->skip) {
+        s->skip--;
+        return 0;
+    }
+    if (s->late)
+        deadline = raw_clock_ns(CLOCK_MONOTONIC) + GRACE_NS;
+    for (;;) {
+        int tid = atomic_load(&s->tid);
+        if (!tid || tid == me || atomic_load(&s->parked_gen) == gen ||
+            atomic_load(&s->waiting)) {
+            s->late = 0;
+            return 1;
+        }
+        if (raw_clock_ns(CLOCK_MONOTONIC) > deadline)
+            break;
+        raw_syscall3(SYS_sched_yield, 0, 0, 0);
+    }
+    s->late++;
+    s->skip = s->late < 11 ? 1u << s->late : MAX_SKIP;
+    return 0;
+}
+
 int world_stop(void)
 {
     if (!world_shared())
@@ -183,7 +221,7 @@ int world_stop(void)
     int me = my_tid();
     if (world_state.stopper == me) {
         world_state.depth++;
-        return !world_state.unreliable;
+        return world_state.exact;
     }
     if (world_state.unreliable)
         return 0;
@@ -208,20 +246,27 @@ int world_stop(void)
             raw_syscall3(SYS_tgkill, pid, tid, PARK_SIGNAL);
     }
     long long deadline = raw_clock_ns(CLOCK_MONOTONIC) + WAIT_NS;
-    for (int i = 0; i < SLOTS; i++) {
-        for (;;) {
-            int tid = atomic_load(&world_state.slots[i].tid);
-            if (!tid || tid == me ||
-                atomic_load(&world_state.slots[i].parked_gen) == gen)
-                break;
-            if (raw_clock_ns(CLOCK_MONOTONIC) > deadline) {
-                world_state.unreliable = 1; /* a thread that cannot be parked */
-                return 0;
-            }
-            raw_syscall3(SYS_sched_yield, 0, 0, 0);
-        }
-    }
-    return 1;
+    world_state.exact = 1;
+    for (int i = 0; i < SLOTS; i++)
+        world_state.exact &= wait_parked(&world_state.slots[i], me, gen, deadline);
+    return world_state.exact;
+}
+
+void world_wait_begin(void)
+{
+    if (tls_slot)
+        atomic_store(&tls_slot->waiting, 1);
+}
+
+void world_wait_end(void)
+{
+    if (!tls_slot)
+        return;
+    atomic_store(&tls_slot->waiting, 0);
+    /* a stop that counted this thread as parked while it waited */
+    uint32_t gen = atomic_load(&world_state.gen);
+    if ((gen & 1) && world_state.stopper != my_tid())
+        park(gen);
 }
 
 int world_release(void)

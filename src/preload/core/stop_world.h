@@ -2,8 +2,9 @@
  * stop_world.h - stopping the other threads of the traced process while a page
  * is open, so that no thread touches it unseen (mprotect is process-wide).
  * Each registered thread, signalled, parks in a handler until the world
- * resumes.  Threads that cannot be parked (they block the signal) make the
- * engine fall back to counting exposed windows.
+ * resumes; one waiting in a system call memtap makes for it counts as
+ * parked.  A thread that cannot be parked in time (waiting in vfork, say)
+ * makes that window exposed, not the ones after it returns.
  */
 #ifndef MEMTAP_PRELOAD_STOP_WORLD_H
 #define MEMTAP_PRELOAD_STOP_WORLD_H
@@ -34,6 +35,14 @@ void world_resume(void);
  * asynchronous signals blocked. */
 int world_release(void);
 void world_reacquire(int depth);
+
+/* Around a system call memtap makes for the program with asynchronous
+ * signals blocked (its handlers' mask), which may wait long (a futex wait,
+ * a read): a stop meanwhile counts the thread as parked, since it touches
+ * no page of the program's until it returns, and the thread, returning,
+ * parks if the world is stopped. */
+void world_wait_begin(void);
+void world_wait_end(void);
 
 /* More than one thread, registered or being created: windows need the
  * world stopped. */

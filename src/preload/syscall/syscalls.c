@@ -21,6 +21,7 @@
 #include "process_end.h"
 #include "preload/signal/sigtable.h"
 #include "preload/core/own_signals.h"
+#include "preload/core/stop_world.h"
 #include "sys/sigbits.h"
 #include "preload/modules/modules.h"
 
@@ -264,9 +265,14 @@ static long call_as_program(ucontext_t *uc, int unmasked, long nr,
         raw_syscall6(SYS_rt_sigprocmask, SIG_UNBLOCK, (long)&pass,
                      (long)&saved, 8, 0, 0);
     } else {
-        return raw_syscall6(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
+        world_wait_begin();
+        long ret = raw_syscall6(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
+        world_wait_end();
+        return ret;
     }
+    world_wait_begin();
     long ret = raw_syscall6(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
+    world_wait_end();
     raw_syscall6(SYS_rt_sigprocmask, SIG_SETMASK, (long)&saved, 0, 8, 0, 0);
     return ret;
 }
