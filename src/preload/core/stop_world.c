@@ -35,8 +35,7 @@
 #define PARK_SIGNAL (__SIGRTMAX - 1)
 #define SLOTS 4096
 /* long enough for a runnable thread on a loaded machine (two cores, a
- * test suite running two at a time); one that cannot be parked costs it
- * once, as stopping is then given up */
+ * test suite running two at a time); a late one is waited for GRACE_NS */
 #define WAIT_NS 2000000000ll
 #define GRACE_NS 200000ll
 #define MAX_SKIP 1024u
@@ -202,7 +201,8 @@ static int wait_parked(slot *s, int me, uint32_t gen, long long deadline)
         int tid = atomic_load(&s->tid);
         if (!tid || tid == me || atomic_load(&s->parked_gen) == gen ||
             atomic_load(&s->waiting)) {
-            s->late = 0;
+            if (s->late)
+                s->late = 0;
             return 1;
         }
         if (raw_clock_ns(CLOCK_MONOTONIC) > deadline)
@@ -242,7 +242,9 @@ int world_stop(void)
     long pid = raw_syscall3(SYS_getpid, 0, 0, 0);
     for (int i = 0; i < SLOTS; i++) {
         int tid = atomic_load(&world_state.slots[i].tid);
-        if (tid && tid != me)
+        /* not one waiting in a call: it would end the call early (a
+         * sleep's EINTR) for nothing */
+        if (tid && tid != me && !atomic_load(&world_state.slots[i].waiting))
             raw_syscall3(SYS_tgkill, pid, tid, PARK_SIGNAL);
     }
     long long deadline = raw_clock_ns(CLOCK_MONOTONIC) + WAIT_NS;
