@@ -441,7 +441,7 @@ __asm__(".text\n"
         "  push %rbp\n"
         "  mov %rsp, %rbp\n"
         "  and $-16, %rsp\n"
-        OWN_FLAGS_ASM
+        OWN_FLAGS_CLEAR_ASM
         "  call defer_enter\n"
         "rewritten_flush_deferring:\n"
         "  mov %rsp, %rdi\n"
