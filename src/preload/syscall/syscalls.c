@@ -55,6 +55,7 @@
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
+#include <time.h>
 #include <ucontext.h>
 
 extern int __sigaction(int, const struct sigaction *, struct sigaction *);
@@ -243,6 +244,48 @@ static void find_loader_text(uint64_t out[2])
         }
 }
 
+/* Whether a call interrupted by a handled signal returns EINTR whatever
+ * the handler's SA_RESTART (those with a timeout). */
+static int ends_early(long nr)
+{
+    switch (nr) {
+    case SYS_nanosleep: case SYS_clock_nanosleep: case SYS_poll:
+    case SYS_ppoll: case SYS_select: case SYS_pselect6: case SYS_epoll_wait:
+    case SYS_epoll_pwait: case SYS_rt_sigtimedwait:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+/* The call.  With the program's handled signals blocked (`ours`), only
+ * memtap's park signal can interrupt it, which the program never sees, so
+ * an EINTR is memtap's and the call is made again: a relative sleep goes
+ * on for what it had left (the remainder in memtap's own timespec: the
+ * program's is written only where natively, on a signal of its own);
+ * select, pselect6 and ppoll have their timeouts updated by the kernel;
+ * poll, epoll_wait and sigtimedwait wait their whole timeout again. */
+static long call_waiting(long nr, const long *a, int ours)
+{
+    long b[6];
+    memcpy(b, a, sizeof b);
+    struct timespec left;
+    int rem_at = !ours ? 0
+                 : nr == SYS_nanosleep ? 1
+                 : nr == SYS_clock_nanosleep && !(a[1] & TIMER_ABSTIME) ? 3
+                                                                         : 0;
+    if (rem_at)
+        b[rem_at] = (long)&left;
+    world_wait_begin();
+    long ret;
+    while ((ret = raw_syscall6(nr, b[0], b[1], b[2], b[3], b[4], b[5])) == -EINTR &&
+           ours && ends_early(nr))
+        if (rem_at)
+            b[rem_at - 1] = (long)&left;
+    world_wait_end();
+    return ret;
+}
+
 /* Makes the call.  Without page protection (the static engine) it runs
  * under the program's own signal mask, as the real call would: a signal
  * that comes while it blocks (a pipe, a socket) is delivered at once (its
@@ -258,22 +301,16 @@ static long call_as_program(ucontext_t *uc, int unmasked, long nr,
                             const long *a)
 {
     uint64_t saved, pass = 0;
-    if (unmasked && !fault_nested_in_memtap()) {
+    int handlers = unmasked && !fault_nested_in_memtap();
+    if (handlers)
         raw_syscall6(SYS_rt_sigprocmask, SIG_SETMASK, (long)&uc->uc_sigmask,
                      (long)&saved, 8, 0, 0);
-    } else if ((pass = syscall_signals_passing(nr, uc))) {
+    else if ((pass = syscall_signals_passing(nr, uc)))
         raw_syscall6(SYS_rt_sigprocmask, SIG_UNBLOCK, (long)&pass,
                      (long)&saved, 8, 0, 0);
-    } else {
-        world_wait_begin();
-        long ret = raw_syscall6(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
-        world_wait_end();
-        return ret;
-    }
-    world_wait_begin();
-    long ret = raw_syscall6(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
-    world_wait_end();
-    raw_syscall6(SYS_rt_sigprocmask, SIG_SETMASK, (long)&saved, 0, 8, 0, 0);
+    long ret = call_waiting(nr, a, !handlers);
+    if (handlers || pass)
+        raw_syscall6(SYS_rt_sigprocmask, SIG_SETMASK, (long)&saved, 0, 8, 0, 0);
     return ret;
 }
 
