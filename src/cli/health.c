@@ -35,6 +35,15 @@ static uint64_t info_u64(const memtap_trace *t, const char *key)
 
 /* pc as MODULE+0xOFFSET (its file's address) by the trace's module
  * table, or as an address. */
+/* The note "PATH: N WHAT" when the trace's counter `key` is not 0. */
+static void count_note(const memtap_trace *t, const char *path,
+                       const char *key, const char *what)
+{
+    uint64_t n = info_u64(t, key);
+    if (n)
+        cli_note("%s: %" PRIu64 " %s\n", path, n, what);
+}
+
 static void where_in_modules(const memtap_trace *t, uint64_t pc, char *out,
                              size_t cap)
 {
@@ -177,35 +186,27 @@ int cli_report_health(const char *path, const memtap_trace *t, int dropped,
                                              "be stopped"
                 : first[0] ? first : "not recorded");
     }
-    uint64_t merged = info_u64(t, "signals_merged");
-    if (merged)
-        cli_note("%s: %" PRIu64 " deliveries of "
-                        "asynchronous signals were merged into the next: "
-                        "their handlers' traced accesses took longer than "
-                        "the signals' period\n", path, merged);
-    uint64_t stacks = info_u64(t, "stack_pages");
-    if (stacks)
-        cli_note("%s: %" PRIu64 " pages of traced "
-                        "memory were thread stacks (a goroutine's, say) and "
-                        "were traced no more from then on: other data on "
-                        "those pages is not recorded\n", path, stacks);
-    uint64_t code_pages = info_u64(t, "code_pages");
-    if (code_pages)
-        cli_note("%s: %" PRIu64 " pages of traced memory held code the "
-                        "program ran (a JIT compiler's) and were traced no "
-                        "more from then on: accesses to those pages are not "
-                        "recorded\n", path, code_pages);
+    count_note(t, path, "signals_merged",
+               "deliveries of asynchronous signals were merged into the "
+               "next: their handlers' traced accesses took longer than the "
+               "signals' period");
+    count_note(t, path, "stack_pages",
+               "pages of traced memory were thread stacks (a goroutine's, "
+               "say) and were traced no more from then on: other data on "
+               "those pages is not recorded");
+    count_note(t, path, "code_pages",
+               "pages of traced memory held code the program ran (a JIT "
+               "compiler's) and were traced no more from then on: accesses "
+               "to those pages are not recorded");
     uint64_t missed = info_u64(t, "watch_blocks_missed");
     if (missed && ++problems)
         fprintf(stderr, "memtap: warning: %s: %" PRIu64 " blocks of watched "
                         "allocation sites were not watched (more than 4096 "
                         "alive at once): their accesses are missing\n", path,
                 missed);
-    uint64_t ignored = info_u64(t, "ignored");
-    if (ignored)
-        cli_note("%s: %" PRIu64 " accesses inside the "
-                        "--ignore ranges were not recorded, as asked\n", path,
-                ignored);
+    count_note(t, path, "ignored",
+               "accesses inside the --ignore ranges were not recorded, as "
+               "asked");
     uint64_t refused = info_u64(t, "rewritten_refused");
     if (refused && ++problems)
         fprintf(stderr, "memtap: warning: %s: %" PRIu64 " rewritten module(s) "
@@ -223,13 +224,10 @@ int cli_report_health(const char *path, const memtap_trace *t, int dropped,
                         "are missing (--engine fault traces them)\n",
                 path, made, first);
     }
-    uint64_t async = info_u64(t, "async_io_refused");
-    if (async)
-        cli_note("%s: %" PRIu64 " set-up(s) of io_uring "
-                        "or kernel AIO were answered ENOSYS (the kernel "
-                        "would copy the program's buffers outside any system "
-                        "call, unrecorded): the program ran its fallback\n",
-                path, async);
+    count_note(t, path, "async_io_refused",
+               "set-up(s) of io_uring or kernel AIO were answered ENOSYS (the "
+               "kernel would copy the program's buffers outside any system "
+               "call, unrecorded): the program ran its fallback");
     if (copies)
         note_bypassed(path, t);
     uint64_t traps = info_u64(t, "rewritten_traps_hit");
