@@ -134,7 +134,7 @@ __asm__(".text\n"
         "  push %r8\n  push %r9\n  push %r10\n  push %r11\n"
         "  push %r12\n  push %r13\n  push %r14\n  push %r15\n"
         "  mov %rsp, %rbx\n"
-        OWN_FLAGS_ASM("120(%rsp)") /* under the 15 registers */
+        OWN_FLAGS_ASM("120(%rsp)") /* pushed before the 15 registers */
         "  mov %rsp, %rdi\n"
         "  and $-16, %rsp\n"
         "  call own_stack_for\n"
