@@ -16,6 +16,7 @@
 
 #include "complete.h"
 #include "fault.h"
+#include "preload/core/stop_world.h"
 #include "sys/hash.h"
 #include "sys/rawsys.h"
 
@@ -134,8 +135,14 @@ int futex_emulate(const long *a, const sigset_t *program_mask, long *ret)
         if ((cmd == FUTEX_WAIT_BITSET && (uint32_t)a[5] == 0) ||
             deadline_of(a, cmd, &clock, &deadline) != 0)
             return 0; /* the kernel's answer, in the general path */
+        /* waiting, the thread counts as parked for a stop (stop_world.h):
+         * the park signal would find it inside memtap's handler, where it
+         * waits for the handler to end, and a JVM's threads wait on their
+         * monitors for seconds */
+        world_wait_begin();
         *ret = wait_on_slot(uaddr, (uint32_t)a[2], clock, deadline,
                             program_mask);
+        world_wait_end();
         return *ret != -EFAULT;
     }
     case FUTEX_WAKE:
