@@ -96,20 +96,20 @@ long syscall_sigaltstack(const ucontext_t *uc, const stack_t *ss,
     return 0;
 }
 
-/* Calls that may wait for another process, a device or the clock. */
-static int may_block(long nr)
+int syscall_waits(long nr)
 {
     switch (nr) {
     case SYS_read: case SYS_readv: case SYS_write: case SYS_writev:
     case SYS_recvfrom: case SYS_recvmsg: case SYS_recvmmsg:
     case SYS_sendto: case SYS_sendmsg: case SYS_sendmmsg:
     case SYS_accept: case SYS_accept4: case SYS_connect:
+    case SYS_wait4: case SYS_waitid: case SYS_open: case SYS_openat:
+    case SYS_ioctl: case SYS_fcntl: case SYS_flock:
+        return WAITS;
     case SYS_poll: case SYS_ppoll: case SYS_select: case SYS_pselect6:
-    case SYS_epoll_wait: case SYS_epoll_pwait: case SYS_wait4:
-    case SYS_waitid: case SYS_nanosleep: case SYS_clock_nanosleep:
-    case SYS_open: case SYS_openat: case SYS_ioctl: case SYS_fcntl:
-    case SYS_flock: case SYS_rt_sigtimedwait:
-        return 1;
+    case SYS_epoll_wait: case SYS_epoll_pwait: case SYS_nanosleep:
+    case SYS_clock_nanosleep: case SYS_rt_sigtimedwait:
+        return WAITS_ENDS_EARLY;
     default:
         return 0;
     }
@@ -126,7 +126,7 @@ static int may_block(long nr)
 
 uint64_t syscall_signals_passing(long nr, const ucontext_t *uc)
 {
-    if (!may_block(nr))
+    if (!syscall_waits(nr))
         return 0;
     return ~uc->uc_sigmask.__val[0] & ~sigtable_handlers() &
            ENDING_SIGNALS;

@@ -13,7 +13,7 @@
  * with all traced memory opened.  read/write-like calls on traced buffers
  * while other threads run go through memtap's buffers instead
  * (bounce.c), as do the calls the table sizes exactly (stat, open and
- * the like: movable_calls).  They are recorded as block events (W: the kernel stored
+ * the like: its movable column).  They are recorded as block events (W: the kernel stored
  * into the buffer, G: it fetched from it).
  */
 #define _GNU_SOURCE
@@ -244,20 +244,6 @@ static void find_loader_text(uint64_t out[2])
         }
 }
 
-/* Whether a call interrupted by a handled signal returns EINTR whatever
- * the handler's SA_RESTART (those with a timeout). */
-static int ends_early(long nr)
-{
-    switch (nr) {
-    case SYS_nanosleep: case SYS_clock_nanosleep: case SYS_poll:
-    case SYS_ppoll: case SYS_select: case SYS_pselect6: case SYS_epoll_wait:
-    case SYS_epoll_pwait: case SYS_rt_sigtimedwait:
-        return 1;
-    default:
-        return 0;
-    }
-}
-
 /* The call.  With the program's handled signals blocked (`ours`), only
  * memtap's park signal can interrupt it, which the program never sees, so
  * an EINTR is memtap's and the call is made again: a relative sleep goes
@@ -279,7 +265,7 @@ static long call_waiting(long nr, const long *a, int ours)
     world_wait_begin();
     long ret;
     while ((ret = raw_syscall6(nr, b[0], b[1], b[2], b[3], b[4], b[5])) == -EINTR &&
-           ours && ends_early(nr))
+           ours && syscall_waits(nr) == WAITS_ENDS_EARLY)
         if (rem_at)
             b[rem_at - 1] = (long)&left;
     world_wait_end();
