@@ -854,7 +854,9 @@ def test_heap_threads_exact():
 def test_moved_calls():
     """stat, fstat, open and readlink of a path in the heap into heap
     buffers, getrandom, pipe2, poll, nanosleep, uname, epoll_ctl and
-    epoll_wait (sized by maxevents), select (by nfds) and ppoll on heap memory,
+    epoll_wait (sized by maxevents), select (by nfds), ppoll, ioctl
+    FIONREAD (a request memtap knows the size of) and fcntl's F_SETLK and
+    F_GETLK (struct flock) on heap memory,
     while a second thread runs, under the fault engine: each call is made
     on a buffer of memtap's with the program's bytes copied in and the
     bytes the kernel changed copied back, so no window is open while the
@@ -865,7 +867,8 @@ def test_moved_calls():
     check_eq(native.stdout, "stat: same file\nreadlink: the program\ngetrandom: filled\n"
              "pipe2 and poll: x\nnanosleep: 0, rem untouched\nuname: Linux\n"
              "epoll: 1, data 0x1234, rest untouched\nselect: 1, readable\n"
-             "ppoll: 1, readable\n",
+             "ppoll: 1, readable\nioctl FIONREAD: 1 byte\n"
+             "fcntl F_GETLK: unlocked, F_SETLK: 0\n",
              "the native output")
     path, p = trace("moved_calls")
     check_eq(p.stdout, native.stdout, "its output")
@@ -935,12 +938,13 @@ def test_sleep_beside():
 
 def test_exposed_window_named():
     """A call the fault engine runs with a traced page open while another
-    thread lives (ioctl into a heap block: its argument's size is not
-    known) is an exposed window: the run is incomplete and names the first
-    window's system call (ioctl: 16).  uname into a heap block before it,
-    whose size is known, went through a buffer of memtap's: no window."""
+    thread lives (an ioctl request memtap does not know, into a heap block:
+    its argument's size is not known) is an exposed window: the run is
+    incomplete and names the first window's system call (ioctl: 16).
+    uname into a heap block before it, whose size is known, went through a
+    buffer of memtap's: no window."""
     path, p = trace("exposed_call", expect_rc=125)
-    check(re.match(r"uname: 0, Linux\nioctl: 0, 0 bytes\n$", p.stdout),
+    check(re.match(r"uname: 0, Linux\nioctl: -1, ENOTTY, -1\n$", p.stdout),
           "the program's result: %r" % p.stdout)
     check("1 access windows were open while other threads ran" in p.stderr and
           "(the first: syscall 16)" in p.stderr, "the warning names the call: %r" % p.stderr)

@@ -1,10 +1,13 @@
 /*
- * exposed_call.c - uname(2) into a heap block, then ioctl(FIONREAD) into
- * another, while a second thread is alive (blocked on a pipe): the fault
+ * exposed_call.c - uname(2) into a heap block, then an ioctl request no
+ * file knows (0x5499, in the terminal's range) on a pipe with another heap
+ * block, while a second thread is alive (blocked on a pipe): the fault
  * engine makes uname on a buffer of its own (its size is known) but runs
- * ioctl, whose argument's size it cannot know, with the block's page
- * open, a window the other thread could have run into.
+ * the ioctl, whose argument's size it cannot know, with the block's page
+ * open, a window the other thread could have run into (the kernel's
+ * ENOTTY comes only after).
  */
+#include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,8 +44,8 @@ int main(void)
     if (!queued)
         return 1;
     *queued = -1;
-    rc = ioctl(ready_fds[0], FIONREAD, queued);
-    printf("ioctl: %d, %d bytes\n", rc, *queued);
+    rc = ioctl(ready_fds[0], 0x5499, queued);
+    printf("ioctl: %d, %s, %d\n", rc, rc == -1 && errno == ENOTTY ? "ENOTTY" : "?", *queued);
     if (write(pipe_fds[1], "x", 1) != 1 || pthread_join(t, NULL) != 0)
         return 1;
     free(queued);

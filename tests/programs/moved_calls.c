@@ -2,8 +2,9 @@
  * moved_calls.c - system calls whose arguments lie in the heap while a
  * second thread runs: stat, open and readlink of a path in the heap, into
  * heap buffers; getrandom, pipe2, poll, nanosleep, uname, epoll_ctl and
- * epoll_wait, select and ppoll on heap memory.  Prints what each gave
- * back; the same natively and under memtap.
+ * epoll_wait, select, ppoll, ioctl(FIONREAD) and fcntl's F_SETLK and
+ * F_GETLK on heap memory.  Prints what each gave back; the same natively
+ * and under memtap.
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
@@ -14,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/ioctl.h>
 #include <sys/random.h>
 #include <sys/select.h>
 #include <sys/stat.h>
@@ -113,6 +115,23 @@ int main(int argc, char **argv)
     pf->revents = 0;
     int pp = ppoll(pf, 1, ts, NULL);
     printf("ppoll: %d, %s\n", pp, pp == 1 && (pf->revents & POLLIN) ? "readable" : "not");
+    int *queued = malloc(sizeof *queued);
+    *queued = -1;
+    if (ioctl(p[0], FIONREAD, queued) != 0)
+        *queued = -1;
+    printf("ioctl FIONREAD: %d byte\n", *queued);
+    /* a read lock on the program's file, then the question whether a
+     * write lock could be had (the process's own locks do not stand in
+     * its way) */
+    struct flock *lk = malloc(sizeof *lk);
+    memset(lk, 0, sizeof *lk);
+    lk->l_type = F_RDLCK;
+    lk->l_whence = SEEK_SET;
+    int set = fcntl(fd, F_SETLK, lk);
+    lk->l_type = F_WRLCK;
+    int asked = fcntl(fd, F_GETLK, lk);
+    printf("fcntl F_GETLK: %s, F_SETLK: %d\n",
+           asked == 0 && lk->l_type == F_UNLCK ? "unlocked" : "locked", set);
     atomic_store(&stop, 1);
     pthread_join(t, NULL);
     return 0;

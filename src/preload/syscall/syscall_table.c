@@ -8,8 +8,10 @@
 #include "preload/fault/futex.h"
 #include "syscall_filter.h"
 
+#include <fcntl.h>
 #include <linux/futex.h>
 #include <stddef.h>
+#include <sys/ioctl.h>
 #include <sys/syscall.h>
 
 #define L(n) { A_LEN, n, 0 }
@@ -27,7 +29,8 @@
 /* A row: the call, its block kind, whether bounce_args_in may move its
  * arguments (1: the table sizes them exactly and the kernel keeps no
  * address of them; not futex, whose word is its address; not ioctl,
- * fcntl or getsockopt, sized by a guess), what each argument points at. */
+ * fcntl or getsockopt, sized by a guess unless syscall_call_spec knows
+ * the request), what each argument points at. */
 static const sys_spec table[] = {
     { SYS_read, 'W', 0, { N, R(2), N, N, N, N } },
     { SYS_pread64, 'W', 0, { N, R(2), N, N, N, N } },
@@ -136,7 +139,7 @@ size_t syscall_block_calls(int *out, size_t max)
  * looked (another thread's malloc traced its page) fails with EFAULT,
  * and retry_closed emulates the call then.  The table's entry, its
  * arguments kept by op, in *out. */
-const sys_spec *syscall_futex_spec(const long *a, sys_spec *out)
+static const sys_spec *futex_spec(const long *a, sys_spec *out)
 {
     *out = *syscall_spec(SYS_futex);
     int timeout = 0, second = 0;
@@ -162,6 +165,86 @@ const sys_spec *syscall_futex_spec(const long *a, sys_spec *out)
     if (!second)
         out->args[4] = (arg_spec)N;
     return out;
+}
+
+/* ioctl requests whose size the request number does not encode (the
+ * terminal's and every file's, older than the encoding) that memtap
+ * knows: the bytes their argument points at (0: it is a number, or
+ * nothing), none holding pointers of its own. */
+static const struct {
+    uint32_t request;
+    uint16_t bytes;
+} known_ioctls[] = {
+    { TCGETS, 36 }, { TCSETS, 36 }, { TCSETSW, 36 }, { TCSETSF, 36 }, /* the kernel's termios */
+    { TIOCGWINSZ, 8 }, { TIOCSWINSZ, 8 },
+    { TIOCGPGRP, 4 }, { TIOCSPGRP, 4 }, { TIOCGSID, 4 }, { TIOCOUTQ, 4 },
+    { FIONREAD, 4 }, { FIONBIO, 4 }, { FIOASYNC, 4 },
+    { TCSBRK, 0 }, { TCSBRKP, 0 }, { TCXONC, 0 }, { TCFLSH, 0 }, { TIOCSCTTY, 0 },
+    { TIOCNOTTY, 0 }, { TIOCEXCL, 0 }, { TIOCNXCL, 0 }, { TIOCSBRK, 0 },
+    { TIOCCBRK, 0 }, { FIOCLEX, 0 }, { FIONCLEX, 0 },
+};
+
+/* ioctl's argument as its request says: a known one's exact bytes, moved
+ * (no window while it blocks); one whose number encodes a size and a
+ * direction, those bytes (opened: a driver's structure may hold pointers
+ * of its own); any other the table's guess. */
+static const sys_spec *ioctl_spec(const long *a, sys_spec *out)
+{
+    *out = *syscall_spec(SYS_ioctl);
+    uint32_t request = (uint32_t)a[1];
+    for (size_t i = 0; i < sizeof known_ioctls / sizeof *known_ioctls; i++)
+        if (known_ioctls[i].request == request) {
+            out->movable = 1;
+            out->args[2] = known_ioctls[i].bytes ? (arg_spec)F(known_ioctls[i].bytes)
+                                                 : (arg_spec)N;
+            return out;
+        }
+    if (_IOC_DIR(request) != _IOC_NONE)
+        out->args[2] = (arg_spec)F(_IOC_SIZE(request));
+    return out;
+}
+
+/* fcntl's argument as its command says: a lock's struct flock, an
+ * owner's struct f_owner_ex, a write hint's 64 bits (moved), a number
+ * (nothing to open); an unknown command keeps the table's guess. */
+static const sys_spec *fcntl_spec(const long *a, sys_spec *out)
+{
+    *out = *syscall_spec(SYS_fcntl);
+    unsigned bytes;
+    switch ((int)a[1]) {
+    case F_GETLK: case F_SETLK: case F_SETLKW:
+    case F_OFD_GETLK: case F_OFD_SETLK: case F_OFD_SETLKW:
+        bytes = sizeof(struct flock);
+        break;
+    case F_GETOWN_EX: case F_SETOWN_EX:
+        bytes = sizeof(struct f_owner_ex);
+        break;
+    case F_GET_RW_HINT: case F_SET_RW_HINT: case F_GET_FILE_RW_HINT:
+    case F_SET_FILE_RW_HINT:
+        bytes = 8;
+        break;
+    case F_DUPFD: case F_DUPFD_CLOEXEC: case F_GETFD: case F_SETFD:
+    case F_GETFL: case F_SETFL: case F_GETOWN: case F_SETOWN: case F_GETSIG:
+    case F_SETSIG: case F_GETLEASE: case F_SETLEASE: case F_NOTIFY:
+    case F_GETPIPE_SZ: case F_SETPIPE_SZ: case F_ADD_SEALS: case F_GET_SEALS:
+        bytes = 0;
+        break;
+    default:
+        return out;
+    }
+    out->movable = 1;
+    out->args[2] = bytes ? (arg_spec)F(bytes) : (arg_spec)N;
+    return out;
+}
+
+const sys_spec *syscall_call_spec(long nr, const long *a, sys_spec *out)
+{
+    switch (nr) {
+    case SYS_futex: return futex_spec(a, out);
+    case SYS_ioctl: return ioctl_spec(a, out);
+    case SYS_fcntl: return fcntl_spec(a, out);
+    default: return syscall_spec(nr);
+    }
 }
 
 uint64_t syscall_arg_bytes(const arg_spec *x, const long *a)

@@ -51,8 +51,10 @@ const sys_spec *syscall_spec(long nr);
  * engine traps them), into out, at most max; how many. */
 size_t syscall_block_calls(int *out, size_t max);
 
-/* futex's entry as operation a[1] uses its arguments, in *out. */
-const sys_spec *syscall_futex_spec(const long *a, sys_spec *out);
+/* The entry of call nr as arguments a use it: futex's by its operation,
+ * ioctl's by its request, fcntl's by its command (each made in *out),
+ * any other call's the table's. */
+const sys_spec *syscall_call_spec(long nr, const long *a, sys_spec *out);
 
 /* Whether the call of entry sp may have its arguments (a) moved into
  * memtap's buffers (bounce.h), and how each is, in arg. */

@@ -490,8 +490,8 @@ static void on_sigsys_body(int sig, siginfo_t *si, ucontext_t *uc)
         /* the program changes rights memtap is holding: remember them */
         ret = traced_mprotect((uintptr_t)a[0], (size_t)a[1], (int)a[2]);
     } else {
-        sys_spec futex;
-        const sys_spec *sp = nr == SYS_futex ? syscall_futex_spec(a, &futex) : syscall_spec(nr);
+        sys_spec by_args;
+        const sys_spec *sp = syscall_call_spec(nr, a, &by_args);
         long old_break = nr == SYS_brk ? raw_syscall3(SYS_brk, 0, 0, 0) : 0;
         if (nr == SYS_mremap)
             ret = traced_remap((uintptr_t)a[0], (size_t)a[1], (size_t)a[2], (int)a[3],
