@@ -145,7 +145,7 @@ struct cachesim {
         size_t thread;
         int alone;       /* no other thread can hold the line */
     } last;
-    struct {             /* recent instructions: pc -> index into insns */
+    struct {             /* recent instructions: pc + 1 -> index into insns */
         uint64_t pc;
         uint32_t index;
     } recent_pc[PC_CACHE];
@@ -339,7 +339,7 @@ static int64_t insn_found(sim *s, uint64_t pc)
     if (i >= 0 && made)
         s->insns[i].pc = pc;
     if (i >= 0)
-        r->pc = pc, r->index = (uint32_t)i;
+        r->pc = pc + 1, r->index = (uint32_t)i;
     return i;
 }
 
@@ -347,7 +347,7 @@ static int64_t insn_found(sim *s, uint64_t pc)
 static inline __attribute__((always_inline)) int64_t insn_of(sim *s, uint64_t pc)
 {
     __typeof__(s->recent_pc[0]) *r = &s->recent_pc[(pc ^ pc >> 10) % PC_CACHE];
-    if (r->pc == pc && s->ninsns > r->index && s->insns[r->index].pc == pc)
+    if (r->pc == pc + 1)
         return r->index;
     return insn_found(s, pc);
 }
