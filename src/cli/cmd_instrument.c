@@ -45,6 +45,10 @@ static const char usage[] =
     "  --trap-all         reach every site through int3, none through a\n"
     "                     jump (slow: microseconds a site; tests that\n"
     "                     path)\n"
+    "  --stubless         no window's jump through a stub: such windows\n"
+    "                     entered through int3, those moved only for the\n"
+    "                     jump before left as they are (what a file too\n"
+    "                     big for its stubs gets; tests that path)\n"
     "  --verify           check the copy just written (with -o), or COPY,\n"
     "                     against PROGRAM (default: the original a cache\n"
     "                     entry names in COPY.src) with a decoder of its\n"
@@ -206,6 +210,7 @@ int cmd_instrument(int argc, char **argv)
         { "profile", no_argument, NULL, 'p' },
         { "no-elision", no_argument, NULL, 'E' },
         { "trap-all", no_argument, NULL, 'T' },
+        { "stubless", no_argument, NULL, 'S' },
         { "verify", no_argument, NULL, 'V' },
         { "quiet", no_argument, NULL, 'q' },
         { "help", no_argument, NULL, 'h' },
@@ -223,6 +228,7 @@ int cmd_instrument(int argc, char **argv)
         case 'p': o.profile = 1; break;
         case 'E': o.no_elision = 1; break;
         case 'T': o.trap_all = 1; break;
+        case 'S': o.stubless = 1; break;
         case 'V': verify = 1; break;
         case 'm':
             o.mode = parse_mode(optarg);

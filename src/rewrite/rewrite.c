@@ -122,6 +122,8 @@ typedef struct branch_ref {
     uint64_t target;
     uint64_t next;            /* a short branch (rel8) left in the file:
                                  the address after it; else 0 */
+    uint64_t sent;            /* the trampoline redirect_branches sent it
+                                 to; 0: none */
 } branch_ref;
 
 static int add_branch(rewriter *r, uint64_t field, uint64_t target,
@@ -133,6 +135,7 @@ static int add_branch(rewriter *r, uint64_t field, uint64_t target,
     b->field = field;
     b->target = target;
     b->next = next;
+    b->sent = 0;
     return 0;
 }
 
@@ -143,9 +146,11 @@ typedef struct pad_region {
     uint64_t at, end;
 } pad_region;
 
-/* An island made: a jump at `at` to the trampoline of `target`'s place. */
+/* An island made: a jump at `at` to the trampoline of `target`'s place,
+ * over the padding bytes `was`. */
 typedef struct island {
-    uint64_t at, target;
+    uint64_t at, target, tramp;
+    uint8_t was[JMP_LEN];
 } island;
 
 /* The branch a trampoline has just ended with (emitted from `before`):
@@ -1396,6 +1401,8 @@ static uint64_t island_for(rewriter *r, uint64_t next, const mt_trap *t)
             return 0;
         n->at = p[k].at;
         n->target = t->pc;
+        n->tramp = t->tramp;
+        memcpy(n->was, r->in->bytes + off, JMP_LEN);
         encode_patch_jump(elf_input_patch(r->in, (size_t)off, JMP_LEN), n->at,
                           t->tramp);
         p[k].at += JMP_LEN;
@@ -1406,14 +1413,70 @@ static uint64_t island_for(rewriter *r, uint64_t next, const mt_trap *t)
 }
 
 /* A short branch to t's place, sent through an island. */
-static void redirect_short(rewriter *r, const branch_ref *b, const mt_trap *t)
+static void redirect_short(rewriter *r, branch_ref *b, const mt_trap *t)
 {
     int64_t off = elf_input_offset(r->in, b->field, 1);
     uint64_t at = off < 0 ? 0 : island_for(r, b->next, t);
     if (!at)
         return;
     *elf_input_patch(r->in, (size_t)off, 1) = (uint8_t)(int8_t)(at - b->next);
+    b->sent = t->tramp;
     r->rep->redirected++;
+}
+
+/* Writes a branch's displacement field (in the file or a trampoline):
+ * rel8 when it is a short branch left in the file, else rel32. */
+static void set_displacement(rewriter *r, const branch_ref *b, uint64_t to)
+{
+    if (b->next) {
+        int64_t off = elf_input_offset(r->in, b->field, 1);
+        if (off >= 0)
+            *elf_input_patch(r->in, (size_t)off, 1) = (uint8_t)(int8_t)(to - b->next);
+        return;
+    }
+    int32_t d = (int32_t)(to - (b->field + 4));
+    if (b->field >= r->code.base) {
+        memcpy(r->code.p + (b->field - r->code.base), &d, 4);
+    } else {
+        int64_t off = elf_input_offset(r->in, b->field, 4);
+        if (off >= 0)
+            memcpy(elf_input_patch(r->in, (size_t)off, 4), &d, 4);
+    }
+}
+
+/* Whether the int3 place at pc still goes to trampoline tramp. */
+static int place_goes_to(const rewriter *r, uint64_t pc, uint64_t tramp)
+{
+    const mt_trap *t = site_trap(r, pc);
+    return t && t->tramp == tramp;
+}
+
+/* Branches redirect_branches sent to a place whose window write_held_jumps
+ * then left as it was (moved only for the jump before it, and no stub for
+ * its jump: its traps dropped) go to their targets again, and the islands
+ * that led there are padding again: the copy runs what it says, which the
+ * verifier checks (chromium had 46,546 islands and 100 such faults). */
+static void undo_dead_redirects(rewriter *r)
+{
+    branch_ref *b = r->branches.v;
+    for (size_t i = 0; i < r->branches.n; i++)
+        if (b[i].sent && !place_goes_to(r, b[i].target, b[i].sent)) {
+            set_displacement(r, &b[i], b[i].target);
+            b[i].sent = 0;
+            r->rep->redirected--;
+        }
+    island *is = r->islands.v;
+    size_t live = 0;
+    for (size_t k = 0; k < r->islands.n; k++) {
+        int64_t off = elf_input_offset(r->in, is[k].at, JMP_LEN);
+        if (place_goes_to(r, is[k].target, is[k].tramp) || off < 0) {
+            is[live++] = is[k];
+            continue;
+        }
+        memcpy(elf_input_patch(r->in, (size_t)off, JMP_LEN), is[k].was, JMP_LEN);
+        r->rep->islands--;
+    }
+    r->islands.n = live; /* (islands_for_places finds only live ones) */
 }
 
 /* Sends every noted direct branch to an int3 site straight to its
@@ -1422,7 +1485,7 @@ static void redirect_short(rewriter *r, const branch_ref *b, const mt_trap *t)
  * island reaches), which then cost a signal. */
 static void redirect_branches(rewriter *r)
 {
-    const branch_ref *b = r->branches.v;
+    branch_ref *b = r->branches.v;
     for (size_t i = 0; i < r->branches.n; i++) {
         const mt_trap *t = site_trap(r, b[i].target);
         if (t && b[i].next) {
@@ -1430,17 +1493,11 @@ static void redirect_branches(rewriter *r)
             continue;
         }
         int64_t rel = t ? (int64_t)(t->tramp - (b[i].field + 4)) : 0;
-        if (!t || rel != (int32_t)rel)
+        if (!t || rel != (int32_t)rel ||
+            (b[i].field < r->code.base && elf_input_offset(r->in, b[i].field, 4) < 0))
             continue;
-        int32_t d = (int32_t)rel;
-        if (b[i].field >= r->code.base) {
-            memcpy(r->code.p + (b[i].field - r->code.base), &d, 4);
-        } else {
-            int64_t off = elf_input_offset(r->in, b[i].field, 4);
-            if (off < 0)
-                continue;
-            memcpy(elf_input_patch(r->in, (size_t)off, 4), &d, 4);
-        }
+        set_displacement(r, &b[i], t->tramp);
+        b[i].sent = t->tramp;
         r->rep->redirected++;
     }
 }
@@ -1531,8 +1588,8 @@ static int write_held_jumps(rewriter *r, stub_space *st)
             n--;
         }
         uint64_t t;
-        if (ok && stub_take(st, h->at + (uint64_t)h->prefix, mask, value,
-                            h->tramp, &t) == 0) {
+        if (ok && !r->opt->stubless &&
+            stub_take(st, h->at + (uint64_t)h->prefix, mask, value, h->tramp, &t) == 0) {
             write_jump(r, h, (size_t)off, t, n);
             r->rep->stubs++;
             continue;
@@ -1810,8 +1867,10 @@ static int run(rewriter *r, const char *out, const char *in_path,
     stub_space st;
     stub_space_init(&st, align_up(segment_bound(r), PAGE) + PAGE);
     vec pages = { NULL, 0, 0, sizeof(stub_page_copy) };
-    rc = write_held_jumps(r, &st) != 0 || islands_for_places(r) != 0 ||
-         stub_pages(&st, stub_page_out, &pages) != 0;
+    rc = write_held_jumps(r, &st) != 0;
+    if (!rc)
+        undo_dead_redirects(r);
+    rc = rc || islands_for_places(r) != 0 || stub_pages(&st, stub_page_out, &pages) != 0;
     stub_space_free(&st);
     if (rc) {
         free(pages.v);

@@ -18,6 +18,8 @@ typedef struct rewrite_options {
     int profile;              /* count executions of blocks with operands */
     int no_elision;           /* every selected operand logs itself */
     int trap_all;             /* every site through int3 (tests it) */
+    int stubless;             /* no held jump through a stub (tests the
+                                 windows a big file's stubs cannot serve) */
 } rewrite_options;
 
 /* What was done, for the report; every selected operand is counted once

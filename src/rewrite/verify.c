@@ -390,9 +390,11 @@ static void explain(verifier *vr, uint64_t from, uint64_t to)
 
 /* A jump at instruction i into the trampoline at t.  The instruction
  * starts under its bytes are the window's, each an int3 of the trap
- * table (check_start), or padding; or the jump ends one byte into the
- * next instruction, which it shares as it is: that one is checked as any
- * other, but the runtime must not write an int3 there. */
+ * table (check_start), or padding (a jump with a prefix may end one byte
+ * into it, an island right after: the two bytes read as a jump of their
+ * own); or the jump ends one byte into the next instruction, which it
+ * shares as it is (or as the prefix of that one's jump): that one is
+ * checked as any other, but the runtime must not write an int3 there. */
 static void check_jump(verifier *vr, size_t i, uint64_t t, unsigned len)
 {
     const vinsn *s = &vr->v[i];
@@ -406,7 +408,7 @@ static void check_jump(verifier *vr, size_t i, uint64_t t, unsigned len)
     explain(vr, s->addr, end > jump_end ? end : jump_end);
     for (size_t j = i + 1; j < vr->n && vr->v[j].addr < jump_end; j++) {
         vinsn *x = &vr->v[j];
-        if (x->addr == jump_end - 1 && !trap_at(vr, x->addr))
+        if (x->addr == jump_end - 1 && !trap_at(vr, x->addr) && !(x->flags & V_PADDING))
             vr->rep->shared++; /* its bytes the file's: checked as a start */
         else if (x->addr < end || (x->flags & V_PADDING))
             x->flags |= V_COVERED;

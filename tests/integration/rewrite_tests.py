@@ -969,6 +969,31 @@ def test_rewrite_verify():
         check(n > 0, "the verifier finds %s" % what)
 
 
+def test_rewrite_dropped_window():
+    """A window moved only for the jump before it (its jump with a prefix
+    whose byte that jump shares) is left as it is when no stub serves its
+    jump, and its int3 places with it: a short branch the rewriter had
+    already sent to one of them (through a jump in padding) goes to its
+    own target again, and that jump is padding again.  Before, chromium's
+    copy had 100 faults of this kind and was refused (it ran untraced).
+    --stubless makes every window of dropped_window miss its stub: the
+    copy verifies, runs as the program does and under memtap run; of its
+    two short branches to int3 places only the one to the place that
+    stays goes through padding."""
+    original = prog("dropped_window")
+    copy = os.path.join(TMP, "dropped_window.copy")
+    p = memtap("instrument", original, "-o", copy, "--nonselective", "--stubless",
+               check_rc=False)
+    check_eq(p.returncode, 0, "memtap instrument --stubless: %s" % p.stderr)
+    check("1 jumps with a prefix for the jump before to share" in p.stdout,
+          "the layout makes a window moved for the jump before: %s" % p.stdout)
+    check(re.search(r"\b1 branches sent straight to an int3 place's trampoline", p.stdout),
+          "one short branch sent through padding, the other one's back: %s" % p.stdout)
+    n, v = verify(copy, original)
+    check_eq(n, 0, "violations:\n%s%s" % (v.stdout, v.stderr))
+    behaves_the_same("dropped_window", original, copy)
+
+
 def reseal(copy):
     """Writes the copy's seal (cache/key.h) anew: the cache then takes it
     for the copy the verifier passed."""
