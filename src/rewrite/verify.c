@@ -388,13 +388,22 @@ static void explain(verifier *vr, uint64_t from, uint64_t to)
             vr->explained[a - vr->lo] = 1;
 }
 
+/* Whether the copy's byte at a is the original's. */
+static int byte_kept(const verifier *vr, uint64_t a)
+{
+    size_t avail;
+    const uint8_t *ob = image_code(vr->img, a, &avail), *cb = copy_at(vr, a, 1);
+    return ob && cb && *ob == *cb;
+}
+
 /* A jump at instruction i into the trampoline at t.  The instruction
  * starts under its bytes are the window's, each an int3 of the trap
  * table (check_start), or padding (a jump with a prefix may end one byte
  * into it, an island right after: the two bytes read as a jump of their
  * own); or the jump ends one byte into the next instruction, which it
- * shares as it is (or as the prefix of that one's jump): that one is
- * checked as any other, but the runtime must not write an int3 there. */
+ * shares as it is (or as the prefix of that one's jump; padding no way in
+ * reaches whose byte it changed it took): that one is checked as any
+ * other, but the runtime must not write an int3 there. */
 static void check_jump(verifier *vr, size_t i, uint64_t t, unsigned len)
 {
     const vinsn *s = &vr->v[i];
@@ -408,7 +417,9 @@ static void check_jump(verifier *vr, size_t i, uint64_t t, unsigned len)
     explain(vr, s->addr, end > jump_end ? end : jump_end);
     for (size_t j = i + 1; j < vr->n && vr->v[j].addr < jump_end; j++) {
         vinsn *x = &vr->v[j];
-        if (x->addr == jump_end - 1 && !trap_at(vr, x->addr) && !(x->flags & V_PADDING))
+        int taken = (x->flags & V_PADDING) && !byte_kept(vr, x->addr) &&
+                    !vr->known[x->addr - vr->lo];
+        if (x->addr == jump_end - 1 && !trap_at(vr, x->addr) && !taken)
             vr->rep->shared++; /* its bytes the file's: checked as a start */
         else if (x->addr < end || (x->flags & V_PADDING))
             x->flags |= V_COVERED;
