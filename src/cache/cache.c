@@ -261,7 +261,7 @@ static cache_result build(const cache *c, const char *real, const char *copy,
     rewrite_report rep;
     errno = 0;
     if (rewrite_file(real, tmp, &o, &rep, why, whycap) != 0 ||
-        verified(real, tmp, why, whycap) != 0) {
+        rewrite_too_slow(&rep, why, whycap) || verified(real, tmp, why, whycap) != 0) {
         int e = errno;
         unlink(tmp);
         /* a full disk or a failed write is this run's trouble, not the

@@ -1455,7 +1455,7 @@ static int place_goes_to(const rewriter *r, uint64_t pc, uint64_t tramp)
  * then left as it was (moved only for the jump before it, and no stub for
  * its jump: its traps dropped) go to their targets again, and the islands
  * that led there are padding again: the copy runs what it says, which the
- * verifier checks (chromium had 46,546 islands and 100 such faults). */
+ * verifier checks (chromium's copy had 23 such branches, and was refused). */
 static void undo_dead_redirects(rewriter *r)
 {
     branch_ref *b = r->branches.v;
@@ -1900,6 +1900,17 @@ static int interleaved(const analysis *a, const entry_map *em, char *err,
                         "the decoder cannot tell them apart (%" PRIu64 " of %"
                         PRIu64 " instructions decode two ways, as in GHC's "
                         "tables next to code)", (uint64_t)em->disagree, insns);
+}
+
+int rewrite_too_slow(const rewrite_report *rep, char *why, size_t cap)
+{
+    uint64_t windows = rep->stubs + rep->stubless;
+    if (rep->stubless <= REWRITE_STUBLESS_MAX || rep->stubless * 10 <= windows)
+        return 0;
+    snprintf(why, cap, "%" PRIu64 " of its %" PRIu64 " windows no stub could serve would "
+             "go through int3, microseconds each (a file this big runs out of stub "
+             "room): too slow to run", rep->stubless, windows);
+    return 1;
 }
 
 int rewrite_file(const char *in_path, const char *out, const rewrite_options *o,

@@ -88,6 +88,16 @@ typedef struct rewrite_report {
     uint64_t segment_vaddr, segment_bytes;
 } rewrite_report;
 
+/* Whether a copy, as its report says, would run through int3 too often to
+ * be run in place of its file: more than a tenth of its windows (and more
+ * than REWRITE_STUBLESS_MAX) no stub could serve, which happens only when
+ * a file's trampolines are so big that they take the addresses its jumps'
+ * stubs need (chromium: 2.2 M of 5.0 M, its browser process then tens of
+ * millions of traps of microseconds each, its GPU process too slow for its
+ * own watchdog).  1 with the reason in why, else 0. */
+#define REWRITE_STUBLESS_MAX 100000
+int rewrite_too_slow(const rewrite_report *rep, char *why, size_t cap);
+
 /* Writes the instrumented copy of in to out (never in itself).  Returns 0,
  * or -1 with the reason in err. */
 int rewrite_file(const char *in, const char *out, const rewrite_options *o,
