@@ -92,9 +92,10 @@ typedef struct rewrite_report {
  * be run in place of its file: more than a tenth of its windows (and more
  * than REWRITE_STUBLESS_MAX) no stub could serve, which happens only when
  * a file's trampolines are so big that they take the addresses its jumps'
- * stubs need (chromium: 2.2 M of 5.0 M, its browser process then tens of
- * millions of traps of microseconds each, its GPU process too slow for its
- * own watchdog).  1 with the reason in why, else 0. */
+ * stubs need (chromium non-selective: all of its 6.8 M; its browser
+ * process then made tens of millions of traps of microseconds each, and
+ * its GPU process was too slow to start).  1 with the reason in why, else
+ * 0. */
 #define REWRITE_STUBLESS_MAX 100000
 int rewrite_too_slow(const rewrite_report *rep, char *why, size_t cap);
 
