@@ -388,38 +388,29 @@ static void explain(verifier *vr, uint64_t from, uint64_t to)
             vr->explained[a - vr->lo] = 1;
 }
 
-/* Whether the copy's byte at a is the original's. */
-static int byte_kept(const verifier *vr, uint64_t a)
-{
-    size_t avail;
-    const uint8_t *ob = image_code(vr->img, a, &avail), *cb = copy_at(vr, a, 1);
-    return ob && cb && *ob == *cb;
-}
-
 /* A jump at instruction i into the trampoline at t.  The instruction
  * starts under its bytes are the window's, each an int3 of the trap
- * table (check_start), or padding (a jump with a prefix may end one byte
- * into it, an island right after: the two bytes read as a jump of their
- * own); or the jump ends one byte into the next instruction, which it
- * shares as it is (or as the prefix of that one's jump; padding no way in
- * reaches whose byte it changed it took): that one is checked as any
- * other, but the runtime must not write an int3 there. */
-static void check_jump(verifier *vr, size_t i, uint64_t t, unsigned len)
+ * table (check_start), or padding; or the jump ends one byte into the
+ * next instruction, which it shares as it is: that one is checked as any
+ * other, but the runtime must not write an int3 there.  With `or_island`
+ * a jump whose trampoline does not run the instructions may be the jump
+ * before's last byte and an island after it (padding no way in reaches:
+ * check_changes finds the island). */
+static void check_jump(verifier *vr, size_t i, uint64_t t, unsigned len, int or_island)
 {
     const vinsn *s = &vr->v[i];
     uint64_t end = 0, jump_end = s->addr + len;
     if (run_of(vr, t, i, &end) <= 0) {
-        violation(vr, "0x%" PRIx64 ": the trampoline its jump leads to does "
-                  "not run the original instructions", s->addr);
+        if (!or_island)
+            violation(vr, "0x%" PRIx64 ": the trampoline its jump leads to does "
+                      "not run the original instructions", s->addr);
         return;
     }
     vr->rep->jumps++;
     explain(vr, s->addr, end > jump_end ? end : jump_end);
     for (size_t j = i + 1; j < vr->n && vr->v[j].addr < jump_end; j++) {
         vinsn *x = &vr->v[j];
-        int taken = (x->flags & V_PADDING) && !byte_kept(vr, x->addr) &&
-                    !vr->known[x->addr - vr->lo];
-        if (x->addr == jump_end - 1 && !trap_at(vr, x->addr) && !taken)
+        if (x->addr == jump_end - 1 && !trap_at(vr, x->addr))
             vr->rep->shared++; /* its bytes the file's: checked as a start */
         else if (x->addr < end || (x->flags & V_PADDING))
             x->flags |= V_COVERED;
@@ -549,7 +540,9 @@ static void check_start(verifier *vr, size_t i)
         if (!p && (s->flags & V_PADDING) && is_tramp(vr, t))
             island(vr, i);
         else if (in_segment(vr, t))
-            check_jump(vr, i, t, 5 + p);
+            check_jump(vr, i, t, 5 + p, /* a prefix there that is the jump
+                                           before's byte, in padding */
+                       p && (s->flags & V_PADDING) && !vr->known[s->addr - vr->lo]);
         else if ((s->flags & V_PADDING) && !vr->known[s->addr - vr->lo])
             ; /* inside a jump written into padding from an earlier byte,
                  whose displacement has an 0xe9 here: check_changes */
