@@ -33,8 +33,6 @@ static uint64_t info_u64(const memtap_trace *t, const char *key)
     return strtoull(v, NULL, 10);
 }
 
-/* pc as MODULE+0xOFFSET (its file's address) by the trace's module
- * table, or as an address. */
 /* The note "PATH: N WHAT" when the trace's counter `key` is not 0. */
 static void count_note(const memtap_trace *t, const char *path,
                        const char *key, const char *what)
@@ -44,6 +42,8 @@ static void count_note(const memtap_trace *t, const char *path,
         cli_note("%s: %" PRIu64 " %s\n", path, n, what);
 }
 
+/* pc as MODULE+0xOFFSET (its file's address) by the trace's module
+ * table, or as an address. */
 static void where_in_modules(const memtap_trace *t, uint64_t pc, char *out,
                              size_t cap)
 {

@@ -184,6 +184,15 @@ static const struct {
     { TIOCCBRK, 0 }, { FIOCLEX, 0 }, { FIONCLEX, 0 },
 };
 
+/* out made movable, its third argument `bytes` long (0: a number, which
+ * points at nothing): a request or command memtap knows. */
+static const sys_spec *known_third(sys_spec *out, unsigned bytes)
+{
+    out->movable = 1;
+    out->args[2] = bytes ? (arg_spec)F(bytes) : (arg_spec)N;
+    return out;
+}
+
 /* ioctl's argument as its request says: a known one's exact bytes, moved
  * (no window while it blocks); one whose number encodes a size and a
  * direction, those bytes (opened: a driver's structure may hold pointers
@@ -193,12 +202,8 @@ static const sys_spec *ioctl_spec(const long *a, sys_spec *out)
     *out = *syscall_spec(SYS_ioctl);
     uint32_t request = (uint32_t)a[1];
     for (size_t i = 0; i < sizeof known_ioctls / sizeof *known_ioctls; i++)
-        if (known_ioctls[i].request == request) {
-            out->movable = 1;
-            out->args[2] = known_ioctls[i].bytes ? (arg_spec)F(known_ioctls[i].bytes)
-                                                 : (arg_spec)N;
-            return out;
-        }
+        if (known_ioctls[i].request == request)
+            return known_third(out, known_ioctls[i].bytes);
     if (_IOC_DIR(request) != _IOC_NONE)
         out->args[2] = (arg_spec)F(_IOC_SIZE(request));
     return out;
@@ -232,9 +237,7 @@ static const sys_spec *fcntl_spec(const long *a, sys_spec *out)
     default:
         return out;
     }
-    out->movable = 1;
-    out->args[2] = bytes ? (arg_spec)F(bytes) : (arg_spec)N;
-    return out;
+    return known_third(out, bytes);
 }
 
 const sys_spec *syscall_call_spec(long nr, const long *a, sys_spec *out)
