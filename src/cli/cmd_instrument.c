@@ -112,13 +112,15 @@ static void summary(const char *in, const char *out, const rewrite_options *o,
            r->entry_points, r->sweep_disagree, r->inner_traps);
     printf("  stubs              %" PRIu64 " jumps through a stub (their"
            " displacement carries the int3s under them, or the next"
-           " instruction's first byte); %" PRIu64 " windows no stub could"
+           " instruction's first byte; %" PRIu64 " of them in %" PRIu64
+           " holes left among the trampolines); %" PRIu64 " windows no stub could"
            " serve, entered through int3; %" PRIu64 " jumps with a prefix"
            " for the jump before to share (%" PRIu64 " moving instructions"
            " with no site); %" PRIu64 " trampolines running the instruction"
            " whose first byte their jump shares; %" PRIu64 " int3 places"
            " entered by a short jump to a jump in padding instead\n",
-           r->stubs, r->stubless, r->prefixed, r->evicted, r->tails,
+           r->stubs, r->hole_stubs, r->holes, r->stubless, r->prefixed,
+           r->evicted, r->tails,
            r->places_jumped);
     printf("  registers saved    %" PRIu64 " (%" PRIu64 " found dead, not saved)\n",
            r->saves, r->saves_skipped);

@@ -73,6 +73,8 @@ typedef struct op_plan {
                                  SEL_NONE */
     uint32_t site;            /* its site index once emitted, else
                                  SEL_NONE */
+    uint32_t lead_min;        /* the least lead of this operand and those
+                                 after it (past_leader) */
 } op_plan;
 
 typedef struct rewriter {
@@ -101,6 +103,8 @@ typedef struct rewriter {
                                  at a window's start (islands_for_places) */
     uint64_t prefixed;        /* insn_vec.prefixed, from one chain to the
                                  next */
+    vec holes;                /* stub_hole: left among the trampolines */
+    size_t first_hole;        /* abi.h; 0 before the first trampoline */
     liveness lv;              /* live-ins of the file's blocks */
     entry_map *em;            /* where the file's code may be entered */
     uint8_t *live;            /* per instruction of the current chain */
@@ -349,7 +353,7 @@ static int plan_elision(rewriter *r, const insn_vec *iv, const sel_expr *x,
     uint32_t cuts[2] = { 0, 0 }; /* earlier_leader's run of places */
     size_t k = 0; /* instruction of the operand before */
     for (uint32_t i = 0; i < nx; i++) {
-        r->plan[i] = (op_plan){ SEL_NONE, SEL_NONE, SEL_NONE };
+        r->plan[i] = (op_plan){ SEL_NONE, SEL_NONE, SEL_NONE, SEL_NONE };
         if (!x[i].selected)
             continue;
         for (; k < iv->n && iv->v[k].addr < x[i].addr; k++) {
@@ -404,6 +408,10 @@ static int plan_elision(rewriter *r, const insn_vec *iv, const sel_expr *x,
         nw++;
         open = 1;
         after = 0;
+    }
+    for (uint32_t i = nx, least = SEL_NONE; i-- > 0;) {
+        least = r->plan[i].lead < least ? r->plan[i].lead : least;
+        r->plan[i].lead_min = least;
     }
     return 0;
 }
@@ -542,18 +550,24 @@ static int add_check(rewriter *r, uint64_t slot)
 /* Emits the logging of insn's selected operands; exprs are its block's.
  * A leader's elided followers take the site indices after its own (their
  * dues are set once the block's sites are: set_dues). */
+/* The first of the block's operands x[0..nx) (by address) at or after
+ * addr. */
+static size_t operand_from(const sel_expr *x, uint32_t nx, uint64_t addr)
+{
+    return addr ? BISECT_AFTER(x, nx, addr, addr - 1) : 0;
+}
+
 static int emit_logs(rewriter *r, const x86_insn *insn, unsigned live,
                      const sel_expr *x, uint32_t nx)
 {
     unsigned k = 0;
-    for (uint32_t i = 0; i < nx; i++) {
-        if (x[i].addr != insn->addr)
-            continue;
+    for (uint32_t i = (uint32_t)operand_from(x, nx, insn->addr);
+         i < nx && x[i].addr == insn->addr; i++) {
         const x86_mem *m = operand_of(r, insn, &x[i], &k);
         if (!logs(r, x, i))
             continue;
         uint32_t followers = 0, later = 0;
-        for (uint32_t j = i + 1; j < nx; j++) {
+        for (uint32_t j = i + 1; j < nx && r->plan[j].lead_min <= i; j++) {
             followers += r->plan[j].lead == i;
             later += r->plan[j].lead == i && r->plan[j].due != SEL_NONE;
         }
@@ -581,7 +595,8 @@ static int emit_logs(rewriter *r, const x86_insn *insn, unsigned live,
         s->write = x[i].write;
         s->followers = (uint16_t)followers;
         r->rep->sites++;
-        for (uint32_t j = i + 1; followers && j < nx; j++) {
+        for (uint32_t j = i + 1; followers && j < nx && r->plan[j].lead_min <= i;
+             j++) {
             if (r->plan[j].lead != i)
                 continue;
             r->plan[j].site = r->nsites;
@@ -624,8 +639,9 @@ static uint32_t selected_in(const rewriter *r, const x86_insn *insn,
                             const sel_expr *x, uint32_t nx)
 {
     uint32_t n = 0;
-    for (uint32_t i = 0; i < nx; i++)
-        n += x[i].addr == insn->addr && logs(r, x, i);
+    for (size_t i = operand_from(x, nx, insn->addr);
+         i < nx && x[i].addr == insn->addr; i++)
+        n += logs(r, x, (uint32_t)i);
     return n;
 }
 
@@ -769,15 +785,14 @@ static int inner_entry(const rewriter *r, const window *win, size_t k)
            (entry_bits(r->em, win->w[k].addr) & ENTRY_MAY);
 }
 
-/* Whether an operand elided at or after addr has its leader before it. */
+/* Whether an operand elided at or after addr has its leader before it
+ * (a leader comes before its followers: its index is below that of the
+ * first operand at addr). */
 static int past_leader(const rewriter *r, const sel_expr *x, uint32_t nx,
                        uint64_t addr)
 {
-    for (uint32_t j = 0; j < nx; j++)
-        if (x[j].addr >= addr && r->plan[j].lead != SEL_NONE &&
-            x[r->plan[j].lead].addr < addr)
-            return 1;
-    return 0;
+    size_t from = operand_from(x, nx, addr);
+    return from < nx && r->plan[from].lead_min < from;
 }
 
 /* The copy of an instruction a trampoline runs (*ends: it leaves). */
@@ -801,9 +816,35 @@ static int emit_moved(rewriter *r, const x86_insn *insn, const uint8_t *bytes,
                ? -1 : 0;
 }
 
+/* More bytes than one window's trampoline takes: the room a trampoline
+ * must have before the next stub hole (abi.h). */
+#define HOLE_GUARD ((size_t)1 << 16)
+
+/* Leaves the segment's next stub hole (abi.h) when the next trampoline
+ * could reach it (before each window's: the first hole is the first
+ * past the first trampoline); -1 when one did (or without memory). */
+static int leave_hole(rewriter *r)
+{
+    if (!r->first_hole)
+        r->first_hole = (r->code.len + HOLE_GUARD + MT_HOLE_SIZE) / MT_HOLE_PERIOD + 1;
+    size_t end = (size_t)((r->first_hole + r->holes.n) * MT_HOLE_PERIOD),
+           lo = end - MT_HOLE_SIZE;
+    if (r->code.len + HOLE_GUARD <= lo)
+        return 0;
+    stub_hole *h = vec_push(&r->holes);
+    if (r->code.len > lo || !h || reserve_code(r, end - r->code.len) != 0)
+        return -1;
+    memset(r->code.p + r->code.len, 0xcc, end - r->code.len);
+    *h = (stub_hole){ r->code.base + lo, r->code.base + end };
+    r->code.len = end;
+    return 0;
+}
+
 static int emit_window(rewriter *r, const window *win, const sel_expr *x,
                        uint32_t nx, int64_t *block)
 {
+    if (leave_hole(r) != 0)
+        return -1;
     const x86_insn *w = win->w;
     uint64_t start = w[0].addr;
     uint64_t end = w[win->count - 1].addr + w[win->count - 1].length;
@@ -1160,10 +1201,9 @@ static int mark_starts(rewriter *r, const cfg_block *b, size_t nb,
 static int spans_blocks(const cfg_block *b, size_t nb, const window *win)
 {
     uint64_t first = win->w[0].addr, last = win->w[win->count - 1].addr;
-    for (size_t k = 1; k < nb; k++)
-        if (first < b[k].start && b[k].start <= last)
-            return 1;
-    return 0;
+    size_t k = BISECT_AFTER(b, nb, start, first); /* the chain's first after it */
+    k = k ? k : 1;
+    return k < nb && b[k].start <= last;
 }
 
 /* Whether the file's byte at `at`, as the last of a jump that shares it,
@@ -1592,6 +1632,7 @@ static int write_held_jumps(rewriter *r, stub_space *st)
             stub_take(st, h->at + (uint64_t)h->prefix, mask, value, h->tramp, &t) == 0) {
             write_jump(r, h, (size_t)off, t, n);
             r->rep->stubs++;
+            r->rep->hole_stubs += t < st->floor;
             continue;
         }
         r->rep->windows--;
@@ -1650,10 +1691,22 @@ typedef struct stub_page_copy {
     uint8_t bytes[PAGE];
 } stub_page_copy;
 
+/* Where stub_pages' pages go: a hole's into the segment, the others
+ * into pages, laid out after it (lay_out_stubs). */
+typedef struct stub_out {
+    rewriter *r;
+    uint64_t floor;
+    vec pages;                /* stub_page_copy */
+} stub_out;
+
 static int stub_page_out(uint64_t page, const uint8_t *bytes, void *arg)
 {
-    vec *pages = arg;
-    stub_page_copy *o = vec_push(pages);
+    stub_out *so = arg;
+    if (page < so->floor) { /* a hole's: holes are whole pages */
+        memcpy(so->r->code.p + (page - so->r->code.base), bytes, PAGE);
+        return 0;
+    }
+    stub_page_copy *o = vec_push(&so->pages);
     if (!o)
         return -1;
     o->vaddr = page;
@@ -1743,6 +1796,9 @@ static int write_segment(rewriter *r, mt_rewrite_header *hp, const char *out,
     h.version = MT_REWRITE_VERSION;
     h.mode = (uint32_t)r->opt->mode;
     h.nsites = r->nsites;
+    h.first_hole = (uint16_t)r->first_hole;
+    h.nholes = (uint16_t)r->holes.n;
+    rep->holes = r->holes.n;
     h.nblocks = r->nblocks;
     h.ntraps = (uint32_t)r->traps.n;
     h.nchecks = (uint32_t)r->checks.n;
@@ -1865,19 +1921,20 @@ static int run(rewriter *r, const char *out, const char *in_path,
         redirect_branches(r);
     }
     stub_space st;
-    stub_space_init(&st, align_up(segment_bound(r), PAGE) + PAGE);
-    vec pages = { NULL, 0, 0, sizeof(stub_page_copy) };
+    stub_out so = { r, align_up(segment_bound(r), PAGE) + PAGE,
+                    { NULL, 0, 0, sizeof(stub_page_copy) } };
+    stub_space_init(&st, so.floor, r->holes.v, r->holes.n);
     rc = write_held_jumps(r, &st) != 0;
     if (!rc)
         undo_dead_redirects(r);
-    rc = rc || islands_for_places(r) != 0 || stub_pages(&st, stub_page_out, &pages) != 0;
+    rc = rc || islands_for_places(r) != 0 || stub_pages(&st, stub_page_out, &so) != 0;
     stub_space_free(&st);
     if (rc) {
-        free(pages.v);
+        free(so.pages.v);
         return rewrite_fail(err, cap, "out of memory");
     }
-    rc = write_segment(r, &h, out, in_path, source_id, pages.v, pages.n, err, cap);
-    free(pages.v);
+    rc = write_segment(r, &h, out, in_path, source_id, so.pages.v, so.pages.n, err, cap);
+    free(so.pages.v);
     return rc;
 }
 
@@ -1931,6 +1988,7 @@ int rewrite_file(const char *in_path, const char *out, const rewrite_options *o,
     r.islands.elem = sizeof(island);
     r.held.elem = sizeof(held_jump);
     r.placed.elem = sizeof(uint64_t);
+    r.holes.elem = sizeof(stub_hole);
     if (x86_decoder_init(&r.dec) != 0)
         return rewrite_fail(err, cap, "cannot set up the x86 decoder");
     uint64_t id = 0;
@@ -1971,6 +2029,7 @@ int rewrite_file(const char *in_path, const char *out, const rewrite_options *o,
     free(r.islands.v);
     free(r.held.v);
     free(r.placed.v);
+    free(r.holes.v);
     liveness_free(&r.lv);
     entry_map_free(r.em);
     free(r.live);
@@ -2037,3 +2096,4 @@ int rewrite_read_header(const char *path, mt_rewrite_header *h)
     elf_input_unmap(&in);
     return rc;
 }
+

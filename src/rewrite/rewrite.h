@@ -73,6 +73,9 @@ typedef struct rewrite_report {
                                  (rewrite/stubs.h) */
     uint64_t stubless;        /* windows no stub could serve, entered
                                  through int3 (counted in traps) */
+    uint64_t holes;           /* stub holes left among the trampolines
+                                 (rt/abi.h) */
+    uint64_t hole_stubs;      /* stubs in them */
     uint64_t prefixed;        /* windows whose jump has a prefix: the jump
                                  before shares its first byte */
     uint64_t evicted;         /* of those, windows with no site, moved for

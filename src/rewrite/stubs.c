@@ -3,8 +3,10 @@
  * (rewrite/stubs.h): the places a constraint allows are enumerated in
  * address order (the free bytes of the displacement counted up), each
  * constraint remembers where its last stub went (sites come down in
- * address order, so the next stub goes right after it while the site's
- * reach allows), and a bitmap per page says which bytes stubs took.  No stub crosses a page's end: each page is written whole.
+ * address order, so the next stub goes at or after it while the site's
+ * reach allows), places outside the space (between holes, below the
+ * floor) are stepped over, and a bitmap per page says which bytes stubs
+ * took.  No stub crosses a page's end: each page is written whole.
  */
 #include "rewrite/stubs.h"
 #include "sys/page.h"
@@ -24,10 +26,13 @@ struct stub_hint {
     uint64_t next;            /* after the last stub of this constraint */
 };
 
-void stub_space_init(stub_space *s, uint64_t floor)
+void stub_space_init(stub_space *s, uint64_t floor, const stub_hole *holes,
+                     size_t nholes)
 {
     memset(s, 0, sizeof *s);
     s->floor = s->top = floor;
+    s->holes = holes;
+    s->nholes = nholes;
     s->stubs.elem = sizeof(stub);
 }
 
@@ -152,20 +157,42 @@ static int next_allowed(uint64_t r, uint32_t mask, uint32_t value, uint64_t *x)
     return -1;
 }
 
+/* The first address from t on where a stub may lie whole: t itself, the
+ * start of the next hole, or the floor. */
+static uint64_t in_space(const stub_space *s, uint64_t t)
+{
+    if (t >= s->floor)
+        return t;
+    size_t lo = 0, hi = s->nholes; /* the first hole ending past t */
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (s->holes[mid].hi <= t + STUB_LEN - 1)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo == s->nholes)
+        return s->floor;
+    return t >= s->holes[lo].lo ? t : s->holes[lo].lo;
+}
+
 /* The first free place for a stub from displacement r on, among those
- * the constraint allows: *at, 0; -1 when there is none before the end
- * of the reach, or (`near`) when the allowed places stop being
- * contiguous (the next ones lie in another band). */
+ * the constraint allows in the space: *at, 0; -1 when there is none
+ * before the end of the reach (or TRIES places were taken). */
 static int first_free(stub_space *s, uint64_t base, uint64_t r, uint32_t mask,
-                      uint32_t value, uint64_t to, int near, uint64_t *at)
+                      uint32_t value, uint64_t to, uint64_t *at)
 {
     for (int tries = 0; tries < TRIES; tries++) {
         uint64_t x;
-        if (next_allowed(r, mask, value, &x) != 0 || x > INT32_MAX ||
-            (near && x != r))
+        if (next_allowed(r, mask, value, &x) != 0 || x > INT32_MAX)
             return -1;
-        uint64_t t = base + x;
-        if (t + STUB_LEN - to > INT32_MAX) /* the stub's jump back */
+        uint64_t t = base + x, from = in_space(s, t);
+        if (from != t) { /* between holes: on from the next one */
+            r = from - base;
+            continue;
+        }
+        int64_t back = (int64_t)(to - (t + STUB_LEN)); /* the stub's jump */
+        if (back < INT32_MIN || back > INT32_MAX)
             return -1;
         uint64_t used = 0; /* the first byte a stub took there */
         for (uint64_t a = t; a < t + STUB_LEN && !used; a++)
@@ -187,16 +214,17 @@ int stub_take(stub_space *s, uint64_t from, uint32_t mask, uint32_t value,
     uint64_t base = from + STUB_LEN;
     value &= mask;
     struct stub_hint *h = hint_of(s, mask, value);
-    if (!h || s->floor <= base)
+    if (!h)
         return -1;
-    /* next to the constraint's last stub while this site allows it
-     * (sites come down in address, so a jump's reach moves down while
-     * the stubs go up: a band of them serves many), else the lowest */
+    /* from the constraint's last stub on while this site reaches there
+     * (sites come down in address: the places below it were taken, which
+     * a constraint with few places, one byte in 256, would otherwise walk
+     * past one by one), else from the lowest */
     uint64_t t;
-    int found = h->next >= s->floor &&
-                first_free(s, base, h->next - base, mask, value, to, 1, &t) == 0;
+    int found = h->next > base &&
+                first_free(s, base, h->next - base, mask, value, to, &t) == 0;
     if (!found &&
-        first_free(s, base, s->floor - base, mask, value, to, 0, &t) != 0)
+        first_free(s, base, in_space(s, base) - base, mask, value, to, &t) != 0)
         return -1;
     stub *st = vec_push(&s->stubs);
     if (!st || take_bytes(s, t) != 0)

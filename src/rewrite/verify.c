@@ -209,6 +209,17 @@ static int in_segment(const verifier *vr, uint64_t a)
     return a >= vr->seg_lo && a < vr->seg_hi;
 }
 
+/* The end of the segment's stub hole (abi.h) a lies in, or 0. */
+static uint64_t hole_end(const verifier *vr, uint64_t a)
+{
+    uint64_t o = a - vr->seg_lo, k = o / MT_HOLE_PERIOD + 1;
+    if (!in_segment(vr, a) || k < vr->h.first_hole ||
+        k >= (uint64_t)vr->h.first_hole + vr->h.nholes ||
+        o % MT_HOLE_PERIOD < MT_HOLE_PERIOD - MT_HOLE_SIZE)
+        return 0;
+    return a - o % MT_HOLE_PERIOD + MT_HOLE_PERIOD;
+}
+
 /* The index of the segment's instruction that starts at a (where a jump
  * into the segment must land: a trampoline's first, or one of its
  * instructions), or SIZE_MAX. */
@@ -255,6 +266,11 @@ static int sweep_segment(verifier *vr, char *err, size_t cap)
     if (!p)
         return rewrite_fail(err, cap, "the copy's segment is damaged");
     for (uint64_t a = vr->code_lo; a < vr->code_hi;) {
+        uint64_t hole = hole_end(vr, a);
+        if (hole) { /* stubs: through_stub reads them */
+            a = hole;
+            continue;
+        }
         x86_scanned zi;
         if (scan(vr, p + (a - vr->code_lo), vr->code_hi - a, a, X86_SCAN_MINIMAL, &zi) != 0) {
             a++; /* zero fill between pieces */
@@ -434,13 +450,13 @@ static int jump_at(const verifier *vr, uint64_t a, uint64_t *to)
 }
 
 /* Where a jump to t goes: t, or for a stub of memtap's (a jump past the
- * segment's code, rewrite/stubs.h) the stub's target. */
+ * segment or in one of its holes, rewrite/stubs.h) the stub's target. */
 static uint64_t through_stub(const verifier *vr, uint64_t t)
 {
     uint64_t to;
-    if (in_segment(vr, t) || t < vr->seg_hi || !jump_at(vr, t, &to))
+    if ((t < vr->seg_hi && !hole_end(vr, t)) || !jump_at(vr, t, &to))
         return t;
-    return in_segment(vr, to) ? to : t;
+    return in_segment(vr, to) && !hole_end(vr, to) ? to : t;
 }
 
 /* A jump written into padding at instruction i (an island a short

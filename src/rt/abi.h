@@ -118,12 +118,24 @@ typedef struct mt_log_shape {
     uint8_t bytes[MT_LOG_BYTES];
 } mt_log_shape;
 
+/* A segment of more than MT_HOLE_PERIOD bytes leaves holes for stubs
+ * among its trampolines (rewrite/stubs.h), int3 but for the stubs: one
+ * every 15 MiB, so that each 16 MiB a rel32's top byte steps through
+ * holds at least one whole hole's bytes, and the holes' places modulo 16
+ * MiB go round all of its sixteen MiBs (a displacement's second byte
+ * fixed: its 64 KiB modulo 16 MiB lie in one hole of every sixteen). */
+#define MT_HOLE_PERIOD (15ull << 20)
+#define MT_HOLE_SIZE (1ull << 20)
+
 typedef struct mt_rewrite_header {
     char magic[8];               /* MT_REWRITE_MAGIC */
     uint32_t version;
     uint32_t mode;               /* enum mt_mode */
     uint32_t nsites;
-    uint32_t reserved;
+    uint16_t first_hole, nholes; /* stub holes among the trampolines: hole
+                                    k (first_hole <= k < first_hole +
+                                    nholes) the MT_HOLE_SIZE bytes before
+                                    offset k * MT_HOLE_PERIOD */
     uint64_t segment_vaddr;      /* link-time address of this header */
     uint64_t segment_size;
     uint64_t sites;              /* offsets from the header: site table */
