@@ -167,6 +167,20 @@ def test_trace_fd_protected():
         check_eq(data, b"x" * 198, what + ": the program's file holds only its own bytes")
 
 
+def test_low_fds_free():
+    """memtap holds no descriptor a program may want at a number of its
+    choosing: under either engine low_fds makes every descriptor from 3 to
+    63 a copy of /dev/null with dup2, as process launchers do for a child
+    (chromium's children exited 127 under the fault engine: the descriptor
+    it reads the process's memory through was one of them, which memtap
+    refuses to let a program replace)."""
+    for engine in ("static", "fault"):
+        path = os.path.join(TMP, "low_fds_%s.mtr" % engine)
+        p = memtap("run", "--engine", engine, "-o", path, "--", prog("low_fds"),
+                   check_rc=False)
+        check_eq((p.returncode, p.stdout), (0, "61 made\n"), "low_fds, %s engine" % engine)
+
+
 # ------------------------------- 5: a failed write is reported, never silent
 
 def small_files(limit):

@@ -154,18 +154,24 @@ static struct {
     _Atomic uint64_t completed;
 } c = { .fd = -1 };
 
+/* The least number the memory descriptor takes: beside the trace's
+ * (700) and the status page's (701), far above those programs choose. */
+#define MEM_FD_MIN 702
+
 static int open_mem(void)
 {
     long fd = raw_syscall3(SYS_open, "/proc/self/mem", O_RDWR | O_CLOEXEC, 0);
     if (RAW_FAILED(fd))
         return -1;
-    if (c.fd >= 0 && fd != c.fd) {
-        /* keep the number fdguard knows */
-        long moved = raw_syscall3(SYS_dup3, fd, c.fd, O_CLOEXEC);
+    if (fd != c.fd) {
+        /* keep the number fdguard knows (a forked child), or take one
+         * out of the program's way: fdguard refuses a dup2 onto it */
+        long moved = c.fd >= 0 ? raw_syscall3(SYS_dup3, fd, c.fd, O_CLOEXEC)
+                               : raw_syscall3(SYS_fcntl, fd, F_DUPFD_CLOEXEC, MEM_FD_MIN);
         raw_syscall3(SYS_close, fd, 0, 0);
         if (RAW_FAILED(moved))
             return -1;
-        fd = c.fd;
+        fd = moved;
     }
     c.fd = (int)fd;
     c.pid = raw_syscall3(SYS_getpid, 0, 0, 0);
