@@ -371,10 +371,13 @@ static long run_of(verifier *vr, uint64_t t, size_t i, uint64_t *end)
     int saw_ret = 0;
     if (j == SIZE_MAX)
         return -1;
+    int jumped = 0; /* to the trampoline the last jump goes to */
     for (int step = 0; step < TRAMP_STEPS && j < vr->nseg; step++, j++) {
         seen zi = seen_at(vr, j);
-        if (step && vr->seg[j].off != vr->seg[j - 1].off + (vr->seg[j - 1].len & SEG_LEN))
+        if (step && !jumped &&
+            vr->seg[j].off != vr->seg[j - 1].off + (vr->seg[j - 1].len & SEG_LEN))
             return -1; /* bytes that decode as nothing */
+        jumped = 0;
         t = vr->code_lo + vr->seg[j].off;
         if (k < vr->n && same_insn(vr, &vr->v[k], t, &zi, &saw_ret)) {
             saw_ret = 0;
@@ -391,6 +394,12 @@ static long run_of(verifier *vr, uint64_t t, size_t i, uint64_t *end)
                 *end = back;
                 return k > i && back == vr->v[k - 1].addr + vr->v[k - 1].len
                            ? (long)(k - i) : -1;
+            }
+            size_t to = back && is_tramp(vr, back) ? segment_start(vr, back) : SIZE_MAX;
+            if (to != SIZE_MAX) { /* on in the next instruction's trampoline:
+                                     the next bytes, or past a stub hole */
+                j = to - 1;
+                jumped = 1;
             }
         }
     }

@@ -71,9 +71,12 @@
 #define TRACE_FD_MIN 700             /* keep our descriptor out of the way */
 
 /* Who writes full buffers (MEMTAP_WRITER): each thread (off), the writer
- * as far as it keeps up (mix: the default with a CPU to spare), or the
- * writer alone, threads waiting for it (all: for tests). */
-enum { WRITER_NONE, WRITER_SHARED, WRITER_ALL };
+ * as far as it keeps up (mix), the same once two of the program's threads
+ * record (the default with a CPU to spare: a program with one thread
+ * stays one, which chromium's zygote checks in /proc/self/task and the
+ * kernel for unshare(CLONE_NEWUSER)), or the writer alone, threads
+ * waiting for it (all: for tests). */
+enum { WRITER_NONE, WRITER_SHARED, WRITER_THREADED, WRITER_ALL };
 
 /* The state of a full buffer handed to the writer (hand). */
 enum { HAND_FREE, HAND_QUEUED, HAND_WRITING };
@@ -915,6 +918,15 @@ static void writer_main(void *unused)
     }
 }
 
+/* Whether two of the program's threads have buffers now. */
+static int threaded(void)
+{
+    int owners = 0;
+    for (tracer_thread *t = atomic_load(&rec.threads); t && owners < 2; t = t->next)
+        owners += atomic_load(&t->owner) != 0;
+    return owners >= 2;
+}
+
 /* Whether full buffers go to the writer now; starts it on first use. */
 static int writer_ready(void)
 {
@@ -923,6 +935,8 @@ static int writer_ready(void)
     int state = atomic_load(&rec.writer.started); /* 1 runs, -1 failed */
     if (state != 0)
         return state == 1;
+    if (rec.writer.wanted == WRITER_THREADED && !threaded())
+        return 0;
     if (!atomic_compare_exchange_strong(&rec.writer.started, &state, 2))
         return 0; /* another thread is starting it */
     if (!rec.writer.cctx) {
@@ -1480,7 +1494,7 @@ void tracer_init(void)
     else if (strcmp(c->writer, "off") == 0)
         rec.writer.wanted = WRITER_NONE;
     else
-        rec.writer.wanted = hidden_thread_cpus() > 1 ? WRITER_SHARED
+        rec.writer.wanted = hidden_thread_cpus() > 1 ? WRITER_THREADED
                                                    : WRITER_NONE;
     if (rec.writer.wanted && hidden_thread_prepare() != 0)
         rec.writer.wanted = 0;
