@@ -547,9 +547,6 @@ static int add_check(rewriter *r, uint64_t slot)
     return 0;
 }
 
-/* Emits the logging of insn's selected operands; exprs are its block's.
- * A leader's elided followers take the site indices after its own (their
- * dues are set once the block's sites are: set_dues). */
 /* The first of the block's operands x[0..nx) (by address) at or after
  * addr. */
 static size_t operand_from(const sel_expr *x, uint32_t nx, uint64_t addr)
@@ -557,6 +554,9 @@ static size_t operand_from(const sel_expr *x, uint32_t nx, uint64_t addr)
     return addr ? BISECT_AFTER(x, nx, addr, addr - 1) : 0;
 }
 
+/* Emits the logging of insn's selected operands; exprs are its block's.
+ * A leader's elided followers take the site indices after its own (their
+ * dues are set once the block's sites are: set_dues). */
 static int emit_logs(rewriter *r, const x86_insn *insn, unsigned live,
                      const sel_expr *x, uint32_t nx)
 {
@@ -2096,4 +2096,3 @@ int rewrite_read_header(const char *path, mt_rewrite_header *h)
     elf_input_unmap(&in);
     return rc;
 }
-
