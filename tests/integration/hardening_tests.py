@@ -202,6 +202,21 @@ def test_one_thread_stays_one():
           "the writer wrote chunks of a program with threads")
 
 
+def test_shared_mapping_stays_shared():
+    """A shared mapping stays one object for every process that maps it:
+    shared_counter's parent counts to 100,000 in a shared anonymous page
+    (hot: the fault engine gives hot pages an alias of its own) and its
+    child reads 100,000 there, under either engine.  Before, the alias
+    replaced the parent's page and the child read 7 (chromium's children
+    found their shared memory corrupt)."""
+    want = "the child reads 100000\nthe parent counted 100000\n"
+    for engine in ("static", "fault"):
+        path = os.path.join(TMP, "shared_counter_%s.mtr" % engine)
+        p = memtap("run", "-q", "--engine", engine, "-o", path, "--", prog("shared_counter"),
+                   check_rc=False)
+        check_eq((p.returncode, p.stdout), (0, want), "shared_counter, %s engine" % engine)
+
+
 # ------------------------------- 5: a failed write is reported, never silent
 
 def small_files(limit):

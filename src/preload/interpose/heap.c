@@ -278,7 +278,8 @@ MEMTAP_EXPORT void *mmap(void *addr, size_t len, int prot, int flags, int fd,
     void *p = (void *)r;
     if (recording()) {
         if (!watch_active())
-            traced_add((uintptr_t)p, (uintptr_t)p + len, prot, PM_HEAP);
+            traced_add((uintptr_t)p, (uintptr_t)p + len, prot,
+                       PM_HEAP | ((flags & MAP_TYPE) != MAP_PRIVATE ? PM_SHARED : 0));
         record_alloc(MEMTAP_EV_MMAP, 0, p, len, NULL, CALL_SITE);
     }
     return p;

@@ -13,9 +13,11 @@
 
 /* State byte: PM_TRACKED, the kind of memory (PM_HEAP: blocks and
  * mappings the program made through the allocator and mmap family;
- * PM_STATIC: data and bss of its modules) and the page's own rights
- * (PROT_* bits). */
+ * PM_STATIC: data and bss of its modules), PM_SHARED for a page of a
+ * shared mapping (another process may map it too) and the page's own
+ * rights (PROT_* bits). */
 #define PM_TRACKED 0x80u
+#define PM_SHARED 0x40u
 #define PM_HEAP 0x10u
 #define PM_STATIC 0x20u
 #define PM_REGION_MASK 0x30u

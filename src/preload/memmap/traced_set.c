@@ -382,7 +382,7 @@ void traced_add(uintptr_t start, uintptr_t end, int prot, int region)
 {
     if (!traced_kept() || end <= start || !(prot & PROT_READ))
         return;
-    uint8_t state = (uint8_t)(PM_TRACKED | (region & PM_REGION_MASK) |
+    uint8_t state = (uint8_t)(PM_TRACKED | (region & (PM_REGION_MASK | PM_SHARED)) |
                               (prot & 7));
     uintptr_t p = page_start(start);
     /* already traced, the common case: unless an unmapping may be about
@@ -433,7 +433,7 @@ void traced_move(uintptr_t old, size_t old_len, uintptr_t new_addr,
     untrack(old, old + old_len);
     if (st & PM_TRACKED)
         traced_add(new_addr, new_addr + new_len, st & PM_PROT_MASK,
-                    st & PM_REGION_MASK);
+                    st & (PM_REGION_MASK | PM_SHARED));
 }
 
 /* The rights page has now (lock held). */
@@ -448,7 +448,10 @@ static int rights_now(uintptr_t page)
 void traced_alias_hot(uintptr_t addr)
 {
     uintptr_t page = page_start(addr);
-    if (!alias_heat(page))
+    /* a shared mapping's page stays the mapping's: an alias (memtap's
+     * memfd) would no longer be what other processes map (chromium's
+     * children found their shared memory corrupt) */
+    if ((pagemap_get(page) & PM_SHARED) || !alias_heat(page))
         return;
     sigset_t old;
     int guard = traced_lock_guarded(&old);

@@ -45,7 +45,8 @@ uint8_t traced_region_span(uintptr_t addr, uintptr_t *lo, uintptr_t *hi);
 uint64_t traced_regions_generation(void);
 
 /* Adds [start, end) to the traced set with its own rights `prot`, as
- * memory of kind `region` (PM_HEAP or PM_STATIC). */
+ * memory of kind `region` (PM_HEAP or PM_STATIC, with PM_SHARED for a
+ * shared mapping). */
 void traced_add(uintptr_t start, uintptr_t end, int prot, int region);
 /* Removes [start, end) from the traced set (it was unmapped). */
 void traced_remove(uintptr_t start, uintptr_t end);
