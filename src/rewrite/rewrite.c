@@ -820,13 +820,20 @@ static int emit_moved(rewriter *r, const x86_insn *insn, const uint8_t *bytes,
  * must have before the next stub hole (abi.h). */
 #define HOLE_GUARD ((size_t)1 << 16)
 
+/* The first stub hole (abi.h) of a segment whose first trampoline is at
+ * offset len: the first whole one past it. */
+static size_t first_hole_after(size_t len)
+{
+    return (len + HOLE_GUARD + MT_HOLE_SIZE) / MT_HOLE_PERIOD + 1;
+}
+
 /* Leaves the segment's next stub hole (abi.h) when the next trampoline
- * could reach it (before each window's: the first hole is the first
- * past the first trampoline); -1 when one did (or without memory). */
+ * could reach it (before each window's); -1 when one did (or without
+ * memory). */
 static int leave_hole(rewriter *r)
 {
     if (!r->first_hole)
-        r->first_hole = (r->code.len + HOLE_GUARD + MT_HOLE_SIZE) / MT_HOLE_PERIOD + 1;
+        r->first_hole = first_hole_after(r->code.len);
     size_t end = (size_t)((r->first_hole + r->holes.n) * MT_HOLE_PERIOD),
            lo = end - MT_HOLE_SIZE;
     if (r->code.len + HOLE_GUARD <= lo)
@@ -1208,13 +1215,17 @@ static int spans_blocks(const cfg_block *b, size_t nb, const window *win)
 
 /* Whether the file's byte at `at`, as the last of a jump that shares it,
  * lets the jump reach stubs: below 0x80 (a jump forward), and high
- * enough that the 16 MiB it leaves free reach past the trampolines (by
- * the segment's first estimate of its size). */
+ * enough that the 16 MiB it leaves free reach the first stub hole (before
+ * the first trampoline, where it will be), or past the trampolines (by
+ * the segment's first estimate of its size) when that comes first. */
 static int low_byte(const rewriter *r, uint64_t at)
 {
     int64_t off = elf_input_offset(r->in, at, 1);
     uint64_t b = off >= 0 ? r->in->bytes[off] : 0x80;
-    return b < 0x80 && at + 1 + ((b + 1) << 24) > r->header_vaddr + r->code.cap;
+    size_t k = r->first_hole ? r->first_hole : first_hole_after(r->code.len);
+    uint64_t lowest = k * MT_HOLE_PERIOD - MT_HOLE_SIZE;
+    lowest = lowest < r->code.cap ? lowest : r->code.cap;
+    return b < 0x80 && at + 1 + ((b + 1) << 24) > r->header_vaddr + lowest;
 }
 
 /* Whether instruction j, after a window whose jump shares its first
@@ -1962,7 +1973,7 @@ static int interleaved(const analysis *a, const entry_map *em, char *err,
 int rewrite_too_slow(const rewrite_report *rep, char *why, size_t cap)
 {
     uint64_t windows = rep->stubs + rep->stubless;
-    if (rep->stubless <= REWRITE_STUBLESS_MAX || rep->stubless * 10 <= windows)
+    if (rep->stubless <= REWRITE_STUBLESS_MAX || rep->stubless * 4 <= windows)
         return 0;
     snprintf(why, cap, "%" PRIu64 " of its %" PRIu64 " windows no stub could serve would "
              "go through int3, microseconds each (a file this big runs out of stub "

@@ -92,13 +92,13 @@ typedef struct rewrite_report {
 } rewrite_report;
 
 /* Whether a copy, as its report says, would run through int3 too often to
- * be run in place of its file: more than a tenth of its windows (and more
- * than REWRITE_STUBLESS_MAX) no stub could serve, which happens only when
- * a file's trampolines are so big that they take the addresses its jumps'
- * stubs need (chromium non-selective: all of its 6.8 M; its browser
- * process then made tens of millions of traps of microseconds each, and
- * its GPU process was too slow to start).  1 with the reason in why, else
- * 0. */
+ * be run in place of its file: more than a quarter of the windows whose
+ * jumps need a stub (and more than REWRITE_STUBLESS_MAX) got none, which
+ * happens when a file's trampolines take the addresses its jumps' stubs
+ * need (chromium non-selective before stub holes: all of its 6.8 M; its
+ * browser process then made tens of millions of traps of microseconds
+ * each, and its GPU process was too slow to start; with holes 11 %, and
+ * the page in two minutes).  1 with the reason in why, else 0. */
 #define REWRITE_STUBLESS_MAX 100000
 int rewrite_too_slow(const rewrite_report *rep, char *why, size_t cap);
 
