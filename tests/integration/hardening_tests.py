@@ -217,6 +217,22 @@ def test_shared_mapping_stays_shared():
         check_eq((p.returncode, p.stdout), (0, want), "shared_counter, %s engine" % engine)
 
 
+def test_guard_page_refused():
+    """A system call into memory the program made inaccessible fails as
+    natively: guard_probe's getrlimit into its own PROT_NONE guard page
+    (beside a spinning thread) returns EFAULT and leaves the page's bytes,
+    under either engine.  Before, the fault engine moved the call into its
+    own buffer and wrote the result there through /proc/self/mem: 0, and
+    the guard page changed (chromium's renderers checked their guard
+    pages so and crashed)."""
+    want = "getrlimit: -1, Bad address; guard byte 0x5a\n"
+    for engine in ("static", "fault"):
+        path = os.path.join(TMP, "guard_probe_%s.mtr" % engine)
+        p = memtap("run", "-q", "--engine", engine, "-o", path, "--", prog("guard_probe"),
+                   check_rc=False)
+        check_eq((p.returncode, p.stdout), (0, want), "guard_probe, %s engine" % engine)
+
+
 # ------------------------------- 5: a failed write is reported, never silent
 
 def small_files(limit):

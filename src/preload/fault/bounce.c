@@ -241,7 +241,11 @@ int bounce_args_in(bounce_args *b, const long *a, const bounce_arg *arg)
         if (arg[i].kind == BOUNCE_KEEP || !at || n == 0 ||
             !traced_has(at, string ? 1 : n))
             continue;
-        if (n > BOUNCE_MAX)
+        /* memory the program itself may not write (a guard page it made
+         * inaccessible) is the kernel's to refuse: moved, the call would
+         * succeed and write there through /proc/self/mem (chromium
+         * checks its guard pages with a getrlimit that must fail) */
+        if (n > BOUNCE_MAX || !traced_allows(at, string ? 1 : n, !string))
             return -1;
         b->at[i] = at;
         b->n[i] = n;
