@@ -255,8 +255,10 @@ void traced_pages_add(traced_open_set *s, uintptr_t addr, size_t len)
         return;
     for (uintptr_t p = page_start(addr); p < addr + len && !s->overflow;
          p += PAGE) {
-        if (!(pagemap_get(p) & PM_TRACKED))
-            continue;
+        uint8_t st = pagemap_get(p);
+        if (!(st & PM_TRACKED) || !(st & PM_PROT_MASK))
+            continue; /* (opened, a page the program made inaccessible
+                         stays so: nothing to open) */
         int seen = 0;
         for (int i = 0; i < s->n && !seen; i++)
             seen = s->pages[i] == p;
@@ -340,6 +342,16 @@ int traced_has(uintptr_t addr, size_t len)
 }
 
 /* ---- the traced set ---- */
+
+int traced_refused(uintptr_t a, size_t n)
+{
+    for (uintptr_t p = page_start(a); n && p < a + n; p += PAGE) {
+        uint8_t st = pagemap_get(p);
+        if ((st & PM_TRACKED) && !(st & PM_PROT_MASK))
+            return 1;
+    }
+    return 0;
+}
 
 int traced_allows(uintptr_t a, size_t n, int write)
 {

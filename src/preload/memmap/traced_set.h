@@ -106,6 +106,10 @@ int traced_has(uintptr_t addr, size_t len);
 /* Whether every page of [addr, addr+len) is traced and the program's own
  * rights let it be read (and written, if `write`). */
 int traced_allows(uintptr_t addr, size_t len, int write);
+/* Whether a page of [addr, addr+len) is traced and the program itself
+ * made it inaccessible (a guard page): the kernel's EFAULT is the
+ * program's, not memtap's protection. */
+int traced_refused(uintptr_t addr, size_t len);
 
 /* The lock of the open counts and of every mprotect of a traced page.
  * Take it directly only where every asynchronous signal is held off (a

@@ -84,7 +84,9 @@ static void open_buf(opened *o, uint64_t addr, uint64_t len)
 {
     if (!addr || !len || o->n == 8 || !traced_has(addr, len))
         return;
-    traced_open(&o->sets[o->n++], addr, len);
+    traced_open_set *s = &o->sets[o->n];
+    traced_open(s, addr, len);
+    o->n += s->n || s->overflow; /* (none: the program's own guard pages) */
 }
 
 static void open_iov(opened *o, const struct iovec *iov, long cnt)
@@ -333,6 +335,20 @@ static int call_moved(ucontext_t *uc, const sys_spec *sp, long nr,
     return 1;
 }
 
+/* Whether an argument's buffer lies on a page the program itself made
+ * inaccessible: its EFAULT is the program's (traced_refused). */
+static int refused_args(const sys_spec *sp, const long *a)
+{
+    for (int i = 0; sp && i < 6; i++) {
+        const arg_spec *x = &sp->args[i];
+        if ((x->how == A_LEN || x->how == A_RET || x->how == A_FIXED ||
+             x->how == A_ARRAY || x->how == A_FDSET) &&
+            a[i] && traced_refused((uintptr_t)a[i], syscall_arg_bytes(x, a)))
+            return 1;
+    }
+    return 0;
+}
+
 /* A call that met a closed page.  Another thread may have traced a page
  * of its arguments after this call looked (a new malloc arena's lock, say):
  * it goes once more as the table is now.  If it still fails, the memory is
@@ -345,7 +361,7 @@ static long retry_closed(ucontext_t *uc, const sys_spec *sp, long nr,
     if (nr == SYS_futex && futex_emulate(a, &uc->uc_sigmask, &ret))
         return ret;
     ret = call_opened(uc, sp, nr, a);
-    if (ret != -EFAULT)
+    if (ret != -EFAULT || refused_args(sp, a))
         return ret;
     atomic_fetch_add(&call_state.reopened, 1);
     fault_note_exposed(nr);
