@@ -249,6 +249,13 @@ void traced_unlock_guarded(int guard, const sigset_t *old)
         traced_unguard_signals(old);
 }
 
+/* Whether a page's state is that of a traced page the program itself
+ * made inaccessible (its own rights none: a guard page). */
+static int refused_state(uint8_t st)
+{
+    return (st & PM_TRACKED) && !(st & PM_PROT_MASK);
+}
+
 void traced_pages_add(traced_open_set *s, uintptr_t addr, size_t len)
 {
     if (len == 0)
@@ -256,7 +263,7 @@ void traced_pages_add(traced_open_set *s, uintptr_t addr, size_t len)
     for (uintptr_t p = page_start(addr); p < addr + len && !s->overflow;
          p += PAGE) {
         uint8_t st = pagemap_get(p);
-        if (!(st & PM_TRACKED) || !(st & PM_PROT_MASK))
+        if (!(st & PM_TRACKED) || refused_state(st))
             continue; /* (opened, a page the program made inaccessible
                          stays so: nothing to open) */
         int seen = 0;
@@ -345,11 +352,9 @@ int traced_has(uintptr_t addr, size_t len)
 
 int traced_refused(uintptr_t a, size_t n)
 {
-    for (uintptr_t p = page_start(a); n && p < a + n; p += PAGE) {
-        uint8_t st = pagemap_get(p);
-        if ((st & PM_TRACKED) && !(st & PM_PROT_MASK))
+    for (uintptr_t p = page_start(a); n && p < a + n; p += PAGE)
+        if (refused_state(pagemap_get(p)))
             return 1;
-    }
     return 0;
 }
 
