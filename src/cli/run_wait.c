@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/random.h>
 #include <sys/stat.h>
@@ -147,6 +148,78 @@ static void nap_for(int pidfd)
     }
 }
 
+/* Reaps what has ended of memtap's children: the program pid (its status
+ * in *status; whether it ended), and the orphans memtap took in as the
+ * run's subreaper (a descendant whose parent ended first), which are
+ * nobody else's to reap. */
+static int reap_children(pid_t pid, int *status)
+{
+    for (;;) {
+        int s;
+        pid_t r = waitpid(-1, &s, WNOHANG | __WALL);
+        if (r == pid) {
+            *status = s;
+            return 1;
+        }
+        if (r == 0 || (r < 0 && errno != EINTR))
+            return r < 0 && errno == ECHILD;
+    }
+}
+
+/* The writers of the run's processes that ended without stopping theirs
+ * (killed): the writer, a hidden process of libmemtap.so's named
+ * WRITER_NAME, writes what it was handed, then ends; memtap, the run's
+ * subreaper, took it in.  Waits for each, at most WRITERS_SECONDS in all:
+ * the trace is whole and their CPU counted once they are reaped. */
+#define WRITER_NAME "memtap-writer"
+#define WRITERS_SECONDS 10.0
+
+/* Whether child pid is a writer (its name). */
+static int is_writer(long pid)
+{
+    char path[64], name[32] = "";
+    snprintf(path, sizeof path, "/proc/%ld/comm", pid);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return 0;
+    int yes = fgets(name, sizeof name, f) && strcmp(name, WRITER_NAME "\n") == 0;
+    fclose(f);
+    return yes;
+}
+
+/* A writer among memtap's children, or 0 (the children of each of its
+ * threads: a taken-in orphan is any thread's). */
+static long writer_child(void)
+{
+    glob_t g;
+    if (glob("/proc/self/task/*/children", 0, NULL, &g) != 0)
+        return 0;
+    long found = 0;
+    for (size_t i = 0; !found && i < g.gl_pathc; i++) {
+        FILE *f = fopen(g.gl_pathv[i], "r");
+        long pid;
+        while (f && !found && fscanf(f, "%ld", &pid) == 1)
+            found = is_writer(pid) ? pid : 0;
+        if (f)
+            fclose(f);
+    }
+    globfree(&g);
+    return found;
+}
+
+static void reap_writers(void)
+{
+    struct timespec t0, nap = { 0, 2 * 1000 * 1000 };
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    for (long pid; (pid = writer_child()) > 0;) {
+        while (waitpid((pid_t)pid, NULL, WNOHANG | __WALL) == 0) {
+            if (seconds_since(&t0) >= WRITERS_SECONDS)
+                return;
+            nanosleep(&nap, NULL);
+        }
+    }
+}
+
 /* Waits for pid; with st, shows a status line from the first second on
  * and clears it at the end.  A program that cannot take the signal meant
  * to end it is ended (end_if_stuck). */
@@ -157,8 +230,7 @@ static int wait_for(pid_t pid, const memtap_run_status *st)
     clock_gettime(CLOCK_MONOTONIC, &t0);
     int shown = 0, pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
     for (;;) {
-        pid_t r = waitpid(pid, &status, WNOHANG);
-        if (r == pid || (r < 0 && errno != EINTR))
+        if (reap_children(pid, &status))
             break;
         nap_for(pidfd);
         end_if_stuck(pid);
@@ -194,6 +266,9 @@ static int spawn_and_wait(char **argv, const char *path, memtap_run_status *st,
         if (old[i].sa_handler != SIG_IGN) /* an ignored one stays so */
             sigaction(forwarded[i], &fwd, NULL);
     }
+    /* the run's orphans come to memtap, not to init: among them the
+     * writer of a process killed before it could stop it */
+    prctl(PR_SET_CHILD_SUBREAPER, 1);
     /* posix_spawn, not fork: no copy of memtap's page tables, and an exec
      * that fails comes back as its error.  The program starts with the
      * mask memtap had; exec resets the forwarding handlers */
@@ -215,6 +290,8 @@ static int spawn_and_wait(char **argv, const char *path, memtap_run_status *st,
     if (pid > 0 && l->running)
         l->running(l->hook_arg, st);
     int status = pid > 0 ? wait_for(pid, progress ? st : NULL) : -1;
+    if (pid > 0)
+        reap_writers();
     program_pid = 0;
     for (size_t i = 0; i < NFORWARDED; i++)
         sigaction(forwarded[i], &old[i], NULL);

@@ -1,5 +1,6 @@
 /*
- * hidden_thread.c - starts threads of memtap's own with a bare clone(2).
+ * hidden_thread.c - starts threads (and the one process) of memtap's own
+ * with a bare clone(2).
  *
  * The new thread gets a stack and a thread pointer of its own, both mapped
  * straight from the kernel.  Below the thread pointer lies a zeroed copy
@@ -22,6 +23,7 @@
 #include <stdint.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 
 #define STACK_SIZE (256u << 10)
 #define TCB_SIZE 4096u          /* glibc's struct pthread is ~2.3 KiB */
@@ -113,7 +115,11 @@ static long clone_calling(unsigned long flags, uintptr_t *sp, uintptr_t tp)
     return ret;
 }
 
-long hidden_thread_start(void (*fn)(void *), void *arg)
+/* Maps a stack, a TLS area and a TCB, and clones with `flags` a task
+ * that runs fn(arg) there; its tid (or pid), or a negative errno.  The
+ * mapping is left in *base and *size. */
+static long start_hidden(void (*fn)(void *), void *arg, unsigned long flags,
+                         void **base_out, size_t *size_out)
 {
     if (tls_extent == 0)
         return -EINVAL;
@@ -138,7 +144,7 @@ long hidden_thread_start(void (*fn)(void *), void *arg)
     sp[0] = (uintptr_t)hidden_entry;
     sp[1] = (uintptr_t)s;
 
-    /* the new thread starts with every signal blocked but SIGTRAP: the
+    /* the new task starts with every signal blocked but SIGTRAP: the
      * int3 of a hot site being patched (fault engine) may be met by its
      * library calls, and a blocked SIGTRAP would kill */
     sigset_t all, old;
@@ -146,11 +152,59 @@ long hidden_thread_start(void (*fn)(void *), void *arg)
     sigdelset(&all, SIGTRAP);
     raw_syscall6(SYS_rt_sigprocmask, SIG_SETMASK, (long)&all, (long)&old, 8,
                  0, 0);
-    unsigned long flags = CLONE_VM | CLONE_FS | CLONE_FILES | CLONE_SIGHAND |
-                          CLONE_THREAD | CLONE_SYSVSEM | CLONE_SETTLS;
-    long tid = clone_calling(flags, sp, tp);
+    long tid = clone_calling(flags | CLONE_SETTLS, sp, tp);
     raw_syscall6(SYS_rt_sigprocmask, SIG_SETMASK, (long)&old, 0, 8, 0, 0);
-    if (tid < 0)
-        raw_syscall3(SYS_munmap, m, size, 0);
+    if (tid < 0) {
+        raw_syscall3(SYS_munmap, m, (long)size, 0);
+        return tid;
+    }
+    *base_out = base;
+    *size_out = size;
     return tid;
+}
+
+long hidden_thread_start(void (*fn)(void *), void *arg)
+{
+    void *base;
+    size_t size;
+    return start_hidden(fn, arg,
+                        CLONE_VM | CLONE_FS | CLONE_FILES | CLONE_SIGHAND |
+                            CLONE_THREAD | CLONE_SYSVSEM,
+                        &base, &size);
+}
+
+long hidden_process_start(void (*fn)(void *), void *arg, hidden_process *p)
+{
+    /* the memory and the descriptors shared, nothing else: no thread of
+     * the program's process, and the low byte of the flags (the signal
+     * its end sends the parent) 0, which makes it a child that only a
+     * wait with __WCLONE or __WALL sees (not the program's wait(2)); its
+     * own copy of the signal actions and of the working directory (a
+     * shared one would refuse the program setns(2) into a user
+     * namespace) */
+    long pid = start_hidden(fn, arg, CLONE_VM | CLONE_FILES, &p->base,
+                            &p->size);
+    p->pid = pid > 0 ? pid : 0;
+    return pid;
+}
+
+int hidden_process_reap(hidden_process *p)
+{
+    if (p->pid <= 0)
+        return -ECHILD;
+    siginfo_t si;
+    long rc;
+    do
+        rc = raw_syscall6(SYS_waitid, P_PID, p->pid, (long)&si,
+                          WEXITED | __WCLONE, 0, 0);
+    while (rc == -EINTR);
+    hidden_process_forget(p);
+    return rc < 0 ? (int)rc : 0;
+}
+
+void hidden_process_forget(hidden_process *p)
+{
+    if (p->pid > 0)
+        raw_syscall3(SYS_munmap, (long)p->base, (long)p->size, 0);
+    p->pid = 0;
 }

@@ -9,6 +9,8 @@
 #ifndef MEMTAP_PRELOAD_HIDDEN_THREAD_H
 #define MEMTAP_PRELOAD_HIDDEN_THREAD_H
 
+#include <stddef.h>
+
 /* Learns how much thread-local storage the loaded modules use (from
  * normal code at start-up: it asks the loader).  0, or -1 when unknown:
  * then no hidden thread can be started. */
@@ -18,7 +20,29 @@ int hidden_thread_prepare(void);
  * signal handler.  Returns its tid, or a negative errno. */
 long hidden_thread_start(void (*fn)(void *), void *arg);
 
-/* Whether the calling thread is a hidden thread. */
+/* A hidden process: a task sharing the program's memory and descriptors
+ * but not its thread group (the program sees it neither in
+ * /proc/self/task nor in its waits); it must end itself (no exit of the
+ * program's takes it along) and be reaped. */
+typedef struct hidden_process {
+    long pid;                   /* 0: none */
+    void *base;                 /* its stack, TLS and TCB */
+    size_t size;
+} hidden_process;
+
+/* Starts fn(arg) in a hidden process, which ends when fn returns.  Safe
+ * in a signal handler.  Returns its pid, or a negative errno. */
+long hidden_process_start(void (*fn)(void *), void *arg, hidden_process *p);
+
+/* Waits for p to end, reaps it and unmaps its stack; 0, or a negative
+ * errno (-ECHILD: none, or another wait reaped it). */
+int hidden_process_reap(hidden_process *p);
+
+/* Unmaps p's stack without waiting: a forked child's copy of its parent's
+ * hidden process, which is not the child's. */
+void hidden_process_forget(hidden_process *p);
+
+/* Whether the calling thread is a hidden thread (or process). */
 int hidden_thread_current(void);
 
 /* The number of CPUs the process may run on (1 when unknown). */

@@ -57,6 +57,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -71,12 +72,16 @@
 #define TRACE_FD_MIN 700             /* keep our descriptor out of the way */
 
 /* Who writes full buffers (MEMTAP_WRITER): each thread (off), the writer
- * as far as it keeps up (mix), the same once two of the program's threads
- * record (the default with a CPU to spare: a program with one thread
- * stays one, which chromium's zygote checks in /proc/self/task and the
- * kernel for unshare(CLONE_NEWUSER)), or the writer alone, threads
- * waiting for it (all: for tests). */
-enum { WRITER_NONE, WRITER_SHARED, WRITER_THREADED, WRITER_ALL };
+ * as far as it keeps up (mix: the default with a CPU to spare), or the
+ * writer alone, threads waiting for it (all: for tests).  The writer is a
+ * hidden process, not a thread: a program with one thread stays one,
+ * which chromium's zygote checks in /proc/self/task and the kernel for
+ * unshare(CLONE_NEWUSER). */
+enum { WRITER_NONE, WRITER_SHARED, WRITER_ALL };
+
+/* How long the idle writer sleeps before it looks whether its program is
+ * still there (killed, it flushed nothing and stopped no writer). */
+#define WRITER_WATCH_NS 100000000l
 
 /* The state of a full buffer handed to the writer (hand). */
 enum { HAND_FREE, HAND_QUEUED, HAND_WRITING };
@@ -157,6 +162,8 @@ static struct {
     struct {
         int wanted;                  /* WRITER_*: MEMTAP_WRITER, CPUs */
         atomic_int started;          /* in this process */
+        atomic_int stop;             /* it ends once no work is left */
+        hidden_process proc;
         _Atomic uint32_t work;       /* bumped for every buffer handed over */
         atomic_int sleeping;         /* it waits on work: wake it */
         ZSTD_CCtx *cctx;
@@ -830,6 +837,14 @@ static void wake_on(tracer_thread *t, _Atomic uint32_t *word)
         futex_wake_all(word);
 }
 
+/* Whether this is the writer and its program is gone: killed, or its
+ * last thread ended without an exit (either way nothing stopped the
+ * writer), and the writer's parent is another process now. */
+static int writer_orphaned(void)
+{
+    return tls_writer && raw_syscall3(SYS_getppid, 0, 0, 0) != rec.pid;
+}
+
 /* Writes t's hand number i when it is queued, compressed with cctx into
  * out (the writer's, the thread's or the metadata's); whether it did.  A
  * hand after the oldest is compressed at once and written in its turn,
@@ -856,6 +871,10 @@ static int write_hand(tracer_thread *t, uint32_t i, ZSTD_CCtx *cctx,
     size_t clen = encode_events(cctx, out, out_cap, t, h->tid, h->n,
                                 chunk_time(), h->buf, h->len);
     while ((head = atomic_load(&t->hand_head)) != i) {
+        if (writer_orphaned()) { /* the one before stays unwritten */
+            lose(h->n, 0);
+            return 1;
+        }
         _Atomic uint32_t *before = &t->hands[head % HANDS].state;
         uint32_t now = atomic_load(before);
         if (now != HAND_FREE && atomic_load(&t->hand_head) == head)
@@ -890,13 +909,23 @@ static int writer_pass(void)
     return wrote;
 }
 
+/* Tells the writer there is work. */
+static void writer_kick(void)
+{
+    atomic_fetch_add(&rec.writer.work, 1);
+    if (atomic_load(&rec.writer.sleeping))
+        futex_wake_all(&rec.writer.work);
+}
+
 /* The writer: writes every handed-over buffer, and sleeps when there is
  * none until a thread hands one over and wakes it (a system call on that
  * thread's side).  It napped 20 us at a time for 2 ms after its last
  * buffer before, to spare the program that call: the naps' context
  * switches cost more CPU than the wakes (the walk: 13,858 switches
  * against 2,724, and chunks of 65,536 records made wakes four times
- * rarer).  It never returns (exit_group ends it with the process). */
+ * rarer).  It returns (and its process ends) when told to stop, once
+ * nothing is left to write, or when its program is gone: it holds the
+ * program's descriptors (a pipe's reader waits for their end). */
 static void writer_main(void *unused)
 {
     (void)unused;
@@ -905,26 +934,21 @@ static void writer_main(void *unused)
      * told, so that they log none) */
     tracer_internal_enter();
     tls_writer = 1;
-    for (;;) {
+    /* the name memtap run knows it by (run_wait.c) */
+    raw_syscall6(SYS_prctl, PR_SET_NAME, (long)"memtap-writer", 0, 0, 0, 0);
+    while (!writer_orphaned()) {
         uint32_t work = atomic_load(&rec.writer.work);
         if (writer_pass())
             continue;
-        /* a thread that hands over after this store wakes the writer;
-         * one before it has bumped work, which the wait then sees */
+        if (atomic_load(&rec.writer.stop))
+            return;
+        /* a thread that hands over (or stops it) after this store wakes
+         * the writer; one before it has bumped work, which the wait sees */
         atomic_store(&rec.writer.sleeping, 1);
         if (atomic_load(&rec.writer.work) == work)
-            futex_wait_for(&rec.writer.work, work, 0);
+            futex_wait_for(&rec.writer.work, work, WRITER_WATCH_NS);
         atomic_store(&rec.writer.sleeping, 0);
     }
-}
-
-/* Whether two of the program's threads have buffers now. */
-static int threaded(void)
-{
-    int owners = 0;
-    for (tracer_thread *t = atomic_load(&rec.threads); t && owners < 2; t = t->next)
-        owners += atomic_load(&t->owner) != 0;
-    return owners >= 2;
 }
 
 /* Whether full buffers go to the writer now; starts it on first use. */
@@ -935,8 +959,6 @@ static int writer_ready(void)
     int state = atomic_load(&rec.writer.started); /* 1 runs, -1 failed */
     if (state != 0)
         return state == 1;
-    if (rec.writer.wanted == WRITER_THREADED && !threaded())
-        return 0;
     if (!atomic_compare_exchange_strong(&rec.writer.started, &state, 2))
         return 0; /* another thread is starting it */
     if (!rec.writer.cctx) {
@@ -948,9 +970,25 @@ static int writer_ready(void)
         rec.writer.out = m + ws;
         rec.writer.out_cap = out;
     }
-    long tid = rec.writer.cctx ? hidden_thread_start(writer_main, NULL) : -1;
-    atomic_store(&rec.writer.started, tid > 0 ? 1 : -1);
-    return tid > 0;
+    atomic_store(&rec.writer.stop, 0);
+    long pid = rec.writer.cctx
+                   ? hidden_process_start(writer_main, NULL, &rec.writer.proc)
+                   : -1;
+    atomic_store(&rec.writer.started, pid > 0 ? 1 : -1);
+    return pid > 0;
+}
+
+/* Ends the writer once the buffers handed to it are written, and reaps
+ * it (its CPU time then counts as the program's children's); from the
+ * process's end or an exec, after every buffer was flushed. */
+static void writer_stop(void)
+{
+    if (atomic_load(&rec.writer.started) != 1)
+        return;
+    atomic_store(&rec.writer.stop, 1);
+    writer_kick();
+    hidden_process_reap(&rec.writer.proc);
+    atomic_store(&rec.writer.started, 0);
 }
 
 /* Settles t's hands until `keep` are left, the oldest first: takes back
@@ -975,14 +1013,6 @@ static void settle_hands(tracer_thread *t, uint32_t keep)
         if (now != HAND_FREE && atomic_load(&t->hand_head) == head)
             wait_on(t, state, now);
     }
-}
-
-/* Tells the writer there is work. */
-static void writer_kick(void)
-{
-    atomic_fetch_add(&rec.writer.work, 1);
-    if (atomic_load(&rec.writer.sleeping))
-        futex_wake_all(&rec.writer.work);
 }
 
 /* Copies len bytes to `to` (16-byte aligned) with stores that bypass
@@ -1388,6 +1418,7 @@ void tracer_finish(const char *how, int code)
         return;
     EACH_CLIENT(finish);
     tracer_flush_all();
+    writer_stop();
     char text[512];
     fmt_buf b = { text, 0, sizeof text };
     fmt_str(&b, "end=");
@@ -1457,7 +1488,8 @@ void tracer_after_fork_child(void)
     atomic_store(&rec.meta_lock, 0);
     atomic_store(&rec.finished, 0);
     atomic_store(&rec.dropped, 0);
-    atomic_store(&rec.writer.started, 0); /* the writer stayed in the parent */
+    atomic_store(&rec.writer.started, 0); /* the writer is the parent's */
+    hidden_process_forget(&rec.writer.proc);
     atomic_store(&rec.writer.sleeping, 0);
     atomic_store(&rec.writer.chunks, 0);
     atomic_store(&rec.write_errno, 0);
@@ -1494,7 +1526,7 @@ void tracer_init(void)
     else if (strcmp(c->writer, "off") == 0)
         rec.writer.wanted = WRITER_NONE;
     else
-        rec.writer.wanted = hidden_thread_cpus() > 1 ? WRITER_THREADED
+        rec.writer.wanted = hidden_thread_cpus() > 1 ? WRITER_SHARED
                                                    : WRITER_NONE;
     if (rec.writer.wanted && hidden_thread_prepare() != 0)
         rec.writer.wanted = 0;
