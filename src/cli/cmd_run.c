@@ -149,13 +149,11 @@ static const char usage[] =
     "                         written (default 65536; set it to inherit a\n"
     "                         smaller value)\n"
     "  MEMTAP_WRITER          who compresses and writes full buffers: mix (a\n"
-    "                         hidden thread of memtap's, as far as it keeps\n"
+    "                         hidden process of memtap's, as far as it keeps\n"
     "                         up, the program's threads the rest; the default\n"
-    "                         with two CPUs or more once two of the\n"
-    "                         program's threads record, so that a program\n"
-    "                         with one thread sees one), off (the program's\n"
+    "                         with two CPUs or more), off (the program's\n"
     "                         threads; the default on one CPU) or all (the\n"
-    "                         hidden thread only)\n"
+    "                         hidden process only)\n"
     "  LD_PRELOAD             libmemtap.so is put first\n";
 
 #define MAX_IGNORE 32

@@ -8,8 +8,9 @@
  * through the site tables written here once per module.  A full buffer
  * becomes one chunk written with a single write(2) to the O_APPEND
  * output, so threads never wait for each other.  With a CPU to spare, a
- * hidden thread of memtap's own (the writer) compresses and writes full
- * buffers: a thread copies its full buffer into a hand (one of HANDS, with
+ * hidden process of memtap's own that shares the program's memory (the
+ * writer: no thread of the program's, which a program may count)
+ * compresses and writes full buffers: a thread copies its full buffer into a hand (one of HANDS, with
  * stores that bypass its caches) and packs on into its own; with HANDS
  * queued, it takes the oldest the writer has not begun back and
  * compresses it itself, and writes it after the ones before it, so a
