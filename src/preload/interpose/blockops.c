@@ -9,7 +9,7 @@
 #define _GNU_SOURCE
 #include "preload/fault/fault.h"
 #include "preload/memmap/traced_set.h"
-#include "preload/core/hidden_thread.h"
+#include "preload/core/hidden_task.h"
 #include "rt/rewritten.h"
 #include "preload/record/tracer.h"
 
@@ -100,7 +100,7 @@ static void *bytes_fill(void *d, int c, size_t n)
 /* Whether the calls go to the functions above. */
 static int own_copies(void)
 {
-    return !real.memcpy || hidden_thread_current() || fault_in_handler();
+    return !real.memcpy || hidden_task_current() || fault_in_handler();
 }
 
 static int recording(void)

@@ -41,7 +41,7 @@
 #include "sys/spin.h"
 
 #include "preload/core/fmt.h"
-#include "preload/core/hidden_thread.h"
+#include "preload/core/hidden_task.h"
 #include "preload/core/own_text.h"
 #include "rt/abi.h"
 #include "trace/chunk.h"
@@ -1527,9 +1527,9 @@ void tracer_init(void)
     else if (strcmp(c->writer, "off") == 0)
         rec.writer.wanted = WRITER_NONE;
     else
-        rec.writer.wanted = hidden_thread_cpus() > 1 ? WRITER_SHARED
+        rec.writer.wanted = hidden_task_cpus() > 1 ? WRITER_SHARED
                                                    : WRITER_NONE;
-    if (rec.writer.wanted && hidden_thread_prepare() != 0)
+    if (rec.writer.wanted && hidden_task_prepare() != 0)
         rec.writer.wanted = 0;
     size_t ws = trace_chunk_workspace_size(META_MAX, rec.compression);
     void *mem = raw_map(ws + rec.meta_out_cap);

@@ -1,17 +1,17 @@
 /*
- * hidden_thread.c - starts threads (and the one process) of memtap's own
- * with a bare clone(2).
+ * hidden_task.c - starts a process of memtap's own inside the traced
+ * program's memory (the writer) with a bare clone(2).
  *
- * The new thread gets a stack and a thread pointer of its own, both mapped
+ * The new task gets a stack and a thread pointer of its own, both mapped
  * straight from the kernel.  Below the thread pointer lies a zeroed copy
  * of the static TLS area's extent (the size the loaded modules' TLS blocks
  * take there), so that memtap's initial-exec thread-locals (the own-code
- * flag the interposed memcpy reads, for one) are the thread's own; above
+ * flag the interposed memcpy reads, for one) are the task's own; above
  * it a TCB with the fields compiled code reads: the self pointers and the
  * stack and pointer guards, copied from the creating thread.
  */
 #define _GNU_SOURCE
-#include "hidden_thread.h"
+#include "hidden_task.h"
 #include "sys/page.h"
 
 #include "own_text.h"
@@ -36,7 +36,7 @@ typedef struct start {
     void *arg;
 } start;
 
-int hidden_thread_current(void) { return tls_hidden; }
+int hidden_task_current(void) { return tls_hidden; }
 
 /* The new thread's first function. */
 static void hidden_entry(void *p)
@@ -66,7 +66,7 @@ static int measure_tls(struct dl_phdr_info *info, size_t size, void *data)
     return 0;
 }
 
-int hidden_thread_prepare(void)
+int hidden_task_prepare(void)
 {
     uintptr_t tp = thread_pointer();
     tls_extent = 0;
@@ -77,7 +77,7 @@ int hidden_thread_prepare(void)
     return 0;
 }
 
-int hidden_thread_cpus(void)
+int hidden_task_cpus(void)
 {
     unsigned long mask[16] = { 0 };
     long n = raw_syscall3(SYS_sched_getaffinity, 0, sizeof mask, mask);
@@ -90,7 +90,7 @@ int hidden_thread_cpus(void)
 }
 
 /* clone(2) whose child pops fn and arg off its new stack, calls fn and
- * ends the thread if fn returns. */
+ * ends (exit(2)) when fn returns. */
 static long clone_calling(unsigned long flags, uintptr_t *sp, uintptr_t tp)
 {
     long ret;
@@ -103,7 +103,7 @@ static long clone_calling(unsigned long flags, uintptr_t *sp, uintptr_t tp)
                      "pop %%rax\n\t"
                      "pop %%rdi\n\t"
                      "call *%%rax\n\t"
-                     "mov $60, %%eax\n\t" /* SYS_exit: this thread only */
+                     "mov $60, %%eax\n\t" /* SYS_exit */
                      "xor %%edi, %%edi\n\t"
                      "syscall\n\t"
                      "hlt\n"
@@ -115,12 +115,9 @@ static long clone_calling(unsigned long flags, uintptr_t *sp, uintptr_t tp)
     return ret;
 }
 
-/* Maps a stack, a TLS area and a TCB, and clones with `flags` a task
- * that runs fn(arg) there; its tid (or pid), or a negative errno.  The
- * mapping is left in *base and *size. */
-static long start_hidden(void (*fn)(void *), void *arg, unsigned long flags,
-                         void **base_out, size_t *size_out)
+long hidden_process_start(void (*fn)(void *), void *arg, hidden_process *p)
 {
+    p->pid = 0;
     if (tls_extent == 0)
         return -EINVAL;
     size_t size = STACK_SIZE + tls_extent + TCB_SIZE;
@@ -144,7 +141,7 @@ static long start_hidden(void (*fn)(void *), void *arg, unsigned long flags,
     sp[0] = (uintptr_t)hidden_entry;
     sp[1] = (uintptr_t)s;
 
-    /* the new task starts with every signal blocked but SIGTRAP: the
+    /* the new process starts with every signal blocked but SIGTRAP: the
      * int3 of a hot site being patched (fault engine) may be met by its
      * library calls, and a blocked SIGTRAP would kill */
     sigset_t all, old;
@@ -152,29 +149,6 @@ static long start_hidden(void (*fn)(void *), void *arg, unsigned long flags,
     sigdelset(&all, SIGTRAP);
     raw_syscall6(SYS_rt_sigprocmask, SIG_SETMASK, (long)&all, (long)&old, 8,
                  0, 0);
-    long tid = clone_calling(flags | CLONE_SETTLS, sp, tp);
-    raw_syscall6(SYS_rt_sigprocmask, SIG_SETMASK, (long)&old, 0, 8, 0, 0);
-    if (tid < 0) {
-        raw_syscall3(SYS_munmap, m, (long)size, 0);
-        return tid;
-    }
-    *base_out = base;
-    *size_out = size;
-    return tid;
-}
-
-long hidden_thread_start(void (*fn)(void *), void *arg)
-{
-    void *base;
-    size_t size;
-    return start_hidden(fn, arg,
-                        CLONE_VM | CLONE_FS | CLONE_FILES | CLONE_SIGHAND |
-                            CLONE_THREAD | CLONE_SYSVSEM,
-                        &base, &size);
-}
-
-long hidden_process_start(void (*fn)(void *), void *arg, hidden_process *p)
-{
     /* the memory and the descriptors shared, nothing else: no thread of
      * the program's process, and the low byte of the flags (the signal
      * its end sends the parent) 0, which makes it a child that only a
@@ -182,9 +156,15 @@ long hidden_process_start(void (*fn)(void *), void *arg, hidden_process *p)
      * own copy of the signal actions and of the working directory (a
      * shared one would refuse the program setns(2) into a user
      * namespace) */
-    long pid = start_hidden(fn, arg, CLONE_VM | CLONE_FILES, &p->base,
-                            &p->size);
-    p->pid = pid > 0 ? pid : 0;
+    long pid = clone_calling(CLONE_VM | CLONE_FILES | CLONE_SETTLS, sp, tp);
+    raw_syscall6(SYS_rt_sigprocmask, SIG_SETMASK, (long)&old, 0, 8, 0, 0);
+    if (pid < 0) {
+        raw_syscall3(SYS_munmap, m, (long)size, 0);
+        return pid;
+    }
+    p->pid = pid;
+    p->base = base;
+    p->size = size;
     return pid;
 }
 
