@@ -937,11 +937,14 @@ static void writer_main(void *unused)
     tls_writer = 1;
     /* the name memtap run knows it by (run_wait.c) */
     raw_syscall6(SYS_prctl, PR_SET_NAME, (long)"memtap-writer", 0, 0, 0, 0);
-    while (!writer_orphaned()) {
+    for (;;) {
+        /* asked before the pass: one pass at least after the program's
+         * end writes all it had handed over */
+        int orphaned = writer_orphaned();
         uint32_t work = atomic_load(&rec.writer.work);
         if (writer_pass())
             continue;
-        if (atomic_load(&rec.writer.stop))
+        if (orphaned || atomic_load(&rec.writer.stop))
             return;
         /* a thread that hands over (or stops it) after this store wakes
          * the writer; one before it has bumped work, which the wait sees */
