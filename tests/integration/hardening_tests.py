@@ -202,6 +202,35 @@ def test_one_thread_stays_one():
               "the writer wrote chunks of one_thread, %s engine" % engine)
 
 
+def test_waits_end_on_signals():
+    """A system call that blocks until a signal's handler runs comes back
+    as natively under either engine: wait_signals' pselect6 with SIGCHLD
+    let through by its mask (make -j's wait for its jobs: make hung under
+    the fault engine, the call made again after the signal), a read of an
+    empty pipe with SIGALRM's handler (hung under both: memtap's own read
+    wrapper made the call memtap's, every handled signal blocked), the same
+    with SA_RESTART (made again after the handler: the bytes it then
+    gets), poll and nanosleep (-1 EINTR all the same).  Each line as the
+    program prints it natively, which the kernel's rules fix."""
+    want = ("pselect: -1, Interrupted system call, handler ran: yes\n"
+            "read: -1, Interrupted system call, handler ran: yes\n"
+            "restart: 5, no error, handler ran: yes\n"
+            "poll: -1, Interrupted system call, handler ran: yes\n"
+            "nanosleep: -1, Interrupted system call, handler ran: yes, left below 10 s: yes\n")
+    native = subprocess.run([prog("wait_signals")], capture_output=True, text=True, timeout=60)
+    check_eq((native.returncode, native.stdout), (0, want), "wait_signals natively")
+    for engine in ("static", "fault"):
+        path = os.path.join(TMP, "wait_signals_%s.mtr" % engine)
+        try:
+            p = subprocess.run([MEMTAP, "run", "-q", "--engine", engine, "-o", path, "--",
+                                prog("wait_signals")], capture_output=True, text=True,
+                               timeout=60)
+        except subprocess.TimeoutExpired as e:
+            raise Failure("wait_signals hung under the %s engine after: %r"
+                          % (engine, e.stdout)) from e
+        check_eq((p.returncode, p.stdout), (0, want), "wait_signals, %s engine" % engine)
+
+
 def test_shared_mapping_stays_shared():
     """A shared mapping stays one object for every process that maps it:
     shared_counter's parent counts to 100,000 in a shared anonymous page

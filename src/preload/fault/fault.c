@@ -88,6 +88,8 @@ static __thread window tls_win __attribute__((tls_model("initial-exec")));
 static __thread int tls_depth __attribute__((tls_model("initial-exec")));
 static __thread traced_open_set tls_own __attribute__((tls_model("initial-exec")));
 static __thread int tls_own_mode __attribute__((tls_model("initial-exec")));
+/* The own mode's depth of the program's call in progress (0: none) */
+static __thread int tls_program_call __attribute__((tls_model("initial-exec")));
 /* The mask a block operation's exclusive bracket replaced, and its depth. */
 static __thread sigset_t tls_exclusive_mask __attribute__((tls_model("initial-exec")));
 static __thread int tls_exclusive __attribute__((tls_model("initial-exec")));
@@ -363,7 +365,8 @@ const sigtable_bracket fault_handler_bracket = { bracket_suspend, bracket_resume
 
 int fault_nested_in_memtap(void)
 {
-    return tls_depth > 1 || tracer_internal() || tls_own_mode;
+    return tls_depth > 1 || tracer_internal() ||
+           (tls_own_mode && tls_own_mode != tls_program_call);
 }
 
 int fault_in_handler(void) { return tls_depth > 0; }
@@ -393,6 +396,20 @@ void fault_exclusive_end(void)
     world_resume();
     traced_unguard_signals(&tls_exclusive_mask);
 }
+int fault_program_call_begin(void)
+{
+    int was = tls_program_call;
+    fault_own_begin();
+    tls_program_call = tls_own_mode;
+    return was;
+}
+
+void fault_program_call_end(int was)
+{
+    tls_program_call = was;
+    fault_own_end();
+}
+
 int fault_own_mode(void) { return tls_own_mode; }
 void fault_own_reset(void) { tls_own_mode = 0; }
 

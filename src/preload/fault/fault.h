@@ -41,6 +41,12 @@ int fault_nested_in_memtap(void);
  * without being recorded, and closed at fault_own_end(). */
 void fault_own_begin(void);
 void fault_own_end(void);
+/* Like fault_own_begin/end around a call of the program's that memtap
+ * makes for it (an interposed read or write): its system call is the
+ * program's, not memtap's own (fault_nested_in_memtap), so the program's
+ * signals interrupt it as natively.  begin returns what end gives back. */
+int fault_program_call_begin(void);
+void fault_program_call_end(int was);
 /* Like fault_own_begin/end, with the other threads stopped meanwhile: for
  * block operations that never block (memcpy, memset, strcpy, ...). */
 int fault_exclusive_begin(void);

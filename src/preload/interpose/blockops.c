@@ -130,16 +130,19 @@ static void exclusive_end(void)
         fault_own_end();
 }
 
-static void own_begin(void)
+/* Around the real I/O function: the program's call, made in own mode (its
+ * bytes are the block event's); begin's answer goes to end. */
+static int own_begin(void)
 {
-    fault_own_begin();
+    int was = fault_program_call_begin();
     rewritten_own_begin();
+    return was;
 }
 
-static void own_end(void)
+static void own_end(int was)
 {
     rewritten_own_end();
-    fault_own_end();
+    fault_program_call_end(was);
 }
 
 MEMTAP_EXPORT void *memcpy(void *d, const void *s, size_t n)
@@ -272,9 +275,9 @@ MEMTAP_EXPORT ssize_t read(int fd, void *buf, size_t n)
 {
     if (!recording())
         return NEXT(read)(fd, buf, n);
-    own_begin();
+    int own = own_begin();
     ssize_t r = NEXT(read)(fd, buf, n);
-    own_end();
+    own_end(own);
     record_io(MEMTAP_EV_BLOCK_STORE, buf, r, CALL_SITE);
     return r;
 }
@@ -283,9 +286,9 @@ MEMTAP_EXPORT ssize_t write(int fd, const void *buf, size_t n)
 {
     if (!recording())
         return NEXT(write)(fd, buf, n);
-    own_begin();
+    int own = own_begin();
     ssize_t r = NEXT(write)(fd, buf, n);
-    own_end();
+    own_end(own);
     record_io(MEMTAP_EV_BLOCK_FETCH, buf, r, CALL_SITE);
     return r;
 }
@@ -294,9 +297,9 @@ MEMTAP_EXPORT ssize_t pread(int fd, void *buf, size_t n, off_t off)
 {
     if (!recording())
         return NEXT(pread)(fd, buf, n, off);
-    own_begin();
+    int own = own_begin();
     ssize_t r = NEXT(pread)(fd, buf, n, off);
-    own_end();
+    own_end(own);
     record_io(MEMTAP_EV_BLOCK_STORE, buf, r, CALL_SITE);
     return r;
 }
@@ -305,9 +308,9 @@ MEMTAP_EXPORT ssize_t pwrite(int fd, const void *buf, size_t n, off_t off)
 {
     if (!recording())
         return NEXT(pwrite)(fd, buf, n, off);
-    own_begin();
+    int own = own_begin();
     ssize_t r = NEXT(pwrite)(fd, buf, n, off);
-    own_end();
+    own_end(own);
     record_io(MEMTAP_EV_BLOCK_FETCH, buf, r, CALL_SITE);
     return r;
 }
@@ -316,9 +319,9 @@ MEMTAP_EXPORT ssize_t recv(int fd, void *buf, size_t n, int flags)
 {
     if (!recording())
         return NEXT(recv)(fd, buf, n, flags);
-    own_begin();
+    int own = own_begin();
     ssize_t r = NEXT(recv)(fd, buf, n, flags);
-    own_end();
+    own_end(own);
     record_io(MEMTAP_EV_BLOCK_STORE, buf, r, CALL_SITE);
     return r;
 }
@@ -327,9 +330,9 @@ MEMTAP_EXPORT ssize_t send(int fd, const void *buf, size_t n, int flags)
 {
     if (!recording())
         return NEXT(send)(fd, buf, n, flags);
-    own_begin();
+    int own = own_begin();
     ssize_t r = NEXT(send)(fd, buf, n, flags);
-    own_end();
+    own_end(own);
     record_io(MEMTAP_EV_BLOCK_FETCH, buf, r, CALL_SITE);
     return r;
 }
@@ -367,11 +370,11 @@ MEMTAP_EXPORT size_t fread(void *buf, size_t size, size_t count, FILE *f)
 {
     if (!recording())
         return NEXT(fread)(buf, size, count, f);
-    own_begin(); /* FILE is the program's: reading it is memtap's */
+    int own = own_begin(); /* FILE is the program's: reading it is memtap's */
     stdio_span was = stdio_read_span(f);
     size_t r = NEXT(fread)(buf, size, count, f);
     stdio_span now = stdio_read_span(f);
-    own_end();
+    own_end(own);
     stdio_stored(was, now, CALL_SITE);
     record_io(MEMTAP_EV_BLOCK_STORE, buf, (ssize_t)(r * size), CALL_SITE);
     return r;
@@ -382,11 +385,11 @@ MEMTAP_EXPORT size_t fwrite(const void *buf, size_t size, size_t count,
 {
     if (!recording())
         return NEXT(fwrite)(buf, size, count, f);
-    own_begin();
+    int own = own_begin();
     stdio_span was = stdio_write_span(f);
     size_t r = NEXT(fwrite)(buf, size, count, f);
     stdio_span now = stdio_write_span(f);
-    own_end();
+    own_end(own);
     record_io(MEMTAP_EV_BLOCK_FETCH, buf, (ssize_t)(r * size), CALL_SITE);
     stdio_stored(was, now, CALL_SITE);
     return r;

@@ -13,6 +13,7 @@
 #include "sys/sigbits.h"
 
 #include "preload/core/defer.h"
+#include "preload/core/wait_call.h"
 #include "preload/fault/fault.h"
 #include "preload/core/own_text.h"
 #include "rt/rewritten.h"
@@ -128,7 +129,8 @@ static int starved(const async_state *st, const ucontext_t *uc)
 static void on_async(int sig, siginfo_t *si, void *ucv)
 {
     own_flags();
-    if (defer_signal(sig, si, ucv) ||
+    if (wait_call_interrupt(sig, si, ucv, sigtable_action(sig)->sa_flags) ||
+        defer_signal(sig, si, ucv) ||
         (rewritten_flush_coming(ucv) && defer_until_section(sig, si, ucv)))
         return;
     ucontext_t *uc = ucv;
@@ -150,6 +152,15 @@ static void on_async(int sig, siginfo_t *si, void *ucv)
     rewritten_own_end();
     st->traps = fault_thread_traps();
     st->paid = st->traps != before;
+}
+
+uint64_t signals_wrapped(void)
+{
+    uint64_t bits = 0;
+    for (int sig = 1; sig < STANDARD_SIGNALS; sig++)
+        if (wrapped_now[sig])
+            bits |= 1ull << (sig - 1);
+    return bits;
 }
 
 /* Whether a is one of memtap's own handlers (the fatal signals': they

@@ -26,6 +26,9 @@ long signals_raw_action(int sig, const void *act, void *old, int shared);
  * handlers of asynchronous signals are called through memtap from now
  * on. */
 void signals_wrap_existing(void);
+/* The signals whose program handler memtap calls (bit sig - 1): a call
+ * that waits lets them interrupt it (wait_call.h). */
+uint64_t signals_wrapped(void);
 /* Deliveries merged because a handler left the interrupted code no time. */
 uint64_t signals_merged(void);
 

@@ -2,11 +2,13 @@
  * syscall_signals.c - the program's signal state as the SIGSYS handler
  * sees it (syscalls.c): rt_sigprocmask on the interrupted code's mask,
  * sigaltstack kept per thread under the fault engine, and the signals a
- * waiting call lets through.
+ * waiting call lets through or is interrupted by.
  */
 #define _GNU_SOURCE
 #include "syscall_signals.h"
 #include "preload/signal/sigtable.h"
+#include "signals.h"
+#include "preload/fault/complete.h"
 
 
 #include <errno.h>
@@ -107,7 +109,8 @@ int syscall_waits(long nr)
     case SYS_ioctl: case SYS_fcntl: case SYS_flock:
         return WAITS;
     case SYS_poll: case SYS_ppoll: case SYS_select: case SYS_pselect6:
-    case SYS_epoll_wait: case SYS_epoll_pwait: case SYS_nanosleep:
+    case SYS_epoll_wait: case SYS_epoll_pwait: case SYS_epoll_pwait2:
+    case SYS_nanosleep:
     case SYS_clock_nanosleep: case SYS_rt_sigtimedwait:
         return WAITS_ENDS_EARLY;
     default:
@@ -123,6 +126,25 @@ int syscall_waits(long nr)
      SIGBIT(SIGUSR2) | SIGBIT(SIGTSTP) | SIGBIT(SIGTTIN) |                 \
      SIGBIT(SIGTTOU) | SIGBIT(SIGXCPU) | SIGBIT(SIGXFSZ) |                 \
      SIGBIT(SIGVTALRM) | SIGBIT(SIGPROF))
+
+uint64_t syscall_signals_caught(long nr, const long *a, const ucontext_t *uc)
+{
+    if (!syscall_waits(nr))
+        return 0;
+    uint64_t blocked = uc->uc_sigmask.__val[0], set = 0;
+    if (nr == SYS_pselect6 && a[5]) {
+        uint64_t arg[2]; /* the set's address and size */
+        if (complete_peek(arg, sizeof arg, (uint64_t)a[5]) == 0)
+            set = arg[0];
+    } else if (nr == SYS_ppoll) {
+        set = (uint64_t)a[3];
+    } else if (nr == SYS_epoll_pwait || nr == SYS_epoll_pwait2) {
+        set = (uint64_t)a[4];
+    }
+    if (set)
+        complete_peek(&blocked, sizeof blocked, set);
+    return signals_wrapped() & ~blocked;
+}
 
 uint64_t syscall_signals_passing(long nr, const ucontext_t *uc)
 {

@@ -33,4 +33,13 @@ int syscall_waits(long nr);
  * call that does not wait. */
 uint64_t syscall_signals_passing(long nr, const ucontext_t *uc);
 
+/* The signals (bit sig - 1) whose program handlers a call nr (arguments
+ * a) that waits, made from the SIGSYS handler under the fault engine, is
+ * to be interrupted by (wait_call.h): those memtap calls the handler of
+ * that the mask the call runs under does not block (the one it names
+ * itself: pselect6, ppoll, epoll_pwait(2), which the kernel swaps in for
+ * the call; else the interrupted code's); 0 for a call that does not
+ * wait. */
+uint64_t syscall_signals_caught(long nr, const long *a, const ucontext_t *uc);
+
 #endif

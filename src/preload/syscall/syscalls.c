@@ -38,6 +38,7 @@
 #include "syscall_filter.h"
 #include "syscall_signals.h"
 #include "syscall_table.h"
+#include "preload/core/wait_call.h"
 #include "sys/rawsys.h"
 #include "preload/record/tracer.h"
 
@@ -246,14 +247,31 @@ static void find_loader_text(uint64_t out[2])
         }
 }
 
-/* The call.  With the program's handled signals blocked (`ours`), only
- * memtap's park signal can interrupt it, which the program never sees, so
- * an EINTR is memtap's and the call is made again: a relative sleep goes
- * on for what it had left (the remainder in memtap's own timespec: the
- * program's is written only where natively, on a signal of its own);
- * select, pselect6 and ppoll have their timeouts updated by the kernel;
- * poll, epoll_wait and sigtimedwait wait their whole timeout again. */
-static long call_waiting(long nr, const long *a, int ours)
+/* Reads or writes n bytes of the program's memory at addr whatever its
+ * pages' rights (the fault engine's, through complete.h) or through
+ * process_vm_readv/writev (an address the kernel refuses gives -1, not a
+ * fault in this handler); 0, or -1. */
+static int program_bytes(void *buf, size_t n, uint64_t addr, int write)
+{
+    if (fault_enabled())
+        return write ? complete_poke(addr, buf, n) : complete_peek(buf, n, addr);
+    struct iovec local = { buf, n }, remote = { (void *)(uintptr_t)addr, n };
+    long pid = raw_syscall3(SYS_getpid, 0, 0, 0);
+    long got = raw_syscall6(write ? SYS_process_vm_writev : SYS_process_vm_readv, pid,
+                            (long)&local, 1, (long)&remote, 1, 0);
+    return got == (long)n ? 0 : -1;
+}
+
+/* The call.  With the program's handlers not run here (`ours`), an EINTR
+ * is memtap's park signal's, which the program never sees, unless a
+ * signal of `catch` came (wait_call.h), and the call is made again: a
+ * relative sleep goes on for what it had left (the remainder in memtap's
+ * own timespec, written to the program's where natively, on a signal of
+ * its own); select, pselect6 and ppoll have their timeouts updated by the
+ * kernel; poll, epoll_wait and sigtimedwait wait their whole timeout
+ * again.  A call the kernel would not restart after a handler (those that
+ * end early: poll, select, sleeps) gives -EINTR, not WAIT_CALL_RESTART. */
+static long call_waiting(long nr, const long *a, int ours, uint64_t catch)
 {
     long b[6];
     memcpy(b, a, sizeof b);
@@ -264,13 +282,23 @@ static long call_waiting(long nr, const long *a, int ours)
                                                                          : 0;
     if (rem_at)
         b[rem_at] = (long)&left;
+    int ends_early = syscall_waits(nr) == WAITS_ENDS_EARLY, caught = 0;
     world_wait_begin();
     long ret;
-    while ((ret = raw_syscall6(nr, b[0], b[1], b[2], b[3], b[4], b[5])) == -EINTR &&
-           ours && syscall_waits(nr) == WAITS_ENDS_EARLY)
+    for (;;) {
+        ret = catch ? wait_call(nr, b, catch, &caught)
+                    : raw_syscall6(nr, b[0], b[1], b[2], b[3], b[4], b[5]);
+        if (ret != -EINTR || caught || !ours || !ends_early)
+            break;
         if (rem_at)
             b[rem_at - 1] = (long)&left;
+    }
     world_wait_end();
+    if (ret == WAIT_CALL_RESTART && ends_early)
+        ret = -EINTR;
+    if (ret == -EINTR && caught && rem_at && a[rem_at] &&
+        program_bytes(&left, sizeof left, (uint64_t)a[rem_at], 1) != 0)
+        ret = -EFAULT;
     return ret;
 }
 
@@ -281,22 +309,29 @@ static long call_waiting(long nr, const long *a, int ours)
  * handler's SA_RESTART says, instead of waiting for the call to end.
  * Under the fault engine a program handler must not run nested here
  * (its accesses to the pages opened for the call would go unseen): a call
- * that may block lets through only the signals the program has not
- * blocked whose action runs none of its code (Ctrl-C, kill, Ctrl-Z of a
- * program waiting on a pipe: they waited for the call to end); the
- * others wait until it returns. */
+ * that may block lets through the signals the program has not blocked
+ * whose action runs none of its code (Ctrl-C, kill, Ctrl-Z of a program
+ * waiting on a pipe), and is interrupted by those whose handler memtap
+ * calls, which then runs once this handler has returned (wait_call.h:
+ * make -j's pselect6 woken by SIGCHLD; before, the call was made again
+ * and make waited for good).  WAIT_CALL_RESTART: the program's call is to
+ * be made again after that handler. */
 static long call_as_program(ucontext_t *uc, int unmasked, long nr,
                             const long *a)
 {
-    uint64_t saved, pass = 0;
+    uint64_t saved, pass = 0, catch = 0;
     int handlers = unmasked && !fault_nested_in_memtap();
-    if (handlers)
+    if (handlers) {
         raw_syscall6(SYS_rt_sigprocmask, SIG_SETMASK, (long)&uc->uc_sigmask,
                      (long)&saved, 8, 0, 0);
-    else if ((pass = syscall_signals_passing(nr, uc)))
-        raw_syscall6(SYS_rt_sigprocmask, SIG_UNBLOCK, (long)&pass,
-                     (long)&saved, 8, 0, 0);
-    long ret = call_waiting(nr, a, !handlers);
+    } else {
+        if (!fault_nested_in_memtap())
+            catch = syscall_signals_caught(nr, a, uc);
+        if ((pass = syscall_signals_passing(nr, uc)))
+            raw_syscall6(SYS_rt_sigprocmask, SIG_UNBLOCK, (long)&pass,
+                         (long)&saved, 8, 0, 0);
+    }
+    long ret = call_waiting(nr, a, !handlers, catch);
     if (handlers || pass)
         raw_syscall6(SYS_rt_sigprocmask, SIG_SETMASK, (long)&saved, 0, 8, 0, 0);
     return ret;
@@ -369,21 +404,6 @@ static long retry_closed(ucontext_t *uc, const sys_spec *sp, long nr,
     ret = raw_syscall6(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
     traced_set_active(1);
     return ret;
-}
-
-/* Reads or writes n bytes of the program's memory at addr whatever its
- * pages' rights (the fault engine's, through complete.h) or through
- * process_vm_readv/writev (an address the kernel refuses gives -1, not a
- * fault in this handler); 0, or -1. */
-static int program_bytes(void *buf, size_t n, uint64_t addr, int write)
-{
-    if (fault_enabled())
-        return write ? complete_poke(addr, buf, n) : complete_peek(buf, n, addr);
-    struct iovec local = { buf, n }, remote = { (void *)(uintptr_t)addr, n };
-    long pid = raw_syscall3(SYS_getpid, 0, 0, 0);
-    long got = raw_syscall6(write ? SYS_process_vm_writev : SYS_process_vm_readv, pid,
-                            (long)&local, 1, (long)&remote, 1, 0);
-    return got == (long)n ? 0 : -1;
 }
 
 /* Whether path (in the program's memory) names the process's own
@@ -525,7 +545,10 @@ static void on_sigsys_body(int sig, siginfo_t *si, ucontext_t *uc)
             traced_remove((uintptr_t)ret, (uintptr_t)old_break);
     }
     syscalls_note_code_made(nr, a, ret, (uint64_t)g[REG_RIP] - 2);
-    g[REG_RAX] = ret;
+    if (ret == WAIT_CALL_RESTART) /* its syscall instruction again, after
+                                     the handlers of what came */
+        g[REG_RIP] -= 2;
+    g[REG_RAX] = ret == WAIT_CALL_RESTART ? nr : ret;
 }
 
 /* Its mask lets the park signal through: a call that blocks here must not
@@ -533,6 +556,12 @@ static void on_sigsys_body(int sig, siginfo_t *si, ucontext_t *uc)
 static void on_sigsys(int sig, siginfo_t *si, void *uc)
 {
     fault_run_handler(on_sigsys_body, 0, sig, si, uc);
+    /* the program's handlers of the signals that interrupted a waiting
+     * call, out of memtap's work: as if they had come at the call */
+    int caught;
+    siginfo_t info;
+    while (wait_call_take(&caught, &info))
+        sigtable_chain(caught, &info, uc);
 }
 
 /* Without page protection (the static engine), the calls trapped besides
