@@ -210,13 +210,16 @@ def test_waits_end_on_signals():
     empty pipe with SIGALRM's handler (hung under both: memtap's own read
     wrapper made the call memtap's, every handled signal blocked), the same
     with SA_RESTART (made again after the handler: the bytes it then
-    gets), poll and nanosleep (-1 EINTR all the same).  Each line as the
-    program prints it natively, which the kernel's rules fix."""
+    gets), poll and nanosleep (-1 EINTR all the same), and a read into a
+    heap block beside a waiting thread (the fault engine reads through a
+    buffer of its own then: it hung too).  Each line as the program prints
+    it natively, which the kernel's rules fix."""
     want = ("pselect: -1, Interrupted system call, handler ran: yes\n"
             "read: -1, Interrupted system call, handler ran: yes\n"
             "restart: 5, no error, handler ran: yes\n"
             "poll: -1, Interrupted system call, handler ran: yes\n"
-            "nanosleep: -1, Interrupted system call, handler ran: yes, left below 10 s: yes\n")
+            "nanosleep: -1, Interrupted system call, handler ran: yes, left below 10 s: yes\n"
+            "heap read: 5, no error, handler ran: yes, got: heap!\n")
     native = subprocess.run([prog("wait_signals")], capture_output=True, text=True, timeout=60)
     check_eq((native.returncode, native.stdout), (0, want), "wait_signals natively")
     for engine in ("static", "fault"):

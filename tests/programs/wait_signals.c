@@ -13,13 +13,18 @@
  *     kernel never restarts poll after a handler).
  *   nanosleep: 10 s, interrupted: -1 EINTR, the time left written, below
  *     10 s.
+ *   heap read: a read into a heap block while another thread waits (the
+ *     fault engine makes it through a buffer of its own then), SA_RESTART,
+ *     the handler tells a child to write: the bytes, in the block.
  * Prints one line per call.
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/select.h>
 #include <sys/time.h>
@@ -149,6 +154,46 @@ static void sleep_interrupted(void)
            ran ? "yes" : "no", left.tv_sec >= 0 && left.tv_sec < 10 ? "yes" : "no");
 }
 
+static void *wait_for_main(void *p)
+{
+    sigset_t alarm; /* the main thread's to take */
+    sigemptyset(&alarm);
+    sigaddset(&alarm, SIGALRM);
+    pthread_sigmask(SIG_BLOCK, &alarm, NULL);
+    char c;
+    return read(*(int *)p, &c, 1) == 1 ? NULL : p;
+}
+
+static void heap_read_restarted(void)
+{
+    int data[2], go[2], stop[2];
+    if (pipe(data) != 0 || pipe(go) != 0 || pipe(stop) != 0)
+        return;
+    pthread_t other;
+    if (pthread_create(&other, NULL, wait_for_main, &stop[0]) != 0)
+        return;
+    pid_t child = fork();
+    if (child == 0) {
+        char g;
+        if (read(go[0], &g, 1) == 1 && write(data[1], "heap!", 5) == 5)
+            _exit(0);
+        _exit(1);
+    }
+    char *buf = malloc(64);
+    handle(SIGALRM, SA_RESTART);
+    ran = 0;
+    go_fd = go[1];
+    ticks(20);
+    long ret = read(data[0], buf, 64);
+    ticks(0);
+    printf("heap read: %ld, %s, handler ran: %s, got: %.5s\n", ret, said(ret),
+           ran ? "yes" : "no", ret == 5 ? buf : "-");
+    waitpid(child, NULL, 0);
+    if (write(stop[1], "s", 1) == 1)
+        pthread_join(other, NULL);
+    free(buf);
+}
+
 int main(void)
 {
     setvbuf(stdout, NULL, _IOLBF, 0);
@@ -157,5 +202,6 @@ int main(void)
     read_restarted();
     poll_interrupted();
     sleep_interrupted();
+    heap_read_restarted();
     return 0;
 }

@@ -10,6 +10,7 @@
  */
 #define _GNU_SOURCE
 #include "bounce.h"
+#include "preload/core/wait_call.h"
 
 #include "complete.h"
 #include "fault.h"
@@ -46,6 +47,14 @@ static int bounceable(long nr, const long *a, int *into)
     }
 }
 
+/* The call, which the signals of unblock may interrupt (wait_call.h). */
+static long call(long nr, const long *b, uint64_t unblock)
+{
+    int caught;
+    return unblock ? wait_call(nr, b, unblock, &caught)
+                   : raw_syscall6(nr, b[0], b[1], b[2], b[3], b[4], b[5]);
+}
+
 /* Bytes a bounced call read, copied to the program's buffer at to: they
  * must land, through an opened page if /proc/self/mem will not. */
 static void land(uint64_t to, const void *from, size_t n)
@@ -64,7 +73,7 @@ static void land(uint64_t to, const void *from, size_t n)
  * memtap's, the program's bytes read or written through /proc/self/mem,
  * so no page of the program is open while the call blocks.  1 when done
  * so (*ret is the call's result). */
-static int bounced_io(long nr, const long *a, long *ret)
+static int bounced_io(long nr, const long *a, long *ret, uint64_t unblock)
 {
     int into;
     uint64_t buf = (uint64_t)a[1];
@@ -80,7 +89,8 @@ static int bounced_io(long nr, const long *a, long *ret)
         return 0;
     int done = into || complete_peek((void *)m, n, buf) == 0;
     if (done) {
-        *ret = raw_syscall6(nr, a[0], m, a[2], a[3], a[4], a[5]);
+        long b[6] = { a[0], m, a[2], a[3], a[4], a[5] };
+        *ret = call(nr, b, unblock);
         if (into && *ret > 0)
             land(buf, (const void *)m, (size_t)*ret);
     }
@@ -103,13 +113,16 @@ static int vector_call(long nr, int *into)
  * vector calls' own form, or the program's msghdr (read into m) pointing
  * at them, what the kernel writes in it (lengths, flags) written back. */
 static long call_bounced(long nr, const long *a, struct iovec *bounce,
-                         long cnt, struct msghdr *m)
+                         long cnt, struct msghdr *m, uint64_t unblock)
 {
-    if (nr != SYS_recvmsg && nr != SYS_sendmsg)
-        return raw_syscall6(nr, a[0], (long)bounce, cnt, a[3], a[4], a[5]);
+    if (nr != SYS_recvmsg && nr != SYS_sendmsg) {
+        long b[6] = { a[0], (long)bounce, cnt, a[3], a[4], a[5] };
+        return call(nr, b, unblock);
+    }
     struct iovec *theirs = m->msg_iov;
     m->msg_iov = bounce;
-    long ret = raw_syscall6(nr, a[0], (long)m, a[2], a[3], a[4], a[5]);
+    long b[6] = { a[0], (long)m, a[2], a[3], a[4], a[5] };
+    long ret = call(nr, b, unblock);
     m->msg_iov = theirs;
     if (nr == SYS_recvmsg)
         complete_poke((uint64_t)a[1], m, sizeof *m);
@@ -146,7 +159,8 @@ static int iovecs_of(long nr, const long *a, struct msghdr *m, uint64_t *iov,
  * made on memtap's buffers (one per iovec, the array first in the same
  * mapping).  A call that mixes traced and untraced buffers keeps the
  * general path. */
-static int bounced_vector_io(long nr, const long *a, long *ret)
+static int bounced_vector_io(long nr, const long *a, long *ret,
+                             uint64_t unblock)
 {
     int into;
     uint64_t at;
@@ -190,7 +204,7 @@ static int bounced_vector_io(long nr, const long *a, long *ret)
             data += orig[i].iov_len;
         }
         if (done)
-            *ret = call_bounced(nr, a, bounce, cnt, &msg);
+            *ret = call_bounced(nr, a, bounce, cnt, &msg, unblock);
         for (long i = 0, left = done && into ? *ret : 0; left > 0; i++) {
             size_t n = (size_t)left < orig[i].iov_len ? (size_t)left
                                                        : orig[i].iov_len;
@@ -302,7 +316,8 @@ void bounce_args_out(bounce_args *b)
     raw_syscall3(SYS_munmap, b->map, (long)b->len, 0);
 }
 
-int bounce_io(long nr, const long *a, long *ret)
+int bounce_io(long nr, const long *a, long *ret, uint64_t unblock)
 {
-    return bounced_io(nr, a, ret) || bounced_vector_io(nr, a, ret);
+    return bounced_io(nr, a, ret, unblock) ||
+           bounced_vector_io(nr, a, ret, unblock);
 }

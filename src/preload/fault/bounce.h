@@ -5,11 +5,15 @@
 #ifndef MEMTAP_PRELOAD_BOUNCE_H
 #define MEMTAP_PRELOAD_BOUNCE_H
 
+#include <stdint.h>
+
 /* Makes system call nr with arguments a through buffers of memtap's when
  * it is a read- or write-like call whose buffers are all traced and other
  * threads run: 1 then, with the call's result in *ret; 0 when the caller
- * is to make the call its own way. */
-int bounce_io(long nr, const long *a, long *ret);
+ * is to make the call its own way.  The signals in `unblock` (bit sig -
+ * 1) may interrupt it meanwhile (wait_call.h: *ret may then be -EINTR or
+ * WAIT_CALL_RESTART). */
+int bounce_io(long nr, const long *a, long *ret, uint64_t unblock);
 
 /* What an argument of a call points at, for bounce_args_in: nothing memtap
  * moves (not a pointer, or memory it cannot size), a NUL-terminated

@@ -1,20 +1,26 @@
 /*
  * syscall_signals.c - the program's signal state as the SIGSYS handler
  * sees it (syscalls.c): rt_sigprocmask on the interrupted code's mask,
- * sigaltstack kept per thread under the fault engine, and the signals a
- * waiting call lets through or is interrupted by.
+ * sigaltstack kept per thread under the fault engine, and the calls that
+ * wait, made with the signals they let through or are interrupted by.
  */
 #define _GNU_SOURCE
 #include "syscall_signals.h"
 #include "preload/signal/sigtable.h"
 #include "signals.h"
 #include "preload/fault/complete.h"
+#include "preload/fault/fault.h"
+#include "preload/core/stop_world.h"
+#include "preload/core/wait_call.h"
+#include "sys/rawsys.h"
 
 
 #include <errno.h>
 #include <signal.h>
 #include <stdint.h>
+#include <string.h>
 #include <sys/syscall.h>
+#include <time.h>
 
 /* rt_sigprocmask on the mask of the interrupted code (uc), which the
  * kernel puts back when this handler returns: a change made to the thread's
@@ -127,9 +133,68 @@ int syscall_waits(long nr)
      SIGBIT(SIGTTOU) | SIGBIT(SIGXCPU) | SIGBIT(SIGXFSZ) |                 \
      SIGBIT(SIGVTALRM) | SIGBIT(SIGPROF))
 
-uint64_t syscall_signals_caught(long nr, const long *a, const ucontext_t *uc)
+/* The signals (bit sig - 1) call nr lets through while it waits, made
+ * from the SIGSYS handler under the fault engine: those the interrupted
+ * code has not blocked whose action stops or ends the process; 0 for a
+ * call that does not wait. */
+static uint64_t passing_signals(long nr, const ucontext_t *uc)
 {
     if (!syscall_waits(nr))
+        return 0;
+    return ~uc->uc_sigmask.__val[0] & ~sigtable_handlers() &
+           ENDING_SIGNALS;
+}
+
+/* The call.  With the program's handlers not run here (`ours`), an EINTR
+ * is memtap's park signal's, which the program never sees, unless a
+ * signal of `catch` came (wait_call.h), and the call is made again: a
+ * relative sleep goes on for what it had left (the remainder in memtap's
+ * own timespec, written to the program's where natively, on a signal of
+ * its own); select, pselect6 and ppoll have their timeouts updated by the
+ * kernel; poll, epoll_wait and sigtimedwait wait their whole timeout
+ * again.  A call the kernel would not restart after a handler (those that
+ * end early: poll, select, sleeps) gives -EINTR, not WAIT_CALL_RESTART. */
+static long call_waiting(long nr, const long *a, int ours, uint64_t catch)
+{
+    long b[6];
+    memcpy(b, a, sizeof b);
+    struct timespec left;
+    int rem_at = !ours ? 0
+                 : nr == SYS_nanosleep ? 1
+                 : nr == SYS_clock_nanosleep && !(a[1] & TIMER_ABSTIME) ? 3
+                                                                         : 0;
+    if (rem_at)
+        b[rem_at] = (long)&left;
+    int ends_early = syscall_waits(nr) == WAITS_ENDS_EARLY, caught = 0;
+    world_wait_begin();
+    long ret;
+    for (;;) {
+        ret = catch ? wait_call(nr, b, catch, &caught)
+                    : raw_syscall6(nr, b[0], b[1], b[2], b[3], b[4], b[5]);
+        if (ret != -EINTR || caught || !ours || !ends_early)
+            break;
+        if (rem_at)
+            b[rem_at - 1] = (long)&left;
+    }
+    world_wait_end();
+    if (ret == WAIT_CALL_RESTART && ends_early)
+        ret = -EINTR;
+    if (ret == -EINTR && caught && rem_at && a[rem_at] &&
+        complete_poke((uint64_t)a[rem_at], &left, sizeof left) != 0)
+        ret = -EFAULT;
+    return ret;
+}
+
+/* The signals (bit sig - 1) whose program handlers are to interrupt call
+ * nr (arguments a) that waits, made from the SIGSYS handler under the
+ * fault engine (wait_call.h): those memtap calls the handler of that the
+ * mask the call runs under does not block (the one it names itself:
+ * pselect6, ppoll, epoll_pwait(2), which the kernel swaps in for the
+ * call; else the interrupted code's); none for memtap's own calls or a
+ * call that does not wait. */
+static uint64_t caught_signals(long nr, const long *a, const ucontext_t *uc)
+{
+    if (fault_nested_in_memtap() || !syscall_waits(nr))
         return 0;
     uint64_t blocked = uc->uc_sigmask.__val[0], set = 0;
     if (nr == SYS_pselect6 && a[5]) {
@@ -146,10 +211,43 @@ uint64_t syscall_signals_caught(long nr, const long *a, const ucontext_t *uc)
     return signals_wrapped() & ~blocked;
 }
 
-uint64_t syscall_signals_passing(long nr, const ucontext_t *uc)
+uint64_t syscall_signals_waking(long nr, const long *a, const ucontext_t *uc)
 {
-    if (!syscall_waits(nr))
+    if (!fault_enabled())
         return 0;
-    return ~uc->uc_sigmask.__val[0] & ~sigtable_handlers() &
-           ENDING_SIGNALS;
+    return caught_signals(nr, a, uc) | passing_signals(nr, uc);
+}
+
+/* Makes the call.  Without page protection (the static engine) it runs
+ * under the program's own signal mask, as the real call would: a signal
+ * that comes while it blocks (a pipe, a socket) is delivered at once (its
+ * handler nested in this one) and interrupts or restarts the call as the
+ * handler's SA_RESTART says, instead of waiting for the call to end.
+ * Under the fault engine a program handler must not run nested here
+ * (its accesses to the pages opened for the call would go unseen): a call
+ * that may block lets through the signals the program has not blocked
+ * whose action runs none of its code (Ctrl-C, kill, Ctrl-Z of a program
+ * waiting on a pipe), and is interrupted by those whose handler memtap
+ * calls, which then runs once this handler has returned (wait_call.h:
+ * make -j's pselect6 woken by SIGCHLD; before, the call was made again
+ * and make waited for good).  WAIT_CALL_RESTART: the program's call is to
+ * be made again after that handler. */
+long syscall_call_waiting(ucontext_t *uc, int unmasked, long nr,
+                          const long *a)
+{
+    uint64_t saved, pass = 0, catch = 0;
+    int handlers = unmasked && !fault_nested_in_memtap();
+    if (handlers) {
+        raw_syscall6(SYS_rt_sigprocmask, SIG_SETMASK, (long)&uc->uc_sigmask,
+                     (long)&saved, 8, 0, 0);
+    } else {
+        catch = caught_signals(nr, a, uc);
+        if ((pass = passing_signals(nr, uc)))
+            raw_syscall6(SYS_rt_sigprocmask, SIG_UNBLOCK, (long)&pass,
+                         (long)&saved, 8, 0, 0);
+    }
+    long ret = call_waiting(nr, a, !handlers, catch);
+    if (handlers || pass)
+        raw_syscall6(SYS_rt_sigprocmask, SIG_SETMASK, (long)&saved, 0, 8, 0, 0);
+    return ret;
 }

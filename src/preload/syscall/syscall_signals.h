@@ -1,7 +1,7 @@
 /*
  * syscall_signals.h - the program's signal state as the SIGSYS handler
  * sees it: its calls on masks and alternate stacks answered there, and
- * the signals a waiting call lets through.
+ * the calls that wait, made with the signals that may end their wait.
  */
 #ifndef MEMTAP_PRELOAD_SYSCALL_SIGNALS_H
 #define MEMTAP_PRELOAD_SYSCALL_SIGNALS_H
@@ -27,19 +27,17 @@ long syscall_sigaltstack(const ucontext_t *uc, const stack_t *ss,
 enum { WAITS = 1, WAITS_ENDS_EARLY };
 int syscall_waits(long nr);
 
-/* The signals (bit sig - 1) call nr lets through while it waits, made
- * from the SIGSYS handler under the fault engine: those the interrupted
- * code has not blocked whose action stops or ends the process; 0 for a
- * call that does not wait. */
-uint64_t syscall_signals_passing(long nr, const ucontext_t *uc);
+/* Makes call nr (arguments a) for the program from the SIGSYS handler
+ * (uc), which may wait: under the program's own mask where its handlers
+ * may run nested (unmasked: the static engine), else with the signals it
+ * lets through or is interrupted by (see syscall_signals.c).  Its result,
+ * or WAIT_CALL_RESTART: the program's call is to be made again after the
+ * handlers of the signals that came. */
+long syscall_call_waiting(ucontext_t *uc, int unmasked, long nr,
+                          const long *a);
 
-/* The signals (bit sig - 1) whose program handlers a call nr (arguments
- * a) that waits, made from the SIGSYS handler under the fault engine, is
- * to be interrupted by (wait_call.h): those memtap calls the handler of
- * that the mask the call runs under does not block (the one it names
- * itself: pselect6, ppoll, epoll_pwait(2), which the kernel swaps in for
- * the call; else the interrupted code's); 0 for a call that does not
- * wait. */
-uint64_t syscall_signals_caught(long nr, const long *a, const ucontext_t *uc);
+/* The signals (bit sig - 1) that are to end call nr's wait when it is
+ * made another way (bounce.h) under the fault engine. */
+uint64_t syscall_signals_waking(long nr, const long *a, const ucontext_t *uc);
 
 #endif

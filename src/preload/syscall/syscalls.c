@@ -262,81 +262,6 @@ static int program_bytes(void *buf, size_t n, uint64_t addr, int write)
     return got == (long)n ? 0 : -1;
 }
 
-/* The call.  With the program's handlers not run here (`ours`), an EINTR
- * is memtap's park signal's, which the program never sees, unless a
- * signal of `catch` came (wait_call.h), and the call is made again: a
- * relative sleep goes on for what it had left (the remainder in memtap's
- * own timespec, written to the program's where natively, on a signal of
- * its own); select, pselect6 and ppoll have their timeouts updated by the
- * kernel; poll, epoll_wait and sigtimedwait wait their whole timeout
- * again.  A call the kernel would not restart after a handler (those that
- * end early: poll, select, sleeps) gives -EINTR, not WAIT_CALL_RESTART. */
-static long call_waiting(long nr, const long *a, int ours, uint64_t catch)
-{
-    long b[6];
-    memcpy(b, a, sizeof b);
-    struct timespec left;
-    int rem_at = !ours ? 0
-                 : nr == SYS_nanosleep ? 1
-                 : nr == SYS_clock_nanosleep && !(a[1] & TIMER_ABSTIME) ? 3
-                                                                         : 0;
-    if (rem_at)
-        b[rem_at] = (long)&left;
-    int ends_early = syscall_waits(nr) == WAITS_ENDS_EARLY, caught = 0;
-    world_wait_begin();
-    long ret;
-    for (;;) {
-        ret = catch ? wait_call(nr, b, catch, &caught)
-                    : raw_syscall6(nr, b[0], b[1], b[2], b[3], b[4], b[5]);
-        if (ret != -EINTR || caught || !ours || !ends_early)
-            break;
-        if (rem_at)
-            b[rem_at - 1] = (long)&left;
-    }
-    world_wait_end();
-    if (ret == WAIT_CALL_RESTART && ends_early)
-        ret = -EINTR;
-    if (ret == -EINTR && caught && rem_at && a[rem_at] &&
-        program_bytes(&left, sizeof left, (uint64_t)a[rem_at], 1) != 0)
-        ret = -EFAULT;
-    return ret;
-}
-
-/* Makes the call.  Without page protection (the static engine) it runs
- * under the program's own signal mask, as the real call would: a signal
- * that comes while it blocks (a pipe, a socket) is delivered at once (its
- * handler nested in this one) and interrupts or restarts the call as the
- * handler's SA_RESTART says, instead of waiting for the call to end.
- * Under the fault engine a program handler must not run nested here
- * (its accesses to the pages opened for the call would go unseen): a call
- * that may block lets through the signals the program has not blocked
- * whose action runs none of its code (Ctrl-C, kill, Ctrl-Z of a program
- * waiting on a pipe), and is interrupted by those whose handler memtap
- * calls, which then runs once this handler has returned (wait_call.h:
- * make -j's pselect6 woken by SIGCHLD; before, the call was made again
- * and make waited for good).  WAIT_CALL_RESTART: the program's call is to
- * be made again after that handler. */
-static long call_as_program(ucontext_t *uc, int unmasked, long nr,
-                            const long *a)
-{
-    uint64_t saved, pass = 0, catch = 0;
-    int handlers = unmasked && !fault_nested_in_memtap();
-    if (handlers) {
-        raw_syscall6(SYS_rt_sigprocmask, SIG_SETMASK, (long)&uc->uc_sigmask,
-                     (long)&saved, 8, 0, 0);
-    } else {
-        if (!fault_nested_in_memtap())
-            catch = syscall_signals_caught(nr, a, uc);
-        if ((pass = syscall_signals_passing(nr, uc)))
-            raw_syscall6(SYS_rt_sigprocmask, SIG_UNBLOCK, (long)&pass,
-                         (long)&saved, 8, 0, 0);
-    }
-    long ret = call_waiting(nr, a, !handlers, catch);
-    if (handlers || pass)
-        raw_syscall6(SYS_rt_sigprocmask, SIG_SETMASK, (long)&saved, 0, 8, 0, 0);
-    return ret;
-}
-
 /* The call with the traced pages of its arguments open: an exposed
  * window when other threads run meanwhile. */
 static long call_opened(ucontext_t *uc, const sys_spec *sp, long nr,
@@ -348,7 +273,7 @@ static long call_opened(ucontext_t *uc, const sys_spec *sp, long nr,
         open_args(&o, sp, a);
     if (o.n)
         fault_note_exposed(nr); /* the call may block: others run */
-    long ret = call_as_program(uc, !fault_enabled(), nr, a);
+    long ret = syscall_call_waiting(uc, !fault_enabled(), nr, a);
     close_all(&o);
     return ret;
 }
@@ -365,7 +290,7 @@ static int call_moved(ucontext_t *uc, const sys_spec *sp, long nr,
     if (!fault_enabled() || !syscall_movable(sp, a, arg) ||
         bounce_args_in(&b, a, arg) != 0)
         return 0;
-    *ret = call_as_program(uc, 0, nr, b.a);
+    *ret = syscall_call_waiting(uc, 0, nr, b.a);
     bounce_args_out(&b);
     return 1;
 }
@@ -515,7 +440,7 @@ static void on_sigsys_body(int sig, siginfo_t *si, ucontext_t *uc)
                                         (void *)a[2], !tracer_owns_process());
         return;
     }
-    if (bounce_io(nr, a, &ret)) {
+    if (bounce_io(nr, a, &ret, syscall_signals_waking(nr, a, uc))) {
         record_block(syscall_spec(nr), a, ret, (uint64_t)g[REG_RIP] - 2);
     } else if (nr == SYS_munmap) {
         ret = traced_unmap(nr, a);
