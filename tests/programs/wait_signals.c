@@ -105,16 +105,18 @@ static void read_interrupted(void)
     close(p[1]);
 }
 
-static void read_restarted(void)
+/* Reads up to n bytes of a pipe into buf while SIGALRM (SA_RESTART) ticks,
+ * its handler telling a child to write the 5 bytes of msg into the pipe
+ * (so the read is interrupted first): the read's result. */
+static long read_after_handler(char *buf, size_t n, const char *msg)
 {
     int data[2], go[2];
-    char buf[8];
     if (pipe(data) != 0 || pipe(go) != 0)
-        return;
+        return -2;
     pid_t child = fork();
     if (child == 0) {
         char g;
-        if (read(go[0], &g, 1) == 1 && write(data[1], "hello", 5) == 5)
+        if (read(go[0], &g, 1) == 1 && write(data[1], msg, 5) == 5)
             _exit(0);
         _exit(1);
     }
@@ -122,10 +124,17 @@ static void read_restarted(void)
     ran = 0;
     go_fd = go[1];
     ticks(20);
-    long ret = read(data[0], buf, sizeof buf);
+    long ret = read(data[0], buf, n);
     ticks(0);
-    printf("restart: %ld, %s, handler ran: %s\n", ret, said(ret), ran ? "yes" : "no");
     waitpid(child, NULL, 0);
+    return ret;
+}
+
+static void read_restarted(void)
+{
+    char buf[8];
+    long ret = read_after_handler(buf, sizeof buf, "hello");
+    printf("restart: %ld, %s, handler ran: %s\n", ret, said(ret), ran ? "yes" : "no");
 }
 
 static void poll_interrupted(void)
@@ -166,29 +175,14 @@ static void *wait_for_main(void *p)
 
 static void heap_read_restarted(void)
 {
-    int data[2], go[2], stop[2];
-    if (pipe(data) != 0 || pipe(go) != 0 || pipe(stop) != 0)
-        return;
+    int stop[2];
     pthread_t other;
-    if (pthread_create(&other, NULL, wait_for_main, &stop[0]) != 0)
+    if (pipe(stop) != 0 || pthread_create(&other, NULL, wait_for_main, &stop[0]) != 0)
         return;
-    pid_t child = fork();
-    if (child == 0) {
-        char g;
-        if (read(go[0], &g, 1) == 1 && write(data[1], "heap!", 5) == 5)
-            _exit(0);
-        _exit(1);
-    }
     char *buf = malloc(64);
-    handle(SIGALRM, SA_RESTART);
-    ran = 0;
-    go_fd = go[1];
-    ticks(20);
-    long ret = read(data[0], buf, 64);
-    ticks(0);
+    long ret = read_after_handler(buf, 64, "heap!");
     printf("heap read: %ld, %s, handler ran: %s, got: %.5s\n", ret, said(ret),
            ran ? "yes" : "no", ret == 5 ? buf : "-");
-    waitpid(child, NULL, 0);
     if (write(stop[1], "s", 1) == 1)
         pthread_join(other, NULL);
     free(buf);
