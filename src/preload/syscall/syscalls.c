@@ -485,8 +485,13 @@ static void on_sigsys(int sig, siginfo_t *si, void *uc)
      * call, out of memtap's work: as if they had come at the call */
     int caught;
     siginfo_t info;
-    while (wait_call_take(&caught, &info))
-        sigtable_chain(caught, &info, uc);
+    while (wait_call_take(&caught, &info)) {
+        if (sigtable_runs_handler(sigtable_action(caught)))
+            sigtable_chain(caught, &info, uc);
+        else /* another thread changed its action: the kernel's to take */
+            raw_syscall6(SYS_rt_tgsigqueueinfo, raw_syscall3(SYS_getpid, 0, 0, 0),
+                         raw_syscall3(SYS_gettid, 0, 0, 0), caught, (long)&info, 0, 0);
+    }
 }
 
 /* Without page protection (the static engine), the calls trapped besides
