@@ -8,8 +8,12 @@
  * (a private wake never reads the page).  Waits recheck the program's word
  * every 10 ms (the kernel's own wakes, at a thread's exit, reach only the
  * real futex) and end with EINTR when a signal the program takes is
- * pending, so its handler runs; a timeout ends them with ETIMEDOUT as the
- * kernel would.  The other futex operations keep the general path.
+ * pending, so its handler runs; the signals whose handlers memtap calls
+ * are unblocked meanwhile and end the wait as they would the real one
+ * (wait_call.h: a process's signal then comes to this thread, as to one
+ * blocked in the kernel's wait, not to another; Python's main thread
+ * waited out its lock's timeout); a timeout ends them with ETIMEDOUT as
+ * the kernel would.  The other futex operations keep the general path.
  */
 #define _GNU_SOURCE
 #include "futex.h"
@@ -19,6 +23,7 @@
 #include "preload/core/stop_world.h"
 #include "sys/hash.h"
 #include "sys/rawsys.h"
+#include "preload/core/wait_call.h"
 
 #include <errno.h>
 #include <linux/futex.h>
@@ -50,7 +55,8 @@ static int signal_pending(const sigset_t *program_mask)
 /* Sleeps on the slot of uaddr while the program's word there is val: up
  * to `deadline` on `clock` (no limit when clock is -1). */
 static long wait_on_slot(uint64_t uaddr, uint32_t val, clockid_t clock,
-                         int64_t deadline, const sigset_t *program_mask)
+                         int64_t deadline, const sigset_t *program_mask,
+                         uint64_t unblock)
 {
     _Atomic uint32_t *slot = slot_of(uaddr);
     for (;;) {
@@ -68,10 +74,14 @@ static long wait_on_slot(uint64_t uaddr, uint32_t val, clockid_t clock,
                 left = SLICE_NS;
         }
         struct timespec slice = { 0, (long)left };
-        long r = raw_syscall6(SYS_futex, (long)slot, FUTEX_WAIT_PRIVATE, gen,
-                              (long)&slice, 0, 0);
+        long b[6] = { (long)slot, FUTEX_WAIT_PRIVATE, gen, (long)&slice, 0, 0 };
+        int caught = 0;
+        long r = unblock ? wait_call(SYS_futex, b, unblock, &caught)
+                         : raw_syscall6(SYS_futex, b[0], b[1], b[2], b[3], 0, 0);
         if (r == 0 || r == -EAGAIN)
             return 0; /* woken, or a wake came before the sleep */
+        if (caught) /* as the kernel: a timed wait is not made again */
+            return clock == (clockid_t)-1 && r == WAIT_CALL_RESTART ? r : -EINTR;
         if (signal_pending(program_mask))
             return -EINTR;
     }
@@ -120,7 +130,8 @@ int futex_emulates_op(int op)
     }
 }
 
-int futex_emulate(const long *a, const sigset_t *program_mask, long *ret)
+int futex_emulate(const long *a, const sigset_t *program_mask,
+                  uint64_t unblock, long *ret)
 {
     uint64_t uaddr = (uint64_t)a[0];
     int op = (int)a[1], cmd = op & FUTEX_CMD_MASK;
@@ -141,7 +152,7 @@ int futex_emulate(const long *a, const sigset_t *program_mask, long *ret)
          * monitors for seconds */
         world_wait_begin();
         *ret = wait_on_slot(uaddr, (uint32_t)a[2], clock, deadline,
-                            program_mask);
+                            program_mask, unblock);
         world_wait_end();
         return *ret != -EFAULT;
     }

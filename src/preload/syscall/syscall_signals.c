@@ -16,6 +16,7 @@
 
 
 #include <errno.h>
+#include <linux/futex.h>
 #include <signal.h>
 #include <stdint.h>
 #include <string.h>
@@ -124,6 +125,15 @@ int syscall_waits(long nr)
     }
 }
 
+/* Whether call nr with arguments a may wait: syscall_waits, and a futex
+ * wait (restarted after an SA_RESTART handler, as read is). */
+static int waits(long nr, const long *a)
+{
+    int cmd = (int)a[1] & FUTEX_CMD_MASK;
+    return syscall_waits(nr) ||
+           (nr == SYS_futex && (cmd == FUTEX_WAIT || cmd == FUTEX_WAIT_BITSET));
+}
+
 /* Signals that, at their default action, stop or end the process. */
 #define SIGBIT(s) (1ull << ((s) - 1))
 #define ENDING_SIGNALS                                                     \
@@ -137,9 +147,9 @@ int syscall_waits(long nr)
  * from the SIGSYS handler under the fault engine: those the interrupted
  * code has not blocked whose action stops or ends the process; 0 for a
  * call that does not wait. */
-static uint64_t passing_signals(long nr, const ucontext_t *uc)
+static uint64_t passing_signals(long nr, const long *a, const ucontext_t *uc)
 {
-    if (!syscall_waits(nr))
+    if (!waits(nr, a))
         return 0;
     return ~uc->uc_sigmask.__val[0] & ~sigtable_handlers() &
            ENDING_SIGNALS;
@@ -194,7 +204,7 @@ static long call_waiting(long nr, const long *a, int ours, uint64_t catch)
  * call that does not wait. */
 static uint64_t caught_signals(long nr, const long *a, const ucontext_t *uc)
 {
-    if (fault_nested_in_memtap() || !syscall_waits(nr))
+    if (fault_nested_in_memtap() || !waits(nr, a))
         return 0;
     uint64_t blocked = uc->uc_sigmask.__val[0], set = 0;
     if (nr == SYS_pselect6 && a[5]) {
@@ -215,7 +225,7 @@ uint64_t syscall_signals_waking(long nr, const long *a, const ucontext_t *uc)
 {
     if (!fault_enabled())
         return 0;
-    return caught_signals(nr, a, uc) | passing_signals(nr, uc);
+    return caught_signals(nr, a, uc) | passing_signals(nr, a, uc);
 }
 
 /* Makes the call.  Without page protection (the static engine) it runs
@@ -242,7 +252,7 @@ long syscall_call_waiting(ucontext_t *uc, int unmasked, long nr,
                      (long)&saved, 8, 0, 0);
     } else {
         catch = caught_signals(nr, a, uc);
-        if ((pass = passing_signals(nr, uc)))
+        if ((pass = passing_signals(nr, a, uc)))
             raw_syscall6(SYS_rt_sigprocmask, SIG_UNBLOCK, (long)&pass,
                          (long)&saved, 8, 0, 0);
     }

@@ -318,7 +318,8 @@ static long retry_closed(ucontext_t *uc, const sys_spec *sp, long nr,
                          const long *a)
 {
     long ret;
-    if (nr == SYS_futex && futex_emulate(a, &uc->uc_sigmask, &ret))
+    if (nr == SYS_futex && futex_emulate(a, &uc->uc_sigmask,
+                                         syscall_signals_waking(nr, a, uc), &ret))
         return ret;
     ret = call_opened(uc, sp, nr, a);
     if (ret != -EFAULT || refused_args(sp, a))
@@ -375,6 +376,15 @@ static int own_exe_link(long nr, const long *a, long *ret)
     return 1;
 }
 
+/* The trapped call's result in the program's registers, or its syscall
+ * instruction to run again after the handlers of what came. */
+static void set_result(greg_t *g, long nr, long ret)
+{
+    if (ret == WAIT_CALL_RESTART)
+        g[REG_RIP] -= 2;
+    g[REG_RAX] = ret == WAIT_CALL_RESTART ? nr : ret;
+}
+
 static void on_sigsys_body(int sig, siginfo_t *si, ucontext_t *uc)
 {
     if (si->si_code != 1 /* SYS_SECCOMP */) {
@@ -390,8 +400,9 @@ static void on_sigsys_body(int sig, siginfo_t *si, ucontext_t *uc)
     execargs_reclaim();
     long ret;
     if (fdguard_syscall(nr, a, &ret) ||
-        (nr == SYS_futex && futex_emulate(a, &uc->uc_sigmask, &ret))) {
-        g[REG_RAX] = ret;
+        (nr == SYS_futex && futex_emulate(a, &uc->uc_sigmask,
+                                          syscall_signals_waking(nr, a, uc), &ret))) {
+        set_result(g, nr, ret);
         return;
     }
     if ((nr == SYS_readlink || nr == SYS_readlinkat) && own_exe_link(nr, a, &ret)) {
@@ -470,10 +481,7 @@ static void on_sigsys_body(int sig, siginfo_t *si, ucontext_t *uc)
             traced_remove((uintptr_t)ret, (uintptr_t)old_break);
     }
     syscalls_note_code_made(nr, a, ret, (uint64_t)g[REG_RIP] - 2);
-    if (ret == WAIT_CALL_RESTART) /* its syscall instruction again, after
-                                     the handlers of what came */
-        g[REG_RIP] -= 2;
-    g[REG_RAX] = ret == WAIT_CALL_RESTART ? nr : ret;
+    set_result(g, nr, ret);
 }
 
 /* Its mask lets the park signal through: a call that blocks here must not
