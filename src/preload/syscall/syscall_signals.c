@@ -105,7 +105,12 @@ long syscall_sigaltstack(const ucontext_t *uc, const stack_t *ss,
     return 0;
 }
 
-int syscall_waits(long nr)
+/* Whether call nr may wait for another process, a device or the clock
+ * (WAITS), and whether, interrupted by a handled signal, it then returns
+ * EINTR whatever the handler's SA_RESTART (WAITS_ENDS_EARLY: those with a
+ * timeout); 0 for a call that does not wait. */
+enum { WAITS = 1, WAITS_ENDS_EARLY };
+static int syscall_waits(long nr)
 {
     switch (nr) {
     case SYS_read: case SYS_readv: case SYS_write: case SYS_writev:

@@ -20,13 +20,6 @@ long syscall_sigprocmask(ucontext_t *uc, long how, const uint64_t *set,
 long syscall_sigaltstack(const ucontext_t *uc, const stack_t *ss,
                          stack_t *old);
 
-/* Whether call nr may wait for another process, a device or the clock
- * (WAITS), and whether, interrupted by a handled signal, it then returns
- * EINTR whatever the handler's SA_RESTART (WAITS_ENDS_EARLY: those with a
- * timeout); 0 for a call that does not wait. */
-enum { WAITS = 1, WAITS_ENDS_EARLY };
-int syscall_waits(long nr);
-
 /* Makes call nr (arguments a) for the program from the SIGSYS handler
  * (uc), which may wait: under the program's own mask where its handlers
  * may run nested (unmasked: the static engine), else with the signals it
