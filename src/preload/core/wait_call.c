@@ -66,6 +66,9 @@ __asm__(".text\n"
 
 long wait_call(long nr, const long *a, uint64_t catch, int *caught)
 {
+    *caught = 0;
+    if (!catch)
+        return raw_syscall6(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
     tls_wait.caught = 0;
     tls_wait.restart = 1;
     tls_wait.bits = 0;

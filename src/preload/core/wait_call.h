@@ -25,7 +25,7 @@
 #define WAIT_CALL_RESTART (-512L)
 
 /* Makes call nr with arguments a, the signals in `catch` (bit sig - 1)
- * unblocked meanwhile; its result, -EINTR when one of them came and its
+ * unblocked meanwhile (none: the plain call); its result, -EINTR when one of them came and its
  * handler is still to run, or WAIT_CALL_RESTART (see above).  *caught is
  * set when a signal of catch came (the call ran to its end or not). */
 long wait_call(long nr, const long *a, uint64_t catch, int *caught);

@@ -47,14 +47,6 @@ static int bounceable(long nr, const long *a, int *into)
     }
 }
 
-/* The call, which the signals of unblock may interrupt (wait_call.h). */
-static long call(long nr, const long *b, uint64_t unblock)
-{
-    int caught;
-    return unblock ? wait_call(nr, b, unblock, &caught)
-                   : raw_syscall6(nr, b[0], b[1], b[2], b[3], b[4], b[5]);
-}
-
 /* Bytes a bounced call read, copied to the program's buffer at to: they
  * must land, through an opened page if /proc/self/mem will not. */
 static void land(uint64_t to, const void *from, size_t n)
@@ -90,7 +82,8 @@ static int bounced_io(long nr, const long *a, long *ret, uint64_t unblock)
     int done = into || complete_peek((void *)m, n, buf) == 0;
     if (done) {
         long b[6] = { a[0], m, a[2], a[3], a[4], a[5] };
-        *ret = call(nr, b, unblock);
+        int caught;
+        *ret = wait_call(nr, b, unblock, &caught);
         if (into && *ret > 0)
             land(buf, (const void *)m, (size_t)*ret);
     }
@@ -115,14 +108,15 @@ static int vector_call(long nr, int *into)
 static long call_bounced(long nr, const long *a, struct iovec *bounce,
                          long cnt, struct msghdr *m, uint64_t unblock)
 {
+    int caught;
     if (nr != SYS_recvmsg && nr != SYS_sendmsg) {
         long b[6] = { a[0], (long)bounce, cnt, a[3], a[4], a[5] };
-        return call(nr, b, unblock);
+        return wait_call(nr, b, unblock, &caught);
     }
     struct iovec *theirs = m->msg_iov;
     m->msg_iov = bounce;
     long b[6] = { a[0], (long)m, a[2], a[3], a[4], a[5] };
-    long ret = call(nr, b, unblock);
+    long ret = wait_call(nr, b, unblock, &caught);
     m->msg_iov = theirs;
     if (nr == SYS_recvmsg)
         complete_poke((uint64_t)a[1], m, sizeof *m);

@@ -75,9 +75,8 @@ static long wait_on_slot(uint64_t uaddr, uint32_t val, clockid_t clock,
         }
         struct timespec slice = { 0, (long)left };
         long b[6] = { (long)slot, FUTEX_WAIT_PRIVATE, gen, (long)&slice, 0, 0 };
-        int caught = 0;
-        long r = unblock ? wait_call(SYS_futex, b, unblock, &caught)
-                         : raw_syscall6(SYS_futex, b[0], b[1], b[2], b[3], 0, 0);
+        int caught;
+        long r = wait_call(SYS_futex, b, unblock, &caught);
         if (r == 0 || r == -EAGAIN)
             return 0; /* woken, or a wake came before the sleep */
         if (caught) /* as the kernel: a timed wait is not made again */

@@ -160,16 +160,17 @@ static uint64_t passing_signals(long nr, const long *a, const ucontext_t *uc)
            ENDING_SIGNALS;
 }
 
-/* The call.  With the program's handlers not run here (`ours`), an EINTR
- * is memtap's park signal's, which the program never sees, unless a
- * signal of `catch` came (wait_call.h), and the call is made again: a
+/* The call, the signals of `unblock` unblocked meanwhile (wait_call.h).
+ * With the program's handlers not run here (`ours`), an EINTR is
+ * memtap's park signal's, which the program never sees, unless a signal
+ * whose handler memtap calls came, and the call is made again: a
  * relative sleep goes on for what it had left (the remainder in memtap's
  * own timespec, written to the program's where natively, on a signal of
  * its own); select, pselect6 and ppoll have their timeouts updated by the
  * kernel; poll, epoll_wait and sigtimedwait wait their whole timeout
  * again.  A call the kernel would not restart after a handler (those that
  * end early: poll, select, sleeps) gives -EINTR, not WAIT_CALL_RESTART. */
-static long call_waiting(long nr, const long *a, int ours, uint64_t catch)
+static long call_waiting(long nr, const long *a, int ours, uint64_t unblock)
 {
     long b[6];
     memcpy(b, a, sizeof b);
@@ -180,12 +181,11 @@ static long call_waiting(long nr, const long *a, int ours, uint64_t catch)
                                                                          : 0;
     if (rem_at)
         b[rem_at] = (long)&left;
-    int ends_early = syscall_waits(nr) == WAITS_ENDS_EARLY, caught = 0;
+    int ends_early = syscall_waits(nr) == WAITS_ENDS_EARLY, caught;
     world_wait_begin();
     long ret;
     for (;;) {
-        ret = catch ? wait_call(nr, b, catch, &caught)
-                    : raw_syscall6(nr, b[0], b[1], b[2], b[3], b[4], b[5]);
+        ret = wait_call(nr, b, unblock, &caught);
         if (ret != -EINTR || caught || !ours || !ends_early)
             break;
         if (rem_at)
@@ -226,11 +226,16 @@ static uint64_t caught_signals(long nr, const long *a, const ucontext_t *uc)
     return signals_wrapped() & ~blocked;
 }
 
+/* What ends call nr's wait when the program's handlers cannot run nested:
+ * the signals it lets through and those it is interrupted by. */
+static uint64_t waking_signals(long nr, const long *a, const ucontext_t *uc)
+{
+    return caught_signals(nr, a, uc) | passing_signals(nr, a, uc);
+}
+
 uint64_t syscall_signals_waking(long nr, const long *a, const ucontext_t *uc)
 {
-    if (!fault_enabled())
-        return 0;
-    return caught_signals(nr, a, uc) | passing_signals(nr, a, uc);
+    return fault_enabled() ? waking_signals(nr, a, uc) : 0;
 }
 
 /* Makes the call.  Without page protection (the static engine) it runs
@@ -250,19 +255,12 @@ uint64_t syscall_signals_waking(long nr, const long *a, const ucontext_t *uc)
 long syscall_call_waiting(ucontext_t *uc, int unmasked, long nr,
                           const long *a)
 {
-    uint64_t saved, pass = 0, catch = 0;
-    int handlers = unmasked && !fault_nested_in_memtap();
-    if (handlers) {
-        raw_syscall6(SYS_rt_sigprocmask, SIG_SETMASK, (long)&uc->uc_sigmask,
-                     (long)&saved, 8, 0, 0);
-    } else {
-        catch = caught_signals(nr, a, uc);
-        if ((pass = passing_signals(nr, a, uc)))
-            raw_syscall6(SYS_rt_sigprocmask, SIG_UNBLOCK, (long)&pass,
-                         (long)&saved, 8, 0, 0);
-    }
-    long ret = call_waiting(nr, a, !handlers, catch);
-    if (handlers || pass)
-        raw_syscall6(SYS_rt_sigprocmask, SIG_SETMASK, (long)&saved, 0, 8, 0, 0);
+    if (!unmasked || fault_nested_in_memtap())
+        return call_waiting(nr, a, 1, waking_signals(nr, a, uc));
+    uint64_t saved;
+    raw_syscall6(SYS_rt_sigprocmask, SIG_SETMASK, (long)&uc->uc_sigmask,
+                 (long)&saved, 8, 0, 0);
+    long ret = call_waiting(nr, a, 0, 0);
+    raw_syscall6(SYS_rt_sigprocmask, SIG_SETMASK, (long)&saved, 0, 8, 0, 0);
     return ret;
 }
