@@ -546,8 +546,12 @@ static size_t access_lines(renderer *r, const memtap_record *x, size_t n)
 {
     size_t i = 0;
 #define EACH_ACCESS(line) \
-    for (; i < n && is_load_store(x[i].kind); i++) \
-        line(r, &x[i])
+    do { \
+        for (; i < n && is_load_store(x[i].kind); i++) { \
+            __builtin_prefetch(&x[i + 24]); \
+            line(r, &x[i]); \
+        } \
+    } while (0)
     if (r->opt.format == RENDER_LACKEY)
         EACH_ACCESS(lackey_access);
     else if (r->opt.format == RENDER_MADT && r->opt.addrs == RENDER_RAW)

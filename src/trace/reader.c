@@ -57,6 +57,16 @@ typedef struct cursor {
     int returned;       /* whether it returned one since the rewind */
 } cursor;
 
+/* A record buffer a cursor left while the walk may still hold records
+ * it lent from it (trace_keep_stamp). */
+typedef struct kept_buffer {
+    memtap_record *recs;
+    size_t cap;
+    uint64_t stamp;     /* trace_keep_stamp's when the cursor left it */
+} kept_buffer;
+
+#define SPARE_BUFFERS 4 /* left buffers kept for the next loads */
+
 /* A call stack of the STACKS table: its frames in memtap_trace.frames. */
 typedef struct stack_row {
     uint32_t id, n;
@@ -127,6 +137,13 @@ struct memtap_trace {
     size_t handed;      /* event chunk refs handed out, in file order */
     size_t stacks_sorted;
     cursor follow;      /* the chunk being handed out */
+    /* lent records kept past the next call (trace_keep_stamp) */
+    int keep_lent;
+    uint64_t keep_stamp;
+    kept_buffer *left;  /* buffers cursors left, by rising stamp */
+    size_t nleft, left_cap;
+    kept_buffer spare[SPARE_BUFFERS]; /* left ones no run refers to */
+    size_t nspare;
 };
 
 const char *memtap_status_string(int status)
@@ -782,6 +799,7 @@ void memtap_trace_close(memtap_trace *t)
     }
     free(t->cursors);
     free(t->follow.recs);
+    trace_keep_end(t);
     free(t->tid_slots);
     free(t->heap);
     free(t->mods);
@@ -881,9 +899,49 @@ static int load_records(memtap_trace *t, const chunk_ref *r,
     return rc;
 }
 
-/* Makes room for n records in c's buffer, within the trace's budget. */
+/* Leaves c's buffer to the runs lent from it (trace_keep_stamp). */
+static int cursor_leave(memtap_trace *t, cursor *c)
+{
+    if (t->nleft == t->left_cap) {
+        size_t cap = t->left_cap ? 2 * t->left_cap : 16;
+        kept_buffer *l = realloc(t->left, cap * sizeof *l);
+        if (!l)
+            return MEMTAP_E_NOMEM;
+        t->left = l;
+        t->left_cap = cap;
+    }
+    t->left[t->nleft++] = (kept_buffer){ c->recs, c->recs_cap, t->keep_stamp };
+    c->recs = NULL;
+    c->recs_cap = c->nrecs = c->pos = 0;
+    return MEMTAP_OK;
+}
+
+/* Gives c the largest spare buffer, if any. */
+static void cursor_take_spare(memtap_trace *t, cursor *c)
+{
+    if (!t->nspare)
+        return;
+    size_t best = 0;
+    for (size_t i = 1; i < t->nspare; i++)
+        if (t->spare[i].cap > t->spare[best].cap)
+            best = i;
+    c->recs = t->spare[best].recs;
+    c->recs_cap = t->spare[best].cap;
+    t->spare[best] = t->spare[--t->nspare];
+}
+
+/* Makes room for n records in c's buffer, within the trace's budget; a
+ * buffer whose records were lent is left to them first. */
 static int cursor_reserve(memtap_trace *t, cursor *c, size_t n)
 {
+    if (t->keep_lent) {
+        if (c->recs) {
+            int rc = cursor_leave(t, c);
+            if (rc)
+                return rc;
+        }
+        cursor_take_spare(t, c);
+    }
     if (n <= c->recs_cap)
         return MEMTAP_OK;
     uint64_t have = (uint64_t)c->recs_cap * sizeof *c->recs;
@@ -899,13 +957,53 @@ static int cursor_reserve(memtap_trace *t, cursor *c, size_t n)
     return MEMTAP_OK;
 }
 
-/* Gives back the buffer of a cursor that has nothing left. */
-static void cursor_release(memtap_trace *t, cursor *c)
+/* Gives back the buffer of a cursor that has nothing left (to the runs
+ * lent from it while they are kept). */
+static int cursor_release(memtap_trace *t, cursor *c)
 {
+    if (t->keep_lent && c->recs)
+        return cursor_leave(t, c);
     t->buffered -= (uint64_t)c->recs_cap * sizeof *c->recs;
     free(c->recs);
     c->recs = NULL;
     c->recs_cap = c->nrecs = c->pos = 0;
+    return MEMTAP_OK;
+}
+
+void trace_keep_stamp(memtap_trace *t, uint64_t stamp)
+{
+    t->keep_lent = 1;
+    t->keep_stamp = stamp;
+}
+
+void trace_keep_until(memtap_trace *t, uint64_t stamp)
+{
+    size_t n = 0;
+    while (n < t->nleft && t->left[n].stamp < stamp) {
+        kept_buffer *b = &t->left[n++];
+        if (t->keep_lent && t->nspare < SPARE_BUFFERS) {
+            t->spare[t->nspare++] = *b;
+            continue;
+        }
+        t->buffered -= (uint64_t)b->cap * sizeof *b->recs;
+        free(b->recs);
+    }
+    memmove(t->left, t->left + n, (t->nleft - n) * sizeof *t->left);
+    t->nleft -= n;
+}
+
+void trace_keep_end(memtap_trace *t)
+{
+    t->keep_lent = 0;
+    trace_keep_until(t, UINT64_MAX);
+    while (t->nspare) {
+        kept_buffer *b = &t->spare[--t->nspare];
+        t->buffered -= (uint64_t)b->cap * sizeof *b->recs;
+        free(b->recs);
+    }
+    free(t->left);
+    t->left = NULL;
+    t->left_cap = 0;
 }
 
 /* Loads chunk r into c, its records made from the time `from` (0: not
@@ -945,8 +1043,8 @@ static int cursor_fill(memtap_trace *t, cursor *c)
         if (rc && c->nrecs)
             return 1;
     }
-    cursor_release(t, c);
-    return 0;
+    int rc = cursor_release(t, c);
+    return rc < 0 ? rc : 0;
 }
 
 static int cursor_less(const memtap_trace *t, size_t a, size_t b)

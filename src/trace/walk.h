@@ -45,4 +45,13 @@ int trace_walk_clock(const trace_walk *w, trace_clock *c);
 /* Ends the walk, before its end too, and frees w. */
 void trace_walk_close(trace_walk *w);
 
+/* Keeping the runs memtap_trace_next_run lends past the next call, for a
+ * walk that hands them to another thread: from now on a buffer of
+ * records a cursor of t is done with is kept, marked with stamp (the
+ * latest one given), until trace_keep_until(t, s) with s > stamp;
+ * trace_keep_end frees them all and ends the keeping. */
+void trace_keep_stamp(memtap_trace *t, uint64_t stamp);
+void trace_keep_until(memtap_trace *t, uint64_t stamp);
+void trace_keep_end(memtap_trace *t);
+
 #endif
