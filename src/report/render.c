@@ -30,10 +30,23 @@ typedef struct raw_region {
     size_t len;
 } raw_region;
 
+/* What symbolic lines know of the heap around an address until the next
+ * heap event: one block [lo, hi), its name and region, or addresses no
+ * block holds (region NULL). */
+#define HEAP_NAME_KEPT 160u
+#define HEAP_SPANS 4u
+typedef struct heap_span {
+    uint64_t lo, hi;
+    const char *region;
+    uint32_t region_len, len;
+    char name[HEAP_NAME_KEPT];
+} heap_span;
+
 /* The end of a symbolic access line, ", REGION, CODE" (each name cut as
  * name_at cuts it), of one instruction at one region (most lines repeat
  * a few of them); region NULL: empty. */
-#define SUFFIXES 1024u
+#define SUFFIX_BITS 12u
+#define SUFFIXES (1u << SUFFIX_BITS)
 #define SUFFIX_MAX 128u
 typedef struct suffix_slot {
     uint64_t pc;
@@ -58,6 +71,10 @@ struct renderer {
     /* --raw: the heap blocks addresses were last found in, the latest
      * first, and their regions (until the next heap event) */
     raw_region raw[2];
+    /* symbolic lines: the heap around the addresses last named (until
+     * the next heap event) */
+    heap_span heap[HEAP_SPANS];
+    unsigned heap_at, heap_next; /* the latest; the one to make next */
     csv_rows *csv;               /* CSV only */
     suffix_slot *suffixes;       /* symbolic lines' ends, SUFFIXES of them */
 };
@@ -236,6 +253,14 @@ static inline void access_end(renderer *r, char *o)
     line_end(&r->lines, o);
 }
 
+/* The heap's blocks may be gone: what the lines kept of them is. */
+static void forget_blocks(renderer *r)
+{
+    memset(r->raw, 0, sizeof r->raw);
+    for (unsigned i = 0; i < HEAP_SPANS; i++)
+        r->heap[i].lo = r->heap[i].hi = 0;
+}
+
 static int in_region(const raw_region *g, uint64_t addr)
 {
     return addr - g->lo < g->hi - g->lo;
@@ -338,12 +363,54 @@ static const char *block_at(renderer *r, uint64_t addr, char *buf,
     return buf;
 }
 
+static int in_heap_span(const heap_span *h, uint64_t addr)
+{
+    return addr - h->lo < h->hi - h->lo;
+}
+
+/* The heap span of addr: one kept, else made anew in place of the one
+ * made longest ago; NULL when its block's name is too long to keep. */
+static __attribute__((noinline)) const heap_span *
+find_heap_span(renderer *r, uint64_t addr)
+{
+    for (unsigned i = 0; i < HEAP_SPANS; i++)
+        if (in_heap_span(&r->heap[i], addr))
+            return &r->heap[r->heap_at = i];
+    heap_span *h = &r->heap[r->heap_at = r->heap_next++ % HEAP_SPANS];
+    const heap_block *b = namer_block_at(r->names, addr);
+    if (!b) {
+        namer_heap_gap(r->names, addr, &h->lo, &h->hi);
+        h->region = NULL;
+        return h;
+    }
+    char a[NAME_MAX_LEN];
+    size_t len;
+    const char *name = namer_block_name(r->names, b, a, sizeof a, &len);
+    if (len >= sizeof h->name) {
+        h->lo = h->hi = 0;
+        return NULL;
+    }
+    memcpy(h->name, name, len);
+    h->len = (uint32_t)len;
+    h->lo = b->start;
+    h->hi = b->start + (b->size ? b->size : 1);
+    h->region = namer_block_region(b);
+    h->region_len = (uint32_t)strlen(h->region);
+    return h;
+}
+
+static inline const heap_span *heap_span_of(renderer *r, uint64_t addr)
+{
+    const heap_span *h = &r->heap[r->heap_at];
+    return in_heap_span(h, addr) ? h : find_heap_span(r, addr);
+}
+
 /* ", REGION, CODE" of an access by the instruction at pc in region (of
  * region_len bytes) at o; returns the end.  Kept per instruction. */
 static inline __attribute__((always_inline)) char *
 suffix_at(renderer *r, char *o, uint64_t pc, const char *region, size_t region_len)
 {
-    suffix_slot *s = &r->suffixes[fib_hash(pc, 10)];
+    suffix_slot *s = &r->suffixes[fib_hash(pc ^ (uintptr_t)region, SUFFIX_BITS)];
     if (s->pc == pc && s->region == region)
         return copy_at(o, s->text, s->len);
     char c[NAME_MAX_LEN];
@@ -376,8 +443,17 @@ symbolic_access(renderer *r, const memtap_record *x)
     const char *region;
     namer_span span;
     char *o = access_begin(r, x, '$');
-    const char *blk = namer_heap_name(r->names, x->addr, &off, &region, a,
-                                      sizeof a, &blen);
+    const heap_span *h = heap_span_of(r, x->addr);
+    if (h && h->region) {
+        o = name_at(o, h->name, h->len);
+        *o++ = '+';
+        o = dec_at(o, x->addr - h->lo);
+        o = suffix_at(r, o, x->pc, h->region, h->region_len);
+        access_end(r, o);
+        return;
+    }
+    const char *blk = h ? NULL : namer_heap_name(r->names, x->addr, &off, &region,
+                                                a, sizeof a, &blen);
     if (blk) {
         o = name_at(o, blk, blen);
         *o++ = '+';
@@ -385,9 +461,8 @@ symbolic_access(renderer *r, const memtap_record *x)
     } else {
         const char *name = namer_name_static_or_span(r->names, x->addr, &span, a,
                                                      sizeof a, &blen, &region);
-        if (!name && span.prefix_len + 20 <= LINE_NAME_MAX) {
-            o = copy_at(o, span.prefix, span.prefix_len);
-            o = digits_at(o, x->addr - span.start, span.base);
+        if (!name && span.prefix_len + NAMER_SPAN_DIGITS <= LINE_NAME_MAX) {
+            o = namer_span_text(&span, x->addr, o);
             o = suffix_at(r, o, x->pc, span.region, span.region_len);
             access_end(r, o);
             return;
@@ -503,7 +578,7 @@ void renderer_learn(renderer *r, const memtap_event *ev)
 {
     namer_learn(r->names, &ev->rec, NULL);
     if (heap_map_kind(ev->rec.kind))
-        memset(r->raw, 0, sizeof r->raw); /* the blocks may be gone */
+        forget_blocks(r);
 }
 
 /* One event of thread tid. */
@@ -513,7 +588,7 @@ static void render(renderer *r, const memtap_record *x, uint32_t tid)
     int is_heap = heap_map_kind(x->kind), had_old = 0;
     if (is_heap) {
         had_old = namer_learn(r->names, x, &old);
-        memset(r->raw, 0, sizeof r->raw); /* the blocks may be gone */
+        forget_blocks(r);
     }
     switch (r->opt.format) {
     case RENDER_LACKEY:
@@ -592,7 +667,7 @@ static int tool_learn(void *self, const memtap_record *recs, size_t n,
     renderer *r = self;
     (void)tid;
     if (namer_learn_all(r->names, recs, n))
-        memset(r->raw, 0, sizeof r->raw); /* the blocks may be gone */
+        forget_blocks(r);
     return 0;
 }
 

@@ -414,6 +414,68 @@ int dwarf_vars_name(dwarf_vars *vs, uint64_t addr, char *buf, size_t cap)
     return 1;
 }
 
+int dwarf_vars_row(dwarf_vars *vs, uint64_t addr, char *buf, size_t cap,
+                   uint64_t *lo, uint64_t *hi, unsigned *shift)
+{
+    uint64_t end;
+    const dwarf_var *v = variable_at(vs, addr, &end);
+    if (!v || !v->size || !cap)
+        return -1;
+    text t = { buf, 0, cap };
+    add_mem(&t, 0, v->name, v->name_len);
+    uint64_t base = v->addr, extent = v->size, off = addr - v->addr;
+    Dwarf_Off type = v->type;
+    int row = 0;
+    /* name_inside's path, down to an array whose elements are scalars */
+    for (int depth = 0; type && depth < 32 && off < extent; depth++) {
+        const type_shape *s = shape_of(vs, type);
+        type = 0;
+        if (s && s->kind == SHAPE_ARRAY) {
+            const type_shape *e = shape_of(vs, s->elem);
+            for (int d = 0; d < s->ndims && !row; d++) {
+                if (d == s->ndims - 1 && s->shifts[d] >= 0 &&
+                    (!e || e->kind == SHAPE_LEAF)) {
+                    add_mem(&t, '[', "", 0);
+                    *shift = (unsigned)s->shifts[d];
+                    row = t.n + 1 < cap; /* (not cut) */
+                    break;
+                }
+                uint64_t idx = s->shifts[d] >= 0 ? off >> s->shifts[d]
+                                                 : off / s->strides[d];
+                add_num(&t, '[', idx, ']');
+                off -= idx * s->strides[d];
+                base += idx * s->strides[d];
+                extent = s->strides[d];
+            }
+            type = row ? 0 : s->elem;
+        } else if (s && s->kind == SHAPE_RECORD) {
+            const member *m = NULL;
+            for (size_t i = 0; i < s->nmembers && !m; i++)
+                if (off >= s->members[i].off &&
+                    off - s->members[i].off < s->members[i].size)
+                    m = &s->members[i];
+            for (const member *j = s->members; m && j < m; j++)
+                if (j->off < m->off + m->size && m->off < j->off + j->size)
+                    goto alike; /* a union's members: named first wins */
+            if (!m) { /* padding */
+                base = addr;
+                extent = 1;
+                break;
+            }
+            if (m->name)
+                add_mem(&t, '.', m->name, strlen(m->name));
+            off -= m->off;
+            base += m->off;
+            extent = m->size;
+            type = m->type;
+        }
+    }
+alike:
+    *lo = base;
+    *hi = base + extent < end ? base + extent : end;
+    return row;
+}
+
 /* ---- the type of a heap block, from its allocation site ---- */
 
 /* The struct, union or class a variable of type `type` points to (a

@@ -54,6 +54,9 @@ typedef struct span {
     char prefix[NAME_KEPT];
     uint32_t prefix_len;
     unsigned prefix_base;        /* the offset's base; 0: no prefix */
+    uint64_t from;               /* where the offset counts from */
+    int shift;                   /* a row of scalars: the element's log2
+                                    size (namer_span); else -1 */
     uint32_t region_len;         /* strlen(d.region) */
 } span;
 
@@ -137,7 +140,7 @@ void namer_heap_gap(const namer *n, uint64_t addr, uint64_t *lo, uint64_t *hi)
     heap_map_gap(n->heap, addr, lo, hi);
 }
 
-static const char *block_region(const heap_block *b)
+const char *namer_block_region(const heap_block *b)
 {
     int mapping = (b->kind == MEMTAP_EV_MMAP && !(b->flags & MEMTAP_RF_BRK)) ||
                   b->kind == MEMTAP_EV_MREMAP;
@@ -175,7 +178,23 @@ static void static_data(namer *n, uint64_t addr, data_name *out)
         if (out->same_hi > out->same_lo) {
             span *s = &n->spans[n->hit = n->next_span++ % SPANS];
             s->d = *out;
+            s->from = out->start;
+            s->shift = -1;
             s->prefix_base = symbolizer_data_prefix(out, s->prefix, sizeof s->prefix);
+            uint64_t lo, hi;
+            unsigned shift;
+            int row = s->prefix_base ? -1
+                                     : symbolizer_data_row(n->sym, out, s->prefix,
+                                                           sizeof s->prefix,
+                                                           &lo, &hi, &shift);
+            if (row >= 0) { /* kept for the row, or the part without one */
+                s->d.same_lo = s->from = lo;
+                s->d.same_hi = hi;
+            }
+            if (row > 0) {
+                s->shift = (int)shift;
+                s->prefix_base = 10;
+            }
             s->prefix_len = (uint32_t)strlen(s->prefix);
             if (s->prefix_len + 1 >= sizeof s->prefix)
                 s->prefix_base = 0; /* cut: not kept */
@@ -198,7 +217,7 @@ void namer_data(namer *n, uint64_t addr, data_name *out)
         out->start = b->start;
         out->end = 0;
         out->object = out->module = NULL;
-        out->region = block_region(b);
+        out->region = namer_block_region(b);
         out->block = *b;
     } else {
         static_data(n, addr, out);
@@ -211,7 +230,7 @@ const char *namer_region(namer *n, uint64_t addr, uint64_t *lo, uint64_t *hi)
     if (b) {
         *lo = b->start;
         *hi = b->start + (b->size ? b->size : 1);
-        return block_region(b);
+        return namer_block_region(b);
     }
     *lo = *hi = 0;
     return n->sym ? symbolizer_region(n->sym, addr, lo, hi) : "[unknown]";
@@ -325,7 +344,7 @@ const char *namer_heap_name(namer *n, uint64_t addr, uint64_t *off,
     if (!b)
         return NULL;
     *off = addr - b->start;
-    *region = block_region(b);
+    *region = namer_block_region(b);
     return namer_block_name(n, b, buf, cap, len);
 }
 
@@ -334,7 +353,7 @@ const char *namer_name_data(namer *n, uint64_t addr, char *buf, size_t cap)
     const heap_block *b = heap_map_find(n->heap, addr);
     if (b) { /* the block as it is in the map: no copy */
         heap_text(n, b, addr, buf, cap);
-        return block_region(b);
+        return namer_block_region(b);
     }
     size_t len;
     const char *region, *name = namer_name_static(n, addr, buf, cap, &len, &region);
@@ -348,23 +367,21 @@ const char *namer_name_static_or_span(namer *n, uint64_t addr, namer_span *s,
                                       const char **region)
 {
     const span *kept = span_of(n, addr);
-    if (s && kept && kept->prefix_base) {
+    namer_span mine;
+    if (!s)
+        s = &mine;
+    if (kept && kept->prefix_base) {
         *s = (namer_span){ kept->prefix, kept->prefix_len, kept->prefix_base,
-                           kept->d.start, kept->d.region, kept->region_len };
-        return NULL;
-    }
-    if (kept && kept->prefix_base && kept->prefix_len + 24 < cap) {
-        /* the kept answer's prefix, the offset */
-        char digits[24];
-        const char *p = symbolizer_digits(digits + sizeof digits,
-                                          addr - kept->d.start, kept->prefix_base);
-        size_t k = (size_t)(digits + sizeof digits - p);
-        memcpy(buf, kept->prefix, kept->prefix_len);
-        memcpy(buf + kept->prefix_len, p, k);
-        buf[kept->prefix_len + k] = '\0';
-        *len = kept->prefix_len + k;
-        *region = kept->d.region;
-        return buf;
+                           kept->shift, kept->from, kept->d.region,
+                           kept->region_len };
+        if (s != &mine)
+            return NULL;
+        if (kept->prefix_len + NAMER_SPAN_DIGITS < cap) {
+            *len = (size_t)(namer_span_text(s, addr, buf) - buf);
+            buf[*len] = '\0';
+            *region = kept->d.region;
+            return buf;
+        }
     }
     static_slot *slot = &n->statics[fib_hash(addr, 12)];
     if (slot->valid && slot->addr == addr && slot->len < cap) {

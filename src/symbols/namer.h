@@ -11,6 +11,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "memtap/trace.h"
 #include "symbols/heapmap.h"
@@ -56,15 +57,45 @@ const char *namer_name_static(namer *n, uint64_t addr, char *buf, size_t cap,
                               size_t *len, const char **region);
 
 /* A range of static data named alike: each address's name is prefix
- * (its length prefix_len) then addr - start in base 10 or 16. */
+ * (its length prefix_len), then its offset from start in base 10 or 16,
+ * or for a row of scalars (shift >= 0) the index (offset >> shift), "]",
+ * and "+N" for N bytes into the element ("cells[" 12 "]" "+2"). */
 typedef struct namer_span {
     const char *prefix;
     uint32_t prefix_len;
     unsigned base;
+    int shift;
     uint64_t start;
     const char *region;
     uint32_t region_len;     /* strlen(region) */
 } namer_span;
+
+/* The most a name in a span is longer than its prefix. */
+#define NAMER_SPAN_DIGITS 44
+
+/* The name of addr in s at o (s->prefix_len + NAMER_SPAN_DIGITS bytes of
+ * room), not terminated; returns its end. */
+static inline char *namer_span_text(const namer_span *s, uint64_t addr, char *o)
+{
+    char digits[24], *end = digits + sizeof digits;
+    uint64_t off = addr - s->start;
+    memcpy(o, s->prefix, s->prefix_len);
+    o += s->prefix_len;
+    const char *p = symbolizer_digits(end, s->shift < 0 ? off : off >> s->shift,
+                                      s->shift < 0 ? s->base : 10);
+    memcpy(o, p, (size_t)(end - p));
+    o += end - p;
+    if (s->shift < 0)
+        return o;
+    *o++ = ']';
+    uint64_t rem = off & ((UINT64_C(1) << s->shift) - 1);
+    if (!rem)
+        return o;
+    *o++ = '+';
+    p = symbolizer_digits(end, rem, 10);
+    memcpy(o, p, (size_t)(end - p));
+    return o + (end - p);
+}
 
 /* namer_name_static for a caller that writes a range's names itself:
  * when addr lies in a range of static data the namer keeps, *s says how
@@ -91,6 +122,8 @@ const char *namer_region(namer *n, uint64_t addr, uint64_t *lo,
 
 /* The live or released heap block holding addr, or NULL. */
 const heap_block *namer_block_at(const namer *n, uint64_t addr);
+/* A block's region: "[heap]", or "[mmap]" for a mapping. */
+const char *namer_block_region(const heap_block *b);
 /* Around addr, which no block holds: the addresses no block holds now
  * (heap_map_gap). */
 void namer_heap_gap(const namer *n, uint64_t addr, uint64_t *lo, uint64_t *hi);

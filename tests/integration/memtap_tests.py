@@ -431,6 +431,48 @@ def test_kill9_keeps_flushed_chunks():
 
 # ---------------------------------------------------------------- symbolizer
 
+def globals_name(var, o):
+    """The name of byte o of globals.c's variable var, from its declaration
+    (x86-64 layout: int 4 bytes, double and long 8)."""
+    plus = lambda r: "+%d" % r if r else ""
+    if var == "table":
+        return "table[%d]%s" % (o // 8, plus(o % 8))
+    if var == "word":  # union: the int first, then the chars past it
+        return ("word.i" + plus(o) if o < 4 else "word.c[%d]" % o if o < 6
+                else "word+%d" % o)
+    if o < 8:
+        return "config.name[%d]" % o
+    if o < 40:
+        k, r = divmod(o - 8, 8)
+        return ("config.limits[%d].lo%s" % (k, plus(r)) if r < 4
+                else "config.limits[%d].hi%s" % (k, plus(r - 4)))
+    q = o - 40
+    return "config.grid[%d][%d]%s" % (q // 40, q % 40 // 8, plus(q % 8))
+
+
+def test_symbolize_every_byte():
+    # every byte of three variables, from the last one down (the names of
+    # a row of scalars come from the range kept after the first address
+    # named; the array of a union whose int overlaps it is named from the
+    # DWARF each time), against their declarations
+    path, p = trace("globals")
+    places = dict(l.rsplit(" ", 1) for l in p.stdout.splitlines())
+    starts = {"config": int(places["config.name[2]"], 16) - 2,
+              "table": int(places["table[5]"], 16) - 40,
+              "word": int(places["word.c[5]"], 16) - 5}
+    sizes = {"config": 160, "table": 128, "word": 8}
+    for var in starts:
+        offs = range(sizes[var] - 1, -1, -1)
+        got = memtap("symbolize", path, *["%x" % (starts[var] + o) for o in offs])
+        want = ["0x%x: %s, [globals]" % (starts[var] + o, globals_name(var, o))
+                for o in offs]
+        got = got.stdout.splitlines()
+        wrong = [(g, w) for g, w in zip(got, want) if g != w]
+        check(len(got) == len(want) and not wrong,
+              "every byte of %s: %d names, first wrong (got, want): %s"
+              % (var, len(got), wrong[:1]))
+
+
 def test_symbolize_globals():
     binary = prog("globals")
     path, p = trace("globals")
