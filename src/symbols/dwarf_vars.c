@@ -414,8 +414,8 @@ int dwarf_vars_name(dwarf_vars *vs, uint64_t addr, char *buf, size_t cap)
     return 1;
 }
 
-int dwarf_vars_row(dwarf_vars *vs, uint64_t addr, char *buf, size_t cap,
-                   uint64_t *lo, uint64_t *hi, unsigned *shift)
+int dwarf_vars_span(dwarf_vars *vs, uint64_t addr, char *buf, size_t cap,
+                    var_span *out)
 {
     uint64_t end;
     const dwarf_var *v = variable_at(vs, addr, &end);
@@ -425,20 +425,21 @@ int dwarf_vars_row(dwarf_vars *vs, uint64_t addr, char *buf, size_t cap,
     add_mem(&t, 0, v->name, v->name_len);
     uint64_t base = v->addr, extent = v->size, off = addr - v->addr;
     Dwarf_Off type = v->type;
-    int row = 0;
-    /* name_inside's path, down to an array whose elements are scalars */
-    for (int depth = 0; type && depth < 32 && off < extent; depth++) {
+    *out = (var_span){ VAR_SPAN_SCALAR, 0, 0, 0, 0 };
+    /* name_inside's path, down to a scalar or a row of them */
+    int depth = 0;
+    for (; type && depth < 32; depth++) {
         const type_shape *s = shape_of(vs, type);
         type = 0;
         if (s && s->kind == SHAPE_ARRAY) {
             const type_shape *e = shape_of(vs, s->elem);
-            for (int d = 0; d < s->ndims && !row; d++) {
+            for (int d = 0; d < s->ndims; d++) {
                 if (d == s->ndims - 1 && s->shifts[d] >= 0 &&
                     (!e || e->kind == SHAPE_LEAF)) {
                     add_mem(&t, '[', "", 0);
-                    *shift = (unsigned)s->shifts[d];
-                    row = t.n + 1 < cap; /* (not cut) */
-                    break;
+                    *out = (var_span){ VAR_SPAN_ROW, 0, 0, 0,
+                                       (unsigned)s->shifts[d] };
+                    goto found;
                 }
                 uint64_t idx = s->shifts[d] >= 0 ? off >> s->shifts[d]
                                                  : off / s->strides[d];
@@ -447,21 +448,24 @@ int dwarf_vars_row(dwarf_vars *vs, uint64_t addr, char *buf, size_t cap,
                 base += idx * s->strides[d];
                 extent = s->strides[d];
             }
-            type = row ? 0 : s->elem;
+            type = s->elem;
         } else if (s && s->kind == SHAPE_RECORD) {
             const member *m = NULL;
             for (size_t i = 0; i < s->nmembers && !m; i++)
                 if (off >= s->members[i].off &&
                     off - s->members[i].off < s->members[i].size)
                     m = &s->members[i];
-            for (const member *j = s->members; m && j < m; j++)
-                if (j->off < m->off + m->size && m->off < j->off + j->size)
-                    goto alike; /* a union's members: named first wins */
             if (!m) { /* padding */
                 base = addr;
                 extent = 1;
-                break;
+                out->kind = VAR_SPAN_OTHER;
+                goto found;
             }
+            for (const member *j = s->members; j < m; j++)
+                if (j->off < m->off + m->size && m->off < j->off + j->size) {
+                    out->kind = VAR_SPAN_OTHER; /* a union's: named first */
+                    goto found;
+                }
             if (m->name)
                 add_mem(&t, '.', m->name, strlen(m->name));
             off -= m->off;
@@ -470,10 +474,14 @@ int dwarf_vars_row(dwarf_vars *vs, uint64_t addr, char *buf, size_t cap,
             type = m->type;
         }
     }
-alike:
-    *lo = base;
-    *hi = base + extent < end ? base + extent : end;
-    return row;
+    if (type) /* (as deep as name_inside goes) */
+        out->kind = VAR_SPAN_OTHER;
+found:
+    if (t.n + 1 >= cap) /* cut */
+        out->kind = VAR_SPAN_OTHER;
+    out->from = out->lo = base;
+    out->hi = base + extent < end ? base + extent : end;
+    return 0;
 }
 
 /* ---- the type of a heap block, from its allocation site ---- */

@@ -9,6 +9,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "symbols/var_span.h"
+
 typedef struct dwarf_vars dwarf_vars;
 
 /* Reads every variable of dwarf with a DW_OP_addr location (dwarf stays
@@ -25,16 +27,13 @@ int dwarf_vars_at(dwarf_vars *vs, uint64_t addr, const char **name,
  * ("config.limits[3].hi", with "+N" for bytes inside a scalar) into buf:
  * 1, or 0 when no variable holds addr. */
 int dwarf_vars_name(dwarf_vars *vs, uint64_t addr, char *buf, size_t cap);
-/* Whether addr lies in an array of scalars whose stride is a power of two
- * (the innermost array on its path, a row of a matrix): 1 with its name
- * up to the index in buf ("grid[3][", "cfg.limits["), the row in
- * [*lo, *hi) and the stride's log2 in *shift.  Each address a of the row
- * is named buf, (a - *lo) >> *shift, "]", then "+N" for N bytes past the
- * element's start, as dwarf_vars_name names it.  0 when not, with
- * [*lo, *hi) around addr holding no such row (a scalar, a union whose
- * members overlap); -1 when no variable holds addr. */
-int dwarf_vars_row(dwarf_vars *vs, uint64_t addr, char *buf, size_t cap,
-                   uint64_t *lo, uint64_t *hi, unsigned *shift);
+/* How the names around addr read, for a caller that makes them itself:
+ * the text of addr's name up to its row's index or its scalar's offset
+ * in buf ("grid[3][", "cfg.limits[2].hi"), the range of addresses whose
+ * names are that text and their index or offset (var_span.h), as
+ * dwarf_vars_name names them.  0, or -1 when no variable holds addr. */
+int dwarf_vars_span(dwarf_vars *vs, uint64_t addr, char *buf, size_t cap,
+                    var_span *out);
 
 /* The type of the blocks allocated at the call at pc: the struct, union
  * or class that the variables and parameters of the call's scopes, out to

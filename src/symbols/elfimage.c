@@ -435,11 +435,11 @@ int elf_image_variable(elf_image *img, uint64_t addr, char *buf, size_t cap)
     return v && dwarf_vars_name(v, addr, buf, cap);
 }
 
-int elf_image_variable_row(elf_image *img, uint64_t addr, char *buf, size_t cap,
-                           uint64_t *lo, uint64_t *hi, unsigned *shift)
+int elf_image_variable_span(elf_image *img, uint64_t addr, char *buf,
+                            size_t cap, var_span *out)
 {
     dwarf_vars *v = vars_of(img);
-    return v ? dwarf_vars_row(v, addr, buf, cap, lo, hi, shift) : -1;
+    return v ? dwarf_vars_span(v, addr, buf, cap, out) : -1;
 }
 
 int elf_image_block_type(elf_image *img, uint64_t pc, uint64_t block_size,

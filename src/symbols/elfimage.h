@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "elf/elf_file.h"
+#include "symbols/var_span.h"
 
 typedef struct elf_symbol {
     uint64_t addr;
@@ -85,10 +86,10 @@ int elf_image_frames(elf_image *img, uint64_t addr, elf_frame *out, int max);
  * ("config.limits[3].hi", with "+N" for bytes inside a scalar).  Writes into
  * buf and returns 1, or returns 0 when no variable holds addr. */
 int elf_image_variable(elf_image *img, uint64_t addr, char *buf, size_t cap);
-/* Whether addr lies in a row of scalars, and the text of its names up to
- * the index (dwarf_vars_row); -1 without DWARF for addr. */
-int elf_image_variable_row(elf_image *img, uint64_t addr, char *buf, size_t cap,
-                           uint64_t *lo, uint64_t *hi, unsigned *shift);
+/* How the names around addr read (dwarf_vars_span); -1 without a
+ * variable's DWARF for addr. */
+int elf_image_variable_span(elf_image *img, uint64_t addr, char *buf,
+                            size_t cap, var_span *out);
 /* The variable holding addr: its name and first address, and where the
  * range it names from there ends (dwarf_vars_at); 0 when none. */
 int elf_image_variable_at(elf_image *img, uint64_t addr, const char **name,

@@ -55,8 +55,7 @@ typedef struct span {
     uint32_t prefix_len;
     unsigned prefix_base;        /* the offset's base; 0: no prefix */
     uint64_t from;               /* where the offset counts from */
-    int shift;                   /* a row of scalars: the element's log2
-                                    size (namer_span); else -1 */
+    int shift;                   /* namer_span's */
     uint32_t region_len;         /* strlen(d.region) */
 } span;
 
@@ -181,19 +180,15 @@ static void static_data(namer *n, uint64_t addr, data_name *out)
             s->from = out->start;
             s->shift = -1;
             s->prefix_base = symbolizer_data_prefix(out, s->prefix, sizeof s->prefix);
-            uint64_t lo, hi;
-            unsigned shift;
-            int row = s->prefix_base ? -1
-                                     : symbolizer_data_row(n->sym, out, s->prefix,
-                                                           sizeof s->prefix,
-                                                           &lo, &hi, &shift);
-            if (row >= 0) { /* kept for the row, or the part without one */
-                s->d.same_lo = s->from = lo;
-                s->d.same_hi = hi;
-            }
-            if (row > 0) {
-                s->shift = (int)shift;
-                s->prefix_base = 10;
+            var_span v;
+            if (!s->prefix_base &&
+                symbolizer_data_span(n->sym, out, s->prefix, sizeof s->prefix,
+                                     &v) == 0) {
+                s->d.same_lo = v.lo; /* (named alike: the row, the scalar) */
+                s->d.same_hi = v.hi;
+                s->from = v.from;
+                s->shift = v.kind == VAR_SPAN_ROW ? (int)v.shift : NAMER_SPAN_SCALAR;
+                s->prefix_base = v.kind == VAR_SPAN_OTHER ? 0 : 10;
             }
             s->prefix_len = (uint32_t)strlen(s->prefix);
             if (s->prefix_len + 1 >= sizeof s->prefix)

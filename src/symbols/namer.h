@@ -57,9 +57,12 @@ const char *namer_name_static(namer *n, uint64_t addr, char *buf, size_t cap,
                               size_t *len, const char **region);
 
 /* A range of static data named alike: each address's name is prefix
- * (its length prefix_len), then its offset from start in base 10 or 16,
- * or for a row of scalars (shift >= 0) the index (offset >> shift), "]",
- * and "+N" for N bytes into the element ("cells[" 12 "]" "+2"). */
+ * (its length prefix_len), then
+ * - shift < 0: its offset from start in base 10 or 16 ("libc.so.6:.bss+" 12);
+ * - a row of scalars, shift >= 0: the index (offset >> shift), "]", and
+ *   "+N" for N bytes into the element ("cells[" 12 "]" "+2");
+ * - one scalar, shift NAMER_SPAN_SCALAR: "+N" for N > 0 ("cfg.hi" "+2"). */
+#define NAMER_SPAN_SCALAR 64
 typedef struct namer_span {
     const char *prefix;
     uint32_t prefix_len;
@@ -73,14 +76,28 @@ typedef struct namer_span {
 /* The most a name in a span is longer than its prefix. */
 #define NAMER_SPAN_DIGITS 44
 
+/* Appends "+N" to o for N > 0; returns the end. */
+static inline char *namer_plus_at(char *o, uint64_t n)
+{
+    if (!n)
+        return o;
+    char digits[24], *end = digits + sizeof digits;
+    const char *p = symbolizer_digits(end, n, 10);
+    *o++ = '+';
+    memcpy(o, p, (size_t)(end - p));
+    return o + (end - p);
+}
+
 /* The name of addr in s at o (s->prefix_len + NAMER_SPAN_DIGITS bytes of
  * room), not terminated; returns its end. */
 static inline char *namer_span_text(const namer_span *s, uint64_t addr, char *o)
 {
-    char digits[24], *end = digits + sizeof digits;
     uint64_t off = addr - s->start;
     memcpy(o, s->prefix, s->prefix_len);
     o += s->prefix_len;
+    if (s->shift == NAMER_SPAN_SCALAR)
+        return namer_plus_at(o, off);
+    char digits[24], *end = digits + sizeof digits;
     const char *p = symbolizer_digits(end, s->shift < 0 ? off : off >> s->shift,
                                       s->shift < 0 ? s->base : 10);
     memcpy(o, p, (size_t)(end - p));
@@ -88,13 +105,7 @@ static inline char *namer_span_text(const namer_span *s, uint64_t addr, char *o)
     if (s->shift < 0)
         return o;
     *o++ = ']';
-    uint64_t rem = off & ((UINT64_C(1) << s->shift) - 1);
-    if (!rem)
-        return o;
-    *o++ = '+';
-    p = symbolizer_digits(end, rem, 10);
-    memcpy(o, p, (size_t)(end - p));
-    return o + (end - p);
+    return namer_plus_at(o, off & ((UINT64_C(1) << s->shift) - 1));
 }
 
 /* namer_name_static for a caller that writes a range's names itself:

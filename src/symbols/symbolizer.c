@@ -634,19 +634,18 @@ unsigned symbolizer_data_prefix(const data_name *d, char *buf, size_t cap)
     return base;
 }
 
-int symbolizer_data_row(symbolizer *s, const data_name *d, char *buf,
-                        size_t cap, uint64_t *lo, uint64_t *hi, unsigned *shift)
+int symbolizer_data_span(symbolizer *s, const data_name *d, char *buf,
+                         size_t cap, var_span *out)
 {
     sym_module *sm = d->kind == DATA_VARIABLE ? module_at(s, d->addr) : NULL;
     uint64_t base = sm ? sm->m->base : 0;
-    int row = sm ? elf_image_variable_row(module_image(s, sm), d->addr - base,
-                                          buf, cap, lo, hi, shift)
-                 : -1;
-    if (row < 0)
+    if (!sm || elf_image_variable_span(module_image(s, sm), d->addr - base, buf,
+                                       cap, out) != 0)
         return -1;
-    *lo = *lo + base > d->same_lo ? *lo + base : d->same_lo;
-    *hi = *hi + base < d->same_hi ? *hi + base : d->same_hi;
-    return *lo < *hi ? row : -1;
+    out->from += base;
+    out->lo = out->lo + base > d->same_lo ? out->lo + base : d->same_lo;
+    out->hi = out->hi + base < d->same_hi ? out->hi + base : d->same_hi;
+    return out->lo < out->hi ? 0 : -1;
 }
 
 void symbolizer_data_text(symbolizer *s, const data_name *d, char *buf,

@@ -16,6 +16,7 @@
 
 #include "memtap/trace.h"
 #include "symbols/heapmap.h"
+#include "symbols/var_span.h"
 
 typedef struct symbolizer symbolizer;
 
@@ -138,13 +139,11 @@ void symbolizer_data_text(symbolizer *s, const data_name *d, char *buf,
  * symbolizer_data_text begins it, and the base the offset follows in
  * (10, or 16); 0 for the other kinds. */
 unsigned symbolizer_data_prefix(const data_name *d, char *buf, size_t cap);
-/* For a DATA_VARIABLE: whether its address lies in a row of scalars
- * (dwarf_vars_row: 1 with the text of the names up to the index in buf,
- * the element's log2 size in *shift), and the part of [same_lo, same_hi)
- * where that answer holds in [*lo, *hi); -1 for other kinds or without
- * DWARF. */
-int symbolizer_data_row(symbolizer *s, const data_name *d, char *buf,
-                        size_t cap, uint64_t *lo, uint64_t *hi, unsigned *shift);
+/* For a DATA_VARIABLE: how the names around its address read
+ * (dwarf_vars_span), within [same_lo, same_hi); -1 for other kinds or
+ * without DWARF. */
+int symbolizer_data_span(symbolizer *s, const data_name *d, char *buf,
+                         size_t cap, var_span *out);
 
 /* "00" to "99": a number's decimal digits two at a time. */
 extern const char symbolizer_dec_pairs[201];
