@@ -19,7 +19,9 @@ differ), its runs interleaved with build/'s: the two medians side by
 side, from one machine in one hour.
 
 WORKLOADS is a comma-separated list (default walk,sort; threads makes a
-38 M-record trace, threads_long one of 115 M), FORMS too (default all of them).
+38 M-record trace, threads_long one of 115 M; gzip traces `gzip -9` of
+2 MB of text under the default `memtap run`, 117 M records of the heap
+and static data), FORMS too (default all of them).
 """
 import os
 import re
@@ -28,7 +30,7 @@ import subprocess
 import sys
 import tempfile
 
-from table4 import measured
+from table4 import measured, text_copies
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BIN = os.path.join(ROOT, "build", "bin")
@@ -66,8 +68,11 @@ def report(form, n, times, label=""):
 
 
 def write_trace(memtap, copy, workload, trace):
-    """Traces workload of copy under memtap run; its records."""
-    subprocess.run([memtap, "run", "-q", "-o", trace, "--", copy, workload], check=True,
+    """Traces workload of copy (gzip: gzip -9 itself) under memtap run; its
+    records."""
+    argv = ([copy, workload] if workload != "gzip" else
+            ["gzip", "-9", "-c", text_copies(os.path.dirname(trace), 16)])
+    subprocess.run([memtap, "run", "-q", "-o", trace, "--"] + argv, check=True,
                    stdout=subprocess.DEVNULL)
     info = subprocess.run([memtap, "info", trace], capture_output=True, text=True).stdout
     return int(re.search(r"^events: (\d+)", info, re.M).group(1))
