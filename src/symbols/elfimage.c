@@ -27,7 +27,8 @@ struct elf_image {
     elf_file file;
     elf_file debug;        /* the separate debug file, when there is one */
     Elf *debug_elf;        /* debug.elf, or NULL */
-    Dwarf *dwarf;
+    Dwarf *dwarf;          /* dwarf_of's */
+    int dwarf_tried;
     elf_symbol *syms;
     size_t nsyms;
     elf_section *secs;
@@ -181,6 +182,39 @@ static int has_symtab(Elf *elf)
     return 0;
 }
 
+/* Whether elf has DWARF's .debug_info, without reading it. */
+static int has_debug_info(Elf *elf)
+{
+    size_t strndx;
+    if (elf_getshdrstrndx(elf, &strndx) != 0)
+        return 0;
+    Elf_Scn *scn = NULL;
+    while ((scn = elf_nextscn(elf, scn))) {
+        GElf_Shdr sh;
+        const char *name = gelf_getshdr(scn, &sh)
+                               ? elf_strptr(elf, strndx, sh.sh_name)
+                               : NULL;
+        if (name && sh.sh_type != SHT_NOBITS &&
+            (!strcmp(name, ".debug_info") || !strcmp(name, ".zdebug_info")))
+            return 1;
+    }
+    return 0;
+}
+
+/* The DWARF of the file or of its debug file, opened on first use (libdw
+ * decompresses the sections as it opens them: libc's debug file takes
+ * tens of milliseconds, which the lines of `show --raw` do not need). */
+static Dwarf *dwarf_of(elf_image *img)
+{
+    if (!img->dwarf_tried) {
+        img->dwarf_tried = 1;
+        img->dwarf = dwarf_begin_elf(img->file.elf, DWARF_C_READ, NULL);
+        if (!img->dwarf && img->debug_elf)
+            img->dwarf = dwarf_begin_elf(img->debug_elf, DWARF_C_READ, NULL);
+    }
+    return img->dwarf;
+}
+
 /* Opens /usr/lib/debug/.build-id/xx/yyyy.debug when it exists. */
 static void open_debug_file(elf_image *img)
 {
@@ -209,11 +243,8 @@ int elf_image_open(const char *path, elf_image **out)
     if (rc == ELF_OK)
         rc = load_sections(img);
     if (rc == ELF_OK) {
-        img->dwarf = dwarf_begin_elf(elf, DWARF_C_READ, NULL);
-        if (!img->dwarf || !has_symtab(elf))
+        if (!has_debug_info(elf) || !has_symtab(elf))
             open_debug_file(img);
-        if (!img->dwarf && img->debug_elf)
-            img->dwarf = dwarf_begin_elf(img->debug_elf, DWARF_C_READ, NULL);
         Elf *symsrc = has_symtab(elf) || !img->debug_elf ||
                               !has_symtab(img->debug_elf)
                           ? elf
@@ -255,7 +286,6 @@ const uint8_t *elf_image_build_id(const elf_image *img, size_t *len)
     return img->file.build_id_len ? img->file.build_id : NULL;
 }
 
-int elf_image_has_dwarf(const elf_image *img) { return img->dwarf != NULL; }
 int elf_image_type(const elf_image *img) { return img->file.eh.e_type; }
 int elf_image_has_interp(const elf_image *img)
 {
@@ -358,7 +388,8 @@ int elf_image_line(elf_image *img, uint64_t addr, const char **file,
                    int *line)
 {
     Dwarf_Die cu;
-    if (!img->dwarf || !dwarf_addrdie(img->dwarf, addr, &cu))
+    Dwarf *dwarf = dwarf_of(img);
+    if (!dwarf || !dwarf_addrdie(dwarf, addr, &cu))
         return 0;
     Dwarf_Line *l = dwarf_getsrc_die(&cu, addr);
     if (!l || dwarf_lineno(l, line) != 0)
@@ -380,7 +411,8 @@ static const char *cu_file(Dwarf_Die *cu, Dwarf_Word index)
 int elf_image_frames(elf_image *img, uint64_t addr, elf_frame *out, int max)
 {
     Dwarf_Die cu, *scopes;
-    if (!img->dwarf || !dwarf_addrdie(img->dwarf, addr, &cu))
+    Dwarf *dwarf = dwarf_of(img);
+    if (!dwarf || !dwarf_addrdie(dwarf, addr, &cu))
         return 0;
     elf_frame at = { NULL, NULL, 0 };
     Dwarf_Line *l = dwarf_getsrc_die(&cu, addr);
@@ -417,7 +449,7 @@ int elf_image_frames(elf_image *img, uint64_t addr, elf_frame *out, int max)
 /* The file's variables, read on first use; NULL without DWARF. */
 static dwarf_vars *vars_of(elf_image *img)
 {
-    if (!img->vars && img->dwarf)
+    if (!img->vars && dwarf_of(img))
         img->vars = dwarf_vars_load(img->dwarf);
     return img->vars;
 }

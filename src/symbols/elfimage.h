@@ -37,7 +37,6 @@ void elf_image_close(elf_image *img);
 
 /* The GNU build-id (NULL when absent). */
 const uint8_t *elf_image_build_id(const elf_image *img, size_t *len);
-int elf_image_has_dwarf(const elf_image *img);
 /* ELF type (ET_EXEC, ET_DYN, ...) and whether it has a PT_INTERP. */
 int elf_image_type(const elf_image *img);
 int elf_image_has_interp(const elf_image *img);
