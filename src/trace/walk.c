@@ -15,11 +15,13 @@
 #include <sched.h>
 #include <stdlib.h>
 
-/* The ring holds more than a chunk of memtap run's (65,536 records): the
- * reader fills it a chunk at a time, decompressing and unpacking the
- * next while the walk takes the batches filled (with three, the walk
- * waited for it: raw lines of the walk's trace 0.24 -> 0.32 s). */
-#define BATCHES 5
+/* The ring holds two chunks of memtap run's (65,536 records): the reader
+ * fills it a chunk at a time, decompressing and unpacking the next while
+ * the walk takes the batches filled (with three, the walk waited for it:
+ * raw lines of the walk's trace 0.24 -> 0.32 s; with five, those of the
+ * threads trace, whose four threads' chunks end at different times,
+ * 0.48 -> 0.44 s against eight). */
+#define BATCHES 8
 #define BATCH_RECORDS 16384u
 
 typedef struct run_ref {
