@@ -10,6 +10,10 @@
  *   F$10:<freed:0008@grow+31>
  *   Y$11:<malloc0001@main+20>+0,table+0,64, main+90
  * Internal events print as comment lines starting with '#'.
+ *
+ * One file: the access lines' loops (most of `show`) inline what each
+ * line is made of, the sequence number's digits and the regions, heap
+ * blocks and line ends kept from line to line, which no other file uses.
  */
 #include "render.h"
 #include "trace/accesses.h"

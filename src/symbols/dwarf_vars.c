@@ -4,6 +4,10 @@
  * and element ("config.limits[3].hi", "+N" for bytes inside a scalar).
  * What naming needs of each type (array strides, member tables) is read
  * from libdw once and kept, so that naming is arithmetic.
+ *
+ * One file: the variables, the type shapes and the walks that name data
+ * (a variable's bytes, a row or scalar around an address, a heap block's
+ * members) all read the one table of shapes.
  */
 #define _GNU_SOURCE
 #include "dwarf_vars.h"

@@ -902,14 +902,9 @@ static int load_records(memtap_trace *t, const chunk_ref *r,
 /* Leaves c's buffer to the runs lent from it (trace_keep_stamp). */
 static int cursor_leave(memtap_trace *t, cursor *c)
 {
-    if (t->nleft == t->left_cap) {
-        size_t cap = t->left_cap ? 2 * t->left_cap : 16;
-        kept_buffer *l = realloc(t->left, cap * sizeof *l);
-        if (!l)
-            return MEMTAP_E_NOMEM;
-        t->left = l;
-        t->left_cap = cap;
-    }
+    int rc = grow((void **)&t->left, &t->left_cap, t->nleft + 1, sizeof *t->left);
+    if (rc)
+        return rc;
     t->left[t->nleft++] = (kept_buffer){ c->recs, c->recs_cap, t->keep_stamp };
     c->recs = NULL;
     c->recs_cap = c->nrecs = c->pos = 0;
