@@ -911,6 +911,15 @@ static int cursor_leave(memtap_trace *t, cursor *c)
     return MEMTAP_OK;
 }
 
+static void free_spares(memtap_trace *t)
+{
+    while (t->nspare) {
+        kept_buffer *b = &t->spare[--t->nspare];
+        t->buffered -= (uint64_t)b->cap * sizeof *b->recs;
+        free(b->recs);
+    }
+}
+
 /* Gives c the largest spare buffer, if any. */
 static void cursor_take_spare(memtap_trace *t, cursor *c)
 {
@@ -941,6 +950,8 @@ static int cursor_reserve(memtap_trace *t, cursor *c, size_t n)
         return MEMTAP_OK;
     uint64_t have = (uint64_t)c->recs_cap * sizeof *c->recs;
     uint64_t need = (uint64_t)n * sizeof *c->recs;
+    if (t->buffered - have + need > t->budget)
+        free_spares(t); /* (kept for speed only) */
     if (t->buffered - have + need > t->budget)
         return MEMTAP_E_LIMIT;
     memtap_record *r = realloc(c->recs, (size_t)need);
@@ -991,11 +1002,7 @@ void trace_keep_end(memtap_trace *t)
 {
     t->keep_lent = 0;
     trace_keep_until(t, UINT64_MAX);
-    while (t->nspare) {
-        kept_buffer *b = &t->spare[--t->nspare];
-        t->buffered -= (uint64_t)b->cap * sizeof *b->recs;
-        free(b->recs);
-    }
+    free_spares(t);
     free(t->left);
     t->left = NULL;
     t->left_cap = 0;
