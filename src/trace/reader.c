@@ -994,8 +994,10 @@ void trace_keep_until(memtap_trace *t, uint64_t stamp)
         t->buffered -= (uint64_t)b->cap * sizeof *b->recs;
         free(b->recs);
     }
-    memmove(t->left, t->left + n, (t->nleft - n) * sizeof *t->left);
-    t->nleft -= n;
+    if (n) {
+        memmove(t->left, t->left + n, (t->nleft - n) * sizeof *t->left);
+        t->nleft -= n;
+    }
 }
 
 void trace_keep_end(memtap_trace *t)
