@@ -65,8 +65,6 @@ typedef struct kept_buffer {
     uint64_t stamp;     /* trace_keep_stamp's when the cursor left it */
 } kept_buffer;
 
-#define SPARE_BUFFERS 4 /* left buffers kept for the next loads */
-
 /* A call stack of the STACKS table: its frames in memtap_trace.frames. */
 typedef struct stack_row {
     uint32_t id, n;
@@ -142,8 +140,9 @@ struct memtap_trace {
     uint64_t keep_stamp;
     kept_buffer *left;  /* buffers cursors left, by rising stamp */
     size_t nleft, left_cap;
-    kept_buffer spare[SPARE_BUFFERS]; /* left ones no run refers to */
-    size_t nspare;
+    kept_buffer *spare; /* left ones no run refers to, for the next loads
+                           (as many as were lent at once: no more) */
+    size_t nspare, spare_cap;
 };
 
 const char *memtap_status_string(int status)
@@ -987,7 +986,8 @@ void trace_keep_until(memtap_trace *t, uint64_t stamp)
     size_t n = 0;
     while (n < t->nleft && t->left[n].stamp < stamp) {
         kept_buffer *b = &t->left[n++];
-        if (t->keep_lent && t->nspare < SPARE_BUFFERS) {
+        if (t->keep_lent && grow((void **)&t->spare, &t->spare_cap, t->nspare + 1,
+                                 sizeof *t->spare) == MEMTAP_OK) {
             t->spare[t->nspare++] = *b;
             continue;
         }
@@ -1005,9 +1005,10 @@ void trace_keep_end(memtap_trace *t)
     t->keep_lent = 0;
     trace_keep_until(t, UINT64_MAX);
     free_spares(t);
+    free(t->spare);
     free(t->left);
-    t->left = NULL;
-    t->left_cap = 0;
+    t->spare = t->left = NULL;
+    t->spare_cap = t->left_cap = 0;
 }
 
 /* Loads chunk r into c, its records made from the time `from` (0: not
