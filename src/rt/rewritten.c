@@ -80,7 +80,8 @@ typedef struct rt_module {
     uint64_t header;            /* runtime address of the header */
     uint32_t ntraps;
     const mt_trap *traps;       /* sorted by pc (link-time) */
-    uint64_t *counters;         /* --profile: one per block */
+    uint64_t *counters;         /* --profile: one per block, then a copy
+                                   of blocks (memtap's: the module may go) */
     const uint64_t *blocks;
     uint32_t nblocks;
     uint64_t source_id;
@@ -100,6 +101,7 @@ typedef struct rt_tls {
 static struct {
     rt_module mods[MAX_MODULES];
     trace_site_table tabs[MAX_MODULES]; /* the modules' sites, by tag */
+    uint8_t seen[MAX_MODULES];  /* rewritten_scan found the module loaded */
     _Atomic uint32_t nmods;
     atomic_int lock;
     int discard;                /* MEMTAP_REWRITE_DISCARD=1: measure the
@@ -652,7 +654,9 @@ int rewritten_trap(ucontext_t *uc)
     uint32_t nmods = atomic_load(&rt.nmods);
     for (uint32_t m = 0; m < nmods; m++) {
         const rt_module *mod = &rt.mods[m];
-        const mt_trap *t = mod->ntraps ? find_trap(mod, pc - mod->bias) : NULL;
+        const mt_trap *t = mod->ntraps && pc - mod->bias < mod->span
+                               ? find_trap(mod, pc - mod->bias)
+                               : NULL;
         if (t) {
             if (t->string)
                 string_event(mod, t, uc);
@@ -917,7 +921,7 @@ void rewritten_check_passed(uint64_t pc)
 static void release_slot(rt_module *mod, const mt_rewrite_header *h)
 {
     if (mod->counters)
-        raw_unmap(mod->counters, h->nblocks * sizeof(uint64_t));
+        raw_unmap(mod->counters, 2 * h->nblocks * sizeof(uint64_t));
     memset(mod, 0, sizeof *mod);
 }
 
@@ -1100,12 +1104,14 @@ static const char *turn_on(const struct dl_phdr_info *info,
     mod->header = at;
     mod->source_id = h->source_id;
     if (h->nblocks) {
-        mod->counters = raw_map(h->nblocks * sizeof(uint64_t));
+        mod->counters = raw_map(2 * h->nblocks * sizeof(uint64_t));
         if (!mod->counters) {
             release_slot(mod, h);
             return "no memory for its block counters";
         }
-        mod->blocks = (const uint64_t *)(uintptr_t)(at + h->blocks);
+        memcpy(mod->counters + h->nblocks, (const void *)(uintptr_t)(at + h->blocks),
+               h->nblocks * sizeof(uint64_t));
+        mod->blocks = mod->counters + h->nblocks;
         mod->nblocks = h->nblocks;
     }
     if (h->ntraps && take_sigtrap() != 0) {
@@ -1172,8 +1178,10 @@ static void hook(const struct dl_phdr_info *info, const mt_rewrite_header *h)
     uint64_t at = (uint64_t)(uintptr_t)h;
     uint32_t m = atomic_load(&rt.nmods), n = atomic_load(&rt.nrefused);
     for (uint32_t i = 0; i < m; i++)
-        if (rt.mods[i].header == at)
+        if (rt.mods[i].header == at) {
+            rt.seen[i] = 1;
             return;
+        }
     for (uint32_t i = 0; i < n && i < MAX_MODULES; i++)
         if (rt.refused[i] == at)
             return;
@@ -1208,6 +1216,24 @@ static int find_rewritten(struct dl_phdr_info *info, size_t size, void *arg)
     return 0;
 }
 
+/* Module m was unloaded (dlclose): nothing of its memory is read again
+ * (its int3 sites, checks, log sequence and sites; an entry of its still
+ * in a buffer then stands for no record), and a module loaded at its
+ * address later is turned on anew.  Its counters and their blocks are
+ * memtap's and stay. */
+static void forget(uint32_t m)
+{
+    rt_module *mod = &rt.mods[m];
+    atomic_store((_Atomic uint32_t *)&mod->ntraps, 0);
+    mod->traps = NULL;
+    mod->nchecks = 0;
+    mod->checks = NULL;
+    mod->log = NULL;
+    mod->size = mod->span = 0;
+    mod->header = 0;
+    rt.tabs[m].nsites = 0;
+}
+
 /* MEMTAP_CONSUMER: the user's shared object, loaded once. */
 static void load_consumer(void)
 {
@@ -1239,7 +1265,12 @@ void rewritten_scan(void)
     rt.discard = config()->rewrite_discard;
     rt.debug_traps = config()->debug_traps;
     rt.check_once = config()->check_once;
+    uint32_t had = atomic_load(&rt.nmods);
+    memset(rt.seen, 0, sizeof rt.seen);
     dl_iterate_phdr(find_rewritten, NULL);
+    for (uint32_t m = 0; m < had; m++)
+        if (!rt.seen[m] && rt.mods[m].header)
+            forget(m);
     spin_release(&rt.lock);
 }
 

@@ -667,6 +667,27 @@ def test_engine_dlopen():
     check(any(l.endswith(",77") and "plugin_make" in l for l in heap), "the plugin's malloc again: %s" % heap)
 
 
+def test_engine_dlclose_reload():
+    """A library unloaded and loaded again is traced each time: memtap's
+    runtime forgets an unloaded library (it read its int3 sites after it
+    was gone: nm -D, whose plugins come and go, died of SIGSEGV) and turns
+    on a library loaded where one was (it took it for the one before, and
+    the third round's accesses were lost).  Each round reads its heap int
+    once, at peek."""
+    lib = os.path.dirname(prog("dlopener"))
+    libs = [os.path.realpath(os.path.join(d, "libpeek_%s.so" % c))
+            for c in "ab" for d in (os.path.join(lib, "..", "lib"), lib)
+            if os.path.exists(os.path.join(d, "libpeek_%s.so" % c))][:2]
+    native = subprocess.run([prog("dlreload")] + libs, capture_output=True, text=True)
+    check_eq(native.stdout, "11 22 33\n", "native output")
+    for engine in ("static", "fault"):
+        trace, p = run(prog("dlreload"), *libs, engine=engine)
+        check_eq(p.stdout, native.stdout, "%s: the program's output" % engine)
+        peeks = [l for l in show(trace) if l.startswith("L$") and l.endswith(", peek+0")]
+        check_eq(len(peeks), 3, "%s: a heap load at peek a round: %s" % (engine, peeks))
+        check(all("[heap]" in l for l in peeks), "%s: of the heap ints: %s" % (engine, peeks))
+
+
 def test_engine_libc_loads():
     """Libraries the C library loads itself (iconv's conversion modules:
     not through dlopen, which libmemtap.so wraps) are in the trace's module
