@@ -278,20 +278,53 @@ void cli_prepend_env(const char *name, const char *value)
     }
 }
 
-/* The static TLS surplus libmemtap.so needs: its PT_TLS, aligned, and
- * 1 KiB for the loader's rounding (32 KiB when it cannot be read). */
-static size_t static_tls_need(const char *preload)
+/* The static TLS an ELF file's PT_TLS takes, aligned; -1 when the file
+ * cannot be read. */
+static long tls_of(const char *path)
 {
     elf_file f;
-    size_t need = 32768;
-    if (elf_file_open(preload, &f) != ELF_OK)
-        return need;
+    long size = 0;
+    if (elf_file_open(path, &f) != ELF_OK)
+        return -1;
     for (size_t i = 0; i < f.nph; i++)
         if (f.ph[i].p_type == PT_TLS) {
             uint64_t align = f.ph[i].p_align ? f.ph[i].p_align : 1;
-            need = (size_t)((f.ph[i].p_memsz + align - 1) / align * align) + 1024;
+            size = (long)((f.ph[i].p_memsz + align - 1) / align * align);
         }
     elf_file_close(&f);
+    return size;
+}
+
+/* The libraries the loader finds for the ELF program exe at start-up;
+ * none for a script or a static program. */
+static void start_libraries(const char *exe, path_list *out)
+{
+    elf_file f;
+    if (elf_file_open(exe, &f) != ELF_OK)
+        return;
+    char interp[sizeof f.interp];
+    snprintf(interp, sizeof interp, "%s", f.interp);
+    elf_file_close(&f);
+    if (*interp)
+        list_libraries(interp, exe, out);
+}
+
+/* The static TLS surplus a run needs beyond the loader's own (512
+ * bytes): with an audit module the loader sizes the static TLS block
+ * before it loads anything but the program, so libmemtap.so and every
+ * library loaded at start-up take theirs from the surplus (rustc's
+ * driver library, 23 KiB of initial-exec TLS, failed to load), plus
+ * 1 KiB for the loader's rounding; 32 KiB for libmemtap.so when it cannot
+ * be read.  Each thread's block is then as large as it is natively, and
+ * a thread created with a small stack (node's) still fits. */
+static size_t static_tls_need(const char *preload, const path_list *libs)
+{
+    long own = tls_of(preload);
+    size_t need = 512 + 1024 + (own < 0 ? 32768 : (size_t)own);
+    for (size_t i = 0; i < libs->n; i++) {
+        long t = tls_of(libs->v[i]);
+        need += t > 0 ? (size_t)t : 0;
+    }
     return need;
 }
 
@@ -301,7 +334,7 @@ static size_t static_tls_need(const char *preload)
  * with_cache (the static engine) where the copies are and how to make
  * them. */
 static int set_audit_env(const engine_plan *p, const char *preload,
-                         int with_cache)
+                         const path_list *libs, int with_cache)
 {
     char audit[PATH_MAX], self[PATH_MAX];
     snprintf(audit, sizeof audit, "%s", preload);
@@ -312,13 +345,9 @@ static int set_audit_env(const engine_plan *p, const char *preload,
     if (access(audit, R_OK) != 0)
         return cli_error(audit, "not found beside libmemtap.so");
     cli_prepend_env("LD_AUDIT", audit);
-    /* with an audit module, the loader gives preloaded libraries' TLS only
-     * the surplus of the static TLS block, which libmemtap.so's exceeds.
-     * No more than it needs: every thread's block grows by the surplus,
-     * and a thread created with a small stack (node's) must still fit */
     char tunable[64];
     snprintf(tunable, sizeof tunable, "glibc.rtld.optional_static_tls=%zu",
-             static_tls_need(preload));
+             static_tls_need(preload, libs));
     cli_prepend_env("GLIBC_TUNABLES", tunable);
     if (!with_cache)
         return 0;
@@ -409,8 +438,9 @@ static int prepare_static(engine_kind want, const char *path, char **argv,
             fprintf(stderr, "memtap: %s: not rewritten (%s): it runs as "
                     "it is, its accesses unrecorded\n", libs.v[i], why);
     }
+    int rc = set_audit_env(p, preload, &libs, 1);
     path_list_free(&libs);
-    if (set_audit_env(p, preload, 1))
+    if (rc)
         return 1;
     snprintf(p->exec_path, sizeof p->exec_path, "%s", copy);
     p->engine = ENGINE_STATIC;
@@ -447,15 +477,18 @@ int engine_prepare(engine_kind want, const char *path, char **argv,
     p->engine = ENGINE_FAULT;
     p->argv = argv;
     snprintf(p->exec_path, sizeof p->exec_path, "%s", path);
-    if (want == ENGINE_FAULT)
-        return set_audit_env(p, preload, 0);
-    int rc = prepare_static(want, path, argv, preload, rules, quiet, p);
+    int rc = want == ENGINE_FAULT
+                 ? 2
+                 : prepare_static(want, path, argv, preload, rules, quiet, p);
     if (rc == 2) { /* the program runs as it is: the runtime of a copy
                       memtap instrument wrote, or the fault engine */
         engine_done(p);
         p->argv = argv;
         snprintf(p->exec_path, sizeof p->exec_path, "%s", path);
-        return set_audit_env(p, preload, 0);
+        path_list libs = { NULL, 0 };
+        start_libraries(path, &libs);
+        rc = set_audit_env(p, preload, &libs, 0);
+        path_list_free(&libs);
     }
     return rc;
 }

@@ -688,6 +688,21 @@ def test_engine_dlclose_reload():
         check(all("[heap]" in l for l in peeks), "%s: of the heap ints: %s" % (engine, peeks))
 
 
+def test_engine_static_tls():
+    """A library loaded at start-up with 48 KiB of initial-exec TLS runs
+    under both engines: with memtap's audit module the loader sizes the
+    static TLS block before it loads the libraries, which then take
+    theirs from the surplus memtap asks for (rustc's driver library failed
+    to load: "cannot allocate memory in static TLS block").  Each thread
+    sums every 4096th byte of its TLS after filling it with seed + i:
+    3 and 7 give 36 and 84."""
+    native = subprocess.run([prog("big_tls")], capture_output=True, text=True)
+    check_eq(native.stdout, "36 84\n", "native output")
+    for engine in ("static", "fault"):
+        trace, p = run(prog("big_tls"), engine=engine)
+        check_eq(p.stdout, native.stdout, "%s: the program's output: %s" % (engine, p.stderr))
+
+
 def test_engine_libc_loads():
     """Libraries the C library loads itself (iconv's conversion modules:
     not through dlopen, which libmemtap.so wraps) are in the trace's module
