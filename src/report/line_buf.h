@@ -133,13 +133,6 @@ static inline char *hex_at(char *p, uint64_t v, int digits)
     return p + n;
 }
 
-/* v in base 10 or 16 (symbolizer_digits' bases) at p (20 bytes of room);
- * returns the end. */
-static inline char *digits_at(char *p, uint64_t v, unsigned base)
-{
-    return base == 16 ? hex_at(p, v, 1) : dec_at(p, v);
-}
-
 /* One of Valgrind Lackey's data lines, " L 0804a010,4" (kind L, S or
  * M): what show --format lackey and export --format lackey print. */
 void lackey_line(line_buf *w, char kind, uint64_t addr, uint64_t size);
