@@ -374,6 +374,22 @@ static void add_num(text *t, char lead, uint64_t v, char close)
     add_mem(t, lead, d + k, sizeof d - k);
 }
 
+/* The index in dimension d of an array shaped s that byte off is in. */
+static uint64_t index_at(const type_shape *s, int d, uint64_t off)
+{
+    return s->shifts[d] >= 0 ? off >> s->shifts[d] : off / s->strides[d];
+}
+
+/* The member of a record shaped s that holds byte off (a union's: the
+ * first), or NULL (padding). */
+static const member *member_at(const type_shape *s, uint64_t off)
+{
+    for (size_t i = 0; i < s->nmembers; i++)
+        if (off >= s->members[i].off && off - s->members[i].off < s->members[i].size)
+            return &s->members[i];
+    return NULL;
+}
+
 /* Appends the path to byte `off` of a value of `type`: its elements and
  * members ("[3].hi"), then "+N" for bytes inside a scalar. */
 static void name_inside(dwarf_vars *vs, Dwarf_Off type, uint64_t off, text *t)
@@ -383,23 +399,19 @@ static void name_inside(dwarf_vars *vs, Dwarf_Off type, uint64_t off, text *t)
         type = 0;
         if (s && s->kind == SHAPE_ARRAY) {
             for (int d = 0; d < s->ndims; d++) {
-                uint64_t idx = s->shifts[d] >= 0 ? off >> s->shifts[d]
-                                                 : off / s->strides[d];
+                uint64_t idx = index_at(s, d, off);
                 add_num(t, '[', idx, ']');
                 off -= idx * s->strides[d];
             }
             type = s->elem;
         } else if (s && s->kind == SHAPE_RECORD) {
-            for (size_t i = 0; i < s->nmembers; i++) {
-                const member *m = &s->members[i];
-                if (off < m->off || off - m->off >= m->size)
-                    continue;
-                if (m->name)
-                    add_mem(t, '.', m->name, strlen(m->name));
-                off -= m->off;
-                type = m->type;
-                break;
-            }
+            const member *m = member_at(s, off);
+            if (!m)
+                continue;
+            if (m->name)
+                add_mem(t, '.', m->name, strlen(m->name));
+            off -= m->off;
+            type = m->type;
         }
     }
     if (off)
@@ -431,8 +443,7 @@ int dwarf_vars_span(dwarf_vars *vs, uint64_t addr, char *buf, size_t cap,
     Dwarf_Off type = v->type;
     *out = (var_span){ VAR_SPAN_SCALAR, 0, 0, 0, 0 };
     /* name_inside's path, down to a scalar or a row of them */
-    int depth = 0;
-    for (; type && depth < 32; depth++) {
+    for (int depth = 0; type && depth < 32; depth++) {
         const type_shape *s = shape_of(vs, type);
         type = 0;
         if (s && s->kind == SHAPE_ARRAY) {
@@ -445,8 +456,7 @@ int dwarf_vars_span(dwarf_vars *vs, uint64_t addr, char *buf, size_t cap,
                                        (unsigned)s->shifts[d] };
                     goto found;
                 }
-                uint64_t idx = s->shifts[d] >= 0 ? off >> s->shifts[d]
-                                                 : off / s->strides[d];
+                uint64_t idx = index_at(s, d, off);
                 add_num(&t, '[', idx, ']');
                 off -= idx * s->strides[d];
                 base += idx * s->strides[d];
@@ -454,11 +464,7 @@ int dwarf_vars_span(dwarf_vars *vs, uint64_t addr, char *buf, size_t cap,
             }
             type = s->elem;
         } else if (s && s->kind == SHAPE_RECORD) {
-            const member *m = NULL;
-            for (size_t i = 0; i < s->nmembers && !m; i++)
-                if (off >= s->members[i].off &&
-                    off - s->members[i].off < s->members[i].size)
-                    m = &s->members[i];
+            const member *m = member_at(s, off);
             if (!m) { /* padding */
                 base = addr;
                 extent = 1;
