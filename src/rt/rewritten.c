@@ -1217,17 +1217,15 @@ static int find_rewritten(struct dl_phdr_info *info, size_t size, void *arg)
 }
 
 /* Module m was unloaded (dlclose): nothing of its memory is read again
- * (its int3 sites, checks, log sequence and sites; an entry of its still
- * in a buffer then stands for no record), and a module loaded at its
- * address later is turned on anew.  Its counters and their blocks are
- * memtap's and stay. */
+ * (its int3 sites and checks, guarded by their counts, its log sequence
+ * and sites; an entry of its still in a buffer then stands for no
+ * record), and a module loaded at its address later is turned on anew.
+ * Its counters and their blocks are memtap's and stay. */
 static void forget(uint32_t m)
 {
     rt_module *mod = &rt.mods[m];
-    atomic_store((_Atomic uint32_t *)&mod->ntraps, 0);
-    mod->traps = NULL;
-    mod->nchecks = 0;
-    mod->checks = NULL;
+    __atomic_store_n(&mod->ntraps, 0, __ATOMIC_RELEASE);
+    __atomic_store_n(&mod->nchecks, 0, __ATOMIC_RELEASE);
     mod->log = NULL;
     mod->size = mod->span = 0;
     mod->header = 0;
