@@ -21,6 +21,7 @@
 #include "symbols/elfimage.h"
 #include "sys/own_modules.h"
 #include "sys/shebang.h"
+#include "sys/static_tls.h"
 
 #include "memtap/trace.h"
 
@@ -287,10 +288,8 @@ static long tls_of(const char *path)
     if (elf_file_open(path, &f) != ELF_OK)
         return -1;
     for (size_t i = 0; i < f.nph; i++)
-        if (f.ph[i].p_type == PT_TLS) {
-            uint64_t align = f.ph[i].p_align ? f.ph[i].p_align : 1;
-            size = (long)((f.ph[i].p_memsz + align - 1) / align * align);
-        }
+        if (f.ph[i].p_type == PT_TLS)
+            size = (long)static_tls_of_segment(f.ph[i].p_memsz, f.ph[i].p_align);
     elf_file_close(&f);
     return size;
 }
@@ -309,18 +308,14 @@ static void start_libraries(const char *exe, path_list *out)
         list_libraries(interp, exe, out);
 }
 
-/* The static TLS surplus a run needs beyond the loader's own (512
- * bytes): with an audit module the loader sizes the static TLS block
- * before it loads anything but the program, so libmemtap.so and every
- * library loaded at start-up take theirs from the surplus (rustc's
- * driver library, 23 KiB of initial-exec TLS, failed to load), plus
- * 1 KiB for the loader's rounding; 32 KiB for libmemtap.so when it cannot
- * be read.  Each thread's block is then as large as it is natively, and
- * a thread created with a small stack (node's) still fits. */
+/* The static TLS surplus a run needs (sys/static_tls.h): libmemtap.so's
+ * and every start-up library's (rustc's driver library, 23 KiB of
+ * initial-exec TLS, failed to load); 32 KiB for libmemtap.so when it
+ * cannot be read. */
 static size_t static_tls_need(const char *preload, const path_list *libs)
 {
     long own = tls_of(preload);
-    size_t need = 512 + 1024 + (own < 0 ? 32768 : (size_t)own);
+    size_t need = STATIC_TLS_SLACK + (own < 0 ? 32768 : (size_t)own);
     for (size_t i = 0; i < libs->n; i++) {
         long t = tls_of(libs->v[i]);
         need += t > 0 ? (size_t)t : 0;

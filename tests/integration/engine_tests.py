@@ -701,6 +701,19 @@ def test_engine_static_tls():
     for engine in ("static", "fault"):
         trace, p = run(prog("big_tls"), engine=engine)
         check_eq(p.stdout, native.stdout, "%s: the program's output: %s" % (engine, p.stderr))
+    # started by exec from a program that needs little (sh): big_tls itself,
+    # and a script whose interpreter it is; it inherited the first
+    # program's surplus and failed (rustc through rustup's proxy)
+    script = os.path.join(TMP, "big_tls_script")
+    with open(script, "w") as f:
+        f.write("#!%s\n" % prog("big_tls"))
+    os.chmod(script, 0o755)
+    for engine in ("static", "fault"):
+        for how, times in (("exec %s" % prog("big_tls"), 1),
+                           ("%s; %s" % (prog("big_tls"), script), 2)):
+            trace, p = run("/bin/sh", "-c", how, engine=engine)
+            check_eq(p.stdout, native.stdout * times,
+                     "%s: sh -c '%s': %s" % (engine, how, p.stderr))
 
 
 def test_engine_libc_loads():

@@ -21,6 +21,7 @@
 #include "sys/env.h"
 #include "sys/only.h"
 #include "preload/syscall/execcopy.h"
+#include "preload/syscall/exectls.h"
 #include "preload/core/fmt.h"
 #include "preload/filter/ignore.h"
 #include "preload/modules/modules.h"
@@ -419,6 +420,7 @@ static unsigned kept_memory(void)
  * keeps memtap's signal handlers. */
 static void start_syscall_layer(int all)
 {
+    exectls_init();
     if (syscalls_init(all) != 0) {
         static const char msg[] =
             "memtap: warning: no seccomp filter: system calls that touch "

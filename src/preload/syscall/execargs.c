@@ -6,6 +6,7 @@
 #include "execargs.h"
 #include "sys/page.h"
 #include "execcopy.h"
+#include "exectls.h"
 
 #include "preload/fault/fault.h"
 #include "preload/memmap/traced_set.h"
@@ -229,6 +230,12 @@ long execargs_run(long nr, const long *a, const sigset_t *program_mask)
             path = interp;
             c.used += used;
         }
+        /* the new program's libraries may need more static TLS than
+         * this one's */
+        size_t tls_used;
+        exectls_raise(path, envp, c.base + c.used,
+                      SCRATCH_MAX - PATH_MAX - c.used, &tls_used);
+        c.used += tls_used;
         path = (char *)execcopy_path(path, c.base + c.used, PATH_MAX);
         c.used += PATH_MAX;
     }

@@ -15,6 +15,7 @@
 #include "cache/key.h"
 #include "sys/rawsys.h"
 #include "sys/shebang.h"
+#include "sys/static_tls.h"
 
 #include <elf.h>
 #include <errno.h>
@@ -62,9 +63,7 @@ void execcopy_init(void)
             put(ec.tested, sizeof ec.tested, ENV_TESTED "=", c->tested) == 0;
 }
 
-/* What the open file is: 0 not an x86-64 ELF program, 1 one linked
- * statically, 2 one linked dynamically (a PT_INTERP header). */
-static int elf_program(int fd)
+int execcopy_elf(int fd, long *tls, char *interp, size_t cap)
 {
     Elf64_Ehdr eh;
     if (raw_syscall6(SYS_pread64, fd, (long)&eh, sizeof eh, 0, 0, 0) !=
@@ -80,17 +79,30 @@ static int elf_program(int fd)
     if (raw_syscall6(SYS_pread64, fd, (long)ph, want, (long)eh.e_phoff, 0,
                      0) != want)
         return 0;
-    for (int i = 0; i < eh.e_phnum; i++)
-        if (ph[i].p_type == PT_INTERP)
-            return 2;
-    return 1;
+    int kind = 1;
+    for (int i = 0; i < eh.e_phnum; i++) {
+        if (ph[i].p_type == PT_TLS && tls) {
+            *tls = (long)static_tls_of_segment(ph[i].p_memsz, ph[i].p_align);
+        } else if (ph[i].p_type == PT_INTERP) {
+            kind = 2;
+            if (interp && (ph[i].p_filesz >= cap ||
+                           raw_syscall6(SYS_pread64, fd, (long)interp,
+                                        (long)ph[i].p_filesz,
+                                        (long)ph[i].p_offset, 0,
+                                        0) != (long)ph[i].p_filesz))
+                return 0;
+            if (interp)
+                interp[ph[i].p_filesz] = '\0';
+        }
+    }
+    return kind;
 }
 
 /* Whether the open file is a dynamically linked ELF program: what the
  * static engine runs from a copy. */
 static int dynamic_program(int fd)
 {
-    return elf_program(fd) == 2;
+    return execcopy_elf(fd, NULL, NULL, 0) == 2;
 }
 
 int execcopy_static_program(const char *path)
@@ -99,7 +111,7 @@ int execcopy_static_program(const char *path)
                            O_RDONLY | O_CLOEXEC, 0, 0, 0);
     if (fd < 0)
         return 0;
-    int kind = elf_program((int)fd);
+    int kind = execcopy_elf((int)fd, NULL, NULL, 0);
     raw_syscall3(SYS_close, fd, 0, 0);
     return kind == 1;
 }
@@ -176,44 +188,51 @@ const char *execcopy_path(const char *path, char *out, size_t cap)
     return exists(out) ? out : path;
 }
 
-char **execcopy_script(const char *path, char *const *argv, char *space,
-                       size_t cap, char **interp, size_t *used)
+long execcopy_script_line(const char *path, char *line, size_t cap)
 {
-    char line[256]; /* what the kernel reads of a script's first line */
-    if (!ec.on ||
+    if (cap < 256 ||
         raw_syscall6(SYS_faccessat, AT_FDCWD, (long)path, X_OK, 0, 0, 0) != 0)
-        return NULL;
+        return -1;
     long fd = raw_syscall3(SYS_openat, AT_FDCWD, (long)path,
                            O_RDONLY | O_CLOEXEC);
     if (fd < 0)
-        return NULL;
-    long n = raw_syscall6(SYS_pread64, fd, (long)line, sizeof line - 1, 0,
-                          0, 0);
+        return -1;
+    /* what the kernel reads of a script's first line */
+    long n = raw_syscall6(SYS_pread64, fd, (long)line, 255, 0, 0, 0);
     raw_syscall3(SYS_close, fd, 0, 0);
     if (n < 3 || line[0] != '#' || line[1] != '!')
-        return NULL;
-    line[n] = '\0';
-    char *nl = line + 2;
-    while (*nl && *nl != '\n')
-        nl++;
-    if (!*nl)
-        return NULL; /* the line is longer than the kernel reads */
-    *nl = '\0';
+        return -1;
+    long len = 0;
+    while (len + 2 < n && line[len + 2] != '\n') {
+        line[len] = line[len + 2];
+        len++;
+    }
+    if (len + 2 == n)
+        return -1; /* the line is longer than the kernel reads */
+    line[len] = '\0';
+    return len;
+}
+
+char **execcopy_script(const char *path, char *const *argv, char *space,
+                       size_t cap, char **interp, size_t *used)
+{
+    char line[256];
+    long len = ec.on ? execcopy_script_line(path, line, sizeof line) : -1;
     char *name, *arg;
-    if (shebang_split(line + 2, &name, &arg) != 0)
+    if (len < 0 || shebang_split(line, &name, &arg) != 0)
         return NULL;
     size_t argc = 0;
     while (argv && argv[argc])
         argc++;
     size_t lead = (size_t)(-(uintptr_t)space & 7);
     size_t pointers = (argc + 3) * sizeof(char *);
-    size_t strings = (size_t)(nl - line) + 1;
+    size_t strings = (size_t)len + 1;
     if (lead + pointers + strings > cap)
         return NULL;
     char **v = (char **)(void *)(space + lead);
     char *text = space + lead + pointers;
     size_t k = 0;
-    for (size_t i = 0; i < (size_t)(nl - line) + 1; i++)
+    for (size_t i = 0; i < strings; i++)
         text[i] = line[i];
     *interp = v[k++] = text + (name - line);
     if (arg)

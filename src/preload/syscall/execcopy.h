@@ -20,9 +20,23 @@ void execcopy_init(void);
  * handler. */
 const char *execcopy_path(const char *path, char *out, size_t cap);
 
+/* What the open file fd is: 0 not an x86-64 ELF file the kernel would
+ * run or the loader load, 1 one without a PT_INTERP (a static program, a
+ * library), 2 a dynamically linked program; with its PT_TLS's static TLS
+ * (aligned) in *tls (left as it is without one) and its PT_INTERP in
+ * interp (cap bytes; 0 when that does not fit) when they are asked for.
+ * Async-signal-safe. */
+int execcopy_elf(int fd, long *tls, char *interp, size_t cap);
+
 /* Whether path is a statically linked x86-64 program: one LD_PRELOAD never
  * reaches, so no engine can trace it.  Async-signal-safe. */
 int execcopy_static_program(const char *path);
+
+/* The first line of the executable script at path after its "#!", in
+ * line (cap bytes, at least 256; the newline cut): its length, or -1 when
+ * path is no such script or the line is longer than the kernel reads.
+ * Async-signal-safe. */
+long execcopy_script_line(const char *path, char *line, size_t cap);
 
 /* For a script ("#!INTERP [ARG]") the caller may run: the argument vector
  * the kernel would give its interpreter (INTERP, ARG if any, path, then

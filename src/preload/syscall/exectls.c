@@ -1,0 +1,247 @@
+/*
+ * exectls.c - the static TLS surplus of a program started by exec
+ * (exectls.h): the loader's listing of its libraries, read from a child
+ * process, each library's PT_TLS summed, and GLIBC_TUNABLES of the copied
+ * environment rewritten when that asks for less.
+ */
+#define _GNU_SOURCE
+#include "exectls.h"
+#include "execcopy.h"
+
+#include "preload/core/fmt.h"
+#include "sys/rawsys.h"
+#include "sys/shebang.h"
+#include "sys/static_tls.h"
+
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdint.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+
+#define TUNABLES "GLIBC_TUNABLES="
+#define SURPLUS "glibc.rtld.optional_static_tls="
+#define LISTING_MAX (256u << 10) /* a listing's bytes read, at most */
+
+/* libmemtap.so's own ELF header, where the linker put it */
+extern const Elf64_Ehdr __ehdr_start __attribute__((visibility("hidden")));
+
+static uint64_t own_tls;
+
+void exectls_init(void)
+{
+    const Elf64_Ehdr *eh = &__ehdr_start;
+    const Elf64_Phdr *ph =
+        (const Elf64_Phdr *)(const void *)((const char *)eh + eh->e_phoff);
+    for (unsigned i = 0; i < eh->e_phnum; i++)
+        if (ph[i].p_type == PT_TLS)
+            own_tls = static_tls_of_segment(ph[i].p_memsz, ph[i].p_align);
+}
+
+/* s past prefix when it starts with it, else NULL. */
+static const char *after(const char *s, const char *prefix)
+{
+    while (*prefix)
+        if (*s++ != *prefix++)
+            return NULL;
+    return s;
+}
+
+/* The static TLS of the ELF file at path (0 when it has none or cannot
+ * be read). */
+static uint64_t tls_of(const char *path)
+{
+    long fd = raw_syscall3(SYS_openat, AT_FDCWD, (long)path,
+                           O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    long tls = 0;
+    execcopy_elf((int)fd, &tls, NULL, 0);
+    raw_syscall3(SYS_close, fd, 0, 0);
+    return (uint64_t)tls;
+}
+
+/* Makes fd the child's descriptor to (clearing close-on-exec when it is
+ * already there). */
+static void child_fd(long fd, int to)
+{
+    if (fd == to)
+        raw_syscall3(SYS_fcntl, to, F_SETFD, 0);
+    else
+        raw_syscall3(SYS_dup2, fd, to, 0);
+}
+
+/* Runs `interp --list program` with the environment env and reads what
+ * it prints into buf (cap bytes, the last left for a terminating NUL):
+ * how many bytes, or -1.  The child has no exit signal (the program's
+ * SIGCHLD handler never sees it) and is waited for here. */
+static long listing(const char *interp, const char *program, char **env,
+                    char *buf, size_t cap)
+{
+    int fds[2];
+    if (raw_syscall3(SYS_pipe2, fds, O_CLOEXEC, 0) != 0)
+        return -1;
+    char *argv[] = { (char *)interp, "--list", (char *)program, NULL };
+    long pid = raw_syscall6(SYS_clone, 0, 0, 0, 0, 0, 0);
+    if (pid == 0) {
+        uint64_t none = 0; /* the handler's mask would outlive the exec */
+        raw_syscall6(SYS_rt_sigprocmask, SIG_SETMASK, (long)&none, 0, 8, 0, 0);
+        child_fd(fds[1], 1);
+        long null = raw_syscall3(SYS_openat, AT_FDCWD, "/dev/null", O_WRONLY);
+        if (null >= 0)
+            child_fd(null, 2);
+        raw_syscall3(SYS_execve, interp, argv, env);
+        raw_syscall3(SYS_exit_group, 127, 0, 0);
+    }
+    raw_syscall3(SYS_close, fds[1], 0, 0);
+    long n = 0;
+    while (pid > 0 && (size_t)n + 1 < cap) {
+        long r = raw_syscall3(SYS_read, fds[0], buf + n, cap - 1 - (size_t)n);
+        if (r > 0)
+            n += r;
+        else if (r != -EINTR)
+            break;
+    }
+    raw_syscall3(SYS_close, fds[0], 0, 0);
+    if (pid < 0)
+        return -1;
+    if ((size_t)n + 1 >= cap) /* too long to be a listing: no reader left */
+        raw_syscall3(SYS_kill, pid, SIGKILL, 0);
+    int status;
+    while (raw_syscall6(SYS_wait4, pid, (long)&status, __WALL, 0, 0, 0) == -EINTR)
+        ;
+    return (size_t)n + 1 >= cap ? -1 : n;
+}
+
+/* The static TLS of the libraries a listing (buf[0..n), room for a NUL
+ * after it) names: "\tNAME => PATH (0x...)" or "\tPATH (0x...)". */
+static uint64_t listed_tls(char *buf, long n)
+{
+    uint64_t sum = 0;
+    buf[n] = '\0';
+    for (char *line = buf; *line;) {
+        char *end = line;
+        while (*end && *end != '\n')
+            end++;
+        char *next = *end ? end + 1 : end;
+        *end = '\0';
+        char *path = line;
+        while (*path == '\t' || *path == ' ')
+            path++;
+        for (char *p = path; *p; p++)
+            if (p[0] == '=' && p[1] == '>' && p[2] == ' ') {
+                path = p + 3;
+                break;
+            }
+        if (*path == '/') {
+            char *stop = path;
+            while (*stop && !(stop[0] == ' ' && stop[1] == '('))
+                stop++;
+            *stop = '\0';
+            sum += tls_of(path);
+        }
+        line = next;
+    }
+    return sum;
+}
+
+/* What program (or, for a script, its interpreter) needs of the static
+ * TLS surplus with libmemtap.so, its listing run with envp but memtap's
+ * own variables; 0 when that cannot be told.  space: cap bytes, 8-byte
+ * aligned, for the child's environment and the listing. */
+static uint64_t need_of(const char *program, char *const *envp, char *space,
+                        size_t cap)
+{
+    char line[256], interp[PATH_MAX], *name, *arg;
+    if (execcopy_script_line(program, line, sizeof line) >= 0 &&
+        shebang_split(line, &name, &arg) == 0)
+        program = name;
+    long fd = raw_syscall3(SYS_openat, AT_FDCWD, (long)program,
+                           O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    int kind = execcopy_elf((int)fd, NULL, interp, sizeof interp);
+    raw_syscall3(SYS_close, fd, 0, 0);
+    size_t envc = 0;
+    while (envp[envc])
+        envc++;
+    size_t pointers = (envc + 1) * sizeof(char *);
+    if (kind != 2 || pointers + 4096 > cap)
+        return 0;
+    char **env = (char **)(void *)space;
+    size_t k = 0;
+    for (size_t i = 0; i < envc; i++)
+        if (!after(envp[i], "LD_PRELOAD=") && !after(envp[i], "LD_AUDIT="))
+            env[k++] = envp[i];
+    env[k] = NULL;
+    size_t room = cap - pointers < LISTING_MAX ? cap - pointers : LISTING_MAX;
+    long n = listing(interp, program, env, space + pointers, room);
+    if (n <= 0)
+        return 0;
+    return STATIC_TLS_SLACK + own_tls + listed_tls(space + pointers, n);
+}
+
+/* The surplus the tunables string value asks for; 0 when it does not. */
+static uint64_t surplus_in(const char *value)
+{
+    for (const char *item = value; *item;) {
+        const char *v = after(item, SURPLUS);
+        if (v) {
+            uint64_t n = 0;
+            while (*v >= '0' && *v <= '9')
+                n = n * 10 + (uint64_t)(*v++ - '0');
+            return n;
+        }
+        while (*item && *item != ':')
+            item++;
+        if (*item)
+            item++;
+    }
+    return 0;
+}
+
+void exectls_raise(const char *program, char **envp, char *space, size_t cap,
+                   size_t *used)
+{
+    *used = 0;
+    size_t t = 0;
+    while (envp[t] && !after(envp[t], TUNABLES))
+        t++;
+    if (!envp[t])
+        return;
+    const char *value = after(envp[t], TUNABLES);
+    size_t len = 0;
+    while (value[len])
+        len++;
+    /* the new string first (it outlives this call), then the scratch */
+    size_t lead = -(uintptr_t)space & 7;
+    size_t room = (sizeof TUNABLES + sizeof SURPLUS + 24 + len + 7) & ~(size_t)7;
+    if (cap < lead + room)
+        return;
+    space += lead;
+    uint64_t need = need_of(program, envp, space + room, cap - lead - room);
+    if (need <= surplus_in(value))
+        return;
+    fmt_buf b = { space, 0, room };
+    fmt_str(&b, TUNABLES SURPLUS);
+    fmt_u64(&b, need);
+    for (const char *item = value; *item;) { /* the other tunables as were */
+        const char *end = item;
+        while (*end && *end != ':')
+            end++;
+        if (!after(item, SURPLUS)) {
+            fmt_char(&b, ':');
+            while (item < end)
+                fmt_char(&b, *item++);
+        }
+        item = *end ? end + 1 : end;
+    }
+    if (b.len + 1 >= room) /* (cut: cannot be, room is the old value's
+                              length and the new item's most) */
+        return;
+    envp[t] = space;
+    *used = lead + room;
+}
