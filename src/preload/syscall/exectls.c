@@ -1,14 +1,16 @@
 /*
  * exectls.c - the static TLS surplus of a program started by exec
  * (exectls.h): the loader's listing of its libraries, read from a child
- * process, each library's PT_TLS summed, and GLIBC_TUNABLES of the copied
- * environment rewritten when that asks for less.
+ * process, each library's PT_TLS summed (and kept for the next exec of the
+ * same file), and GLIBC_TUNABLES of the copied environment rewritten when
+ * that asks for less.
  */
 #define _GNU_SOURCE
 #include "exectls.h"
 #include "execcopy.h"
 
 #include "preload/core/fmt.h"
+#include "sys/hash.h"
 #include "sys/rawsys.h"
 #include "sys/shebang.h"
 #include "sys/static_tls.h"
@@ -19,6 +21,8 @@
 #include <limits.h>
 #include <signal.h>
 #include <stdint.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 
@@ -31,8 +35,54 @@ extern const Elf64_Ehdr __ehdr_start __attribute__((visibility("hidden")));
 
 static uint64_t own_tls;
 
+/* Needs found, shared with this image's forked children, which exec (a
+ * shell's loop starts the same programs again and again, and a listing
+ * costs about a millisecond, a third of what an exec costs under memtap):
+ * by the program file's identity and LD_LIBRARY_PATH.  A slot is written
+ * while its sequence number is odd. */
+#define KNOWN_SLOTS 64
+typedef struct known {
+    uint32_t seq;
+    uint64_t key, need;
+} known;
+static known *known_needs; /* MAP_SHARED; NULL when the kernel refused */
+
+/* The need known for key, or 0. */
+static uint64_t known_get(uint64_t key)
+{
+    known *k = known_needs ? &known_needs[key % KNOWN_SLOTS] : NULL;
+    if (!k)
+        return 0;
+    uint32_t seq = __atomic_load_n(&k->seq, __ATOMIC_ACQUIRE);
+    uint64_t was = __atomic_load_n(&k->key, __ATOMIC_RELAXED);
+    uint64_t need = __atomic_load_n(&k->need, __ATOMIC_RELAXED);
+    __atomic_thread_fence(__ATOMIC_ACQUIRE);
+    return !(seq & 1) && was == key &&
+                   __atomic_load_n(&k->seq, __ATOMIC_RELAXED) == seq
+               ? need
+               : 0;
+}
+
+/* Notes need for key (unless another process is writing its slot). */
+static void known_put(uint64_t key, uint64_t need)
+{
+    known *k = known_needs ? &known_needs[key % KNOWN_SLOTS] : NULL;
+    uint32_t seq = k ? __atomic_load_n(&k->seq, __ATOMIC_RELAXED) : 1;
+    if ((seq & 1) || !__atomic_compare_exchange_n(&k->seq, &seq, seq + 1, 0,
+                                                  __ATOMIC_ACQUIRE,
+                                                  __ATOMIC_RELAXED))
+        return;
+    __atomic_store_n(&k->key, key, __ATOMIC_RELAXED);
+    __atomic_store_n(&k->need, need, __ATOMIC_RELAXED);
+    __atomic_store_n(&k->seq, seq + 2, __ATOMIC_RELEASE);
+}
+
 void exectls_init(void)
 {
+    long m = raw_syscall6(SYS_mmap, 0, KNOWN_SLOTS * sizeof(known),
+                          PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
+                          -1, 0);
+    known_needs = RAW_FAILED(m) ? NULL : (known *)m;
     const Elf64_Ehdr *eh = &__ehdr_start;
     const Elf64_Phdr *ph =
         (const Elf64_Phdr *)(const void *)((const char *)eh + eh->e_phoff);
@@ -163,11 +213,24 @@ static uint64_t need_of(const char *program, char *const *envp, char *space,
                            O_RDONLY | O_CLOEXEC);
     if (fd < 0)
         return 0;
-    int kind = execcopy_elf((int)fd, NULL, interp, sizeof interp);
+    struct stat st = { 0 };
+    int kind = raw_syscall3(SYS_fstat, fd, &st, 0) == 0
+                   ? execcopy_elf((int)fd, NULL, interp, sizeof interp)
+                   : 0;
     raw_syscall3(SYS_close, fd, 0, 0);
+    uint64_t key = fnv1a64(FNV64_OFFSET, &st.st_dev, sizeof st.st_dev);
+    key = fnv1a64(key, &st.st_ino, sizeof st.st_ino);
+    key = fnv1a64(key, &st.st_mtim, sizeof st.st_mtim);
+    key = fnv1a64(key, &st.st_size, sizeof st.st_size);
     size_t envc = 0;
-    while (envp[envc])
-        envc++;
+    for (; envp[envc]; envc++) {
+        const char *lib_path = after(envp[envc], "LD_LIBRARY_PATH=");
+        if (lib_path)
+            key = fnv1a64_str(key, lib_path);
+    }
+    uint64_t need = kind == 2 ? known_get(key) : 0;
+    if (need)
+        return need;
     size_t pointers = (envc + 1) * sizeof(char *);
     if (kind != 2 || pointers + 4096 > cap)
         return 0;
@@ -181,7 +244,9 @@ static uint64_t need_of(const char *program, char *const *envp, char *space,
     long n = listing(interp, program, env, space + pointers, room);
     if (n <= 0)
         return 0;
-    return STATIC_TLS_SLACK + own_tls + listed_tls(space + pointers, n);
+    need = STATIC_TLS_SLACK + own_tls + listed_tls(space + pointers, n);
+    known_put(key, need);
+    return need;
 }
 
 /* The surplus the tunables string value asks for; 0 when it does not. */
