@@ -13,6 +13,8 @@ Compilers and runtimes (gfortran, gnat, fpc, cobc, java, node, lli) build
 their small programs under bench/programs/ first, natively.  A run over
 the timeout (default 900 s) counts as a difference; the fault engine
 takes minutes on the JVM's JIT and on hundreds of millions of accesses.
+Rewritten copies go to MEMTAP_CACHE_DIR when it is set (kept from one run
+to the next), else to a directory of the run's own.
 """
 import argparse
 import os
@@ -100,8 +102,9 @@ def main():
     for tool, cmd in BUILDS:
         if shutil.which(tool):
             subprocess.run(cmd, shell=True, cwd=work, capture_output=True)
-    env_cache = os.path.join(work, "cache")
-    os.environ["MEMTAP_CACHE_DIR"] = env_cache
+    # copies made once: MEMTAP_CACHE_DIR when set (a run rewrites libLLVM,
+    # the JVM and gdb's libraries: minutes), else the work directory's
+    os.environ.setdefault("MEMTAP_CACHE_DIR", os.path.join(work, "cache"))
     only = a.only.split(",") if a.only else None
     differ = 0
     for engines, cmd in COMMANDS:

@@ -198,10 +198,49 @@ static uint64_t listed_tls(char *buf, long n)
     return sum;
 }
 
+/* Whether entry (of LD_PRELOAD's list, len bytes) names libmemtap.so. */
+static int is_memtap(const char *entry, size_t len)
+{
+    static const char own[] = "/libmemtap.so";
+    size_t n = sizeof own - 1;
+    if (len < n)
+        return 0;
+    for (size_t i = 0; i < n; i++)
+        if (entry[len - n + i] != own[i])
+            return 0;
+    return 1;
+}
+
+/* "LD_PRELOAD=" and the entries of value but libmemtap.so, in out (room
+ * for as many bytes as value and the name); NULL when none are left. */
+static char *preload_without_memtap(const char *value, char *out)
+{
+    fmt_buf b = { out, 0, sizeof "LD_PRELOAD=" + 1 };
+    for (const char *v = value; *v; v++)
+        b.cap++;
+    fmt_str(&b, "LD_PRELOAD=");
+    size_t bare = b.len;
+    for (const char *e = value; *e;) { /* split at ':' or blanks, as the
+                                          loader does */
+        const char *end = e;
+        while (*end && *end != ':' && *end != ' ' && *end != '\t')
+            end++;
+        if (end > e && !is_memtap(e, (size_t)(end - e))) {
+            if (b.len > bare)
+                fmt_char(&b, ':');
+            while (e < end)
+                fmt_char(&b, *e++);
+        }
+        e = *end ? end + 1 : end;
+    }
+    return b.len > bare ? out : NULL;
+}
+
 /* What program (or, for a script, its interpreter) needs of the static
  * TLS surplus with libmemtap.so, its listing run with envp but memtap's
- * own variables; 0 when that cannot be told.  space: cap bytes, 8-byte
- * aligned, for the child's environment and the listing. */
+ * own variables (the program's other preloaded libraries are listed);
+ * 0 when that cannot be told.  space: cap bytes, 8-byte aligned, for the
+ * child's environment and the listing. */
 static uint64_t need_of(const char *program, char *const *envp, char *space,
                         size_t cap)
 {
@@ -231,14 +270,24 @@ static uint64_t need_of(const char *program, char *const *envp, char *space,
     uint64_t need = kind == 2 ? known_get(key) : 0;
     if (need)
         return need;
-    size_t pointers = (envc + 1) * sizeof(char *);
+    size_t pointers = (envc + 1) * sizeof(char *), preload = 0;
+    for (size_t i = 0; i < envc; i++)
+        if (after(envp[i], "LD_PRELOAD="))
+            for (const char *c = envp[i]; *c; c++)
+                preload++;
+    pointers += (preload + 8) & ~(size_t)7; /* its copy, after them */
     if (kind != 2 || pointers + 4096 > cap)
         return 0;
     char **env = (char **)(void *)space;
+    char *others = space + (envc + 1) * sizeof(char *);
     size_t k = 0;
-    for (size_t i = 0; i < envc; i++)
-        if (!after(envp[i], "LD_PRELOAD=") && !after(envp[i], "LD_AUDIT="))
+    for (size_t i = 0; i < envc; i++) {
+        const char *list = after(envp[i], "LD_PRELOAD=");
+        if (list && (env[k] = preload_without_memtap(list, others)))
+            k++;
+        else if (!list && !after(envp[i], "LD_AUDIT="))
             env[k++] = envp[i];
+    }
     env[k] = NULL;
     size_t room = cap - pointers < LISTING_MAX ? cap - pointers : LISTING_MAX;
     long n = listing(interp, program, env, space + pointers, room);
