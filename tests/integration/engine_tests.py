@@ -716,6 +716,28 @@ def test_engine_static_tls():
                      "%s: sh -c '%s': %s" % (engine, how, p.stderr))
 
 
+def test_engine_second_allocator():
+    """A program whose malloc is another library's (libarena_alloc, as
+    jemalloc is when preloaded) keeps it under both engines: memtap's
+    wrappers call the next malloc, not the C library's (they did, and a
+    block the other allocator made without malloc, as jemalloc's C++
+    operators do, went to glibc's free: "munmap_chunk(): invalid
+    pointer").  Its four blocks are the arena's, and each is a heap event
+    of the trace: malloc(100), calloc(10, 10), realloc(NULL, 300) and
+    posix_memalign(64, 200), and their frees."""
+    native = subprocess.run([prog("arena_user")], capture_output=True, text=True)
+    check_eq(native.stdout, "4 of 4\nfreed\n", "native output")
+    for engine in ("static", "fault"):
+        trace, p = run(prog("arena_user"), engine=engine)
+        check_eq(p.stdout, native.stdout, "%s: the program's output: %s" % (engine, p.stderr))
+        lines = show(trace)
+        made = sorted(l.rsplit(",", 1)[1] for l in lines
+                      if l[0] in "MCR" and l[1] == "$" and "@main+" in l)
+        check_eq(made, ["100", "100", "200", "300"], "%s: main's blocks" % engine)
+        freed = [l for l in lines if l.startswith("F$") and "@main+" in l]
+        check_eq(len(freed), 4, "%s: main's blocks freed: %s" % (engine, freed))
+
+
 def test_engine_libc_loads():
     """Libraries the C library loads itself (iconv's conversion modules:
     not through dlopen, which libmemtap.so wraps) are in the trace's module

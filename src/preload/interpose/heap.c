@@ -38,9 +38,56 @@ extern void *__libc_calloc(size_t, size_t);
 extern void *__libc_realloc(void *, size_t);
 extern void __libc_free(void *);
 extern void *__libc_memalign(size_t, size_t);
-extern void *__libc_valloc(size_t);
-extern void *__libc_pvalloc(size_t);
 extern void *__sbrk(intptr_t);
+
+/* The allocator the wrappers below call: the next definitions after
+ * libmemtap.so's, those of another preloaded allocator (jemalloc's, whose
+ * C++ operators call free by name, and so memtap's: with the C library's
+ * called here, its blocks went to glibc's free, "free(): invalid
+ * pointer") or the C library's; looked up at the first call, the C
+ * library's while the lookup runs (dlsym may allocate) or when one of
+ * them is missing. */
+typedef struct allocator {
+    void *(*malloc)(size_t);
+    void *(*calloc)(size_t, size_t);
+    void *(*realloc)(void *, size_t);
+    void (*free)(void *);
+    void *(*memalign)(size_t, size_t);
+} allocator;
+
+static const allocator libc_alloc = { __libc_malloc, __libc_calloc,
+                                      __libc_realloc, __libc_free,
+                                      __libc_memalign };
+static allocator next_alloc;
+static int next_alloc_state; /* 0: not looked up, 1: looking, 2: found */
+
+static void look_up_allocator(void)
+{
+    int none = 0;
+    if (!__atomic_compare_exchange_n(&next_alloc_state, &none, 1, 0,
+                                     __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+        return;
+    allocator a;
+    *(void **)&a.malloc = dlsym(RTLD_NEXT, "malloc");
+    *(void **)&a.calloc = dlsym(RTLD_NEXT, "calloc");
+    *(void **)&a.realloc = dlsym(RTLD_NEXT, "realloc");
+    *(void **)&a.free = dlsym(RTLD_NEXT, "free");
+    *(void **)&a.memalign = dlsym(RTLD_NEXT, "memalign");
+    next_alloc = a.malloc && a.calloc && a.realloc && a.free && a.memalign
+                     ? a
+                     : libc_alloc;
+    __atomic_store_n(&next_alloc_state, 2, __ATOMIC_RELEASE);
+}
+
+static inline const allocator *alloc(void)
+{
+    if (__builtin_expect(__atomic_load_n(&next_alloc_state, __ATOMIC_ACQUIRE) == 2, 1))
+        return &next_alloc;
+    look_up_allocator();
+    return __atomic_load_n(&next_alloc_state, __ATOMIC_ACQUIRE) == 2
+               ? &next_alloc
+               : &libc_alloc;
+}
 
 #define CALL_SITE ((uint64_t)(uintptr_t)__builtin_return_address(0))
 
@@ -142,7 +189,7 @@ static void record_release(uint8_t kind, uint8_t flags, void *p,
 
 MEMTAP_EXPORT void *malloc(size_t size)
 {
-    void *p = checked(OWN(__libc_malloc(size)));
+    void *p = checked(OWN(alloc()->malloc(size)));
     if (p && recording())
         record_alloc(MEMTAP_EV_MALLOC, 0, p, size, NULL, CALL_SITE);
     return p;
@@ -150,7 +197,7 @@ MEMTAP_EXPORT void *malloc(size_t size)
 
 MEMTAP_EXPORT void *calloc(size_t n, size_t size)
 {
-    void *p = OWN(__libc_calloc(n, size));
+    void *p = OWN(alloc()->calloc(n, size));
     if (p && recording())
         record_alloc(MEMTAP_EV_CALLOC, 0, p, (uint64_t)n * size, NULL,
                      CALL_SITE);
@@ -167,7 +214,7 @@ static void note_block_size(void *p)
 static void *realloc_at(void *old, size_t size, uint64_t site)
 {
     note_block_size(old);
-    void *p = OWN(__libc_realloc(old, size));
+    void *p = OWN(alloc()->realloc(old, size));
     /* realloc(p, 0) frees p and returns NULL: a reallocation to nothing */
     if ((p || (old && size == 0)) && recording())
         record_alloc(MEMTAP_EV_REALLOC, 0, p, p ? size : 0, old, site);
@@ -194,7 +241,7 @@ MEMTAP_EXPORT void free(void *p)
     note_block_size(p);
     if (p && recording())
         record_release(MEMTAP_EV_FREE, 0, p, 0, CALL_SITE);
-    OWN((__libc_free(p), 0));
+    OWN((alloc()->free(p), 0));
 }
 
 static int valid_alignment(size_t align)
@@ -204,7 +251,7 @@ static int valid_alignment(size_t align)
 
 static void *aligned_at(size_t align, size_t size, uint64_t site)
 {
-    void *p = checked(OWN(__libc_memalign(align, size)));
+    void *p = checked(OWN(alloc()->memalign(align, size)));
     if (p && recording())
         record_alloc(MEMTAP_EV_MALLOC, MEMTAP_RF_ALIGNED, p, size, NULL, site);
     return p;
@@ -237,26 +284,22 @@ MEMTAP_EXPORT void *memalign(size_t align, size_t size)
     return aligned_at(align, size, CALL_SITE);
 }
 
+/* valloc and pvalloc as the allocator's memalign of a page (glibc's
+ * do the same; jemalloc has no pvalloc). */
 MEMTAP_EXPORT void *valloc(size_t size)
 {
-    void *p = OWN(__libc_valloc(size));
-    if (p && recording())
-        record_alloc(MEMTAP_EV_MALLOC, MEMTAP_RF_ALIGNED, p, size, NULL,
-                     CALL_SITE);
-    return p;
+    return aligned_at((size_t)sysconf(_SC_PAGESIZE), size, CALL_SITE);
 }
 
 MEMTAP_EXPORT void *pvalloc(size_t size)
 {
-    void *p = OWN(__libc_pvalloc(size));
-    if (p && recording()) {
-        long page = sysconf(_SC_PAGESIZE);
-        uint64_t rounded = ((uint64_t)size + (uint64_t)page - 1) &
-                           ~((uint64_t)page - 1);
-        record_alloc(MEMTAP_EV_MALLOC, MEMTAP_RF_ALIGNED, p,
-                     rounded ? rounded : (uint64_t)page, NULL, CALL_SITE);
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    size_t rounded = (size + page - 1) & ~(page - 1);
+    if (rounded < size) {
+        errno = ENOMEM;
+        return NULL;
     }
-    return p;
+    return aligned_at(page, rounded ? rounded : page, CALL_SITE);
 }
 
 /* ---- the mmap family (straight to the kernel, as glibc does) ---- */
