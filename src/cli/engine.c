@@ -108,19 +108,20 @@ static void path_list_free(path_list *l)
 }
 
 /* Appends the libraries of a loader listing ("name => /path (addr)"
- * lines) to out. */
-static void read_listing(FILE *f, path_list *out)
+ * lines, and "/path (addr)" for a preloaded one) to out; not the loader
+ * interp itself, the vdso or a library "not found". */
+static void read_listing(FILE *f, const char *interp, path_list *out)
 {
     char line[PATH_MAX + 128];
     while (fgets(line, sizeof line, f)) {
         char *arrow = strstr(line, " => /");
-        if (!arrow)
-            continue; /* the loader itself, the vdso, "not found" */
-        char *path = arrow + 4;
+        char *path = arrow ? arrow + 4 : line + strspn(line, " \t");
         char *end = strstr(path, " (");
-        if (!end)
+        if (*path != '/' || !end)
             continue;
         *end = '\0';
+        if (!arrow && strcmp(path, interp) == 0)
+            continue;
         char **v = realloc(out->v, (out->n + 1) * sizeof *v);
         if (!v || !(v[out->n] = strdup(path))) {
             out->v = v ? v : out->v;
@@ -131,16 +132,41 @@ static void read_listing(FILE *f, path_list *out)
     }
 }
 
+/* The libraries LD_PRELOAD names but libmemtap.so, ':' between them, in
+ * out (cap bytes; empty when none): the program's own preloads, which
+ * the loader loads at start-up too (their TLS takes from the surplus). */
+static void own_preloads(char *out, size_t cap)
+{
+    const char *list = getenv("LD_PRELOAD");
+    size_t n = 0;
+    out[0] = '\0';
+    for (const char *e = list ? list : ""; *e;) {
+        size_t len = strcspn(e, ": \t");
+        int memtap = len >= 12 && strncmp(e + len - 12, "libmemtap.so", 12) == 0 &&
+                     (len == 12 || e[len - 13] == '/');
+        if (len && !memtap && n + len + 2 <= cap) {
+            n += (size_t)snprintf(out + n, cap - n, "%s%.*s", n ? ":" : "", (int)len, e);
+        }
+        e += len + (e[len] != '\0');
+    }
+}
+
 /* The shared libraries the loader finds for exe (`INTERP --list EXE`, the
- * loader's own answer: its search order, its cache). */
+ * loader's own answer: its search order, its cache), the program's own
+ * preloaded libraries among them. */
 static int list_libraries(const char *interp, const char *exe, path_list *out)
 {
     int fds[2];
+    char preloads[PATH_MAX];
+    own_preloads(preloads, sizeof preloads);
     if (pipe2(fds, O_CLOEXEC) != 0)
         return -1;
     pid_t pid = fork();
     if (pid == 0) {
-        unsetenv("LD_PRELOAD");
+        if (*preloads)
+            setenv("LD_PRELOAD", preloads, 1);
+        else
+            unsetenv("LD_PRELOAD");
         unsetenv("LD_AUDIT");
         int null = open("/dev/null", O_WRONLY);
         dup2(fds[1], STDOUT_FILENO);
@@ -155,7 +181,7 @@ static int list_libraries(const char *interp, const char *exe, path_list *out)
         close(fds[0]);
         return -1;
     }
-    read_listing(f, out);
+    read_listing(f, interp, out);
     fclose(f);
     int status;
     while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
@@ -172,19 +198,21 @@ static void listing_context(const char *interp, const char *exe, char *out,
     struct stat a = { 0 }, c = { 0 };
     stat(interp, &a);
     stat("/etc/ld.so.cache", &c);
-    char real[PATH_MAX];
+    char real[PATH_MAX], preloads[PATH_MAX];
     const char *lib_path = getenv("LD_LIBRARY_PATH");
     const char *tunables = getenv("GLIBC_TUNABLES");
+    own_preloads(preloads, sizeof preloads);
     snprintf(out, cap,
              "memtap libraries 1\nexe %s\n"
              "interp %s %ju %ju %jd %jd.%09ld\ncache %ju %ju %jd %jd.%09ld\n"
-             "LD_LIBRARY_PATH %s\nGLIBC_TUNABLES %s\n--\n",
+             "LD_LIBRARY_PATH %s\nGLIBC_TUNABLES %s\nLD_PRELOAD %s\n--\n",
              realpath(exe, real) ? real : exe, interp, (uintmax_t)a.st_dev,
              (uintmax_t)a.st_ino, (intmax_t)a.st_size,
              (intmax_t)a.st_mtim.tv_sec, a.st_mtim.tv_nsec,
              (uintmax_t)c.st_dev, (uintmax_t)c.st_ino, (intmax_t)c.st_size,
              (intmax_t)c.st_mtim.tv_sec, c.st_mtim.tv_nsec,
-             lib_path ? lib_path : "-", tunables ? tunables : "-");
+             lib_path ? lib_path : "-", tunables ? tunables : "-",
+             *preloads ? preloads : "-");
 }
 
 /* The libraries of a cached listing, when it was made in the same
@@ -200,8 +228,8 @@ static int cached_listing(const char *file, const char *context,
     int same = head && fread(head, 1, len, f) == len &&
                memcmp(head, context, len) == 0;
     free(head);
-    if (same)
-        read_listing(f, out);
+    if (same) /* (every line saved with an arrow) */
+        read_listing(f, "", out);
     fclose(f);
     for (size_t i = 0; same && i < out->n; i++)
         same = access(out->v[i], F_OK) == 0;
@@ -233,7 +261,7 @@ static void save_listing(const char *file, const char *context,
 static void libraries_of(const char *interp, const char *exe,
                          const char *copy, path_list *out)
 {
-    char context[3 * PATH_MAX], file[PATH_MAX + 8];
+    char context[6 * PATH_MAX], file[PATH_MAX + 8];
     listing_context(interp, exe, context, sizeof context);
     snprintf(file, sizeof file, "%s.libs", copy);
     if (cached_listing(file, context, out) == 0)

@@ -714,6 +714,15 @@ def test_engine_static_tls():
             trace, p = run("/bin/sh", "-c", how, engine=engine)
             check_eq(p.stdout, native.stdout * times,
                      "%s: sh -c '%s': %s" % (engine, how, p.stderr))
+    # the library preloaded by the user's own LD_PRELOAD (memtap's listing
+    # of the start-up libraries left LD_PRELOAD out: echo did not start)
+    here = os.path.dirname(prog("big_tls"))
+    lib = [l for l in (os.path.join(here, "..", "lib", "libbig_tls_lib.so"),
+                       os.path.join(here, "libbig_tls_lib.so")) if os.path.exists(l)][0]
+    for engine in ("static", "fault"):
+        trace, p = run("/bin/echo", "ok", engine=engine,
+                       env={"LD_PRELOAD": os.path.realpath(lib)})
+        check_eq(p.stdout, "ok\n", "%s: echo with the library preloaded: %s" % (engine, p.stderr))
 
 
 def test_engine_second_allocator():
