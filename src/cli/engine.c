@@ -144,9 +144,8 @@ static void own_preloads(char *out, size_t cap)
         size_t len = strcspn(e, ": \t");
         int memtap = len >= 12 && strncmp(e + len - 12, "libmemtap.so", 12) == 0 &&
                      (len == 12 || e[len - 13] == '/');
-        if (len && !memtap && n + len + 2 <= cap) {
+        if (len && !memtap && n + len + 2 <= cap)
             n += (size_t)snprintf(out + n, cap - n, "%s%.*s", n ? ":" : "", (int)len, e);
-        }
         e += len + (e[len] != '\0');
     }
 }
