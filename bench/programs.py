@@ -129,6 +129,9 @@ def main():
             print("%-6s %-6s %6.1fs %7.1fs  %s | %s" % (
                 "same" if same else "DIFFER", e, native[3], r[3], cmd[:60],
                 " / ".join(said)[:240]), flush=True)
+            for name in os.listdir(work):  # the traces (gpg's: 180 MB)
+                if name.startswith("t_%s." % e):
+                    os.remove(os.path.join(work, name))
     shutil.rmtree(work, ignore_errors=True)
     return 1 if differ else 0
 
