@@ -726,6 +726,11 @@ def test_engine_static_tls():
         trace, p = run("/bin/echo", "ok", engine=engine,
                        env={"LD_PRELOAD": os.path.realpath(lib), "ASAN_OPTIONS": asan})
         check_eq(p.stdout, "ok\n", "%s: echo with the library preloaded: %s" % (engine, p.stderr))
+        # the same program exec'd again with the library preloaded: a need
+        # kept from the first exec is not the second's
+        how = '/bin/echo a; LD_PRELOAD="%s:$LD_PRELOAD" /bin/echo b' % os.path.realpath(lib)
+        trace, p = run("/bin/sh", "-c", how, engine=engine)
+        check_eq(p.stdout, "a\nb\n", "%s: echo again, preloading it: %s" % (engine, p.stderr))
 
 
 def test_engine_second_allocator():

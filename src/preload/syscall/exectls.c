@@ -38,7 +38,7 @@ static uint64_t own_tls;
 /* Needs found, shared with this image's forked children, which exec (a
  * shell's loop starts the same programs again and again, and a listing
  * costs about a millisecond, a third of what an exec costs under memtap):
- * by the program file's identity and LD_LIBRARY_PATH.  A slot is written
+ * by the program file's identity, LD_LIBRARY_PATH and LD_PRELOAD.  A slot is written
  * while its sequence number is odd. */
 #define KNOWN_SLOTS 64
 typedef struct known {
@@ -236,6 +236,20 @@ static char *preload_without_memtap(const char *value, char *out)
     return b.len > bare ? out : NULL;
 }
 
+/* What a listing's answer depends on, as the known needs keep it: the
+ * file's identity and the variables the loader reads for it. */
+static uint64_t need_key(const struct stat *st, char *const *envp)
+{
+    uint64_t key = fnv1a64(FNV64_OFFSET, &st->st_dev, sizeof st->st_dev);
+    key = fnv1a64(key, &st->st_ino, sizeof st->st_ino);
+    key = fnv1a64(key, &st->st_mtim, sizeof st->st_mtim);
+    key = fnv1a64(key, &st->st_size, sizeof st->st_size);
+    for (size_t i = 0; envp[i]; i++)
+        if (after(envp[i], "LD_LIBRARY_PATH=") || after(envp[i], "LD_PRELOAD="))
+            key = fnv1a64_str(key, envp[i]);
+    return key;
+}
+
 /* What program (or, for a script, its interpreter) needs of the static
  * TLS surplus with libmemtap.so, its listing run with envp but memtap's
  * own variables (the program's other preloaded libraries are listed);
@@ -257,16 +271,10 @@ static uint64_t need_of(const char *program, char *const *envp, char *space,
                    ? execcopy_elf((int)fd, NULL, interp, sizeof interp)
                    : 0;
     raw_syscall3(SYS_close, fd, 0, 0);
-    uint64_t key = fnv1a64(FNV64_OFFSET, &st.st_dev, sizeof st.st_dev);
-    key = fnv1a64(key, &st.st_ino, sizeof st.st_ino);
-    key = fnv1a64(key, &st.st_mtim, sizeof st.st_mtim);
-    key = fnv1a64(key, &st.st_size, sizeof st.st_size);
+    uint64_t key = need_key(&st, envp);
     size_t envc = 0;
-    for (; envp[envc]; envc++) {
-        const char *lib_path = after(envp[envc], "LD_LIBRARY_PATH=");
-        if (lib_path)
-            key = fnv1a64_str(key, lib_path);
-    }
+    while (envp[envc])
+        envc++;
     uint64_t need = kind == 2 ? known_get(key) : 0;
     if (need)
         return need;
