@@ -58,7 +58,7 @@ COMMANDS = [
     ("both", "tclsh <<< 'set s 0; for {set i 0} {$i < 100000} {incr i} {incr s $i}; puts $s'"),
     ("both", "timeout 1 sleep 5; echo rc=$?"),
     ("both", "seq 1 40 | xargs -P2 -n 5 echo | sort | md5sum"),
-    ("both", "strace -f -o /dev/null /bin/true && echo strace_ok"),
+    ("both", "strace -f -o /dev/null sh -c 'sort -n nums.txt | tail -2' && echo strace_ok"),
     ("both", "python3.11 -c 'import concurrent.futures as f; "
              "print(sum(f.ThreadPoolExecutor(4).map(lambda x: sum(range(x)), range(2000))))'"),
     ("both", "python3.11 -c 'import multiprocessing as m; print(sum(m.Pool(2).map(abs, range(-500, 500))))'"),

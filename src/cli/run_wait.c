@@ -166,30 +166,39 @@ static int reap_children(pid_t pid, int *status)
     }
 }
 
-/* The writers of the run's processes that ended without stopping theirs
- * (killed): the writer, a hidden process of libmemtap.so's named
- * WRITER_NAME, writes what it was handed, then ends; memtap, the run's
- * subreaper, took it in.  Waits for each, at most WRITERS_SECONDS in all:
- * the trace is whole and their CPU counted once they are reaped. */
+/* The writers of the run's processes: hidden processes of libmemtap.so's
+ * that no traced process has as its child, orphans memtap took in as the
+ * run's subreaper.  One whose process ended without stopping it (killed)
+ * takes the name ENDING_NAME once it sees that end (within
+ * NOTICE_SECONDS), writes what it was handed, then ends; one still named
+ * WRITER_NAME after that writes for a process still running (one the
+ * program left behind).  Waits for the ending ones, at most
+ * WRITERS_SECONDS in all: the trace is whole and their CPU counted once
+ * they are reaped. */
 #define WRITER_NAME "memtap-writer"
+#define ENDING_NAME "memtap-ending"
+#define NOTICE_SECONDS 0.25
 #define WRITERS_SECONDS 10.0
 
-/* Whether child pid is a writer (its name). */
-static int is_writer(long pid)
+/* Whether child pid is a writer to wait for: one ending, or (running_too)
+ * one still running. */
+static int is_writer(long pid, int running_too)
 {
     char path[64], name[32] = "";
     snprintf(path, sizeof path, "/proc/%ld/comm", pid);
     FILE *f = fopen(path, "r");
     if (!f)
         return 0;
-    int yes = fgets(name, sizeof name, f) && strcmp(name, WRITER_NAME "\n") == 0;
+    int yes = fgets(name, sizeof name, f) &&
+              (strcmp(name, ENDING_NAME "\n") == 0 ||
+               (running_too && strcmp(name, WRITER_NAME "\n") == 0));
     fclose(f);
     return yes;
 }
 
-/* A writer among memtap's children, or 0 (the children of each of its
- * threads: a taken-in orphan is any thread's). */
-static long writer_child(void)
+/* A writer to wait for among memtap's children (is_writer), or 0 (the
+ * children of each of its threads: a taken-in orphan is any thread's). */
+static long writer_child(int running_too)
 {
     glob_t g;
     if (glob("/proc/self/task/*/children", 0, NULL, &g) != 0)
@@ -199,7 +208,7 @@ static long writer_child(void)
         FILE *f = fopen(g.gl_pathv[i], "r");
         long pid;
         while (f && !found && fscanf(f, "%ld", &pid) == 1)
-            found = is_writer(pid) ? pid : 0;
+            found = is_writer(pid, running_too) ? pid : 0;
         if (f)
             fclose(f);
     }
@@ -211,12 +220,12 @@ static void reap_writers(void)
 {
     struct timespec t0, nap = { 0, 2 * 1000 * 1000 };
     clock_gettime(CLOCK_MONOTONIC, &t0);
-    for (long pid; (pid = writer_child()) > 0;) {
-        while (waitpid((pid_t)pid, NULL, WNOHANG | __WALL) == 0) {
-            if (seconds_since(&t0) >= WRITERS_SECONDS)
-                return;
-            nanosleep(&nap, NULL);
-        }
+    for (long pid; (pid = writer_child(seconds_since(&t0) < NOTICE_SECONDS)) > 0;) {
+        if (waitpid((pid_t)pid, NULL, WNOHANG | __WALL) != 0)
+            continue;
+        if (seconds_since(&t0) >= WRITERS_SECONDS)
+            return;
+        nanosleep(&nap, NULL);
     }
 }
 

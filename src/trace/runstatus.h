@@ -12,7 +12,7 @@
 #include <stdint.h>
 
 #define MEMTAP_STATUS_MAGIC 0x5453544du /* "MTST" */
-#define MEMTAP_STATUS_VERSION 4u
+#define MEMTAP_STATUS_VERSION 5u
 #define MEMTAP_STATUS_SIZE 4096u
 
 typedef struct memtap_run_status {
@@ -40,6 +40,11 @@ typedef struct memtap_run_status {
     _Atomic uint64_t follow_ino;
     _Atomic uint64_t follow_ahead;
     _Atomic uint64_t follow_read;
+    /* traced processes that made themselves subreapers: while there is
+     * none, a process's writer is an orphan memtap run takes in (not its
+     * child, which a wait with __WALL would wait for); after, its child
+     * (an orphan would go to the subreaper, whose plain waits see it) */
+    _Atomic uint32_t subreapers;
 } memtap_run_status;
 
 #endif

@@ -61,6 +61,22 @@ def prog(name):
     return os.path.join(BIN, name)
 
 
+def program_children(pid):
+    """The children of memtap run `pid` but its processes' writers (which
+    it takes in as the run's subreaper): the programs it started."""
+    kids = []
+    with open("/proc/%d/task/%d/children" % (pid, pid)) as f:
+        for kid in map(int, f.read().split()):
+            try:
+                with open("/proc/%d/comm" % kid) as c:
+                    if c.read().strip() in ("memtap-writer", "memtap-ending"):
+                        continue
+            except OSError:  # (ended and reaped since)
+                continue
+            kids.append(kid)
+    return kids
+
+
 def memtap(*args, env=None, check_rc=True):
     e = dict(os.environ)
     if env:

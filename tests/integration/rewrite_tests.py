@@ -19,7 +19,7 @@ import sys
 import time
 
 from memtap_tests import (MEMTAP as MEMTAP_BIN, TMP, Failure, check, check_eq, disassembly, memtap, prog,
-                          run_bounded, run_named, show, text_range)
+                          program_children, run_bounded, run_named, show, text_range)
 
 # programs written for the purpose: jump tables, function pointers, loops
 # and recursion (switcher, built by GCC and Clang, PIE and not), heap,
@@ -568,9 +568,9 @@ def test_rewrite_killed():
     child, deadline = None, time.time() + 20
     while time.time() < deadline and child is None:
         time.sleep(0.05)
-        kids = open("/proc/%d/task/%d/children" % (p.pid, p.pid)).read().split()
+        kids = program_children(p.pid)
         if kids and os.path.exists(trace) and os.path.getsize(trace) > (1 << 20):
-            child = int(kids[0])
+            child = kids[0]
     check(child, "the rewritten program wrote a trace to kill it in the middle of")
     os.kill(child, 9)
     err = p.communicate(timeout=60)[1].decode()
@@ -605,8 +605,8 @@ def test_rewrite_terminated():
             time.sleep(0.001)  # its trace opened: the program runs, traced
         # (memtap run's only child by then: the loader's listing of the
         # program's libraries, a child before it, has ended)
-        kids = open("/proc/%d/task/%d/children" % (p.pid, p.pid)).read().split()
-        child = int(kids[0]) if len(kids) == 1 else None
+        kids = program_children(p.pid)
+        child = kids[0] if len(kids) == 1 else None
         check(child, "the rewritten program started: %s" % kids)
         time.sleep(0.01 * (k + 1))  # across the set-up (about 0.1 s)
         os.kill(child, signal.SIGTERM)

@@ -45,6 +45,7 @@
 #include <stdatomic.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <sys/prctl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -79,6 +80,7 @@ static struct {
                           void *(*)(void *), void *);
     void (*pthread_exit)(void *);
     void (*exit)(int);
+    int (*prctl)(int, unsigned long, unsigned long, unsigned long, unsigned long);
 } next;
 
 static void resolve_next_symbols(void)
@@ -92,6 +94,8 @@ static void resolve_next_symbols(void)
         dlsym(RTLD_NEXT, "pthread_create");
     next.pthread_exit = (void (*)(void *))dlsym(RTLD_NEXT, "pthread_exit");
     next.exit = (void (*)(int))dlsym(RTLD_NEXT, "exit");
+    next.prctl = (int (*)(int, unsigned long, unsigned long, unsigned long,
+                          unsigned long))dlsym(RTLD_NEXT, "prctl");
     heap_resolve_next();
     blockops_resolve();
 }
@@ -106,6 +110,27 @@ MEMTAP_EXPORT pid_t fork(void)
                     (uint64_t)(uintptr_t)__builtin_return_address(0), 0, 0,
                     0, (uint64_t)pid);
     return pid;
+}
+
+/* A process that makes itself a subreaper takes in the orphans among its
+ * descendants: the writers started after it are their processes' children,
+ * not orphans its waits would see (tracer.c).  (The C library's prctl makes
+ * the call: its arguments may point into traced memory.) */
+MEMTAP_EXPORT int prctl(int option, ...)
+{
+    va_list ap;
+    va_start(ap, option);
+    unsigned long a[4];
+    for (int i = 0; i < 4; i++)
+        a[i] = va_arg(ap, unsigned long);
+    va_end(ap);
+    if (!next.prctl)
+        resolve_next_symbols();
+    int rc = next.prctl ? next.prctl(option, a[0], a[1], a[2], a[3])
+                        : (int)syscall(SYS_prctl, option, a[0], a[1], a[2], a[3]);
+    if (rc == 0 && option == PR_SET_CHILD_SUBREAPER && a[0])
+        tracer_note_subreaper();
+    return rc;
 }
 
 /* ---- threads: their buffers are flushed when they end ---- */

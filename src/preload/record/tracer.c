@@ -142,6 +142,8 @@ static struct {
                                         stopped at, or 0 */
     memtap_run_status *status;       /* shared with memtap run, or NULL */
     int status_fd;
+    int watch_fd;                    /* tells the writer of the process's
+                                        end (hidden_task_watch), or -1 */
     uint64_t file_ino;               /* the output's inode */
     _Atomic uint64_t file_bytes;     /* bytes written to it */
     int unfollowed;                  /* the model that read it stopped */
@@ -172,7 +174,7 @@ static struct {
         size_t out_cap;
         _Atomic uint64_t chunks;     /* chunks the writer wrote */
     } writer;
-} rec = { .fd = -1, .status_fd = -1 };
+} rec = { .fd = -1, .status_fd = -1, .watch_fd = -1 };
 
 /* The clients' hooks, one array each, so that a hook no client has costs
  * one compare on the recording path. */
@@ -351,13 +353,15 @@ static void map_status(void)
     rec.status_fd = fd;
 }
 
-int tracer_guarded_fds(int fds[2])
+int tracer_guarded_fds(int fds[3])
 {
     int n = 0;
     if (rec.fd >= 0)
         fds[n++] = rec.fd;
     if (rec.status_fd >= 0)
         fds[n++] = rec.status_fd;
+    if (rec.watch_fd >= 0)
+        fds[n++] = rec.watch_fd;
     return n;
 }
 
@@ -663,6 +667,22 @@ static int create_output(void)
     return fd;
 }
 
+/* The descriptor the writer learns of the process's end from: a forked
+ * child's replaces its parent's (whose process it tells of), at its
+ * number.  None: no writer (nothing else would tell it). */
+static void open_watch(void)
+{
+    if (!rec.writer.wanted)
+        return;
+    int fd = hidden_task_watch(rec.watch_fd, TRACE_FD_MIN);
+    if (fd < 0) {
+        if (rec.watch_fd >= 0)
+            raw_syscall3(SYS_close, rec.watch_fd, 0, 0);
+        rec.writer.wanted = WRITER_NONE;
+    }
+    rec.watch_fd = fd < 0 ? -1 : fd;
+}
+
 static void open_output(void)
 {
     rec.pid = getpid();
@@ -675,6 +695,7 @@ static void open_output(void)
         rec.enabled = 0;
         return;
     }
+    open_watch();
     struct stat st;
     rec.file_ino = fstat(rec.fd, &st) == 0 ? (uint64_t)st.st_ino : 0;
     atomic_store(&rec.file_bytes, 0);
@@ -840,10 +861,10 @@ static void wake_on(tracer_thread *t, _Atomic uint32_t *word)
 
 /* Whether this is the writer and its program is gone: killed, or its
  * last thread ended without an exit (either way nothing stopped the
- * writer), and the writer's parent is another process now. */
+ * writer). */
 static int writer_orphaned(void)
 {
-    return tls_writer && raw_syscall3(SYS_getppid, 0, 0, 0) != rec.pid;
+    return tls_writer && hidden_task_watched_ended(rec.watch_fd, rec.pid);
 }
 
 /* Writes t's hand number i when it is queued, compressed with cctx into
@@ -941,6 +962,8 @@ static void writer_main(void *unused)
         /* asked before the pass: one pass at least after the program's
          * end writes all it had handed over */
         int orphaned = writer_orphaned();
+        if (orphaned) /* what memtap run waits for (run_wait.c) */
+            raw_syscall6(SYS_prctl, PR_SET_NAME, (long)"memtap-ending", 0, 0, 0, 0);
         uint32_t work = atomic_load(&rec.writer.work);
         if (writer_pass())
             continue;
@@ -953,6 +976,13 @@ static void writer_main(void *unused)
             futex_wait_for(&rec.writer.work, work, WRITER_WATCH_NS);
         atomic_store(&rec.writer.sleeping, 0);
     }
+}
+
+/* Whether the writer may be an orphan (hidden_task.h): memtap run, the
+ * run's subreaper, takes it in, while no traced process made itself one. */
+static int writer_orphan(void)
+{
+    return rec.status && atomic_load(&rec.status->subreapers) == 0;
 }
 
 /* Whether full buffers go to the writer now; starts it on first use. */
@@ -976,7 +1006,8 @@ static int writer_ready(void)
     }
     atomic_store(&rec.writer.stop, 0);
     long pid = rec.writer.cctx
-                   ? hidden_process_start(writer_main, NULL, &rec.writer.proc)
+                   ? hidden_process_start(writer_main, NULL, writer_orphan(),
+                                          &rec.writer.proc)
                    : -1;
     atomic_store(&rec.writer.started, pid > 0 ? 1 : -1);
     return pid > 0;
@@ -1404,6 +1435,12 @@ void tracer_note_untraced_exec(void)
 {
     if (rec.status)
         atomic_fetch_add(&rec.status->untraced_execs, 1);
+}
+
+void tracer_note_subreaper(void)
+{
+    if (rec.status)
+        atomic_fetch_add(&rec.status->subreapers, 1);
 }
 
 void tracer_note_fault_pc(uint64_t pc)

@@ -100,9 +100,14 @@ void tracer_note_fault_pc(uint64_t pc);
 /* An exec of a program no engine follows (memtap run's status page). */
 void tracer_note_untraced_exec(void);
 
+/* The process made itself a subreaper (PR_SET_CHILD_SUBREAPER): the
+ * writers started from now on are their processes' children. */
+void tracer_note_subreaper(void);
+
 /* The descriptors memtap keeps open in the program (the trace, the status
- * page memtap run shares): fills fds, returns how many (0 to 2). */
-int tracer_guarded_fds(int fds[2]);
+ * page memtap run shares, the writer's watch of the process): fills fds,
+ * returns how many (0 to 3). */
+int tracer_guarded_fds(int fds[3]);
 
 /* Whether the calling process is the one this trace belongs to (not a
  * vfork or posix_spawn child still sharing its memory). */

@@ -22,10 +22,11 @@ void process_die_by_signal(int sig, const siginfo_t *si, const void *uc)
     struct { void *handler; unsigned long flags; void *restorer;
              unsigned long mask; } dfl = { SIG_DFL, 0, NULL, 0 };
     raw_syscall6(SYS_rt_sigaction, sig, (long)&dfl, 0, 8, 0, 0);
-    /* a fault re-executes its instruction on return; a sent signal is sent
-     * again and delivered when this handler returns */
-    if (si->si_code <= 0 || sig == SIGABRT || sig == SIGSYS ||
-        sig == SIGTRAP)
+    /* a fault re-executes its instruction on return; any other signal is
+     * sent again and delivered when this handler returns: one a process
+     * sent, and the kernel's own (si_code SI_KERNEL: a terminal's ^C, an
+     * alarm's SIGALRM), which was lost, the program running on */
+    if (!fault || si->si_code <= 0 || sig == SIGTRAP)
         raw_syscall3(SYS_tgkill, raw_syscall3(SYS_getpid, 0, 0, 0),
                      raw_syscall3(SYS_gettid, 0, 0, 0), sig);
 }

@@ -22,7 +22,7 @@ int fdguard_fds(int fds[FDGUARD_MAX])
     int mem = complete_fd();
     if (mem >= 0)
         fds[n++] = mem;
-    for (int i = 1; i < n; i++) /* insertion sort of at most three */
+    for (int i = 1; i < n; i++) /* insertion sort of at most four */
         for (int j = i; j > 0 && fds[j - 1] > fds[j]; j--) {
             int t = fds[j];
             fds[j] = fds[j - 1];

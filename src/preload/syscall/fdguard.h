@@ -9,7 +9,7 @@
 #ifndef MEMTAP_PRELOAD_FDGUARD_H
 #define MEMTAP_PRELOAD_FDGUARD_H
 
-#define FDGUARD_MAX 3
+#define FDGUARD_MAX 4
 
 /* memtap's descriptors, in ascending order: fills fds, returns how many. */
 int fdguard_fds(int fds[FDGUARD_MAX]);

@@ -70,7 +70,7 @@ static size_t text_pieces(const uint64_t (*ranges)[2], size_t n,
 
 enum { MAX_RANGES = 128, MAX_PIECES = MAX_RANGES + 32,
        NPASS = sizeof passthrough / sizeof *passthrough,
-       FILTER_MAX = 8 + 6 * MAX_PIECES + NPASS + SYSCALL_FILTER_TRAPS_MAX + 40,
+       FILTER_MAX = 8 + 6 * MAX_PIECES + NPASS + SYSCALL_FILTER_TRAPS_MAX + 48,
        /* filters for modules loaded later (each call runs every one) */
        MAX_LATER_FILTERS = 32 };
 
@@ -112,23 +112,21 @@ static size_t filter_build(struct sock_filter *prog,
     STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW); /* in no traced text */
     /* check: calls that name memtap's descriptors are trapped, the same
      * calls naming others pass */
-    int fds[FDGUARD_MAX] = { -1, -1, -1 };
+    int fds[FDGUARD_MAX] = { -1, -1, -1, -1 };
     int nfd = fdguard_fds(fds);
     for (int i = nfd; i > 0 && i < FDGUARD_MAX; i++)
         fds[i] = fds[nfd - 1]; /* fewer: the last one again */
-    uint32_t lo = (uint32_t)fds[0], mid = (uint32_t)fds[1];
-    uint32_t hi = (uint32_t)fds[FDGUARD_MAX - 1];
+    uint32_t lo = (uint32_t)fds[0], hi = (uint32_t)fds[FDGUARD_MAX - 1];
     static const struct { int nr, arg; } fd_calls[] = {
         { SYS_close, 0 }, { SYS_dup2, 1 }, { SYS_dup3, 1 },
     };
     for (size_t i = 0; i < sizeof fd_calls / sizeof *fd_calls; i++) {
         STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr));
-        JUMP(BPF_JMP | BPF_JEQ | BPF_K, (uint32_t)fd_calls[i].nr, 0, 6);
+        JUMP(BPF_JMP | BPF_JEQ | BPF_K, (uint32_t)fd_calls[i].nr, 0, FDGUARD_MAX + 3);
         STMT(BPF_LD | BPF_W | BPF_ABS,
              offsetof(struct seccomp_data, args[fd_calls[i].arg]));
-        JUMP(BPF_JMP | BPF_JEQ | BPF_K, lo, 3, 0);
-        JUMP(BPF_JMP | BPF_JEQ | BPF_K, mid, 2, 0);
-        JUMP(BPF_JMP | BPF_JEQ | BPF_K, hi, 1, 0);
+        for (int k = 0; k < FDGUARD_MAX; k++) /* to the trap */
+            JUMP(BPF_JMP | BPF_JEQ | BPF_K, (uint32_t)fds[k], (uint8_t)(FDGUARD_MAX - k), 0);
         STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
         STMT(BPF_RET | BPF_K, SECCOMP_RET_TRAP);
     }
