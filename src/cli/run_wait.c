@@ -345,6 +345,7 @@ static int status_open(status_page *p)
     if (getrandom(&id, sizeof id, 0) != (ssize_t)sizeof id)
         id = (uint64_t)getpid() << 32 ^ (uint64_t)time(NULL);
     p->st->run_id = id | 1; /* 0: none */
+    p->st->run_pid = getpid();
     cli_run_config()->status_fd = p->fd;
     cli_run_config_put(RUN_CONFIG_status_fd);
     return 0;

@@ -45,6 +45,9 @@ typedef struct memtap_run_status {
      * child, which a wait with __WALL would wait for); after, its child
      * (an orphan would go to the subreaper, whose plain waits see it) */
     _Atomic uint32_t subreapers;
+    /* memtap run's pid: the program it started (its child) ends when
+     * memtap run does, as it would without memtap between them */
+    int32_t run_pid;
 } memtap_run_status;
 
 #endif

@@ -1047,6 +1047,35 @@ def test_sigterm_reaches_program():
         check("killed by signal %d" % sig in m.stderr.read(), "memtap reports the signal")
 
 
+def test_program_ends_with_run():
+    """memtap run stands for the program it started: killed with SIGKILL
+    (a timeout's kill -9), it takes the program along under both engines,
+    as the same kill would end the program run without memtap (it ran on,
+    an orphan writing its trace)."""
+    for engine in ("static", "fault"):
+        out = os.path.join(TMP, "with_run_%s.mtr" % engine)
+        if os.path.exists(out):
+            os.unlink(out)
+        m = subprocess.Popen([MEMTAP, "run", "-q", "--engine", engine, "-o", out, "--",
+                              "/bin/sleep", "60"], stderr=subprocess.DEVNULL)
+        deadline = time.time() + 20
+        while not os.path.exists(out) and time.time() < deadline:
+            time.sleep(0.05)
+        kids = program_children(m.pid)
+        check_eq(len(kids), 1, "%s: memtap run started the program" % engine)
+        m.kill()
+        m.wait()
+        deadline = time.time() + 10
+        while time.time() < deadline and os.path.exists("/proc/%d" % kids[0]) and \
+                open("/proc/%d/stat" % kids[0]).read().split()[2] != "Z":
+            time.sleep(0.05)
+        gone = not os.path.exists("/proc/%d" % kids[0]) or \
+            open("/proc/%d/stat" % kids[0]).read().split()[2] == "Z"
+        if not gone:
+            os.kill(kids[0], signal.SIGKILL)
+        check(gone, "%s: the program ended with memtap run" % engine)
+
+
 def test_signals_blocked_for_good():
     """A program that blocks every signal and never ends: memtap run's
     SIGTERM (as timeout or Ctrl-C send it) stays pending, and after a

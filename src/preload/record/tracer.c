@@ -333,6 +333,20 @@ static void write_chunk(const void *buf, size_t len, uint64_t n)
     }
 }
 
+/* The program memtap run started (a process whose parent is memtap run)
+ * dies with it (SIGKILL): memtap run stands for it, so that a kill -9 of
+ * memtap run (a timeout's, say) ends what the same kill of the program
+ * run without memtap would (it ran on, writing its trace, an orphan).
+ * The parent asked again after: it may have died before. */
+static void tie_to_run(long run_pid)
+{
+    if (run_pid <= 0 || raw_syscall3(SYS_getppid, 0, 0, 0) != run_pid)
+        return;
+    raw_syscall6(SYS_prctl, PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0, 0);
+    if (raw_syscall3(SYS_getppid, 0, 0, 0) != run_pid)
+        raw_syscall3(SYS_kill, raw_syscall3(SYS_getpid, 0, 0, 0), SIGKILL, 0);
+}
+
 /* Maps the status page memtap run shares (MEMTAP_STATUS_FD). */
 static void map_status(void)
 {
@@ -351,6 +365,7 @@ static void map_status(void)
     }
     rec.status = st;
     rec.status_fd = fd;
+    tie_to_run(st->run_pid);
 }
 
 int tracer_guarded_fds(int fds[3])
