@@ -490,11 +490,23 @@ static void warn_setid(const char *path)
                                              : (unsigned)st.st_gid);
 }
 
+/* The name the program would run under natively (the kernel's, the last
+ * part of the path exec'd, 15 bytes at most): its rewritten copy's takes
+ * it (ENV_COMM). */
+static void name_program(const char *path)
+{
+    const char *base = strrchr(path, '/');
+    char name[16];
+    snprintf(name, sizeof name, "%s", base ? base + 1 : path);
+    setenv(ENV_COMM, name, 1);
+}
+
 int engine_prepare(engine_kind want, const char *path, char **argv,
                    const char *preload, const cache_rules *rules, int quiet,
                    engine_plan *p)
 {
     warn_setid(path);
+    name_program(path);
     memset(p, 0, sizeof *p);
     p->engine = ENGINE_FAULT;
     p->argv = argv;

@@ -42,6 +42,9 @@
                                               ret's stack slots */
 /* where things are, and measurement switches */
 #define ENV_PRELOAD "MEMTAP_PRELOAD"       /* libmemtap.so */
+#define ENV_COMM "MEMTAP_COMM"             /* the name a program run from its
+                                              rewritten copy takes: the
+                                              last part of the path exec'd */
 #define ENV_READER_MEMORY "MEMTAP_READER_MEMORY"
 #define ENV_FOLLOW_AHEAD "MEMTAP_FOLLOW_AHEAD" /* MiB a followed trace's
                                               writer may get ahead */

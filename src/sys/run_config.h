@@ -53,6 +53,7 @@ enum { FAULT_PATH_DEFAULT, FAULT_PATH_STEP, FAULT_PATH_COMPLETE, FAULT_PATH_HOT 
     X(TEXT, cache, ENV_CACHE, RUN_CONFIG_PATH_MAX, 0)                        \
     X(TEXT, cache_salt, ENV_CACHE_SALT, 256, 0)                              \
     X(TEXT, command, ENV_COMMAND, RUN_CONFIG_PATH_MAX, 0)                    \
+    X(TEXT, comm, ENV_COMM, 16, 0)                                          \
     X(LIST, bypass, ENV_BYPASS, 0, 0)                                        \
     X(LIST, tested, ENV_TESTED, 0, 0)                                        \
     /* measurement switches */                                               \

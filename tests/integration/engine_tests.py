@@ -733,6 +733,27 @@ def test_engine_static_tls():
         check_eq(p.stdout, "a\nb\n", "%s: echo again, preloading it: %s" % (engine, p.stderr))
 
 
+def test_engine_program_names():
+    """A program run from its rewritten copy has the name the kernel gives
+    it natively (the last part of the path exec'd), not its copy's
+    ("0015d4695d5580f", the first 15 bytes of "<16 hex>-<file>"), in
+    /proc/self/comm, which ps, top and pkill show: cat run by memtap run,
+    sh by its link's name (the copy is dash's), cat exec'd by it, and a
+    script by its own name (its interpreter runs)."""
+    script = os.path.join(TMP, "named_script.sh")
+    with open(script, "w") as f:
+        f.write("#!/bin/sh\ncat /proc/$$/comm\n")
+    os.chmod(script, 0o755)
+    cases = (["/bin/cat", "/proc/self/comm"],
+             ["/bin/sh", "-c", "cat /proc/$$/comm; %s; exec cat /proc/self/comm" % script])
+    for argv in cases:
+        native = subprocess.run(argv, capture_output=True, text=True)
+        check(native.stdout.startswith(("cat", "sh")), "natively: %r" % native.stdout)
+        for engine in ("static", "fault"):
+            _, p = run(*argv, engine=engine, out="names.mtr")
+            check_eq(p.stdout, native.stdout, "%s: %s" % (engine, " ".join(argv)))
+
+
 def test_engine_second_allocator():
     """A program whose malloc is another library's (libarena_alloc, as
     jemalloc is when preloaded) keeps it under both engines: memtap's

@@ -49,6 +49,7 @@ typedef struct start {
     uintptr_t *sp;              /* the hidden process's first stack */
     uintptr_t tp;               /* and thread pointer */
     _Atomic uint32_t *running;  /* cleared by the kernel at its end */
+    const char *name;           /* its name (ps) */
     long pid;                   /* the go-between's answer */
 } start;
 
@@ -149,8 +150,18 @@ static void go_between(void *p)
     __atomic_store_n(&s->pid, pid, __ATOMIC_RELEASE);
 }
 
-long hidden_process_start(void (*fn)(void *), void *arg, int orphan,
-                          hidden_process *p)
+/* The go-between as a process of its own: named first, so that the hidden
+ * process is born with its name (a program's name would show until it
+ * named itself, to memtap run among them its subreaper took in). */
+static void go_between_named(void *p)
+{
+    start *s = p;
+    raw_syscall6(SYS_prctl, PR_SET_NAME, (long)s->name, 0, 0, 0, 0);
+    go_between(s);
+}
+
+long hidden_process_start(void (*fn)(void *), void *arg, const char *name,
+                          int orphan, hidden_process *p)
 {
     p->pid = 0;
     if (tls_extent == 0)
@@ -174,9 +185,9 @@ long hidden_process_start(void (*fn)(void *), void *arg, int orphan,
     sp[0] = (uintptr_t)hidden_entry;
     sp[1] = (uintptr_t)s;
     uintptr_t *go_sp = (uintptr_t *)(void *)stack - 2;
-    go_sp[0] = (uintptr_t)go_between;
+    go_sp[0] = (uintptr_t)go_between_named;
     go_sp[1] = (uintptr_t)s;
-    *s = (start){ fn, arg, sp, tp, &p->running, -EAGAIN };
+    *s = (start){ fn, arg, sp, tp, &p->running, name, -EAGAIN };
     atomic_store(&p->running, 1);
 
     /* the new process starts with every signal blocked but SIGTRAP: the

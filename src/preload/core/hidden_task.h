@@ -33,12 +33,13 @@ typedef struct hidden_process {
     int child;                  /* the process's child, not an orphan */
 } hidden_process;
 
-/* Starts fn(arg) in a hidden process, which ends when fn returns: an
- * orphan when `orphan` says a subreaper of memtap's will take it in and
- * the process is no subreaper itself, else the process's child.  Safe in
- * a signal handler.  Returns its pid, or a negative errno. */
-long hidden_process_start(void (*fn)(void *), void *arg, int orphan,
-                          hidden_process *p);
+/* Starts fn(arg) in a hidden process named `name` (ps; the process's
+ * child, not an orphan, takes it when fn gives it), which ends when fn
+ * returns: an orphan when `orphan` says a subreaper of memtap's will take
+ * it in and the process is no subreaper itself, else the process's child.
+ * Safe in a signal handler.  Returns its pid, or a negative errno. */
+long hidden_process_start(void (*fn)(void *), void *arg, const char *name,
+                          int orphan, hidden_process *p);
 
 /* Waits for p to end (reaping it when it is the program's child) and
  * unmaps its stack; 0, or -ECHILD when there is none. */

@@ -47,6 +47,7 @@
 #include <stdarg.h>
 #include <sys/prctl.h>
 #include <stdlib.h>
+#include <limits.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -337,6 +338,27 @@ MEMTAP_EXPORT int dlclose(void *handle)
 
 /* ---- start and end ---- */
 
+/* A program run from its rewritten copy has the name of the copy's file in
+ * memtap's cache ("<16 hex digits>-<file>", of which the kernel keeps 15
+ * bytes): it takes the one the kernel gives it natively (ENV_COMM), which
+ * ps, top, pkill and /proc/self/comm show. */
+static void name_as_native(void)
+{
+    const char *name = config()->comm;
+    char exe[PATH_MAX];
+    long n = raw_syscall3(SYS_readlink, (long)"/proc/self/exe", (long)exe,
+                          sizeof exe - 1);
+    if (!*name || n <= 17)
+        return;
+    exe[n] = '\0';
+    const char *slash = strrchr(exe, '/'), *base = slash ? slash + 1 : exe;
+    for (int i = 0; i < 16; i++)
+        if (!((base[i] >= '0' && base[i] <= '9') || (base[i] >= 'a' && base[i] <= 'f')))
+            return;
+    if (base[16] == '-')
+        raw_syscall6(SYS_prctl, PR_SET_NAME, (long)name, 0, 0, 0, 0);
+}
+
 /* ---- the traced window ---- */
 
 typedef int (*main_fn)(int, char **, char **);
@@ -539,6 +561,7 @@ __attribute__((constructor(101))) static void memtap_preload_init(void)
         pthread_atfork(traced_before_fork, alias_release, after_fork_child);
         process_end_install_fatal();
         resolve_next_symbols();
+        name_as_native();
         start_engines();
         atomic_store(&started, 1);
     }

@@ -83,6 +83,9 @@ enum { WRITER_NONE, WRITER_SHARED, WRITER_ALL };
 /* How long the idle writer sleeps before it looks whether its program is
  * still there (killed, it flushed nothing and stopped no writer). */
 #define WRITER_WATCH_NS 100000000l
+#define WRITER_NAME "memtap-writer"    /* memtap run knows it by it
+                                          (run_wait.c), and the next */
+#define ENDING_NAME "memtap-ending"    /* once its program has ended */
 
 /* The state of a full buffer handed to the writer (hand). */
 enum { HAND_FREE, HAND_QUEUED, HAND_WRITING };
@@ -971,14 +974,14 @@ static void writer_main(void *unused)
      * told, so that they log none) */
     tracer_internal_enter();
     tls_writer = 1;
-    /* the name memtap run knows it by (run_wait.c) */
-    raw_syscall6(SYS_prctl, PR_SET_NAME, (long)"memtap-writer", 0, 0, 0, 0);
+    /* its name (an orphan is born with it: hidden_task.c) */
+    raw_syscall6(SYS_prctl, PR_SET_NAME, (long)WRITER_NAME, 0, 0, 0, 0);
     for (;;) {
         /* asked before the pass: one pass at least after the program's
          * end writes all it had handed over */
         int orphaned = writer_orphaned();
         if (orphaned) /* what memtap run waits for (run_wait.c) */
-            raw_syscall6(SYS_prctl, PR_SET_NAME, (long)"memtap-ending", 0, 0, 0, 0);
+            raw_syscall6(SYS_prctl, PR_SET_NAME, (long)ENDING_NAME, 0, 0, 0, 0);
         uint32_t work = atomic_load(&rec.writer.work);
         if (writer_pass())
             continue;
@@ -1021,8 +1024,8 @@ static int writer_ready(void)
     }
     atomic_store(&rec.writer.stop, 0);
     long pid = rec.writer.cctx
-                   ? hidden_process_start(writer_main, NULL, writer_orphan(),
-                                          &rec.writer.proc)
+                   ? hidden_process_start(writer_main, NULL, WRITER_NAME,
+                                          writer_orphan(), &rec.writer.proc)
                    : -1;
     atomic_store(&rec.writer.started, pid > 0 ? 1 : -1);
     return pid > 0;

@@ -4,6 +4,7 @@
  */
 #define _GNU_SOURCE
 #include "execargs.h"
+#include "sys/env.h"
 #include "sys/page.h"
 #include "execcopy.h"
 #include "exectls.h"
@@ -20,6 +21,7 @@
 #include <fcntl.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <sys/personality.h>
 #include <sys/prctl.h>
@@ -198,6 +200,29 @@ void execargs_reclaim(void)
     }
 }
 
+/* The new program's name (ENV_COMM, which memtap run put in the
+ * environment): the last part of the path exec'd, as the kernel names a
+ * program (a script's own, not its interpreter's), 15 bytes at most; the
+ * entry is replaced in place (none: nothing to replace). */
+static void name_in_env(copier *c, char **envp, const char *path)
+{
+    static const char key[] = ENV_COMM "=";
+    size_t k = sizeof key - 1, i = 0;
+    while (envp[i] && strncmp(envp[i], key, k) != 0)
+        i++;
+    if (!envp[i] || c->used + k + 16 > SCRATCH_MAX)
+        return;
+    const char *slash = strrchr(path, '/'), *base = slash ? slash + 1 : path;
+    char *entry = c->base + c->used, *d = entry;
+    for (const char *s = key; *s;)
+        *d++ = *s++;
+    for (size_t n = 0; n < 15 && base[n]; n++)
+        *d++ = base[n];
+    *d++ = '\0';
+    c->used += (size_t)(d - entry);
+    envp[i] = entry;
+}
+
 long execargs_run(long nr, const long *a, const sigset_t *program_mask)
 {
     execargs_reclaim();
@@ -218,6 +243,7 @@ long execargs_run(long nr, const long *a, const sigset_t *program_mask)
     /* the static engine runs an exec'd program from its rewritten copy */
     int plain = !at || (a[0] == AT_FDCWD && !(a[4] & AT_EMPTY_PATH));
     if (rc == 0 && plain && c.used + PATH_MAX <= SCRATCH_MAX) {
+        name_in_env(&c, envp, path);
         /* a script: its interpreter, with the arguments the kernel would
          * give it, from the interpreter's copy */
         char *interp;
