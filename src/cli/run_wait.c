@@ -174,41 +174,53 @@ static int reap_children(pid_t pid, int *status)
  * WRITER_NAME after that writes for a process still running (one the
  * program left behind).  Waits for the ending ones, at most
  * WRITERS_SECONDS in all: the trace is whole and their CPU counted once
- * they are reaped. */
+ * they are reaped.  A zombie writer is reaped at once. */
 #define WRITER_NAME "memtap-writer"
 #define ENDING_NAME "memtap-ending"
 #define NOTICE_SECONDS 0.25
 #define WRITERS_SECONDS 10.0
 
-/* Whether child pid is a writer to wait for: one ending, or (running_too)
- * one still running. */
-static int is_writer(long pid, int running_too)
+/* What child pid of memtap's is, by its /proc stat (name and state): a
+ * writer that ended is an ending one. */
+enum { CHILD_GONE = 0, CHILD_WRITER = 1, CHILD_ENDING = 2, CHILD_PROCESS = 4 };
+static unsigned child_kind(long pid)
 {
-    char path[64], name[32] = "";
-    snprintf(path, sizeof path, "/proc/%ld/comm", pid);
+    char path[64], stat[256];
+    snprintf(path, sizeof path, "/proc/%ld/stat", pid);
     FILE *f = fopen(path, "r");
-    if (!f)
-        return 0;
-    int yes = fgets(name, sizeof name, f) &&
-              (strcmp(name, ENDING_NAME "\n") == 0 ||
-               (running_too && strcmp(name, WRITER_NAME "\n") == 0));
-    fclose(f);
-    return yes;
+    size_t n = f ? fread(stat, 1, sizeof stat - 1, f) : 0;
+    if (f)
+        fclose(f);
+    stat[n] = '\0';
+    char *open = strchr(stat, '('), *close = strrchr(stat, ')');
+    if (!open || !close || close < open)
+        return CHILD_GONE;
+    *close = '\0';
+    const char *name = open + 1;
+    int ended = close[1] == ' ' && close[2] == 'Z';
+    if (strcmp(name, ENDING_NAME) == 0 || strcmp(name, WRITER_NAME) == 0)
+        return ended || strcmp(name, ENDING_NAME) == 0 ? CHILD_ENDING : CHILD_WRITER;
+    return ended ? CHILD_GONE : CHILD_PROCESS;
 }
 
-/* A writer to wait for among memtap's children (is_writer), or 0 (the
- * children of each of its threads: a taken-in orphan is any thread's). */
-static long writer_child(int running_too)
+/* The first of memtap's children of one of the kinds (CHILD_*), or 0,
+ * and in *count how many there are (the children of each of its
+ * threads: a taken-in orphan is any thread's). */
+static long child_of_kind(unsigned kinds, size_t *count)
 {
     glob_t g;
+    long found = 0;
+    *count = 0;
     if (glob("/proc/self/task/*/children", 0, NULL, &g) != 0)
         return 0;
-    long found = 0;
-    for (size_t i = 0; !found && i < g.gl_pathc; i++) {
+    for (size_t i = 0; i < g.gl_pathc; i++) {
         FILE *f = fopen(g.gl_pathv[i], "r");
         long pid;
-        while (f && !found && fscanf(f, "%ld", &pid) == 1)
-            found = is_writer(pid, running_too) ? pid : 0;
+        while (f && fscanf(f, "%ld", &pid) == 1)
+            if (child_kind(pid) & kinds) {
+                found = found ? found : pid;
+                ++*count;
+            }
         if (f)
             fclose(f);
     }
@@ -220,7 +232,10 @@ static void reap_writers(void)
 {
     struct timespec t0, nap = { 0, 2 * 1000 * 1000 };
     clock_gettime(CLOCK_MONOTONIC, &t0);
-    for (long pid; (pid = writer_child(seconds_since(&t0) < NOTICE_SECONDS)) > 0;) {
+    size_t n;
+    for (long pid; (pid = child_of_kind(seconds_since(&t0) < NOTICE_SECONDS
+                                            ? CHILD_ENDING | CHILD_WRITER
+                                            : CHILD_ENDING, &n)) > 0;) {
         if (waitpid((pid_t)pid, NULL, WNOHANG | __WALL) != 0)
             continue;
         if (seconds_since(&t0) >= WRITERS_SECONDS)
@@ -439,7 +454,15 @@ static int check_files(const char *output, const memtap_run_status *st,
                         "statically linked programs, which memtap cannot "
                         "trace (named above): their accesses are missing\n",
                 output, untraced);
-    if (opened > files && ++problems)
+    /* processes the program left running came to memtap, the run's
+     * subreaper: their traces go on (and may not be found yet) */
+    size_t left;
+    child_of_kind(CHILD_PROCESS, &left);
+    if (left && ++problems)
+        fprintf(stderr, "memtap: warning: trace %s: %zu process(es) the "
+                        "program left behind still run: their traces are "
+                        "not complete\n", output, left);
+    else if (opened > files && ++problems)
         fprintf(stderr, "memtap: warning: trace %s: %" PRIu32 " of the "
                         "run's %" PRIu32 " trace files are gone (removed or "
                         "renamed while it ran)\n", output,

@@ -1076,6 +1076,26 @@ def test_program_ends_with_run():
         check(gone, "%s: the program ended with memtap run" % engine)
 
 
+def test_left_behind_reported():
+    """A program that leaves a process running behind it (a daemon, a job
+    in the background): memtap run, whose orphans they become, says how
+    many still run and that their traces are not complete (it said that
+    trace files were gone, removed or renamed), exits 125 for the
+    incomplete run, and does not wait for them, nor a quarter of a second
+    past the program for their writers."""
+    path = os.path.join(TMP, "left.mtr")
+    start = time.time()
+    p = memtap("run", "-o", path, "--", "/bin/sh", "-c",
+               "seq 1 100000 | sort -n > /dev/null; "
+               "(seq 1 100000 | sort -n > /dev/null; sleep 3) > /dev/null 2>&1 & echo started",
+               check_rc=False)
+    took = time.time() - start
+    check_eq((p.returncode, p.stdout), (125, "started\n"), "memtap run: %s" % p.stderr)
+    check("1 process(es) the program left behind still run: their traces are not complete"
+          in p.stderr and "gone" not in p.stderr, "the summary says so: %s" % p.stderr)
+    check(took < 2.5, "memtap run ended without the process left behind: %.1f s" % took)
+
+
 def test_signals_blocked_for_good():
     """A program that blocks every signal and never ends: memtap run's
     SIGTERM (as timeout or Ctrl-C send it) stays pending, and after a
