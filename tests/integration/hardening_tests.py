@@ -369,6 +369,23 @@ def test_writer_not_a_child():
                       "%s: %s: its writer wrote chunks" % (what, trace))
 
 
+def test_vfork_child_signals():
+    """A vfork child's sigaction changes its own actions, not its parent's,
+    under both engines: vfork_signals' child sets SIGINT and SIGUSR1 back
+    to SIG_DFL before its exec (as CPython's subprocess child does for
+    every handled signal), then the parent raises both and its handlers
+    run.  memtap's table of the program's actions lies in the memory the
+    child shares: the child's SIG_DFL went into it, and the parent died of
+    its own SIGINT (python3's test_signal after any test that ran a
+    subprocess)."""
+    native = subprocess.run([prog("vfork_signals")], capture_output=True, text=True)
+    check_eq((native.returncode, native.stdout), (0, "handled 2\n"), "natively")
+    for engine in ("static", "fault"):
+        p = memtap("run", "--engine", engine, "-o", os.path.join(TMP, "vfork_sig.mtr"), "--",
+                   prog("vfork_signals"), check_rc=False)
+        check_eq((p.returncode, p.stdout), (0, "handled 2\n"), "%s: %s" % (engine, p.stderr))
+
+
 def test_kernel_signals_end_program():
     """A signal the kernel itself sends (si_code SI_KERNEL) whose default
     action ends the program ends it under both engines, as natively:

@@ -16,6 +16,7 @@
 #include "preload/core/wait_call.h"
 #include "preload/fault/fault.h"
 #include "preload/core/own_text.h"
+#include "preload/record/tracer.h"
 #include "rt/rewritten.h"
 
 #include <errno.h>
@@ -225,9 +226,39 @@ void signals_wrap_existing(void)
 
 uint64_t signals_merged(void) { return atomic_load(&merged); }
 
+/* sigaction in a child that shares its parent's memory (vfork: posix_spawn's
+ * child, CPython's subprocess child, which sets each handled signal back
+ * to SIG_DFL before its exec): memtap's table of the program's actions is
+ * the parent's, and stays so (the child's SIG_DFL went into it, and the
+ * parent's next SIGINT ended the parent: the action read SIG_DFL).  The
+ * child's own kernel action is set as asked, unwrapped; memtap's own
+ * signals stay memtap's (its handlers run the child's exec). */
+static int child_sigaction(int sig, const struct sigaction *act,
+                           struct sigaction *old)
+{
+    struct sigaction had;
+    if (wrapped_now[sig] || own_signals_has(sig))
+        had = *sigtable_action(sig);
+    else if (kernel_sigaction(sig, NULL, &had) != 0)
+        return -1;
+    else if (memtaps_handler(&had))
+        stands_for_default(&had);
+    if (act && !own_signals_has(sig)) {
+        struct sigaction k = *act;
+        own_signals_strip(&k.sa_mask);
+        if (__sigaction(sig, &k, NULL) != 0)
+            return -1;
+    }
+    if (old)
+        *old = had;
+    return 0;
+}
+
 MEMTAP_EXPORT int sigaction(int sig, const struct sigaction *act,
                             struct sigaction *old)
 {
+    if (sig > 0 && sig < _NSIG && !tracer_owns_process())
+        return child_sigaction(sig, act, old);
     if (wrappable(sig))
         return set_wrapped(sig, act, old);
     if (!own_signals_has(sig)) {
