@@ -421,6 +421,537 @@ def test_kernel_signals_end_program():
         check("killed by signal %d" % signal.SIGINT in out, "%s: and it says so" % engine)
 
 
+# ------------------------ 6: a stack overflow on any thread keeps the trace
+
+def test_thread_stack_overflow():
+    for opts in ([], ["--heap-only"]):
+        path = os.path.join(TMP, "overflow%d.mtr" % len(opts))
+        p = memtap("run", *opts, "-o", path, "--", prog("thread_overflow"), check_rc=False)
+        check_eq(p.returncode, -signal.SIGSEGV, "%s: the program dies of SIGSEGV" % opts)
+        sizes = [l.split(",")[-1] for l in heap_lines(show(path)) if l[0] == "M"]
+        check_eq(sizes, ["50"] + [str(100 + i) for i in range(10)],
+                 "%s: main's block and the thread's ten, buffered when it overflowed" % opts)
+        info = memtap("info", path).stdout.splitlines()
+        check("end: signal" in info and "end_code: 11" in info, "%s: end record" % opts)
+
+
+# ------------------------------------------ 11: a chunk written twice
+
+def chunks(data):
+    """(offset, length, type) of each chunk of a trace file's bytes."""
+    off, out = int.from_bytes(data[12:16], "little"), []
+    while off + 32 <= len(data):
+        ctype = int.from_bytes(data[off + 4:off + 6], "little")
+        stored = int.from_bytes(data[off + 8:off + 12], "little")
+        out.append((off, 32 + stored, ctype))
+        off += 32 + stored
+    return out
+
+
+def test_duplicate_chunks_dropped():
+    path = os.path.join(TMP, "dup.mtr")
+    p = memtap("run", "-o", path, "--", prog("signals"), env={"MEMTAP_BUFFER_RECORDS": "256"})
+    want = show(path)
+    data = open(path, "rb").read()
+    events = [(o, n) for o, n, t in chunks(data) if t in (1, 5)]  # plain, packed
+    check(len(events) > 4, "several event chunks")
+    o1, n1 = events[1]
+    o3, n3 = events[3]
+    # chunk 1 again right after itself, chunk 3 again at the end
+    crafted = data[:o1 + n1] + data[o1:o1 + n1] + data[o1 + n1:] + data[o3:o3 + n3]
+    with open(path, "wb") as f:
+        f.write(crafted)
+    r = memtap("show", path)
+    check_eq(r.stdout.splitlines(), want, "every event once, in order")
+    dup = re.search(r"warning: .*: (\d+) events were in the file twice", r.stderr)
+    check(dup, "the duplicates are reported: %r" % r.stderr)
+    counts = [int.from_bytes(data[o + 20:o + 24], "little") for o in (o1, o3)]
+    check_eq(int(dup.group(1)), sum(counts), "as many as the two copied chunks hold")
+
+
+# --------------------------------------------------- 10: crafted traces
+
+def gen_trace(*args):
+    path = os.path.join(TMP, "crafted.mtr")
+    subprocess.run([prog("gen_trace"), path] + [str(a) for a in args], check=True)
+    return path
+
+
+def peak_rss_mib():
+    """Largest resident size of any child this test has waited for."""
+    return resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss // 1024
+
+
+def test_crafted_trace_paths():
+    fifo = os.path.join(TMP, "fifo")
+    os.mkfifo(fifo)
+    path = gen_trace("paths", fifo)  # a module and the parent trace named so
+    try:
+        p = subprocess.run([MEMTAP, "show", path], capture_output=True, text=True, timeout=30)
+    except subprocess.TimeoutExpired:
+        raise Failure("memtap show blocked on a FIFO a trace names")
+    check_eq(p.returncode, 0, "show reads the trace")
+    check(re.search(r"warning: %s: not a regular file" % re.escape(fifo), p.stderr),
+          "the module path is refused: %r" % p.stderr)
+    check(re.search(r"warning: %s: parent trace unreadable" % re.escape(fifo), p.stderr),
+          "the parent trace is refused")
+
+
+def test_crafted_trace_modules():
+    libc = "/lib/x86_64-linux-gnu/libc.so.6"
+    path = gen_trace("modules", 200, libc)
+    p = memtap("show", path)
+    check_eq(len(p.stdout.splitlines()), 200, "one line per event")
+    # each entry loading its own image of libc took 1.4 GB for 100 entries
+    check(peak_rss_mib() < 500, "200 entries naming one file share its image (%d MiB)"
+          % peak_rss_mib())
+
+
+def test_crafted_trace_threads():
+    path = gen_trace("threads", 500000)
+    try:
+        p = subprocess.run([MEMTAP, "show", path], capture_output=True, text=True, timeout=60)
+    except subprocess.TimeoutExpired:
+        raise Failure("500,000 threads: show is not linear in the number of threads")
+    check_eq(len(p.stdout.splitlines()), 500000, "one line per thread's event")
+
+
+def test_crafted_trace_bomb():
+    path = gen_trace("bomb", 80)  # 80 threads x 64 MiB of records, 170 KB
+    info = memtap("info", path).stdout
+    check("events: %d" % (80 * ((64 << 20) // 56)) in info, "info counts the events")
+    check(peak_rss_mib() < 500, "info decompresses nothing (%d MiB)" % peak_rss_mib())
+    p = memtap("show", path, env={"MEMTAP_READER_MEMORY": "256"}, check_rc=False)
+    check(p.returncode != 0 and "need more memory to merge than MEMTAP_READER_MEMORY" in p.stderr,
+          "show refuses beyond its memory bound, saying so: %r" % p.stderr[-300:])
+    check(peak_rss_mib() < 500, "show stays within its bound (%d MiB)" % peak_rss_mib())
+
+
+def test_crafted_trace_metadata():
+    """Metadata chunks are bounded like records: 40 info chunks of 64 MiB
+    each (a 1 MB file) are refused past the reader's metadata budget
+    (memtap info took 52 s and 2.7 GB); a module path longer than any of
+    Linux's is refused (a 65,000-character one made every event cost its
+    length); control characters in a module's name print as \\xNN, so
+    they cannot forge lines of show and info nor reach the terminal."""
+    path = gen_trace("infobomb", 40)
+    try:
+        p = subprocess.run([MEMTAP, "info", path], capture_output=True, text=True, timeout=60)
+    except subprocess.TimeoutExpired:
+        raise Failure("memtap info on 40 info chunks of 64 MiB did not end in 60 s")
+    corrupt = int(re.search(r"^corrupt_chunks: (\d+)$", p.stdout, re.M).group(1))
+    check(corrupt >= 36, "the chunks past the budget refused: %d" % corrupt)
+    check(peak_rss_mib() < 700, "info within its budget (%d MiB)" % peak_rss_mib())
+
+    path = gen_trace("modules", 1, "/" + "d" * 65000)
+    info = memtap("info", path).stdout
+    check("corrupt_chunks: 1" in info and "module 0" not in info,
+          "a 65,000-character path refused: %s" % info[:300])
+
+    forged = "/tmp/a\nmodule 9: 0x0 forged\x1b[31m"
+    path = gen_trace("modules", 2, forged)
+    shown = memtap("show", path).stdout
+    check_eq(len(shown.splitlines()), 2, "one line per event")
+    info = memtap("info", path).stdout
+    check(not re.search(r"^module 9", info, re.M) and "\x1b" not in shown + info and
+          "/tmp/a\\x0amodule 9: 0x0 forged\\x1b[31m" in info,
+          "the name escaped: %r" % info[-200:])
+
+# ------------------------------------------- 9: set-user-ID children
+
+def test_setid_children():
+    root = os.geteuid() == 0
+    p = memtap("run", "-o", os.path.join(TMP, "nnp.mtr"), "--", "/bin/grep", "NoNewPrivs",
+               "/proc/self/status")
+    # as root the filter needs no no_new_privs, which would strip set-ID programs
+    check_eq(p.stdout.split(), ["NoNewPrivs:", "0" if root else "1"], "no_new_privs")
+    setid = os.path.join(TMP, "id")
+    with open("/usr/bin/id", "rb") as src, open(setid, "wb") as dst:
+        dst.write(src.read())
+    os.chmod(setid, 0o4755)
+    # under no_new_privs (set here for the whole run, as memtap itself must
+    # without the capability) the set-ID exec is reported
+    p = subprocess.run(["setpriv", "--no-new-privs", MEMTAP, "run", "-o",
+                        os.path.join(TMP, "setid.mtr"), "--", "/bin/sh", "-c", setid + " -u"],
+                       capture_output=True, text=True)
+    # the set-ID program runs as it is, so its own code's accesses are not
+    # in the static engine's trace: the run is incomplete, and says so
+    check_eq(p.returncode, 125, "memtap run " + p.stderr)
+    check(re.search(r"^memtap: warning: .*%s ran as it is" % re.escape(setid), p.stderr, re.M)
+          and "(incomplete)" in p.stderr, "the missing module is reported: %r" % p.stderr)
+    check(re.search(r"^memtap: warning: %s is set-user-ID or set-group-ID: .*no_new_privs"
+                    % re.escape(setid), p.stderr, re.M),
+          "the set-ID exec is reported: %r" % p.stderr)
+
+
+def test_static_exec_reported():
+    """A statically linked program a traced process execs (in place, and
+    from a child) is one no engine can follow: under both engines memtap
+    says so as it happens, the run is incomplete (exit 125), and
+    --keep-going passes the program's status (it was silent, exit 0)."""
+    static = prog("static_prog")
+    for engine in ("static", "fault"):
+        for script in ("exec " + static, static + "; echo done"):
+            p = memtap("run", "--engine", engine, "-o", os.path.join(TMP, "st.mtr"), "--",
+                       "/bin/sh", "-c", script, check_rc=False)
+            what = "%s, sh -c '%s'" % (engine, script)
+            check_eq(p.returncode, 125, "%s: %s" % (what, p.stderr))
+            check(re.search(r"^memtap: warning: %s is statically linked: memtap cannot trace it"
+                            % re.escape(static), p.stderr, re.M)
+                  and re.search(r"1 exec\(s\) of statically linked programs", p.stderr)
+                  and "(incomplete)" in p.stderr, "%s: reported: %s" % (what, p.stderr))
+        p = memtap("run", "--engine", engine, "--keep-going", "-o", os.path.join(TMP, "st.mtr"),
+                   "--", "/bin/sh", "-c", "exec " + static, check_rc=False)
+        check_eq(p.returncode, 0, "%s --keep-going: %s" % (engine, p.stderr))
+
+
+def test_small_program_altstack():
+    """A program's alternate signal stack of 8 KiB in the heap (as Python's
+    faulthandler makes one): memtap's handlers keep running on memtap's
+    own, under both engines, so the heap around it stays as it was (the
+    static engine's handlers ran on it and wrote 660 bytes below it, and
+    Debian's python3 -m test died in its garbage collector)."""
+    native = subprocess.run([prog("small_altstack")], capture_output=True, text=True)
+    check_eq(native.returncode, 0, "natively: %s" % native.stdout)
+    for engine in ("static", "fault"):
+        p = memtap("run", "--engine", engine, "-q", "-o", os.path.join(TMP, "alt.mtr"), "--",
+                   prog("small_altstack"), check_rc=False)
+        check_eq((p.returncode, p.stdout), (0, native.stdout), "%s: %s" % (engine, p.stderr))
+
+
+def test_fatal_handlers_stand_for_default():
+    """memtap's handlers for fatal signals stand for SIG_DFL: a program that
+    installs its SIGINT handler only over SIG_DFL (as CPython does: its
+    KeyboardInterrupt, and test_generators, depend on it) finds SIG_DFL and
+    its handler runs, under both engines; a SIGTERM set to SIG_DFL still
+    ends the trace (memtap's handler stays)."""
+    native = subprocess.run([prog("sig_default")], capture_output=True, text=True)
+    check_eq((native.returncode, native.stdout), (-signal.SIGTERM,
+             "SIGINT was SIG_DFL\nhandled: 1\n"), "natively")
+    for engine in ("static", "fault"):
+        trace = os.path.join(TMP, "sigdfl-%s.mtr" % engine)
+        p = memtap("run", "--engine", engine, "-o", trace, "--", prog("sig_default"),
+                   check_rc=False)
+        check_eq((p.returncode, p.stdout), (native.returncode, native.stdout),
+                 "%s: %s" % (engine, p.stderr))
+        info = memtap("info", trace).stdout
+        check("end: signal" in info and "end_code: 15" in info, "%s: the end: %s"
+              % (engine, info))
+
+
+def test_program_defines_memcmp():
+    """A program that defines memcmp and strlen itself (as every
+    AddressSanitizer program does), touching its heap in them, runs to the
+    end under both engines: memtap's code in its handlers calls its own
+    (the fault engine faulted into itself and spun with every signal
+    blocked: timeout and Ctrl-C did nothing)."""
+    native = subprocess.run([prog("own_memcmp")], capture_output=True, text=True)
+    for engine in ("static", "fault"):
+        p = run_bounded([MEMTAP, "run", "--engine", engine, "-q", "-o",
+                         os.path.join(TMP, "memcmp.mtr"), "--", prog("own_memcmp")], 60,
+                        text=True)
+        check_eq((p.returncode, p.stdout), (0, native.stdout), "%s: %s" % (engine, p.stderr))
+
+
+def test_small_fd_limit():
+    """Under a soft descriptor limit of 64 (or 701) memtap run works under
+    both engines: its status page goes just under the limit (it failed:
+    "status page: Invalid argument")."""
+    native = subprocess.run([prog("three_mallocs")], capture_output=True, text=True)
+    for limit in (64, 701):
+        def lower(limit=limit):
+            hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
+            resource.setrlimit(resource.RLIMIT_NOFILE, (limit, hard))
+        for engine in ("static", "fault"):
+            p = subprocess.run([MEMTAP, "run", "--engine", engine, "-o",
+                                os.path.join(TMP, "fdl.mtr"), "--", prog("three_mallocs")],
+                               capture_output=True, text=True, preexec_fn=lower)
+            check_eq((p.returncode, p.stdout), (native.returncode, native.stdout),
+                     "limit %d, %s: %s" % (limit, engine, p.stderr))
+            check("warning" not in p.stderr, "limit %d, %s: whole: %s" % (limit, engine, p.stderr))
+
+
+def test_syscalls_across_4g():
+    """A system call made from code that lies across a 4 GiB boundary is
+    trapped like any other: it reads into a traced heap block, and the
+    trace has its copy (the filter had skipped such code, so the call
+    failed with EFAULT and the run looked whole)."""
+    native = subprocess.run([prog("across_4g")], capture_output=True, text=True)
+    m = re.match(r"code 0x([0-9a-f]+) 0x([0-9a-f]+): 123$", native.stdout.strip())
+    check(m and int(m.group(1), 16) < 0x400000000 <= int(m.group(2), 16),
+          "the library's code lies across 0x400000000: %r" % native.stdout)
+    p = memtap("run", "--engine", "fault", "-o", os.path.join(TMP, "a4g.mtr"), "--",
+               prog("across_4g"), check_rc=False)
+    check_eq((p.returncode, p.stdout), (0, native.stdout), "the read under memtap")
+    lines = show(os.path.join(TMP, "a4g.mtr"), "--raw")
+    block = [l for l in lines if l.startswith("M#") and l.split(",")[1].startswith("4096")]
+    check(block, "the heap block: %s" % lines[:40])
+    start = block[0].split(":")[1].split(",")[0]
+    check(any(re.match(r"W#\d+:%s,123, 0x%s" % (start, m.group(2)[:6]), l) for l in lines),
+          "the read's copy into the block, from the library's code")
+
+
+def test_syscalls_of_dlopened_library():
+    """A library loaded by dlopen that makes a system call itself (not
+    through the C library) has it trapped like the modules of start-up:
+    under the fault engine its read into a traced heap block succeeds (it
+    failed with EFAULT, the run looking whole), and under both engines the
+    trace has the kernel's copy into the block, from the library's code."""
+    lib = os.path.join(LIB, "libraw_read_lib.so")
+    for engine in ("fault", "static"):
+        trace = os.path.join(TMP, "dlraw_%s.mtr" % engine)
+        p = memtap("run", "--engine", engine, "-o", trace, "--", prog("dlopen_raw_read"), lib,
+                   check_rc=False)
+        m = re.match(r"raw_read 0x([0-9a-f]+): (-?\d+)$", p.stdout.strip())
+        check(m, "%s: the program's output: %r %r" % (engine, p.stdout, p.stderr))
+        check_eq((p.returncode, m.group(2)), (0, "123"), "%s: the read under memtap" % engine)
+        lines = show(trace, "--raw")
+        block = [l for l in lines if l.startswith("M#") and l.split(",")[1].startswith("4096")]
+        check(block, "%s: the heap block: %s" % (engine, lines[:40]))
+        start = block[0].split(":")[1].split(",")[0]
+        copies = [l for l in lines if re.match(r"W#\d+:%s,123, 0x" % start, l)]
+        check(len(copies) == 1 and 0 < int(copies[0].split("0x")[-1], 16) - int(m.group(1), 16) < 64,
+              "%s: the read's copy into the block, from raw_read: %s" % (engine, copies))
+
+
+def test_mmsg_copies_recorded():
+    """sendmmsg and recvmmsg are read/write-like calls: the kernel's fetch
+    of each datagram from its heap block and its store into the receiving
+    block are block events, with each message's own length, under both
+    engines (they were not in the table: nothing was recorded, and the
+    fault engine's call met closed pages)."""
+    for engine in ("fault", "static"):
+        trace = os.path.join(TMP, "mmsg_%s.mtr" % engine)
+        p = memtap("run", "--engine", engine, "-o", trace, "--", prog("mmsg"), check_rc=False)
+        check_eq((p.returncode, p.stdout), (0, "sent 2, received 2: 5 and 7 bytes\n"),
+                 "%s: %s" % (engine, p.stderr))
+        check("warning" not in p.stderr, "%s: no warning: %s" % (engine, p.stderr))
+        lines = show(trace, "--raw")
+        blocks = [re.match(r"M#\d+:(0x[0-9a-f]+),(\d+),", l) for l in lines]
+        blocks = [(m.group(1), int(m.group(2))) for m in blocks if m]
+        sent = [a for a, n in blocks if n in (5, 7)]
+        received = [a for a, n in blocks if n == 64]
+        check(len(sent) == 2 and len(received) == 2, "%s: the blocks: %s" % (engine, blocks))
+        copies = [re.match(r"([WG])#\d+:(0x[0-9a-f]+),(\d+),", l) for l in lines]
+        copies = sorted((m.group(1), m.group(2), int(m.group(3))) for m in copies if m)
+        want = sorted([("G", sent[0], 5), ("G", sent[1], 7),
+                       ("W", received[0], 5), ("W", received[1], 7)])
+        check_eq([c for c in copies if c[1] in sent + received], want,
+                 "%s: the kernel's copies" % engine)
+
+
+def test_altstack_in_heap():
+    """A program's sigaltstack (in a heap block, as runtimes set one for
+    stack overflows) works under both engines: the fault engine's handler
+    runs on memtap's own alternate stack, where the real call fails with
+    EPERM (the program exited 1, the run looking whole); it now keeps the
+    program's stack per thread and answers as the kernel would (set, asked,
+    on it inside an SA_ONSTACK handler, disabled)."""
+    native = subprocess.run([prog("altstack")], capture_output=True, text=True)
+    check_eq((native.returncode, native.stdout),
+             (0, "handled 3, on the alternate stack 3, disabled 1\n"), "natively")
+    for engine in ("fault", "static"):
+        p = memtap("run", "--engine", engine, "-o", os.path.join(TMP, "alt_%s.mtr" % engine),
+                   "--", prog("altstack"), check_rc=False)
+        check_eq((p.returncode, p.stdout), (native.returncode, native.stdout),
+                 "%s: %s" % (engine, p.stderr))
+
+
+def test_async_io_refused():
+    """io_uring (and kernel AIO) would have the kernel copy into the
+    program's buffers outside any system call: under the fault engine a
+    read into a traced heap block completed with EFAULT (the run looking
+    whole), and under the static engine its copy was not recorded.  Their
+    set-up now answers ENOSYS under both engines, the summary says so, and
+    the program's fallback read is in the trace."""
+    native = subprocess.run([prog("ring_read")], capture_output=True, text=True)
+    check_eq(native.returncode, 0, "natively: %r" % native.stdout)
+    for engine in ("fault", "static"):
+        trace = os.path.join(TMP, "ring_%s.mtr" % engine)
+        p = memtap("run", "--engine", engine, "-o", trace, "--", prog("ring_read"),
+                   check_rc=False)
+        check_eq((p.returncode, p.stdout), (0, "read: 123\n"), "%s: the read" % engine)
+        check(re.search(r"^memtap: note: .*1 set-up\(s\) of io_uring or kernel AIO were "
+                        r"answered ENOSYS", p.stderr, re.M), "%s: the note: %s" % (engine, p.stderr))
+        lines = show(trace, "--raw")
+        block = [l for l in lines if l.startswith("M#") and l.split(",")[1].startswith("4096")]
+        check(block, "%s: the heap block" % engine)
+        start = block[0].split(":")[1].split(",")[0]
+        check(any(re.match(r"W#\d+:%s,123, " % start, l) for l in lines),
+              "%s: the fallback read's copy into the block" % engine)
+
+
+# ---------------------------------- 12: section headers that lie
+
+def with_section_addr(binary, section, addr, out):
+    """A copy of binary whose section header puts section at addr."""
+    data = bytearray(open(binary, "rb").read())
+    shoff = int.from_bytes(data[0x28:0x30], "little")
+    shentsize = int.from_bytes(data[0x3a:0x3c], "little")
+    shnum = int.from_bytes(data[0x3c:0x3e], "little")
+    shstrndx = int.from_bytes(data[0x3e:0x40], "little")
+    strtab = int.from_bytes(data[shoff + shstrndx * shentsize + 0x18:][:8], "little")
+    for i in range(shnum):
+        h = shoff + i * shentsize
+        name_at = strtab + int.from_bytes(data[h:h + 4], "little")
+        if data[name_at:data.index(0, name_at)].decode() == section:
+            data[h + 0x10:h + 0x18] = addr.to_bytes(8, "little")
+    with open(out, "wb") as f:
+        f.write(data)
+    os.chmod(out, 0o755)
+    return out
+
+
+def test_lying_section_headers():
+    binary = prog("three_mallocs")
+    native = subprocess.run([binary], capture_output=True)
+    for addr in (0xfffffffffffffff0, 0x1000, 0x7fffffff0000):
+        bad = with_section_addr(binary, ".plt", addr, os.path.join(TMP, "bad%x" % addr))
+        check_eq(subprocess.run([bad], capture_output=True).returncode, native.returncode,
+                 "the file itself runs")
+        a = memtap("analyze", bad, check_rc=False)
+        check_eq(a.returncode, 0, ".plt at %#x: analyze %s" % (addr, a.stderr))
+        check(not re.search(r"^\s*7ff", a.stdout, re.M), "no block at the lying address")
+        memtap("instrument", bad, "-o", bad + ".mt", "--nonselective")
+        r = subprocess.run([bad + ".mt"], capture_output=True)
+        check_eq((r.returncode, r.stdout), (native.returncode, native.stdout),
+                 ".plt at %#x: the rewritten copy runs as the original" % addr)
+
+
+# --------------------------------------------- 13: unwind entries that lie
+
+def section_headers(data):
+    """{name: (addr, offset, size)} of an ELF file's sections."""
+    shoff = int.from_bytes(data[0x28:0x30], "little")
+    shentsize = int.from_bytes(data[0x3a:0x3c], "little")
+    shnum = int.from_bytes(data[0x3c:0x3e], "little")
+    shstrndx = int.from_bytes(data[0x3e:0x40], "little")
+    strtab = int.from_bytes(data[shoff + shstrndx * shentsize + 0x18:][:8], "little")
+    out = {}
+    for i in range(shnum):
+        h = shoff + i * shentsize
+        at = strtab + int.from_bytes(data[h:h + 4], "little")
+        fields = [int.from_bytes(data[h + 0x10 + 8 * k:h + 0x18 + 8 * k], "little")
+                  for k in range(3)]
+        out[data[at:data.index(0, at)].decode()] = tuple(fields)
+    return out
+
+
+def shift_fdes_into_instructions(binary, out):
+    """A copy of binary whose every FDE starts 1-3 bytes into its function
+    (inside an instruction, by objdump's disassembly); returns how many."""
+    data = bytearray(open(binary, "rb").read())
+    dis = subprocess.run(["objdump", "-d", "--no-show-raw-insn", binary], capture_output=True,
+                         text=True, check=True).stdout
+    starts = {int(m.group(1), 16) for m in re.finditer(r"^\s+([0-9a-f]+):", dis, re.M)}
+    addr, off, size = section_headers(data)[".eh_frame"]
+    p, moved = off, 0
+    while p < off + size:
+        length = int.from_bytes(data[p:p + 4], "little")
+        if length == 0:
+            break
+        if int.from_bytes(data[p + 4:p + 8], "little") != 0:  # an FDE (pc-relative sdata4)
+            field = p + 8
+            rel = int.from_bytes(data[field:field + 4], "little", signed=True)
+            start = addr + (field - off) + rel
+            d = next((d for d in (1, 2, 3) if start + d not in starts), 0)
+            if d:
+                data[field:field + 4] = (rel + d).to_bytes(4, "little", signed=True)
+                moved += 1
+        p += 4 + length
+    with open(out, "wb") as f:
+        f.write(data)
+    os.chmod(out, 0o755)
+    return moved
+
+
+def test_lying_unwind_entries():
+    bad = os.path.join(TMP, "ls")
+    check(shift_fdes_into_instructions("/usr/bin/ls", bad) > 100, "FDEs moved")
+    native = subprocess.run([bad, "-la", "/etc"], capture_output=True)
+    check_eq(native.returncode, 0, "the damaged file itself runs")
+    memtap("instrument", bad, "-o", bad + ".mt", "--nonselective")
+    r = subprocess.run([bad + ".mt", "-la", "/etc"], capture_output=True)
+    check_eq((r.returncode, r.stdout), (0, native.stdout),
+             "no patch lands inside an instruction: the copy runs as the file")
+
+
+# --------------------------------- 16: accuracy of differently named copies
+
+def recovered(selective, full):
+    out = memtap("accuracy", selective, "--full", full).stdout
+    m = re.search(r"recovered +([\d.]+) of the accesses", out)
+    check(m, "accuracy report: %r" % out)
+    return float(m.group(1)), out
+
+
+def test_accuracy_by_identity():
+    copies = {}
+    for name, opts in (("p.full", ["--nonselective"]), ("p.sel", ["--omega", "0.25"])):
+        out = os.path.join(TMP, name)
+        memtap("instrument", prog("three_mallocs_stripped"), "-o", out, *opts)
+        copies[name] = run(out, out=name + ".mtr")
+        check_eq(copies[name].returncode, 0, name + " runs")
+    sel, full = os.path.join(TMP, "p.sel.mtr"), os.path.join(TMP, "p.full.mtr")
+    ratio, out = recovered(sel, full)
+    check("the runs differ" not in out, "the copies' objects match by identity: %r" % out)
+    check(ratio > 0.5, "a stripped program's selective copy recovers most accesses (%.4f)" % ratio)
+    # a 300 KiB frame: the stack below the start-up mapping is still [stack]
+    deep = os.path.join(TMP, "deep.mt")
+    memtap("instrument", prog("deep_stack"), "-o", deep, "--nonselective")
+    for i in (1, 2):
+        check_eq(run(deep, out="deep%d.mtr" % i).returncode, 0, "deep_stack runs")
+    ratio, out = recovered(os.path.join(TMP, "deep1.mtr"), os.path.join(TMP, "deep2.mtr"))
+    check_eq(ratio, 1.0, "two runs of one copy recover each other whatever the layout")
+    p = memtap("accuracy", sel, "--full", os.path.join(TMP, "deep1.mtr"), check_rc=False)
+    check(p.returncode == 1 and "copies of different programs" in p.stderr,
+          "traces of different programs are refused: %r" % p.stderr)
+
+
+# ------------------------------------- 14: instrument maps its input
+
+def test_instrument_large_input():
+    big = os.path.join(TMP, "big")
+    with open(prog("three_mallocs"), "rb") as src, open(big, "wb") as dst:
+        dst.write(src.read())
+        dst.truncate(128 << 20)  # 128 MiB: a sparse tail after the ELF file
+    os.chmod(big, 0o755)
+    native = subprocess.run([big], capture_output=True)
+    memtap("instrument", big, "-o", big + ".mt")
+    check(peak_rss_mib() < 64, "instrument reads what it needs, not the whole file (%d MiB)"
+          % peak_rss_mib())
+    r = subprocess.run([big + ".mt"], capture_output=True)
+    check_eq((r.returncode, r.stdout), (native.returncode, native.stdout), "the copy runs")
+    check_eq(os.path.getsize(big + ".mt") >= 128 << 20, True, "the copy keeps the whole file")
+    os.unlink(big + ".mt")
+
+
+# ---------------------------------------------------- 7: signal storms
+
+def test_signal_storm_progresses():
+    path = os.path.join(TMP, "storm.mtr")
+    try:
+        # the fault engine's starvation case (its accesses cost a fault each)
+        p = run_bounded([MEMTAP, "run", "--engine", "fault", "-o", path, "--",
+                         prog("signal_storm"), "5000"], 120, text=True)
+    except subprocess.TimeoutExpired:
+        raise Failure("a 100 us timer whose handler touches globals starves the program")
+    check_eq((p.returncode, p.stdout), (0, "stored 5000\n"), "the program finishes")
+    stores = [l for l in show(path) if re.match(r"^S\$\d+:<malloc\d+@main\+\d+>\+\d+, \[heap\]", l)]
+    check_eq(len(stores), 5000, "every heap store of main is traced")
+    handler = [l for l in show(path) if re.match(r"^S\$\d+:ticks, \[signal_storm\], on_alarm\+", l)]
+    check(len(handler) > 0, "the handler's accesses are traced too")
+
+
+def test_signal_mask_kept():
+    native = subprocess.run([prog("signal_mask")], capture_output=True, text=True)
+    check_eq(native.stdout, "while blocked: 0 handler runs; SIGUSR1 blocked, SIGTERM open\n"
+             "after: 1\n", "natively")
+    p = run(prog("signal_mask"), out="mask.mtr")
+    check_eq((p.returncode, p.stdout), (0, native.stdout),
+             "sigprocmask blocks and reports as natively")
+
+
 # ------------------------- issue 16: a status line on a terminal, not in pipes
 
 def on_terminal(argv, keys=b"", ready=None):
