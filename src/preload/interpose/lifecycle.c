@@ -47,7 +47,6 @@
 #include <stdarg.h>
 #include <sys/prctl.h>
 #include <stdlib.h>
-#include <limits.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -341,22 +340,12 @@ MEMTAP_EXPORT int dlclose(void *handle)
 /* A program run from its rewritten copy has the name of the copy's file in
  * memtap's cache ("<16 hex digits>-<file>", of which the kernel keeps 15
  * bytes): it takes the one the kernel gives it natively (ENV_COMM), which
- * ps, top, pkill and /proc/self/comm show. */
+ * ps, top, pkill and /proc/self/comm show.  (The module table knows the
+ * copy's original, found before this.) */
 static void name_as_native(void)
 {
-    const char *name = config()->comm;
-    char exe[PATH_MAX];
-    long n = raw_syscall3(SYS_readlink, (long)"/proc/self/exe", (long)exe,
-                          sizeof exe - 1);
-    if (!*name || n <= 17)
-        return;
-    exe[n] = '\0';
-    const char *slash = strrchr(exe, '/'), *base = slash ? slash + 1 : exe;
-    for (int i = 0; i < 16; i++)
-        if (!((base[i] >= '0' && base[i] <= '9') || (base[i] >= 'a' && base[i] <= 'f')))
-            return;
-    if (base[16] == '-')
-        raw_syscall6(SYS_prctl, PR_SET_NAME, (long)name, 0, 0, 0, 0);
+    if (*config()->comm && *modules_exe_original())
+        raw_syscall6(SYS_prctl, PR_SET_NAME, (long)config()->comm, 0, 0, 0, 0);
 }
 
 /* ---- the traced window ---- */
