@@ -100,31 +100,45 @@ size_t trace_chunk_encode(ZSTD_CCtx *cctx, uint16_t type, uint32_t tid,
     return sizeof h + z;
 }
 
-static int set_literals(ZSTD_CCtx *cctx, int raw)
+/* The chunks of a thread stored as they are before one is compressed
+ * again to see whether its events shrink 2:1 again. */
+#define STORED_RUN 16
+
+/* Sets cctx's level and literals' mode; 0, or -1. */
+static int set_mode(ZSTD_CCtx *cctx, int level, int raw_literals)
 {
-    return ZSTD_isError(ZSTD_CCtx_setParameter(
-               cctx, ZSTD_c_literalCompressionMode,
-               raw ? ZSTD_ps_disable : ZSTD_ps_auto))
+    return ZSTD_isError(ZSTD_CCtx_setParameter(cctx, ZSTD_c_compressionLevel,
+                                               level)) ||
+                   ZSTD_isError(ZSTD_CCtx_setParameter(
+                       cctx, ZSTD_c_literalCompressionMode,
+                       raw_literals ? ZSTD_ps_disable : ZSTD_ps_auto))
                ? -1
                : 0;
 }
 
 size_t trace_chunk_encode_stream(ZSTD_CCtx *cctx, trace_compression c,
-                                 trace_literals *lit, uint16_t type,
+                                 trace_stream *st, uint16_t type,
                                  uint32_t tid, uint32_t count, const void *raw,
                                  size_t raw_size, void *out, size_t out_cap)
 {
-    if (c != TRACE_BALANCED)
-        return trace_chunk_encode(cctx, type, tid, count, raw, raw_size, out,
-                                  out_cap);
-    if (set_literals(cctx, atomic_load_explicit(lit, memory_order_relaxed)))
+    uint8_t stored = atomic_load_explicit(st, memory_order_relaxed);
+    if (c == TRACE_SMALL || !stored || stored == STORED_RUN) {
+        size_t n = trace_chunk_encode(cctx, type, tid, count, raw, raw_size,
+                                      out, out_cap);
+        if (n && c != TRACE_SMALL)
+            atomic_store_explicit(
+                st, raw_size < 2 * (n - sizeof(memtap_chunk_header)),
+                memory_order_relaxed);
+        return n;
+    }
+    /* zstd's least effort: raw blocks in a checksummed frame, read as any */
+    if (set_mode(cctx, ZSTD_minCLevel(), 1))
         return 0;
     size_t n = trace_chunk_encode(cctx, type, tid, count, raw, raw_size, out,
                                   out_cap);
-    set_literals(cctx, 0); /* the context's other chunks as before */
-    if (n)
-        atomic_store_explicit(lit, raw_size < 2 * (n - sizeof(memtap_chunk_header)),
-                              memory_order_relaxed);
+    if (set_mode(cctx, level_of(c), c == TRACE_FAST)) /* as it was */
+        return 0;
+    atomic_store_explicit(st, stored + 1, memory_order_relaxed);
     return n;
 }
 

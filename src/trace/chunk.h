@@ -19,9 +19,8 @@
 
 /* How chunks are compressed (memtap run --compress): zstd level 1
  * (balanced, the default: fast, and regular accesses compress very well;
- * literals as trace_literals says); level 1 with literals stored as they
- * are (fast: cheaper on random addresses, a bigger file); level 3
- * (small). */
+ * event chunks stored as trace_stream says); the same with literals
+ * never Huffman-coded (fast); level 3, every chunk (small). */
 typedef enum trace_compression {
     TRACE_BALANCED = 0,
     TRACE_FAST = 1,
@@ -46,17 +45,19 @@ size_t trace_chunk_encode(ZSTD_CCtx *cctx, uint16_t type, uint32_t tid,
                           uint32_t count, const void *raw, size_t raw_size,
                           void *out, size_t out_cap);
 
-/* What a thread's event chunks store their literals as under
- * TRACE_BALANCED: Huffman-coded while its chunks shrink at least 2:1;
- * after one that did not, as they are (a third less zstd time on
- * irregular addresses, whose literals Huffman coding shrinks by a fifth),
- * until one does again.  0 (coded) to begin with. */
-typedef _Atomic uint8_t trace_literals;
+/* How a thread's event chunks are stored, under TRACE_BALANCED and
+ * TRACE_FAST: compressed while they shrink at least 2:1; after one that
+ * did not, stored as they are (zstd's raw blocks: irregular addresses, a
+ * compressor's hash chains or a random walk, leave zstd little to match,
+ * and compressing them cost several times what packing them did), the
+ * 16th compressed again to see whether they shrink again.  0
+ * (compressed) to begin with, else the chunks since one was compressed. */
+typedef _Atomic uint8_t trace_stream;
 
-/* trace_chunk_encode of an event chunk of a thread whose literals' state
- * is *lit, updated here (compressed as c says). */
+/* trace_chunk_encode of an event chunk of a thread whose chunks' state
+ * is *st, updated here (compressed as c says). */
 size_t trace_chunk_encode_stream(ZSTD_CCtx *cctx, trace_compression c,
-                                 trace_literals *lit, uint16_t type,
+                                 trace_stream *st, uint16_t type,
                                  uint32_t tid, uint32_t count, const void *raw,
                                  size_t raw_size, void *out, size_t out_cap);
 

@@ -1114,16 +1114,32 @@ static size_t chunk_payload(const uint8_t *chunk, size_t len, uint8_t *out,
     return ZSTD_isError(n) || n != h.raw_size ? 0 : n;
 }
 
-/* A thread's event chunks under balanced compression: literals stored as
- * they are after a chunk that shrank less than 2:1 (bytes Huffman coding
- * shrinks but no match repeats: the next chunk of them comes out larger),
- * Huffman-coded again after one that shrank more; fast and small leave the
- * choice alone; every chunk reads back; the context's other chunks are
- * compressed as by a fresh context. */
-static void test_stream_literals(void)
+/* Encodes one event chunk of data (N bytes) with c as a thread whose
+ * chunks' state is *st into out; its length (0 when it failed or does
+ * not read back as data). */
+static size_t stream_chunk(ZSTD_CCtx *c, trace_compression how,
+                           trace_stream *st, const uint8_t *data, size_t n,
+                           uint8_t *out, size_t cap)
+{
+    static uint8_t back[1 << 16];
+    size_t len = trace_chunk_encode_stream(c, how, st, MEMTAP_CHUNK_PACKED, 1,
+                                           (uint32_t)n, data, n, out, cap);
+    return len && chunk_payload(out, len, back, sizeof back) == n &&
+                   memcmp(back, data, n) == 0
+               ? len
+               : 0;
+}
+
+/* A thread's event chunks: stored as they are (zstd's raw blocks) after
+ * one that shrank less than 2:1 (bytes Huffman coding shrinks a little
+ * but no match repeats), the 16th after compressed again, and compressed
+ * from then on when that one shrank 2:1; the same under fast; never
+ * stored under small; every chunk reads back; the context's other chunks
+ * are compressed as by a fresh context. */
+static void test_stream_stored(void)
 {
     enum { N = 60000 };
-    static uint8_t skewed[N], regular[N], out[3][N + 4096], back[N];
+    static uint8_t skewed[N], regular[N], out[3][N + 4096];
     uint64_t x = 7;
     for (size_t i = 0; i < N; i++) {
         x = x * 6364136223846793005ull + 1442695040888963407ull;
@@ -1131,52 +1147,50 @@ static void test_stream_literals(void)
         skewed[i] = (uint8_t)(i % 4 ? (x >> 60) % 5 : x >> 56);
         regular[i] = (uint8_t)(i % 16);
     }
-    size_t ws = trace_chunk_workspace_size(N, TRACE_BALANCED);
-    void *w = malloc(ws), *w2 = malloc(ws);
-    ZSTD_CCtx *c = w ? trace_chunk_context(w, ws, TRACE_BALANCED) : NULL;
-    ZSTD_CCtx *fresh = w2 ? trace_chunk_context(w2, ws, TRACE_BALANCED) : NULL;
-    CHECK(c != NULL && fresh != NULL);
-    if (!c || !fresh)
-        goto out;
-    trace_literals lit = 0;
-    size_t a = trace_chunk_encode_stream(c, TRACE_BALANCED, &lit,
-                                         MEMTAP_CHUNK_PACKED, 1, N, skewed, N,
-                                         out[0], sizeof out[0]);
-    CHECK(a > 0 && a < N && lit == 1); /* Huffman shrank it, less than 2:1 */
-    size_t b = trace_chunk_encode_stream(c, TRACE_BALANCED, &lit,
-                                         MEMTAP_CHUNK_PACKED, 1, N, skewed, N,
-                                         out[1], sizeof out[1]);
-    CHECK(b > a && lit == 1); /* literals as they are */
-    CHECK(chunk_payload(out[1], b, back, sizeof back) == N &&
-          memcmp(back, skewed, N) == 0);
-    /* the context's next chunk of another kind: as a fresh one makes it */
-    size_t t = trace_chunk_encode(c, MEMTAP_CHUNK_TABLE, 1, 1, skewed, N,
-                                  out[1], sizeof out[1]);
-    size_t f = trace_chunk_encode(fresh, MEMTAP_CHUNK_TABLE, 1, 1, skewed, N,
-                                  out[2], sizeof out[2]);
-    CHECK(t == f && memcmp(out[1], out[2], t) == 0);
-    size_t r = trace_chunk_encode_stream(c, TRACE_BALANCED, &lit,
-                                         MEMTAP_CHUNK_PACKED, 1, N, regular, N,
-                                         out[0], sizeof out[0]);
-    CHECK(r > 0 && r < N / 2 && lit == 0); /* compressible: coded again */
-    CHECK(chunk_payload(out[0], r, back, sizeof back) == N &&
-          memcmp(back, regular, N) == 0);
-    for (int how = TRACE_FAST; how <= TRACE_SMALL; how++) {
-        size_t ows = trace_chunk_workspace_size(N, (trace_compression)how);
-        void *ow = malloc(ows);
-        ZSTD_CCtx *o = ow ? trace_chunk_context(ow, ows, (trace_compression)how)
-                          : NULL;
-        trace_literals keep = 0;
-        CHECK(o != NULL &&
-              trace_chunk_encode_stream(o, (trace_compression)how, &keep,
-                                        MEMTAP_CHUNK_PACKED, 1, N, skewed, N,
-                                        out[2], sizeof out[2]) > 0 &&
-              keep == 0);
-        free(ow);
+    for (int how = TRACE_BALANCED; how <= TRACE_SMALL; how++) {
+        size_t ws = trace_chunk_workspace_size(N, (trace_compression)how);
+        void *w = malloc(ws), *w2 = malloc(ws);
+        ZSTD_CCtx *c = w ? trace_chunk_context(w, ws, (trace_compression)how) : NULL;
+        ZSTD_CCtx *fresh = w2 ? trace_chunk_context(w2, ws, (trace_compression)how)
+                              : NULL;
+        CHECK(c != NULL && fresh != NULL);
+        trace_stream st = 0;
+        size_t a = c ? stream_chunk(c, (trace_compression)how, &st, skewed, N,
+                                    out[0], sizeof out[0])
+                     : 0;
+        /* it shrank, less than 2:1 (not at all with literals as they are) */
+        CHECK(a > 0 && (how == TRACE_FAST || a < N));
+        CHECK(st == (how == TRACE_SMALL ? 0 : 1));
+        /* 15 stored (or compressed, under small), the 16th compressed */
+        for (int k = 2; c && k <= 17; k++) {
+            size_t b = stream_chunk(c, (trace_compression)how, &st, skewed, N,
+                                    out[1], sizeof out[1]);
+            if (how == TRACE_SMALL)
+                CHECK(b == a && st == 0);
+            else if (k <= 16)
+                CHECK(b > N && b < N + 256 && st == k);
+            else
+                CHECK(b == a && st == 1);
+        }
+        /* the context's next chunk of another kind: as a fresh one makes it */
+        size_t t = c ? trace_chunk_encode(c, MEMTAP_CHUNK_TABLE, 1, 1, skewed,
+                                          N, out[1], sizeof out[1])
+                     : 0;
+        size_t f = fresh ? trace_chunk_encode(fresh, MEMTAP_CHUNK_TABLE, 1, 1,
+                                              skewed, N, out[2], sizeof out[2])
+                         : 0;
+        CHECK(t > 0 && t == f && memcmp(out[1], out[2], t) == 0);
+        /* compressible again: stored until the next look, then compressed */
+        for (int k = 2; c && how != TRACE_SMALL && k <= 16; k++)
+            CHECK(stream_chunk(c, (trace_compression)how, &st, regular, N,
+                               out[0], sizeof out[0]) > N);
+        size_t r = c ? stream_chunk(c, (trace_compression)how, &st, regular, N,
+                                    out[0], sizeof out[0])
+                     : 0;
+        CHECK(r > 0 && r < N / 2 && st == 0);
+        free(w);
+        free(w2);
     }
-out:
-    free(w);
-    free(w2);
 }
 
 /* SITES chunks that each claim 2^24 sites: the tables are charged to the
@@ -1453,7 +1467,7 @@ int main(void)
     test_run_slots();
     test_packer_reset();
     test_workspace();
-    test_stream_literals();
+    test_stream_stored();
     test_earlier_formats();
     test_site_table_bomb();
     test_stack_table();

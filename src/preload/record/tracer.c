@@ -119,7 +119,7 @@ typedef struct tracer_thread {
                                         holder) */
     atomic_uint waiters;             /* threads asleep on a hand */
     ZSTD_CCtx *cctx;
-    trace_literals literals;         /* its chunks' (trace_literals) */
+    trace_stream stream;             /* its chunks' (trace_stream) */
     void *out;
     size_t out_cap;
     size_t map_size;
@@ -828,7 +828,7 @@ static size_t encode_events(ZSTD_CCtx *cctx, void *out, size_t out_cap,
                             uint32_t time, const uint8_t *buf, size_t len)
 {
     tables_before_events(0);
-    size_t clen = trace_chunk_encode_stream(cctx, rec.compression, &t->literals,
+    size_t clen = trace_chunk_encode_stream(cctx, rec.compression, &t->stream,
                                             MEMTAP_CHUNK_PACKED, tid, n, buf,
                                             len, out, out_cap);
     if (clen)
