@@ -65,7 +65,7 @@ static const char usage[] =
     "                     of a thread's that shrank less than 2:1, its\n"
     "                     next ones stored as they are, every 16th\n"
     "                     compressed again to see: irregular addresses\n"
-    "                     cost a third less time, their file up to half\n"
+    "                     cost a fifth less CPU, their file up to half\n"
     "                     as large again), fast (the same, literals never\n"
     "                     Huffman-coded) or small (level 3, every chunk)\n"
     "  --consumer LIB.so  accesses that instrumented code (memtap instrument)\n"
