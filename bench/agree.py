@@ -25,7 +25,8 @@ import shutil
 import struct
 import subprocess
 import sys
-import tempfile
+
+from table4 import scratch_dir
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MEMTAP = os.path.join(ROOT, "build", "bin", "memtap")
@@ -155,7 +156,7 @@ def main():
     ap.add_argument("--no-lackey", action="store_true")
     ap.add_argument("--only", default="", help="the programs named (xz,lua5.4,...)")
     a = ap.parse_args()
-    tmp = tempfile.mkdtemp(prefix="memtap-agree-")
+    tmp = scratch_dir("memtap-agree-")
     print("| program | static | fault | instructions that differ | accesses that differ |")
     print("| --- | --- | --- | --- | --- |")
     notes = []

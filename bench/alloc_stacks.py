@@ -19,9 +19,8 @@ import os
 import statistics
 import subprocess
 import sys
-import tempfile
 
-from table4 import measured
+from table4 import measured, scratch_dir
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BIN = os.path.join(ROOT, "build", "bin")
@@ -42,7 +41,7 @@ def main():
     runs = int(sys.argv[1]) if len(sys.argv) > 1 else 5
     if not os.path.exists(os.path.join(BIN, "alloc_churn")):
         subprocess.run([os.path.join(ROOT, "scripts", "build.sh")], check=True)
-    tmp = tempfile.mkdtemp(prefix="memtap-bench-")
+    tmp = scratch_dir("memtap-bench-")
     os.environ["MEMTAP_CACHE_DIR"] = os.path.join(tmp, "cache")
     job = os.path.join(tmp, "job.py")
     with open(job, "w") as f:

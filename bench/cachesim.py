@@ -18,10 +18,9 @@ import resource
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 
-from table4 import text_copies
+from table4 import scratch_dir, text_copies
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MEMTAP = os.path.join(ROOT, "build", "bin", "memtap")
@@ -52,7 +51,7 @@ def cpu_of(argv):
 
 def main():
     runs = int(sys.argv[1]) if len(sys.argv) > 1 else 3
-    tmp = tempfile.mkdtemp(prefix="memtap-cachesim-")
+    tmp = scratch_dir("memtap-cachesim-")
     print("| program | native CPU s (wall) | Cachegrind CPU s (wall) "
           "| memtap run + cachesim CPU s (wall) | memtap cachesim -- PROG CPU s (wall) "
           "| line accesses | cachesim rate | D1 misses memtap / Cachegrind "

@@ -19,8 +19,9 @@ at the end.
 import os
 import subprocess
 import sys
-import tempfile
 import threading
+
+from table4 import scratch_dir
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -50,7 +51,7 @@ def main():
     runs = int(args[0]) if args else 300
     if not os.path.exists(memtap):
         subprocess.run([os.path.join(ROOT, "scripts", "build.sh")], check=True)
-    tmp = tempfile.mkdtemp(prefix="memtap-stress-")
+    tmp = scratch_dir("memtap-stress-")
     data = os.path.join(tmp, "input")
     with open(data, "wb") as f:
         f.write(b"".join(b"line %d of the threaded xz test\n" % (i * 7919 % 5000)

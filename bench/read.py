@@ -28,9 +28,8 @@ import re
 import statistics
 import subprocess
 import sys
-import tempfile
 
-from table4 import measured, text_copies
+from table4 import measured, scratch_dir, text_copies
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BIN = os.path.join(ROOT, "build", "bin")
@@ -86,7 +85,7 @@ def main():
     if not os.path.exists(os.path.join(BIN, "rewrite_workloads")):
         subprocess.run([os.path.join(ROOT, "scripts", "build.sh")], check=True)
     memtap = os.path.join(BIN, "memtap")
-    tmp = tempfile.mkdtemp(prefix="memtap-bench-")
+    tmp = scratch_dir("memtap-bench-")
     readers = [memtap] + ([other] if other else [])
     copies = {}
     for i, reader in enumerate(readers):

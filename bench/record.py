@@ -22,9 +22,8 @@ import re
 import statistics
 import subprocess
 import sys
-import tempfile
 
-from table4 import measured, text_copies
+from table4 import measured, scratch_dir, text_copies
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BIN = os.path.join(ROOT, "build", "bin")
@@ -53,7 +52,7 @@ def main():
     prog = os.path.join(BIN, "rewrite_workloads")
     if not os.path.exists(prog):
         subprocess.run([os.path.join(ROOT, "scripts", "build.sh")], check=True)
-    tmp = tempfile.mkdtemp(prefix="memtap-bench-")
+    tmp = scratch_dir("memtap-bench-")
     os.environ["MEMTAP_CACHE_DIR"] = os.path.join(tmp, "cache")
     text = text_copies(tmp, 16)  # 2 MB
     writers = [("", None)] + ([(", writer off", "off")] if writer_off else [])

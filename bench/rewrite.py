@@ -33,9 +33,8 @@ import re
 import statistics
 import subprocess
 import sys
-import tempfile
 
-from table4 import wall
+from table4 import scratch_dir, wall
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BIN = os.path.join(ROOT, "build", "bin")
@@ -55,7 +54,7 @@ def main():
     runs = int(args[0]) if args else 3
     if not os.path.exists(os.path.join(BIN, "rewrite_workloads")):
         subprocess.run([os.path.join(ROOT, "scripts", "build.sh")], check=True)
-    tmp = tempfile.mkdtemp(prefix="memtap-bench-")
+    tmp = scratch_dir("memtap-bench-")
     memtap = os.path.join(BIN, "memtap")
     orig = os.path.join(BIN, "rewrite_workloads")
     copies = {}

@@ -12,7 +12,8 @@ import os
 import re
 import subprocess
 import sys
-import tempfile
+
+from table4 import scratch_dir
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BIN = os.path.join(ROOT, "build", "bin")
@@ -31,7 +32,7 @@ def counts(memtap, trace):
 def main():
     n = int(sys.argv[1]) if len(sys.argv) > 1 else 24
     memtap, prog = os.path.join(BIN, "memtap"), os.path.join(BIN, "timer_loop")
-    tmp = tempfile.mkdtemp(prefix="memtap-stress-")
+    tmp = scratch_dir("memtap-stress-")
     env = dict(os.environ, MEMTAP_CACHE_DIR=os.path.join(tmp, "cache"))
     # one run first: the copies are made once, not by N runs at once
     subprocess.run([memtap, "run", "-q", "-o", os.path.join(tmp, "warm.mtr"), "--", prog],

@@ -15,12 +15,13 @@ import json
 import os
 import subprocess
 import sys
-import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
 from heaptrack_stacks import record, stacks  # noqa: E402
 from alloc_stacks import PYTHON_JOB  # noqa: E402  (the same job measured)
+
+from table4 import scratch_dir  # noqa: E402
 
 MEMTAP = os.path.join(ROOT, "build", "bin", "memtap")
 SQL_JOB = ("create table t(a integer primary key, b text);\n"
@@ -65,7 +66,7 @@ def memtap_counts(argv, tmp, stdin):
 def main():
     names = sys.argv[1].split(",") if len(sys.argv) > 1 else ["python3", "sqlite3",
                                                               "alloc_stacks"]
-    tmp = tempfile.mkdtemp(prefix="memtap-bench-")
+    tmp = scratch_dir("memtap-bench-")
     os.environ["MEMTAP_CACHE_DIR"] = os.path.join(tmp, "cache")
     job = os.path.join(tmp, "job.py")
     with open(job, "w") as f:

@@ -7,7 +7,9 @@ Table IV.  Also the cost of one traced access.
 
     bench/table4.py [RUNS]        (builds build/ first if needed)
 """
+import atexit
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -18,6 +20,16 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BIN = os.path.join(ROOT, "build", "bin")
 WORKLOADS = ["calloc", "realloc", "read", "mmap", "fwrite", "mandelbrot", "kernel"]
 KERNEL_ACCESSES = 100000
+
+
+def scratch_dir(prefix):
+    """A new directory for a benchmark's traces, copies and inputs, removed
+    when the benchmark ends (a run's traces and their .old copies took 1.5
+    to 5 GB each and filled the disk) unless MEMTAP_BENCH_KEEP is set."""
+    path = tempfile.mkdtemp(prefix=prefix)
+    if not os.environ.get("MEMTAP_BENCH_KEEP"):
+        atexit.register(shutil.rmtree, path, True)
+    return path
 
 
 def measured(cmd, stderr=None, env=None):
@@ -61,7 +73,7 @@ def main():
     runs = int(sys.argv[1]) if len(sys.argv) > 1 else 3
     if not os.path.exists(os.path.join(BIN, "synthetic")):
         subprocess.run([os.path.join(ROOT, "scripts", "build.sh")], check=True)
-    tmp = tempfile.mkdtemp(prefix="memtap-bench-")
+    tmp = scratch_dir("memtap-bench-")
     prog = os.path.join(BIN, "synthetic")
     tools = {
         "native": lambda w: [prog, w],

@@ -11,8 +11,9 @@ import re
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
+
+from table4 import scratch_dir
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BIN = os.path.join(ROOT, "build", "bin")
@@ -30,7 +31,7 @@ def main():
     if not os.path.exists(prog):
         subprocess.run([os.path.join(ROOT, "scripts", "build.sh")], check=True)
     memtap = os.path.join(BIN, "memtap")
-    trace = os.path.join(tempfile.mkdtemp(prefix="memtap-bench-"), "t.mtr")
+    trace = os.path.join(scratch_dir("memtap-bench-"), "t.mtr")
     forms = {"native": [prog],
              "fault, every site": [memtap, "run", "-q", "--engine", "fault", "-o", trace, "--", prog],
              "fault, --watch calloc@site_3": [memtap, "run", "-q", "--engine", "fault",
