@@ -532,21 +532,61 @@ def test_writer_keeps_order():
               "%s: chunks the writer wrote (%d)" % (writer, chunks))
 
 
+def packed_chunks(path):
+    """(stored, raw) sizes of each event chunk (PACKED) of a trace file."""
+    with open(path, "rb") as f:
+        data = f.read()
+    off, out = int.from_bytes(data[12:16], "little"), []
+    while off + 32 <= len(data):
+        ctype, stored, raw = struct.unpack_from("<HxxII", data, off + 4)
+        if ctype == 5:
+            out.append((stored, raw))
+        off += 32 + stored
+    return out
+
+
+def stored_pattern(sizes):
+    """Which event chunks are stored as they are ("s": the frame no
+    smaller than the bytes), compressed ("c"), from the first compressed
+    one that shrank less than 2:1 ("<") on; "" when none did."""
+    first = next((i for i, (z, r) in enumerate(sizes) if z < r < 2 * z), None)
+    if first is None:
+        return ""
+    return "<" + "".join("s" if z >= r else "c" for z, r in sizes[first + 1:])
+
+
 def test_rewrite_compress():
     """--compress balanced, fast and small write traces that read back the
-    same records; anything else is refused before the program runs."""
-    copy = instrument(prog("lk_structs"), os.path.join(TMP, "comp.mt"), "--nonselective")
-    lines = []
-    for how in ("balanced", "fast", "small"):
-        trace = os.path.join(TMP, "comp-%s.mtr" % how[0])  # paths of one length
-        # MEMTAP_COMPRESS=HOW reaches the stack: PAD makes every setting's
-        # environment one length, so the stack's addresses do not move
-        subprocess.run(["setarch", "-R", MEMTAP_BIN, "run", "-q", "--compress", how, "-o",
-                        trace, "--", copy], check=True, capture_output=True,
-                       env=dict(os.environ, PAD="x" * (8 - len(how))))
-        lines.append([l for l in show(trace, "--raw") if not l.startswith("#")])
-    check(lines[0] and lines[0] == lines[1] == lines[2],
-          "the same records at every setting (%s)" % [len(l) for l in lines])
+    same records, of a few structs and of a walk of random addresses in 64
+    KiB (on the brk heap: a block memtap's own mappings do not move):
+    balanced stores the walk's chunks as they are (zstd's raw blocks) after
+    one that shrank less than 2:1, the 16th after it compressed again (fast
+    too, but its chunks of random addresses, their literals not coded, do
+    not shrink at all: their frames look the same), small stores none;
+    anything else is refused before the program runs.  No writer: a
+    thread's chunks compressed in turn (with a writer the thread may
+    compress one beside it, before it knows how the one before shrank)."""
+    env = dict(os.environ, MEMTAP_BUFFER_RECORDS="4096", MEMTAP_WRITER="off")
+    for name, argv in (("lk_structs", []), ("rewrite_workloads", ["walk", "256"])):
+        copy = instrument(prog(name), os.path.join(TMP, "comp-%s.mt" % name),
+                          "--nonselective")
+        lines, patterns = [], []
+        for how in ("balanced", "fast", "small"):
+            trace = os.path.join(TMP, "comp-%s.mtr" % how[0])  # paths of one length
+            # MEMTAP_COMPRESS=HOW reaches the stack: PAD makes every setting's
+            # environment one length, so the stack's addresses do not move
+            subprocess.run(["setarch", "-R", MEMTAP_BIN, "run", "-q", "--compress", how,
+                            "-o", trace, "--", copy] + argv, check=True,
+                           capture_output=True, env=dict(env, PAD="x" * (8 - len(how))))
+            lines.append([l for l in show(trace, "--raw") if not l.startswith("#")])
+            patterns.append(stored_pattern(packed_chunks(trace)))
+        check(lines[0] and lines[0] == lines[1] == lines[2],
+              "%s: the same records at every setting (%s)" % (name, [len(l) for l in lines]))
+        if name == "lk_structs":
+            continue
+        check(patterns[0].startswith("<" + "s" * 15 + "c") and "s" not in patterns[2],
+              "walk: chunks stored (s) and compressed (c) after one that shrank "
+              "less than 2:1 (<), balanced, fast and small: %s" % patterns)
     p = memtap("run", "--compress", "zip", "--", copy, check_rc=False)
     check(p.returncode != 0 and "expected balanced, fast or small" in p.stderr
           and not p.stdout, "a bad setting is refused: %s" % p.stderr)
