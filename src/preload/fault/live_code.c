@@ -28,6 +28,7 @@
 #define PAGE_TRIES 64           /* mmaps tried for one trampoline */
 #define BRK_ROOM (128ull << 20) /* the heap's room to grow, kept free */
 #define STACK_ROOM (1ull << 30) /* the main stack's, at most */
+#define USER_TOP ((1ull << 47) - 1) /* the last user address */
 
 typedef struct tramp_page {
     uint64_t addr;
@@ -104,6 +105,8 @@ static int page_allowed(uint64_t p)
  * or -1. */
 static int find_slot(uint64_t lo, uint64_t hi, size_t bytes, uint64_t *t)
 {
+    if (hi < lo + bytes)
+        return -1;
     for (uint32_t i = 0; i < lc.npages; i++) {
         tramp_page *pg = &lc.pages[i];
         uint64_t at = pg->addr + pg->used;
@@ -150,7 +153,10 @@ static int find_slot(uint64_t lo, uint64_t hi, size_t bytes, uint64_t *t)
 
 /* The window of trampoline addresses a jmp rel32 written over the first
  * len bytes at pc can reach, the rest of its displacement being `tail`
- * (the bytes after the instruction). */
+ * (the bytes after the instruction), cut to the user half of the address
+ * space: a program linked at 0x400000 (python3.11, not position-
+ * independent) has half its rel32 range below address 0, which wrapped
+ * around and left every site of it unpatched.  Empty: *hi < *lo. */
 static void reach(uint64_t pc, size_t len, const uint8_t *tail, uint64_t *lo,
                   uint64_t *hi)
 {
@@ -158,10 +164,11 @@ static void reach(uint64_t pc, size_t len, const uint8_t *tail, uint64_t *lo,
     uint32_t fixed = 0;
     for (size_t i = free_bytes; i < 4; i++)
         fixed |= (uint32_t)tail[i - free_bytes] << (8 * i);
-    uint64_t span = free_bytes == 4 ? (1ull << 32) : (1ull << (8 * free_bytes));
+    int64_t span = free_bytes == 4 ? (1ll << 32) : (1ll << (8 * free_bytes));
     int64_t low = free_bytes == 4 ? INT32_MIN : (int64_t)(int32_t)fixed;
-    *lo = pc + 5 + (uint64_t)low;
-    *hi = *lo + span - 1;
+    int64_t from = (int64_t)(pc + 5) + low, to = from + span - 1;
+    *lo = from < 0 ? 0 : (uint64_t)from;
+    *hi = to > (int64_t)USER_TOP ? USER_TOP : to < 0 ? 0 : (uint64_t)to;
 }
 
 int live_code_slot(uint64_t pc, size_t len, const uint8_t *tail, size_t bytes,
