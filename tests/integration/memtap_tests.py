@@ -834,6 +834,25 @@ def test_fault_hot_nopie():
                                                   if k.startswith(("hot_", "faults"))})
 
 
+def test_fault_hot_before():
+    """A store of four bytes right before a load already patched (made hot
+    first, alone): a jump over the store takes the load's jump bytes for
+    the high bytes of its displacement, and the store is patched too (it
+    was refused, the load's site closer than five bytes: lz4 -d of apt's
+    Packages file took 83,373 faults, 3,215 now).  Of the 4,000 loads and
+    3,000 stores nearly all through trampolines, their records all there."""
+    native = subprocess.run([prog("hot_before")], capture_output=True, text=True,
+                            check=True).stdout
+    path, p = trace("hot_before")
+    check_eq(p.stdout, native, "the program's output")
+    mine = [l[0] for l in show(path) if ", touch" in l]
+    check_eq((mine.count("L"), mine.count("S")), (4000, 3000), "its loads and stores recorded")
+    info = run_info(path)
+    check(int(info.get("hot_accesses", "0")) >= 6900 and int(info["faults"]) < 2000,
+          "the store and the load through trampolines: %r"
+          % {k: v for k, v in info.items() if k.startswith(("hot_", "faults"))})
+
+
 def test_fault_system_programs():
     """Programs of the distribution under the fault engine as it runs by
     default (hot instructions patched): the output of their native runs.

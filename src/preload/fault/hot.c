@@ -8,7 +8,9 @@
  * live_code.c places.  A thread that meets the int3 of a patch in
  * progress goes back and waits (hot_trap).  A hot instruction right
  * after a patched site, closer than 5 bytes (its own jump would change
- * the site's), is run by the site's trampoline too; instructions of one
+ * the site's), is run by the site's trampoline too; one right before a
+ * patched site is patched as any, its jump's tail being the site's jump
+ * (which is then given its bytes back only after it); instructions of one
  * byte, other sites too close, and sites with no free page in reach stay
  * on the signal path (counted as refused).
  *
@@ -227,12 +229,16 @@ static hot_site *site_at(uint64_t pc)
     return site ? &hot_state.sites[site - 1] : NULL;
 }
 
-/* The patched site whose jump a site at pc would change, or that would
- * change its jump (closer than 5 bytes); NULL when none. */
-static hot_site *crowding(uint64_t pc)
+/* The site whose jump covers pc (it starts 1 to 4 bytes before), or one
+ * that starts inside the len bytes at pc, which a jump there would
+ * change; NULL when none.  A site that starts after them, closer than 5
+ * bytes, is no crowd: a jump at pc takes the site's jump bytes as they are
+ * for its displacement's high bytes (tail), and the site is not given its
+ * own bytes back before this one (unpatch). */
+static hot_site *crowding(uint64_t pc, size_t len)
 {
-    for (uint64_t at = pc - 4; at <= pc + 4; at++) {
-        hot_site *s = site_at(at);
+    for (uint64_t at = pc - 4; at < pc + len; at++) {
+        hot_site *s = at == pc ? NULL : site_at(at);
         if (s)
             return s;
     }
@@ -275,9 +281,9 @@ static int append(hot_site *s, uint64_t pc, size_t len)
 static int patch(hot_count *count, uint64_t pc, size_t len)
 {
     uint32_t i = atomic_load(&hot_state.nsites);
-    hot_site *near = crowding(pc);
+    hot_site *near = crowding(pc, len);
     if (near)
-        return append(near, pc, len);
+        return near->run[0].pc < pc ? append(near, pc, len) : -1;
     uint8_t tail[4];
     hot_site *s = &hot_state.sites[i];
     if (len < 2 || i == MAX_SITES)
@@ -314,20 +320,30 @@ static int patch(hot_count *count, uint64_t pc, size_t len)
  * code outside memtap (none is called there now; a libc memcmp was, and a
  * hot site in it whose access failed would have waited on this thread's
  * own lock forever). */
+static void restore(hot_site *s, int depth)
+{
+    if (!atomic_load(&s->patched))
+        return;
+    const hot_insn *in = &s->run[0];
+    /* first the sites just before, whose jumps end in this one's bytes */
+    for (uint64_t at = in->pc - 4; at < in->pc && depth < 8; at++) {
+        hot_site *before = site_at(at);
+        if (before && before != s)
+            restore(before, depth + 1);
+    }
+    size_t len = in->len < 5 ? in->len : 5;
+    if (live_code_write(in->pc, in->bytes, len) == 0) {
+        atomic_store(&s->patched, 0);
+        atomic_fetch_add(&hot_state.unpatched, 1);
+    }
+}
+
 static void unpatch(const hot_site *cs)
 {
-    hot_site *s = &hot_state.sites[cs - hot_state.sites];
     int held = tls_patching;
     if (!held)
         futex_lock(&hot_state.lock);
-    if (atomic_load(&s->patched)) {
-        const hot_insn *in = &s->run[0];
-        size_t len = in->len < 5 ? in->len : 5;
-        if (live_code_write(in->pc, in->bytes, len) == 0) {
-            atomic_store(&s->patched, 0);
-            atomic_fetch_add(&hot_state.unpatched, 1);
-        }
-    }
+    restore(&hot_state.sites[cs - hot_state.sites], 0);
     if (!held)
         futex_unlock(&hot_state.lock);
 }
