@@ -315,11 +315,8 @@ static int patch(hot_count *count, uint64_t pc, size_t len)
     return 0;
 }
 
-/* Gives a site its own bytes back (hot_access could not run it).  The
- * calling thread may hold hot_state.lock already: patch() reached a site through
- * code outside memtap (none is called there now; a libc memcmp was, and a
- * hot site in it whose access failed would have waited on this thread's
- * own lock forever). */
+/* Gives site s its own bytes back, after the sites right before it
+ * (depth: how many such steps led here); the caller holds hot_state.lock. */
 static void restore(hot_site *s, int depth)
 {
     if (!atomic_load(&s->patched))
@@ -338,6 +335,11 @@ static void restore(hot_site *s, int depth)
     }
 }
 
+/* Gives a site its own bytes back (hot_access could not run it).  The
+ * calling thread may hold hot_state.lock already: patch() reached a site through
+ * code outside memtap (none is called there now; a libc memcmp was, and a
+ * hot site in it whose access failed would have waited on this thread's
+ * own lock forever). */
 static void unpatch(const hot_site *cs)
 {
     int held = tls_patching;
