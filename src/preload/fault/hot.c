@@ -12,7 +12,9 @@
  * patched site is patched as any, its jump's tail being the site's jump
  * (which is then given its bytes back only after it); instructions of one
  * byte, other sites too close, and sites with no free page in reach stay
- * on the signal path (counted as refused).
+ * on the signal path (counted as refused), tried again at 2, 4 ... 64
+ * times the completions that made them hot (a site patched right after
+ * one since changes the bytes its jump's window depends on).
  *
  * The trampoline steps over the red zone, pushes the site's number and
  * jumps to hot_entry, which saves the general registers and flags on the
@@ -382,11 +384,20 @@ void hot_completed(uint64_t pc, unsigned len)
     if (!hot_state.on)
         return;
     hot_count *c = count_of(pc, 1);
-    if (!c || atomic_fetch_add(&c->n, 1) + 1 != hot_state.after)
+    if (!c)
+        return;
+    /* hot at `after` completions; one refused is tried again at twice,
+     * four times ... 64 times as many (a site patched since right after
+     * it may have left its jump room) */
+    uint32_t n = atomic_fetch_add(&c->n, 1) + 1;
+    if (n != hot_state.after &&
+        (n % hot_state.after || n > hot_state.after << 6 ||
+         ((n / hot_state.after) & (n / hot_state.after - 1)) ||
+         atomic_load(&c->site)))
         return;
     futex_lock(&hot_state.lock);
     tls_patching = 1;
-    if (patch(c, pc, len) != 0)
+    if (patch(c, pc, len) != 0 && n == hot_state.after)
         atomic_fetch_add(&hot_state.refused, 1);
     tls_patching = 0;
     futex_unlock(&hot_state.lock);
