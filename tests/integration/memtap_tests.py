@@ -841,11 +841,11 @@ def test_fault_hot_before():
     was refused, the load's site closer than five bytes: lz4 -d of apt's
     Packages file took 83,373 faults, 3,215 now).  Of the 4,000 loads and
     3,000 stores nearly all through trampolines, their records all there."""
-    native = subprocess.run([prog("hot_before")], capture_output=True, text=True,
-                            check=True).stdout
-    path, p = trace("hot_before")
+    native = subprocess.run([prog("hot_neighbours"), "before"], capture_output=True,
+                            text=True, check=True).stdout
+    path, p = trace("hot_neighbours", "before")
     check_eq(p.stdout, native, "the program's output")
-    mine = [l[0] for l in show(path) if ", touch" in l]
+    mine = [l[0] for l in show(path) if ", touch_before" in l]
     check_eq((mine.count("L"), mine.count("S")), (4000, 3000), "its loads and stores recorded")
     info = run_info(path)
     check(int(info.get("hot_accesses", "0")) >= 6900 and int(info["faults"]) < 2000,
@@ -861,12 +861,12 @@ def test_fault_hot_retry():
     nearly all through trampolines (3,084 on c8d3b8a, which never tried a
     site twice; liblz4's decompressor under apt-cache had such a store,
     its window inside memtap's own mappings: 73,724 -> 6,034 faults)."""
-    native = subprocess.run([prog("hot_retry")], capture_output=True, text=True,
-                            check=True).stdout
+    native = subprocess.run([prog("hot_neighbours"), "retry"], capture_output=True,
+                            text=True, check=True).stdout
     check(native.endswith(" 1\n"), "the window was taken at first: %r" % native)
-    path, p = trace("hot_retry")
+    path, p = trace("hot_neighbours", "retry")
     check_eq(p.stdout, native, "the program's output")
-    mine = [l[0] for l in show(path) if ", touch" in l]
+    mine = [l[0] for l in show(path) if ", touch_pair" in l]
     check_eq((mine.count("L"), mine.count("S")), (3100, 3100), "its loads and stores recorded")
     info = run_info(path)
     check(int(info.get("hot_accesses", "0")) >= 6000,
