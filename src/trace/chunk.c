@@ -37,18 +37,24 @@ size_t trace_chunk_workspace_size(size_t raw_max, trace_compression c)
     return most;
 }
 
+/* Sets cctx's level and literals' mode; 0, or -1. */
+static int set_mode(ZSTD_CCtx *cctx, int level, int raw_literals)
+{
+    return ZSTD_isError(ZSTD_CCtx_setParameter(cctx, ZSTD_c_compressionLevel,
+                                               level)) ||
+                   ZSTD_isError(ZSTD_CCtx_setParameter(
+                       cctx, ZSTD_c_literalCompressionMode,
+                       raw_literals ? ZSTD_ps_disable : ZSTD_ps_auto))
+               ? -1
+               : 0;
+}
+
 ZSTD_CCtx *trace_chunk_context(void *workspace, size_t size,
                                trace_compression c)
 {
     ZSTD_CCtx *cctx = ZSTD_initStaticCCtx(workspace, size);
-    if (!cctx)
-        return NULL;
-    if (ZSTD_isError(ZSTD_CCtx_setParameter(cctx, ZSTD_c_compressionLevel,
-                                            level_of(c))) ||
-        ZSTD_isError(ZSTD_CCtx_setParameter(cctx, ZSTD_c_checksumFlag, 1)) ||
-        (c == TRACE_FAST &&
-         ZSTD_isError(ZSTD_CCtx_setParameter(
-             cctx, ZSTD_c_literalCompressionMode, ZSTD_ps_disable))))
+    if (!cctx || set_mode(cctx, level_of(c), c == TRACE_FAST) ||
+        ZSTD_isError(ZSTD_CCtx_setParameter(cctx, ZSTD_c_checksumFlag, 1)))
         return NULL;
     return cctx;
 }
@@ -103,18 +109,6 @@ size_t trace_chunk_encode(ZSTD_CCtx *cctx, uint16_t type, uint32_t tid,
 /* The chunks of a thread stored as they are before one is compressed
  * again to see whether its events shrink 2:1 again. */
 #define STORED_RUN 16
-
-/* Sets cctx's level and literals' mode; 0, or -1. */
-static int set_mode(ZSTD_CCtx *cctx, int level, int raw_literals)
-{
-    return ZSTD_isError(ZSTD_CCtx_setParameter(cctx, ZSTD_c_compressionLevel,
-                                               level)) ||
-                   ZSTD_isError(ZSTD_CCtx_setParameter(
-                       cctx, ZSTD_c_literalCompressionMode,
-                       raw_literals ? ZSTD_ps_disable : ZSTD_ps_auto))
-               ? -1
-               : 0;
-}
 
 size_t trace_chunk_encode_stream(ZSTD_CCtx *cctx, trace_compression c,
                                  trace_stream *st, uint16_t type,

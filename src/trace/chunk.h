@@ -51,8 +51,8 @@ size_t trace_chunk_encode(ZSTD_CCtx *cctx, uint16_t type, uint32_t tid,
  * compressor's hash chains or a random walk, leave zstd little to match,
  * and compressing them costs about what packing them does: gzip -9's
  * chunks 3.1 ns a record for 1.5:1, stored 0.4), the 16th compressed
- * again to see whether they shrink again.  0
- * (compressed) to begin with, else the chunks since one was compressed. */
+ * again to see whether they shrink again.  0 (compressed) to begin
+ * with, else the chunks since one was compressed. */
 typedef _Atomic uint8_t trace_stream;
 
 /* trace_chunk_encode of an event chunk of a thread whose chunks' state
