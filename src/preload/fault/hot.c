@@ -379,6 +379,18 @@ const uint8_t *hot_site_bytes(uint64_t pc)
     return s ? s->run[0].bytes : NULL;
 }
 
+/* Whether the n-th completion at c's instruction tries to patch it: at
+ * `after` (hot), and for one refused so far (no site) at twice, four
+ * times ... 64 times as many (a site patched since right after it may
+ * have left its jump room). */
+static int patch_due(uint32_t n, const hot_count *c)
+{
+    uint32_t times = n / hot_state.after;
+    return n == hot_state.after ||
+           (n % hot_state.after == 0 && times <= 64 && !(times & (times - 1)) &&
+            !atomic_load(&c->site));
+}
+
 void hot_completed(uint64_t pc, unsigned len)
 {
     if (!hot_state.on)
@@ -386,14 +398,8 @@ void hot_completed(uint64_t pc, unsigned len)
     hot_count *c = count_of(pc, 1);
     if (!c)
         return;
-    /* hot at `after` completions; one refused is tried again at twice,
-     * four times ... 64 times as many (a site patched since right after
-     * it may have left its jump room) */
     uint32_t n = atomic_fetch_add(&c->n, 1) + 1;
-    if (n != hot_state.after &&
-        (n % hot_state.after || n > hot_state.after << 6 ||
-         ((n / hot_state.after) & (n / hot_state.after - 1)) ||
-         atomic_load(&c->site)))
+    if (!patch_due(n, c))
         return;
     futex_lock(&hot_state.lock);
     tls_patching = 1;
