@@ -14,8 +14,8 @@ import subprocess
 import sys
 import time
 
-from memtap_tests import (LIB, MEMTAP, TMP, Failure, check, check_eq, heap_lines, memtap, prog,
-                          program_children, run_bounded, run_named, show)
+from memtap_tests import (LIB, MEMTAP, TMP, Failure, check, check_eq, chunks, heap_lines, memtap,
+                          prog, program_children, run_bounded, run_named, show)
 
 
 def run(*args, out="t.mtr", **kw):
@@ -436,16 +436,6 @@ def test_thread_stack_overflow():
 
 
 # ------------------------------------------ 11: a chunk written twice
-
-def chunks(data):
-    """(offset, length, type) of each chunk of a trace file's bytes."""
-    off, out = int.from_bytes(data[12:16], "little"), []
-    while off + 32 <= len(data):
-        ctype = int.from_bytes(data[off + 4:off + 6], "little")
-        stored = int.from_bytes(data[off + 8:off + 12], "little")
-        out.append((off, 32 + stored, ctype))
-        off += 32 + stored
-    return out
 
 
 def test_duplicate_chunks_dropped():

@@ -102,6 +102,17 @@ def trace(name, *args, out="t.mtr", env=None, expect_rc=0, heap_only=False,
     return path, p
 
 
+def chunks(data):
+    """(offset, length, type) of each chunk of a trace file's bytes."""
+    off, out = int.from_bytes(data[12:16], "little"), []
+    while off + 32 <= len(data):
+        ctype = int.from_bytes(data[off + 4:off + 6], "little")
+        stored = int.from_bytes(data[off + 8:off + 12], "little")
+        out.append((off, 32 + stored, ctype))
+        off += 32 + stored
+    return out
+
+
 def show(path, *opts):
     return memtap("show", *opts, path).stdout.splitlines()
 

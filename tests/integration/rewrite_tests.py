@@ -18,8 +18,9 @@ import subprocess
 import sys
 import time
 
-from memtap_tests import (MEMTAP as MEMTAP_BIN, TMP, Failure, check, check_eq, disassembly, memtap, prog,
-                          program_children, run_bounded, run_named, show, text_range)
+from memtap_tests import (MEMTAP as MEMTAP_BIN, TMP, Failure, check, check_eq, chunks, disassembly,
+                          memtap, prog, program_children, run_bounded, run_named, show,
+                          text_range)
 
 # programs written for the purpose: jump tables, function pointers, loops
 # and recursion (switcher, built by GCC and Clang, PIE and not), heap,
@@ -536,13 +537,8 @@ def packed_chunks(path):
     """(stored, raw) sizes of each event chunk (PACKED) of a trace file."""
     with open(path, "rb") as f:
         data = f.read()
-    off, out = int.from_bytes(data[12:16], "little"), []
-    while off + 32 <= len(data):
-        ctype, stored, raw = struct.unpack_from("<HxxII", data, off + 4)
-        if ctype == 5:
-            out.append((stored, raw))
-        off += 32 + stored
-    return out
+    return [(n - 32, int.from_bytes(data[o + 12:o + 16], "little"))
+            for o, n, t in chunks(data) if t == 5]
 
 
 def stored_pattern(sizes):
