@@ -826,6 +826,23 @@ def test_fault_paths():
              "hot: every trampoline access traced, no site given back")
 
 
+def hot_neighbour_run(name, mode, function, loads_stores):
+    """Runs a test program of the hot path's under the fault engine (by
+    default: hot sites patched) beside its native run: the same output, and
+    `function`'s (loads, stores) as given.  Its output, and its run's notes
+    on faults and hot sites."""
+    argv = [mode] if mode else []
+    native = subprocess.run([prog(name)] + argv, capture_output=True, text=True,
+                            check=True).stdout
+    path, p = trace(name, *argv, out="hot-%s.mtr" % (mode or name))
+    check_eq(p.stdout, native, "%s: the program's output" % name)
+    mine = [l[0] for l in show(path) if ", %s" % function in l]
+    check_eq((mine.count("L"), mine.count("S")), loads_stores,
+             "%s: its loads and stores recorded" % function)
+    return native, {k: int(v) for k, v in run_info(path).items()
+                    if k.startswith(("hot_", "faults"))}
+
+
 def test_fault_hot_nopie():
     """Hot sites of a program linked at 0x400000, not position-independent
     (Debian's python3.11 is): half the reach of a jump from its text lies
@@ -833,16 +850,8 @@ def test_fault_hot_nopie():
     was refused (the window wrapped around below 0; python3.11 ran 9.0 M
     of its 15.8 M accesses through the signal handler, 2.8 M now).  Its two
     long stores, 1000 times: patched, nearly all through trampolines."""
-    native = subprocess.run([prog("nopie_stores")], capture_output=True, text=True,
-                            check=True).stdout
-    path, p = trace("nopie_stores")
-    check_eq(p.stdout, native, "the program's output")
-    stores = [l for l in show(path) if l.startswith("S") and ", main" in l]
-    check_eq(len(stores), 2000, "its stores recorded")
-    info = run_info(path)
-    check(int(info.get("hot_accesses", "0")) >= 1900,
-          "the stores through trampolines: %r" % {k: v for k, v in info.items()
-                                                  if k.startswith(("hot_", "faults"))})
+    _, hot = hot_neighbour_run("nopie_stores", None, "main", (2, 2000))
+    check(hot.get("hot_accesses", 0) >= 1900, "the stores through trampolines: %r" % hot)
 
 
 def test_fault_hot_before():
@@ -852,16 +861,9 @@ def test_fault_hot_before():
     was refused, the load's site closer than five bytes: lz4 -d of apt's
     Packages file took 83,373 faults, 3,215 now).  Of the 4,000 loads and
     3,000 stores nearly all through trampolines, their records all there."""
-    native = subprocess.run([prog("hot_neighbours"), "before"], capture_output=True,
-                            text=True, check=True).stdout
-    path, p = trace("hot_neighbours", "before")
-    check_eq(p.stdout, native, "the program's output")
-    mine = [l[0] for l in show(path) if ", touch_before" in l]
-    check_eq((mine.count("L"), mine.count("S")), (4000, 3000), "its loads and stores recorded")
-    info = run_info(path)
-    check(int(info.get("hot_accesses", "0")) >= 6900 and int(info["faults"]) < 2000,
-          "the store and the load through trampolines: %r"
-          % {k: v for k, v in info.items() if k.startswith(("hot_", "faults"))})
+    _, hot = hot_neighbour_run("hot_neighbours", "before", "touch_before", (4000, 3000))
+    check(hot.get("hot_accesses", 0) >= 6900 and hot["faults"] < 2000,
+          "the store and the load through trampolines: %r" % hot)
 
 
 def test_fault_hot_retry():
@@ -872,17 +874,9 @@ def test_fault_hot_retry():
     nearly all through trampolines (3,084 on c8d3b8a, which never tried a
     site twice; liblz4's decompressor under apt-cache had such a store,
     its window inside memtap's own mappings: 73,724 -> 6,034 faults)."""
-    native = subprocess.run([prog("hot_neighbours"), "retry"], capture_output=True,
-                            text=True, check=True).stdout
+    native, hot = hot_neighbour_run("hot_neighbours", "retry", "touch_pair", (3100, 3100))
     check(native.endswith(" 1\n"), "the window was taken at first: %r" % native)
-    path, p = trace("hot_neighbours", "retry")
-    check_eq(p.stdout, native, "the program's output")
-    mine = [l[0] for l in show(path) if ", touch_pair" in l]
-    check_eq((mine.count("L"), mine.count("S")), (3100, 3100), "its loads and stores recorded")
-    info = run_info(path)
-    check(int(info.get("hot_accesses", "0")) >= 6000,
-          "the store patched when tried again: %r"
-          % {k: v for k, v in info.items() if k.startswith(("hot_", "faults"))})
+    check(hot.get("hot_accesses", 0) >= 6000, "the store patched when tried again: %r" % hot)
 
 
 def test_fault_system_programs():
