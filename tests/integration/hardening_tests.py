@@ -694,7 +694,8 @@ def test_syscalls_of_dlopened_library():
                    check_rc=False)
         m = re.match(r"raw_read 0x([0-9a-f]+): (-?\d+)$", p.stdout.strip())
         check(m, "%s: the program's output: %r %r" % (engine, p.stdout, p.stderr))
-        check_eq((p.returncode, m.group(2)), (0, "123"), "%s: the read under memtap" % engine)
+        check_eq((p.returncode, m.group(2)), (0, "123"),
+                 "%s: the read under memtap; its stderr:\n%s" % (engine, p.stderr))
         lines = show(trace, "--raw")
         block = [l for l in lines if l.startswith("M#") and l.split(",")[1].startswith("4096")]
         check(block, "%s: the heap block: %s" % (engine, lines[:40]))
