@@ -110,13 +110,24 @@ size_t trace_chunk_encode(ZSTD_CCtx *cctx, uint16_t type, uint32_t tid,
  * again to see whether its events shrink 2:1 again. */
 #define STORED_RUN 16
 
+/* Whether a chunk is stored as it is, its thread's state `stored`. */
+static int stores(trace_compression c, uint8_t stored)
+{
+    return c != TRACE_SMALL && stored && stored != STORED_RUN;
+}
+
+int trace_stream_stores(trace_compression c, const trace_stream *st)
+{
+    return stores(c, atomic_load_explicit(st, memory_order_relaxed));
+}
+
 size_t trace_chunk_encode_stream(ZSTD_CCtx *cctx, trace_compression c,
                                  trace_stream *st, uint16_t type,
                                  uint32_t tid, uint32_t count, const void *raw,
                                  size_t raw_size, void *out, size_t out_cap)
 {
     uint8_t stored = atomic_load_explicit(st, memory_order_relaxed);
-    if (c == TRACE_SMALL || !stored || stored == STORED_RUN) {
+    if (!stores(c, stored)) {
         size_t n = trace_chunk_encode(cctx, type, tid, count, raw, raw_size,
                                       out, out_cap);
         if (n && c != TRACE_SMALL)

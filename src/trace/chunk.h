@@ -62,6 +62,10 @@ size_t trace_chunk_encode_stream(ZSTD_CCtx *cctx, trace_compression c,
                                  uint32_t tid, uint32_t count, const void *raw,
                                  size_t raw_size, void *out, size_t out_cap);
 
+/* Whether trace_chunk_encode_stream would store the next chunk as it is
+ * (a copy and a checksum: cheapest where its bytes are in the cache). */
+int trace_stream_stores(trace_compression c, const trace_stream *st);
+
 /* Sets the time field of the chunk header at the start of out (a chunk
  * encoded above; the field is outside the header's checksum). */
 void trace_chunk_set_time(void *out, uint32_t time);

@@ -561,28 +561,37 @@ def test_rewrite_compress():
     not shrink at all: their frames look the same), small stores none;
     anything else is refused before the program runs.  No writer: a
     thread's chunks compressed in turn (with a writer the thread may
-    compress one beside it, before it knows how the one before shrank)."""
+    compress one beside it, before it knows how the one before shrank);
+    then balanced again with the writer alone (MEMTAP_WRITER=all): the
+    same records, the walk's chunks stored too (the thread encodes a chunk
+    to be stored into the writer's hand itself, the writer only writes
+    it)."""
     env = dict(os.environ, MEMTAP_BUFFER_RECORDS="4096", MEMTAP_WRITER="off")
     for name, argv in (("lk_structs", []), ("rewrite_workloads", ["walk", "256"])):
         copy = instrument(prog(name), os.path.join(TMP, "comp-%s.mt" % name),
                           "--nonselective")
         lines, patterns = [], []
-        for how in ("balanced", "fast", "small"):
-            trace = os.path.join(TMP, "comp-%s.mtr" % how[0])  # paths of one length
+        for how, writer in (("balanced", "off"), ("fast", "off"), ("small", "off"),
+                            ("balanced", "all")):
+            # paths of one length
+            trace = os.path.join(TMP, "comp-%s.mtr" % (how[0] if writer == "off" else "w"))
             # MEMTAP_COMPRESS=HOW reaches the stack: PAD makes every setting's
             # environment one length, so the stack's addresses do not move
             subprocess.run(["setarch", "-R", MEMTAP_BIN, "run", "-q", "--compress", how,
                             "-o", trace, "--", copy] + argv, check=True,
-                           capture_output=True, env=dict(env, PAD="x" * (8 - len(how))))
+                           capture_output=True, env=dict(env, PAD="x" * (8 - len(how)),
+                                                         MEMTAP_WRITER=writer))
             lines.append([l for l in show(trace, "--raw") if not l.startswith("#")])
             patterns.append(stored_pattern(packed_chunks(trace)))
-        check(lines[0] and lines[0] == lines[1] == lines[2],
+        check(lines[0] and lines[0] == lines[1] == lines[2] == lines[3],
               "%s: the same records at every setting (%s)" % (name, [len(l) for l in lines]))
         if name == "lk_structs":
             continue
-        check(patterns[0].startswith("<" + "s" * 15 + "c") and "s" not in patterns[2],
+        check(patterns[0].startswith("<" + "s" * 15 + "c") and "s" not in patterns[2]
+              and patterns[3].count("s") > len(patterns[3]) // 2,
               "walk: chunks stored (s) and compressed (c) after one that shrank "
-              "less than 2:1 (<), balanced, fast and small: %s" % patterns)
+              "less than 2:1 (<), balanced, fast, small and balanced with the "
+              "writer: %s" % patterns)
     p = memtap("run", "--compress", "zip", "--", copy, check_rc=False)
     check(p.returncode != 0 and "expected balanced, fast or small" in p.stderr
           and not p.stdout, "a bad setting is refused: %s" % p.stderr)
