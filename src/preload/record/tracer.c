@@ -1114,8 +1114,8 @@ static void copy_streaming(uint8_t *to, const uint8_t *from, size_t len)
 /* Hands t's full buffer to the writer: a copy in the free slot
  * settle_hands made, or, when it is to be stored as it is, the chunk
  * itself, encoded here while its bytes are in this CPU's caches (the
- * writer's copy and checksum of them from memory cost gzip -9 more CPU
- * than the thread's own: ...). */
+ * writer's copy and checksum of them, read from memory, took three times
+ * the CPU: gzip -9 in perf, 66 against 22 ms). */
 static void hand_over(tracer_thread *t)
 {
     uint32_t tail = atomic_load(&t->hand_tail);
