@@ -64,16 +64,14 @@
 #include <time.h>
 #include <unistd.h>
 
-#define DEFAULT_RECORDS 262144u      /* a chunk's at most: the writer's
-                                        wakes are a chunk's, fewer chunks
-                                        cost less CPU (gzip -9 with the
-                                        writer, 16384: 1.38 s, 65536: 1.32-
-                                        1.45 s and 1,730 context switches,
-                                        262144: 1.24-1.28 s and 480) */
-#define BYTES_PER_RECORD 32u         /* buffer bytes per record of the cap, */
-#define BUFFER_BYTES_MAX (2u << 20)  /* up to this: a chunk ends when its
-                                        buffer is full, whichever comes
-                                        first (memory as with 65536) */
+#define DEFAULT_RECORDS 65536u       /* a chunk's (16384: gzip -9, 1.38
+                                        against 1.21 s of CPU; 262144 took
+                                        4 % less CPU with the writer, but a
+                                        chunk's records are spread over
+                                        the time it was open, and a pause
+                                        in the report's time line filled
+                                        up: it.report_time_axis) */
+#define BYTES_PER_RECORD 32u         /* buffer bytes per record of the cap */
 #define MAX_SITE_TABS (1u << (32 - MEMTAP_SITE_BITS))
 #define MAX_CLIENTS 4
 #define META_MAX (4u << 20)          /* largest metadata chunk (maps text) */
@@ -743,16 +741,9 @@ static void open_output(void)
 
 /* ---- per-thread buffers ---- */
 
-/* The bytes of a thread's buffer (and of what the writer compresses). */
-static size_t buffer_bytes(void)
-{
-    size_t bytes = (size_t)rec.cap * BYTES_PER_RECORD;
-    return bytes < BUFFER_BYTES_MAX ? bytes : BUFFER_BYTES_MAX;
-}
-
 static tracer_thread *thread_new(void)
 {
-    size_t bytes = buffer_bytes();
+    size_t bytes = (size_t)rec.cap * BYTES_PER_RECORD;
     size_t ws = trace_chunk_workspace_size(bytes, rec.compression);
     size_t out = trace_chunk_bound(bytes);
     size_t head = 64 * ((sizeof(tracer_thread) + 63) / 64);
@@ -1040,7 +1031,7 @@ static int writer_ready(void)
     if (!atomic_compare_exchange_strong(&rec.writer.started, &state, 2))
         return 0; /* another thread is starting it */
     if (!rec.writer.cctx) {
-        size_t bytes = buffer_bytes();
+        size_t bytes = (size_t)rec.cap * BYTES_PER_RECORD;
         size_t ws = trace_chunk_workspace_size(bytes, rec.compression);
         size_t out = trace_chunk_bound(bytes);
         char *m = raw_map(ws + out);
