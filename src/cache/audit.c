@@ -5,8 +5,9 @@
  * in memtap's cache.  A library that has no copy yet is rewritten on the
  * spot by `memtap cache add`, waited for; one the rewriter refuses (or
  * that could not be rewritten) loads as it is, and memtap run names it
- * after the run from the trace's module table.  memtap's own libraries
- * and the loader are never redirected.
+ * after the run from the trace's module table.  A copy it finds is marked
+ * used (its lock file's time, by which the cache is trimmed).  memtap's
+ * own libraries and the loader are never redirected.
  *
  * At start-up it gives each copy libmemtap.so's memtap_start_early (the
  * copy's start stub, rt/abi.h), so that memtap starts before the first
@@ -53,6 +54,7 @@ static struct {
                              made with */
     char tested[sizeof ENV_TESTED + ENV_TESTED_MAX];
     char implicit[32];
+    char max[64];         /* "MEMTAP_CACHE_MAX=...": the cache's limit */
 } cfg;
 
 static char chosen[PATH_MAX]; /* the loader copies it before asking again */
@@ -70,6 +72,8 @@ EXPORT unsigned int la_version(unsigned int version)
     const char *implicit = getenv(ENV_IMPLICIT);
     snprintf(cfg.implicit, sizeof cfg.implicit, ENV_IMPLICIT "=%s",
              implicit ? implicit : "");
+    const char *max = getenv(ENV_CACHE_MAX);
+    snprintf(cfg.max, sizeof cfg.max, ENV_CACHE_MAX "=%s", max ? max : "");
     return LAV_CURRENT;
 }
 
@@ -102,13 +106,22 @@ static int usable_copy(const char *path)
     return cache_seal_is(&st, was);
 }
 
+/* Notes that the copy at path is used now: its lock file's time, by
+ * which the cache is trimmed (cache.h). */
+static void touch_lock(const char *path)
+{
+    char lock[PATH_MAX + 8];
+    snprintf(lock, sizeof lock, "%s.lock", path);
+    utimensat(AT_FDCWD, lock, NULL, AT_SYMLINK_NOFOLLOW);
+}
+
 /* Runs `memtap cache add --dir DIR -q PATH` and waits for it. */
 static void rewrite_now(const char *path)
 {
     char *argv[] = { (char *)cfg.command, "cache", "add", "--dir",
                      (char *)cfg.dir, "-q", (char *)path, NULL };
     char *envp[] = { "PATH=/usr/bin:/bin", cfg.bypass, cfg.tested,
-                     cfg.implicit, NULL };
+                     cfg.implicit, cfg.max, NULL };
     pid_t pid;
     if (posix_spawn(&pid, cfg.command, NULL, NULL, argv, envp) != 0)
         return;
@@ -251,8 +264,10 @@ EXPORT char *la_objsearch(const char *name, uintptr_t *cookie,
         return (char *)name; /* a bare name (candidates follow), or not ours */
     if (copy_path(real, &st) != 0)
         return (char *)name;
-    if (usable_copy(chosen))
+    if (usable_copy(chosen)) {
+        touch_lock(chosen);
         return chosen;
+    }
     char refused[PATH_MAX + 16];
     snprintf(refused, sizeof refused, "%s.refused", chosen);
     if (access(refused, F_OK) == 0)

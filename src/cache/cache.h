@@ -2,13 +2,14 @@
  * cache/cache.h - memtap's cache of rewritten copies (the static engine's
  * programs and libraries): where it is, getting a file's copy (rewriting
  * it on first use, once even when several runs ask at the same time),
- * listing and clearing it.
+ * listing, trimming and clearing it.
  */
 #ifndef MEMTAP_CACHE_CACHE_H
 #define MEMTAP_CACHE_CACHE_H
 
 #include <limits.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include "sys/env.h"
@@ -33,12 +34,22 @@ typedef struct cache {
     char dir[PATH_MAX];   /* the copies */
     char salt[160];       /* what the keys take from memtap and its rules */
     cache_rules rules;
+    uint64_t max_bytes;   /* what its files may take (0: no limit) */
 } cache;
+
+/* The size the cache is trimmed to after a copy is made, unless
+ * $MEMTAP_CACHE_MAX says otherwise: a copy of libc takes about 100 MiB,
+ * and each memtap build and each changed file gets copies of its own. */
+#define CACHE_MAX_DEFAULT (10ull << 30)
+/* A copy used (found or made) this recently is never trimmed: a run may
+ * be about to load it. */
+#define CACHE_IN_USE_SECONDS 3600
 
 /* Opens the cache: dir if given, else $MEMTAP_CACHE_DIR, else
  * $XDG_CACHE_HOME/memtap, else ~/.cache/memtap (created as needed), for
- * copies made with rules (NULL: none, enough to list or clear it).
- * Returns 0, or -1 with the reason in err. */
+ * copies made with rules (NULL: none, enough to list or clear it), its
+ * limit $MEMTAP_CACHE_MAX (bytes, or with K, M or G; 0: none).  Returns
+ * 0, or -1 with the reason in err. */
 int cache_open(cache *c, const char *dir, const cache_rules *rules, char *err,
                size_t errcap);
 
@@ -65,5 +76,18 @@ size_t cache_list(const cache *c, FILE *out);
 /* Removes every copy and what belongs to it; returns how many files, or
  * -1 with errno set. */
 long cache_clear(const cache *c);
+
+/* What cache_trim did: the copies it removed and the bytes they took,
+ * and the bytes the cache's files take after. */
+typedef struct cache_trim_result {
+    size_t removed;
+    uint64_t freed, left;
+} cache_trim_result;
+
+/* Removes the copies used longest ago, with what belongs to each, until
+ * the cache's files take at most max bytes; none used within
+ * CACHE_IN_USE_SECONDS, none another run holds.  0, or -1 with errno set
+ * when the directory cannot be read. */
+int cache_trim(const cache *c, uint64_t max, cache_trim_result *out);
 
 #endif

@@ -1,6 +1,6 @@
 /*
  * cmd_cache.c - "memtap cache": the rewritten copies the static engine
- * runs (listing, clearing, adding).
+ * runs (listing, clearing, trimming, adding).
  */
 #define _GNU_SOURCE
 #include "cli.h"
@@ -9,10 +9,12 @@
 
 #include <errno.h>
 #include <getopt.h>
+#include <inttypes.h>
 #include <string.h>
 
 static const char usage[] =
     "usage: memtap cache ls|clear|dir\n"
+    "       memtap cache trim [SIZE]\n"
     "       memtap cache add [-q] FILE...\n"
     "\n"
     "The static engine (memtap run --engine static or auto) runs rewritten\n"
@@ -21,16 +23,36 @@ static const char usage[] =
     "$XDG_CACHE_HOME/memtap, else ~/.cache/memtap.  A copy is named by its\n"
     "original's identity (device, inode, size, modification time) and by\n"
     "memtap's build: a changed file, or another memtap, gets a new copy.\n"
+    "Making a copy trims the cache to $MEMTAP_CACHE_MAX (bytes, or with K,\n"
+    "M or G; 0: no limit; default 10G): the copies used longest ago go\n"
+    "first, never one used within the last hour.\n"
     "\n"
     "  ls                 the copies (size, copy <- original) and the files\n"
     "                     the rewriter refused, with the reason\n"
     "  clear              removes them all\n"
+    "  trim [SIZE]        removes the copies used longest ago until the\n"
+    "                     cache takes at most SIZE (default its limit)\n"
     "  dir                prints the cache directory\n"
     "  add FILE...        rewrites FILEs into the cache now (what a run\n"
     "                     does on first use)\n"
     "  --dir DIR          another cache directory\n"
     "  -q, --quiet        add: say nothing when it works\n"
     "  -h, --help         show this help\n";
+
+static int trim(const cache *c, const char *size, int quiet)
+{
+    uint64_t max = c->max_bytes;
+    if (size && cli_parse_size(size, &max) != 0)
+        return cli_error(size, "expected a size (bytes, or with K, M or G)");
+    cache_trim_result t;
+    if (cache_trim(c, max, &t) != 0)
+        return cli_error(c->dir, "%s", strerror(errno));
+    if (!quiet)
+        printf("removed %zu copies (%" PRIu64 " MiB) from %s; it takes "
+               "%" PRIu64 " MiB\n", t.removed, t.freed >> 20, c->dir,
+               t.left >> 20);
+    return 0;
+}
 
 static int add(const cache *c, char **files, int n, int quiet)
 {
@@ -76,6 +98,8 @@ int cmd_cache(int argc, char **argv)
         return cli_error("cache", "%s", err);
     if (strcmp(what, "add") == 0 && optind < argc)
         return add(&ch, argv + optind, argc - optind, quiet);
+    if (strcmp(what, "trim") == 0 && argc - optind <= 1)
+        return trim(&ch, optind < argc ? argv[optind] : NULL, quiet);
     if (optind != argc)
         return cli_usage_error(usage);
     if (strcmp(what, "dir") == 0) {

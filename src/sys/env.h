@@ -31,6 +31,7 @@
 #define ENV_CACHE "MEMTAP_CACHE"           /* its directory, for the audit
                                               module */
 #define ENV_CACHE_DIR "MEMTAP_CACHE_DIR"   /* the user's choice of it */
+#define ENV_CACHE_MAX "MEMTAP_CACHE_MAX"   /* the copies' bytes at most */
 #define ENV_CACHE_SALT "MEMTAP_CACHE_SALT" /* the settings' part of keys */
 #define ENV_COMMAND "MEMTAP_COMMAND"       /* the memtap that fills it */
 #define ENV_BYPASS "MEMTAP_BYPASS"         /* the bypass rules of copies */

@@ -12,8 +12,9 @@ import struct
 import subprocess
 import sys
 import threading
+import time
 
-from memtap_tests import MEMTAP, TMP, check, check_eq, memtap, prog, run_bounded, run_named, show
+from memtap_tests import LIB, MEMTAP, TMP, check, check_eq, memtap, prog, run_bounded, run_named, show
 
 CACHE = os.path.join(TMP, "cache")
 
@@ -428,6 +429,62 @@ def test_engine_cache_changed_and_damaged():
     out = memtap("cache", "clear", env={"MEMTAP_CACHE_DIR": CACHE}).stdout
     check(re.match(r"removed \d+ files", out), "cache clear: %s" % out)
     check_eq(memtap("cache", "ls", env={"MEMTAP_CACHE_DIR": CACHE}).stdout, "", "empty after clear")
+
+
+def cache_entries(cache):
+    """The cache's entries by original base name: {name: (bytes on disk,
+    when it was used last: its lock file's time)}."""
+    entries = {}
+    for f in os.listdir(cache):
+        m = re.match(r"[0-9a-f]{16}-(.+?)(\.src|\.lock|\.seal|\.libs|\.refused)?$", f)
+        if not m:
+            continue
+        st = os.stat(os.path.join(cache, f))
+        size, used = entries.get(m.group(1), (0, 0))
+        used = st.st_mtime if m.group(2) == ".lock" else used
+        entries[m.group(1)] = (size + st.st_blocks * 512, used)
+    return entries
+
+
+def test_engine_cache_trimmed():
+    """Each use of a copy marks it used (memtap run's and `cache add`'s
+    copies, and a library dlopen loads, through the loader's audit module);
+    `cache trim SIZE` removes the copies used longest ago until the cache
+    takes SIZE, and making a copy trims the cache to $MEMTAP_CACHE_MAX
+    (it grew without bound: 59 GB here after a month of builds), never a
+    copy used within the hour."""
+    cache = os.path.join(TMP, "trimmed")
+    env = {"MEMTAP_CACHE_DIR": cache}
+    trace = os.path.join(TMP, "trimmed.mtr")
+    dl = ["run", "--engine", "static", "-o", trace, "--", prog("dlopen_raw_read"),
+          os.path.join(LIB, "libraw_read_lib.so")]
+    memtap("cache", "add", prog("lk_structs"), prog("mmsg"), env=env)
+    memtap(*dl, env=env)
+    old = time.time() - 2 * 86400
+    for f in os.listdir(cache):  # used two days ago, lk_structs three
+        if f.endswith(".lock"):
+            t = old - (86400 if "-lk_structs" in f else 0)
+            os.utime(os.path.join(cache, f), (t, t))
+    p = memtap(*dl, env=env)  # the copies it uses are used now
+    check("rewrote" not in p.stderr, "the copies found again: %s" % p.stderr)
+    used = {n: u > time.time() - 600 for n, (_, u) in cache_entries(cache).items()}
+    check_eq(used, {"lk_structs": False, "mmsg": False, "dlopen_raw_read": True,
+                    "libc.so.6": True, "libraw_read_lib.so": True},
+             "used within the last ten minutes")
+    entries = cache_entries(cache)
+    size = sum(s for s, _ in entries.values()) - entries["lk_structs"][0]
+    out = memtap("cache", "trim", str(size), env=env).stdout
+    check_eq(sorted(cache_entries(cache)), ["dlopen_raw_read", "libc.so.6",
+                                            "libraw_read_lib.so", "mmsg"],
+             "trimmed to %d bytes: the copy used longest ago gone (%s)" % (size, out))
+    check(out.startswith("removed 1 copies"), "what trim says: %s" % out)
+    memtap("cache", "add", prog("three_mallocs"), env=dict(env, MEMTAP_CACHE_MAX="1K"))
+    check_eq(sorted(cache_entries(cache)), ["dlopen_raw_read", "libc.so.6",
+                                            "libraw_read_lib.so", "three_mallocs"],
+             "a new copy trims the cache to MEMTAP_CACHE_MAX, but what was used within the hour")
+    p = memtap("cache", "ls", env=dict(env, MEMTAP_CACHE_MAX="ten"), check_rc=False)
+    check(p.returncode == 1 and "MEMTAP_CACHE_MAX: expected a size" in p.stderr,
+          "a bad limit is refused: %s" % p.stderr)
 
 
 def test_engine_cache_same_size_and_mtime():
