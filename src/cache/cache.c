@@ -489,7 +489,7 @@ typedef struct trim_entry {
     size_t first, n;
     uint64_t bytes;
     time_t used;
-    int locked;
+    int has_lock;
 } trim_entry;
 
 static int by_entry(const void *a, const void *b)
@@ -575,9 +575,9 @@ int cache_trim(const cache *c, uint64_t max, cache_trim_result *out)
         trim_entry *t = &e[ne - 1];
         t->n++;
         t->bytes += f[i].bytes;
-        if (f[i].lock || (!t->locked && f[i].written > t->used))
+        if (f[i].lock || (!t->has_lock && f[i].written > t->used))
             t->used = f[i].written;
-        t->locked |= f[i].lock;
+        t->has_lock |= f[i].lock;
         out->left += f[i].bytes;
     }
     if (e)
