@@ -134,6 +134,8 @@ static const char usage[] =
     "                         the cache are rewritten with (--only,\n"
     "                         --ignore-read-only, --tested, --implicit)\n"
     "  MEMTAP_CACHE_DIR       the cache of rewritten copies (read by memtap)\n"
+    "  MEMTAP_CACHE_MAX       what it may take (default 10G; see memtap\n"
+    "                         cache --help)\n"
     "  MEMTAP_FAULT_PATH      the fault engine's paths: step (every access\n"
     "                         stepped under the trap flag), complete (most\n"
     "                         completed in its handler, the page left\n"
