@@ -90,8 +90,10 @@ def test_report_time_axis():
     engines the trace says it took at least the pause (and no longer than
     the run), and some 40 of the 200 bins in a row (a fifth of the time,
     inside the pause) hold under a tenth of the events, where a fifth of
-    the events would fall in event order (at most a chunk open across the
-    pause, 65,536 records, is spread over it); the cache model's timeline
+    the events would fall in event order (a thread that put nothing in
+    its buffer for 20 ms closes its chunk then, and an empty chunk marks
+    the pause's end: with chunks of 262,144 records and no marks, 59,263
+    events fell in the quietest 40 bins); the cache model's timeline
     the same, its bins adding up to its totals.  The pages label the axis
     in milliseconds."""
     for engine, n in (("static", 300000), ("fault", 200000)):

@@ -534,11 +534,13 @@ def test_writer_keeps_order():
 
 
 def packed_chunks(path):
-    """(stored, raw) sizes of each event chunk (PACKED) of a trace file."""
+    """(stored, raw) sizes of each event chunk (PACKED) of a trace file,
+    but the empty ones that mark a thread's pauses."""
     with open(path, "rb") as f:
         data = f.read()
-    return [(n - 32, int.from_bytes(data[o + 12:o + 16], "little"))
-            for o, n, t in chunks(data) if t == 5]
+    sizes = [(n - 32, int.from_bytes(data[o + 12:o + 16], "little"))
+             for o, n, t in chunks(data) if t == 5]
+    return [(z, r) for z, r in sizes if r]
 
 
 def stored_pattern(sizes):

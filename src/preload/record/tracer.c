@@ -64,14 +64,19 @@
 #include <time.h>
 #include <unistd.h>
 
-#define DEFAULT_RECORDS 65536u       /* a chunk's (16384: gzip -9, 1.38
-                                        against 1.21 s of CPU; 262144 took
-                                        4 % less CPU with the writer, but a
-                                        chunk's records are spread over
-                                        the time it was open, and a pause
-                                        in the report's time line filled
-                                        up: it.report_time_axis) */
-#define BYTES_PER_RECORD 32u         /* buffer bytes per record of the cap */
+#define DEFAULT_RECORDS 262144u      /* a chunk's at most: the writer's
+                                        wakes are a chunk's, fewer chunks
+                                        cost less CPU (gzip -9 with the
+                                        writer, 16384: 1.38 s, 65536: 1.32-
+                                        1.45 s and 1,730 context switches,
+                                        262144: 1.24-1.28 s and 480); a
+                                        pause ends a chunk (note_time) */
+#define BYTES_PER_RECORD 32u         /* buffer bytes per record of the cap, */
+#define BUFFER_BYTES_MAX (2u << 20)  /* up to this: a chunk ends when its
+                                        buffer is full, whichever comes
+                                        first (memory as with 65536) */
+#define PAUSE_US 20000u              /* a thread that packed nothing for
+                                        this long paused (note_time) */
 #define MAX_SITE_TABS (1u << (32 - MEMTAP_SITE_BITS))
 #define MAX_CLIENTS 4
 #define META_MAX (4u << 20)          /* largest metadata chunk (maps text) */
@@ -104,6 +109,7 @@ typedef struct tracer_hand {
     _Atomic uint32_t state;          /* HAND_*: buf is the writer's to
                                         write while not HAND_FREE */
     uint32_t tid, n;                 /* the chunk buf holds */
+    uint32_t time;                   /* when it closed (chunk_time) */
 
     size_t len;                      /* packed bytes in buf, or */
     size_t clen;                     /* the chunk encoded already (0: not) */
@@ -116,6 +122,8 @@ typedef struct tracer_thread {
                                         holds it, 0 (or not yet said) */
     uint32_t tid;
     uint32_t n;                      /* records in the buffer */
+    uint32_t mark;                   /* chunk_time when records were last
+                                        put in it (note_time) */
     uint8_t *buf;                    /* packed records and access runs */
     size_t len, buf_cap;
     trace_packer packer;             /* the state of buf's packing */
@@ -741,9 +749,16 @@ static void open_output(void)
 
 /* ---- per-thread buffers ---- */
 
-static tracer_thread *thread_new(void)
+/* The bytes of a thread's buffer (and of what the writer compresses). */
+static size_t buffer_bytes(void)
 {
     size_t bytes = (size_t)rec.cap * BYTES_PER_RECORD;
+    return bytes < BUFFER_BYTES_MAX ? bytes : BUFFER_BYTES_MAX;
+}
+
+static tracer_thread *thread_new(void)
+{
+    size_t bytes = buffer_bytes();
     size_t ws = trace_chunk_workspace_size(bytes, rec.compression);
     size_t out = trace_chunk_bound(bytes);
     size_t head = 64 * ((sizeof(tracer_thread) + 63) / 64);
@@ -803,6 +818,7 @@ static tracer_thread *self(void)
     t->tid = tid;
     t->n = 0;
     t->len = 0;
+    t->mark = 0;
     trace_packer_reset(&t->packer);
     tls_self = t;
     if (!tls_exited)
@@ -812,11 +828,10 @@ static tracer_thread *self(void)
 }
 
 /* A chunk's time as its header holds it: microseconds since the output
- * opened, plus one, modulo 2^32 (0 is "not recorded").  A handed-over
- * buffer's is taken when it is written (by the writer, mostly), not when
- * its thread closed it: a system call there, with the buffer's lock held,
- * is one more place for a signal to arrive whose handler's record then
- * finds the buffer held and is lost. */
+ * opened, plus one, modulo 2^32 (0 is "not recorded"); taken when its
+ * thread closes it (a handed-over buffer's was taken when the writer
+ * wrote it, up to three chunks later).  The buffer's lock is held then,
+ * and asynchronous signals wait for it (try_lock). */
 static uint32_t chunk_time(void)
 {
     uint32_t us = (uint32_t)((raw_clock_ns(CLOCK_MONOTONIC) - rec.start_ns) / 1000);
@@ -859,7 +874,7 @@ static size_t hand_chunk(tracer_thread *t, tracer_hand *h, ZSTD_CCtx *cctx,
     *chunk = h->clen ? h->buf : out;
     return h->clen ? h->clen
                    : encode_events(cctx, out, out_cap, t, h->tid, h->n,
-                                   chunk_time(), h->buf, h->len);
+                                   h->time, h->buf, h->len);
 }
 
 static void futex_wake_all(_Atomic uint32_t *word)
@@ -1031,7 +1046,7 @@ static int writer_ready(void)
     if (!atomic_compare_exchange_strong(&rec.writer.started, &state, 2))
         return 0; /* another thread is starting it */
     if (!rec.writer.cctx) {
-        size_t bytes = (size_t)rec.cap * BYTES_PER_RECORD;
+        size_t bytes = buffer_bytes();
         size_t ws = trace_chunk_workspace_size(bytes, rec.compression);
         size_t out = trace_chunk_bound(bytes);
         char *m = raw_map(ws + out);
@@ -1107,13 +1122,14 @@ static void copy_streaming(uint8_t *to, const uint8_t *from, size_t len)
  * itself, encoded here while its bytes are in this CPU's caches (the
  * writer's copy and checksum of them, read from memory, took three times
  * the CPU: gzip -9 in perf, 66 against 22 ms). */
-static void hand_over(tracer_thread *t)
+static void hand_over(tracer_thread *t, uint32_t time)
 {
     uint32_t tail = atomic_load(&t->hand_tail);
     tracer_hand *h = &t->hands[tail % HANDS];
+    h->time = time;
     h->clen = trace_stream_stores(rec.compression, &t->stream)
                   ? encode_events(t->cctx, h->buf, t->out_cap, t, t->tid,
-                                  t->n, chunk_time(), t->buf, t->len)
+                                  t->n, time, t->buf, t->len)
                   : 0;
     if (!h->clen)
         copy_streaming(h->buf, t->buf, t->len);
@@ -1125,24 +1141,25 @@ static void hand_over(tracer_thread *t)
     writer_kick();
 }
 
-/* Writes t's buffer as one chunk, or hands it to the writer; the caller
- * holds t->lock. */
-static void flush_locked(tracer_thread *t)
+/* Writes t's buffer as one chunk closed at `time` (chunk_time; 0: now),
+ * or hands it to the writer; the caller holds t->lock. */
+static void close_chunk(tracer_thread *t, uint32_t time)
 {
     if (t->n == 0)
         return;
     if (rec.fd < 0 && t->n < rec.cap && t->buf_cap - t->len >= TRACE_PACKED_MAX)
         return; /* before the output exists: keep while there is room */
     tracer_internal_enter(); /* zstd's memcpy calls are memtap's */
+    time = time ? time : chunk_time();
     if (rec.fd < 0) {
         lose(t->n, 0);
     } else if (!tls_exited && writer_ready()) {
         settle_hands(t, HANDS - 1);
-        hand_over(t);
+        hand_over(t, time);
     } else {
         settle_hands(t, 0);
         size_t clen = encode_events(t->cctx, t->out, t->out_cap, t, t->tid,
-                                    t->n, chunk_time(), t->buf, t->len);
+                                    t->n, time, t->buf, t->len);
         /* else a signal that ends the process, taken as the write
          * returns, counts the records written lost (tracer_flush_all) */
         uint64_t mask = hold_signals();
@@ -1154,6 +1171,39 @@ static void flush_locked(tracer_thread *t)
     t->len = 0;
     trace_packer_reset(&t->packer);
     tracer_internal_leave();
+}
+
+static void flush_locked(tracer_thread *t)
+{
+    close_chunk(t, 0);
+}
+
+/* Notes that records are about to be put in t's buffer.  When none were
+ * for PAUSE_US or more (the thread slept, waited or was not run), the
+ * chunk is closed when the last were, and an empty chunk closed now
+ * marks the pause's end: a reader spreads a chunk's records over the
+ * time since its thread's chunk before it closed, and neither the
+ * records before the pause nor those after it are spread over the pause
+ * (a chunk of 65,536 records open across a 300 ms sleep spread over it
+ * before: it.report_time_axis).  The caller holds t->lock. */
+static void note_time(tracer_thread *t)
+{
+    uint32_t now = chunk_time();
+    if (t->mark && now - t->mark >= PAUSE_US && rec.fd >= 0) {
+        close_chunk(t, t->mark);
+        settle_hands(t, 0); /* the mark after the thread's chunks */
+        tracer_internal_enter();
+        size_t clen = trace_chunk_encode(t->cctx, MEMTAP_CHUNK_PACKED, t->tid,
+                                         0, t->buf, 0, t->out, t->out_cap);
+        if (clen) {
+            trace_chunk_set_time(t->out, now);
+            uint64_t mask = hold_signals();
+            write_chunk(t->out, clen, 0);
+            release_signals(mask);
+        }
+        tracer_internal_leave();
+    }
+    t->mark = now;
 }
 
 /* Whether t's buffer has room for `records` more records in `bytes`. */
@@ -1225,6 +1275,8 @@ static void append(tracer_thread *t, uint8_t kind, uint8_t flags,
         lose(1, 0);
         return;
     }
+    if (!(t->n & 1023)) /* a system call: not at every record */
+        note_time(t);
     if (!has_room(t, 1, TRACE_PACKED_MAX))
         flush_locked(t);
     if (has_room(t, 1, TRACE_PACKED_MAX)) {
@@ -1347,6 +1399,7 @@ static void pack_entries_locked(tracer_thread *t, const trace_entry *e,
      * are still due: the buffer keeps the bytes for that */
     const size_t run_min = TRACE_RUN_FRAME + TRACE_ENTRY_MAX +
                            TRACE_RUN_OVER_BYTES;
+    note_time(t);
     while (e < end) {
         if (!has_room(t, TRACE_ENTRY_RECORDS_MAX, run_min))
             flush_locked(t);
@@ -1563,6 +1616,7 @@ void tracer_after_fork_child(void)
         atomic_store(&t->waiters, 0);
         t->n = 0; /* the parent's records are the parent's to write */
         t->len = 0;
+        t->mark = 0;
         trace_packer_reset(&t->packer);
         atomic_store(&t->owner, t == tls_self ? tid : 0);
     }
