@@ -149,7 +149,7 @@ static const char usage[] =
     "                         the program (no rewritten module's trap, no\n"
     "                         step of the fault engine): its pc and code\n"
     "  MEMTAP_BUFFER_RECORDS  records buffered per thread before a chunk is\n"
-    "                         written (default 262144; set it to inherit a\n"
+    "                         written (default 65536; set it to inherit a\n"
     "                         smaller value)\n"
     "  MEMTAP_WRITER          who compresses and writes full buffers: mix (a\n"
     "                         hidden process of memtap's, as far as it keeps\n"

@@ -62,8 +62,8 @@
 /* Entries per thread buffer: a mapping of MT_BUFFER_ALIGN bytes, aligned
  * so, less its first entry, so that the buffer ends at the boundary the
  * trampolines look for and its start is not one.  Its entries usually
- * stand for well under a chunk's records (262144 at most by
- * default, MEMTAP_BUFFER_RECORDS), so handing it over completes at most one chunk, and a thread's chunks
+ * stand for well under a chunk's records (65536 by default,
+ * MEMTAP_BUFFER_RECORDS), so handing it over completes at most one chunk, and a thread's chunks
  * reach the writer spread out rather than two at once, the second waiting
  * for the first (16384 entries here: walk 1.23 s, 4096: 1.19 s). */
 #define ENTRIES (MT_BUFFER_ALIGN / sizeof(mt_entry) - 1)

@@ -64,17 +64,13 @@
 #include <time.h>
 #include <unistd.h>
 
-#define DEFAULT_RECORDS 262144u      /* a chunk's at most: the writer's
-                                        wakes are a chunk's, fewer chunks
-                                        cost less CPU (gzip -9 with the
-                                        writer, 16384: 1.38 s, 65536: 1.32-
-                                        1.45 s and 1,730 context switches,
-                                        262144: 1.24-1.28 s and 480); a
-                                        pause ends a chunk (note_time) */
-#define BYTES_PER_RECORD 32u         /* buffer bytes per record of the cap, */
-#define BUFFER_BYTES_MAX (2u << 20)  /* up to this: a chunk ends when its
-                                        buffer is full, whichever comes
-                                        first (memory as with 65536) */
+#define DEFAULT_RECORDS 65536u       /* a chunk's (16384: gzip -9, 1.38
+                                        against 1.21 s of CPU; 262144 took
+                                        4 % less CPU with the writer, but a
+                                        reader merging threads holds a
+                                        chunk of records (56 bytes each)
+                                        per thread: 14.7 MB) */
+#define BYTES_PER_RECORD 32u         /* buffer bytes per record of the cap */
 #define PAUSE_US 20000u              /* a thread that packed nothing for
                                         this long paused (note_time) */
 #define MAX_SITE_TABS (1u << (32 - MEMTAP_SITE_BITS))
@@ -749,16 +745,9 @@ static void open_output(void)
 
 /* ---- per-thread buffers ---- */
 
-/* The bytes of a thread's buffer (and of what the writer compresses). */
-static size_t buffer_bytes(void)
-{
-    size_t bytes = (size_t)rec.cap * BYTES_PER_RECORD;
-    return bytes < BUFFER_BYTES_MAX ? bytes : BUFFER_BYTES_MAX;
-}
-
 static tracer_thread *thread_new(void)
 {
-    size_t bytes = buffer_bytes();
+    size_t bytes = (size_t)rec.cap * BYTES_PER_RECORD;
     size_t ws = trace_chunk_workspace_size(bytes, rec.compression);
     size_t out = trace_chunk_bound(bytes);
     size_t head = 64 * ((sizeof(tracer_thread) + 63) / 64);
@@ -1046,7 +1035,7 @@ static int writer_ready(void)
     if (!atomic_compare_exchange_strong(&rec.writer.started, &state, 2))
         return 0; /* another thread is starting it */
     if (!rec.writer.cctx) {
-        size_t bytes = buffer_bytes();
+        size_t bytes = (size_t)rec.cap * BYTES_PER_RECORD;
         size_t ws = trace_chunk_workspace_size(bytes, rec.compression);
         size_t out = trace_chunk_bound(bytes);
         char *m = raw_map(ws + out);
@@ -1184,8 +1173,8 @@ static void flush_locked(tracer_thread *t)
  * marks the pause's end: a reader spreads a chunk's records over the
  * time since its thread's chunk before it closed, and neither the
  * records before the pause nor those after it are spread over the pause
- * (a chunk of 65,536 records open across a 300 ms sleep spread over it
- * before: it.report_time_axis).  The caller holds t->lock. */
+ * (a chunk open across a 300 ms sleep spread up to 65,536 records over
+ * it before: it.report_time_axis).  The caller holds t->lock. */
 static void note_time(tracer_thread *t)
 {
     uint32_t now = chunk_time();
