@@ -73,6 +73,7 @@
 #define BYTES_PER_RECORD 32u         /* buffer bytes per record of the cap */
 #define PAUSE_US 20000u              /* a thread that packed nothing for
                                         this long paused (note_time) */
+#define MARK_EVERY 4096u             /* records between its looks */
 #define MAX_SITE_TABS (1u << (32 - MEMTAP_SITE_BITS))
 #define MAX_CLIENTS 4
 #define META_MAX (4u << 20)          /* largest metadata chunk (maps text) */
@@ -119,7 +120,8 @@ typedef struct tracer_thread {
     uint32_t tid;
     uint32_t n;                      /* records in the buffer */
     uint32_t mark;                   /* chunk_time when records were last
-                                        put in it (note_time) */
+                                        put in it (note_time), */
+    uint32_t unmarked;               /* and records and entries since */
     uint8_t *buf;                    /* packed records and access runs */
     size_t len, buf_cap;
     trace_packer packer;             /* the state of buf's packing */
@@ -808,6 +810,7 @@ static tracer_thread *self(void)
     t->n = 0;
     t->len = 0;
     t->mark = 0;
+    t->unmarked = 0;
     trace_packer_reset(&t->packer);
     tls_self = t;
     if (!tls_exited)
@@ -1167,16 +1170,20 @@ static void flush_locked(tracer_thread *t)
     close_chunk(t, 0);
 }
 
-/* Notes that records are about to be put in t's buffer.  When none were
- * for PAUSE_US or more (the thread slept, waited or was not run), the
- * chunk is closed when the last were, and an empty chunk closed now
- * marks the pause's end: a reader spreads a chunk's records over the
- * time since its thread's chunk before it closed, and neither the
- * records before the pause nor those after it are spread over the pause
- * (a chunk open across a 300 ms sleep spread up to 65,536 records over
- * it before: it.report_time_axis).  The caller holds t->lock. */
-static void note_time(tracer_thread *t)
+/* Notes that n records or entries are about to be put in t's buffer;
+ * once in MARK_EVERY, the time (a system call).  When none were for
+ * PAUSE_US or more (the thread slept, waited or was not run), the chunk
+ * is closed at the time last noted, and an empty chunk closed now marks
+ * the pause's end: a reader spreads a chunk's records over the time
+ * since its thread's chunk before it closed, and neither the records
+ * before the pause nor those after it are spread over the pause (a chunk
+ * open across a 300 ms sleep spread up to 65,536 records over it before:
+ * it.report_time_axis).  The caller holds t->lock. */
+static void note_time(tracer_thread *t, uint32_t n)
 {
+    if ((t->unmarked += n) < MARK_EVERY && t->mark)
+        return;
+    t->unmarked = 0;
     uint32_t now = chunk_time();
     if (t->mark && now - t->mark >= PAUSE_US && rec.fd >= 0) {
         close_chunk(t, t->mark);
@@ -1264,8 +1271,7 @@ static void append(tracer_thread *t, uint8_t kind, uint8_t flags,
         lose(1, 0);
         return;
     }
-    if (!(t->n & 1023)) /* a system call: not at every record */
-        note_time(t);
+    note_time(t, 1);
     if (!has_room(t, 1, TRACE_PACKED_MAX))
         flush_locked(t);
     if (has_room(t, 1, TRACE_PACKED_MAX)) {
@@ -1388,7 +1394,7 @@ static void pack_entries_locked(tracer_thread *t, const trace_entry *e,
      * are still due: the buffer keeps the bytes for that */
     const size_t run_min = TRACE_RUN_FRAME + TRACE_ENTRY_MAX +
                            TRACE_RUN_OVER_BYTES;
-    note_time(t);
+    note_time(t, (uint32_t)(end - e));
     while (e < end) {
         if (!has_room(t, TRACE_ENTRY_RECORDS_MAX, run_min))
             flush_locked(t);
@@ -1606,6 +1612,7 @@ void tracer_after_fork_child(void)
         t->n = 0; /* the parent's records are the parent's to write */
         t->len = 0;
         t->mark = 0;
+        t->unmarked = 0;
         trace_packer_reset(&t->packer);
         atomic_store(&t->owner, t == tls_self ? tid : 0);
     }
