@@ -1090,6 +1090,8 @@ static void settle_hands(tracer_thread *t, uint32_t keep)
             continue;
         _Atomic uint32_t *state = &t->hands[head % HANDS].state;
         uint32_t now = atomic_load(state);
+        if (now == HAND_QUEUED) /* the writer may sleep on one (hand_over) */
+            writer_kick();
         if (now != HAND_FREE && atomic_load(&t->hand_head) == head)
             wait_on(t, state, now);
     }
@@ -1171,6 +1173,7 @@ static void close_chunk(tracer_thread *t, uint32_t time)
     tracer_internal_leave();
 }
 
+/* close_chunk of t's buffer now. */
 static void flush_locked(tracer_thread *t)
 {
     close_chunk(t, 0);
