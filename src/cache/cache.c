@@ -420,8 +420,9 @@ static int is_copy(const char *name)
     return base && base == strlen(name) && !strstr(name, ".tmp");
 }
 
-size_t cache_list(const cache *c, FILE *out)
+size_t cache_list(const cache *c, FILE *out, uint64_t *bytes)
 {
+    *bytes = 0;
     DIR *d = opendir(c->dir);
     if (!d)
         return 0;
@@ -444,9 +445,11 @@ size_t cache_list(const cache *c, FILE *out)
         char side[PATH_MAX + NAME_MAX + 8];
         snprintf(side, sizeof side, "%s.src", path);
         read_text(side, src, sizeof src);
-        if (stat(path, &st) == 0)
+        if (stat(path, &st) == 0) {
             fprintf(out, "%9lld  %s  <- %s\n", (long long)st.st_size, path,
                     *src ? src : "?");
+            *bytes += (uint64_t)st.st_blocks * 512;
+        }
         n++;
     }
     closedir(d);

@@ -70,8 +70,9 @@ cache_result cache_get(const cache *c, const char *path, char *copy,
  * when there is none. */
 int cache_find(const cache *c, const char *path, char *copy, size_t copycap);
 
-/* Prints one line per copy (size, original) to out; returns how many. */
-size_t cache_list(const cache *c, FILE *out);
+/* Prints one line per copy (size, original) to out; returns how many,
+ * and in *bytes what they take on disk. */
+size_t cache_list(const cache *c, FILE *out, uint64_t *bytes);
 
 /* Removes every copy and what belongs to it; returns how many files, or
  * -1 with errno set. */

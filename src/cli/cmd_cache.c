@@ -28,7 +28,8 @@ static const char usage[] =
     "first, never one used within the last hour.\n"
     "\n"
     "  ls                 the copies (size, copy <- original) and the files\n"
-    "                     the rewriter refused, with the reason\n"
+    "                     the rewriter refused, with the reason; on stderr\n"
+    "                     what the copies take and the limit\n"
     "  clear              removes them all\n"
     "  trim [SIZE]        removes the copies used longest ago until the\n"
     "                     cache takes at most SIZE (default its limit)\n"
@@ -105,9 +106,15 @@ int cmd_cache(int argc, char **argv)
     if (strcmp(what, "dir") == 0) {
         printf("%s\n", ch.dir);
     } else if (strcmp(what, "ls") == 0) {
-        size_t n = cache_list(&ch, stdout);
-        if (!quiet)
-            fprintf(stderr, "memtap: %zu copies in %s\n", n, ch.dir);
+        uint64_t bytes;
+        size_t n = cache_list(&ch, stdout, &bytes);
+        if (!quiet && ch.max_bytes)
+            fprintf(stderr, "memtap: %zu copies in %s, %" PRIu64 " MiB (it is "
+                            "trimmed to %" PRIu64 " MiB)\n", n, ch.dir,
+                    bytes >> 20, ch.max_bytes >> 20);
+        else if (!quiet)
+            fprintf(stderr, "memtap: %zu copies in %s, %" PRIu64 " MiB\n", n,
+                    ch.dir, bytes >> 20);
     } else if (strcmp(what, "clear") == 0) {
         long n = cache_clear(&ch);
         if (n < 0)

@@ -482,6 +482,12 @@ def test_engine_cache_trimmed():
     check_eq(sorted(cache_entries(cache)), ["dlopen_raw_read", "libc.so.6",
                                             "libraw_read_lib.so", "three_mallocs"],
              "a new copy trims the cache to MEMTAP_CACHE_MAX, but what was used within the hour")
+    p = memtap("cache", "ls", env=dict(env, MEMTAP_CACHE_MAX="2G"))
+    mib = sum(s for s, _ in cache_entries(cache).values()) >> 20
+    check(re.search(r"^memtap: 4 copies in %s, (\d+) MiB \(it is trimmed to 2048 MiB\)$"
+                    % re.escape(cache), p.stderr, re.M)
+          and mib - 1 <= int(re.search(r", (\d+) MiB", p.stderr).group(1)) <= mib,
+          "cache ls says what the copies take and the limit: %s" % p.stderr)
     p = memtap("cache", "ls", env=dict(env, MEMTAP_CACHE_MAX="ten"), check_rc=False)
     check(p.returncode == 1 and "MEMTAP_CACHE_MAX: expected a size" in p.stderr,
           "a bad limit is refused: %s" % p.stderr)
