@@ -78,6 +78,11 @@ size_t cache_list(const cache *c, FILE *out, uint64_t *bytes);
  * -1 with errno set. */
 long cache_clear(const cache *c);
 
+/* The length of the name of the entry (a copy's file name) that a file
+ * of the cache belongs to: the name less a side file's suffix or a
+ * temporary's ".tmpPID"; 0 when the file is none of memtap's. */
+size_t cache_entry_base(const char *name);
+
 /* What cache_trim did: the copies it removed and the bytes they took,
  * and the bytes the cache's files take after. */
 typedef struct cache_trim_result {
