@@ -16,6 +16,7 @@
 #include "cache/cache.h"
 #include "sys/env.h"
 #include "sys/hash.h"
+#include "sys/size.h"
 
 #include "cache/key.h"
 #include "rewrite/rewrite.h"
@@ -155,23 +156,12 @@ void cache_rules_to_env(const cache_rules *r)
         unsetenv(ENV_TESTED);
 }
 
-/* $MEMTAP_CACHE_MAX into *max: bytes, or with K, M or G; 0, or -1. */
+/* $MEMTAP_CACHE_MAX into *max (a size, sys/size.h); 0, or -1. */
 static int max_from_env(uint64_t *max)
 {
     const char *s = getenv(ENV_CACHE_MAX);
     *max = CACHE_MAX_DEFAULT;
-    if (!s || !*s)
-        return 0;
-    char *end;
-    errno = 0;
-    unsigned long long v = strtoull(s, &end, 10);
-    unsigned shift = !*end ? 0 : *end == 'K' ? 10 : *end == 'M' ? 20
-                   : *end == 'G' ? 30 : 64;
-    if (errno || end == s || !(s[0] >= '0' && s[0] <= '9') || shift == 64 ||
-        (*end && end[1]) || v > (UINT64_MAX >> shift))
-        return -1;
-    *max = (uint64_t)v << shift;
-    return 0;
+    return s && *s ? size_parse(s, max) : 0;
 }
 
 int cache_open(cache *c, const char *dir, const cache_rules *rules, char *err,

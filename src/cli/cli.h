@@ -48,8 +48,6 @@ int cli_select_option(int c, const char *arg, struct select_params *p);
 int cli_select_ranges(struct select_params *p, const char *file);
 /* A number in base (0: C's prefixes), whole; 0, or -1. */
 int cli_parse_u64(const char *s, int base, uint64_t *out);
-/* A size: a number of bytes, or with K, M or G (powers of 1024); 0 or -1. */
-int cli_parse_size(const char *s, uint64_t *out);
 
 /* The argument of opt (--ignore, --watch): A-B (hexadecimal addresses)
  * or SYMBOL (a symbol of file with a size): the range [lo, hi).  0, or 1

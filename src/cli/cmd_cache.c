@@ -6,6 +6,7 @@
 #include "cli.h"
 
 #include "cache/cache.h"
+#include "sys/size.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -43,7 +44,7 @@ static const char usage[] =
 static int trim(const cache *c, const char *size, int quiet)
 {
     uint64_t max = c->max_bytes ? c->max_bytes : UINT64_MAX; /* 0: none */
-    if (size && cli_parse_size(size, &max) != 0)
+    if (size && size_parse(size, &max) != 0)
         return cli_error(size, "expected a size (bytes, or with K, M or G)");
     cache_trim_result t;
     if (cache_trim(c, max, &t) != 0)

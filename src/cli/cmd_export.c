@@ -6,6 +6,7 @@
 #include "cli.h"
 #include "trace/tool.h"
 #include "sys/env.h"
+#include "sys/size.h"
 
 #include "report/export.h"
 #include "report/export_parquet.h"
@@ -175,7 +176,7 @@ int cmd_export(int argc, char **argv)
             break;
         case 'w': opt.whole_blocks = 1; break;
         case 's':
-            if (cli_parse_size(optarg, &split) || split < 4096)
+            if (size_parse(optarg, &split) || split < 4096)
                 return cli_bad_option("--split", "'%s': expected a size of 4K "
                                                  "or more (K, M, G)", optarg);
             break;

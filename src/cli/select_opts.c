@@ -21,22 +21,6 @@ int cli_parse_u64(const char *s, int base, uint64_t *out)
     return 0;
 }
 
-int cli_parse_size(const char *s, uint64_t *out)
-{
-    char digits[24];
-    size_t n = strspn(s, "0123456789");
-    unsigned shift = !s[n] ? 0 : s[n] == 'K' ? 10 : s[n] == 'M' ? 20 : s[n] == 'G' ? 30 : 99;
-    if (n == 0 || n >= sizeof digits || shift == 99 || (s[n] && s[n + 1]))
-        return -1;
-    memcpy(digits, s, n);
-    digits[n] = '\0';
-    uint64_t v;
-    if (cli_parse_u64(digits, 10, &v) || v > (UINT64_MAX >> shift))
-        return -1;
-    *out = v << shift;
-    return 0;
-}
-
 /* The --ignore and --tested=LIST arguments, until the file they name
  * ranges of is known. */
 static const char *ignore_args[SELECT_IGNORE_MAX];
