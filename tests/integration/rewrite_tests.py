@@ -568,7 +568,7 @@ def test_rewrite_compress():
     same records, the walk's chunks stored too (the thread encodes a chunk
     to be stored into the writer's hand itself, the writer only writes
     it)."""
-    env = dict(os.environ, MEMTAP_BUFFER_RECORDS="4096", MEMTAP_WRITER="off")
+    env = dict(os.environ, MEMTAP_BUFFER_RECORDS="4096")
     for name, argv in (("lk_structs", []), ("rewrite_workloads", ["walk", "256"])):
         copy = instrument(prog(name), os.path.join(TMP, "comp-%s.mt" % name),
                           "--nonselective")
